@@ -1,0 +1,24 @@
+// ESM-only dependencies (middy, fauxqs, valibot) are transformed to CommonJS by swc,
+// so jest runs without --experimental-vm-modules.
+const esmOnly = ['@middy', 'fauxqs', 'valibot', '@valibot', 'ulid'];
+const swc = ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+
+const base = {
+  transform: { '^.+\\.(t|j|mj)s$': swc },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmOnly.join('|')})/)`],
+  // These packages publish only an "import" export condition, which jest's resolver ignores.
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^@middy/([^/]+)$': '<rootDir>/node_modules/@middy/$1/index.js',
+    '^fauxqs$': '<rootDir>/node_modules/fauxqs/dist/app.js',
+  },
+  testEnvironment: 'node',
+};
+
+module.exports = {
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
+    { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+  ],
+};
