@@ -1,0 +1,24 @@
+import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
+import { resolveKey } from '../shared/api-keys.js';
+import { logger } from '../shared/logger.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * Resolves `Authorization: Bearer <key>` to its owner. It always allows the request and passes
+ * the verdict in its context: an HTTP API answers a denial with its own 403 body, while the
+ * contract wants `401 unauthorized` in its error shape, which the route's middleware writes.
+ */
+export const handler = async (event: APIGatewayRequestAuthorizerEventV2) => {
+  const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
+  const key = header ? BEARER.exec(header)?.[1] : undefined;
+  if (!key) return { isAuthorized: true, context: {} };
+  try {
+    const record = await resolveKey(key);
+    return { isAuthorized: true, context: record ? { ownerId: record.ownerId, keyId: record.keyId } : {} };
+  } catch (error) {
+    // No owner is passed, so nothing is served; the route answers 500 rather than a misleading 401.
+    logger.error('key lookup failed', error as Error);
+    return { isAuthorized: true, context: { unavailable: true } };
+  }
+};

@@ -1,0 +1,12 @@
+import { cipher } from '../shared/aws/cipher.js';
+import { apiHandler } from '../shared/http/handler.js';
+import { created } from '../shared/http/types.js';
+import { parseInput } from '../shared/http/validation.js';
+import { presentSourceStore } from '../shared/present.js';
+import { CreateSourceStoreBody } from '../shared/schemas.js';
+import { createSourceStore } from '../shared/stores.js';
+
+export const handler = apiHandler(async ({ ownerId, path, body }) => {
+  const input = parseInput(CreateSourceStoreBody, body);
+  return created(presentSourceStore(await createSourceStore(cipher, { ownerId }, path.rst_id, input)));
+});

@@ -1,0 +1,8 @@
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { presentSourceStore } from '../shared/present.js';
+import { findSourceStore } from '../shared/stores.js';
+
+export const handler = apiHandler(async ({ ownerId, path }) =>
+  ok(presentSourceStore(await findSourceStore({ ownerId }, path.rst_id, path.id))),
+);

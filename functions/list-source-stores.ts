@@ -1,0 +1,13 @@
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { parseInput } from '../shared/http/validation.js';
+import { presentList, presentSourceStore } from '../shared/present.js';
+import { PlainListQuery } from '../shared/schemas.js';
+import { listSourceStores } from '../shared/stores.js';
+
+export const handler = apiHandler(async ({ ownerId, path, query }) => {
+  const { limit, starting_after } = parseInput(PlainListQuery, query);
+  const page = await listSourceStores({ ownerId }, path.rst_id, limit, starting_after);
+  const url = `/v1/reseller_stores/${path.rst_id}/source_stores`;
+  return ok(presentList(url, page.data.map(presentSourceStore), page.hasMore));
+});

@@ -1,0 +1,11 @@
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { parseInput } from '../shared/http/validation.js';
+import { presentResellerStore } from '../shared/present.js';
+import { UpdateResellerStoreBody } from '../shared/schemas.js';
+import { renameResellerStore } from '../shared/stores.js';
+
+export const handler = apiHandler(async ({ ownerId, path, body }) => {
+  const { name } = parseInput(UpdateResellerStoreBody, body);
+  return ok(presentResellerStore(await renameResellerStore({ ownerId }, path.id, name)));
+});

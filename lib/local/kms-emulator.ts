@@ -1,0 +1,82 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * A local stand-in for KMS that speaks the same JSON protocol (`TrentService.Encrypt`/`Decrypt`),
+ * so the service's real KMS adapter runs unchanged against it. AES-256-GCM with the encryption
+ * context as additional data: like KMS, a ciphertext only decrypts under the context it was
+ * sealed with.
+ */
+
+export interface KmsEmulator {
+  url: string;
+  keyId: string;
+  calls: { Encrypt: number; Decrypt: number };
+  stop(): Promise<void>;
+}
+
+const VERSION = 1;
+
+const aad = (keyId: string, context: Record<string, string> = {}) =>
+  Buffer.from(JSON.stringify([keyId, Object.keys(context).sort().map((k) => [k, context[k]])]));
+
+const error = (type: string, message: string) => ({ status: 400, body: { __type: type, message } });
+
+export const startKmsEmulator = async (options: { keyMaterial: Buffer; port?: number }): Promise<KmsEmulator> => {
+  const keyId = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
+  const calls = { Encrypt: 0, Decrypt: 0 };
+
+  const operations: Record<string, (input: Record<string, any>) => { status: number; body: unknown }> = {
+    Encrypt(input) {
+      calls.Encrypt++;
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', options.keyMaterial, iv);
+      cipher.setAAD(aad(keyId, input.EncryptionContext));
+      const sealed = Buffer.concat([cipher.update(Buffer.from(input.Plaintext, 'base64')), cipher.final()]);
+      const blob = Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), sealed]);
+      return { status: 200, body: { CiphertextBlob: blob.toString('base64'), KeyId: keyId } };
+    },
+    Decrypt(input) {
+      calls.Decrypt++;
+      const blob = Buffer.from(input.CiphertextBlob ?? '', 'base64');
+      if (blob.length < 29 || blob[0] !== VERSION) return error('InvalidCiphertextException', 'invalid ciphertext');
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', options.keyMaterial, blob.subarray(1, 13));
+        decipher.setAAD(aad(keyId, input.EncryptionContext));
+        decipher.setAuthTag(blob.subarray(13, 29));
+        const plain = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
+        return { status: 200, body: { Plaintext: plain.toString('base64'), KeyId: keyId } };
+      } catch {
+        return error('InvalidCiphertextException', 'the ciphertext or its encryption context is wrong');
+      }
+    },
+  };
+
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const target = String(req.headers['x-amz-target'] ?? '').replace('TrentService.', '');
+      const operation = operations[target];
+      let result = operation ? undefined : error('UnsupportedOperationException', `${target} is not emulated`);
+      if (!result) {
+        try {
+          result = operation(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+        } catch {
+          result = error('SerializationException', 'bad request body');
+        }
+      }
+      res.writeHead(result.status, { 'Content-Type': 'application/x-amz-json-1.1' });
+      res.end(JSON.stringify(result.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    keyId,
+    calls,
+    stop: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+};

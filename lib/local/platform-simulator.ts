@@ -1,0 +1,505 @@
+/**
+ * Local stand-in for the hosting platform's Admin API (PLATFORM-API.md, "The simulator").
+ *
+ * Serves storeplatform_a (REST), storeplatform_b (GraphQL) and custom signed pushes under
+ * `http://127.0.0.1:<port>/<shopDomain>/…`, keeps every shop's orders and fulfillments in memory,
+ * honours idempotency keys and understands test-mode access tokens (`fail401`, `flaky`, `slow`, …),
+ * so the demo and the tests can exercise every success and failure path without a real platform.
+ *
+ * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+export type SimulatorPlatform = 'storeplatform_a' | 'storeplatform_b' | 'custom';
+
+export interface SimulatorCall {
+  shopDomain: string;
+  platform: SimulatorPlatform;
+  method: string;
+  /** The part of the path after `/<shopDomain>`, without the query string. */
+  path: string;
+  idempotencyKey: string | null;
+  /** HTTP status answered; 0 while the call is still in progress (e.g. a `slow` token). */
+  status: number;
+  /** When the call was received (ISO, ms precision). */
+  at: string;
+  /** X-Platform-Hmac-SHA256 of custom pushes (null when absent); not set for the other platforms. */
+  signature?: string | null;
+}
+
+export interface PlatformSimulator {
+  port: number;
+  url: string;
+  calls(): SimulatorCall[];
+  reset(): void;
+  stop(): Promise<void>;
+}
+
+export interface PlatformSimulatorOptions {
+  /** 0 = random free port. */
+  port?: number;
+  host?: string;
+  /** How long a `slow` token delays its answer. */
+  slowMs?: number;
+}
+
+const API = '/admin/api/2025-07';
+const MAX_BODY_BYTES = 1_000_000;
+
+type Json = Record<string, unknown>;
+type Kind = 'order' | 'fulfillment';
+
+interface Reply {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+interface StoredFulfillment extends Json {
+  id: number;
+  order_id: number;
+  status: 'success';
+  created_at: string;
+}
+
+interface StoredOrder extends Json {
+  id: number;
+  created_at: string;
+  fulfillments: StoredFulfillment[];
+}
+
+interface Shop {
+  orders: Map<number, StoredOrder>;
+  /** `<kind>:<idempotencyKey>` → the entity the first call created. */
+  replays: Map<string, StoredOrder | StoredFulfillment>;
+  /** `<kind>:<idempotencyKey>` already answered 503 for a `flaky` token. */
+  flakySeen: Set<string>;
+}
+
+interface State {
+  shops: Map<string, Shop>;
+  calls: SimulatorCall[];
+  // Ids keep increasing across resets, so an id held from before a reset never matches a new entity.
+  nextOrderId: number;
+  nextFulfillmentId: number;
+  slowMs: number;
+  timers: Set<NodeJS.Timeout>;
+}
+
+interface Ctx {
+  state: State;
+  req: IncomingMessage;
+  shopDomain: string;
+  shop: Shop;
+  params: string[];
+  body: unknown;
+  call: SimulatorCall;
+}
+
+interface Route {
+  method: 'GET' | 'POST';
+  pattern: RegExp;
+  /** Operation kind of a write (idempotency and `flaky` namespace); reads have none and skip the token gate. */
+  kind?: (ctx: Ctx) => Kind | null;
+  handle: (ctx: Ctx) => Reply;
+  /** How a `fail422` token is answered; GraphQL reports it as userErrors with HTTP 200. */
+  rejected?: (ctx: Ctx) => Reply;
+}
+
+const json = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({ status, body, headers });
+const NOT_FOUND = json(404, { errors: 'Not Found' });
+const INVALID_TOKEN = json(401, { errors: 'Invalid API key or access token' });
+const REST_REJECTED = json(422, { errors: { base: ['rejected by test token'] } });
+const REST_NO_LINE_ITEMS = json(422, { errors: { line_items: ["can't be blank"] } });
+
+const asObject = (v: unknown): Json | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
+const clone = <T>(v: T): T => structuredClone(v);
+const now = () => new Date().toISOString();
+const gid = (type: 'Order' | 'Fulfillment', id: number) => `gid://platform/${type}/${id}`;
+
+function header(req: IncomingMessage, name: string): string | null {
+  const v = req.headers[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s ? s : null;
+}
+
+// ---------------------------------------------------------------- store
+
+function shopOf(state: State, shopDomain: string): Shop {
+  let shop = state.shops.get(shopDomain);
+  if (!shop) {
+    shop = { orders: new Map(), replays: new Map(), flakySeen: new Set() };
+    state.shops.set(shopDomain, shop);
+  }
+  return shop;
+}
+
+/** Runs `create` unless the key was seen for this shop and kind; a replay returns the first entity. */
+function once<T extends StoredOrder | StoredFulfillment>(shop: Shop, kind: Kind, key: string | null, create: () => T) {
+  const slot = `${kind}:${key}`;
+  const seen = key === null ? undefined : (shop.replays.get(slot) as T | undefined);
+  if (seen) return { entity: seen, replay: true };
+  const entity = create();
+  if (key !== null) shop.replays.set(slot, entity);
+  return { entity, replay: false };
+}
+
+function createOrder(state: State, shop: Shop, input: Json, id = state.nextOrderId++): StoredOrder {
+  const order: StoredOrder = { ...input, id, created_at: now(), fulfillments: [] };
+  shop.orders.set(id, order);
+  return order;
+}
+
+/** A fulfillment for an order never seen creates the order as a stub, so orders placed elsewhere can get tracking. */
+function createFulfillment(state: State, shop: Shop, orderId: number, input: Json): StoredFulfillment {
+  let order = shop.orders.get(orderId);
+  if (!order) {
+    order = createOrder(state, shop, { stub: true, line_items: [] }, orderId);
+    state.nextOrderId = Math.max(state.nextOrderId, orderId + 1); // later orders must not reuse the stub's id
+  }
+  const fulfillment: StoredFulfillment = {
+    ...input,
+    id: state.nextFulfillmentId++,
+    order_id: orderId,
+    status: 'success',
+    created_at: now(),
+  };
+  order.fulfillments.push(fulfillment);
+  return fulfillment;
+}
+
+/** Order input wrapped in "order" (REST) or bare (custom pushes may send either). */
+const orderInput = (body: unknown): Json | null => asObject(asObject(body)?.order) ?? asObject(body);
+const fulfillmentInput = (body: unknown): Json => asObject(asObject(body)?.fulfillment) ?? asObject(body) ?? {};
+
+// ---------------------------------------------------------------- storeplatform_a (REST)
+
+function restCreateOrder(ctx: Ctx): Reply {
+  const input = asObject(asObject(ctx.body)?.order);
+  if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
+  return json(replay ? 200 : 201, { order: clone(entity) });
+}
+
+function restGetOrder(ctx: Ctx): Reply {
+  const order = ctx.shop.orders.get(Number(ctx.params[0]));
+  return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+}
+
+function restCreateFulfillment(ctx: Ctx): Reply {
+  const orderId = Number(ctx.params[0]);
+  const input = fulfillmentInput(ctx.body);
+  const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
+    createFulfillment(ctx.state, ctx.shop, orderId, input),
+  );
+  return json(replay ? 200 : 201, { fulfillment: clone(entity) });
+}
+
+function restListFulfillments(ctx: Ctx): Reply {
+  const order = ctx.shop.orders.get(Number(ctx.params[0]));
+  return order ? json(200, { fulfillments: clone(order.fulfillments) }) : NOT_FOUND;
+}
+
+// ---------------------------------------------------------------- storeplatform_b (GraphQL)
+
+type GraphqlOp = 'orderCreate' | 'fulfillmentCreate';
+
+/** No GraphQL parser on purpose: the mutation is recognised by name and every argument comes from `variables`. */
+function graphqlOp(body: unknown): GraphqlOp | null {
+  const query = asObject(body)?.query;
+  if (typeof query !== 'string') return null;
+  if (/\borderCreate\b/.test(query)) return 'orderCreate';
+  if (/\bfulfillmentCreate\b/.test(query)) return 'fulfillmentCreate';
+  return null;
+}
+
+const variablesOf = (body: unknown): Json => asObject(asObject(body)?.variables) ?? {};
+const PAYLOAD_FIELD: Record<GraphqlOp, 'order' | 'fulfillment'> = { orderCreate: 'order', fulfillmentCreate: 'fulfillment' };
+const UNKNOWN_OPERATION = json(200, { errors: [{ message: 'Unknown operation: only orderCreate and fulfillmentCreate are simulated' }] });
+
+function graphqlPayload(op: GraphqlOp, entity: unknown, userErrors: Array<{ field: string[] | null; message: string }>): Reply {
+  return json(200, { data: { [op]: { [PAYLOAD_FIELD[op]]: entity, userErrors } } });
+}
+
+/** Accepts `gid://platform/Order/<n>` or a bare numeric id. */
+function orderIdFromGid(v: unknown): number | null {
+  const m = /^(?:gid:\/\/platform\/Order\/)?(\d+)$/.exec(String(v ?? ''));
+  return m ? Number(m[1]) : null;
+}
+
+function graphqlOrderCreate(ctx: Ctx, vars: Json): Reply {
+  const input = asObject(vars.order);
+  if (!input || !Array.isArray(input.lineItems ?? input.line_items)) {
+    return graphqlPayload('orderCreate', null, [{ field: ['order', 'lineItems'], message: "can't be blank" }]);
+  }
+  const { entity } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
+  return graphqlPayload('orderCreate', { id: gid('Order', entity.id) }, []);
+}
+
+function graphqlFulfillmentCreate(ctx: Ctx, vars: Json): Reply {
+  const orderId = orderIdFromGid(vars.orderId);
+  if (orderId === null) return graphqlPayload('fulfillmentCreate', null, [{ field: ['orderId'], message: 'is invalid' }]);
+  // Stored in REST shape, so the REST read of the same order shows it.
+  const t = asObject(vars.trackingInfo) ?? {};
+  const input: Json = {
+    tracking_company: t.company ?? null,
+    tracking_number: t.number ?? null,
+    tracking_numbers: t.number ? [t.number] : [],
+    tracking_url: t.url ?? null,
+    tracking_urls: t.url ? [t.url] : [],
+    notify_customer: vars.notifyCustomer ?? false,
+  };
+  const { entity } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
+    createFulfillment(ctx.state, ctx.shop, orderId, input),
+  );
+  return graphqlPayload('fulfillmentCreate', { id: gid('Fulfillment', entity.id), status: 'SUCCESS' }, []);
+}
+
+function graphql(ctx: Ctx): Reply {
+  const op = graphqlOp(ctx.body);
+  if (op === 'orderCreate') return graphqlOrderCreate(ctx, variablesOf(ctx.body));
+  if (op === 'fulfillmentCreate') return graphqlFulfillmentCreate(ctx, variablesOf(ctx.body));
+  return UNKNOWN_OPERATION;
+}
+
+function graphqlRejected(ctx: Ctx): Reply {
+  const op = graphqlOp(ctx.body);
+  return op ? graphqlPayload(op, null, [{ field: ['base'], message: 'rejected by test token' }]) : UNKNOWN_OPERATION;
+}
+
+// ---------------------------------------------------------------- custom (signed push)
+
+// The simulator does not know the shops' webhook secrets: it records the signature but only checks it is there.
+const MISSING_SIGNATURE = json(401, { errors: 'missing signature' });
+
+function customCreateOrder(ctx: Ctx): Reply {
+  if (!ctx.call.signature) return MISSING_SIGNATURE;
+  const input = orderInput(ctx.body);
+  if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
+  return json(replay ? 200 : 201, { id: String(entity.id) });
+}
+
+function customCreateFulfillment(ctx: Ctx): Reply {
+  if (!ctx.call.signature) return MISSING_SIGNATURE;
+  const orderId = Number(ctx.params[0]);
+  const input = fulfillmentInput(ctx.body);
+  const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
+    createFulfillment(ctx.state, ctx.shop, orderId, input),
+  );
+  return json(replay ? 200 : 201, { id: String(entity.id) });
+}
+
+// ---------------------------------------------------------------- routing
+
+const order = () => 'order' as const;
+const fulfillment = () => 'fulfillment' as const;
+const graphqlKind = (ctx: Ctx): Kind | null =>
+  ({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', none: null } as const)[graphqlOp(ctx.body) ?? 'none'];
+
+/** Paths are matched against the part after `/<shopDomain>`. */
+const ROUTES: Route[] = [
+  { method: 'POST', pattern: new RegExp(`^${API}/graphql\\.json$`), kind: graphqlKind, handle: graphql, rejected: graphqlRejected },
+  { method: 'POST', pattern: new RegExp(`^${API}/orders\\.json$`), kind: order, handle: restCreateOrder },
+  { method: 'GET', pattern: new RegExp(`^${API}/orders\\.json$`), handle: (ctx) => json(200, { orders: clone([...ctx.shop.orders.values()]) }) },
+  { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)\\.json$`), handle: restGetOrder },
+  { method: 'POST', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), kind: fulfillment, handle: restCreateFulfillment },
+  { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), handle: restListFulfillments },
+  { method: 'POST', pattern: /^\/reseller\/orders$/, kind: order, handle: customCreateOrder },
+  { method: 'POST', pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/, kind: fulfillment, handle: customCreateFulfillment },
+];
+
+function platformOf(path: string): SimulatorPlatform {
+  if (path.startsWith('/reseller/')) return 'custom';
+  if (path === `${API}/graphql.json`) return 'storeplatform_b';
+  return 'storeplatform_a';
+}
+
+/** Custom pushes carry no platform token; a `Bearer` token, if sent, still selects a test mode. */
+function tokenOf(req: IncomingMessage, platform: SimulatorPlatform): string | null {
+  if (platform !== 'custom') return header(req, 'x-platform-access-token');
+  return /^Bearer\s+(.+)$/i.exec(header(req, 'authorization') ?? '')?.[1] ?? null;
+}
+
+function sleep(state: State, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      state.timers.delete(timer);
+      resolve();
+    }, ms);
+    state.timers.add(timer);
+  });
+}
+
+/** Test-mode tokens, like card numbers in a payment provider's test mode; null = carry on normally. */
+async function testModeGate(ctx: Ctx, route: Route, kind: Kind | null): Promise<Reply | null> {
+  const token = tokenOf(ctx.req, ctx.call.platform);
+  if (token === null) return ctx.call.platform === 'custom' ? null : INVALID_TOKEN;
+  if (token.includes('fail401')) return INVALID_TOKEN;
+  if (token.includes('fail422')) return route.rejected ? route.rejected(ctx) : REST_REJECTED;
+  if (token.includes('fail429')) return json(429, { errors: 'Too Many Requests' }, { 'Retry-After': '1' });
+  if (token.includes('fail500')) return json(500, { errors: 'Internal Server Error' });
+  if (token.includes('flaky')) {
+    const slot = `${kind ?? 'unknown'}:${ctx.call.idempotencyKey}`;
+    if (!ctx.shop.flakySeen.has(slot)) {
+      ctx.shop.flakySeen.add(slot);
+      return json(503, { errors: 'Service Unavailable' });
+    }
+  }
+  if (token.includes('slow')) await sleep(ctx.state, ctx.state.slowMs);
+  return null;
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) reject(new BodyTooLarge());
+      else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+/** A platform call: record it, route it, parse the body, apply test-mode tokens, answer. */
+async function platformCall(state: State, req: IncomingMessage, pathname: string): Promise<Reply> {
+  const [, shopDomain = '', path = ''] = /^\/([^/]*)(.*)$/.exec(pathname) ?? [];
+  const platform = platformOf(path);
+  const call: SimulatorCall = {
+    shopDomain,
+    platform,
+    method: req.method ?? 'GET',
+    path,
+    idempotencyKey: header(req, 'idempotency-key'),
+    status: 0,
+    at: now(),
+    ...(platform === 'custom' ? { signature: header(req, 'x-platform-hmac-sha256') } : {}),
+  };
+  state.calls.push(call);
+  const reply = await routeCall(state, req, call);
+  call.status = reply.status;
+  return reply;
+}
+
+async function routeCall(state: State, req: IncomingMessage, call: SimulatorCall): Promise<Reply> {
+  const route = ROUTES.find((r) => r.method === call.method && r.pattern.test(call.path));
+  if (!route) return NOT_FOUND;
+  let body: unknown = {};
+  if (route.method === 'POST') {
+    const text = await readBody(req);
+    try {
+      body = text.trim() === '' ? {} : JSON.parse(text);
+    } catch {
+      return json(400, { errors: 'invalid JSON' });
+    }
+  }
+  // GraphQL carries its idempotency key as a variable; the header is the fallback.
+  const variableKey = call.platform === 'storeplatform_b' ? variablesOf(body).idempotencyKey : undefined;
+  if (typeof variableKey === 'string' && variableKey !== '') call.idempotencyKey = variableKey;
+
+  const params = route.pattern.exec(call.path)?.slice(1) ?? [];
+  const ctx: Ctx = { state, req, shopDomain: call.shopDomain, shop: shopOf(state, call.shopDomain), params, body, call };
+  if (route.kind) {
+    const gated = await testModeGate(ctx, route, route.kind(ctx));
+    if (gated) return gated;
+  }
+  return route.handle(ctx);
+}
+
+// ---------------------------------------------------------------- /_sim control endpoints (not recorded)
+
+function resetState(state: State): void {
+  state.shops.clear();
+  state.calls = [];
+}
+
+function simCall(state: State, method: string, pathname: string, query: URLSearchParams): Reply {
+  if (method === 'GET' && pathname === '/_sim/calls') return json(200, { calls: state.calls });
+  if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
+    resetState(state);
+    return json(200, { ok: true });
+  }
+  if (method === 'GET' && pathname === '/_sim/orders') {
+    const shopDomain = query.get('shopDomain');
+    if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
+    return json(200, { orders: [...(state.shops.get(shopDomain)?.orders.values() ?? [])] });
+  }
+  return NOT_FOUND;
+}
+
+// ---------------------------------------------------------------- server
+
+function send(res: ServerResponse, reply: Reply): void {
+  if (res.headersSent || res.destroyed) return;
+  res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
+  res.end(JSON.stringify(reply.body));
+}
+
+async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // Split by hand: `new URL('//x/…', base)` would read the first segment as a host name.
+  const [pathname = '/', rawQuery = ''] = (req.url ?? '/').split('?', 2);
+  try {
+    const reply = pathname.startsWith('/_sim/')
+      ? simCall(state, req.method ?? 'GET', pathname, new URLSearchParams(rawQuery))
+      : await platformCall(state, req, pathname);
+    send(res, reply);
+  } catch (err) {
+    // A bug or a misbehaving client must cost one request, never the server.
+    if (err instanceof BodyTooLarge) return send(res, json(413, { errors: 'body too large' }));
+    send(res, json(500, { errors: `simulator error: ${(err as Error).message}` }));
+  }
+}
+
+export async function startPlatformSimulator(options: PlatformSimulatorOptions = {}): Promise<PlatformSimulator> {
+  const host = options.host ?? '127.0.0.1';
+  const state: State = {
+    shops: new Map(),
+    calls: [],
+    nextOrderId: 7001,
+    nextFulfillmentId: 9001,
+    slowMs: options.slowMs ?? 30_000,
+    timers: new Set(),
+  };
+  const server = createServer((req, res) => void handle(state, req, res));
+  server.on('clientError', (_err, socket) => socket.destroy());
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    port,
+    url: `http://${host}:${port}`,
+    calls: () => state.calls.map((c) => ({ ...c })),
+    reset: () => resetState(state),
+    stop: () =>
+      new Promise<void>((resolve, reject) => {
+        for (const timer of state.timers) clearTimeout(timer); // `slow` calls in flight must not hold the process
+        state.timers.clear();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const port = Number(process.env.PLATFORM_SIM_PORT ?? 3001);
+  startPlatformSimulator({ port })
+    .then((sim) => console.log(`platform simulator listening on ${sim.url}`))
+    .catch((err: unknown) => {
+      console.error('platform simulator failed to start:', err);
+      process.exit(1);
+    });
+}

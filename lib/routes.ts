@@ -1,0 +1,234 @@
+/**
+ * The one list of every function the service runs: HTTP routes, the authorizer and the
+ * queue/schedule consumers. The CDK stack deploys it, the local runtime serves it, and the
+ * IAM grants are derived from each entry's `access`, so the three cannot drift apart.
+ */
+
+export type TableAction =
+  | 'GetItem'
+  | 'BatchGetItem'
+  | 'Query'
+  | 'PutItem'
+  | 'UpdateItem'
+  | 'TransactWriteItems'
+  | 'ConditionCheckItem';
+
+export type KeyAction = 'Encrypt' | 'Decrypt';
+
+export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
+export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
+
+/** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
+export interface Access {
+  table?: TableAction[];
+  key?: KeyAction[];
+  queues?: Partial<Record<QueueName, QueueAction[]>>;
+}
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export interface RouteSpec {
+  /** PascalCase, unique: the construct id and part of the function name. */
+  name: string;
+  method: HttpMethod;
+  /** API Gateway route path, with `{param}` placeholders. */
+  path: string;
+  /** Handler module relative to the project root; it exports `handler`. */
+  entry: string;
+  /** `apiKey`: bearer key through the authorizer. `webhook`: no authorizer, the body's HMAC is checked in the handler. */
+  auth: 'apiKey' | 'webhook';
+  access: Access;
+}
+
+export interface ConsumerSpec {
+  name: string;
+  entry: string;
+  /** The queue whose messages invoke it, or a schedule. */
+  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | { scheduleMinutes: number };
+  /** Seconds; the sync queue's visibility timeout is derived from the worker's. */
+  timeoutSeconds: number;
+  access: Access;
+}
+
+const READ_ONE: Access = { table: ['GetItem'] };
+const READ_LIST: Access = { table: ['GetItem', 'Query', 'BatchGetItem'] };
+
+export const routes: RouteSpec[] = [
+  {
+    name: 'CreateResellerStore',
+    method: 'POST',
+    path: '/v1/reseller_stores',
+    entry: 'functions/create-reseller-store.ts',
+    auth: 'apiKey',
+    access: { table: ['TransactWriteItems'], key: ['Encrypt'] },
+  },
+  {
+    name: 'ListResellerStores',
+    method: 'GET',
+    path: '/v1/reseller_stores',
+    entry: 'functions/list-reseller-stores.ts',
+    auth: 'apiKey',
+    access: READ_LIST,
+  },
+  {
+    name: 'GetResellerStore',
+    method: 'GET',
+    path: '/v1/reseller_stores/{id}',
+    entry: 'functions/get-reseller-store.ts',
+    auth: 'apiKey',
+    access: READ_ONE,
+  },
+  {
+    name: 'UpdateResellerStore',
+    method: 'PATCH',
+    path: '/v1/reseller_stores/{id}',
+    entry: 'functions/update-reseller-store.ts',
+    auth: 'apiKey',
+    access: { table: ['UpdateItem'] },
+  },
+  {
+    name: 'DeleteResellerStore',
+    method: 'DELETE',
+    path: '/v1/reseller_stores/{id}',
+    entry: 'functions/delete-reseller-store.ts',
+    auth: 'apiKey',
+    access: { table: ['UpdateItem'] },
+  },
+  {
+    name: 'CreateSourceStore',
+    method: 'POST',
+    path: '/v1/reseller_stores/{rst_id}/source_stores',
+    entry: 'functions/create-source-store.ts',
+    auth: 'apiKey',
+    access: { table: ['GetItem', 'TransactWriteItems'], key: ['Encrypt'] },
+  },
+  {
+    name: 'ListSourceStores',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/source_stores',
+    entry: 'functions/list-source-stores.ts',
+    auth: 'apiKey',
+    access: READ_LIST,
+  },
+  {
+    name: 'GetSourceStore',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/source_stores/{id}',
+    entry: 'functions/get-source-store.ts',
+    auth: 'apiKey',
+    access: READ_ONE,
+  },
+  {
+    name: 'DeleteSourceStore',
+    method: 'DELETE',
+    path: '/v1/reseller_stores/{rst_id}/source_stores/{id}',
+    entry: 'functions/delete-source-store.ts',
+    auth: 'apiKey',
+    access: { table: ['GetItem', 'TransactWriteItems'] },
+  },
+  {
+    name: 'ListSyncJobs',
+    method: 'GET',
+    path: '/v1/sync_jobs',
+    entry: 'functions/list-sync-jobs.ts',
+    auth: 'apiKey',
+    access: READ_LIST,
+  },
+  {
+    name: 'GetSyncJob',
+    method: 'GET',
+    path: '/v1/sync_jobs/{id}',
+    entry: 'functions/get-sync-job.ts',
+    auth: 'apiKey',
+    access: READ_ONE,
+  },
+  {
+    name: 'RetrySyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/retry',
+    entry: 'functions/retry-sync-job.ts',
+    auth: 'apiKey',
+    access: { table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } },
+  },
+  {
+    name: 'ListAuditLog',
+    method: 'GET',
+    path: '/v1/audit_log',
+    entry: 'functions/list-audit-log.ts',
+    auth: 'apiKey',
+    access: READ_LIST,
+  },
+  {
+    name: 'OrdersWebhook',
+    method: 'POST',
+    path: '/v1/orders/webhook',
+    entry: 'functions/orders-webhook.ts',
+    auth: 'webhook',
+    access: {
+      table: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'TransactWriteItems'],
+      key: ['Decrypt'],
+      queues: { sync: ['SendMessage'] },
+    },
+  },
+  {
+    name: 'FulfillmentsWebhook',
+    method: 'POST',
+    path: '/v1/fulfillments/webhook',
+    entry: 'functions/fulfillments-webhook.ts',
+    auth: 'webhook',
+    access: {
+      table: ['Query', 'GetItem', 'PutItem'],
+      key: ['Decrypt'],
+      queues: { fulfillment: ['SendMessage'] },
+    },
+  },
+];
+
+/** The bearer-key authorizer in front of every `apiKey` route. */
+export const authorizer = {
+  name: 'Authorizer',
+  entry: 'functions/authorizer.ts',
+  access: { table: ['GetItem'] } satisfies Access,
+};
+
+export const consumers: ConsumerSpec[] = [
+  {
+    name: 'SyncWorker',
+    entry: 'functions/sync-worker.ts',
+    trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
+    timeoutSeconds: 30,
+    access: {
+      table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'],
+      key: ['Decrypt'],
+      queues: { sync: ['ChangeMessageVisibility'], fulfillment: ['SendMessage'] },
+    },
+  },
+  {
+    name: 'SyncDeadLetter',
+    entry: 'functions/sync-dead-letter.ts',
+    trigger: { queue: 'syncDlq', batchSize: 10 },
+    timeoutSeconds: 30,
+    access: { table: ['GetItem', 'TransactWriteItems'] },
+  },
+  {
+    name: 'SyncSweep',
+    entry: 'functions/sync-sweep.ts',
+    trigger: { scheduleMinutes: 5 },
+    timeoutSeconds: 60,
+    access: { table: ['Query', 'BatchGetItem'], queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] } },
+  },
+  {
+    name: 'FulfillmentWorker',
+    entry: 'functions/fulfillment-worker.ts',
+    trigger: { queue: 'fulfillment', batchSize: 10, maxConcurrency: 5 },
+    timeoutSeconds: 30,
+    access: { table: ['GetItem', 'UpdateItem', 'PutItem'], key: ['Decrypt'], queues: { fulfillment: ['ChangeMessageVisibility'] } },
+  },
+  {
+    name: 'FulfillmentDeadLetter',
+    entry: 'functions/fulfillment-dead-letter.ts',
+    trigger: { queue: 'fulfillmentDlq', batchSize: 10 },
+    timeoutSeconds: 30,
+    access: { table: ['GetItem', 'UpdateItem', 'PutItem'] },
+  },
+];

@@ -1,0 +1,3 @@
+import { KMSClient } from '@aws-sdk/client-kms';
+
+export const kms = new KMSClient({});

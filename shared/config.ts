@@ -1,0 +1,17 @@
+/** Environment of a function, read when first needed (never at import, so the local runtime can set it first). */
+const required = (name: string): string => {
+  const value = process.env[name];
+  if (!value) throw new Error(`environment variable ${name} is not set`);
+  return value;
+};
+
+export const config = {
+  tableName: () => required('TABLE_NAME'),
+  keyId: () => required('KMS_KEY_ID'),
+  syncQueueUrl: () => required('SYNC_QUEUE_URL'),
+  fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
+  shopDomainSuffix: () => process.env.PLATFORM_SHOP_DOMAIN_SUFFIX || 'myshopify.com',
+  apiKeyPrefix: () => process.env.API_KEY_PREFIX || 'sk_live_',
+  /** Jobs still `pending` this long after being enqueued are enqueued again by the sweep. */
+  sweepAfterSeconds: () => Number(process.env.SWEEP_AFTER_SECONDS || 120),
+};

@@ -1,0 +1,105 @@
+/**
+ * Money as the platform sends it: non-negative decimal strings ("13.00", "13", "0.5"),
+ * computed in integer minor units of the currency's own exponent. No floating point
+ * touches an amount; numbers from configuration are converted through their decimal form.
+ */
+
+/** A malformed amount (negative, NaN, exponent notation, not a decimal at all). */
+export class InvalidAmountError extends Error {
+  readonly code = 'validation_failed' as const;
+  override readonly name = 'InvalidAmountError';
+  readonly param: string | undefined;
+
+  constructor(message: string, param?: string) {
+    super(message);
+    this.param = param;
+  }
+}
+
+/** An exact decimal: `units / 10^scale`. */
+export interface Decimal {
+  units: bigint;
+  scale: number;
+}
+
+const DEFAULT_EXPONENT = 2;
+const exponents = new Map<string, number>();
+
+/** Minor-unit exponent of an ISO 4217 currency (USD 2, JPY 0, KWD 3); 2 when the runtime does not know the code. */
+export function currencyExponent(currency: string): number {
+  const code = String(currency).toUpperCase();
+  const cached = exponents.get(code);
+  if (cached !== undefined) return cached;
+  let exponent = DEFAULT_EXPONENT;
+  try {
+    const digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions()
+      .maximumFractionDigits;
+    if (typeof digits === 'number' && Number.isInteger(digits) && digits >= 0 && digits <= 4) exponent = digits;
+  } catch {
+    // A code Intl rejects (RangeError) keeps the common exponent rather than failing the order.
+  }
+  exponents.set(code, exponent);
+  return exponent;
+}
+
+const DECIMAL = /^(\d+)(?:\.(\d+))?$/;
+
+function quote(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
+
+/** Parses a non-negative decimal string exactly; rejects signs, exponents, blanks and anything else. */
+export function parseDecimal(amount: string, param?: string): Decimal {
+  const match = typeof amount === 'string' ? DECIMAL.exec(amount) : null;
+  if (!match) throw new InvalidAmountError(`${quote(amount)} is not a valid amount`, param);
+  const fraction = match[2] ?? '';
+  return { units: BigInt(match[1] + fraction), scale: fraction.length };
+}
+
+/**
+ * The exact decimal a JavaScript number stands for in its shortest round-trip form
+ * (2.675 is "2.675", not 2.67499…), so configured costs and percentages are taken as written.
+ */
+export function decimalFromNumber(value: number, param?: string): Decimal {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidAmountError(`${quote(value)} is not a valid amount`, param);
+  }
+  const text = String(value);
+  const exp = /^(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!exp) return parseDecimal(text, param);
+  // Shortest round-trip strings switch to exponent notation below 1e-6 and from 1e21.
+  const fraction = exp[2] ?? '';
+  const shift = Number(exp[3]) - fraction.length;
+  const digits = BigInt(exp[1] + fraction);
+  return shift >= 0 ? { units: digits * 10n ** BigInt(shift), scale: 0 } : { units: digits, scale: -shift };
+}
+
+/** `numerator / denominator` rounded half away from zero; the denominator must be positive. */
+export function divideRounded(numerator: bigint, denominator: bigint): bigint {
+  if (denominator <= 0n) throw new RangeError('denominator must be positive');
+  const negative = numerator < 0n;
+  const magnitude = negative ? -numerator : numerator;
+  let quotient = magnitude / denominator;
+  if ((magnitude % denominator) * 2n >= denominator) quotient += 1n;
+  return negative ? -quotient : quotient;
+}
+
+/** Expresses a decimal at `scale` decimals, rounding half away from zero when it has more. */
+export function rescale(decimal: Decimal, scale: number): bigint {
+  if (decimal.scale <= scale) return decimal.units * 10n ** BigInt(scale - decimal.scale);
+  return divideRounded(decimal.units, 10n ** BigInt(decimal.scale - scale));
+}
+
+/** A decimal amount string to minor units of an exponent, rounded half away from zero. */
+export function toMinorUnits(amount: string, exponent: number, param?: string): bigint {
+  return rescale(parseDecimal(amount, param), exponent);
+}
+
+/** Minor units to a decimal string with exactly `exponent` decimals; negative amounts become zero. */
+export function formatMinorUnits(minor: bigint, exponent: number): string {
+  const value = minor < 0n ? 0n : minor;
+  if (exponent === 0) return value.toString();
+  const digits = value.toString().padStart(exponent + 1, '0');
+  return `${digits.slice(0, -exponent)}.${digits.slice(-exponent)}`;
+}

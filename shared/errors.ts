@@ -1,0 +1,94 @@
+/** Domain errors, each carrying its contract code (CONTRACT.md §3); one middleware maps them to HTTP. */
+export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'api_error';
+
+export abstract class ApiError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: string;
+  readonly type: ErrorType = 'invalid_request_error';
+  constructor(
+    message: string,
+    readonly param?: string,
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class ValidationError extends ApiError {
+  readonly status = 400;
+  readonly code = 'validation_failed';
+}
+
+export class SyncJobNotRetryableError extends ApiError {
+  readonly status = 400;
+  readonly code = 'sync_job_not_retryable';
+  constructor(status: string) {
+    super(`Only failed or dead sync jobs can be retried; this one is ${status}.`);
+  }
+}
+
+export class InvalidCursorError extends ApiError {
+  readonly status = 400;
+  readonly code = 'invalid_cursor';
+  constructor() {
+    super('starting_after does not name an item of this list.', 'starting_after');
+  }
+}
+
+export class UnauthorizedError extends ApiError {
+  readonly status = 401;
+  readonly code = 'unauthorized';
+  override readonly type = 'authentication_error';
+  constructor() {
+    super('A valid API key is required: send it as "Authorization: Bearer <key>".');
+  }
+}
+
+export class InvalidSignatureError extends ApiError {
+  readonly status = 401;
+  readonly code = 'invalid_signature';
+  override readonly type = 'authentication_error';
+  constructor() {
+    super('The webhook signature could not be verified.');
+  }
+}
+
+export class ResourceMissingError extends ApiError {
+  readonly status = 404;
+  readonly code = 'resource_missing';
+  constructor(kind: string, id: string, param = 'id') {
+    super(`No such ${kind}: '${id}'.`, param);
+  }
+}
+
+export class RouteNotFoundError extends ApiError {
+  readonly status = 404;
+  readonly code = 'resource_missing';
+  constructor(method: string, path: string) {
+    super(`Unrecognized request URL (${method} ${path}).`);
+  }
+}
+
+export class VendorTagConflictError extends ApiError {
+  readonly status = 409;
+  readonly code = 'vendor_tag_conflict';
+  constructor(vendorTag: string) {
+    super(`An active source store with vendorTag '${vendorTag}' already exists for this reseller store.`, 'vendorTag');
+  }
+}
+
+export class PayloadTooLargeError extends ApiError {
+  readonly status = 413;
+  readonly code = 'payload_too_large';
+  constructor(limitBytes: number) {
+    super(`The request body is larger than ${limitBytes} bytes.`);
+  }
+}
+
+export class UnsupportedMediaTypeError extends ApiError {
+  readonly status = 415;
+  readonly code = 'unsupported_media_type';
+  constructor() {
+    super('The request body must be application/json.');
+  }
+}

@@ -1,0 +1,101 @@
+import type middy from '@middy/core';
+import { ApiError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
+import { newId } from '../ids.js';
+import { logger } from '../logger.js';
+import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
+
+type Middleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;
+
+const header = (event: HttpEvent, name: string) => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted) return value;
+  return undefined;
+};
+export { header as readHeader };
+
+const json = (status: number, body: Record<string, unknown>, requestId: string): HttpResponse => ({
+  statusCode: status,
+  headers: { 'Content-Type': 'application/json', 'Request-Id': requestId },
+  body: JSON.stringify({ ...body, request_id: requestId }),
+});
+
+/**
+ * Gives every request its `req_` id and decodes the raw body; turns the handler's result into
+ * the response (the id in body and header), and every error into the contract's error body.
+ * Unknown errors become a bare 500: the details go to the log, never to the client.
+ */
+export const httpResponseMiddleware = (): Middleware => ({
+  before: function assignRequestId(request) {
+    const { event } = request;
+    const raw = event.body ?? '';
+    request.context.state = {
+      requestId: newId('req'),
+      rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8'),
+    };
+    logger.appendKeys({ request_id: request.context.state.requestId });
+  },
+  after: function serialize(request) {
+    const result = request.response as HttpResult;
+    const { requestId } = request.context.state;
+    if (result.status === 204 || !result.body) {
+      request.response = { statusCode: result.status, headers: { 'Request-Id': requestId } };
+      return;
+    }
+    const body = result.body;
+    // Objects inside a list carry the request id too (CONTRACT.md §3).
+    if (Array.isArray(body.data)) body.data = body.data.map((item) => ({ ...item, request_id: requestId }));
+    request.response = json(result.status, body, requestId);
+  },
+  onError: function mapError(request) {
+    const requestId = request.context.state?.requestId ?? newId('req');
+    const error = request.error;
+    if (error instanceof ApiError) {
+      const detail = { type: error.type, code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) };
+      if (error.status >= 500) logger.error('request failed', { code: error.code });
+      request.response = json(error.status, { error: detail }, requestId);
+      return;
+    }
+    logger.error('unexpected error', error as Error);
+    request.response = json(
+      500,
+      { error: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred; quote the request id when asking for help.' } },
+      requestId,
+    );
+  },
+});
+
+/** Takes the owner the authorizer resolved; no owner means no valid key. */
+export const authenticateMiddleware = (): Middleware => ({
+  before: function authenticate(request) {
+    const auth = request.event.requestContext.authorizer?.lambda;
+    if (auth?.unavailable) throw new Error('the authorizer could not read the key store');
+    if (!auth?.ownerId) throw new UnauthorizedError();
+    request.context.state.ownerId = auth.ownerId;
+    request.context.state.keyId = auth.keyId;
+  },
+});
+
+export const API_BODY_LIMIT = 64 * 1024;
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+/** Refuses oversized bodies before anything else reads them. */
+export const bodyLimitMiddleware = (limitBytes: number): Middleware => ({
+  before: function limitBody(request) {
+    if (request.context.state.rawBody.length > limitBytes) throw new PayloadTooLargeError(limitBytes);
+  },
+});
+
+/** Parses a JSON body; an empty body stays `undefined`, for routes that take none. */
+export const jsonBodyMiddleware = (): Middleware => ({
+  before: function parseJson(request) {
+    const { rawBody } = request.context.state;
+    if (rawBody.length === 0) return;
+    const contentType = header(request.event, 'content-type') ?? '';
+    if (!/^application\/json\s*(;|$)/i.test(contentType)) throw new UnsupportedMediaTypeError();
+    try {
+      request.context.state.body = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new ValidationError('The request body is not valid JSON.');
+    }
+  },
+});

@@ -1,0 +1,133 @@
+/** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
+import { PlatformError, isRetryableStatus, reasonFromBody, redact } from './errors.js';
+import type { Platform, PlatformStore } from './types.js';
+
+const DEFAULT_BASE_URL = 'https://{shopDomain}';
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** `PLATFORM_API_URL` with `{shopDomain}` replaced, read per call so tests and the local runtime can point it anywhere. */
+export function platformBaseUrl(shopDomain: string): string {
+  const template = process.env.PLATFORM_API_URL || DEFAULT_BASE_URL;
+  return template.split('{shopDomain}').join(encodeURIComponent(shopDomain)).replace(/\/+$/, '');
+}
+
+export function platformTimeoutMs(): number {
+  const configured = Number(process.env.PLATFORM_TIMEOUT_MS);
+  return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_TIMEOUT_MS;
+}
+
+export interface PlatformCall {
+  platform: Platform;
+  store: PlatformStore;
+  method: 'GET' | 'POST';
+  /** Path below the store's base URL, starting with '/'. */
+  path: string;
+  headers?: Record<string, string>;
+  /** A value to send as JSON. */
+  json?: unknown;
+  /** Exact bytes to send instead of `json`, for a body that is signed. */
+  rawBody?: Buffer;
+}
+
+export interface PlatformAnswer {
+  status: number;
+  body: unknown;
+}
+
+/** Calls the platform; any non-2xx, network failure or timeout becomes a PlatformError. */
+export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> {
+  const { platform, store } = call;
+  const secrets = [store.accessToken, store.webhookSecret];
+  const timeoutMs = platformTimeoutMs();
+  const body = call.rawBody ?? (call.json === undefined ? undefined : Buffer.from(JSON.stringify(call.json), 'utf8'));
+  const headers: Record<string, string> = { Accept: 'application/json', ...call.headers };
+  if (body) headers['Content-Type'] = 'application/json';
+
+  let status: number;
+  let text: string;
+  let retryAfter: string | null;
+  try {
+    // The signal also bounds reading the body, so a platform that stalls mid-answer times out too.
+    const response = await fetch(`${platformBaseUrl(store.shopDomain)}${call.path}`, {
+      method: call.method,
+      headers,
+      body,
+      // A platform API has no reason to redirect, and following one would carry the token elsewhere.
+      redirect: 'manual',
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    status = response.status;
+    retryAfter = response.headers.get('retry-after');
+    text = await response.text();
+  } catch (error) {
+    throw networkError(platform, error, timeoutMs, secrets);
+  }
+
+  const parsed = parseJson(text);
+  if (status >= 200 && status < 300) {
+    if (parsed === undefined && text.trim() !== '') {
+      throw unexpectedAnswer(platform, status, 'a body that is not JSON');
+    }
+    return { status, body: parsed };
+  }
+
+  // An HTML error page from a proxy says nothing an integrator can use.
+  const readable = parsed ?? (/^\s*</.test(text) ? undefined : text);
+  const reason = reasonFromBody(readable) ?? `HTTP ${status}`;
+  const retryAfterSeconds = isRetryableStatus(status) ? parseRetryAfter(retryAfter) : undefined;
+  throw new PlatformError({
+    platform,
+    status,
+    retryable: isRetryableStatus(status),
+    retryAfterSeconds,
+    message: redact(`${platform} answered ${status}: ${reason}`, secrets),
+  });
+}
+
+/**
+ * A 2xx whose body the adapter cannot use. Retrying is safe (the idempotency key makes the
+ * platform answer with what it already created), so it counts as retryable.
+ */
+export function unexpectedAnswer(platform: Platform, status: number, what: string): PlatformError {
+  return new PlatformError({ platform, status, retryable: true, message: `${platform} answered ${status} with ${what}` });
+}
+
+function networkError(platform: Platform, error: unknown, timeoutMs: number, secrets: string[]): PlatformError {
+  const name = (error as { name?: unknown } | null)?.name;
+  if (name === 'TimeoutError') {
+    return new PlatformError({
+      platform,
+      status: 0,
+      retryable: true,
+      message: `${platform} did not answer within ${timeoutMs} ms`,
+    });
+  }
+  // Only the system error code (ECONNREFUSED, ENOTFOUND…) is shown: messages may carry the URL or headers.
+  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : 'network error';
+  return new PlatformError({
+    platform,
+    status: 0,
+    retryable: true,
+    message: redact(`${platform} could not be reached: ${code}`, secrets),
+  });
+}
+
+function parseJson(text: string): unknown {
+  if (!text.trim()) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** `Retry-After` as seconds (delta-seconds or an HTTP date); undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed);
+  const date = Date.parse(trimmed);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, Math.ceil((date - now) / 1000));
+}

@@ -1,0 +1,72 @@
+/** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
+import { callPlatform, unexpectedAnswer } from './http.js';
+import type { PlatformAdapter, PlatformStore, Tracking } from './types.js';
+
+const API = '/admin/api/2025-07';
+
+export interface RestFulfillment {
+  tracking_company: string;
+  tracking_number: string | null;
+  tracking_numbers: string[];
+  tracking_url: string | null;
+  tracking_urls: string[];
+  notify_customer: true;
+}
+
+/** The REST fulfillment body; single and list fields fill each other so either reading of it is complete. */
+export function restFulfillment(tracking: Tracking): RestFulfillment {
+  const number = tracking.number ?? tracking.numbers[0] ?? null;
+  const url = tracking.url ?? tracking.urls[0] ?? null;
+  return {
+    tracking_company: tracking.company ?? 'Unknown',
+    tracking_number: number,
+    tracking_numbers: tracking.numbers.length > 0 ? [...tracking.numbers] : number ? [number] : [],
+    tracking_url: url,
+    tracking_urls: tracking.urls.length > 0 ? [...tracking.urls] : url ? [url] : [],
+    notify_customer: true,
+  };
+}
+
+/** The numeric id REST paths take; a GraphQL gid (`gid://platform/Order/7002`) is reduced to `7002`. */
+export function restOrderId(orderId: string): string {
+  const gid = /^gid:\/\/[^/]+\/Order\/(.+)$/.exec(orderId);
+  return gid ? gid[1] : orderId;
+}
+
+function headers(store: PlatformStore, idempotencyKey: string): Record<string, string> {
+  return { 'X-Platform-Access-Token': store.accessToken, 'Idempotency-Key': idempotencyKey };
+}
+
+function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+}
+
+export const storePlatformAAdapter: PlatformAdapter = {
+  async createOrder(store, order, idempotencyKey) {
+    const answer = await callPlatform({
+      platform: 'storeplatform_a',
+      store,
+      method: 'POST',
+      path: `${API}/orders.json`,
+      headers: headers(store, idempotencyKey),
+      json: { order },
+    });
+    const orderId = idOf((answer.body as { order?: { id?: unknown } } | undefined)?.order?.id);
+    if (orderId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no order id');
+    return { orderId };
+  },
+
+  async createFulfillment(store, orderId, tracking, idempotencyKey) {
+    const answer = await callPlatform({
+      platform: 'storeplatform_a',
+      store,
+      method: 'POST',
+      path: `${API}/orders/${encodeURIComponent(restOrderId(orderId))}/fulfillments.json`,
+      headers: headers(store, idempotencyKey),
+      json: { fulfillment: restFulfillment(tracking) },
+    });
+    const fulfillmentId = idOf((answer.body as { fulfillment?: { id?: unknown } } | undefined)?.fulfillment?.id);
+    if (fulfillmentId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no fulfillment id');
+    return { fulfillmentId };
+  },
+};

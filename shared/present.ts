@@ -1,0 +1,49 @@
+/** Item → API object: the only place that decides what a response shows. Secrets never pass. */
+import type { Item } from './store/table.js';
+
+const pick = (item: Item, fields: string[]) => Object.fromEntries(fields.map((f) => [f, item[f] ?? null]));
+
+export const presentResellerStore = (item: Item) => ({
+  id: item.id,
+  object: 'reseller_store',
+  ...pick(item, ['ownerId', 'name', 'platform', 'shopDomain', 'createdAt', 'deletedAt']),
+});
+
+export const presentSourceStore = (item: Item) => ({
+  id: item.id,
+  object: 'source_store',
+  ...pick(item, ['resellerStoreId', 'name', 'platform', 'shopDomain', 'vendorTag', 'pricingMode', 'pricingConfig', 'createdAt', 'deletedAt']),
+});
+
+export const presentSyncJob = (item: Item) => ({
+  id: item.id,
+  object: 'sync_job',
+  ...pick(item, [
+    'resellerStoreId',
+    'sourceStoreId',
+    'status',
+    'attempts',
+    'externalOrderId',
+    'sourceOrderId',
+    'errorMessage',
+    'completedAt',
+    'failedAt',
+    'deadAt',
+    'createdAt',
+    'updatedAt',
+    'fulfillment',
+  ]),
+});
+
+export const presentAuditEntry = (item: Item) => ({
+  id: item.id,
+  object: 'audit_log_entry',
+  ...pick(item, ['action', 'resellerStoreId', 'resourceType', 'resourceId', 'actorId', 'actor', 'metadata', 'createdAt']),
+});
+
+export const presentList = (url: string, data: unknown[], hasMore: boolean) => ({
+  object: 'list',
+  data,
+  has_more: hasMore,
+  url,
+});

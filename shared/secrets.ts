@@ -1,0 +1,54 @@
+import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-kms';
+
+/** Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context. */
+export interface SecretContext {
+  storeId: string;
+  field: 'accessToken' | 'webhookSecret';
+}
+
+export interface SecretCipher {
+  encrypt(plaintext: string, context: SecretContext): Promise<string>;
+  decrypt(ciphertext: string, context: SecretContext): Promise<string>;
+}
+
+const CACHE_TTL_MS = 5 * 60_000;
+const CACHE_MAX = 1_000;
+
+/**
+ * Store secrets encrypted directly with the customer-managed key (they are far below KMS's 4 KiB
+ * limit, so no data key is needed). Decrypted values are cached per container for five minutes:
+ * every webhook and every job needs one, and a KMS call costs more than the rest of the order.
+ */
+export const kmsCipher = (client: KMSClient, keyId: () => string): SecretCipher => {
+  const cache = new Map<string, { value: string; expiresAt: number }>();
+  const cacheKey = (ciphertext: string, context: SecretContext) => `${context.storeId}|${context.field}|${ciphertext}`;
+
+  return {
+    async encrypt(plaintext, context) {
+      const out = await client.send(
+        new EncryptCommand({
+          KeyId: keyId(),
+          Plaintext: Buffer.from(plaintext, 'utf8'),
+          EncryptionContext: { ...context },
+        }),
+      );
+      return Buffer.from(out.CiphertextBlob!).toString('base64');
+    },
+
+    async decrypt(ciphertext, context) {
+      const key = cacheKey(ciphertext, context);
+      const hit = cache.get(key);
+      if (hit && hit.expiresAt > Date.now()) return hit.value;
+      const out = await client.send(
+        new DecryptCommand({
+          CiphertextBlob: Buffer.from(ciphertext, 'base64'),
+          EncryptionContext: { ...context },
+        }),
+      );
+      const value = Buffer.from(out.Plaintext!).toString('utf8');
+      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
+      cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
+      return value;
+    },
+  };
+};

@@ -1,0 +1,65 @@
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../aws/dynamodb.js';
+import { config } from '../config.js';
+import type { Key } from './keys.js';
+
+export type Item = Record<string, unknown>;
+
+export const TABLE = () => config.tableName();
+
+export const getItem = async <T = Item>(key: Key, consistent = false): Promise<T | undefined> => {
+  const out = await dynamo.send(new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: consistent }));
+  return out.Item as T | undefined;
+};
+
+/** Reads items by key, in the order of the keys; missing ones are skipped. Retries unprocessed keys. */
+export const batchGet = async <T = Item>(keyList: Key[]): Promise<T[]> => {
+  const found = new Map<string, Item>();
+  for (let i = 0; i < keyList.length; i += 100) {
+    let pending: Record<string, unknown>[] | undefined = keyList.slice(i, i + 100).map((k) => ({ PK: k.PK, SK: k.SK }));
+    for (let attempt = 0; pending?.length; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
+      const out = await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE()]: { Keys: pending } } }));
+      for (const item of out.Responses?.[TABLE()] ?? []) found.set(`${item.PK}|${item.SK}`, item);
+      pending = out.UnprocessedKeys?.[TABLE()]?.Keys as Record<string, unknown>[] | undefined;
+    }
+  }
+  return keyList.map((k) => found.get(`${k.PK}|${k.SK}`)).filter((x): x is Item => x !== undefined) as T[];
+};
+
+/** One Query page over an index, newest first, of the keys below `before` (exclusive). */
+export const queryKeys = async (input: {
+  index: string;
+  pkName: string;
+  skName: string;
+  pk: string;
+  before?: string;
+  after?: string;
+  limit: number;
+  exclusiveStartKey?: Item;
+  forward?: boolean;
+}) => {
+  const conditions = [`#pk = :pk`];
+  const values: Item = { ':pk': input.pk };
+  if (input.before !== undefined && input.after !== undefined) {
+    conditions.push('#sk BETWEEN :after AND :before');
+    values[':before'] = input.before;
+    values[':after'] = input.after;
+  } else if (input.before !== undefined) {
+    conditions.push('#sk < :before');
+    values[':before'] = input.before;
+  }
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE(),
+      IndexName: input.index,
+      KeyConditionExpression: conditions.join(' AND '),
+      ExpressionAttributeNames: { '#pk': input.pkName, ...(conditions.length > 1 ? { '#sk': input.skName } : {}) },
+      ExpressionAttributeValues: values,
+      ScanIndexForward: input.forward ?? false,
+      Limit: input.limit,
+      ExclusiveStartKey: input.exclusiveStartKey,
+    }),
+  );
+  return { keys: (out.Items ?? []).map((i) => ({ PK: i.PK as string, SK: i.SK as string })), lastKey: out.LastEvaluatedKey };
+};

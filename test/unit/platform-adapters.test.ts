@@ -1,0 +1,529 @@
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { signBody, verifySignature } from '../../shared/domain/hmac.js';
+import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
+import {
+  PlatformError,
+  adapterFor,
+  type Platform,
+  type PlatformStore,
+  type SupplierOrder,
+  type Tracking,
+} from '../../shared/platforms/index.js';
+
+interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+  json: any;
+}
+
+type Responder = (request: RecordedRequest, res: ServerResponse) => void;
+
+const TOKEN = 'shpat_test_token_0123456789';
+const SECRET = 'whsec_test_secret_abcdef';
+const SHOP = 'supplier.myshopify.com';
+
+const storeOn = (platform: Platform): PlatformStore => ({
+  platform,
+  shopDomain: SHOP,
+  accessToken: TOKEN,
+  webhookSecret: SECRET,
+});
+
+const order: SupplierOrder = {
+  source_identifier: 'reseller.myshopify.com:5551234',
+  currency: 'USD',
+  email: 'a@example.com',
+  line_items: [{ title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 2, price: '10.00', vendor: 'Acme' }],
+  shipping_lines: [{ title: 'Standard', price: '5.00' }],
+  shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+  tags: 'reseller-order',
+};
+
+const tracking: Tracking = {
+  company: 'UPS',
+  number: '1Z999',
+  numbers: ['1Z999'],
+  url: 'https://ups.example/1Z999',
+  urls: ['https://ups.example/1Z999'],
+};
+
+const noCompany: Tracking = { company: null, number: null, numbers: ['1Z1', '1Z2'], url: null, urls: [] };
+
+function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(text);
+}
+
+let server: Server;
+let port: number;
+let requests: RecordedRequest[] = [];
+let respond: Responder = (_request, res) => answer(res, 500, { errors: 'no scenario' });
+const pendingTimers = new Set<NodeJS.Timeout>();
+const savedEnv = { url: process.env.PLATFORM_API_URL, timeout: process.env.PLATFORM_TIMEOUT_MS };
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let json: unknown;
+      try {
+        json = raw.length ? JSON.parse(raw.toString('utf8')) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const recorded = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, json };
+      requests.push(recorded);
+      respond(recorded, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+beforeEach(() => {
+  requests = [];
+  process.env.PLATFORM_API_URL = `http://127.0.0.1:${port}/{shopDomain}`;
+  delete process.env.PLATFORM_TIMEOUT_MS;
+});
+
+afterEach(() => {
+  for (const timer of pendingTimers) clearTimeout(timer);
+  pendingTimers.clear();
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  restoreEnv('PLATFORM_API_URL', savedEnv.url);
+  restoreEnv('PLATFORM_TIMEOUT_MS', savedEnv.timeout);
+});
+
+function restoreEnv(name: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+}
+
+async function caught(promise: Promise<unknown>): Promise<PlatformError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(PlatformError);
+    return error as PlatformError;
+  }
+  throw new Error('expected the call to fail');
+}
+
+describe('Platform HTTP: configuration', () => {
+  it('builds the base URL from PLATFORM_API_URL at call time', () => {
+    // Prepare
+    process.env.PLATFORM_API_URL = 'http://sim.local:3001/{shopDomain}/';
+
+    // Act + Assess
+    expect(platformBaseUrl(SHOP)).toBe(`http://sim.local:3001/${SHOP}`);
+  });
+
+  it('defaults to https://{shopDomain} and a 10 s timeout', () => {
+    // Prepare
+    delete process.env.PLATFORM_API_URL;
+    process.env.PLATFORM_TIMEOUT_MS = 'not a number';
+
+    // Act + Assess
+    expect(platformBaseUrl(SHOP)).toBe(`https://${SHOP}`);
+    expect(platformTimeoutMs()).toBe(10_000);
+  });
+});
+
+describe('Platform adapter: storeplatform_a (REST)', () => {
+  const adapter = adapterFor('storeplatform_a');
+
+  it('creates an order with POST /admin/api/2025-07/orders.json and answers its id as a string', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { order: { id: 7002, ...order } });
+
+    // Act
+    const result = await adapter.createOrder(storeOn('storeplatform_a'), order, 'sj_123');
+
+    // Assess
+    expect(result).toEqual({ orderId: '7002' });
+    expect(requests).toHaveLength(1);
+    const [request] = requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe(`/${SHOP}/admin/api/2025-07/orders.json`);
+    expect(request.headers['x-platform-access-token']).toBe(TOKEN);
+    expect(request.headers['idempotency-key']).toBe('sj_123');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.json).toEqual({ order });
+  });
+
+  it('creates a fulfillment with the REST body, "Unknown" for a missing company and notify_customer', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { fulfillment: { id: 9100, order_id: 7002, status: 'success' } });
+
+    // Act
+    const result = await adapter.createFulfillment(storeOn('storeplatform_a'), '7002', noCompany, 'ful_9001');
+
+    // Assess
+    expect(result).toEqual({ fulfillmentId: '9100' });
+    const [request] = requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe(`/${SHOP}/admin/api/2025-07/orders/7002/fulfillments.json`);
+    expect(request.headers['x-platform-access-token']).toBe(TOKEN);
+    expect(request.headers['idempotency-key']).toBe('ful_9001');
+    expect(request.json).toEqual({
+      fulfillment: {
+        tracking_company: 'Unknown',
+        tracking_number: '1Z1',
+        tracking_numbers: ['1Z1', '1Z2'],
+        tracking_url: null,
+        tracking_urls: [],
+        notify_customer: true,
+      },
+    });
+  });
+
+  it('passes full tracking through unchanged', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 200, { fulfillment: { id: 'f_1' } });
+
+    // Act
+    await adapter.createFulfillment(storeOn('storeplatform_a'), '7002', tracking, 'ful_1');
+
+    // Assess
+    expect(requests[0].json.fulfillment).toEqual({
+      tracking_company: 'UPS',
+      tracking_number: '1Z999',
+      tracking_numbers: ['1Z999'],
+      tracking_url: 'https://ups.example/1Z999',
+      tracking_urls: ['https://ups.example/1Z999'],
+      notify_customer: true,
+    });
+  });
+
+  it('reduces a GraphQL order gid to its number in the REST path', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { fulfillment: { id: 1 } });
+
+    // Act
+    await adapter.createFulfillment(storeOn('storeplatform_a'), 'gid://platform/Order/7002', tracking, 'ful_1');
+
+    // Assess
+    expect(requests[0].path).toBe(`/${SHOP}/admin/api/2025-07/orders/7002/fulfillments.json`);
+  });
+
+  it('maps a 422 to a non-retryable error carrying the platform reason', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 422, { errors: { line_items: ["can't be blank"] } });
+
+    // Act
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_a'), order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(422);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toBe("storeplatform_a answered 422: line_items can't be blank");
+  });
+
+  it('treats a 2xx without an order id as a retryable unexpected answer', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { something: 'else' });
+
+    // Act
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_a'), order, 'sj_1'));
+
+    // Assess
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe('storeplatform_a answered 201 with no order id');
+  });
+});
+
+describe('Platform adapter: storeplatform_b (GraphQL)', () => {
+  const adapter = adapterFor('storeplatform_b');
+
+  it('creates an order with the orderCreate mutation and answers the gid as-is', async () => {
+    // Prepare
+    respond = (_request, res) =>
+      answer(res, 200, { data: { orderCreate: { order: { id: 'gid://platform/Order/42' }, userErrors: [] } } });
+
+    // Act
+    const result = await adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_456');
+
+    // Assess
+    expect(result).toEqual({ orderId: 'gid://platform/Order/42' });
+    const [request] = requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe(`/${SHOP}/admin/api/2025-07/graphql.json`);
+    expect(request.headers['x-platform-access-token']).toBe(TOKEN);
+    expect(request.headers['idempotency-key']).toBe('sj_456');
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.json.query).toContain('orderCreate(order: $order, idempotencyKey: $idempotencyKey)');
+    expect(request.json.variables).toEqual({ order, idempotencyKey: 'sj_456' });
+  });
+
+  it('creates a fulfillment, turning a bare order number into a gid', async () => {
+    // Prepare
+    respond = (_request, res) =>
+      answer(res, 200, {
+        data: { fulfillmentCreate: { fulfillment: { id: 'gid://platform/Fulfillment/5', status: 'SUCCESS' }, userErrors: [] } },
+      });
+
+    // Act
+    const result = await adapter.createFulfillment(storeOn('storeplatform_b'), '42', noCompany, 'ful_9001');
+
+    // Assess
+    expect(result).toEqual({ fulfillmentId: 'gid://platform/Fulfillment/5' });
+    const [request] = requests;
+    expect(request.json.query).toContain('fulfillmentCreate(');
+    expect(request.json.variables).toEqual({
+      orderId: 'gid://platform/Order/42',
+      trackingInfo: { company: 'Unknown', number: '1Z1', url: null },
+      notifyCustomer: true,
+      idempotencyKey: 'ful_9001',
+    });
+  });
+
+  it('passes an order gid through unchanged', async () => {
+    // Prepare
+    respond = (_request, res) =>
+      answer(res, 200, { data: { fulfillmentCreate: { fulfillment: { id: 'f' }, userErrors: [] } } });
+
+    // Act
+    await adapter.createFulfillment(storeOn('storeplatform_b'), 'gid://platform/Order/42', tracking, 'ful_1');
+
+    // Assess
+    expect(requests[0].json.variables.orderId).toBe('gid://platform/Order/42');
+    expect(requests[0].json.variables.trackingInfo).toEqual({
+      company: 'UPS',
+      number: '1Z999',
+      url: 'https://ups.example/1Z999',
+    });
+  });
+
+  it('maps userErrors to a non-retryable 422', async () => {
+    // Prepare
+    respond = (_request, res) =>
+      answer(res, 200, {
+        data: { orderCreate: { order: null, userErrors: [{ field: ['order', 'lineItems'], message: "can't be blank" }] } },
+      });
+
+    // Act
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(422);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toBe("storeplatform_b answered 422: order.lineItems: can't be blank");
+  });
+
+  it('maps top-level GraphQL errors to a non-retryable 422', async () => {
+    // Prepare
+    respond = (_request, res) =>
+      answer(res, 200, { errors: [{ message: "Field 'bogus' doesn't exist on type 'Mutation'" }] });
+
+    // Act
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(422);
+    expect(error.retryable).toBe(false);
+    expect(error.message).toBe("storeplatform_b answered 422: Field 'bogus' doesn't exist on type 'Mutation'");
+  });
+
+  it('maps throttling GraphQL errors to a retryable 429', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] });
+
+    // Act
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(429);
+    expect(error.retryable).toBe(true);
+  });
+});
+
+describe('Platform adapter: custom (signed push)', () => {
+  const adapter = adapterFor('custom');
+
+  it('pushes the order to /reseller/orders signed over the exact bytes sent', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { id: 'ord_77' });
+
+    // Act
+    const result = await adapter.createOrder(storeOn('custom'), order, 'sj_789');
+
+    // Assess
+    expect(result).toEqual({ orderId: 'ord_77' });
+    const [request] = requests;
+    expect(request.method).toBe('POST');
+    expect(request.path).toBe(`/${SHOP}/reseller/orders`);
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(request.headers['idempotency-key']).toBe('sj_789');
+    expect(request.headers['content-type']).toBe('application/json');
+    const signature = request.headers['x-platform-hmac-sha256'] as string;
+    expect(signature).toBe(signBody(SECRET, request.raw));
+    expect(verifySignature(SECRET, request.raw, signature)).toBe(true);
+    expect(request.json).toEqual({ order });
+  });
+
+  it('signs non-ASCII bodies over their UTF-8 bytes', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { id: 5 });
+    const accented: SupplierOrder = { ...order, line_items: [{ ...order.line_items[0], title: 'Tasse à café ☕' }] };
+
+    // Act
+    const result = await adapter.createOrder(storeOn('custom'), accented, 'sj_1');
+
+    // Assess
+    expect(result).toEqual({ orderId: '5' });
+    expect(verifySignature(SECRET, requests[0].raw, requests[0].headers['x-platform-hmac-sha256'] as string)).toBe(true);
+    expect(requests[0].json.order.line_items[0].title).toBe('Tasse à café ☕');
+  });
+
+  it('posts a fulfillment to /reseller/orders/{orderId}/fulfillments with the REST body', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 201, { id: 'ful_x' });
+
+    // Act
+    const result = await adapter.createFulfillment(storeOn('custom'), 'ord_77', noCompany, 'ful_9001');
+
+    // Assess
+    expect(result).toEqual({ fulfillmentId: 'ful_x' });
+    const [request] = requests;
+    expect(request.path).toBe(`/${SHOP}/reseller/orders/ord_77/fulfillments`);
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(request.headers['idempotency-key']).toBe('ful_9001');
+    expect(verifySignature(SECRET, request.raw, request.headers['x-platform-hmac-sha256'] as string)).toBe(true);
+    expect(request.json.fulfillment).toMatchObject({ tracking_company: 'Unknown', notify_customer: true });
+  });
+});
+
+describe.each(['storeplatform_a', 'storeplatform_b', 'custom'] as const)('Platform errors: %s', (platform) => {
+  const adapter = adapterFor(platform);
+  const store = storeOn(platform);
+
+  it.each([
+    [401, { errors: 'Invalid API key or access token' }, 'Invalid API key or access token'],
+    [404, { errors: 'Not Found' }, 'Not Found'],
+    [422, { errors: { line_items: ["can't be blank"] } }, "line_items can't be blank"],
+  ])('maps HTTP %i to a non-retryable error with the platform reason', async (status, body, reason) => {
+    // Prepare
+    respond = (_request, res) => answer(res, status, body);
+
+    // Act
+    const error = await caught(adapter.createOrder(store, order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(status);
+    expect(error.retryable).toBe(false);
+    expect(error.platform).toBe(platform);
+    expect(error.message).toBe(`${platform} answered ${status}: ${reason}`);
+    expect(error.retryAfterSeconds).toBeUndefined();
+  });
+
+  it('maps 429 to a retryable error with retryAfterSeconds from Retry-After', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 429, { errors: 'Exceeded 2 calls per second' }, { 'Retry-After': '7' });
+
+    // Act
+    const error = await caught(adapter.createOrder(store, order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(429);
+    expect(error.retryable).toBe(true);
+    expect(error.retryAfterSeconds).toBe(7);
+  });
+
+  it('maps 500 and an HTML 503 to retryable errors', async () => {
+    // Prepare
+    respond = (_request, res) => answer(res, 500, { errors: 'Internal error' });
+
+    // Act
+    const error500 = await caught(adapter.createFulfillment(store, '7002', tracking, 'ful_1'));
+    respond = (_request, res) => {
+      res.writeHead(503, { 'Content-Type': 'text/html' });
+      res.end('<html><body>Service Unavailable</body></html>');
+    };
+    const error503 = await caught(adapter.createFulfillment(store, '7002', tracking, 'ful_1'));
+
+    // Assess
+    expect(error500).toMatchObject({ status: 500, retryable: true });
+    expect(error500.message).toBe(`${platform} answered 500: Internal error`);
+    expect(error503).toMatchObject({ status: 503, retryable: true });
+    expect(error503.message).toBe(`${platform} answered 503: HTTP 503`);
+  });
+
+  it('maps a timeout to a retryable error with status 0', async () => {
+    // Prepare
+    process.env.PLATFORM_TIMEOUT_MS = '100';
+    respond = (_request, res) => {
+      pendingTimers.add(setTimeout(() => answer(res, 201, { order: { id: 1 }, id: 1 }), 2_000));
+    };
+
+    // Act
+    const started = Date.now();
+    const error = await caught(adapter.createOrder(store, order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(0);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe(`${platform} did not answer within 100 ms`);
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('maps an unreachable platform to a retryable error with status 0', async () => {
+    // Prepare: a port that was just free
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    process.env.PLATFORM_API_URL = `http://127.0.0.1:${closedPort}/{shopDomain}`;
+
+    // Act
+    const error = await caught(adapter.createOrder(store, order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(0);
+    expect(error.retryable).toBe(true);
+    expect(error.message).toBe(`${platform} could not be reached: ECONNREFUSED`);
+  });
+
+  it('never puts the access token or the secret in an error message, even when the platform echoes them', async () => {
+    // Prepare
+    respond = (request, res) =>
+      answer(res, 401, {
+        errors: `Invalid access token ${TOKEN} (headers: ${JSON.stringify(request.headers)}, secret ${SECRET})`,
+      });
+
+    // Act
+    const error = await caught(adapter.createOrder(store, order, 'sj_1'));
+
+    // Assess
+    expect(error.status).toBe(401);
+    for (const text of [error.message, String(error), error.stack ?? '', JSON.stringify(error)]) {
+      expect(text).not.toContain(TOKEN);
+      expect(text).not.toContain(SECRET);
+    }
+    expect(error.message).toContain('[redacted]');
+  });
+});
+
+describe('adapterFor', () => {
+  it('answers one adapter per platform', () => {
+    const adapters = (['storeplatform_a', 'storeplatform_b', 'custom'] as const).map(adapterFor);
+    expect(new Set(adapters).size).toBe(3);
+    for (const adapter of adapters) {
+      expect(typeof adapter.createOrder).toBe('function');
+      expect(typeof adapter.createFulfillment).toBe('function');
+    }
+  });
+
+  it('throws for an unknown platform', () => {
+    expect(() => adapterFor('shopify' as Platform)).toThrow('no adapter for platform "shopify"');
+  });
+});

@@ -1,0 +1,359 @@
+import { startPlatformSimulator, type PlatformSimulator } from '../../lib/local/platform-simulator';
+
+const API = '/admin/api/2025-07';
+const SHOP = 'supplier.example.com';
+
+const orderBody = (externalId = '1001') => ({
+  order: {
+    source_identifier: `reseller.example.com:${externalId}`,
+    currency: 'EUR',
+    email: 'buyer@example.com',
+    line_items: [{ title: 'Mug', sku: 'MUG-1', variant_id: 42, quantity: 2, price: '9.50', vendor: 'Acme' }],
+    shipping_lines: [{ title: 'Standard', price: '4.90' }],
+    shipping_address: { city: 'Berlin' },
+    tags: 'reseller-order',
+  },
+});
+
+const fulfillmentBody = {
+  fulfillment: {
+    tracking_company: 'DHL',
+    tracking_number: 'TRK1',
+    tracking_numbers: ['TRK1'],
+    tracking_url: 'https://track.example/TRK1',
+    tracking_urls: ['https://track.example/TRK1'],
+    notify_customer: true,
+  },
+};
+
+const ORDER_CREATE = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
+  orderCreate(order: $order, idempotencyKey: $idempotencyKey) { order { id } userErrors { field message } } }`;
+const FULFILLMENT_CREATE = `mutation fulfillmentCreate($orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!) {
+  fulfillmentCreate(orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey) { fulfillment { id status } userErrors { field message } } }`;
+
+describe('platform simulator', () => {
+  let sim: PlatformSimulator;
+
+  beforeAll(async () => {
+    sim = await startPlatformSimulator({ port: 0, slowMs: 50 });
+  });
+  afterAll(async () => {
+    await sim.stop();
+  });
+  beforeEach(() => sim.reset());
+
+  interface CallOptions {
+    method?: string;
+    token?: string | null;
+    key?: string;
+    headers?: Record<string, string>;
+    body?: unknown;
+    rawBody?: string;
+  }
+
+  async function call(path: string, { method, token = 'shpat_test', key, headers = {}, body, rawBody }: CallOptions = {}) {
+    const res = await fetch(`${sim.url}${path}`, {
+      method: method ?? (body !== undefined || rawBody !== undefined ? 'POST' : 'GET'),
+      headers: {
+        'Content-Type': 'application/json',
+        ...(token ? { 'X-Platform-Access-Token': token } : {}),
+        ...(key ? { 'Idempotency-Key': key } : {}),
+        ...headers,
+      },
+      body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
+  }
+
+  const rest = (path: string, options?: CallOptions) => call(`/${SHOP}${API}${path}`, options);
+  const graphql = (query: string, variables: Record<string, unknown>, options: CallOptions = {}) =>
+    call(`/${SHOP}${API}/graphql.json`, { ...options, body: { query, variables } });
+  const push = (path: string, body: unknown, options: CallOptions = {}) =>
+    call(`/${SHOP}/reseller${path}`, { token: null, ...options, body });
+
+  describe('storeplatform_a REST', () => {
+    it('creates an order and answers the same order with 200 for a repeated idempotency key', async () => {
+      const first = await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      expect(first.status).toBe(201);
+      expect(first.json.order).toMatchObject({ ...orderBody().order, fulfillments: [] });
+      expect(typeof first.json.order.id).toBe('number');
+      expect(first.json.order.created_at).toEqual(expect.any(String));
+
+      const again = await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      expect(again.status).toBe(200);
+      expect(again.json.order).toEqual(first.json.order);
+
+      const other = await rest('/orders.json', { body: orderBody('1002'), key: 'job-2' });
+      expect(other.status).toBe(201);
+      expect(other.json.order.id).toBeGreaterThan(first.json.order.id);
+    });
+
+    it('scopes idempotency keys per shop', async () => {
+      const a = await call(`/shop-a.example${API}/orders.json`, { body: orderBody(), key: 'same' });
+      const b = await call(`/shop-b.example${API}/orders.json`, { body: orderBody(), key: 'same' });
+      expect([a.status, b.status]).toEqual([201, 201]);
+      expect(b.json.order.id).not.toBe(a.json.order.id);
+    });
+
+    it('reads one order, lists orders and answers 404 for an unknown order', async () => {
+      const { json } = await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      const got = await rest(`/orders/${json.order.id}.json`, { token: null });
+      expect(got.status).toBe(200);
+      expect(got.json.order).toEqual(json.order);
+
+      const list = await rest('/orders.json', { token: null });
+      expect(list.json.orders.map((o: { id: number }) => o.id)).toEqual([json.order.id]);
+
+      const missing = await rest('/orders/1.json');
+      expect(missing.status).toBe(404);
+      expect(missing.json).toEqual({ errors: 'Not Found' });
+    });
+
+    it('rejects an order without line items with 422', async () => {
+      const { status, json } = await rest('/orders.json', { body: { order: { currency: 'EUR' } }, key: 'job-1' });
+      expect(status).toBe(422);
+      expect(json).toEqual({ errors: { line_items: ["can't be blank"] } });
+    });
+
+    it('creates a fulfillment once per idempotency key and lists it on the order', async () => {
+      const { json } = await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      const id = json.order.id;
+      const first = await rest(`/orders/${id}/fulfillments.json`, { body: fulfillmentBody, key: 'ful-1' });
+      expect(first.status).toBe(201);
+      expect(first.json.fulfillment).toMatchObject({ ...fulfillmentBody.fulfillment, order_id: id, status: 'success' });
+
+      const again = await rest(`/orders/${id}/fulfillments.json`, { body: fulfillmentBody, key: 'ful-1' });
+      expect(again.status).toBe(200);
+      expect(again.json.fulfillment).toEqual(first.json.fulfillment);
+
+      const list = await rest(`/orders/${id}/fulfillments.json`);
+      expect(list.json.fulfillments).toEqual([first.json.fulfillment]);
+      const order = await rest(`/orders/${id}.json`);
+      expect(order.json.order.fulfillments).toEqual([first.json.fulfillment]);
+    });
+
+    it('creates a stub order when a fulfillment names an order it has never seen', async () => {
+      const { status, json } = await rest('/orders/555/fulfillments.json', { body: fulfillmentBody, key: 'ful-1' });
+      expect(status).toBe(201);
+      expect(json.fulfillment.order_id).toBe(555);
+
+      const order = await rest('/orders/555.json');
+      expect(order.status).toBe(200);
+      expect(order.json.order).toMatchObject({ id: 555, stub: true });
+      expect(order.json.order.fulfillments).toHaveLength(1);
+    });
+  });
+
+  describe('storeplatform_b GraphQL', () => {
+    it('creates an order with orderCreate, idempotently, readable through REST', async () => {
+      const order = { ...orderBody().order, line_items: undefined, lineItems: orderBody().order.line_items };
+      const first = await graphql(ORDER_CREATE, { order, idempotencyKey: 'job-1' });
+      expect(first.status).toBe(200);
+      expect(first.json.data.orderCreate.userErrors).toEqual([]);
+      const gid: string = first.json.data.orderCreate.order.id;
+      expect(gid).toMatch(/^gid:\/\/platform\/Order\/\d+$/);
+
+      const again = await graphql(ORDER_CREATE, { order, idempotencyKey: 'job-1' });
+      expect(again.json).toEqual(first.json);
+
+      const viaRest = await rest(`/orders/${gid.split('/').pop()}.json`);
+      expect(viaRest.status).toBe(200);
+      expect(viaRest.json.order.source_identifier).toBe('reseller.example.com:1001');
+    });
+
+    it('reports missing line items as userErrors', async () => {
+      const { status, json } = await graphql(ORDER_CREATE, { order: { currency: 'EUR' }, idempotencyKey: 'job-1' });
+      expect(status).toBe(200);
+      expect(json.data.orderCreate).toEqual({
+        order: null,
+        userErrors: [{ field: ['order', 'lineItems'], message: "can't be blank" }],
+      });
+    });
+
+    it('creates a fulfillment with fulfillmentCreate, idempotently, visible on the REST order', async () => {
+      const created = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' });
+      const orderId: string = created.json.data.orderCreate.order.id;
+      const variables = {
+        orderId,
+        trackingInfo: { company: 'UPS', number: '1Z999', url: 'https://ups.example/1Z999' },
+        notifyCustomer: true,
+        idempotencyKey: 'ful-1',
+      };
+      const first = await graphql(FULFILLMENT_CREATE, variables);
+      expect(first.json.data.fulfillmentCreate.userErrors).toEqual([]);
+      expect(first.json.data.fulfillmentCreate.fulfillment).toEqual({
+        id: expect.stringMatching(/^gid:\/\/platform\/Fulfillment\/\d+$/),
+        status: 'SUCCESS',
+      });
+      const again = await graphql(FULFILLMENT_CREATE, variables);
+      expect(again.json).toEqual(first.json);
+
+      const order = await rest(`/orders/${orderId.split('/').pop()}.json`);
+      expect(order.json.order.fulfillments).toHaveLength(1);
+      expect(order.json.order.fulfillments[0]).toMatchObject({
+        tracking_company: 'UPS',
+        tracking_number: '1Z999',
+        tracking_url: 'https://ups.example/1Z999',
+        notify_customer: true,
+      });
+    });
+
+    it('answers errors for an unknown operation', async () => {
+      const { status, json } = await graphql('query { shop { name } }', {});
+      expect(status).toBe(200);
+      expect(json.errors).toEqual([{ message: expect.any(String) }]);
+    });
+  });
+
+  describe('custom signed push', () => {
+    it('accepts a signed order push, records the signature and is idempotent', async () => {
+      const headers = { 'X-Platform-Hmac-SHA256': 'c2lnbmF0dXJl' };
+      const first = await push('/orders', orderBody(), { headers, key: 'job-1' });
+      expect(first.status).toBe(201);
+      expect(first.json).toEqual({ id: expect.stringMatching(/^\d+$/) });
+
+      const again = await push('/orders', orderBody().order, { headers, key: 'job-1' });
+      expect(again.status).toBe(200);
+      expect(again.json).toEqual(first.json);
+
+      const calls = sim.calls();
+      expect(calls[0]).toMatchObject({ platform: 'custom', path: '/reseller/orders', signature: 'c2lnbmF0dXJl', status: 201 });
+    });
+
+    it('answers 401 when the signature header is missing', async () => {
+      const { status, json } = await push('/orders', orderBody(), { key: 'job-1' });
+      expect(status).toBe(401);
+      expect(json).toEqual({ errors: 'missing signature' });
+      expect(sim.calls()[0].signature).toBeNull();
+    });
+
+    it('accepts a signed fulfillment push for a reseller order', async () => {
+      const headers = { 'X-Platform-Hmac-SHA256': 'sig' };
+      const first = await push('/orders/7777/fulfillments', fulfillmentBody, { headers, key: 'ful-1' });
+      expect(first.status).toBe(201);
+      expect(first.json).toEqual({ id: expect.stringMatching(/^\d+$/) });
+      const again = await push('/orders/7777/fulfillments', fulfillmentBody, { headers, key: 'ful-1' });
+      expect([again.status, again.json]).toEqual([200, first.json]);
+    });
+  });
+
+  describe('test-mode tokens', () => {
+    it('answers 401 for a POST without a token and for a fail401 token', async () => {
+      const none = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: null });
+      expect(none.status).toBe(401);
+      const bad = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'shpat_fail401' });
+      expect(bad.status).toBe(401);
+      expect(bad.json).toEqual({ errors: 'Invalid API key or access token' });
+    });
+
+    it('answers 422 for fail422 on REST and userErrors on GraphQL', async () => {
+      const restReply = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'fail422' });
+      expect(restReply.status).toBe(422);
+      expect(restReply.json).toEqual({ errors: { base: ['rejected by test token'] } });
+
+      const gql = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' }, { token: 'fail422' });
+      expect(gql.status).toBe(200);
+      expect(gql.json.data.orderCreate.userErrors).toEqual([{ field: ['base'], message: 'rejected by test token' }]);
+    });
+
+    it('answers 429 with Retry-After for fail429', async () => {
+      const { status, headers } = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'x-fail429' });
+      expect(status).toBe(429);
+      expect(headers.get('retry-after')).toBe('1');
+    });
+
+    it('answers 500 for fail500, also on GraphQL', async () => {
+      expect((await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'fail500' })).status).toBe(500);
+      const gql = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' }, { token: 'fail500' });
+      expect(gql.status).toBe(500);
+    });
+
+    it('answers 503 once per idempotency key for flaky, then succeeds with the same key', async () => {
+      const first = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'flaky' });
+      expect(first.status).toBe(503);
+      const retry = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'flaky' });
+      expect(retry.status).toBe(201);
+      const otherKey = await rest('/orders.json', { body: orderBody(), key: 'job-2', token: 'flaky' });
+      expect(otherKey.status).toBe(503);
+    });
+
+    it('succeeds after slowMs for slow', async () => {
+      const started = Date.now();
+      const { status } = await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'slow' });
+      expect(status).toBe(201);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    });
+
+    it('ignores test-mode tokens on reads', async () => {
+      const { status } = await rest('/orders.json', { token: 'fail500' });
+      expect(status).toBe(200);
+    });
+
+    it('applies a Bearer test token to custom pushes', async () => {
+      const { status } = await push('/orders', orderBody(), {
+        headers: { 'X-Platform-Hmac-SHA256': 'sig', Authorization: 'Bearer fail429' },
+        key: 'job-1',
+      });
+      expect(status).toBe(429);
+    });
+  });
+
+  describe('bad input', () => {
+    it('answers 400 for invalid JSON and 404 for unknown paths, and keeps serving', async () => {
+      const bad = await rest('/orders.json', { rawBody: '{"order":', key: 'job-1' });
+      expect(bad.status).toBe(400);
+      expect(bad.json).toEqual({ errors: 'invalid JSON' });
+
+      const unknown = await call(`/${SHOP}/nowhere`);
+      expect(unknown.status).toBe(404);
+      expect(unknown.json).toEqual({ errors: 'Not Found' });
+
+      expect((await rest('/orders.json')).status).toBe(200);
+    });
+  });
+
+  describe('/_sim endpoints', () => {
+    it('lists every call in order and resets calls, orders and idempotency', async () => {
+      await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      await rest('/orders.json');
+      const { json } = await call('/_sim/calls');
+      expect(json.calls).toEqual([
+        {
+          shopDomain: SHOP,
+          platform: 'storeplatform_a',
+          method: 'POST',
+          path: `${API}/orders.json`,
+          idempotencyKey: 'job-1',
+          status: 201,
+          at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        },
+        expect.objectContaining({ method: 'GET', path: `${API}/orders.json`, idempotencyKey: null, status: 200 }),
+      ]);
+      expect(sim.calls()).toEqual(json.calls);
+
+      const graphqlCall = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'gql-key' });
+      expect(graphqlCall.status).toBe(200);
+      expect(sim.calls()[2]).toMatchObject({ platform: 'storeplatform_b', idempotencyKey: 'gql-key' });
+
+      expect((await call('/_sim/reset', { method: 'POST' })).status).toBe(200);
+      expect((await call('/_sim/calls')).json.calls).toEqual([]);
+      expect((await rest('/orders.json')).json.orders).toEqual([]);
+      expect((await rest('/orders.json', { body: orderBody(), key: 'job-1' })).status).toBe(201);
+
+      await call('/_sim/calls', { method: 'DELETE' });
+      expect(sim.calls()).toEqual([]);
+    });
+
+    it('lists a shop’s orders with their fulfillments', async () => {
+      const { json } = await rest('/orders.json', { body: orderBody(), key: 'job-1' });
+      await rest(`/orders/${json.order.id}/fulfillments.json`, { body: fulfillmentBody, key: 'ful-1' });
+      await call(`/other.example${API}/orders.json`, { body: orderBody(), key: 'job-1' });
+
+      const listed = await call(`/_sim/orders?shopDomain=${SHOP}`);
+      expect(listed.json.orders).toHaveLength(1);
+      expect(listed.json.orders[0]).toMatchObject({ id: json.order.id, fulfillments: [expect.objectContaining({ tracking_number: 'TRK1' })] });
+      expect((await call('/_sim/orders?shopDomain=unknown.example')).json).toEqual({ orders: [] });
+    });
+  });
+});
