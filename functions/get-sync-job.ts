@@ -1,4 +1,6 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
-};
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { presentSyncJob } from '../shared/present.js';
+import { findSyncJob } from '../shared/sync-jobs.js';
+
+export const handler = apiHandler(async ({ ownerId, path }) => ok(presentSyncJob(await findSyncJob(ownerId, path.id))));

@@ -1,4 +1,12 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
-};
+import { listAuditEntries } from '../shared/audit-log.js';
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { parseInput } from '../shared/http/validation.js';
+import { presentAuditEntry, presentList } from '../shared/present.js';
+import { ListAuditLogQuery } from '../shared/schemas.js';
+
+export const handler = apiHandler(async ({ ownerId, query }) => {
+  const { limit, starting_after, ...filters } = parseInput(ListAuditLogQuery, query);
+  const page = await listAuditEntries(ownerId, limit, starting_after, filters);
+  return ok(presentList('/v1/audit_log', page.data.map(presentAuditEntry), page.hasMore));
+});

@@ -1,4 +1,13 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
-};
+import { cipher } from '../shared/aws/cipher.js';
+import { webhookHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { acceptOrder } from '../shared/orders.js';
+import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhook-auth.js';
+
+/** `orders/create` from a reseller store: verify, route by vendor tag, create and enqueue sync jobs. */
+export const handler = webhookHandler(async ({ event, rawBody }) => {
+  const [reseller] = await verifiedStores(cipher, event, rawBody, 'RST');
+  assertTopic(event, 'orders/create');
+  const syncJobIds = await acceptOrder(reseller, parseWebhookJson(rawBody));
+  return ok({ object: 'webhook_receipt', syncJobIds });
+});

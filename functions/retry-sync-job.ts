@@ -1,4 +1,15 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
-};
+import { apiHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+import { logger } from '../shared/logger.js';
+import { presentSyncJob } from '../shared/present.js';
+import { retryJob } from '../shared/sync-jobs.js';
+import { enqueueJobs } from '../shared/sync-queue.js';
+
+export const handler = apiHandler(async ({ ownerId, keyId, path }) => {
+  const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });
+  // The job is already pending in the sweep's index, so a failed send delays it but never loses it.
+  await enqueueJobs([{ jobId: job.id, generation: job.generation }]).catch((error: Error) =>
+    logger.error('enqueue after retry failed; the sweep will enqueue it', { jobId: job.id, error: error.name }),
+  );
+  return ok(presentSyncJob(job));
+});

@@ -1,4 +1,5 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
-};
+import { config } from '../shared/config.js';
+import { sweepPendingJobs } from '../shared/sweep.js';
+
+/** Scheduled: enqueues again the jobs left `pending` for longer than SWEEP_AFTER_SECONDS. */
+export const handler = async () => ({ requeued: await sweepPendingJobs(config.sweepAfterSeconds()) });

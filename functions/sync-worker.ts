@@ -1,4 +1,13 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { cipher } from '../shared/aws/cipher.js';
+import { processSyncMessage } from '../shared/sync-worker.js';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+const placeOrder = async (record: SQSRecord) => {
+  if ((await processSyncMessage(cipher, record)) === 'retry') throw new Error('sync job failed; left for SQS to deliver again');
 };
+
+/** The sync queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
+export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, placeOrder, processor, { context });

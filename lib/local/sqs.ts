@@ -18,7 +18,7 @@ export interface LocalQueue {
 export const startSqs = async () => {
   const server = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, useQueueUrlAsEndpoint: false });
 
   const arnOf = async (url: string) => {
     const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));

@@ -1,3 +1,4 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
 
-export const sqs = new SQSClient({});
+// Queue URLs name their own host; the endpoint (AWS_ENDPOINT_URL_SQS locally) decides where calls go.
+export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });

@@ -17,7 +17,7 @@
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
 
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
-export const LOOKUP_PROJECTION = ['id', 'ownerId', 'resellerStoreId', 'platform', 'deletedAt', 'webhookSecret'];
+export const LOOKUP_PROJECTION = ['id', 'ownerId', 'resellerStoreId', 'platform', 'shopDomain', 'createdAt', 'deletedAt', 'webhookSecret'];
 
 export const PENDING_SHARDS = 4;
 

@@ -1,0 +1,115 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+
+/**
+ * Deployment settings, read from CDK context (`cdk.json`'s `context`, or `-c key=value` on the
+ * command line). Every key is optional; the defaults below describe a working `dev` stage.
+ */
+export interface DeployConfig {
+  /** `-c stage=…`, default `dev`. Part of the stack name (`ResellerRouting-<stage>`); `prod` keeps data on delete. */
+  stage: string;
+  /** True for `stage=prod`: table, key and log groups are retained and the table has deletion protection. */
+  isProd: boolean;
+  /** What deleting the stack does to the table, the secrets key and the log groups: RETAIN in prod, DESTROY otherwise. */
+  removalPolicy: RemovalPolicy;
+  /** `-c maxReceiveCount=…`, default 3 (SPEC 8.2: a failed job is retried up to 3 times). Receives before a message goes to its DLQ. */
+  maxReceiveCount: number;
+  /** `-c memorySize=…`, default 256 (MB) for every function. */
+  memorySize: number;
+  /** `-c throttleRate=…`, default 50: steady requests per second of the API stage. */
+  throttleRate: number;
+  /** `-c throttleBurst=…`, default 100: burst of the API stage. */
+  throttleBurst: number;
+  /** `-c logRetentionDays=…`, default 30 (90 in prod); a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, …). */
+  logRetentionDays: RetentionDays;
+  /** `-c alarmEmail=…`, default none: when set, a topic (encrypted) is created and subscribes this address to every alarm. */
+  alarmEmail?: string;
+  /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (takes precedence over `alarmEmail`). */
+  alarmTopicArn?: string;
+  /** `-c shopDomainSuffix=…`, default `myshopify.com`: becomes `PLATFORM_SHOP_DOMAIN_SUFFIX`. */
+  shopDomainSuffix: string;
+  /** `-c api5xxThreshold=…`, default 5: API 5xx responses within 5 minutes that raise the alarm. */
+  api5xxThreshold: number;
+  /** `-c queueAgeAlarmSeconds=…`, default 900: age of the oldest message of a work queue that raises its alarm. */
+  queueAgeAlarmSeconds: number;
+  /** `-c tracing=true`, default false: X-Ray active tracing on every function. */
+  tracing: boolean;
+}
+
+const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
+
+const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+
+/** Reads the typed configuration from the app's context; throws on a malformed value instead of deploying it. */
+export const loadConfig = (scope: { node: Node }): DeployConfig => {
+  const raw = (key: string): unknown => {
+    const value = scope.node.tryGetContext(key);
+    return value === '' ? undefined : value;
+  };
+
+  const str = (key: string, fallback: string): string => {
+    const value = raw(key);
+    if (value === undefined || value === null) return fallback;
+    if (typeof value !== 'string') throw new Error(`context ${key} must be a string, got ${JSON.stringify(value)}`);
+    return value;
+  };
+
+  const optionalStr = (key: string): string | undefined => {
+    const value = raw(key);
+    return value === undefined || value === null ? undefined : str(key, '');
+  };
+
+  const int = (key: string, fallback: number, min: number, max: number): number => {
+    const value = raw(key);
+    if (value === undefined || value === null) return fallback;
+    // `-c key=value` always arrives as a string; cdk.json may hold a number.
+    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`context ${key} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
+    return n;
+  };
+
+  const bool = (key: string, fallback: boolean): boolean => {
+    const value = raw(key);
+    if (value === undefined || value === null) return fallback;
+    if (value === true || value === 'true') return true;
+    if (value === false || value === 'false') return false;
+    throw new Error(`context ${key} must be true or false, got ${JSON.stringify(value)}`);
+  };
+
+  const stage = str('stage', 'dev');
+  if (!STAGE.test(stage)) throw new Error(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
+  const isProd = stage === 'prod';
+
+  const logRetentionDays = int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
+  if (!RETENTION_VALUES.has(logRetentionDays)) {
+    throw new Error(`context logRetentionDays must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}, got ${logRetentionDays}`);
+  }
+
+  const alarmEmail = optionalStr('alarmEmail');
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
+  const alarmTopicArn = optionalStr('alarmTopicArn');
+  if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(alarmTopicArn)) {
+    throw new Error(`context alarmTopicArn is not an SNS topic ARN: ${alarmTopicArn}`);
+  }
+
+  return {
+    stage,
+    isProd,
+    removalPolicy: isProd ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
+    memorySize: int('memorySize', 256, 128, 10240),
+    throttleRate: int('throttleRate', 50, 1, 100_000),
+    throttleBurst: int('throttleBurst', 100, 1, 100_000),
+    logRetentionDays: logRetentionDays as RetentionDays,
+    alarmEmail,
+    alarmTopicArn,
+    shopDomainSuffix: str('shopDomainSuffix', 'myshopify.com'),
+    api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
+    queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
+    tracing: bool('tracing', false),
+  };
+};
+
+/** `ResellerRouting-<stage>`. */
+export const stackName = (config: Pick<DeployConfig, 'stage'>) => `ResellerRouting-${config.stage}`;

@@ -1,0 +1,89 @@
+import * as v from 'valibot';
+import { routeLineItems } from './domain/routing.js';
+import { parseInput } from './http/validation.js';
+import { logger } from './logger.js';
+import { activeVendorTags } from './stores.js';
+import { createJobsForOrder, loadJobs } from './sync-jobs.js';
+import { enqueueJobs } from './sync-queue.js';
+import type { Item } from './store/table.js';
+
+/** The part of the platform's `orders/create` payload the service reads (CONTRACT.md §5); the rest is ignored. */
+const Money = v.pipe(v.string('must be a decimal string'), v.regex(/^\d+(\.\d+)?$/, 'must be a non-negative decimal string'));
+const Text = v.optional(v.nullable(v.string()));
+
+export const OrderPayload = v.looseObject({
+  id: v.union(
+    [v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.minLength(1), v.maxLength(100))],
+    'must be the order id, a number or a string',
+  ),
+  currency: v.pipe(v.string('must be a currency code'), v.regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')),
+  email: Text,
+  line_items: v.array(
+    v.looseObject({
+      title: Text,
+      sku: Text,
+      variant_id: v.optional(v.nullable(v.union([v.string(), v.number()]))),
+      quantity: v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
+      price: Money,
+      vendor: Text,
+    }),
+    'must be an array',
+  ),
+  shipping_lines: v.optional(v.nullable(v.array(v.looseObject({ title: Text, price: Money })))),
+  shipping_address: v.optional(v.nullable(v.record(v.string(), v.unknown()))),
+});
+export type OrderPayload = v.InferOutput<typeof OrderPayload>;
+
+/** Seconds a redelivered order's pending job must have waited before it is enqueued again. */
+const REDELIVERY_REENQUEUE_AFTER_MS = 5_000;
+
+/**
+ * Routes an `orders/create` of a verified reseller store: one pending job per supplier, written
+ * atomically (the first job is the dedup record), then one queue message per job. The jobs are
+ * durable before the answer; if the enqueue fails, the sweep (or a redelivery) enqueues them.
+ */
+export const acceptOrder = async (reseller: Item, payload: unknown): Promise<string[]> => {
+  const order = parseInput(OrderPayload, payload);
+  if (reseller.deletedAt) return [];
+
+  const externalOrderId = String(order.id);
+  const lineItems = order.line_items.map((item) => ({
+    title: item.title ?? null,
+    sku: item.sku ?? null,
+    variant_id: item.variant_id ?? null,
+    quantity: item.quantity,
+    price: item.price,
+    vendor: item.vendor ?? '',
+  }));
+  const groups = routeLineItems(lineItems, await activeVendorTags(reseller.id as string));
+  if (!groups.length) return [];
+
+  const result = await createJobsForOrder({
+    ownerId: reseller.ownerId as string,
+    resellerStoreId: reseller.id as string,
+    resellerShopDomain: (reseller.shopDomain as string) ?? '',
+    externalOrderId,
+    order: {
+      currency: order.currency,
+      email: order.email ?? null,
+      shipping_lines: (order.shipping_lines ?? []).map((line) => ({ title: line.title ?? null, price: line.price })),
+      shipping_address: order.shipping_address ?? null,
+    },
+    groups,
+  });
+
+  let toEnqueue = result.jobs;
+  if (!result.created) {
+    // A redelivery: nothing new is written, but a job whose first enqueue was lost goes out now.
+    const cutoff = new Date(Date.now() - REDELIVERY_REENQUEUE_AFTER_MS).toISOString();
+    toEnqueue = (await loadJobs(result.jobIds)).filter((job) => job.status === 'pending' && job.updatedAt < cutoff);
+  }
+  if (toEnqueue.length) {
+    try {
+      await enqueueJobs(toEnqueue.map((job) => ({ jobId: job.id, generation: job.generation })));
+    } catch (error) {
+      logger.error('enqueue failed; the sweep will enqueue these jobs', { jobIds: toEnqueue.map((j) => j.id), error: (error as Error).name });
+    }
+  }
+  return result.jobIds;
+};

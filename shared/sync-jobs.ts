@@ -1,0 +1,344 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut, SYSTEM, type Actor } from './audit-log.js';
+import { dynamo } from './aws/dynamodb.js';
+import type { RoutedGroup } from './domain/routing.js';
+import type { ResellerLineItem, ResellerOrder } from './domain/supplier-order.js';
+import { ResourceMissingError, SyncJobNotRetryableError } from './errors.js';
+import { now, syncJobId } from './ids.js';
+import { listPage } from './pagination.js';
+import type { SyncJobStatus } from './schemas.js';
+import { keys, listSortKey, lists, lookups, pendingShard } from './store/keys.js';
+import { getItem, TABLE, type Item } from './store/table.js';
+
+/**
+ * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional
+ * write on the job's `status` and `generation`; a manual retry bumps the generation, so a queue
+ * message from an earlier enqueue (it carries its generation) can never move the job again.
+ */
+
+export interface SyncJob extends Item {
+  id: string;
+  ownerId: string;
+  resellerStoreId: string;
+  sourceStoreId: string;
+  status: SyncJobStatus;
+  attempts: number;
+  generation: number;
+  externalOrderId: string;
+  resellerShopDomain: string;
+  order: Omit<ResellerOrder, 'line_items'> & { line_items: ResellerLineItem[] };
+  orderJobIds?: string[];
+  sourceOrderId: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** What a queue message carries: which job, and which enqueue of it. */
+export interface JobMessage {
+  jobId: string;
+  generation: number;
+}
+
+const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+
+/** While a job is pending it sits in the sparse GSI3, which is all the sweep reads. */
+const pendingIndex = (id: string, since: string) => ({ GSI3PK: pendingShard(id), GSI3SK: listSortKey(since, id) });
+
+// ---------- creation
+
+export interface NewOrder {
+  ownerId: string;
+  resellerStoreId: string;
+  resellerShopDomain: string;
+  externalOrderId: string;
+  order: Omit<ResellerOrder, 'line_items'>;
+  groups: RoutedGroup<ResellerLineItem>[];
+}
+
+/**
+ * Writes one pending job per routed group, all or none. Job ids follow from (reseller store,
+ * order id, position), so the first job doubles as the order's dedup record: a redelivery's put
+ * fails its condition and the ids recorded on that job are answered instead, even if the
+ * routing has changed since. Returns the jobs written, or the existing ids for a redelivery.
+ */
+export const createJobsForOrder = async (input: NewOrder): Promise<{ created: boolean; jobIds: string[]; jobs: SyncJob[] }> => {
+  const createdAt = now();
+  const jobIds = input.groups.map((_, position) => syncJobId(input.resellerStoreId, input.externalOrderId, position));
+  const jobs: SyncJob[] = input.groups.map((group, position) => ({
+    ...keys.syncJob(jobIds[position]),
+    GSI1PK: lists.syncJobs(input.ownerId),
+    GSI1SK: listSortKey(createdAt, jobIds[position]),
+    ...pendingIndex(jobIds[position], createdAt),
+    id: jobIds[position],
+    ownerId: input.ownerId,
+    resellerStoreId: input.resellerStoreId,
+    sourceStoreId: group.sourceStoreId,
+    status: 'pending',
+    attempts: 0,
+    generation: 1,
+    externalOrderId: input.externalOrderId,
+    resellerShopDomain: input.resellerShopDomain,
+    order: { ...input.order, line_items: group.lineItems },
+    ...(position === 0 ? { orderJobIds: jobIds } : {}),
+    sourceOrderId: null,
+    errorMessage: null,
+    completedAt: null,
+    failedAt: null,
+    deadAt: null,
+    createdAt,
+    updatedAt: createdAt,
+  }));
+
+  const condition = 'attribute_not_exists(PK)';
+  try {
+    if (jobs.length === 1) {
+      await dynamo.send(new PutCommand({ TableName: TABLE(), Item: jobs[0], ConditionExpression: condition }));
+    } else {
+      await dynamo.send(
+        new TransactWriteCommand({
+          TransactItems: jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })),
+        }),
+      );
+    }
+    return { created: true, jobIds, jobs };
+  } catch (error) {
+    if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
+    const first = await getItem<SyncJob>(keys.syncJob(jobIds[0]), true);
+    // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
+    if (!first?.orderJobIds) throw error;
+    return { created: false, jobIds: first.orderJobIds, jobs: [] };
+  }
+};
+
+/** The order's jobs as they are now (for a redelivery, to re-enqueue what is still pending). */
+export const loadJobs = async (ids: string[]) =>
+  (await Promise.all(ids.map((id) => getItem<SyncJob>(keys.syncJob(id), true)))).filter((j): j is SyncJob => !!j);
+
+// ---------- reads
+
+export const findSyncJob = async (ownerId: string, id: string) => {
+  const job = id.startsWith('sj_') ? await getItem<SyncJob>(keys.syncJob(id)) : undefined;
+  if (!job || job.ownerId !== ownerId) throw new ResourceMissingError('sync_job', id);
+  return job;
+};
+
+export const listSyncJobs = (
+  ownerId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  filters: { status?: string; reseller_store_id?: string },
+) => {
+  const { status, reseller_store_id: resellerStoreId } = filters;
+  const filtered = status !== undefined || resellerStoreId !== undefined;
+  return listPage<SyncJob>({
+    partition: lists.syncJobs(ownerId),
+    limit,
+    startingAfter,
+    cursorItem: async (id) => {
+      const job = id.startsWith('sj_') ? await getItem<SyncJob>(keys.syncJob(id)) : undefined;
+      return job?.ownerId === ownerId ? job : undefined;
+    },
+    filter: filtered
+      ? (job) => (status === undefined || job.status === status) && (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
+      : undefined,
+  });
+};
+
+// ---------- the worker's moves
+
+/**
+ * pending/failed → processing, attempts + 1. `processing` is claimable too: it is what a worker
+ * that died mid-job leaves behind, and its message comes back after the visibility timeout.
+ * Two workers holding the same job is harmless because the platform call carries the job id as
+ * idempotency key. Returns undefined when the message is stale (wrong generation, or the job
+ * has already completed or died).
+ */
+export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined> => {
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: keys.syncJob(message.jobId),
+        UpdateExpression: 'SET #status = :processing, attempts = attempts + :one, updatedAt = :now REMOVE GSI3PK, GSI3SK',
+        ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':processing': 'processing',
+          ':pending': 'pending',
+          ':failed': 'failed',
+          ':one': 1,
+          ':now': now(),
+          ':generation': message.generation,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as SyncJob;
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+};
+
+/** processing → completed, and the job becomes findable by its source order (GSI2) for fulfillments. */
+export const completeJob = async (job: SyncJob, generation: number, sourceOrderId: string) => {
+  const at = now();
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: keys.syncJob(job.id),
+        UpdateExpression:
+          'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
+        ConditionExpression: 'generation = :generation AND #status = :processing',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: {
+          ':completed': 'completed',
+          ':processing': 'processing',
+          ':orderId': sourceOrderId,
+          ':at': at,
+          ':null': null,
+          ':generation': generation,
+          ':lookup': lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
+          ':self': `SJ#${job.id}`,
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes as SyncJob;
+  } catch (error) {
+    // Another worker holding the same job finished first; the idempotency key made it the same order.
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+};
+
+/** processing → failed; SQS brings the message back after the visibility timeout. */
+export const failJob = async (job: SyncJob, generation: number, errorMessage: string) => {
+  const at = now();
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: keys.syncJob(job.id),
+        UpdateExpression: 'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at',
+        ConditionExpression: 'generation = :generation AND #status = :processing',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':failed': 'failed', ':processing': 'processing', ':message': errorMessage, ':at': at, ':generation': generation },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+/** processing → pending again without counting as a failure: the platform asked us to wait (429). */
+export const deferJob = async (job: SyncJob, generation: number) => {
+  const at = now();
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: keys.syncJob(job.id),
+        UpdateExpression: 'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
+        ConditionExpression: 'generation = :generation AND #status = :processing',
+        ExpressionAttributeNames: { '#status': 'status' },
+        ExpressionAttributeValues: { ':pending': 'pending', ':processing': 'processing', ':at': at, ':generation': generation, ...prefixed(pendingIndex(job.id, at)) },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
+};
+
+const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
+
+/**
+ * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. Used by the
+ * DLQ handler (retries exhausted) and by the worker for failures no retry can heal.
+ */
+export const killJob = async (
+  message: JobMessage,
+  why: string | ((job: SyncJob) => string),
+  from: SyncJobStatus[] = ['pending', 'processing', 'failed'],
+) => {
+  const job = await getItem<SyncJob>(keys.syncJob(message.jobId), true);
+  if (!job || job.generation !== message.generation || !from.includes(job.status)) return false;
+  const reason = typeof why === 'string' ? why : why(job);
+  const at = now();
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: TABLE(),
+              Key: keys.syncJob(job.id),
+              UpdateExpression: 'SET #status = :dead, deadAt = :at, updatedAt = :at, errorMessage = :reason REMOVE GSI3PK, GSI3SK',
+              ConditionExpression: 'generation = :generation AND #status = :current',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':dead': 'dead', ':at': at, ':reason': reason, ':generation': job.generation, ':current': job.status },
+            },
+          },
+          auditPut({ action: 'sync_job.dead', job, actor: SYSTEM, metadata: { previousStatus: job.status, reason, attempts: job.attempts } }),
+        ],
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+};
+
+// ---------- manual retry
+
+/**
+ * failed/dead → pending (SPEC 4.4): clears the error fields, keeps `attempts`, bumps the
+ * generation and writes the `sync_job.retried` audit entry in the same transaction, conditional
+ * on the status read, so of two concurrent retries exactly one succeeds.
+ */
+export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
+  const job = await findSyncJob(ownerId, id);
+  if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
+  const at = now();
+  const generation = job.generation + 1;
+  try {
+    await dynamo.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: TABLE(),
+              Key: keys.syncJob(job.id),
+              UpdateExpression:
+                'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
+              ConditionExpression: 'generation = :generation AND #status = :current',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: {
+                ':pending': 'pending',
+                ':next': generation,
+                ':null': null,
+                ':at': at,
+                ':generation': job.generation,
+                ':current': job.status,
+                ...prefixed(pendingIndex(job.id, at)),
+              },
+            },
+          },
+          auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
+        ],
+      }),
+    );
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) {
+      // Someone else moved it first (a concurrent retry): answer with what it is now.
+      const current = await getItem<SyncJob>(keys.syncJob(job.id), true);
+      throw new SyncJobNotRetryableError(current?.status ?? 'unknown');
+    }
+    throw error;
+  }
+  const updated: SyncJob = { ...job, status: 'pending', generation, errorMessage: null, failedAt: null, deadAt: null, updatedAt: at };
+  return updated;
+};

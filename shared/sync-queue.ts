@@ -1,0 +1,32 @@
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { sqs } from './aws/sqs.js';
+import { config } from './config.js';
+import type { JobMessage } from './sync-jobs.js';
+
+/** One message per job; SendMessageBatch takes ten at a time. Throws if any entry was refused. */
+export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
+  for (let i = 0; i < messages.length; i += 10) {
+    const chunk = messages.slice(i, i + 10);
+    if (chunk.length === 1) {
+      await sqs.send(new SendMessageCommand({ QueueUrl: config.syncQueueUrl(), MessageBody: JSON.stringify(chunk[0]), DelaySeconds: delaySeconds }));
+      continue;
+    }
+    const out = await sqs.send(
+      new SendMessageBatchCommand({
+        QueueUrl: config.syncQueueUrl(),
+        Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds })),
+      }),
+    );
+    if (out.Failed?.length) throw new Error(`${out.Failed.length} sync messages were not accepted`);
+  }
+};
+
+export const parseJobMessage = (body: string): JobMessage | undefined => {
+  try {
+    const parsed = JSON.parse(body);
+    if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation)) return { jobId: parsed.jobId, generation: parsed.generation };
+  } catch {
+    // fall through: a malformed message can never be processed
+  }
+  return undefined;
+};

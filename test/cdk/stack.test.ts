@@ -1,0 +1,434 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match } from 'aws-cdk-lib/assertions';
+import { iamActionsFor } from '../../lib/access.js';
+import { authorizer, consumers, routes, type Access, type QueueName } from '../../lib/routes.js';
+import { INDEX, LOOKUP_PROJECTION } from '../../shared/store/keys.js';
+import { actionsOf, logicalId, removeOutput, rolePolicies, synthesize, type Resources, type Synthesized } from './synth.js';
+
+// What a function may do besides its `access`, written out here rather than imported from the stack.
+const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+const SQS_EVENT_SOURCE_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+
+const QUEUE_IDS: Record<QueueName, string> = { sync: 'SyncQueue', fulfillment: 'FulfillmentQueue', syncDlq: 'SyncDlq', fulfillmentDlq: 'FulfillmentDlq' };
+
+interface FunctionEntry {
+  name: string;
+  access: Access;
+  kind: 'route' | 'authorizer' | 'consumer';
+  consumes?: QueueName;
+}
+
+const allFunctions: FunctionEntry[] = [
+  ...routes.map((r) => ({ name: r.name, access: r.access, kind: 'route' as const })),
+  { name: authorizer.name, access: authorizer.access, kind: 'authorizer' },
+  ...consumers.map((c) => ({ name: c.name, access: c.access, kind: 'consumer' as const, consumes: 'queue' in c.trigger ? c.trigger.queue : undefined })),
+];
+
+const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
+
+const expectedActions = (fn: FunctionEntry, tracing: boolean) =>
+  sorted([...iamActionsFor(fn.access), ...LOG_ACTIONS, ...(fn.consumes ? SQS_EVENT_SOURCE_ACTIONS : []), ...(tracing ? XRAY_ACTIONS : [])]);
+
+const resourcesOf = (s: Synthesized) => s.template.toJSON().Resources as Resources;
+const functionId = (s: Synthesized, name: string) => logicalId(s.stack, s.stack.functions.get(name)!);
+const roleId = (s: Synthesized, name: string) => logicalId(s.stack, s.stack.functions.get(name)!.role as never);
+const queueId = (s: Synthesized, queue: QueueName) => logicalId(s.stack, s.stack.queues[queue]);
+
+const roleActions = (s: Synthesized, name: string) => sorted(rolePolicies(s.template, roleId(s, name)).documents.flatMap(actionsOf));
+
+describe('stack', () => {
+  let dev: Synthesized;
+  let prod: Synthesized;
+
+  beforeAll(() => {
+    // The dev stage is synthesized as `cdk synth` does, bundling every function with esbuild.
+    dev = synthesize({ bundle: true });
+    // The prod stage turns on everything optional: alarm e-mails and tracing.
+    prod = synthesize({ bundle: false, context: { stage: 'prod', alarmEmail: 'ops@example.com', tracing: 'true' } });
+  }, 120_000);
+
+  afterAll(() => {
+    removeOutput(dev?.app);
+    removeOutput(prod?.app);
+  });
+
+  describe('functions', () => {
+    it('has one function per route, the authorizer and each consumer, and no other', () => {
+      expect([...dev.stack.functions.keys()].sort()).toEqual(allFunctions.map((f) => f.name).sort());
+      dev.template.resourceCountIs('AWS::Lambda::Function', allFunctions.length);
+      expect(new Set(allFunctions.map((f) => functionId(dev, f.name))).size).toBe(allFunctions.length);
+    });
+
+    it('runs every function on Node.js 24 on arm64', () => {
+      const functions = dev.template.findResources('AWS::Lambda::Function');
+      for (const fn of Object.values(functions)) {
+        expect(fn.Properties.Runtime).toBe('nodejs24.x');
+        expect(fn.Properties.Architectures).toEqual(['arm64']);
+        expect(fn.Properties.MemorySize).toBe(256);
+      }
+    });
+
+    it('gives HTTP routes 10 s, the authorizer 5 s and consumers their own timeout', () => {
+      const timeout = (name: string) => resourcesOf(dev)[functionId(dev, name)].Properties.Timeout;
+      for (const r of routes) expect(timeout(r.name)).toBe(10);
+      expect(timeout(authorizer.name)).toBe(5);
+      for (const c of consumers) expect(timeout(c.name)).toBe(c.timeoutSeconds);
+    });
+
+    it('gives every function its own log group with a retention, and nothing else to log to', () => {
+      for (const f of allFunctions) {
+        const logGroupRef = resourcesOf(dev)[functionId(dev, f.name)].Properties.LoggingConfig.LogGroup.Ref;
+        const logGroup = resourcesOf(dev)[logGroupRef];
+        expect(logGroup.Type).toBe('AWS::Logs::LogGroup');
+        expect(logGroup.Properties.RetentionInDays).toBe(30);
+        const logStatements = rolePolicies(dev.template, roleId(dev, f.name))
+          .documents.flatMap((d) => d.Statement)
+          .filter((s) => actionsOf({ Statement: [s] }).some((a) => a.startsWith('logs:')));
+        expect(logStatements).toEqual([expect.objectContaining({ Resource: { 'Fn::GetAtt': [logGroupRef, 'Arn'] } })]);
+      }
+    });
+
+    it('sets the environment each function needs, and a queue URL or key only where it uses them', () => {
+      for (const f of allFunctions) {
+        const vars = resourcesOf(dev)[functionId(dev, f.name)].Properties.Environment.Variables;
+        expect(vars).toMatchObject({
+          TABLE_NAME: { Ref: logicalId(dev.stack, dev.stack.table) },
+          PLATFORM_SHOP_DOMAIN_SUFFIX: 'myshopify.com',
+          API_KEY_PREFIX: 'sk_live_',
+          POWERTOOLS_SERVICE_NAME: 'reseller-routing',
+          STAGE: 'dev',
+          NODE_OPTIONS: '--enable-source-maps',
+        });
+        if (f.access.key?.length) expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
+        else expect(vars).not.toHaveProperty('KMS_KEY_ID');
+        for (const [queue, variable] of [['sync', 'SYNC_QUEUE_URL'], ['fulfillment', 'FULFILLMENT_QUEUE_URL']] as const) {
+          const uses = Boolean(f.access.queues?.[queue]?.length) || f.consumes === queue;
+          if (uses) expect(vars[variable]).toEqual({ Ref: queueId(dev, queue) });
+          else expect(vars).not.toHaveProperty(variable);
+        }
+      }
+    });
+
+    it('bundles every entry as minified ESM with the require shim, the AWS SDK inside and a source map', () => {
+      const assemblyDir = dev.app.outdir;
+      for (const f of allFunctions) {
+        const s3Key: string = resourcesOf(dev)[functionId(dev, f.name)].Properties.Code.S3Key;
+        const assetDir = join(assemblyDir, `asset.${s3Key.replace(/\.zip$/, '')}`);
+        const code = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+        expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire(import.meta.url);")).toBe(true);
+        expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
+        expect(code).not.toMatch(/from\s*["']@aws-sdk\//);
+      }
+    });
+  });
+
+  describe('HTTP API', () => {
+    it('has exactly one route per entry of routes.ts', () => {
+      dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length);
+    });
+
+    it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('routes %s to its own function with the right authorization', (_key, route) => {
+      const resources = resourcesOf(dev);
+      const [, apiRoute] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === `${route.method} ${route.path}`)!;
+      const integrationId = apiRoute.Properties.Target['Fn::Join'][1][1].Ref;
+      expect(resources[integrationId].Properties).toMatchObject({
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+        IntegrationUri: { 'Fn::GetAtt': [functionId(dev, route.name), 'Arn'] },
+      });
+      if (route.auth === 'apiKey') {
+        expect(apiRoute.Properties.AuthorizationType).toBe('CUSTOM');
+        expect(resources[apiRoute.Properties.AuthorizerId.Ref].Type).toBe('AWS::ApiGatewayV2::Authorizer');
+      } else {
+        expect(apiRoute.Properties.AuthorizationType).toBe('NONE');
+        expect(apiRoute.Properties.AuthorizerId).toBeUndefined();
+      }
+    });
+
+    it('calls the authorizer on every request: simple responses, no identity source, no cache', () => {
+      dev.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
+      dev.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+        AuthorizerType: 'REQUEST',
+        EnableSimpleResponses: true,
+        AuthorizerPayloadFormatVersion: '2.0',
+        AuthorizerResultTtlInSeconds: 0,
+        IdentitySource: [],
+        AuthorizerUri: { 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [functionId(dev, authorizer.name), 'Arn'] }])] },
+      });
+    });
+
+    it('logs every request as JSON and throttles the stage', () => {
+      const [stage] = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Stage'));
+      expect(stage.Properties).toMatchObject({
+        StageName: '$default',
+        AutoDeploy: true,
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+      });
+      const format = JSON.parse(stage.Properties.AccessLogSettings.Format);
+      expect(Object.values(format)).toEqual(
+        expect.arrayContaining([
+          '$context.requestId',
+          '$context.routeKey',
+          '$context.status',
+          '$context.responseLatency',
+          '$context.integrationErrorMessage',
+          '$context.identity.sourceIp',
+        ]),
+      );
+      const destination = stage.Properties.AccessLogSettings.DestinationArn['Fn::GetAtt'][0];
+      expect(resourcesOf(dev)[destination].Type).toBe('AWS::Logs::LogGroup');
+    });
+  });
+
+  describe('table', () => {
+    it('is on demand with point-in-time recovery, a TTL and the AWS owned key', () => {
+      dev.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+      dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
+        KeySchema: [
+          { AttributeName: 'PK', KeyType: 'HASH' },
+          { AttributeName: 'SK', KeyType: 'RANGE' },
+        ],
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+        SSESpecification: { SSEEnabled: false },
+        DeletionProtectionEnabled: false,
+      });
+    });
+
+    it('has the three indexes of shared/store/keys.ts with their projections', () => {
+      const [table] = Object.values(dev.template.findResources('AWS::DynamoDB::Table'));
+      const indexes = Object.fromEntries(table.Properties.GlobalSecondaryIndexes.map((i: { IndexName: string }) => [i.IndexName, i]));
+      expect(Object.keys(indexes).sort()).toEqual(Object.values(INDEX).sort());
+      const keySchema = (name: string) => [
+        { AttributeName: `${name}PK`, KeyType: 'HASH' },
+        { AttributeName: `${name}SK`, KeyType: 'RANGE' },
+      ];
+      expect(indexes[INDEX.lists]).toEqual({ IndexName: INDEX.lists, KeySchema: keySchema(INDEX.lists), Projection: { ProjectionType: 'KEYS_ONLY' } });
+      expect(indexes[INDEX.lookups]).toEqual({
+        IndexName: INDEX.lookups,
+        KeySchema: keySchema(INDEX.lookups),
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: LOOKUP_PROJECTION },
+      });
+      expect(indexes[INDEX.pending]).toEqual({ IndexName: INDEX.pending, KeySchema: keySchema(INDEX.pending), Projection: { ProjectionType: 'KEYS_ONLY' } });
+    });
+
+    it('is deleted with a dev stack', () => {
+      dev.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+    });
+  });
+
+  describe('secrets key', () => {
+    it('is a customer-managed key with rotation and the stack alias', () => {
+      dev.template.resourceCountIs('AWS::KMS::Key', 1);
+      dev.template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, PendingWindowInDays: 7 });
+      dev.template.hasResourceProperties('AWS::KMS::Alias', {
+        AliasName: 'alias/ResellerRouting-dev-secrets',
+        TargetKeyId: { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] },
+      });
+    });
+  });
+
+  describe('queues', () => {
+    it('sends a message to its DLQ after 3 receives', () => {
+      for (const [queue, dlq] of [['sync', 'syncDlq'], ['fulfillment', 'fulfillmentDlq']] as const) {
+        expect(resourcesOf(dev)[queueId(dev, queue)].Properties.RedrivePolicy).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [queueId(dev, dlq), 'Arn'] },
+          maxReceiveCount: 3,
+        });
+      }
+    });
+
+    it('sets a visibility timeout of 6 × the timeout of the function that consumes the queue', () => {
+      for (const c of consumers) {
+        if (!('queue' in c.trigger)) continue;
+        expect(resourcesOf(dev)[queueId(dev, c.trigger.queue)].Properties.VisibilityTimeout).toBe(6 * c.timeoutSeconds);
+      }
+      const worker = consumers.find((c) => c.name === 'SyncWorker')!;
+      expect(resourcesOf(dev)[queueId(dev, 'sync')].Properties.VisibilityTimeout).toBe(6 * worker.timeoutSeconds);
+    });
+
+    it('encrypts every queue and keeps dead letters 14 days', () => {
+      dev.template.resourceCountIs('AWS::SQS::Queue', 4);
+      for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
+        const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
+        expect(props.SqsManagedSseEnabled).toBe(true);
+        if (queue.endsWith('Dlq')) expect(props.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+      }
+    });
+
+    it('refuses requests without TLS on every queue', () => {
+      for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
+        dev.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+          Queues: [{ Ref: queueId(dev, queue) }],
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+            ]),
+          },
+        });
+      }
+    });
+  });
+
+  describe('consumers', () => {
+    it.each(consumers.filter((c) => 'queue' in c.trigger).map((c) => [c.name, c] as const))(
+      'invokes %s from its queue with partial batch failures',
+      (_name, consumer) => {
+        const trigger = consumer.trigger as { queue: QueueName; batchSize: number; maxConcurrency?: number };
+        dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          EventSourceArn: { 'Fn::GetAtt': [queueId(dev, trigger.queue), 'Arn'] },
+          FunctionName: { Ref: functionId(dev, consumer.name) },
+          BatchSize: trigger.batchSize,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          ScalingConfig: trigger.maxConcurrency ? { MaximumConcurrency: trigger.maxConcurrency } : Match.absent(),
+        });
+      },
+    );
+
+    it('has no event source mapping other than those', () => {
+      dev.template.resourceCountIs('AWS::Lambda::EventSourceMapping', consumers.filter((c) => 'queue' in c.trigger).length);
+    });
+
+    it.each(consumers.filter((c) => 'scheduleMinutes' in c.trigger).map((c) => [c.name, c] as const))('runs %s on its schedule', (_name, consumer) => {
+      const minutes = (consumer.trigger as { scheduleMinutes: number }).scheduleMinutes;
+      dev.template.hasResourceProperties('AWS::Events::Rule', {
+        ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
+        State: 'ENABLED',
+        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(dev, consumer.name), 'Arn'] } })],
+      });
+    });
+  });
+
+  describe('least privilege', () => {
+    it.each(allFunctions.map((f) => [f.name, f] as const))('%s may do exactly what its access declares', (name, fn) => {
+      expect(roleActions(dev, name)).toEqual(expectedActions(fn, false));
+      expect(rolePolicies(dev.template, roleId(dev, name)).managedPolicyArns).toEqual([]);
+    });
+
+    it('adds only the X-Ray actions when tracing is on', () => {
+      for (const fn of allFunctions) expect(roleActions(prod, fn.name)).toEqual(expectedActions(fn, true));
+    });
+
+    it('names no wildcard action in any IAM policy', () => {
+      for (const s of [dev, prod]) {
+        const policies = Object.values(s.template.findResources('AWS::IAM::Policy')).map((p) => p.Properties.PolicyDocument);
+        const roles = Object.values(s.template.findResources('AWS::IAM::Role')).flatMap((r) => (r.Properties.Policies ?? []).map((p: any) => p.PolicyDocument));
+        const actions = [...policies, ...roles].flatMap(actionsOf);
+        expect(actions.length).toBeGreaterThan(0);
+        expect(actions.filter((a) => a.includes('*'))).toEqual([]);
+      }
+    });
+
+    it('scopes table, key and queue actions to this stack’s table, indexes, key and the declared queues', () => {
+      const tableArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.table), 'Arn'] };
+      const indexArn = (name: string) => ({ 'Fn::Join': ['', [tableArn, `/index/${name}`]] });
+      const keyArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] };
+      for (const fn of allFunctions) {
+        const statements = rolePolicies(dev.template, roleId(dev, fn.name)).documents.flatMap((d) => d.Statement);
+        const allowedQueues = new Set([...Object.keys(fn.access.queues ?? {}), ...(fn.consumes ? [fn.consumes] : [])] as QueueName[]);
+        for (const statement of statements) {
+          expect(statement.Effect).toBe('Allow');
+          const actions = actionsOf({ Statement: [statement] });
+          const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
+          const service = new Set(actions.map((a) => a.split(':')[0]));
+          expect(service.size).toBe(1);
+          if (service.has('dynamodb')) {
+            for (const r of resources) expect([tableArn, ...Object.values(INDEX).map(indexArn)]).toContainEqual(r);
+            // Only Query reads an index.
+            if (resources.some((r) => JSON.stringify(r).includes('/index/'))) expect(actions).toEqual(['dynamodb:Query']);
+          } else if (service.has('kms')) {
+            expect(resources).toEqual([keyArn]);
+          } else if (service.has('sqs')) {
+            const allowedArns = [...allowedQueues].map((q) => ({ 'Fn::GetAtt': [queueId(dev, q), 'Arn'] }));
+            for (const r of resources) expect(allowedArns).toContainEqual(r);
+          } else {
+            expect([...service]).toEqual(['logs']);
+          }
+        }
+      }
+    });
+  });
+
+  describe('operations', () => {
+    const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
+
+    it('alarms on every dead-letter queue holding a message', () => {
+      for (const dlq of ['syncDlq', 'fulfillmentDlq'] as const) {
+        const alarm = alarms(dev).find(
+          (a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(a.Properties.Dimensions).includes(queueId(dev, dlq)),
+        );
+        expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/SQS', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      }
+    });
+
+    it('alarms on errors of every consumer, SyncWorker included', () => {
+      for (const c of consumers) {
+        const alarm = alarms(dev).find(
+          (a) => a.Properties.MetricName === 'Errors' && JSON.stringify(a.Properties.Dimensions).includes(functionId(dev, c.name)),
+        );
+        expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/Lambda', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+      }
+    });
+
+    it('alarms on API 5xx responses', () => {
+      const alarm = alarms(dev).find((a) => a.Properties.MetricName === '5xx');
+      expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/ApiGateway', Threshold: 5, Statistic: 'Sum' });
+      expect(JSON.stringify(alarm?.Properties.Dimensions)).toContain(logicalId(dev.stack, dev.stack.api));
+    });
+
+    it('notifies no one unless configured, and an encrypted topic from every alarm when alarmEmail is set', () => {
+      for (const a of alarms(dev)) expect(a.Properties.AlarmActions).toBeUndefined();
+      dev.template.resourceCountIs('AWS::SNS::Topic', 0);
+
+      const [topicId] = Object.keys(prod.template.findResources('AWS::SNS::Topic'));
+      expect(topicId).toBeDefined();
+      prod.template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
+      prod.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+      for (const a of alarms(prod)) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    });
+
+    it('notifies an existing topic from every alarm when alarmTopicArn is set', () => {
+      const topicArn = 'arn:aws:sns:eu-west-1:123456789012:on-call';
+      const withTopic = synthesize({ bundle: false, context: { alarmTopicArn: topicArn } });
+      try {
+        withTopic.template.resourceCountIs('AWS::SNS::Topic', 0);
+        for (const a of alarms(withTopic)) expect(a.Properties.AlarmActions).toEqual([topicArn]);
+      } finally {
+        removeOutput(withTopic.app);
+      }
+    });
+
+    it('outputs the API URL and the table name', () => {
+      dev.template.hasOutput('ApiUrl', { Value: Match.anyValue() });
+      dev.template.hasOutput('TableName', { Value: { Ref: logicalId(dev.stack, dev.stack.table) } });
+    });
+  });
+
+  describe('prod stage', () => {
+    it('is named after the stage', () => {
+      expect(dev.stack.stackName).toBe('ResellerRouting-dev');
+      expect(prod.stack.stackName).toBe('ResellerRouting-prod');
+    });
+
+    it('retains the table, with deletion protection', () => {
+      prod.template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        UpdateReplacePolicy: 'Retain',
+        Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
+      });
+    });
+
+    it('retains the secrets key and every log group, and keeps logs longer', () => {
+      prod.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ Description: Match.stringLikeRegexp('secrets') }) });
+      const logGroups = Object.values(prod.template.findResources('AWS::Logs::LogGroup'));
+      expect(logGroups.length).toBe(allFunctions.length + 1);
+      for (const g of logGroups) {
+        expect(g.DeletionPolicy).toBe('Retain');
+        expect(g.Properties.RetentionInDays).toBe(90);
+      }
+    });
+  });
+});

@@ -1,0 +1,174 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+
+/**
+ * The harness every integration test file shares: the whole local service (DynamoDB Local, SQS
+ * emulator, KMS stand-in, platform simulator, HTTP front) on free ports with an in-memory table,
+ * two owners with fixed keys, a small fetch client per owner and a document client for seeding.
+ */
+
+/** Fixed test keys, so a test can also send a key that looks right but belongs to nobody. */
+export const TEST_KEYS = {
+  owner_a: 'sk_test_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+  owner_b: 'sk_test_bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb',
+} as const;
+
+export type OwnerName = keyof typeof TEST_KEYS;
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined for an empty or non-JSON body. */
+  body: T;
+  /** The raw body text, for checks that must see every byte (no secret anywhere). */
+  text: string;
+}
+
+export interface RequestOptions {
+  /** Sent as is instead of `JSON.stringify(body)`. */
+  rawBody?: string | Buffer;
+  /** Extra or overriding headers; `authorization: undefined`-style removal is done with `auth: false`. */
+  headers?: Record<string, string>;
+}
+
+export interface ApiClient {
+  get<T = any>(path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  post<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<ApiResponse<T>>;
+  patch<T = any>(path: string, body?: unknown, options?: RequestOptions): Promise<ApiResponse<T>>;
+  delete<T = any>(path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  request<T = any>(method: string, path: string, body?: unknown, options?: RequestOptions): Promise<ApiResponse<T>>;
+}
+
+export interface TestService {
+  runtime: LocalRuntime;
+  /** A client authenticating as a test owner, with a raw key, or (null) with no Authorization header. */
+  api(ownerOrKey: OwnerName | string | null): ApiClient;
+  /** Points at the runtime's DynamoDB Local, for seeding and reading raw items. */
+  doc: DynamoDBDocumentClient;
+  tableName: string;
+  stop(): Promise<void>;
+}
+
+const client = (baseUrl: string, authorization: string | undefined): ApiClient => {
+  const request = async (method: string, path: string, body?: unknown, options: RequestOptions = {}) => {
+    const headers: Record<string, string> = {};
+    if (authorization) headers.authorization = authorization;
+    let payload: string | Buffer | undefined;
+    if (options.rawBody !== undefined) payload = options.rawBody;
+    else if (body !== undefined) {
+      payload = JSON.stringify(body);
+      headers['content-type'] = 'application/json';
+    }
+    Object.assign(headers, options.headers);
+    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    let parsed: unknown;
+    if (text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+    }
+    return { status: res.status, headers: res.headers, body: parsed as any, text };
+  };
+  return {
+    request,
+    get: (path, options) => request('GET', path, undefined, options),
+    post: (path, body, options) => request('POST', path, body, options),
+    patch: (path, body, options) => request('PATCH', path, body, options),
+    delete: (path, options) => request('DELETE', path, undefined, options),
+  };
+};
+
+/** Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`. */
+export const startService = async (options: LocalRuntimeOptions = {}): Promise<TestService> => {
+  const runtime = await startLocalRuntime({
+    port: 0,
+    dataDir: ':memory:',
+    simulator: { port: 0 },
+    apiKeys: Object.entries(TEST_KEYS)
+      .map(([owner, key]) => `${owner}:${key}`)
+      .join(','),
+    visibilityTimeoutSeconds: 1,
+    scheduleIntervalSeconds: 3600,
+    ...options,
+  });
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: runtime.endpoints.dynamodb,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+    { marshallOptions: { removeUndefinedValues: true } },
+  );
+  return {
+    runtime,
+    doc,
+    tableName: runtime.tableName,
+    api: (ownerOrKey) => {
+      if (ownerOrKey === null) return client(runtime.apiUrl, undefined);
+      const key = ownerOrKey in TEST_KEYS ? TEST_KEYS[ownerOrKey as OwnerName] : ownerOrKey;
+      return client(runtime.apiUrl, `Bearer ${key}`);
+    },
+    stop: async () => {
+      doc.destroy();
+      await runtime.stop();
+    },
+  };
+};
+
+/** Every item of the table (test tables are small), for "a failed request writes nothing". */
+export const scanAll = async (doc: DynamoDBDocumentClient, tableName: string) => {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    items.push(...((out.Items ?? []) as Record<string, unknown>[]));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
+
+let sequence = 0;
+/** Unique across test files running in parallel against their own tables, and readable in failures. */
+export const unique = (prefix = 'x') => `${prefix}-${process.pid.toString(36)}-${(++sequence).toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+
+export const resellerStoreBody = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Reseller Shop',
+  platform: 'storeplatform_a',
+  shopDomain: `${unique('reseller')}.myshopify.com`,
+  accessToken: `shpat_reseller_${unique('tok')}`,
+  webhookSecret: `whsec_reseller_${unique('sec')}`,
+  ...overrides,
+});
+
+export const sourceStoreBody = (overrides: Record<string, unknown> = {}) => ({
+  name: 'Supplier Shop',
+  platform: 'storeplatform_a',
+  shopDomain: `${unique('supplier')}.myshopify.com`,
+  accessToken: `shpat_source_${unique('tok')}`,
+  webhookSecret: `whsec_source_${unique('sec')}`,
+  vendorTag: unique('Vendor'),
+  pricingMode: 'percentage',
+  pricingConfig: { type: 'percentage', value: 30 },
+  ...overrides,
+});
+
+const expectCreated = (what: string, res: ApiResponse) => {
+  if (res.status !== 201) throw new Error(`creating a ${what} answered ${res.status}: ${res.text}`);
+  return res.body;
+};
+
+/** Creates a reseller store with valid defaults; throws unless the API answers 201. */
+export const createResellerStore = async (api: ApiClient, overrides: Record<string, unknown> = {}) =>
+  expectCreated('reseller store', await api.post('/v1/reseller_stores', resellerStoreBody(overrides)));
+
+/** Creates a source store under `rstId` with valid defaults; throws unless the API answers 201. */
+export const createSourceStore = async (api: ApiClient, rstId: string, overrides: Record<string, unknown> = {}) =>
+  expectCreated('source store', await api.post(`/v1/reseller_stores/${rstId}/source_stores`, sourceStoreBody(overrides)));
+
+/** ISO 8601 UTC with milliseconds (CONTRACT.md §2). */
+export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+export const REQUEST_ID = /^req_[0-9a-z]+$/;

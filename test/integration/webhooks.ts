@@ -1,0 +1,54 @@
+import { createHmac } from 'node:crypto';
+
+/** Sends a platform webhook the way the platform does: HMAC-SHA256 of the raw bytes, base64. */
+export const sendWebhook = async (
+  apiUrl: string,
+  path: '/v1/orders/webhook' | '/v1/fulfillments/webhook',
+  options: { shopDomain?: string; secret?: string; body: unknown; rawBody?: string; signature?: string; topic?: string },
+) => {
+  const raw = options.rawBody ?? JSON.stringify(options.body);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (options.shopDomain !== undefined) headers['x-platform-shop-domain'] = options.shopDomain;
+  const signature = options.signature ?? (options.secret !== undefined ? createHmac('sha256', options.secret).update(raw).digest('base64') : undefined);
+  if (signature !== undefined) headers['x-platform-hmac-sha256'] = signature;
+  if (options.topic) headers['x-platform-topic'] = options.topic;
+  const res = await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: raw });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+let orderSequence = 5_550_000;
+export const orderPayload = (lineItems: { vendor: string; price: string; quantity?: number; sku?: string }[], overrides: Record<string, unknown> = {}) => ({
+  id: ++orderSequence,
+  name: `#${orderSequence}`,
+  email: 'customer@example.com',
+  currency: 'USD',
+  line_items: lineItems.map((item, i) => ({
+    id: i + 1,
+    variant_id: 100 + i,
+    sku: item.sku ?? `SKU-${i + 1}`,
+    title: `Item ${i + 1}`,
+    quantity: item.quantity ?? 1,
+    price: item.price,
+    vendor: item.vendor,
+  })),
+  shipping_lines: [{ title: 'Standard', price: '5.00' }],
+  shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+  ...overrides,
+});
+
+/** Polls until `check` returns a value, or fails after `timeoutMs`. */
+export const eventually = async <T>(check: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> => {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+};
