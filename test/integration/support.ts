@@ -82,7 +82,10 @@ const client = (baseUrl: string, authorization: string | undefined): ApiClient =
   };
 };
 
-/** Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`. */
+/**
+ * Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`.
+ * One per test file: handler modules build their clients once, when first loaded, as in Lambda.
+ */
 export const startService = async (options: LocalRuntimeOptions = {}): Promise<TestService> => {
   const runtime = await startLocalRuntime({
     port: 0,

@@ -1,0 +1,135 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { completeJob, failJob } from '../../shared/sync-jobs.js';
+import { enqueueJobs } from '../../shared/sync-queue.js';
+import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { eventually, orderPayload, sendWebhook } from './webhooks.js';
+
+// The worker and the webhook run in this process, so wrapping these modules lets a test make the
+// process "die" at the worst moment: after the supplier has the order, before the job records it.
+jest.mock('../../shared/sync-jobs', () => {
+  const actual = jest.requireActual('../../shared/sync-jobs');
+  return { ...actual, completeJob: jest.fn(actual.completeJob), failJob: jest.fn(actual.failJob) };
+});
+jest.mock('../../shared/sync-queue', () => {
+  const actual = jest.requireActual('../../shared/sync-queue');
+  return { ...actual, enqueueJobs: jest.fn(actual.enqueueJobs) };
+});
+
+jest.setTimeout(60_000);
+
+describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
+  let service: TestService;
+  let reseller: any;
+  const secret = 'whsec_recovery';
+  const api = () => service.api('owner_a');
+  const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
+  const jobReaches = (id: string, status: string, timeoutMs?: number) =>
+    eventually(async () => {
+      const current = await job(id);
+      return current.status === status && current;
+    }, timeoutMs);
+  const simOrders = async (shopDomain: string) =>
+    (await (await fetch(`${service.runtime.simulator!.url}/_sim/orders?shopDomain=${shopDomain}`)).json()).orders as any[];
+  const simCalls = async (shopDomain: string) =>
+    ((await (await fetch(`${service.runtime.simulator!.url}/_sim/calls`)).json()).calls as any[]).filter((c) => c.shopDomain === shopDomain);
+  const order = (body: unknown) => sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
+
+  /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
+  const healToken = async (storeId: string) => {
+    const kms = new KMSClient({ endpoint: service.runtime.endpoints.kms, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const out = await kms.send(
+      new EncryptCommand({ KeyId: process.env.KMS_KEY_ID, Plaintext: Buffer.from('tok_healed'), EncryptionContext: { storeId, field: 'accessToken' } }),
+    );
+    kms.destroy();
+    await service.doc.send(
+      new UpdateCommand({
+        TableName: service.tableName,
+        Key: { PK: `SST#${storeId}`, SK: 'SST' },
+        UpdateExpression: 'SET accessToken = :t',
+        ExpressionAttributeValues: { ':t': Buffer.from(out.CiphertextBlob!).toString('base64') },
+      }),
+    );
+  };
+
+  beforeAll(async () => {
+    service = await startService({ sweepAfterSeconds: 1 });
+    reseller = await createResellerStore(api(), { webhookSecret: secret });
+  }, 90_000);
+  afterAll(() => service?.stop());
+  afterEach(() => jest.mocked(completeJob).mockClear());
+
+  it('leaves exactly one supplier order when the worker dies between the platform call and the write', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Crash' });
+    const crash = () => Promise.reject(new Error('the worker died'));
+    jest.mocked(completeJob).mockImplementationOnce(crash);
+    jest.mocked(failJob).mockImplementationOnce(crash);
+
+    const receipt = await order(orderPayload([{ vendor: 'Crash', price: '10.00' }]));
+    const done = await jobReaches(receipt.body.syncJobIds[0], 'completed');
+
+    // The first receive placed the order and recorded nothing; the redelivery found the job still
+    // `processing`, placed it again under the same idempotency key, and got the same order back.
+    expect(done.attempts).toBe(2);
+    expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+    const posts = (await simCalls(supplier.shopDomain)).filter((c) => c.method === 'POST');
+    expect(posts.map((c) => c.status)).toEqual([201, 200]);
+    expect(done.sourceOrderId).toBe(String((await simOrders(supplier.shopDomain))[0].id));
+  });
+
+  it('enqueues a job whose enqueue failed on the next sweep, and completes it', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Lost' });
+    jest.mocked(enqueueJobs).mockImplementationOnce(() => Promise.reject(new Error('SQS unavailable')));
+
+    const receipt = await order(orderPayload([{ vendor: 'Lost', price: '10.00' }]));
+    expect(receipt.status).toBe(200);
+    const id = receipt.body.syncJobIds[0];
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await job(id)).status).toBe('pending');
+
+    await service.runtime.invoke('SyncSweep');
+
+    await jobReaches(id, 'completed');
+    expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+  });
+
+  it('never lets a message from before a retry move the job again', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Stale', accessToken: 'tok_fail401' });
+    const receipt = await order(orderPayload([{ vendor: 'Stale', price: '10.00' }]));
+    const id = receipt.body.syncJobIds[0];
+    await jobReaches(id, 'dead');
+    await healToken(supplier.id);
+    expect((await api().post(`/v1/sync_jobs/${id}/retry`)).status).toBe(200);
+    const completed = await jobReaches(id, 'completed');
+
+    // Replay the first enqueue's message on the queue and on the DLQ.
+    const stale = JSON.stringify({ jobId: id, generation: 1 });
+    const { sqs } = await import('../../shared/aws/sqs.js');
+    await sqs.send(new SendMessageCommand({ QueueUrl: service.runtime.queues.sync.url, MessageBody: stale }));
+    await sqs.send(new SendMessageCommand({ QueueUrl: service.runtime.queues.syncDlq.url, MessageBody: stale }));
+    await new Promise((r) => setTimeout(r, 2500));
+
+    const after = await job(id);
+    expect(after).toMatchObject({ status: 'completed', attempts: completed.attempts, updatedAt: completed.updatedAt, deadAt: null });
+    expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+  });
+
+  it('waits out a 429 for Retry-After without failing the job, then completes', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Busy', accessToken: 'tok_fail429' });
+    const receipt = await order(orderPayload([{ vendor: 'Busy', price: '10.00' }]));
+    const id = receipt.body.syncJobIds[0];
+    await eventually(async () => (await simCalls(supplier.shopDomain)).length >= 2, 10_000);
+
+    const calls = await simCalls(supplier.shopDomain);
+    const gap = Date.parse(calls[1].at) - Date.parse(calls[0].at);
+    expect(gap).toBeGreaterThanOrEqual(950);
+    const throttled = await job(id);
+    expect(['pending', 'processing']).toContain(throttled.status);
+    expect(throttled.failedAt).toBeNull();
+
+    await healToken(supplier.id);
+    await jobReaches(id, 'completed', 15_000);
+    expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+  });
+});
