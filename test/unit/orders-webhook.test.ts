@@ -1,0 +1,123 @@
+import { createHmac } from 'node:crypto';
+import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { routeLineItems } from '../../shared/domain/routing.js';
+import { syncJobId } from '../../shared/ids.js';
+import { handler } from '../../functions/orders-webhook.js';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+const kms = mockClient(KMSClient);
+
+const SECRET = 'whsec_reseller';
+const reseller = { id: 'rst_1', ownerId: 'owner_a', shopDomain: 'shop.myshopify.com', createdAt: '2026-11-01T00:00:00.000Z', deletedAt: null, webhookSecret: 'Y2lwaGVy' };
+const payload = {
+  id: 5551234,
+  currency: 'USD',
+  line_items: [
+    { id: 1, sku: 'A', title: 'A', quantity: 1, price: '13.00', vendor: 'Acme' },
+    { id: 2, sku: 'B', title: 'B', quantity: 1, price: '13.00', vendor: 'Bolt' },
+  ],
+};
+
+const event = (body: string, headers: Record<string, string>, base64 = false) =>
+  ({
+    version: '2.0',
+    headers,
+    body: base64 ? Buffer.from(body).toString('base64') : body,
+    isBase64Encoded: base64,
+    requestContext: { http: { method: 'POST', path: '/v1/orders/webhook' } },
+  }) as never;
+const sign = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('base64');
+const call = async (e: unknown) => {
+  const res = (await handler(e as never, { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never)) as { statusCode: number; body: string };
+  return { status: res.statusCode, body: JSON.parse(res.body) };
+};
+
+describe('Function: orders-webhook', () => {
+  beforeEach(() => {
+    dynamo.reset();
+    sqs.reset();
+    kms.reset();
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from(SECRET) });
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [reseller] });
+    dynamo.on(QueryCommand, { KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)' }).resolves({
+      Items: [
+        { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },
+        { SK: 'VENDOR#Bolt', sourceStoreId: 'sst_b' },
+      ],
+    });
+    sqs.on(SendMessageCommand).resolves({});
+  });
+
+  it('refuses a body signed with another secret before reading it, and writes nothing', async () => {
+    const body = JSON.stringify(payload);
+    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body, 'other') }));
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('invalid_signature');
+    expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('refuses an unknown shop without decrypting anything', async () => {
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [] });
+    const body = JSON.stringify(payload);
+    const res = await call(event(body, { 'x-platform-shop-domain': 'nobody.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+    expect(res.status).toBe(401);
+    expect(kms.calls()).toHaveLength(0);
+  });
+
+  it('verifies the raw bytes of a base64-encoded body, writes both jobs in one transaction and enqueues them', async () => {
+    const body = JSON.stringify(payload);
+    dynamo.on(TransactWriteCommand).resolves({});
+
+    const res = await call(event(body, { 'X-Platform-Shop-Domain': 'SHOP.myshopify.com', 'X-Platform-Hmac-SHA256': sign(body) }, true));
+
+    expect(res.status).toBe(200);
+    const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
+    expect(res.body).toMatchObject({ object: 'webhook_receipt', syncJobIds: ids });
+    const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(items.map((i) => i.Put!.Item!.sourceStoreId)).toEqual(['sst_a', 'sst_b']);
+    expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
+    expect(items[0].Put!.Item!.orderJobIds).toEqual(ids);
+    expect(sqs.calls()).toHaveLength(1);
+  });
+
+  it('answers the recorded ids for a redelivery and writes nothing new', async () => {
+    const body = JSON.stringify(payload);
+    const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
+    dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
+    dynamo.on(GetCommand).resolves({ Item: { id: ids[0], status: 'completed', orderJobIds: ids, updatedAt: '2026-11-01T00:00:00.000Z' } });
+
+    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+
+    expect(res.body.syncJobIds).toEqual(ids);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+});
+
+describe('routeLineItems', () => {
+  it('groups items by the store whose tag equals the vendor, case-sensitively, ordered by store id', () => {
+    const tags = new Map([
+      ['Acme', 'sst_b'],
+      ['Bolt', 'sst_a'],
+    ]);
+    const groups = routeLineItems(
+      [
+        { vendor: 'Acme', n: 1 },
+        { vendor: 'acme', n: 2 },
+        { vendor: 'Bolt', n: 3 },
+        { vendor: null, n: 4 },
+        { vendor: 'Acme', n: 5 },
+      ],
+      tags,
+    );
+    expect(groups).toEqual([
+      { sourceStoreId: 'sst_a', lineItems: [{ vendor: 'Bolt', n: 3 }] },
+      { sourceStoreId: 'sst_b', lineItems: [{ vendor: 'Acme', n: 1 }, { vendor: 'Acme', n: 5 }] },
+    ]);
+  });
+});

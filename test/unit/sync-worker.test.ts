@@ -1,0 +1,157 @@
+import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { PlatformError } from '../../shared/platforms/errors.js';
+import { kmsCipher } from '../../shared/secrets.js';
+import { kms } from '../../shared/aws/kms.js';
+import { processSyncMessage } from '../../shared/sync-worker.js';
+
+const createOrder = jest.fn();
+jest.mock('../../shared/platforms/index', () => ({
+  ...jest.requireActual('../../shared/platforms/index'),
+  adapterFor: () => ({ createOrder, createFulfillment: jest.fn() }),
+}));
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+const kmsMock = mockClient(KMSClient);
+const cipher = kmsCipher(kms, () => 'key');
+
+const record = (body: unknown, receiveCount = '1'): SQSRecord =>
+  ({ messageId: 'm-1', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: receiveCount } }) as unknown as SQSRecord;
+
+const job = {
+  id: 'sj_1',
+  ownerId: 'owner_a',
+  resellerStoreId: 'rst_1',
+  sourceStoreId: 'sst_1',
+  status: 'processing',
+  attempts: 1,
+  generation: 2,
+  externalOrderId: '5551234',
+  resellerShopDomain: 'reseller.myshopify.com',
+  order: {
+    currency: 'USD',
+    email: 'a@example.com',
+    line_items: [{ title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 2, price: '13.00', vendor: 'Acme' }],
+    shipping_lines: [{ title: 'Standard', price: '5.00' }],
+    shipping_address: null,
+  },
+};
+const sourceStore = {
+  id: 'sst_1',
+  platform: 'storeplatform_a',
+  shopDomain: 'acme.myshopify.com',
+  accessToken: Buffer.from('cipher-token').toString('base64'),
+  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+  pricingConfig: { type: 'percentage', value: 30 },
+};
+const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
+
+describe('sync worker: processSyncMessage', () => {
+  beforeEach(() => {
+    dynamo.reset();
+    sqs.reset();
+    kmsMock.reset();
+    createOrder.mockReset();
+    kmsMock.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+  });
+
+  const claimSucceeds = () =>
+    dynamo.on(UpdateCommand).resolves({ Attributes: { ...job, status: 'completed' } }).on(UpdateCommand, { ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)' }).resolves({ Attributes: job });
+
+  it('drops a stale message without calling the platform', async () => {
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+
+    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 1 }));
+
+    expect(outcome).toBe('done');
+    expect(createOrder).not.toHaveBeenCalled();
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+  });
+
+  it('drops a malformed message', async () => {
+    expect(await processSyncMessage(cipher, { messageId: 'm', body: 'not json' } as SQSRecord)).toBe('done');
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('places the order at supplier prices with the job id as idempotency key, then records it', async () => {
+    claimSucceeds();
+    createOrder.mockResolvedValue({ orderId: '7001' });
+
+    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+
+    expect(outcome).toBe('done');
+    const [store, order, key] = createOrder.mock.calls[0];
+    expect(store).toEqual({ platform: 'storeplatform_a', shopDomain: 'acme.myshopify.com', accessToken: 'plain-accessToken', webhookSecret: 'plain-webhookSecret' });
+    expect(key).toBe('sj_1');
+    expect(order).toMatchObject({
+      source_identifier: 'reseller.myshopify.com:5551234',
+      line_items: [expect.objectContaining({ sku: 'MUG-1', quantity: 2, price: '10.00' })],
+      shipping_lines: [{ title: 'Standard', price: '5.00' }],
+      tags: 'reseller-order',
+    });
+    const complete = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    expect(complete.ExpressionAttributeValues).toMatchObject({ ':completed': 'completed', ':orderId': '7001', ':generation': 2, ':lookup': 'SRCORDER#sst_1#7001' });
+    expect(kmsMock.commandCalls(DecryptCommand)[0].args[0].input.EncryptionContext).toEqual({ storeId: 'sst_1', field: 'accessToken' });
+  });
+
+  it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'storeplatform_a answered 503' }));
+
+    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+
+    expect(outcome).toBe('retry');
+    const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    expect(fail.ExpressionAttributeValues).toMatchObject({ ':failed': 'failed', ':generation': 2 });
+  });
+
+  it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
+    claimSucceeds();
+    dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
+    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 422, retryable: false, message: 'storeplatform_a answered 422: line_items invalid' }));
+
+    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+
+    expect(outcome).toBe('done');
+    const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+    expect(items[0].Update!.ExpressionAttributeValues).toMatchObject({ ':dead': 'dead', ':reason': 'storeplatform_a answered 422: line_items invalid' });
+    expect(items[1].Put!.Item).toMatchObject({ action: 'sync_job.dead', resourceId: 'sj_1', actorId: 'system', actor: { type: 'system', id: 'system' } });
+  });
+
+  it('defers a throttled job in a fresh message delayed by Retry-After, without failing it', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, retryAfterSeconds: 7, message: 'storeplatform_a answered 429' }));
+
+    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+
+    expect(outcome).toBe('done');
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 7, MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 2 }) });
+    const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    expect(defer.ExpressionAttributeValues).toMatchObject({ ':pending': 'pending' });
+  });
+
+  it('never puts an internal error text into the job', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
+
+    await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+
+    const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    expect(fail.ExpressionAttributeValues![':message']).toBe('internal error while placing the order');
+  });
+
+  it('surfaces a transaction conflict on the dead path as not dead (another writer moved it)', async () => {
+    claimSucceeds();
+    dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
+    dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
+    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 401, retryable: false, message: 'storeplatform_a answered 401' }));
+
+    await expect(processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
+  });
+});
