@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { authorizer, consumers, routes, type QueueName } from '../routes.js';
 import { ensureTable, startDynamoDbLocal } from './dynamodb.js';
@@ -50,7 +50,7 @@ export interface LocalRuntime {
   stop(): Promise<void>;
 }
 
-const TABLE_NAME = 'reseller-routing';
+export const TABLE_NAME = 'reseller-routing';
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -130,6 +130,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const apiKeys = parseApiKeys(options.apiKeys);
     if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
     for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);
+
+    if (dataDir) {
+      // `npm run keys` finds the running table here.
+      const file = join(dataDir, 'endpoints.json');
+      writeFileSync(file, JSON.stringify({ dynamodb: dynamo.endpoint, tableName: TABLE_NAME, pid: process.pid }));
+      stops.push(async () => rmSync(file, { force: true }));
+    }
 
     const front = await startHttpFront({
       port: options.port ?? 3000,
