@@ -7,16 +7,13 @@ import { listPage } from './pagination.js';
 import type { CreateResellerStoreInput, CreateSourceStoreInput } from './schemas.js';
 import type { SecretCipher } from './secrets.js';
 import { INDEX, keys, listSortKey, lists, lookups } from './store/keys.js';
-import { getItem, TABLE, type Item } from './store/table.js';
+import { getItem, isConditionFailure, TABLE, type Item } from './store/table.js';
 
 /** Reseller and source stores: creation with encrypted secrets, owner-scoped reads, soft deletes. */
 
 export interface Owner {
   ownerId: string;
 }
-
-const isConditionFailure = (error: unknown) =>
-  (error as Error)?.name === 'ConditionalCheckFailedException';
 
 const encryptSecrets = async (cipher: SecretCipher, storeId: string, input: { accessToken: string; webhookSecret: string }) => {
   const [accessToken, webhookSecret] = await Promise.all([

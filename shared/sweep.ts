@@ -3,7 +3,7 @@ import { dynamo } from './aws/dynamodb.js';
 import { now } from './ids.js';
 import { logger } from './logger.js';
 import { INDEX, keys, listSortKey, PENDING_SHARDS } from './store/keys.js';
-import { batchGet, queryKeys, TABLE } from './store/table.js';
+import { batchGet, isConditionFailure, queryKeys, TABLE } from './store/table.js';
 import type { SyncJob } from './sync-jobs.js';
 import { enqueueJobs } from './sync-queue.js';
 
@@ -55,7 +55,7 @@ const markSwept = async (job: SyncJob) => {
     );
     return true;
   } catch (error) {
-    if ((error as Error).name === 'ConditionalCheckFailedException') return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 };

@@ -9,7 +9,7 @@ import { now, syncJobId } from './ids.js';
 import { listPage } from './pagination.js';
 import type { SyncJobStatus } from './schemas.js';
 import { keys, listSortKey, lists, lookups, pendingShard } from './store/keys.js';
-import { getItem, TABLE, type Item } from './store/table.js';
+import { getItem, isConditionFailure, TABLE, type Item } from './store/table.js';
 
 /**
  * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional
@@ -40,10 +40,10 @@ export interface JobMessage {
   generation: number;
 }
 
-const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 
 /** While a job is pending it sits in the sparse GSI3, which is all the sweep reads. */
 const pendingIndex = (id: string, since: string) => ({ GSI3PK: pendingShard(id), GSI3SK: listSortKey(since, id) });
+const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
 
 // ---------- creation
 
@@ -181,78 +181,68 @@ export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined
   }
 };
 
-/** processing → completed, and the job becomes findable by its source order (GSI2) for fulfillments. */
-export const completeJob = async (job: SyncJob, generation: number, sourceOrderId: string) => {
-  const at = now();
+/**
+ * A move out of `processing` by the worker holding the job. Undefined when another writer moved
+ * it first (a second worker on the same job, whose platform call got the same order back).
+ */
+const moveFromProcessing = async (jobId: string, generation: number, update: string, values: Item) => {
   try {
     const out = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE(),
-        Key: keys.syncJob(job.id),
-        UpdateExpression:
-          'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
+        Key: keys.syncJob(jobId),
+        UpdateExpression: update,
         ConditionExpression: 'generation = :generation AND #status = :processing',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':completed': 'completed',
-          ':processing': 'processing',
-          ':orderId': sourceOrderId,
-          ':at': at,
-          ':null': null,
-          ':generation': generation,
-          ':lookup': lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
-          ':self': `SJ#${job.id}`,
-        },
+        ExpressionAttributeValues: { ...values, ':processing': 'processing', ':generation': generation },
         ReturnValues: 'ALL_NEW',
       }),
     );
     return out.Attributes as SyncJob;
   } catch (error) {
-    // Another worker holding the same job finished first; the idempotency key made it the same order.
     if (isConditionFailure(error)) return undefined;
     throw error;
   }
 };
 
-/** processing → failed; SQS brings the message back after the visibility timeout. */
-export const failJob = async (job: SyncJob, generation: number, errorMessage: string) => {
+/** processing → completed, and the job becomes findable by its source order (GSI2) for fulfillments. */
+export const completeJob = (job: SyncJob, generation: number, sourceOrderId: string) => {
   const at = now();
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(job.id),
-        UpdateExpression: 'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at',
-        ConditionExpression: 'generation = :generation AND #status = :processing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':failed': 'failed', ':processing': 'processing', ':message': errorMessage, ':at': at, ':generation': generation },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  return moveFromProcessing(
+    job.id,
+    generation,
+    'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
+    {
+      ':completed': 'completed',
+      ':orderId': sourceOrderId,
+      ':at': at,
+      ':null': null,
+      ':lookup': lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
+      ':self': `SJ#${job.id}`,
+    },
+  );
+};
+
+/** processing → failed; SQS brings the message back after the visibility timeout. */
+export const failJob = (job: SyncJob, generation: number, errorMessage: string) => {
+  const at = now();
+  return moveFromProcessing(job.id, generation, 'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at', {
+    ':failed': 'failed',
+    ':message': errorMessage,
+    ':at': at,
+  });
 };
 
 /** processing → pending again without counting as a failure: the platform asked us to wait (429). */
-export const deferJob = async (job: SyncJob, generation: number) => {
+export const deferJob = (job: SyncJob, generation: number) => {
   const at = now();
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(job.id),
-        UpdateExpression: 'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
-        ConditionExpression: 'generation = :generation AND #status = :processing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':pending': 'pending', ':processing': 'processing', ':at': at, ':generation': generation, ...prefixed(pendingIndex(job.id, at)) },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  return moveFromProcessing(job.id, generation, 'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since', {
+    ':pending': 'pending',
+    ':at': at,
+    ...prefixed(pendingIndex(job.id, at)),
+  });
 };
 
-const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
 
 /**
  * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. Used by the

@@ -7,6 +7,9 @@ export type Item = Record<string, unknown>;
 
 export const TABLE = () => config.tableName();
 
+/** A conditional write whose condition did not hold: a domain outcome, not a fault. */
+export const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
+
 export const getItem = async <T = Item>(key: Key, consistent = false): Promise<T | undefined> => {
   const out = await dynamo.send(new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: consistent }));
   return out.Item as T | undefined;

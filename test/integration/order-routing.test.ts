@@ -1,21 +1,16 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { scanAll, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
-import { eventually, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
 describe('order routing through the local runtime', () => {
   let service: TestService;
   const api = () => service.api('owner_a');
-  const simCalls = async () => (await (await fetch(`${service.runtime.simulator!.url}/_sim/calls`)).json()).calls as any[];
-  const simOrders = async (shopDomain: string) =>
-    (await (await fetch(`${service.runtime.simulator!.url}/_sim/orders?shopDomain=${shopDomain}`)).json()).orders as any[];
+  const simCalls = async () => simulator(service.runtime.simulator!.url).calls();
+  const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
-  const jobReaches = (id: string, status: string, timeoutMs?: number) =>
-    eventually(async () => {
-      const current = await job(id);
-      return current.status === status && current;
-    }, timeoutMs);
+  const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
 
   let reseller: any;
   const resellerSecret = 'whsec_reseller_routing';

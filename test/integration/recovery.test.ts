@@ -4,7 +4,7 @@ import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { completeJob, failJob } from '../../shared/sync-jobs.js';
 import { enqueueJobs } from '../../shared/sync-queue.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
-import { eventually, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 // The worker and the webhook run in this process, so wrapping these modules lets a test make the
 // process "die" at the worst moment: after the supplier has the order, before the job records it.
@@ -25,15 +25,9 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   const secret = 'whsec_recovery';
   const api = () => service.api('owner_a');
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
-  const jobReaches = (id: string, status: string, timeoutMs?: number) =>
-    eventually(async () => {
-      const current = await job(id);
-      return current.status === status && current;
-    }, timeoutMs);
-  const simOrders = async (shopDomain: string) =>
-    (await (await fetch(`${service.runtime.simulator!.url}/_sim/orders?shopDomain=${shopDomain}`)).json()).orders as any[];
-  const simCalls = async (shopDomain: string) =>
-    ((await (await fetch(`${service.runtime.simulator!.url}/_sim/calls`)).json()).calls as any[]).filter((c) => c.shopDomain === shopDomain);
+  const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
+  const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
+  const simCalls = async (shopDomain: string) => (await simulator(service.runtime.simulator!.url).calls()).filter((c) => c.shopDomain === shopDomain);
   const order = (body: unknown) => sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
 
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */

@@ -52,3 +52,16 @@ export const eventually = async <T>(check: () => Promise<T | undefined | false>,
     await new Promise((r) => setTimeout(r, everyMs));
   }
 };
+
+/** The simulator's record of the orders a shop received, and of every call it answered. */
+export const simulator = (baseUrl: string) => ({
+  orders: async (shopDomain: string) => ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
+  calls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
+});
+
+/** Waits until the sync job has `status`, and answers it. */
+export const jobReaches = (api: { get(path: string): Promise<{ body: any }> }, id: string, status: string, timeoutMs?: number) =>
+  eventually(async () => {
+    const job = (await api.get(`/v1/sync_jobs/${id}`)).body;
+    return job.status === status && job;
+  }, timeoutMs);
