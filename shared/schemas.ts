@@ -5,7 +5,7 @@ import { PLATFORMS } from './platforms/types.js';
 /** Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place. */
 
 const strict = <E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject(entries, (issue) => `unknown field '${String(issue.input === undefined ? '' : issue.path?.at(-1)?.key)}'`);
+  v.strictObject(entries, (issue) => (issue.expected === 'never' ? `unknown field '${String(issue.path?.at(-1)?.key)}'` : issue.path ? 'is required' : 'must be a JSON object'));
 
 const requiredString = (max: number) =>
   v.pipe(

@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './aws/dynamodb.js';
 import { ResourceMissingError, VendorTagConflictError } from './errors.js';
 import { newId, now } from './ids.js';
@@ -7,7 +7,7 @@ import { listPage } from './pagination.js';
 import type { CreateResellerStoreInput, CreateSourceStoreInput } from './schemas.js';
 import type { SecretCipher } from './secrets.js';
 import { INDEX, keys, listSortKey, lists, lookups } from './store/keys.js';
-import { getItem, isConditionFailure, TABLE, type Item } from './store/table.js';
+import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from './store/table.js';
 
 /** Reseller and source stores: creation with encrypted secrets, owner-scoped reads, soft deletes. */
 
@@ -144,9 +144,7 @@ export const createSourceStore = async (
   try {
     // The vendor-tag item makes "one active store per tag" a key constraint, and routing reads
     // every active tag of a reseller store in one Query.
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
+    await transactWrite([
           { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
           {
             Put: {
@@ -155,9 +153,7 @@ export const createSourceStore = async (
               ConditionExpression: 'attribute_not_exists(PK)',
             },
           },
-        ],
-      }),
-    );
+        ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') {
       throw new VendorTagConflictError(input.vendorTag);
@@ -193,9 +189,7 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
   if (store.deletedAt) throw new ResourceMissingError('source_store', id);
   const at = now();
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
+    await transactWrite([
           {
             Update: {
               TableName: TABLE(),
@@ -214,9 +208,7 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
               ExpressionAttributeValues: { ':id': id },
             },
           },
-        ],
-      }),
-    );
+        ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) throw new ResourceMissingError('source_store', id);
     throw error;

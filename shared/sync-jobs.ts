@@ -1,5 +1,5 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM, type Actor } from './audit-log.js';
 import { dynamo } from './aws/dynamodb.js';
 import type { RoutedGroup } from './domain/routing.js';
@@ -9,7 +9,7 @@ import { now, syncJobId } from './ids.js';
 import { listPage } from './pagination.js';
 import type { SyncJobStatus } from './schemas.js';
 import { keys, listSortKey, lists, lookups, pendingShard } from './store/keys.js';
-import { getItem, isConditionFailure, TABLE, type Item } from './store/table.js';
+import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from './store/table.js';
 
 /**
  * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional
@@ -95,11 +95,7 @@ export const createJobsForOrder = async (input: NewOrder): Promise<{ created: bo
     if (jobs.length === 1) {
       await dynamo.send(new PutCommand({ TableName: TABLE(), Item: jobs[0], ConditionExpression: condition }));
     } else {
-      await dynamo.send(
-        new TransactWriteCommand({
-          TransactItems: jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })),
-        }),
-      );
+      await transactWrite(jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })));
     }
     return { created: true, jobIds, jobs };
   } catch (error) {
@@ -258,9 +254,7 @@ export const killJob = async (
   const reason = typeof why === 'string' ? why : why(job);
   const at = now();
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
+    await transactWrite([
           {
             Update: {
               TableName: TABLE(),
@@ -272,9 +266,7 @@ export const killJob = async (
             },
           },
           auditPut({ action: 'sync_job.dead', job, actor: SYSTEM, metadata: { previousStatus: job.status, reason, attempts: job.attempts } }),
-        ],
-      }),
-    );
+        ]);
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException) return false;
@@ -295,9 +287,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
   const at = now();
   const generation = job.generation + 1;
   try {
-    await dynamo.send(
-      new TransactWriteCommand({
-        TransactItems: [
+    await transactWrite([
           {
             Update: {
               TableName: TABLE(),
@@ -318,9 +308,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
             },
           },
           auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
-        ],
-      }),
-    );
+        ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       // Someone else moved it first (a concurrent retry): answer with what it is now.

@@ -28,6 +28,15 @@ const compile = (path: string) => {
   return { regex: new RegExp(`^${pattern}$`), names };
 };
 
+/** A malformed escape (`%ZZ`) stays as sent, so the route answers its own 404 rather than crashing. */
+const decodeSegment = (segment: string) => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
 const readBody = (req: IncomingMessage) =>
   new Promise<Buffer | 'too_large'>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -81,7 +90,7 @@ export const startHttpFront = async (options: {
       const headers = joinHeaders(req);
       const query: Record<string, string> = {};
       for (const [key, value] of url.searchParams) query[key] = key in query ? `${query[key]},${value}` : value;
-      const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(match![i + 1])]));
+      const pathParameters = Object.fromEntries(route.names.map((name, i) => [name, decodeSegment(match![i + 1])]));
       const binary = raw.length > 0 && !TEXT_TYPES.test(headers['content-type'] ?? '');
       const now = new Date();
       const requestContext: Record<string, any> = {

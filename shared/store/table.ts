@@ -1,4 +1,5 @@
-import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo } from '../aws/dynamodb.js';
 import { config } from '../config.js';
 import type { Key } from './keys.js';
@@ -65,4 +66,21 @@ export const queryKeys = async (input: {
     }),
   );
   return { keys: (out.Items ?? []).map((i) => ({ PK: i.PK as string, SK: i.SK as string })), lastKey: out.LastEvaluatedKey };
+};
+
+/**
+ * TransactWriteItems, tried again when DynamoDB cancelled it only because another transaction held
+ * one of its items at that moment (`TransactionConflict`); a failed condition is the caller's to read.
+ */
+export const transactWrite = async (items: NonNullable<TransactWriteCommandInput['TransactItems']>) => {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
+    } catch (error) {
+      const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+      const onlyConflict = reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+      if (!onlyConflict || attempt === 3) throw error;
+      await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
+    }
+  }
 };

@@ -1,0 +1,141 @@
+import { DecryptCommand, EncryptCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
+import { mockClient } from 'aws-sdk-client-mock';
+import { kmsCipher } from '../../shared/secrets.js';
+
+/** The KMS cipher for store secrets (shared/secrets.ts): encryption context and decrypt cache. */
+
+const KEY = 'arn:aws:kms:us-east-1:000000000000:key/secrets-test';
+const kms = mockClient(KMSClient);
+const client = () => new KMSClient({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+
+const ctx = (storeId: string, field: 'accessToken' | 'webhookSecret' = 'accessToken') => ({ storeId, field });
+const blob = (text: string) => Buffer.from(text).toString('base64');
+
+beforeEach(() => {
+  kms.reset();
+  jest.restoreAllMocks();
+});
+
+describe('kmsCipher.encrypt', () => {
+  it('seals the plaintext under the key with the store id and field as encryption context', async () => {
+    kms.on(EncryptCommand).resolves({ CiphertextBlob: Uint8Array.from([1, 2, 3, 250]) });
+    const cipher = kmsCipher(client(), () => KEY);
+
+    const out = await cipher.encrypt('shpat_secret', ctx('sst_1', 'webhookSecret'));
+
+    expect(out).toBe(Buffer.from([1, 2, 3, 250]).toString('base64'));
+    const calls = kms.commandCalls(EncryptCommand);
+    expect(calls).toHaveLength(1);
+    const input = calls[0].args[0].input;
+    expect(input.KeyId).toBe(KEY);
+    expect(input.EncryptionContext).toEqual({ storeId: 'sst_1', field: 'webhookSecret' });
+    expect(Buffer.from(input.Plaintext!).toString('utf8')).toBe('shpat_secret');
+  });
+
+  it('reads the key id when it encrypts, not when it is built', async () => {
+    kms.on(EncryptCommand).resolves({ CiphertextBlob: Uint8Array.from([9]) });
+    let keyId = 'first';
+    const cipher = kmsCipher(client(), () => keyId);
+    keyId = 'second';
+    await cipher.encrypt('x', ctx('rst_1'));
+    expect(kms.commandCalls(EncryptCommand)[0].args[0].input.KeyId).toBe('second');
+  });
+
+  it('never caches an encryption', async () => {
+    kms.on(EncryptCommand).resolves({ CiphertextBlob: Uint8Array.from([9]) });
+    const cipher = kmsCipher(client(), () => KEY);
+    await cipher.encrypt('same', ctx('rst_1'));
+    await cipher.encrypt('same', ctx('rst_1'));
+    expect(kms.commandCalls(EncryptCommand)).toHaveLength(2);
+  });
+});
+
+describe('kmsCipher.decrypt', () => {
+  it('passes the ciphertext bytes and the encryption context, and answers the plaintext', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('whsec_plain', 'utf8') });
+    const cipher = kmsCipher(client(), () => KEY);
+
+    await expect(cipher.decrypt(blob('ciphertext-1'), ctx('sst_1', 'webhookSecret'))).resolves.toBe('whsec_plain');
+
+    const input = kms.commandCalls(DecryptCommand)[0].args[0].input;
+    expect(Buffer.from(input.CiphertextBlob!).toString('utf8')).toBe('ciphertext-1');
+    expect(input.EncryptionContext).toEqual({ storeId: 'sst_1', field: 'webhookSecret' });
+  });
+
+  it('answers a repeated decrypt from its cache, without a second KMS call', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('whsec_plain') });
+    const cipher = kmsCipher(client(), () => KEY);
+
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('whsec_plain');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('whsec_plain');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('whsec_plain');
+
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
+  });
+
+  it('keys the cache by context: the same ciphertext under another store or field asks KMS again', async () => {
+    kms
+      .on(DecryptCommand, { EncryptionContext: { storeId: 'sst_1', field: 'accessToken' } })
+      .resolves({ Plaintext: Buffer.from('token-1') })
+      .on(DecryptCommand, { EncryptionContext: { storeId: 'sst_2', field: 'accessToken' } })
+      .rejects(new InvalidCiphertextException({ message: 'context mismatch', $metadata: {} }))
+      .on(DecryptCommand, { EncryptionContext: { storeId: 'sst_1', field: 'webhookSecret' } })
+      .rejects(new InvalidCiphertextException({ message: 'context mismatch', $metadata: {} }));
+    const cipher = kmsCipher(client(), () => KEY);
+
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('token-1');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_2'))).rejects.toThrow(InvalidCiphertextException);
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1', 'webhookSecret'))).rejects.toThrow(InvalidCiphertextException);
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(3);
+  });
+
+  it('does not cache a failure', async () => {
+    kms
+      .on(DecryptCommand)
+      .rejectsOnce(new Error('throttled'))
+      .resolves({ Plaintext: Buffer.from('later') });
+    const cipher = kmsCipher(client(), () => KEY);
+
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).rejects.toThrow('throttled');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('later');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
+  });
+
+  it('asks KMS again once the cached value is five minutes old', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('v') });
+    const cipher = kmsCipher(client(), () => KEY);
+    let now = 1_800_000_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+
+    await cipher.decrypt(blob('c'), ctx('sst_1'));
+    now += 5 * 60_000 - 1;
+    await cipher.decrypt(blob('c'), ctx('sst_1'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
+
+    now += 1;
+    await cipher.decrypt(blob('c'), ctx('sst_1'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
+  });
+
+  it('holds at most 1,000 values, dropping the oldest first', async () => {
+    kms.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    const cipher = kmsCipher(client(), () => KEY);
+
+    for (let i = 0; i < 1_001; i++) await cipher.decrypt(blob(`c${i}`), ctx('sst_1'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1_001);
+
+    await expect(cipher.decrypt(blob('c1000'), ctx('sst_1'))).resolves.toBe('plain-c1000');
+    await expect(cipher.decrypt(blob('c1'), ctx('sst_1'))).resolves.toBe('plain-c1');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1_001);
+
+    await expect(cipher.decrypt(blob('c0'), ctx('sst_1'))).resolves.toBe('plain-c0');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1_002);
+  });
+
+  it('keeps one cache per cipher', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('v') });
+    await kmsCipher(client(), () => KEY).decrypt(blob('c'), ctx('sst_1'));
+    await kmsCipher(client(), () => KEY).decrypt(blob('c'), ctx('sst_1'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
+  });
+});
