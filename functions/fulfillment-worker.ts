@@ -1,4 +1,13 @@
-// Placeholder until the handler lands; keeps `cdk synth` bundling every entry of lib/routes.ts.
-export const handler = async () => {
-  throw new Error('not implemented');
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { cipher } from '../shared/aws/cipher.js';
+import { processFulfillmentMessage } from '../shared/fulfillment-worker.js';
+
+const processor = new BatchProcessor(EventType.SQS);
+
+const deliver = async (record: SQSRecord) => {
+  if ((await processFulfillmentMessage(cipher, record)) === 'retry') throw new Error('fulfillment failed; left for SQS to deliver again');
 };
+
+/** The fulfillment queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
+export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, deliver, processor, { context });

@@ -179,7 +179,9 @@ export const routes: RouteSpec[] = [
     entry: 'functions/fulfillments-webhook.ts',
     auth: 'webhook',
     access: {
-      table: ['Query', 'GetItem', 'PutItem'],
+      // Query: the shop's stores and the job by source order (GSI2), the order's release marks.
+      // UpdateItem: the fulfillment's state on the job. PutItem/DeleteItem: a kept fulfillment.
+      table: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
       key: ['Decrypt'],
       queues: { fulfillment: ['SendMessage'] },
     },
@@ -200,10 +202,12 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
     timeoutSeconds: 30,
     access: {
-      table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
+      // Query, PutItem, DeleteItem and the fulfillment queue: a completed job releases the
+      // fulfillments kept for its source order (shared/fulfillments.ts, releaseKeptFulfillments).
+      table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'PutItem', 'DeleteItem'],
       key: ['Decrypt'],
       // SendMessage: a throttled job is deferred in a fresh, delayed message.
-      queues: { sync: ['SendMessage'] },
+      queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
     },
   },
   {
@@ -225,13 +229,15 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/fulfillment-worker.ts',
     trigger: { queue: 'fulfillment', batchSize: 10, maxConcurrency: 5 },
     timeoutSeconds: 30,
-    access: { table: ['GetItem', 'UpdateItem', 'PutItem'], key: ['Decrypt'], queues: { fulfillment: ['ChangeMessageVisibility'] } },
+    // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message.
+    access: { table: ['GetItem', 'UpdateItem'], key: ['Decrypt'], queues: { fulfillment: ['SendMessage'] } },
   },
   {
     name: 'FulfillmentDeadLetter',
     entry: 'functions/fulfillment-dead-letter.ts',
     trigger: { queue: 'fulfillmentDlq', batchSize: 10 },
     timeoutSeconds: 30,
-    access: { table: ['GetItem', 'UpdateItem', 'PutItem'] },
+    // SendMessage: a message whose receives ran out goes back on the work queue, 15 minutes later.
+    access: { table: ['GetItem', 'UpdateItem'], queues: { fulfillment: ['SendMessage'] } },
   },
 ];

@@ -14,4 +14,6 @@ export const config = {
   apiKeyPrefix: () => process.env.API_KEY_PREFIX || 'sk_live_',
   /** Jobs still `pending` this long after being enqueued are enqueued again by the sweep. */
   sweepAfterSeconds: () => Number(process.env.SWEEP_AFTER_SECONDS || 120),
+  /** Times the fulfillment DLQ handler puts a message back (15 minutes later) before the fulfillment is `dead`. */
+  fulfillmentRedrives: () => Number(process.env.FULFILLMENT_REDRIVES || 48),
 };

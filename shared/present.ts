@@ -31,9 +31,38 @@ export const presentSyncJob = (item: Item) => ({
     'deadAt',
     'createdAt',
     'updatedAt',
-    'fulfillment',
   ]),
+  ...presentFulfillments(item.fulfillments as Record<string, Item> | undefined),
 });
+
+const FULFILLMENT_FIELDS = [
+  'sourceFulfillmentId',
+  'status',
+  'trackingCompany',
+  'trackingNumber',
+  'trackingNumbers',
+  'trackingUrl',
+  'resellerFulfillmentId',
+  'attempts',
+  'errorMessage',
+  'receivedAt',
+  'deliveredAt',
+  'updatedAt',
+];
+
+/**
+ * Reverse sync on the sync job (docs/reverse-sync.md): `fulfillment` is the most recently
+ * received source fulfillment (null until one arrives), `fulfillments` every one, oldest first,
+ * for a supplier that ships an order in several parcels.
+ */
+const byText = (a: unknown, b: unknown) => String(a).localeCompare(String(b));
+
+const presentFulfillments = (map: Record<string, Item> | undefined) => {
+  const fulfillments = Object.values(map ?? {})
+    .sort((a, b) => byText(a.receivedAt, b.receivedAt) || byText(a.sourceFulfillmentId, b.sourceFulfillmentId))
+    .map((entry) => pick(entry, FULFILLMENT_FIELDS));
+  return { fulfillment: fulfillments.at(-1) ?? null, fulfillments };
+};
 
 export const presentAuditEntry = (item: Item) => ({
   id: item.id,

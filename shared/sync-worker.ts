@@ -1,5 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { buildSupplierOrder } from './domain/supplier-order.js';
+import { releaseKeptFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
 import { adapterFor, PlatformError, type Platform } from './platforms/index.js';
 import type { SecretCipher } from './secrets.js';
@@ -61,7 +62,8 @@ export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord
       pricing: store.item.pricingConfig as PricingConfig,
     });
     const { orderId } = await adapterFor(store.platformStore.platform).createOrder(store.platformStore, order, job.id);
-    await completeJob(job, message.generation, orderId);
+    const completed = await completeJob(job, message.generation, orderId);
+    if (completed) await releaseKeptFulfillments(completed);
     return 'done';
   } catch (error) {
     return handleFailure(job, message, record, error);

@@ -9,9 +9,13 @@
  * | vendor tag     | RST#<rst>           | VENDOR#<tag>   |                                    |                                       |                              |
  * | sync job       | SJ#<id>             | SJ             | OWNER#<owner>#SJ, <createdAt>#<id>  | SRCORDER#<sst>#<sourceOrderId>, SJ#<id> | PENDING#<shard>, <updatedAt>#<id> |
  * | audit entry    | AUD#<id>            | AUD            | OWNER#<owner>#AUD, <createdAt>#<id> |                                       |                              |
+ * | kept fulfillment | FULORDER#<sst>#<sourceOrderId> | KEPT#<sourceFulfillmentId> |                 |                                       |                              |
+ * | released order | FULORDER#<sst>#<sourceOrderId> | JOB#<jobId>  |                                    |                                       |                              |
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
  * GSI3 is sparse: a job is in it only while `pending`, so the sweep reads just those.
+ * The two FULORDER# items expire through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
+ * a fulfillment kept until its job records the source order, and the mark a completed job leaves there.
  */
 
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
@@ -29,6 +33,9 @@ export interface Key {
 /** `<createdAt>#<id>`: ISO timestamps with milliseconds are fixed width, so the string order is the time order. */
 export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
+/** The partition where a source order's kept fulfillments and its job's release mark meet (one consistent Query). */
+export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) => `FULORDER#${sourceStoreId}#${sourceOrderId}`;
+
 export const keys = {
   apiKey: (hash: string): Key => ({ PK: `KEY#${hash}`, SK: 'KEY' }),
   resellerStore: (id: string): Key => ({ PK: `RST#${id}`, SK: 'RST' }),
@@ -37,6 +44,14 @@ export const keys = {
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: 'VENDOR#' }),
   syncJob: (id: string): Key => ({ PK: `SJ#${id}`, SK: 'SJ' }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),
+  keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
+    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
+    SK: `KEPT#${sourceFulfillmentId}`,
+  }),
+  releasedOrder: (sourceStoreId: string, sourceOrderId: string, jobId: string): Key => ({
+    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
+    SK: `JOB#${jobId}`,
+  }),
 };
 
 export const lists = {

@@ -1,0 +1,50 @@
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { sqs } from './aws/sqs.js';
+import { config } from './config.js';
+import type { Tracking } from './platforms/index.js';
+
+/**
+ * What a fulfillment-queue message carries: which job's reseller order gets which source
+ * fulfillment, with its tracking. `redrives` counts the times the dead-letter handler has put it
+ * back on the queue after a reseller outage outlasted `maxReceiveCount` receives.
+ */
+export interface FulfillmentMessage {
+  jobId: string;
+  sourceFulfillmentId: string;
+  tracking: Tracking;
+  redrives?: number;
+}
+
+/** SQS delays a message by at most 15 minutes. */
+export const MAX_DELAY_SECONDS = 900;
+
+export const sendFulfillmentMessage = async (message: FulfillmentMessage, delaySeconds = 0) => {
+  await sqs.send(
+    new SendMessageCommand({
+      QueueUrl: config.fulfillmentQueueUrl(),
+      MessageBody: JSON.stringify(message),
+      DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))),
+    }),
+  );
+};
+
+const text = (value: unknown): value is string => typeof value === 'string';
+const texts = (value: unknown): value is string[] => Array.isArray(value) && value.every(text);
+const textOrNull = (value: unknown) => value === null || text(value);
+
+const isTracking = (value: unknown): value is Tracking => {
+  const t = value as Record<string, unknown> | null;
+  return !!t && textOrNull(t.company) && textOrNull(t.number) && textOrNull(t.url) && texts(t.numbers) && texts(t.urls);
+};
+
+export const parseFulfillmentMessage = (body: string): FulfillmentMessage | undefined => {
+  try {
+    const parsed = JSON.parse(body);
+    if (!text(parsed?.jobId) || !text(parsed?.sourceFulfillmentId) || !isTracking(parsed?.tracking)) return undefined;
+    const redrives = Number.isInteger(parsed.redrives) ? (parsed.redrives as number) : 0;
+    return { jobId: parsed.jobId, sourceFulfillmentId: parsed.sourceFulfillmentId, tracking: parsed.tracking, redrives };
+  } catch {
+    // fall through: a malformed message can never be processed
+  }
+  return undefined;
+};

@@ -1,0 +1,377 @@
+import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { kms } from '../../shared/aws/kms.js';
+import { processDeadFulfillmentMessage, processFulfillmentMessage } from '../../shared/fulfillment-worker.js';
+import { acceptFulfillment, releaseKeptFulfillments } from '../../shared/fulfillments.js';
+import { PlatformError } from '../../shared/platforms/errors.js';
+import { presentSyncJob } from '../../shared/present.js';
+import { kmsCipher } from '../../shared/secrets.js';
+
+const createFulfillment = jest.fn();
+jest.mock('../../shared/platforms/index', () => ({
+  ...jest.requireActual('../../shared/platforms/index'),
+  adapterFor: () => ({ createOrder: jest.fn(), createFulfillment }),
+}));
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+const kmsMock = mockClient(KMSClient);
+const cipher = kmsCipher(kms, () => 'key');
+
+const tracking = { company: 'UPS', number: '1Z999', numbers: ['1Z999'], url: 'https://ups.example/1Z999', urls: ['https://ups.example/1Z999'] };
+const entry = (overrides: Record<string, unknown> = {}) => ({
+  sourceFulfillmentId: '9001',
+  status: 'pending',
+  trackingCompany: 'UPS',
+  trackingNumber: '1Z999',
+  trackingNumbers: ['1Z999'],
+  trackingUrl: 'https://ups.example/1Z999',
+  resellerFulfillmentId: null,
+  attempts: 0,
+  errorMessage: null,
+  receivedAt: '2026-11-21T04:00:00.000Z',
+  updatedAt: '2026-11-21T04:00:00.000Z',
+  deliveredAt: null,
+  ...overrides,
+});
+const job = (fulfillment?: Record<string, unknown>) => ({
+  PK: 'SJ#sj_1',
+  SK: 'SJ',
+  id: 'sj_1',
+  ownerId: 'owner_a',
+  resellerStoreId: 'rst_1',
+  sourceStoreId: 'sst_1',
+  status: 'completed',
+  externalOrderId: '5551234',
+  sourceOrderId: '7002',
+  ...(fulfillment ? { fulfillments: { [fulfillment.sourceFulfillmentId as string]: fulfillment } } : {}),
+});
+const resellerStore = {
+  id: 'rst_1',
+  platform: 'storeplatform_b',
+  shopDomain: 'reseller.myshopify.com',
+  accessToken: Buffer.from('cipher-token').toString('base64'),
+  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+};
+const JOB_KEY = { Key: { PK: 'SJ#sj_1', SK: 'SJ' } };
+const RESELLER_KEY = { Key: { PK: 'RST#rst_1', SK: 'RST' } };
+
+const message = (overrides: Record<string, unknown> = {}) => ({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking, ...overrides });
+const record = (body: unknown, receiveCount = '1'): SQSRecord =>
+  ({ messageId: 'm-1', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: receiveCount } }) as unknown as SQSRecord;
+const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
+const platformError = (status: number, retryable: boolean, extra: Record<string, unknown> = {}) =>
+  new PlatformError({ platform: 'storeplatform_b', status, retryable, message: `storeplatform_b answered ${status}`, ...extra });
+const update = (index = 0) => dynamo.commandCalls(UpdateCommand)[index].args[0].input;
+
+beforeEach(() => {
+  dynamo.reset();
+  sqs.reset();
+  kmsMock.reset();
+  createFulfillment.mockReset();
+  kmsMock.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+  sqs.on(SendMessageCommand).resolves({});
+});
+
+describe('fulfillment worker: processFulfillmentMessage', () => {
+  beforeEach(() => {
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry()) });
+    dynamo.on(GetCommand, RESELLER_KEY).resolves({ Item: resellerStore });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+
+  it('creates the fulfillment on the reseller order with the source fulfillment as idempotency key, then records it delivered', async () => {
+    createFulfillment.mockResolvedValue({ fulfillmentId: 'gid://platform/Fulfillment/9100' });
+
+    const outcome = await processFulfillmentMessage(cipher, record(message()));
+
+    expect(outcome).toBe('done');
+    expect(createFulfillment).toHaveBeenCalledWith(
+      { platform: 'storeplatform_b', shopDomain: 'reseller.myshopify.com', accessToken: 'plain-accessToken', webhookSecret: 'plain-webhookSecret' },
+      '5551234',
+      tracking,
+      'ful:sst_1:9001',
+    );
+    expect(kmsMock.commandCalls(DecryptCommand).map((c) => c.args[0].input.EncryptionContext)).toEqual([
+      { storeId: 'rst_1', field: 'accessToken' },
+      { storeId: 'rst_1', field: 'webhookSecret' },
+    ]);
+    const delivered = update();
+    expect(delivered.ExpressionAttributeValues).toMatchObject({ ':status': 'delivered', ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100', ':errorMessage': null, ':one': 1 });
+    expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
+    expect(delivered.ConditionExpression).toBe('attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered');
+  });
+
+  it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
+    createFulfillment.mockRejectedValue(platformError(500, true));
+
+    const outcome = await processFulfillmentMessage(cipher, record(message(), '2'));
+
+    expect(outcome).toBe('retry');
+    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':errorMessage': 'storeplatform_b answered 500', ':one': 1 });
+  });
+
+  it.each([401, 404, 422])('makes the fulfillment dead at once, with the reason, when the platform answers %i', async (status) => {
+    createFulfillment.mockRejectedValue(platformError(status, false));
+
+    const outcome = await processFulfillmentMessage(cipher, record(message()));
+
+    expect(outcome).toBe('done');
+    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': `storeplatform_b answered ${status}`, ':one': 1 });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('defers a throttled fulfillment in a fresh message delayed by Retry-After, without recording a failure', async () => {
+    createFulfillment.mockRejectedValue(platformError(429, true, { retryAfterSeconds: 7 }));
+
+    const outcome = await processFulfillmentMessage(cipher, record(message({ redrives: 2 })));
+
+    expect(outcome).toBe('done');
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+      QueueUrl: process.env.FULFILLMENT_QUEUE_URL,
+      DelaySeconds: 7,
+      MessageBody: JSON.stringify(message({ redrives: 2 })),
+    });
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('never puts an internal error text into the job', async () => {
+    createFulfillment.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
+
+    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('retry');
+    expect(update().ExpressionAttributeValues![':errorMessage']).toBe('internal error while creating the fulfillment');
+  });
+
+  it('makes the fulfillment dead when the reseller store no longer exists, without calling a platform', async () => {
+    dynamo.on(GetCommand, RESELLER_KEY).resolves({});
+
+    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('done');
+    expect(createFulfillment).not.toHaveBeenCalled();
+    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': 'reseller store rst_1 no longer exists' });
+    expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
+  });
+
+  it.each([
+    ['already delivered', job(entry({ status: 'delivered' }))],
+    ['without its entry', job()],
+    ['of a job that is gone', undefined],
+  ])('drops a message %s without calling the platform', async (_, item) => {
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: item });
+
+    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('done');
+    expect(createFulfillment).not.toHaveBeenCalled();
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('drops a malformed message', async () => {
+    expect(await processFulfillmentMessage(cipher, { messageId: 'm', body: '{"jobId":"sj_1"}' } as SQSRecord)).toBe('done');
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('treats a duplicate that finds the entry delivered by another worker as done', async () => {
+    createFulfillment.mockResolvedValue({ fulfillmentId: '9100' });
+    dynamo.on(UpdateCommand).rejects(conditionFailed());
+
+    await expect(processFulfillmentMessage(cipher, record(message()))).resolves.toBe('done');
+  });
+});
+
+describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
+  beforeEach(() => {
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'failed', attempts: 3, errorMessage: 'storeplatform_b answered 503' })) });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+
+  it('puts the message back on the queue, 15 minutes later, while redrives remain', async () => {
+    await processDeadFulfillmentMessage(record(message({ redrives: 1 })), 3);
+
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 900, MessageBody: JSON.stringify(message({ redrives: 2 })) });
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('makes the fulfillment dead with the last reason once the redrives are used up', async () => {
+    await processDeadFulfillmentMessage(record(message({ redrives: 3 })), 3);
+
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': 'storeplatform_b answered 503; gave up after 3 attempts' });
+    expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
+  });
+
+  it('leaves a delivered fulfillment alone', async () => {
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'delivered' })) });
+
+    await processDeadFulfillmentMessage(record(message({ redrives: 9 })), 3);
+
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+});
+
+describe('fulfillments webhook: acceptFulfillment', () => {
+  const payload = { id: 9001, order_id: 7002, status: 'success', tracking_company: 'UPS', tracking_number: '1Z999', tracking_numbers: ['1Z999'], tracking_url: 'https://ups.example/1Z999', tracking_urls: ['https://ups.example/1Z999'] };
+  const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
+  const jobLookup = (sourceStoreId: string, orderId: string) => ({ IndexName: 'GSI2', ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':job': 'SJ#' } });
+  const marks = { ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'JOB#' } };
+  const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
+
+  beforeEach(() => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+
+  it('records the fulfillment on the matching job (creating its map) and enqueues it; the other store gets nothing', async () => {
+    dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+
+    await acceptFulfillment(sources, payload);
+
+    const accepted = update();
+    expect(accepted.UpdateExpression).toBe('SET #fulfillments = :map');
+    expect(accepted.ExpressionAttributeValues![':map']).toEqual({
+      9001: expect.objectContaining({ sourceFulfillmentId: '9001', status: 'pending', trackingNumber: '1Z999', trackingCompany: 'UPS', attempts: 0, resellerFulfillmentId: null }),
+    });
+    expect(sent()).toEqual([{ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking }]);
+    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
+  });
+
+  it('finds a job that recorded the GraphQL id of the order the webhook names by number', async () => {
+    dynamo.on(QueryCommand, jobLookup('sst_1', 'gid://platform/Order/7002')).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+
+    expect(sent()).toEqual([expect.objectContaining({ jobId: 'sj_1' })]);
+  });
+
+  it('adds a second fulfillment of the order beside the first, and re-arms one that is not delivered', async () => {
+    dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ sourceFulfillmentId: '9000', status: 'delivered' })) });
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+    expect(update().UpdateExpression).toBe('SET #fulfillments.#fid = :entry');
+    expect(update().ConditionExpression).toBe('attribute_exists(#fulfillments) AND attribute_not_exists(#fulfillments.#fid)');
+
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'dead', attempts: 2 })) });
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+    expect(update(1).ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':errorMessage': null, ':trackingNumber': '1Z999' });
+    expect(update(1).UpdateExpression).not.toMatch(/attempts|receivedAt/);
+    expect(update(1).ConditionExpression).toBe('#fulfillments.#fid.#status <> :delivered');
+    expect(sent()).toHaveLength(2);
+  });
+
+  it('sends nothing again for a fulfillment already delivered (a redelivered webhook)', async () => {
+    dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'delivered' })) });
+
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+    expect(sent()).toHaveLength(0);
+  });
+
+  it('re-reads the job and tries again when another writer changed it first', async () => {
+    dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo.on(GetCommand, JOB_KEY).resolvesOnce({ Item: job() }).resolves({ Item: job(entry({ sourceFulfillmentId: '9000' })) });
+    dynamo.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
+
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+
+    expect(update(1).UpdateExpression).toBe('SET #fulfillments.#fid = :entry');
+    expect(sent()).toHaveLength(1);
+  });
+
+  it('keeps a fulfillment that matches no job, for each verified store, for seven days', async () => {
+    const before = Math.floor(Date.now() / 1000);
+    await acceptFulfillment(sources, payload);
+
+    const kept = dynamo.commandCalls(PutCommand).map((c) => c.args[0].input.Item!);
+    expect(kept.map((item) => [item.PK, item.SK])).toEqual([
+      ['FULORDER#sst_1#7002', 'KEPT#9001'],
+      ['FULORDER#sst_2#7002', 'KEPT#9001'],
+    ]);
+    expect(kept[0]).toMatchObject({ sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001', tracking });
+    expect(kept[0].expiresAt).toBeGreaterThanOrEqual(before + 7 * 24 * 3600);
+    expect(sent()).toHaveLength(0);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
+  it('sends a kept fulfillment at once when the job left its release mark meanwhile (GSI2 not caught up)', async () => {
+    const nowSeconds = Math.floor(Date.now() / 1000);
+    dynamo.on(QueryCommand, marks).resolves({ Items: [{ SK: 'JOB#sj_1', jobId: 'sj_1', expiresAt: nowSeconds + 100 }] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+
+    expect(sent()).toEqual([expect.objectContaining({ jobId: 'sj_1', sourceFulfillmentId: '9001' })]);
+    expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual({ PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001' });
+  });
+
+  it('ignores a release mark whose time to live has passed', async () => {
+    dynamo.on(QueryCommand, marks).resolves({ Items: [{ SK: 'JOB#sj_1', jobId: 'sj_1', expiresAt: 1 }] });
+
+    await acceptFulfillment([{ id: 'sst_1' }], payload);
+
+    expect(sent()).toHaveLength(0);
+    expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it.each(['cancelled', 'failure', 'error'])('passes on nothing for a fulfillment whose status is %s', async (status) => {
+    await acceptFulfillment(sources, { ...payload, status });
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('refuses a payload without an order id with validation_failed naming order_id', async () => {
+    await expect(acceptFulfillment(sources, { id: 1 })).rejects.toMatchObject({ code: 'validation_failed', param: 'order_id' });
+  });
+});
+
+describe('releaseKeptFulfillments (sync worker hook)', () => {
+  const kept = { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001', sourceFulfillmentId: '9001', tracking, receivedAt: '2026-11-21T04:00:00.000Z', expiresAt: 4_000_000_000 };
+
+  beforeEach(() => {
+    dynamo.on(QueryCommand).resolves({ Items: [kept] });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+
+  it('leaves the release mark first, then sends each kept fulfillment to the job and deletes it', async () => {
+    await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: 'gid://platform/Order/7002' });
+
+    const mark = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
+    expect(mark).toMatchObject({ PK: 'FULORDER#sst_1#7002', SK: 'JOB#sj_1', jobId: 'sj_1' });
+    const query = dynamo.commandCalls(QueryCommand)[0].args[0].input;
+    expect(query).toMatchObject({ ConsistentRead: true, ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'KEPT#' } });
+    const order = dynamo.calls().map((c) => (c.args[0] as object).constructor.name);
+    expect(order.indexOf('PutCommand')).toBeLessThan(order.indexOf('QueryCommand'));
+    expect(update().ExpressionAttributeValues![':map']).toEqual({ 9001: expect.objectContaining({ receivedAt: kept.receivedAt, status: 'pending' }) });
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking });
+    expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual({ PK: kept.PK, SK: kept.SK });
+  });
+
+  it('never fails the sync job: an error is logged and the fulfillment stays kept', async () => {
+    sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
+
+    await expect(releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: '7002' })).resolves.toBeUndefined();
+    expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it('does nothing for a job without a source order', async () => {
+    await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: null });
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+});
+
+describe('presentSyncJob: reverse sync', () => {
+  it('shows null and an empty list before any fulfillment, the latest and all of them after', () => {
+    expect(presentSyncJob(job())).toMatchObject({ fulfillment: null, fulfillments: [] });
+
+    const first = entry({ sourceFulfillmentId: '9001', receivedAt: '2026-11-21T04:00:00.000Z', status: 'delivered' });
+    const second = entry({ sourceFulfillmentId: '9002', receivedAt: '2026-11-21T05:00:00.000Z' });
+    const shown = presentSyncJob({ ...job(), fulfillments: { 9002: second, 9001: first } });
+
+    expect(shown.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(['9001', '9002']);
+    expect(shown.fulfillment).toEqual(second);
+  });
+});
