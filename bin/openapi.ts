@@ -72,7 +72,8 @@ const components = {
     deadAt: nullableTimestamp,
     createdAt: timestamp,
     updatedAt: timestamp,
-    fulfillment: { type: ['object', 'null'], description: 'reverse sync state: see docs/reverse-sync.md' },
+    fulfillment: { type: ['object', 'null'], description: 'the latest source fulfillment and where its tracking stands (docs/reverse-sync.md)' },
+    fulfillments: { type: 'array', items: { type: 'object' }, description: 'every source fulfillment of the order, oldest first' },
   }),
   audit_log_entry: object('audit_log_entry', {
     action: { enum: ['sync_job.retried', 'sync_job.dead'] },
