@@ -33,6 +33,8 @@ export interface DeployConfig {
   api5xxThreshold: number;
   /** `-c queueAgeAlarmSeconds=…`, default 900: age of the oldest message of a work queue that raises its alarm. */
   queueAgeAlarmSeconds: number;
+  /** `-c deletionProtection=false` to turn it off (default on in every stage): the table cannot be deleted by accident, nor by `cdk destroy` until turned off. */
+  deletionProtection: boolean;
   /** `-c tracing=true`, default false: X-Ray active tracing on every function. */
   tracing: boolean;
 }
@@ -108,6 +110,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
     queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
     tracing: bool('tracing', false),
+    deletionProtection: bool('deletionProtection', true),
   };
 };
 

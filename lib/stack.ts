@@ -130,7 +130,7 @@ export class ResellerRoutingStack extends Stack {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.DEFAULT,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      deletionProtection: config.isProd,
+      deletionProtection: config.deletionProtection,
       timeToLiveAttribute: 'expiresAt',
       removalPolicy: config.removalPolicy,
     });

@@ -28,7 +28,12 @@ describe('config', () => {
       api5xxThreshold: 5,
       queueAgeAlarmSeconds: 900,
       tracing: false,
+      deletionProtection: true,
     });
+  });
+
+  it('lets a dev stage turn deletion protection off', () => {
+    expect(configWith({ deletionProtection: 'false' }).deletionProtection).toBe(false);
   });
 
   it('retains data and keeps logs 90 days in prod', () => {

@@ -183,7 +183,7 @@ describe('stack', () => {
   });
 
   describe('table', () => {
-    it('is on demand with point-in-time recovery, a TTL and the AWS owned key', () => {
+    it('is on demand with point-in-time recovery, deletion protection, a TTL and the AWS owned key', () => {
       dev.template.resourceCountIs('AWS::DynamoDB::Table', 1);
       dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
         KeySchema: [
@@ -194,7 +194,7 @@ describe('stack', () => {
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
         SSESpecification: { SSEEnabled: false },
-        DeletionProtectionEnabled: false,
+        DeletionProtectionEnabled: true,
       });
     });
 
