@@ -3,7 +3,8 @@ import { config } from './config.js';
 import { MAX_DELAY_SECONDS, parseFulfillmentMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
 import { fulfillmentIdempotencyKey, recordOutcome, type JobWithFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
-import { adapterFor, PlatformError, type Platform, type PlatformStore } from './platforms/index.js';
+import { platformStoreOf } from './stores.js';
+import { adapterFor, PlatformError, type PlatformStore } from './platforms/index.js';
 import type { SecretCipher } from './secrets.js';
 import { keys } from './store/keys.js';
 import { getItem, type Item } from './store/table.js';
@@ -14,13 +15,7 @@ export type Outcome = 'done' | 'retry';
 /** The reseller store as its platform adapter needs it, secrets decrypted under their own context. */
 const loadResellerStore = async (cipher: SecretCipher, resellerStoreId: string): Promise<PlatformStore | undefined> => {
   const store = await getItem<Item>(keys.resellerStore(resellerStoreId));
-  if (!store) return undefined;
-  const context = (field: 'accessToken' | 'webhookSecret') => ({ storeId: resellerStoreId, field });
-  const [accessToken, webhookSecret] = await Promise.all([
-    cipher.decrypt(store.accessToken as string, context('accessToken')),
-    cipher.decrypt(store.webhookSecret as string, context('webhookSecret')),
-  ]);
-  return { platform: store.platform as Platform, shopDomain: store.shopDomain as string, accessToken, webhookSecret };
+  return store && platformStoreOf(cipher, store);
 };
 
 /** The job and its entry for this message; undefined when there is nothing (left) to deliver. */

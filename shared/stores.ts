@@ -5,6 +5,7 @@ import { ResourceMissingError, VendorTagConflictError } from './errors.js';
 import { newId, now } from './ids.js';
 import { listPage } from './pagination.js';
 import type { CreateResellerStoreInput, CreateSourceStoreInput } from './schemas.js';
+import type { Platform, PlatformStore } from './platforms/types.js';
 import type { SecretCipher } from './secrets.js';
 import { INDEX, keys, listSortKey, lists, lookups } from './store/keys.js';
 import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from './store/table.js';
@@ -246,4 +247,14 @@ export const storesByShopDomain = async (shopDomain: string, kind: 'RST' | 'SST'
     }),
   );
   return (out.Items ?? []) as Item[];
+};
+
+/** What a platform adapter needs of a store (either kind), with its secrets decrypted under their own context. */
+export const platformStoreOf = async (cipher: SecretCipher, store: Item): Promise<PlatformStore> => {
+  const context = (field: 'accessToken' | 'webhookSecret') => ({ storeId: store.id as string, field });
+  const [accessToken, webhookSecret] = await Promise.all([
+    cipher.decrypt(store.accessToken as string, context('accessToken')),
+    cipher.decrypt(store.webhookSecret as string, context('webhookSecret')),
+  ]);
+  return { platform: store.platform as Platform, shopDomain: store.shopDomain as string, accessToken, webhookSecret };
 };

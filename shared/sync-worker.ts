@@ -2,7 +2,8 @@ import type { SQSRecord } from 'aws-lambda';
 import { buildSupplierOrder } from './domain/supplier-order.js';
 import { releaseKeptFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
-import { adapterFor, PlatformError, type Platform } from './platforms/index.js';
+import { platformStoreOf } from './stores.js';
+import { adapterFor, PlatformError } from './platforms/index.js';
 import type { SecretCipher } from './secrets.js';
 import { keys } from './store/keys.js';
 import { getItem, type Item } from './store/table.js';
@@ -18,16 +19,7 @@ const MAX_DELAY_SECONDS = 900;
 
 const loadStore = async (cipher: SecretCipher, sourceStoreId: string) => {
   const store = await getItem<Item>(keys.sourceStore(sourceStoreId));
-  if (!store) return undefined;
-  const context = (field: 'accessToken' | 'webhookSecret') => ({ storeId: sourceStoreId, field });
-  const [accessToken, webhookSecret] = await Promise.all([
-    cipher.decrypt(store.accessToken as string, context('accessToken')),
-    cipher.decrypt(store.webhookSecret as string, context('webhookSecret')),
-  ]);
-  return {
-    item: store,
-    platformStore: { platform: store.platform as Platform, shopDomain: store.shopDomain as string, accessToken, webhookSecret },
-  };
+  return store && { item: store, platformStore: await platformStoreOf(cipher, store) };
 };
 
 /**

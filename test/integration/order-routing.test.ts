@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { scanAll, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
-import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
@@ -9,7 +9,6 @@ describe('order routing through the local runtime', () => {
   const api = () => service.api('owner_a');
   const simCalls = async () => simulator(service.runtime.simulator!.url).calls();
   const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
-  const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
   const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
 
   let reseller: any;
