@@ -1,0 +1,160 @@
+import { createHmac } from 'node:crypto';
+import { parseArgs } from 'node:util';
+
+/** Helpers the three benchmarks share: flags, figures, tables, signed webhooks, API calls. */
+
+export const BENCH_OWNER = 'owner_bench';
+export const BENCH_KEY = 'sk_test_bench';
+export const BENCH_API_KEYS = `${BENCH_OWNER}:${BENCH_KEY}`;
+
+/** `--quick`, `--runs 3`, `--rate 20`…; unknown flags are an error, so a typo does not silently run the default. */
+export const flags = <T extends Record<string, { type: 'string' | 'boolean'; default?: string | boolean }>>(options: T) =>
+  parseArgs({ options: { quick: { type: 'boolean', default: false }, ...options }, allowPositionals: false, strict: true }).values as unknown as {
+    quick: boolean;
+  } & { [K in keyof T]: T[K]['type'] extends 'boolean' ? boolean : string | undefined };
+
+export const positiveNumber = (name: string, value: string | undefined, fallback: number) => {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} must be a positive number, got ${value}`);
+  return n;
+};
+
+export const median = (values: number[]) => {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/** Nearest-rank percentile (p in 0..100). */
+export const percentile = (values: number[], p: number) => {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+};
+
+/** A plain-text table, columns right-aligned except the first. */
+export const table = (headers: string[], rows: (string | number)[][]) => {
+  const cells = [headers, ...rows.map((r) => r.map(String))];
+  const widths = headers.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
+  return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+};
+
+export const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
+
+/** The platform's signature: base64 HMAC-SHA256 of the exact body bytes. */
+export const sign = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('base64');
+
+export const ORDERS_WEBHOOK_PATH = '/v1/orders/webhook';
+
+/** An `orders/create` payload (CONTRACT.md §5) whose items all go to one supplier (`vendor`). */
+export const orderBody = (orderId: number, vendor: string) =>
+  JSON.stringify({
+    id: orderId,
+    name: `#${orderId}`,
+    email: 'customer@example.com',
+    currency: 'USD',
+    line_items: [
+      { id: 1, variant_id: 11, sku: 'MUG-1', title: 'Mug', quantity: 2, price: '13.00', vendor },
+      { id: 2, variant_id: 12, sku: 'CUP-1', title: 'Cup', quantity: 1, price: '6.50', vendor },
+    ],
+    shipping_lines: [{ title: 'Standard', price: '5.00' }],
+    shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+  });
+
+export const webhookHeaders = (shopDomain: string, secret: string, body: string) => ({
+  'content-type': 'application/json',
+  'x-platform-shop-domain': shopDomain,
+  'x-platform-hmac-sha256': sign(secret, body),
+  'x-platform-topic': 'orders/create',
+});
+
+/** A small client of the local API authenticating as the bench owner. */
+export const apiClient = (apiUrl: string) => {
+  const request = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${apiUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${BENCH_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  return {
+    get: (path: string) => request('GET', path),
+    post: (path: string, body: unknown) => request('POST', path, body),
+  };
+};
+
+export interface BenchStores {
+  resellerShopDomain: string;
+  resellerSecret: string;
+  supplierShopDomain: string;
+  vendor: string;
+}
+
+/** One reseller store and one supplier (source store) through the API, as an integrator sets them up. */
+export const createStores = async (apiUrl: string): Promise<BenchStores> => {
+  const api = apiClient(apiUrl);
+  const tag = Date.now().toString(36);
+  const resellerSecret = `whsec_bench_reseller_${tag}`;
+  const reseller = await api.post('/v1/reseller_stores', {
+    name: 'Bench Reseller',
+    platform: 'storeplatform_a',
+    shopDomain: `bench-reseller-${tag}.myshopify.com`,
+    accessToken: `shpat_bench_reseller_${tag}`,
+    webhookSecret: resellerSecret,
+  });
+  if (reseller.status !== 201) throw new Error(`creating the reseller store answered ${reseller.status}: ${JSON.stringify(reseller.body)}`);
+  const vendor = 'BenchSupplier';
+  const supplier = await api.post(`/v1/reseller_stores/${reseller.body.id}/source_stores`, {
+    name: 'Bench Supplier',
+    platform: 'storeplatform_a',
+    shopDomain: `bench-supplier-${tag}.myshopify.com`,
+    accessToken: `shpat_bench_supplier_${tag}`,
+    webhookSecret: `whsec_bench_supplier_${tag}`,
+    vendorTag: vendor,
+    pricingMode: 'percentage',
+    pricingConfig: { type: 'percentage', value: 30 },
+  });
+  if (supplier.status !== 201) throw new Error(`creating the source store answered ${supplier.status}: ${JSON.stringify(supplier.body)}`);
+  return { resellerShopDomain: reseller.body.shopDomain, resellerSecret, supplierShopDomain: supplier.body.shopDomain, vendor };
+};
+
+export interface JobView {
+  id: string;
+  status: string;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/**
+ * Reads the statuses of `wanted` jobs through the API: pages of `GET /v1/sync_jobs?limit=100`
+ * (newest first) down to the oldest wanted job, then `GET /v1/sync_jobs/{id}` for any still
+ * unseen. Answers what it found; the caller decides what is still outstanding.
+ */
+export const readJobs = async (apiUrl: string, wanted: Set<string>, options: { maxPages?: number } = {}) => {
+  const api = apiClient(apiUrl);
+  const found = new Map<string, JobView>();
+  let cursor: string | undefined;
+  let requests = 0;
+  for (let page = 0; page < (options.maxPages ?? 50) && found.size < wanted.size; page++) {
+    const res = await api.get(`/v1/sync_jobs?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    requests++;
+    if (res.status !== 200) throw new Error(`GET /v1/sync_jobs answered ${res.status}: ${JSON.stringify(res.body)}`);
+    for (const job of res.body.data as JobView[]) if (wanted.has(job.id)) found.set(job.id, job);
+    if (!res.body.has_more) break;
+    cursor = res.body.data.at(-1)?.id;
+  }
+  for (const id of wanted) {
+    if (found.has(id)) continue;
+    const res = await api.get(`/v1/sync_jobs/${id}`);
+    requests++;
+    if (res.status === 200) found.set(id, res.body);
+  }
+  return { jobs: found, requests };
+};
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

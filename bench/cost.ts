@@ -1,0 +1,207 @@
+/**
+ * `npm run bench:cost`: what AWS would bill per order, and per million orders.
+ *
+ * Pushes a batch of signed single-supplier `orders/create` webhooks (default 500; `--quick` 20)
+ * through the local runtime, waits until every order's sync job is `completed`, and counts what
+ * AWS bills for (bench/meter.ts): HTTP API requests, Lambda requests and GB-seconds at the
+ * configured memory, DynamoDB read and write request units as DynamoDB reports them, SQS
+ * requests, KMS requests. Multiplied by bench/prices.ts.
+ *
+ *   npm run bench:cost [-- --orders 500] [-- --concurrency 4] [-- --quick]
+ *
+ * Counting runs from the first webhook until the work has settled; setting up the stores and
+ * reading the jobs' statuses through the API are not counted, and long polls that return
+ * nothing (the pollers waiting) are reported apart. Target: under $5 per million orders.
+ * The exit code is 0 unless an order was refused or not completed; the cost never fails the run.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Node } from 'constructs';
+import { loadConfig } from '../lib/config.js';
+import { startLocalRuntime } from '../lib/local/runtime.js';
+import { PROJECT_ROOT } from './bundling.js';
+import {
+  BENCH_API_KEYS,
+  createStores,
+  fixed,
+  flags,
+  orderBody,
+  ORDERS_WEBHOOK_PATH,
+  positiveNumber,
+  readJobs,
+  sleep,
+  table,
+  webhookHeaders,
+} from './common.js';
+import { createMeter } from './meter.js';
+import { PRICES } from './prices.js';
+
+const TARGET_PER_MILLION = 5;
+/** 0.0000002 rather than 2e-7: the way AWS's pages can be checked against it. */
+const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
+/** The functions an order runs through; any other invocation (the API reads of the bench) is not the order's. */
+const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter']);
+
+const args = flags({ orders: { type: 'string' }, concurrency: { type: 'string' }, timeout: { type: 'string' } });
+const orders = Math.round(positiveNumber('orders', args.orders, args.quick ? 20 : 500));
+const concurrency = Math.round(positiveNumber('concurrency', args.concurrency, 4));
+const timeoutMs = positiveNumber('timeout', args.timeout, 60 + orders / 5) * 1000;
+
+/** The memory every function is deployed with: lib/config.ts's value for cdk.json's context. */
+const memoryMb = (() => {
+  const context = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context ?? {};
+  return loadConfig({ node: { tryGetContext: (key: string) => context[key] } } as unknown as { node: Node }).memorySize;
+})();
+
+const { meter, onInvoke, attachClients } = createMeter();
+const runtime = await startLocalRuntime({ port: 0, dataDir: ':memory:', simulator: { port: 0 }, apiKeys: BENCH_API_KEYS, scheduleIntervalSeconds: 3600, onInvoke });
+let exitCode = 0;
+try {
+  await attachClients();
+  const stores = await createStores(runtime.apiUrl);
+  const simOrders = async () =>
+    ((await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as { orders: unknown[] }).orders.length;
+
+  console.log(`bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ${memoryMb} MB functions, ${process.version}`);
+
+  // 1. The orders, counted from the first webhook.
+  const jobIds = new Set<string>();
+  const refused: string[] = [];
+  const firstId = Date.now() * 1000;
+  let next = 0;
+  let webhookRequests = 0;
+  meter.counting = true;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < orders) {
+        const body = orderBody(firstId + next++, stores.vendor);
+        const res = await fetch(`${runtime.apiUrl}${ORDERS_WEBHOOK_PATH}`, { method: 'POST', headers: webhookHeaders(stores.resellerShopDomain, stores.resellerSecret, body), body });
+        webhookRequests++;
+        const receipt = (await res.json().catch(() => ({}))) as { syncJobIds?: string[] };
+        if (res.status !== 200 || receipt.syncJobIds?.length !== 1) refused.push(`${res.status} ${JSON.stringify(receipt)}`);
+        for (const id of receipt.syncJobIds ?? []) jobIds.add(id);
+      }
+    }),
+  );
+  const sentMs = performance.now() - started;
+
+  // 2. Wait until every job is completed. Settled = the worker has handled a message per job, the
+  // supplier has every order, and nothing of the order's pipeline ran for a moment (the poller
+  // deletes a batch after its invocation). Only then is counting paused to read the jobs through
+  // the API, whose own reads are not the orders' cost; if some job is not completed yet (a retry
+  // is due), counting resumes until the next settle.
+  const lastPipelineInvoke = () => Math.max(0, ...[...PIPELINE].map((n) => meter.lastInvokeAt.get(n) ?? 0));
+  const deadline = Date.now() + timeoutMs;
+  let notCompleted = [...jobIds];
+  let invocationsWhilePaused = 0;
+  for (;;) {
+    const handled = meter.usage.invocations.get('SyncWorker')?.records ?? 0;
+    if (handled >= jobIds.size && Date.now() - lastPipelineInvoke() > 750 && (await simOrders()) >= jobIds.size) {
+      const before = lastPipelineInvoke();
+      meter.counting = false;
+      const { jobs } = await readJobs(runtime.apiUrl, new Set(notCompleted));
+      notCompleted = notCompleted.filter((id) => jobs.get(id)?.status !== 'completed');
+      if (lastPipelineInvoke() !== before) invocationsWhilePaused++;
+      if (!notCompleted.length) break;
+      meter.counting = true;
+    }
+    if (Date.now() > deadline) {
+      meter.counting = false;
+      break;
+    }
+    await sleep(250);
+  }
+  const settledMs = performance.now() - started;
+
+  // 3. The bill.
+  const u = meter.usage;
+  const perOrder = (n: number) => n / orders;
+  const invocations = [...u.invocations].filter(([name]) => PIPELINE.has(name));
+  const lambdaRequests = invocations.reduce((s, [, i]) => s + i.count, 0);
+  const gbSeconds = invocations.reduce((s, [, i]) => s + (i.billedMs / 1000) * (memoryMb / 1024), 0);
+  const wru = u.dynamo.wru + u.dynamo.failedWritesWru;
+  const sqsRequests = [...u.sqs.requests.values()].reduce((s, n) => s + n, 0);
+  const kmsRequests = [...u.kms.values()].reduce((s, n) => s + n, 0);
+  const lines: [string, number, number][] = [
+    ['API Gateway HTTP API requests', perOrder(webhookRequests), PRICES.httpApiRequest],
+    ['Lambda requests', perOrder(lambdaRequests), PRICES.lambdaRequest],
+    [`Lambda GB-seconds (${memoryMb} MB, arm64)`, perOrder(gbSeconds), PRICES.lambdaGbSecond],
+    ['DynamoDB write request units', perOrder(wru), PRICES.dynamoWru],
+    ['DynamoDB read request units', perOrder(u.dynamo.rru), PRICES.dynamoRru],
+    ['SQS requests', perOrder(sqsRequests), PRICES.sqsRequest],
+    ['KMS requests', perOrder(kmsRequests), PRICES.kmsRequest],
+  ];
+  const total = lines.reduce((s, [, count, price]) => s + count * price * 1e6, 0);
+
+  console.log(`\nOrders: ${orders} sent in ${fixed(sentMs / 1000, 1)} s; ${jobIds.size - notCompleted.length} of ${jobIds.size} jobs completed after ${fixed(settledMs / 1000, 1)} s; refused ${refused.length}.`);
+  console.log('\nCost per order (us-east-1, on-demand, prices of bench/prices.ts as of ' + PRICES.asOf + '):\n');
+  console.log(
+    table(
+      ['item', 'per order', '$ per unit', 'per order × $ per unit × 10^6 = $ per million orders'],
+      [
+        ...lines.map(([item, count, price]) => [item, fixed(count, 4), unitPrice(price), `${fixed(count, 4)} × ${unitPrice(price)} × 10^6 = ${fixed(count * price * 1e6, 4)}`]),
+        ['total', '', '', fixed(total, 4)],
+      ],
+    ),
+  );
+  console.log(`\nCost per million single-supplier orders: $${fixed(total, 2)} (target < $${TARGET_PER_MILLION}): ${total < TARGET_PER_MILLION ? 'PASS' : 'MISS'}`);
+
+  // The local pollers hand the worker whatever one long poll returns; on AWS the event source
+  // waits up to its 1 s batching window for 10 messages, so under steady traffic a worker
+  // invocation, a ReceiveMessage and a DeleteMessageBatch serve ten orders. Same durations per message.
+  const worker = u.invocations.get('SyncWorker');
+  if (worker?.count) {
+    const perBatch = 10;
+    const messages = perOrder(worker.records);
+    const receivesAndDeletes = perOrder((u.sqs.requests.get('ReceiveMessage') ?? 0) + (u.sqs.requests.get('DeleteMessageBatch') ?? 0));
+    const batched =
+      total -
+      (perOrder(worker.count) - messages / perBatch) * PRICES.lambdaRequest * 1e6 -
+      (receivesAndDeletes - (2 * messages) / perBatch) * PRICES.sqsRequest * 1e6;
+    console.log(
+      `With full batches of ${perBatch} (AWS's 1 s batching window under steady traffic; same duration per message): ` +
+        `${fixed(messages / perBatch, 3)} worker invocations and ${fixed((2 * messages) / perBatch, 3)} receives + deletes per order: $${fixed(batched, 2)} per million orders.`,
+    );
+  }
+
+  console.log('\nLambda, by function:');
+  console.log(
+    table(
+      ['function', 'invocations/order', 'messages/batch', 'avg billed ms', 'GB-s/order'],
+      invocations.map(([name, i]) => [name, fixed(perOrder(i.count), 3), i.records ? fixed(i.records / i.count, 2) : '-', fixed(i.billedMs / i.count, 1), fixed(perOrder((i.billedMs / 1000) * (memoryMb / 1024)), 5)]),
+    ),
+  );
+  console.log('\nDynamoDB, by operation (units as DynamoDB Local reports them with ReturnConsumedCapacity):');
+  console.log(
+    table(
+      ['operation (item kind or index)', 'calls/order', 'units/order', 'of which GSI'],
+      [...u.dynamo.byOperation].sort((a, b) => b[1].units - a[1].units).map(([op, o]) => [op, fixed(perOrder(o.calls), 3), fixed(perOrder(o.units), 3), fixed(perOrder(o.gsiUnits), 3)]),
+    ),
+  );
+  console.log(
+    `  of the write units, ${fixed(perOrder(u.dynamo.gsiWru), 3)} per order are GSI writes: DynamoDB Local counts them in the total ` +
+      `(total − table − indexes = ${fixed(u.dynamo.unexplained, 3)} over the run).`,
+  );
+  if (u.dynamo.failedWrites) console.log(`  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU (DynamoDB bills them but reports no capacity).`);
+  console.log('\nSQS, by action (billable requests, 64 KiB chunks):');
+  console.log(table(['action', 'requests/order'], [...u.sqs.requests].map(([action, n]) => [action, fixed(perOrder(n), 3)])));
+  console.log(`\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run (secrets are cached per container for 5 minutes).`);
+  console.log(
+    `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing during the ${fixed(settledMs / 1000, 1)} s run ` +
+      `(the local pollers wait 1 s per poll; on AWS the SQS event source mappings' long polls cost a fixed amount a month whatever the traffic).`,
+  );
+  if (invocationsWhilePaused) console.log(`Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`);
+
+  if (refused.length || notCompleted.length) {
+    exitCode = 1;
+    console.log(`\nFAILED: ${refused.length} webhook(s) refused (${refused.slice(0, 3).join('; ')}), ${notCompleted.length} job(s) not completed within ${timeoutMs / 1000} s.`);
+  }
+} catch (error) {
+  exitCode = 1;
+  console.error(error);
+} finally {
+  meter.counting = false;
+  await runtime.stop();
+}
+process.exit(exitCode);

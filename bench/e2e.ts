@@ -1,0 +1,199 @@
+/**
+ * `npm run bench:e2e`: end-to-end speed under a steady stream of orders.
+ *
+ * Drives signed `orders/create` webhooks at `--rate` orders per second for `--duration` seconds
+ * (default 50/s for 60 s; `--quick`: 10/s for 3 s) against the local runtime and its platform
+ * simulator with autocannon, which builds every request in `setupRequest`: a new order id, its
+ * body, and the HMAC of that exact body. Reports p50/p95/p99 of the webhook's response time and
+ * of the time from sending the webhook to the job's `completed` (its `completedAt`, read through
+ * `GET /v1/sync_jobs` pages about once a second), and the orders lost (accepted, never completed
+ * within `--grace` seconds) and duplicated (more than one supplier order for one reseller order,
+ * as the simulator recorded them). Both must be zero.
+ *
+ *   npm run bench:e2e [-- --rate 50 --duration 60 --connections 5 --grace 30] [-- --quick]
+ *
+ * autocannon's rate limit is per connection and per second: each connection sends its share of a
+ * second's requests back to back, then waits for the next second. So the load arrives in small
+ * bursts at the start of each second rather than evenly spread, which is the harder case.
+ *
+ * Target: p99 webhook → completed under 2 s. Exit code 1 when an order was lost, duplicated or
+ * refused; a missed timing target is reported, not failed.
+ */
+import autocannon from 'autocannon';
+import { startLocalRuntime } from '../lib/local/runtime.js';
+import {
+  apiClient,
+  BENCH_API_KEYS,
+  createStores,
+  fixed,
+  flags,
+  orderBody,
+  ORDERS_WEBHOOK_PATH,
+  percentile,
+  positiveNumber,
+  sleep,
+  table,
+  webhookHeaders,
+  type JobView,
+} from './common.js';
+
+const TARGET_P99_MS = 2000;
+
+const args = flags({ rate: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, grace: { type: 'string' } });
+const rate = Math.round(positiveNumber('rate', args.rate, args.quick ? 10 : 50));
+const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
+const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
+const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
+const amount = Math.round(rate * duration);
+
+const runtime = await startLocalRuntime({ port: 0, dataDir: ':memory:', simulator: { port: 0 }, apiKeys: BENCH_API_KEYS, scheduleIntervalSeconds: 300 });
+let exitCode = 0;
+try {
+  const stores = await createStores(runtime.apiUrl);
+  const api = apiClient(runtime.apiUrl);
+  console.log(`bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) over ${connections} connection(s), ${process.version}`);
+
+  // What each accepted order became: its job, when its webhook was sent, when the job completed.
+  const sentAt = new Map<number, number>();
+  const outstanding = new Map<string, { orderId: number; sentAt: number }>();
+  const completedAfter: number[] = [];
+  const dead: string[] = [];
+  const refused: string[] = [];
+  const webhookMs: number[] = [];
+  let accepted = 0;
+  let nextOrderId = Date.now() * 1000;
+
+  // Completion is read from the jobs' `completedAt`, so polling about once a second costs no precision.
+  let pollRequests = 0;
+  const poll = async () => {
+    if (!outstanding.size) return;
+    const oldest = Math.min(...[...outstanding.values()].map((o) => o.sentAt));
+    const seen = new Map<string, JobView>();
+    let cursor: string | undefined;
+    // Newest first, down to the oldest outstanding job (2 s of slack for clocks and queueing).
+    for (let page = 0; page < 20; page++) {
+      const res = await api.get(`/v1/sync_jobs?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+      pollRequests++;
+      if (res.status !== 200) throw new Error(`GET /v1/sync_jobs answered ${res.status}`);
+      const jobs = res.body.data as JobView[];
+      for (const job of jobs) seen.set(job.id, job);
+      if (!res.body.has_more || !jobs.length || Date.parse(jobs.at(-1)!.createdAt) < oldest - 2000) break;
+      cursor = jobs.at(-1)!.id;
+    }
+    for (const [id, order] of outstanding) {
+      let job = seen.get(id);
+      if (!job && order.sentAt < Date.now() - 5000) {
+        // Older than the pages read: ask for it alone.
+        const res = await api.get(`/v1/sync_jobs/${id}`);
+        pollRequests++;
+        if (res.status === 200) job = res.body;
+      }
+      if (job?.status === 'completed' && job.completedAt) {
+        completedAfter.push(Date.parse(job.completedAt) - order.sentAt);
+        outstanding.delete(id);
+      } else if (job?.status === 'dead') {
+        dead.push(id);
+        outstanding.delete(id);
+      }
+    }
+  };
+  let loadRunning = true;
+  const poller = (async () => {
+    while (loadRunning) {
+      await sleep(1000);
+      await poll();
+    }
+  })();
+
+  const started = Date.now();
+  const instance = autocannon({
+    url: runtime.apiUrl,
+    connections,
+    overallRate: rate,
+    amount,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        path: ORDERS_WEBHOOK_PATH,
+        // A new order for every request: its own id, body and signature.
+        setupRequest: (request: any, context: any) => {
+          const orderId = nextOrderId++;
+          const body = orderBody(orderId, stores.vendor);
+          context.orderId = orderId;
+          sentAt.set(orderId, Date.now());
+          return { ...request, body, headers: webhookHeaders(stores.resellerShopDomain, stores.resellerSecret, body) };
+        },
+        onResponse: (status: number, body: string, context: any) => {
+          const orderId = context.orderId as number;
+          let receipt: { syncJobIds?: string[] } | undefined;
+          try {
+            receipt = JSON.parse(body);
+          } catch {
+            receipt = undefined;
+          }
+          if (status !== 200 || receipt?.syncJobIds?.length !== 1) {
+            refused.push(`${status} ${body.slice(0, 200)}`);
+            return;
+          }
+          accepted++;
+          outstanding.set(receipt.syncJobIds[0], { orderId, sentAt: sentAt.get(orderId)! });
+        },
+      },
+    ],
+  } as autocannon.Options);
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => webhookMs.push(responseTime));
+  const result = await instance;
+  const loadSeconds = (Date.now() - started) / 1000;
+
+  // The stragglers: keep reading until every accepted order completed or the grace period is over.
+  loadRunning = false;
+  await poller;
+  const graceEnds = Date.now() + graceMs;
+  while (outstanding.size && Date.now() < graceEnds) {
+    await poll();
+    if (outstanding.size) await sleep(500);
+  }
+
+  const simOrders = ((await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as { orders: { source_identifier: string }[] }).orders;
+  const perReseller = new Map<string, number>();
+  for (const order of simOrders) perReseller.set(order.source_identifier, (perReseller.get(order.source_identifier) ?? 0) + 1);
+  const duplicated = [...perReseller.values()].filter((n) => n > 1).length;
+  const lost = outstanding.size + dead.length;
+  const errors = result.errors + result.timeouts;
+
+  const row = (name: string, values: number[], target?: string) => [
+    name,
+    values.length,
+    fixed(percentile(values, 50)),
+    fixed(percentile(values, 95)),
+    fixed(percentile(values, 99)),
+    fixed(Math.max(...values)),
+    target ?? '',
+  ];
+  const p99 = percentile(completedAfter, 99);
+  console.log();
+  console.log(
+    table(
+      ['measure (ms)', 'count', 'p50', 'p95', 'p99', 'max', 'target'],
+      [
+        row('webhook response', webhookMs),
+        row('webhook → completed', completedAfter, `p99 < ${TARGET_P99_MS}: ${p99 < TARGET_P99_MS ? 'PASS' : 'MISS'}`),
+      ],
+    ),
+  );
+  console.log(
+    `\norders: sent ${sentAt.size}, accepted ${accepted}, refused ${refused.length}, connection errors ${errors}, completed ${completedAfter.length}, lost ${lost}, duplicated ${duplicated}`,
+  );
+  console.log(`supplier orders placed: ${simOrders.length} for ${perReseller.size} reseller orders`);
+  console.log(`achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ${pollRequests} API reads to observe completion`);
+  if (lost) console.log(`lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`);
+  if (refused.length) console.log(`refused: ${refused.slice(0, 5).join('; ')}`);
+  if (lost || duplicated || refused.length || errors) exitCode = 1;
+} catch (error) {
+  exitCode = 1;
+  console.error(error);
+} finally {
+  await runtime.stop();
+}
+process.exit(exitCode);

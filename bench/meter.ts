@@ -1,0 +1,198 @@
+import { SQSClient } from '@aws-sdk/client-sqs';
+
+/**
+ * Counts, in the process that runs the local runtime, what AWS would bill for: Lambda invocations
+ * and durations (the runtime's `onInvoke`), DynamoDB capacity units (every command of the shared
+ * document client asks for `ReturnConsumedCapacity: INDEXES`, which reports the total with the
+ * table and each GSI apart), SQS requests by action (every SQS client of the process: the
+ * handlers' and the local event-source pollers'), KMS requests by action.
+ *
+ * Only what happens while `counting` is on is counted, so set-up, observation through the API
+ * and idle polling stay out of the figures.
+ */
+
+export interface Usage {
+  invocations: Map<string, { count: number; billedMs: number; rawMs: number; records: number }>;
+  dynamo: {
+    rru: number;
+    wru: number;
+    /** Of `wru`, the part DynamoDB reported for global secondary indexes. */
+    gsiWru: number;
+    /** `CapacityUnits` minus table minus indexes: 0 when the total includes every index. */
+    unexplained: number;
+    /** By `<operation> <target>`, e.g. `UpdateItem SJ`, `Query GSI2`. */
+    byOperation: Map<string, { calls: number; units: number; gsiUnits: number }>;
+    /** Conditional writes (and cancelled transactions) that failed: billed, but reported without capacity. */
+    failedWrites: number;
+    /** What those failures are estimated to cost: 1 WRU per item written (2 in a transaction). */
+    failedWritesWru: number;
+  };
+  sqs: {
+    /** Billable requests (64 KiB chunks) by action; ReceiveMessage only when it returned messages. */
+    requests: Map<string, number>;
+    /** Long polls that returned nothing: what the pollers cost while waiting, kept apart. */
+    emptyReceives: number;
+    messagesReceived: number;
+  };
+  kms: Map<string, number>;
+}
+
+const CHUNK = 64 * 1024;
+const chunks = (bytes: number) => Math.max(1, Math.ceil(bytes / CHUNK));
+const READS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+const isRead = (operation: string) => READS.has(operation.split(' ')[0]);
+
+const bump = <K>(map: Map<K, number>, key: K, by = 1) => map.set(key, (map.get(key) ?? 0) + by);
+
+export const emptyUsage = (): Usage => ({
+  invocations: new Map(),
+  dynamo: { rru: 0, wru: 0, gsiWru: 0, unexplained: 0, byOperation: new Map(), failedWrites: 0, failedWritesWru: 0 },
+  sqs: { requests: new Map(), emptyReceives: 0, messagesReceived: 0 },
+  kms: new Map(),
+});
+
+type Capacity = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+
+/**
+ * Creates the meter. Pass `onInvoke` to `startLocalRuntime`, then call `attachClients()` once it
+ * has started: the shared clients are built with the runtime's environment, so they may only be
+ * imported after it has set it.
+ */
+export const createMeter = () => {
+  const meter = {
+    counting: false,
+    usage: emptyUsage(),
+    /** When each function last finished an invocation (counted or not), to tell when work has settled. */
+    lastInvokeAt: new Map<string, number>(),
+  };
+
+  /** What a command touches, for the breakdown: `SJ` (the item kind of its key), `GSI2`, `tx SJ+SJ`. */
+  const target = (input: Record<string, any>): string => {
+    const kind = (pk: unknown) => String(pk ?? '?').split('#')[0];
+    if (input.IndexName) return input.IndexName;
+    if (input.TransactItems) {
+      return `tx ${input.TransactItems.map((t: Record<string, any>) => {
+        const action = Object.values(t)[0];
+        return kind(action?.Key?.PK ?? action?.Item?.PK);
+      }).join('+')}`;
+    }
+    if (input.RequestItems) {
+      const kinds = Object.values(input.RequestItems).flatMap((r: any) => (r.Keys ?? []).map((k: any) => kind(k.PK)));
+      return [...new Set(kinds)].join('+');
+    }
+    if (input.Key) return kind(input.Key.PK);
+    if (input.Item) return kind(input.Item.PK);
+    if (input.ExpressionAttributeValues?.[':pk']) return kind(input.ExpressionAttributeValues[':pk']);
+    return 'table';
+  };
+
+  const recordCapacity = (operation: string, consumed: Capacity | Capacity[] | undefined) => {
+    const u = meter.usage.dynamo;
+    for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+      const units = c.CapacityUnits ?? 0;
+      const gsi = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((s, g) => s + (g.CapacityUnits ?? 0), 0);
+      u.unexplained += units - (c.Table?.CapacityUnits ?? 0) - gsi;
+      if (isRead(operation)) u.rru += units;
+      else {
+        u.wru += units;
+        u.gsiWru += gsi;
+      }
+      const entry = u.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
+      entry.units += units;
+      entry.gsiUnits += gsi;
+      u.byOperation.set(operation, entry);
+    }
+  };
+
+  const attachClients = async () => {
+    const { dynamo } = await import('../shared/aws/dynamodb.js');
+    const { kms } = await import('../shared/aws/kms.js');
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        const operation = `${context.commandName?.replace(/Command$/, '') ?? 'unknown'} ${target(args.input as Record<string, any>)}`;
+        (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
+        try {
+          const result = await next(args);
+          if (meter.counting) {
+            const entry = meter.usage.dynamo.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
+            entry.calls++;
+            meter.usage.dynamo.byOperation.set(operation, entry);
+            recordCapacity(operation, (result.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity);
+          }
+          return result;
+        } catch (error) {
+          const name = (error as Error).name;
+          if (meter.counting && (name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException')) {
+            const items = (args.input as { TransactItems?: unknown[] }).TransactItems?.length;
+            meter.usage.dynamo.failedWrites++;
+            meter.usage.dynamo.failedWritesWru += items ? 2 * items : 1;
+            const entry = meter.usage.dynamo.byOperation.get(`${operation} (failed)`) ?? { calls: 0, units: 0, gsiUnits: 0 };
+            entry.calls++;
+            entry.units += items ? 2 * items : 1;
+            meter.usage.dynamo.byOperation.set(`${operation} (failed)`, entry);
+          }
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'benchConsumedCapacity', override: true },
+    );
+
+    kms.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (meter.counting) bump(meter.usage.kms, context.commandName?.replace(/Command$/, '') ?? 'unknown');
+        return next(args);
+      },
+      { step: 'initialize', name: 'benchKmsCalls', override: true },
+    );
+  };
+
+  // The local pollers' SQS client is private to the runtime, so every SQS client of this process is
+  // counted at the prototype: the handlers' client and the pollers' alike.
+  const prototype = SQSClient.prototype as unknown as { send: (command: any, ...rest: unknown[]) => Promise<any> };
+  const send = Object.getPrototypeOf(SQSClient.prototype).send as typeof prototype.send;
+  prototype.send = function countedSend(this: SQSClient, command: any, ...rest: unknown[]) {
+    const action = String(command?.constructor?.name ?? 'unknown').replace(/Command$/, '');
+    const input = command?.input ?? {};
+    const promise = send.call(this, command, ...rest);
+    return promise.then((output: any) => {
+      if (!meter.counting) return output;
+      const s = meter.usage.sqs;
+      const bodies = (list: { MessageBody?: string; Body?: string }[] | undefined) =>
+        (list ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
+      switch (action) {
+        case 'ReceiveMessage': {
+          const messages = output?.Messages ?? [];
+          if (!messages.length) s.emptyReceives++;
+          else {
+            s.messagesReceived += messages.length;
+            bump(s.requests, action, chunks(bodies(messages)));
+          }
+          break;
+        }
+        case 'SendMessage':
+          bump(s.requests, action, chunks(Buffer.byteLength(input.MessageBody ?? '')));
+          break;
+        case 'SendMessageBatch':
+          bump(s.requests, action, chunks(bodies(input.Entries)));
+          break;
+        default:
+          bump(s.requests, action);
+      }
+      return output;
+    });
+  };
+
+  const onInvoke = (name: string, ms: number, batch?: number) => {
+    meter.lastInvokeAt.set(name, Date.now());
+    if (!meter.counting) return;
+    const entry = meter.usage.invocations.get(name) ?? { count: 0, billedMs: 0, rawMs: 0, records: 0 };
+    entry.count++;
+    // Lambda bills each invocation's duration rounded up to the next millisecond.
+    entry.billedMs += Math.max(1, Math.ceil(ms));
+    entry.rawMs += ms;
+    entry.records += batch ?? 0;
+    meter.usage.invocations.set(name, entry);
+  };
+
+  return { meter, onInvoke, attachClients };
+};

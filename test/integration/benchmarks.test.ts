@@ -1,0 +1,55 @@
+import { spawn } from 'node:child_process';
+import { resolve } from 'node:path';
+
+/**
+ * The benchmarks in their quick mode: each runs as `npm run bench:*` would (a child Node with tsx,
+ * its own local runtime) and must finish cleanly and print its report. Timings are not asserted:
+ * they depend on the machine; what is checked is that the benchmarks work.
+ */
+
+jest.setTimeout(120_000);
+
+const ROOT = resolve(__dirname, '../..');
+
+const runBench = (script: string, args: string[] = ['--quick']) =>
+  new Promise<{ code: number | null; output: string }>((done, fail) => {
+    const chunks: string[] = [];
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout.on('data', (c) => chunks.push(String(c)));
+    child.stderr.on('data', (c) => chunks.push(String(c)));
+    child.on('error', fail);
+    child.on('exit', (code) => done({ code, output: chunks.join('') }));
+  });
+
+describe('benchmarks (quick mode)', () => {
+  it('bench:cold bundles functions and baselines and prints the table', async () => {
+    const { code, output } = await runBench('bench/cold-start.ts');
+
+    expect(output).toMatch(/function\s+kind\s+answer\s+bundle KB\s+baseline KB\s+size ×\s+load ms/);
+    expect(output).toContain('init ×');
+    expect(output).toMatch(/Summary: \d+ of \d+ measured function\(s\) within both targets/);
+    expect(output).not.toContain('ERROR');
+    expect(code).toBe(0);
+  });
+
+  it('bench:cost completes every order and prints the cost per million orders', async () => {
+    const { code, output } = await runBench('bench/cost.ts');
+
+    expect(output).toMatch(/20 of 20 jobs completed/);
+    expect(output).toContain('refused 0');
+    expect(output).toMatch(/DynamoDB write request units\s+\d/);
+    expect(output).toMatch(/Cost per million single-supplier orders: \$\d+\.\d\d/);
+    expect(code).toBe(0);
+  });
+
+  it('bench:e2e loses and duplicates no order and prints the latency table', async () => {
+    const { code, output } = await runBench('bench/e2e.ts');
+
+    expect(output).toMatch(/measure \(ms\)\s+count\s+p50\s+p95\s+p99/);
+    expect(output).toContain('webhook → completed');
+    expect(output).toContain('lost 0');
+    expect(output).toContain('duplicated 0');
+    expect(output).toContain('refused 0');
+    expect(code).toBe(0);
+  });
+});
