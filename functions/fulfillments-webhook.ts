@@ -1,5 +1,5 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { acceptFulfillment } from '../shared/fulfillments.js';
+import { acceptFulfillment } from '../shared/fulfillment-intake.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
 import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhook-auth.js';

@@ -2,7 +2,7 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { logger } from '../shared/logger.js';
 import { killJob } from '../shared/sync-jobs.js';
-import { parseJobMessage } from '../shared/sync-queue.js';
+import { parseJobMessage } from '../shared/job-message.js';
 
 const processor = new BatchProcessor(EventType.SQS);
 

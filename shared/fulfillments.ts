@@ -1,8 +1,6 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import * as v from 'valibot';
 import { dynamo } from './aws/dynamodb.js';
 import { sendFulfillmentMessage } from './fulfillment-queue.js';
-import { parseInput } from './http/validation.js';
 import { now } from './ids.js';
 import { logger } from './logger.js';
 import type { Tracking } from './platforms/index.js';
@@ -20,39 +18,6 @@ import type { SyncJob } from './sync-jobs.js';
  * A fulfillment whose job has not recorded `sourceOrderId` yet is kept (with a TTL) and released
  * when the job completes.
  */
-
-// ---------- the webhook payload
-
-const Id = v.union(
-  [v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.minLength(1), v.maxLength(100))],
-  'must be an id, a number or a string',
-);
-const Text = v.optional(v.nullable(v.pipe(v.string(), v.maxLength(2000))));
-const Texts = v.optional(v.nullable(v.pipe(v.array(v.pipe(v.string(), v.maxLength(2000))), v.maxLength(50))));
-
-/** The part of `fulfillments/create` the service reads (CONTRACT.md §5); the rest is ignored. */
-export const FulfillmentPayload = v.looseObject({
-  id: Id,
-  order_id: Id,
-  status: v.optional(v.nullable(v.string())),
-  tracking_company: Text,
-  tracking_number: Text,
-  tracking_numbers: Texts,
-  tracking_url: Text,
-  tracking_urls: Texts,
-});
-export type FulfillmentPayload = v.InferOutput<typeof FulfillmentPayload>;
-
-/** Statuses of a fulfillment that shipped nothing: there is no tracking to pass on. */
-const NOT_SHIPPED = new Set(['cancelled', 'error', 'failure']);
-
-export const trackingOf = (payload: FulfillmentPayload): Tracking => ({
-  company: payload.tracking_company ?? null,
-  number: payload.tracking_number ?? null,
-  numbers: payload.tracking_numbers ?? [],
-  url: payload.tracking_url ?? null,
-  urls: payload.tracking_urls ?? [],
-});
 
 // ---------- source order ids
 
@@ -299,20 +264,19 @@ const keepFulfillment = async (
   await deleteItem(key);
 };
 
+/** A shipped source fulfillment, as the webhook carried it. */
+export interface IncomingFulfillment {
+  sourceFulfillmentId: string;
+  sourceOrderId: string;
+  tracking: Tracking;
+}
+
 /**
  * `fulfillments/create` from verified source stores (every store under the shop domain whose
  * secret verified: resellers may share a supplier). Each store whose job placed that order gets
  * its own propagation; if none has one yet, the fulfillment is kept for each of them.
  */
-export const acceptFulfillment = async (sources: Item[], payload: unknown) => {
-  const fulfillment = parseInput(FulfillmentPayload, payload);
-  const sourceFulfillmentId = String(fulfillment.id);
-  const sourceOrderId = String(fulfillment.order_id);
-  if (fulfillment.status && NOT_SHIPPED.has(fulfillment.status)) {
-    logger.info('fulfillment shipped nothing; not propagated', { sourceFulfillmentId, status: fulfillment.status });
-    return;
-  }
-  const tracking = trackingOf(fulfillment);
+export const routeFulfillment = async (sources: Item[], { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment) => {
   const receivedAt = now();
   const matches = await Promise.all(
     sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id as string, sourceOrderId) })),

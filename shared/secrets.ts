@@ -20,8 +20,20 @@ const CACHE_MAX = 1_000;
  * every webhook and every job needs one, and a KMS call costs more than the rest of the order.
  */
 export const kmsCipher = (client: KMSClient, keyId: () => string): SecretCipher => {
-  const cache = new Map<string, { value: string; expiresAt: number }>();
+  // Promises, not values: concurrent misses for one secret (a batch of jobs of one supplier on a
+  // cold container) share a single KMS call.
+  const cache = new Map<string, { value: Promise<string>; expiresAt: number }>();
   const cacheKey = (ciphertext: string, context: SecretContext) => `${context.storeId}|${context.field}|${ciphertext}`;
+
+  const decryptWithKms = async (ciphertext: string, context: SecretContext) => {
+    const out = await client.send(
+      new DecryptCommand({
+        CiphertextBlob: Buffer.from(ciphertext, 'base64'),
+        EncryptionContext: { ...context },
+      }),
+    );
+    return Buffer.from(out.Plaintext!).toString('utf8');
+  };
 
   return {
     async encrypt(plaintext, context) {
@@ -35,19 +47,15 @@ export const kmsCipher = (client: KMSClient, keyId: () => string): SecretCipher 
       return Buffer.from(out.CiphertextBlob!).toString('base64');
     },
 
-    async decrypt(ciphertext, context) {
+    decrypt(ciphertext, context) {
       const key = cacheKey(ciphertext, context);
       const hit = cache.get(key);
       if (hit && hit.expiresAt > Date.now()) return hit.value;
-      const out = await client.send(
-        new DecryptCommand({
-          CiphertextBlob: Buffer.from(ciphertext, 'base64'),
-          EncryptionContext: { ...context },
-        }),
-      );
-      const value = Buffer.from(out.Plaintext!).toString('utf8');
+      const value = decryptWithKms(ciphertext, context);
       if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
       cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
+      // A failed call is not remembered: the next caller asks KMS again.
+      value.catch(() => cache.delete(key));
       return value;
     },
   };

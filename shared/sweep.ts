@@ -15,29 +15,33 @@ import { enqueueJobs } from './sync-queue.js';
  */
 export const sweepPendingJobs = async (olderThanSeconds: number) => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
-  let requeued = 0;
-  for (let shard = 0; shard < PENDING_SHARDS; shard++) {
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const page = await queryKeys({
-        index: INDEX.pending,
-        pkName: 'GSI3PK',
-        skName: 'GSI3SK',
-        pk: `PENDING#${shard}`,
-        before: cutoff,
-        limit: 100,
-        forward: true,
-        exclusiveStartKey: startKey,
-      });
-      const jobs = (await batchGet<SyncJob>(page.keys)).filter((job) => job.status === 'pending');
-      const marked = await Promise.all(jobs.map((job) => markSwept(job)));
-      const due = jobs.filter((_, i) => marked[i]);
-      if (due.length) await enqueueJobs(due.map((job) => ({ jobId: job.id, generation: job.generation })));
-      requeued += due.length;
-      startKey = page.lastKey;
-    } while (startKey);
-  }
+  const shards = Array.from({ length: PENDING_SHARDS }, (_, shard) => sweepShard(`PENDING#${shard}`, cutoff));
+  const requeued = (await Promise.all(shards)).reduce((sum, n) => sum + n, 0);
   if (requeued) logger.warn('sweep re-enqueued pending jobs', { count: requeued });
+  return requeued;
+};
+
+const sweepShard = async (shard: string, cutoff: string) => {
+  let requeued = 0;
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await queryKeys({
+      index: INDEX.pending,
+      pkName: 'GSI3PK',
+      skName: 'GSI3SK',
+      pk: shard,
+      before: cutoff,
+      limit: 100,
+      forward: true,
+      exclusiveStartKey: startKey,
+    });
+    const jobs = (await batchGet<SyncJob>(page.keys)).filter((job) => job.status === 'pending');
+    const marked = await Promise.all(jobs.map((job) => markSwept(job)));
+    const due = jobs.filter((_, i) => marked[i]);
+    if (due.length) await enqueueJobs(due.map((job) => ({ jobId: job.id, generation: job.generation })));
+    requeued += due.length;
+    startKey = page.lastKey;
+  } while (startKey);
   return requeued;
 };
 

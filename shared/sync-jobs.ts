@@ -5,6 +5,7 @@ import { dynamo } from './aws/dynamodb.js';
 import type { RoutedGroup } from './domain/routing.js';
 import type { ResellerLineItem, ResellerOrder } from './domain/supplier-order.js';
 import { ResourceMissingError, SyncJobNotRetryableError } from './errors.js';
+import type { JobMessage } from './job-message.js';
 import { now, syncJobId } from './ids.js';
 import { listPage } from './pagination.js';
 import type { SyncJobStatus } from './schemas.js';
@@ -34,11 +35,7 @@ export interface SyncJob extends Item {
   updatedAt: string;
 }
 
-/** What a queue message carries: which job, and which enqueue of it. */
-export interface JobMessage {
-  jobId: string;
-  generation: number;
-}
+export type { JobMessage };
 
 
 /** While a job is pending it sits in the sparse GSI3, which is all the sweep reads. */

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from './aws/sqs.js';
 import { config } from './config.js';
-import type { JobMessage } from './sync-jobs.js';
+import type { JobMessage } from './job-message.js';
 
 /** One message per job; SendMessageBatch takes ten at a time. Throws if any entry was refused. */
 export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
@@ -19,14 +19,4 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
     );
     if (out.Failed?.length) throw new Error(`${out.Failed.length} sync messages were not accepted`);
   }
-};
-
-export const parseJobMessage = (body: string): JobMessage | undefined => {
-  try {
-    const parsed = JSON.parse(body);
-    if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation)) return { jobId: parsed.jobId, generation: parsed.generation };
-  } catch {
-    // fall through: a malformed message can never be processed
-  }
-  return undefined;
 };

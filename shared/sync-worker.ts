@@ -8,7 +8,8 @@ import type { SecretCipher } from './secrets.js';
 import { keys } from './store/keys.js';
 import { getItem, type Item } from './store/table.js';
 import { claimJob, completeJob, deferJob, failJob, killJob, type JobMessage, type SyncJob } from './sync-jobs.js';
-import { enqueueJobs, parseJobMessage } from './sync-queue.js';
+import { parseJobMessage } from './job-message.js';
+import { enqueueJobs } from './sync-queue.js';
 import type { PricingConfig } from './domain/pricing.js';
 
 /** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */

@@ -89,6 +89,16 @@ describe('kmsCipher.decrypt', () => {
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(3);
   });
 
+  it('shares one KMS call between concurrent decrypts of the same secret', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('shpat_plain') });
+    const cipher = kmsCipher(client(), () => KEY);
+
+    const values = await Promise.all(Array.from({ length: 10 }, () => cipher.decrypt(blob('sealed'), ctx('sst_1'))));
+
+    expect(values).toEqual(Array(10).fill('shpat_plain'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
+  });
+
   it('does not cache a failure', async () => {
     kms
       .on(DecryptCommand)
