@@ -111,7 +111,10 @@ export const startPoller = (options: {
       )) as SQSBatchResponse | undefined;
       failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
-      console.error(`local ${options.name}: invocation failed, the batch will be retried`, error);
+      // Powertools answers a batch whose every record failed by throwing, as Lambda expects; the
+      // records' own failures are already logged by the handler.
+      if ((error as Error)?.name === 'FullBatchFailureError') console.warn(`local ${options.name}: every record of the batch failed; SQS will deliver them again`);
+      else console.error(`local ${options.name}: invocation failed, the batch will be retried`, error);
     }
     options.onInvoke?.(options.name, performance.now() - started, messages.length);
     const done = messages.filter((m) => !failed.has(m.MessageId!));
