@@ -167,7 +167,8 @@ export const routes: RouteSpec[] = [
     entry: 'functions/orders-webhook.ts',
     auth: 'webhook',
     access: {
-      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems'],
+      // UpdateItem: marks jobs for the sweep when their enqueue failed.
+      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems', 'UpdateItem'],
       key: ['Decrypt'],
       queues: { sync: ['SendMessage'] },
     },

@@ -3,7 +3,7 @@ import { routeLineItems } from './domain/routing.js';
 import { parseInput } from './http/validation.js';
 import { logger } from './logger.js';
 import { activeVendorTags } from './stores.js';
-import { createJobsForOrder, loadJobs } from './sync-jobs.js';
+import { createJobsForOrder, loadJobs, markForSweep } from './sync-jobs.js';
 import { enqueueJobs } from './sync-queue.js';
 import type { Item } from './store/table.js';
 
@@ -82,7 +82,10 @@ export const acceptOrder = async (reseller: Item, payload: unknown): Promise<str
     try {
       await enqueueJobs(toEnqueue.map((job) => ({ jobId: job.id, generation: job.generation })));
     } catch (error) {
+      // The jobs are durable; the sweep enqueues them. Should this mark fail too, the webhook
+      // answers 500 and the platform's redelivery enqueues them (see REDELIVERY_REENQUEUE_AFTER_MS).
       logger.error('enqueue failed; the sweep will enqueue these jobs', { jobIds: toEnqueue.map((j) => j.id), error: (error as Error).name });
+      await markForSweep(toEnqueue);
     }
   }
   return result.jobIds;

@@ -37,8 +37,12 @@ export interface SyncJob extends Item {
 
 export type { JobMessage };
 
-
-/** While a job is pending it sits in the sparse GSI3, which is all the sweep reads. */
+/**
+ * A pending job whose message may be missing sits in the sparse GSI3, which is all the sweep
+ * reads: after a failed enqueue, a manual retry and a deferral. A new job is not put there: its
+ * message is sent right after the write, and only if that send fails is the job marked (two index
+ * writes saved on every order; docs/design.md).
+ */
 const pendingIndex = (id: string, since: string) => ({ GSI3PK: pendingShard(id), GSI3SK: listSortKey(since, id) });
 const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
 
@@ -66,7 +70,6 @@ export const createJobsForOrder = async (input: NewOrder): Promise<{ created: bo
     ...keys.syncJob(jobIds[position]),
     GSI1PK: lists.syncJobs(input.ownerId),
     GSI1SK: listSortKey(createdAt, jobIds[position]),
-    ...pendingIndex(jobIds[position], createdAt),
     id: jobIds[position],
     ownerId: input.ownerId,
     resellerStoreId: input.resellerStoreId,
@@ -107,6 +110,30 @@ export const createJobsForOrder = async (input: NewOrder): Promise<{ created: bo
 /** The order's jobs as they are now (for a redelivery, to re-enqueue what is still pending). */
 export const loadJobs = async (ids: string[]) =>
   (await Promise.all(ids.map((id) => getItem<SyncJob>(keys.syncJob(id), true)))).filter((j): j is SyncJob => !!j);
+
+/** Puts pending jobs whose enqueue failed where the sweep will find them. */
+export const markForSweep = async (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
+  const at = now();
+  await Promise.all(
+    jobs.map(async (job) => {
+      try {
+        await dynamo.send(
+          new UpdateCommand({
+            TableName: TABLE(),
+            Key: keys.syncJob(job.id),
+            UpdateExpression: 'SET GSI3PK = :shard, GSI3SK = :since',
+            ConditionExpression: '#status = :pending AND generation = :generation',
+            ExpressionAttributeNames: { '#status': 'status' },
+            ExpressionAttributeValues: { ':pending': 'pending', ':generation': job.generation, ...prefixed(pendingIndex(job.id, at)) },
+          }),
+        );
+      } catch (error) {
+        // Claimed meanwhile: the message did get through after all.
+        if (!isConditionFailure(error)) throw error;
+      }
+    }),
+  );
+};
 
 // ---------- reads
 

@@ -13,7 +13,8 @@
  * | released order | FULORDER#<sst>#<sourceOrderId> | JOB#<jobId>  |                                    |                                       |                              |
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
- * GSI3 is sparse: a job is in it only while `pending`, so the sweep reads just those.
+ * GSI3 is sparse: a pending job is in it only when its message may be missing (a failed enqueue, a
+ * manual retry, a deferral), so the sweep reads just those.
  * The two FULORDER# items expire through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
  * a fulfillment kept until its job records the source order, and the mark a completed job leaves there.
  */

@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { routeLineItems } from '../../shared/domain/routing.js';
@@ -84,6 +84,21 @@ describe('Function: orders-webhook', () => {
     expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
     expect(items[0].Put!.Item!.orderJobIds).toEqual(ids);
     expect(sqs.calls()).toHaveLength(1);
+  });
+
+  it('writes a new job outside the sweep index, and marks it there only when its enqueue fails', async () => {
+    const body = JSON.stringify({ ...payload, line_items: [payload.line_items[0]] });
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(UpdateCommand).resolves({});
+    sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
+
+    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+
+    expect(res.status).toBe(200);
+    expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item).not.toHaveProperty('GSI3PK');
+    const mark = dynamo.commandCalls(UpdateCommand)[0].args[0].input;
+    expect(mark.UpdateExpression).toBe('SET GSI3PK = :shard, GSI3SK = :since');
+    expect(mark.ConditionExpression).toBe('#status = :pending AND generation = :generation');
   });
 
   it('answers the recorded ids for a redelivery and writes nothing new', async () => {
