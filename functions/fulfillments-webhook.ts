@@ -8,6 +8,6 @@ import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhook
 export const handler = webhookHandler(async ({ event, rawBody }) => {
   const sources = await verifiedStores(cipher, event, rawBody, 'SST');
   assertTopic(event, 'fulfillments/create');
-  await acceptFulfillment(sources, parseWebhookJson(rawBody));
+  await acceptFulfillment(sources, parseWebhookJson(event, rawBody));
   return ok({ object: 'webhook_receipt' });
 });

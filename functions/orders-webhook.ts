@@ -8,6 +8,6 @@ import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhook
 export const handler = webhookHandler(async ({ event, rawBody }) => {
   const [reseller] = await verifiedStores(cipher, event, rawBody, 'RST');
   assertTopic(event, 'orders/create');
-  const syncJobIds = await acceptOrder(reseller, parseWebhookJson(rawBody));
+  const syncJobIds = await acceptOrder(reseller, parseWebhookJson(event, rawBody));
   return ok({ object: 'webhook_receipt', syncJobIds });
 });

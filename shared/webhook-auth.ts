@@ -1,5 +1,5 @@
 import { verifySignature } from './domain/hmac.js';
-import { InvalidSignatureError, ValidationError } from './errors.js';
+import { InvalidSignatureError, UnsupportedMediaTypeError, ValidationError } from './errors.js';
 import { readHeader } from './http/middlewares.js';
 import type { HttpEvent } from './http/types.js';
 import type { SecretCipher } from './secrets.js';
@@ -43,8 +43,9 @@ export const assertTopic = (event: HttpEvent, topic: WebhookTopic) => {
   }
 };
 
-/** The signed body as JSON; a signed body that is not JSON is still a bad request. */
-export const parseWebhookJson = (rawBody: Buffer): unknown => {
+/** The signed body as JSON: it must say it is JSON (415 otherwise) and be JSON (400 otherwise). */
+export const parseWebhookJson = (event: HttpEvent, rawBody: Buffer): unknown => {
+  if (!/^application\/json\s*(;|$)/i.test(readHeader(event, 'content-type') ?? '')) throw new UnsupportedMediaTypeError();
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {

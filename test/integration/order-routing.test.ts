@@ -111,6 +111,39 @@ describe('order routing through the local runtime', () => {
       expect((await scanAll(service.doc, service.tableName)).length).toBe(before);
     });
 
+    it('answers 200 with no jobs for an order of a soft-deleted reseller store, which still verifies', async () => {
+      const gone = await createResellerStore(api(), { webhookSecret: 'whsec_gone' });
+      await createSourceStore(api(), gone.id, { vendorTag: 'Acme' });
+      expect((await api().delete(`/v1/reseller_stores/${gone.id}`)).status).toBe(204);
+      const before = (await scanAll(service.doc, service.tableName)).length;
+
+      const res = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: gone.shopDomain,
+        secret: 'whsec_gone',
+        body: orderPayload([{ vendor: 'Acme', price: '13.00' }]),
+      });
+
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ object: 'webhook_receipt', syncJobIds: [] });
+      expect((await scanAll(service.doc, service.tableName)).length).toBe(before);
+    });
+
+    it('refuses a signed body that is not sent as JSON with 415', async () => {
+      const raw = JSON.stringify(orderPayload([{ vendor: 'Acme', price: '13.00' }]));
+      const { createHmac } = await import('node:crypto');
+      const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'text/plain',
+          'x-platform-shop-domain': reseller.shopDomain,
+          'x-platform-hmac-sha256': createHmac('sha256', resellerSecret).update(raw).digest('base64'),
+        },
+        body: raw,
+      });
+      expect(res.status).toBe(415);
+      expect(((await res.json()) as any).error.code).toBe('unsupported_media_type');
+    });
+
     it('refuses a topic header that names another topic with 400 validation_failed', async () => {
       const res = await order(orderPayload([{ vendor: 'Acme', price: '1.00' }]), { topic: 'fulfillments/create' });
       expect(res.status).toBe(400);

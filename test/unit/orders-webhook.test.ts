@@ -26,7 +26,7 @@ const payload = {
 const event = (body: string, headers: Record<string, string>, base64 = false) =>
   ({
     version: '2.0',
-    headers,
+    headers: { 'content-type': 'application/json', ...headers },
     body: base64 ? Buffer.from(body).toString('base64') : body,
     isBase64Encoded: base64,
     requestContext: { http: { method: 'POST', path: '/v1/orders/webhook' } },
