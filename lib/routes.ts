@@ -180,9 +180,9 @@ export const routes: RouteSpec[] = [
     entry: 'functions/fulfillments-webhook.ts',
     auth: 'webhook',
     access: {
-      // Query: the shop's stores and the job by source order (GSI2), the order's release marks.
-      // UpdateItem: the fulfillment's state on the job. PutItem/DeleteItem: a kept fulfillment.
-      table: ['Query', 'GetItem', 'PutItem', 'UpdateItem', 'DeleteItem'],
+      // Query: the shop's stores and the job by source order (GSI2). UpdateItem: the fulfillment's
+      // state on the job. PutItem: a kept fulfillment (its recheck goes on the fulfillment queue).
+      table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'],
       key: ['Decrypt'],
       queues: { fulfillment: ['SendMessage'] },
     },
@@ -203,9 +203,9 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
     timeoutSeconds: 30,
     access: {
-      // Query, PutItem, DeleteItem and the fulfillment queue: a completed job releases the
-      // fulfillments kept for its source order (shared/fulfillments.ts, releaseKeptFulfillments).
-      table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'PutItem', 'DeleteItem'],
+      // Query, DeleteItem and the fulfillment queue: a completed job releases the fulfillments
+      // kept for its source order (shared/fulfillments.ts, releaseKeptFulfillments).
+      table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       key: ['Decrypt'],
       // SendMessage: a throttled job is deferred in a fresh, delayed message.
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
@@ -230,8 +230,9 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/fulfillment-worker.ts',
     trigger: { queue: 'fulfillment', batchSize: 10, maxConcurrency: 5 },
     timeoutSeconds: 30,
-    // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message.
-    access: { table: ['GetItem', 'UpdateItem'], key: ['Decrypt'], queues: { fulfillment: ['SendMessage'] } },
+    // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. Query and
+    // DeleteItem: the delayed recheck of a kept fulfillment (job by source order, then release).
+    access: { table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'], key: ['Decrypt'], queues: { fulfillment: ['SendMessage'] } },
   },
   {
     name: 'FulfillmentDeadLetter',

@@ -16,4 +16,6 @@ export const config = {
   sweepAfterSeconds: () => Number(process.env.SWEEP_AFTER_SECONDS || 120),
   /** Times the fulfillment DLQ handler puts a message back (15 minutes later) before the fulfillment is `dead`. */
   fulfillmentRedrives: () => Number(process.env.FULFILLMENT_REDRIVES || 48),
+  /** Seconds after keeping a fulfillment that it is looked at again (its job may have completed meanwhile). */
+  keptRecheckSeconds: () => Number(process.env.FULFILLMENT_RECHECK_SECONDS || 60),
 };

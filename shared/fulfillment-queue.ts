@@ -15,10 +15,18 @@ export interface FulfillmentMessage {
   redrives?: number;
 }
 
+/**
+ * A second look at a kept fulfillment, a while after it was kept: if its job completed around the
+ * moment it was kept (the job's lookup index lags behind the completion), it is sent now.
+ */
+export interface RecheckMessage {
+  recheck: { sourceStoreId: string; sourceOrderId: string; sourceFulfillmentId: string };
+}
+
 /** SQS delays a message by at most 15 minutes. */
 export const MAX_DELAY_SECONDS = 900;
 
-export const sendFulfillmentMessage = async (message: FulfillmentMessage, delaySeconds = 0) => {
+export const sendFulfillmentMessage = async (message: FulfillmentMessage | RecheckMessage, delaySeconds = 0) => {
   await sqs.send(
     new SendMessageCommand({
       QueueUrl: config.fulfillmentQueueUrl(),
@@ -45,6 +53,18 @@ export const parseFulfillmentMessage = (body: string): FulfillmentMessage | unde
     return { jobId: parsed.jobId, sourceFulfillmentId: parsed.sourceFulfillmentId, tracking: parsed.tracking, redrives };
   } catch {
     // fall through: a malformed message can never be processed
+  }
+  return undefined;
+};
+
+export const parseRecheckMessage = (body: string): RecheckMessage | undefined => {
+  try {
+    const recheck = JSON.parse(body)?.recheck;
+    if (text(recheck?.sourceStoreId) && text(recheck?.sourceOrderId) && text(recheck?.sourceFulfillmentId)) {
+      return { recheck: { sourceStoreId: recheck.sourceStoreId, sourceOrderId: recheck.sourceOrderId, sourceFulfillmentId: recheck.sourceFulfillmentId } };
+    }
+  } catch {
+    // not a recheck
   }
   return undefined;
 };

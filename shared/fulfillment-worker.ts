@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { config } from './config.js';
-import { MAX_DELAY_SECONDS, parseFulfillmentMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
-import { fulfillmentIdempotencyKey, recordOutcome, type JobWithFulfillments } from './fulfillments.js';
+import { MAX_DELAY_SECONDS, parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
+import { fulfillmentIdempotencyKey, recheckKeptFulfillment, recordOutcome, type JobWithFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
 import { platformStoreOf } from './stores.js';
 import { adapterFor, PlatformError, type PlatformStore } from './platforms/index.js';
@@ -38,8 +38,14 @@ const loadPropagation = async (message: FulfillmentMessage) => {
  * (`externalOrderId`) through the reseller store's platform, with the source fulfillment as
  * idempotency key, and record the outcome on the job's entry. A soft-deleted reseller store still
  * gets its tracking: the order was accepted while it was active, and its customer still waits.
+ * The same queue carries the delayed rechecks of kept fulfillments (shared/fulfillments.ts).
  */
 export const processFulfillmentMessage = async (cipher: SecretCipher, record: SQSRecord): Promise<Outcome> => {
+  const recheck = parseRecheckMessage(record.body);
+  if (recheck) {
+    await recheckKeptFulfillment(recheck);
+    return 'done';
+  }
   const message = parseFulfillmentMessage(record.body);
   if (!message) {
     logger.error('dropping a malformed fulfillment message', { messageId: record.messageId });
@@ -101,6 +107,10 @@ const handleFailure = async (jobId: string, message: FulfillmentMessage, record:
  * with the last failure's reason. The entry stays `failed`, with that reason, in between.
  */
 export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives = config.fulfillmentRedrives()) => {
+  if (parseRecheckMessage(record.body)) {
+    // Its kept fulfillment still waits for the job's worker, which releases it on completion.
+    return logger.warn('a kept-fulfillment recheck gave up', { messageId: record.messageId });
+  }
   const message = parseFulfillmentMessage(record.body);
   if (!message) return logger.error('malformed message in the fulfillment DLQ', { messageId: record.messageId });
   const found = await loadPropagation(message);

@@ -1,6 +1,7 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from './aws/dynamodb.js';
-import { sendFulfillmentMessage } from './fulfillment-queue.js';
+import { config } from './config.js';
+import { sendFulfillmentMessage, type RecheckMessage } from './fulfillment-queue.js';
 import { now } from './ids.js';
 import { logger } from './logger.js';
 import type { Tracking } from './platforms/index.js';
@@ -210,8 +211,8 @@ const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string)
   return [...new Set(pages.flatMap((page) => (page?.Items ?? []).map((item) => item.id as string)))];
 };
 
-/** The items of a source order's FULORDER partition whose sort key starts with `prefix`, read consistently, unexpired. */
-const orderPartition = async (sourceStoreId: string, sourceOrderId: string, prefix: 'KEPT#' | 'JOB#') => {
+/** The fulfillments kept for a source order, read consistently, unexpired. */
+const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
   const items: Item[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -219,7 +220,7 @@ const orderPartition = async (sourceStoreId: string, sourceOrderId: string, pref
       new QueryCommand({
         TableName: TABLE(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': fulfillmentOrder(sourceStoreId, sourceOrderId), ':prefix': prefix },
+        ExpressionAttributeValues: { ':pk': fulfillmentOrder(sourceStoreId, sourceOrderId), ':prefix': 'KEPT#' },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),
@@ -235,10 +236,11 @@ const orderPartition = async (sourceStoreId: string, sourceOrderId: string, pref
 const deleteItem = (key: { PK: string; SK: string }) => dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
 
 /**
- * Keeps a fulfillment that matches no job yet. Then it looks for the release mark a job leaves
- * when it completes: the job's worker writes its mark before reading the kept items, and this
- * writes the kept item before reading the marks, both in one partition and read consistently, so
- * at least one side sees the other even while GSI2 still lags behind the completion.
+ * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
+ * source order. One case is left: the job completed just before this was kept, while the lookup
+ * index (GSI2) did not show it yet, and its worker read the kept fulfillments before this write.
+ * A delayed recheck covers it: by then GSI2 shows any completion from before the keep. So the
+ * cost of the race falls on kept fulfillments, not on every order.
  */
 const keepFulfillment = async (
   sourceStoreId: string,
@@ -255,12 +257,18 @@ const keepFulfillment = async (
       Item: { ...key, sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId, tracking, receivedAt, expiresAt: expiresAt() },
     }),
   );
-  const marks = await orderPartition(sourceStoreId, orderId, 'JOB#');
-  if (!marks.length) {
-    logger.info('fulfillment kept until its job records the source order', { sourceStoreId, sourceOrderId, sourceFulfillmentId });
-    return;
-  }
-  for (const mark of marks) await propagate(mark.jobId as string, sourceFulfillmentId, tracking, receivedAt);
+  await sendFulfillmentMessage({ recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } }, config.keptRecheckSeconds());
+  logger.info('fulfillment kept until its job records the source order', { sourceStoreId, sourceOrderId, sourceFulfillmentId });
+};
+
+/** The delayed second look at a kept fulfillment (see keepFulfillment). */
+export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
+  const key = keys.keptFulfillment(recheck.sourceStoreId, recheck.sourceOrderId, recheck.sourceFulfillmentId);
+  const kept = await getItem<Item>(key, true);
+  if (!kept) return; // released meanwhile
+  const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
+  if (!jobIds.length) return; // still no job: its worker will release it
+  for (const jobId of jobIds) await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking as Tracking, kept.receivedAt as string);
   await deleteItem(key);
 };
 
@@ -292,29 +300,16 @@ export const routeFulfillment = async (sources: Item[], { sourceFulfillmentId, s
 };
 
 /**
- * Called by the sync worker right after a job records its `sourceOrderId`: leaves the job's
- * release mark, then sends the fulfillments kept for that source order to the job's reseller
- * order and deletes them. Never throws: the order is placed and the job completed whatever
- * happens here; a kept fulfillment that could not be released stays kept, and a redelivery of
- * its webhook finds the job through GSI2 (docs/reverse-sync.md).
+ * Called by the sync worker right after a job records its `sourceOrderId`: sends the fulfillments
+ * kept for that source order to the job's reseller order and deletes them. Never throws: the order
+ * is placed and the job completed whatever happens here; a kept fulfillment that could not be
+ * released stays kept, its recheck or a redelivery of its webhook finds the job through GSI2
+ * (docs/reverse-sync.md).
  */
 export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceStoreId' | 'sourceOrderId'>) => {
   if (!job.sourceOrderId) return;
-  const orderId = canonicalOrderId(job.sourceOrderId);
   try {
-    await dynamo.send(
-      new PutCommand({
-        TableName: TABLE(),
-        Item: {
-          ...keys.releasedOrder(job.sourceStoreId, orderId, job.id),
-          jobId: job.id,
-          sourceStoreId: job.sourceStoreId,
-          sourceOrderId: orderId,
-          expiresAt: expiresAt(),
-        },
-      }),
-    );
-    const kept = await orderPartition(job.sourceStoreId, orderId, 'KEPT#');
+    const kept = await keptFor(job.sourceStoreId, canonicalOrderId(job.sourceOrderId));
     for (const item of kept) {
       await propagate(job.id, item.sourceFulfillmentId as string, item.tracking as Tracking, item.receivedAt as string);
       await deleteItem({ PK: item.PK as string, SK: item.SK as string });

@@ -10,13 +10,12 @@
  * | sync job       | SJ#<id>             | SJ             | OWNER#<owner>#SJ, <createdAt>#<id>  | SRCORDER#<sst>#<sourceOrderId>, SJ#<id> | PENDING#<shard>, <updatedAt>#<id> |
  * | audit entry    | AUD#<id>            | AUD            | OWNER#<owner>#AUD, <createdAt>#<id> |                                       |                              |
  * | kept fulfillment | FULORDER#<sst>#<sourceOrderId> | KEPT#<sourceFulfillmentId> |                 |                                       |                              |
- * | released order | FULORDER#<sst>#<sourceOrderId> | JOB#<jobId>  |                                    |                                       |                              |
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
  * GSI3 is sparse: a pending job is in it only when its message may be missing (a failed enqueue, a
  * manual retry, a deferral), so the sweep reads just those.
- * The two FULORDER# items expire through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
- * a fulfillment kept until its job records the source order, and the mark a completed job leaves there.
+ * A kept fulfillment (FULORDER#) expires through the table's TTL attribute `expiresAt`
+ * (docs/reverse-sync.md): it waits there until its job records the source order.
  */
 
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
@@ -48,10 +47,6 @@ export const keys = {
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `KEPT#${sourceFulfillmentId}`,
-  }),
-  releasedOrder: (sourceStoreId: string, sourceOrderId: string, jobId: string): Key => ({
-    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
-    SK: `JOB#${jobId}`,
   }),
 };
 

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { completeJob } from '../../shared/sync-jobs.js';
 import { createResellerStore, createSourceStore, scanAll, startService, unique, type ApiClient, type OwnerName, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
@@ -314,6 +315,43 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(delivered.status).toBe('completed');
       expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([body.tracking_number]);
       expect(await keptItem(source.id, String(sourceOrder.id), body.id)).toBeUndefined();
+    });
+  });
+
+  describe('a fulfillment kept just after its job completed', () => {
+    it('reaches the reseller through the delayed recheck', async () => {
+      // The race the recheck exists for: the job completed and read its (then empty) kept
+      // fulfillments, and only afterwards did the webhook, not yet seeing the job in GSI2, keep one.
+      const { api, reseller, source, payload, job } = await completedOrder();
+      const body = fulfillmentBody(job.sourceOrderId);
+      const tracking = { company: 'UPS', number: body.tracking_number, numbers: body.tracking_numbers, url: body.tracking_url, urls: body.tracking_urls };
+      await service.doc.send(
+        new PutCommand({
+          TableName: service.tableName,
+          Item: {
+            PK: `FULORDER#${source.id}#${job.sourceOrderId}`,
+            SK: `KEPT#${body.id}`,
+            sourceStoreId: source.id,
+            sourceOrderId: job.sourceOrderId,
+            sourceFulfillmentId: String(body.id),
+            tracking,
+            receivedAt: new Date().toISOString(),
+            expiresAt: Math.floor(Date.now() / 1000) + 3600,
+          },
+        }),
+      );
+      const { sqs } = await import('../../shared/aws/sqs.js');
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: service.runtime.queues.fulfillment.url,
+          MessageBody: JSON.stringify({ recheck: { sourceStoreId: source.id, sourceOrderId: job.sourceOrderId, sourceFulfillmentId: String(body.id) } }),
+        }),
+      );
+
+      await fulfillmentReaches(api, job.id, body.id, 'delivered');
+
+      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([body.tracking_number]);
+      expect(await keptItem(source.id, job.sourceOrderId, body.id)).toBeUndefined();
     });
   });
 

@@ -215,7 +215,6 @@ describe('fulfillments webhook: acceptFulfillment', () => {
   const payload = { id: 9001, order_id: 7002, status: 'success', tracking_company: 'UPS', tracking_number: '1Z999', tracking_numbers: ['1Z999'], tracking_url: 'https://ups.example/1Z999', tracking_urls: ['https://ups.example/1Z999'] };
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
   const jobLookup = (sourceStoreId: string, orderId: string) => ({ IndexName: 'GSI2', ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':job': 'SJ#' } });
-  const marks = { ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'JOB#' } };
   const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
 
   beforeEach(() => {
@@ -294,28 +293,13 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     ]);
     expect(kept[0]).toMatchObject({ sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001', tracking });
     expect(kept[0].expiresAt).toBeGreaterThanOrEqual(before + 7 * 24 * 3600);
-    expect(sent()).toHaveLength(0);
+    // Nothing goes to a reseller: only each kept fulfillment's delayed recheck is queued.
+    expect(sent()).toEqual([
+      { recheck: { sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001' } },
+      { recheck: { sourceStoreId: 'sst_2', sourceOrderId: '7002', sourceFulfillmentId: '9001' } },
+    ]);
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.DelaySeconds).toBe(60);
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
-  });
-
-  it('sends a kept fulfillment at once when the job left its release mark meanwhile (GSI2 not caught up)', async () => {
-    const nowSeconds = Math.floor(Date.now() / 1000);
-    dynamo.on(QueryCommand, marks).resolves({ Items: [{ SK: 'JOB#sj_1', jobId: 'sj_1', expiresAt: nowSeconds + 100 }] });
-    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
-
-    await acceptFulfillment([{ id: 'sst_1' }], payload);
-
-    expect(sent()).toEqual([expect.objectContaining({ jobId: 'sj_1', sourceFulfillmentId: '9001' })]);
-    expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual({ PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001' });
-  });
-
-  it('ignores a release mark whose time to live has passed', async () => {
-    dynamo.on(QueryCommand, marks).resolves({ Items: [{ SK: 'JOB#sj_1', jobId: 'sj_1', expiresAt: 1 }] });
-
-    await acceptFulfillment([{ id: 'sst_1' }], payload);
-
-    expect(sent()).toHaveLength(0);
-    expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
   });
 
   it.each(['cancelled', 'failure', 'error'])('passes on nothing for a fulfillment whose status is %s', async (status) => {
@@ -337,18 +321,23 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
     dynamo.on(UpdateCommand).resolves({});
   });
 
-  it('leaves the release mark first, then sends each kept fulfillment to the job and deletes it', async () => {
+  it('sends each fulfillment kept for the source order to the job, then deletes it', async () => {
     await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: 'gid://platform/Order/7002' });
 
-    const mark = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
-    expect(mark).toMatchObject({ PK: 'FULORDER#sst_1#7002', SK: 'JOB#sj_1', jobId: 'sj_1' });
     const query = dynamo.commandCalls(QueryCommand)[0].args[0].input;
     expect(query).toMatchObject({ ConsistentRead: true, ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'KEPT#' } });
-    const order = dynamo.calls().map((c) => (c.args[0] as object).constructor.name);
-    expect(order.indexOf('PutCommand')).toBeLessThan(order.indexOf('QueryCommand'));
+    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
     expect(update().ExpressionAttributeValues![':map']).toEqual({ 9001: expect.objectContaining({ receivedAt: kept.receivedAt, status: 'pending' }) });
     expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking });
     expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual({ PK: kept.PK, SK: kept.SK });
+  });
+
+  it('skips a kept fulfillment whose time to live has passed', async () => {
+    dynamo.on(QueryCommand).resolves({ Items: [{ ...kept, expiresAt: 1 }] });
+
+    await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: '7002' });
+
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
   });
 
   it('never fails the sync job: an error is logged and the fulfillment stays kept', async () => {
@@ -374,5 +363,51 @@ describe('presentSyncJob: reverse sync', () => {
 
     expect(shown.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(['9001', '9002']);
     expect(shown.fulfillment).toEqual(second);
+  });
+});
+
+describe('the delayed recheck of a kept fulfillment', () => {
+  const kept = { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001', sourceFulfillmentId: '9001', tracking, receivedAt: '2026-11-21T04:00:00.000Z', expiresAt: 4_000_000_000 };
+  const recheck = record({ recheck: { sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001' } });
+  const KEPT_KEY = { Key: { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001' } };
+
+  beforeEach(() => {
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+
+  it('sends the fulfillment to a job that completed around the moment it was kept, then deletes it', async () => {
+    dynamo.on(GetCommand, KEPT_KEY).resolves({ Item: kept });
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+    dynamo.on(QueryCommand, { IndexName: 'GSI2', ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':job': 'SJ#' } }).resolves({ Items: [{ id: 'sj_1' }] });
+
+    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking });
+    expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual(KEPT_KEY.Key);
+    expect(createFulfillment).not.toHaveBeenCalled();
+  });
+
+  it('leaves a fulfillment kept while no job has placed its order', async () => {
+    dynamo.on(GetCommand, KEPT_KEY).resolves({ Item: kept });
+
+    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
+  });
+
+  it('does nothing when the job released it meanwhile', async () => {
+    dynamo.on(GetCommand, KEPT_KEY).resolves({});
+
+    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+
+    expect(dynamo.commandCalls(QueryCommand)).toHaveLength(0);
+  });
+
+  it('is not a fulfillment to mark dead when it ends in the dead-letter queue', async () => {
+    await processDeadFulfillmentMessage(recheck, 3);
+    expect(dynamo.calls()).toHaveLength(0);
+    expect(sqs.calls()).toHaveLength(0);
   });
 });
