@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { newId } from '../../shared/ids.js';
 import type { HttpMethod, RouteSpec } from '../routes.js';
 import { lambdaContext, type LambdaHandler } from './lambda.js';
 
@@ -78,7 +78,7 @@ export const startHttpFront = async (options: {
         .filter((r) => r.spec.method === method)
         .map((r) => ({ route: r, match: r.regex.exec(url.pathname) }))
         .find((m) => m.match);
-      const requestId = `req_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
+      const requestId = newId('req');
       if (!found) {
         const body = { error: { type: 'invalid_request_error', code: 'resource_missing', message: `Unrecognized request URL (${method} ${url.pathname}).` }, request_id: requestId };
         return send(404, { 'Content-Type': 'application/json', 'Request-Id': requestId }, JSON.stringify(body));
