@@ -1,17 +1,15 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from './aws/dynamodb.js';
-import { now } from './ids.js';
 import { logger } from './logger.js';
-import { INDEX, keys, listSortKey, PENDING_SHARDS } from './store/keys.js';
-import { batchGet, isConditionFailure, queryKeys, TABLE } from './store/table.js';
-import type { SyncJob } from './sync-jobs.js';
+import { INDEX, PENDING_SHARDS } from './store/keys.js';
+import { batchGet, queryKeys } from './store/table.js';
+import { markForSweep, type SyncJob } from './sync-jobs.js';
 import { enqueueJobs } from './sync-queue.js';
 
 /**
- * The safety net under "no accepted order is left un-enqueued": jobs still `pending` well after
- * they were enqueued (the enqueue failed, or the function died between the write and the
- * enqueue) are enqueued again. Only the sparse pending index is read. Each swept job's
- * pending-since mark is moved to now, so a long queue backlog is not flooded with duplicates.
+ * The safety net under "no accepted order is left un-enqueued": pending jobs whose message may be
+ * missing (their enqueue failed, or they were retried or deferred, which marks them in the same
+ * write) are enqueued again once they have waited `olderThanSeconds`. Only the sparse pending
+ * index is read. A function that died between writing new jobs and enqueueing them never answered
+ * 200, so the platform's redelivery enqueues those (shared/orders.ts).
  */
 export const sweepPendingJobs = async (olderThanSeconds: number) => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
@@ -36,30 +34,11 @@ const sweepShard = async (shard: string, cutoff: string) => {
       exclusiveStartKey: startKey,
     });
     const jobs = (await batchGet<SyncJob>(page.keys)).filter((job) => job.status === 'pending');
-    const marked = await Promise.all(jobs.map((job) => markSwept(job)));
+    const marked = await markForSweep(jobs);
     const due = jobs.filter((_, i) => marked[i]);
     if (due.length) await enqueueJobs(due.map((job) => ({ jobId: job.id, generation: job.generation })));
     requeued += due.length;
     startKey = page.lastKey;
   } while (startKey);
   return requeued;
-};
-
-const markSwept = async (job: SyncJob) => {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(job.id),
-        UpdateExpression: 'SET GSI3SK = :since',
-        ConditionExpression: '#status = :pending AND generation = :generation',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':since': listSortKey(now(), job.id), ':pending': 'pending', ':generation': job.generation },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
 };

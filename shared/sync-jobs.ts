@@ -111,10 +111,14 @@ export const createJobsForOrder = async (input: NewOrder): Promise<{ created: bo
 export const loadJobs = async (ids: string[]) =>
   (await Promise.all(ids.map((id) => getItem<SyncJob>(keys.syncJob(id), true)))).filter((j): j is SyncJob => !!j);
 
-/** Puts pending jobs whose enqueue failed where the sweep will find them. */
-export const markForSweep = async (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
+/**
+ * Puts pending jobs where the sweep finds them, with "pending since" now: after a failed enqueue,
+ * and by the sweep itself when it enqueues them again (so a long backlog is not flooded with
+ * duplicates). Answers, per job, whether it was still pending in that generation.
+ */
+export const markForSweep = (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
   const at = now();
-  await Promise.all(
+  return Promise.all(
     jobs.map(async (job) => {
       try {
         await dynamo.send(
@@ -127,9 +131,11 @@ export const markForSweep = async (jobs: Pick<SyncJob, 'id' | 'generation'>[]) =
             ExpressionAttributeValues: { ':pending': 'pending', ':generation': job.generation, ...prefixed(pendingIndex(job.id, at)) },
           }),
         );
+        return true;
       } catch (error) {
-        // Claimed meanwhile: the message did get through after all.
-        if (!isConditionFailure(error)) throw error;
+        // Claimed meanwhile: its message did get through.
+        if (isConditionFailure(error)) return false;
+        throw error;
       }
     }),
   );
