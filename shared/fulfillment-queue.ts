@@ -1,6 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs } from './aws/sqs.js';
 import { config } from './config.js';
+import { MAX_DELAY_SECONDS } from './platforms/errors.js';
 import type { Tracking } from './platforms/index.js';
 
 /**
@@ -22,9 +23,6 @@ export interface FulfillmentMessage {
 export interface RecheckMessage {
   recheck: { sourceStoreId: string; sourceOrderId: string; sourceFulfillmentId: string };
 }
-
-/** SQS delays a message by at most 15 minutes. */
-export const MAX_DELAY_SECONDS = 900;
 
 export const sendFulfillmentMessage = async (message: FulfillmentMessage | RecheckMessage, delaySeconds = 0) => {
   await sqs.send(

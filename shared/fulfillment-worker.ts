@@ -1,10 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import { config } from './config.js';
-import { MAX_DELAY_SECONDS, parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
+import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment, recordOutcome, type JobWithFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
 import { platformStoreOf } from './stores.js';
-import { adapterFor, PlatformError, type PlatformStore } from './platforms/index.js';
+import { adapterFor, MAX_DELAY_SECONDS, PlatformError, retryDelaySeconds, type PlatformStore } from './platforms/index.js';
 import type { SecretCipher } from './secrets.js';
 import { keys } from './store/keys.js';
 import { getItem, type Item } from './store/table.js';
@@ -82,7 +82,7 @@ const handleFailure = async (jobId: string, message: FulfillmentMessage, record:
   const context = { jobId, sourceFulfillmentId: message.sourceFulfillmentId };
   if (error instanceof PlatformError && error.status === 429) {
     // Wait as long as the platform asks, in a fresh message, so throttling never uses up a receive.
-    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)));
+    const delay = retryDelaySeconds(error);
     await sendFulfillmentMessage(message, delay);
     logger.warn('reseller platform throttled; fulfillment deferred', { ...context, delaySeconds: delay });
     return 'done';

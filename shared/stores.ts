@@ -49,10 +49,15 @@ export const createResellerStore = async (cipher: SecretCipher, owner: Owner, in
   return item;
 };
 
-/** The caller's reseller store, deleted or not; another owner's is as missing as an unknown id. */
-export const findResellerStore = async (owner: Owner, id: string, param = 'id') => {
+/** The caller's reseller store, deleted or not, or undefined: another owner's is as missing as an unknown id. */
+const ownedResellerStore = async (owner: Owner, id: string) => {
   const item = id.startsWith('rst_') ? await getItem(keys.resellerStore(id)) : undefined;
-  if (!item || item.ownerId !== owner.ownerId) throw new ResourceMissingError('reseller_store', id, param);
+  return item?.ownerId === owner.ownerId ? item : undefined;
+};
+
+export const findResellerStore = async (owner: Owner, id: string, param = 'id') => {
+  const item = await ownedResellerStore(owner, id);
+  if (!item) throw new ResourceMissingError('reseller_store', id, param);
   return item;
 };
 
@@ -61,10 +66,7 @@ export const listResellerStores = (owner: Owner, limit: number, startingAfter?: 
     partition: lists.resellerStores(owner.ownerId),
     limit,
     startingAfter,
-    cursorItem: async (id) => {
-      const item = id.startsWith('rst_') ? await getItem(keys.resellerStore(id)) : undefined;
-      return item?.ownerId === owner.ownerId ? item : undefined;
-    },
+    cursorItem: (id) => ownedResellerStore(owner, id),
   });
 
 const ownedAndActive = 'ownerId = :owner AND deletedAt = :null';
@@ -164,11 +166,15 @@ export const createSourceStore = async (
   return item;
 };
 
-export const findSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+/** A source store of the caller's reseller store, deleted or not, or undefined. */
+const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
   const item = id.startsWith('sst_') ? await getItem(keys.sourceStore(id)) : undefined;
-  if (!item || item.ownerId !== owner.ownerId || item.resellerStoreId !== resellerStoreId) {
-    throw new ResourceMissingError('source_store', id);
-  }
+  return item?.ownerId === owner.ownerId && item.resellerStoreId === resellerStoreId ? item : undefined;
+};
+
+export const findSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+  const item = await ownedSourceStore(owner, resellerStoreId, id);
+  if (!item) throw new ResourceMissingError('source_store', id);
   return item;
 };
 
@@ -178,10 +184,7 @@ export const listSourceStores = async (owner: Owner, resellerStoreId: string, li
     partition: lists.sourceStores(resellerStoreId),
     limit,
     startingAfter,
-    cursorItem: async (id) => {
-      const item = id.startsWith('sst_') ? await getItem(keys.sourceStore(id)) : undefined;
-      return item?.resellerStoreId === resellerStoreId ? item : undefined;
-    },
+    cursorItem: (id) => ownedSourceStore(owner, resellerStoreId, id),
   });
 };
 

@@ -143,9 +143,15 @@ export const markForSweep = (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
 
 // ---------- reads
 
-export const findSyncJob = async (ownerId: string, id: string) => {
+/** The caller's job, or undefined: another owner's is as missing as an unknown id. */
+const ownedSyncJob = async (ownerId: string, id: string) => {
   const job = id.startsWith('sj_') ? await getItem<SyncJob>(keys.syncJob(id)) : undefined;
-  if (!job || job.ownerId !== ownerId) throw new ResourceMissingError('sync_job', id);
+  return job?.ownerId === ownerId ? job : undefined;
+};
+
+export const findSyncJob = async (ownerId: string, id: string) => {
+  const job = await ownedSyncJob(ownerId, id);
+  if (!job) throw new ResourceMissingError('sync_job', id);
   return job;
 };
 
@@ -161,10 +167,7 @@ export const listSyncJobs = (
     partition: lists.syncJobs(ownerId),
     limit,
     startingAfter,
-    cursorItem: async (id) => {
-      const job = id.startsWith('sj_') ? await getItem<SyncJob>(keys.syncJob(id)) : undefined;
-      return job?.ownerId === ownerId ? job : undefined;
-    },
+    cursorItem: (id) => ownedSyncJob(ownerId, id),
     filter: filtered
       ? (job) => (status === undefined || job.status === status) && (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
       : undefined,

@@ -3,7 +3,7 @@ import { buildSupplierOrder } from './domain/supplier-order.js';
 import { releaseKeptFulfillments } from './fulfillments.js';
 import { logger } from './logger.js';
 import { platformStoreOf } from './stores.js';
-import { adapterFor, PlatformError } from './platforms/index.js';
+import { adapterFor, PlatformError, retryDelaySeconds } from './platforms/index.js';
 import type { SecretCipher } from './secrets.js';
 import { keys } from './store/keys.js';
 import { getItem, type Item } from './store/table.js';
@@ -15,8 +15,6 @@ import type { PricingConfig } from './domain/pricing.js';
 /** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */
 export type Outcome = 'done' | 'retry';
 
-/** SQS delays a message by at most 15 minutes. */
-const MAX_DELAY_SECONDS = 900;
 
 const loadStore = async (cipher: SecretCipher, sourceStoreId: string) => {
   const store = await getItem<Item>(keys.sourceStore(sourceStoreId));
@@ -66,7 +64,7 @@ export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord
 const handleFailure = async (job: SyncJob, message: JobMessage, record: SQSRecord, error: unknown): Promise<Outcome> => {
   if (error instanceof PlatformError && error.status === 429) {
     // Wait as long as the platform asks, in a fresh message, so throttling never uses up a receive.
-    const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)));
+    const delay = retryDelaySeconds(error);
     await deferJob(job, message.generation);
     await enqueueJobs([message], delay);
     logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: delay });

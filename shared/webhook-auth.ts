@@ -1,6 +1,6 @@
 import { verifySignature } from './domain/hmac.js';
-import { InvalidSignatureError, UnsupportedMediaTypeError, ValidationError } from './errors.js';
-import { readHeader } from './http/middlewares.js';
+import { InvalidSignatureError, ValidationError } from './errors.js';
+import { assertJsonContentType, readHeader } from './http/middlewares.js';
 import type { HttpEvent } from './http/types.js';
 import type { SecretCipher } from './secrets.js';
 import { storesByShopDomain } from './stores.js';
@@ -45,7 +45,7 @@ export const assertTopic = (event: HttpEvent, topic: WebhookTopic) => {
 
 /** The signed body as JSON: it must say it is JSON (415 otherwise) and be JSON (400 otherwise). */
 export const parseWebhookJson = (event: HttpEvent, rawBody: Buffer): unknown => {
-  if (!/^application\/json\s*(;|$)/i.test(readHeader(event, 'content-type') ?? '')) throw new UnsupportedMediaTypeError();
+  assertJsonContentType(event);
   try {
     return JSON.parse(rawBody.toString('utf8'));
   } catch {

@@ -85,13 +85,17 @@ export const bodyLimitMiddleware = (limitBytes: number): Middleware => ({
   },
 });
 
+/** A body must say it is JSON: `application/json`, with or without parameters. */
+export const assertJsonContentType = (event: HttpEvent) => {
+  if (!/^application\/json\s*(;|$)/i.test(header(event, 'content-type') ?? '')) throw new UnsupportedMediaTypeError();
+};
+
 /** Parses a JSON body; an empty body stays `undefined`, for routes that take none. */
 export const jsonBodyMiddleware = (): Middleware => ({
   before: function parseJson(request) {
     const { rawBody } = request.context.state;
     if (rawBody.length === 0) return;
-    const contentType = header(request.event, 'content-type') ?? '';
-    if (!/^application\/json\s*(;|$)/i.test(contentType)) throw new UnsupportedMediaTypeError();
+    assertJsonContentType(request.event);
     try {
       request.context.state.body = JSON.parse(rawBody.toString('utf8'));
     } catch {

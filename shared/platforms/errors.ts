@@ -29,6 +29,13 @@ export class PlatformError extends Error {
   }
 }
 
+/** SQS delays a message by at most 15 minutes. */
+export const MAX_DELAY_SECONDS = 900;
+
+/** How long to wait before calling again after a 429: the platform's Retry-After, 1 s to 15 min. */
+export const retryDelaySeconds = (error: PlatformError) =>
+  Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)));
+
 /** 408, 409 (a call still in flight under the same key), 429 and 5xx may heal; every other 4xx will not. */
 export function isRetryableStatus(status: number): boolean {
   return status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;

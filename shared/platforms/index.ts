@@ -5,7 +5,7 @@ import { storePlatformBAdapter } from './storeplatform-b.js';
 import type { Platform, PlatformAdapter } from './types.js';
 
 export * from './types.js';
-export { PlatformError, isRetryableStatus } from './errors.js';
+export { MAX_DELAY_SECONDS, PlatformError, isRetryableStatus, retryDelaySeconds } from './errors.js';
 
 const adapters: Record<Platform, PlatformAdapter> = {
   storeplatform_a: storePlatformAAdapter,
