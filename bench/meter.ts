@@ -105,7 +105,7 @@ export const createMeter = () => {
   };
 
   const attachClients = async () => {
-    const { dynamo } = await import('../shared/aws/dynamodb.js');
+    const { dynamo } = await import('../shared/dynamo/client.js');
     const { kms } = await import('../shared/aws/kms.js');
     dynamo.middlewareStack.add(
       (next, context) => async (args) => {

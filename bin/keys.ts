@@ -55,7 +55,7 @@ if (values.table) {
 }
 
 try {
-  const { generateKey, registerKey } = await import('../shared/api-keys.js');
+  const { generateKey, registerKey } = await import('../shared/api-keys/api-keys.js');
   const key = generateKey(process.env.API_KEY_PREFIX!);
   const record = await registerKey(key, values.owner);
   console.log(`Issued ${record.keyId} for owner ${values.owner}. The key is shown once; store it now:`);

@@ -11,7 +11,7 @@ import {
   PlainListQuery,
   SYNC_JOB_STATUSES,
   UpdateResellerStoreBody,
-} from '../shared/schemas.js';
+} from '../shared/http/schemas.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table and the valibot schemas the handlers

@@ -1,6 +1,6 @@
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
-import { resolveKey } from '../shared/api-keys.js';
-import { logger } from '../shared/logger.js';
+import { resolveKey } from '../shared/api-keys/api-keys.js';
+import { logger } from '../shared/core/logger.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

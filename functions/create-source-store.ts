@@ -1,10 +1,10 @@
 import { cipher } from '../shared/aws/cipher.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { created } from '../shared/http/types.js';
-import { parseInput } from '../shared/http/validation.js';
-import { presentSourceStore } from '../shared/present.js';
-import { CreateSourceStoreBody } from '../shared/schemas.js';
-import { createSourceStore } from '../shared/stores.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentSourceStore } from '../shared/http/present.js';
+import { CreateSourceStoreBody } from '../shared/http/schemas.js';
+import { createSourceStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, body }) => {
   const input = parseInput(CreateSourceStoreBody, body);

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
-import { processFulfillmentMessage } from '../shared/fulfillment-worker.js';
+import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
 
 const processor = new BatchProcessor(EventType.SQS);
 

@@ -1,9 +1,9 @@
-import { listAuditEntries } from '../shared/audit-log.js';
+import { listAuditEntries } from '../shared/audit-log/audit-log.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { parseInput } from '../shared/http/validation.js';
-import { presentAuditEntry, presentList } from '../shared/present.js';
-import { ListAuditLogQuery } from '../shared/schemas.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentAuditEntry, presentList } from '../shared/http/present.js';
+import { ListAuditLogQuery } from '../shared/http/schemas.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, starting_after, ...filters } = parseInput(ListAuditLogQuery, query);

@@ -1,9 +1,9 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { parseInput } from '../shared/http/validation.js';
-import { presentList, presentSourceStore } from '../shared/present.js';
-import { PlainListQuery } from '../shared/schemas.js';
-import { listSourceStores } from '../shared/stores.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentList, presentSourceStore } from '../shared/http/present.js';
+import { PlainListQuery } from '../shared/http/schemas.js';
+import { listSourceStores } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, starting_after } = parseInput(PlainListQuery, query);

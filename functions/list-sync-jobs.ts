@@ -1,9 +1,9 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { parseInput } from '../shared/http/validation.js';
-import { presentList, presentSyncJob } from '../shared/present.js';
-import { ListSyncJobsQuery } from '../shared/schemas.js';
-import { listSyncJobs } from '../shared/sync-jobs.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentList, presentSyncJob } from '../shared/http/present.js';
+import { ListSyncJobsQuery } from '../shared/http/schemas.js';
+import { listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, starting_after, ...filters } = parseInput(ListSyncJobsQuery, query);

@@ -1,8 +1,8 @@
 import { cipher } from '../shared/aws/cipher.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { acceptOrder } from '../shared/orders.js';
-import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhook-auth.js';
+import { acceptOrder } from '../shared/orders/accept-order.js';
+import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhooks/verify.js';
 
 /** `orders/create` from a reseller store: verify, route by vendor tag, create and enqueue sync jobs. */
 export const handler = webhookHandler(async ({ event, rawBody }) => {

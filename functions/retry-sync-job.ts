@@ -1,9 +1,9 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { logger } from '../shared/logger.js';
-import { presentSyncJob } from '../shared/present.js';
-import { retryJob } from '../shared/sync-jobs.js';
-import { enqueueJobs } from '../shared/sync-queue.js';
+import { logger } from '../shared/core/logger.js';
+import { presentSyncJob } from '../shared/http/present.js';
+import { retryJob } from '../shared/sync-jobs/sync-jobs.js';
+import { enqueueJobs } from '../shared/sync-jobs/queue.js';
 
 export const handler = apiHandler(async ({ ownerId, keyId, path }) => {
   const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });

@@ -1,8 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { logger } from '../shared/logger.js';
-import { killJob } from '../shared/sync-jobs.js';
-import { parseJobMessage } from '../shared/job-message.js';
+import { logger } from '../shared/core/logger.js';
+import { killJob } from '../shared/sync-jobs/sync-jobs.js';
+import { parseJobMessage } from '../shared/sync-jobs/message.js';
 
 const processor = new BatchProcessor(EventType.SQS);
 

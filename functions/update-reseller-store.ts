@@ -1,9 +1,9 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { parseInput } from '../shared/http/validation.js';
-import { presentResellerStore } from '../shared/present.js';
-import { UpdateResellerStoreBody } from '../shared/schemas.js';
-import { renameResellerStore } from '../shared/stores.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentResellerStore } from '../shared/http/present.js';
+import { UpdateResellerStoreBody } from '../shared/http/schemas.js';
+import { renameResellerStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, body }) => {
   const { name } = parseInput(UpdateResellerStoreBody, body);

@@ -50,5 +50,5 @@ export const iamActionsFor = (access: Access): string[] => unique(grantsFor(acce
 export const queuesUsedBy = (access: Access): QueueName[] =>
   (Object.entries(access.queues ?? {}) as [QueueName, string[] | undefined][]).filter(([, a]) => a?.length).map(([q]) => q);
 
-/** `sync` → `SYNC_QUEUE_URL`, `syncDlq` → `SYNC_DLQ_QUEUE_URL`: the variable shared/config.ts reads. */
+/** `sync` → `SYNC_QUEUE_URL`, `syncDlq` → `SYNC_DLQ_QUEUE_URL`: the variable shared/core/config.ts reads. */
 export const queueUrlVariable = (queue: QueueName) => `${queue.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_QUEUE_URL`;

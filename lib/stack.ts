@@ -19,7 +19,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { INDEX, LOOKUP_PROJECTION } from '../shared/store/keys.js';
+import { INDEX, LOOKUP_PROJECTION } from '../shared/dynamo/keys.js';
 import { grantsFor, queuesUsedBy, queueUrlVariable, type GrantTarget } from './access.js';
 import type { DeployConfig } from './config.js';
 import { acknowledge } from './nag.js';
@@ -33,7 +33,7 @@ const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   fulfillment: {},
 };
 
-/** The table's global secondary indexes (shared/store/keys.ts): `<name>PK` / `<name>SK` string keys. */
+/** The table's global secondary indexes (shared/dynamo/keys.ts): `<name>PK` / `<name>SK` string keys. */
 const GLOBAL_INDEXES: { indexName: string; projectionType: dynamodb.ProjectionType; nonKeyAttributes?: string[] }[] = [
   { indexName: INDEX.lists, projectionType: dynamodb.ProjectionType.KEYS_ONLY },
   { indexName: INDEX.lookups, projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: LOOKUP_PROJECTION },
@@ -144,7 +144,7 @@ export class ResellerRoutingStack extends Stack {
       });
     }
 
-    // Encrypts the stores' access tokens and webhook secrets (shared/secrets.ts) and nothing else.
+    // Encrypts the stores' access tokens and webhook secrets (shared/aws/kms-cipher.ts) and nothing else.
     this.secretsKey = new kms.Key(this, 'SecretsKey', {
       description: `${this.stackName}: store access tokens and webhook secrets`,
       alias: `alias/${this.stackName}-secrets`,

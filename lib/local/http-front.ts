@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { newId } from '../../shared/ids.js';
+import { newId } from '../../shared/core/ids.js';
 import type { HttpMethod, RouteSpec } from '../routes.js';
 import { lambdaContext, type LambdaHandler } from './lambda.js';
 

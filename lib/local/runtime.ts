@@ -126,7 +126,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     });
 
-    const { registerKey, generateKey } = await import('../../shared/api-keys.js');
+    const { registerKey, generateKey } = await import('../../shared/api-keys/api-keys.js');
     const apiKeys = parseApiKeys(options.apiKeys);
     if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
     for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);

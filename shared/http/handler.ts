@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { logger } from '../logger.js';
+import { logger } from '../core/logger.js';
 import {
   API_BODY_LIMIT,
   authenticateMiddleware,

@@ -1,7 +1,7 @@
 import type middy from '@middy/core';
-import { ApiError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../errors.js';
-import { newId } from '../ids.js';
-import { logger } from '../logger.js';
+import { ApiError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
 import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
 
 type Middleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;

@@ -32,7 +32,7 @@ describe('iamActionsFor', () => {
 });
 
 describe('queueUrlVariable', () => {
-  it('names the variables shared/config.ts reads', () => {
+  it('names the variables shared/core/config.ts reads', () => {
     expect(queueUrlVariable('sync')).toBe('SYNC_QUEUE_URL');
     expect(queueUrlVariable('fulfillment')).toBe('FULFILLMENT_QUEUE_URL');
     expect(queueUrlVariable('syncDlq')).toBe('SYNC_DLQ_QUEUE_URL');

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { iamActionsFor } from '../../lib/access.js';
 import { authorizer, consumers, routes, type Access, type QueueName } from '../../lib/routes.js';
-import { INDEX, LOOKUP_PROJECTION } from '../../shared/store/keys.js';
+import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 import { actionsOf, logicalId, removeOutput, rolePolicies, synthesize, type Resources, type Synthesized } from './synth.js';
 
 // What a function may do besides its `access`, written out here rather than imported from the stack.
@@ -198,7 +198,7 @@ describe('stack', () => {
       });
     });
 
-    it('has the three indexes of shared/store/keys.ts with their projections', () => {
+    it('has the three indexes of shared/dynamo/keys.ts with their projections', () => {
       const [table] = Object.values(dev.template.findResources('AWS::DynamoDB::Table'));
       const indexes = Object.fromEntries(table.Properties.GlobalSecondaryIndexes.map((i: { IndexName: string }) => [i.IndexName, i]));
       expect(Object.keys(indexes).sort()).toEqual(Object.values(INDEX).sort());

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { keys, listSortKey, lists, lookups } from '../../shared/store/keys.js';
+import { keys, listSortKey, lists, lookups } from '../../shared/dynamo/keys.js';
 import {
   ISO_MS,
   REQUEST_ID,
@@ -599,7 +599,7 @@ describe('Pagination of GET /v1/reseller_stores', () => {
     return { ownerId, api: service.api(key) };
   };
 
-  /** Items as createResellerStore writes them (shared/store/keys.ts formats). */
+  /** Items as createResellerStore writes them (shared/dynamo/keys.ts formats). */
   const seed = async (ownerId: string, stores: Seeded[]) => {
     const items = stores.map(({ id, createdAt }) => ({
       ...keys.resellerStore(id),

@@ -4,12 +4,12 @@ import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCom
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
-import { processDeadFulfillmentMessage, processFulfillmentMessage } from '../../shared/fulfillment-worker.js';
-import { acceptFulfillment } from '../../shared/fulfillment-intake.js';
-import { releaseKeptFulfillments } from '../../shared/fulfillments.js';
+import { processDeadFulfillmentMessage, processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
+import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
+import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { presentSyncJob } from '../../shared/present.js';
-import { kmsCipher } from '../../shared/secrets.js';
+import { presentSyncJob } from '../../shared/http/present.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 
 const createFulfillment = jest.fn();
 jest.mock('../../shared/platforms/index', () => ({

@@ -12,7 +12,7 @@ Object.assign(process.env, {
 type Lambda = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
 type Http = typeof import('../../shared/http/handler.js');
 type Types = typeof import('../../shared/http/types.js');
-type Errors = typeof import('../../shared/errors.js');
+type Errors = typeof import('../../shared/core/errors.js');
 
 let http: Http;
 let types: Types;
@@ -20,7 +20,7 @@ let errors: Errors;
 beforeAll(async () => {
   http = await import('../../shared/http/handler.js');
   types = await import('../../shared/http/types.js');
-  errors = await import('../../shared/errors.js');
+  errors = await import('../../shared/core/errors.js');
 });
 
 const context = () => ({

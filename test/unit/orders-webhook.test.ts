@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactW
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { routeLineItems } from '../../shared/domain/routing.js';
-import { syncJobId } from '../../shared/ids.js';
+import { syncJobId } from '../../shared/core/ids.js';
 import { handler } from '../../functions/orders-webhook.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);

@@ -1,8 +1,8 @@
 import { DecryptCommand, EncryptCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kmsCipher } from '../../shared/secrets.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 
-/** The KMS cipher for store secrets (shared/secrets.ts): encryption context and decrypt cache. */
+/** The KMS cipher for store secrets (shared/aws/kms-cipher.ts): encryption context and decrypt cache. */
 
 const KEY = 'arn:aws:kms:us-east-1:000000000000:key/secrets-test';
 const kms = mockClient(KMSClient);

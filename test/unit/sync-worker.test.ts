@@ -5,9 +5,9 @@ import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { kmsCipher } from '../../shared/secrets.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { kms } from '../../shared/aws/kms.js';
-import { processSyncMessage } from '../../shared/sync-worker.js';
+import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 
 const createOrder = jest.fn();
 jest.mock('../../shared/platforms/index', () => ({

@@ -1,10 +1,10 @@
-import { verifySignature } from './domain/hmac.js';
-import { InvalidSignatureError, ValidationError } from './errors.js';
-import { assertJsonContentType, readHeader } from './http/middlewares.js';
-import type { HttpEvent } from './http/types.js';
-import type { SecretCipher } from './secrets.js';
-import { storesByShopDomain } from './stores.js';
-import type { Item } from './store/table.js';
+import { verifySignature } from '../domain/hmac.js';
+import { InvalidSignatureError, ValidationError } from '../core/errors.js';
+import { assertJsonContentType, readHeader } from '../http/middlewares.js';
+import type { HttpEvent } from '../http/types.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import { storesByShopDomain } from '../stores/stores.js';
+import type { Item } from '../dynamo/table.js';
 
 export type WebhookTopic = 'orders/create' | 'fulfillments/create';
 

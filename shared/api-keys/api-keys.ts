@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from './aws/dynamodb.js';
-import { newId, now } from './ids.js';
-import { keys } from './store/keys.js';
-import { getItem, TABLE } from './store/table.js';
+import { dynamo } from '../dynamo/client.js';
+import { newId, now } from '../core/ids.js';
+import { keys } from '../dynamo/keys.js';
+import { getItem, TABLE } from '../dynamo/table.js';
 
 /** Keys are stored only as SHA-256 hashes; the key itself is shown once, when issued. */
 export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');

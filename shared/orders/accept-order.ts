@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { routeLineItems } from './domain/routing.js';
-import { parseInput } from './http/validation.js';
-import { logger } from './logger.js';
-import { activeVendorTags } from './stores.js';
-import { createJobsForOrder, loadJobs, markForSweep } from './sync-jobs.js';
-import { enqueueJobs } from './sync-queue.js';
-import type { Item } from './store/table.js';
+import { routeLineItems } from '../domain/routing.js';
+import { parseInput } from '../core/validation.js';
+import { logger } from '../core/logger.js';
+import { activeVendorTags } from '../stores/stores.js';
+import { createJobsForOrder, loadJobs, markForSweep } from '../sync-jobs/sync-jobs.js';
+import { enqueueJobs } from '../sync-jobs/queue.js';
+import type { Item } from '../dynamo/table.js';
 
 /** The part of the platform's `orders/create` payload the service reads (CONTRACT.md §5); the rest is ignored. */
 const Money = v.pipe(v.string('must be a decimal string'), v.regex(/^\d+(\.\d+)?$/, 'must be a non-negative decimal string'));

@@ -1,13 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
-import { config } from './config.js';
-import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './fulfillment-queue.js';
-import { fulfillmentIdempotencyKey, recheckKeptFulfillment, recordOutcome, type JobWithFulfillments } from './fulfillments.js';
-import { logger } from './logger.js';
-import { platformStoreOf } from './stores.js';
-import { adapterFor, MAX_DELAY_SECONDS, PlatformError, retryDelaySeconds, type PlatformStore } from './platforms/index.js';
-import type { SecretCipher } from './secrets.js';
-import { keys } from './store/keys.js';
-import { getItem, type Item } from './store/table.js';
+import { config } from '../core/config.js';
+import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './queue.js';
+import { fulfillmentIdempotencyKey, recheckKeptFulfillment, recordOutcome, type JobWithFulfillments } from './propagation.js';
+import { logger } from '../core/logger.js';
+import { platformStoreOf } from '../stores/stores.js';
+import { adapterFor, MAX_DELAY_SECONDS, PlatformError, retryDelaySeconds, type PlatformStore } from '../platforms/index.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import { keys } from '../dynamo/keys.js';
+import { getItem, type Item } from '../dynamo/table.js';
 
 /** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */
 export type Outcome = 'done' | 'retry';
@@ -38,7 +38,7 @@ const loadPropagation = async (message: FulfillmentMessage) => {
  * (`externalOrderId`) through the reseller store's platform, with the source fulfillment as
  * idempotency key, and record the outcome on the job's entry. A soft-deleted reseller store still
  * gets its tracking: the order was accepted while it was active, and its customer still waits.
- * The same queue carries the delayed rechecks of kept fulfillments (shared/fulfillments.ts).
+ * The same queue carries the delayed rechecks of kept fulfillments (shared/fulfillments/propagation.ts).
  */
 export const processFulfillmentMessage = async (cipher: SecretCipher, record: SQSRecord): Promise<Outcome> => {
   const recheck = parseRecheckMessage(record.body);

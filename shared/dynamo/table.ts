@@ -1,7 +1,7 @@
 import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { dynamo } from '../aws/dynamodb.js';
-import { config } from '../config.js';
+import { dynamo } from './client.js';
+import { config } from '../core/config.js';
 import type { Key } from './keys.js';
 
 export type Item = Record<string, unknown>;

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import { routeFulfillment } from './fulfillments.js';
-import { parseInput } from './http/validation.js';
-import { logger } from './logger.js';
-import type { Tracking } from './platforms/index.js';
-import type { Item } from './store/table.js';
+import { routeFulfillment } from './propagation.js';
+import { parseInput } from '../core/validation.js';
+import { logger } from '../core/logger.js';
+import type { Tracking } from '../platforms/index.js';
+import type { Item } from '../dynamo/table.js';
 
 /**
  * The fulfillments webhook's side of reverse sync: reads the payload, then hands the tracking to
- * `routeFulfillment`. Kept apart from shared/fulfillments.ts so the sync worker, which releases
+ * `routeFulfillment`. Kept apart from shared/fulfillments/propagation.ts so the sync worker, which releases
  * kept fulfillments, does not bundle the webhook's schema library.
  */
 

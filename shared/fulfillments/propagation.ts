@@ -1,15 +1,15 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from './aws/dynamodb.js';
-import { config } from './config.js';
-import { sendFulfillmentMessage, type RecheckMessage } from './fulfillment-queue.js';
-import { now } from './ids.js';
-import { logger } from './logger.js';
-import type { Tracking } from './platforms/index.js';
-import { restOrderId } from './platforms/storeplatform-a.js';
-import { orderGid } from './platforms/storeplatform-b.js';
-import { fulfillmentOrder, INDEX, keys, lookups } from './store/keys.js';
-import { getItem, isConditionFailure, TABLE, type Item } from './store/table.js';
-import type { SyncJob } from './sync-jobs.js';
+import { dynamo } from '../dynamo/client.js';
+import { config } from '../core/config.js';
+import { sendFulfillmentMessage, type RecheckMessage } from './queue.js';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import type { Tracking } from '../platforms/index.js';
+import { restOrderId } from '../platforms/storeplatform-a.js';
+import { orderGid } from '../platforms/storeplatform-b.js';
+import { fulfillmentOrder, INDEX, keys, lookups } from '../dynamo/keys.js';
+import { getItem, isConditionFailure, TABLE, type Item } from '../dynamo/table.js';
+import type { SyncJob } from '../sync-jobs/sync-jobs.js';
 
 /**
  * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from './aws/sqs.js';
-import { config } from './config.js';
-import type { JobMessage } from './job-message.js';
+import { sqs } from '../aws/sqs.js';
+import { config } from '../core/config.js';
+import type { JobMessage } from './message.js';
 
 /** One message per job; SendMessageBatch takes ten at a time. Throws if any entry was refused. */
 export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {

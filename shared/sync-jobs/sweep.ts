@@ -1,15 +1,15 @@
-import { logger } from './logger.js';
-import { INDEX, PENDING_SHARDS } from './store/keys.js';
-import { batchGet, queryKeys } from './store/table.js';
+import { logger } from '../core/logger.js';
+import { INDEX, PENDING_SHARDS } from '../dynamo/keys.js';
+import { batchGet, queryKeys } from '../dynamo/table.js';
 import { markForSweep, type SyncJob } from './sync-jobs.js';
-import { enqueueJobs } from './sync-queue.js';
+import { enqueueJobs } from './queue.js';
 
 /**
  * The safety net under "no accepted order is left un-enqueued": pending jobs whose message may be
  * missing (their enqueue failed, or they were retried or deferred, which marks them in the same
  * write) are enqueued again once they have waited `olderThanSeconds`. Only the sparse pending
  * index is read. A function that died between writing new jobs and enqueueing them never answered
- * 200, so the platform's redelivery enqueues those (shared/orders.ts).
+ * 200, so the platform's redelivery enqueues those (shared/orders/accept-order.ts).
  */
 export const sweepPendingJobs = async (olderThanSeconds: number) => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();

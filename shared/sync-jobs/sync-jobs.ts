@@ -1,16 +1,16 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { auditPut, SYSTEM, type Actor } from './audit-log.js';
-import { dynamo } from './aws/dynamodb.js';
-import type { RoutedGroup } from './domain/routing.js';
-import type { ResellerLineItem, ResellerOrder } from './domain/supplier-order.js';
-import { ResourceMissingError, SyncJobNotRetryableError } from './errors.js';
-import type { JobMessage } from './job-message.js';
-import { now, syncJobId } from './ids.js';
-import { listPage } from './pagination.js';
-import type { SyncJobStatus } from './schemas.js';
-import { keys, listSortKey, lists, lookups, pendingShard } from './store/keys.js';
-import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from './store/table.js';
+import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
+import { dynamo } from '../dynamo/client.js';
+import type { RoutedGroup } from '../domain/routing.js';
+import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
+import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
+import type { JobMessage } from './message.js';
+import { now, syncJobId } from '../core/ids.js';
+import { listPage } from '../dynamo/pagination.js';
+import type { SyncJobStatus } from '../http/schemas.js';
+import { keys, listSortKey, lists, lookups, pendingShard } from '../dynamo/keys.js';
+import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
 
 /**
  * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional

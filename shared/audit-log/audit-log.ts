@@ -1,8 +1,8 @@
-import { newId, now } from './ids.js';
-import { listPage } from './pagination.js';
-import type { AuditAction } from './schemas.js';
-import { keys, listSortKey, lists } from './store/keys.js';
-import { getItem, TABLE, type Item } from './store/table.js';
+import { newId, now } from '../core/ids.js';
+import { listPage } from '../dynamo/pagination.js';
+import type { AuditAction } from '../http/schemas.js';
+import { keys, listSortKey, lists } from '../dynamo/keys.js';
+import { getItem, TABLE, type Item } from '../dynamo/table.js';
 
 export type Actor = { type: 'api_key'; id: string } | { type: 'system'; id: 'system' };
 

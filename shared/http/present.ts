@@ -1,5 +1,5 @@
 /** Item → API object: the only place that decides what a response shows. Secrets never pass. */
-import type { Item } from './store/table.js';
+import type { Item } from '../dynamo/table.js';
 
 const pick = (item: Item, fields: string[]) => Object.fromEntries(fields.map((f) => [f, item[f] ?? null]));
 

@@ -1,16 +1,16 @@
 import type { SQSRecord } from 'aws-lambda';
-import { buildSupplierOrder } from './domain/supplier-order.js';
-import { releaseKeptFulfillments } from './fulfillments.js';
-import { logger } from './logger.js';
-import { platformStoreOf } from './stores.js';
-import { adapterFor, PlatformError, retryDelaySeconds } from './platforms/index.js';
-import type { SecretCipher } from './secrets.js';
-import { keys } from './store/keys.js';
-import { getItem, type Item } from './store/table.js';
+import { buildSupplierOrder } from '../domain/supplier-order.js';
+import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import { logger } from '../core/logger.js';
+import { platformStoreOf } from '../stores/stores.js';
+import { adapterFor, PlatformError, retryDelaySeconds } from '../platforms/index.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import { keys } from '../dynamo/keys.js';
+import { getItem, type Item } from '../dynamo/table.js';
 import { claimJob, completeJob, deferJob, failJob, killJob, type JobMessage, type SyncJob } from './sync-jobs.js';
-import { parseJobMessage } from './job-message.js';
-import { enqueueJobs } from './sync-queue.js';
-import type { PricingConfig } from './domain/pricing.js';
+import { parseJobMessage } from './message.js';
+import { enqueueJobs } from './queue.js';
+import type { PricingConfig } from '../domain/pricing.js';
 
 /** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */
 export type Outcome = 'done' | 'retry';

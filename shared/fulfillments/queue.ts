@@ -1,8 +1,8 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from './aws/sqs.js';
-import { config } from './config.js';
-import { MAX_DELAY_SECONDS } from './platforms/errors.js';
-import type { Tracking } from './platforms/index.js';
+import { sqs } from '../aws/sqs.js';
+import { config } from '../core/config.js';
+import { MAX_DELAY_SECONDS } from '../platforms/errors.js';
+import type { Tracking } from '../platforms/index.js';
 
 /**
  * What a fulfillment-queue message carries: which job's reseller order gets which source

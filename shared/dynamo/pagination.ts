@@ -1,7 +1,7 @@
-import { InvalidCursorError } from './errors.js';
-import { INDEX, listSortKey } from './store/keys.js';
-import { batchGet, queryKeys, type Item } from './store/table.js';
-import type { Key } from './store/keys.js';
+import { InvalidCursorError } from '../core/errors.js';
+import { INDEX, listSortKey } from './keys.js';
+import { batchGet, queryKeys, type Item } from './table.js';
+import type { Key } from './keys.js';
 
 export interface Page<T> {
   data: T[];

@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { config } from './config.js';
-import { PLATFORMS } from './platforms/types.js';
+import { config } from '../core/config.js';
+import { PLATFORMS } from '../platforms/types.js';
 
 /** Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place. */
 

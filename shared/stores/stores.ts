@@ -1,14 +1,14 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from './aws/dynamodb.js';
-import { ResourceMissingError, VendorTagConflictError } from './errors.js';
-import { newId, now } from './ids.js';
-import { listPage } from './pagination.js';
-import type { CreateResellerStoreInput, CreateSourceStoreInput } from './schemas.js';
-import type { Platform, PlatformStore } from './platforms/types.js';
-import type { SecretCipher } from './secrets.js';
-import { INDEX, keys, listSortKey, lists, lookups } from './store/keys.js';
-import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from './store/table.js';
+import { dynamo } from '../dynamo/client.js';
+import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
+import { newId, now } from '../core/ids.js';
+import { listPage } from '../dynamo/pagination.js';
+import type { CreateResellerStoreInput, CreateSourceStoreInput } from '../http/schemas.js';
+import type { Platform, PlatformStore } from '../platforms/types.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import { INDEX, keys, listSortKey, lists, lookups } from '../dynamo/keys.js';
+import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
 
 /** Reseller and source stores: creation with encrypted secrets, owner-scoped reads, soft deletes. */
 

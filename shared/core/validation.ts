@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from './errors.js';
 
 /** The dotted path of the first issue (`pricingConfig.value`), the contract's `param`. */
 const paramOf = (issue: v.BaseIssue<unknown>, prefix?: string) => {
