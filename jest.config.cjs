@@ -1,7 +1,10 @@
 // ESM-only dependencies (middy, fauxqs, valibot) are transformed to CommonJS by swc,
 // so jest runs without --experimental-vm-modules.
 const esmOnly = ['@middy', 'fauxqs', 'valibot', '@valibot', 'ulid'];
-const swc = ['@swc/jest', { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }];
+const swc = [
+  '@swc/jest',
+  { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },
+];
 
 const base = {
   transform: { '^.+\\.(t|j|mj)s$': swc },
@@ -17,7 +20,12 @@ const base = {
 
 module.exports = {
   projects: [
-    { ...base, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'], setupFiles: ['<rootDir>/test/unit/env.ts'] },
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/unit/env.ts'],
+    },
     { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
     { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
   ],

@@ -13,7 +13,12 @@ declare module 'autocannon' {
       body?: string | Buffer;
       /** Called before each request is written; answers the request to send (falsy stops the run). */
       setupRequest?: (request: Request, context: Record<string, unknown>) => Request | undefined;
-      onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string>) => void;
+      onResponse?: (
+        status: number,
+        body: string,
+        context: Record<string, unknown>,
+        headers: Record<string, string>,
+      ) => void;
     }
 
     interface Options {
@@ -48,7 +53,10 @@ declare module 'autocannon' {
 
     interface Instance extends EventEmitter, PromiseLike<Result> {
       stop(): void;
-      on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): this;
+      on(
+        event: 'response',
+        listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void,
+      ): this;
       on(event: string, listener: (...args: any[]) => void): this;
     }
   }

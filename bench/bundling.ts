@@ -16,7 +16,8 @@ import { build, type BuildOptions, type Metafile } from 'esbuild';
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 /** lib/stack.ts's ESM_REQUIRE_SHIM (not exported there). */
-export const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+export const ESM_REQUIRE_SHIM =
+  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 export const STACK_BUNDLING: BuildOptions = {
   bundle: true,
@@ -51,7 +52,14 @@ export const bundle = async (entry: string | { contents: string }, outDir: strin
       ? { entryPoints: [resolve(PROJECT_ROOT, entry)] }
       : { stdin: { contents: entry.contents, resolveDir: PROJECT_ROOT, sourcefile: 'baseline.mjs', loader: 'js' } };
   // `metafile` only adds a report of what went in; it does not change the output.
-  const result = await build({ ...STACK_BUNDLING, ...input, absWorkingDir: PROJECT_ROOT, outfile, metafile: true, write: true });
+  const result = await build({
+    ...STACK_BUNDLING,
+    ...input,
+    absWorkingDir: PROJECT_ROOT,
+    outfile,
+    metafile: true,
+    write: true,
+  });
   const output = Object.entries(result.metafile.outputs).find(([name]) => name.endsWith('index.mjs'))!;
   return { file: outfile, bytes: output[1].bytes, metafile: result.metafile };
 };
@@ -77,7 +85,8 @@ export const bytesByPackage = (metafile: Metafile): Map<string, number> => {
 };
 
 /** The AWS SDK clients a bundle contains, e.g. `@aws-sdk/client-sqs`. */
-export const sdkClientsIn = (metafile: Metafile) => [...bytesByPackage(metafile).keys()].filter((p) => p.startsWith('@aws-sdk/client-'));
+export const sdkClientsIn = (metafile: Metafile) =>
+  [...bytesByPackage(metafile).keys()].filter((p) => p.startsWith('@aws-sdk/client-'));
 
 /**
  * The shortest chain of imports from the bundle's entry to the first file of `pkg`, as project

@@ -46,12 +46,14 @@ const baselineSource = (fn: BenchFunction) => {
     table && "import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';",
     queues && "import { SQSClient } from '@aws-sdk/client-sqs';",
     key && "import { KMSClient } from '@aws-sdk/client-kms';",
-    table && 'const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });',
+    table &&
+      'const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });',
     queues && 'const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });',
     key && 'const kms = new KMSClient({});',
     `export const clients = { ${[table && 'dynamo', queues && 'sqs', key && 'kms'].filter(Boolean).join(', ')} };`,
     'export const handler = async () => {',
-    table && "  await dynamo.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { PK: 'BENCH#baseline', SK: 'BENCH' } }));",
+    table &&
+      "  await dynamo.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { PK: 'BENCH#baseline', SK: 'BENCH' } }));",
     "  return { statusCode: 200, body: '{}' };",
     '};',
   ]
@@ -106,7 +108,9 @@ const runtimeEnv: Record<string, string> = {};
 const runnerFile = join(work, 'runner.mjs');
 writeFileSync(runnerFile, RUNNER);
 
-console.log(`bench:cold — ${functions.length} function(s), median of ${runs} run(s), ${process.version}, bundles in ${work}`);
+console.log(
+  `bench:cold — ${functions.length} function(s), median of ${runs} run(s), ${process.version}, bundles in ${work}`,
+);
 
 // 1. Bundles (no engines needed).
 const built = new Map<string, { fn: BuiltBundle; base: BuiltBundle }>();
@@ -117,15 +121,25 @@ const cleanUp = async () => {
 };
 try {
   for (const fn of functions) {
-    const [fnBundle, baseBundle] = await Promise.all([bundle(fn.entry, join(work, fn.name)), bundle({ contents: baselineSource(fn) }, join(work, `${fn.name}.baseline`))]);
+    const [fnBundle, baseBundle] = await Promise.all([
+      bundle(fn.entry, join(work, fn.name)),
+      bundle({ contents: baselineSource(fn) }, join(work, `${fn.name}.baseline`)),
+    ]);
     built.set(fn.name, { fn: fnBundle, base: baseBundle });
   }
   // 2. One local runtime for every child process.
   const before = { ...process.env };
-  runtime = await startLocalRuntime({ port: 0, dataDir: ':memory:', simulator: { port: 0 }, apiKeys: BENCH_API_KEYS, scheduleIntervalSeconds: 3600 });
+  runtime = await startLocalRuntime({
+    port: 0,
+    dataDir: ':memory:',
+    simulator: { port: 0 },
+    apiKeys: BENCH_API_KEYS,
+    scheduleIntervalSeconds: 3600,
+  });
   // What the runtime set in the environment (endpoints, table, key, queue URLs…) is what each
   // function gets on AWS, pointed at the local engines.
-  for (const [key, value] of Object.entries(process.env)) if (before[key] !== value && value !== undefined) runtimeEnv[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (before[key] !== value && value !== undefined) runtimeEnv[key] = value;
 } catch (error) {
   await cleanUp();
   throw error;
@@ -151,7 +165,10 @@ const coldStart = async (name: string, file: string, event: unknown): Promise<Sa
   writeFileSync(eventFile, JSON.stringify(event));
   const stderr: string[] = [];
   const code = await new Promise<number | null>((resolve, reject) => {
-    const child = spawn(process.execPath, [runnerFile, file, eventFile, outFile, name], { env: childEnv(name), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [runnerFile, file, eventFile, outFile, name], {
+      env: childEnv(name),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     child.stderr.on('data', (c) => stderr.push(String(c)));
     // A handler that never answers would hang the benchmark: 30 s is Lambda's longest timeout here.
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -164,7 +181,13 @@ const coldStart = async (name: string, file: string, event: unknown): Promise<Sa
   try {
     return JSON.parse(readFileSync(outFile, 'utf8'));
   } catch {
-    return { ok: false, loadMs: NaN, invokeMs: NaN, phase: 'process', error: `exit ${code}: ${stderr.join('').slice(0, 300)}` };
+    return {
+      ok: false,
+      loadMs: NaN,
+      invokeMs: NaN,
+      phase: 'process',
+      error: `exit ${code}: ${stderr.join('').slice(0, 300)}`,
+    };
   }
 };
 
@@ -212,15 +235,24 @@ try {
       const initOk = initRatio <= TARGET_INIT;
       if (sizeOk && initOk) passes++;
       if (!sizeOk || !initOk) misses.push({ fn, size: !sizeOk, init: !initOk, extraRoundTripsMs: warm - baseWarm });
-      verdict = sizeOk && initOk ? 'PASS' : `MISS (${[!sizeOk && 'bundle', !initOk && 'init'].filter(Boolean).join(', ')})`;
+      verdict =
+        sizeOk && initOk ? 'PASS' : `MISS (${[!sizeOk && 'bundle', !initOk && 'init'].filter(Boolean).join(', ')})`;
     }
     const answer = fnSamples[0]?.ok ? describeAnswer(fn, fnSamples[0].result) : '-';
     rows.push([
-      fn.name, fn.kind, answer,
-      fixed(fnBundle.bytes / 1024), fixed(base.bytes / 1024), fixed(sizeRatio, 2),
-      fixed(load), fixed(baseLoad),
-      fixed(init), fixed(baseInit), fixed(initRatio, 2),
-      fixed(warm), fixed(baseWarm),
+      fn.name,
+      fn.kind,
+      answer,
+      fixed(fnBundle.bytes / 1024),
+      fixed(base.bytes / 1024),
+      fixed(sizeRatio, 2),
+      fixed(load),
+      fixed(baseLoad),
+      fixed(init),
+      fixed(baseInit),
+      fixed(initRatio, 2),
+      fixed(warm),
+      fixed(baseWarm),
       verdict,
     ]);
   }
@@ -228,17 +260,43 @@ try {
   console.log();
   console.log(
     table(
-      ['function', 'kind', 'answer', 'bundle KB', 'baseline KB', 'size ×', 'load ms', 'base load', 'init ms', 'base init', 'init ×', 'warm ms', 'base warm', 'result'],
+      [
+        'function',
+        'kind',
+        'answer',
+        'bundle KB',
+        'baseline KB',
+        'size ×',
+        'load ms',
+        'base load',
+        'init ms',
+        'base init',
+        'init ×',
+        'warm ms',
+        'base warm',
+        'result',
+      ],
       rows,
     ),
   );
   console.log();
-  console.log('init = import of the bundle (module evaluation, clients built) + the first invocation; load = the import alone;');
-  console.log('warm = a second invocation in the same process (its round trips to the engines, every code path compiled). Not targets: they explain a miss.');
-  console.log(`Targets: init ≤ ${TARGET_INIT} × baseline, bundle ≤ ${TARGET_SIZE} × baseline (KB of index.mjs; the source map ships beside it).`);
-  console.log(`Summary: ${passes} of ${measured} measured function(s) within both targets${failures.length ? `; ${failures.length} error(s)` : ''}.`);
+  console.log(
+    'init = import of the bundle (module evaluation, clients built) + the first invocation; load = the import alone;',
+  );
+  console.log(
+    'warm = a second invocation in the same process (its round trips to the engines, every code path compiled). Not targets: they explain a miss.',
+  );
+  console.log(
+    `Targets: init ≤ ${TARGET_INIT} × baseline, bundle ≤ ${TARGET_SIZE} × baseline (KB of index.mjs; the source map ships beside it).`,
+  );
+  console.log(
+    `Summary: ${passes} of ${measured} measured function(s) within both targets${failures.length ? `; ${failures.length} error(s)` : ''}.`,
+  );
 
-  if (misses.length) console.log('\nWhy (bundle: function − baseline by package, from the esbuild metafile; init: the warm invocation shows the extra round trips):');
+  if (misses.length)
+    console.log(
+      '\nWhy (bundle: function − baseline by package, from the esbuild metafile; init: the warm invocation shows the extra round trips):',
+    );
   for (const miss of misses) {
     const { fn: f, base } = built.get(miss.fn.name)!;
     if (miss.size) {
@@ -248,7 +306,12 @@ try {
         .map((p) => [p, (fnSizes.get(p) ?? 0) - (baseSizes.get(p) ?? 0)] as const)
         .filter(([, d]) => Math.abs(d) >= 512)
         .sort((a, b) => b[1] - a[1]);
-      console.log(`  ${miss.fn.name} bundle: +${fixed((f.bytes - base.bytes) / 1024)} KB — ${extra.slice(0, 8).map(([p, d]) => `${p} ${d > 0 ? '+' : ''}${fixed(d / 1024)} KB`).join(', ')}`);
+      console.log(
+        `  ${miss.fn.name} bundle: +${fixed((f.bytes - base.bytes) / 1024)} KB — ${extra
+          .slice(0, 8)
+          .map(([p, d]) => `${p} ${d > 0 ? '+' : ''}${fixed(d / 1024)} KB`)
+          .join(', ')}`,
+      );
       // A package the baseline lacks: how the handler reaches it.
       for (const [pkg, bytes] of extra) {
         if (baseSizes.has(pkg) || pkg.startsWith('project:') || bytes < 2048) continue;
@@ -257,7 +320,9 @@ try {
       }
     }
     if (miss.init && miss.extraRoundTripsMs >= 5) {
-      console.log(`  ${miss.fn.name} init: its warm invocation takes ${fixed(miss.extraRoundTripsMs)} ms more than the baseline's one GetItem: more (or slower) round trips to the engines.`);
+      console.log(
+        `  ${miss.fn.name} init: its warm invocation takes ${fixed(miss.extraRoundTripsMs)} ms more than the baseline's one GetItem: more (or slower) round trips to the engines.`,
+      );
     } else if (miss.init) {
       console.log(
         `  ${miss.fn.name} init: warm, it is as fast as the baseline (${fixed(miss.extraRoundTripsMs)} ms apart), so the difference is code run for the first time, ` +
@@ -270,7 +335,9 @@ try {
     const { fn: f, base } = built.get(fn.name)!;
     const expected = new Set(sdkClientsIn(base.metafile));
     for (const client of sdkClientsIn(f.metafile).filter((c) => !expected.has(c))) {
-      console.log(`  ${fn.name} bundles ${client}, which its access does not use, via ${importChain(f.metafile, client)?.join(' → ')}`);
+      console.log(
+        `  ${fn.name} bundles ${client}, which its access does not use, via ${importChain(f.metafile, client)?.join(' → ')}`,
+      );
     }
   }
   for (const failure of failures) console.log(`ERROR ${failure}`);

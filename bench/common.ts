@@ -8,8 +8,14 @@ export const BENCH_KEY = 'sk_test_bench';
 export const BENCH_API_KEYS = `${BENCH_OWNER}:${BENCH_KEY}`;
 
 /** `--quick`, `--runs 3`, `--rate 20`…; unknown flags are an error, so a typo does not silently run the default. */
-export const flags = <T extends Record<string, { type: 'string' | 'boolean'; default?: string | boolean }>>(options: T) =>
-  parseArgs({ options: { quick: { type: 'boolean', default: false }, ...options }, allowPositionals: false, strict: true }).values as unknown as {
+export const flags = <T extends Record<string, { type: 'string' | 'boolean'; default?: string | boolean }>>(
+  options: T,
+) =>
+  parseArgs({
+    options: { quick: { type: 'boolean', default: false }, ...options },
+    allowPositionals: false,
+    strict: true,
+  }).values as unknown as {
     quick: boolean;
   } & { [K in keyof T]: T[K]['type'] extends 'boolean' ? boolean : string | undefined };
 
@@ -45,7 +51,8 @@ export const table = (headers: string[], rows: (string | number)[][]) => {
 export const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '-');
 
 /** The platform's signature: base64 HMAC-SHA256 of the exact body bytes. */
-export const sign = (secret: string, body: string) => createHmac('sha256', secret).update(body, 'utf8').digest('base64');
+export const sign = (secret: string, body: string) =>
+  createHmac('sha256', secret).update(body, 'utf8').digest('base64');
 
 export const ORDERS_WEBHOOK_PATH = '/v1/orders/webhook';
 
@@ -76,7 +83,10 @@ export const apiClient = (apiUrl: string) => {
   const request = async (method: string, path: string, body?: unknown) => {
     const res = await fetch(`${apiUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${BENCH_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        authorization: `Bearer ${BENCH_KEY}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -107,7 +117,8 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
     accessToken: `shpat_bench_reseller_${tag}`,
     webhookSecret: resellerSecret,
   });
-  if (reseller.status !== 201) throw new Error(`creating the reseller store answered ${reseller.status}: ${JSON.stringify(reseller.body)}`);
+  if (reseller.status !== 201)
+    throw new Error(`creating the reseller store answered ${reseller.status}: ${JSON.stringify(reseller.body)}`);
   const vendor = 'BenchSupplier';
   const supplier = await api.post(`/v1/reseller_stores/${reseller.body.id}/source_stores`, {
     name: 'Bench Supplier',
@@ -119,8 +130,14 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
     pricingMode: 'percentage',
     pricingConfig: { type: 'percentage', value: 30 },
   });
-  if (supplier.status !== 201) throw new Error(`creating the source store answered ${supplier.status}: ${JSON.stringify(supplier.body)}`);
-  return { resellerShopDomain: reseller.body.shopDomain, resellerSecret, supplierShopDomain: supplier.body.shopDomain, vendor };
+  if (supplier.status !== 201)
+    throw new Error(`creating the source store answered ${supplier.status}: ${JSON.stringify(supplier.body)}`);
+  return {
+    resellerShopDomain: reseller.body.shopDomain,
+    resellerSecret,
+    supplierShopDomain: supplier.body.shopDomain,
+    vendor,
+  };
 };
 
 export interface JobView {

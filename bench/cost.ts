@@ -54,15 +54,28 @@ const memoryMb = (() => {
 })();
 
 const { meter, onInvoke, attachClients } = createMeter();
-const runtime = await startLocalRuntime({ port: 0, dataDir: ':memory:', simulator: { port: 0 }, apiKeys: BENCH_API_KEYS, scheduleIntervalSeconds: 3600, onInvoke });
+const runtime = await startLocalRuntime({
+  port: 0,
+  dataDir: ':memory:',
+  simulator: { port: 0 },
+  apiKeys: BENCH_API_KEYS,
+  scheduleIntervalSeconds: 3600,
+  onInvoke,
+});
 let exitCode = 0;
 try {
   await attachClients();
   const stores = await createStores(runtime.apiUrl);
   const simOrders = async () =>
-    ((await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as { orders: unknown[] }).orders.length;
+    (
+      (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as {
+        orders: unknown[];
+      }
+    ).orders.length;
 
-  console.log(`bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ${memoryMb} MB functions, ${process.version}`);
+  console.log(
+    `bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ${memoryMb} MB functions, ${process.version}`,
+  );
 
   // 1. The orders, counted from the first webhook.
   const jobIds = new Set<string>();
@@ -76,10 +89,15 @@ try {
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
         const body = orderBody(firstId + next++, stores.vendor);
-        const res = await fetch(`${runtime.apiUrl}${ORDERS_WEBHOOK_PATH}`, { method: 'POST', headers: webhookHeaders(stores.resellerShopDomain, stores.resellerSecret, body), body });
+        const res = await fetch(`${runtime.apiUrl}${ORDERS_WEBHOOK_PATH}`, {
+          method: 'POST',
+          headers: webhookHeaders(stores.resellerShopDomain, stores.resellerSecret, body),
+          body,
+        });
         webhookRequests++;
         const receipt = (await res.json().catch(() => ({}))) as { syncJobIds?: string[] };
-        if (res.status !== 200 || receipt.syncJobIds?.length !== 1) refused.push(`${res.status} ${JSON.stringify(receipt)}`);
+        if (res.status !== 200 || receipt.syncJobIds?.length !== 1)
+          refused.push(`${res.status} ${JSON.stringify(receipt)}`);
         for (const id of receipt.syncJobIds ?? []) jobIds.add(id);
       }
     }),
@@ -134,18 +152,27 @@ try {
   ];
   const total = lines.reduce((s, [, count, price]) => s + count * price * 1e6, 0);
 
-  console.log(`\nOrders: ${orders} sent in ${fixed(sentMs / 1000, 1)} s; ${jobIds.size - notCompleted.length} of ${jobIds.size} jobs completed after ${fixed(settledMs / 1000, 1)} s; refused ${refused.length}.`);
-  console.log('\nCost per order (us-east-1, on-demand, prices of bench/prices.ts as of ' + PRICES.asOf + '):\n');
+  console.log(
+    `\nOrders: ${orders} sent in ${fixed(sentMs / 1000, 1)} s; ${jobIds.size - notCompleted.length} of ${jobIds.size} jobs completed after ${fixed(settledMs / 1000, 1)} s; refused ${refused.length}.`,
+  );
+  console.log(`\nCost per order (us-east-1, on-demand, prices of bench/prices.ts as of ${PRICES.asOf}):\n`);
   console.log(
     table(
       ['item', 'per order', '$ per unit', 'per order × $ per unit × 10^6 = $ per million orders'],
       [
-        ...lines.map(([item, count, price]) => [item, fixed(count, 4), unitPrice(price), `${fixed(count, 4)} × ${unitPrice(price)} × 10^6 = ${fixed(count * price * 1e6, 4)}`]),
+        ...lines.map(([item, count, price]) => [
+          item,
+          fixed(count, 4),
+          unitPrice(price),
+          `${fixed(count, 4)} × ${unitPrice(price)} × 10^6 = ${fixed(count * price * 1e6, 4)}`,
+        ]),
         ['total', '', '', fixed(total, 4)],
       ],
     ),
   );
-  console.log(`\nCost per million single-supplier orders: $${fixed(total, 2)} (target < $${TARGET_PER_MILLION}): ${total < TARGET_PER_MILLION ? 'PASS' : 'MISS'}`);
+  console.log(
+    `\nCost per million single-supplier orders: $${fixed(total, 2)} (target < $${TARGET_PER_MILLION}): ${total < TARGET_PER_MILLION ? 'PASS' : 'MISS'}`,
+  );
 
   // The local pollers hand the worker whatever one long poll returns; on AWS the event source
   // waits up to its 1 s batching window for 10 messages, so under steady traffic a worker
@@ -154,7 +181,9 @@ try {
   if (worker?.count) {
     const perBatch = 10;
     const messages = perOrder(worker.records);
-    const receivesAndDeletes = perOrder((u.sqs.requests.get('ReceiveMessage') ?? 0) + (u.sqs.requests.get('DeleteMessageBatch') ?? 0));
+    const receivesAndDeletes = perOrder(
+      (u.sqs.requests.get('ReceiveMessage') ?? 0) + (u.sqs.requests.get('DeleteMessageBatch') ?? 0),
+    );
     const batched =
       total -
       (perOrder(worker.count) - messages / perBatch) * PRICES.lambdaRequest * 1e6 -
@@ -169,33 +198,61 @@ try {
   console.log(
     table(
       ['function', 'invocations/order', 'messages/batch', 'avg billed ms', 'GB-s/order'],
-      invocations.map(([name, i]) => [name, fixed(perOrder(i.count), 3), i.records ? fixed(i.records / i.count, 2) : '-', fixed(i.billedMs / i.count, 1), fixed(perOrder((i.billedMs / 1000) * (memoryMb / 1024)), 5)]),
+      invocations.map(([name, i]) => [
+        name,
+        fixed(perOrder(i.count), 3),
+        i.records ? fixed(i.records / i.count, 2) : '-',
+        fixed(i.billedMs / i.count, 1),
+        fixed(perOrder((i.billedMs / 1000) * (memoryMb / 1024)), 5),
+      ]),
     ),
   );
   console.log('\nDynamoDB, by operation (units as DynamoDB Local reports them with ReturnConsumedCapacity):');
   console.log(
     table(
       ['operation (item kind or index)', 'calls/order', 'units/order', 'of which GSI'],
-      [...u.dynamo.byOperation].sort((a, b) => b[1].units - a[1].units).map(([op, o]) => [op, fixed(perOrder(o.calls), 3), fixed(perOrder(o.units), 3), fixed(perOrder(o.gsiUnits), 3)]),
+      [...u.dynamo.byOperation]
+        .sort((a, b) => b[1].units - a[1].units)
+        .map(([op, o]) => [
+          op,
+          fixed(perOrder(o.calls), 3),
+          fixed(perOrder(o.units), 3),
+          fixed(perOrder(o.gsiUnits), 3),
+        ]),
     ),
   );
   console.log(
     `  of the write units, ${fixed(perOrder(u.dynamo.gsiWru), 3)} per order are GSI writes: DynamoDB Local counts them in the total ` +
       `(total − table − indexes = ${fixed(u.dynamo.unexplained, 3)} over the run).`,
   );
-  if (u.dynamo.failedWrites) console.log(`  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU (DynamoDB bills them but reports no capacity).`);
+  if (u.dynamo.failedWrites)
+    console.log(
+      `  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU (DynamoDB bills them but reports no capacity).`,
+    );
   console.log('\nSQS, by action (billable requests, 64 KiB chunks):');
-  console.log(table(['action', 'requests/order'], [...u.sqs.requests].map(([action, n]) => [action, fixed(perOrder(n), 3)])));
-  console.log(`\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run (secrets are cached per container for 5 minutes).`);
+  console.log(
+    table(
+      ['action', 'requests/order'],
+      [...u.sqs.requests].map(([action, n]) => [action, fixed(perOrder(n), 3)]),
+    ),
+  );
+  console.log(
+    `\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run (secrets are cached per container for 5 minutes).`,
+  );
   console.log(
     `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing during the ${fixed(settledMs / 1000, 1)} s run ` +
       `(the local pollers wait 1 s per poll; on AWS the SQS event source mappings' long polls cost a fixed amount a month whatever the traffic).`,
   );
-  if (invocationsWhilePaused) console.log(`Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`);
+  if (invocationsWhilePaused)
+    console.log(
+      `Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`,
+    );
 
   if (refused.length || notCompleted.length) {
     exitCode = 1;
-    console.log(`\nFAILED: ${refused.length} webhook(s) refused (${refused.slice(0, 3).join('; ')}), ${notCompleted.length} job(s) not completed within ${timeoutMs / 1000} s.`);
+    console.log(
+      `\nFAILED: ${refused.length} webhook(s) refused (${refused.slice(0, 3).join('; ')}), ${notCompleted.length} job(s) not completed within ${timeoutMs / 1000} s.`,
+    );
   }
 } catch (error) {
   exitCode = 1;

@@ -39,19 +39,32 @@ import {
 
 const TARGET_P99_MS = 2000;
 
-const args = flags({ rate: { type: 'string' }, duration: { type: 'string' }, connections: { type: 'string' }, grace: { type: 'string' } });
+const args = flags({
+  rate: { type: 'string' },
+  duration: { type: 'string' },
+  connections: { type: 'string' },
+  grace: { type: 'string' },
+});
 const rate = Math.round(positiveNumber('rate', args.rate, args.quick ? 10 : 50));
 const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
 const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
 const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
 const amount = Math.round(rate * duration);
 
-const runtime = await startLocalRuntime({ port: 0, dataDir: ':memory:', simulator: { port: 0 }, apiKeys: BENCH_API_KEYS, scheduleIntervalSeconds: 300 });
+const runtime = await startLocalRuntime({
+  port: 0,
+  dataDir: ':memory:',
+  simulator: { port: 0 },
+  apiKeys: BENCH_API_KEYS,
+  scheduleIntervalSeconds: 300,
+});
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);
   const api = apiClient(runtime.apiUrl);
-  console.log(`bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) over ${connections} connection(s), ${process.version}`);
+  console.log(
+    `bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) over ${connections} connection(s), ${process.version}`,
+  );
 
   // What each accepted order became: its job, when its webhook was sent, when the job completed.
   const sentAt = new Map<number, number>();
@@ -142,7 +155,9 @@ try {
       },
     ],
   } as autocannon.Options);
-  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) => webhookMs.push(responseTime));
+  instance.on('response', (_client: unknown, _status: number, _bytes: number, responseTime: number) =>
+    webhookMs.push(responseTime),
+  );
   const result = await instance;
   const loadSeconds = (Date.now() - started) / 1000;
 
@@ -155,9 +170,14 @@ try {
     if (outstanding.size) await sleep(500);
   }
 
-  const simOrders = ((await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as { orders: { source_identifier: string }[] }).orders;
+  const simOrders = (
+    (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as {
+      orders: { source_identifier: string }[];
+    }
+  ).orders;
   const perReseller = new Map<string, number>();
-  for (const order of simOrders) perReseller.set(order.source_identifier, (perReseller.get(order.source_identifier) ?? 0) + 1);
+  for (const order of simOrders)
+    perReseller.set(order.source_identifier, (perReseller.get(order.source_identifier) ?? 0) + 1);
   const duplicated = [...perReseller.values()].filter((n) => n > 1).length;
   const lost = outstanding.size + dead.length;
   const errors = result.errors + result.timeouts;
@@ -186,8 +206,13 @@ try {
     `\norders: sent ${sentAt.size}, accepted ${accepted}, refused ${refused.length}, connection errors ${errors}, completed ${completedAfter.length}, lost ${lost}, duplicated ${duplicated}`,
   );
   console.log(`supplier orders placed: ${simOrders.length} for ${perReseller.size} reseller orders`);
-  console.log(`achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ${pollRequests} API reads to observe completion`);
-  if (lost) console.log(`lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`);
+  console.log(
+    `achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ${pollRequests} API reads to observe completion`,
+  );
+  if (lost)
+    console.log(
+      `lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`,
+    );
   if (refused.length) console.log(`refused: ${refused.slice(0, 5).join('; ')}`);
   if (lost || duplicated || refused.length || errors) exitCode = 1;
 } catch (error) {

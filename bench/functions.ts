@@ -19,7 +19,13 @@ export interface BenchFunction {
 }
 
 export const allFunctions = (): BenchFunction[] => [
-  ...routes.map((route) => ({ name: route.name, entry: route.entry, access: route.access, kind: route.auth === 'apiKey' ? ('api' as const) : ('webhook' as const), route })),
+  ...routes.map((route) => ({
+    name: route.name,
+    entry: route.entry,
+    access: route.access,
+    kind: route.auth === 'apiKey' ? ('api' as const) : ('webhook' as const),
+    route,
+  })),
   { name: authorizer.name, entry: authorizer.entry, access: authorizer.access, kind: 'authorizer' as const },
   ...consumers.map((consumer) => ({
     name: consumer.name,
@@ -32,7 +38,12 @@ export const allFunctions = (): BenchFunction[] => [
 
 /** An id of the right shape that no item has. */
 const missingId = (prefix: string) => `${prefix}_bench${'0'.repeat(19)}`;
-const PREFIX_BY_COLLECTION: Record<string, string> = { reseller_stores: 'rst', source_stores: 'sst', sync_jobs: 'sj', audit_log: 'aud' };
+const PREFIX_BY_COLLECTION: Record<string, string> = {
+  reseller_stores: 'rst',
+  source_stores: 'sst',
+  sync_jobs: 'sj',
+  audit_log: 'aud',
+};
 
 const requestContext = (method: string, path: string, routeKey: string) => {
   const now = new Date();
@@ -61,7 +72,13 @@ const routeBody = (route: RouteSpec, run: number): unknown => {
     webhookSecret: `whsec_bench_${tag}`,
   };
   if (route.name === 'CreateResellerStore') return store;
-  if (route.name === 'CreateSourceStore') return { ...store, vendorTag: 'Bench', pricingMode: 'percentage', pricingConfig: { type: 'percentage', value: 30 } };
+  if (route.name === 'CreateSourceStore')
+    return {
+      ...store,
+      vendorTag: 'Bench',
+      pricingMode: 'percentage',
+      pricingConfig: { type: 'percentage', value: 30 },
+    };
   if (route.method === 'PATCH') return { name: 'Renamed' };
   return undefined;
 };
@@ -69,18 +86,29 @@ const routeBody = (route: RouteSpec, run: number): unknown => {
 /** API Gateway HTTP API (payload 2.0) event of a bearer-key route, with the authorizer's context. */
 const apiEvent = (route: RouteSpec, run: number) => {
   const segments = route.path.split('/');
-  const path = segments.map((s, i) => (s.startsWith('{') ? missingId(PREFIX_BY_COLLECTION[segments[i - 1]] ?? 'x') : s)).join('/');
+  const path = segments
+    .map((s, i) => (s.startsWith('{') ? missingId(PREFIX_BY_COLLECTION[segments[i - 1]] ?? 'x') : s))
+    .join('/');
   const body = routeBody(route, run);
   const routeKey = `${route.method} ${route.path}`;
-  const params = Object.fromEntries(route.path.split('/').flatMap((s, i) => (s.startsWith('{') ? [[s.slice(1, -1), path.split('/')[i]]] : [])));
+  const params = Object.fromEntries(
+    route.path.split('/').flatMap((s, i) => (s.startsWith('{') ? [[s.slice(1, -1), path.split('/')[i]]] : [])),
+  );
   return {
     version: '2.0',
     routeKey,
     rawPath: path,
     rawQueryString: '',
-    headers: { host: 'bench.execute-api.us-east-1.amazonaws.com', 'user-agent': 'bench', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      host: 'bench.execute-api.us-east-1.amazonaws.com',
+      'user-agent': 'bench',
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     ...(Object.keys(params).length ? { pathParameters: params } : {}),
-    requestContext: { ...requestContext(route.method, path, routeKey), authorizer: { lambda: { ownerId: BENCH_OWNER, keyId: 'key_bench' } } },
+    requestContext: {
+      ...requestContext(route.method, path, routeKey),
+      authorizer: { lambda: { ownerId: BENCH_OWNER, keyId: 'key_bench' } },
+    },
     ...(body === undefined ? { isBase64Encoded: false } : { body: JSON.stringify(body), isBase64Encoded: false }),
   };
 };
@@ -90,7 +118,14 @@ const webhookEvent = (route: RouteSpec) => {
   const body =
     route.path === '/v1/orders/webhook'
       ? orderBody(5_551_234, 'Bench')
-      : JSON.stringify({ id: 9001, order_id: 7002, status: 'success', tracking_company: 'UPS', tracking_number: '1Z999', tracking_numbers: ['1Z999'] });
+      : JSON.stringify({
+          id: 9001,
+          order_id: 7002,
+          status: 'success',
+          tracking_company: 'UPS',
+          tracking_number: '1Z999',
+          tracking_numbers: ['1Z999'],
+        });
   const routeKey = `${route.method} ${route.path}`;
   return {
     version: '2.0',
@@ -120,7 +155,10 @@ const authorizerEvent = () => {
     routeKey,
     rawPath: '/v1/sync_jobs',
     rawQueryString: '',
-    headers: { authorization: 'Bearer sk_test_unknownbenchkeyunknownbenchkey0000', host: 'bench.execute-api.us-east-1.amazonaws.com' },
+    headers: {
+      authorization: 'Bearer sk_test_unknownbenchkeyunknownbenchkey0000',
+      host: 'bench.execute-api.us-east-1.amazonaws.com',
+    },
     requestContext: requestContext('GET', '/v1/sync_jobs', routeKey),
   };
 };
@@ -141,7 +179,12 @@ const sqsEvent = (queue: string) => {
         messageId: randomUUID(),
         receiptHandle: `bench-${randomUUID()}`,
         body,
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()), SenderId: 'bench', ApproximateFirstReceiveTimestamp: String(Date.now()) },
+        attributes: {
+          ApproximateReceiveCount: '1',
+          SentTimestamp: String(Date.now()),
+          SenderId: 'bench',
+          ApproximateFirstReceiveTimestamp: String(Date.now()),
+        },
         messageAttributes: {},
         md5OfBody: '',
         eventSource: 'aws:sqs',

@@ -51,7 +51,11 @@ export const emptyUsage = (): Usage => ({
   kms: new Map(),
 });
 
-type Capacity = { CapacityUnits?: number; Table?: { CapacityUnits?: number }; GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }> };
+type Capacity = {
+  CapacityUnits?: number;
+  Table?: { CapacityUnits?: number };
+  GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
+};
 
 /**
  * Creates the meter. Pass `onInvoke` to `startLocalRuntime`, then call `attachClients()` once it
@@ -122,11 +126,18 @@ export const createMeter = () => {
           return result;
         } catch (error) {
           const name = (error as Error).name;
-          if (meter.counting && (name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException')) {
+          if (
+            meter.counting &&
+            (name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException')
+          ) {
             const items = (args.input as { TransactItems?: unknown[] }).TransactItems?.length;
             meter.usage.dynamo.failedWrites++;
             meter.usage.dynamo.failedWritesWru += items ? 2 * items : 1;
-            const entry = meter.usage.dynamo.byOperation.get(`${operation} (failed)`) ?? { calls: 0, units: 0, gsiUnits: 0 };
+            const entry = meter.usage.dynamo.byOperation.get(`${operation} (failed)`) ?? {
+              calls: 0,
+              units: 0,
+              gsiUnits: 0,
+            };
             entry.calls++;
             entry.units += items ? 2 * items : 1;
             meter.usage.dynamo.byOperation.set(`${operation} (failed)`, entry);

@@ -13,7 +13,8 @@ const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 // so the templates and the cdk-nag report can be produced without the CLI.
 const runByCli = process.env.CDK_OUTDIR !== undefined;
 const standalone = () => {
-  const context: Record<string, unknown> = JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')).context ?? {};
+  const context: Record<string, unknown> =
+    JSON.parse(readFileSync(join(projectRoot, 'cdk.json'), 'utf8')).context ?? {};
   const args = process.argv.slice(2);
   for (let i = 0; i < args.length; i++) {
     if ((args[i] === '-c' || args[i] === '--context') && args[i + 1]?.includes('=')) {
@@ -39,5 +40,7 @@ addNagChecks(app);
 
 if (!runByCli) {
   app.synth();
-  console.log(`synthesized ${stackName(config)} to ${join(projectRoot, 'cdk.out')}; cdk-nag found no unacknowledged errors`);
+  console.log(
+    `synthesized ${stackName(config)} to ${join(projectRoot, 'cdk.out')}; cdk-nag found no unacknowledged errors`,
+  );
 }

@@ -31,7 +31,9 @@ if (values.table) {
   process.env.TABLE_NAME = values.table;
   process.env.API_KEY_PREFIX = 'sk_live_';
 } else {
-  const dataDir = resolve(process.env.DATA_DIR && process.env.DATA_DIR !== ':memory:' ? process.env.DATA_DIR : '.local');
+  const dataDir = resolve(
+    process.env.DATA_DIR && process.env.DATA_DIR !== ':memory:' ? process.env.DATA_DIR : '.local',
+  );
   const { ensureTable, startDynamoDbLocal } = await import('../lib/local/dynamodb.js');
   const { TABLE_NAME } = await import('../lib/local/runtime.js');
   const running = join(dataDir, 'endpoints.json');

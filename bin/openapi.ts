@@ -72,8 +72,15 @@ const components = {
     deadAt: nullableTimestamp,
     createdAt: timestamp,
     updatedAt: timestamp,
-    fulfillment: { type: ['object', 'null'], description: 'the latest source fulfillment and where its tracking stands (docs/reverse-sync.md)' },
-    fulfillments: { type: 'array', items: { type: 'object' }, description: 'every source fulfillment of the order, oldest first' },
+    fulfillment: {
+      type: ['object', 'null'],
+      description: 'the latest source fulfillment and where its tracking stands (docs/reverse-sync.md)',
+    },
+    fulfillments: {
+      type: 'array',
+      items: { type: 'object' },
+      description: 'every source fulfillment of the order, oldest first',
+    },
   }),
   audit_log_entry: object('audit_log_entry', {
     action: { enum: ['sync_job.retried', 'sync_job.dead'] },
@@ -85,7 +92,10 @@ const components = {
     metadata: { type: 'object' },
     createdAt: timestamp,
   }),
-  webhook_receipt: { type: 'object', properties: { object: { const: 'webhook_receipt' }, syncJobIds: { type: 'array', items: str }, request_id: str } },
+  webhook_receipt: {
+    type: 'object',
+    properties: { object: { const: 'webhook_receipt' }, syncJobIds: { type: 'array', items: str }, request_id: str },
+  },
   error: {
     type: 'object',
     required: ['error', 'request_id'],
@@ -93,7 +103,12 @@ const components = {
       error: {
         type: 'object',
         required: ['type', 'code', 'message'],
-        properties: { type: { enum: ['invalid_request_error', 'authentication_error', 'api_error'] }, code: str, message: str, param: str },
+        properties: {
+          type: { enum: ['invalid_request_error', 'authentication_error', 'api_error'] },
+          code: str,
+          message: str,
+          param: str,
+        },
       },
       request_id: str,
     },
@@ -104,22 +119,40 @@ const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
 const listOf = (name: keyof typeof components) => ({
   type: 'object',
-  properties: { object: { const: 'list' }, data: { type: 'array', items: ref(name) }, has_more: { type: 'boolean' }, url: str, request_id: str },
+  properties: {
+    object: { const: 'list' },
+    data: { type: 'array', items: ref(name) },
+    has_more: { type: 'boolean' },
+    url: str,
+    request_id: str,
+  },
 });
 
 const resultOf = (route: RouteSpec): Record<string, unknown> => {
   const resource = (
-    { reseller_stores: 'reseller_store', source_stores: 'source_store', sync_jobs: 'sync_job', audit_log: 'audit_log_entry' } as const
-  )[route.path.split('/').filter((part) => part && !part.startsWith('{')).at(-1) as string];
+    {
+      reseller_stores: 'reseller_store',
+      source_stores: 'source_store',
+      sync_jobs: 'sync_job',
+      audit_log: 'audit_log_entry',
+    } as const
+  )[
+    route.path
+      .split('/')
+      .filter((part) => part && !part.startsWith('{'))
+      .at(-1) as string
+  ];
   if (route.auth === 'webhook') return { 200: { description: 'accepted', ...json(ref('webhook_receipt')) } };
   if (route.method === 'DELETE') return { 204: { description: 'deleted (soft)' } };
   if (route.name.startsWith('List')) return { 200: { description: 'a page', ...json(listOf(resource ?? 'sync_job')) } };
-  if (route.name === 'RetrySyncJob') return { 200: { description: 'the job, pending again', ...json(ref('sync_job')) } };
+  if (route.name === 'RetrySyncJob')
+    return { 200: { description: 'the job, pending again', ...json(ref('sync_job')) } };
   return { [route.method === 'POST' ? 201 : 200]: { description: 'the object', ...json(ref(resource ?? 'sync_job')) } };
 };
 
 const queryParameters = (schema: v.GenericSchema) => {
-  const properties = (toJsonSchema(schema, { errorMode: 'ignore' }) as { properties?: Record<string, unknown> }).properties ?? {};
+  const properties =
+    (toJsonSchema(schema, { errorMode: 'ignore' }) as { properties?: Record<string, unknown> }).properties ?? {};
   return Object.entries(properties).map(([name, value]) => ({ name, in: 'query', required: false, schema: value }));
 };
 
@@ -127,16 +160,26 @@ export const buildOpenApi = () => {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const request = requests[route.name] ?? {};
-    const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: str }));
+    const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+      name,
+      in: 'path',
+      required: true,
+      schema: str,
+    }));
     paths[route.path] ??= {};
     paths[route.path][route.method.toLowerCase()] = {
       operationId: route.name,
       security: route.auth === 'apiKey' ? [{ bearer: [] }] : [],
       ...(route.auth === 'webhook'
-        ? { description: 'Platform webhook: `X-Platform-Hmac-SHA256` (base64 HMAC-SHA256 of the raw body) and `X-Platform-Shop-Domain`.' }
+        ? {
+            description:
+              'Platform webhook: `X-Platform-Hmac-SHA256` (base64 HMAC-SHA256 of the raw body) and `X-Platform-Shop-Domain`.',
+          }
         : {}),
       parameters: [...pathParameters, ...(request.query ? queryParameters(request.query) : [])],
-      ...(request.body ? { requestBody: { required: true, ...json(toJsonSchema(request.body, { errorMode: 'ignore' })) } } : {}),
+      ...(request.body
+        ? { requestBody: { required: true, ...json(toJsonSchema(request.body, { errorMode: 'ignore' })) } }
+        : {}),
       responses: { ...resultOf(route), default: { description: 'an error (CONTRACT.md §3)', ...json(ref('error')) } },
     };
   }

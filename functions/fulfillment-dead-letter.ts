@@ -9,4 +9,5 @@ const giveUpOrRedrive = async (record: SQSRecord) => {
   await processDeadFulfillmentMessage(record);
 };
 
-export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, giveUpOrRedrive, processor, { context });
+export const handler = (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, giveUpOrRedrive, processor, { context });

@@ -6,8 +6,10 @@ import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
 const processor = new BatchProcessor(EventType.SQS);
 
 const deliver = async (record: SQSRecord) => {
-  if ((await processFulfillmentMessage(cipher, record)) === 'retry') throw new Error('fulfillment failed; left for SQS to deliver again');
+  if ((await processFulfillmentMessage(cipher, record)) === 'retry')
+    throw new Error('fulfillment failed; left for SQS to deliver again');
 };
 
 /** The fulfillment queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, deliver, processor, { context });
+export const handler = (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, deliver, processor, { context });

@@ -17,4 +17,5 @@ const markDead = async (record: SQSRecord) => {
   if (!killed) logger.info('stale DLQ message ignored', { ...message });
 };
 
-export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, markDead, processor, { context });
+export const handler = (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, markDead, processor, { context });

@@ -6,8 +6,10 @@ import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 const processor = new BatchProcessor(EventType.SQS);
 
 const placeOrder = async (record: SQSRecord) => {
-  if ((await processSyncMessage(cipher, record)) === 'retry') throw new Error('sync job failed; left for SQS to deliver again');
+  if ((await processSyncMessage(cipher, record)) === 'retry')
+    throw new Error('sync job failed; left for SQS to deliver again');
 };
 
 /** The sync queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = (event: SQSEvent, context: Context) => processPartialResponse(event, placeOrder, processor, { context });
+export const handler = (event: SQSEvent, context: Context) =>
+  processPartialResponse(event, placeOrder, processor, { context });

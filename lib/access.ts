@@ -6,7 +6,11 @@ import type { Access, QueueName, TableAction } from './routes.js';
  */
 
 /** What an IAM statement of a function may name. `tableIndexes` is every GSI of the table, by name. */
-export type GrantTarget = { kind: 'table' } | { kind: 'tableIndexes' } | { kind: 'key' } | { kind: 'queue'; queue: QueueName };
+export type GrantTarget =
+  | { kind: 'table' }
+  | { kind: 'tableIndexes' }
+  | { kind: 'key' }
+  | { kind: 'queue'; queue: QueueName };
 
 export interface Grant {
   target: GrantTarget;
@@ -38,7 +42,8 @@ export const grantsFor = (access: Access): Grant[] => {
   if (table.includes('Query')) grants.push({ target: { kind: 'tableIndexes' }, actions: ['dynamodb:Query'] });
   if (access.key?.length) grants.push({ target: { kind: 'key' }, actions: unique(access.key.map((a) => `kms:${a}`)) });
   for (const [queue, actions] of Object.entries(access.queues ?? {}) as [QueueName, string[] | undefined][]) {
-    if (actions?.length) grants.push({ target: { kind: 'queue', queue }, actions: unique(actions.map((a) => `sqs:${a}`)) });
+    if (actions?.length)
+      grants.push({ target: { kind: 'queue', queue }, actions: unique(actions.map((a) => `sqs:${a}`)) });
   }
   return grants;
 };
@@ -48,7 +53,10 @@ export const iamActionsFor = (access: Access): string[] => unique(grantsFor(acce
 
 /** Queues whose URL a function needs: the ones it acts on. */
 export const queuesUsedBy = (access: Access): QueueName[] =>
-  (Object.entries(access.queues ?? {}) as [QueueName, string[] | undefined][]).filter(([, a]) => a?.length).map(([q]) => q);
+  (Object.entries(access.queues ?? {}) as [QueueName, string[] | undefined][])
+    .filter(([, a]) => a?.length)
+    .map(([q]) => q);
 
 /** `sync` → `SYNC_QUEUE_URL`, `syncDlq` → `SYNC_DLQ_QUEUE_URL`: the variable shared/core/config.ts reads. */
-export const queueUrlVariable = (queue: QueueName) => `${queue.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_QUEUE_URL`;
+export const queueUrlVariable = (queue: QueueName) =>
+  `${queue.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_QUEUE_URL`;

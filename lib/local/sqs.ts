@@ -18,7 +18,12 @@ export interface LocalQueue {
 export const startSqs = async () => {
   const server = await startFauxqs({ port: 0, logger: false });
   const endpoint = `http://127.0.0.1:${server.port}`;
-  const client = new SQSClient({ endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, useQueueUrlAsEndpoint: false });
+  const client = new SQSClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    useQueueUrlAsEndpoint: false,
+  });
 
   const arnOf = async (url: string) => {
     const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
@@ -26,7 +31,10 @@ export const startSqs = async () => {
   };
 
   /** A work queue and its DLQ, wired as the CDK stack wires them. */
-  const createQueuePair = async (name: string, options: { visibilityTimeoutSeconds: number; maxReceiveCount: number }) => {
+  const createQueuePair = async (
+    name: string,
+    options: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+  ) => {
     const dlqUrl = (await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
     const dlq = { url: dlqUrl, arn: await arnOf(dlqUrl) };
     const url = (
@@ -113,7 +121,8 @@ export const startPoller = (options: {
     } catch (error) {
       // Powertools answers a batch whose every record failed by throwing, as Lambda expects; the
       // records' own failures are already logged by the handler.
-      if ((error as Error)?.name === 'FullBatchFailureError') console.warn(`local ${options.name}: every record of the batch failed; SQS will deliver them again`);
+      if ((error as Error)?.name === 'FullBatchFailureError')
+        console.warn(`local ${options.name}: every record of the batch failed; SQS will deliver them again`);
       else console.error(`local ${options.name}: invocation failed, the batch will be retried`, error);
     }
     options.onInvoke?.(options.name, performance.now() - started, messages.length);

@@ -47,7 +47,12 @@ export interface AuditFilters {
   reseller_store_id?: string;
 }
 
-export const listAuditEntries = (ownerId: string, limit: number, startingAfter: string | undefined, filters: AuditFilters) => {
+export const listAuditEntries = (
+  ownerId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  filters: AuditFilters,
+) => {
   const active = Object.entries({
     action: filters.action,
     resourceType: filters.resource_type,

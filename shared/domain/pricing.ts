@@ -23,7 +23,10 @@ export function supplierUnitPrice(resellerPrice: string, currency: string, confi
   const exponent = currencyExponent(currency);
   const price = parseDecimal(resellerPrice, 'price');
   if (config.type === 'percentage') {
-    return formatMinorUnits(withoutMarkup(price, decimalFromNumber(config.value, 'pricingConfig.value'), exponent), exponent);
+    return formatMinorUnits(
+      withoutMarkup(price, decimalFromNumber(config.value, 'pricingConfig.value'), exponent),
+      exponent,
+    );
   }
   return minusCost(price, config.productCost, 'pricingConfig.productCost', exponent);
 }

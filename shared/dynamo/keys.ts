@@ -21,7 +21,16 @@
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
 
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
-export const LOOKUP_PROJECTION = ['id', 'ownerId', 'resellerStoreId', 'platform', 'shopDomain', 'createdAt', 'deletedAt', 'webhookSecret'];
+export const LOOKUP_PROJECTION = [
+  'id',
+  'ownerId',
+  'resellerStoreId',
+  'platform',
+  'shopDomain',
+  'createdAt',
+  'deletedAt',
+  'webhookSecret',
+];
 
 export const PENDING_SHARDS = 4;
 
@@ -34,13 +43,17 @@ export interface Key {
 export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
 /** The partition where a source order's kept fulfillments and its job's release mark meet (one consistent Query). */
-export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) => `FULORDER#${sourceStoreId}#${sourceOrderId}`;
+export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) =>
+  `FULORDER#${sourceStoreId}#${sourceOrderId}`;
 
 export const keys = {
   apiKey: (hash: string): Key => ({ PK: `KEY#${hash}`, SK: 'KEY' }),
   resellerStore: (id: string): Key => ({ PK: `RST#${id}`, SK: 'RST' }),
   sourceStore: (id: string): Key => ({ PK: `SST#${id}`, SK: 'SST' }),
-  vendorTag: (resellerStoreId: string, vendorTag: string): Key => ({ PK: `RST#${resellerStoreId}`, SK: `VENDOR#${vendorTag}` }),
+  vendorTag: (resellerStoreId: string, vendorTag: string): Key => ({
+    PK: `RST#${resellerStoreId}`,
+    SK: `VENDOR#${vendorTag}`,
+  }),
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: 'VENDOR#' }),
   syncJob: (id: string): Key => ({ PK: `SJ#${id}`, SK: 'SJ' }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),

@@ -1,4 +1,10 @@
-import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo } from './client.js';
 import { config } from '../core/config.js';
@@ -65,7 +71,10 @@ export const queryKeys = async (input: {
       ExclusiveStartKey: input.exclusiveStartKey,
     }),
   );
-  return { keys: (out.Items ?? []).map((i) => ({ PK: i.PK as string, SK: i.SK as string })), lastKey: out.LastEvaluatedKey };
+  return {
+    keys: (out.Items ?? []).map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
+    lastKey: out.LastEvaluatedKey,
+  };
 };
 
 /**
@@ -78,7 +87,9 @@ export const transactWrite = async (items: NonNullable<TransactWriteCommandInput
       return await dynamo.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (error) {
       const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-      const onlyConflict = reasons.some((r) => r.Code === 'TransactionConflict') && !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
+      const onlyConflict =
+        reasons.some((r) => r.Code === 'TransactionConflict') &&
+        !reasons.some((r) => r.Code === 'ConditionalCheckFailed');
       if (!onlyConflict || attempt === 3) throw error;
       await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
     }

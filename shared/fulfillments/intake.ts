@@ -49,5 +49,9 @@ export const acceptFulfillment = async (sources: Item[], payload: unknown) => {
     logger.info('fulfillment shipped nothing; not propagated', { sourceFulfillmentId, status: fulfillment.status });
     return;
   }
-  await routeFulfillment(sources, { sourceFulfillmentId, sourceOrderId: String(fulfillment.order_id), tracking: trackingOf(fulfillment) });
+  await routeFulfillment(sources, {
+    sourceFulfillmentId,
+    sourceOrderId: String(fulfillment.order_id),
+    tracking: trackingOf(fulfillment),
+  });
 };

@@ -28,10 +28,13 @@ import type { SyncJob } from '../sync-jobs/sync-jobs.js';
  * both, so either spelling finds the job.
  */
 export const canonicalOrderId = (orderId: string) => restOrderId(orderId);
-const orderIdForms = (orderId: string) => [...new Set([orderId, canonicalOrderId(orderId), orderGid(canonicalOrderId(orderId))])];
+const orderIdForms = (orderId: string) => [
+  ...new Set([orderId, canonicalOrderId(orderId), orderGid(canonicalOrderId(orderId))]),
+];
 
 /** The platform's idempotency key: one per source fulfillment, and source stores never share ids. */
-export const fulfillmentIdempotencyKey = (sourceStoreId: string, sourceFulfillmentId: string) => `ful:${sourceStoreId}:${sourceFulfillmentId}`;
+export const fulfillmentIdempotencyKey = (sourceStoreId: string, sourceFulfillmentId: string) =>
+  `ful:${sourceStoreId}:${sourceFulfillmentId}`;
 
 /** How long a fulfillment waits for its job, and a completed job's release mark waits for late fulfillments. */
 export const KEEP_SECONDS = 7 * 24 * 3600;
@@ -86,7 +89,12 @@ const trackingFields = (tracking: Tracking) => ({
  * redelivered webhook then has nothing left to do. The map is created by the first fulfillment
  * of the job; each write is conditional on what was read, and re-read when someone else wrote first.
  */
-export const recordAccepted = async (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) => {
+export const recordAccepted = async (
+  jobId: string,
+  sourceFulfillmentId: string,
+  tracking: Tracking,
+  receivedAt: string,
+) => {
   for (let attempt = 0; attempt < 5; attempt++) {
     const job = await getItem<JobWithFulfillments>(keys.syncJob(jobId), true);
     if (!job) return false;
@@ -164,7 +172,10 @@ export const recordOutcome = async (jobId: string, sourceFulfillmentId: string, 
         Key: keys.syncJob(jobId),
         UpdateExpression: `SET ${assignments.join(', ')}`,
         ConditionExpression: `attribute_exists(${ENTRY}) AND ${ENTRY}.#status <> :delivered`,
-        ExpressionAttributeNames: entryNames(sourceFulfillmentId, [...Object.keys(sets), ...(counts ? ['attempts'] : [])]),
+        ExpressionAttributeNames: entryNames(sourceFulfillmentId, [
+          ...Object.keys(sets),
+          ...(counts ? ['attempts'] : []),
+        ]),
         ExpressionAttributeValues: {
           ...values,
           ...(counts ? { ':one': 1 } : {}),
@@ -233,7 +244,8 @@ const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
   return items.filter((item) => typeof item.expiresAt !== 'number' || item.expiresAt > nowSeconds);
 };
 
-const deleteItem = (key: { PK: string; SK: string }) => dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
+const deleteItem = (key: { PK: string; SK: string }) =>
+  dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
 
 /**
  * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
@@ -254,11 +266,26 @@ const keepFulfillment = async (
   await dynamo.send(
     new PutCommand({
       TableName: TABLE(),
-      Item: { ...key, sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId, tracking, receivedAt, expiresAt: expiresAt() },
+      Item: {
+        ...key,
+        sourceStoreId,
+        sourceOrderId: orderId,
+        sourceFulfillmentId,
+        tracking,
+        receivedAt,
+        expiresAt: expiresAt(),
+      },
     }),
   );
-  await sendFulfillmentMessage({ recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } }, config.keptRecheckSeconds());
-  logger.info('fulfillment kept until its job records the source order', { sourceStoreId, sourceOrderId, sourceFulfillmentId });
+  await sendFulfillmentMessage(
+    { recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } },
+    config.keptRecheckSeconds(),
+  );
+  logger.info('fulfillment kept until its job records the source order', {
+    sourceStoreId,
+    sourceOrderId,
+    sourceFulfillmentId,
+  });
 };
 
 /** The delayed second look at a kept fulfillment (see keepFulfillment). */
@@ -268,7 +295,8 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   if (!kept) return; // released meanwhile
   const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
-  for (const jobId of jobIds) await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking as Tracking, kept.receivedAt as string);
+  for (const jobId of jobIds)
+    await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking as Tracking, kept.receivedAt as string);
   await deleteItem(key);
 };
 
@@ -284,7 +312,10 @@ export interface IncomingFulfillment {
  * secret verified: resellers may share a supplier). Each store whose job placed that order gets
  * its own propagation; if none has one yet, the fulfillment is kept for each of them.
  */
-export const routeFulfillment = async (sources: Item[], { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment) => {
+export const routeFulfillment = async (
+  sources: Item[],
+  { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment,
+) => {
   const receivedAt = now();
   const matches = await Promise.all(
     sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id as string, sourceOrderId) })),
@@ -296,7 +327,8 @@ export const routeFulfillment = async (sources: Item[], { sourceFulfillmentId, s
     }
     return;
   }
-  for (const { store } of matches) await keepFulfillment(store.id as string, sourceOrderId, sourceFulfillmentId, tracking, receivedAt);
+  for (const { store } of matches)
+    await keepFulfillment(store.id as string, sourceOrderId, sourceFulfillmentId, tracking, receivedAt);
 };
 
 /**

@@ -48,7 +48,12 @@ export const parseFulfillmentMessage = (body: string): FulfillmentMessage | unde
     const parsed = JSON.parse(body);
     if (!text(parsed?.jobId) || !text(parsed?.sourceFulfillmentId) || !isTracking(parsed?.tracking)) return undefined;
     const redrives = Number.isInteger(parsed.redrives) ? (parsed.redrives as number) : 0;
-    return { jobId: parsed.jobId, sourceFulfillmentId: parsed.sourceFulfillmentId, tracking: parsed.tracking, redrives };
+    return {
+      jobId: parsed.jobId,
+      sourceFulfillmentId: parsed.sourceFulfillmentId,
+      tracking: parsed.tracking,
+      redrives,
+    };
   } catch {
     // fall through: a malformed message can never be processed
   }
@@ -59,7 +64,13 @@ export const parseRecheckMessage = (body: string): RecheckMessage | undefined =>
   try {
     const recheck = JSON.parse(body)?.recheck;
     if (text(recheck?.sourceStoreId) && text(recheck?.sourceOrderId) && text(recheck?.sourceFulfillmentId)) {
-      return { recheck: { sourceStoreId: recheck.sourceStoreId, sourceOrderId: recheck.sourceOrderId, sourceFulfillmentId: recheck.sourceFulfillmentId } };
+      return {
+        recheck: {
+          sourceStoreId: recheck.sourceStoreId,
+          sourceOrderId: recheck.sourceOrderId,
+          sourceFulfillmentId: recheck.sourceFulfillmentId,
+        },
+      };
     }
   } catch {
     // not a recheck

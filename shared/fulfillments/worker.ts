@@ -1,10 +1,26 @@
 import type { SQSRecord } from 'aws-lambda';
 import { config } from '../core/config.js';
-import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage, type FulfillmentMessage } from './queue.js';
-import { fulfillmentIdempotencyKey, recheckKeptFulfillment, recordOutcome, type JobWithFulfillments } from './propagation.js';
+import {
+  parseFulfillmentMessage,
+  parseRecheckMessage,
+  sendFulfillmentMessage,
+  type FulfillmentMessage,
+} from './queue.js';
+import {
+  fulfillmentIdempotencyKey,
+  recheckKeptFulfillment,
+  recordOutcome,
+  type JobWithFulfillments,
+} from './propagation.js';
 import { logger } from '../core/logger.js';
 import { platformStoreOf } from '../stores/stores.js';
-import { adapterFor, MAX_DELAY_SECONDS, PlatformError, retryDelaySeconds, type PlatformStore } from '../platforms/index.js';
+import {
+  adapterFor,
+  MAX_DELAY_SECONDS,
+  PlatformError,
+  retryDelaySeconds,
+  type PlatformStore,
+} from '../platforms/index.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { keys } from '../dynamo/keys.js';
 import { getItem, type Item } from '../dynamo/table.js';
@@ -23,11 +39,17 @@ const loadPropagation = async (message: FulfillmentMessage) => {
   const job = await getItem<JobWithFulfillments>(keys.syncJob(message.jobId), true);
   const entry = job?.fulfillments?.[message.sourceFulfillmentId];
   if (!job || !entry) {
-    logger.warn('fulfillment message without its job entry dropped', { jobId: message.jobId, sourceFulfillmentId: message.sourceFulfillmentId });
+    logger.warn('fulfillment message without its job entry dropped', {
+      jobId: message.jobId,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
     return undefined;
   }
   if (entry.status === 'delivered') {
-    logger.info('fulfillment already delivered; message dropped', { jobId: job.id, sourceFulfillmentId: message.sourceFulfillmentId });
+    logger.info('fulfillment already delivered; message dropped', {
+      jobId: job.id,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
     return undefined;
   }
   return { job, entry };
@@ -69,7 +91,12 @@ export const processFulfillmentMessage = async (cipher: SecretCipher, record: SQ
   try {
     const idempotencyKey = fulfillmentIdempotencyKey(job.sourceStoreId, message.sourceFulfillmentId);
     const adapter = adapterFor(reseller.platform);
-    ({ fulfillmentId: resellerFulfillmentId } = await adapter.createFulfillment(reseller, job.externalOrderId, message.tracking, idempotencyKey));
+    ({ fulfillmentId: resellerFulfillmentId } = await adapter.createFulfillment(
+      reseller,
+      job.externalOrderId,
+      message.tracking,
+      idempotencyKey,
+    ));
   } catch (error) {
     return handleFailure(job.id, message, record, error);
   }
@@ -78,7 +105,12 @@ export const processFulfillmentMessage = async (cipher: SecretCipher, record: SQ
   return 'done';
 };
 
-const handleFailure = async (jobId: string, message: FulfillmentMessage, record: SQSRecord, error: unknown): Promise<Outcome> => {
+const handleFailure = async (
+  jobId: string,
+  message: FulfillmentMessage,
+  record: SQSRecord,
+  error: unknown,
+): Promise<Outcome> => {
   const context = { jobId, sourceFulfillmentId: message.sourceFulfillmentId };
   if (error instanceof PlatformError && error.status === 429) {
     // Wait as long as the platform asks, in a fresh message, so throttling never uses up a receive.
@@ -96,7 +128,10 @@ const handleFailure = async (jobId: string, message: FulfillmentMessage, record:
   const safeReason = error instanceof PlatformError ? reason : 'internal error while creating the fulfillment';
   if (!(error instanceof PlatformError)) logger.error('fulfillment failed', error as Error);
   await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: safeReason });
-  logger.warn('fulfillment failed; SQS will retry', { ...context, receiveCount: record.attributes?.ApproximateReceiveCount });
+  logger.warn('fulfillment failed; SQS will retry', {
+    ...context,
+    receiveCount: record.attributes?.ApproximateReceiveCount,
+  });
   return 'retry';
 };
 
@@ -118,10 +153,19 @@ export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives 
   const done = message.redrives ?? 0;
   if (done < redrives) {
     await sendFulfillmentMessage({ ...message, redrives: done + 1 }, MAX_DELAY_SECONDS);
-    logger.warn('fulfillment put back on the queue after its receives ran out', { jobId: found.job.id, redrives: done + 1 });
+    logger.warn('fulfillment put back on the queue after its receives ran out', {
+      jobId: found.job.id,
+      redrives: done + 1,
+    });
     return;
   }
   // The last failure's reason stays the headline: it is what the reseller needs to act on.
-  const reason = [found.entry.errorMessage, `gave up after ${found.entry.attempts} attempts`].filter(Boolean).join('; ');
-  await recordOutcome(found.job.id, message.sourceFulfillmentId, { status: 'dead', errorMessage: reason, attempted: false });
+  const reason = [found.entry.errorMessage, `gave up after ${found.entry.attempts} attempts`]
+    .filter(Boolean)
+    .join('; ');
+  await recordOutcome(found.job.id, message.sourceFulfillmentId, {
+    status: 'dead',
+    errorMessage: reason,
+    attempted: false,
+  });
 };

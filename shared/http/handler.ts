@@ -55,4 +55,6 @@ export const webhookHandler = (fn: (request: WebhookRequest) => Promise<HttpResu
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(httpResponseMiddleware())
     .use(bodyLimitMiddleware(WEBHOOK_BODY_LIMIT))
-    .handler((event, context) => fn({ event, requestId: context.state.requestId, rawBody: context.state.rawBody })) as unknown as Lambda;
+    .handler((event, context) =>
+      fn({ event, requestId: context.state.requestId, rawBody: context.state.rawBody }),
+    ) as unknown as Lambda;

@@ -1,5 +1,11 @@
 import type middy from '@middy/core';
-import { ApiError, PayloadTooLargeError, UnauthorizedError, UnsupportedMediaTypeError, ValidationError } from '../core/errors.js';
+import {
+  ApiError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
@@ -50,7 +56,12 @@ export const httpResponseMiddleware = (): Middleware => ({
     const requestId = request.context.state?.requestId ?? newId('req');
     const error = request.error;
     if (error instanceof ApiError) {
-      const detail = { type: error.type, code: error.code, message: error.message, ...(error.param ? { param: error.param } : {}) };
+      const detail = {
+        type: error.type,
+        code: error.code,
+        message: error.message,
+        ...(error.param ? { param: error.param } : {}),
+      };
       if (error.status >= 500) logger.error('request failed', { code: error.code });
       request.response = json(error.status, { error: detail }, requestId);
       return;
@@ -58,7 +69,13 @@ export const httpResponseMiddleware = (): Middleware => ({
     logger.error('unexpected error', error as Error);
     request.response = json(
       500,
-      { error: { type: 'api_error', code: 'internal_error', message: 'An internal error occurred; quote the request id when asking for help.' } },
+      {
+        error: {
+          type: 'api_error',
+          code: 'internal_error',
+          message: 'An internal error occurred; quote the request id when asking for help.',
+        },
+      },
       requestId,
     );
   },

@@ -12,7 +12,17 @@ export const presentResellerStore = (item: Item) => ({
 export const presentSourceStore = (item: Item) => ({
   id: item.id,
   object: 'source_store',
-  ...pick(item, ['resellerStoreId', 'name', 'platform', 'shopDomain', 'vendorTag', 'pricingMode', 'pricingConfig', 'createdAt', 'deletedAt']),
+  ...pick(item, [
+    'resellerStoreId',
+    'name',
+    'platform',
+    'shopDomain',
+    'vendorTag',
+    'pricingMode',
+    'pricingConfig',
+    'createdAt',
+    'deletedAt',
+  ]),
 });
 
 export const presentSyncJob = (item: Item) => ({
@@ -67,7 +77,16 @@ const presentFulfillments = (map: Record<string, Item> | undefined) => {
 export const presentAuditEntry = (item: Item) => ({
   id: item.id,
   object: 'audit_log_entry',
-  ...pick(item, ['action', 'resellerStoreId', 'resourceType', 'resourceId', 'actorId', 'actor', 'metadata', 'createdAt']),
+  ...pick(item, [
+    'action',
+    'resellerStoreId',
+    'resourceType',
+    'resourceId',
+    'actorId',
+    'actor',
+    'metadata',
+    'createdAt',
+  ]),
 });
 
 export const presentList = (url: string, data: unknown[], hasMore: boolean) => ({

@@ -5,7 +5,13 @@ import { PLATFORMS } from '../platforms/types.js';
 /** Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place. */
 
 const strict = <E extends v.ObjectEntries>(entries: E) =>
-  v.strictObject(entries, (issue) => (issue.expected === 'never' ? `unknown field '${String(issue.path?.at(-1)?.key)}'` : issue.path ? 'is required' : 'must be a JSON object'));
+  v.strictObject(entries, (issue) =>
+    issue.expected === 'never'
+      ? `unknown field '${String(issue.path?.at(-1)?.key)}'`
+      : issue.path
+        ? 'is required'
+        : 'must be a JSON object',
+  );
 
 const requiredString = (max: number) =>
   v.pipe(
@@ -33,13 +39,22 @@ export const ShopDomain = v.pipe(
 const Platform = v.picklist(PLATFORMS, `must be one of ${PLATFORMS.join(', ')}`);
 const Secret = requiredString(2048);
 const nonNegative = (max: number) =>
-  v.pipe(v.number('must be a number'), v.finite('must be finite'), v.minValue(0, 'must be at least 0'), v.maxValue(max, `must be at most ${max}`));
+  v.pipe(
+    v.number('must be a number'),
+    v.finite('must be finite'),
+    v.minValue(0, 'must be at least 0'),
+    v.maxValue(max, `must be at most ${max}`),
+  );
 
 export const PricingConfig = v.variant(
   'type',
   [
     strict({ type: v.literal('percentage'), value: nonNegative(1000) }),
-    strict({ type: v.literal('field_rules'), productCost: nonNegative(1_000_000), shippingCost: nonNegative(1_000_000) }),
+    strict({
+      type: v.literal('field_rules'),
+      productCost: nonNegative(1_000_000),
+      shippingCost: nonNegative(1_000_000),
+    }),
   ],
   'must be percentage or field_rules',
 );

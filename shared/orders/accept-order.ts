@@ -8,7 +8,10 @@ import { enqueueJobs } from '../sync-jobs/queue.js';
 import type { Item } from '../dynamo/table.js';
 
 /** The part of the platform's `orders/create` payload the service reads (CONTRACT.md §5); the rest is ignored. */
-const Money = v.pipe(v.string('must be a decimal string'), v.regex(/^\d+(\.\d+)?$/, 'must be a non-negative decimal string'));
+const Money = v.pipe(
+  v.string('must be a decimal string'),
+  v.regex(/^\d+(\.\d+)?$/, 'must be a non-negative decimal string'),
+);
 const Text = v.optional(v.nullable(v.string()));
 
 export const OrderPayload = v.looseObject({
@@ -23,7 +26,11 @@ export const OrderPayload = v.looseObject({
       title: Text,
       sku: Text,
       variant_id: v.optional(v.nullable(v.union([v.string(), v.number()]))),
-      quantity: v.pipe(v.number('must be a number'), v.integer('must be an integer'), v.minValue(1, 'must be at least 1')),
+      quantity: v.pipe(
+        v.number('must be a number'),
+        v.integer('must be an integer'),
+        v.minValue(1, 'must be at least 1'),
+      ),
       price: Money,
       vendor: Text,
     }),
@@ -84,7 +91,10 @@ export const acceptOrder = async (reseller: Item, payload: unknown): Promise<str
     } catch (error) {
       // The jobs are durable; the sweep enqueues them. Should this mark fail too, the webhook
       // answers 500 and the platform's redelivery enqueues them (see REDELIVERY_REENQUEUE_AFTER_MS).
-      logger.error('enqueue failed; the sweep will enqueue these jobs', { jobIds: toEnqueue.map((j) => j.id), error: (error as Error).name });
+      logger.error('enqueue failed; the sweep will enqueue these jobs', {
+        jobIds: toEnqueue.map((j) => j.id),
+        error: (error as Error).name,
+      });
       await markForSweep(toEnqueue);
     }
   }

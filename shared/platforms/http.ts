@@ -89,7 +89,12 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
  * platform answer with what it already created), so it counts as retryable.
  */
 export function unexpectedAnswer(platform: Platform, status: number, what: string): PlatformError {
-  return new PlatformError({ platform, status, retryable: true, message: `${platform} answered ${status} with ${what}` });
+  return new PlatformError({
+    platform,
+    status,
+    retryable: true,
+    message: `${platform} answered ${status} with ${what}`,
+  });
 }
 
 function networkError(platform: Platform, error: unknown, timeoutMs: number, secrets: string[]): PlatformError {

@@ -79,7 +79,10 @@ async function mutate(
       platform: PLATFORM,
       status: 422,
       retryable: false,
-      message: redact(`${PLATFORM} answered 422: ${reasonFromBody({ errors: payload.userErrors }) ?? 'user error'}`, secrets),
+      message: redact(
+        `${PLATFORM} answered 422: ${reasonFromBody({ errors: payload.userErrors }) ?? 'user error'}`,
+        secrets,
+      ),
     });
   }
   return { status: answer.status, payload };
@@ -92,7 +95,13 @@ function idOf(value: unknown): string | undefined {
 export const storePlatformBAdapter: PlatformAdapter = {
   async createOrder(store, order, idempotencyKey) {
     // OrderInput carries the same fields as the REST order body.
-    const { status, payload } = await mutate(store, idempotencyKey, ORDER_CREATE, { order, idempotencyKey }, 'orderCreate');
+    const { status, payload } = await mutate(
+      store,
+      idempotencyKey,
+      ORDER_CREATE,
+      { order, idempotencyKey },
+      'orderCreate',
+    );
     const orderId = idOf((payload.order as { id?: unknown } | null | undefined)?.id);
     if (orderId === undefined) throw unexpectedAnswer(PLATFORM, status, 'no order id');
     return { orderId };

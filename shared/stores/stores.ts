@@ -16,7 +16,11 @@ export interface Owner {
   ownerId: string;
 }
 
-const encryptSecrets = async (cipher: SecretCipher, storeId: string, input: { accessToken: string; webhookSecret: string }) => {
+const encryptSecrets = async (
+  cipher: SecretCipher,
+  storeId: string,
+  input: { accessToken: string; webhookSecret: string },
+) => {
   const [accessToken, webhookSecret] = await Promise.all([
     cipher.encrypt(input.accessToken, { storeId, field: 'accessToken' }),
     cipher.encrypt(input.webhookSecret, { storeId, field: 'webhookSecret' }),
@@ -45,7 +49,9 @@ export const createResellerStore = async (cipher: SecretCipher, owner: Owner, in
     updatedAt: createdAt,
     deletedAt: null,
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' }));
+  await dynamo.send(
+    new PutCommand({ TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' }),
+  );
   return item;
 };
 
@@ -81,7 +87,11 @@ export const renameResellerStore = async (owner: Owner, id: string, name: string
         UpdateExpression: name === undefined ? 'SET updatedAt = updatedAt' : 'SET #name = :name, updatedAt = :now',
         ConditionExpression: ownedAndActive,
         ExpressionAttributeNames: name === undefined ? undefined : { '#name': 'name' },
-        ExpressionAttributeValues: { ':owner': owner.ownerId, ':null': null, ...(name === undefined ? {} : { ':name': name, ':now': now() }) },
+        ExpressionAttributeValues: {
+          ':owner': owner.ownerId,
+          ':null': null,
+          ...(name === undefined ? {} : { ':name': name, ':now': now() }),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -148,17 +158,20 @@ export const createSourceStore = async (
     // The vendor-tag item makes "one active store per tag" a key constraint, and routing reads
     // every active tag of a reseller store in one Query.
     await transactWrite([
-          { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
-          {
-            Put: {
-              TableName: TABLE(),
-              Item: { ...keys.vendorTag(resellerStoreId, input.vendorTag), sourceStoreId: id, createdAt },
-              ConditionExpression: 'attribute_not_exists(PK)',
-            },
-          },
-        ]);
+      { Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
+      {
+        Put: {
+          TableName: TABLE(),
+          Item: { ...keys.vendorTag(resellerStoreId, input.vendorTag), sourceStoreId: id, createdAt },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      },
+    ]);
   } catch (error) {
-    if (error instanceof TransactionCanceledException && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed') {
+    if (
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed'
+    ) {
       throw new VendorTagConflictError(input.vendorTag);
     }
     throw error;
@@ -178,7 +191,12 @@ export const findSourceStore = async (owner: Owner, resellerStoreId: string, id:
   return item;
 };
 
-export const listSourceStores = async (owner: Owner, resellerStoreId: string, limit: number, startingAfter?: string) => {
+export const listSourceStores = async (
+  owner: Owner,
+  resellerStoreId: string,
+  limit: number,
+  startingAfter?: string,
+) => {
   await findResellerStore(owner, resellerStoreId, 'rst_id');
   return listPage({
     partition: lists.sourceStores(resellerStoreId),
@@ -194,25 +212,25 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
   const at = now();
   try {
     await transactWrite([
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: keys.sourceStore(id),
-              UpdateExpression: 'SET deletedAt = :at, updatedAt = :at REMOVE GSI1PK, GSI1SK',
-              ConditionExpression: 'deletedAt = :null',
-              ExpressionAttributeValues: { ':at': at, ':null': null },
-            },
-          },
-          // Frees the tag for a new store; the condition keeps a racing delete from freeing a successor's tag.
-          {
-            Delete: {
-              TableName: TABLE(),
-              Key: keys.vendorTag(resellerStoreId, store.vendorTag as string),
-              ConditionExpression: 'sourceStoreId = :id',
-              ExpressionAttributeValues: { ':id': id },
-            },
-          },
-        ]);
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: keys.sourceStore(id),
+          UpdateExpression: 'SET deletedAt = :at, updatedAt = :at REMOVE GSI1PK, GSI1SK',
+          ConditionExpression: 'deletedAt = :null',
+          ExpressionAttributeValues: { ':at': at, ':null': null },
+        },
+      },
+      // Frees the tag for a new store; the condition keeps a racing delete from freeing a successor's tag.
+      {
+        Delete: {
+          TableName: TABLE(),
+          Key: keys.vendorTag(resellerStoreId, store.vendorTag as string),
+          ConditionExpression: 'sourceStoreId = :id',
+          ExpressionAttributeValues: { ':id': id },
+        },
+      },
+    ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) throw new ResourceMissingError('source_store', id);
     throw error;
@@ -233,7 +251,8 @@ export const activeVendorTags = async (resellerStoreId: string) => {
         ExclusiveStartKey: startKey,
       }),
     );
-    for (const item of out.Items ?? []) tags.set((item.SK as string).slice(prefix.SKPrefix.length), item.sourceStoreId as string);
+    for (const item of out.Items ?? [])
+      tags.set((item.SK as string).slice(prefix.SKPrefix.length), item.sourceStoreId as string);
     startKey = out.LastEvaluatedKey;
   } while (startKey);
   return tags;

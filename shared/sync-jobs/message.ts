@@ -7,7 +7,8 @@ export interface JobMessage {
 export const parseJobMessage = (body: string): JobMessage | undefined => {
   try {
     const parsed = JSON.parse(body);
-    if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation)) return { jobId: parsed.jobId, generation: parsed.generation };
+    if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation))
+      return { jobId: parsed.jobId, generation: parsed.generation };
   } catch {
     // fall through: a malformed message can never be processed
   }

@@ -8,13 +8,23 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
   for (let i = 0; i < messages.length; i += 10) {
     const chunk = messages.slice(i, i + 10);
     if (chunk.length === 1) {
-      await sqs.send(new SendMessageCommand({ QueueUrl: config.syncQueueUrl(), MessageBody: JSON.stringify(chunk[0]), DelaySeconds: delaySeconds }));
+      await sqs.send(
+        new SendMessageCommand({
+          QueueUrl: config.syncQueueUrl(),
+          MessageBody: JSON.stringify(chunk[0]),
+          DelaySeconds: delaySeconds,
+        }),
+      );
       continue;
     }
     const out = await sqs.send(
       new SendMessageBatchCommand({
         QueueUrl: config.syncQueueUrl(),
-        Entries: chunk.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message), DelaySeconds: delaySeconds })),
+        Entries: chunk.map((message, index) => ({
+          Id: String(index),
+          MessageBody: JSON.stringify(message),
+          DelaySeconds: delaySeconds,
+        })),
       }),
     );
     if (out.Failed?.length) throw new Error(`${out.Failed.length} sync messages were not accepted`);

@@ -63,7 +63,9 @@ export interface NewOrder {
  * fails its condition and the ids recorded on that job are answered instead, even if the
  * routing has changed since. Returns the jobs written, or the existing ids for a redelivery.
  */
-export const createJobsForOrder = async (input: NewOrder): Promise<{ created: boolean; jobIds: string[]; jobs: SyncJob[] }> => {
+export const createJobsForOrder = async (
+  input: NewOrder,
+): Promise<{ created: boolean; jobIds: string[]; jobs: SyncJob[] }> => {
   const createdAt = now();
   const jobIds = input.groups.map((_, position) => syncJobId(input.resellerStoreId, input.externalOrderId, position));
   const jobs: SyncJob[] = input.groups.map((group, position) => ({
@@ -95,7 +97,9 @@ export const createJobsForOrder = async (input: NewOrder): Promise<{ created: bo
     if (jobs.length === 1) {
       await dynamo.send(new PutCommand({ TableName: TABLE(), Item: jobs[0], ConditionExpression: condition }));
     } else {
-      await transactWrite(jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })));
+      await transactWrite(
+        jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })),
+      );
     }
     return { created: true, jobIds, jobs };
   } catch (error) {
@@ -128,7 +132,11 @@ export const markForSweep = (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
             UpdateExpression: 'SET GSI3PK = :shard, GSI3SK = :since',
             ConditionExpression: '#status = :pending AND generation = :generation',
             ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: { ':pending': 'pending', ':generation': job.generation, ...prefixed(pendingIndex(job.id, at)) },
+            ExpressionAttributeValues: {
+              ':pending': 'pending',
+              ':generation': job.generation,
+              ...prefixed(pendingIndex(job.id, at)),
+            },
           }),
         );
         return true;
@@ -169,7 +177,9 @@ export const listSyncJobs = (
     startingAfter,
     cursorItem: (id) => ownedSyncJob(ownerId, id),
     filter: filtered
-      ? (job) => (status === undefined || job.status === status) && (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
+      ? (job) =>
+          (status === undefined || job.status === status) &&
+          (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
       : undefined,
   });
 };
@@ -189,7 +199,8 @@ export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined
       new UpdateCommand({
         TableName: TABLE(),
         Key: keys.syncJob(message.jobId),
-        UpdateExpression: 'SET #status = :processing, attempts = attempts + :one, updatedAt = :now REMOVE GSI3PK, GSI3SK',
+        UpdateExpression:
+          'SET #status = :processing, attempts = attempts + :one, updatedAt = :now REMOVE GSI3PK, GSI3SK',
         ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)',
         ExpressionAttributeNames: { '#status': 'status' },
         ExpressionAttributeValues: {
@@ -255,23 +266,32 @@ export const completeJob = (job: SyncJob, generation: number, sourceOrderId: str
 /** processing → failed; SQS brings the message back after the visibility timeout. */
 export const failJob = (job: SyncJob, generation: number, errorMessage: string) => {
   const at = now();
-  return moveFromProcessing(job.id, generation, 'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at', {
-    ':failed': 'failed',
-    ':message': errorMessage,
-    ':at': at,
-  });
+  return moveFromProcessing(
+    job.id,
+    generation,
+    'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at',
+    {
+      ':failed': 'failed',
+      ':message': errorMessage,
+      ':at': at,
+    },
+  );
 };
 
 /** processing → pending again without counting as a failure: the platform asked us to wait (429). */
 export const deferJob = (job: SyncJob, generation: number) => {
   const at = now();
-  return moveFromProcessing(job.id, generation, 'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since', {
-    ':pending': 'pending',
-    ':at': at,
-    ...prefixed(pendingIndex(job.id, at)),
-  });
+  return moveFromProcessing(
+    job.id,
+    generation,
+    'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
+    {
+      ':pending': 'pending',
+      ':at': at,
+      ...prefixed(pendingIndex(job.id, at)),
+    },
+  );
 };
-
 
 /**
  * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. Used by the
@@ -288,18 +308,30 @@ export const killJob = async (
   const at = now();
   try {
     await transactWrite([
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: keys.syncJob(job.id),
-              UpdateExpression: 'SET #status = :dead, deadAt = :at, updatedAt = :at, errorMessage = :reason REMOVE GSI3PK, GSI3SK',
-              ConditionExpression: 'generation = :generation AND #status = :current',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':dead': 'dead', ':at': at, ':reason': reason, ':generation': job.generation, ':current': job.status },
-            },
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: keys.syncJob(job.id),
+          UpdateExpression:
+            'SET #status = :dead, deadAt = :at, updatedAt = :at, errorMessage = :reason REMOVE GSI3PK, GSI3SK',
+          ConditionExpression: 'generation = :generation AND #status = :current',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':dead': 'dead',
+            ':at': at,
+            ':reason': reason,
+            ':generation': job.generation,
+            ':current': job.status,
           },
-          auditPut({ action: 'sync_job.dead', job, actor: SYSTEM, metadata: { previousStatus: job.status, reason, attempts: job.attempts } }),
-        ]);
+        },
+      },
+      auditPut({
+        action: 'sync_job.dead',
+        job,
+        actor: SYSTEM,
+        metadata: { previousStatus: job.status, reason, attempts: job.attempts },
+      }),
+    ]);
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException) return false;
@@ -321,27 +353,27 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
   const generation = job.generation + 1;
   try {
     await transactWrite([
-          {
-            Update: {
-              TableName: TABLE(),
-              Key: keys.syncJob(job.id),
-              UpdateExpression:
-                'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
-              ConditionExpression: 'generation = :generation AND #status = :current',
-              ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: {
-                ':pending': 'pending',
-                ':next': generation,
-                ':null': null,
-                ':at': at,
-                ':generation': job.generation,
-                ':current': job.status,
-                ...prefixed(pendingIndex(job.id, at)),
-              },
-            },
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: keys.syncJob(job.id),
+          UpdateExpression:
+            'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
+          ConditionExpression: 'generation = :generation AND #status = :current',
+          ExpressionAttributeNames: { '#status': 'status' },
+          ExpressionAttributeValues: {
+            ':pending': 'pending',
+            ':next': generation,
+            ':null': null,
+            ':at': at,
+            ':generation': job.generation,
+            ':current': job.status,
+            ...prefixed(pendingIndex(job.id, at)),
           },
-          auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
-        ]);
+        },
+      },
+      auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
+    ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       // Someone else moved it first (a concurrent retry): answer with what it is now.
@@ -350,6 +382,14 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     }
     throw error;
   }
-  const updated: SyncJob = { ...job, status: 'pending', generation, errorMessage: null, failedAt: null, deadAt: null, updatedAt: at };
+  const updated: SyncJob = {
+    ...job,
+    status: 'pending',
+    generation,
+    errorMessage: null,
+    failedAt: null,
+    deadAt: null,
+    updatedAt: at,
+  };
   return updated;
 };

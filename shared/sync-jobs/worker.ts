@@ -15,7 +15,6 @@ import type { PricingConfig } from '../domain/pricing.js';
 /** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */
 export type Outcome = 'done' | 'retry';
 
-
 const loadStore = async (cipher: SecretCipher, sourceStoreId: string) => {
   const store = await getItem<Item>(keys.sourceStore(sourceStoreId));
   return store && { item: store, platformStore: await platformStoreOf(cipher, store) };
@@ -61,7 +60,12 @@ export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord
   }
 };
 
-const handleFailure = async (job: SyncJob, message: JobMessage, record: SQSRecord, error: unknown): Promise<Outcome> => {
+const handleFailure = async (
+  job: SyncJob,
+  message: JobMessage,
+  record: SQSRecord,
+  error: unknown,
+): Promise<Outcome> => {
   if (error instanceof PlatformError && error.status === 429) {
     // Wait as long as the platform asks, in a fresh message, so throttling never uses up a receive.
     const delay = retryDelaySeconds(error);
@@ -79,6 +83,9 @@ const handleFailure = async (job: SyncJob, message: JobMessage, record: SQSRecor
   const safeReason = error instanceof PlatformError ? reason : 'internal error while placing the order';
   if (!(error instanceof PlatformError)) logger.error('sync job failed', error as Error);
   await failJob(job, message.generation, safeReason);
-  logger.warn('sync job failed; SQS will retry', { jobId: job.id, receiveCount: record.attributes.ApproximateReceiveCount });
+  logger.warn('sync job failed; SQS will retry', {
+    jobId: job.id,
+    receiveCount: record.attributes.ApproximateReceiveCount,
+  });
   return 'retry';
 };

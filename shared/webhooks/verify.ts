@@ -28,7 +28,10 @@ export const verifiedStores = async (
   );
   const verified: Item[] = [];
   for (const store of candidates) {
-    const secret = await cipher.decrypt(store.webhookSecret as string, { storeId: store.id as string, field: 'webhookSecret' });
+    const secret = await cipher.decrypt(store.webhookSecret as string, {
+      storeId: store.id as string,
+      field: 'webhookSecret',
+    });
     if (verifySignature(secret, rawBody, signature)) verified.push(store);
   }
   if (!verified.length) throw new InvalidSignatureError();
@@ -39,7 +42,10 @@ export const verifiedStores = async (
 export const assertTopic = (event: HttpEvent, topic: WebhookTopic) => {
   const sent = readHeader(event, 'x-platform-topic');
   if (sent !== undefined && sent.trim() !== topic) {
-    throw new ValidationError(`X-Platform-Topic '${sent}' does not match this endpoint, which takes '${topic}'.`, 'X-Platform-Topic');
+    throw new ValidationError(
+      `X-Platform-Topic '${sent}' does not match this endpoint, which takes '${topic}'.`,
+      'X-Platform-Topic',
+    );
   }
 };
 

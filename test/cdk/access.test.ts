@@ -2,11 +2,19 @@ import { iamActionsFor, queueUrlVariable } from '../../lib/access.js';
 
 describe('iamActionsFor', () => {
   it('maps each table action to its dynamodb action', () => {
-    expect(iamActionsFor({ table: ['GetItem', 'Query', 'BatchGetItem'] })).toEqual(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query']);
+    expect(iamActionsFor({ table: ['GetItem', 'Query', 'BatchGetItem'] })).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:GetItem',
+      'dynamodb:Query',
+    ]);
   });
 
   it('maps TransactWriteItems to the item actions a transaction performs, as IAM has no action of that name', () => {
-    expect(iamActionsFor({ table: ['TransactWriteItems'] })).toEqual(['dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    expect(iamActionsFor({ table: ['TransactWriteItems'] })).toEqual([
+      'dynamodb:ConditionCheckItem',
+      'dynamodb:PutItem',
+      'dynamodb:UpdateItem',
+    ]);
   });
 
   it('adds key and queue actions, without duplicates', () => {

@@ -37,11 +37,18 @@ describe('config', () => {
   });
 
   it('retains data and keeps logs 90 days in prod', () => {
-    expect(configWith({ stage: 'prod' })).toMatchObject({ stage: 'prod', isProd: true, removalPolicy: RemovalPolicy.RETAIN, logRetentionDays: 90 });
+    expect(configWith({ stage: 'prod' })).toMatchObject({
+      stage: 'prod',
+      isProd: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      logRetentionDays: 90,
+    });
   });
 
   it('reads numbers and booleans given as strings on the command line', () => {
-    expect(configWith({ maxReceiveCount: '5', memorySize: 512, tracing: 'true', logRetentionDays: '14' })).toMatchObject({
+    expect(
+      configWith({ maxReceiveCount: '5', memorySize: 512, tracing: 'true', logRetentionDays: '14' }),
+    ).toMatchObject({
       maxReceiveCount: 5,
       memorySize: 512,
       tracing: true,

@@ -44,11 +44,15 @@ const runNag = (app: App) => {
 
 /** Every acknowledgment recorded in the construct tree: where, which rule, why. */
 const acknowledgments = (root: IConstruct) =>
-  root.node.findAll().flatMap((c) =>
-    c.node.metadata
-      .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id, reason }))),
-  );
+  root.node
+    .findAll()
+    .flatMap((c) =>
+      c.node.metadata
+        .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((m) =>
+          Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ path: c.node.path, id, reason })),
+        ),
+    );
 
 // The default stage, and one with every optional resource (alarm topic, tracing) in the prod stage.
 const variants: [string, Record<string, unknown>][] = [
@@ -86,15 +90,25 @@ describe('stack under cdk-nag AwsSolutions', () => {
 
     it('acknowledges only findings that cdk-nag actually reports', () => {
       const used = new Set(result.acknowledged.map((v) => `${v.acknowledgedAt} ${v.acknowledgedId}`));
-      expect(acknowledgments(built.app).map((a) => `${a.path} ${a.id}`).filter((a) => !used.has(a))).toEqual([]);
+      expect(
+        acknowledgments(built.app)
+          .map((a) => `${a.path} ${a.id}`)
+          .filter((a) => !used.has(a)),
+      ).toEqual([]);
     });
 
     it('acknowledges APIG4 on the webhook routes and nowhere else', () => {
-      const apig4 = result.acknowledged.filter((v) => v.ruleName === 'AwsSolutions-APIG4').flatMap((v) => v.violatingConstructs.map((c) => c.constructPath));
+      const apig4 = result.acknowledged
+        .filter((v) => v.ruleName === 'AwsSolutions-APIG4')
+        .flatMap((v) => v.violatingConstructs.map((c) => c.constructPath));
       const webhookRoutes = routes.filter((r) => r.auth === 'webhook');
       expect(webhookRoutes.length).toBeGreaterThan(0);
       // HttpApi.addRoutes names a route `<METHOD><path with / as -->`.
-      expect(apig4.sort()).toEqual(webhookRoutes.map((r) => `${built.stack.stackName}/Api/${r.method}${r.path.replaceAll('/', '--')}/Resource`).sort());
+      expect(apig4.sort()).toEqual(
+        webhookRoutes
+          .map((r) => `${built.stack.stackName}/Api/${r.method}${r.path.replaceAll('/', '--')}/Resource`)
+          .sort(),
+      );
     });
   });
 

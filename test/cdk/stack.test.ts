@@ -4,14 +4,33 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { iamActionsFor } from '../../lib/access.js';
 import { authorizer, consumers, routes, type Access, type QueueName } from '../../lib/routes.js';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
-import { actionsOf, logicalId, removeOutput, rolePolicies, synthesize, type Resources, type Synthesized } from './synth.js';
+import {
+  actionsOf,
+  logicalId,
+  removeOutput,
+  rolePolicies,
+  synthesize,
+  type Resources,
+  type Synthesized,
+} from './synth.js';
 
 // What a function may do besides its `access`, written out here rather than imported from the stack.
 const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
-const SQS_EVENT_SOURCE_ACTIONS = ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'];
+const SQS_EVENT_SOURCE_ACTIONS = [
+  'sqs:ChangeMessageVisibility',
+  'sqs:DeleteMessage',
+  'sqs:GetQueueAttributes',
+  'sqs:GetQueueUrl',
+  'sqs:ReceiveMessage',
+];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
-const QUEUE_IDS: Record<QueueName, string> = { sync: 'SyncQueue', fulfillment: 'FulfillmentQueue', syncDlq: 'SyncDlq', fulfillmentDlq: 'FulfillmentDlq' };
+const QUEUE_IDS: Record<QueueName, string> = {
+  sync: 'SyncQueue',
+  fulfillment: 'FulfillmentQueue',
+  syncDlq: 'SyncDlq',
+  fulfillmentDlq: 'FulfillmentDlq',
+};
 
 interface FunctionEntry {
   name: string;
@@ -23,20 +42,31 @@ interface FunctionEntry {
 const allFunctions: FunctionEntry[] = [
   ...routes.map((r) => ({ name: r.name, access: r.access, kind: 'route' as const })),
   { name: authorizer.name, access: authorizer.access, kind: 'authorizer' },
-  ...consumers.map((c) => ({ name: c.name, access: c.access, kind: 'consumer' as const, consumes: 'queue' in c.trigger ? c.trigger.queue : undefined })),
+  ...consumers.map((c) => ({
+    name: c.name,
+    access: c.access,
+    kind: 'consumer' as const,
+    consumes: 'queue' in c.trigger ? c.trigger.queue : undefined,
+  })),
 ];
 
 const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 
 const expectedActions = (fn: FunctionEntry, tracing: boolean) =>
-  sorted([...iamActionsFor(fn.access), ...LOG_ACTIONS, ...(fn.consumes ? SQS_EVENT_SOURCE_ACTIONS : []), ...(tracing ? XRAY_ACTIONS : [])]);
+  sorted([
+    ...iamActionsFor(fn.access),
+    ...LOG_ACTIONS,
+    ...(fn.consumes ? SQS_EVENT_SOURCE_ACTIONS : []),
+    ...(tracing ? XRAY_ACTIONS : []),
+  ]);
 
 const resourcesOf = (s: Synthesized) => s.template.toJSON().Resources as Resources;
 const functionId = (s: Synthesized, name: string) => logicalId(s.stack, s.stack.functions.get(name)!);
 const roleId = (s: Synthesized, name: string) => logicalId(s.stack, s.stack.functions.get(name)!.role as never);
 const queueId = (s: Synthesized, queue: QueueName) => logicalId(s.stack, s.stack.queues[queue]);
 
-const roleActions = (s: Synthesized, name: string) => sorted(rolePolicies(s.template, roleId(s, name)).documents.flatMap(actionsOf));
+const roleActions = (s: Synthesized, name: string) =>
+  sorted(rolePolicies(s.template, roleId(s, name)).documents.flatMap(actionsOf));
 
 describe('stack', () => {
   let dev: Synthesized;
@@ -101,9 +131,13 @@ describe('stack', () => {
           STAGE: 'dev',
           NODE_OPTIONS: '--enable-source-maps',
         });
-        if (f.access.key?.length) expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
+        if (f.access.key?.length)
+          expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
         else expect(vars).not.toHaveProperty('KMS_KEY_ID');
-        for (const [queue, variable] of [['sync', 'SYNC_QUEUE_URL'], ['fulfillment', 'FULFILLMENT_QUEUE_URL']] as const) {
+        for (const [queue, variable] of [
+          ['sync', 'SYNC_QUEUE_URL'],
+          ['fulfillment', 'FULFILLMENT_QUEUE_URL'],
+        ] as const) {
           const uses = Boolean(f.access.queues?.[queue]?.length) || f.consumes === queue;
           if (uses) expect(vars[variable]).toEqual({ Ref: queueId(dev, queue) });
           else expect(vars).not.toHaveProperty(variable);
@@ -117,7 +151,9 @@ describe('stack', () => {
         const s3Key: string = resourcesOf(dev)[functionId(dev, f.name)].Properties.Code.S3Key;
         const assetDir = join(assemblyDir, `asset.${s3Key.replace(/\.zip$/, '')}`);
         const code = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
-        expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire(import.meta.url);")).toBe(true);
+        expect(
+          code.startsWith("import { createRequire } from 'module'; const require = createRequire(import.meta.url);"),
+        ).toBe(true);
         expect(existsSync(join(assetDir, 'index.mjs.map'))).toBe(true);
         expect(code).not.toMatch(/from\s*["']@aws-sdk\//);
       }
@@ -129,23 +165,28 @@ describe('stack', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length);
     });
 
-    it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))('routes %s to its own function with the right authorization', (_key, route) => {
-      const resources = resourcesOf(dev);
-      const [, apiRoute] = Object.entries(resources).find(([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === `${route.method} ${route.path}`)!;
-      const integrationId = apiRoute.Properties.Target['Fn::Join'][1][1].Ref;
-      expect(resources[integrationId].Properties).toMatchObject({
-        IntegrationType: 'AWS_PROXY',
-        PayloadFormatVersion: '2.0',
-        IntegrationUri: { 'Fn::GetAtt': [functionId(dev, route.name), 'Arn'] },
-      });
-      if (route.auth === 'apiKey') {
-        expect(apiRoute.Properties.AuthorizationType).toBe('CUSTOM');
-        expect(resources[apiRoute.Properties.AuthorizerId.Ref].Type).toBe('AWS::ApiGatewayV2::Authorizer');
-      } else {
-        expect(apiRoute.Properties.AuthorizationType).toBe('NONE');
-        expect(apiRoute.Properties.AuthorizerId).toBeUndefined();
-      }
-    });
+    it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(
+      'routes %s to its own function with the right authorization',
+      (_key, route) => {
+        const resources = resourcesOf(dev);
+        const [, apiRoute] = Object.entries(resources).find(
+          ([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === `${route.method} ${route.path}`,
+        )!;
+        const integrationId = apiRoute.Properties.Target['Fn::Join'][1][1].Ref;
+        expect(resources[integrationId].Properties).toMatchObject({
+          IntegrationType: 'AWS_PROXY',
+          PayloadFormatVersion: '2.0',
+          IntegrationUri: { 'Fn::GetAtt': [functionId(dev, route.name), 'Arn'] },
+        });
+        if (route.auth === 'apiKey') {
+          expect(apiRoute.Properties.AuthorizationType).toBe('CUSTOM');
+          expect(resources[apiRoute.Properties.AuthorizerId.Ref].Type).toBe('AWS::ApiGatewayV2::Authorizer');
+        } else {
+          expect(apiRoute.Properties.AuthorizationType).toBe('NONE');
+          expect(apiRoute.Properties.AuthorizerId).toBeUndefined();
+        }
+      },
+    );
 
     it('calls the authorizer on every request: simple responses, no identity source, no cache', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);
@@ -155,7 +196,9 @@ describe('stack', () => {
         AuthorizerPayloadFormatVersion: '2.0',
         AuthorizerResultTtlInSeconds: 0,
         IdentitySource: [],
-        AuthorizerUri: { 'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [functionId(dev, authorizer.name), 'Arn'] }])] },
+        AuthorizerUri: {
+          'Fn::Join': ['', Match.arrayWith([{ 'Fn::GetAtt': [functionId(dev, authorizer.name), 'Arn'] }])],
+        },
       });
     });
 
@@ -200,19 +243,29 @@ describe('stack', () => {
 
     it('has the three indexes of shared/dynamo/keys.ts with their projections', () => {
       const [table] = Object.values(dev.template.findResources('AWS::DynamoDB::Table'));
-      const indexes = Object.fromEntries(table.Properties.GlobalSecondaryIndexes.map((i: { IndexName: string }) => [i.IndexName, i]));
+      const indexes = Object.fromEntries(
+        table.Properties.GlobalSecondaryIndexes.map((i: { IndexName: string }) => [i.IndexName, i]),
+      );
       expect(Object.keys(indexes).sort()).toEqual(Object.values(INDEX).sort());
       const keySchema = (name: string) => [
         { AttributeName: `${name}PK`, KeyType: 'HASH' },
         { AttributeName: `${name}SK`, KeyType: 'RANGE' },
       ];
-      expect(indexes[INDEX.lists]).toEqual({ IndexName: INDEX.lists, KeySchema: keySchema(INDEX.lists), Projection: { ProjectionType: 'KEYS_ONLY' } });
+      expect(indexes[INDEX.lists]).toEqual({
+        IndexName: INDEX.lists,
+        KeySchema: keySchema(INDEX.lists),
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      });
       expect(indexes[INDEX.lookups]).toEqual({
         IndexName: INDEX.lookups,
         KeySchema: keySchema(INDEX.lookups),
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: LOOKUP_PROJECTION },
       });
-      expect(indexes[INDEX.pending]).toEqual({ IndexName: INDEX.pending, KeySchema: keySchema(INDEX.pending), Projection: { ProjectionType: 'KEYS_ONLY' } });
+      expect(indexes[INDEX.pending]).toEqual({
+        IndexName: INDEX.pending,
+        KeySchema: keySchema(INDEX.pending),
+        Projection: { ProjectionType: 'KEYS_ONLY' },
+      });
     });
 
     it('is deleted with a dev stack', () => {
@@ -233,7 +286,10 @@ describe('stack', () => {
 
   describe('queues', () => {
     it('sends a message to its DLQ after 3 receives', () => {
-      for (const [queue, dlq] of [['sync', 'syncDlq'], ['fulfillment', 'fulfillmentDlq']] as const) {
+      for (const [queue, dlq] of [
+        ['sync', 'syncDlq'],
+        ['fulfillment', 'fulfillmentDlq'],
+      ] as const) {
         expect(resourcesOf(dev)[queueId(dev, queue)].Properties.RedrivePolicy).toEqual({
           deadLetterTargetArn: { 'Fn::GetAtt': [queueId(dev, dlq), 'Arn'] },
           maxReceiveCount: 3,
@@ -265,7 +321,11 @@ describe('stack', () => {
           Queues: [{ Ref: queueId(dev, queue) }],
           PolicyDocument: {
             Statement: Match.arrayWith([
-              Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+              Match.objectLike({
+                Effect: 'Deny',
+                Action: 'sqs:*',
+                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              }),
             ]),
           },
         });
@@ -289,17 +349,23 @@ describe('stack', () => {
     );
 
     it('has no event source mapping other than those', () => {
-      dev.template.resourceCountIs('AWS::Lambda::EventSourceMapping', consumers.filter((c) => 'queue' in c.trigger).length);
+      dev.template.resourceCountIs(
+        'AWS::Lambda::EventSourceMapping',
+        consumers.filter((c) => 'queue' in c.trigger).length,
+      );
     });
 
-    it.each(consumers.filter((c) => 'scheduleMinutes' in c.trigger).map((c) => [c.name, c] as const))('runs %s on its schedule', (_name, consumer) => {
-      const minutes = (consumer.trigger as { scheduleMinutes: number }).scheduleMinutes;
-      dev.template.hasResourceProperties('AWS::Events::Rule', {
-        ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
-        State: 'ENABLED',
-        Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(dev, consumer.name), 'Arn'] } })],
-      });
-    });
+    it.each(consumers.filter((c) => 'scheduleMinutes' in c.trigger).map((c) => [c.name, c] as const))(
+      'runs %s on its schedule',
+      (_name, consumer) => {
+        const minutes = (consumer.trigger as { scheduleMinutes: number }).scheduleMinutes;
+        dev.template.hasResourceProperties('AWS::Events::Rule', {
+          ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
+          State: 'ENABLED',
+          Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(dev, consumer.name), 'Arn'] } })],
+        });
+      },
+    );
   });
 
   describe('least privilege', () => {
@@ -314,8 +380,12 @@ describe('stack', () => {
 
     it('names no wildcard action in any IAM policy', () => {
       for (const s of [dev, prod]) {
-        const policies = Object.values(s.template.findResources('AWS::IAM::Policy')).map((p) => p.Properties.PolicyDocument);
-        const roles = Object.values(s.template.findResources('AWS::IAM::Role')).flatMap((r) => (r.Properties.Policies ?? []).map((p: any) => p.PolicyDocument));
+        const policies = Object.values(s.template.findResources('AWS::IAM::Policy')).map(
+          (p) => p.Properties.PolicyDocument,
+        );
+        const roles = Object.values(s.template.findResources('AWS::IAM::Role')).flatMap((r) =>
+          (r.Properties.Policies ?? []).map((p: any) => p.PolicyDocument),
+        );
         const actions = [...policies, ...roles].flatMap(actionsOf);
         expect(actions.length).toBeGreaterThan(0);
         expect(actions.filter((a) => a.includes('*'))).toEqual([]);
@@ -328,7 +398,10 @@ describe('stack', () => {
       const keyArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] };
       for (const fn of allFunctions) {
         const statements = rolePolicies(dev.template, roleId(dev, fn.name)).documents.flatMap((d) => d.Statement);
-        const allowedQueues = new Set([...Object.keys(fn.access.queues ?? {}), ...(fn.consumes ? [fn.consumes] : [])] as QueueName[]);
+        const allowedQueues = new Set([
+          ...Object.keys(fn.access.queues ?? {}),
+          ...(fn.consumes ? [fn.consumes] : []),
+        ] as QueueName[]);
         for (const statement of statements) {
           expect(statement.Effect).toBe('Allow');
           const actions = actionsOf({ Statement: [statement] });
@@ -338,7 +411,8 @@ describe('stack', () => {
           if (service.has('dynamodb')) {
             for (const r of resources) expect([tableArn, ...Object.values(INDEX).map(indexArn)]).toContainEqual(r);
             // Only Query reads an index.
-            if (resources.some((r) => JSON.stringify(r).includes('/index/'))) expect(actions).toEqual(['dynamodb:Query']);
+            if (resources.some((r) => JSON.stringify(r).includes('/index/')))
+              expect(actions).toEqual(['dynamodb:Query']);
           } else if (service.has('kms')) {
             expect(resources).toEqual([keyArn]);
           } else if (service.has('sqs')) {
@@ -358,18 +432,30 @@ describe('stack', () => {
     it('alarms on every dead-letter queue holding a message', () => {
       for (const dlq of ['syncDlq', 'fulfillmentDlq'] as const) {
         const alarm = alarms(dev).find(
-          (a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(a.Properties.Dimensions).includes(queueId(dev, dlq)),
+          (a) =>
+            a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+            JSON.stringify(a.Properties.Dimensions).includes(queueId(dev, dlq)),
         );
-        expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/SQS', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+        expect(alarm?.Properties).toMatchObject({
+          Namespace: 'AWS/SQS',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        });
       }
     });
 
     it('alarms on errors of every consumer, SyncWorker included', () => {
       for (const c of consumers) {
         const alarm = alarms(dev).find(
-          (a) => a.Properties.MetricName === 'Errors' && JSON.stringify(a.Properties.Dimensions).includes(functionId(dev, c.name)),
+          (a) =>
+            a.Properties.MetricName === 'Errors' &&
+            JSON.stringify(a.Properties.Dimensions).includes(functionId(dev, c.name)),
         );
-        expect(alarm?.Properties).toMatchObject({ Namespace: 'AWS/Lambda', Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold' });
+        expect(alarm?.Properties).toMatchObject({
+          Namespace: 'AWS/Lambda',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        });
       }
     });
 
@@ -422,7 +508,10 @@ describe('stack', () => {
     });
 
     it('retains the secrets key and every log group, and keeps logs longer', () => {
-      prod.template.hasResource('AWS::KMS::Key', { DeletionPolicy: 'Retain', Properties: Match.objectLike({ Description: Match.stringLikeRegexp('secrets') }) });
+      prod.template.hasResource('AWS::KMS::Key', {
+        DeletionPolicy: 'Retain',
+        Properties: Match.objectLike({ Description: Match.stringLikeRegexp('secrets') }),
+      });
       const logGroups = Object.values(prod.template.findResources('AWS::Logs::LogGroup'));
       expect(logGroups.length).toBe(allFunctions.length + 1);
       for (const g of logGroups) {

@@ -9,7 +9,8 @@ import { ResellerRoutingStack } from '../../lib/stack.js';
 export const PROJECT_ROOT = resolve(__dirname, '../..');
 
 /** The feature flags and defaults of cdk.json, so the tests synthesize what `cdk synth` does. */
-const cdkJsonContext = (): Record<string, unknown> => JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context;
+const cdkJsonContext = (): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context;
 
 export interface Synthesized {
   app: App;
@@ -46,7 +47,10 @@ export const removeOutput = (app: App | undefined) => {
   if (app) rmSync(app.outdir, { recursive: true, force: true });
 };
 
-export type Resources = Record<string, { Type: string; Properties?: any; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] }>;
+export type Resources = Record<
+  string,
+  { Type: string; Properties?: any; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] }
+>;
 
 export const logicalId = (stack: ResellerRoutingStack, construct: { node: { defaultChild?: unknown } }) =>
   stack.getLogicalId(construct.node.defaultChild as any);

@@ -14,7 +14,11 @@ const ROOT = resolve(__dirname, '../..');
 const runBench = (script: string, args: string[] = ['--quick']) =>
   new Promise<{ code: number | null; output: string }>((done, fail) => {
     const chunks: string[] = [];
-    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+      cwd: ROOT,
+      env: process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     child.stdout.on('data', (c) => chunks.push(String(c)));
     child.stderr.on('data', (c) => chunks.push(String(c)));
     child.on('error', fail);

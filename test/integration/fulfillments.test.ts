@@ -3,7 +3,16 @@ import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { completeJob } from '../../shared/sync-jobs/sync-jobs.js';
-import { createResellerStore, createSourceStore, scanAll, startService, unique, type ApiClient, type OwnerName, type TestService } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  scanAll,
+  startService,
+  unique,
+  type ApiClient,
+  type OwnerName,
+  type TestService,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 // The worker runs in this process, so wrapping completeJob lets a test hold a job in `processing`
@@ -59,9 +68,21 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       ...(setup.sourceShopDomain ? { shopDomain: setup.sourceShopDomain } : {}),
     });
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret: resellerSecret, body: payload });
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
     expect(receipt.status).toBe(200);
-    return { api, reseller, resellerSecret, source, sourceSecret, payload, jobId: receipt.body.syncJobIds[0] as string };
+    return {
+      api,
+      reseller,
+      resellerSecret,
+      source,
+      sourceSecret,
+      payload,
+      jobId: receipt.body.syncJobIds[0] as string,
+    };
   };
 
   /** As placeOrder, and waits until the job has placed the source order and recorded it. */
@@ -87,13 +108,30 @@ describe('reverse sync of fulfillments through the local runtime', () => {
     };
   };
 
-  const fulfill = (shopDomain: string, secret: string, body: unknown, extra: Partial<Parameters<typeof sendWebhook>[2]> = {}) =>
-    sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', { shopDomain, secret, body, topic: 'fulfillments/create', ...extra });
+  const fulfill = (
+    shopDomain: string,
+    secret: string,
+    body: unknown,
+    extra: Partial<Parameters<typeof sendWebhook>[2]> = {},
+  ) =>
+    sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+      shopDomain,
+      secret,
+      body,
+      topic: 'fulfillments/create',
+      ...extra,
+    });
 
   const fulfillmentOf = (job: any, sourceFulfillmentId: number | string) =>
     (job.fulfillments as any[]).find((f) => f.sourceFulfillmentId === String(sourceFulfillmentId));
 
-  const fulfillmentReaches = (api: ApiClient, jobId: string, sourceFulfillmentId: number | string, status: string, timeoutMs?: number) =>
+  const fulfillmentReaches = (
+    api: ApiClient,
+    jobId: string,
+    sourceFulfillmentId: number | string,
+    status: string,
+    timeoutMs?: number,
+  ) =>
     eventually(async () => {
       const job = (await api.get(`/v1/sync_jobs/${jobId}`)).body;
       return fulfillmentOf(job, sourceFulfillmentId)?.status === status && job;
@@ -101,16 +139,25 @@ describe('reverse sync of fulfillments through the local runtime', () => {
 
   /** The fulfillments the simulator holds on a reseller order. */
   const resellerFulfillments = async (shopDomain: string, externalOrderId: string | number) =>
-    ((await sim().orders(shopDomain)).find((order) => String(order.id) === String(externalOrderId))?.fulfillments ?? []) as any[];
+    ((await sim().orders(shopDomain)).find((order) => String(order.id) === String(externalOrderId))?.fulfillments ??
+      []) as any[];
 
   /** The simulator stores a push's input followed by the fields it adds, so the signed bytes can be rebuilt. */
   const withoutSimFields = (stored: Record<string, unknown>, added: string[]) =>
     Object.fromEntries(Object.entries(stored).filter(([field]) => !added.includes(field)));
 
   const reencrypt = async (storeId: string, token: string) => {
-    const kms = new KMSClient({ endpoint: service.runtime.endpoints.kms, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const kms = new KMSClient({
+      endpoint: service.runtime.endpoints.kms,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
     const out = await kms.send(
-      new EncryptCommand({ KeyId: process.env.KMS_KEY_ID, Plaintext: Buffer.from(token), EncryptionContext: { storeId, field: 'accessToken' } }),
+      new EncryptCommand({
+        KeyId: process.env.KMS_KEY_ID,
+        Plaintext: Buffer.from(token),
+        EncryptionContext: { storeId, field: 'accessToken' },
+      }),
     );
     kms.destroy();
     return Buffer.from(out.CiphertextBlob!).toString('base64');
@@ -132,60 +179,81 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       ['storeplatform_a', 'storeplatform_b'],
       ['storeplatform_b', 'custom'],
       ['custom', 'storeplatform_a'],
-    ] as [Platform, Platform][])('syncs an order to a %s source store and carries its tracking back to a %s reseller order', async (sourcePlatform, resellerPlatform) => {
-      const { api, reseller, resellerSecret, source, sourceSecret, payload, job } = await completedOrder({ sourcePlatform, resellerPlatform });
+    ] as [Platform, Platform][])(
+      'syncs an order to a %s source store and carries its tracking back to a %s reseller order',
+      async (sourcePlatform, resellerPlatform) => {
+        const { api, reseller, resellerSecret, source, sourceSecret, payload, job } = await completedOrder({
+          sourcePlatform,
+          resellerPlatform,
+        });
 
-      // The source order exists, at the supplier's price.
-      const [sourceOrder] = await sim().orders(source.shopDomain);
-      expect(sourceOrder.line_items).toEqual([expect.objectContaining({ quantity: 2, price: '10.00', vendor: expect.any(String) })]);
-      if (sourcePlatform === 'storeplatform_b') expect(job.sourceOrderId).toBe(`gid://platform/Order/${sourceOrder.id}`);
-      else expect(job.sourceOrderId).toBe(String(sourceOrder.id));
-      if (sourcePlatform === 'custom') {
-        // The push is signed with the source store's webhook secret over the exact bytes sent.
-        const push = (await sim().calls()).find((c) => c.shopDomain === source.shopDomain && c.path === '/reseller/orders');
-        const signed = JSON.stringify({ order: withoutSimFields(sourceOrder, ['id', 'created_at', 'fulfillments']) });
-        expect(push.signature).toBe(hmac(sourceSecret, signed));
-      }
+        // The source order exists, at the supplier's price.
+        const [sourceOrder] = await sim().orders(source.shopDomain);
+        expect(sourceOrder.line_items).toEqual([
+          expect.objectContaining({ quantity: 2, price: '10.00', vendor: expect.any(String) }),
+        ]);
+        if (sourcePlatform === 'storeplatform_b')
+          expect(job.sourceOrderId).toBe(`gid://platform/Order/${sourceOrder.id}`);
+        else expect(job.sourceOrderId).toBe(String(sourceOrder.id));
+        if (sourcePlatform === 'custom') {
+          // The push is signed with the source store's webhook secret over the exact bytes sent.
+          const push = (await sim().calls()).find(
+            (c) => c.shopDomain === source.shopDomain && c.path === '/reseller/orders',
+          );
+          const signed = JSON.stringify({ order: withoutSimFields(sourceOrder, ['id', 'created_at', 'fulfillments']) });
+          expect(push.signature).toBe(hmac(sourceSecret, signed));
+        }
 
-      // The platform's webhook names the order by its number, also where the API answered a gid.
-      const body = fulfillmentBody(sourceOrder.id);
-      const receipt = await fulfill(source.shopDomain, sourceSecret, body);
+        // The platform's webhook names the order by its number, also where the API answered a gid.
+        const body = fulfillmentBody(sourceOrder.id);
+        const receipt = await fulfill(source.shopDomain, sourceSecret, body);
 
-      expect(receipt.status).toBe(200);
-      expect(receipt.body).toEqual({ object: 'webhook_receipt', request_id: expect.stringMatching(/^req_/) });
-      const delivered = await fulfillmentReaches(api, job.id, body.id, 'delivered');
-      const [onReseller] = await resellerFulfillments(reseller.shopDomain, payload.id);
-      expect(await resellerFulfillments(reseller.shopDomain, payload.id)).toHaveLength(1);
-      expect(onReseller).toMatchObject({ tracking_company: 'UPS', tracking_number: body.tracking_number, tracking_url: body.tracking_url, notify_customer: true });
-      expect(delivered.fulfillment).toEqual({
-        sourceFulfillmentId: String(body.id),
-        status: 'delivered',
-        trackingCompany: 'UPS',
-        trackingNumber: body.tracking_number,
-        trackingNumbers: [body.tracking_number],
-        trackingUrl: body.tracking_url,
-        resellerFulfillmentId: expect.stringContaining(String(onReseller.id)),
-        attempts: 1,
-        errorMessage: null,
-        receivedAt: expect.any(String),
-        deliveredAt: expect.any(String),
-        updatedAt: expect.any(String),
-      });
-      expect(delivered.fulfillments).toEqual([delivered.fulfillment]);
-      expect(delivered.status).toBe('completed');
-      const call = (await sim().calls()).find((c) => c.shopDomain === reseller.shopDomain && c.method === 'POST');
-      expect(call.idempotencyKey).toBe(`ful:${source.id}:${body.id}`);
-      if (resellerPlatform === 'custom') {
-        const signed = JSON.stringify({ fulfillment: withoutSimFields(onReseller, ['id', 'order_id', 'status', 'created_at']) });
-        expect(call.signature).toBe(hmac(resellerSecret, signed));
-      }
-    });
+        expect(receipt.status).toBe(200);
+        expect(receipt.body).toEqual({ object: 'webhook_receipt', request_id: expect.stringMatching(/^req_/) });
+        const delivered = await fulfillmentReaches(api, job.id, body.id, 'delivered');
+        const [onReseller] = await resellerFulfillments(reseller.shopDomain, payload.id);
+        expect(await resellerFulfillments(reseller.shopDomain, payload.id)).toHaveLength(1);
+        expect(onReseller).toMatchObject({
+          tracking_company: 'UPS',
+          tracking_number: body.tracking_number,
+          tracking_url: body.tracking_url,
+          notify_customer: true,
+        });
+        expect(delivered.fulfillment).toEqual({
+          sourceFulfillmentId: String(body.id),
+          status: 'delivered',
+          trackingCompany: 'UPS',
+          trackingNumber: body.tracking_number,
+          trackingNumbers: [body.tracking_number],
+          trackingUrl: body.tracking_url,
+          resellerFulfillmentId: expect.stringContaining(String(onReseller.id)),
+          attempts: 1,
+          errorMessage: null,
+          receivedAt: expect.any(String),
+          deliveredAt: expect.any(String),
+          updatedAt: expect.any(String),
+        });
+        expect(delivered.fulfillments).toEqual([delivered.fulfillment]);
+        expect(delivered.status).toBe('completed');
+        const call = (await sim().calls()).find((c) => c.shopDomain === reseller.shopDomain && c.method === 'POST');
+        expect(call.idempotencyKey).toBe(`ful:${source.id}:${body.id}`);
+        if (resellerPlatform === 'custom') {
+          const signed = JSON.stringify({
+            fulfillment: withoutSimFields(onReseller, ['id', 'order_id', 'status', 'created_at']),
+          });
+          expect(call.signature).toBe(hmac(resellerSecret, signed));
+        }
+      },
+    );
 
     it('leaves one fulfillment on the reseller order when the webhook is redelivered, at once or later', async () => {
       const { api, reseller, source, sourceSecret, payload, job } = await completedOrder();
       const body = fulfillmentBody(job.sourceOrderId);
 
-      const first = await Promise.all([fulfill(source.shopDomain, sourceSecret, body), fulfill(source.shopDomain, sourceSecret, body)]);
+      const first = await Promise.all([
+        fulfill(source.shopDomain, sourceSecret, body),
+        fulfill(source.shopDomain, sourceSecret, body),
+      ]);
       expect(first.map((r) => r.status)).toEqual([200, 200]);
       const delivered = await fulfillmentReaches(api, job.id, body.id, 'delivered');
       const later = await fulfill(source.shopDomain, sourceSecret, { ...body, id: String(body.id) });
@@ -195,7 +263,10 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(await resellerFulfillments(reseller.shopDomain, payload.id)).toHaveLength(1);
       const after = (await api.get(`/v1/sync_jobs/${job.id}`)).body;
       expect(after.fulfillments).toHaveLength(1);
-      expect(after.fulfillment).toMatchObject({ status: 'delivered', resellerFulfillmentId: delivered.fulfillment.resellerFulfillmentId });
+      expect(after.fulfillment).toMatchObject({
+        status: 'delivered',
+        resellerFulfillmentId: delivered.fulfillment.resellerFulfillmentId,
+      });
     });
 
     it('keeps every parcel of a split shipment on the job, the latest as `fulfillment`', async () => {
@@ -213,7 +284,10 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         [String(second.id), 'DHL'],
       ]);
       expect(both.fulfillment.sourceFulfillmentId).toBe(String(second.id));
-      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_company)).toEqual(['UPS', 'DHL']);
+      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_company)).toEqual([
+        'UPS',
+        'DHL',
+      ]);
     });
 
     describe('refusals', () => {
@@ -234,7 +308,12 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         const before = await scanAll(service.doc, service.tableName);
         const callsBefore = (await sim().calls()).length;
 
-        const res = await fulfill(order.source.shopDomain, order.sourceSecret, fulfillmentBody(order.job.sourceOrderId), change());
+        const res = await fulfill(
+          order.source.shopDomain,
+          order.sourceSecret,
+          fulfillmentBody(order.job.sourceOrderId),
+          change(),
+        );
         await new Promise((r) => setTimeout(r, 1000));
 
         expect(res.status).toBe(401);
@@ -244,7 +323,12 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       });
 
       it('refuses a topic header that names another topic with 400 validation_failed', async () => {
-        const res = await fulfill(order.source.shopDomain, order.sourceSecret, fulfillmentBody(order.job.sourceOrderId), { topic: 'orders/create' });
+        const res = await fulfill(
+          order.source.shopDomain,
+          order.sourceSecret,
+          fulfillmentBody(order.job.sourceOrderId),
+          { topic: 'orders/create' },
+        );
         expect(res.status).toBe(400);
         expect(res.body.error.code).toBe('validation_failed');
       });
@@ -273,8 +357,12 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       const jobB = await fulfillmentReaches(b.api, b.job.id, forB.id, 'delivered');
       expect(jobA.fulfillments.map((f: any) => f.trackingNumber)).toEqual([forA.tracking_number]);
       expect(jobB.fulfillments.map((f: any) => f.trackingNumber)).toEqual([forB.tracking_number]);
-      expect((await resellerFulfillments(a.reseller.shopDomain, a.payload.id)).map((f) => f.tracking_number)).toEqual([forA.tracking_number]);
-      expect((await resellerFulfillments(b.reseller.shopDomain, b.payload.id)).map((f) => f.tracking_number)).toEqual([forB.tracking_number]);
+      expect((await resellerFulfillments(a.reseller.shopDomain, a.payload.id)).map((f) => f.tracking_number)).toEqual([
+        forA.tracking_number,
+      ]);
+      expect((await resellerFulfillments(b.reseller.shopDomain, b.payload.id)).map((f) => f.tracking_number)).toEqual([
+        forB.tracking_number,
+      ]);
       // Neither store kept the other's fulfillment.
       expect(await keptItem(b.source.id, a.job.sourceOrderId, forA.id)).toBeUndefined();
       expect(await keptItem(a.source.id, b.job.sourceOrderId, forB.id)).toBeUndefined();
@@ -282,9 +370,13 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       // An order neither of them placed (the supplier's own customer) is kept for both, for a week.
       const foreign = fulfillmentBody(99_999_001);
       expect((await fulfill(sharedShop, sharedSecret, foreign)).status).toBe(200);
-      const kept = await Promise.all([keptItem(a.source.id, '99999001', foreign.id), keptItem(b.source.id, '99999001', foreign.id)]);
+      const kept = await Promise.all([
+        keptItem(a.source.id, '99999001', foreign.id),
+        keptItem(b.source.id, '99999001', foreign.id),
+      ]);
       const week = Math.floor(Date.now() / 1000) + 7 * 24 * 3600;
-      for (const item of kept) expect(item).toMatchObject({ sourceFulfillmentId: String(foreign.id), expiresAt: expect.any(Number) });
+      for (const item of kept)
+        expect(item).toMatchObject({ sourceFulfillmentId: String(foreign.id), expiresAt: expect.any(Number) });
       for (const item of kept) expect(Math.abs(item!.expiresAt - week)).toBeLessThan(120);
     });
 
@@ -307,13 +399,17 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(receipt.status).toBe(200);
       const waiting = (await api.get(`/v1/sync_jobs/${jobId}`)).body;
       expect(waiting).toMatchObject({ status: 'processing', sourceOrderId: null, fulfillment: null, fulfillments: [] });
-      expect(await keptItem(source.id, String(sourceOrder.id), body.id)).toMatchObject({ tracking: expect.objectContaining({ number: body.tracking_number }) });
+      expect(await keptItem(source.id, String(sourceOrder.id), body.id)).toMatchObject({
+        tracking: expect.objectContaining({ number: body.tracking_number }),
+      });
 
       release();
       const delivered = await fulfillmentReaches(api, jobId, body.id, 'delivered');
 
       expect(delivered.status).toBe('completed');
-      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([body.tracking_number]);
+      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([
+        body.tracking_number,
+      ]);
       expect(await keptItem(source.id, String(sourceOrder.id), body.id)).toBeUndefined();
     });
   });
@@ -324,7 +420,13 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       // fulfillments, and only afterwards did the webhook, not yet seeing the job in GSI2, keep one.
       const { api, reseller, source, payload, job } = await completedOrder();
       const body = fulfillmentBody(job.sourceOrderId);
-      const tracking = { company: 'UPS', number: body.tracking_number, numbers: body.tracking_numbers, url: body.tracking_url, urls: body.tracking_urls };
+      const tracking = {
+        company: 'UPS',
+        number: body.tracking_number,
+        numbers: body.tracking_numbers,
+        url: body.tracking_url,
+        urls: body.tracking_urls,
+      };
       await service.doc.send(
         new PutCommand({
           TableName: service.tableName,
@@ -344,20 +446,30 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: service.runtime.queues.fulfillment.url,
-          MessageBody: JSON.stringify({ recheck: { sourceStoreId: source.id, sourceOrderId: job.sourceOrderId, sourceFulfillmentId: String(body.id) } }),
+          MessageBody: JSON.stringify({
+            recheck: {
+              sourceStoreId: source.id,
+              sourceOrderId: job.sourceOrderId,
+              sourceFulfillmentId: String(body.id),
+            },
+          }),
         }),
       );
 
       await fulfillmentReaches(api, job.id, body.id, 'delivered');
 
-      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([body.tracking_number]);
+      expect((await resellerFulfillments(reseller.shopDomain, payload.id)).map((f) => f.tracking_number)).toEqual([
+        body.tracking_number,
+      ]);
       expect(await keptItem(source.id, job.sourceOrderId, body.id)).toBeUndefined();
     });
   });
 
   describe('when the reseller platform fails', () => {
     it('still delivers after the reseller platform answered 500 for a while', async () => {
-      const { api, reseller, source, sourceSecret, payload, job } = await completedOrder({ resellerToken: 'tok_fail500' });
+      const { api, reseller, source, sourceSecret, payload, job } = await completedOrder({
+        resellerToken: 'tok_fail500',
+      });
       const body = fulfillmentBody(job.sourceOrderId);
 
       await fulfill(source.shopDomain, sourceSecret, body);
@@ -391,7 +503,12 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       await fulfill(source.shopDomain, sourceSecret, body);
       const dead = await fulfillmentReaches(api, job.id, body.id, 'dead');
 
-      expect(dead.fulfillment).toMatchObject({ attempts: 1, resellerFulfillmentId: null, deliveredAt: null, errorMessage: expect.stringMatching(/401/) });
+      expect(dead.fulfillment).toMatchObject({
+        attempts: 1,
+        resellerFulfillmentId: null,
+        deliveredAt: null,
+        errorMessage: expect.stringMatching(/401/),
+      });
       // The sync job itself completed; its audit trail has no entry for the fulfillment.
       expect(dead.status).toBe('completed');
       expect((await api.get(`/v1/audit_log?resource_id=${job.id}`)).body.data).toEqual([]);

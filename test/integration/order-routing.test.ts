@@ -16,16 +16,28 @@ describe('order routing through the local runtime', () => {
 
   beforeAll(async () => {
     service = await startService();
-    reseller = await createResellerStore(api(), { webhookSecret: resellerSecret, shopDomain: 'routing-reseller.myshopify.com' });
+    reseller = await createResellerStore(api(), {
+      webhookSecret: resellerSecret,
+      shopDomain: 'routing-reseller.myshopify.com',
+    });
   }, 90_000);
   afterAll(() => service?.stop());
 
   const order = (body: unknown, overrides: Partial<Parameters<typeof sendWebhook>[2]> = {}) =>
-    sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret: resellerSecret, body, ...overrides });
+    sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body,
+      ...overrides,
+    });
 
   describe('POST /v1/orders/webhook', () => {
     it('routes an order with items of two vendors to both suppliers, at their prices, exactly once each', async () => {
-      const acme = await createSourceStore(api(), reseller.id, { vendorTag: 'Acme', pricingMode: 'percentage', pricingConfig: { type: 'percentage', value: 30 } });
+      const acme = await createSourceStore(api(), reseller.id, {
+        vendorTag: 'Acme',
+        pricingMode: 'percentage',
+        pricingConfig: { type: 'percentage', value: 30 },
+      });
       const bolt = await createSourceStore(api(), reseller.id, {
         vendorTag: 'Bolt',
         pricingMode: 'field_rules',
@@ -52,7 +64,9 @@ describe('order routing through the local runtime', () => {
       const [acmeOrders, boltOrders] = await Promise.all([simOrders(acme.shopDomain), simOrders(bolt.shopDomain)]);
       expect(acmeOrders).toHaveLength(1);
       expect(boltOrders).toHaveLength(1);
-      expect(acmeOrders[0].line_items).toEqual([expect.objectContaining({ sku: 'SKU-1', quantity: 2, price: '10.00', vendor: 'Acme' })]);
+      expect(acmeOrders[0].line_items).toEqual([
+        expect.objectContaining({ sku: 'SKU-1', quantity: 2, price: '10.00', vendor: 'Acme' }),
+      ]);
       expect(acmeOrders[0].shipping_lines).toEqual([{ title: 'Standard', price: '5.00' }]);
       expect(acmeOrders[0].source_identifier).toBe(`${reseller.shopDomain}:${payload.id}`);
       expect(boltOrders[0].line_items).toEqual([expect.objectContaining({ sku: 'SKU-2', price: '10.00' })]);
@@ -85,7 +99,10 @@ describe('order routing through the local runtime', () => {
     });
 
     it.each([
-      ['a tampered body', (raw: string) => ({ rawBody: raw.replace('13.00', '1.00'), signature: undefined as string | undefined })],
+      [
+        'a tampered body',
+        (raw: string) => ({ rawBody: raw.replace('13.00', '1.00'), signature: undefined as string | undefined }),
+      ],
       ['a wrong secret', () => ({ secret: 'not-the-secret' })],
       ['a missing signature', () => ({ secret: undefined })],
       ['an unknown shop', () => ({ shopDomain: 'nobody.myshopify.com' })],
@@ -170,7 +187,14 @@ describe('order routing through the local runtime', () => {
       expect(dead.errorMessage).toMatch(/500/);
       expect(dead.errorMessage).not.toMatch(/tok_fail500/);
       const audit = (await api().get(`/v1/audit_log?resource_id=${id}`)).body.data;
-      expect(audit).toEqual([expect.objectContaining({ action: 'sync_job.dead', resourceType: 'sync_job', resourceId: id, actorId: 'system' })]);
+      expect(audit).toEqual([
+        expect.objectContaining({
+          action: 'sync_job.dead',
+          resourceType: 'sync_job',
+          resourceId: id,
+          actorId: 'system',
+        }),
+      ]);
     });
 
     it('completes a job whose supplier fails once (flaky)', async () => {
@@ -208,12 +232,27 @@ describe('order routing through the local runtime', () => {
       const retried = await api().post(`/v1/sync_jobs/${id}/retry`);
 
       expect(retried.status).toBe(200);
-      expect(retried.body).toMatchObject({ id, status: 'pending', errorMessage: null, deadAt: null, failedAt: null, attempts: 1 });
+      expect(retried.body).toMatchObject({
+        id,
+        status: 'pending',
+        errorMessage: null,
+        deadAt: null,
+        failedAt: null,
+        attempts: 1,
+      });
       const done = await jobReaches(id, 'completed');
       expect(done.attempts).toBe(2);
       const entries = (await api().get(`/v1/audit_log?action=sync_job.retried&resource_id=${id}`)).body.data;
       expect(entries).toEqual([
-        expect.objectContaining({ object: 'audit_log_entry', action: 'sync_job.retried', resourceId: id, resellerStoreId: reseller.id, resourceType: 'sync_job', metadata: { previousStatus: 'dead' }, actor: { type: 'api_key', id: expect.stringMatching(/^key_/) } }),
+        expect.objectContaining({
+          object: 'audit_log_entry',
+          action: 'sync_job.retried',
+          resourceId: id,
+          resellerStoreId: reseller.id,
+          resourceType: 'sync_job',
+          metadata: { previousStatus: 'dead' },
+          actor: { type: 'api_key', id: expect.stringMatching(/^key_/) },
+        }),
       ]);
     });
 
@@ -237,7 +276,10 @@ describe('order routing through the local runtime', () => {
       const id = receipt.body.syncJobIds[0];
       await jobReaches(id, 'dead');
 
-      const results = await Promise.all([api().post(`/v1/sync_jobs/${id}/retry`), api().post(`/v1/sync_jobs/${id}/retry`)]);
+      const results = await Promise.all([
+        api().post(`/v1/sync_jobs/${id}/retry`),
+        api().post(`/v1/sync_jobs/${id}/retry`),
+      ]);
 
       expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
       const entries = (await api().get(`/v1/audit_log?action=sync_job.retried&resource_id=${id}`)).body.data;
@@ -247,9 +289,17 @@ describe('order routing through the local runtime', () => {
 
   const reencrypt = async (storeId: string) => {
     const { KMSClient, EncryptCommand } = await import('@aws-sdk/client-kms');
-    const kms = new KMSClient({ endpoint: service.runtime.endpoints.kms, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const kms = new KMSClient({
+      endpoint: service.runtime.endpoints.kms,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
     const out = await kms.send(
-      new EncryptCommand({ KeyId: process.env.KMS_KEY_ID, Plaintext: Buffer.from('tok_now_fine'), EncryptionContext: { storeId, field: 'accessToken' } }),
+      new EncryptCommand({
+        KeyId: process.env.KMS_KEY_ID,
+        Plaintext: Buffer.from('tok_now_fine'),
+        EncryptionContext: { storeId, field: 'accessToken' },
+      }),
     );
     kms.destroy();
     return Buffer.from(out.CiphertextBlob!).toString('base64');

@@ -27,14 +27,24 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
   const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
   const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
-  const simCalls = async (shopDomain: string) => (await simulator(service.runtime.simulator!.url).calls()).filter((c) => c.shopDomain === shopDomain);
-  const order = (body: unknown) => sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
+  const simCalls = async (shopDomain: string) =>
+    (await simulator(service.runtime.simulator!.url).calls()).filter((c) => c.shopDomain === shopDomain);
+  const order = (body: unknown) =>
+    sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
 
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
   const healToken = async (storeId: string) => {
-    const kms = new KMSClient({ endpoint: service.runtime.endpoints.kms, region: 'us-east-1', credentials: { accessKeyId: 'l', secretAccessKey: 'l' } });
+    const kms = new KMSClient({
+      endpoint: service.runtime.endpoints.kms,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+    });
     const out = await kms.send(
-      new EncryptCommand({ KeyId: process.env.KMS_KEY_ID, Plaintext: Buffer.from('tok_healed'), EncryptionContext: { storeId, field: 'accessToken' } }),
+      new EncryptCommand({
+        KeyId: process.env.KMS_KEY_ID,
+        Plaintext: Buffer.from('tok_healed'),
+        EncryptionContext: { storeId, field: 'accessToken' },
+      }),
     );
     kms.destroy();
     await service.doc.send(
@@ -105,7 +115,12 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     await new Promise((r) => setTimeout(r, 2500));
 
     const after = await job(id);
-    expect(after).toMatchObject({ status: 'completed', attempts: completed.attempts, updatedAt: completed.updatedAt, deadAt: null });
+    expect(after).toMatchObject({
+      status: 'completed',
+      attempts: completed.attempts,
+      updatedAt: completed.updatedAt,
+      deadAt: null,
+    });
     expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
   });
 

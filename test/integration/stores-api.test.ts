@@ -33,7 +33,17 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(() => service?.stop());
 
-const RESELLER_FIELDS = ['createdAt', 'deletedAt', 'id', 'name', 'object', 'ownerId', 'platform', 'request_id', 'shopDomain'];
+const RESELLER_FIELDS = [
+  'createdAt',
+  'deletedAt',
+  'id',
+  'name',
+  'object',
+  'ownerId',
+  'platform',
+  'request_id',
+  'shopDomain',
+];
 const SOURCE_FIELDS = [
   'createdAt',
   'deletedAt',
@@ -60,7 +70,11 @@ const TYPE_OF_STATUS: Record<number, string> = {
 
 /** The contract's error body; `param: null` means the body must not name one. */
 const expectError = (res: ApiResponse, status: number, code: string, param: string | null) => {
-  expect({ status: res.status, code: res.body?.error?.code, param: res.body?.error?.param ?? null }).toEqual({ status, code, param });
+  expect({ status: res.status, code: res.body?.error?.code, param: res.body?.error?.param ?? null }).toEqual({
+    status,
+    code,
+    param,
+  });
   expect(Object.keys(res.body).sort()).toEqual(['error', 'request_id']);
   expect(res.body.error.type).toBe(TYPE_OF_STATUS[status]);
   expect(typeof res.body.error.message).toBe('string');
@@ -70,7 +84,8 @@ const expectError = (res: ApiResponse, status: number, code: string, param: stri
   expect(res.headers.get('content-type')).toMatch(/^application\/json/);
 };
 
-const itemKeys = async () => (await scanAll(service.doc, service.tableName)).map((item) => `${item.PK}|${item.SK}`).sort();
+const itemKeys = async () =>
+  (await scanAll(service.doc, service.tableName)).map((item) => `${item.PK}|${item.SK}`).sort();
 
 /** Runs `act` and asserts the table holds exactly the same items afterwards. */
 const expectNoWrites = async (act: () => Promise<unknown>) => {
@@ -92,7 +107,9 @@ const kmsClient = () =>
 const decrypt = async (ciphertext: string, context: Record<string, string>) => {
   const kms = kmsClient();
   try {
-    const out = await kms.send(new DecryptCommand({ CiphertextBlob: Buffer.from(ciphertext, 'base64'), EncryptionContext: context }));
+    const out = await kms.send(
+      new DecryptCommand({ CiphertextBlob: Buffer.from(ciphertext, 'base64'), EncryptionContext: context }),
+    );
     return Buffer.from(out.Plaintext!).toString('utf8');
   } finally {
     kms.destroy();
@@ -209,7 +226,10 @@ describe('POST /v1/reseller_stores', () => {
   });
 
   it('gives every store its own id and every request its own request id', async () => {
-    const [one, two] = await Promise.all([A().post('/v1/reseller_stores', resellerStoreBody()), A().post('/v1/reseller_stores', resellerStoreBody())]);
+    const [one, two] = await Promise.all([
+      A().post('/v1/reseller_stores', resellerStoreBody()),
+      A().post('/v1/reseller_stores', resellerStoreBody()),
+    ]);
     expect(one.body.id).not.toBe(two.body.id);
     expect(one.body.request_id).not.toBe(two.body.request_id);
   });
@@ -286,7 +306,11 @@ describe('POST /v1/reseller_stores', () => {
     ['a JSON string', 'store', /must be a JSON object/],
     ['JSON null', null, /must be a JSON object/],
   ])('answers 400 validation_failed for %s', async (_, body, message) => {
-    const res = await A().post('/v1/reseller_stores', undefined, body === undefined ? {} : { rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const res = await A().post(
+      '/v1/reseller_stores',
+      undefined,
+      body === undefined ? {} : { rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } },
+    );
     expect(res.status).toBe(400);
     expect(res.body.error.code).toBe('validation_failed');
     expect(res.body.error.message).toMatch(message);
@@ -295,7 +319,10 @@ describe('POST /v1/reseller_stores', () => {
 
   it('answers 400 validation_failed for a body that is not valid JSON, and writes nothing', async () => {
     await expectNoWrites(async () => {
-      const res = await A().post('/v1/reseller_stores', undefined, { rawBody: '{"name": "x",', headers: { 'content-type': 'application/json' } });
+      const res = await A().post('/v1/reseller_stores', undefined, {
+        rawBody: '{"name": "x",',
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(res, 400, 'validation_failed', null);
     });
   });
@@ -316,7 +343,9 @@ describe('POST /v1/reseller_stores', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     expectError(form, 415, 'unsupported_media_type', null);
-    const bare = await A().post('/v1/reseller_stores', undefined, { rawBody: Buffer.from(JSON.stringify(resellerStoreBody())) });
+    const bare = await A().post('/v1/reseller_stores', undefined, {
+      rawBody: Buffer.from(JSON.stringify(resellerStoreBody())),
+    });
     expectError(bare, 415, 'unsupported_media_type', null);
   });
 
@@ -333,7 +362,10 @@ describe('POST /v1/reseller_stores', () => {
     const rawBody = JSON.stringify({ name: 'x'.repeat(64 * 1024 + 1 - 11) });
     expect(Buffer.byteLength(rawBody)).toBe(64 * 1024 + 1);
     await expectNoWrites(async () => {
-      const res = await A().post('/v1/reseller_stores', undefined, { rawBody, headers: { 'content-type': 'application/json' } });
+      const res = await A().post('/v1/reseller_stores', undefined, {
+        rawBody,
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(res, 413, 'payload_too_large', null);
     });
   });
@@ -341,7 +373,10 @@ describe('POST /v1/reseller_stores', () => {
   it('reads a body of exactly 64 KiB (and rejects it for what it says)', async () => {
     const rawBody = JSON.stringify({ name: 'x'.repeat(64 * 1024 - 11) });
     expect(Buffer.byteLength(rawBody)).toBe(64 * 1024);
-    const res = await A().post('/v1/reseller_stores', undefined, { rawBody, headers: { 'content-type': 'application/json' } });
+    const res = await A().post('/v1/reseller_stores', undefined, {
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
     expectError(res, 400, 'validation_failed', 'name');
   });
 });
@@ -442,7 +477,10 @@ describe('PATCH /v1/reseller_stores/{id}', () => {
 
   it('answers 415 for a text/plain body', async () => {
     const store = await createResellerStore(A());
-    const res = await A().patch(`/v1/reseller_stores/${store.id}`, undefined, { rawBody: '{"name":"x"}', headers: { 'content-type': 'text/plain' } });
+    const res = await A().patch(`/v1/reseller_stores/${store.id}`, undefined, {
+      rawBody: '{"name":"x"}',
+      headers: { 'content-type': 'text/plain' },
+    });
     expectError(res, 415, 'unsupported_media_type', null);
   });
 
@@ -557,19 +595,34 @@ describe('GET /v1/reseller_stores', () => {
   });
 
   it('answers 400 invalid_cursor for an id that was never in the list', async () => {
-    expectError(await A().get('/v1/reseller_stores?starting_after=rst_doesnotexist000000000'), 400, 'invalid_cursor', 'starting_after');
+    expectError(
+      await A().get('/v1/reseller_stores?starting_after=rst_doesnotexist000000000'),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
     expectError(await A().get('/v1/reseller_stores?starting_after=nonsense'), 400, 'invalid_cursor', 'starting_after');
   });
 
   it("answers 400 invalid_cursor for another owner's store id", async () => {
     const theirs = await createResellerStore(B());
-    expectError(await A().get(`/v1/reseller_stores?starting_after=${theirs.id}`), 400, 'invalid_cursor', 'starting_after');
+    expectError(
+      await A().get(`/v1/reseller_stores?starting_after=${theirs.id}`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
   });
 
   it('answers 400 invalid_cursor for a source store id', async () => {
     const reseller = await createResellerStore(A());
     const source = await createSourceStore(A(), reseller.id);
-    expectError(await A().get(`/v1/reseller_stores?starting_after=${source.id}`), 400, 'invalid_cursor', 'starting_after');
+    expectError(
+      await A().get(`/v1/reseller_stores?starting_after=${source.id}`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
   });
 });
 
@@ -643,7 +696,9 @@ describe('Pagination of GET /v1/reseller_stores', () => {
 
   /** SPEC 8.1: createdAt descending, then id descending. */
   const newestFirst = (stores: Seeded[]) =>
-    [...stores].sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1)).map((s) => s.id);
+    [...stores]
+      .sort((x, y) => (x.createdAt === y.createdAt ? (x.id < y.id ? 1 : -1) : x.createdAt < y.createdAt ? 1 : -1))
+      .map((s) => s.id);
 
   it('walks 50 stores, 45 of them sharing a timestamp, 7 at a time without skipping or repeating one', async () => {
     const { ownerId, api } = await newOwner();
@@ -709,13 +764,22 @@ describe('Pagination of GET /v1/reseller_stores', () => {
     await seed(ownerId, [passed, ahead]);
 
     const rest = (await walk(api, '/v1/reseller_stores', 7, cursor.id)).flatMap((p) => p.ids);
-    const all = [...stores, passed, ahead, ...fresh.map((s) => ({ id: s.id as string, createdAt: s.createdAt as string }))];
-    const expectedRest = newestFirst(all.filter((s) => listSortKey(s.createdAt, s.id) < listSortKey(cursor.createdAt, cursor.id)));
+    const all = [
+      ...stores,
+      passed,
+      ahead,
+      ...fresh.map((s) => ({ id: s.id as string, createdAt: s.createdAt as string })),
+    ];
+    const expectedRest = newestFirst(
+      all.filter((s) => listSortKey(s.createdAt, s.id) < listSortKey(cursor.createdAt, cursor.id)),
+    );
     expect(rest).toEqual(expectedRest);
     expect(rest).toContain(ahead.id);
     expect(rest).not.toContain(passed.id);
     expect(rest.filter((id) => fresh.some((s) => s.id === id))).toEqual([]);
-    expect([...first.body.data.map((s: { id: string }) => s.id), ...rest].filter((id) => id !== ahead.id)).toEqual(newestFirst(stores));
+    expect([...first.body.data.map((s: { id: string }) => s.id), ...rest].filter((id) => id !== ahead.id)).toEqual(
+      newestFirst(stores),
+    );
   });
 
   it('continues from a cursor whose store was soft-deleted since', async () => {
@@ -801,8 +865,12 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
       expect(item![field]).not.toContain(body[field]);
       expect(Buffer.from(item![field], 'base64').toString('utf8')).not.toContain(body[field]);
       await expect(decrypt(item![field], { storeId: store.id, field })).resolves.toBe(body[field]);
-      await expect(decrypt(item![field], { storeId: other.id, field })).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
-      await expect(decrypt(item![field], { storeId: reseller.id, field })).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
+      await expect(decrypt(item![field], { storeId: other.id, field })).rejects.toMatchObject({
+        name: 'InvalidCiphertextException',
+      });
+      await expect(decrypt(item![field], { storeId: reseller.id, field })).rejects.toMatchObject({
+        name: 'InvalidCiphertextException',
+      });
       await expect(decrypt(item![field], {})).rejects.toMatchObject({ name: 'InvalidCiphertextException' });
     }
     await expect(decrypt(item!.accessToken, { storeId: store.id, field: 'webhookSecret' })).rejects.toMatchObject({
@@ -832,15 +900,35 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
     ['a shop domain of another suffix', { shopDomain: 'supplier.example.com' }, 'shopDomain'],
     ['a shop domain label of 64 characters', { shopDomain: `${'b'.repeat(64)}.myshopify.com` }, 'shopDomain'],
     ['an unknown pricingMode', { pricingMode: 'fixed' }, 'pricingMode'],
-    ['a pricingConfig.type other than pricingMode', { pricingMode: 'percentage', pricingConfig: { type: 'field_rules', productCost: 1, shippingCost: 1 } }, 'pricingConfig.type'],
-    ['a field_rules mode with a percentage config', { pricingMode: 'field_rules', pricingConfig: { type: 'percentage', value: 10 } }, 'pricingConfig.type'],
+    [
+      'a pricingConfig.type other than pricingMode',
+      { pricingMode: 'percentage', pricingConfig: { type: 'field_rules', productCost: 1, shippingCost: 1 } },
+      'pricingConfig.type',
+    ],
+    [
+      'a field_rules mode with a percentage config',
+      { pricingMode: 'field_rules', pricingConfig: { type: 'percentage', value: 10 } },
+      'pricingConfig.type',
+    ],
     ['an unknown pricingConfig.type', { pricingConfig: { type: 'markup', value: 10 } }, 'pricingConfig.type'],
     ['a pricingConfig that is not an object', { pricingConfig: 'percentage' }, 'pricingConfig'],
-    ['a pricingConfig.value over 1000', { pricingConfig: { type: 'percentage', value: 1000.5 } }, 'pricingConfig.value'],
+    [
+      'a pricingConfig.value over 1000',
+      { pricingConfig: { type: 'percentage', value: 1000.5 } },
+      'pricingConfig.value',
+    ],
     ['a negative pricingConfig.value', { pricingConfig: { type: 'percentage', value: -1 } }, 'pricingConfig.value'],
-    ['a pricingConfig.value that is a string', { pricingConfig: { type: 'percentage', value: '30' } }, 'pricingConfig.value'],
+    [
+      'a pricingConfig.value that is a string',
+      { pricingConfig: { type: 'percentage', value: '30' } },
+      'pricingConfig.value',
+    ],
     ['a missing pricingConfig.value', { pricingConfig: { type: 'percentage' } }, 'pricingConfig.value'],
-    ['an unknown pricingConfig field', { pricingConfig: { type: 'percentage', value: 30, currency: 'USD' } }, 'pricingConfig.currency'],
+    [
+      'an unknown pricingConfig field',
+      { pricingConfig: { type: 'percentage', value: 30, currency: 'USD' } },
+      'pricingConfig.currency',
+    ],
     [
       'a negative productCost',
       { pricingMode: 'field_rules', pricingConfig: { type: 'field_rules', productCost: -0.01, shippingCost: 1 } },
@@ -851,7 +939,11 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
       { pricingMode: 'field_rules', pricingConfig: { type: 'field_rules', productCost: 1, shippingCost: -1 } },
       'pricingConfig.shippingCost',
     ],
-    ['a missing shippingCost', { pricingMode: 'field_rules', pricingConfig: { type: 'field_rules', productCost: 1 } }, 'pricingConfig.shippingCost'],
+    [
+      'a missing shippingCost',
+      { pricingMode: 'field_rules', pricingConfig: { type: 'field_rules', productCost: 1 } },
+      'pricingConfig.shippingCost',
+    ],
   ])('answers 400 validation_failed for %s, and writes nothing', async (_, overrides, param) => {
     const reseller = await createResellerStore(A());
     await expectNoWrites(async () => {
@@ -864,15 +956,28 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
     const reseller = await createResellerStore(A());
     await expectNoWrites(async () => {
       const json = { 'content-type': 'application/json' };
-      expectError(await A().post(sourcePath(reseller.id), undefined, { rawBody: '{', headers: json }), 400, 'validation_failed', null);
       expectError(
-        await A().post(sourcePath(reseller.id), undefined, { rawBody: JSON.stringify(sourceStoreBody()), headers: { 'content-type': 'text/plain' } }),
+        await A().post(sourcePath(reseller.id), undefined, { rawBody: '{', headers: json }),
+        400,
+        'validation_failed',
+        null,
+      );
+      expectError(
+        await A().post(sourcePath(reseller.id), undefined, {
+          rawBody: JSON.stringify(sourceStoreBody()),
+          headers: { 'content-type': 'text/plain' },
+        }),
         415,
         'unsupported_media_type',
         null,
       );
       const huge = JSON.stringify(sourceStoreBody({ name: 'n'.repeat(70_000) }));
-      expectError(await A().post(sourcePath(reseller.id), undefined, { rawBody: huge, headers: json }), 413, 'payload_too_large', null);
+      expectError(
+        await A().post(sourcePath(reseller.id), undefined, { rawBody: huge, headers: json }),
+        413,
+        'payload_too_large',
+        null,
+      );
     });
   });
 
@@ -928,7 +1033,12 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
     expect(second.body.id).not.toBe(first.id);
     // The deleted store's (late) second DELETE must not free the successor's tag.
     expectError(await A().delete(sourcePath(reseller.id, first.id)), 404, 'resource_missing', 'id');
-    expectError(await A().post(sourcePath(reseller.id), sourceStoreBody({ vendorTag: 'Reused' })), 409, 'vendor_tag_conflict', 'vendorTag');
+    expectError(
+      await A().post(sourcePath(reseller.id), sourceStoreBody({ vendorTag: 'Reused' })),
+      409,
+      'vendor_tag_conflict',
+      'vendorTag',
+    );
   });
 
   it('treats tags as case-sensitive and scoped to their reseller store', async () => {
@@ -1000,9 +1110,24 @@ describe('GET /v1/reseller_stores/{rst_id}/source_stores', () => {
     const one = await createResellerStore(A());
     const two = await createResellerStore(A());
     const elsewhere = await createSourceStore(A(), two.id);
-    expectError(await A().get(`${sourcePath(one.id)}?starting_after=sst_doesnotexist000000000`), 400, 'invalid_cursor', 'starting_after');
-    expectError(await A().get(`${sourcePath(one.id)}?starting_after=${elsewhere.id}`), 400, 'invalid_cursor', 'starting_after');
-    expectError(await A().get(`${sourcePath(one.id)}?starting_after=${one.id}`), 400, 'invalid_cursor', 'starting_after');
+    expectError(
+      await A().get(`${sourcePath(one.id)}?starting_after=sst_doesnotexist000000000`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
+    expectError(
+      await A().get(`${sourcePath(one.id)}?starting_after=${elsewhere.id}`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
+    expectError(
+      await A().get(`${sourcePath(one.id)}?starting_after=${one.id}`),
+      400,
+      'invalid_cursor',
+      'starting_after',
+    );
   });
 
   it('continues from a cursor whose store was deleted since', async () => {
@@ -1090,7 +1215,12 @@ describe('DELETE /v1/reseller_stores/{rst_id}/source_stores/{id}', () => {
   it('answers 404 resource_missing for an unknown id', async () => {
     const reseller = await createResellerStore(A());
     await expectNoWrites(async () => {
-      expectError(await A().delete(sourcePath(reseller.id, 'sst_doesnotexist000000000')), 404, 'resource_missing', 'id');
+      expectError(
+        await A().delete(sourcePath(reseller.id, 'sst_doesnotexist000000000')),
+        404,
+        'resource_missing',
+        'id',
+      );
     });
   });
 
@@ -1111,6 +1241,11 @@ describe('DELETE /v1/reseller_stores/{rst_id}/source_stores/{id}', () => {
       expect(res.body.error.code).toBe('resource_missing');
     });
     expect((await A().get(sourcePath(reseller.id, store.id))).body.deletedAt).toBeNull();
-    expectError(await A().post(sourcePath(reseller.id), sourceStoreBody({ vendorTag: store.vendorTag })), 409, 'vendor_tag_conflict', 'vendorTag');
+    expectError(
+      await A().post(sourcePath(reseller.id), sourceStoreBody({ vendorTag: store.vendorTag })),
+      409,
+      'vendor_tag_conflict',
+      'vendorTag',
+    );
   });
 });

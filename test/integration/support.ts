@@ -127,7 +127,9 @@ export const scanAll = async (doc: DynamoDBDocumentClient, tableName: string) =>
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await doc.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }));
+    const out = await doc.send(
+      new ScanCommand({ TableName: tableName, ExclusiveStartKey: startKey, ConsistentRead: true }),
+    );
     items.push(...((out.Items ?? []) as Record<string, unknown>[]));
     startKey = out.LastEvaluatedKey;
   } while (startKey);
@@ -136,7 +138,8 @@ export const scanAll = async (doc: DynamoDBDocumentClient, tableName: string) =>
 
 let sequence = 0;
 /** Unique across test files running in parallel against their own tables, and readable in failures. */
-export const unique = (prefix = 'x') => `${prefix}-${process.pid.toString(36)}-${(++sequence).toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
+export const unique = (prefix = 'x') =>
+  `${prefix}-${process.pid.toString(36)}-${(++sequence).toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
 export const resellerStoreBody = (overrides: Record<string, unknown> = {}) => ({
   name: 'Reseller Shop',
@@ -170,7 +173,10 @@ export const createResellerStore = async (api: ApiClient, overrides: Record<stri
 
 /** Creates a source store under `rstId` with valid defaults; throws unless the API answers 201. */
 export const createSourceStore = async (api: ApiClient, rstId: string, overrides: Record<string, unknown> = {}) =>
-  expectCreated('source store', await api.post(`/v1/reseller_stores/${rstId}/source_stores`, sourceStoreBody(overrides)));
+  expectCreated(
+    'source store',
+    await api.post(`/v1/reseller_stores/${rstId}/source_stores`, sourceStoreBody(overrides)),
+  );
 
 /** ISO 8601 UTC with milliseconds (CONTRACT.md §2). */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

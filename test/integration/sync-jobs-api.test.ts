@@ -43,7 +43,9 @@ describe('GET /v1/sync_jobs', () => {
     seeded.push(seedJob('owner_b', 'sj_foreign', SAME, 'completed', 'rst_b'));
     for (let i = 0; i < seeded.length; i += 25) {
       await service.doc.send(
-        new BatchWriteCommand({ RequestItems: { [service.tableName]: seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) } }),
+        new BatchWriteCommand({
+          RequestItems: { [service.tableName]: seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
+        }),
       );
     }
   }, 90_000);
@@ -52,7 +54,9 @@ describe('GET /v1/sync_jobs', () => {
     const ids: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
-      const res = await service.api('owner_a').get(`/v1/sync_jobs?limit=${limit}${query}${cursor ? `&starting_after=${cursor}` : ''}`);
+      const res = await service
+        .api('owner_a')
+        .get(`/v1/sync_jobs?limit=${limit}${query}${cursor ? `&starting_after=${cursor}` : ''}`);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ object: 'list', url: '/v1/sync_jobs' });
       ids.push(...res.body.data.map((j: any) => j.id));

@@ -4,12 +4,21 @@ import { createHmac } from 'node:crypto';
 export const sendWebhook = async (
   apiUrl: string,
   path: '/v1/orders/webhook' | '/v1/fulfillments/webhook',
-  options: { shopDomain?: string; secret?: string; body: unknown; rawBody?: string; signature?: string; topic?: string },
+  options: {
+    shopDomain?: string;
+    secret?: string;
+    body: unknown;
+    rawBody?: string;
+    signature?: string;
+    topic?: string;
+  },
 ) => {
   const raw = options.rawBody ?? JSON.stringify(options.body);
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (options.shopDomain !== undefined) headers['x-platform-shop-domain'] = options.shopDomain;
-  const signature = options.signature ?? (options.secret !== undefined ? createHmac('sha256', options.secret).update(raw).digest('base64') : undefined);
+  const signature =
+    options.signature ??
+    (options.secret !== undefined ? createHmac('sha256', options.secret).update(raw).digest('base64') : undefined);
   if (signature !== undefined) headers['x-platform-hmac-sha256'] = signature;
   if (options.topic) headers['x-platform-topic'] = options.topic;
   const res = await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: raw });
@@ -18,7 +27,10 @@ export const sendWebhook = async (
 };
 
 let orderSequence = 5_550_000;
-export const orderPayload = (lineItems: { vendor: string; price: string; quantity?: number; sku?: string }[], overrides: Record<string, unknown> = {}) => ({
+export const orderPayload = (
+  lineItems: { vendor: string; price: string; quantity?: number; sku?: string }[],
+  overrides: Record<string, unknown> = {},
+) => ({
   id: ++orderSequence,
   name: `#${orderSequence}`,
   email: 'customer@example.com',
@@ -38,7 +50,11 @@ export const orderPayload = (lineItems: { vendor: string; price: string; quantit
 });
 
 /** Polls until `check` returns a value, or fails after `timeoutMs`. */
-export const eventually = async <T>(check: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> => {
+export const eventually = async <T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 20_000,
+  everyMs = 100,
+): Promise<T> => {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -48,19 +64,26 @@ export const eventually = async <T>(check: () => Promise<T | undefined | false>,
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 };
 
 /** The simulator's record of the orders a shop received, and of every call it answered. */
 export const simulator = (baseUrl: string) => ({
-  orders: async (shopDomain: string) => ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
+  orders: async (shopDomain: string) =>
+    ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
   calls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
 });
 
 /** Waits until the sync job has `status`, and answers it. */
-export const jobReaches = (api: { get(path: string): Promise<{ body: any }> }, id: string, status: string, timeoutMs?: number) =>
+export const jobReaches = (
+  api: { get(path: string): Promise<{ body: any }> },
+  id: string,
+  status: string,
+  timeoutMs?: number,
+) =>
   eventually(async () => {
     const job = (await api.get(`/v1/sync_jobs/${id}`)).body;
     return job.status === status && job;

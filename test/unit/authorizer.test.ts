@@ -41,7 +41,9 @@ const event = (headers: Record<string, string> | undefined) => ({
 beforeEach(() => {
   dynamo.reset();
   dynamo.on(GetCommand).resolves({});
-  dynamo.on(GetCommand, { Key: keyItem(KEY) }).resolves({ Item: { ...keyItem(KEY), keyId: 'key_1', ownerId: 'owner_a' } });
+  dynamo
+    .on(GetCommand, { Key: keyItem(KEY) })
+    .resolves({ Item: { ...keyItem(KEY), keyId: 'key_1', ownerId: 'owner_a' } });
 });
 
 describe('Function: authorizer', () => {
@@ -92,7 +94,9 @@ describe('Function: authorizer', () => {
   });
 
   it('passes no owner for a revoked key', async () => {
-    dynamo.on(GetCommand, { Key: keyItem(KEY) }).resolves({ Item: { ...keyItem(KEY), keyId: 'key_1', ownerId: 'owner_a', revokedAt: '2026-11-01T00:00:00.000Z' } });
+    dynamo.on(GetCommand, { Key: keyItem(KEY) }).resolves({
+      Item: { ...keyItem(KEY), keyId: 'key_1', ownerId: 'owner_a', revokedAt: '2026-11-01T00:00:00.000Z' },
+    });
     const verdict = await authorize(event({ authorization: `Bearer ${KEY}` }));
     expect(verdict.context).toEqual({});
   });

@@ -1,6 +1,13 @@
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
@@ -22,7 +29,13 @@ const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
 const cipher = kmsCipher(kms, () => 'key');
 
-const tracking = { company: 'UPS', number: '1Z999', numbers: ['1Z999'], url: 'https://ups.example/1Z999', urls: ['https://ups.example/1Z999'] };
+const tracking = {
+  company: 'UPS',
+  number: '1Z999',
+  numbers: ['1Z999'],
+  url: 'https://ups.example/1Z999',
+  urls: ['https://ups.example/1Z999'],
+};
 const entry = (overrides: Record<string, unknown> = {}) => ({
   sourceFulfillmentId: '9001',
   status: 'pending',
@@ -60,12 +73,27 @@ const resellerStore = {
 const JOB_KEY = { Key: { PK: 'SJ#sj_1', SK: 'SJ' } };
 const RESELLER_KEY = { Key: { PK: 'RST#rst_1', SK: 'RST' } };
 
-const message = (overrides: Record<string, unknown> = {}) => ({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking, ...overrides });
+const message = (overrides: Record<string, unknown> = {}) => ({
+  jobId: 'sj_1',
+  sourceFulfillmentId: '9001',
+  tracking,
+  ...overrides,
+});
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
-  ({ messageId: 'm-1', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: receiveCount } }) as unknown as SQSRecord;
+  ({
+    messageId: 'm-1',
+    body: JSON.stringify(body),
+    attributes: { ApproximateReceiveCount: receiveCount },
+  }) as unknown as SQSRecord;
 const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
 const platformError = (status: number, retryable: boolean, extra: Record<string, unknown> = {}) =>
-  new PlatformError({ platform: 'storeplatform_b', status, retryable, message: `storeplatform_b answered ${status}`, ...extra });
+  new PlatformError({
+    platform: 'storeplatform_b',
+    status,
+    retryable,
+    message: `storeplatform_b answered ${status}`,
+    ...extra,
+  });
 const update = (index = 0) => dynamo.commandCalls(UpdateCommand)[index].args[0].input;
 
 beforeEach(() => {
@@ -73,7 +101,9 @@ beforeEach(() => {
   sqs.reset();
   kmsMock.reset();
   createFulfillment.mockReset();
-  kmsMock.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+  kmsMock
+    .on(DecryptCommand)
+    .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
   sqs.on(SendMessageCommand).resolves({});
 });
 
@@ -91,7 +121,12 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
     expect(outcome).toBe('done');
     expect(createFulfillment).toHaveBeenCalledWith(
-      { platform: 'storeplatform_b', shopDomain: 'reseller.myshopify.com', accessToken: 'plain-accessToken', webhookSecret: 'plain-webhookSecret' },
+      {
+        platform: 'storeplatform_b',
+        shopDomain: 'reseller.myshopify.com',
+        accessToken: 'plain-accessToken',
+        webhookSecret: 'plain-webhookSecret',
+      },
       '5551234',
       tracking,
       'ful:sst_1:9001',
@@ -101,9 +136,16 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       { storeId: 'rst_1', field: 'webhookSecret' },
     ]);
     const delivered = update();
-    expect(delivered.ExpressionAttributeValues).toMatchObject({ ':status': 'delivered', ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100', ':errorMessage': null, ':one': 1 });
+    expect(delivered.ExpressionAttributeValues).toMatchObject({
+      ':status': 'delivered',
+      ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100',
+      ':errorMessage': null,
+      ':one': 1,
+    });
     expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
-    expect(delivered.ConditionExpression).toBe('attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered');
+    expect(delivered.ConditionExpression).toBe(
+      'attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered',
+    );
   });
 
   it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
@@ -112,18 +154,29 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     const outcome = await processFulfillmentMessage(cipher, record(message(), '2'));
 
     expect(outcome).toBe('retry');
-    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':errorMessage': 'storeplatform_b answered 500', ':one': 1 });
+    expect(update().ExpressionAttributeValues).toMatchObject({
+      ':status': 'failed',
+      ':errorMessage': 'storeplatform_b answered 500',
+      ':one': 1,
+    });
   });
 
-  it.each([401, 404, 422])('makes the fulfillment dead at once, with the reason, when the platform answers %i', async (status) => {
-    createFulfillment.mockRejectedValue(platformError(status, false));
+  it.each([401, 404, 422])(
+    'makes the fulfillment dead at once, with the reason, when the platform answers %i',
+    async (status) => {
+      createFulfillment.mockRejectedValue(platformError(status, false));
 
-    const outcome = await processFulfillmentMessage(cipher, record(message()));
+      const outcome = await processFulfillmentMessage(cipher, record(message()));
 
-    expect(outcome).toBe('done');
-    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': `storeplatform_b answered ${status}`, ':one': 1 });
-    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
-  });
+      expect(outcome).toBe('done');
+      expect(update().ExpressionAttributeValues).toMatchObject({
+        ':status': 'dead',
+        ':errorMessage': `storeplatform_b answered ${status}`,
+        ':one': 1,
+      });
+      expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+    },
+  );
 
   it('defers a throttled fulfillment in a fresh message delayed by Retry-After, without recording a failure', async () => {
     createFulfillment.mockRejectedValue(platformError(429, true, { retryAfterSeconds: 7 }));
@@ -151,7 +204,10 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
     expect(await processFulfillmentMessage(cipher, record(message()))).toBe('done');
     expect(createFulfillment).not.toHaveBeenCalled();
-    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': 'reseller store rst_1 no longer exists' });
+    expect(update().ExpressionAttributeValues).toMatchObject({
+      ':status': 'dead',
+      ':errorMessage': 'reseller store rst_1 no longer exists',
+    });
     expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
   });
 
@@ -168,7 +224,9 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
   });
 
   it('drops a malformed message', async () => {
-    expect(await processFulfillmentMessage(cipher, { messageId: 'm', body: '{"jobId":"sj_1"}' } as SQSRecord)).toBe('done');
+    expect(await processFulfillmentMessage(cipher, { messageId: 'm', body: '{"jobId":"sj_1"}' } as SQSRecord)).toBe(
+      'done',
+    );
     expect(dynamo.calls()).toHaveLength(0);
   });
 
@@ -182,14 +240,19 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
 describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
   beforeEach(() => {
-    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'failed', attempts: 3, errorMessage: 'storeplatform_b answered 503' })) });
+    dynamo
+      .on(GetCommand, JOB_KEY)
+      .resolves({ Item: job(entry({ status: 'failed', attempts: 3, errorMessage: 'storeplatform_b answered 503' })) });
     dynamo.on(UpdateCommand).resolves({});
   });
 
   it('puts the message back on the queue, 15 minutes later, while redrives remain', async () => {
     await processDeadFulfillmentMessage(record(message({ redrives: 1 })), 3);
 
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 900, MessageBody: JSON.stringify(message({ redrives: 2 })) });
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+      DelaySeconds: 900,
+      MessageBody: JSON.stringify(message({ redrives: 2 })),
+    });
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
@@ -197,7 +260,10 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
     await processDeadFulfillmentMessage(record(message({ redrives: 3 })), 3);
 
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
-    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'dead', ':errorMessage': 'storeplatform_b answered 503; gave up after 3 attempts' });
+    expect(update().ExpressionAttributeValues).toMatchObject({
+      ':status': 'dead',
+      ':errorMessage': 'storeplatform_b answered 503; gave up after 3 attempts',
+    });
     expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
   });
 
@@ -212,9 +278,21 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
 });
 
 describe('fulfillments webhook: acceptFulfillment', () => {
-  const payload = { id: 9001, order_id: 7002, status: 'success', tracking_company: 'UPS', tracking_number: '1Z999', tracking_numbers: ['1Z999'], tracking_url: 'https://ups.example/1Z999', tracking_urls: ['https://ups.example/1Z999'] };
+  const payload = {
+    id: 9001,
+    order_id: 7002,
+    status: 'success',
+    tracking_company: 'UPS',
+    tracking_number: '1Z999',
+    tracking_numbers: ['1Z999'],
+    tracking_url: 'https://ups.example/1Z999',
+    tracking_urls: ['https://ups.example/1Z999'],
+  };
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
-  const jobLookup = (sourceStoreId: string, orderId: string) => ({ IndexName: 'GSI2', ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':job': 'SJ#' } });
+  const jobLookup = (sourceStoreId: string, orderId: string) => ({
+    IndexName: 'GSI2',
+    ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':job': 'SJ#' },
+  });
   const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
 
   beforeEach(() => {
@@ -231,7 +309,14 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     const accepted = update();
     expect(accepted.UpdateExpression).toBe('SET #fulfillments = :map');
     expect(accepted.ExpressionAttributeValues![':map']).toEqual({
-      9001: expect.objectContaining({ sourceFulfillmentId: '9001', status: 'pending', trackingNumber: '1Z999', trackingCompany: 'UPS', attempts: 0, resellerFulfillmentId: null }),
+      9001: expect.objectContaining({
+        sourceFulfillmentId: '9001',
+        status: 'pending',
+        trackingNumber: '1Z999',
+        trackingCompany: 'UPS',
+        attempts: 0,
+        resellerFulfillmentId: null,
+      }),
     });
     expect(sent()).toEqual([{ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking }]);
     expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
@@ -251,11 +336,17 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ sourceFulfillmentId: '9000', status: 'delivered' })) });
     await acceptFulfillment([{ id: 'sst_1' }], payload);
     expect(update().UpdateExpression).toBe('SET #fulfillments.#fid = :entry');
-    expect(update().ConditionExpression).toBe('attribute_exists(#fulfillments) AND attribute_not_exists(#fulfillments.#fid)');
+    expect(update().ConditionExpression).toBe(
+      'attribute_exists(#fulfillments) AND attribute_not_exists(#fulfillments.#fid)',
+    );
 
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'dead', attempts: 2 })) });
     await acceptFulfillment([{ id: 'sst_1' }], payload);
-    expect(update(1).ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':errorMessage': null, ':trackingNumber': '1Z999' });
+    expect(update(1).ExpressionAttributeValues).toMatchObject({
+      ':status': 'pending',
+      ':errorMessage': null,
+      ':trackingNumber': '1Z999',
+    });
     expect(update(1).UpdateExpression).not.toMatch(/attempts|receivedAt/);
     expect(update(1).ConditionExpression).toBe('#fulfillments.#fid.#status <> :delivered');
     expect(sent()).toHaveLength(2);
@@ -273,7 +364,10 @@ describe('fulfillments webhook: acceptFulfillment', () => {
 
   it('re-reads the job and tries again when another writer changed it first', async () => {
     dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
-    dynamo.on(GetCommand, JOB_KEY).resolvesOnce({ Item: job() }).resolves({ Item: job(entry({ sourceFulfillmentId: '9000' })) });
+    dynamo
+      .on(GetCommand, JOB_KEY)
+      .resolvesOnce({ Item: job() })
+      .resolves({ Item: job(entry({ sourceFulfillmentId: '9000' })) });
     dynamo.on(UpdateCommand).rejectsOnce(conditionFailed()).resolves({});
 
     await acceptFulfillment([{ id: 'sst_1' }], payload);
@@ -291,7 +385,12 @@ describe('fulfillments webhook: acceptFulfillment', () => {
       ['FULORDER#sst_1#7002', 'KEPT#9001'],
       ['FULORDER#sst_2#7002', 'KEPT#9001'],
     ]);
-    expect(kept[0]).toMatchObject({ sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001', tracking });
+    expect(kept[0]).toMatchObject({
+      sourceStoreId: 'sst_1',
+      sourceOrderId: '7002',
+      sourceFulfillmentId: '9001',
+      tracking,
+    });
     expect(kept[0].expiresAt).toBeGreaterThanOrEqual(before + 7 * 24 * 3600);
     // Nothing goes to a reseller: only each kept fulfillment's delayed recheck is queued.
     expect(sent()).toEqual([
@@ -302,18 +401,31 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it.each(['cancelled', 'failure', 'error'])('passes on nothing for a fulfillment whose status is %s', async (status) => {
-    await acceptFulfillment(sources, { ...payload, status });
-    expect(dynamo.calls()).toHaveLength(0);
-  });
+  it.each(['cancelled', 'failure', 'error'])(
+    'passes on nothing for a fulfillment whose status is %s',
+    async (status) => {
+      await acceptFulfillment(sources, { ...payload, status });
+      expect(dynamo.calls()).toHaveLength(0);
+    },
+  );
 
   it('refuses a payload without an order id with validation_failed naming order_id', async () => {
-    await expect(acceptFulfillment(sources, { id: 1 })).rejects.toMatchObject({ code: 'validation_failed', param: 'order_id' });
+    await expect(acceptFulfillment(sources, { id: 1 })).rejects.toMatchObject({
+      code: 'validation_failed',
+      param: 'order_id',
+    });
   });
 });
 
 describe('releaseKeptFulfillments (sync worker hook)', () => {
-  const kept = { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001', sourceFulfillmentId: '9001', tracking, receivedAt: '2026-11-21T04:00:00.000Z', expiresAt: 4_000_000_000 };
+  const kept = {
+    PK: 'FULORDER#sst_1#7002',
+    SK: 'KEPT#9001',
+    sourceFulfillmentId: '9001',
+    tracking,
+    receivedAt: '2026-11-21T04:00:00.000Z',
+    expiresAt: 4_000_000_000,
+  };
 
   beforeEach(() => {
     dynamo.on(QueryCommand).resolves({ Items: [kept] });
@@ -325,10 +437,19 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
     await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: 'gid://platform/Order/7002' });
 
     const query = dynamo.commandCalls(QueryCommand)[0].args[0].input;
-    expect(query).toMatchObject({ ConsistentRead: true, ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'KEPT#' } });
+    expect(query).toMatchObject({
+      ConsistentRead: true,
+      ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'KEPT#' },
+    });
     expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
-    expect(update().ExpressionAttributeValues![':map']).toEqual({ 9001: expect.objectContaining({ receivedAt: kept.receivedAt, status: 'pending' }) });
-    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking });
+    expect(update().ExpressionAttributeValues![':map']).toEqual({
+      9001: expect.objectContaining({ receivedAt: kept.receivedAt, status: 'pending' }),
+    });
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
+      jobId: 'sj_1',
+      sourceFulfillmentId: '9001',
+      tracking,
+    });
     expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual({ PK: kept.PK, SK: kept.SK });
   });
 
@@ -343,7 +464,9 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
   it('never fails the sync job: an error is logged and the fulfillment stays kept', async () => {
     sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
 
-    await expect(releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: '7002' })).resolves.toBeUndefined();
+    await expect(
+      releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: '7002' }),
+    ).resolves.toBeUndefined();
     expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
   });
 
@@ -367,7 +490,14 @@ describe('presentSyncJob: reverse sync', () => {
 });
 
 describe('the delayed recheck of a kept fulfillment', () => {
-  const kept = { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001', sourceFulfillmentId: '9001', tracking, receivedAt: '2026-11-21T04:00:00.000Z', expiresAt: 4_000_000_000 };
+  const kept = {
+    PK: 'FULORDER#sst_1#7002',
+    SK: 'KEPT#9001',
+    sourceFulfillmentId: '9001',
+    tracking,
+    receivedAt: '2026-11-21T04:00:00.000Z',
+    expiresAt: 4_000_000_000,
+  };
   const recheck = record({ recheck: { sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001' } });
   const KEPT_KEY = { Key: { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001' } };
 
@@ -379,11 +509,20 @@ describe('the delayed recheck of a kept fulfillment', () => {
   it('sends the fulfillment to a job that completed around the moment it was kept, then deletes it', async () => {
     dynamo.on(GetCommand, KEPT_KEY).resolves({ Item: kept });
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
-    dynamo.on(QueryCommand, { IndexName: 'GSI2', ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':job': 'SJ#' } }).resolves({ Items: [{ id: 'sj_1' }] });
+    dynamo
+      .on(QueryCommand, {
+        IndexName: 'GSI2',
+        ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':job': 'SJ#' },
+      })
+      .resolves({ Items: [{ id: 'sj_1' }] });
 
     expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
 
-    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking });
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
+      jobId: 'sj_1',
+      sourceFulfillmentId: '9001',
+      tracking,
+    });
     expect(dynamo.commandCalls(DeleteCommand)[0].args[0].input.Key).toEqual(KEPT_KEY.Key);
     expect(createFulfillment).not.toHaveBeenCalled();
   });

@@ -9,7 +9,10 @@ Object.assign(process.env, {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
 
-type Lambda = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
+type Lambda = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
 type Http = typeof import('../../shared/http/handler.js');
 type Types = typeof import('../../shared/http/types.js');
 type Errors = typeof import('../../shared/core/errors.js');
@@ -43,7 +46,8 @@ interface EventInput {
 }
 
 const event = (input: EventInput = {}) => {
-  const raw = input.body === undefined ? undefined : Buffer.isBuffer(input.body) ? input.body : Buffer.from(input.body, 'utf8');
+  const raw =
+    input.body === undefined ? undefined : Buffer.isBuffer(input.body) ? input.body : Buffer.from(input.body, 'utf8');
   return {
     version: '2.0',
     routeKey: 'POST /v1/things',
@@ -52,18 +56,27 @@ const event = (input: EventInput = {}) => {
     headers: input.headers ?? (raw ? { 'content-type': 'application/json' } : {}),
     ...(input.pathParameters ? { pathParameters: input.pathParameters } : {}),
     ...(input.queryStringParameters ? { queryStringParameters: input.queryStringParameters } : {}),
-    ...(raw ? { body: raw.toString(input.base64 ? 'base64' : 'utf8'), isBase64Encoded: Boolean(input.base64) } : { isBase64Encoded: false }),
+    ...(raw
+      ? { body: raw.toString(input.base64 ? 'base64' : 'utf8'), isBase64Encoded: Boolean(input.base64) }
+      : { isBase64Encoded: false }),
     requestContext: {
       http: { method: 'POST', path: '/v1/things' },
       requestId: 'apigw-1',
-      ...(input.authorizer === null ? {} : { authorizer: { lambda: input.authorizer ?? { ownerId: 'owner_a', keyId: 'key_a' } } }),
+      ...(input.authorizer === null
+        ? {}
+        : { authorizer: { lambda: input.authorizer ?? { ownerId: 'owner_a', keyId: 'key_a' } } }),
     },
   };
 };
 
 const invoke = async (handler: Lambda, e: unknown) => {
   const res = await handler(e, context());
-  return { status: res.statusCode, headers: res.headers ?? {}, text: res.body ?? '', body: res.body ? JSON.parse(res.body) : undefined };
+  return {
+    status: res.statusCode,
+    headers: res.headers ?? {},
+    text: res.body ?? '',
+    body: res.body ? JSON.parse(res.body) : undefined,
+  };
 };
 
 /** An API route that echoes what the middlewares handed it. */
@@ -71,7 +84,13 @@ const echoRoute = () => {
   const seen: unknown[] = [];
   const handler = http.apiHandler(async (request) => {
     seen.push(request);
-    return types.ok({ object: 'echo', body: request.body as never, ownerId: request.ownerId, keyId: request.keyId ?? null, requestId: request.requestId });
+    return types.ok({
+      object: 'echo',
+      body: request.body as never,
+      ownerId: request.ownerId,
+      keyId: request.keyId ?? null,
+      requestId: request.requestId,
+    });
   }) as unknown as Lambda;
   return { handler, seen };
 };
@@ -98,7 +117,9 @@ describe('Request id', () => {
   });
 
   it('copies the id into every object of a list', async () => {
-    const handler = http.apiHandler(async () => types.ok({ object: 'list', data: [{ id: 'a' }, { id: 'b' }], has_more: false, url: '/v1/x' })) as unknown as Lambda;
+    const handler = http.apiHandler(async () =>
+      types.ok({ object: 'list', data: [{ id: 'a' }, { id: 'b' }], has_more: false, url: '/v1/x' }),
+    ) as unknown as Lambda;
     const res = await invoke(handler, event());
     expect(res.body.data).toEqual([
       { id: 'a', request_id: res.headers['Request-Id'] },
@@ -163,7 +184,10 @@ describe('Authentication', () => {
     const { handler } = echoRoute();
     const big = await invoke(handler, event({ authorizer: null, body: 'x'.repeat(70_000) }));
     expect(big.status).toBe(401);
-    const text = await invoke(handler, event({ authorizer: null, body: 'hi', headers: { 'content-type': 'text/plain' } }));
+    const text = await invoke(
+      handler,
+      event({ authorizer: null, body: 'hi', headers: { 'content-type': 'text/plain' } }),
+    );
     expect(text.status).toBe(401);
   });
 });
@@ -176,7 +200,11 @@ describe('Body limit', () => {
     const body = JSON.stringify({ pad: 'x'.repeat(LIMIT) });
     const res = await invoke(handler, event({ body }));
     expect(res.status).toBe(413);
-    expect(res.body.error).toEqual({ type: 'invalid_request_error', code: 'payload_too_large', message: expect.any(String) });
+    expect(res.body.error).toEqual({
+      type: 'invalid_request_error',
+      code: 'payload_too_large',
+      message: expect.any(String),
+    });
     expect(seen).toHaveLength(0);
   });
 
@@ -205,7 +233,9 @@ describe('Body limit', () => {
   });
 
   it('allows a webhook body up to 1 MiB and refuses more', async () => {
-    const handler = http.webhookHandler(async ({ rawBody }) => types.ok({ object: 'webhook_receipt', bytes: rawBody.length })) as unknown as Lambda;
+    const handler = http.webhookHandler(async ({ rawBody }) =>
+      types.ok({ object: 'webhook_receipt', bytes: rawBody.length }),
+    ) as unknown as Lambda;
     const ok = await invoke(handler, event({ authorizer: null, body: 'a'.repeat(1024 * 1024) }));
     expect(ok.status).toBe(200);
     expect(ok.body.bytes).toBe(1024 * 1024);
@@ -222,12 +252,15 @@ describe('JSON body', () => {
     expect(res.body.body).toEqual({ name: 'Acme', n: [1, 2] });
   });
 
-  it.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])('accepts Content-Type %s', async (contentType) => {
-    const { handler } = echoRoute();
-    const res = await invoke(handler, event({ body: '{"a":1}', headers: { 'Content-Type': contentType } }));
-    expect(res.status).toBe(200);
-    expect(res.body.body).toEqual({ a: 1 });
-  });
+  it.each(['application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'])(
+    'accepts Content-Type %s',
+    async (contentType) => {
+      const { handler } = echoRoute();
+      const res = await invoke(handler, event({ body: '{"a":1}', headers: { 'Content-Type': contentType } }));
+      expect(res.status).toBe(200);
+      expect(res.body.body).toEqual({ a: 1 });
+    },
+  );
 
   it.each([
     ['text/plain', { 'content-type': 'text/plain' }],
@@ -245,13 +278,20 @@ describe('JSON body', () => {
     expect(seen).toHaveLength(0);
   });
 
-  it.each(['{', '{"a":1,}', "{'a':1}", 'undefined', '{"a":1}{"b":2}'])('answers 400 validation_failed for the invalid JSON %s', async (body) => {
-    const { handler, seen } = echoRoute();
-    const res = await invoke(handler, event({ body }));
-    expect(res.status).toBe(400);
-    expect(res.body.error).toEqual({ type: 'invalid_request_error', code: 'validation_failed', message: expect.stringMatching(/JSON/) });
-    expect(seen).toHaveLength(0);
-  });
+  it.each(['{', '{"a":1,}', "{'a':1}", 'undefined', '{"a":1}{"b":2}'])(
+    'answers 400 validation_failed for the invalid JSON %s',
+    async (body) => {
+      const { handler, seen } = echoRoute();
+      const res = await invoke(handler, event({ body }));
+      expect(res.status).toBe(400);
+      expect(res.body.error).toEqual({
+        type: 'invalid_request_error',
+        code: 'validation_failed',
+        message: expect.stringMatching(/JSON/),
+      });
+      expect(seen).toHaveLength(0);
+    },
+  );
 
   it('leaves an empty body undefined, whatever the Content-Type', async () => {
     const { handler, seen } = echoRoute();
@@ -275,7 +315,12 @@ describe('Error mapping', () => {
     const res = await invoke(handler, event());
     expect(res.status).toBe(404);
     expect(res.body).toEqual({
-      error: { type: 'invalid_request_error', code: 'resource_missing', message: "No such reseller_store: 'rst_x'.", param: 'rst_id' },
+      error: {
+        type: 'invalid_request_error',
+        code: 'resource_missing',
+        message: "No such reseller_store: 'rst_x'.",
+        param: 'rst_id',
+      },
       request_id: res.headers['Request-Id'],
     });
   });
@@ -292,7 +337,9 @@ describe('Error mapping', () => {
 
   it('answers a bare 500 internal_error for an unexpected error, with nothing of it in the body', async () => {
     const handler = http.apiHandler(async () => {
-      const error = new Error('ValidationException: One or more parameter values were invalid: table reseller-routing-prod');
+      const error = new Error(
+        'ValidationException: One or more parameter values were invalid: table reseller-routing-prod',
+      );
       error.name = 'ValidationException';
       throw error;
     }) as unknown as Lambda;

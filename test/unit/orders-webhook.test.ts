@@ -1,7 +1,14 @@
 import { createHmac } from 'node:crypto';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { routeLineItems } from '../../shared/domain/routing.js';
@@ -13,7 +20,14 @@ const sqs = mockClient(SQSClient);
 const kms = mockClient(KMSClient);
 
 const SECRET = 'whsec_reseller';
-const reseller = { id: 'rst_1', ownerId: 'owner_a', shopDomain: 'shop.myshopify.com', createdAt: '2026-11-01T00:00:00.000Z', deletedAt: null, webhookSecret: 'Y2lwaGVy' };
+const reseller = {
+  id: 'rst_1',
+  ownerId: 'owner_a',
+  shopDomain: 'shop.myshopify.com',
+  createdAt: '2026-11-01T00:00:00.000Z',
+  deletedAt: null,
+  webhookSecret: 'Y2lwaGVy',
+};
 const payload = {
   id: 5551234,
   currency: 'USD',
@@ -33,7 +47,10 @@ const event = (body: string, headers: Record<string, string>, base64 = false) =>
   }) as never;
 const sign = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('base64');
 const call = async (e: unknown) => {
-  const res = (await handler(e as never, { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never)) as { statusCode: number; body: string };
+  const res = (await handler(e as never, { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never)) as {
+    statusCode: number;
+    body: string;
+  };
   return { status: res.statusCode, body: JSON.parse(res.body) };
 };
 
@@ -55,7 +72,9 @@ describe('Function: orders-webhook', () => {
 
   it('refuses a body signed with another secret before reading it, and writes nothing', async () => {
     const body = JSON.stringify(payload);
-    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body, 'other') }));
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body, 'other') }),
+    );
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('invalid_signature');
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
@@ -65,7 +84,9 @@ describe('Function: orders-webhook', () => {
   it('refuses an unknown shop without decrypting anything', async () => {
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [] });
     const body = JSON.stringify(payload);
-    const res = await call(event(body, { 'x-platform-shop-domain': 'nobody.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'nobody.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
+    );
     expect(res.status).toBe(401);
     expect(kms.calls()).toHaveLength(0);
   });
@@ -74,7 +95,9 @@ describe('Function: orders-webhook', () => {
     const body = JSON.stringify(payload);
     dynamo.on(TransactWriteCommand).resolves({});
 
-    const res = await call(event(body, { 'X-Platform-Shop-Domain': 'SHOP.myshopify.com', 'X-Platform-Hmac-SHA256': sign(body) }, true));
+    const res = await call(
+      event(body, { 'X-Platform-Shop-Domain': 'SHOP.myshopify.com', 'X-Platform-Hmac-SHA256': sign(body) }, true),
+    );
 
     expect(res.status).toBe(200);
     const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
@@ -92,7 +115,9 @@ describe('Function: orders-webhook', () => {
     dynamo.on(UpdateCommand).resolves({});
     sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
 
-    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
+    );
 
     expect(res.status).toBe(200);
     expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item).not.toHaveProperty('GSI3PK');
@@ -105,9 +130,13 @@ describe('Function: orders-webhook', () => {
     const body = JSON.stringify(payload);
     const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
-    dynamo.on(GetCommand).resolves({ Item: { id: ids[0], status: 'completed', orderJobIds: ids, updatedAt: '2026-11-01T00:00:00.000Z' } });
+    dynamo
+      .on(GetCommand)
+      .resolves({ Item: { id: ids[0], status: 'completed', orderJobIds: ids, updatedAt: '2026-11-01T00:00:00.000Z' } });
 
-    const res = await call(event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }));
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
+    );
 
     expect(res.body.syncJobIds).toEqual(ids);
     expect(sqs.calls()).toHaveLength(0);
@@ -132,7 +161,13 @@ describe('routeLineItems', () => {
     );
     expect(groups).toEqual([
       { sourceStoreId: 'sst_a', lineItems: [{ vendor: 'Bolt', n: 3 }] },
-      { sourceStoreId: 'sst_b', lineItems: [{ vendor: 'Acme', n: 1 }, { vendor: 'Acme', n: 5 }] },
+      {
+        sourceStoreId: 'sst_b',
+        lineItems: [
+          { vendor: 'Acme', n: 1 },
+          { vendor: 'Acme', n: 5 },
+        ],
+      },
     ]);
   });
 });

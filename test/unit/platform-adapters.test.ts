@@ -269,7 +269,9 @@ describe('Platform adapter: storeplatform_b (GraphQL)', () => {
     // Prepare
     respond = (_request, res) =>
       answer(res, 200, {
-        data: { fulfillmentCreate: { fulfillment: { id: 'gid://platform/Fulfillment/5', status: 'SUCCESS' }, userErrors: [] } },
+        data: {
+          fulfillmentCreate: { fulfillment: { id: 'gid://platform/Fulfillment/5', status: 'SUCCESS' }, userErrors: [] },
+        },
       });
 
     // Act
@@ -308,7 +310,9 @@ describe('Platform adapter: storeplatform_b (GraphQL)', () => {
     // Prepare
     respond = (_request, res) =>
       answer(res, 200, {
-        data: { orderCreate: { order: null, userErrors: [{ field: ['order', 'lineItems'], message: "can't be blank" }] } },
+        data: {
+          orderCreate: { order: null, userErrors: [{ field: ['order', 'lineItems'], message: "can't be blank" }] },
+        },
       });
 
     // Act
@@ -336,7 +340,8 @@ describe('Platform adapter: storeplatform_b (GraphQL)', () => {
 
   it('maps throttling GraphQL errors to a retryable 429', async () => {
     // Prepare
-    respond = (_request, res) => answer(res, 200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] });
+    respond = (_request, res) =>
+      answer(res, 200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] });
 
     // Act
     const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
@@ -381,7 +386,9 @@ describe('Platform adapter: custom (signed push)', () => {
 
     // Assess
     expect(result).toEqual({ orderId: '5' });
-    expect(verifySignature(SECRET, requests[0].raw, requests[0].headers['x-platform-hmac-sha256'] as string)).toBe(true);
+    expect(verifySignature(SECRET, requests[0].raw, requests[0].headers['x-platform-hmac-sha256'] as string)).toBe(
+      true,
+    );
     expect(requests[0].json.order.line_items[0].title).toBe('Tasse à café ☕');
   });
 

@@ -51,7 +51,10 @@ describe('platform simulator', () => {
     rawBody?: string;
   }
 
-  async function call(path: string, { method, token = 'shpat_test', key, headers = {}, body, rawBody }: CallOptions = {}) {
+  async function call(
+    path: string,
+    { method, token = 'shpat_test', key, headers = {}, body, rawBody }: CallOptions = {},
+  ) {
     const res = await fetch(`${sim.url}${path}`, {
       method: method ?? (body !== undefined || rawBody !== undefined ? 'POST' : 'GET'),
       headers: {
@@ -218,7 +221,12 @@ describe('platform simulator', () => {
       expect(again.json).toEqual(first.json);
 
       const calls = sim.calls();
-      expect(calls[0]).toMatchObject({ platform: 'custom', path: '/reseller/orders', signature: 'c2lnbmF0dXJl', status: 201 });
+      expect(calls[0]).toMatchObject({
+        platform: 'custom',
+        path: '/reseller/orders',
+        signature: 'c2lnbmF0dXJl',
+        status: 201,
+      });
     });
 
     it('answers 401 when the signature header is missing', async () => {
@@ -252,7 +260,11 @@ describe('platform simulator', () => {
       expect(restReply.status).toBe(422);
       expect(restReply.json).toEqual({ errors: { base: ['rejected by test token'] } });
 
-      const gql = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' }, { token: 'fail422' });
+      const gql = await graphql(
+        ORDER_CREATE,
+        { order: orderBody().order, idempotencyKey: 'job-1' },
+        { token: 'fail422' },
+      );
       expect(gql.status).toBe(200);
       expect(gql.json.data.orderCreate.userErrors).toEqual([{ field: ['base'], message: 'rejected by test token' }]);
     });
@@ -265,7 +277,11 @@ describe('platform simulator', () => {
 
     it('answers 500 for fail500, also on GraphQL', async () => {
       expect((await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'fail500' })).status).toBe(500);
-      const gql = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' }, { token: 'fail500' });
+      const gql = await graphql(
+        ORDER_CREATE,
+        { order: orderBody().order, idempotencyKey: 'job-1' },
+        { token: 'fail500' },
+      );
       expect(gql.status).toBe(500);
     });
 
@@ -352,7 +368,10 @@ describe('platform simulator', () => {
 
       const listed = await call(`/_sim/orders?shopDomain=${SHOP}`);
       expect(listed.json.orders).toHaveLength(1);
-      expect(listed.json.orders[0]).toMatchObject({ id: json.order.id, fulfillments: [expect.objectContaining({ tracking_number: 'TRK1' })] });
+      expect(listed.json.orders[0]).toMatchObject({
+        id: json.order.id,
+        fulfillments: [expect.objectContaining({ tracking_number: 'TRK1' })],
+      });
       expect((await call('/_sim/orders?shopDomain=unknown.example')).json).toEqual({ orders: [] });
     });
   });

@@ -6,7 +6,8 @@ import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 
 const KEY = 'arn:aws:kms:us-east-1:000000000000:key/secrets-test';
 const kms = mockClient(KMSClient);
-const client = () => new KMSClient({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+const client = () =>
+  new KMSClient({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
 
 const ctx = (storeId: string, field: 'accessToken' | 'webhookSecret' = 'accessToken') => ({ storeId, field });
 const blob = (text: string) => Buffer.from(text).toString('base64');
@@ -128,7 +129,9 @@ describe('kmsCipher.decrypt', () => {
   });
 
   it('holds at most 1,000 values, dropping the oldest first', async () => {
-    kms.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    kms
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
     const cipher = kmsCipher(client(), () => KEY);
 
     for (let i = 0; i < 1_001; i++) await cipher.decrypt(blob(`c${i}`), ctx('sst_1'));

@@ -1,6 +1,12 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 
 /**
@@ -19,7 +25,10 @@ Object.assign(process.env, {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
 
-type Handler = (event: unknown, context: unknown) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
+type Handler = (
+  event: unknown,
+  context: unknown,
+) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const kms = mockClient(KMSClient);
@@ -63,7 +72,9 @@ const event = (input: {
   rawQueryString: '',
   headers: input.body === undefined ? {} : { 'content-type': 'application/json' },
   ...(input.pathParameters ? { pathParameters: input.pathParameters } : {}),
-  ...(input.body === undefined ? { isBase64Encoded: false } : { body: JSON.stringify(input.body), isBase64Encoded: false }),
+  ...(input.body === undefined
+    ? { isBase64Encoded: false }
+    : { body: JSON.stringify(input.body), isBase64Encoded: false }),
   requestContext: {
     http: { method: input.method, path: input.path },
     requestId: 'apigw-1',
@@ -73,7 +84,12 @@ const event = (input: {
 
 const call = async (name: string, e: ReturnType<typeof event>) => {
   const res = await handlers[name](e, context());
-  return { status: res.statusCode, headers: res.headers ?? {}, text: res.body ?? '', body: res.body ? JSON.parse(res.body) : undefined };
+  return {
+    status: res.statusCode,
+    headers: res.headers ?? {},
+    text: res.body ?? '',
+    body: res.body ? JSON.parse(res.body) : undefined,
+  };
 };
 
 const resellerBody = {
@@ -136,7 +152,9 @@ const sealed = (field: string) => Buffer.from(`sealed:${field}`).toString('base6
 
 /** An SDK error whose message carries internals that must never reach a client. */
 const internalError = () => {
-  const error = new Error('User: arn:aws:sts::123456789012:assumed-role/stores-role is not authorized on table/stores-table');
+  const error = new Error(
+    'User: arn:aws:sts::123456789012:assumed-role/stores-role is not authorized on table/stores-table',
+  );
   error.name = 'AccessDeniedException';
   return error;
 };
@@ -147,7 +165,9 @@ const expectInternalError = (res: Awaited<ReturnType<typeof call>>) => {
     error: { type: 'api_error', code: 'internal_error', message: expect.any(String) },
     request_id: res.headers['Request-Id'],
   });
-  expect(res.text).not.toMatch(/arn:|AccessDenied|stores-table|stores-role|not authorized|ConditionalCheck|Transaction|at .*\.ts/);
+  expect(res.text).not.toMatch(
+    /arn:|AccessDenied|stores-table|stores-role|not authorized|ConditionalCheck|Transaction|at .*\.ts/,
+  );
 };
 
 const canceled = (...codes: string[]) =>
@@ -160,7 +180,10 @@ const canceled = (...codes: string[]) =>
 beforeEach(() => {
   dynamo.reset();
   kms.reset();
-  kms.on(EncryptCommand).callsFake((input) => ({ CiphertextBlob: Buffer.from(`sealed:${input.EncryptionContext.field}`), KeyId: input.KeyId }));
+  kms.on(EncryptCommand).callsFake((input) => ({
+    CiphertextBlob: Buffer.from(`sealed:${input.EncryptionContext.field}`),
+    KeyId: input.KeyId,
+  }));
 });
 
 describe('Function: create-reseller-store', () => {
@@ -246,7 +269,10 @@ describe('Function: create-reseller-store', () => {
 
 describe('Function: get-reseller-store', () => {
   const get = (id: string, ownerId = 'owner_a') =>
-    call('get-reseller-store', event({ method: 'GET', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, ownerId }));
+    call(
+      'get-reseller-store',
+      event({ method: 'GET', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, ownerId }),
+    );
 
   it('reads the store by its key and answers it without secrets', async () => {
     dynamo.on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } }).resolves({ Item: resellerItem() });
@@ -262,7 +288,12 @@ describe('Function: get-reseller-store', () => {
     dynamo.on(GetCommand).resolves({ Item: resellerItem({ ownerId: 'owner_b' }) });
     const res = await get('rst_1');
     expect(res.status).toBe(404);
-    expect(res.body.error).toEqual({ type: 'invalid_request_error', code: 'resource_missing', message: expect.any(String), param: 'id' });
+    expect(res.body.error).toEqual({
+      type: 'invalid_request_error',
+      code: 'resource_missing',
+      message: expect.any(String),
+      param: 'id',
+    });
     expect(res.text).not.toContain('owner_b');
   });
 
@@ -279,7 +310,10 @@ describe('Function: get-reseller-store', () => {
 
 describe('Function: update-reseller-store', () => {
   const patch = (id: string, body: unknown, ownerId = 'owner_a') =>
-    call('update-reseller-store', event({ method: 'PATCH', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, body, ownerId }));
+    call(
+      'update-reseller-store',
+      event({ method: 'PATCH', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, body, ownerId }),
+    );
 
   it("renames only the caller's active store, in one conditional update", async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: resellerItem({ name: 'Renamed' }) });
@@ -295,11 +329,15 @@ describe('Function: update-reseller-store', () => {
   });
 
   it("answers 404 when the condition fails (unknown, deleted or another owner's store)", async () => {
-    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    dynamo
+      .on(UpdateCommand)
+      .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
     const res = await patch('rst_1', { name: 'Renamed' }, 'owner_b');
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
-    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({ ':owner': 'owner_b' });
+    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
+      ':owner': 'owner_b',
+    });
   });
 
   it('answers 400 for a field other than name, without calling DynamoDB', async () => {
@@ -316,7 +354,10 @@ describe('Function: update-reseller-store', () => {
 
 describe('Function: delete-reseller-store', () => {
   const del = (id: string, ownerId = 'owner_a') =>
-    call('delete-reseller-store', event({ method: 'DELETE', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, ownerId }));
+    call(
+      'delete-reseller-store',
+      event({ method: 'DELETE', path: `/v1/reseller_stores/${id}`, pathParameters: { id }, ownerId }),
+    );
 
   it('soft-deletes with a condition on owner and deletedAt, and answers 204 without a body', async () => {
     dynamo.on(UpdateCommand).resolves({});
@@ -332,7 +373,9 @@ describe('Function: delete-reseller-store', () => {
   });
 
   it('answers 404 when the condition fails (already deleted, unknown or not owned)', async () => {
-    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    dynamo
+      .on(UpdateCommand)
+      .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
     const res = await del('rst_1');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('resource_missing');
@@ -343,7 +386,13 @@ describe('Function: create-source-store', () => {
   const create = (body: unknown = sourceBody, ownerId = 'owner_a', rstId = 'rst_1') =>
     call(
       'create-source-store',
-      event({ method: 'POST', path: `/v1/reseller_stores/${rstId}/source_stores`, pathParameters: { rst_id: rstId }, body, ownerId }),
+      event({
+        method: 'POST',
+        path: `/v1/reseller_stores/${rstId}/source_stores`,
+        pathParameters: { rst_id: rstId },
+        body,
+        ownerId,
+      }),
     );
 
   beforeEach(() => {
@@ -363,7 +412,9 @@ describe('Function: create-source-store', () => {
       ]),
     );
     expect(contexts).toHaveLength(2);
-    const plaintexts = kms.commandCalls(EncryptCommand).map((c) => Buffer.from(c.args[0].input.Plaintext!).toString('utf8'));
+    const plaintexts = kms
+      .commandCalls(EncryptCommand)
+      .map((c) => Buffer.from(c.args[0].input.Plaintext!).toString('utf8'));
     expect(plaintexts.sort()).toEqual(['shpat_source_plain', 'whsec_source_plain']);
   });
 
@@ -394,7 +445,12 @@ describe('Function: create-source-store', () => {
     const res = await create();
     expect(res.status).toBe(409);
     expect(res.body).toEqual({
-      error: { type: 'invalid_request_error', code: 'vendor_tag_conflict', message: expect.stringContaining('Acme'), param: 'vendorTag' },
+      error: {
+        type: 'invalid_request_error',
+        code: 'vendor_tag_conflict',
+        message: expect.stringContaining('Acme'),
+        param: 'vendorTag',
+      },
       request_id: res.headers['Request-Id'],
     });
   });
@@ -413,7 +469,9 @@ describe('Function: create-source-store', () => {
   });
 
   it('answers 404 (param rst_id) under a soft-deleted reseller store', async () => {
-    dynamo.on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } }).resolves({ Item: resellerItem({ deletedAt: '2026-11-03T00:00:00.000Z' }) });
+    dynamo
+      .on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } })
+      .resolves({ Item: resellerItem({ deletedAt: '2026-11-03T00:00:00.000Z' }) });
     const res = await create();
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'rst_id' });
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
@@ -437,14 +495,25 @@ describe('Function: get-source-store', () => {
   const get = (rstId: string, id: string, ownerId = 'owner_a') =>
     call(
       'get-source-store',
-      event({ method: 'GET', path: `/v1/reseller_stores/${rstId}/source_stores/${id}`, pathParameters: { rst_id: rstId, id }, ownerId }),
+      event({
+        method: 'GET',
+        path: `/v1/reseller_stores/${rstId}/source_stores/${id}`,
+        pathParameters: { rst_id: rstId, id },
+        ownerId,
+      }),
     );
 
   it('answers the store without secrets', async () => {
     dynamo.on(GetCommand, { Key: { PK: 'SST#sst_1', SK: 'SST' } }).resolves({ Item: sourceItem() });
     const res = await get('rst_1', 'sst_1');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: 'sst_1', object: 'source_store', resellerStoreId: 'rst_1', vendorTag: 'Acme', deletedAt: null });
+    expect(res.body).toMatchObject({
+      id: 'sst_1',
+      object: 'source_store',
+      resellerStoreId: 'rst_1',
+      vendorTag: 'Acme',
+      deletedAt: null,
+    });
     expect(res.text).not.toMatch(/accessToken|webhookSecret|Y2lwaGVydGV4|ownerId/);
   });
 
@@ -465,7 +534,12 @@ describe('Function: delete-source-store', () => {
   const del = (rstId: string, id: string, ownerId = 'owner_a') =>
     call(
       'delete-source-store',
-      event({ method: 'DELETE', path: `/v1/reseller_stores/${rstId}/source_stores/${id}`, pathParameters: { rst_id: rstId, id }, ownerId }),
+      event({
+        method: 'DELETE',
+        path: `/v1/reseller_stores/${rstId}/source_stores/${id}`,
+        pathParameters: { rst_id: rstId, id },
+        ownerId,
+      }),
     );
 
   it('soft-deletes the store and frees its tag in one transaction', async () => {

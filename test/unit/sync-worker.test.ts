@@ -21,7 +21,11 @@ const kmsMock = mockClient(KMSClient);
 const cipher = kmsCipher(kms, () => 'key');
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
-  ({ messageId: 'm-1', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: receiveCount } }) as unknown as SQSRecord;
+  ({
+    messageId: 'm-1',
+    body: JSON.stringify(body),
+    attributes: { ApproximateReceiveCount: receiveCount },
+  }) as unknown as SQSRecord;
 
 const job = {
   id: 'sj_1',
@@ -57,12 +61,20 @@ describe('sync worker: processSyncMessage', () => {
     sqs.reset();
     kmsMock.reset();
     createOrder.mockReset();
-    kmsMock.on(DecryptCommand).callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+    kmsMock
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
     dynamo.on(GetCommand).resolves({ Item: sourceStore });
   });
 
   const claimSucceeds = () =>
-    dynamo.on(UpdateCommand).resolves({ Attributes: { ...job, status: 'completed' } }).on(UpdateCommand, { ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)' }).resolves({ Attributes: job });
+    dynamo
+      .on(UpdateCommand)
+      .resolves({ Attributes: { ...job, status: 'completed' } })
+      .on(UpdateCommand, {
+        ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)',
+      })
+      .resolves({ Attributes: job });
 
   it('drops a stale message without calling the platform', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
@@ -87,7 +99,12 @@ describe('sync worker: processSyncMessage', () => {
 
     expect(outcome).toBe('done');
     const [store, order, key] = createOrder.mock.calls[0];
-    expect(store).toEqual({ platform: 'storeplatform_a', shopDomain: 'acme.myshopify.com', accessToken: 'plain-accessToken', webhookSecret: 'plain-webhookSecret' });
+    expect(store).toEqual({
+      platform: 'storeplatform_a',
+      shopDomain: 'acme.myshopify.com',
+      accessToken: 'plain-accessToken',
+      webhookSecret: 'plain-webhookSecret',
+    });
     expect(key).toBe('sj_1');
     expect(order).toMatchObject({
       source_identifier: 'reseller.myshopify.com:5551234',
@@ -96,13 +113,28 @@ describe('sync worker: processSyncMessage', () => {
       tags: 'reseller-order',
     });
     const complete = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
-    expect(complete.ExpressionAttributeValues).toMatchObject({ ':completed': 'completed', ':orderId': '7001', ':generation': 2, ':lookup': 'SRCORDER#sst_1#7001' });
-    expect(kmsMock.commandCalls(DecryptCommand)[0].args[0].input.EncryptionContext).toEqual({ storeId: 'sst_1', field: 'accessToken' });
+    expect(complete.ExpressionAttributeValues).toMatchObject({
+      ':completed': 'completed',
+      ':orderId': '7001',
+      ':generation': 2,
+      ':lookup': 'SRCORDER#sst_1#7001',
+    });
+    expect(kmsMock.commandCalls(DecryptCommand)[0].args[0].input.EncryptionContext).toEqual({
+      storeId: 'sst_1',
+      field: 'accessToken',
+    });
   });
 
   it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
     claimSucceeds();
-    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'storeplatform_a answered 503' }));
+    createOrder.mockRejectedValue(
+      new PlatformError({
+        platform: 'storeplatform_a',
+        status: 503,
+        retryable: true,
+        message: 'storeplatform_a answered 503',
+      }),
+    );
 
     const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
 
@@ -114,24 +146,50 @@ describe('sync worker: processSyncMessage', () => {
   it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
     claimSucceeds();
     dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
-    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 422, retryable: false, message: 'storeplatform_a answered 422: line_items invalid' }));
+    createOrder.mockRejectedValue(
+      new PlatformError({
+        platform: 'storeplatform_a',
+        status: 422,
+        retryable: false,
+        message: 'storeplatform_a answered 422: line_items invalid',
+      }),
+    );
 
     const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(items[0].Update!.ExpressionAttributeValues).toMatchObject({ ':dead': 'dead', ':reason': 'storeplatform_a answered 422: line_items invalid' });
-    expect(items[1].Put!.Item).toMatchObject({ action: 'sync_job.dead', resourceId: 'sj_1', actorId: 'system', actor: { type: 'system', id: 'system' } });
+    expect(items[0].Update!.ExpressionAttributeValues).toMatchObject({
+      ':dead': 'dead',
+      ':reason': 'storeplatform_a answered 422: line_items invalid',
+    });
+    expect(items[1].Put!.Item).toMatchObject({
+      action: 'sync_job.dead',
+      resourceId: 'sj_1',
+      actorId: 'system',
+      actor: { type: 'system', id: 'system' },
+    });
   });
 
   it('defers a throttled job in a fresh message delayed by Retry-After, without failing it', async () => {
     claimSucceeds();
-    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, retryAfterSeconds: 7, message: 'storeplatform_a answered 429' }));
+    createOrder.mockRejectedValue(
+      new PlatformError({
+        platform: 'storeplatform_a',
+        status: 429,
+        retryable: true,
+        retryAfterSeconds: 7,
+        message: 'storeplatform_a answered 429',
+      }),
+    );
 
     const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({ DelaySeconds: 7, MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 2 }) });
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+      DelaySeconds: 7,
+      MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 2 }),
+    });
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(defer.ExpressionAttributeValues).toMatchObject({ ':pending': 'pending' });
   });
@@ -150,7 +208,14 @@ describe('sync worker: processSyncMessage', () => {
     claimSucceeds();
     dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
-    createOrder.mockRejectedValue(new PlatformError({ platform: 'storeplatform_a', status: 401, retryable: false, message: 'storeplatform_a answered 401' }));
+    createOrder.mockRejectedValue(
+      new PlatformError({
+        platform: 'storeplatform_a',
+        status: 401,
+        retryable: false,
+        message: 'storeplatform_a answered 401',
+      }),
+    );
 
     await expect(processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
   });
