@@ -19,19 +19,13 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { INDEX, LOOKUP_PROJECTION } from '../shared/dynamo/keys.js';
-import { grantsFor, queuesUsedBy, queueUrlVariable, type GrantTarget } from './access.js';
+import { TABLE_DEFINITION, type KeyAttribute } from '../shared/dynamo/table-definition.js';
+import { grantsFor, type GrantTarget } from './access.js';
 import type { DeployConfig } from './config.js';
+import { functionEnvironment } from './environment.js';
+import { allFunctions, consumedQueue, type FunctionSpec } from './functions.js';
 import { acknowledge } from './nag.js';
-import {
-  authorizer,
-  consumers,
-  routes,
-  type Access,
-  type ConsumerSpec,
-  type QueueName,
-  type RouteSpec,
-} from './routes.js';
+import { authorizer, consumers, routes, type QueueName } from './routes.js';
 
 /** Which queue is the dead-letter queue of which; typed as a full record so a new QueueName cannot be forgotten. */
 const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
@@ -41,15 +35,10 @@ const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   fulfillment: {},
 };
 
-/** The table's global secondary indexes (shared/dynamo/keys.ts): `<name>PK` / `<name>SK` string keys. */
-const GLOBAL_INDEXES: { indexName: string; projectionType: dynamodb.ProjectionType; nonKeyAttributes?: string[] }[] = [
-  { indexName: INDEX.lists, projectionType: dynamodb.ProjectionType.KEYS_ONLY },
-  { indexName: INDEX.lookups, projectionType: dynamodb.ProjectionType.INCLUDE, nonKeyAttributes: LOOKUP_PROJECTION },
-  { indexName: INDEX.pending, projectionType: dynamodb.ProjectionType.KEYS_ONLY },
-];
+const ATTRIBUTE_TYPE = { S: dynamodb.AttributeType.STRING } as const;
+const PROJECTION = { KEYS_ONLY: dynamodb.ProjectionType.KEYS_ONLY, INCLUDE: dynamodb.ProjectionType.INCLUDE } as const;
+const BILLING = { PAY_PER_REQUEST: dynamodb.BillingMode.PAY_PER_REQUEST } as const;
 
-export const HTTP_ROUTE_TIMEOUT_SECONDS = 10;
-export const AUTHORIZER_TIMEOUT_SECONDS = 5;
 /** AWS's advice for an SQS event source: a visibility timeout of six times the function's timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 export const DLQ_RETENTION = Duration.days(14);
@@ -59,46 +48,6 @@ export const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
 
 /** Makes the bundled ESM output able to load CommonJS dependencies that call `require`. */
 const ESM_REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-/** One deployable function of lib/routes.ts, whatever kind of entry it came from. */
-interface FunctionSpec {
-  name: string;
-  entry: string;
-  access: Access;
-  timeoutSeconds: number;
-  description: string;
-  /** The queue whose messages invoke it. */
-  consumes?: QueueName;
-}
-
-const consumedQueue = (c: ConsumerSpec) => ('queue' in c.trigger ? c.trigger.queue : undefined);
-
-/** Every function of lib/routes.ts: the routes, the authorizer, the consumers. */
-export const functionSpecs = (): FunctionSpec[] => [
-  ...routes.map((r: RouteSpec) => ({
-    name: r.name,
-    entry: r.entry,
-    access: r.access,
-    timeoutSeconds: HTTP_ROUTE_TIMEOUT_SECONDS,
-    description: `${r.method} ${r.path}`,
-  })),
-  {
-    name: authorizer.name,
-    entry: authorizer.entry,
-    access: authorizer.access,
-    timeoutSeconds: AUTHORIZER_TIMEOUT_SECONDS,
-    description: 'Bearer API key authorizer of the HTTP API',
-  },
-  ...consumers.map((c) => ({
-    name: c.name,
-    entry: c.entry,
-    access: c.access,
-    timeoutSeconds: c.timeoutSeconds,
-    description:
-      'queue' in c.trigger ? `Consumer of the ${c.trigger.queue} queue` : `Every ${c.trigger.scheduleMinutes} minutes`,
-    consumes: consumedQueue(c),
-  })),
-];
 
 /** The visibility timeout of a queue: six times the timeout of its consumer(s); SQS's default when nothing consumes it. */
 export const visibilityTimeoutSeconds = (queue: QueueName): number | undefined => {
@@ -133,23 +82,25 @@ export class ResellerRoutingStack extends Stack {
 
     // Encrypted with the AWS owned key (the default): a customer-managed key would add a KMS request
     // to every read and write, and the secrets in the items are encrypted with the CMK anyway.
+    const definition = TABLE_DEFINITION;
+    const key = (attribute: KeyAttribute) => ({ name: attribute.name, type: ATTRIBUTE_TYPE[attribute.type] });
     this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: 'PK', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'SK', type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      partitionKey: key(definition.partitionKey),
+      sortKey: key(definition.sortKey),
+      billingMode: BILLING[definition.billingMode],
       encryption: dynamodb.TableEncryption.DEFAULT,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       deletionProtection: config.deletionProtection,
-      timeToLiveAttribute: 'expiresAt',
+      timeToLiveAttribute: definition.timeToLiveAttribute,
       removalPolicy: config.removalPolicy,
     });
-    for (const index of GLOBAL_INDEXES) {
+    for (const index of definition.globalIndexes) {
       this.table.addGlobalSecondaryIndex({
-        indexName: index.indexName,
-        partitionKey: { name: `${index.indexName}PK`, type: dynamodb.AttributeType.STRING },
-        sortKey: { name: `${index.indexName}SK`, type: dynamodb.AttributeType.STRING },
-        projectionType: index.projectionType,
-        nonKeyAttributes: index.nonKeyAttributes,
+        indexName: index.name,
+        partitionKey: key(index.partitionKey),
+        sortKey: key(index.sortKey),
+        projectionType: PROJECTION[index.projection.type],
+        nonKeyAttributes: index.projection.type === 'INCLUDE' ? index.projection.nonKeyAttributes : undefined,
       });
     }
 
@@ -164,7 +115,7 @@ export class ResellerRoutingStack extends Stack {
 
     this.queues = this.createQueues(config);
 
-    for (const spec of functionSpecs()) this.functions.set(spec.name, this.createFunction(spec, config, projectRoot));
+    for (const spec of allFunctions()) this.functions.set(spec.name, this.createFunction(spec, config, projectRoot));
 
     for (const consumer of consumers) {
       const fn = this.functions.get(consumer.name)!;
@@ -234,7 +185,7 @@ export class ResellerRoutingStack extends Stack {
         return [this.table.tableArn];
       case 'tableIndexes':
         // Each index by name rather than `index/*`: the same indexes, without a wildcard resource.
-        return GLOBAL_INDEXES.map((i) => `${this.table.tableArn}/index/${i.indexName}`);
+        return TABLE_DEFINITION.globalIndexes.map((i) => `${this.table.tableArn}/index/${i.name}`);
       case 'key':
         return [this.secretsKey.keyArn];
       case 'queue':
@@ -262,18 +213,17 @@ export class ResellerRoutingStack extends Stack {
       );
     }
 
-    const environment: Record<string, string> = {
+    const environment = {
       NODE_OPTIONS: '--enable-source-maps',
-      STAGE: config.stage,
-      TABLE_NAME: this.table.tableName,
-      PLATFORM_SHOP_DOMAIN_SUFFIX: config.shopDomainSuffix,
-      API_KEY_PREFIX: 'sk_live_',
-      POWERTOOLS_SERVICE_NAME: 'reseller-routing',
+      ...functionEnvironment(spec, {
+        stage: config.stage,
+        tableName: this.table.tableName,
+        keyId: this.secretsKey.keyArn,
+        queueUrl: (queue) => this.queues[queue].queueUrl,
+        shopDomainSuffix: config.shopDomainSuffix,
+        apiKeyPrefix: 'sk_live_',
+      }),
     };
-    if (spec.access.key?.length) environment.KMS_KEY_ID = this.secretsKey.keyArn;
-    for (const queue of new Set([...queuesUsedBy(spec.access), ...(spec.consumes ? [spec.consumes] : [])])) {
-      environment[queueUrlVariable(queue)] = this.queues[queue].queueUrl;
-    }
 
     const fn = new NodejsFunction(scope, 'Function', {
       description: spec.description,

