@@ -1,37 +1,9 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { ESBUILD_OPTIONS } from '../lib/bundling.js';
 
-/**
- * The esbuild options `NodejsFunction` uses for every function of lib/stack.ts.
- *
- * lib/stack.ts passes its `bundling` props inline to each `NodejsFunction` and exports no constant,
- * so they are replicated here, translated the way aws-cdk-lib's `Bundling.buildEsbuildArgs` turns
- * them into esbuild flags: `--bundle --target=node24 --platform=node --format=esm
- * --outfile=<dir>/index.mjs --minify --sourcemap --sources-content=false --log-level=warning
- * --banner:js=<ESM_REQUIRE_SHIM> --main-fields=module,main`, with no `--external` (`bundleAwsSDK:
- * true`, `externalModules: []`), run from the project root. Keep the two in step: if the stack
- * changes its bundling props, change them here too.
- */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** lib/stack.ts's ESM_REQUIRE_SHIM (not exported there). */
-export const ESM_REQUIRE_SHIM =
-  "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
-
-export const STACK_BUNDLING: BuildOptions = {
-  bundle: true,
-  platform: 'node',
-  target: 'node24',
-  format: 'esm',
-  mainFields: ['module', 'main'],
-  minify: true,
-  sourcemap: true,
-  sourcesContent: false,
-  external: [],
-  banner: { js: ESM_REQUIRE_SHIM },
-  logLevel: 'warning',
-};
 
 export interface BuiltBundle {
   /** `<outDir>/index.mjs`, as the Lambda asset names it. */
@@ -42,8 +14,9 @@ export interface BuiltBundle {
 }
 
 /**
- * Bundles one entry as the stack would: a path relative to the project root, or the source of a
- * module (`{ contents }`, resolved from the project root) for the baselines.
+ * Bundles one entry with the stack's options (lib/bundling.ts), run from the project root as
+ * NodejsFunction runs esbuild: a path relative to the project root, or the source of a module
+ * (`{ contents }`, resolved from the project root) for the baselines.
  */
 export const bundle = async (entry: string | { contents: string }, outDir: string): Promise<BuiltBundle> => {
   const outfile = resolve(outDir, 'index.mjs');
@@ -53,7 +26,7 @@ export const bundle = async (entry: string | { contents: string }, outDir: strin
       : { stdin: { contents: entry.contents, resolveDir: PROJECT_ROOT, sourcefile: 'baseline.mjs', loader: 'js' } };
   // `metafile` only adds a report of what went in; it does not change the output.
   const result = await build({
-    ...STACK_BUNDLING,
+    ...ESBUILD_OPTIONS,
     ...input,
     absWorkingDir: PROJECT_ROOT,
     outfile,

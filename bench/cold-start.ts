@@ -1,8 +1,8 @@
 /**
  * `npm run bench:cold`: bundle size and cold start of every function against a baseline.
  *
- * Each function of lib/routes.ts is bundled exactly as lib/stack.ts bundles it (bench/bundling.ts),
- * and so is its baseline: a handler that only builds the SDK clients the function's `access`
+ * Each function of lib/functions.ts is bundled with the stack's options (lib/bundling.ts), and so
+ * is its baseline: a handler that only builds the SDK clients the function's `access`
  * implies (the DynamoDB document client for table actions, SQS for queues, KMS for the key) and
  * answers after one DynamoDB GetItem, the one round trip every function's first event makes too.
  * Each bundle then starts in a fresh `node` (Node 24, `--enable-source-maps` as on Lambda) that
@@ -20,6 +20,7 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
+import { NODE_OPTIONS } from '../lib/bundling.js';
 import { bundle, bytesByPackage, importChain, sdkClientsIn, type BuiltBundle } from './bundling.js';
 import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, table } from './common.js';
 import { allFunctions, answeredWell, describeAnswer, firstEvent, type BenchFunction } from './functions.js';
@@ -47,13 +48,15 @@ const baselineSource = (fn: BenchFunction) => {
     queues && "import { SQSClient } from '@aws-sdk/client-sqs';",
     key && "import { KMSClient } from '@aws-sdk/client-kms';",
     table &&
-      'const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });',
+      'const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), ' +
+        '{ marshallOptions: { removeUndefinedValues: true } });',
     queues && 'const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });',
     key && 'const kms = new KMSClient({});',
     `export const clients = { ${[table && 'dynamo', queues && 'sqs', key && 'kms'].filter(Boolean).join(', ')} };`,
     'export const handler = async () => {',
     table &&
-      "  await dynamo.send(new GetCommand({ TableName: process.env.TABLE_NAME, Key: { PK: 'BENCH#baseline', SK: 'BENCH' } }));",
+      '  await dynamo.send(new GetCommand({ TableName: process.env.TABLE_NAME, ' +
+        "Key: { PK: 'BENCH#baseline', SK: 'BENCH' } }));",
     "  return { statusCode: 200, body: '{}' };",
     '};',
   ]
@@ -148,9 +151,8 @@ try {
 const childEnv = (name: string): NodeJS.ProcessEnv => ({
   ...runtimeEnv,
   PATH: process.env.PATH,
-  // What lib/stack.ts and Lambda set.
-  NODE_OPTIONS: '--enable-source-maps',
-  POWERTOOLS_SERVICE_NAME: 'reseller-routing',
+  // What the stack (lib/constructs/functions.ts) and Lambda set besides the function's own variables.
+  NODE_OPTIONS,
   STAGE: 'bench',
   AWS_LAMBDA_FUNCTION_NAME: name,
   AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
@@ -284,18 +286,22 @@ try {
     'init = import of the bundle (module evaluation, clients built) + the first invocation; load = the import alone;',
   );
   console.log(
-    'warm = a second invocation in the same process (its round trips to the engines, every code path compiled). Not targets: they explain a miss.',
+    'warm = a second invocation in the same process (its round trips to the engines, every code path compiled). ' +
+      'Not targets: they explain a miss.',
   );
   console.log(
-    `Targets: init ≤ ${TARGET_INIT} × baseline, bundle ≤ ${TARGET_SIZE} × baseline (KB of index.mjs; the source map ships beside it).`,
+    `Targets: init ≤ ${TARGET_INIT} × baseline, bundle ≤ ${TARGET_SIZE} × baseline ` +
+      '(KB of index.mjs; the source map ships beside it).',
   );
   console.log(
-    `Summary: ${passes} of ${measured} measured function(s) within both targets${failures.length ? `; ${failures.length} error(s)` : ''}.`,
+    `Summary: ${passes} of ${measured} measured function(s) within both targets` +
+      `${failures.length ? `; ${failures.length} error(s)` : ''}.`,
   );
 
   if (misses.length)
     console.log(
-      '\nWhy (bundle: function − baseline by package, from the esbuild metafile; init: the warm invocation shows the extra round trips):',
+      '\nWhy (bundle: function − baseline by package, from the esbuild metafile; ' +
+        'init: the warm invocation shows the extra round trips):',
     );
   for (const miss of misses) {
     const { fn: f, base } = built.get(miss.fn.name)!;
@@ -321,11 +327,13 @@ try {
     }
     if (miss.init && miss.extraRoundTripsMs >= 5) {
       console.log(
-        `  ${miss.fn.name} init: its warm invocation takes ${fixed(miss.extraRoundTripsMs)} ms more than the baseline's one GetItem: more (or slower) round trips to the engines.`,
+        `  ${miss.fn.name} init: its warm invocation takes ${fixed(miss.extraRoundTripsMs)} ms more than ` +
+          "the baseline's one GetItem: more (or slower) round trips to the engines.",
       );
     } else if (miss.init) {
       console.log(
-        `  ${miss.fn.name} init: warm, it is as fast as the baseline (${fixed(miss.extraRoundTripsMs)} ms apart), so the difference is code run for the first time, ` +
+        `  ${miss.fn.name} init: warm, it is as fast as the baseline (${fixed(miss.extraRoundTripsMs)} ms apart), ` +
+          'so the difference is code run for the first time, ' +
           'or noise on a busy machine: compare with more --runs.',
       );
     }
@@ -336,7 +344,8 @@ try {
     const expected = new Set(sdkClientsIn(base.metafile));
     for (const client of sdkClientsIn(f.metafile).filter((c) => !expected.has(c))) {
       console.log(
-        `  ${fn.name} bundles ${client}, which its access does not use, via ${importChain(f.metafile, client)?.join(' → ')}`,
+        `  ${fn.name} bundles ${client}, which its access does not use, ` +
+          `via ${importChain(f.metafile, client)?.join(' → ')}`,
       );
     }
   }

@@ -74,7 +74,8 @@ try {
     ).orders.length;
 
   console.log(
-    `bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ${memoryMb} MB functions, ${process.version}`,
+    `bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ` +
+      `${memoryMb} MB functions, ${process.version}`,
   );
 
   // 1. The orders, counted from the first webhook.
@@ -153,7 +154,9 @@ try {
   const total = lines.reduce((s, [, count, price]) => s + count * price * 1e6, 0);
 
   console.log(
-    `\nOrders: ${orders} sent in ${fixed(sentMs / 1000, 1)} s; ${jobIds.size - notCompleted.length} of ${jobIds.size} jobs completed after ${fixed(settledMs / 1000, 1)} s; refused ${refused.length}.`,
+    `\nOrders: ${orders} sent in ${fixed(sentMs / 1000, 1)} s; ` +
+      `${jobIds.size - notCompleted.length} of ${jobIds.size} jobs completed after ${fixed(settledMs / 1000, 1)} s; ` +
+      `refused ${refused.length}.`,
   );
   console.log(`\nCost per order (us-east-1, on-demand, prices of bench/prices.ts as of ${PRICES.asOf}):\n`);
   console.log(
@@ -171,7 +174,8 @@ try {
     ),
   );
   console.log(
-    `\nCost per million single-supplier orders: $${fixed(total, 2)} (target < $${TARGET_PER_MILLION}): ${total < TARGET_PER_MILLION ? 'PASS' : 'MISS'}`,
+    `\nCost per million single-supplier orders: $${fixed(total, 2)} (target < $${TARGET_PER_MILLION}): ` +
+      (total < TARGET_PER_MILLION ? 'PASS' : 'MISS'),
   );
 
   // The local pollers hand the worker whatever one long poll returns; on AWS the event source
@@ -190,7 +194,8 @@ try {
       (receivesAndDeletes - (2 * messages) / perBatch) * PRICES.sqsRequest * 1e6;
     console.log(
       `With full batches of ${perBatch} (AWS's 1 s batching window under steady traffic; same duration per message): ` +
-        `${fixed(messages / perBatch, 3)} worker invocations and ${fixed((2 * messages) / perBatch, 3)} receives + deletes per order: $${fixed(batched, 2)} per million orders.`,
+        `${fixed(messages / perBatch, 3)} worker invocations and ${fixed((2 * messages) / perBatch, 3)} ` +
+        `receives + deletes per order: $${fixed(batched, 2)} per million orders.`,
     );
   }
 
@@ -222,12 +227,14 @@ try {
     ),
   );
   console.log(
-    `  of the write units, ${fixed(perOrder(u.dynamo.gsiWru), 3)} per order are GSI writes: DynamoDB Local counts them in the total ` +
+    `  of the write units, ${fixed(perOrder(u.dynamo.gsiWru), 3)} per order are GSI writes: ` +
+      'DynamoDB Local counts them in the total ' +
       `(total − table − indexes = ${fixed(u.dynamo.unexplained, 3)} over the run).`,
   );
   if (u.dynamo.failedWrites)
     console.log(
-      `  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU (DynamoDB bills them but reports no capacity).`,
+      `  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU ` +
+        '(DynamoDB bills them but reports no capacity).',
     );
   console.log('\nSQS, by action (billable requests, 64 KiB chunks):');
   console.log(
@@ -237,11 +244,13 @@ try {
     ),
   );
   console.log(
-    `\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run (secrets are cached per container for 5 minutes).`,
+    `\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run ` +
+      '(secrets are cached per container for 5 minutes).',
   );
   console.log(
-    `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing during the ${fixed(settledMs / 1000, 1)} s run ` +
-      `(the local pollers wait 1 s per poll; on AWS the SQS event source mappings' long polls cost a fixed amount a month whatever the traffic).`,
+    `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing ` +
+      `during the ${fixed(settledMs / 1000, 1)} s run (the local pollers wait 1 s per poll; on AWS the SQS ` +
+      "event source mappings' long polls cost a fixed amount a month whatever the traffic).",
   );
   if (invocationsWhilePaused)
     console.log(
@@ -251,7 +260,8 @@ try {
   if (refused.length || notCompleted.length) {
     exitCode = 1;
     console.log(
-      `\nFAILED: ${refused.length} webhook(s) refused (${refused.slice(0, 3).join('; ')}), ${notCompleted.length} job(s) not completed within ${timeoutMs / 1000} s.`,
+      `\nFAILED: ${refused.length} webhook(s) refused (${refused.slice(0, 3).join('; ')}), ` +
+        `${notCompleted.length} job(s) not completed within ${timeoutMs / 1000} s.`,
     );
   }
 } catch (error) {

@@ -63,7 +63,8 @@ try {
   const stores = await createStores(runtime.apiUrl);
   const api = apiClient(runtime.apiUrl);
   console.log(
-    `bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) over ${connections} connection(s), ${process.version}`,
+    `bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) ` +
+      `over ${connections} connection(s), ${process.version}`,
   );
 
   // What each accepted order became: its job, when its webhook was sent, when the job completed.
@@ -203,11 +204,13 @@ try {
     ),
   );
   console.log(
-    `\norders: sent ${sentAt.size}, accepted ${accepted}, refused ${refused.length}, connection errors ${errors}, completed ${completedAfter.length}, lost ${lost}, duplicated ${duplicated}`,
+    `\norders: sent ${sentAt.size}, accepted ${accepted}, refused ${refused.length}, connection errors ${errors}, ` +
+      `completed ${completedAfter.length}, lost ${lost}, duplicated ${duplicated}`,
   );
   console.log(`supplier orders placed: ${simOrders.length} for ${perReseller.size} reseller orders`);
   console.log(
-    `achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ${pollRequests} API reads to observe completion`,
+    `achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ` +
+      `${pollRequests} API reads to observe completion`,
   );
   if (lost)
     console.log(

@@ -1,40 +1,26 @@
 import { randomUUID } from 'node:crypto';
-import { authorizer, consumers, routes, type Access, type ConsumerSpec, type RouteSpec } from '../lib/routes.js';
+import { allFunctions as deployedFunctions, type FunctionSpec } from '../lib/functions.js';
+import type { RouteSpec } from '../lib/routes.js';
 import { BENCH_OWNER, orderBody, sign } from './common.js';
 
 /**
- * Every function lib/routes.ts declares (the routes, the authorizer, the consumers: what
- * lib/stack.ts deploys), with a realistic first event for each kind, aimed at the local engines.
+ * Every function the stack deploys (lib/functions.ts), with a realistic first event for each kind,
+ * aimed at the local engines.
  */
 
 export type FunctionKind = 'api' | 'webhook' | 'authorizer' | 'consumer' | 'schedule';
 
-export interface BenchFunction {
-  name: string;
-  entry: string;
-  access: Access;
+export interface BenchFunction extends FunctionSpec {
   kind: FunctionKind;
-  route?: RouteSpec;
-  consumer?: ConsumerSpec;
 }
 
-export const allFunctions = (): BenchFunction[] => [
-  ...routes.map((route) => ({
-    name: route.name,
-    entry: route.entry,
-    access: route.access,
-    kind: route.auth === 'apiKey' ? ('api' as const) : ('webhook' as const),
-    route,
-  })),
-  { name: authorizer.name, entry: authorizer.entry, access: authorizer.access, kind: 'authorizer' as const },
-  ...consumers.map((consumer) => ({
-    name: consumer.name,
-    entry: consumer.entry,
-    access: consumer.access,
-    kind: 'queue' in consumer.trigger ? ('consumer' as const) : ('schedule' as const),
-    consumer,
-  })),
-];
+const kindOf = (fn: FunctionSpec): FunctionKind => {
+  if (fn.route) return fn.route.auth === 'apiKey' ? 'api' : 'webhook';
+  if (fn.consumer) return fn.consumes ? 'consumer' : 'schedule';
+  return 'authorizer';
+};
+
+export const allFunctions = (): BenchFunction[] => deployedFunctions().map((fn) => ({ ...fn, kind: kindOf(fn) }));
 
 /** An id of the right shape that no item has. */
 const missingId = (prefix: string) => `${prefix}_bench${'0'.repeat(19)}`;
@@ -217,7 +203,7 @@ export const firstEvent = (fn: BenchFunction, run: number): unknown => {
     case 'authorizer':
       return authorizerEvent();
     case 'consumer':
-      return sqsEvent('queue' in fn.consumer!.trigger ? fn.consumer!.trigger.queue : 'none');
+      return sqsEvent(fn.consumes ?? 'none');
     case 'schedule':
       return scheduleEvent();
   }

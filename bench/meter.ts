@@ -113,7 +113,8 @@ export const createMeter = () => {
     const { kms } = await import('../shared/aws/kms.js');
     dynamo.middlewareStack.add(
       (next, context) => async (args) => {
-        const operation = `${context.commandName?.replace(/Command$/, '') ?? 'unknown'} ${target(args.input as Record<string, any>)}`;
+        const command = context.commandName?.replace(/Command$/, '') ?? 'unknown';
+        const operation = `${command} ${target(args.input as Record<string, any>)}`;
         (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
         try {
           const result = await next(args);

@@ -17,7 +17,10 @@ export const PRICES = {
   dynamoWru: 0.625 / 1e6,
   /** DynamoDB on-demand (Standard table class): per read request unit. */
   dynamoRru: 0.125 / 1e6,
-  /** SQS standard queue: per request (each 64 KiB chunk of a request's payload counts as one; first 100 billion a month). */
+  /**
+   * SQS standard queue: per request (each 64 KiB chunk of a request's payload counts as one;
+   * first 100 billion a month).
+   */
   sqsRequest: 0.4 / 1e6,
   /** KMS: per API request (Encrypt, Decrypt, …) with a customer managed key. */
   kmsRequest: 0.03 / 10_000,

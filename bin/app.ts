@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Tags } from 'aws-cdk-lib';
 import { loadConfig, stackName } from '../lib/config.js';
+import { SERVICE_NAME } from '../lib/environment.js';
 import { addNagChecks } from '../lib/nag.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
 
@@ -33,7 +34,7 @@ new ResellerRoutingStack(app, stackName(config), {
   projectRoot,
   description: `Reseller order routing (${config.stage})`,
 });
-Tags.of(app).add('service', 'reseller-routing');
+Tags.of(app).add('service', SERVICE_NAME);
 Tags.of(app).add('stage', config.stage);
 
 addNagChecks(app);

@@ -21,7 +21,7 @@ export interface Grant {
  * DynamoDB authorises a transaction by the item actions inside it; there is no IAM action
  * `dynamodb:TransactWriteItems`. The handlers' transactions Put, Update and ConditionCheck, so
  * that is what the declaration stands for. A transaction that also deletes needs `DeleteItem`
- * declared next to `TransactWriteItems` (see the report on DeleteSourceStore).
+ * declared next to `TransactWriteItems`, as DeleteSourceStore's is in lib/routes.ts.
  */
 export const TRANSACT_WRITE_ITEM_ACTIONS = ['PutItem', 'UpdateItem', 'ConditionCheckItem'] as const;
 

@@ -11,9 +11,12 @@ export interface DeployConfig {
   stage: string;
   /** True for `stage=prod`: table, key and log groups are retained and the table has deletion protection. */
   isProd: boolean;
-  /** What deleting the stack does to the table, the secrets key and the log groups: RETAIN in prod, DESTROY otherwise. */
+  /** What deleting the stack does to the table, the secrets key and the log groups: RETAIN in prod, else DESTROY. */
   removalPolicy: RemovalPolicy;
-  /** `-c maxReceiveCount=…`, default 3 (SPEC 8.2: a failed job is retried up to 3 times). Receives before a message goes to its DLQ. */
+  /**
+   * `-c maxReceiveCount=…`, default 3 (SPEC 8.2: a failed job is retried up to 3 times). Receives
+   * before a message goes to its DLQ.
+   */
   maxReceiveCount: number;
   /** `-c memorySize=…`, default 256 (MB) for every function. */
   memorySize: number;
@@ -21,11 +24,11 @@ export interface DeployConfig {
   throttleRate: number;
   /** `-c throttleBurst=…`, default 100: burst of the API stage. */
   throttleBurst: number;
-  /** `-c logRetentionDays=…`, default 30 (90 in prod); a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, 60, 90, …). */
+  /** `-c logRetentionDays=…`, default 30 (90 in prod); a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, …). */
   logRetentionDays: RetentionDays;
-  /** `-c alarmEmail=…`, default none: when set, a topic (encrypted) is created and subscribes this address to every alarm. */
+  /** `-c alarmEmail=…`, default none: when set, an encrypted topic subscribes this address to every alarm. */
   alarmEmail?: string;
-  /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (takes precedence over `alarmEmail`). */
+  /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (wins over `alarmEmail`). */
   alarmTopicArn?: string;
   /** `-c shopDomainSuffix=…`, default `myshopify.com`: becomes `PLATFORM_SHOP_DOMAIN_SUFFIX`. */
   shopDomainSuffix: string;
@@ -33,7 +36,10 @@ export interface DeployConfig {
   api5xxThreshold: number;
   /** `-c queueAgeAlarmSeconds=…`, default 900: age of the oldest message of a work queue that raises its alarm. */
   queueAgeAlarmSeconds: number;
-  /** `-c deletionProtection=false` to turn it off (default on in every stage): the table cannot be deleted by accident, nor by `cdk destroy` until turned off. */
+  /**
+   * `-c deletionProtection=false` to turn it off (default on in every stage): the table cannot be
+   * deleted by accident, nor by `cdk destroy` until turned off.
+   */
   deletionProtection: boolean;
   /** `-c tracing=true`, default false: X-Ray active tracing on every function. */
   tracing: boolean;
@@ -89,9 +95,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
 
   const logRetentionDays = int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
   if (!RETENTION_VALUES.has(logRetentionDays)) {
-    throw new Error(
-      `context logRetentionDays must be one of ${[...RETENTION_VALUES].sort((a, b) => a - b).join(', ')}, got ${logRetentionDays}`,
-    );
+    const accepted = [...RETENTION_VALUES].sort((a, b) => a - b).join(', ');
+    throw new Error(`context logRetentionDays must be one of ${accepted}, got ${logRetentionDays}`);
   }
 
   const alarmEmail = optionalStr('alarmEmail');

@@ -1,7 +1,18 @@
+import type * as v from 'valibot';
+import {
+  CreateResellerStoreBody,
+  CreateSourceStoreBody,
+  ListAuditLogQuery,
+  ListSyncJobsQuery,
+  PlainListQuery,
+  UpdateResellerStoreBody,
+} from '../shared/http/schemas.js';
+
 /**
  * The one list of every function the service runs: HTTP routes, the authorizer and the
- * queue/schedule consumers. The CDK stack deploys it, the local runtime serves it, and the
- * IAM grants are derived from each entry's `access`, so the three cannot drift apart.
+ * queue/schedule consumers. The CDK stack deploys it, the local runtime serves it, the IAM grants
+ * are derived from each entry's `access` and the OpenAPI document from each route's `request`, so
+ * none of them can drift apart.
  */
 
 export type TableAction =
@@ -17,7 +28,7 @@ export type TableAction =
 export type KeyAction = 'Encrypt' | 'Decrypt';
 
 export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
-export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
+export type QueueAction = 'SendMessage';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
 export interface Access {
@@ -36,9 +47,14 @@ export interface RouteSpec {
   path: string;
   /** Handler module relative to the project root; it exports `handler`. */
   entry: string;
-  /** `apiKey`: bearer key through the authorizer. `webhook`: no authorizer, the body's HMAC is checked in the handler. */
+  /**
+   * `apiKey`: bearer key through the authorizer. `webhook`: no authorizer, the body's HMAC is
+   * checked in the handler.
+   */
   auth: 'apiKey' | 'webhook';
   access: Access;
+  /** The schemas the handler parses its body and query string with (shared/http/schemas.ts). */
+  request?: { body?: v.GenericSchema; query?: v.GenericSchema };
 }
 
 export interface ConsumerSpec {
@@ -46,7 +62,7 @@ export interface ConsumerSpec {
   entry: string;
   /** The queue whose messages invoke it, or a schedule. */
   trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | { scheduleMinutes: number };
-  /** Seconds; the sync queue's visibility timeout is derived from the worker's. */
+  /** Seconds; its queue's visibility timeout is derived from it (lib/constructs/queues.ts). */
   timeoutSeconds: number;
   access: Access;
 }
@@ -61,6 +77,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores',
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
+    request: { body: CreateResellerStoreBody },
     access: { table: ['PutItem'], key: ['Encrypt'] },
   },
   {
@@ -69,6 +86,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores',
     entry: 'functions/list-reseller-stores.ts',
     auth: 'apiKey',
+    request: { query: PlainListQuery },
     access: READ_LIST,
   },
   {
@@ -85,6 +103,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores/{id}',
     entry: 'functions/update-reseller-store.ts',
     auth: 'apiKey',
+    request: { body: UpdateResellerStoreBody },
     access: { table: ['UpdateItem'] },
   },
   {
@@ -101,6 +120,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores/{rst_id}/source_stores',
     entry: 'functions/create-source-store.ts',
     auth: 'apiKey',
+    request: { body: CreateSourceStoreBody },
     access: { table: ['GetItem', 'TransactWriteItems'], key: ['Encrypt'] },
   },
   {
@@ -109,6 +129,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/reseller_stores/{rst_id}/source_stores',
     entry: 'functions/list-source-stores.ts',
     auth: 'apiKey',
+    request: { query: PlainListQuery },
     access: READ_LIST,
   },
   {
@@ -134,6 +155,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/sync_jobs',
     entry: 'functions/list-sync-jobs.ts',
     auth: 'apiKey',
+    request: { query: ListSyncJobsQuery },
     access: READ_LIST,
   },
   {
@@ -158,6 +180,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/audit_log',
     entry: 'functions/list-audit-log.ts',
     auth: 'apiKey',
+    request: { query: ListAuditLogQuery },
     access: READ_LIST,
   },
   {
@@ -204,7 +227,7 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: 30,
     access: {
       // Query, DeleteItem and the fulfillment queue: a completed job releases the fulfillments
-      // kept for its source order (shared/fulfillments.ts, releaseKeptFulfillments).
+      // kept for its source order (releaseKeptFulfillments, shared/fulfillments/propagation.ts).
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       key: ['Decrypt'],
       // SendMessage: a throttled job is deferred in a fresh, delayed message.

@@ -22,14 +22,13 @@ describe('iamActionsFor', () => {
       iamActionsFor({
         table: ['PutItem', 'TransactWriteItems'],
         key: ['Decrypt'],
-        queues: { sync: ['SendMessage'], fulfillment: ['SendMessage', 'ChangeMessageVisibility'] },
+        queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
       }),
     ).toEqual([
       'dynamodb:ConditionCheckItem',
       'dynamodb:PutItem',
       'dynamodb:UpdateItem',
       'kms:Decrypt',
-      'sqs:ChangeMessageVisibility',
       'sqs:SendMessage',
     ]);
   });

@@ -59,7 +59,7 @@ export const logicalId = (stack: ResellerRoutingStack, construct: { node: { defa
 export const actionsOf = (document: { Statement: { Action: string | string[] }[] }) =>
   document.Statement.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action]));
 
-/** Everything a role may do: the policies attached to it and its inline policies; managed policies are returned apart. */
+/** Everything a role may do: the policies attached to it and its inline policies; managed policies apart. */
 export const rolePolicies = (template: Template, roleId: string) => {
   const resources = template.toJSON().Resources as Resources;
   const role = resources[roleId];

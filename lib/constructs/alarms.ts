@@ -1,0 +1,120 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { DeployConfig } from '../config.js';
+import { consumers, type QueueName } from '../routes.js';
+import { keyPendingWindow } from './data.js';
+import { deadLetterFor, queueId } from './queues.js';
+
+/** What the alarms watch. */
+export interface Watched {
+  queues: Record<QueueName, sqs.Queue>;
+  functions: Map<string, lambda.Function>;
+  api: apigw.HttpApi;
+}
+
+/** The topic every alarm notifies: an existing one, or one of its own mailing `alarmEmail`; none by default. */
+const addAlarmTopic = (scope: Construct, config: DeployConfig): sns.ITopic | undefined => {
+  if (config.alarmTopicArn) return sns.Topic.fromTopicArn(scope, 'AlarmTopic', config.alarmTopicArn);
+  if (!config.alarmEmail) return undefined;
+  const stack = Stack.of(scope);
+  // Its own key: CloudWatch must be allowed to use it, which the secrets key must never allow.
+  const key = new kms.Key(scope, 'AlarmTopicKey', {
+    description: `${stack.stackName}: alarm notifications`,
+    enableKeyRotation: true,
+    removalPolicy: config.removalPolicy,
+    pendingWindow: keyPendingWindow(config),
+  });
+  key.addToResourcePolicy(
+    new iam.PolicyStatement({
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+      resources: ['*'],
+      conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+    }),
+  );
+  const topic = new sns.Topic(scope, 'AlarmTopic', {
+    masterKey: key,
+    enforceSSL: true,
+    displayName: `${stack.stackName} alarms`,
+  });
+  topic.addSubscription(new EmailSubscription(config.alarmEmail));
+  return topic;
+};
+
+/**
+ * What on-call needs to hear about: a dead letter, a queue not drained, a consumer failing or
+ * throttled, the API answering 5xx.
+ */
+export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watched): cloudwatch.Alarm[] => {
+  const alarms: cloudwatch.Alarm[] = [];
+  const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number) => {
+    alarms.push(
+      new cloudwatch.Alarm(scope, id, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  };
+  const minute = Duration.minutes(1);
+  const fiveMinutes = Duration.minutes(5);
+
+  for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
+    const workQueue = deadLetterFor(name);
+    if (workQueue) {
+      alarm(
+        `${queueId(name)}MessagesAlarm`,
+        `Messages of the ${workQueue} queue gave up after ${config.maxReceiveCount} receives`,
+        queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        1,
+      );
+    } else {
+      alarm(
+        `${queueId(name)}AgeAlarm`,
+        `The ${name} queue is not being drained`,
+        queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+        config.queueAgeAlarmSeconds,
+      );
+    }
+  }
+
+  // Route and authorizer failures show as API 5xx; consumers have no caller to notice theirs.
+  for (const consumer of consumers) {
+    const fn = watched.functions.get(consumer.name)!;
+    alarm(
+      `${consumer.name}ErrorsAlarm`,
+      `${consumer.name} invocations failed`,
+      fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+      1,
+    );
+    alarm(
+      `${consumer.name}ThrottlesAlarm`,
+      `${consumer.name} invocations were throttled`,
+      fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }),
+      1,
+    );
+  }
+
+  alarm(
+    'Api5xxAlarm',
+    'The API answered 5xx',
+    watched.api.metricServerError({ period: fiveMinutes, statistic: 'Sum' }),
+    config.api5xxThreshold,
+  );
+
+  const topic = addAlarmTopic(scope, config);
+  if (topic) for (const a of alarms) a.addAlarmAction(new SnsAction(topic));
+  return alarms;
+};

@@ -1,0 +1,38 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { consumers, type QueueName } from '../routes.js';
+import { deadLetterFor } from './queues.js';
+
+/** What invokes each consumer of lib/routes.ts: its queue's messages, or a schedule. */
+export const addConsumerTriggers = (
+  scope: Construct,
+  functions: Map<string, lambda.Function>,
+  queues: Record<QueueName, sqs.Queue>,
+) => {
+  for (const consumer of consumers) {
+    const fn = functions.get(consumer.name)!;
+    if ('queue' in consumer.trigger) {
+      fn.addEventSource(
+        new SqsEventSource(queues[consumer.trigger.queue], {
+          batchSize: consumer.trigger.batchSize,
+          maxConcurrency: consumer.trigger.maxConcurrency,
+          reportBatchItemFailures: true,
+          // A second lets a burst of orders share invocations; dead letters are not worth waiting for.
+          maxBatchingWindow: deadLetterFor(consumer.trigger.queue) ? undefined : Duration.seconds(1),
+        }),
+      );
+    } else {
+      new events.Rule(scope, `${consumer.name}Schedule`, {
+        description: `Runs ${consumer.name} every ${consumer.trigger.scheduleMinutes} minutes`,
+        schedule: events.Schedule.rate(Duration.minutes(consumer.trigger.scheduleMinutes)),
+        // A missed run is made up by the next one a few minutes later.
+        targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
+      });
+    }
+  }
+};

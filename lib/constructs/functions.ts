@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { Duration } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
+import { grantsFor, type GrantTarget } from '../access.js';
+import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
+import type { DeployConfig } from '../config.js';
+import { functionEnvironment } from '../environment.js';
+import { allFunctions, type FunctionSpec } from '../functions.js';
+import { acknowledge } from '../nag.js';
+import type { QueueName } from '../routes.js';
+
+/** What every function may do besides its `access`: write to its own log group. */
+export const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
+
+/** What the functions are given: where their code is and the resources their `access` names. */
+export interface FunctionResources {
+  config: DeployConfig;
+  /** Directory holding package.json and package-lock.json; every `entry` of lib/routes.ts is relative to it. */
+  projectRoot: string;
+  table: dynamodb.Table;
+  secretsKey: kms.Key;
+  queues: Record<QueueName, sqs.Queue>;
+}
+
+const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
+  switch (target.kind) {
+    case 'table':
+      return [resources.table.tableArn];
+    case 'tableIndexes':
+      // Each index by name rather than `index/*`: the same indexes, without a wildcard resource.
+      return TABLE_DEFINITION.globalIndexes.map((i) => `${resources.table.tableArn}/index/${i.name}`);
+    case 'key':
+      return [resources.secretsKey.keyArn];
+    case 'queue':
+      return [resources.queues[target.queue].queueArn];
+  }
+};
+
+/**
+ * One function: its log group, a role of its own that may do exactly what its `access` declares,
+ * its environment (lib/environment.ts) and its bundle (lib/bundling.ts), under a construct named
+ * after it.
+ */
+const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionResources): NodejsFunction => {
+  const { config, projectRoot } = resources;
+  const group = new Construct(scope, spec.name);
+
+  const logGroup = new logs.LogGroup(group, 'Logs', {
+    retention: config.logRetentionDays,
+    removalPolicy: config.removalPolicy,
+  });
+
+  // A role of its own without AWSLambdaBasicExecutionRole, whose logs actions apply to every log group.
+  const role = new iam.Role(group, 'Role', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `${spec.name}: exactly what lib/routes.ts declares`,
+  });
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
+  for (const grant of grantsFor(spec.access)) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: grant.actions, resources: resourceArns(grant.target, resources) }),
+    );
+  }
+
+  const fn = new NodejsFunction(group, 'Function', {
+    description: spec.description,
+    entry: join(projectRoot, spec.entry),
+    handler: 'handler',
+    projectRoot,
+    depsLockFilePath: join(projectRoot, 'package-lock.json'),
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: config.memorySize,
+    timeout: Duration.seconds(spec.timeoutSeconds),
+    role,
+    logGroup,
+    tracing: config.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
+    environment: {
+      NODE_OPTIONS,
+      ...functionEnvironment(spec, {
+        stage: config.stage,
+        tableName: resources.table.tableName,
+        keyId: resources.secretsKey.keyArn,
+        queueUrl: (queue) => resources.queues[queue].queueUrl,
+        shopDomainSuffix: config.shopDomainSuffix,
+        apiKeyPrefix: 'sk_live_',
+      }),
+    },
+    bundling: BUNDLING,
+  });
+
+  if (config.tracing) {
+    acknowledge(
+      role.node.findChild('DefaultPolicy'),
+      'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+    );
+  }
+  return fn;
+};
+
+/** Every function of lib/functions.ts, by name. */
+export const addFunctions = (scope: Construct, resources: FunctionResources): Map<string, NodejsFunction> =>
+  new Map(allFunctions().map((spec) => [spec.name, addFunction(scope, spec, resources)]));

@@ -1,0 +1,63 @@
+import { Duration } from 'aws-cdk-lib';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import type { DeployConfig } from '../config.js';
+import { consumedQueue } from '../functions.js';
+import { consumers, type QueueName } from '../routes.js';
+
+/** Which queue is the dead-letter queue of which; typed as a full record so a new QueueName cannot be forgotten. */
+const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
+  syncDlq: { deadLetterFor: 'sync' },
+  fulfillmentDlq: { deadLetterFor: 'fulfillment' },
+  sync: {},
+  fulfillment: {},
+};
+
+/** The work queue whose dead letters `queue` holds; undefined for a work queue. */
+export const deadLetterFor = (queue: QueueName) => QUEUE_LAYOUT[queue].deadLetterFor;
+
+/** AWS's advice for an SQS event source: a visibility timeout of six times the function's timeout. */
+export const VISIBILITY_TIMEOUT_FACTOR = 6;
+export const DLQ_RETENTION = Duration.days(14);
+
+/** Six times the timeout of the queue's consumer(s); SQS's default when nothing consumes it. */
+export const visibilityTimeoutSeconds = (queue: QueueName): number | undefined => {
+  const timeouts = consumers.filter((c) => consumedQueue(c) === queue).map((c) => c.timeoutSeconds);
+  return timeouts.length ? VISIBILITY_TIMEOUT_FACTOR * Math.max(...timeouts) : undefined;
+};
+
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
+/** The construct id of a queue, which its logical id derives from: `SyncQueue`, `SyncDlq`. */
+export const queueId = (queue: QueueName) => (deadLetterFor(queue) ? pascal(queue) : `${pascal(queue)}Queue`);
+
+/** The work queues, each with its dead-letter queue after `maxReceiveCount` receives. */
+export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueName, sqs.Queue> => {
+  const queues = {} as Record<QueueName, sqs.Queue>;
+  const names = Object.keys(QUEUE_LAYOUT) as QueueName[];
+  const visibility = (name: QueueName) => {
+    const seconds = visibilityTimeoutSeconds(name);
+    return seconds === undefined ? undefined : Duration.seconds(seconds);
+  };
+  // Dead-letter queues first: the work queues name them in their redrive policy.
+  for (const name of names.filter(deadLetterFor)) {
+    queues[name] = new sqs.Queue(scope, queueId(name), {
+      // SQS-managed encryption: a KMS key would cost a KMS request per batch of messages, and the
+      // messages carry ids, never secrets.
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: DLQ_RETENTION,
+      visibilityTimeout: visibility(name),
+    });
+  }
+  for (const name of names.filter((n) => !deadLetterFor(n))) {
+    const deadLetter = names.find((n) => deadLetterFor(n) === name);
+    queues[name] = new sqs.Queue(scope, queueId(name), {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: visibility(name),
+      deadLetterQueue: deadLetter ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount } : undefined,
+    });
+  }
+  return queues;
+};
