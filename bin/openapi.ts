@@ -3,7 +3,7 @@ import { pathToFileURL } from 'node:url';
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { routes, type RouteSpec } from '../lib/routes.js';
-import { SYNC_JOB_STATUSES } from '../shared/http/schemas.js';
+import { SYNC_JOB_STATUSES } from '../shared/domain/sync-job-status.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (lib/routes.ts) and the valibot schemas

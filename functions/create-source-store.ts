@@ -1,12 +1,14 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { apiHandler } from '../shared/http/handler.js';
-import { created } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
+import { apiHandler } from '../shared/http/handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
-import { createSourceStore } from '../shared/stores/stores.js';
+import { created } from '../shared/http/types.js';
+import { createSourceStore } from '../shared/stores/source-stores.js';
+
+const deps = { cipher };
 
 export const handler = apiHandler(async ({ ownerId, path, body }) => {
   const input = parseInput(CreateSourceStoreBody, body);
-  return created(presentSourceStore(await createSourceStore(cipher, { ownerId }, path.rst_id, input)));
+  return created(presentSourceStore(await createSourceStore(deps, { ownerId }, path.rst_id, input)));
 });

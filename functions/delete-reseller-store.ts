@@ -1,6 +1,6 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { noContent } from '../shared/http/types.js';
-import { deleteResellerStore } from '../shared/stores/stores.js';
+import { deleteResellerStore } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   await deleteResellerStore({ ownerId }, path.id);

@@ -1,6 +1,6 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
-import { processDeadFulfillmentMessage } from '../shared/fulfillments/worker.js';
+import { processDeadFulfillmentMessage } from '../shared/fulfillments/dead-letter.js';
 
 const processor = new BatchProcessor(EventType.SQS);
 

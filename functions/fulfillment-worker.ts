@@ -2,11 +2,13 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
 import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 
+const deps = { cipher, platforms: adapterFor };
 const processor = new BatchProcessor(EventType.SQS);
 
 const deliver = async (record: SQSRecord) => {
-  if ((await processFulfillmentMessage(cipher, record)) === 'retry')
+  if ((await processFulfillmentMessage(deps, record)) === 'retry')
     throw new Error('fulfillment failed; left for SQS to deliver again');
 };
 

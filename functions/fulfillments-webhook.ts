@@ -2,12 +2,17 @@ import { cipher } from '../shared/aws/cipher.js';
 import { acceptFulfillment } from '../shared/fulfillments/intake.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { assertTopic, parseWebhookJson, verifiedStores } from '../shared/webhooks/verify.js';
+import { assertTopic, verifiedStores } from '../shared/webhooks/verify.js';
 
-/** `fulfillments/create` from a source store: verify against every store of the shop, then send the tracking back (or keep it). */
-export const handler = webhookHandler(async ({ event, rawBody }) => {
-  const sources = await verifiedStores(cipher, event, rawBody, 'SST');
-  assertTopic(event, 'fulfillments/create');
-  await acceptFulfillment(sources, parseWebhookJson(event, rawBody));
+const deps = { cipher };
+
+/**
+ * `fulfillments/create` from a source store: verified against every source store of the shop
+ * (resellers may share a supplier), then the tracking goes back to each reseller order (or is kept).
+ */
+export const handler = webhookHandler(async ({ delivery, json }) => {
+  const sources = await verifiedStores(deps, 'source', delivery);
+  assertTopic(delivery, 'fulfillments/create');
+  await acceptFulfillment(sources, json());
   return ok({ object: 'webhook_receipt' });
 });

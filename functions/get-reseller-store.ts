@@ -1,7 +1,7 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
 import { presentResellerStore } from '../shared/http/present.js';
-import { findResellerStore } from '../shared/stores/stores.js';
+import { findResellerStore } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) =>
   ok(presentResellerStore(await findResellerStore({ ownerId }, path.id))),

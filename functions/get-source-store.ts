@@ -1,7 +1,7 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
 import { presentSourceStore } from '../shared/http/present.js';
-import { findSourceStore } from '../shared/stores/stores.js';
+import { findSourceStore } from '../shared/stores/source-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) =>
   ok(presentSourceStore(await findSourceStore({ ownerId }, path.rst_id, path.id))),

@@ -6,7 +6,7 @@ import { presentAuditEntry, presentList } from '../shared/http/present.js';
 import { ListAuditLogQuery } from '../shared/http/schemas.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
-  const { limit, starting_after, ...filters } = parseInput(ListAuditLogQuery, query);
-  const page = await listAuditEntries(ownerId, limit, starting_after, filters);
+  const { limit, startingAfter, filters } = parseInput(ListAuditLogQuery, query);
+  const page = await listAuditEntries(ownerId, limit, startingAfter, filters);
   return ok(presentList('/v1/audit_log', page.data.map(presentAuditEntry), page.hasMore));
 });

@@ -3,10 +3,10 @@ import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
 import { presentList, presentResellerStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { listResellerStores } from '../shared/stores/stores.js';
+import { listResellerStores } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
-  const { limit, starting_after } = parseInput(PlainListQuery, query);
-  const page = await listResellerStores({ ownerId }, limit, starting_after);
+  const { limit, startingAfter } = parseInput(PlainListQuery, query);
+  const page = await listResellerStores({ ownerId }, limit, startingAfter);
   return ok(presentList('/v1/reseller_stores', page.data.map(presentResellerStore), page.hasMore));
 });

@@ -3,11 +3,11 @@ import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
 import { presentList, presentSourceStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { listSourceStores } from '../shared/stores/stores.js';
+import { listSourceStores } from '../shared/stores/source-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
-  const { limit, starting_after } = parseInput(PlainListQuery, query);
-  const page = await listSourceStores({ ownerId }, path.rst_id, limit, starting_after);
+  const { limit, startingAfter } = parseInput(PlainListQuery, query);
+  const page = await listSourceStores({ ownerId }, path.rst_id, limit, startingAfter);
   const url = `/v1/reseller_stores/${path.rst_id}/source_stores`;
   return ok(presentList(url, page.data.map(presentSourceStore), page.hasMore));
 });

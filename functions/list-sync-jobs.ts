@@ -6,7 +6,7 @@ import { ListSyncJobsQuery } from '../shared/http/schemas.js';
 import { listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
-  const { limit, starting_after, ...filters } = parseInput(ListSyncJobsQuery, query);
-  const page = await listSyncJobs(ownerId, limit, starting_after, filters);
+  const { limit, startingAfter, filters } = parseInput(ListSyncJobsQuery, query);
+  const page = await listSyncJobs(ownerId, limit, startingAfter, filters);
   return ok(presentList('/v1/sync_jobs', page.data.map(presentSyncJob), page.hasMore));
 });

@@ -1,12 +1,14 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
+const deps = { cipher, platforms: adapterFor };
 const processor = new BatchProcessor(EventType.SQS);
 
 const placeOrder = async (record: SQSRecord) => {
-  if ((await processSyncMessage(cipher, record)) === 'retry')
+  if ((await processSyncMessage(deps, record)) === 'retry')
     throw new Error('sync job failed; left for SQS to deliver again');
 };
 

@@ -3,7 +3,7 @@ import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { UpdateResellerStoreBody } from '../shared/http/schemas.js';
-import { renameResellerStore } from '../shared/stores/stores.js';
+import { renameResellerStore } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, body }) => {
   const { name } = parseInput(UpdateResellerStoreBody, body);

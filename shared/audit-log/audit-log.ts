@@ -1,10 +1,17 @@
 import { newId, now } from '../core/ids.js';
+import { keys, lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import type { AuditAction } from '../http/schemas.js';
-import { keys, listSortKey, lists } from '../dynamo/keys.js';
-import { getItem, TABLE, type Item } from '../dynamo/table.js';
+import { getItem, TABLE } from '../dynamo/table.js';
+import {
+  auditEntryFrom,
+  auditEntryItem,
+  type Actor,
+  type AuditAction,
+  type AuditedResource,
+  type AuditEntry,
+} from './record.js';
 
-export type Actor = { type: 'api_key'; id: string } | { type: 'system'; id: 'system' };
+export type { Actor };
 
 export const SYSTEM: Actor = { type: 'system', id: 'system' };
 
@@ -15,36 +22,26 @@ export const auditPut = (input: {
   actor: Actor;
   metadata: Record<string, unknown>;
 }) => {
-  const id = newId('aud');
-  const createdAt = now();
-  return {
-    Put: {
-      TableName: TABLE(),
-      ConditionExpression: 'attribute_not_exists(PK)',
-      Item: {
-        ...keys.auditEntry(id),
-        GSI1PK: lists.auditEntries(input.job.ownerId),
-        GSI1SK: listSortKey(createdAt, id),
-        id,
-        ownerId: input.job.ownerId,
-        action: input.action,
-        resellerStoreId: input.job.resellerStoreId,
-        resourceType: 'sync_job',
-        resourceId: input.job.id,
-        actorId: input.actor.id,
-        actor: input.actor,
-        metadata: input.metadata,
-        createdAt,
-      },
-    },
+  const entry: AuditEntry = {
+    id: newId('aud'),
+    ownerId: input.job.ownerId,
+    action: input.action,
+    resellerStoreId: input.job.resellerStoreId,
+    resourceType: 'sync_job',
+    resourceId: input.job.id,
+    actorId: input.actor.id,
+    actor: input.actor,
+    metadata: input.metadata,
+    createdAt: now(),
   };
+  return { Put: { TableName: TABLE(), ConditionExpression: 'attribute_not_exists(PK)', Item: auditEntryItem(entry) } };
 };
 
 export interface AuditFilters {
-  action?: string;
-  resource_type?: string;
-  resource_id?: string;
-  reseller_store_id?: string;
+  action?: AuditAction;
+  resourceType?: AuditedResource;
+  resourceId?: string;
+  resellerStoreId?: string;
 }
 
 export const listAuditEntries = (
@@ -53,20 +50,16 @@ export const listAuditEntries = (
   startingAfter: string | undefined,
   filters: AuditFilters,
 ) => {
-  const active = Object.entries({
-    action: filters.action,
-    resourceType: filters.resource_type,
-    resourceId: filters.resource_id,
-    resellerStoreId: filters.reseller_store_id,
-  }).filter(([, value]) => value !== undefined);
+  const active = (Object.keys(filters) as (keyof AuditFilters)[]).filter((field) => filters[field] !== undefined);
   return listPage({
     partition: lists.auditEntries(ownerId),
+    from: auditEntryFrom,
     limit,
     startingAfter,
     cursorItem: async (id) => {
-      const item = id.startsWith('aud_') ? await getItem(keys.auditEntry(id)) : undefined;
-      return item?.ownerId === ownerId ? item : undefined;
+      const entry = id.startsWith('aud_') ? await getItem(keys.auditEntry(id), auditEntryFrom) : undefined;
+      return entry?.ownerId === ownerId ? entry : undefined;
     },
-    filter: active.length ? (item: Item) => active.every(([field, value]) => item[field] === value) : undefined,
+    filter: active.length ? (entry) => active.every((field) => entry[field] === filters[field]) : undefined,
   });
 };

@@ -1,6 +1,33 @@
 /** The order the service places on a supplier store for the items routed to it. */
-import type { OrderLineItem, ShippingLine, SupplierOrder } from '../platforms/types.js';
 import { supplierShippingPrice, supplierUnitPrice, type PricingConfig } from './pricing.js';
+
+/**
+ * The supplier order in the platforms' own body format (PLATFORM-API.md, the storeplatform_a body;
+ * storeplatform_b's OrderInput and the custom push take the same fields): every adapter sends it as is.
+ */
+export interface SupplierOrder {
+  source_identifier: string;
+  currency: string;
+  email: string | null;
+  line_items: OrderLineItem[];
+  shipping_lines: ShippingLine[];
+  shipping_address: Record<string, unknown> | null;
+  tags: 'reseller-order';
+}
+
+export interface OrderLineItem {
+  title: string;
+  sku: string | null;
+  variant_id: string | number | null;
+  quantity: number;
+  price: string;
+  vendor: string;
+}
+
+export interface ShippingLine {
+  title: string;
+  price: string;
+}
 
 /** A line item of the reseller's `orders/create` payload; fields not listed are ignored. */
 export interface ResellerLineItem {

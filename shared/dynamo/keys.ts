@@ -1,21 +1,26 @@
 /**
- * Every key format of the single table lives here.
+ * Every key format of the single table lives here; no other module spells a key prefix.
  *
- * | entity         | PK                  | SK             | GSI1 (lists, KEYS_ONLY)            | GSI2 (lookups)                        | GSI3 (sweep, KEYS_ONLY)      |
- * |----------------|---------------------|----------------|------------------------------------|---------------------------------------|------------------------------|
- * | API key        | KEY#<sha256 hex>    | KEY            |                                    |                                       |                              |
- * | reseller store | RST#<id>            | RST            | OWNER#<owner>#RST, <createdAt>#<id> | SHOP#<domain>, RST#<id>               |                              |
- * | source store   | SST#<id>            | SST            | RST#<rst>#SST, <createdAt>#<id>     | SHOP#<domain>, SST#<id>               |                              |
- * | vendor tag     | RST#<rst>           | VENDOR#<tag>   |                                    |                                       |                              |
- * | sync job       | SJ#<id>             | SJ             | OWNER#<owner>#SJ, <createdAt>#<id>  | SRCORDER#<sst>#<sourceOrderId>, SJ#<id> | PENDING#<shard>, <updatedAt>#<id> |
- * | audit entry    | AUD#<id>            | AUD            | OWNER#<owner>#AUD, <createdAt>#<id> |                                       |                              |
- * | kept fulfillment | FULORDER#<sst>#<sourceOrderId> | KEPT#<sourceFulfillmentId> |                 |                                       |                              |
+ * | entity           | PK                 | SK           | GSI1 (lists)          | GSI2 (lookups)              |
+ * |------------------|--------------------|--------------|-----------------------|-----------------------------|
+ * | API key          | KEY#<sha256 hex>   | KEY          |                       |                             |
+ * | reseller store   | RST#<id>           | RST          | OWNER#<owner>#RST, ls | SHOP#<domain>, RST#<id>     |
+ * | source store     | SST#<id>           | SST          | RST#<rst>#SST, ls     | SHOP#<domain>, SST#<id>     |
+ * | vendor tag       | RST#<rst>          | VENDOR#<tag> |                       |                             |
+ * | sync job         | SJ#<id>            | SJ           | OWNER#<owner>#SJ, ls  | SRCORDER#<sst>#<o>, SJ#<id> |
+ * | audit entry      | AUD#<id>           | AUD          | OWNER#<owner>#AUD, ls |                             |
+ * | kept fulfillment | FULORDER#<sst>#<o> | KEPT#<fid>   |                       |                             |
+ *
+ * `ls` is the list sort key `<createdAt>#<id>`; `<o>` a source order id, `<fid>` a source
+ * fulfillment id. GSI1 and GSI3 are KEYS_ONLY; GSI2 carries LOOKUP_PROJECTION.
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
- * GSI3 is sparse: a pending job is in it only when its message may be missing (a failed enqueue, a
- * manual retry, a deferral), so the sweep reads just those.
- * A kept fulfillment (FULORDER#) expires through the table's TTL attribute `expiresAt`
- * (docs/reverse-sync.md): it waits there until its job records the source order.
+ * GSI2 holds a sync job only once it is completed (its source order id is known from then on).
+ * GSI3 (the sweep's index) holds a pending job as `PENDING#<shard>`, `<pendingSince>#<id>`, and only
+ * while its queue message may be missing (a failed enqueue, a manual retry, a deferral), so the
+ * sweep reads just those.
+ * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
+ * it waits there until the job that placed its source order records that order's id.
  */
 
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
@@ -39,12 +44,20 @@ export interface Key {
   SK: string;
 }
 
+/** The two kinds of merchant store; each has its own key prefix. */
+export type StoreKind = 'reseller' | 'source';
+
+const STORE_PREFIX: Record<StoreKind, string> = { reseller: 'RST', source: 'SST' };
+
 /** `<createdAt>#<id>`: ISO timestamps with milliseconds are fixed width, so the string order is the time order. */
 export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
-/** The partition where a source order's kept fulfillments and its job's release mark meet (one consistent Query). */
+/** The partition of a source order's kept fulfillments (read with one consistent Query). */
 export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) =>
   `FULORDER#${sourceStoreId}#${sourceOrderId}`;
+
+const VENDOR = 'VENDOR#';
+const KEPT = 'KEPT#';
 
 export const keys = {
   apiKey: (hash: string): Key => ({ PK: `KEY#${hash}`, SK: 'KEY' }),
@@ -52,16 +65,25 @@ export const keys = {
   sourceStore: (id: string): Key => ({ PK: `SST#${id}`, SK: 'SST' }),
   vendorTag: (resellerStoreId: string, vendorTag: string): Key => ({
     PK: `RST#${resellerStoreId}`,
-    SK: `VENDOR#${vendorTag}`,
+    SK: `${VENDOR}${vendorTag}`,
   }),
-  vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: 'VENDOR#' }),
+  /** Every vendor-tag item of a reseller store: one partition, one sort-key prefix. */
+  vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: VENDOR }),
   syncJob: (id: string): Key => ({ PK: `SJ#${id}`, SK: 'SJ' }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
-    SK: `KEPT#${sourceFulfillmentId}`,
+    SK: `${KEPT}${sourceFulfillmentId}`,
+  }),
+  /** Every kept fulfillment of a source order. */
+  keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
+    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
+    SKPrefix: KEPT,
   }),
 };
+
+/** The vendor tag a vendor-tag item's sort key names. */
+export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
 
 export const lists = {
   resellerStores: (ownerId: string) => `OWNER#${ownerId}#RST`,
@@ -74,12 +96,22 @@ export const lookups = {
   shop: (shopDomain: string) => `SHOP#${shopDomain}`,
   shopResellerStore: (id: string) => `RST#${id}`,
   shopSourceStore: (id: string) => `SST#${id}`,
+  /** The GSI2 sort-key prefix of one kind of store under a shop domain. */
+  shopStoresOfKind: (kind: StoreKind) => `${STORE_PREFIX[kind]}#`,
   sourceOrder: (sourceStoreId: string, sourceOrderId: string) => `SRCORDER#${sourceStoreId}#${sourceOrderId}`,
+  /** A completed job's GSI2 sort key under its source order. */
+  sourceOrderJob: (id: string) => `SJ#${id}`,
+  /** The GSI2 sort-key prefix of the jobs under a source order. */
+  sourceOrderJobs: 'SJ#',
 };
 
-/** Spreads pending jobs over a few partitions so a burst of orders does not heat one key. */
-export const pendingShard = (id: string) => {
-  let sum = 0;
-  for (const ch of id) sum = (sum + ch.charCodeAt(0)) % PENDING_SHARDS;
-  return `PENDING#${sum}`;
+/** The sweep's index (GSI3): pending jobs spread over a few partitions so a burst of orders heats no key. */
+export const pending = {
+  shard: (n: number) => `PENDING#${n}`,
+  shardOf: (id: string) => {
+    let sum = 0;
+    for (const ch of id) sum = (sum + ch.charCodeAt(0)) % PENDING_SHARDS;
+    return pending.shard(sum);
+  },
+  allShards: () => Array.from({ length: PENDING_SHARDS }, (_, n) => pending.shard(n)),
 };

@@ -1,16 +1,23 @@
 import { InvalidCursorError } from '../core/errors.js';
 import { INDEX, listSortKey } from './keys.js';
 import { batchGet, queryKeys, type Item } from './table.js';
-import type { Key } from './keys.js';
 
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
 }
 
-export interface ListRequest<T extends Item> {
-  /** GSI1 partition of the list, e.g. `OWNER#<owner>#SJ`. */
+/** What a list's cursor needs of its records. */
+interface Listed {
+  id: string;
+  createdAt: string;
+}
+
+export interface ListRequest<T extends Listed> {
+  /** GSI1 partition of the list (`lists.*` in keys.ts). */
   partition: string;
+  /** The record module's conversion of a loaded item. */
+  from: (item: Item) => T;
   limit: number;
   startingAfter?: string;
   /** Loads the item a cursor names, or undefined when it was never in this list (another owner's, say). */
@@ -29,12 +36,12 @@ const FILTERED_BATCH = 100;
  * `has_more`) and one BatchGet, whatever the list's length, and items sharing a timestamp are
  * neither skipped nor repeated. A cursor item deleted since still marks its place.
  */
-export const listPage = async <T extends Item>(request: ListRequest<T>): Promise<Page<T>> => {
+export const listPage = async <T extends Listed>(request: ListRequest<T>): Promise<Page<T>> => {
   let before: string | undefined;
   if (request.startingAfter !== undefined) {
     const cursor = await request.cursorItem(request.startingAfter);
     if (!cursor) throw new InvalidCursorError();
-    before = listSortKey(cursor.createdAt as string, cursor.id as string);
+    before = listSortKey(cursor.createdAt, cursor.id);
   }
 
   const wanted = request.limit + 1;
@@ -50,7 +57,7 @@ export const listPage = async <T extends Item>(request: ListRequest<T>): Promise
       limit: request.filter ? Math.max(wanted, FILTERED_BATCH) : wanted,
       exclusiveStartKey,
     });
-    const items = await batchGet<T>(page.keys as Key[]);
+    const items = await batchGet(page.keys, request.from);
     for (const item of items) {
       if (!request.filter || request.filter(item)) collected.push(item);
       if (collected.length === wanted) break;

@@ -1,5 +1,6 @@
 import {
   BatchGetCommand,
+  type BatchGetCommandOutput,
   GetCommand,
   QueryCommand,
   TransactWriteCommand,
@@ -17,25 +18,34 @@ export const TABLE = () => config.tableName();
 /** A conditional write whose condition did not hold: a domain outcome, not a fault. */
 export const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 
-export const getItem = async <T = Item>(key: Key, consistent = false): Promise<T | undefined> => {
+/** One item by key, converted by its record module's `…From`; undefined when there is none. */
+export const getItem = async <T>(key: Key, from: (item: Item) => T, consistent = false): Promise<T | undefined> => {
   const out = await dynamo.send(new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: consistent }));
-  return out.Item as T | undefined;
+  return out.Item ? from(out.Item) : undefined;
 };
 
 /** Reads items by key, in the order of the keys; missing ones are skipped. Retries unprocessed keys. */
-export const batchGet = async <T = Item>(keyList: Key[]): Promise<T[]> => {
+export const batchGet = async <T>(keyList: Key[], from: (item: Item) => T): Promise<T[]> => {
   const found = new Map<string, Item>();
   for (let i = 0; i < keyList.length; i += 100) {
-    let pending: Record<string, unknown>[] | undefined = keyList.slice(i, i + 100).map((k) => ({ PK: k.PK, SK: k.SK }));
+    let pending: Key[] | undefined = keyList.slice(i, i + 100).map((k) => ({ PK: k.PK, SK: k.SK }));
     for (let attempt = 0; pending?.length; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
-      const out = await dynamo.send(new BatchGetCommand({ RequestItems: { [TABLE()]: { Keys: pending } } }));
+      const out: BatchGetCommandOutput = await dynamo.send(
+        new BatchGetCommand({ RequestItems: { [TABLE()]: { Keys: pending } } }),
+      );
       for (const item of out.Responses?.[TABLE()] ?? []) found.set(`${item.PK}|${item.SK}`, item);
-      pending = out.UnprocessedKeys?.[TABLE()]?.Keys as Record<string, unknown>[] | undefined;
+      pending = out.UnprocessedKeys?.[TABLE()]?.Keys?.map(keyOf);
     }
   }
-  return keyList.map((k) => found.get(`${k.PK}|${k.SK}`)).filter((x): x is Item => x !== undefined) as T[];
+  return keyList.flatMap((k) => {
+    const item = found.get(`${k.PK}|${k.SK}`);
+    return item ? [from(item)] : [];
+  });
 };
+
+/** The table key of an item or of an index entry (index entries carry the table's keys too). */
+export const keyOf = (item: Item): Key => ({ PK: String(item.PK), SK: String(item.SK) });
 
 /** One Query page over an index, newest first, of the keys below `before` (exclusive). */
 export const queryKeys = async (input: {
@@ -72,7 +82,7 @@ export const queryKeys = async (input: {
     }),
   );
   return {
-    keys: (out.Items ?? []).map((i) => ({ PK: i.PK as string, SK: i.SK as string })),
+    keys: (out.Items ?? []).map(keyOf),
     lastKey: out.LastEvaluatedKey,
   };
 };

@@ -1,15 +1,20 @@
 import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../dynamo/client.js';
 import { config } from '../core/config.js';
-import { sendFulfillmentMessage, type RecheckMessage } from './queue.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
-import type { Tracking } from '../platforms/index.js';
-import { restOrderId } from '../platforms/storeplatform-a.js';
-import { orderGid } from '../platforms/storeplatform-b.js';
-import { fulfillmentOrder, INDEX, keys, lookups } from '../dynamo/keys.js';
+import { dynamo } from '../dynamo/client.js';
+import { INDEX, keys, lookups, type Key } from '../dynamo/keys.js';
 import { getItem, isConditionFailure, TABLE, type Item } from '../dynamo/table.js';
-import type { SyncJob } from '../sync-jobs/sync-jobs.js';
+import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
+import { syncJobFrom, syncJobIdFrom, type SyncJob } from '../sync-jobs/record.js';
+import { sendFulfillmentMessage, type RecheckMessage } from './queue.js';
+import {
+  keptFulfillmentFrom,
+  keptFulfillmentItem,
+  keptFulfillmentKey,
+  type FulfillmentEntry,
+  type KeptFulfillment,
+} from './record.js';
 
 /**
  * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's
@@ -20,46 +25,42 @@ import type { SyncJob } from '../sync-jobs/sync-jobs.js';
  * when the job completes.
  */
 
-// ---------- source order ids
-
-/**
- * A GraphQL platform answers `orderCreate` with `gid://platform/Order/7002` (the job records
- * that), while its webhooks name the order `7002`. Kept items use the bare form; job lookups try
- * both, so either spelling finds the job.
- */
-export const canonicalOrderId = (orderId: string) => restOrderId(orderId);
-const orderIdForms = (orderId: string) => [
-  ...new Set([orderId, canonicalOrderId(orderId), orderGid(canonicalOrderId(orderId))]),
-];
-
 /** The platform's idempotency key: one per source fulfillment, and source stores never share ids. */
 export const fulfillmentIdempotencyKey = (sourceStoreId: string, sourceFulfillmentId: string) =>
   `ful:${sourceStoreId}:${sourceFulfillmentId}`;
 
-/** How long a fulfillment waits for its job, and a completed job's release mark waits for late fulfillments. */
+/** How long a fulfillment is kept waiting for the job that placed its source order. */
 export const KEEP_SECONDS = 7 * 24 * 3600;
 const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
 
+/** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
+const loadJobWithFulfillments = (jobId: string) => getItem(keys.syncJob(jobId), syncJobFrom, true);
+
+/**
+ * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
+ * first read); undefined, logged, when there is nothing (left) to deliver.
+ */
+export const loadDelivery = async (message: { jobId: string; sourceFulfillmentId: string }) => {
+  const job = await loadJobWithFulfillments(message.jobId);
+  const entry: FulfillmentEntry | undefined = job?.fulfillments[message.sourceFulfillmentId];
+  if (!job || !entry) {
+    logger.warn('fulfillment message without its job entry dropped', {
+      jobId: message.jobId,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  if (entry.status === 'delivered') {
+    logger.info('fulfillment already delivered; message dropped', {
+      jobId: job.id,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  return { job, entry };
+};
+
 // ---------- the state on the job
-
-export type FulfillmentStatus = 'pending' | 'delivered' | 'failed' | 'dead';
-
-export interface FulfillmentState {
-  sourceFulfillmentId: string;
-  status: FulfillmentStatus;
-  trackingCompany: string | null;
-  trackingNumber: string | null;
-  trackingNumbers: string[];
-  trackingUrl: string | null;
-  resellerFulfillmentId: string | null;
-  attempts: number;
-  errorMessage: string | null;
-  receivedAt: string;
-  updatedAt: string;
-  deliveredAt: string | null;
-}
-
-export type JobWithFulfillments = SyncJob & { fulfillments?: Record<string, FulfillmentState> };
 
 /** Every attribute name goes through a placeholder: `status`, `url` and friends are reserved words. */
 const entryNames = (sourceFulfillmentId: string, fields: string[]) => ({
@@ -96,12 +97,12 @@ export const recordAccepted = async (
   receivedAt: string,
 ) => {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await getItem<JobWithFulfillments>(keys.syncJob(jobId), true);
+    const job = await loadJobWithFulfillments(jobId);
     if (!job) return false;
-    const current = job.fulfillments?.[sourceFulfillmentId];
+    const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
     if (current?.status === 'delivered') return false;
     const at = now();
-    const entry: FulfillmentState = {
+    const entry: FulfillmentEntry = {
       sourceFulfillmentId,
       status: 'pending',
       ...trackingFields(tracking),
@@ -113,7 +114,7 @@ export const recordAccepted = async (
       deliveredAt: null,
     };
     const rearmed = { status: 'pending', errorMessage: null, updatedAt: at, ...trackingFields(tracking) };
-    const update = !job.fulfillments
+    const update = !Object.keys(job.fulfillments).length
       ? {
           UpdateExpression: 'SET #fulfillments = :map',
           ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#fulfillments)',
@@ -205,47 +206,50 @@ const propagate = async (jobId: string, sourceFulfillmentId: string, tracking: T
   await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking });
 };
 
-/** Jobs of a source store that placed this source order (GSI2, written when the job completed), under either id spelling. */
+/** Jobs of a source store that placed this source order (GSI2, written on completion), under any id spelling. */
 const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string) => {
   const pages = await Promise.all(
-    orderIdForms(sourceOrderId).map((form) =>
+    orderIdSpellings(sourceOrderId).map((form) =>
       dynamo.send(
         new QueryCommand({
           TableName: TABLE(),
           IndexName: INDEX.lookups,
           KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :job)',
-          ExpressionAttributeValues: { ':pk': lookups.sourceOrder(sourceStoreId, form), ':job': 'SJ#' },
+          ExpressionAttributeValues: {
+            ':pk': lookups.sourceOrder(sourceStoreId, form),
+            ':job': lookups.sourceOrderJobs,
+          },
         }),
       ),
     ),
   );
-  return [...new Set(pages.flatMap((page) => (page?.Items ?? []).map((item) => item.id as string)))];
+  return [...new Set(pages.flatMap((page) => (page?.Items ?? []).map(syncJobIdFrom)))];
 };
 
 /** The fulfillments kept for a source order, read consistently, unexpired. */
 const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
-  const items: Item[] = [];
-  let startKey: Record<string, unknown> | undefined;
+  const prefix = keys.keptFulfillmentPrefix(sourceStoreId, sourceOrderId);
+  const kept: KeptFulfillment[] = [];
+  let startKey: Item | undefined;
   do {
     const page = await dynamo.send(
       new QueryCommand({
         TableName: TABLE(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': fulfillmentOrder(sourceStoreId, sourceOrderId), ':prefix': 'KEPT#' },
+        ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),
     );
-    items.push(...(page?.Items ?? []));
+    kept.push(...(page?.Items ?? []).map(keptFulfillmentFrom));
     startKey = page?.LastEvaluatedKey;
   } while (startKey);
   // TTL deletes lazily (up to days late), so an expired item is treated as gone.
   const nowSeconds = Math.floor(Date.now() / 1000);
-  return items.filter((item) => typeof item.expiresAt !== 'number' || item.expiresAt > nowSeconds);
+  return kept.filter((item) => item.expiresAt > nowSeconds);
 };
 
-const deleteItem = (key: { PK: string; SK: string }) =>
-  dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
+const deleteItem = (key: Key) => dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
 
 /**
  * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
@@ -262,21 +266,15 @@ const keepFulfillment = async (
   receivedAt: string,
 ) => {
   const orderId = canonicalOrderId(sourceOrderId);
-  const key = keys.keptFulfillment(sourceStoreId, orderId, sourceFulfillmentId);
-  await dynamo.send(
-    new PutCommand({
-      TableName: TABLE(),
-      Item: {
-        ...key,
-        sourceStoreId,
-        sourceOrderId: orderId,
-        sourceFulfillmentId,
-        tracking,
-        receivedAt,
-        expiresAt: expiresAt(),
-      },
-    }),
-  );
+  const kept: KeptFulfillment = {
+    sourceStoreId,
+    sourceOrderId: orderId,
+    sourceFulfillmentId,
+    tracking,
+    receivedAt,
+    expiresAt: expiresAt(),
+  };
+  await dynamo.send(new PutCommand({ TableName: TABLE(), Item: keptFulfillmentItem(kept) }));
   await sendFulfillmentMessage(
     { recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } },
     config.keptRecheckSeconds(),
@@ -291,12 +289,11 @@ const keepFulfillment = async (
 /** The delayed second look at a kept fulfillment (see keepFulfillment). */
 export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   const key = keys.keptFulfillment(recheck.sourceStoreId, recheck.sourceOrderId, recheck.sourceFulfillmentId);
-  const kept = await getItem<Item>(key, true);
+  const kept = await getItem(key, keptFulfillmentFrom, true);
   if (!kept) return; // released meanwhile
   const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
-  for (const jobId of jobIds)
-    await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking as Tracking, kept.receivedAt as string);
+  for (const jobId of jobIds) await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking, kept.receivedAt);
   await deleteItem(key);
 };
 
@@ -313,12 +310,12 @@ export interface IncomingFulfillment {
  * its own propagation; if none has one yet, the fulfillment is kept for each of them.
  */
 export const routeFulfillment = async (
-  sources: Item[],
+  sources: { id: string }[],
   { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment,
 ) => {
   const receivedAt = now();
   const matches = await Promise.all(
-    sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id as string, sourceOrderId) })),
+    sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id, sourceOrderId) })),
   );
 
   if (matches.some((match) => match.jobIds.length)) {
@@ -328,7 +325,7 @@ export const routeFulfillment = async (
     return;
   }
   for (const { store } of matches)
-    await keepFulfillment(store.id as string, sourceOrderId, sourceFulfillmentId, tracking, receivedAt);
+    await keepFulfillment(store.id, sourceOrderId, sourceFulfillmentId, tracking, receivedAt);
 };
 
 /**
@@ -343,8 +340,8 @@ export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceS
   try {
     const kept = await keptFor(job.sourceStoreId, canonicalOrderId(job.sourceOrderId));
     for (const item of kept) {
-      await propagate(job.id, item.sourceFulfillmentId as string, item.tracking as Tracking, item.receivedAt as string);
-      await deleteItem({ PK: item.PK as string, SK: item.SK as string });
+      await propagate(job.id, item.sourceFulfillmentId, item.tracking, item.receivedAt);
+      await deleteItem(keptFulfillmentKey(item));
     }
     if (kept.length) logger.info('kept fulfillments released', { jobId: job.id, count: kept.length });
   } catch (error) {

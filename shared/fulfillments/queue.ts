@@ -1,8 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.js';
+import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { MAX_DELAY_SECONDS } from '../platforms/errors.js';
-import type { Tracking } from '../platforms/index.js';
+import type { Tracking } from '../platforms/port.js';
 
 /**
  * What a fulfillment-queue message carries: which job's reseller order gets which source
@@ -29,7 +28,7 @@ export const sendFulfillmentMessage = async (message: FulfillmentMessage | Reche
     new SendMessageCommand({
       QueueUrl: config.fulfillmentQueueUrl(),
       MessageBody: JSON.stringify(message),
-      DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(delaySeconds))),
+      DelaySeconds: sqsDelay(delaySeconds),
     }),
   );
 };

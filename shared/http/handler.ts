@@ -1,14 +1,18 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { logger } from '../core/logger.js';
+import type { WebhookDelivery } from '../webhooks/verify.js';
 import {
   API_BODY_LIMIT,
+  assertJsonContentType,
   authenticateMiddleware,
   bodyLimitMiddleware,
   httpResponseMiddleware,
   jsonBodyMiddleware,
+  readHeader,
   WEBHOOK_BODY_LIMIT,
 } from './middlewares.js';
+import { ValidationError } from '../core/errors.js';
 import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
 
 export interface ApiRequest {
@@ -25,7 +29,31 @@ export interface WebhookRequest {
   event: HttpEvent;
   requestId: string;
   rawBody: Buffer;
+  /** The delivery's `X-Platform-*` headers and raw body, as shared/webhooks/verify.ts reads them. */
+  delivery: WebhookDelivery;
+  /** The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400). */
+  json: () => unknown;
 }
+
+const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): WebhookRequest => ({
+  event,
+  requestId,
+  rawBody,
+  delivery: {
+    shopDomain: readHeader(event, 'x-platform-shop-domain'),
+    signature: readHeader(event, 'x-platform-hmac-sha256'),
+    topic: readHeader(event, 'x-platform-topic'),
+    rawBody,
+  },
+  json: () => {
+    assertJsonContentType(event);
+    try {
+      return JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new ValidationError('The webhook body is not valid JSON.');
+    }
+  },
+});
 
 type Lambda = (event: HttpEvent, context: HttpContext) => Promise<HttpResponse>;
 
@@ -56,5 +84,5 @@ export const webhookHandler = (fn: (request: WebhookRequest) => Promise<HttpResu
     .use(httpResponseMiddleware())
     .use(bodyLimitMiddleware(WEBHOOK_BODY_LIMIT))
     .handler((event, context) =>
-      fn({ event, requestId: context.state.requestId, rawBody: context.state.rawBody }),
+      fn(webhookRequest(event, context.state.requestId, context.state.rawBody)),
     ) as unknown as Lambda;

@@ -1,92 +1,92 @@
-/** Item → API object: the only place that decides what a response shows. Secrets never pass. */
-import type { Item } from '../dynamo/table.js';
+/** Record → API object: the only place that decides what a response shows. Secrets never pass. */
+import type { AuditEntry } from '../audit-log/record.js';
+import type { FulfillmentEntry } from '../fulfillments/record.js';
+import type { ResellerStore, SourceStore } from '../stores/records.js';
+import type { SyncJob } from '../sync-jobs/record.js';
 
-const pick = (item: Item, fields: string[]) => Object.fromEntries(fields.map((f) => [f, item[f] ?? null]));
-
-export const presentResellerStore = (item: Item) => ({
-  id: item.id,
+export const presentResellerStore = (store: ResellerStore) => ({
+  id: store.id,
   object: 'reseller_store',
-  ...pick(item, ['ownerId', 'name', 'platform', 'shopDomain', 'createdAt', 'deletedAt']),
+  ownerId: store.ownerId,
+  name: store.name,
+  platform: store.platform,
+  shopDomain: store.shopDomain,
+  createdAt: store.createdAt,
+  deletedAt: store.deletedAt,
 });
 
-export const presentSourceStore = (item: Item) => ({
-  id: item.id,
+export const presentSourceStore = (store: SourceStore) => ({
+  id: store.id,
   object: 'source_store',
-  ...pick(item, [
-    'resellerStoreId',
-    'name',
-    'platform',
-    'shopDomain',
-    'vendorTag',
-    'pricingMode',
-    'pricingConfig',
-    'createdAt',
-    'deletedAt',
-  ]),
+  resellerStoreId: store.resellerStoreId,
+  name: store.name,
+  platform: store.platform,
+  shopDomain: store.shopDomain,
+  vendorTag: store.vendorTag,
+  pricingMode: store.pricingMode,
+  pricingConfig: store.pricingConfig,
+  createdAt: store.createdAt,
+  deletedAt: store.deletedAt,
 });
 
-export const presentSyncJob = (item: Item) => ({
-  id: item.id,
+export const presentSyncJob = (job: SyncJob) => ({
+  id: job.id,
   object: 'sync_job',
-  ...pick(item, [
-    'resellerStoreId',
-    'sourceStoreId',
-    'status',
-    'attempts',
-    'externalOrderId',
-    'sourceOrderId',
-    'errorMessage',
-    'completedAt',
-    'failedAt',
-    'deadAt',
-    'createdAt',
-    'updatedAt',
-  ]),
-  ...presentFulfillments(item.fulfillments as Record<string, Item> | undefined),
+  resellerStoreId: job.resellerStoreId,
+  sourceStoreId: job.sourceStoreId,
+  status: job.status,
+  attempts: job.attempts,
+  externalOrderId: job.externalOrderId,
+  sourceOrderId: job.sourceOrderId,
+  errorMessage: job.errorMessage,
+  completedAt: job.completedAt,
+  failedAt: job.failedAt,
+  deadAt: job.deadAt,
+  createdAt: job.createdAt,
+  updatedAt: job.updatedAt,
+  ...presentFulfillments(job.fulfillments),
 });
 
-const FULFILLMENT_FIELDS = [
-  'sourceFulfillmentId',
-  'status',
-  'trackingCompany',
-  'trackingNumber',
-  'trackingNumbers',
-  'trackingUrl',
-  'resellerFulfillmentId',
-  'attempts',
-  'errorMessage',
-  'receivedAt',
-  'deliveredAt',
-  'updatedAt',
-];
+const presentFulfillment = (entry: FulfillmentEntry) => ({
+  sourceFulfillmentId: entry.sourceFulfillmentId,
+  status: entry.status,
+  trackingCompany: entry.trackingCompany,
+  trackingNumber: entry.trackingNumber,
+  trackingNumbers: entry.trackingNumbers,
+  trackingUrl: entry.trackingUrl,
+  resellerFulfillmentId: entry.resellerFulfillmentId,
+  attempts: entry.attempts,
+  errorMessage: entry.errorMessage,
+  receivedAt: entry.receivedAt,
+  deliveredAt: entry.deliveredAt,
+  updatedAt: entry.updatedAt,
+});
 
 /**
  * Reverse sync on the sync job (docs/reverse-sync.md): `fulfillment` is the most recently
  * received source fulfillment (null until one arrives), `fulfillments` every one, oldest first,
  * for a supplier that ships an order in several parcels.
  */
-const byText = (a: unknown, b: unknown) => String(a).localeCompare(String(b));
-
-const presentFulfillments = (map: Record<string, Item> | undefined) => {
-  const fulfillments = Object.values(map ?? {})
-    .sort((a, b) => byText(a.receivedAt, b.receivedAt) || byText(a.sourceFulfillmentId, b.sourceFulfillmentId))
-    .map((entry) => pick(entry, FULFILLMENT_FIELDS));
+const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
+  const fulfillments = Object.values(entries)
+    .sort(
+      (a, b) => a.receivedAt.localeCompare(b.receivedAt) || a.sourceFulfillmentId.localeCompare(b.sourceFulfillmentId),
+    )
+    .map(presentFulfillment);
   return { fulfillment: fulfillments.at(-1) ?? null, fulfillments };
 };
 
-export const presentAuditEntry = (item: Item) => ({
-  id: item.id,
+export const presentAuditEntry = (entry: AuditEntry) => ({
+  id: entry.id,
   object: 'audit_log_entry',
-  ...pick(item, [
-    'action',
-    'resellerStoreId',
-    'resourceType',
-    'resourceId',
-    'actorId',
-    'actor',
-    'metadata',
-    'createdAt',
-  ]),
+  action: entry.action,
+  resellerStoreId: entry.resellerStoreId,
+  resourceType: entry.resourceType,
+  resourceId: entry.resourceId,
+  actorId: entry.actorId,
+  actor: entry.actor,
+  metadata: entry.metadata,
+  createdAt: entry.createdAt,
 });
 
 export const presentList = (url: string, data: unknown[], hasMore: boolean) => ({

@@ -1,8 +1,15 @@
 import * as v from 'valibot';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../audit-log/record.js';
 import { config } from '../core/config.js';
-import { PLATFORMS } from '../platforms/types.js';
+import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
+import { PLATFORMS } from '../platforms/port.js';
+import { PRICING_MODES } from '../stores/records.js';
 
-/** Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place. */
+/**
+ * Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place.
+ * Wire names (`starting_after`, `reseller_store_id`…) end here: each schema's output is in the
+ * use cases' camelCase terms.
+ */
 
 const strict = <E extends v.ObjectEntries>(entries: E) =>
   v.strictObject(entries, (issue) =>
@@ -59,8 +66,6 @@ export const PricingConfig = v.variant(
   'must be percentage or field_rules',
 );
 
-export const PRICING_MODES = ['percentage', 'field_rules'] as const;
-
 export const CreateResellerStoreBody = strict({
   name: requiredString(255),
   platform: Platform,
@@ -68,7 +73,6 @@ export const CreateResellerStoreBody = strict({
   accessToken: Secret,
   webhookSecret: Secret,
 });
-export type CreateResellerStoreInput = v.InferOutput<typeof CreateResellerStoreBody>;
 
 export const UpdateResellerStoreBody = strict({ name: v.optional(requiredString(255)) });
 
@@ -92,10 +96,9 @@ export const CreateSourceStoreBody = v.pipe(
     ['pricingConfig', 'type'],
   ),
 );
-export type CreateSourceStoreInput = v.InferOutput<typeof CreateSourceStoreBody>;
 
 /** `limit` and `starting_after` (SPEC 8.1) plus a list's own filters; unknown parameters are refused. */
-export const listQuery = <E extends v.ObjectEntries>(filters: E) =>
+const listQuery = <E extends v.ObjectEntries>(filters: E) =>
   strict({
     limit: v.optional(
       v.pipe(
@@ -111,22 +114,39 @@ export const listQuery = <E extends v.ObjectEntries>(filters: E) =>
     ...filters,
   });
 
-export const SYNC_JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'dead'] as const;
-export type SyncJobStatus = (typeof SYNC_JOB_STATUSES)[number];
-
-export const AUDIT_ACTIONS = ['sync_job.retried', 'sync_job.dead'] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-
-export const ListSyncJobsQuery = listQuery({
-  status: v.optional(v.picklist(SYNC_JOB_STATUSES, `must be one of ${SYNC_JOB_STATUSES.join(', ')}`)),
-  reseller_store_id: v.optional(v.string()),
+/** The page part of a list query, in the use cases' terms. */
+const page = (query: { limit: number; starting_after?: string }) => ({
+  limit: query.limit,
+  startingAfter: query.starting_after,
 });
 
-export const ListAuditLogQuery = listQuery({
-  action: v.optional(v.picklist(AUDIT_ACTIONS, `must be one of ${AUDIT_ACTIONS.join(', ')}`)),
-  resource_type: v.optional(v.picklist(['sync_job'], 'must be sync_job')),
-  resource_id: v.optional(v.string()),
-  reseller_store_id: v.optional(v.string()),
-});
+export const ListSyncJobsQuery = v.pipe(
+  listQuery({
+    status: v.optional(v.picklist(SYNC_JOB_STATUSES, `must be one of ${SYNC_JOB_STATUSES.join(', ')}`)),
+    reseller_store_id: v.optional(v.string()),
+  }),
+  v.transform((query) => ({
+    ...page(query),
+    filters: { status: query.status, resellerStoreId: query.reseller_store_id },
+  })),
+);
 
-export const PlainListQuery = listQuery({});
+export const ListAuditLogQuery = v.pipe(
+  listQuery({
+    action: v.optional(v.picklist(AUDIT_ACTIONS, `must be one of ${AUDIT_ACTIONS.join(', ')}`)),
+    resource_type: v.optional(v.picklist(AUDITED_RESOURCES, `must be ${AUDITED_RESOURCES.join(', ')}`)),
+    resource_id: v.optional(v.string()),
+    reseller_store_id: v.optional(v.string()),
+  }),
+  v.transform((query) => ({
+    ...page(query),
+    filters: {
+      action: query.action,
+      resourceType: query.resource_type,
+      resourceId: query.resource_id,
+      resellerStoreId: query.reseller_store_id,
+    },
+  })),
+);
+
+export const PlainListQuery = v.pipe(listQuery({}), v.transform(page));

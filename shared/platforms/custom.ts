@@ -2,22 +2,22 @@
 import { signBody } from '../domain/hmac.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import { restFulfillment } from './storeplatform-a.js';
-import type { PlatformAdapter, PlatformStore } from './types.js';
+import type { PlatformAdapter, ShopConnection } from './port.js';
 
 const PLATFORM = 'custom';
 
 /** Serializes once and signs those exact bytes, so the receiver verifies what it reads. */
-async function signedPost(store: PlatformStore, path: string, value: unknown, idempotencyKey: string) {
+async function signedPost(shop: ShopConnection, path: string, value: unknown, idempotencyKey: string) {
   const rawBody = Buffer.from(JSON.stringify(value), 'utf8');
   return callPlatform({
     platform: PLATFORM,
-    store,
+    shop,
     method: 'POST',
     path,
     headers: {
-      Authorization: `Bearer ${store.accessToken}`,
+      Authorization: `Bearer ${shop.accessToken}`,
       'Idempotency-Key': idempotencyKey,
-      'X-Platform-Hmac-SHA256': signBody(store.webhookSecret, rawBody),
+      'X-Platform-Hmac-SHA256': signBody(shop.webhookSecret, rawBody),
     },
     rawBody,
   });
@@ -29,16 +29,16 @@ function idOf(body: unknown): string | undefined {
 }
 
 export const customAdapter: PlatformAdapter = {
-  async createOrder(store, order, idempotencyKey) {
-    const answer = await signedPost(store, '/reseller/orders', { order }, idempotencyKey);
+  async createOrder(shop, order, idempotencyKey) {
+    const answer = await signedPost(shop, '/reseller/orders', { order }, idempotencyKey);
     const orderId = idOf(answer.body);
     if (orderId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no order id');
     return { orderId };
   },
 
-  async createFulfillment(store, orderId, tracking, idempotencyKey) {
+  async createFulfillment(shop, orderId, tracking, idempotencyKey) {
     const path = `/reseller/orders/${encodeURIComponent(orderId)}/fulfillments`;
-    const answer = await signedPost(store, path, { fulfillment: restFulfillment(tracking) }, idempotencyKey);
+    const answer = await signedPost(shop, path, { fulfillment: restFulfillment(tracking) }, idempotencyKey);
     const fulfillmentId = idOf(answer.body);
     if (fulfillmentId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no fulfillment id');
     return { fulfillmentId };

@@ -1,4 +1,4 @@
-import type { Platform } from './types.js';
+import type { Platform } from './port.js';
 
 /**
  * A platform call that did not succeed. The message is meant for an integrator (a sync job's
@@ -13,6 +13,11 @@ export class PlatformError extends Error {
   readonly retryable: boolean;
   /** From `Retry-After`, when the platform asked to wait (429). */
   readonly retryAfterSeconds?: number;
+  /**
+   * The request left, but no usable answer came back (a timeout, a connection lost mid-call, a
+   * 2xx without the created id): the platform may have acted on it.
+   */
+  readonly outcomeUnknown: boolean;
 
   constructor(options: {
     platform: Platform;
@@ -20,21 +25,16 @@ export class PlatformError extends Error {
     retryable: boolean;
     message: string;
     retryAfterSeconds?: number;
+    outcomeUnknown?: boolean;
   }) {
     super(options.message);
     this.platform = options.platform;
     this.status = options.status;
     this.retryable = options.retryable;
+    this.outcomeUnknown = options.outcomeUnknown ?? false;
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
-
-/** SQS delays a message by at most 15 minutes. */
-export const MAX_DELAY_SECONDS = 900;
-
-/** How long to wait before calling again after a 429: the platform's Retry-After, 1 s to 15 min. */
-export const retryDelaySeconds = (error: PlatformError) =>
-  Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)));
 
 /** 408, 409 (a call still in flight under the same key), 429 and 5xx may heal; every other 4xx will not. */
 export function isRetryableStatus(status: number): boolean {
@@ -43,7 +43,7 @@ export function isRetryableStatus(status: number): boolean {
 
 const MAX_REASON_CHARS = 300;
 
-/** The reason text of a platform error body: REST `errors` (string, field map or list), GraphQL `errors`/`userErrors`. */
+/** The reason text of an error body: REST `errors` (string, field map or list), GraphQL `errors`/`userErrors`. */
 export function reasonFromBody(body: unknown): string | undefined {
   if (typeof body === 'string') return clean(body);
   if (!isObject(body)) return undefined;

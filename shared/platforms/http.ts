@@ -1,11 +1,11 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
 import { PlatformError, isRetryableStatus, reasonFromBody, redact } from './errors.js';
-import type { Platform, PlatformStore } from './types.js';
+import type { Platform, ShopConnection } from './port.js';
 
 const DEFAULT_BASE_URL = 'https://{shopDomain}';
 const DEFAULT_TIMEOUT_MS = 10_000;
 
-/** `PLATFORM_API_URL` with `{shopDomain}` replaced, read per call so tests and the local runtime can point it anywhere. */
+/** `PLATFORM_API_URL` with `{shopDomain}` replaced, read per call: tests and the local runtime point it anywhere. */
 export function platformBaseUrl(shopDomain: string): string {
   const template = process.env.PLATFORM_API_URL || DEFAULT_BASE_URL;
   return template.split('{shopDomain}').join(encodeURIComponent(shopDomain)).replace(/\/+$/, '');
@@ -18,9 +18,9 @@ export function platformTimeoutMs(): number {
 
 export interface PlatformCall {
   platform: Platform;
-  store: PlatformStore;
+  shop: ShopConnection;
   method: 'GET' | 'POST';
-  /** Path below the store's base URL, starting with '/'. */
+  /** Path below the shop's base URL, starting with '/'. */
   path: string;
   headers?: Record<string, string>;
   /** A value to send as JSON. */
@@ -36,8 +36,8 @@ export interface PlatformAnswer {
 
 /** Calls the platform; any non-2xx, network failure or timeout becomes a PlatformError. */
 export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> {
-  const { platform, store } = call;
-  const secrets = [store.accessToken, store.webhookSecret];
+  const { platform, shop } = call;
+  const secrets = [shop.accessToken, shop.webhookSecret];
   const timeoutMs = platformTimeoutMs();
   const body = call.rawBody ?? (call.json === undefined ? undefined : Buffer.from(JSON.stringify(call.json), 'utf8'));
   const headers: Record<string, string> = { Accept: 'application/json', ...call.headers };
@@ -48,7 +48,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
   let retryAfter: string | null;
   try {
     // The signal also bounds reading the body, so a platform that stalls mid-answer times out too.
-    const response = await fetch(`${platformBaseUrl(store.shopDomain)}${call.path}`, {
+    const response = await fetch(`${platformBaseUrl(shop.shopDomain)}${call.path}`, {
       method: call.method,
       headers,
       body,
@@ -85,17 +85,38 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
 }
 
 /**
- * A 2xx whose body the adapter cannot use. Retrying is safe (the idempotency key makes the
- * platform answer with what it already created), so it counts as retryable.
+ * A 2xx whose body the adapter cannot use. The platform has likely acted (its outcome is unknown
+ * to us); retrying is safe (the idempotency key makes the platform answer with what it already
+ * created), so it counts as retryable.
  */
 export function unexpectedAnswer(platform: Platform, status: number, what: string): PlatformError {
   return new PlatformError({
     platform,
     status,
     retryable: true,
+    outcomeUnknown: true,
     message: `${platform} answered ${status} with ${what}`,
   });
 }
+
+/**
+ * Connection failures that happen before the request is sent (no connection, no address, a
+ * refused TLS handshake): the platform cannot have acted. Any other failure may come after the
+ * request left, so its outcome is unknown.
+ */
+const NOT_SENT = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
 
 function networkError(platform: Platform, error: unknown, timeoutMs: number, secrets: string[]): PlatformError {
   const name = (error as { name?: unknown } | null)?.name;
@@ -104,6 +125,7 @@ function networkError(platform: Platform, error: unknown, timeoutMs: number, sec
       platform,
       status: 0,
       retryable: true,
+      outcomeUnknown: true,
       message: `${platform} did not answer within ${timeoutMs} ms`,
     });
   }
@@ -114,6 +136,7 @@ function networkError(platform: Platform, error: unknown, timeoutMs: number, sec
     platform,
     status: 0,
     retryable: true,
+    outcomeUnknown: !NOT_SENT.has(code),
     message: redact(`${platform} could not be reached: ${code}`, secrets),
   });
 }

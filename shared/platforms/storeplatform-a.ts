@@ -1,6 +1,6 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
 import { callPlatform, unexpectedAnswer } from './http.js';
-import type { PlatformAdapter, PlatformStore, Tracking } from './types.js';
+import { restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
 
 const API = '/admin/api/2025-07';
 
@@ -27,14 +27,8 @@ export function restFulfillment(tracking: Tracking): RestFulfillment {
   };
 }
 
-/** The numeric id REST paths take; a GraphQL gid (`gid://platform/Order/7002`) is reduced to `7002`. */
-export function restOrderId(orderId: string): string {
-  const gid = /^gid:\/\/[^/]+\/Order\/(.+)$/.exec(orderId);
-  return gid ? gid[1] : orderId;
-}
-
-function headers(store: PlatformStore, idempotencyKey: string): Record<string, string> {
-  return { 'X-Platform-Access-Token': store.accessToken, 'Idempotency-Key': idempotencyKey };
+function headers(shop: ShopConnection, idempotencyKey: string): Record<string, string> {
+  return { 'X-Platform-Access-Token': shop.accessToken, 'Idempotency-Key': idempotencyKey };
 }
 
 function idOf(value: unknown): string | undefined {
@@ -42,13 +36,13 @@ function idOf(value: unknown): string | undefined {
 }
 
 export const storePlatformAAdapter: PlatformAdapter = {
-  async createOrder(store, order, idempotencyKey) {
+  async createOrder(shop, order, idempotencyKey) {
     const answer = await callPlatform({
       platform: 'storeplatform_a',
-      store,
+      shop,
       method: 'POST',
       path: `${API}/orders.json`,
-      headers: headers(store, idempotencyKey),
+      headers: headers(shop, idempotencyKey),
       json: { order },
     });
     const orderId = idOf((answer.body as { order?: { id?: unknown } } | undefined)?.order?.id);
@@ -56,13 +50,13 @@ export const storePlatformAAdapter: PlatformAdapter = {
     return { orderId };
   },
 
-  async createFulfillment(store, orderId, tracking, idempotencyKey) {
+  async createFulfillment(shop, orderId, tracking, idempotencyKey) {
     const answer = await callPlatform({
       platform: 'storeplatform_a',
-      store,
+      shop,
       method: 'POST',
       path: `${API}/orders/${encodeURIComponent(restOrderId(orderId))}/fulfillments.json`,
-      headers: headers(store, idempotencyKey),
+      headers: headers(shop, idempotencyKey),
       json: { fulfillment: restFulfillment(tracking) },
     });
     const fulfillmentId = idOf((answer.body as { fulfillment?: { id?: unknown } } | undefined)?.fulfillment?.id);

@@ -1,7 +1,7 @@
 /** storeplatform_b: the GraphQL Admin API (PLATFORM-API.md). */
 import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import type { PlatformAdapter, PlatformStore, Tracking } from './types.js';
+import { orderGid, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
 
 const PATH = '/admin/api/2025-07/graphql.json';
 const PLATFORM = 'storeplatform_b';
@@ -13,17 +13,16 @@ export const ORDER_CREATE = `mutation orderCreate($order: OrderInput!, $idempote
   }
 }`;
 
-export const FULFILLMENT_CREATE = `mutation fulfillmentCreate($orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!) {
-  fulfillmentCreate(orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey) {
+export const FULFILLMENT_CREATE = `mutation fulfillmentCreate(
+  $orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!
+) {
+  fulfillmentCreate(
+    orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey
+  ) {
     fulfillment { id status }
     userErrors { field message }
   }
 }`;
-
-/** GraphQL ids are `gid://platform/Order/<n>`; a bare number (a REST-style id) is turned into one. */
-export function orderGid(orderId: string): string {
-  return /^\d+$/.test(orderId) ? `gid://platform/Order/${orderId}` : orderId;
-}
 
 export function trackingInfo(tracking: Tracking): { company: string; number: string | null; url: string | null } {
   return {
@@ -38,9 +37,9 @@ interface MutationPayload {
   [field: string]: unknown;
 }
 
-/** Runs one mutation and returns its payload; `errors` and `userErrors` arrive with HTTP 200 and become PlatformErrors. */
+/** Runs one mutation and returns its payload; `errors` and `userErrors` arrive with HTTP 200: PlatformErrors. */
 async function mutate(
-  store: PlatformStore,
+  shop: ShopConnection,
   idempotencyKey: string,
   query: string,
   variables: Record<string, unknown>,
@@ -48,13 +47,13 @@ async function mutate(
 ): Promise<{ status: number; payload: MutationPayload }> {
   const answer = await callPlatform({
     platform: PLATFORM,
-    store,
+    shop,
     method: 'POST',
     path: PATH,
-    headers: { 'X-Platform-Access-Token': store.accessToken, 'Idempotency-Key': idempotencyKey },
+    headers: { 'X-Platform-Access-Token': shop.accessToken, 'Idempotency-Key': idempotencyKey },
     json: { query, variables },
   });
-  const secrets = [store.accessToken, store.webhookSecret];
+  const secrets = [shop.accessToken, shop.webhookSecret];
   const body = (answer.body ?? {}) as { data?: Record<string, unknown> | null; errors?: unknown };
 
   if (Array.isArray(body.errors) && body.errors.length > 0) {
@@ -93,10 +92,10 @@ function idOf(value: unknown): string | undefined {
 }
 
 export const storePlatformBAdapter: PlatformAdapter = {
-  async createOrder(store, order, idempotencyKey) {
+  async createOrder(shop, order, idempotencyKey) {
     // OrderInput carries the same fields as the REST order body.
     const { status, payload } = await mutate(
-      store,
+      shop,
       idempotencyKey,
       ORDER_CREATE,
       { order, idempotencyKey },
@@ -107,14 +106,14 @@ export const storePlatformBAdapter: PlatformAdapter = {
     return { orderId };
   },
 
-  async createFulfillment(store, orderId, tracking, idempotencyKey) {
+  async createFulfillment(shop, orderId, tracking, idempotencyKey) {
     const variables = {
       orderId: orderGid(orderId),
       trackingInfo: trackingInfo(tracking),
       notifyCustomer: true,
       idempotencyKey,
     };
-    const { status, payload } = await mutate(store, idempotencyKey, FULFILLMENT_CREATE, variables, 'fulfillmentCreate');
+    const { status, payload } = await mutate(shop, idempotencyKey, FULFILLMENT_CREATE, variables, 'fulfillmentCreate');
     const fulfillmentId = idOf((payload.fulfillment as { id?: unknown } | null | undefined)?.id);
     if (fulfillmentId === undefined) throw unexpectedAnswer(PLATFORM, status, 'no fulfillment id');
     return { fulfillmentId };

@@ -1,4 +1,7 @@
-/** What a sync-queue message carries: which job, and which enqueue of it. No SDK here: the DLQ handler reads messages without sending any. */
+/**
+ * What a sync-queue message carries: which job, and which enqueue of it. No SDK here: the DLQ
+ * handler reads messages without sending any.
+ */
 export interface JobMessage {
   jobId: string;
   generation: number;

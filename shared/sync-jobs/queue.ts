@@ -1,10 +1,11 @@
 import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs } from '../aws/sqs.js';
+import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import type { JobMessage } from './message.js';
 
 /** One message per job; SendMessageBatch takes ten at a time. Throws if any entry was refused. */
 export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
+  const delay = sqsDelay(delaySeconds);
   for (let i = 0; i < messages.length; i += 10) {
     const chunk = messages.slice(i, i + 10);
     if (chunk.length === 1) {
@@ -12,7 +13,7 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
         new SendMessageCommand({
           QueueUrl: config.syncQueueUrl(),
           MessageBody: JSON.stringify(chunk[0]),
-          DelaySeconds: delaySeconds,
+          DelaySeconds: delay,
         }),
       );
       continue;
@@ -23,7 +24,7 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
         Entries: chunk.map((message, index) => ({
           Id: String(index),
           MessageBody: JSON.stringify(message),
-          DelaySeconds: delaySeconds,
+          DelaySeconds: delay,
         })),
       }),
     );

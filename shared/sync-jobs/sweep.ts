@@ -1,8 +1,9 @@
 import { logger } from '../core/logger.js';
-import { INDEX, PENDING_SHARDS } from '../dynamo/keys.js';
-import { batchGet, queryKeys } from '../dynamo/table.js';
-import { markForSweep, type SyncJob } from './sync-jobs.js';
+import { INDEX, pending } from '../dynamo/keys.js';
+import { batchGet, queryKeys, type Item } from '../dynamo/table.js';
 import { enqueueJobs } from './queue.js';
+import { syncJobFrom } from './record.js';
+import { markForSweep } from './sync-jobs.js';
 
 /**
  * The safety net under "no accepted order is left un-enqueued": pending jobs whose message may be
@@ -13,7 +14,7 @@ import { enqueueJobs } from './queue.js';
  */
 export const sweepPendingJobs = async (olderThanSeconds: number) => {
   const cutoff = new Date(Date.now() - olderThanSeconds * 1000).toISOString();
-  const shards = Array.from({ length: PENDING_SHARDS }, (_, shard) => sweepShard(`PENDING#${shard}`, cutoff));
+  const shards = pending.allShards().map((shard) => sweepShard(shard, cutoff));
   const requeued = (await Promise.all(shards)).reduce((sum, n) => sum + n, 0);
   if (requeued) logger.warn('sweep re-enqueued pending jobs', { count: requeued });
   return requeued;
@@ -21,7 +22,7 @@ export const sweepPendingJobs = async (olderThanSeconds: number) => {
 
 const sweepShard = async (shard: string, cutoff: string) => {
   let requeued = 0;
-  let startKey: Record<string, unknown> | undefined;
+  let startKey: Item | undefined;
   do {
     const page = await queryKeys({
       index: INDEX.pending,
@@ -33,7 +34,7 @@ const sweepShard = async (shard: string, cutoff: string) => {
       forward: true,
       exclusiveStartKey: startKey,
     });
-    const jobs = (await batchGet<SyncJob>(page.keys)).filter((job) => job.status === 'pending');
+    const jobs = (await batchGet(page.keys, syncJobFrom)).filter((job) => job.status === 'pending');
     const marked = await markForSweep(jobs);
     const due = jobs.filter((_, i) => marked[i]);
     if (due.length) await enqueueJobs(due.map((job) => ({ jobId: job.id, generation: job.generation })));

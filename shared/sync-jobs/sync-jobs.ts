@@ -1,16 +1,17 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
-import { dynamo } from '../dynamo/client.js';
-import type { RoutedGroup } from '../domain/routing.js';
-import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
 import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
-import type { JobMessage } from './message.js';
 import { now, syncJobId } from '../core/ids.js';
+import type { RoutedGroup } from '../domain/routing.js';
+import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
+import { dynamo } from '../dynamo/client.js';
+import { keys, listSortKey, lists, lookups, pending } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import type { SyncJobStatus } from '../http/schemas.js';
-import { keys, listSortKey, lists, lookups, pendingShard } from '../dynamo/keys.js';
 import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
+import type { JobMessage } from './message.js';
+import { syncJobFrom, syncJobItem, type SyncJob } from './record.js';
 
 /**
  * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional
@@ -18,24 +19,7 @@ import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from '..
  * message from an earlier enqueue (it carries its generation) can never move the job again.
  */
 
-export interface SyncJob extends Item {
-  id: string;
-  ownerId: string;
-  resellerStoreId: string;
-  sourceStoreId: string;
-  status: SyncJobStatus;
-  attempts: number;
-  generation: number;
-  externalOrderId: string;
-  resellerShopDomain: string;
-  order: Omit<ResellerOrder, 'line_items'> & { line_items: ResellerLineItem[] };
-  orderJobIds?: string[];
-  sourceOrderId: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type { JobMessage };
+export type { JobMessage, SyncJob };
 
 /**
  * A pending job whose message may be missing sits in the sparse GSI3, which is all the sweep
@@ -43,7 +27,7 @@ export type { JobMessage };
  * message is sent right after the write, and only if that send fails is the job marked (two index
  * writes saved on every order; docs/design.md).
  */
-const pendingIndex = (id: string, since: string) => ({ GSI3PK: pendingShard(id), GSI3SK: listSortKey(since, id) });
+const pendingIndex = (id: string, since: string) => ({ GSI3PK: pending.shardOf(id), GSI3SK: listSortKey(since, id) });
 const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
 
 // ---------- creation
@@ -53,7 +37,8 @@ export interface NewOrder {
   resellerStoreId: string;
   resellerShopDomain: string;
   externalOrderId: string;
-  order: Omit<ResellerOrder, 'line_items'>;
+  /** The whole order; each job keeps the line items of its own group. */
+  order: ResellerOrder;
   groups: RoutedGroup<ResellerLineItem>[];
 }
 
@@ -69,9 +54,6 @@ export const createJobsForOrder = async (
   const createdAt = now();
   const jobIds = input.groups.map((_, position) => syncJobId(input.resellerStoreId, input.externalOrderId, position));
   const jobs: SyncJob[] = input.groups.map((group, position) => ({
-    ...keys.syncJob(jobIds[position]),
-    GSI1PK: lists.syncJobs(input.ownerId),
-    GSI1SK: listSortKey(createdAt, jobIds[position]),
     id: jobIds[position],
     ownerId: input.ownerId,
     resellerStoreId: input.resellerStoreId,
@@ -82,7 +64,7 @@ export const createJobsForOrder = async (
     externalOrderId: input.externalOrderId,
     resellerShopDomain: input.resellerShopDomain,
     order: { ...input.order, line_items: group.lineItems },
-    ...(position === 0 ? { orderJobIds: jobIds } : {}),
+    orderJobIds: position === 0 ? jobIds : null,
     sourceOrderId: null,
     errorMessage: null,
     completedAt: null,
@@ -90,21 +72,24 @@ export const createJobsForOrder = async (
     deadAt: null,
     createdAt,
     updatedAt: createdAt,
+    fulfillments: {},
   }));
 
   const condition = 'attribute_not_exists(PK)';
   try {
     if (jobs.length === 1) {
-      await dynamo.send(new PutCommand({ TableName: TABLE(), Item: jobs[0], ConditionExpression: condition }));
+      await dynamo.send(
+        new PutCommand({ TableName: TABLE(), Item: syncJobItem(jobs[0]), ConditionExpression: condition }),
+      );
     } else {
       await transactWrite(
-        jobs.map((job) => ({ Put: { TableName: TABLE(), Item: job, ConditionExpression: condition } })),
+        jobs.map((job) => ({ Put: { TableName: TABLE(), Item: syncJobItem(job), ConditionExpression: condition } })),
       );
     }
     return { created: true, jobIds, jobs };
   } catch (error) {
     if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
-    const first = await getItem<SyncJob>(keys.syncJob(jobIds[0]), true);
+    const first = await loadJob(jobIds[0], true);
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
     if (!first?.orderJobIds) throw error;
     return { created: false, jobIds: first.orderJobIds, jobs: [] };
@@ -113,7 +98,10 @@ export const createJobsForOrder = async (
 
 /** The order's jobs as they are now (for a redelivery, to re-enqueue what is still pending). */
 export const loadJobs = async (ids: string[]) =>
-  (await Promise.all(ids.map((id) => getItem<SyncJob>(keys.syncJob(id), true)))).filter((j): j is SyncJob => !!j);
+  (await Promise.all(ids.map((id) => loadJob(id, true)))).filter((job) => job !== undefined);
+
+/** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
+export const loadJob = (id: string, consistent = false) => getItem(keys.syncJob(id), syncJobFrom, consistent);
 
 /**
  * Puts pending jobs where the sweep finds them, with "pending since" now: after a failed enqueue,
@@ -153,7 +141,7 @@ export const markForSweep = (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
 
 /** The caller's job, or undefined: another owner's is as missing as an unknown id. */
 const ownedSyncJob = async (ownerId: string, id: string) => {
-  const job = id.startsWith('sj_') ? await getItem<SyncJob>(keys.syncJob(id)) : undefined;
+  const job = id.startsWith('sj_') ? await loadJob(id) : undefined;
   return job?.ownerId === ownerId ? job : undefined;
 };
 
@@ -167,12 +155,13 @@ export const listSyncJobs = (
   ownerId: string,
   limit: number,
   startingAfter: string | undefined,
-  filters: { status?: string; reseller_store_id?: string },
+  filters: { status?: SyncJobStatus; resellerStoreId?: string },
 ) => {
-  const { status, reseller_store_id: resellerStoreId } = filters;
+  const { status, resellerStoreId } = filters;
   const filtered = status !== undefined || resellerStoreId !== undefined;
-  return listPage<SyncJob>({
+  return listPage({
     partition: lists.syncJobs(ownerId),
+    from: syncJobFrom,
     limit,
     startingAfter,
     cursorItem: (id) => ownedSyncJob(ownerId, id),
@@ -214,7 +203,7 @@ export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return out.Attributes as SyncJob;
+    return out.Attributes && syncJobFrom(out.Attributes);
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
@@ -238,7 +227,7 @@ const moveFromProcessing = async (jobId: string, generation: number, update: str
         ReturnValues: 'ALL_NEW',
       }),
     );
-    return out.Attributes as SyncJob;
+    return out.Attributes && syncJobFrom(out.Attributes);
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
     throw error;
@@ -251,14 +240,15 @@ export const completeJob = (job: SyncJob, generation: number, sourceOrderId: str
   return moveFromProcessing(
     job.id,
     generation,
-    'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
+    'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, ' +
+      'errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
     {
       ':completed': 'completed',
       ':orderId': sourceOrderId,
       ':at': at,
       ':null': null,
       ':lookup': lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
-      ':self': `SJ#${job.id}`,
+      ':self': lookups.sourceOrderJob(job.id),
     },
   );
 };
@@ -302,7 +292,7 @@ export const killJob = async (
   why: string | ((job: SyncJob) => string),
   from: SyncJobStatus[] = ['pending', 'processing', 'failed'],
 ) => {
-  const job = await getItem<SyncJob>(keys.syncJob(message.jobId), true);
+  const job = await loadJob(message.jobId, true);
   if (!job || job.generation !== message.generation || !from.includes(job.status)) return false;
   const reason = typeof why === 'string' ? why : why(job);
   const at = now();
@@ -358,7 +348,8 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
           TableName: TABLE(),
           Key: keys.syncJob(job.id),
           UpdateExpression:
-            'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
+            'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, ' +
+            'updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
           ConditionExpression: 'generation = :generation AND #status = :current',
           ExpressionAttributeNames: { '#status': 'status' },
           ExpressionAttributeValues: {
@@ -377,7 +368,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
       // Someone else moved it first (a concurrent retry): answer with what it is now.
-      const current = await getItem<SyncJob>(keys.syncJob(job.id), true);
+      const current = await loadJob(job.id, true);
       throw new SyncJobNotRetryableError(current?.status ?? 'unknown');
     }
     throw error;

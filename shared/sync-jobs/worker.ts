@@ -1,31 +1,22 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { Deps } from '../aws/deps.js';
+import type { Outcome } from '../aws/sqs.js';
+import { logger } from '../core/logger.js';
 import { buildSupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
-import { logger } from '../core/logger.js';
-import { platformStoreOf } from '../stores/stores.js';
-import { adapterFor, PlatformError, retryDelaySeconds } from '../platforms/index.js';
-import type { SecretCipher } from '../aws/kms-cipher.js';
-import { keys } from '../dynamo/keys.js';
-import { getItem, type Item } from '../dynamo/table.js';
-import { claimJob, completeJob, deferJob, failJob, killJob, type JobMessage, type SyncJob } from './sync-jobs.js';
-import { parseJobMessage } from './message.js';
+import { classify } from '../platforms/failure.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import { parseJobMessage, type JobMessage } from './message.js';
 import { enqueueJobs } from './queue.js';
-import type { PricingConfig } from '../domain/pricing.js';
-
-/** What became of one message: `retry` leaves it to SQS to deliver again (and, in the end, to the DLQ). */
-export type Outcome = 'done' | 'retry';
-
-const loadStore = async (cipher: SecretCipher, sourceStoreId: string) => {
-  const store = await getItem<Item>(keys.sourceStore(sourceStoreId));
-  return store && { item: store, platformStore: await platformStoreOf(cipher, store) };
-};
+import { claimJob, completeJob, deferJob, failJob, killJob, type SyncJob } from './sync-jobs.js';
 
 /**
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
  * the job id as idempotency key, record the outcome. A stale message (an older enqueue of a job
  * retried since, or a job already settled) is dropped without touching the job.
  */
-export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord): Promise<Outcome> => {
+export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise<Outcome> => {
   const message = parseJobMessage(record.body);
   if (!message) {
     logger.error('dropping a malformed sync message', { messageId: record.messageId });
@@ -37,11 +28,13 @@ export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord
     return 'done';
   }
 
-  const store = await loadStore(cipher, job.sourceStoreId);
-  if (!store) {
-    await killJob(message, `source store ${job.sourceStoreId} no longer exists`, ['processing']);
+  const source = await loadSourceStore(job.sourceStoreId);
+  if (!source || !job.order) {
+    const reason = source ? 'the job holds no order to place' : `source store ${job.sourceStoreId} no longer exists`;
+    await killJob(message, reason, ['processing']);
     return 'done';
   }
+  const shop = await shopConnection(deps.cipher, source);
 
   try {
     const order = buildSupplierOrder({
@@ -49,9 +42,9 @@ export const processSyncMessage = async (cipher: SecretCipher, record: SQSRecord
       externalOrderId: job.externalOrderId,
       order: job.order,
       lineItems: job.order.line_items,
-      pricing: store.item.pricingConfig as PricingConfig,
+      pricing: source.pricingConfig,
     });
-    const { orderId } = await adapterFor(store.platformStore.platform).createOrder(store.platformStore, order, job.id);
+    const { orderId } = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
     const completed = await completeJob(job, message.generation, orderId);
     if (completed) await releaseKeptFulfillments(completed);
     return 'done';
@@ -66,26 +59,27 @@ const handleFailure = async (
   record: SQSRecord,
   error: unknown,
 ): Promise<Outcome> => {
-  if (error instanceof PlatformError && error.status === 429) {
-    // Wait as long as the platform asks, in a fresh message, so throttling never uses up a receive.
-    const delay = retryDelaySeconds(error);
-    await deferJob(job, message.generation);
-    await enqueueJobs([message], delay);
-    logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: delay });
-    return 'done';
+  const failure = classify(error, 'internal error while placing the order');
+  switch (failure.kind) {
+    case 'throttled':
+      // Deferred, not failed: the job goes back to pending and waits in a fresh delayed message.
+      await deferJob(job, message.generation);
+      await enqueueJobs([message], failure.delaySeconds);
+      logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: failure.delaySeconds });
+      return 'done';
+    case 'permanent':
+      await killJob(message, failure.reason, ['processing']);
+      logger.warn('platform refused the order; job is dead', { jobId: job.id, status: failure.status });
+      return 'done';
+    case 'unknown_outcome':
+    case 'transient':
+      if (failure.kind === 'transient' && failure.internal) logger.error('sync job failed', error as Error);
+      await failJob(job, message.generation, failure.reason);
+      logger.warn('sync job failed; SQS will retry', {
+        jobId: job.id,
+        failure: failure.kind,
+        receiveCount: record.attributes.ApproximateReceiveCount,
+      });
+      return 'retry';
   }
-  const reason = error instanceof Error ? error.message : String(error);
-  if (error instanceof PlatformError && !error.retryable) {
-    await killJob(message, reason, ['processing']);
-    logger.warn('platform refused the order; job is dead', { jobId: job.id, status: error.status });
-    return 'done';
-  }
-  const safeReason = error instanceof PlatformError ? reason : 'internal error while placing the order';
-  if (!(error instanceof PlatformError)) logger.error('sync job failed', error as Error);
-  await failJob(job, message.generation, safeReason);
-  logger.warn('sync job failed; SQS will retry', {
-    jobId: job.id,
-    receiveCount: record.attributes.ApproximateReceiveCount,
-  });
-  return 'retry';
 };

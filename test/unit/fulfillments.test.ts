@@ -11,23 +11,22 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
-import { processDeadFulfillmentMessage, processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
+import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
+import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
 import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
 import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { syncJobFrom } from '../../shared/sync-jobs/record.js';
 
 const createFulfillment = jest.fn();
-jest.mock('../../shared/platforms/index', () => ({
-  ...jest.requireActual('../../shared/platforms/index'),
-  adapterFor: () => ({ createOrder: jest.fn(), createFulfillment }),
-}));
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
-const cipher = kmsCipher(kms, () => 'key');
+// The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
+const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOrder: jest.fn(), createFulfillment }) };
 
 const tracking = {
   company: 'UPS',
@@ -59,12 +58,23 @@ const job = (fulfillment?: Record<string, unknown>) => ({
   resellerStoreId: 'rst_1',
   sourceStoreId: 'sst_1',
   status: 'completed',
+  attempts: 1,
+  generation: 1,
   externalOrderId: '5551234',
+  resellerShopDomain: 'reseller.myshopify.com',
+  order: { currency: 'USD', line_items: [] },
   sourceOrderId: '7002',
+  createdAt: '2026-11-21T03:00:00.000Z',
+  updatedAt: '2026-11-21T03:00:00.000Z',
   ...(fulfillment ? { fulfillments: { [fulfillment.sourceFulfillmentId as string]: fulfillment } } : {}),
 });
 const resellerStore = {
   id: 'rst_1',
+  ownerId: 'owner_a',
+  name: 'Reseller',
+  createdAt: '2026-11-01T00:00:00.000Z',
+  updatedAt: '2026-11-01T00:00:00.000Z',
+  deletedAt: null,
   platform: 'storeplatform_b',
   shopDomain: 'reseller.myshopify.com',
   accessToken: Buffer.from('cipher-token').toString('base64'),
@@ -114,44 +124,48 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     dynamo.on(UpdateCommand).resolves({});
   });
 
-  it('creates the fulfillment on the reseller order with the source fulfillment as idempotency key, then records it delivered', async () => {
-    createFulfillment.mockResolvedValue({ fulfillmentId: 'gid://platform/Fulfillment/9100' });
+  it(
+    'creates the fulfillment on the reseller order with the source fulfillment as idempotency key, ' +
+      'then records it delivered',
+    async () => {
+      createFulfillment.mockResolvedValue({ fulfillmentId: 'gid://platform/Fulfillment/9100' });
 
-    const outcome = await processFulfillmentMessage(cipher, record(message()));
+      const outcome = await processFulfillmentMessage(deps, record(message()));
 
-    expect(outcome).toBe('done');
-    expect(createFulfillment).toHaveBeenCalledWith(
-      {
-        platform: 'storeplatform_b',
-        shopDomain: 'reseller.myshopify.com',
-        accessToken: 'plain-accessToken',
-        webhookSecret: 'plain-webhookSecret',
-      },
-      '5551234',
-      tracking,
-      'ful:sst_1:9001',
-    );
-    expect(kmsMock.commandCalls(DecryptCommand).map((c) => c.args[0].input.EncryptionContext)).toEqual([
-      { storeId: 'rst_1', field: 'accessToken' },
-      { storeId: 'rst_1', field: 'webhookSecret' },
-    ]);
-    const delivered = update();
-    expect(delivered.ExpressionAttributeValues).toMatchObject({
-      ':status': 'delivered',
-      ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100',
-      ':errorMessage': null,
-      ':one': 1,
-    });
-    expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
-    expect(delivered.ConditionExpression).toBe(
-      'attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered',
-    );
-  });
+      expect(outcome).toBe('done');
+      expect(createFulfillment).toHaveBeenCalledWith(
+        {
+          platform: 'storeplatform_b',
+          shopDomain: 'reseller.myshopify.com',
+          accessToken: 'plain-accessToken',
+          webhookSecret: 'plain-webhookSecret',
+        },
+        '5551234',
+        tracking,
+        'ful:sst_1:9001',
+      );
+      expect(kmsMock.commandCalls(DecryptCommand).map((c) => c.args[0].input.EncryptionContext)).toEqual([
+        { storeId: 'rst_1', field: 'accessToken' },
+        { storeId: 'rst_1', field: 'webhookSecret' },
+      ]);
+      const delivered = update();
+      expect(delivered.ExpressionAttributeValues).toMatchObject({
+        ':status': 'delivered',
+        ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100',
+        ':errorMessage': null,
+        ':one': 1,
+      });
+      expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
+      expect(delivered.ConditionExpression).toBe(
+        'attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered',
+      );
+    },
+  );
 
   it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
     createFulfillment.mockRejectedValue(platformError(500, true));
 
-    const outcome = await processFulfillmentMessage(cipher, record(message(), '2'));
+    const outcome = await processFulfillmentMessage(deps, record(message(), '2'));
 
     expect(outcome).toBe('retry');
     expect(update().ExpressionAttributeValues).toMatchObject({
@@ -166,7 +180,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     async (status) => {
       createFulfillment.mockRejectedValue(platformError(status, false));
 
-      const outcome = await processFulfillmentMessage(cipher, record(message()));
+      const outcome = await processFulfillmentMessage(deps, record(message()));
 
       expect(outcome).toBe('done');
       expect(update().ExpressionAttributeValues).toMatchObject({
@@ -178,31 +192,34 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     },
   );
 
-  it('defers a throttled fulfillment in a fresh message delayed by Retry-After, without recording a failure', async () => {
-    createFulfillment.mockRejectedValue(platformError(429, true, { retryAfterSeconds: 7 }));
+  it(
+    'defers a throttled fulfillment in a fresh message delayed by Retry-After, ' + 'without recording a failure',
+    async () => {
+      createFulfillment.mockRejectedValue(platformError(429, true, { retryAfterSeconds: 7 }));
 
-    const outcome = await processFulfillmentMessage(cipher, record(message({ redrives: 2 })));
+      const outcome = await processFulfillmentMessage(deps, record(message({ redrives: 2 })));
 
-    expect(outcome).toBe('done');
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
-      QueueUrl: process.env.FULFILLMENT_QUEUE_URL,
-      DelaySeconds: 7,
-      MessageBody: JSON.stringify(message({ redrives: 2 })),
-    });
-    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
-  });
+      expect(outcome).toBe('done');
+      expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+        QueueUrl: process.env.FULFILLMENT_QUEUE_URL,
+        DelaySeconds: 7,
+        MessageBody: JSON.stringify(message({ redrives: 2 })),
+      });
+      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+    },
+  );
 
   it('never puts an internal error text into the job', async () => {
     createFulfillment.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
 
-    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('retry');
+    expect(await processFulfillmentMessage(deps, record(message()))).toBe('retry');
     expect(update().ExpressionAttributeValues![':errorMessage']).toBe('internal error while creating the fulfillment');
   });
 
   it('makes the fulfillment dead when the reseller store no longer exists, without calling a platform', async () => {
     dynamo.on(GetCommand, RESELLER_KEY).resolves({});
 
-    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('done');
+    expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
     expect(createFulfillment).not.toHaveBeenCalled();
     expect(update().ExpressionAttributeValues).toMatchObject({
       ':status': 'dead',
@@ -218,13 +235,13 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
   ])('drops a message %s without calling the platform', async (_, item) => {
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: item });
 
-    expect(await processFulfillmentMessage(cipher, record(message()))).toBe('done');
+    expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
     expect(createFulfillment).not.toHaveBeenCalled();
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
   it('drops a malformed message', async () => {
-    expect(await processFulfillmentMessage(cipher, { messageId: 'm', body: '{"jobId":"sj_1"}' } as SQSRecord)).toBe(
+    expect(await processFulfillmentMessage(deps, { messageId: 'm', body: '{"jobId":"sj_1"}' } as SQSRecord)).toBe(
       'done',
     );
     expect(dynamo.calls()).toHaveLength(0);
@@ -234,7 +251,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     createFulfillment.mockResolvedValue({ fulfillmentId: '9100' });
     dynamo.on(UpdateCommand).rejects(conditionFailed());
 
-    await expect(processFulfillmentMessage(cipher, record(message()))).resolves.toBe('done');
+    await expect(processFulfillmentMessage(deps, record(message()))).resolves.toBe('done');
   });
 });
 
@@ -300,27 +317,30 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     dynamo.on(UpdateCommand).resolves({});
   });
 
-  it('records the fulfillment on the matching job (creating its map) and enqueues it; the other store gets nothing', async () => {
-    dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
-    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
+  it(
+    'records the fulfillment on the matching job (creating its map) and enqueues it; ' + 'the other store gets nothing',
+    async () => {
+      dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
+      dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
 
-    await acceptFulfillment(sources, payload);
+      await acceptFulfillment(sources, payload);
 
-    const accepted = update();
-    expect(accepted.UpdateExpression).toBe('SET #fulfillments = :map');
-    expect(accepted.ExpressionAttributeValues![':map']).toEqual({
-      9001: expect.objectContaining({
-        sourceFulfillmentId: '9001',
-        status: 'pending',
-        trackingNumber: '1Z999',
-        trackingCompany: 'UPS',
-        attempts: 0,
-        resellerFulfillmentId: null,
-      }),
-    });
-    expect(sent()).toEqual([{ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking }]);
-    expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
-  });
+      const accepted = update();
+      expect(accepted.UpdateExpression).toBe('SET #fulfillments = :map');
+      expect(accepted.ExpressionAttributeValues![':map']).toEqual({
+        9001: expect.objectContaining({
+          sourceFulfillmentId: '9001',
+          status: 'pending',
+          trackingNumber: '1Z999',
+          trackingCompany: 'UPS',
+          attempts: 0,
+          resellerFulfillmentId: null,
+        }),
+      });
+      expect(sent()).toEqual([{ jobId: 'sj_1', sourceFulfillmentId: '9001', tracking }]);
+      expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
+    },
+  );
 
   it('finds a job that recorded the GraphQL id of the order the webhook names by number', async () => {
     dynamo.on(QueryCommand, jobLookup('sst_1', 'gid://platform/Order/7002')).resolves({ Items: [{ id: 'sj_1' }] });
@@ -421,6 +441,8 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
   const kept = {
     PK: 'FULORDER#sst_1#7002',
     SK: 'KEPT#9001',
+    sourceStoreId: 'sst_1',
+    sourceOrderId: '7002',
     sourceFulfillmentId: '9001',
     tracking,
     receivedAt: '2026-11-21T04:00:00.000Z',
@@ -478,11 +500,11 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
 
 describe('presentSyncJob: reverse sync', () => {
   it('shows null and an empty list before any fulfillment, the latest and all of them after', () => {
-    expect(presentSyncJob(job())).toMatchObject({ fulfillment: null, fulfillments: [] });
+    expect(presentSyncJob(syncJobFrom(job()))).toMatchObject({ fulfillment: null, fulfillments: [] });
 
     const first = entry({ sourceFulfillmentId: '9001', receivedAt: '2026-11-21T04:00:00.000Z', status: 'delivered' });
     const second = entry({ sourceFulfillmentId: '9002', receivedAt: '2026-11-21T05:00:00.000Z' });
-    const shown = presentSyncJob({ ...job(), fulfillments: { 9002: second, 9001: first } });
+    const shown = presentSyncJob(syncJobFrom({ ...job(), fulfillments: { 9002: second, 9001: first } }));
 
     expect(shown.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(['9001', '9002']);
     expect(shown.fulfillment).toEqual(second);
@@ -493,6 +515,8 @@ describe('the delayed recheck of a kept fulfillment', () => {
   const kept = {
     PK: 'FULORDER#sst_1#7002',
     SK: 'KEPT#9001',
+    sourceStoreId: 'sst_1',
+    sourceOrderId: '7002',
     sourceFulfillmentId: '9001',
     tracking,
     receivedAt: '2026-11-21T04:00:00.000Z',
@@ -516,7 +540,7 @@ describe('the delayed recheck of a kept fulfillment', () => {
       })
       .resolves({ Items: [{ id: 'sj_1' }] });
 
-    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+    expect(await processFulfillmentMessage(deps, recheck)).toBe('done');
 
     expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
       jobId: 'sj_1',
@@ -530,7 +554,7 @@ describe('the delayed recheck of a kept fulfillment', () => {
   it('leaves a fulfillment kept while no job has placed its order', async () => {
     dynamo.on(GetCommand, KEPT_KEY).resolves({ Item: kept });
 
-    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+    expect(await processFulfillmentMessage(deps, recheck)).toBe('done');
 
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
     expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
@@ -539,7 +563,7 @@ describe('the delayed recheck of a kept fulfillment', () => {
   it('does nothing when the job released it meanwhile', async () => {
     dynamo.on(GetCommand, KEPT_KEY).resolves({});
 
-    expect(await processFulfillmentMessage(cipher, recheck)).toBe('done');
+    expect(await processFulfillmentMessage(deps, recheck)).toBe('done');
 
     expect(dynamo.commandCalls(QueryCommand)).toHaveLength(0);
   });

@@ -91,23 +91,26 @@ describe('Function: orders-webhook', () => {
     expect(kms.calls()).toHaveLength(0);
   });
 
-  it('verifies the raw bytes of a base64-encoded body, writes both jobs in one transaction and enqueues them', async () => {
-    const body = JSON.stringify(payload);
-    dynamo.on(TransactWriteCommand).resolves({});
+  it(
+    'verifies the raw bytes of a base64-encoded body, ' + 'writes both jobs in one transaction and enqueues them',
+    async () => {
+      const body = JSON.stringify(payload);
+      dynamo.on(TransactWriteCommand).resolves({});
 
-    const res = await call(
-      event(body, { 'X-Platform-Shop-Domain': 'SHOP.myshopify.com', 'X-Platform-Hmac-SHA256': sign(body) }, true),
-    );
+      const res = await call(
+        event(body, { 'X-Platform-Shop-Domain': 'SHOP.myshopify.com', 'X-Platform-Hmac-SHA256': sign(body) }, true),
+      );
 
-    expect(res.status).toBe(200);
-    const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
-    expect(res.body).toMatchObject({ object: 'webhook_receipt', syncJobIds: ids });
-    const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
-    expect(items.map((i) => i.Put!.Item!.sourceStoreId)).toEqual(['sst_a', 'sst_b']);
-    expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
-    expect(items[0].Put!.Item!.orderJobIds).toEqual(ids);
-    expect(sqs.calls()).toHaveLength(1);
-  });
+      expect(res.status).toBe(200);
+      const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
+      expect(res.body).toMatchObject({ object: 'webhook_receipt', syncJobIds: ids });
+      const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+      expect(items.map((i) => i.Put!.Item!.sourceStoreId)).toEqual(['sst_a', 'sst_b']);
+      expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
+      expect(items[0].Put!.Item!.orderJobIds).toEqual(ids);
+      expect(sqs.calls()).toHaveLength(1);
+    },
+  );
 
   it('writes a new job outside the sweep index, and marks it there only when its enqueue fails', async () => {
     const body = JSON.stringify({ ...payload, line_items: [payload.line_items[0]] });
@@ -130,9 +133,22 @@ describe('Function: orders-webhook', () => {
     const body = JSON.stringify(payload);
     const ids = [0, 1].map((i) => syncJobId('rst_1', '5551234', i));
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
-    dynamo
-      .on(GetCommand)
-      .resolves({ Item: { id: ids[0], status: 'completed', orderJobIds: ids, updatedAt: '2026-11-01T00:00:00.000Z' } });
+    const firstJob = {
+      id: ids[0],
+      ownerId: 'owner_a',
+      resellerStoreId: 'rst_1',
+      sourceStoreId: 'sst_a',
+      status: 'completed',
+      attempts: 1,
+      generation: 1,
+      externalOrderId: '5551234',
+      resellerShopDomain: 'shop.myshopify.com',
+      order: { currency: 'USD', line_items: [payload.line_items[0]] },
+      orderJobIds: ids,
+      createdAt: '2026-11-01T00:00:00.000Z',
+      updatedAt: '2026-11-01T00:00:00.000Z',
+    };
+    dynamo.on(GetCommand).resolves({ Item: firstJob });
 
     const res = await call(
       event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),

@@ -2,14 +2,10 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { signBody, verifySignature } from '../../shared/domain/hmac.js';
 import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
-import {
-  PlatformError,
-  adapterFor,
-  type Platform,
-  type PlatformStore,
-  type SupplierOrder,
-  type Tracking,
-} from '../../shared/platforms/index.js';
+import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
+import { adapterFor } from '../../shared/platforms/adapters.js';
+import { PlatformError } from '../../shared/platforms/errors.js';
+import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 
 interface RecordedRequest {
   method: string;
@@ -25,7 +21,7 @@ const TOKEN = 'shpat_test_token_0123456789';
 const SECRET = 'whsec_test_secret_abcdef';
 const SHOP = 'supplier.myshopify.com';
 
-const storeOn = (platform: Platform): PlatformStore => ({
+const storeOn = (platform: Platform): ShopConnection => ({
   platform,
   shopDomain: SHOP,
   accessToken: TOKEN,

@@ -28,8 +28,12 @@ const fulfillmentBody = {
 
 const ORDER_CREATE = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
   orderCreate(order: $order, idempotencyKey: $idempotencyKey) { order { id } userErrors { field message } } }`;
-const FULFILLMENT_CREATE = `mutation fulfillmentCreate($orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!) {
-  fulfillmentCreate(orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey) { fulfillment { id status } userErrors { field message } } }`;
+const FULFILLMENT_CREATE = `mutation fulfillmentCreate(
+  $orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!
+) {
+  fulfillmentCreate(
+    orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey
+  ) { fulfillment { id status } userErrors { field message } } }`;
 
 describe('platform simulator', () => {
   let sim: PlatformSimulator;

@@ -440,20 +440,23 @@ describe('Function: create-source-store', () => {
     expect(res.text).not.toMatch(/accessToken|webhookSecret|sealed/);
   });
 
-  it('maps a cancellation on the vendor-tag item ([None, ConditionalCheckFailed]) to 409 vendor_tag_conflict', async () => {
-    dynamo.on(TransactWriteCommand).rejects(canceled('None', 'ConditionalCheckFailed'));
-    const res = await create();
-    expect(res.status).toBe(409);
-    expect(res.body).toEqual({
-      error: {
-        type: 'invalid_request_error',
-        code: 'vendor_tag_conflict',
-        message: expect.stringContaining('Acme'),
-        param: 'vendorTag',
-      },
-      request_id: res.headers['Request-Id'],
-    });
-  });
+  it(
+    'maps a cancellation on the vendor-tag item ([None, ConditionalCheckFailed]) ' + 'to 409 vendor_tag_conflict',
+    async () => {
+      dynamo.on(TransactWriteCommand).rejects(canceled('None', 'ConditionalCheckFailed'));
+      const res = await create();
+      expect(res.status).toBe(409);
+      expect(res.body).toEqual({
+        error: {
+          type: 'invalid_request_error',
+          code: 'vendor_tag_conflict',
+          message: expect.stringContaining('Acme'),
+          param: 'vendorTag',
+        },
+        request_id: res.headers['Request-Id'],
+      });
+    },
+  );
 
   it('does not call a cancellation on the store item a vendor-tag conflict', async () => {
     dynamo.on(TransactWriteCommand).rejects(canceled('ConditionalCheckFailed', 'None'));

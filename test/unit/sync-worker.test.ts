@@ -10,15 +10,12 @@ import { kms } from '../../shared/aws/kms.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 
 const createOrder = jest.fn();
-jest.mock('../../shared/platforms/index', () => ({
-  ...jest.requireActual('../../shared/platforms/index'),
-  adapterFor: () => ({ createOrder, createFulfillment: jest.fn() }),
-}));
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
-const cipher = kmsCipher(kms, () => 'key');
+// The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
+const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOrder, createFulfillment: jest.fn() }) };
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
   ({
@@ -37,6 +34,8 @@ const job = {
   generation: 2,
   externalOrderId: '5551234',
   resellerShopDomain: 'reseller.myshopify.com',
+  createdAt: '2026-11-21T04:00:00.000Z',
+  updatedAt: '2026-11-21T04:00:00.000Z',
   order: {
     currency: 'USD',
     email: 'a@example.com',
@@ -47,6 +46,14 @@ const job = {
 };
 const sourceStore = {
   id: 'sst_1',
+  ownerId: 'owner_a',
+  resellerStoreId: 'rst_1',
+  name: 'Acme',
+  vendorTag: 'Acme',
+  pricingMode: 'percentage',
+  createdAt: '2026-11-01T00:00:00.000Z',
+  updatedAt: '2026-11-01T00:00:00.000Z',
+  deletedAt: null,
   platform: 'storeplatform_a',
   shopDomain: 'acme.myshopify.com',
   accessToken: Buffer.from('cipher-token').toString('base64'),
@@ -79,7 +86,7 @@ describe('sync worker: processSyncMessage', () => {
   it('drops a stale message without calling the platform', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
 
-    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 1 }));
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 1 }));
 
     expect(outcome).toBe('done');
     expect(createOrder).not.toHaveBeenCalled();
@@ -87,7 +94,7 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('drops a malformed message', async () => {
-    expect(await processSyncMessage(cipher, { messageId: 'm', body: 'not json' } as SQSRecord)).toBe('done');
+    expect(await processSyncMessage(deps, { messageId: 'm', body: 'not json' } as SQSRecord)).toBe('done');
     expect(dynamo.calls()).toHaveLength(0);
   });
 
@@ -95,7 +102,7 @@ describe('sync worker: processSyncMessage', () => {
     claimSucceeds();
     createOrder.mockResolvedValue({ orderId: '7001' });
 
-    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     const [store, order, key] = createOrder.mock.calls[0];
@@ -136,7 +143,7 @@ describe('sync worker: processSyncMessage', () => {
       }),
     );
 
-    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('retry');
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
@@ -155,7 +162,7 @@ describe('sync worker: processSyncMessage', () => {
       }),
     );
 
-    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
@@ -183,7 +190,7 @@ describe('sync worker: processSyncMessage', () => {
       }),
     );
 
-    const outcome = await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
@@ -198,7 +205,7 @@ describe('sync worker: processSyncMessage', () => {
     claimSucceeds();
     createOrder.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
 
-    await processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }));
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(fail.ExpressionAttributeValues![':message']).toBe('internal error while placing the order');
@@ -217,6 +224,6 @@ describe('sync worker: processSyncMessage', () => {
       }),
     );
 
-    await expect(processSyncMessage(cipher, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
+    await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
   });
 });

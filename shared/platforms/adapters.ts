@@ -1,11 +1,8 @@
-/** One adapter per platform kind; callers depend on PlatformAdapter only. */
+/** One adapter per platform kind. Only handlers import this, to build their `deps`; callers see `AdapterFor`. */
 import { customAdapter } from './custom.js';
+import type { AdapterFor, Platform, PlatformAdapter } from './port.js';
 import { storePlatformAAdapter } from './storeplatform-a.js';
 import { storePlatformBAdapter } from './storeplatform-b.js';
-import type { Platform, PlatformAdapter } from './types.js';
-
-export * from './types.js';
-export { MAX_DELAY_SECONDS, PlatformError, isRetryableStatus, retryDelaySeconds } from './errors.js';
 
 const adapters: Record<Platform, PlatformAdapter> = {
   storeplatform_a: storePlatformAAdapter,
@@ -13,8 +10,8 @@ const adapters: Record<Platform, PlatformAdapter> = {
   custom: customAdapter,
 };
 
-export function adapterFor(platform: Platform): PlatformAdapter {
+export const adapterFor: AdapterFor = (platform) => {
   const adapter = adapters[platform];
   if (!adapter) throw new Error(`no adapter for platform ${JSON.stringify(platform)}`);
   return adapter;
-}
+};

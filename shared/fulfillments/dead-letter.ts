@@ -1,0 +1,41 @@
+import type { SQSRecord } from 'aws-lambda';
+import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
+import { config } from '../core/config.js';
+import { logger } from '../core/logger.js';
+import { loadDelivery, recordOutcome } from './propagation.js';
+import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage } from './queue.js';
+
+/**
+ * A message SQS gave up on after `maxReceiveCount` receives. A reseller platform may be down for
+ * longer than those receives last, so the message goes back on the queue 15 minutes later, up to
+ * FULFILLMENT_REDRIVES times (about 20 hours on AWS by default); after that the entry is `dead`,
+ * with the last failure's reason. The entry stays `failed`, with that reason, in between.
+ */
+export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives = config.fulfillmentRedrives()) => {
+  if (parseRecheckMessage(record.body)) {
+    // Its kept fulfillment still waits for the job's worker, which releases it on completion.
+    return logger.warn('a kept-fulfillment recheck gave up', { messageId: record.messageId });
+  }
+  const message = parseFulfillmentMessage(record.body);
+  if (!message) return logger.error('malformed message in the fulfillment DLQ', { messageId: record.messageId });
+  const found = await loadDelivery(message);
+  if (!found) return;
+  const done = message.redrives ?? 0;
+  if (done < redrives) {
+    await sendFulfillmentMessage({ ...message, redrives: done + 1 }, MAX_DELAY_SECONDS);
+    logger.warn('fulfillment put back on the queue after its receives ran out', {
+      jobId: found.job.id,
+      redrives: done + 1,
+    });
+    return;
+  }
+  // The last failure's reason stays the headline: it is what the reseller needs to act on.
+  const reason = [found.entry.errorMessage, `gave up after ${found.entry.attempts} attempts`]
+    .filter(Boolean)
+    .join('; ');
+  await recordOutcome(found.job.id, message.sourceFulfillmentId, {
+    status: 'dead',
+    errorMessage: reason,
+    attempted: false,
+  });
+};

@@ -1,0 +1,69 @@
+import { attributes } from '../dynamo/attributes.js';
+import { keys } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+import type { Tracking } from '../platforms/port.js';
+
+/**
+ * Reverse sync's records and their conversions (docs/reverse-sync.md): the entry a source
+ * fulfillment has on the sync job that placed its source order (in the job item's `fulfillments`
+ * map, keyed by source fulfillment id), and the item of a fulfillment kept until its job is known.
+ */
+
+export const FULFILLMENT_STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
+export type FulfillmentStatus = (typeof FULFILLMENT_STATUSES)[number];
+
+/** Stored as is: the map's values are these objects, attribute for field. */
+export interface FulfillmentEntry {
+  sourceFulfillmentId: string;
+  status: FulfillmentStatus;
+  trackingCompany: string | null;
+  trackingNumber: string | null;
+  trackingNumbers: string[];
+  trackingUrl: string | null;
+  resellerFulfillmentId: string | null;
+  attempts: number;
+  errorMessage: string | null;
+  receivedAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+}
+
+/** The job item's `fulfillments` map; absent until the job's first fulfillment arrives. */
+export const fulfillmentEntriesFrom = (item: Item): Record<string, FulfillmentEntry> =>
+  attributes(item, 'sync job').optionalObject<Record<string, FulfillmentEntry>>('fulfillments') ?? {};
+
+/** A fulfillment that matched no job yet, kept (with a TTL) until the job records its source order. */
+export interface KeptFulfillment {
+  sourceStoreId: string;
+  sourceOrderId: string;
+  sourceFulfillmentId: string;
+  tracking: Tracking;
+  receivedAt: string;
+  /** Epoch seconds: the table's TTL attribute. */
+  expiresAt: number;
+}
+
+export const keptFulfillmentKey = (kept: KeptFulfillment) =>
+  keys.keptFulfillment(kept.sourceStoreId, kept.sourceOrderId, kept.sourceFulfillmentId);
+
+export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
+  ...keptFulfillmentKey(kept),
+  sourceStoreId: kept.sourceStoreId,
+  sourceOrderId: kept.sourceOrderId,
+  sourceFulfillmentId: kept.sourceFulfillmentId,
+  tracking: kept.tracking,
+  receivedAt: kept.receivedAt,
+  expiresAt: kept.expiresAt,
+});
+
+export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
+  const read = attributes(item, 'kept fulfillment');
+  return {
+    sourceStoreId: read.string('sourceStoreId'),
+    sourceOrderId: read.string('sourceOrderId'),
+    sourceFulfillmentId: read.string('sourceFulfillmentId'),
+    tracking: read.object<Tracking>('tracking'),
+    receivedAt: read.string('receivedAt'),
+    expiresAt: read.number('expiresAt'),
+  };
+};

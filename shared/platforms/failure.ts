@@ -1,0 +1,34 @@
+import { PlatformError } from './errors.js';
+
+/**
+ * The one failure policy of both workers (sync jobs and fulfillments): what a failed platform
+ * call means for the work it was doing.
+ *
+ * - `throttled`: the platform asked to wait (429). The work is put off for `delaySeconds`
+ *   (Retry-After, at least 1 s) in a fresh message, so throttling never uses up a receive.
+ * - `permanent`: 401, 404, 422, GraphQL userErrors. No retry can heal it: dead at once.
+ * - `unknown_outcome`: the request left but no usable answer came back (a timeout, a connection
+ *   lost mid-call, a 2xx without the created id). The platform may have acted; the workers retry
+ *   it like a transient failure, and the idempotency key makes a retry answer with what exists.
+ * - `transient`: anything else (5xx, 408, 409, unreachable, or a fault of ours): SQS retries it.
+ *
+ * `reason` is safe to store and show: a platform's own reason (redacted), or, for an error that is
+ * not the platform's, the caller's generic text (`internal` is then true, and the error goes to
+ * the log only).
+ */
+export type Failure =
+  | { kind: 'throttled'; reason: string; delaySeconds: number }
+  | { kind: 'permanent'; reason: string; status: number }
+  | { kind: 'unknown_outcome'; reason: string }
+  | { kind: 'transient'; reason: string; internal: boolean };
+
+export const classify = (error: unknown, internalReason: string): Failure => {
+  if (!(error instanceof PlatformError)) return { kind: 'transient', reason: internalReason, internal: true };
+  const reason = error.message;
+  if (error.status === 429) {
+    return { kind: 'throttled', reason, delaySeconds: Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)) };
+  }
+  if (!error.retryable) return { kind: 'permanent', reason, status: error.status };
+  if (error.outcomeUnknown) return { kind: 'unknown_outcome', reason };
+  return { kind: 'transient', reason, internal: false };
+};

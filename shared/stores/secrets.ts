@@ -1,0 +1,38 @@
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import type { ShopConnection } from '../platforms/port.js';
+import type { EncryptedSecrets, ResellerStore, SourceStore } from './records.js';
+
+/** A store's secrets as given by the API (plaintext). */
+export interface PlainSecrets {
+  accessToken: string;
+  webhookSecret: string;
+}
+
+/** Encrypts both secrets of a store, each under its own context (`{storeId, field}`). */
+export const encryptSecrets = async (
+  cipher: SecretCipher,
+  storeId: string,
+  secrets: PlainSecrets,
+): Promise<EncryptedSecrets> => {
+  const [accessToken, webhookSecret] = await Promise.all([
+    cipher.encrypt(secrets.accessToken, { storeId, field: 'accessToken' }),
+    cipher.encrypt(secrets.webhookSecret, { storeId, field: 'webhookSecret' }),
+  ]);
+  return { accessToken, webhookSecret };
+};
+
+/** The webhook secret of a store, decrypted under its own context. */
+export const webhookSecretOf = (cipher: SecretCipher, store: { id: string; secrets: { webhookSecret: string } }) =>
+  cipher.decrypt(store.secrets.webhookSecret, { storeId: store.id, field: 'webhookSecret' });
+
+/** What a platform adapter needs to call a store's shop (either kind), secrets decrypted. */
+export const shopConnection = async (
+  cipher: SecretCipher,
+  store: ResellerStore | SourceStore,
+): Promise<ShopConnection> => {
+  const [accessToken, webhookSecret] = await Promise.all([
+    cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
+    webhookSecretOf(cipher, store),
+  ]);
+  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret };
+};

@@ -1,0 +1,154 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '../aws/deps.js';
+import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
+import { newId, now } from '../core/ids.js';
+import type { PricingConfig } from '../domain/pricing.js';
+import { dynamo } from '../dynamo/client.js';
+import { keys, lists } from '../dynamo/keys.js';
+import { listPage } from '../dynamo/pagination.js';
+import { getItem, TABLE, transactWrite, type Item } from '../dynamo/table.js';
+import { findResellerStore } from './reseller-stores.js';
+import {
+  sourceStoreFrom,
+  sourceStoreItem,
+  vendorTagFrom,
+  vendorTagItem,
+  type Owner,
+  type PricingMode,
+  type SourceStore,
+} from './records.js';
+import { encryptSecrets } from './secrets.js';
+import type { NewResellerStore } from './reseller-stores.js';
+
+/** Source stores (suppliers): creation under a reseller store with a unique vendor tag, reads, soft delete. */
+
+export interface NewSourceStore extends NewResellerStore {
+  vendorTag: string;
+  pricingMode: PricingMode;
+  pricingConfig: PricingConfig;
+}
+
+export const createSourceStore = async (
+  deps: Pick<Deps, 'cipher'>,
+  owner: Owner,
+  resellerStoreId: string,
+  input: NewSourceStore,
+): Promise<SourceStore> => {
+  const reseller = await findResellerStore(owner, resellerStoreId, 'rst_id');
+  if (reseller.deletedAt) throw new ResourceMissingError('reseller_store', resellerStoreId, 'rst_id');
+  const id = newId('sst');
+  const createdAt = now();
+  const store: SourceStore = {
+    id,
+    ownerId: owner.ownerId,
+    resellerStoreId,
+    name: input.name,
+    platform: input.platform,
+    shopDomain: input.shopDomain,
+    vendorTag: input.vendorTag,
+    pricingMode: input.pricingMode,
+    pricingConfig: input.pricingConfig,
+    secrets: await encryptSecrets(deps.cipher, id, input),
+    createdAt,
+    updatedAt: createdAt,
+    deletedAt: null,
+  };
+  try {
+    await transactWrite([
+      { Put: { TableName: TABLE(), Item: sourceStoreItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
+      { Put: { TableName: TABLE(), Item: vendorTagItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
+    ]);
+  } catch (error) {
+    if (
+      error instanceof TransactionCanceledException &&
+      error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed'
+    ) {
+      throw new VendorTagConflictError(input.vendorTag);
+    }
+    throw error;
+  }
+  return store;
+};
+
+/** A source store of the caller's reseller store, deleted or not, or undefined. */
+const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+  const store = id.startsWith('sst_') ? await getItem(keys.sourceStore(id), sourceStoreFrom) : undefined;
+  return store?.ownerId === owner.ownerId && store.resellerStoreId === resellerStoreId ? store : undefined;
+};
+
+export const findSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+  const store = await ownedSourceStore(owner, resellerStoreId, id);
+  if (!store) throw new ResourceMissingError('source_store', id);
+  return store;
+};
+
+/** A source store of any owner, deleted or not (the sync worker's: its job names it). */
+export const loadSourceStore = (id: string) => getItem(keys.sourceStore(id), sourceStoreFrom);
+
+export const listSourceStores = async (
+  owner: Owner,
+  resellerStoreId: string,
+  limit: number,
+  startingAfter?: string,
+) => {
+  await findResellerStore(owner, resellerStoreId, 'rst_id');
+  return listPage({
+    partition: lists.sourceStores(resellerStoreId),
+    from: sourceStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem: (id) => ownedSourceStore(owner, resellerStoreId, id),
+  });
+};
+
+export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+  const store = await findSourceStore(owner, resellerStoreId, id);
+  if (store.deletedAt) throw new ResourceMissingError('source_store', id);
+  const at = now();
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: keys.sourceStore(id),
+          UpdateExpression: 'SET deletedAt = :at, updatedAt = :at REMOVE GSI1PK, GSI1SK',
+          ConditionExpression: 'deletedAt = :null',
+          ExpressionAttributeValues: { ':at': at, ':null': null },
+        },
+      },
+      // Frees the tag for a new store; the condition keeps a racing delete from freeing a successor's tag.
+      {
+        Delete: {
+          TableName: TABLE(),
+          Key: keys.vendorTag(resellerStoreId, store.vendorTag),
+          ConditionExpression: 'sourceStoreId = :id',
+          ExpressionAttributeValues: { ':id': id },
+        },
+      },
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) throw new ResourceMissingError('source_store', id);
+    throw error;
+  }
+};
+
+/** The active source stores of a reseller store by vendor tag: one Query over the vendor-tag items. */
+export const activeVendorTags = async (resellerStoreId: string) => {
+  const prefix = keys.vendorTagPrefix(resellerStoreId);
+  const tags = new Map<string, string>();
+  let startKey: Item | undefined;
+  do {
+    const out = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const { vendorTag, sourceStoreId } of (out.Items ?? []).map(vendorTagFrom)) tags.set(vendorTag, sourceStoreId);
+    startKey = out.LastEvaluatedKey;
+  } while (startKey);
+  return tags;
+};

@@ -1,0 +1,92 @@
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import type { ResellerOrder } from '../domain/supplier-order.js';
+import { attributes } from '../dynamo/attributes.js';
+import { keys, listSortKey, lists } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+import { fulfillmentEntriesFrom, type FulfillmentEntry } from '../fulfillments/record.js';
+
+/** A sync job as a record, and its conversions to and from the job's item: the only place that knows its attributes. */
+export interface SyncJob {
+  id: string;
+  ownerId: string;
+  resellerStoreId: string;
+  sourceStoreId: string;
+  status: SyncJobStatus;
+  attempts: number;
+  generation: number;
+  /** The reseller order's id on the reseller's platform. */
+  externalOrderId: string;
+  /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
+  resellerShopDomain: string;
+  /**
+   * The reseller order, with only the line items routed to this job's supplier. Null for an item
+   * written without one (never by this service): the worker makes such a job dead.
+   */
+  order: ResellerOrder | null;
+  /** On the first job of an order only: every job id of the order (the order's dedup record). */
+  orderJobIds: string[] | null;
+  /** The supplier order's id, once placed. */
+  sourceOrderId: string | null;
+  errorMessage: string | null;
+  completedAt: string | null;
+  failedAt: string | null;
+  deadAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
+  fulfillments: Record<string, FulfillmentEntry>;
+}
+
+/** A new job's item: in its owner's list (GSI1). The lookup (GSI2) and sweep (GSI3) keys come with later moves. */
+export const syncJobItem = (job: SyncJob): Item => ({
+  ...keys.syncJob(job.id),
+  GSI1PK: lists.syncJobs(job.ownerId),
+  GSI1SK: listSortKey(job.createdAt, job.id),
+  id: job.id,
+  ownerId: job.ownerId,
+  resellerStoreId: job.resellerStoreId,
+  sourceStoreId: job.sourceStoreId,
+  status: job.status,
+  attempts: job.attempts,
+  generation: job.generation,
+  externalOrderId: job.externalOrderId,
+  resellerShopDomain: job.resellerShopDomain,
+  order: job.order,
+  ...(job.orderJobIds ? { orderJobIds: job.orderJobIds } : {}),
+  sourceOrderId: job.sourceOrderId,
+  errorMessage: job.errorMessage,
+  completedAt: job.completedAt,
+  failedAt: job.failedAt,
+  deadAt: job.deadAt,
+  createdAt: job.createdAt,
+  updatedAt: job.updatedAt,
+  ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+});
+
+export const syncJobFrom = (item: Item): SyncJob => {
+  const read = attributes(item, 'sync job');
+  return {
+    id: read.string('id'),
+    ownerId: read.string('ownerId'),
+    resellerStoreId: read.string('resellerStoreId'),
+    sourceStoreId: read.string('sourceStoreId'),
+    status: read.oneOf('status', SYNC_JOB_STATUSES),
+    attempts: read.number('attempts'),
+    generation: read.number('generation'),
+    externalOrderId: read.string('externalOrderId'),
+    resellerShopDomain: read.stringOrNull('resellerShopDomain') ?? '',
+    order: read.optionalObject<ResellerOrder>('order') ?? null,
+    orderJobIds: read.optionalObject<string[]>('orderJobIds') ?? null,
+    sourceOrderId: read.stringOrNull('sourceOrderId'),
+    errorMessage: read.stringOrNull('errorMessage'),
+    completedAt: read.stringOrNull('completedAt'),
+    failedAt: read.stringOrNull('failedAt'),
+    deadAt: read.stringOrNull('deadAt'),
+    createdAt: read.string('createdAt'),
+    updatedAt: read.string('updatedAt'),
+    fulfillments: fulfillmentEntriesFrom(item),
+  };
+};
+
+/** The job id an index entry (GSI2 carries `id`) names. */
+export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');
