@@ -132,11 +132,8 @@ describe('architecture: one source per fact', () => {
 });
 
 describe('architecture: formatting', () => {
-  /**
-   * Files other work in flight still rewraps: lib/ and bin/ (issue 9, lib side) and
-   * test/integration/ (issue 10). Remove each entry once its part has landed.
-   */
-  const NOT_YET = ['lib/', 'bin/', 'test/integration/'];
+  /** Folders that work in flight (issue 10: the local runtime and its tests) still rewraps; remove when landed. */
+  const NOT_YET = ['lib/local/', 'test/integration/'];
 
   it('keeps every line of a tracked .ts/.cjs file within 120 characters', () => {
     const long = tracked
