@@ -1,6 +1,6 @@
 // ESM-only dependencies (middy, fauxqs, valibot) are transformed to CommonJS by swc,
 // so jest runs without --experimental-vm-modules.
-const esmOnly = ['@middy', 'fauxqs', 'valibot', '@valibot'];
+const esmOnly = ['@middy', 'fauxqs', 'valibot', '@valibot', '@seriousme'];
 const swc = [
   '@swc/jest',
   { jsc: { target: 'es2023', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } },

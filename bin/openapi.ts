@@ -1,13 +1,18 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { routes, type RouteSpec } from '../lib/routes.js';
-import { SYNC_JOB_STATUSES } from '../shared/domain/sync-job-status.js';
+import { FulfillmentPayload } from '../shared/fulfillments/intake.js';
+import { OrderPayload } from '../shared/orders/accept-order.js';
+import { errorStatuses, headers, listOf, ref, responseSchemas } from './openapi/components.js';
+import { buildClientTypes } from './openapi/client-types.js';
+import { convert, requestComponents } from './openapi/convert.js';
 
 /**
  * The OpenAPI 3.1 document, generated from the route table (lib/routes.ts) and the valibot schemas
- * its routes name, the ones the handlers parse with: `npm run openapi` writes docs/openapi.json.
+ * its routes name, the ones the handlers parse with: `npm run openapi` writes docs/openapi.json and
+ * the typed client's types (client/schema.d.ts). Everything per route is derived from its entry in lib/routes.ts, so a
+ * new route appears by itself, or fails the generation when its resource has no response shape.
  */
 
 /** What each route reads, by operation id: the schemas its entry in lib/routes.ts names. */
@@ -15,170 +20,307 @@ export const requests: Record<string, NonNullable<RouteSpec['request']>> = Objec
   routes.map((route) => [route.name, route.request ?? {}]),
 );
 
-const str = { type: 'string' };
-const nullableStr = { type: ['string', 'null'] };
-const timestamp = { type: 'string', format: 'date-time' };
-const nullableTimestamp = { type: ['string', 'null'], format: 'date-time' };
-const object = (name: string, properties: Record<string, unknown>) => ({
-  type: 'object',
-  required: Object.keys(properties),
-  properties: { id: str, object: { const: name }, ...properties, request_id: str },
-});
-
-const components = {
-  reseller_store: object('reseller_store', {
-    ownerId: str,
-    name: str,
-    platform: str,
-    shopDomain: str,
-    createdAt: timestamp,
-    deletedAt: nullableTimestamp,
-  }),
-  source_store: object('source_store', {
-    resellerStoreId: str,
-    name: str,
-    platform: str,
-    shopDomain: str,
-    vendorTag: str,
-    pricingMode: { enum: ['percentage', 'field_rules'] },
-    pricingConfig: { type: 'object' },
-    createdAt: timestamp,
-    deletedAt: nullableTimestamp,
-  }),
-  sync_job: object('sync_job', {
-    resellerStoreId: str,
-    sourceStoreId: str,
-    status: { enum: SYNC_JOB_STATUSES },
-    attempts: { type: 'integer' },
-    externalOrderId: str,
-    sourceOrderId: nullableStr,
-    errorMessage: nullableStr,
-    completedAt: nullableTimestamp,
-    failedAt: nullableTimestamp,
-    deadAt: nullableTimestamp,
-    createdAt: timestamp,
-    updatedAt: timestamp,
-    fulfillment: {
-      type: ['object', 'null'],
-      description: 'the latest source fulfillment and where its tracking stands (docs/reverse-sync.md)',
-    },
-    fulfillments: {
-      type: 'array',
-      items: { type: 'object' },
-      description: 'every source fulfillment of the order, oldest first',
-    },
-  }),
-  audit_log_entry: object('audit_log_entry', {
-    action: { enum: ['sync_job.retried', 'sync_job.dead'] },
-    resellerStoreId: str,
-    resourceType: { const: 'sync_job' },
-    resourceId: str,
-    actorId: str,
-    actor: { type: 'object', properties: { type: { enum: ['api_key', 'system'] }, id: str } },
-    metadata: { type: 'object' },
-    createdAt: timestamp,
-  }),
-  webhook_receipt: {
-    type: 'object',
-    properties: { object: { const: 'webhook_receipt' }, syncJobIds: { type: 'array', items: str }, request_id: str },
-  },
-  error: {
-    type: 'object',
-    required: ['error', 'request_id'],
-    properties: {
-      error: {
-        type: 'object',
-        required: ['type', 'code', 'message'],
-        properties: {
-          type: { enum: ['invalid_request_error', 'authentication_error', 'api_error'] },
-          code: str,
-          message: str,
-          param: str,
-        },
-      },
-      request_id: str,
-    },
+/** The platform topics behind the webhook routes (CONTRACT.md §5). */
+export const webhookTopics: Record<string, { topic: string; payload: v.GenericSchema; receipt: string }> = {
+  OrdersWebhook: { topic: 'orders/create', payload: OrderPayload, receipt: 'order_webhook_receipt' },
+  FulfillmentsWebhook: {
+    topic: 'fulfillments/create',
+    payload: FulfillmentPayload,
+    receipt: 'fulfillment_webhook_receipt',
   },
 };
 
-const ref = (name: keyof typeof components) => ({ $ref: `#/components/schemas/${name}` });
+/** A path's collection segment → the object its routes answer with. */
+const resources: Record<string, string> = {
+  reseller_stores: 'reseller_store',
+  source_stores: 'source_store',
+  sync_jobs: 'sync_job',
+  attempts: 'sync_job_attempt',
+  audit_log: 'audit_log_entry',
+};
+
+/** Errors a route answers beyond those its shape implies (CONTRACT.md §3). */
+const routeErrors: Record<string, Record<number, string[]>> = {
+  CreateSourceStore: { 409: ['vendor_tag_conflict'] },
+  RetrySyncJob: { 400: ['sync_job_not_retryable'] },
+};
+
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
-const listOf = (name: keyof typeof components) => ({
-  type: 'object',
-  properties: {
-    object: { const: 'list' },
-    data: { type: 'array', items: ref(name) },
-    has_more: { type: 'boolean' },
-    url: str,
-    request_id: str,
-  },
+const headerRef = (name: keyof typeof headers) => ({ $ref: `#/components/headers/${name}` });
+
+/** CONTRACT.md §9: every POST and PATCH of the API, not the webhooks (they have their own dedup). */
+const isIdempotent = (route: RouteSpec) => route.auth === 'apiKey' && ['POST', 'PATCH'].includes(route.method);
+
+const segmentsOf = (route: RouteSpec) => route.path.split('/').filter(Boolean);
+
+const resourceOf = (route: RouteSpec) => {
+  const collection = segmentsOf(route)
+    .filter((segment) => segment in resources)
+    .at(-1);
+  if (!collection) throw new Error(`${route.name}: no response shape for ${route.path} (bin/openapi.ts, resources)`);
+  return resources[collection];
+};
+
+/** The success response of a route, from its method and path: collection, item or action. */
+const successOf = (route: RouteSpec): [number, string, unknown] => {
+  const webhook = webhookTopics[route.name];
+  if (route.auth === 'webhook') {
+    if (!webhook) throw new Error(`${route.name}: webhook route without its topic (bin/openapi.ts, webhookTopics)`);
+    return [200, 'Accepted.', ref(webhook.receipt)];
+  }
+  const last = segmentsOf(route).at(-1) as string;
+  const resource = resourceOf(route);
+  const onCollection = last in resources;
+  const onItem = last.startsWith('{');
+  if (route.method === 'DELETE') return [204, 'Deleted (a soft delete: the object stays readable).', undefined];
+  if (route.method === 'GET' && onCollection) return [200, 'A page, newest first.', ref(`${resource}_list`)];
+  if (route.method === 'POST' && onCollection) return [201, 'Created.', ref(resource)];
+  if (route.method === 'GET' || route.method === 'PATCH' || !onItem) return [200, 'The object.', ref(resource)];
+  throw new Error(`${route.name}: cannot tell the success response of ${route.method} ${route.path}`);
+};
+
+/** Each error status a route may answer, with the codes it carries there. */
+const errorsOf = (route: RouteSpec) => {
+  const request = requests[route.name] ?? {};
+  const codes: Record<number, string[]> = { 500: ['internal_error'] };
+  const add = (status: number, ...list: string[]) => {
+    codes[status] = [...(codes[status] ?? []), ...list];
+  };
+  if (route.auth === 'webhook') {
+    add(400, 'validation_failed');
+    add(401, 'invalid_signature');
+    add(413, 'payload_too_large');
+    add(415, 'unsupported_media_type');
+  } else add(401, 'unauthorized');
+  if (request.body) {
+    add(400, 'validation_failed');
+    add(413, 'payload_too_large');
+    add(415, 'unsupported_media_type');
+  }
+  if (request.query) add(400, 'validation_failed', 'invalid_cursor');
+  if (route.path.includes('{')) add(404, 'resource_missing');
+  if (isIdempotent(route)) {
+    add(400, 'idempotency_key_reused');
+    add(409, 'idempotency_key_in_progress');
+  }
+  for (const [status, list] of Object.entries(routeErrors[route.name] ?? {})) add(Number(status), ...list);
+  return codes;
+};
+
+const responseHeaders = (route: RouteSpec) => ({
+  'Request-Id': headerRef('Request-Id'),
+  // A replay answers the first request's status, errors included (except 5xx and validation_failed).
+  ...(isIdempotent(route) ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
 });
 
-const resultOf = (route: RouteSpec): Record<string, unknown> => {
-  const resource = (
-    {
-      reseller_stores: 'reseller_store',
-      source_stores: 'source_store',
-      sync_jobs: 'sync_job',
-      audit_log: 'audit_log_entry',
-    } as const
-  )[
-    route.path
-      .split('/')
-      .filter((part) => part && !part.startsWith('{'))
-      .at(-1) as string
-  ];
-  if (route.auth === 'webhook') return { 200: { description: 'accepted', ...json(ref('webhook_receipt')) } };
-  if (route.method === 'DELETE') return { 204: { description: 'deleted (soft)' } };
-  if (route.name.startsWith('List')) return { 200: { description: 'a page', ...json(listOf(resource ?? 'sync_job')) } };
-  if (route.name === 'RetrySyncJob')
-    return { 200: { description: 'the job, pending again', ...json(ref('sync_job')) } };
-  return { [route.method === 'POST' ? 201 : 200]: { description: 'the object', ...json(ref(resource ?? 'sync_job')) } };
+const responsesOf = (route: RouteSpec) => {
+  const [status, description, schema] = successOf(route);
+  const responses: Record<string, unknown> = {
+    [status]: { description, headers: responseHeaders(route), ...(schema ? json(schema) : {}) },
+  };
+  for (const [code, list] of Object.entries(errorsOf(route)))
+    responses[code] = {
+      description: `${errorStatuses[Number(code)]}: ${list.map((c) => `\`${c}\``).join(', ')}.`,
+      headers: responseHeaders(route),
+      ...json(ref('error')),
+    };
+  return responses;
 };
+
+const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
 
 const queryParameters = (schema: v.GenericSchema) => {
-  const properties =
-    (toJsonSchema(schema, { errorMode: 'ignore' }) as { properties?: Record<string, unknown> }).properties ?? {};
-  return Object.entries(properties).map(([name, value]) => ({ name, in: 'query', required: false, schema: value }));
+  const converted = convert(schema) as { properties?: Record<string, unknown>; required?: string[] };
+  return Object.entries(converted.properties ?? {}).map(([name, value]) => ({
+    name,
+    in: 'query',
+    required: converted.required?.includes(name) ?? false,
+    schema: value,
+  }));
+};
+
+const pathParameters = (route: RouteSpec) =>
+  [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
+
+const webhookParameters = (topic: string) => [
+  parameterRef('X-Platform-Hmac-SHA256'),
+  parameterRef('X-Platform-Shop-Domain'),
+  {
+    name: 'X-Platform-Topic',
+    in: 'header',
+    required: false,
+    description: "When present it must name this endpoint's topic, else 400 `validation_failed`.",
+    schema: { const: topic },
+  },
+  parameterRef('X-Platform-Webhook-Id'),
+];
+
+const operationOf = (route: RouteSpec) => {
+  const request = requests[route.name] ?? {};
+  const webhook = webhookTopics[route.name];
+  const body = webhook?.payload ?? request.body;
+  return {
+    operationId: route.name,
+    ...(webhook
+      ? {
+          summary: `The platform's \`${webhook.topic}\` webhook`,
+          description:
+            "Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes " +
+            'before any parsing (CONTRACT.md §5).',
+          security: [],
+        }
+      : {}),
+    parameters: [
+      ...pathParameters(route),
+      ...(request.query ? queryParameters(request.query) : []),
+      ...(webhook ? webhookParameters(webhook.topic) : []),
+      ...(isIdempotent(route) ? [parameterRef('Idempotency-Key')] : []),
+    ],
+    ...(body ? { requestBody: { required: true, ...json(convert(body)) } } : {}),
+    responses: responsesOf(route),
+  };
+};
+
+/** Schemas no operation reaches are left out, so the document describes only what is served. */
+const reachable = (document: unknown, schemas: Record<string, unknown>) => {
+  const seen = new Set<string>();
+  const visit = (node: unknown) => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (node && typeof node === 'object')
+      for (const [key, value] of Object.entries(node)) {
+        const name = key === '$ref' && typeof value === 'string' && value.match(/^#\/components\/schemas\/(.+)$/)?.[1];
+        if (name && !seen.has(name)) {
+          seen.add(name);
+          visit(schemas[name]);
+        } else visit(value);
+      }
+  };
+  visit(document);
+  return Object.fromEntries(Object.entries(schemas).filter(([name]) => seen.has(name)));
+};
+
+const components = () => {
+  const schemas: Record<string, unknown> = { ...requestComponents(), ...responseSchemas };
+  for (const resource of Object.values(resources)) schemas[`${resource}_list`] = listOf(resource);
+  return {
+    securitySchemes: {
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API key (`sk_test_…` locally, `sk_live_…` deployed): `npm run keys -- create`.',
+      },
+    },
+    headers,
+    parameters: {
+      'Idempotency-Key': {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones with the ' +
+          'same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are ' +
+          "scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 " +
+          '`idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_progress`.',
+        schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
+      },
+      'X-Platform-Hmac-SHA256': {
+        name: 'X-Platform-Hmac-SHA256',
+        in: 'header',
+        required: true,
+        description: "Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`.",
+        schema: { type: 'string', contentEncoding: 'base64' },
+      },
+      'X-Platform-Shop-Domain': {
+        name: 'X-Platform-Shop-Domain',
+        in: 'header',
+        required: true,
+        description: 'The shop that sent the webhook; its stores hold the secret the signature is checked with.',
+        schema: ref('shop_domain'),
+      },
+      'X-Platform-Webhook-Id': {
+        name: 'X-Platform-Webhook-Id',
+        in: 'header',
+        required: false,
+        description: "The platform's delivery id; redeliveries are recognised by the order id, not by it.",
+        schema: { type: 'string' },
+      },
+    },
+    schemas,
+  };
 };
 
 export const buildOpenApi = () => {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) {
-    const request = route.request ?? {};
-    const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-      name,
-      in: 'path',
-      required: true,
-      schema: str,
-    }));
+  const webhooks: Record<string, unknown> = {};
+  // A catch-all entry (API Gateway's `$default`) is no path a client calls.
+  for (const route of routes.filter((r) => r.path.startsWith('/'))) {
+    const operation = operationOf(route);
     paths[route.path] ??= {};
-    paths[route.path][route.method.toLowerCase()] = {
-      operationId: route.name,
-      security: route.auth === 'apiKey' ? [{ bearer: [] }] : [],
-      ...(route.auth === 'webhook'
-        ? {
-            description:
-              'Platform webhook: `X-Platform-Hmac-SHA256` (base64 HMAC-SHA256 of the raw body) ' +
-              'and `X-Platform-Shop-Domain`.',
-          }
-        : {}),
-      parameters: [...pathParameters, ...(request.query ? queryParameters(request.query) : [])],
-      ...(request.body
-        ? { requestBody: { required: true, ...json(toJsonSchema(request.body, { errorMode: 'ignore' })) } }
-        : {}),
-      responses: { ...resultOf(route), default: { description: 'an error (CONTRACT.md §3)', ...json(ref('error')) } },
-    };
+    paths[route.path][route.method.toLowerCase()] = operation;
+    const webhook = webhookTopics[route.name];
+    // The same delivery, listed by topic: what the platform sends once subscribed to this path.
+    if (webhook) {
+      const { operationId: _, ...delivery } = operation;
+      webhooks[webhook.topic] = {
+        post: {
+          ...delivery,
+          description: `Subscribe \`${webhook.topic}\` to \`${route.path}\`. ${delivery.description}`,
+        },
+      };
+    }
   }
-  return {
+  const document = {
     openapi: '3.1.0',
-    info: { title: 'Reseller order routing', version: '1' },
-    components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } }, schemas: components },
+    info: {
+      title: 'Reseller order routing',
+      version: '1',
+      description:
+        'Routes the orders of a reseller store to its supplier ("source") stores and carries tracking back. ' +
+        'Stripe-style: bearer keys, JSON, `request_id` in every body and `Request-Id` header, errors as ' +
+        '`{"error": {"type", "code", "message", "param"}}`, cursor pagination (`limit`, `starting_after`, newest ' +
+        'first), `Idempotency-Key` on every POST and PATCH.',
+    },
+    servers: [
+      { url: 'http://127.0.0.1:3000', description: 'the local service (`npm start`)' },
+      {
+        url: 'https://{apiId}.execute-api.{region}.amazonaws.com',
+        description: 'a deployed stack: its `ApiUrl` output',
+        variables: { apiId: { default: 'abcdef1234' }, region: { default: 'us-east-1' } },
+      },
+    ],
+    security: [{ bearer: [] }],
     paths,
+    webhooks,
+  };
+  const all = components();
+  return {
+    ...document,
+    components: { ...all, schemas: reachable({ document, all: { ...all, schemas: {} } }, all.schemas) },
   };
 };
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  writeFileSync('docs/openapi.json', `${JSON.stringify(buildOpenApi(), null, 2)}\n`);
-  console.log('wrote docs/openapi.json');
-}
+/** Writes both files, or with `--check` only says which of them is out of date (exit 1). */
+const main = async (check: boolean) => {
+  const document = buildOpenApi();
+  const outputs = {
+    'docs/openapi.json': `${JSON.stringify(document, null, 2)}\n`,
+    'client/schema.d.ts': await buildClientTypes(document),
+  };
+  for (const [file, text] of Object.entries(outputs)) {
+    if (!check) writeFileSync(file, text);
+    else if (!existsSync(file) || readFileSync(file, 'utf8') !== text) {
+      console.error(`${file} is out of date: run \`npm run openapi\``);
+      process.exitCode = 1;
+    }
+  }
+  if (!check) console.log(`wrote ${Object.keys(outputs).join(' and ')}`);
+};
+
+// No top-level await: jest loads this module as CommonJS.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href)
+  void main(process.argv[2] === '--check');

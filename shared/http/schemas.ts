@@ -23,7 +23,8 @@ const strict = <E extends v.ObjectEntries>(entries: E) =>
 const requiredString = (max: number) =>
   v.pipe(
     v.string('must be a string'),
-    v.check((s) => s.trim().length > 0, 'must not be empty'),
+    // A regex rather than a trim check, so the OpenAPI document can state the rule (\s is what trim removes).
+    v.regex(/\S/, 'must not be empty'),
     v.maxLength(max, `must be at most ${max} characters`),
   );
 
@@ -44,7 +45,11 @@ export const ShopDomain = v.pipe(
 );
 
 const Platform = v.picklist(PLATFORMS, `must be one of ${PLATFORMS.join(', ')}`);
-const Secret = requiredString(2048);
+/** Accepted on creation, never returned; the metadata is for the OpenAPI document only (SPEC 4.1). */
+const Secret = v.pipe(
+  requiredString(2048),
+  v.metadata({ format: 'password', writeOnly: true, description: 'accepted on creation, never returned' }),
+);
 const nonNegative = (max: number) =>
   v.pipe(
     v.number('must be a number'),
@@ -97,19 +102,19 @@ export const CreateSourceStoreBody = v.pipe(
   ),
 );
 
+/** SPEC 8.1's `limit`, as the query string carries it. */
+export const Limit = v.pipe(
+  v.string(),
+  v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 100'),
+  v.transform(Number),
+  v.minValue(1, 'must be an integer from 1 to 100'),
+  v.maxValue(100, 'must be an integer from 1 to 100'),
+);
+
 /** `limit` and `starting_after` (SPEC 8.1) plus a list's own filters; unknown parameters are refused. */
 const listQuery = <E extends v.ObjectEntries>(filters: E) =>
   strict({
-    limit: v.optional(
-      v.pipe(
-        v.string(),
-        v.regex(/^\d{1,3}$/, 'must be an integer from 1 to 100'),
-        v.transform(Number),
-        v.minValue(1, 'must be an integer from 1 to 100'),
-        v.maxValue(100, 'must be an integer from 1 to 100'),
-      ),
-      '20',
-    ),
+    limit: v.optional(Limit, '20'),
     starting_after: v.optional(v.pipe(v.string(), v.minLength(1, 'must not be empty'))),
     ...filters,
   });

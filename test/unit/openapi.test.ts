@@ -1,10 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { buildOpenApi, requests } from '../../bin/openapi.js';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { buildOpenApi, requests, webhookTopics } from '../../bin/openapi.js';
 import { routes } from '../../lib/routes.js';
+import { CreateResellerStoreBody, CreateSourceStoreBody } from '../../shared/http/schemas.js';
+import * as v from 'valibot';
+import { inlineSchemas, responseChecker, schemaCompiler } from '../openapi-conformance.js';
+
+const doc = buildOpenApi() as Record<string, any>;
+const json = JSON.stringify(doc);
 
 describe('OpenAPI document', () => {
-  const doc = buildOpenApi();
-
   it('documents every route of the route table', () => {
     for (const route of routes)
       expect(doc.paths[route.path]?.[route.method.toLowerCase()]).toMatchObject({ operationId: route.name });
@@ -19,6 +25,149 @@ describe('OpenAPI document', () => {
   });
 
   it('is what docs/openapi.json holds (run `npm run openapi` after changing a route or a schema)', () => {
-    expect(JSON.parse(readFileSync('docs/openapi.json', 'utf8'))).toEqual(JSON.parse(JSON.stringify(doc)));
+    expect(JSON.parse(readFileSync('docs/openapi.json', 'utf8'))).toEqual(JSON.parse(json));
+  });
+
+  it('has its typed client in step: client/schema.d.ts is what openapi-typescript makes of it', () => {
+    // A child process: openapi-typescript's dependencies are ESM that jest's CommonJS cannot load.
+    const run = spawnSync(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'bin/openapi.ts', '--check'], {
+      encoding: 'utf8',
+    });
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+  }, 30_000);
+
+  it('is accepted by an OpenAPI 3.1 validator', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(JSON.parse(json));
+    expect(result.errors).toBeUndefined();
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe('3.1');
+  });
+
+  it('holds JSON Schema 2020-12 only: every schema compiles in strict mode, no draft-07 leftovers', () => {
+    expect(json).not.toMatch(/"\$schema"|"definitions"|"nullable"|draft-07/);
+    const compile = schemaCompiler(doc);
+    const failures: string[] = [];
+    const schemas = [
+      ...Object.entries(doc.components.schemas).map(([name, schema]) => ({ where: name, schema })),
+      ...inlineSchemas(doc),
+    ];
+    expect(schemas.length).toBeGreaterThan(50);
+    for (const { where, schema } of schemas) {
+      try {
+        compile(schema);
+      } catch (error) {
+        failures.push(`${where}: ${(error as Error).message}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
+  it('keeps the shop-domain rule: what the handlers accept, and nothing they refuse', () => {
+    const validate = schemaCompiler(doc)(doc.components.schemas.shop_domain);
+    for (const domain of ['acme.myshopify.com', 'ACME-2.MyShopify.com', `${'a'.repeat(63)}.myshopify.com`]) {
+      expect(validate(domain)).toBe(true);
+      expect(v.safeParse(CreateResellerStoreBody.entries.shopDomain, domain).success).toBe(true);
+    }
+    for (const domain of [
+      '-acme.myshopify.com',
+      'acme.example.com',
+      'a.b.myshopify.com',
+      `${'a'.repeat(64)}.myshopify.com`,
+    ]) {
+      expect(validate(domain)).toBe(false);
+      expect(v.safeParse(CreateResellerStoreBody.entries.shopDomain, domain).success).toBe(false);
+    }
+  });
+
+  it('states pricingConfig per mode, for requests and responses', () => {
+    const body = doc.paths['/v1/reseller_stores/{rst_id}/source_stores'].post.requestBody.content['application/json'];
+    const compile = schemaCompiler(doc);
+    const validBody = {
+      name: 'S',
+      platform: 'custom',
+      shopDomain: 's.myshopify.com',
+      accessToken: 't',
+      webhookSecret: 'w',
+      vendorTag: 'V',
+      pricingMode: 'field_rules',
+      pricingConfig: { type: 'field_rules', productCost: 3, shippingCost: 2 },
+    };
+    expect(v.safeParse(CreateSourceStoreBody, validBody).success).toBe(true);
+    expect(compile(body.schema)(validBody)).toBe(true);
+    expect(compile(body.schema)({ ...validBody, pricingConfig: { type: 'field_rules', value: 3 } })).toBe(false);
+
+    const store = {
+      ...validBody,
+      id: 'sst_1',
+      object: 'source_store',
+      resellerStoreId: 'rst_1',
+      createdAt: '2026-11-21T04:02:45.123Z',
+      deletedAt: null,
+      request_id: 'req_1',
+    };
+    for (const secret of ['accessToken', 'webhookSecret']) delete (store as Record<string, unknown>)[secret];
+    const response = compile(doc.components.schemas.source_store);
+    expect(response(store)).toBe(true);
+    expect(response({ ...store, pricingMode: 'percentage' })).toBe(false);
+  });
+
+  it('has the two platform webhooks in `webhooks`, with their headers', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['fulfillments/create', 'orders/create']);
+    for (const route of routes.filter((r) => r.auth === 'webhook')) {
+      const delivery = doc.webhooks[webhookTopics[route.name].topic].post;
+      const names = delivery.parameters.map((p: any) => p.name ?? p.$ref.split('/').at(-1));
+      expect(names).toEqual([
+        'X-Platform-Hmac-SHA256',
+        'X-Platform-Shop-Domain',
+        'X-Platform-Topic',
+        'X-Platform-Webhook-Id',
+      ]);
+      expect(delivery.security).toEqual([]);
+      expect(delivery.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['id']));
+    }
+  });
+
+  it('gives every response its Request-Id, and every POST and PATCH Idempotency-Key', () => {
+    for (const route of routes) {
+      const operation = doc.paths[route.path][route.method.toLowerCase()];
+      for (const response of Object.values(operation.responses) as any[])
+        expect(response.headers['Request-Id']).toEqual({ $ref: '#/components/headers/Request-Id' });
+      const idempotent = route.auth === 'apiKey' && ['POST', 'PATCH'].includes(route.method);
+      const parameters = JSON.stringify(operation.parameters);
+      expect([route.name, parameters.includes('Idempotency-Key')]).toEqual([route.name, idempotent]);
+      if (idempotent) {
+        expect(operation.responses['400'].description).toContain('idempotency_key_reused');
+        expect(operation.responses['409'].description).toContain('idempotency_key_in_progress');
+      }
+    }
+    expect(doc.servers.map((s: any) => s.url)).toContain('http://127.0.0.1:3000');
+  });
+
+  it('lets the response checker tell a documented response from one that is not', () => {
+    const check = responseChecker(doc);
+    const headers = new Headers({ 'Request-Id': 'req_abc' });
+    const error = {
+      error: { type: 'invalid_request_error', code: 'resource_missing', message: 'No such sync job' },
+      request_id: 'req_abc',
+    };
+    expect(check({ method: 'GET', path: '/v1/sync_jobs/sj_1', status: 404, headers, body: error })).toEqual([]);
+    expect(check({ method: 'GET', path: '/v1/nowhere', status: 404, headers, body: error })).toEqual([]);
+    expect(check({ method: 'GET', path: '/v1/sync_jobs/sj_1', status: 200, headers, body: { id: 'sj_1' } })).toEqual([
+      expect.stringContaining("must have required property 'object'"),
+    ]);
+    expect(
+      check({
+        method: 'DELETE',
+        path: '/v1/reseller_stores/rst_1',
+        status: 204,
+        headers: new Headers(),
+        body: undefined,
+      }),
+    ).toEqual([expect.stringContaining('no Request-Id')]);
+    expect(check({ method: 'GET', path: '/v1/sync_jobs?limit=2', status: 418, headers, body: error })).toEqual([
+      expect.stringContaining('status not documented'),
+    ]);
   });
 });

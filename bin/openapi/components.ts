@@ -1,0 +1,278 @@
+import { AUDIT_ACTIONS } from '../../shared/audit-log/record.js';
+import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+
+/**
+ * The response shapes of the OpenAPI document, in JSON Schema 2020-12. They mirror
+ * shared/http/present.ts, the one place that decides what a response shows; the integration tests
+ * check every response they receive against them (test/openapi-conformance.ts).
+ */
+
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
+
+const str = { type: 'string' };
+const count = { type: 'integer', minimum: 0 };
+const timestamp = {
+  type: 'string',
+  format: 'date-time',
+  description: 'ISO 8601 UTC with milliseconds',
+  examples: ['2026-11-21T04:02:45.123Z'],
+};
+const id = (prefix: string) => ({ type: 'string', pattern: `^${prefix}_`, examples: [`${prefix}_0123456789abcdef`] });
+const requestId = {
+  type: 'string',
+  pattern: '^req_[0-9a-z]+$',
+  description: 'the request id, also in the `Request-Id` header',
+};
+
+/** An API object: `id`, `object`, its fields and `request_id`, all of them always present. */
+const object = (name: string, prefix: string, properties: Record<string, unknown>, description: string) => ({
+  type: 'object',
+  description,
+  required: ['id', 'object', ...Object.keys(properties), 'request_id'],
+  properties: { id: id(prefix), object: { const: name }, ...properties, request_id: requestId },
+});
+
+const shopDomain = { $ref: '#/components/schemas/shop_domain', description: 'stored lower-cased' };
+
+const fulfillment = {
+  type: 'object',
+  description:
+    'A source fulfillment and where its tracking stands on the reseller store (docs/reverse-sync.md): ' +
+    '`pending` until delivered, `failed` between attempts, `dead` when it cannot be.',
+  required: [
+    'sourceFulfillmentId',
+    'status',
+    'trackingCompany',
+    'trackingNumber',
+    'trackingNumbers',
+    'trackingUrl',
+    'resellerFulfillmentId',
+    'attempts',
+    'errorMessage',
+    'receivedAt',
+    'deliveredAt',
+    'updatedAt',
+  ],
+  properties: {
+    sourceFulfillmentId: str,
+    status: { enum: ['pending', 'delivered', 'failed', 'dead'] },
+    trackingCompany: nullable(str),
+    trackingNumber: nullable(str),
+    trackingNumbers: { type: 'array', items: str },
+    trackingUrl: nullable(str),
+    resellerFulfillmentId: nullable(str),
+    attempts: count,
+    errorMessage: nullable(str),
+    receivedAt: timestamp,
+    deliveredAt: nullable(timestamp),
+    updatedAt: timestamp,
+  },
+};
+
+/** `pricingMode` and the `pricingConfig` of that mode (SPEC 2.3), one branch per mode. */
+const pricingOf = (mode: string, config: string) => ({
+  type: 'object',
+  required: ['pricingMode', 'pricingConfig'],
+  properties: { pricingMode: { const: mode }, pricingConfig: ref(config) },
+});
+
+/**
+ * The list envelope (SPEC 2.5) of one resource; `request_id` is in each item too (CONTRACT.md §3).
+ * Named `<resource>_list` in components.
+ */
+export const listOf = (resource: string) => ({
+  type: 'object',
+  required: ['object', 'data', 'has_more', 'url', 'request_id'],
+  properties: {
+    object: { const: 'list' },
+    data: { type: 'array', items: ref(resource), description: 'newest first' },
+    has_more: { type: 'boolean', description: 'pass the last id as `starting_after` for the next page' },
+    url: { type: 'string', description: 'the path of the list' },
+    request_id: requestId,
+  },
+});
+
+export const responseSchemas: Record<string, Record<string, unknown>> = {
+  reseller_store: object(
+    'reseller_store',
+    'rst',
+    {
+      ownerId: str,
+      name: str,
+      platform: str,
+      shopDomain,
+      createdAt: timestamp,
+      deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
+    },
+    'A reseller store (SPEC 2.1). Its secrets are never returned.',
+  ),
+  source_store: {
+    allOf: [
+      object(
+        'source_store',
+        'sst',
+        {
+          resellerStoreId: id('rst'),
+          name: str,
+          platform: { enum: ['storeplatform_a', 'storeplatform_b', 'custom'] },
+          shopDomain,
+          vendorTag: { type: 'string', description: 'line items whose `vendor` equals it are routed here' },
+          createdAt: timestamp,
+          deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
+        },
+        'A supplier store under a reseller store (SPEC 2.2). Its secrets are never returned.',
+      ),
+      {
+        oneOf: [
+          pricingOf('percentage', 'percentage_pricing_config'),
+          pricingOf('field_rules', 'field_rules_pricing_config'),
+        ],
+      },
+    ],
+  },
+  sync_job: object(
+    'sync_job',
+    'sj',
+    {
+      resellerStoreId: id('rst'),
+      sourceStoreId: id('sst'),
+      status: { enum: SYNC_JOB_STATUSES },
+      attempts: count,
+      externalOrderId: { type: 'string', description: "the order's id on the reseller store" },
+      sourceOrderId: { ...nullable(str), description: "the order's id on the source store, once placed" },
+      errorMessage: nullable(str),
+      completedAt: nullable(timestamp),
+      failedAt: nullable(timestamp),
+      deadAt: nullable(timestamp),
+      createdAt: timestamp,
+      updatedAt: timestamp,
+      fulfillment: {
+        anyOf: [ref('fulfillment'), { type: 'null' }],
+        description: 'the latest source fulfillment; null until one arrives',
+      },
+      fulfillments: { type: 'array', items: ref('fulfillment'), description: 'every source fulfillment, oldest first' },
+    },
+    'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
+  ),
+  fulfillment,
+  sync_job_attempt: object(
+    'sync_job_attempt',
+    'sja',
+    {
+      syncJobId: id('sj'),
+      number: { type: 'integer', minimum: 1 },
+      trigger: { enum: ['webhook', 'redelivery', 'retry', 'reconciler'] },
+      outcome: { enum: ['completed', 'failed', 'throttled', 'dead', 'found_existing'] },
+      platformStatus: { ...nullable({ type: 'integer' }), description: "the platform's HTTP status" },
+      errorMessage: nullable(str),
+      startedAt: timestamp,
+      endedAt: timestamp,
+      durationMs: count,
+    },
+    'One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one ' +
+      'entry with `count`.',
+  ),
+  audit_log_entry: object(
+    'audit_log_entry',
+    'aud',
+    {
+      action: { enum: AUDIT_ACTIONS },
+      resellerStoreId: id('rst'),
+      resourceType: { const: 'sync_job' },
+      resourceId: id('sj'),
+      actorId: { type: 'string', description: 'the key id (never the key), or `system`' },
+      actor: {
+        oneOf: [
+          {
+            type: 'object',
+            required: ['type', 'id'],
+            properties: { type: { const: 'api_key' }, id: { type: 'string', description: 'the key id' } },
+          },
+          {
+            type: 'object',
+            required: ['type', 'id'],
+            properties: { type: { const: 'system' }, id: { const: 'system' } },
+          },
+        ],
+      },
+      metadata: {
+        type: 'object',
+        description: '`previousStatus` for both actions; `reason` and `attempts` for `sync_job.dead`',
+        required: ['previousStatus'],
+        properties: {
+          previousStatus: { enum: SYNC_JOB_STATUSES },
+          reason: str,
+          attempts: count,
+        },
+      },
+      createdAt: timestamp,
+    },
+    'An entry of the audit log (CONTRACT.md §6).',
+  ),
+  order_webhook_receipt: {
+    type: 'object',
+    required: ['object', 'syncJobIds', 'request_id'],
+    properties: {
+      object: { const: 'webhook_receipt' },
+      syncJobIds: {
+        type: 'array',
+        items: id('sj'),
+        description: 'one job per supplier, `pending` when the response is sent; a redelivery answers the same ids',
+      },
+      request_id: requestId,
+    },
+  },
+  fulfillment_webhook_receipt: {
+    type: 'object',
+    required: ['object', 'request_id'],
+    properties: { object: { const: 'webhook_receipt' }, request_id: requestId },
+  },
+  error: {
+    type: 'object',
+    description: 'Every error (CONTRACT.md §3).',
+    required: ['error', 'request_id'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['type', 'code', 'message'],
+        properties: {
+          type: { enum: ['invalid_request_error', 'authentication_error', 'api_error'] },
+          code: {
+            type: 'string',
+            description: 'stable, for programs; new codes may be added',
+            examples: ['validation_failed', 'resource_missing', 'idempotency_key_reused'],
+          },
+          message: { type: 'string', description: 'for people; may change' },
+          param: { type: 'string', description: 'the input at fault, as a dotted path (`pricingConfig.value`)' },
+        },
+      },
+      request_id: requestId,
+    },
+  },
+};
+
+export const headers = {
+  'Request-Id': {
+    description: "The request id, the same as the body's `request_id`; quote it when asking for help.",
+    required: true,
+    schema: requestId,
+  },
+  'Idempotent-Replayed': {
+    description:
+      '`true` when this response is the stored one of an earlier request with the same `Idempotency-Key` ' +
+      '(CONTRACT.md §9); absent otherwise.',
+    schema: { const: 'true' },
+  },
+};
+
+/** HTTP status → what it means and which codes it carries (CONTRACT.md §3). */
+export const errorStatuses: Record<number, string> = {
+  400: 'The request is invalid',
+  401: 'Authentication failed',
+  404: 'No such resource (or it belongs to another owner), or no such route',
+  409: 'A conflict',
+  413: 'The body is too large (API 64 KiB, webhooks 1 MiB)',
+  415: 'The body is not `application/json`',
+  500: 'An internal error; the message says nothing internal',
+};

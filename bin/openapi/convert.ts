@@ -1,0 +1,84 @@
+import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
+import type * as v from 'valibot';
+import { config } from '../../shared/core/config.js';
+import { Limit, PricingConfig, ShopDomain } from '../../shared/http/schemas.js';
+
+/**
+ * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a
+ * client sends), with the rules valibot keeps in functions written out as JSON Schema. A rule that
+ * cannot be converted fails the generation (`errorMode: 'throw'`) instead of silently vanishing.
+ */
+
+/** JSON Schema patterns take no flags, so the suffix is matched case-insensitively letter by letter. */
+const caseInsensitive = (text: string) =>
+  [...text].map((c) => (/[a-z]/i.test(c) ? `[${c.toLowerCase()}${c.toUpperCase()}]` : `\\${c}`)).join('');
+
+/** The shop-domain rule of shared/http/schemas.ts (`isShopDomain`), for the configured suffix. */
+export const shopDomainSchema = () => {
+  const suffix = config.shopDomainSuffix().toLowerCase();
+  return {
+    type: 'string',
+    maxLength: 63 + 1 + suffix.length,
+    pattern: `^[a-zA-Z0-9][a-zA-Z0-9-]{0,62}\\.${caseInsensitive(suffix)}$`,
+    description:
+      `\`<label>.${suffix}\`: the label is letters, digits and hyphens, at most 63 characters, not starting ` +
+      'with a hyphen; compared case-insensitively, stored lower-cased',
+    examples: [`example.${suffix}`],
+  };
+};
+
+/** Named schemas, referenced wherever they occur and listed under `components.schemas`. */
+const definitions = {
+  percentage_pricing_config: PricingConfig.options[0],
+  field_rules_pricing_config: PricingConfig.options[1],
+};
+
+/** The query string carries it as text; the document says what the text must say. */
+const limitSchema: JsonSchema = { type: 'integer', minimum: 1, maximum: 100, default: 20 };
+
+/** Pipes whose rules live in functions (or in text): each of their actions yields the schema written here. */
+const written: [readonly unknown[], JsonSchema][] = [
+  [ShopDomain.pipe, { $ref: '#/components/schemas/shop_domain' }],
+  [Limit.pipe, limitSchema],
+];
+
+const conversion: ConversionConfig = {
+  target: 'draft-2020-12',
+  typeMode: 'input',
+  errorMode: 'throw',
+  definitions,
+  // Every JSON number is finite.
+  ignoreActions: ['finite'],
+  overrideSchema: ({ valibotSchema }) =>
+    'wrapped' in valibotSchema && valibotSchema.wrapped === Limit ? limitSchema : undefined,
+  overrideAction: ({ valibotAction, jsonSchema }) => {
+    for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
+    // CreateSourceStoreBody's "pricingConfig.type must equal pricingMode" (CONTRACT.md §7).
+    if (valibotAction.type === 'partial_check')
+      return { ...jsonSchema, description: 'For each `pricingMode`, `pricingConfig.type` equals it.' };
+    return undefined;
+  },
+};
+
+/** Draft 2020-12 `$defs` references become OpenAPI component references. */
+const toComponentRefs = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(toComponentRefs);
+  if (!schema || typeof schema !== 'object') return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key]) => key !== '$schema' && key !== '$defs')
+      .map(([key, value]) =>
+        key === '$ref' && typeof value === 'string'
+          ? [key, value.replace(/^#\/\$defs\//, '#/components/schemas/')]
+          : [key, toComponentRefs(value)],
+      ),
+  );
+};
+
+export const convert = (schema: v.GenericSchema) => toComponentRefs(toJsonSchema(schema, conversion)) as JsonSchema;
+
+/** The named schemas (`definitions` above) plus the shop domain, for `components.schemas`. */
+export const requestComponents = () => ({
+  shop_domain: shopDomainSchema(),
+  ...(toComponentRefs(toJsonSchemaDefs(definitions, conversion)) as Record<string, JsonSchema>),
+});

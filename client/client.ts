@@ -1,0 +1,62 @@
+import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
+import type { components, paths } from './schema.js';
+
+/**
+ * The typed API client: openapi-fetch over the types openapi-typescript generates from
+ * docs/openapi.json (`npm run openapi` keeps client/schema.d.ts in step). Paths, parameters,
+ * bodies and responses are checked by the compiler; nothing here is bundled into a Lambda.
+ *
+ *   const api = createApiClient({ baseUrl: 'http://127.0.0.1:3000', apiKey: process.env.API_KEY });
+ *   const { data, error } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } });
+ */
+
+export type ApiClient = Client<paths>;
+export type Schemas = components['schemas'];
+export type ErrorBody = Schemas['error'];
+
+export interface ApiClientOptions extends Omit<ClientOptions, 'baseUrl'> {
+  /** `http://127.0.0.1:3000` locally, the stack's `ApiUrl` output when deployed. */
+  baseUrl: string;
+  /** Sent as `Authorization: Bearer <apiKey>`; omit it for the webhooks or to test a missing key. */
+  apiKey?: string;
+}
+
+export const createApiClient = ({ baseUrl, apiKey, headers, ...options }: ApiClientOptions): ApiClient =>
+  createClient<paths>({
+    baseUrl: baseUrl.replace(/\/+$/, ''),
+    headers: { ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}), ...(headers as object) },
+    ...options,
+  });
+
+/** An error answer of the API (CONTRACT.md §3), with its code, message and request id. */
+export class ApiRequestError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly requestId: string | null,
+    readonly param?: string,
+  ) {
+    super(message);
+    this.name = 'ApiRequestError';
+  }
+
+  /** One line, for a terminal: `resource_missing (404): No such sync job: 'sj_x'. [req_…]`. */
+  override toString() {
+    return `${this.code} (${this.status}): ${this.message}${this.requestId ? ` [${this.requestId}]` : ''}`;
+  }
+}
+
+/** The body of a successful answer, or an `ApiRequestError` for any other. */
+export const unwrap = <T>(result: { data?: T; error?: unknown; response: Response }): T => {
+  const { response } = result;
+  if (response.ok) return result.data as T;
+  const body = (result.error ?? {}) as Partial<ErrorBody>;
+  throw new ApiRequestError(
+    response.status,
+    body.error?.code ?? `http_${response.status}`,
+    body.error?.message ?? (response.statusText || 'the API answered without an error body'),
+    response.headers.get('request-id'),
+    body.error?.param,
+  );
+};
