@@ -41,7 +41,7 @@ if (!functions.length) throw new Error(`no function named ${only?.join(', ')}`);
 const baselineSource = (fn: BenchFunction) => {
   const table = !!fn.access.table?.length;
   const queues = Object.values(fn.access.queues ?? {}).some((a) => a?.length);
-  const key = !!fn.access.key?.length;
+  const key = !!fn.access.key?.actions.length;
   return [
     table && "import { DynamoDBClient } from '@aws-sdk/client-dynamodb';",
     table && "import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';",

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Tags } from 'aws-cdk-lib';
-import { loadConfig, stackName } from '../lib/config.js';
+import { ConfigError, loadConfig, stackName, type DeployConfig } from '../lib/config.js';
 import { SERVICE_NAME } from '../lib/environment.js';
 import { addNagChecks } from '../lib/nag.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
@@ -27,7 +27,15 @@ const standalone = () => {
 };
 
 const app = new App(runByCli ? {} : standalone());
-const config = loadConfig(app);
+let config: DeployConfig;
+try {
+  config = loadConfig(app);
+} catch (error) {
+  // A context value that cannot be deployed is the operator's to fix: one line, not a stack trace.
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(`error: ${error.message}`);
+  process.exit(1);
+}
 
 new ResellerRoutingStack(app, stackName(config), {
   config,

@@ -11,8 +11,14 @@ export interface DeployConfig {
   stage: string;
   /** True for `stage=prod`: table, key and log groups are retained and the table has deletion protection. */
   isProd: boolean;
-  /** What deleting the stack does to the table, the secrets key and the log groups: RETAIN in prod, else DESTROY. */
+  /** What deleting the stack does to the log groups and the alarm topic's key: RETAIN in prod, else DESTROY. */
   removalPolicy: RemovalPolicy;
+  /**
+   * What deleting the stack does to the table and the secrets key, together: RETAIN in prod or while
+   * deletion protection is on, else DESTROY. One policy for both, because the table's secrets are
+   * ciphertexts of that key: a kept table whose key is scheduled for deletion would be unreadable.
+   */
+  dataRemovalPolicy: RemovalPolicy;
   /**
    * `-c maxReceiveCount=…`, default 3 (SPEC 8.2: a failed job is retried up to 3 times). Receives
    * before a message goes to its DLQ.
@@ -26,7 +32,10 @@ export interface DeployConfig {
   throttleBurst: number;
   /** `-c logRetentionDays=…`, default 30 (90 in prod); a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, …). */
   logRetentionDays: RetentionDays;
-  /** `-c alarmEmail=…`, default none: when set, an encrypted topic subscribes this address to every alarm. */
+  /**
+   * `-c alarmEmail=…`: an encrypted topic of the stack's own subscribes this address to every alarm.
+   * Optional in dev; prod needs it or `alarmTopicArn`, so its alarms reach someone.
+   */
   alarmEmail?: string;
   /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (wins over `alarmEmail`). */
   alarmTopicArn?: string;
@@ -38,11 +47,17 @@ export interface DeployConfig {
   queueAgeAlarmSeconds: number;
   /**
    * `-c deletionProtection=false` to turn it off (default on in every stage): the table cannot be
-   * deleted by accident, nor by `cdk destroy` until turned off.
+   * deleted by accident. While it is on, `cdk destroy` keeps the table and its key (`dataRemovalPolicy`);
+   * a dev stage deployed with it off loses both.
    */
   deletionProtection: boolean;
   /** `-c tracing=true`, default false: X-Ray active tracing on every function. */
   tracing: boolean;
+}
+
+/** A context value that cannot be deployed; bin/app.ts prints its message as one line, without a stack trace. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
 }
 
 const STAGE = /^[a-z][a-z0-9-]{0,19}$/;
@@ -61,7 +76,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   const str = (key: string, fallback: string): string => {
     const value = raw(key);
     if (value === undefined || value === null) return fallback;
-    if (typeof value !== 'string') throw new Error(`context ${key} must be a string, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'string')
+      throw new ConfigError(`context ${key} must be a string, got ${JSON.stringify(value)}`);
     return value;
   };
 
@@ -77,7 +93,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     const n =
       typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
     if (!Number.isInteger(n) || n < min || n > max)
-      throw new Error(`context ${key} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
+      throw new ConfigError(`context ${key} must be an integer in ${min}..${max}, got ${JSON.stringify(value)}`);
     return n;
   };
 
@@ -86,31 +102,39 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     if (value === undefined || value === null) return fallback;
     if (value === true || value === 'true') return true;
     if (value === false || value === 'false') return false;
-    throw new Error(`context ${key} must be true or false, got ${JSON.stringify(value)}`);
+    throw new ConfigError(`context ${key} must be true or false, got ${JSON.stringify(value)}`);
   };
 
   const stage = str('stage', 'dev');
-  if (!STAGE.test(stage)) throw new Error(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
+  if (!STAGE.test(stage)) throw new ConfigError(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
   const isProd = stage === 'prod';
 
   const logRetentionDays = int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
   if (!RETENTION_VALUES.has(logRetentionDays)) {
     const accepted = [...RETENTION_VALUES].sort((a, b) => a - b).join(', ');
-    throw new Error(`context logRetentionDays must be one of ${accepted}, got ${logRetentionDays}`);
+    throw new ConfigError(`context logRetentionDays must be one of ${accepted}, got ${logRetentionDays}`);
   }
 
   const alarmEmail = optionalStr('alarmEmail');
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail))
-    throw new Error(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
+    throw new ConfigError(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
   const alarmTopicArn = optionalStr('alarmTopicArn');
   if (alarmTopicArn !== undefined && !/^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[\w-]+$/.test(alarmTopicArn)) {
-    throw new Error(`context alarmTopicArn is not an SNS topic ARN: ${alarmTopicArn}`);
+    throw new ConfigError(`context alarmTopicArn is not an SNS topic ARN: ${alarmTopicArn}`);
   }
+
+  if (isProd && alarmEmail === undefined && alarmTopicArn === undefined) {
+    throw new ConfigError(
+      'stage prod needs somewhere to send its alarms: add -c alarmEmail=<address> or -c alarmTopicArn=<SNS topic ARN>',
+    );
+  }
+  const deletionProtection = bool('deletionProtection', true);
 
   return {
     stage,
     isProd,
     removalPolicy: isProd ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
     maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
     memorySize: int('memorySize', 256, 128, 10240),
     throttleRate: int('throttleRate', 50, 1, 100_000),
@@ -122,7 +146,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
     queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
     tracing: bool('tracing', false),
-    deletionProtection: bool('deletionProtection', true),
+    deletionProtection,
   };
 };
 

@@ -35,7 +35,7 @@ export const functionEnvironment = (
     API_KEY_PREFIX: refs.apiKeyPrefix,
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
   };
-  if (fn.access.key?.length) environment.KMS_KEY_ID = refs.keyId;
+  if (fn.access.key?.actions.length) environment.KMS_KEY_ID = refs.keyId;
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);
   }

@@ -1,4 +1,6 @@
 import type * as v from 'valibot';
+import type { SecretContext } from '../shared/aws/kms-cipher.js';
+import type { INDEX } from '../shared/dynamo/keys.js';
 import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
@@ -26,14 +28,26 @@ export type TableAction =
   | 'ConditionCheckItem';
 
 export type KeyAction = 'Encrypt' | 'Decrypt';
+/** A secret of a store, as the encryption context of its ciphertext names it (shared/aws/kms-cipher.ts). */
+export type SecretField = SecretContext['field'];
+/** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `pending` (GSI3). */
+export type IndexName = keyof typeof INDEX;
 
 export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
 export type QueueAction = 'SendMessage';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
 export interface Access {
+  /** Item actions on the table; `Query` here is a Query of the table itself (a partition's items). */
   table?: TableAction[];
-  key?: KeyAction[];
+  /** The indexes it queries: its role may Query these and no other. */
+  indexes?: IndexName[];
+  /**
+   * The secrets key, for the secrets named in `fields` only: the grant is conditioned on the
+   * encryption context the cipher sends, so a function that verifies webhooks cannot decrypt an
+   * access token.
+   */
+  key?: { actions: KeyAction[]; fields: SecretField[] };
   queues?: Partial<Record<QueueName, QueueAction[]>>;
 }
 
@@ -68,7 +82,9 @@ export interface ConsumerSpec {
 }
 
 const READ_ONE: Access = { table: ['GetItem'] };
-const READ_LIST: Access = { table: ['GetItem', 'Query', 'BatchGetItem'] };
+/** A page: the list index's keys, then the items; GetItem reads the cursor's item. */
+const READ_LIST: Access = { table: ['GetItem', 'BatchGetItem'], indexes: ['lists'] };
+const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
 
 export const routes: RouteSpec[] = [
   {
@@ -78,7 +94,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
     request: { body: CreateResellerStoreBody },
-    access: { table: ['PutItem'], key: ['Encrypt'] },
+    access: { table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } },
   },
   {
     name: 'ListResellerStores',
@@ -121,7 +137,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-source-store.ts',
     auth: 'apiKey',
     request: { body: CreateSourceStoreBody },
-    access: { table: ['GetItem', 'TransactWriteItems'], key: ['Encrypt'] },
+    access: { table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } },
   },
   {
     name: 'ListSourceStores',
@@ -190,9 +206,12 @@ export const routes: RouteSpec[] = [
     entry: 'functions/orders-webhook.ts',
     auth: 'webhook',
     access: {
-      // UpdateItem: marks jobs for the sweep when their enqueue failed.
+      // Query: the reseller's vendor tags (its partition). UpdateItem: marks jobs for the sweep when
+      // their enqueue failed.
       table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems', 'UpdateItem'],
-      key: ['Decrypt'],
+      // The stores of the shop domain, with their webhook secrets.
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
       queues: { sync: ['SendMessage'] },
     },
   },
@@ -203,10 +222,12 @@ export const routes: RouteSpec[] = [
     entry: 'functions/fulfillments-webhook.ts',
     auth: 'webhook',
     access: {
-      // Query: the shop's stores and the job by source order (GSI2). UpdateItem: the fulfillment's
-      // state on the job. PutItem: a kept fulfillment (its recheck goes on the fulfillment queue).
-      table: ['Query', 'GetItem', 'PutItem', 'UpdateItem'],
-      key: ['Decrypt'],
+      // UpdateItem: the fulfillment's state on the job. PutItem: a kept fulfillment (its recheck goes
+      // on the fulfillment queue).
+      table: ['GetItem', 'PutItem', 'UpdateItem'],
+      // The shop's stores, and the job by source order.
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
       queues: { fulfillment: ['SendMessage'] },
     },
   },
@@ -226,10 +247,11 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
     timeoutSeconds: 30,
     access: {
-      // Query, DeleteItem and the fulfillment queue: a completed job releases the fulfillments
-      // kept for its source order (releaseKeptFulfillments, shared/fulfillments/propagation.ts).
+      // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
+      // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
-      key: ['Decrypt'],
+      // Both secrets: a custom platform's orders are signed with the webhook secret.
+      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       // SendMessage: a throttled job is deferred in a fresh, delayed message.
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
     },
@@ -246,18 +268,19 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/sync-sweep.ts',
     trigger: { scheduleMinutes: 5 },
     timeoutSeconds: 60,
-    access: { table: ['Query', 'BatchGetItem', 'UpdateItem'], queues: { sync: ['SendMessage'] } },
+    access: { table: ['BatchGetItem', 'UpdateItem'], indexes: ['pending'], queues: { sync: ['SendMessage'] } },
   },
   {
     name: 'FulfillmentWorker',
     entry: 'functions/fulfillment-worker.ts',
     trigger: { queue: 'fulfillment', batchSize: 10, maxConcurrency: 5 },
     timeoutSeconds: 30,
-    // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. Query and
-    // DeleteItem: the delayed recheck of a kept fulfillment (job by source order, then release).
+    // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. The lookups index
+    // and DeleteItem: the delayed recheck of a kept fulfillment (job by source order, then release).
     access: {
-      table: ['GetItem', 'UpdateItem', 'Query', 'DeleteItem'],
-      key: ['Decrypt'],
+      table: ['GetItem', 'UpdateItem', 'DeleteItem'],
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       queues: { fulfillment: ['SendMessage'] },
     },
   },

@@ -42,8 +42,8 @@ export class ResellerRoutingStack extends Stack {
     super(scope, id, props);
     const { config, projectRoot } = props;
 
-    this.table = addTable(this, config);
     this.secretsKey = addSecretsKey(this, config);
+    this.table = addTable(this, config, this.secretsKey);
     this.queues = addQueues(this, config);
     this.functions = addFunctions(this, {
       config,

@@ -21,8 +21,12 @@ export interface Watched {
   api: apigw.HttpApi;
 }
 
-/** The topic every alarm notifies: an existing one, or one of its own mailing `alarmEmail`; none by default. */
-const addAlarmTopic = (scope: Construct, config: DeployConfig): sns.ITopic | undefined => {
+/**
+ * The topic every alarm notifies: an existing one, or one of its own mailing `alarmEmail`; none by
+ * default (in dev: prod needs one, lib/config.ts).
+ */
+const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatch.Alarm[]): sns.ITopic | undefined => {
+  // An existing topic's policy is its owner's: it must let CloudWatch publish (README, Deploy).
   if (config.alarmTopicArn) return sns.Topic.fromTopicArn(scope, 'AlarmTopic', config.alarmTopicArn);
   if (!config.alarmEmail) return undefined;
   const stack = Stack.of(scope);
@@ -46,12 +50,26 @@ const addAlarmTopic = (scope: Construct, config: DeployConfig): sns.ITopic | und
     enforceSSL: true,
     displayName: `${stack.stackName} alarms`,
   });
+  // `enforceSSL` gives the topic a policy of its own (deny without TLS), which replaces SNS's default
+  // policy: without this statement CloudWatch may not publish, and no alarm would ever be mailed.
+  topic.addToResourcePolicy(
+    new iam.PolicyStatement({
+      sid: 'CloudWatchAlarmsPublish',
+      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+      actions: ['sns:Publish'],
+      resources: [topic.topicArn],
+      conditions: {
+        StringEquals: { 'aws:SourceAccount': stack.account },
+        ArnEquals: { 'aws:SourceArn': alarms.map((a) => a.alarmArn) },
+      },
+    }),
+  );
   topic.addSubscription(new EmailSubscription(config.alarmEmail));
   return topic;
 };
 
 /**
- * What on-call needs to hear about: a dead letter, a queue not drained, a consumer failing or
+ * What on-call needs to hear about: messages giving up, a queue not drained, a consumer failing or
  * throttled, the API answering 5xx.
  */
 export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watched): cloudwatch.Alarm[] => {
@@ -74,10 +92,12 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
     const workQueue = deadLetterFor(name);
     if (workQueue) {
+      // What arrived, not what waits: the DLQ handlers drain their queues within seconds, so a
+      // depth alarm would never see a message.
       alarm(
         `${queueId(name)}MessagesAlarm`,
         `Messages of the ${workQueue} queue gave up after ${config.maxReceiveCount} receives`,
-        queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+        queue.metricNumberOfMessagesReceived({ period: fiveMinutes, statistic: 'Sum' }),
         1,
       );
     } else {
@@ -114,7 +134,7 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     config.api5xxThreshold,
   );
 
-  const topic = addAlarmTopic(scope, config);
+  const topic = addAlarmTopic(scope, config, alarms);
   if (topic) for (const a of alarms) a.addAlarmAction(new SnsAction(topic));
   return alarms;
 };

@@ -12,8 +12,13 @@ const BILLING = { PAY_PER_REQUEST: dynamodb.BillingMode.PAY_PER_REQUEST } as con
 /** How long a deleted KMS key can still be restored: the longest AWS allows in prod. */
 export const keyPendingWindow = (config: DeployConfig) => Duration.days(config.isProd ? 30 : 7);
 
-/** The single table of shared/dynamo/table-definition.ts, backed up and protected from deletion. */
-export const addTable = (scope: Construct, config: DeployConfig): dynamodb.Table => {
+/**
+ * The single table of shared/dynamo/table-definition.ts, backed up and protected from deletion. It
+ * holds ciphertexts of `secretsKey`, so it shares the key's removal policy and depends on it:
+ * CloudFormation deletes the table before the key, and a table that will not go (deletion
+ * protection) stops the stack's deletion before the key is scheduled for deletion.
+ */
+export const addTable = (scope: Construct, config: DeployConfig, secretsKey: kms.Key): dynamodb.Table => {
   const definition = TABLE_DEFINITION;
   const key = (attribute: KeyAttribute) => ({ name: attribute.name, type: ATTRIBUTE_TYPE[attribute.type] });
   const table = new dynamodb.Table(scope, 'Table', {
@@ -26,8 +31,9 @@ export const addTable = (scope: Construct, config: DeployConfig): dynamodb.Table
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: config.deletionProtection,
     timeToLiveAttribute: definition.timeToLiveAttribute,
-    removalPolicy: config.removalPolicy,
+    removalPolicy: config.dataRemovalPolicy,
   });
+  table.node.addDependency(secretsKey);
   for (const index of definition.globalIndexes) {
     table.addGlobalSecondaryIndex({
       indexName: index.name,
@@ -47,7 +53,7 @@ export const addSecretsKey = (scope: Construct, config: DeployConfig): kms.Key =
     description: `${stackName}: store access tokens and webhook secrets`,
     alias: `alias/${stackName}-secrets`,
     enableKeyRotation: true,
-    removalPolicy: config.removalPolicy,
+    removalPolicy: config.dataRemovalPolicy,
     pendingWindow: keyPendingWindow(config),
   });
 };

@@ -8,7 +8,6 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
 import { grantsFor, type GrantTarget } from '../access.js';
 import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
 import type { DeployConfig } from '../config.js';
@@ -35,8 +34,7 @@ const resourceArns = (target: GrantTarget, resources: FunctionResources): string
     case 'table':
       return [resources.table.tableArn];
     case 'tableIndexes':
-      // Each index by name rather than `index/*`: the same indexes, without a wildcard resource.
-      return TABLE_DEFINITION.globalIndexes.map((i) => `${resources.table.tableArn}/index/${i.name}`);
+      return target.indexes.map((name) => `${resources.table.tableArn}/index/${name}`);
     case 'key':
       return [resources.secretsKey.keyArn];
     case 'queue':
@@ -66,7 +64,11 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
   for (const grant of grantsFor(spec.access)) {
     role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: grant.actions, resources: resourceArns(grant.target, resources) }),
+      new iam.PolicyStatement({
+        actions: grant.actions,
+        resources: resourceArns(grant.target, resources),
+        conditions: grant.conditions,
+      }),
     );
   }
 

@@ -18,7 +18,12 @@ export const deadLetterFor = (queue: QueueName) => QUEUE_LAYOUT[queue].deadLette
 
 /** AWS's advice for an SQS event source: a visibility timeout of six times the function's timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
-export const DLQ_RETENTION = Duration.days(14);
+/**
+ * SQS's longest retention, on every queue: a work queue's messages must outlast an outage of a
+ * supplier or of the workers (SQS's default, 4 days, would silently drop accepted orders), and a
+ * dead letter keeps its original enqueue time, so its DLQ must keep it at least as long.
+ */
+export const MESSAGE_RETENTION = Duration.days(14);
 
 /** Six times the timeout of the queue's consumer(s); SQS's default when nothing consumes it. */
 export const visibilityTimeoutSeconds = (queue: QueueName): number | undefined => {
@@ -46,7 +51,7 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
       // messages carry ids, never secrets.
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: DLQ_RETENTION,
+      retentionPeriod: MESSAGE_RETENTION,
       visibilityTimeout: visibility(name),
     });
   }
@@ -55,6 +60,7 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
     queues[name] = new sqs.Queue(scope, queueId(name), {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
+      retentionPeriod: MESSAGE_RETENTION,
       visibilityTimeout: visibility(name),
       deadLetterQueue: deadLetter ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount } : undefined,
     });

@@ -1,4 +1,4 @@
-import { iamActionsFor, queueUrlVariable } from '../../lib/access.js';
+import { grantsFor, iamActionsFor, queueUrlVariable } from '../../lib/access.js';
 
 describe('iamActionsFor', () => {
   it('maps each table action to its dynamodb action', () => {
@@ -21,7 +21,7 @@ describe('iamActionsFor', () => {
     expect(
       iamActionsFor({
         table: ['PutItem', 'TransactWriteItems'],
-        key: ['Decrypt'],
+        key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
         queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
       }),
     ).toEqual([
@@ -35,6 +35,33 @@ describe('iamActionsFor', () => {
 
   it('grants nothing for an empty declaration', () => {
     expect(iamActionsFor({})).toEqual([]);
+  });
+});
+
+describe('grantsFor', () => {
+  it('grants Query on the declared indexes by name, apart from the table', () => {
+    expect(grantsFor({ table: ['GetItem'], indexes: ['lookups', 'lists'] })).toEqual([
+      { target: { kind: 'table' }, actions: ['dynamodb:GetItem'] },
+      { target: { kind: 'tableIndexes', indexes: ['GSI1', 'GSI2'] }, actions: ['dynamodb:Query'] },
+    ]);
+  });
+
+  it('grants no index to a function that declares none, even one that queries the table', () => {
+    expect(grantsFor({ table: ['Query'] }).map((g) => g.target.kind)).toEqual(['table']);
+  });
+
+  it('conditions key actions on the encryption context the cipher sends, for the declared secrets only', () => {
+    expect(grantsFor({ key: { actions: ['Decrypt'], fields: ['webhookSecret'] } })).toEqual([
+      {
+        target: { kind: 'key' },
+        actions: ['kms:Decrypt'],
+        conditions: {
+          StringEquals: { 'kms:EncryptionContext:field': ['webhookSecret'] },
+          Null: { 'kms:EncryptionContext:storeId': 'false' },
+          'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['field', 'storeId'] },
+        },
+      },
+    ]);
   });
 });
 

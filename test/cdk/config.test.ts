@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
-import { loadConfig } from '../../lib/config.js';
+import { ConfigError, loadConfig } from '../../lib/config.js';
 
 const configWith = (context: Record<string, unknown>) => {
   const app = new App({ context });
@@ -12,11 +12,12 @@ const configWith = (context: Record<string, unknown>) => {
 };
 
 describe('config', () => {
-  it('defaults to a dev stage that is deleted with its stack', () => {
+  it('defaults to a dev stage whose logs go with its stack, and whose protected table and key stay', () => {
     expect(configWith({})).toEqual({
       stage: 'dev',
       isProd: false,
       removalPolicy: RemovalPolicy.DESTROY,
+      dataRemovalPolicy: RemovalPolicy.RETAIN,
       maxReceiveCount: 3,
       memorySize: 256,
       throttleRate: 50,
@@ -32,17 +33,35 @@ describe('config', () => {
     });
   });
 
-  it('lets a dev stage turn deletion protection off', () => {
-    expect(configWith({ deletionProtection: 'false' }).deletionProtection).toBe(false);
+  it('lets a dev stage turn deletion protection off, and then deletes table and key with the stack', () => {
+    expect(configWith({ deletionProtection: 'false' })).toMatchObject({
+      deletionProtection: false,
+      dataRemovalPolicy: RemovalPolicy.DESTROY,
+    });
   });
 
   it('retains data and keeps logs 90 days in prod', () => {
-    expect(configWith({ stage: 'prod' })).toMatchObject({
+    expect(configWith({ stage: 'prod', alarmEmail: 'ops@example.com' })).toMatchObject({
       stage: 'prod',
       isProd: true,
       removalPolicy: RemovalPolicy.RETAIN,
+      dataRemovalPolicy: RemovalPolicy.RETAIN,
       logRetentionDays: 90,
     });
+  });
+
+  it('retains table and key in prod even without deletion protection', () => {
+    const config = configWith({ stage: 'prod', alarmEmail: 'ops@example.com', deletionProtection: 'false' });
+    expect(config.dataRemovalPolicy).toBe(RemovalPolicy.RETAIN);
+  });
+
+  it('refuses a prod stage whose alarms would reach no one, in one line naming both ways out', () => {
+    const refuse = () => configWith({ stage: 'prod' });
+    expect(refuse).toThrow(ConfigError);
+    expect(refuse).toThrow(/^stage prod needs .*-c alarmEmail=.*-c alarmTopicArn=[^\n]*$/);
+    expect(configWith({ stage: 'prod', alarmTopicArn: 'arn:aws:sns:eu-west-1:123456789012:on-call' }).isProd).toBe(
+      true,
+    );
   });
 
   it('reads numbers and booleans given as strings on the command line', () => {
@@ -66,6 +85,7 @@ describe('config', () => {
     ['alarmEmail', 'not-an-address'],
     ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:x'],
   ])('refuses %s=%p', (key, value) => {
+    expect(() => configWith({ [key]: value })).toThrow(ConfigError);
     expect(() => configWith({ [key]: value })).toThrow(key);
   });
 });

@@ -1,0 +1,249 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { EncryptCommand, DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { Match } from 'aws-cdk-lib/assertions';
+import { mockClient } from 'aws-sdk-client-mock';
+import { ENCRYPTION_CONTEXT_KEYS, indexName } from '../../lib/access.js';
+import { allFunctions } from '../../lib/functions.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import {
+  logicalId,
+  PROJECT_ROOT,
+  removeOutput,
+  rolePolicies,
+  synthesize,
+  type Resources,
+  type Synthesized,
+} from './synth.js';
+
+/**
+ * What the first review of the synthesized template found would not work on AWS (issue 14, item 7):
+ * each finding, asserted on the template.
+ */
+
+const resourcesOf = (s: Synthesized) => s.template.toJSON().Resources as Resources;
+const statementsOf = (s: Synthesized, name: string) => {
+  const roleId = logicalId(s.stack, s.stack.functions.get(name)!.role as never);
+  return rolePolicies(s.template, roleId).documents.flatMap((d) => d.Statement) as {
+    Action: string | string[];
+    Resource: unknown;
+    Condition?: Record<string, Record<string, unknown>>;
+  }[];
+};
+const actions = (statement: { Action: string | string[] }) =>
+  Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+
+describe('operations on AWS', () => {
+  let dev: Synthesized;
+  let unprotected: Synthesized;
+  let prod: Synthesized;
+
+  beforeAll(() => {
+    dev = synthesize({ bundle: false });
+    unprotected = synthesize({ bundle: false, context: { deletionProtection: 'false' } });
+    prod = synthesize({ bundle: false, context: { stage: 'prod', alarmEmail: 'ops@example.com' } });
+  }, 60_000);
+
+  afterAll(() => {
+    for (const s of [dev, unprotected, prod]) removeOutput(s?.app);
+  });
+
+  describe('alarm notifications', () => {
+    it('let CloudWatch publish to the alarm topic, from this account and these alarms only', () => {
+      const topicId = Object.keys(prod.template.findResources('AWS::SNS::Topic'))[0];
+      const alarmArns = Object.keys(prod.template.findResources('AWS::CloudWatch::Alarm')).map((id) => ({
+        'Fn::GetAtt': [id, 'Arn'],
+      }));
+      expect(alarmArns.length).toBeGreaterThan(5);
+      prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        Topics: [{ Ref: topicId }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Allow',
+              Principal: { Service: 'cloudwatch.amazonaws.com' },
+              Action: 'sns:Publish',
+              Resource: { Ref: topicId },
+              Condition: {
+                StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+                ArnEquals: { 'aws:SourceArn': Match.arrayEquals(alarmArns) },
+              },
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('still refuse publishing without TLS', () => {
+      prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sns:Publish',
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    });
+
+    it('let CloudWatch use the topic key, from this account only', () => {
+      const topic = Object.values(prod.template.findResources('AWS::SNS::Topic'))[0];
+      const keyId = topic.Properties.KmsMasterKeyId['Fn::GetAtt'][0];
+      const statements = resourcesOf(prod)[keyId].Properties.KeyPolicy.Statement as Record<string, any>[];
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Principal: { Service: 'cloudwatch.amazonaws.com' },
+          Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+        }),
+      );
+    });
+  });
+
+  describe('dead letters', () => {
+    it('raise an alarm for each message that reaches a dead-letter queue, not for the depth the handlers drain', () => {
+      const alarms = Object.values(dev.template.findResources('AWS::CloudWatch::Alarm'));
+      for (const dlq of ['syncDlq', 'fulfillmentDlq'] as const) {
+        const queueRef = logicalId(dev.stack, dev.stack.queues[dlq]);
+        const mine = alarms.filter((a) => JSON.stringify(a.Properties.Dimensions ?? []).includes(queueRef));
+        expect(mine.map((a) => a.Properties.MetricName)).toEqual(['NumberOfMessagesReceived']);
+        expect(mine[0].Properties).toMatchObject({
+          Namespace: 'AWS/SQS',
+          Statistic: 'Sum',
+          Threshold: 1,
+          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+          TreatMissingData: 'notBreaching',
+        });
+      }
+    });
+  });
+
+  describe('a prod synth without an alarm destination', () => {
+    it('fails with one clear line and no stack trace', () => {
+      const run = spawnSync(
+        process.execPath,
+        ['--import', 'tsx', join(PROJECT_ROOT, 'bin/app.ts'), '-c', 'stage=prod'],
+        {
+          cwd: PROJECT_ROOT,
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
+      expect(run.status).toBe(1);
+      const lines = run.stderr.split('\n').filter((line) => line.trim() && !line.startsWith('npm warn'));
+      expect(lines).toEqual([expect.stringMatching(/^error: stage prod needs .*alarmEmail.*alarmTopicArn/)]);
+      expect(run.stdout).toBe('');
+    }, 60_000);
+  });
+
+  describe('the secrets key', () => {
+    it('is granted only under the encryption context the cipher sends', async () => {
+      // What shared/aws/kms-cipher.ts sends: the condition's keys must be exactly these.
+      const kms = mockClient(KMSClient);
+      kms.on(EncryptCommand).resolves({ CiphertextBlob: Uint8Array.from([1]) });
+      kms.on(DecryptCommand).resolves({ Plaintext: Uint8Array.from([1]) });
+      const cipher = kmsCipher(new KMSClient({ region: 'us-east-1' }), () => 'key');
+      await cipher.encrypt('x', { storeId: 'rst_1', field: 'accessToken' });
+      await cipher.decrypt('AQ==', { storeId: 'rst_1', field: 'webhookSecret' });
+      const sent = [...kms.commandCalls(EncryptCommand), ...kms.commandCalls(DecryptCommand)].map((call) =>
+        Object.keys(call.args[0].input.EncryptionContext ?? {}).sort(),
+      );
+      kms.restore();
+      expect(sent).toEqual([[...ENCRYPTION_CONTEXT_KEYS], [...ENCRYPTION_CONTEXT_KEYS]]);
+
+      const keyArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] };
+      const users = allFunctions().filter((fn) => fn.access.key);
+      expect(users.length).toBeGreaterThan(3);
+      for (const fn of allFunctions()) {
+        const kmsStatements = statementsOf(dev, fn.name).filter((s) => actions(s).some((a) => a.startsWith('kms:')));
+        if (!fn.access.key) {
+          expect(kmsStatements).toEqual([]);
+          continue;
+        }
+        const fields = [...fn.access.key.fields].sort();
+        expect(kmsStatements).toEqual([
+          expect.objectContaining({
+            Resource: keyArn,
+            Condition: {
+              StringEquals: { 'kms:EncryptionContext:field': fields },
+              Null: { 'kms:EncryptionContext:storeId': 'false' },
+              'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': [...ENCRYPTION_CONTEXT_KEYS] },
+            },
+          }),
+        ]);
+      }
+    });
+
+    it('lets the webhooks decrypt webhook secrets and never access tokens', () => {
+      for (const name of ['OrdersWebhook', 'FulfillmentsWebhook']) {
+        const [statement] = statementsOf(dev, name).filter((s) => actions(s).includes('kms:Decrypt'));
+        expect(statement.Condition?.StringEquals).toEqual({ 'kms:EncryptionContext:field': ['webhookSecret'] });
+      }
+    });
+  });
+
+  describe('Query grants', () => {
+    it('name the indexes each function declares, and no other', () => {
+      const tableArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.table), 'Arn'] };
+      for (const fn of allFunctions()) {
+        const indexResources = statementsOf(dev, fn.name)
+          .flatMap((s) => (Array.isArray(s.Resource) ? s.Resource : [s.Resource]))
+          .filter((r) => JSON.stringify(r).includes('/index/'));
+        const expected = (fn.access.indexes ?? []).map((index) => ({
+          'Fn::Join': ['', [tableArn, `/index/${indexName(index)}`]],
+        }));
+        expect({ fn: fn.name, indexes: indexResources }).toEqual({ fn: fn.name, indexes: expected });
+      }
+    });
+
+    it('give the list routes the list index only, and the sweep the pending index only', () => {
+      expect(allFunctions().find((f) => f.name === 'ListSyncJobs')?.access.indexes).toEqual(['lists']);
+      expect(allFunctions().find((f) => f.name === 'SyncSweep')?.access.indexes).toEqual(['pending']);
+    });
+  });
+
+  describe('work queues', () => {
+    it('keep messages 14 days, as their dead-letter queues do', () => {
+      for (const queue of Object.values(dev.stack.queues)) {
+        expect(resourcesOf(dev)[logicalId(dev.stack, queue)].Properties.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+      }
+    });
+  });
+
+  describe('cdk destroy', () => {
+    const tableAndKey = (s: Synthesized) => {
+      const resources = resourcesOf(s);
+      return {
+        table: resources[logicalId(s.stack, s.stack.table)],
+        key: resources[logicalId(s.stack, s.stack.secretsKey)],
+        keyId: logicalId(s.stack, s.stack.secretsKey),
+      };
+    };
+
+    it('keeps both the table and its key of a protected dev stack', () => {
+      const { table, key } = tableAndKey(dev);
+      expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+    });
+
+    it('removes both of an unprotected dev stack', () => {
+      const { table, key } = tableAndKey(unprotected);
+      expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Delete', 'Delete']);
+    });
+
+    it('keeps both in prod', () => {
+      const { table, key } = tableAndKey(prod);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+    });
+
+    it('deletes the table before the key, so a table that stays stops the key from going', () => {
+      for (const s of [dev, unprotected, prod]) {
+        const { table, keyId } = tableAndKey(s);
+        expect(table.DependsOn).toContain(keyId);
+      }
+    });
+  });
+});
