@@ -1,11 +1,11 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { ok } from '../shared/http/types.js';
 import { logger } from '../shared/core/logger.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { retryJob } from '../shared/sync-jobs/sync-jobs.js';
 import { enqueueJobs } from '../shared/sync-jobs/queue.js';
 
-export const handler = apiHandler(async ({ ownerId, keyId, path }) => {
+export const handler = idempotentApiHandler(async ({ ownerId, keyId, path }) => {
   const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });
   // The job is already pending in the sweep's index, so a failed send delays it but never loses it.
   await enqueueJobs([{ jobId: job.id, generation: job.generation }]).catch((error: Error) =>

@@ -1,11 +1,11 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { UpdateResellerStoreBody } from '../shared/http/schemas.js';
 import { renameResellerStore } from '../shared/stores/reseller-stores.js';
 
-export const handler = apiHandler(async ({ ownerId, path, body }) => {
+export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
   const { name } = parseInput(UpdateResellerStoreBody, body);
   return ok(presentResellerStore(await renameResellerStore({ ownerId }, path.id, name)));
 });

@@ -86,6 +86,17 @@ const READ_ONE: Access = { table: ['GetItem'] };
 const READ_LIST: Access = { table: ['GetItem', 'BatchGetItem'], indexes: ['lists'] };
 const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
 
+/**
+ * What `Idempotency-Key` adds to a POST or PATCH route (shared/idempotency/requests.ts): the claim
+ * (a conditional put), the read of a held key, the kept answer, and the release of a key whose
+ * request kept nothing.
+ */
+export const IDEMPOTENCY_ACTIONS: TableAction[] = ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem'];
+const idempotent = (access: Access): Access => ({
+  ...access,
+  table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
+});
+
 export const routes: RouteSpec[] = [
   {
     name: 'CreateResellerStore',
@@ -94,7 +105,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
     request: { body: CreateResellerStoreBody },
-    access: { table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } },
+    access: idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
   },
   {
     name: 'ListResellerStores',
@@ -120,7 +131,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/update-reseller-store.ts',
     auth: 'apiKey',
     request: { body: UpdateResellerStoreBody },
-    access: { table: ['UpdateItem'] },
+    access: idempotent({ table: ['UpdateItem'] }),
   },
   {
     name: 'DeleteResellerStore',
@@ -137,7 +148,10 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-source-store.ts',
     auth: 'apiKey',
     request: { body: CreateSourceStoreBody },
-    access: { table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } },
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems'],
+      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+    }),
   },
   {
     name: 'ListSourceStores',
@@ -188,7 +202,7 @@ export const routes: RouteSpec[] = [
     path: '/v1/sync_jobs/{id}/retry',
     entry: 'functions/retry-sync-job.ts',
     auth: 'apiKey',
-    access: { table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } },
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
   },
   {
     name: 'ListAuditLog',

@@ -77,6 +77,25 @@ export class VendorTagConflictError extends ApiError {
   }
 }
 
+export class IdempotencyKeyReusedError extends ApiError {
+  readonly status = 400;
+  readonly code = 'idempotency_key_reused';
+  constructor() {
+    super(
+      'This Idempotency-Key was used with another method, path or body; send a new key for a different request.',
+      'Idempotency-Key',
+    );
+  }
+}
+
+export class IdempotencyKeyInProgressError extends ApiError {
+  readonly status = 409;
+  readonly code = 'idempotency_key_in_progress';
+  constructor() {
+    super('The first request with this Idempotency-Key is still being processed; retry later.', 'Idempotency-Key');
+  }
+}
+
 export class PayloadTooLargeError extends ApiError {
   readonly status = 413;
   readonly code = 'payload_too_large';

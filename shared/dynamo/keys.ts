@@ -10,6 +10,7 @@
  * | sync job         | SJ#<id>            | SJ           | OWNER#<owner>#SJ, ls  | SRCORDER#<sst>#<o>, SJ#<id> |
  * | audit entry      | AUD#<id>           | AUD          | OWNER#<owner>#AUD, ls |                             |
  * | kept fulfillment | FULORDER#<sst>#<o> | KEPT#<fid>   |                       |                             |
+ * | idempotent req.  | IDEM#<sha256>      | IDEM         |                       |                             |
  *
  * `ls` is the list sort key `<createdAt>#<id>`; `<o>` a source order id, `<fid>` a source
  * fulfillment id. GSI1 and GSI3 are KEYS_ONLY; GSI2 carries LOOKUP_PROJECTION.
@@ -20,7 +21,8 @@
  * while its queue message may be missing (a failed enqueue, a manual retry, a deferral), so the
  * sweep reads just those.
  * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
- * it waits there until the job that placed its source order records that order's id.
+ * it waits there until the job that placed its source order records that order's id. So does an
+ * idempotent request's record, 24 hours after its first request (`<sha256>`: of owner and key).
  */
 
 export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
@@ -75,6 +77,8 @@ export const keys = {
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `${KEPT}${sourceFulfillmentId}`,
   }),
+  /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
+  idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
   /** Every kept fulfillment of a source order. */
   keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),

@@ -13,7 +13,7 @@ import {
   WEBHOOK_BODY_LIMIT,
 } from './middlewares.js';
 import { ValidationError } from '../core/errors.js';
-import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
+import type { HttpContext, HttpEvent, HttpMiddleware, HttpResponse, HttpResult } from './types.js';
 
 export interface ApiRequest {
   event: HttpEvent;
@@ -57,14 +57,18 @@ const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): W
 
 type Lambda = (event: HttpEvent, context: HttpContext) => Promise<HttpResponse>;
 
-/** A bearer-key route: request id, error mapping, owner from the authorizer, 64 KiB JSON body. */
-export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>): Lambda =>
+/**
+ * A bearer-key route: request id, error mapping, owner from the authorizer, 64 KiB JSON body; then
+ * the route's own middlewares (`Idempotency-Key` for POST and PATCH: shared/http/idempotent-handler.ts).
+ */
+export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...own: HttpMiddleware[]): Lambda =>
   middy<HttpEvent, HttpResult, Error, HttpContext>()
     .use(injectLambdaContext(logger, { resetKeys: true }))
     .use(httpResponseMiddleware())
     .use(authenticateMiddleware())
     .use(bodyLimitMiddleware(API_BODY_LIMIT))
     .use(jsonBodyMiddleware())
+    .use(own)
     .handler((event, context) =>
       fn({
         event,

@@ -25,6 +25,28 @@ const json = (status: number, body: Record<string, unknown>, requestId: string):
   body: JSON.stringify({ ...body, request_id: requestId }),
 });
 
+/** A handler's result as the response: the request id in body and header, and in each item of a list. */
+export const serializeResult = (result: HttpResult, requestId: string): HttpResponse => {
+  if (result.status === 204 || !result.body) {
+    return { statusCode: result.status, headers: { ...result.headers, 'Request-Id': requestId } };
+  }
+  const body = result.body;
+  // Objects inside a list carry the request id too (CONTRACT.md §3).
+  if (Array.isArray(body.data)) body.data = body.data.map((item) => ({ ...item, request_id: requestId }));
+  const response = json(result.status, body, requestId);
+  return { ...response, headers: { ...result.headers, ...response.headers } };
+};
+
+/** The contract's error body of a domain error (CONTRACT.md §3). */
+export const errorBody = (error: ApiError) => ({
+  error: {
+    type: error.type,
+    code: error.code,
+    message: error.message,
+    ...(error.param ? { param: error.param } : {}),
+  },
+});
+
 /**
  * Gives every request its `req_` id and decodes the raw body; turns the handler's result into
  * the response (the id in body and header), and every error into the contract's error body.
@@ -41,29 +63,14 @@ export const httpResponseMiddleware = (): Middleware => ({
     logger.appendKeys({ request_id: request.context.state.requestId });
   },
   after: function serialize(request) {
-    const result = request.response as HttpResult;
-    const { requestId } = request.context.state;
-    if (result.status === 204 || !result.body) {
-      request.response = { statusCode: result.status, headers: { 'Request-Id': requestId } };
-      return;
-    }
-    const body = result.body;
-    // Objects inside a list carry the request id too (CONTRACT.md §3).
-    if (Array.isArray(body.data)) body.data = body.data.map((item) => ({ ...item, request_id: requestId }));
-    request.response = json(result.status, body, requestId);
+    request.response = serializeResult(request.response as HttpResult, request.context.state.requestId);
   },
   onError: function mapError(request) {
     const requestId = request.context.state?.requestId ?? newId('req');
     const error = request.error;
     if (error instanceof ApiError) {
-      const detail = {
-        type: error.type,
-        code: error.code,
-        message: error.message,
-        ...(error.param ? { param: error.param } : {}),
-      };
       if (error.status >= 500) logger.error('request failed', { code: error.code });
-      request.response = json(error.status, { error: detail }, requestId);
+      request.response = json(error.status, errorBody(error), requestId);
       return;
     }
     logger.error('unexpected error', error as Error);

@@ -1,3 +1,4 @@
+import type middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 
 /** What the authorizer passes to a route (`requestContext.authorizer.lambda`). */
@@ -16,6 +17,8 @@ export type HttpEvent = APIGatewayProxyEventV2 & {
 export interface HttpResult {
   status: number;
   body?: Record<string, unknown>;
+  /** Headers besides the ones every response gets. */
+  headers?: Record<string, string>;
 }
 
 export interface RequestState {
@@ -26,11 +29,16 @@ export interface RequestState {
   body?: unknown;
   ownerId?: string;
   keyId?: string;
+  /** The `Idempotency-Key` this request holds while it runs (shared/http/idempotency.ts). */
+  idempotencyKey?: { ownerId: string; key: string };
 }
 
 export type HttpContext = Context & { state: RequestState };
 
 export type HttpResponse = APIGatewayProxyStructuredResultV2;
+
+/** A middy middleware of the HTTP handlers: it sees the handler's result before serialization. */
+export type HttpMiddleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;
 
 export const ok = (body: Record<string, unknown>): HttpResult => ({ status: 200, body });
 export const created = (body: Record<string, unknown>): HttpResult => ({ status: 201, body });

@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { grantsFor, iamActionsFor, queueUrlVariable } from '../../lib/access.js';
+import { IDEMPOTENCY_ACTIONS, routes } from '../../lib/routes.js';
+import { PROJECT_ROOT } from './synth.js';
 
 describe('iamActionsFor', () => {
   it('maps each table action to its dynamodb action', () => {
@@ -70,5 +74,24 @@ describe('queueUrlVariable', () => {
     expect(queueUrlVariable('sync')).toBe('SYNC_QUEUE_URL');
     expect(queueUrlVariable('fulfillment')).toBe('FULFILLMENT_QUEUE_URL');
     expect(queueUrlVariable('syncDlq')).toBe('SYNC_DLQ_QUEUE_URL');
+  });
+});
+
+describe('Idempotency-Key routes', () => {
+  const mutating = routes.filter((r) => r.auth === 'apiKey' && (r.method === 'POST' || r.method === 'PATCH'));
+
+  it('are every POST and PATCH of the API, and only those', () => {
+    expect(mutating.length).toBeGreaterThanOrEqual(4);
+    for (const route of routes) {
+      const source = readFileSync(join(PROJECT_ROOT, route.entry), 'utf8');
+      expect({ route: route.name, idempotent: source.includes('idempotentApiHandler(') }).toEqual({
+        route: route.name,
+        idempotent: mutating.includes(route),
+      });
+    }
+  });
+
+  it.each(mutating.map((r) => [r.name, r] as const))('%s may claim, read, keep and release its key', (_, route) => {
+    expect(route.access.table).toEqual(expect.arrayContaining(IDEMPOTENCY_ACTIONS));
   });
 });

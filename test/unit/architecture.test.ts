@@ -109,7 +109,7 @@ describe('architecture: the import graph', () => {
 });
 
 describe('architecture: one source per fact', () => {
-  const PREFIX = /['"`](?:KEY|RST|SST|SJ|AUD|OWNER|SHOP|SRCORDER|PENDING|FULORDER|KEPT|VENDOR)#/;
+  const PREFIX = /['"`](?:KEY|RST|SST|SJ|AUD|OWNER|SHOP|SRCORDER|PENDING|FULORDER|KEPT|VENDOR|IDEM)#/;
 
   it('spells table key prefixes only in shared/dynamo/keys.ts', () => {
     const offenders = [...inFolder('shared/'), ...inFolder('functions/')].filter(
