@@ -27,7 +27,7 @@ const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
 
 beforeAll(async () => {
   service = await startService({ simulator: false });
-}, 60_000);
+}, 120_000);
 afterAll(() => service?.stop());
 
 const resellerStoreCount = async () =>
