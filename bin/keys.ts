@@ -1,67 +1,151 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { CommandError, type Io, parseOptions, runAsMain, table, tool, UsageError } from './cli/command-line.js';
 
 /**
- * `npm run keys -- create --owner <ownerId>` issues an API key and prints it once; only its
- * SHA-256 hash is stored.
+ * `npm run keys -- create | list | revoke`: API keys, straight in the table (the API has no key
+ * routes: whoever holds the table holds the keys). Only a key's SHA-256 hash is stored; `create`
+ * prints the key once, and nothing else ever shows it or its hash.
  *
- * - Locally (default): against the table of a running `npm start` (found through
- *   `<DATA_DIR>/endpoints.json`), or, when none runs, against the data in DATA_DIR directly.
+ * - Locally (default): the table of a running `npm start` (found through
+ *   `<DATA_DIR>/endpoints.json`), or, when none runs, the data in DATA_DIR directly.
  * - Deployed: `--table <name>` (the stack's `TableName` output) with the usual AWS credentials
- *   and region; the key is an `sk_live_` key.
+ *   and region; keys issued there are `sk_live_` keys.
  */
-const usage = 'usage: npm run keys -- create --owner <ownerId> [--table <deployed table name>]';
 
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: { owner: { type: 'string' }, table: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-});
-if (values.help || positionals[0] !== 'create' || !values.owner) {
-  console.error(usage);
-  process.exit(values.help ? 0 : 2);
-}
-if (!/^[A-Za-z0-9_.:-]{1,128}$/.test(values.owner)) {
-  console.error('--owner must be 1-128 characters of letters, digits, _ . : -');
-  process.exit(2);
-}
+const HELP = {
+  main: `usage: npm run keys -- <command> [options]
 
-let cleanup = async () => {};
-if (values.table) {
-  process.env.TABLE_NAME = values.table;
-  process.env.API_KEY_PREFIX = 'sk_live_';
-} else {
-  const dataDir = resolve(
-    process.env.DATA_DIR && process.env.DATA_DIR !== ':memory:' ? process.env.DATA_DIR : '.local',
-  );
-  const { ensureTable, startDynamoDbLocal } = await import('../lib/local/dynamodb.js');
-  const { TABLE_NAME } = await import('../lib/local/runtime.js');
-  const running = join(dataDir, 'endpoints.json');
-  let endpoint: string;
-  if (existsSync(running)) {
-    endpoint = JSON.parse(readFileSync(running, 'utf8')).dynamodb;
-  } else {
-    const local = await startDynamoDbLocal(dataDir);
-    endpoint = local.endpoint;
-    cleanup = local.stop;
+API keys: each authenticates as one owner (CONTRACT.md §4).
+
+commands:
+  create --owner <ownerId>   issue a key for an owner; the key is printed once
+  list [--owner <ownerId>]   key ids, owners, created and revoked dates (never a key or its hash)
+  revoke <key_id>            revoke a key: the API refuses it from the next request on
+
+options of every command:
+  --table <name>  a deployed stack's table (its TableName output), with your AWS credentials and region;
+                  without it: the running \`npm start\`'s table (DATA_DIR, default .local/), else DATA_DIR's data
+  --json          JSON instead of text
+  -h, --help      this help; \`npm run keys -- <command> --help\` for one command's`,
+  create: `usage: npm run keys -- create --owner <ownerId> [--table <name>] [--json]
+
+Issues a key for the owner (1-128 letters, digits, _ . : -) and prints it once; store it then.
+Locally keys are sk_test_ keys, deployed ones sk_live_.`,
+  list: `usage: npm run keys -- list [--owner <ownerId>] [--table <name>] [--json]
+
+Every key, newest first: its id (key_…, the actorId of the audit log), owner, creation and
+revocation dates. Never the key nor its hash.`,
+  revoke: `usage: npm run keys -- revoke <key_id> [--table <name>] [--json]
+
+Revokes a key by its id (see list): the API answers 401 to it from the next request on. Revoking a
+revoked key changes nothing.`,
+};
+
+const common = { table: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+
+const OWNER = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+const isRunning = (pid: unknown) => {
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch {
+    return false;
   }
-  await ensureTable(endpoint, TABLE_NAME);
+};
+
+/**
+ * Points the shared DynamoDB code at the table (it reads the environment when first loaded) and
+ * answers how to let go of what was started for it.
+ */
+const connect = async (tableName: string | undefined, io: Io): Promise<() => Promise<void>> => {
+  if (tableName) {
+    Object.assign(process.env, { TABLE_NAME: tableName, API_KEY_PREFIX: 'sk_live_' });
+    return async () => {};
+  }
+  const dataDir = resolve(io.env.DATA_DIR && io.env.DATA_DIR !== ':memory:' ? io.env.DATA_DIR : '.local');
+  const running = join(dataDir, 'endpoints.json');
+  let target: { dynamodb: string; tableName: string };
+  let stop = async () => {};
+  const found = existsSync(running) ? JSON.parse(readFileSync(running, 'utf8')) : undefined;
+  if (found && isRunning(found.pid)) target = found;
+  else {
+    // No service runs (or it died without cleaning up): open its data with a DynamoDB Local of our own.
+    const { ensureTable, startDynamoDbLocal } = await import('../lib/local/dynamodb.js');
+    const { TABLE_NAME } = await import('../lib/local/runtime.js');
+    const local = await startDynamoDbLocal(dataDir);
+    stop = local.stop;
+    await ensureTable(local.endpoint, TABLE_NAME);
+    target = { dynamodb: local.endpoint, tableName: TABLE_NAME };
+  }
   Object.assign(process.env, {
-    TABLE_NAME,
+    TABLE_NAME: target.tableName,
     API_KEY_PREFIX: 'sk_test_',
-    AWS_ENDPOINT_URL_DYNAMODB: endpoint,
+    AWS_ENDPOINT_URL_DYNAMODB: target.dynamodb,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-}
+  return stop;
+};
 
-try {
-  const { generateKey, registerKey } = await import('../shared/api-keys/api-keys.js');
-  const key = generateKey(process.env.API_KEY_PREFIX!);
-  const record = await registerKey(key, values.owner);
-  console.log(`Issued ${record.keyId} for owner ${values.owner}. The key is shown once; store it now:`);
-  console.log(key);
-} finally {
-  await cleanup();
-}
+/** Opens the table for `work`, and always lets go of it. */
+const withTable = async <T>(tableName: string | undefined, io: Io, work: () => Promise<T>) => {
+  const stop = await connect(tableName, io);
+  try {
+    return await work();
+  } finally {
+    await stop();
+  }
+};
+
+const apiKeys = () => import('../shared/api-keys/api-keys.js');
+
+const create = async (args: string[], io: Io) => {
+  const { values } = parseOptions(args, { ...common, owner: { type: 'string' } }, 0);
+  if (values.help) return void io.out(HELP.create);
+  if (!values.owner) throw new UsageError('create needs --owner <ownerId>');
+  if (!OWNER.test(values.owner)) throw new UsageError('--owner must be 1-128 characters of letters, digits, _ . : -');
+  const owner = values.owner;
+  await withTable(values.table, io, async () => {
+    const { generateKey, registerKey } = await apiKeys();
+    const key = generateKey(process.env.API_KEY_PREFIX ?? 'sk_test_');
+    const record = await registerKey(key, owner);
+    if (values.json) return void io.out(JSON.stringify({ ...record, key }, null, 2));
+    io.out(`Issued ${record.keyId} for owner ${owner}. The key is shown once; store it now:`);
+    io.out(key);
+  });
+};
+
+const list = async (args: string[], io: Io) => {
+  const { values } = parseOptions(args, { ...common, owner: { type: 'string' } }, 0);
+  if (values.help) return void io.out(HELP.list);
+  const found = await withTable(values.table, io, async () => (await apiKeys()).listKeys());
+  const shown = values.owner ? found.filter((key) => key.ownerId === values.owner) : found;
+  if (values.json) return void io.out(JSON.stringify(shown, null, 2));
+  if (!shown.length) return void io.out(values.owner ? `no keys for owner ${values.owner}` : 'no keys');
+  const columns = { keyId: 'KEY ID', ownerId: 'OWNER', createdAt: 'CREATED', revokedAt: 'REVOKED' };
+  for (const line of table(shown, columns)) io.out(line);
+};
+
+const revoke = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(args, common, 1);
+  if (values.help) return void io.out(HELP.revoke);
+  const [keyId] = positionals;
+  if (!keyId) throw new UsageError('revoke needs a key id (key_…; `npm run keys -- list` shows them)');
+  if (keyId.startsWith('sk_'))
+    throw new UsageError('revoke takes the key id (key_…), not the key; `npm run keys -- list` shows the ids');
+  const result = await withTable(values.table, io, async () => (await apiKeys()).revokeKey(keyId));
+  if (result.outcome === 'unknown') throw new CommandError(`no key ${keyId} (\`npm run keys -- list\` shows them)`);
+  if (values.json) return void io.out(JSON.stringify(result, null, 2));
+  io.out(
+    result.outcome === 'revoked'
+      ? `Revoked ${keyId} (owner ${result.key.ownerId}); the API refuses it from now on.`
+      : `${keyId} was already revoked at ${result.key.revokedAt}; nothing changed.`,
+  );
+};
+
+export const main = tool('keys', HELP.main, { create, list, revoke });
+
+runAsMain(import.meta.url, main);

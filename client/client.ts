@@ -21,12 +21,29 @@ export interface ApiClientOptions extends Omit<ClientOptions, 'baseUrl'> {
   apiKey?: string;
 }
 
-export const createApiClient = ({ baseUrl, apiKey, headers, ...options }: ApiClientOptions): ApiClient =>
-  createClient<paths>({
+/** The request never got an answer: the API is down, or the URL is wrong. */
+export class ApiUnreachableError extends Error {
+  constructor(
+    readonly origin: string,
+    cause: unknown,
+  ) {
+    // fetch's TypeError('fetch failed') carries the socket's error (ECONNREFUSED, ENOTFOUND…) as its cause.
+    const socket = (cause as { cause?: { code?: string; message?: string } })?.cause;
+    const reason = socket?.code ?? socket?.message ?? (cause as Error)?.message ?? 'no answer';
+    super(`cannot reach ${origin} (${reason})`, { cause });
+    this.name = 'ApiUnreachableError';
+  }
+}
+
+export const createApiClient = ({ baseUrl, apiKey, headers, ...options }: ApiClientOptions): ApiClient => {
+  const client = createClient<paths>({
     baseUrl: baseUrl.replace(/\/+$/, ''),
     headers: { ...(apiKey ? { Authorization: `Bearer ${apiKey}` } : {}), ...(headers as object) },
     ...options,
   });
+  client.use({ onError: ({ error, request }) => new ApiUnreachableError(new URL(request.url).origin, error) });
+  return client;
+};
 
 /** An error answer of the API (CONTRACT.md §3), with its code, message and request id. */
 export class ApiRequestError extends Error {

@@ -1,10 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId, now } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys } from '../dynamo/keys.js';
-import { getItem, TABLE, type Item } from '../dynamo/table.js';
+import { INDEX, keys, listSortKey, lists } from '../dynamo/keys.js';
+import { batchGet, getItem, isConditionFailure, keyOf, queryKeys, TABLE, type Item } from '../dynamo/table.js';
 
 /** Keys are stored only as SHA-256 hashes; the key itself is shown once, when issued. */
 export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
@@ -16,11 +16,32 @@ export interface ApiKeyRecord {
   ownerId: string;
 }
 
-/** The key's item holds its hash (in the key), its id, owner, creation time and, once revoked, `revokedAt`. */
+/** What `npm run keys -- list` shows of a key: never the key, nor its hash. */
+export interface ApiKeySummary extends ApiKeyRecord {
+  createdAt: string | null;
+  revokedAt: string | null;
+}
+
+/**
+ * The key's item holds its hash (in the key), its id, owner, creation time and, once revoked,
+ * `revokedAt`; its list-index entry (`APIKEYS`, `<createdAt>#<keyId>`) lets the keys be listed and
+ * revoked by id without a Scan.
+ */
 const apiKeyFrom = (item: Item) => {
   const read = attributes(item, 'API key');
-  return { keyId: read.string('keyId'), ownerId: read.string('ownerId'), revokedAt: read.stringOrNull('revokedAt') };
+  return {
+    keyId: read.string('keyId'),
+    ownerId: read.string('ownerId'),
+    createdAt: read.stringOrNull('createdAt'),
+    revokedAt: read.stringOrNull('revokedAt'),
+    listed: item.GSI1PK !== undefined,
+  };
 };
+
+const listEntry = (createdAt: string, keyId: string) => ({
+  GSI1PK: lists.apiKeys(),
+  GSI1SK: listSortKey(createdAt, keyId),
+});
 
 /** Stores the hash of `key` for `ownerId` (idempotent for the same key and owner). */
 export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyRecord> => {
@@ -28,13 +49,26 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
   const existing = await getItem(keys.apiKey(hash), apiKeyFrom, true);
   if (existing) {
     if (existing.ownerId !== ownerId) throw new Error('that key is already registered to another owner');
+    // A key issued before keys were listed (a persistent local table) joins the list when registered again.
+    if (!existing.listed) {
+      const entry = listEntry(existing.createdAt ?? now(), existing.keyId);
+      await dynamo.send(
+        new UpdateCommand({
+          TableName: TABLE(),
+          Key: keys.apiKey(hash),
+          UpdateExpression: 'SET GSI1PK = :pk, GSI1SK = :sk',
+          ExpressionAttributeValues: { ':pk': entry.GSI1PK, ':sk': entry.GSI1SK },
+        }),
+      );
+    }
     return { keyId: existing.keyId, ownerId: existing.ownerId };
   }
   const record = { keyId: newId('key'), ownerId };
+  const createdAt = now();
   await dynamo.send(
     new PutCommand({
       TableName: TABLE(),
-      Item: { ...keys.apiKey(hash), ...record, createdAt: now() },
+      Item: { ...keys.apiKey(hash), ...listEntry(createdAt, record.keyId), ...record, createdAt },
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   );
@@ -46,4 +80,65 @@ export const resolveKey = async (key: string): Promise<ApiKeyRecord | undefined>
   const found = await getItem(keys.apiKey(hashKey(key)), apiKeyFrom);
   if (!found || found.revokedAt) return undefined;
   return { keyId: found.keyId, ownerId: found.ownerId };
+};
+
+/** The table keys of every listed API key, newest first. */
+const listedKeys = async () => {
+  const found: { PK: string; SK: string }[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await queryKeys({
+      index: INDEX.lists,
+      pkName: 'GSI1PK',
+      skName: 'GSI1SK',
+      pk: lists.apiKeys(),
+      limit: 1000,
+      exclusiveStartKey,
+    });
+    found.push(...page.keys);
+    exclusiveStartKey = page.lastKey;
+  } while (exclusiveStartKey);
+  return found;
+};
+
+/** Every API key, newest first: ids, owners and dates only. */
+export const listKeys = async (): Promise<ApiKeySummary[]> =>
+  (await batchGet(await listedKeys(), apiKeyFrom)).map(({ keyId, ownerId, createdAt, revokedAt }) => ({
+    keyId,
+    ownerId,
+    createdAt,
+    revokedAt,
+  }));
+
+export type RevokeOutcome =
+  | { outcome: 'revoked'; key: ApiKeySummary }
+  | { outcome: 'already_revoked'; key: ApiKeySummary }
+  | { outcome: 'unknown' };
+
+/** Revokes a key by its id (`key_…`): the authorizer refuses it from the next request on. */
+export const revokeKey = async (keyId: string): Promise<RevokeOutcome> => {
+  const found = await batchGet(await listedKeys(), (item) => ({ tableKey: keyOf(item), ...apiKeyFrom(item) }));
+  const match = found.find((key) => key.keyId === keyId);
+  if (!match) return { outcome: 'unknown' };
+  const { tableKey, listed: _, ...summary } = match;
+  if (summary.revokedAt) return { outcome: 'already_revoked', key: summary };
+  const revokedAt = now();
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: tableKey,
+        UpdateExpression: 'SET revokedAt = :at',
+        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(revokedAt)',
+        ExpressionAttributeValues: { ':at': revokedAt },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    const again = await getItem(tableKey, apiKeyFrom, true);
+    return again
+      ? { outcome: 'already_revoked', key: { ...summary, revokedAt: again.revokedAt } }
+      : { outcome: 'unknown' };
+  }
+  return { outcome: 'revoked', key: { ...summary, revokedAt } };
 };

@@ -3,7 +3,7 @@
  *
  * | entity           | PK                 | SK           | GSI1 (lists)          | GSI2 (lookups)              |
  * |------------------|--------------------|--------------|-----------------------|-----------------------------|
- * | API key          | KEY#<sha256 hex>   | KEY          |                       |                             |
+ * | API key          | KEY#<sha256 hex>   | KEY          | APIKEYS, ls           |                             |
  * | reseller store   | RST#<id>           | RST          | OWNER#<owner>#RST, ls | SHOP#<domain>, RST#<id>     |
  * | source store     | SST#<id>           | SST          | RST#<rst>#SST, ls     | SHOP#<domain>, SST#<id>     |
  * | vendor tag       | RST#<rst>          | VENDOR#<tag> |                       |                             |
@@ -90,6 +90,8 @@ export const keys = {
 export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
 
 export const lists = {
+  /** Every API key, for `npm run keys -- list|revoke` (keys are few: one partition holds them). */
+  apiKeys: () => 'APIKEYS',
   resellerStores: (ownerId: string) => `OWNER#${ownerId}#RST`,
   sourceStores: (resellerStoreId: string) => `RST#${resellerStoreId}#SST`,
   syncJobs: (ownerId: string) => `OWNER#${ownerId}#SJ`,

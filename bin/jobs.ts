@@ -1,0 +1,229 @@
+import { type ApiClient, createApiClient, type Schemas, unwrap } from '../client/client.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import { type Io, parseOptions, positiveInteger, runAsMain, table, tool, UsageError } from './cli/command-line.js';
+
+/**
+ * `npm run jobs -- list | show <id> | retry <id> | retry --all-dead --store <rst_id>`: sync jobs
+ * for an on-call engineer, through the typed API client, against the local service or a deployed
+ * API (`--url`, `--key`).
+ */
+
+type SyncJob = Schemas['sync_job'];
+
+const DEFAULT_URL = 'http://127.0.0.1:3000';
+
+const HELP = {
+  main: `usage: npm run jobs -- <command> [options]
+
+Sync jobs, through the API: the local service by default, or a deployed one.
+
+commands:
+  list                               sync jobs, newest first
+  show <sj_id>                       one job: status, attempts, error, fulfillments, audit trail
+  retry <sj_id>                      retry a failed or dead job (it becomes pending again)
+  retry --all-dead --store <rst_id>  retry every dead job of a reseller store
+
+options of every command:
+  --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_URL});
+                deployed: the stack's ApiUrl output
+  --key <key>   an API key (default: $API_KEY); \`npm start\` prints one, \`npm run keys -- create\` issues one
+  --json        JSON instead of text
+  -h, --help    this help; \`npm run jobs -- <command> --help\` for one command's`,
+  list: `usage: npm run jobs -- list [--status <status>] [--store <rst_id>] [--limit <n>]
+                          [--url <url>] [--key <key>] [--json]
+
+Sync jobs of the key's owner, newest first.
+
+  --status <status>  only jobs in this status: ${SYNC_JOB_STATUSES.join(', ')}
+  --store <rst_id>   only jobs of this reseller store
+  --limit <n>        at most n jobs (default 20; more than 100 are fetched page by page)`,
+  show: `usage: npm run jobs -- show <sj_id> [--url <url>] [--key <key>] [--json]
+
+One sync job: its status, attempts and error, its fulfillments, and the audit entries about it.`,
+  retry: `usage: npm run jobs -- retry <sj_id> [--url <url>] [--key <key>] [--json]
+       npm run jobs -- retry --all-dead --store <rst_id> [--dry-run]
+                          [--url <url>] [--key <key>] [--json]
+
+Retries a failed or dead job: it becomes pending, is queued again, and the audit log records who
+retried it. With --all-dead, every dead job of the reseller store, one after the other; --dry-run
+only lists them. Exits 1 when any retry failed.`,
+};
+
+const common = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const client = (values: { url?: string; key?: string }, io: Io) => {
+  const apiKey = values.key ?? io.env.API_KEY;
+  if (!apiKey) throw new UsageError('no API key: pass --key <key> or set API_KEY (`npm start` prints one)');
+  const baseUrl = values.url ?? io.env.API_URL ?? DEFAULT_URL;
+  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--url must be an http(s) URL, not '${baseUrl}'`);
+  return createApiClient({ baseUrl, apiKey });
+};
+
+/** Pages through `GET /v1/sync_jobs` until `limit` jobs (or the end). */
+const listJobs = async (
+  api: ApiClient,
+  filters: { status?: SyncJobStatus; reseller_store_id?: string },
+  limit: number,
+  onPage?: (count: number) => void,
+) => {
+  const jobs: SyncJob[] = [];
+  let startingAfter: string | undefined;
+  for (;;) {
+    const page = unwrap(
+      await api.GET('/v1/sync_jobs', {
+        params: { query: { ...filters, limit: Math.min(100, limit - jobs.length), starting_after: startingAfter } },
+      }),
+    );
+    jobs.push(...page.data);
+    onPage?.(jobs.length);
+    if (!page.has_more || jobs.length >= limit || page.data.length === 0) return jobs;
+    startingAfter = page.data.at(-1)?.id;
+  }
+};
+
+const jobRow = (job: SyncJob) => ({
+  ...job,
+  error: job.errorMessage && job.errorMessage.length > 60 ? `${job.errorMessage.slice(0, 59)}…` : job.errorMessage,
+});
+
+const JOB_COLUMNS = {
+  id: 'ID',
+  status: 'STATUS',
+  attempts: 'ATTEMPTS',
+  resellerStoreId: 'RESELLER STORE',
+  externalOrderId: 'ORDER',
+  updatedAt: 'UPDATED',
+  error: 'ERROR',
+};
+
+const status = (value: string | undefined) => {
+  if (value === undefined) return undefined;
+  if (!(SYNC_JOB_STATUSES as readonly string[]).includes(value))
+    throw new UsageError(`--status must be one of ${SYNC_JOB_STATUSES.join(', ')}`);
+  return value as SyncJobStatus;
+};
+
+const list = async (args: string[], io: Io) => {
+  const { values } = parseOptions(
+    args,
+    { ...common, status: { type: 'string' }, store: { type: 'string' }, limit: { type: 'string' } },
+    0,
+  );
+  if (values.help) return void io.out(HELP.list);
+  const filters = { status: status(values.status), reseller_store_id: values.store };
+  const limit = positiveInteger('limit', values.limit, 20);
+  const jobs = await listJobs(client(values, io), filters, limit);
+  if (values.json) return void io.out(JSON.stringify(jobs, null, 2));
+  if (!jobs.length) return void io.out('no sync jobs');
+  for (const line of table(jobs.map(jobRow), JOB_COLUMNS)) io.out(line);
+};
+
+const field = (name: string, value: unknown) =>
+  `${name.padEnd(18)}${value === null || value === undefined ? '-' : String(value)}`;
+
+const show = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(args, common, 1);
+  if (values.help) return void io.out(HELP.show);
+  const [id] = positionals;
+  if (!id) throw new UsageError('show needs a sync job id (sj_…)');
+  const api = client(values, io);
+  const job = unwrap(await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } }));
+  const audit = unwrap(
+    await api.GET('/v1/audit_log', { params: { query: { resource_type: 'sync_job', resource_id: id, limit: 100 } } }),
+  ).data;
+  if (values.json) return void io.out(JSON.stringify({ ...job, auditLog: audit }, null, 2));
+  for (const name of [
+    'id',
+    'status',
+    'attempts',
+    'resellerStoreId',
+    'sourceStoreId',
+    'externalOrderId',
+    'sourceOrderId',
+    'errorMessage',
+    'createdAt',
+    'updatedAt',
+    'completedAt',
+    'failedAt',
+    'deadAt',
+  ] as const)
+    io.out(field(name, job[name]));
+  io.out('');
+  io.out(job.fulfillments.length ? 'fulfillments:' : 'fulfillments: none');
+  for (const f of job.fulfillments)
+    io.out(
+      `  ${f.sourceFulfillmentId}  ${f.status}  ${f.trackingCompany ?? '-'} ${f.trackingNumber ?? '-'}` +
+        `  attempts ${f.attempts}${f.errorMessage ? `  ${f.errorMessage}` : ''}`,
+    );
+  io.out(audit.length ? 'audit log:' : 'audit log: none');
+  for (const entry of audit)
+    io.out(
+      `  ${entry.createdAt}  ${entry.action}  by ${entry.actor.type === 'system' ? 'system' : entry.actorId}` +
+        `  ${JSON.stringify(entry.metadata)}`,
+    );
+};
+
+const retryOne = async (api: ApiClient, id: string) =>
+  unwrap(await api.POST('/v1/sync_jobs/{id}/retry', { params: { path: { id } } }));
+
+const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json: boolean, io: Io) => {
+  // Every id first: a retried job leaves the `dead` list, which would move the cursor under us.
+  const dead = await listJobs(api, { status: 'dead', reseller_store_id: store }, Number.MAX_SAFE_INTEGER, (n) =>
+    io.err(`listing dead jobs… ${n}`),
+  );
+  if (dryRun || !dead.length) {
+    if (json) return void io.out(JSON.stringify(dead, null, 2));
+    if (!dead.length) return void io.out(`no dead jobs in ${store}`);
+    for (const line of table(dead.map(jobRow), JOB_COLUMNS)) io.out(line);
+    return void io.out(`${dead.length} dead job(s) would be retried (--dry-run)`);
+  }
+  const failures: { id: string; reason: string }[] = [];
+  const retried: SyncJob[] = [];
+  let lastProgress = Date.now();
+  for (const [i, job] of dead.entries()) {
+    try {
+      retried.push(await retryOne(api, job.id));
+    } catch (error) {
+      failures.push({ id: job.id, reason: error instanceof Error ? error.toString() : String(error) });
+    }
+    if (Date.now() - lastProgress > 2000 || i === dead.length - 1) {
+      io.err(`retrying dead jobs ${i + 1}/${dead.length}`);
+      lastProgress = Date.now();
+    }
+  }
+  if (json) io.out(JSON.stringify({ retried, failures }, null, 2));
+  else {
+    io.out(`retried ${retried.length} of ${dead.length} dead job(s) in ${store}`);
+    for (const failure of failures) io.out(`  ${failure.id}: ${failure.reason}`);
+  }
+  return failures.length ? 1 : 0;
+};
+
+const retry = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(
+    args,
+    { ...common, 'all-dead': { type: 'boolean' }, store: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    1,
+  );
+  if (values.help) return void io.out(HELP.retry);
+  const [id] = positionals;
+  if (values['all-dead']) {
+    if (id) throw new UsageError('give a job id or --all-dead, not both');
+    if (!values.store) throw new UsageError('--all-dead needs --store <rst_id>');
+    return retryAllDead(client(values, io), values.store, values['dry-run'] ?? false, values.json ?? false, io);
+  }
+  if (!id) throw new UsageError('retry needs a sync job id (sj_…), or --all-dead --store <rst_id>');
+  if (values.store || values['dry-run']) throw new UsageError('--store and --dry-run go with --all-dead');
+  const job = await retryOne(client(values, io), id);
+  if (values.json) return void io.out(JSON.stringify(job, null, 2));
+  io.out(`${job.id} is ${job.status} again (attempts so far: ${job.attempts})`);
+};
+
+export const main = tool('jobs', HELP.main, { list, show, retry });
+
+runAsMain(import.meta.url, main);
