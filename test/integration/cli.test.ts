@@ -7,7 +7,7 @@ import { main as keys } from '../../bin/keys.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
-jest.setTimeout(60_000);
+jest.setTimeout(90_000);
 
 /**
  * The command-line tools against the whole local service: `keys` on its table (found, as
@@ -115,9 +115,10 @@ describe('npm run jobs', () => {
       ).body.syncJobIds[0] as string;
     deadIds = [await send(failing.vendorTag), await send(failing.vendorTag), await send(failing.vendorTag)];
     completedId = await send(working.vendorTag);
-    await Promise.all(deadIds.map((id) => jobReaches(owner, id, 'dead')));
-    await jobReaches(owner, completedId, 'completed');
-  }, 60_000);
+    // Generous: three failing attempts each, on a machine that may be busy.
+    await Promise.all(deadIds.map((id) => jobReaches(owner, id, 'dead', 60_000)));
+    await jobReaches(owner, completedId, 'completed', 60_000);
+  }, 120_000);
 
   it('lists the dead jobs of a store, newest first', async () => {
     const result = await run(jobs, ['list', '--status', 'dead', '--store', rstId, ...api()]);
@@ -162,7 +163,7 @@ describe('npm run jobs', () => {
     expect(result.code).toBe(0);
     expect(result.out).toBe(`${deadIds[0]} is pending again (attempts so far: 3)`);
     expect(await retriedIds()).toContain(deadIds[0]);
-    await jobReaches(service.api('owner_a'), deadIds[0], 'dead');
+    await jobReaches(service.api('owner_a'), deadIds[0], 'dead', 50_000);
   });
 
   it('lists with --dry-run, then retries every dead job of a store', async () => {
