@@ -84,7 +84,7 @@ const errorsOf = (route: RouteSpec) => {
   const request = requests[route.name] ?? {};
   const codes: Record<number, string[]> = { 500: ['internal_error'] };
   const add = (status: number, ...list: string[]) => {
-    codes[status] = [...(codes[status] ?? []), ...list];
+    codes[status] = [...new Set([...(codes[status] ?? []), ...list])];
   };
   if (route.auth === 'webhook') {
     add(400, 'validation_failed');
@@ -100,7 +100,8 @@ const errorsOf = (route: RouteSpec) => {
   if (request.query) add(400, 'validation_failed', 'invalid_cursor');
   if (route.path.includes('{')) add(404, 'resource_missing');
   if (isIdempotent(route)) {
-    add(400, 'idempotency_key_reused');
+    // validation_failed: an Idempotency-Key that is not 1-255 printable ASCII characters.
+    add(400, 'validation_failed', 'idempotency_key_reused');
     add(409, 'idempotency_key_in_progress');
   }
   for (const [status, list] of Object.entries(routeErrors[route.name] ?? {})) add(Number(status), ...list);

@@ -1552,7 +1552,9 @@ export interface operations {
           'application/json': components['schemas']['sync_job'];
         };
       };
-      /** @description The request is invalid: `idempotency_key_reused`, `sync_job_not_retryable`. */
+      /**
+       * @description The request is invalid: `validation_failed`, `idempotency_key_reused`, `sync_job_not_retryable`.
+       */
       400: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
