@@ -20,6 +20,7 @@ const runtime = await startLocalRuntime({
   shopDomainSuffix: env.PLATFORM_SHOP_DOMAIN_SUFFIX || undefined,
   visibilityTimeoutSeconds: number('SYNC_VISIBILITY_TIMEOUT_SECONDS', 2),
   maxReceiveCount: number('MAX_RECEIVE_COUNT', 3),
+  throttleBudgetSeconds: number('THROTTLE_BUDGET_SECONDS', 86_400),
 });
 
 console.log(`Reseller order routing is running at ${runtime.apiUrl}`);

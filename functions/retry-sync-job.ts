@@ -7,9 +7,9 @@ import { enqueueJobs } from '../shared/sync-jobs/queue.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path }) => {
   const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });
-  // The job is already pending in the sweep's index, so a failed send delays it but never loses it.
+  // The job is open again, so the reconciler watches it: a failed send delays it but never loses it.
   await enqueueJobs([{ jobId: job.id, generation: job.generation }]).catch((error: Error) =>
-    logger.error('enqueue after retry failed; the sweep will enqueue it', { jobId: job.id, error: error.name }),
+    logger.error('enqueue after retry failed; the reconciler will send it', { jobId: job.id, error: error.name }),
   );
   return ok(presentSyncJob(job));
 });

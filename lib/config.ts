@@ -53,6 +53,13 @@ export interface DeployConfig {
   deletionProtection: boolean;
   /** `-c tracing=true`, default false: X-Ray active tracing on every function. */
   tracing: boolean;
+  /** `-c throttleBudgetSeconds=…`, default 86400: how long a sync job may be throttled (429) before it is dead. */
+  throttleBudgetSeconds: number;
+  /**
+   * `-c syncBackoffSeconds=60,300,1800` (the default): the wait after the 1st, 2nd and 3rd failed
+   * receive of a sync message, each at most 43200 (SQS's longest visibility timeout).
+   */
+  syncBackoffSeconds: number[];
 }
 
 /** A context value that cannot be deployed; bin/app.ts prints its message as one line, without a stack trace. */
@@ -129,6 +136,10 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     );
   }
   const deletionProtection = bool('deletionProtection', true);
+  const backoff = str('syncBackoffSeconds', '60,300,1800');
+  const syncBackoffSeconds = backoff.split(',').map((step) => (/^\d+$/.test(step.trim()) ? Number(step) : NaN));
+  if (!syncBackoffSeconds.every((step) => step <= 43_200))
+    throw new ConfigError(`context syncBackoffSeconds must be whole seconds up to 43200, comma separated, got ${backoff}`);
 
   return {
     stage,
@@ -147,6 +158,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
     tracing: bool('tracing', false),
     deletionProtection,
+    throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),
+    syncBackoffSeconds,
   };
 };
 

@@ -15,7 +15,22 @@ export interface EnvironmentRefs {
   shopDomainSuffix: string;
   /** `sk_live_` on AWS, `sk_test_` locally. */
   apiKeyPrefix: string;
+  sync: SyncTimings;
 }
+
+/** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
+export interface SyncTimings {
+  /** How long a job may stay without a move before the reconciler sends it a new message. */
+  leaseSeconds: number;
+  /** The wait after the 1st, 2nd, … failed receive of a message. */
+  backoffSeconds: number[];
+  /** How long a job may be throttled (429) before it is dead. */
+  throttleBudgetSeconds: number;
+}
+
+/** Functions that send, receive or re-send sync-job messages: they move jobs, by these timings. */
+const movesJobs = (fn: Pick<FunctionSpec, 'access' | 'consumes'>) =>
+  queuesUsedBy(fn.access).includes('sync') || fn.consumes === 'sync' || fn.consumes === 'syncDlq';
 
 export const SERVICE_NAME = 'reseller-routing';
 
@@ -36,6 +51,11 @@ export const functionEnvironment = (
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
   };
   if (fn.access.key?.actions.length) environment.KMS_KEY_ID = refs.keyId;
+  if (movesJobs(fn)) {
+    environment.SYNC_LEASE_SECONDS = String(refs.sync.leaseSeconds);
+    environment.SYNC_BACKOFF_SECONDS = refs.sync.backoffSeconds.join(',');
+    environment.THROTTLE_BUDGET_SECONDS = String(refs.sync.throttleBudgetSeconds);
+  }
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);
   }

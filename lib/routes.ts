@@ -30,11 +30,11 @@ export type TableAction =
 export type KeyAction = 'Encrypt' | 'Decrypt';
 /** A secret of a store, as the encryption context of its ciphertext names it (shared/aws/kms-cipher.ts). */
 export type SecretField = SecretContext['field'];
-/** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `pending` (GSI3). */
+/** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `inFlight` (GSI3). */
 export type IndexName = keyof typeof INDEX;
 
 export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
-export type QueueAction = 'SendMessage';
+export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
 export interface Access {
@@ -220,9 +220,8 @@ export const routes: RouteSpec[] = [
     entry: 'functions/orders-webhook.ts',
     auth: 'webhook',
     access: {
-      // Query: the reseller's vendor tags (its partition). UpdateItem: marks jobs for the sweep when
-      // their enqueue failed.
-      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems', 'UpdateItem'],
+      // Query: the reseller's vendor tags (its partition).
+      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems'],
       // The stores of the shop domain, with their webhook secrets.
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
@@ -266,8 +265,9 @@ export const consumers: ConsumerSpec[] = [
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
-      // SendMessage: a throttled job is deferred in a fresh, delayed message.
-      queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
+      // SendMessage: a throttled job is deferred in a fresh, delayed message. ChangeMessageVisibility:
+      // a failed attempt's message comes back after a growing backoff (docs/design.md).
+      queues: { sync: ['SendMessage', 'ChangeMessageVisibility'], fulfillment: ['SendMessage'] },
     },
   },
   {
@@ -278,11 +278,17 @@ export const consumers: ConsumerSpec[] = [
     access: { table: ['GetItem', 'TransactWriteItems'] },
   },
   {
-    name: 'SyncSweep',
-    entry: 'functions/sync-sweep.ts',
+    name: 'SyncReconciler',
+    entry: 'functions/sync-reconciler.ts',
     trigger: { scheduleMinutes: 5 },
     timeoutSeconds: 60,
-    access: { table: ['BatchGetItem', 'UpdateItem'], indexes: ['pending'], queues: { sync: ['SendMessage'] } },
+    // The open jobs (GSI3) and their items; UpdateItem: a re-send; TransactWriteItems: a job ended as
+    // dead, with its audit entry.
+    access: {
+      table: ['BatchGetItem', 'UpdateItem', 'TransactWriteItems'],
+      indexes: ['inFlight'],
+      queues: { sync: ['SendMessage'] },
+    },
   },
   {
     name: 'FulfillmentWorker',

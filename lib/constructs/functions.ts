@@ -11,10 +11,21 @@ import { Construct } from 'constructs';
 import { grantsFor, type GrantTarget } from '../access.js';
 import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
 import type { DeployConfig } from '../config.js';
-import { functionEnvironment } from '../environment.js';
+import { functionEnvironment, type SyncTimings } from '../environment.js';
 import { allFunctions, type FunctionSpec } from '../functions.js';
 import { acknowledge } from '../nag.js';
+import { visibilityTimeoutSeconds } from './queues.js';
 import type { QueueName } from '../routes.js';
+
+/**
+ * CONTRACT.md §6's lease on AWS: every receive of a message may take the sync queue's visibility
+ * timeout, then 5 minutes to spare; waits a job announces (backoff, deferral) come on top of it.
+ */
+export const syncTimings = (config: DeployConfig): SyncTimings => ({
+  leaseSeconds: visibilityTimeoutSeconds('sync')! * (config.maxReceiveCount + 1) + 300,
+  backoffSeconds: config.syncBackoffSeconds,
+  throttleBudgetSeconds: config.throttleBudgetSeconds,
+});
 
 /** What every function may do besides its `access`: write to its own log group. */
 export const LOG_ACTIONS = ['logs:CreateLogStream', 'logs:PutLogEvents'];
@@ -94,6 +105,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         queueUrl: (queue) => resources.queues[queue].queueUrl,
         shopDomainSuffix: config.shopDomainSuffix,
         apiKeyPrefix: 'sk_live_',
+        sync: syncTimings(config),
       }),
     },
     bundling: BUNDLING,

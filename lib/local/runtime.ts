@@ -32,10 +32,12 @@ export interface LocalRuntimeOptions {
   shopDomainSuffix?: string;
   visibilityTimeoutSeconds?: number;
   maxReceiveCount?: number;
-  /** How often the scheduled consumers (the sweep) run locally. */
+  /** How often the scheduled consumers (the reconciler) run locally. */
   scheduleIntervalSeconds?: number;
-  /** Jobs pending this long are enqueued again by the sweep. */
-  sweepAfterSeconds?: number;
+  /** A job's lease (CONTRACT.md §6); default visibility timeout × (MAX_RECEIVE_COUNT + 1) + 2 s. */
+  leaseSeconds?: number;
+  /** THROTTLE_BUDGET_SECONDS; default 86400. */
+  throttleBudgetSeconds?: number;
   /** Called after each invocation, for benchmarks. */
   onInvoke?: (name: string, ms: number, batch?: number) => void;
 }
@@ -47,7 +49,7 @@ export interface LocalRuntime {
   tableName: string;
   queues: Record<QueueName, LocalQueue>;
   endpoints: { dynamodb: string; sqs: string; kms: string };
-  /** Runs a consumer once, as its trigger would (the sweep, for instance). */
+  /** Runs a consumer once, as its trigger would (the reconciler, for instance). */
   invoke(name: string, event?: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
@@ -120,6 +122,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       queueUrl: (queue) => queues[queue].url,
       shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
       apiKeyPrefix: 'sk_test_',
+      // Locally every backoff step is the visibility timeout, so a failing job still ends within seconds.
+      sync: {
+        leaseSeconds: options.leaseSeconds ?? visibilityTimeoutSeconds * (maxReceiveCount + 1) + 2,
+        backoffSeconds: [visibilityTimeoutSeconds],
+        throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
+      },
     };
     Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), {
       AWS_REGION: 'us-east-1',
@@ -130,7 +138,6 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       AWS_ENDPOINT_URL_KMS: kms.url,
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
-      SWEEP_AFTER_SECONDS: String(options.sweepAfterSeconds ?? 120),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     });
 

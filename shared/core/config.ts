@@ -5,6 +5,14 @@ const required = (name: string): string => {
   return value;
 };
 
+const seconds = (name: string, fallback: number) => {
+  const value = process.env[name];
+  if (!value) return fallback;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed < 0) throw new Error(`${name} must be a number of seconds`);
+  return parsed;
+};
+
 export const config = {
   tableName: () => required('TABLE_NAME'),
   keyId: () => required('KMS_KEY_ID'),
@@ -12,8 +20,24 @@ export const config = {
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
   shopDomainSuffix: () => process.env.PLATFORM_SHOP_DOMAIN_SUFFIX || 'myshopify.com',
   apiKeyPrefix: () => process.env.API_KEY_PREFIX || 'sk_live_',
-  /** Jobs still `pending` this long after being enqueued are enqueued again by the sweep. */
-  sweepAfterSeconds: () => Number(process.env.SWEEP_AFTER_SECONDS || 120),
+  /**
+   * How long a job may stay `pending`, `processing` or `failed` without a move (after any wait it
+   * announced) before the reconciler sends it a new message (CONTRACT.md §6). The stack sets the
+   * sync queue's visibility timeout × (MAX_RECEIVE_COUNT + 1) + 5 minutes.
+   */
+  leaseSeconds: () => seconds('SYNC_LEASE_SECONDS', 1020),
+  /** How long a job may be throttled (429) before it is `dead` (CONTRACT.md §6). */
+  throttleBudgetSeconds: () => seconds('THROTTLE_BUDGET_SECONDS', 86_400),
+  /**
+   * The wait after each failed attempt of one message (1st, 2nd, …; the last repeats): the visibility
+   * the worker gives the message back, so the receives span an outage (docs/design.md).
+   */
+  backoffSeconds: () => {
+    const steps = (process.env.SYNC_BACKOFF_SECONDS || '60,300,1800').split(',').map(Number);
+    if (!steps.every((step) => Number.isInteger(step) && step >= 0 && step <= 43_200))
+      throw new Error('SYNC_BACKOFF_SECONDS must be whole seconds from 0 to 43200, comma separated');
+    return steps;
+  },
   /** Times the fulfillment DLQ handler puts a message back (15 minutes later) before the fulfillment is `dead`. */
   fulfillmentRedrives: () => Number(process.env.FULFILLMENT_REDRIVES || 48),
   /** Seconds after keeping a fulfillment that it is looked at again (its job may have completed meanwhile). */

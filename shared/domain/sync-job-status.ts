@@ -1,3 +1,7 @@
-/** The states of a sync job (SPEC 3.1, CONTRACT.md §6); shared/sync-jobs/sync-jobs.ts makes the moves. */
+/** The states of a sync job (SPEC 3.1, CONTRACT.md §6); shared/sync-jobs/state-machine.ts holds the moves. */
 export const SYNC_JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'dead'] as const;
 export type SyncJobStatus = (typeof SYNC_JOB_STATUSES)[number];
+
+/** The states of a job that has not ended: the reconciler watches these (CONTRACT.md §6). */
+export const OPEN_STATUSES = ['pending', 'processing', 'failed'] as const satisfies readonly SyncJobStatus[];
+export const isOpen = (status: SyncJobStatus) => (OPEN_STATUSES as readonly SyncJobStatus[]).includes(status);

@@ -17,15 +17,17 @@
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
  * GSI2 holds a sync job only once it is completed (its source order id is known from then on).
- * GSI3 (the sweep's index) holds a pending job as `PENDING#<shard>`, `<pendingSince>#<id>`, and only
- * while its queue message may be missing (a failed enqueue, a manual retry, a deferral), so the
- * sweep reads just those.
+ * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended (`pending`, `processing`,
+ * `failed`) as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, and every completed job with a
+ * fulfillment still on its way as `PROPAGATING#<shard of owner>` with the same sort key
+ * (shared/sync-jobs/indexes.ts decides which). The reconciler reads only these, so its reads grow
+ * with the work in flight, never with the jobs ever made.
  * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
  * it waits there until the job that placed its source order records that order's id. So does an
  * idempotent request's record, 24 hours after its first request (`<sha256>`: of owner and key).
  */
 
-export const INDEX = { lists: 'GSI1', lookups: 'GSI2', pending: 'GSI3' } as const;
+export const INDEX = { lists: 'GSI1', lookups: 'GSI2', inFlight: 'GSI3' } as const;
 
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
 export const LOOKUP_PROJECTION = [
@@ -39,7 +41,11 @@ export const LOOKUP_PROJECTION = [
   'webhookSecret',
 ];
 
-export const PENDING_SHARDS = 4;
+/**
+ * Partitions of each in-flight set of GSI3: a burst of orders heats no single key. An owner's jobs
+ * all fall in one shard, so one owner's open jobs are one Query. Changing it moves every entry.
+ */
+export const IN_FLIGHT_SHARDS = 4;
 
 export interface Key {
   PK: string;
@@ -111,13 +117,24 @@ export const lookups = {
   sourceOrderJobs: 'SJ#',
 };
 
-/** The sweep's index (GSI3): pending jobs spread over a few partitions so a burst of orders heats no key. */
-export const pending = {
-  shard: (n: number) => `PENDING#${n}`,
-  shardOf: (id: string) => {
-    let sum = 0;
-    for (const ch of id) sum = (sum + ch.charCodeAt(0)) % PENDING_SHARDS;
-    return pending.shard(sum);
-  },
-  allShards: () => Array.from({ length: PENDING_SHARDS }, (_, n) => pending.shard(n)),
+/** FNV-1a: a stable spread of owner ids over the shards, the same in every function. */
+const shardNumber = (ownerId: string) => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < ownerId.length; i++) hash = Math.imul(hash ^ ownerId.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % IN_FLIGHT_SHARDS;
+};
+
+const inFlightSet = (prefix: string) => ({
+  partition: (ownerId: string) => `${prefix}#${shardNumber(ownerId)}`,
+  allPartitions: () => Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => `${prefix}#${n}`),
+});
+
+/** GSI3's two sets of work in flight: jobs that have not ended, completed jobs still propagating a fulfillment. */
+export const inFlight = {
+  open: inFlightSet('OPEN'),
+  propagating: inFlightSet('PROPAGATING'),
+  /** The GSI3 sort key: one owner's entries together, oldest first. */
+  sortKey: (ownerId: string, createdAt: string, id: string) => `${ownerId}#${createdAt}#${id}`,
+  /** The sort-key prefix of one owner's entries. */
+  ownerPrefix: (ownerId: string) => `${ownerId}#`,
 };

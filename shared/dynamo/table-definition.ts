@@ -45,6 +45,6 @@ export const TABLE_DEFINITION: TableDefinition = {
   globalIndexes: [
     index(INDEX.lists, { type: 'KEYS_ONLY' }),
     index(INDEX.lookups, { type: 'INCLUDE', nonKeyAttributes: LOOKUP_PROJECTION }),
-    index(INDEX.pending, { type: 'KEYS_ONLY' }),
+    index(INDEX.inFlight, { type: 'KEYS_ONLY' }),
   ],
 };

@@ -24,16 +24,30 @@ export const getItem = async <T>(key: Key, from: (item: Item) => T, consistent =
   return out.Item ? from(out.Item) : undefined;
 };
 
+/** Read units a caller wants counted (DynamoDB's own figure, `ReturnConsumedCapacity: TOTAL`). */
+export interface ReadMeter {
+  readUnits: number;
+}
+
+const metered = (meter: ReadMeter | undefined) => (meter ? { ReturnConsumedCapacity: 'TOTAL' as const } : {});
+const count = (
+  meter: ReadMeter | undefined,
+  consumed: { CapacityUnits?: number }[] | { CapacityUnits?: number } = [],
+) => {
+  if (meter) for (const c of [consumed].flat()) meter.readUnits += c.CapacityUnits ?? 0;
+};
+
 /** Reads items by key, in the order of the keys; missing ones are skipped. Retries unprocessed keys. */
-export const batchGet = async <T>(keyList: Key[], from: (item: Item) => T): Promise<T[]> => {
+export const batchGet = async <T>(keyList: Key[], from: (item: Item) => T, meter?: ReadMeter): Promise<T[]> => {
   const found = new Map<string, Item>();
   for (let i = 0; i < keyList.length; i += 100) {
     let pending: Key[] | undefined = keyList.slice(i, i + 100).map((k) => ({ PK: k.PK, SK: k.SK }));
     for (let attempt = 0; pending?.length; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** attempt)));
       const out: BatchGetCommandOutput = await dynamo.send(
-        new BatchGetCommand({ RequestItems: { [TABLE()]: { Keys: pending } } }),
+        new BatchGetCommand({ RequestItems: { [TABLE()]: { Keys: pending } }, ...metered(meter) }),
       );
+      count(meter, out.ConsumedCapacity);
       for (const item of out.Responses?.[TABLE()] ?? []) found.set(`${item.PK}|${item.SK}`, item);
       pending = out.UnprocessedKeys?.[TABLE()]?.Keys?.map(keyOf);
     }
@@ -58,6 +72,7 @@ export const queryKeys = async (input: {
   limit: number;
   exclusiveStartKey?: Item;
   forward?: boolean;
+  meter?: ReadMeter;
 }) => {
   const conditions = [`#pk = :pk`];
   const values: Item = { ':pk': input.pk };
@@ -79,8 +94,10 @@ export const queryKeys = async (input: {
       ScanIndexForward: input.forward ?? false,
       Limit: input.limit,
       ExclusiveStartKey: input.exclusiveStartKey,
+      ...metered(input.meter),
     }),
   );
+  count(input.meter, out.ConsumedCapacity);
   return {
     keys: (out.Items ?? []).map(keyOf),
     lastKey: out.LastEvaluatedKey,

@@ -6,7 +6,7 @@ import type { ResellerOrder } from '../domain/supplier-order.js';
 import type { StoreOnShop } from '../stores/records.js';
 import { activeVendorTags } from '../stores/source-stores.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
-import { createJobsForOrder, loadJobs, markForSweep } from '../sync-jobs/sync-jobs.js';
+import { createJobsForOrder } from '../sync-jobs/sync-jobs.js';
 
 /** The part of the platform's `orders/create` payload the service reads (CONTRACT.md §5); the rest is ignored. */
 const Money = v.pipe(
@@ -72,13 +72,11 @@ export interface IncomingOrder {
   order: ResellerOrder;
 }
 
-/** Milliseconds a redelivered order's pending job must have waited before it is enqueued again. */
-const REDELIVERY_REENQUEUE_AFTER_MS = 5_000;
-
 /**
  * Routes an `orders/create` of a verified reseller store: one pending job per supplier, written
  * atomically (the first job is the dedup record), then one queue message per job. The jobs are
- * durable before the answer; if the enqueue fails, the sweep (or a redelivery) enqueues them.
+ * durable, and among the open jobs the reconciler watches, before the answer: if the enqueue fails,
+ * or the function dies before it, the reconciler sends them their message once their lease is up.
  */
 export const acceptOrder = async (
   reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
@@ -99,23 +97,16 @@ export const acceptOrder = async (
     groups,
   });
 
-  let toEnqueue = result.jobs;
-  if (!result.created) {
-    // A redelivery: nothing new is written, but a job whose first enqueue was lost goes out now.
-    const cutoff = new Date(Date.now() - REDELIVERY_REENQUEUE_AFTER_MS).toISOString();
-    toEnqueue = (await loadJobs(result.jobIds)).filter((job) => job.status === 'pending' && job.updatedAt < cutoff);
-  }
-  if (toEnqueue.length) {
+  // A redelivery sends nothing: its jobs' messages went out with the first delivery, and a job
+  // whose message was lost is the reconciler's (a second message here would be a second live one).
+  if (result.jobs.length) {
     try {
-      await enqueueJobs(toEnqueue.map((job) => ({ jobId: job.id, generation: job.generation })));
+      await enqueueJobs(result.jobs.map((job) => ({ jobId: job.id, generation: job.generation })));
     } catch (error) {
-      // The jobs are durable; the sweep enqueues them. Should this mark fail too, the webhook
-      // answers 500 and the platform's redelivery enqueues them (see REDELIVERY_REENQUEUE_AFTER_MS).
-      logger.error('enqueue failed; the sweep will enqueue these jobs', {
-        jobIds: toEnqueue.map((j) => j.id),
+      logger.error('enqueue failed; the reconciler will send these jobs their message', {
+        jobIds: result.jobs.map((j) => j.id),
         error: (error as Error).name,
       });
-      await markForSweep(toEnqueue);
     }
   }
   return result.jobIds;

@@ -1,4 +1,4 @@
-import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import type { JobMessage } from './message.js';
@@ -31,3 +31,13 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
     if (out.Failed?.length) throw new Error(`${out.Failed.length} sync messages were not accepted`);
   }
 };
+
+/** Sets when a received message comes back (its visibility timeout, from now): the backoff after a failure. */
+export const setVisibility = (receiptHandle: string, seconds: number) =>
+  sqs.send(
+    new ChangeMessageVisibilityCommand({
+      QueueUrl: config.syncQueueUrl(),
+      ReceiptHandle: receiptHandle,
+      VisibilityTimeout: seconds,
+    }),
+  );

@@ -4,6 +4,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { fulfillmentEntriesFrom, type FulfillmentEntry } from '../fulfillments/record.js';
+import { indexChanges } from './indexes.js';
 
 /** A sync job as a record, and its conversions to and from the job's item: the only place that knows its attributes. */
 export interface SyncJob {
@@ -35,13 +36,26 @@ export interface SyncJob {
   updatedAt: string;
   /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
   fulfillments: Record<string, FulfillmentEntry>;
+  /** Messages the reconciler has sent since the job last made progress (CONTRACT.md §6). */
+  resends: number;
+  /**
+   * Until when the job waits on purpose, with no message expected before (a deferral's due time,
+   * the backoff after a failure): the reconciler's lease runs from here. Null when not waiting.
+   */
+  waitUntil: string | null;
 }
 
-/** A new job's item: in its owner's list (GSI1). The lookup (GSI2) and sweep (GSI3) keys come with later moves. */
+/**
+ * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
+ * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes that are
+ * absent until a failure path sets them (`resends`, `waitUntil`) are not written: every byte of
+ * the item is paid again by each of its writes.
+ */
 export const syncJobItem = (job: SyncJob): Item => ({
   ...keys.syncJob(job.id),
   GSI1PK: lists.syncJobs(job.ownerId),
   GSI1SK: listSortKey(job.createdAt, job.id),
+  ...indexChanges({ ...job, status: null }, job.status).set,
   id: job.id,
   ownerId: job.ownerId,
   resellerStoreId: job.resellerStoreId,
@@ -61,6 +75,8 @@ export const syncJobItem = (job: SyncJob): Item => ({
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+  ...(job.resends ? { resends: job.resends } : {}),
+  ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -85,6 +101,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     fulfillments: fulfillmentEntriesFrom(item),
+    resends: item.resends === undefined ? 0 : read.number('resends'),
+    waitUntil: read.stringOrNull('waitUntil'),
   };
 };
 

@@ -7,28 +7,19 @@ import type { RoutedGroup } from '../domain/routing.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys, listSortKey, lists, lookups, pending } from '../dynamo/keys.js';
+import { keys, lists, lookups } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import { getItem, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
+import { getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import type { JobMessage } from './message.js';
 import { syncJobFrom, syncJobItem, type SyncJob } from './record.js';
+import { MOVES, moveUpdate, type MoveRequest } from './state-machine.js';
 
 /**
- * Sync jobs and their state machine (SPEC 3.1, CONTRACT.md §6). Every move is one conditional
- * write on the job's `status` and `generation`; a manual retry bumps the generation, so a queue
- * message from an earlier enqueue (it carries its generation) can never move the job again.
+ * Sync jobs (SPEC 3.1, CONTRACT.md §6): creation, reads, and the moves of state-machine.ts, each
+ * one conditional write on the job's `status` and `generation`.
  */
 
 export type { JobMessage, SyncJob };
-
-/**
- * A pending job whose message may be missing sits in the sparse GSI3, which is all the sweep
- * reads: after a failed enqueue, a manual retry and a deferral. A new job is not put there: its
- * message is sent right after the write, and only if that send fails is the job marked (two index
- * writes saved on every order; docs/design.md).
- */
-const pendingIndex = (id: string, since: string) => ({ GSI3PK: pending.shardOf(id), GSI3SK: listSortKey(since, id) });
-const prefixed = (index: { GSI3PK: string; GSI3SK: string }) => ({ ':shard': index.GSI3PK, ':since': index.GSI3SK });
 
 // ---------- creation
 
@@ -58,7 +49,7 @@ export const createJobsForOrder = async (
     ownerId: input.ownerId,
     resellerStoreId: input.resellerStoreId,
     sourceStoreId: group.sourceStoreId,
-    status: 'pending',
+    status: MOVES.create.to,
     attempts: 0,
     generation: 1,
     externalOrderId: input.externalOrderId,
@@ -73,6 +64,8 @@ export const createJobsForOrder = async (
     createdAt,
     updatedAt: createdAt,
     fulfillments: {},
+    resends: 0,
+    waitUntil: null,
   }));
 
   const condition = 'attribute_not_exists(PK)';
@@ -96,46 +89,8 @@ export const createJobsForOrder = async (
   }
 };
 
-/** The order's jobs as they are now (for a redelivery, to re-enqueue what is still pending). */
-export const loadJobs = async (ids: string[]) =>
-  (await Promise.all(ids.map((id) => loadJob(id, true)))).filter((job) => job !== undefined);
-
 /** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
 export const loadJob = (id: string, consistent = false) => getItem(keys.syncJob(id), syncJobFrom, consistent);
-
-/**
- * Puts pending jobs where the sweep finds them, with "pending since" now: after a failed enqueue,
- * and by the sweep itself when it enqueues them again (so a long backlog is not flooded with
- * duplicates). Answers, per job, whether it was still pending in that generation.
- */
-export const markForSweep = (jobs: Pick<SyncJob, 'id' | 'generation'>[]) => {
-  const at = now();
-  return Promise.all(
-    jobs.map(async (job) => {
-      try {
-        await dynamo.send(
-          new UpdateCommand({
-            TableName: TABLE(),
-            Key: keys.syncJob(job.id),
-            UpdateExpression: 'SET GSI3PK = :shard, GSI3SK = :since',
-            ConditionExpression: '#status = :pending AND generation = :generation',
-            ExpressionAttributeNames: { '#status': 'status' },
-            ExpressionAttributeValues: {
-              ':pending': 'pending',
-              ':generation': job.generation,
-              ...prefixed(pendingIndex(job.id, at)),
-            },
-          }),
-        );
-        return true;
-      } catch (error) {
-        // Claimed meanwhile: its message did get through.
-        if (isConditionFailure(error)) return false;
-        throw error;
-      }
-    }),
-  );
-};
 
 // ---------- reads
 
@@ -173,36 +128,17 @@ export const listSyncJobs = (
   });
 };
 
-// ---------- the worker's moves
+// ---------- moves
 
 /**
- * pending/failed → processing, attempts + 1. `processing` is claimable too: it is what a worker
- * that died mid-job leaves behind, and its message comes back after the visibility timeout.
- * Two workers holding the same job is harmless because the platform call carries the job id as
- * idempotency key. Returns undefined when the message is stale (wrong generation, or the job
- * has already completed or died).
+ * Runs one move of state-machine.ts as a conditional UpdateItem; the job as it is after the move,
+ * or undefined when its condition failed (another writer moved the job first, or the message is
+ * stale: an older generation, or a job that has ended).
  */
-export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined> => {
+const move = async (request: MoveRequest): Promise<SyncJob | undefined> => {
+  const { generation: _next, ...update } = moveUpdate(request);
   try {
-    const out = await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(message.jobId),
-        UpdateExpression:
-          'SET #status = :processing, attempts = attempts + :one, updatedAt = :now REMOVE GSI3PK, GSI3SK',
-        ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: {
-          ':processing': 'processing',
-          ':pending': 'pending',
-          ':failed': 'failed',
-          ':one': 1,
-          ':now': now(),
-          ':generation': message.generation,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
+    const out = await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update, ReturnValues: 'ALL_NEW' }));
     return out.Attributes && syncJobFrom(out.Attributes);
   } catch (error) {
     if (isConditionFailure(error)) return undefined;
@@ -210,111 +146,84 @@ export const claimJob = async (message: JobMessage): Promise<SyncJob | undefined
   }
 };
 
-/**
- * A move out of `processing` by the worker holding the job. Undefined when another writer moved
- * it first (a second worker on the same job, whose platform call got the same order back).
- */
-const moveFromProcessing = async (jobId: string, generation: number, update: string, values: Item) => {
-  try {
-    const out = await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(jobId),
-        UpdateExpression: update,
-        ConditionExpression: 'generation = :generation AND #status = :processing',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ...values, ':processing': 'processing', ':generation': generation },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes && syncJobFrom(out.Attributes);
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
+/** A move as one item of a transaction (with its audit entry). */
+const moveItem = (request: MoveRequest) => {
+  const { generation: _next, ...update } = moveUpdate(request);
+  return { Update: { TableName: TABLE(), ...update } };
 };
+
+/**
+ * pending/processing/failed → processing, attempts + 1. Returns undefined when the message is
+ * stale. Two workers holding the same job is harmless: the platform call carries the job id as
+ * idempotency key.
+ */
+export const claimJob = (message: JobMessage) =>
+  move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
 
 /** processing → completed, and the job becomes findable by its source order (GSI2) for fulfillments. */
-export const completeJob = (job: SyncJob, generation: number, sourceOrderId: string) => {
+export const completeJob = (job: SyncJob, sourceOrderId: string) => {
   const at = now();
-  return moveFromProcessing(
-    job.id,
-    generation,
-    'SET #status = :completed, sourceOrderId = :orderId, completedAt = :at, updatedAt = :at, ' +
-      'errorMessage = :null, failedAt = :null, GSI2PK = :lookup, GSI2SK = :self',
-    {
-      ':completed': 'completed',
-      ':orderId': sourceOrderId,
-      ':at': at,
-      ':null': null,
-      ':lookup': lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
-      ':self': lookups.sourceOrderJob(job.id),
+  return move({
+    move: 'complete',
+    job,
+    at,
+    set: {
+      sourceOrderId,
+      completedAt: at,
+      errorMessage: null,
+      failedAt: null,
+      GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
+      GSI2SK: lookups.sourceOrderJob(job.id),
     },
-  );
+    remove: SETTLED,
+  });
 };
 
-/** processing → failed; SQS brings the message back after the visibility timeout. */
-export const failJob = (job: SyncJob, generation: number, errorMessage: string) => {
-  const at = now();
-  return moveFromProcessing(
-    job.id,
-    generation,
-    'SET #status = :failed, errorMessage = :message, failedAt = :at, updatedAt = :at',
-    {
-      ':failed': 'failed',
-      ':message': errorMessage,
-      ':at': at,
-    },
-  );
-};
+/** What a job that has ended no longer needs. */
+const SETTLED = ['resends', 'waitUntil'];
 
-/** processing → pending again without counting as a failure: the platform asked us to wait (429). */
-export const deferJob = (job: SyncJob, generation: number) => {
+/** processing → failed; SQS brings the message back after `waitSeconds`. */
+export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number) => {
   const at = now();
-  return moveFromProcessing(
-    job.id,
-    generation,
-    'SET #status = :pending, updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
-    {
-      ':pending': 'pending',
-      ':at': at,
-      ...prefixed(pendingIndex(job.id, at)),
-    },
-  );
+  return move({
+    move: 'fail',
+    job,
+    at,
+    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds) },
+    remove: ['resends'],
+  });
 };
 
 /**
- * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. Used by the
- * DLQ handler (retries exhausted) and by the worker for failures no retry can heal.
+ * processing → pending without counting as a failure: the platform asked us to wait (429). The
+ * job takes a new generation, so the message that brought it here (and any other) is stale; the
+ * caller sends the one fresh message, delayed by `delaySeconds`. Answers the job after the move.
  */
-export const killJob = async (
-  message: JobMessage,
-  why: string | ((job: SyncJob) => string),
-  from: SyncJobStatus[] = ['pending', 'processing', 'failed'],
-) => {
-  const job = await loadJob(message.jobId, true);
-  if (!job || job.generation !== message.generation || !from.includes(job.status)) return false;
-  const reason = typeof why === 'string' ? why : why(job);
+export const deferJob = (job: SyncJob, delaySeconds: number) => {
+  const at = now();
+  return move({ move: 'defer', job, at, set: { waitUntil: secondsFrom(at, delaySeconds) }, remove: ['resends'] });
+};
+
+/**
+ * → pending under a new generation, because the job stayed past its lease with no move: the
+ * reconciler sends the fresh message. Conditional on the state the reconciler read, so a job that
+ * moved meanwhile is left alone.
+ */
+export const resendJob = (job: SyncJob) =>
+  move({ move: 'resend', job, at: now(), add: { resends: 1 }, remove: ['waitUntil'] });
+
+const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
+
+/**
+ * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the
+ * state the caller read (the worker's `processing`, or what the DLQ handler or the reconciler
+ * found); false when the job moved meanwhile.
+ */
+export const killJob = async (job: SyncJob, reason: string) => {
   const at = now();
   try {
     await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: keys.syncJob(job.id),
-          UpdateExpression:
-            'SET #status = :dead, deadAt = :at, updatedAt = :at, errorMessage = :reason REMOVE GSI3PK, GSI3SK',
-          ConditionExpression: 'generation = :generation AND #status = :current',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':dead': 'dead',
-            ':at': at,
-            ':reason': reason,
-            ':generation': job.generation,
-            ':current': job.status,
-          },
-        },
-      },
+      moveItem({ move: 'kill', job, at, set: { deadAt: at, errorMessage: reason }, remove: SETTLED }),
       auditPut({
         action: 'sync_job.dead',
         job,
@@ -340,29 +249,16 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
   const job = await findSyncJob(ownerId, id);
   if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
   const at = now();
-  const generation = job.generation + 1;
+  const request: MoveRequest = {
+    move: 'retry',
+    job,
+    at,
+    set: { errorMessage: null, failedAt: null, deadAt: null },
+    remove: SETTLED,
+  };
   try {
     await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: keys.syncJob(job.id),
-          UpdateExpression:
-            'SET #status = :pending, generation = :next, errorMessage = :null, failedAt = :null, deadAt = :null, ' +
-            'updatedAt = :at, GSI3PK = :shard, GSI3SK = :since',
-          ConditionExpression: 'generation = :generation AND #status = :current',
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: {
-            ':pending': 'pending',
-            ':next': generation,
-            ':null': null,
-            ':at': at,
-            ':generation': job.generation,
-            ':current': job.status,
-            ...prefixed(pendingIndex(job.id, at)),
-          },
-        },
-      },
+      moveItem(request),
       auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
     ]);
   } catch (error) {
@@ -376,11 +272,13 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
   const updated: SyncJob = {
     ...job,
     status: 'pending',
-    generation,
+    generation: moveUpdate(request).generation,
     errorMessage: null,
     failedAt: null,
     deadAt: null,
     updatedAt: at,
+    resends: 0,
+    waitUntil: null,
   };
   return updated;
 };

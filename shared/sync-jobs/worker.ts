@@ -1,14 +1,15 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
+import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { buildSupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { parseJobMessage, type JobMessage } from './message.js';
-import { enqueueJobs } from './queue.js';
+import { parseJobMessage } from './message.js';
+import { enqueueJobs, setVisibility } from './queue.js';
 import { claimJob, completeJob, deferJob, failJob, killJob, type SyncJob } from './sync-jobs.js';
 
 /**
@@ -31,7 +32,7 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
   const source = await loadSourceStore(job.sourceStoreId);
   if (!source || !job.order) {
     const reason = source ? 'the job holds no order to place' : `source store ${job.sourceStoreId} no longer exists`;
-    await killJob(message, reason, ['processing']);
+    await killJob(job, reason);
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
@@ -45,41 +46,51 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
       pricing: source.pricingConfig,
     });
     const { orderId } = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
-    const completed = await completeJob(job, message.generation, orderId);
+    const completed = await completeJob(job, orderId);
     if (completed) await releaseKeptFulfillments(completed);
     return 'done';
   } catch (error) {
-    return handleFailure(job, message, record, error);
+    return handleFailure(job, record, error);
   }
 };
 
-const handleFailure = async (
-  job: SyncJob,
-  message: JobMessage,
-  record: SQSRecord,
-  error: unknown,
-): Promise<Outcome> => {
+/** The wait after the n-th failed receive of a message: the n-th backoff step, the last one repeating. */
+const backoffSeconds = (record: SQSRecord) => {
+  const steps = config.backoffSeconds();
+  const receive = Math.max(1, Number(record.attributes?.ApproximateReceiveCount) || 1);
+  return steps[Math.min(receive, steps.length) - 1] ?? 0;
+};
+
+const handleFailure = async (job: SyncJob, record: SQSRecord, error: unknown): Promise<Outcome> => {
   const failure = classify(error, 'internal error while placing the order');
   switch (failure.kind) {
-    case 'throttled':
-      // Deferred, not failed: the job goes back to pending and waits in a fresh delayed message.
-      await deferJob(job, message.generation);
-      await enqueueJobs([message], failure.delaySeconds);
+    case 'throttled': {
+      // Deferred, not failed: the job goes back to pending and waits in one fresh delayed message,
+      // under a new generation that makes this one (and any other) stale.
+      const deferred = await deferJob(job, failure.delaySeconds);
+      if (deferred) await enqueueJobs([{ jobId: job.id, generation: deferred.generation }], failure.delaySeconds);
       logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: failure.delaySeconds });
       return 'done';
+    }
     case 'permanent':
-      await killJob(message, failure.reason, ['processing']);
+      await killJob(job, failure.reason);
       logger.warn('platform refused the order; job is dead', { jobId: job.id, status: failure.status });
       return 'done';
     case 'unknown_outcome':
-    case 'transient':
+    case 'transient': {
       if (failure.kind === 'transient' && failure.internal) logger.error('sync job failed', error as Error);
-      await failJob(job, message.generation, failure.reason);
+      const waitSeconds = backoffSeconds(record);
+      await failJob(job, failure.reason, waitSeconds);
+      // The message comes back after a growing delay rather than the queue's visibility timeout, so
+      // its receives span an outage instead of being spent within minutes.
+      await setVisibility(record.receiptHandle, waitSeconds);
       logger.warn('sync job failed; SQS will retry', {
         jobId: job.id,
         failure: failure.kind,
         receiveCount: record.attributes.ApproximateReceiveCount,
+        waitSeconds,
       });
       return 'retry';
+    }
   }
 };

@@ -30,7 +30,15 @@ describe('config', () => {
       queueAgeAlarmSeconds: 900,
       tracing: false,
       deletionProtection: true,
+      throttleBudgetSeconds: 86_400,
+      syncBackoffSeconds: [60, 300, 1800],
     });
+  });
+
+  it('reads the sync backoff steps and refuses a step SQS cannot wait', () => {
+    expect(configWith({ syncBackoffSeconds: '30,600' }).syncBackoffSeconds).toEqual([30, 600]);
+    expect(() => configWith({ syncBackoffSeconds: '60,50000' })).toThrow(/syncBackoffSeconds/);
+    expect(() => configWith({ syncBackoffSeconds: '1m' })).toThrow(/syncBackoffSeconds/);
   });
 
   it('lets a dev stage turn deletion protection off, and then deletes table and key with the stack', () => {

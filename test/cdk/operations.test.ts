@@ -198,9 +198,9 @@ describe('operations on AWS', () => {
       }
     });
 
-    it('give the list routes the list index only, and the sweep the pending index only', () => {
+    it('give the list routes the list index only, and the reconciler the in-flight index only', () => {
       expect(allFunctions().find((f) => f.name === 'ListSyncJobs')?.access.indexes).toEqual(['lists']);
-      expect(allFunctions().find((f) => f.name === 'SyncSweep')?.access.indexes).toEqual(['pending']);
+      expect(allFunctions().find((f) => f.name === 'SyncReconciler')?.access.indexes).toEqual(['inFlight']);
     });
   });
 

@@ -134,6 +134,15 @@ describe('stack', () => {
         if (f.access.key?.actions.length)
           expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
         else expect(vars).not.toHaveProperty('KMS_KEY_ID');
+        const movesJobs = Boolean(f.access.queues?.sync?.length) || f.consumes === 'sync' || f.consumes === 'syncDlq';
+        if (movesJobs)
+          expect(vars).toMatchObject({
+            // The sync queue's visibility (6 × 30 s) × (3 receives + 1) + 5 minutes (CONTRACT.md §6).
+            SYNC_LEASE_SECONDS: '1020',
+            SYNC_BACKOFF_SECONDS: '60,300,1800',
+            THROTTLE_BUDGET_SECONDS: '86400',
+          });
+        else expect(vars).not.toHaveProperty('SYNC_LEASE_SECONDS');
         for (const [queue, variable] of [
           ['sync', 'SYNC_QUEUE_URL'],
           ['fulfillment', 'FULFILLMENT_QUEUE_URL'],
@@ -261,9 +270,9 @@ describe('stack', () => {
         KeySchema: keySchema(INDEX.lookups),
         Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: LOOKUP_PROJECTION },
       });
-      expect(indexes[INDEX.pending]).toEqual({
-        IndexName: INDEX.pending,
-        KeySchema: keySchema(INDEX.pending),
+      expect(indexes[INDEX.inFlight]).toEqual({
+        IndexName: INDEX.inFlight,
+        KeySchema: keySchema(INDEX.inFlight),
         Projection: { ProjectionType: 'KEYS_ONLY' },
       });
     });

@@ -19,6 +19,10 @@ jest.mock('../../shared/sync-jobs/queue', () => {
 
 jest.setTimeout(60_000);
 
+/** The jobs' lease in this file: the reconciler (invoked by hand here) sends a job stalled this long. */
+const LEASE_SECONDS = 2;
+const pastLease = () => new Promise((r) => setTimeout(r, LEASE_SECONDS * 1000 + 300));
+
 describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   let service: TestService;
   let reseller: any;
@@ -58,7 +62,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   };
 
   beforeAll(async () => {
-    service = await startService({ sweepAfterSeconds: 1 });
+    service = await startService({ leaseSeconds: LEASE_SECONDS });
     reseller = await createResellerStore(api(), { webhookSecret: secret });
   }, 90_000);
   afterAll(() => service?.stop());
@@ -82,20 +86,61 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     expect(done.sourceOrderId).toBe(String((await simOrders(supplier.shopDomain))[0].id));
   });
 
-  it('enqueues a job whose enqueue failed on the next sweep, and completes it', async () => {
+  it('sends a job whose enqueue failed its message once its lease is up, and completes it', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Lost' });
     jest.mocked(enqueueJobs).mockImplementationOnce(() => Promise.reject(new Error('SQS unavailable')));
 
     const receipt = await order(orderPayload([{ vendor: 'Lost', price: '10.00' }]));
     expect(receipt.status).toBe(200);
     const id = receipt.body.syncJobIds[0];
-    await new Promise((r) => setTimeout(r, 1500));
+    // Within its lease the reconciler leaves it alone: its message may still be on its way.
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 0 });
+    await pastLease();
     expect((await job(id)).status).toBe('pending');
 
-    await service.runtime.invoke('SyncSweep');
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 1 });
 
     await jobReaches(id, 'completed');
     expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+  });
+
+  it('completes an order whose function died between writing its job and sending the message', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Died' });
+    // The send never happens and nothing reports it: what a crash right after the write leaves.
+    jest.mocked(enqueueJobs).mockImplementationOnce(() => Promise.resolve());
+
+    const id = (await order(orderPayload([{ vendor: 'Died', price: '10.00' }]))).body.syncJobIds[0];
+    await pastLease();
+    await service.runtime.invoke('SyncReconciler');
+
+    const done = await jobReaches(id, 'completed');
+    expect(done.attempts).toBe(1);
+    expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
+  });
+
+  it('makes a job that never progresses dead after three messages re-sent by the reconciler', async () => {
+    await createSourceStore(api(), reseller.id, { vendorTag: 'Void' });
+    const actual = jest.requireActual('../../shared/sync-jobs/queue').enqueueJobs;
+    // Every message is lost on its way, the reconciler's too (no other job is in flight meanwhile).
+    jest.mocked(enqueueJobs).mockImplementation(() => Promise.resolve());
+    const id = (await order(orderPayload([{ vendor: 'Void', price: '10.00' }]))).body.syncJobIds[0];
+
+    try {
+      for (let resend = 1; resend <= 3; resend++) {
+        await pastLease();
+        expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 1 });
+        expect(await job(id)).toMatchObject({ status: 'pending', attempts: 0 });
+      }
+      await pastLease();
+      expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 0, killed: 1 });
+    } finally {
+      jest.mocked(enqueueJobs).mockImplementation(actual);
+    }
+    const dead = await job(id);
+    expect(dead).toMatchObject({ status: 'dead', attempts: 0 });
+    expect(dead.errorMessage).toBe('no progress after 3 messages re-sent by the reconciler');
+    const audit = (await api().get('/v1/audit_log')).body.data.find((e: any) => e.resourceId === id);
+    expect(audit).toMatchObject({ action: 'sync_job.dead', metadata: { reason: dead.errorMessage } });
   });
 
   it('never lets a message from before a retry move the job again', async () => {

@@ -13,6 +13,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { syncJobId } from '../../shared/core/ids.js';
+import { inFlight } from '../../shared/dynamo/keys.js';
 import { handler } from '../../functions/orders-webhook.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -112,10 +113,9 @@ describe('Function: orders-webhook', () => {
     },
   );
 
-  it('writes a new job outside the sweep index, and marks it there only when its enqueue fails', async () => {
+  it('writes a new job among the open jobs the reconciler watches, so a failed enqueue still answers 200', async () => {
     const body = JSON.stringify({ ...payload, line_items: [payload.line_items[0]] });
     dynamo.on(PutCommand).resolves({});
-    dynamo.on(UpdateCommand).resolves({});
     sqs.on(SendMessageCommand).rejects(new Error('SQS unavailable'));
 
     const res = await call(
@@ -123,10 +123,10 @@ describe('Function: orders-webhook', () => {
     );
 
     expect(res.status).toBe(200);
-    expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item).not.toHaveProperty('GSI3PK');
-    const mark = dynamo.commandCalls(UpdateCommand)[0].args[0].input;
-    expect(mark.UpdateExpression).toBe('SET GSI3PK = :shard, GSI3SK = :since');
-    expect(mark.ConditionExpression).toBe('#status = :pending AND generation = :generation');
+    const item = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
+    expect(item.GSI3PK).toBe(inFlight.open.partition('owner_a'));
+    expect(item.GSI3SK).toBe(`owner_a#${item.createdAt}#${item.id}`);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
   it('answers the recorded ids for a redelivery and writes nothing new', async () => {

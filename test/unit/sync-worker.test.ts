@@ -1,5 +1,5 @@
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
@@ -20,6 +20,7 @@ const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOr
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
   ({
     messageId: 'm-1',
+    receiptHandle: 'rh-1',
     body: JSON.stringify(body),
     attributes: { ApproximateReceiveCount: receiveCount },
   }) as unknown as SQSRecord;
@@ -79,7 +80,7 @@ describe('sync worker: processSyncMessage', () => {
       .on(UpdateCommand)
       .resolves({ Attributes: { ...job, status: 'completed' } })
       .on(UpdateCommand, {
-        ConditionExpression: 'generation = :generation AND #status IN (:pending, :processing, :failed)',
+        ConditionExpression: '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
       })
       .resolves({ Attributes: job });
 
@@ -121,18 +122,20 @@ describe('sync worker: processSyncMessage', () => {
     });
     const complete = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(complete.ExpressionAttributeValues).toMatchObject({
-      ':completed': 'completed',
-      ':orderId': '7001',
-      ':generation': 2,
-      ':lookup': 'SRCORDER#sst_1#7001',
+      ':status': 'completed',
+      ':sourceOrderId': '7001',
+      ':expectedGeneration': 2,
+      ':GSI2PK': 'SRCORDER#sst_1#7001',
     });
+    expect(complete.UpdateExpression).toContain('REMOVE');
+    expect(complete.UpdateExpression).toMatch(/REMOVE .*#GSI3PK, #GSI3SK/);
     expect(kmsMock.commandCalls(DecryptCommand)[0].args[0].input.EncryptionContext).toEqual({
       storeId: 'sst_1',
       field: 'accessToken',
     });
   });
 
-  it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
+  it('records a retryable platform failure as failed and has the message come back after the backoff', async () => {
     claimSucceeds();
     createOrder.mockRejectedValue(
       new PlatformError({
@@ -147,12 +150,30 @@ describe('sync worker: processSyncMessage', () => {
 
     expect(outcome).toBe('retry');
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
-    expect(fail.ExpressionAttributeValues).toMatchObject({ ':failed': 'failed', ':generation': 2 });
+    expect(fail.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':expectedGeneration': 2 });
+    // The first of SYNC_BACKOFF_SECONDS' default steps (60, 300, 1800), for a first receive.
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0].args[0].input).toMatchObject({
+      ReceiptHandle: 'rh-1',
+      VisibilityTimeout: 60,
+    });
+    expect(Date.parse(fail.ExpressionAttributeValues![':waitUntil'])).toBeGreaterThan(Date.now() + 55_000);
+  });
+
+  it('backs off longer after each failed receive, the last step repeating', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 500, retryable: true, message: 'down' }),
+    );
+    for (const receive of ['2', '3', '7'])
+      await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }, receive));
+
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input.VisibilityTimeout)).toEqual([
+      300, 1800, 1800,
+    ]);
   });
 
   it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
     claimSucceeds();
-    dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
     createOrder.mockRejectedValue(
       new PlatformError({
         platform: 'storeplatform_a',
@@ -167,8 +188,9 @@ describe('sync worker: processSyncMessage', () => {
     expect(outcome).toBe('done');
     const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
     expect(items[0].Update!.ExpressionAttributeValues).toMatchObject({
-      ':dead': 'dead',
-      ':reason': 'storeplatform_a answered 422: line_items invalid',
+      ':status': 'dead',
+      ':from': 'processing',
+      ':errorMessage': 'storeplatform_a answered 422: line_items invalid',
     });
     expect(items[1].Put!.Item).toMatchObject({
       action: 'sync_job.dead',
@@ -178,8 +200,11 @@ describe('sync worker: processSyncMessage', () => {
     });
   });
 
-  it('defers a throttled job in a fresh message delayed by Retry-After, without failing it', async () => {
+  it('defers a throttled job in one fresh message of its next generation, delayed by Retry-After', async () => {
     claimSucceeds();
+    dynamo
+      .on(UpdateCommand, { ExpressionAttributeValues: { ':status': 'pending' } })
+      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
     createOrder.mockRejectedValue(
       new PlatformError({
         platform: 'storeplatform_a',
@@ -195,10 +220,11 @@ describe('sync worker: processSyncMessage', () => {
     expect(outcome).toBe('done');
     expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
       DelaySeconds: 7,
-      MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 2 }),
+      MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 3 }),
     });
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
-    expect(defer.ExpressionAttributeValues).toMatchObject({ ':pending': 'pending' });
+    expect(defer.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':generation': 3 });
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
   });
 
   it('never puts an internal error text into the job', async () => {
@@ -208,12 +234,11 @@ describe('sync worker: processSyncMessage', () => {
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
-    expect(fail.ExpressionAttributeValues![':message']).toBe('internal error while placing the order');
+    expect(fail.ExpressionAttributeValues![':errorMessage']).toBe('internal error while placing the order');
   });
 
   it('surfaces a transaction conflict on the dead path as not dead (another writer moved it)', async () => {
     claimSucceeds();
-    dynamo.on(GetCommand, { Key: { PK: 'SJ#sj_1', SK: 'SJ' } }).resolves({ Item: job });
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
     createOrder.mockRejectedValue(
       new PlatformError({

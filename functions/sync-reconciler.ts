@@ -1,0 +1,4 @@
+import { reconcile } from '../shared/sync-jobs/reconciler.js';
+
+/** Scheduled: a new message for every job stalled past its lease; dead after three without progress. */
+export const handler = () => reconcile();

@@ -1,0 +1,174 @@
+import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import { keys } from '../dynamo/keys.js';
+import { indexChanges, type IndexChanges, type IndexedJob } from './indexes.js';
+
+/**
+ * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
+ * the states it may start from, the state it ends in, and whether it sends the job a new message.
+ * Every conditional update of a job is built from this table by `moveUpdate`, so "which moves are
+ * legal?" has one answer, here.
+ *
+ * Generations: a job's messages carry its `generation`, and every move is conditional on it. A
+ * move that sends a fresh message (`newMessage`) takes the next generation, which makes every
+ * older message of the job stale: a job has at most one live message.
+ */
+export interface MoveRule {
+  /** The states the move may start from; empty for the creation, which starts from nothing. */
+  from: readonly SyncJobStatus[];
+  to: SyncJobStatus;
+  /** The move is followed by a fresh message to the worker, under the next generation. */
+  newMessage: boolean;
+  /** Who makes it, and when. */
+  by: string;
+}
+
+export const MOVES = {
+  create: { from: [], to: 'pending', newMessage: true, by: 'orders webhook: one job per supplier of an order' },
+  claim: {
+    // `processing` too: a worker that died mid-job leaves it so, and its message comes back.
+    from: ['pending', 'processing', 'failed'],
+    to: 'processing',
+    newMessage: false,
+    by: 'worker, on receiving the message (attempts + 1)',
+  },
+  complete: { from: ['processing'], to: 'completed', newMessage: false, by: 'worker: the supplier placed the order' },
+  fail: {
+    from: ['processing'],
+    to: 'failed',
+    newMessage: false,
+    by: 'worker: a failure that may heal; the same message comes back after a growing delay',
+  },
+  defer: {
+    from: ['processing'],
+    to: 'pending',
+    newMessage: true,
+    by: 'worker: the supplier answered 429; a fresh message waits for Retry-After',
+  },
+  found: {
+    from: ['pending', 'processing', 'failed'],
+    to: 'completed',
+    newMessage: false,
+    by: 'worker, DLQ handler or reconciler: an unknown outcome looked up, and the supplier has the order',
+  },
+  kill: {
+    from: ['pending', 'processing', 'failed'],
+    to: 'dead',
+    newMessage: false,
+    by: 'worker (refused, throttled too long), DLQ handler (receives used up), reconciler (no progress)',
+  },
+  retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true, by: 'POST /v1/sync_jobs/{id}/retry' },
+  resend: {
+    from: ['pending', 'processing', 'failed'],
+    to: 'pending',
+    newMessage: true,
+    by: 'reconciler: the job stayed past its lease, its message presumed lost',
+  },
+} as const satisfies Record<string, MoveRule>;
+
+export type MoveName = Exclude<keyof typeof MOVES, 'create'>;
+
+/** The job as the mover last read it (its `status` is where the move starts), or only its message. */
+export type MovingJob = (IndexedJob & { status: SyncJobStatus; generation: number }) | JobRef;
+
+/** A job known only by its message (the claim, which reads it by moving it). */
+export interface JobRef {
+  id: string;
+  generation: number;
+  status?: undefined;
+}
+
+export interface MoveRequest {
+  move: MoveName;
+  job: MovingJob;
+  /** The move's time: `updatedAt`. */
+  at: string;
+  /** Attributes to set besides the status, `updatedAt`, the generation and the index keys. */
+  set?: Record<string, unknown>;
+  /** Numeric attributes to increase (absent counts as 0). */
+  add?: Record<string, number>;
+  remove?: string[];
+}
+
+/** The parts of an UpdateItem for one move, without the table name (the caller's adapter adds it). */
+export interface MoveUpdate {
+  Key: { PK: string; SK: string };
+  UpdateExpression: string;
+  ConditionExpression: string;
+  ExpressionAttributeNames: Record<string, string>;
+  ExpressionAttributeValues: Record<string, unknown>;
+  /** The generation the job has after the move: the one its next message must carry. */
+  generation: number;
+}
+
+export class IllegalMoveError extends Error {
+  override readonly name = 'IllegalMoveError';
+}
+
+/**
+ * The index changes of a move. A job known only by its message may be in any of the move's
+ * from-states, so the move must change the indexes the same way from each of them, and set no key
+ * (it does not know the key values); otherwise the mover has to read the job first.
+ */
+const movesIndexes = (rule: MoveRule, job: MovingJob): IndexChanges => {
+  if (job.status !== undefined) return indexChanges(job, rule.to);
+  const unknown = { id: job.id, ownerId: '', resellerStoreId: '', createdAt: '' };
+  const each = rule.from.map((status) => indexChanges({ ...unknown, status }, rule.to));
+  const first = JSON.stringify(each[0]);
+  if (Object.keys(each[0].set).length || each.some((changes) => JSON.stringify(changes) !== first))
+    throw new IllegalMoveError(`a job must be read before it can move to ${rule.to}: its index keys may change`);
+  return each[0];
+};
+
+/**
+ * The conditional UpdateItem of a move: the status goes to the move's target, `updatedAt` to `at`,
+ * the generation up by one for a move that sends a new message, and the index keys as
+ * `indexChanges` says. The condition: the generation the mover holds, and the status it read
+ * (or, for a job known only by its message, any of the move's from-states).
+ */
+export const moveUpdate = (request: MoveRequest): MoveUpdate => {
+  const rule: MoveRule = MOVES[request.move];
+  const { job } = request;
+  if (job.status !== undefined && !rule.from.includes(job.status))
+    throw new IllegalMoveError(`${request.move} cannot move a ${job.status} job`);
+  const index = movesIndexes(rule, job);
+  const generation = rule.newMessage ? job.generation + 1 : job.generation;
+
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const name = (attribute: string) => {
+    const placeholder = `#${attribute}`;
+    names[placeholder] = attribute;
+    return placeholder;
+  };
+  const value = (label: string, v: unknown) => {
+    values[`:${label}`] = v;
+    return `:${label}`;
+  };
+
+  const sets = Object.entries({
+    status: rule.to,
+    updatedAt: request.at,
+    ...(rule.newMessage ? { generation } : {}),
+    ...index.set,
+    ...request.set,
+  }).map(([attribute, v]) => `${name(attribute)} = ${value(attribute, v)}`);
+  for (const [attribute, by] of Object.entries(request.add ?? {})) {
+    const n = name(attribute);
+    sets.push(`${n} = if_not_exists(${n}, ${value('zero', 0)}) + ${value(`add_${attribute}`, by)}`);
+  }
+  const removes = [...new Set([...index.remove, ...(request.remove ?? [])])].map(name);
+
+  const expected = value('expectedGeneration', job.generation);
+  const from =
+    job.status !== undefined
+      ? `${name('status')} = ${value('from', job.status)}`
+      : `${name('status')} IN (${rule.from.map((status, i) => value(`from${i}`, status)).join(', ')})`;
+  return {
+    Key: keys.syncJob(job.id),
+    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
+    ConditionExpression: `${name('generation')} = ${expected} AND ${from}`,
+    ExpressionAttributeNames: names,
+    ExpressionAttributeValues: values,
+    generation,
+  };
+};

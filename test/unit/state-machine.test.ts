@@ -1,0 +1,138 @@
+import { OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
+import { indexChanges, propagationIndex } from '../../shared/sync-jobs/indexes.js';
+import { IllegalMoveError, MOVES, moveUpdate, type MoveName } from '../../shared/sync-jobs/state-machine.js';
+
+const job = (status: SyncJobStatus) => ({
+  id: 'sj_1',
+  ownerId: 'owner_a',
+  resellerStoreId: 'rst_1',
+  createdAt: '2026-11-21T04:00:00.000Z',
+  status,
+  generation: 4,
+});
+const moves = Object.keys(MOVES).filter((m) => m !== 'create') as MoveName[];
+const at = '2026-11-21T05:00:00.000Z';
+
+describe('the sync job state machine (as data)', () => {
+  it('moves from and to known states only, and never out of a final state but by a manual retry', () => {
+    for (const [name, rule] of Object.entries(MOVES)) {
+      expect(SYNC_JOB_STATUSES).toContain(rule.to);
+      for (const from of rule.from) expect(SYNC_JOB_STATUSES).toContain(from);
+      const fromFinal = (rule.from as readonly SyncJobStatus[]).filter((s) => s === 'completed' || s === 'dead');
+      if (fromFinal.length) expect([name, fromFinal]).toEqual(['retry', ['dead']]);
+    }
+  });
+
+  it('lets every open state reach an end: completed, or dead', () => {
+    for (const status of OPEN_STATUSES) {
+      const ends = Object.values(MOVES)
+        .filter((rule) => (rule.from as readonly string[]).includes(status))
+        .map((rule) => rule.to);
+      expect(ends).toEqual(expect.arrayContaining(['completed', 'dead']));
+    }
+  });
+
+  it('gives a new generation to exactly the moves that send a fresh message', () => {
+    const sending = Object.entries(MOVES)
+      .filter(([, rule]) => rule.newMessage)
+      .map(([name]) => name);
+    expect(sending.sort()).toEqual(['create', 'defer', 'resend', 'retry']);
+  });
+
+  it('has a creation that starts pending, from nothing', () => {
+    expect(MOVES.create).toMatchObject({ from: [], to: 'pending' });
+  });
+
+  it('can claim a job that is pending, processing (its worker died) or failed, and nothing else', () => {
+    expect([...MOVES.claim.from].sort()).toEqual(['failed', 'pending', 'processing']);
+    expect(MOVES.claim.to).toBe('processing');
+  });
+
+  it('lets only a manual retry take a failed or dead job back to pending', () => {
+    expect(MOVES.retry).toMatchObject({ from: ['failed', 'dead'], to: 'pending' });
+  });
+});
+
+describe('moveUpdate: every conditional update of a job', () => {
+  it('conditions on the generation held and the status read, and sets the target status and updatedAt', () => {
+    const update = moveUpdate({ move: 'fail', job: job('processing'), at, set: { errorMessage: 'down' } });
+    expect(update.Key).toEqual({ PK: 'SJ#sj_1', SK: 'SJ' });
+    expect(update.ConditionExpression).toBe('#generation = :expectedGeneration AND #status = :from');
+    expect(update.ExpressionAttributeValues).toMatchObject({
+      ':expectedGeneration': 4,
+      ':from': 'processing',
+      ':status': 'failed',
+      ':updatedAt': at,
+      ':errorMessage': 'down',
+    });
+    expect(update.generation).toBe(4);
+  });
+
+  it('takes the next generation for a move that sends a fresh message', () => {
+    const update = moveUpdate({ move: 'defer', job: job('processing'), at });
+    expect(update.generation).toBe(5);
+    expect(update.UpdateExpression).toContain('#generation = :generation');
+    expect(update.ExpressionAttributeValues[':generation']).toBe(5);
+  });
+
+  it('refuses a move from a state it does not start from', () => {
+    expect(() => moveUpdate({ move: 'complete', job: job('pending'), at })).toThrow(IllegalMoveError);
+    expect(() => moveUpdate({ move: 'retry', job: job('completed'), at })).toThrow(IllegalMoveError);
+  });
+
+  it('claims a job known only by its message from any of the claimable states, counting the attempt', () => {
+    const update = moveUpdate({ move: 'claim', job: { id: 'sj_1', generation: 2 }, at, add: { attempts: 1 } });
+    expect(update.ConditionExpression).toBe(
+      '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
+    );
+    expect(update.UpdateExpression).toContain('#attempts = if_not_exists(#attempts, :zero) + :add_attempts');
+    expect(update.UpdateExpression).not.toContain('GSI');
+  });
+
+  it('refuses to move a job known only by its message where the index keys may change', () => {
+    // A retry puts a dead job back among the open jobs, but not a failed one (it is there already).
+    expect(() => moveUpdate({ move: 'retry', job: { id: 'sj_1', generation: 2 }, at })).toThrow(IllegalMoveError);
+  });
+
+  it.each(moves)('builds %s from every state it starts from', (name) => {
+    for (const from of MOVES[name].from) expect(() => moveUpdate({ move: name, job: job(from), at })).not.toThrow();
+  });
+});
+
+describe('indexChanges: the open jobs of GSI3', () => {
+  it('puts a new job among the open jobs of its owner’s shard', () => {
+    expect(indexChanges({ ...job('pending'), status: null }, 'pending')).toEqual({
+      set: {
+        GSI3PK: inFlight.open.partition('owner_a'),
+        GSI3SK: 'owner_a#2026-11-21T04:00:00.000Z#sj_1',
+      },
+      remove: [],
+    });
+  });
+
+  it('changes no index key between open states (claims, failures, deferrals write nothing to the index)', () => {
+    for (const from of OPEN_STATUSES)
+      for (const to of OPEN_STATUSES) expect(indexChanges(job(from), to)).toEqual({ set: {}, remove: [] });
+  });
+
+  it('removes a job that ends, and puts back a dead job that is retried', () => {
+    expect(indexChanges(job('processing'), 'completed')).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
+    expect(indexChanges(job('failed'), 'dead')).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
+    expect(Object.keys(indexChanges(job('dead'), 'pending').set)).toEqual(['GSI3PK', 'GSI3SK']);
+  });
+
+  it('keeps one owner’s jobs in one shard, and spreads owners over every shard', () => {
+    expect(inFlight.open.partition('owner_a')).toBe(inFlight.open.partition('owner_a'));
+    const shards = new Set(Array.from({ length: 200 }, (_, i) => inFlight.open.partition(`owner_${i}`)));
+    expect(shards.size).toBe(IN_FLIGHT_SHARDS);
+    expect([...shards].sort()).toEqual(inFlight.open.allPartitions().sort());
+  });
+
+  it('keeps completed jobs with a fulfillment on its way apart from the open jobs', () => {
+    const { set } = propagationIndex(job('completed'), true);
+    expect(set.GSI3PK).toBe(inFlight.propagating.partition('owner_a'));
+    expect(set.GSI3PK).not.toBe(inFlight.open.partition('owner_a'));
+    expect(propagationIndex(job('completed'), false)).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
+  });
+});
