@@ -139,7 +139,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   const backoff = str('syncBackoffSeconds', '60,300,1800');
   const syncBackoffSeconds = backoff.split(',').map((step) => (/^\d+$/.test(step.trim()) ? Number(step) : NaN));
   if (!syncBackoffSeconds.every((step) => step <= 43_200))
-    throw new ConfigError(`context syncBackoffSeconds must be whole seconds up to 43200, comma separated, got ${backoff}`);
+    throw new ConfigError(`context syncBackoffSeconds must be seconds up to 43200, comma separated, got ${backoff}`);
 
   return {
     stage,
