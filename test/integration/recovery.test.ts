@@ -113,8 +113,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     await pastLease();
     await service.runtime.invoke('SyncReconciler');
 
-    const done = await jobReaches(id, 'completed');
-    expect(done.attempts).toBe(1);
+    await jobReaches(id, 'completed');
     expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
   });
 
