@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { NODE_OPTIONS } from '../lib/bundling.js';
 import { bundle, bytesByPackage, importChain, sdkClientsIn, type BuiltBundle } from './bundling.js';
-import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, table } from './common.js';
+import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, progress, step, table } from './common.js';
 import { allFunctions, answeredWell, describeAnswer, firstEvent, type BenchFunction } from './functions.js';
 
 const TARGET_INIT = 1.2;
@@ -123,14 +123,17 @@ const cleanUp = async () => {
   if (!args.keep) rmSync(work, { recursive: true, force: true });
 };
 try {
+  const bundling = progress(`building ${functions.length * 2} bundles (function and baseline)`, functions.length * 2);
   for (const fn of functions) {
     const [fnBundle, baseBundle] = await Promise.all([
       bundle(fn.entry, join(work, fn.name)),
       bundle({ contents: baselineSource(fn) }, join(work, `${fn.name}.baseline`)),
     ]);
     built.set(fn.name, { fn: fnBundle, base: baseBundle });
+    bundling.at(built.size * 2);
   }
   // 2. One local runtime for every child process.
+  step('starting the local runtime');
   const before = { ...process.env };
   runtime = await startLocalRuntime({
     port: 0,
@@ -196,20 +199,27 @@ const coldStart = async (name: string, file: string, event: unknown): Promise<Sa
 try {
   // DynamoDB Local is a JVM: its first requests are slow to answer, whoever sends them. One
   // discarded round of baselines warms it, so the first function measured is not penalised.
-  for (const fn of functions) await coldStart(`${fn.name}.warmup`, built.get(fn.name)!.base.file, firstEvent(fn, -1));
+  const warming = progress('warming DynamoDB Local with one baseline per function', functions.length);
+  for (const fn of functions) {
+    await coldStart(`${fn.name}.warmup`, built.get(fn.name)!.base.file, firstEvent(fn, -1));
+    warming.tick();
+  }
 
   const rows: (string | number)[][] = [];
   const misses: { fn: BenchFunction; size: boolean; init: boolean; extraRoundTripsMs: number }[] = [];
   const failures: string[] = [];
   let passes = 0;
   let measured = 0;
+  const starts = progress('cold starts (function and baseline, alternating)', functions.length * runs * 2);
   for (const fn of functions) {
     const { fn: fnBundle, base } = built.get(fn.name)!;
     const fnSamples: Sample[] = [];
     const baseSamples: Sample[] = [];
     for (let run = 0; run < runs; run++) {
       baseSamples.push(await coldStart(`${fn.name}.baseline`, base.file, firstEvent(fn, run)));
+      starts.tick(fn.name);
       fnSamples.push(await coldStart(fn.name, fnBundle.file, firstEvent(fn, run)));
+      starts.tick(fn.name);
     }
     const placeholder = fnBundle.bytes < PLACEHOLDER_BYTES;
     const bad = fnSamples.find((s) => !s.ok || !answeredWell(fn, s.result));

@@ -175,3 +175,40 @@ export const readJobs = async (apiUrl: string, wanted: Set<string>, options: { m
 };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How often at most a long phase reports how far it got. */
+const PROGRESS_EVERY_MS = 3000;
+
+/**
+ * Progress of a long phase on stderr (`sending orders… 250/500`): a line when it starts, then at
+ * most one every few seconds, and one when it is complete. The figures go to stdout, so
+ * `npm run bench:… > report.txt` keeps only them.
+ */
+export const progress = (label: string, total: number, initial = 0, everyMs = PROGRESS_EVERY_MS) => {
+  let done = initial;
+  let printedAt = 0;
+  let finished = false;
+  const print = (note?: string) => {
+    printedAt = Date.now();
+    process.stderr.write(`${label}… ${done}/${total}${note ? `, ${note}` : ''}\n`);
+  };
+  print();
+  return {
+    /** `value` done so far (a count that only grows); `note` adds what else is worth knowing. */
+    at(value: number, note?: string) {
+      done = value;
+      if (finished) return;
+      if (done >= total) {
+        finished = true;
+        print(note);
+      } else if (Date.now() - printedAt >= everyMs) print(note);
+    },
+    /** One more done. */
+    tick(note?: string) {
+      this.at(done + 1, note);
+    },
+  };
+};
+
+/** A one-off step that takes a while, said before it starts. */
+export const step = (what: string) => process.stderr.write(`${what}…\n`);

@@ -28,8 +28,10 @@ import {
   orderBody,
   ORDERS_WEBHOOK_PATH,
   positiveNumber,
+  progress,
   readJobs,
   sleep,
+  step,
   table,
   webhookHeaders,
 } from './common.js';
@@ -54,6 +56,7 @@ const memoryMb = (() => {
 })();
 
 const { meter, onInvoke, attachClients } = createMeter();
+step('starting the local runtime');
 const runtime = await startLocalRuntime({
   port: 0,
   dataDir: ':memory:',
@@ -86,6 +89,7 @@ try {
   let webhookRequests = 0;
   meter.counting = true;
   const started = performance.now();
+  const sending = progress('sending orders', orders);
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
@@ -100,6 +104,7 @@ try {
         if (res.status !== 200 || receipt.syncJobIds?.length !== 1)
           refused.push(`${res.status} ${JSON.stringify(receipt)}`);
         for (const id of receipt.syncJobIds ?? []) jobIds.add(id);
+        sending.tick();
       }
     }),
   );
@@ -114,8 +119,10 @@ try {
   const deadline = Date.now() + timeoutMs;
   let notCompleted = [...jobIds];
   let invocationsWhilePaused = 0;
+  const settling = progress('waiting for the worker to handle every job', jobIds.size);
   for (;;) {
     const handled = meter.usage.invocations.get('SyncWorker')?.records ?? 0;
+    settling.at(Math.min(handled, jobIds.size), `${fixed((performance.now() - started) / 1000)} s`);
     if (handled >= jobIds.size && Date.now() - lastPipelineInvoke() > 750 && (await simOrders()) >= jobIds.size) {
       const before = lastPipelineInvoke();
       meter.counting = false;

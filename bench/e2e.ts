@@ -31,7 +31,9 @@ import {
   ORDERS_WEBHOOK_PATH,
   percentile,
   positiveNumber,
+  progress,
   sleep,
+  step,
   table,
   webhookHeaders,
   type JobView,
@@ -51,6 +53,7 @@ const connections = Math.round(positiveNumber('connections', args.connections, M
 const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
 const amount = Math.round(rate * duration);
 
+step('starting the local runtime');
 const runtime = await startLocalRuntime({
   port: 0,
   dataDir: ':memory:',
@@ -120,6 +123,7 @@ try {
   })();
 
   const started = Date.now();
+  const sending = progress(`sending orders at ${rate}/s`, amount);
   const instance = autocannon({
     url: runtime.apiUrl,
     connections,
@@ -140,6 +144,7 @@ try {
         },
         onResponse: (status: number, body: string, context: any) => {
           const orderId = context.orderId as number;
+          sending.tick(`${completedAfter.length} completed`);
           let receipt: { syncJobIds?: string[] } | undefined;
           try {
             receipt = JSON.parse(body);
@@ -166,8 +171,10 @@ try {
   loadRunning = false;
   await poller;
   const graceEnds = Date.now() + graceMs;
+  const waiting = progress('waiting for the last jobs to complete', accepted, accepted - outstanding.size);
   while (outstanding.size && Date.now() < graceEnds) {
     await poll();
+    waiting.at(accepted - outstanding.size);
     if (outstanding.size) await sleep(500);
   }
 

@@ -32,6 +32,9 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toMatch(/function\s+kind\s+answer\s+bundle KB\s+baseline KB\s+size ×\s+load ms/);
     expect(output).toContain('init ×');
     expect(output).toMatch(/Summary: \d+ of \d+ measured function\(s\) within both targets/);
+    // Progress of the long phases, on stderr.
+    expect(output).toMatch(/^building 8 bundles \(function and baseline\)… 8\/8$/m);
+    expect(output).toMatch(/^cold starts \(function and baseline, alternating\)… 8\/8, \w+$/m);
     expect(output).not.toContain('ERROR');
     expect(code).toBe(0);
   });
@@ -43,6 +46,7 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toContain('refused 0');
     expect(output).toMatch(/DynamoDB write request units\s+\d/);
     expect(output).toMatch(/Cost per million single-supplier orders: \$\d+\.\d\d/);
+    expect(output).toMatch(/^sending orders… 20\/20$/m);
     expect(code).toBe(0);
   });
 
@@ -54,6 +58,7 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toContain('lost 0');
     expect(output).toContain('duplicated 0');
     expect(output).toContain('refused 0');
+    expect(output).toMatch(/^sending orders at 10\/s… 30\/30, \d+ completed$/m);
     expect(code).toBe(0);
   });
 });
