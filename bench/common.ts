@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
+import { createApiClient, type Schemas, unwrap } from '../client/client.js';
 
 /** Helpers the three benchmarks share: flags, figures, tables, signed webhooks, API calls. */
 
@@ -54,7 +55,7 @@ export const fixed = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(
 export const sign = (secret: string, body: string) =>
   createHmac('sha256', secret).update(body, 'utf8').digest('base64');
 
-export const ORDERS_WEBHOOK_PATH = '/v1/orders/webhook';
+export const ORDERS_WEBHOOK_PATH = '/v1/orders/webhook' as const;
 
 /** An `orders/create` payload (CONTRACT.md §5) whose items all go to one supplier (`vendor`). */
 export const orderBody = (orderId: number, vendor: string) =>
@@ -78,25 +79,8 @@ export const webhookHeaders = (shopDomain: string, secret: string, body: string)
   'x-platform-topic': 'orders/create',
 });
 
-/** A small client of the local API authenticating as the bench owner. */
-export const apiClient = (apiUrl: string) => {
-  const request = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${apiUrl}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${BENCH_KEY}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
-  return {
-    get: (path: string) => request('GET', path),
-    post: (path: string, body: unknown) => request('POST', path, body),
-  };
-};
+/** The typed API client (client/client.ts), authenticating as the bench owner. */
+export const benchApi = (apiUrl: string) => createApiClient({ baseUrl: apiUrl, apiKey: BENCH_KEY });
 
 export interface BenchStores {
   resellerShopDomain: string;
@@ -107,45 +91,40 @@ export interface BenchStores {
 
 /** One reseller store and one supplier (source store) through the API, as an integrator sets them up. */
 export const createStores = async (apiUrl: string): Promise<BenchStores> => {
-  const api = apiClient(apiUrl);
+  const api = benchApi(apiUrl);
   const tag = Date.now().toString(36);
   const resellerSecret = `whsec_bench_reseller_${tag}`;
-  const reseller = await api.post('/v1/reseller_stores', {
-    name: 'Bench Reseller',
-    platform: 'storeplatform_a',
-    shopDomain: `bench-reseller-${tag}.myshopify.com`,
-    accessToken: `shpat_bench_reseller_${tag}`,
-    webhookSecret: resellerSecret,
-  });
-  if (reseller.status !== 201)
-    throw new Error(`creating the reseller store answered ${reseller.status}: ${JSON.stringify(reseller.body)}`);
+  const reseller = unwrap(
+    await api.POST('/v1/reseller_stores', {
+      body: {
+        name: 'Bench Reseller',
+        platform: 'storeplatform_a',
+        shopDomain: `bench-reseller-${tag}.myshopify.com`,
+        accessToken: `shpat_bench_reseller_${tag}`,
+        webhookSecret: resellerSecret,
+      },
+    }),
+  );
   const vendor = 'BenchSupplier';
-  const supplier = await api.post(`/v1/reseller_stores/${reseller.body.id}/source_stores`, {
-    name: 'Bench Supplier',
-    platform: 'storeplatform_a',
-    shopDomain: `bench-supplier-${tag}.myshopify.com`,
-    accessToken: `shpat_bench_supplier_${tag}`,
-    webhookSecret: `whsec_bench_supplier_${tag}`,
-    vendorTag: vendor,
-    pricingMode: 'percentage',
-    pricingConfig: { type: 'percentage', value: 30 },
-  });
-  if (supplier.status !== 201)
-    throw new Error(`creating the source store answered ${supplier.status}: ${JSON.stringify(supplier.body)}`);
-  return {
-    resellerShopDomain: reseller.body.shopDomain,
-    resellerSecret,
-    supplierShopDomain: supplier.body.shopDomain,
-    vendor,
-  };
+  const supplier = unwrap(
+    await api.POST('/v1/reseller_stores/{rst_id}/source_stores', {
+      params: { path: { rst_id: reseller.id } },
+      body: {
+        name: 'Bench Supplier',
+        platform: 'storeplatform_a',
+        shopDomain: `bench-supplier-${tag}.myshopify.com`,
+        accessToken: `shpat_bench_supplier_${tag}`,
+        webhookSecret: `whsec_bench_supplier_${tag}`,
+        vendorTag: vendor,
+        pricingMode: 'percentage',
+        pricingConfig: { type: 'percentage', value: 30 },
+      },
+    }),
+  );
+  return { resellerShopDomain: reseller.shopDomain, resellerSecret, supplierShopDomain: supplier.shopDomain, vendor };
 };
 
-export interface JobView {
-  id: string;
-  status: string;
-  createdAt: string;
-  completedAt: string | null;
-}
+export type JobView = Pick<Schemas['sync_job'], 'id' | 'status' | 'createdAt' | 'completedAt'>;
 
 /**
  * Reads the statuses of `wanted` jobs through the API: pages of `GET /v1/sync_jobs?limit=100`
@@ -153,23 +132,22 @@ export interface JobView {
  * unseen. Answers what it found; the caller decides what is still outstanding.
  */
 export const readJobs = async (apiUrl: string, wanted: Set<string>, options: { maxPages?: number } = {}) => {
-  const api = apiClient(apiUrl);
+  const api = benchApi(apiUrl);
   const found = new Map<string, JobView>();
   let cursor: string | undefined;
   let requests = 0;
   for (let page = 0; page < (options.maxPages ?? 50) && found.size < wanted.size; page++) {
-    const res = await api.get(`/v1/sync_jobs?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+    const list = unwrap(await api.GET('/v1/sync_jobs', { params: { query: { limit: 100, starting_after: cursor } } }));
     requests++;
-    if (res.status !== 200) throw new Error(`GET /v1/sync_jobs answered ${res.status}: ${JSON.stringify(res.body)}`);
-    for (const job of res.body.data as JobView[]) if (wanted.has(job.id)) found.set(job.id, job);
-    if (!res.body.has_more) break;
-    cursor = res.body.data.at(-1)?.id;
+    for (const job of list.data) if (wanted.has(job.id)) found.set(job.id, job);
+    if (!list.has_more) break;
+    cursor = list.data.at(-1)?.id;
   }
   for (const id of wanted) {
     if (found.has(id)) continue;
-    const res = await api.get(`/v1/sync_jobs/${id}`);
+    const { data } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } });
     requests++;
-    if (res.status === 200) found.set(id, res.body);
+    if (data) found.set(id, data);
   }
   return { jobs: found, requests };
 };

@@ -18,6 +18,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Node } from 'constructs';
 import { loadConfig } from '../lib/config.js';
+import { createApiClient } from '../client/client.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
@@ -33,7 +34,7 @@ import {
   sleep,
   step,
   table,
-  webhookHeaders,
+  sign,
 } from './common.js';
 import { createMeter } from './meter.js';
 import { PRICES } from './prices.js';
@@ -90,20 +91,27 @@ try {
   meter.counting = true;
   const started = performance.now();
   const sending = progress('sending orders', orders);
+  // The platform's side: no API key, a signature per body.
+  const platform = createApiClient({ baseUrl: runtime.apiUrl });
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
         const body = orderBody(firstId + next++, stores.vendor);
-        const res = await fetch(`${runtime.apiUrl}${ORDERS_WEBHOOK_PATH}`, {
-          method: 'POST',
-          headers: webhookHeaders(stores.resellerShopDomain, stores.resellerSecret, body),
-          body,
+        const { data, error, response } = await platform.POST(ORDERS_WEBHOOK_PATH, {
+          params: {
+            header: {
+              'X-Platform-Hmac-SHA256': sign(stores.resellerSecret, body),
+              'X-Platform-Shop-Domain': stores.resellerShopDomain,
+              'X-Platform-Topic': 'orders/create',
+            },
+          },
+          body: JSON.parse(body),
+          // The signature covers these very bytes.
+          bodySerializer: () => body,
         });
         webhookRequests++;
-        const receipt = (await res.json().catch(() => ({}))) as { syncJobIds?: string[] };
-        if (res.status !== 200 || receipt.syncJobIds?.length !== 1)
-          refused.push(`${res.status} ${JSON.stringify(receipt)}`);
-        for (const id of receipt.syncJobIds ?? []) jobIds.add(id);
+        if (data?.syncJobIds.length !== 1) refused.push(`${response.status} ${JSON.stringify(data ?? error)}`);
+        for (const id of data?.syncJobIds ?? []) jobIds.add(id);
         sending.tick();
       }
     }),

@@ -20,9 +20,10 @@
  * refused; a missed timing target is reported, not failed.
  */
 import autocannon from 'autocannon';
+import { unwrap } from '../client/client.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import {
-  apiClient,
+  benchApi,
   BENCH_API_KEYS,
   createStores,
   fixed,
@@ -64,7 +65,7 @@ const runtime = await startLocalRuntime({
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);
-  const api = apiClient(runtime.apiUrl);
+  const api = benchApi(runtime.apiUrl);
   console.log(
     `bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) ` +
       `over ${connections} connection(s), ${process.version}`,
@@ -89,21 +90,22 @@ try {
     let cursor: string | undefined;
     // Newest first, down to the oldest outstanding job (2 s of slack for clocks and queueing).
     for (let page = 0; page < 20; page++) {
-      const res = await api.get(`/v1/sync_jobs?limit=100${cursor ? `&starting_after=${cursor}` : ''}`);
+      const list = unwrap(
+        await api.GET('/v1/sync_jobs', { params: { query: { limit: 100, starting_after: cursor } } }),
+      );
       pollRequests++;
-      if (res.status !== 200) throw new Error(`GET /v1/sync_jobs answered ${res.status}`);
-      const jobs = res.body.data as JobView[];
+      const jobs = list.data;
       for (const job of jobs) seen.set(job.id, job);
-      if (!res.body.has_more || !jobs.length || Date.parse(jobs.at(-1)!.createdAt) < oldest - 2000) break;
+      if (!list.has_more || !jobs.length || Date.parse(jobs.at(-1)!.createdAt) < oldest - 2000) break;
       cursor = jobs.at(-1)!.id;
     }
     for (const [id, order] of outstanding) {
       let job = seen.get(id);
       if (!job && order.sentAt < Date.now() - 5000) {
         // Older than the pages read: ask for it alone.
-        const res = await api.get(`/v1/sync_jobs/${id}`);
+        const { data } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } });
         pollRequests++;
-        if (res.status === 200) job = res.body;
+        if (data) job = data;
       }
       if (job?.status === 'completed' && job.completedAt) {
         completedAfter.push(Date.parse(job.completedAt) - order.sentAt);
