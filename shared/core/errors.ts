@@ -61,14 +61,6 @@ export class ResourceMissingError extends ApiError {
   }
 }
 
-export class RouteNotFoundError extends ApiError {
-  readonly status = 404;
-  readonly code = 'resource_missing';
-  constructor(method: string, path: string) {
-    super(`Unrecognized request URL (${method} ${path}).`);
-  }
-}
-
 export class VendorTagConflictError extends ApiError {
   readonly status = 409;
   readonly code = 'vendor_tag_conflict';

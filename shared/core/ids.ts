@@ -18,7 +18,7 @@ const base32 = (bytes: Uint8Array, length: number) => {
   return out;
 };
 
-export type IdPrefix = 'rst' | 'sst' | 'sj' | 'aud' | 'req' | 'key' | 'ful';
+export type IdPrefix = 'rst' | 'sst' | 'sj' | 'aud' | 'req' | 'key';
 
 export const newId = (prefix: IdPrefix) => `${prefix}_${base32(randomBytes(16), 24)}`;
 

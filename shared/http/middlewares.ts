@@ -92,7 +92,7 @@ export const httpResponseMiddleware = (): Middleware => ({
 export const authenticateMiddleware = (): Middleware => ({
   before: function authenticate(request) {
     const auth = request.event.requestContext.authorizer?.lambda;
-    if (auth?.unavailable) throw new Error('the authorizer could not read the key store');
+    if (auth?.unavailable) throw new Error('the authorizer could not read the API keys');
     if (!auth?.ownerId) throw new UnauthorizedError();
     request.context.state.ownerId = auth.ownerId;
     request.context.state.keyId = auth.keyId;

@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 export interface AuthorizerContext {
   ownerId?: string;
   keyId?: string;
-  /** The key store could not be read. */
+  /** The API keys could not be read. */
   unavailable?: boolean;
 }
 

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 
 /**
  * The bearer-key authorizer (functions/authorizer.ts): it always allows the request and says in
- * its context who the caller is, nobody, or that the key store could not be read.
+ * its context who the caller is, nobody, or that the API keys could not be read.
  */
 
 Object.assign(process.env, {
