@@ -6,41 +6,29 @@ import type { Item } from './table.js';
  * never the value (it may be a secret's ciphertext).
  */
 export const attributes = (item: Item, entity: string) => {
-  const corrupt = (name: string, expected: string): never => {
-    throw new Error(`corrupt ${entity} item: ${name} is not ${expected}`);
+  /** The attribute when `ok` says it has the wanted type; a corrupt item otherwise. */
+  const read = <T>(name: string, ok: (value: unknown) => boolean): T => {
+    const value = item[name];
+    if (ok(value)) return value as T;
+    throw new Error(`corrupt ${entity} item: attribute ${name} is missing or of the wrong type`);
   };
+  const isString = (value: unknown) => typeof value === 'string';
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null;
+  const absent = (value: unknown) => value === undefined || value === null;
   return {
-    string: (name: string): string => {
-      const value = item[name];
-      return typeof value === 'string' ? value : corrupt(name, 'a string');
-    },
+    string: (name: string) => read<string>(name, isString),
     /** Null when absent: attributes written as null, or not written by older code. */
-    stringOrNull: (name: string): string | null => {
-      const value = item[name];
-      if (value === undefined || value === null) return null;
-      return typeof value === 'string' ? value : corrupt(name, 'a string or null');
-    },
-    number: (name: string): number => {
-      const value = item[name];
-      return typeof value === 'number' ? value : corrupt(name, 'a number');
-    },
+    stringOrNull: (name: string) => read<string | null>(name, (value) => absent(value) || isString(value)) ?? null,
+    number: (name: string) => read<number>(name, (value) => typeof value === 'number'),
     /** One of a fixed set of strings (a status, a platform). */
-    oneOf: <T extends string>(name: string, allowed: readonly T[]): T => {
-      const value = item[name];
-      return allowed.includes(value as T) ? (value as T) : corrupt(name, `one of ${allowed.join(', ')}`);
-    },
+    oneOf: <T extends string>(name: string, allowed: readonly T[]) =>
+      read<T>(name, (value) => allowed.includes(value as T)),
     /**
      * A map or list this service wrote itself (an order, a pricing config, tracking): checked to
      * be an object, its shape trusted to be what the record's own writer put there.
      */
-    object: <T extends object>(name: string): T => {
-      const value = item[name];
-      return typeof value === 'object' && value !== null ? (value as T) : corrupt(name, 'a map or a list');
-    },
-    optionalObject: <T extends object>(name: string): T | undefined => {
-      const value = item[name];
-      if (value === undefined || value === null) return undefined;
-      return typeof value === 'object' ? (value as T) : corrupt(name, 'a map or a list');
-    },
+    object: <T extends object>(name: string) => read<T>(name, isObject),
+    optionalObject: <T extends object>(name: string) =>
+      read<T | null>(name, (value) => absent(value) || isObject(value)) ?? undefined,
   };
 };
