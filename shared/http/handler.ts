@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import { ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import type { WebhookDelivery } from '../webhooks/verify.js';
 import {
@@ -12,7 +13,6 @@ import {
   readHeader,
   WEBHOOK_BODY_LIMIT,
 } from './middlewares.js';
-import { ValidationError } from '../core/errors.js';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResponse, HttpResult } from './types.js';
 
 export interface ApiRequest {
