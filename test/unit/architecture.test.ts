@@ -39,6 +39,7 @@ const USE_CASES = [
   'shared/audit-log',
   'shared/webhooks',
   'shared/api-keys',
+  'shared/idempotency',
 ];
 /** What use cases may know of the platforms: the port and the failure policy, never an adapter. */
 const PLATFORM_PORT = ['shared/platforms/port.ts', 'shared/platforms/failure.ts'];
