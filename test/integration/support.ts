@@ -1,11 +1,13 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+import { apiClient as client } from './api-client.js';
 
 /**
  * The harness every integration test file shares: the whole local service (DynamoDB Local, SQS
  * emulator, KMS stand-in, platform simulator, HTTP front) on free ports with an in-memory table,
- * two owners with fixed keys, a small fetch client per owner and a document client for seeding.
+ * two owners with fixed keys, a client per owner (the typed API client, every answer held to
+ * docs/openapi.json: ./api-client.ts) and a document client for seeding.
  */
 
 /** Fixed test keys, so a test can also send a key that looks right but belongs to nobody. */
@@ -49,38 +51,6 @@ export interface TestService {
   tableName: string;
   stop(): Promise<void>;
 }
-
-const client = (baseUrl: string, authorization: string | undefined): ApiClient => {
-  const request = async (method: string, path: string, body?: unknown, options: RequestOptions = {}) => {
-    const headers: Record<string, string> = {};
-    if (authorization) headers.authorization = authorization;
-    let payload: string | Buffer | undefined;
-    if (options.rawBody !== undefined) payload = options.rawBody;
-    else if (body !== undefined) {
-      payload = JSON.stringify(body);
-      headers['content-type'] = 'application/json';
-    }
-    Object.assign(headers, options.headers);
-    const res = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
-    const text = await res.text();
-    let parsed: unknown;
-    if (text) {
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-    }
-    return { status: res.status, headers: res.headers, body: parsed as any, text };
-  };
-  return {
-    request,
-    get: (path, options) => request('GET', path, undefined, options),
-    post: (path, body, options) => request('POST', path, body, options),
-    patch: (path, body, options) => request('PATCH', path, body, options),
-    delete: (path, options) => request('DELETE', path, undefined, options),
-  };
-};
 
 /**
  * Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`.
