@@ -8,7 +8,7 @@ import { BENCH_OWNER, orderBody, sign } from './common.js';
  * aimed at the local engines.
  */
 
-export type FunctionKind = 'api' | 'webhook' | 'authorizer' | 'consumer' | 'schedule';
+export type FunctionKind = 'api' | 'webhook' | 'fallback' | 'authorizer' | 'consumer' | 'schedule';
 
 export interface BenchFunction extends FunctionSpec {
   kind: FunctionKind;
@@ -16,6 +16,7 @@ export interface BenchFunction extends FunctionSpec {
 
 const kindOf = (fn: FunctionSpec): FunctionKind => {
   if (fn.route) return fn.route.auth === 'apiKey' ? 'api' : 'webhook';
+  if (fn.fallback) return 'fallback';
   if (fn.consumer) return fn.consumes ? 'consumer' : 'schedule';
   return 'authorizer';
 };
@@ -131,6 +132,17 @@ const webhookEvent = (route: RouteSpec) => {
   };
 };
 
+/** A request no route matches: the `$default` route's 404. */
+const fallbackEvent = () => ({
+  version: '2.0',
+  routeKey: '$default',
+  rawPath: '/v1/nothing_here',
+  rawQueryString: '',
+  headers: { host: 'bench.execute-api.us-east-1.amazonaws.com' },
+  requestContext: requestContext('GET', '/v1/nothing_here', '$default'),
+  isBase64Encoded: false,
+});
+
 const authorizerEvent = () => {
   const routeKey = 'GET /v1/sync_jobs';
   return {
@@ -200,6 +212,8 @@ export const firstEvent = (fn: BenchFunction, run: number): unknown => {
       return apiEvent(fn.route!, run);
     case 'webhook':
       return webhookEvent(fn.route!);
+    case 'fallback':
+      return fallbackEvent();
     case 'authorizer':
       return authorizerEvent();
     case 'consumer':
@@ -215,6 +229,8 @@ export const answeredWell = (fn: BenchFunction, result: any): boolean => {
     case 'api':
     case 'webhook':
       return typeof result?.statusCode === 'number' && result.statusCode < 500;
+    case 'fallback':
+      return result?.statusCode === 404;
     case 'authorizer':
       return result?.isAuthorized === true && !result.context?.unavailable;
     case 'consumer':
@@ -229,6 +245,7 @@ export const describeAnswer = (fn: BenchFunction, result: any): string => {
   switch (fn.kind) {
     case 'api':
     case 'webhook':
+    case 'fallback':
       return String(result?.statusCode);
     case 'authorizer':
       return result?.isAuthorized ? (result.context?.ownerId ? 'allow+owner' : 'allow') : 'deny';

@@ -1,5 +1,6 @@
 import {
   authorizer,
+  fallbackRoute,
   consumers,
   routes,
   type Access,
@@ -27,8 +28,10 @@ export interface FunctionSpec {
   description: string;
   /** The queue whose messages invoke it. */
   consumes?: QueueName;
-  /** The entry it came from: a route, a consumer, or neither for the authorizer. */
+  /** The entry it came from: a route, a consumer, or neither for the authorizer and the `$default` route. */
   route?: RouteSpec;
+  /** The `$default` route's function (lib/routes.ts `fallbackRoute`). */
+  fallback?: true;
   consumer?: ConsumerSpec;
 }
 
@@ -44,6 +47,14 @@ export const allFunctions = (): FunctionSpec[] => [
     description: `${route.method} ${route.path}`,
     route,
   })),
+  {
+    name: fallbackRoute.name,
+    entry: fallbackRoute.entry,
+    access: fallbackRoute.access,
+    timeoutSeconds: HTTP_ROUTE_TIMEOUT_SECONDS,
+    description: '$default route: 404 for an unknown route or method',
+    fallback: true as const,
+  },
   {
     name: authorizer.name,
     entry: authorizer.entry,

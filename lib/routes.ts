@@ -246,6 +246,17 @@ export const routes: RouteSpec[] = [
   },
 ];
 
+/**
+ * The HTTP API's `$default` route: every request no route above matches (an unknown path, or a
+ * known path with another method) gets the contract's 404 `resource_missing` with its request id,
+ * never API Gateway's own `{"message":"Not Found"}`. Locally the front invokes the same handler.
+ */
+export const fallbackRoute = {
+  name: 'NotFound',
+  entry: 'functions/not-found.ts',
+  access: {} satisfies Access,
+};
+
 /** The bearer-key authorizer in front of every `apiKey` route. */
 export const authorizer = {
   name: 'Authorizer',

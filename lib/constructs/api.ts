@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
-import { authorizer, routes } from '../routes.js';
+import { authorizer, fallbackRoute, routes } from '../routes.js';
 
 /** One JSON line per request in the access log. */
 const ACCESS_LOG_FORMAT = {
@@ -80,5 +80,16 @@ export const addApi = (
     });
     if (route.auth === 'webhook') acknowledge(httpRoute, 'AwsSolutions-APIG4', WEBHOOK_AUTHENTICATION);
   }
+
+  // `$default` catches every request no route matches, so API Gateway's own 404 body (no
+  // Request-Id, no standard headers) never reaches a client: the function answers the contract's.
+  const fallback = new apigw.HttpRoute(api, 'DefaultRoute', {
+    httpApi: api,
+    routeKey: apigw.HttpRouteKey.DEFAULT,
+    integration: new HttpLambdaIntegration(`${fallbackRoute.name}Integration`, functions.get(fallbackRoute.name)!, {
+      payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
+    }),
+  });
+  acknowledge(fallback, 'AwsSolutions-APIG4', 'The $default route only answers 404; it reads and returns nothing.');
   return { api, stage };
 };

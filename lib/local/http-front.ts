@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { newId } from '../../shared/core/ids.js';
+import { STANDARD_HEADERS } from '../../shared/http/middlewares.js';
 import type { HttpMethod, RouteSpec } from '../routes.js';
 import { lambdaContext, type LambdaHandler } from './lambda.js';
 
@@ -61,6 +63,8 @@ export const startHttpFront = async (options: {
   port: number;
   routes: FrontRoute[];
   authorizer: LambdaHandler;
+  /** The `$default` route's handler: whatever no route matches (lib/routes.ts `fallbackRoute`). */
+  fallback: LambdaHandler;
   /** Called with each (route name, ms) for benchmarks. */
   onInvoke?: (name: string, ms: number) => void;
 }): Promise<{ url: string; port: number; server: Server; stop(): Promise<void> }> => {
@@ -68,7 +72,7 @@ export const startHttpFront = async (options: {
 
   const server = createServer(async (req, res) => {
     const send = (status: number, headers: Record<string, string>, body?: string) => {
-      res.writeHead(status, headers);
+      res.writeHead(status, { ...headers, ...STANDARD_HEADERS });
       res.end(body);
     };
     try {
@@ -80,15 +84,20 @@ export const startHttpFront = async (options: {
         .find((m) => m.match);
       const requestId = newId('req');
       if (!found) {
-        const body = {
-          error: {
-            type: 'invalid_request_error',
-            code: 'resource_missing',
-            message: `Unrecognized request URL (${method} ${url.pathname}).`,
-          },
-          request_id: requestId,
+        // API Gateway sends what no route matches to the `$default` route, body unread.
+        const event = {
+          version: '2.0',
+          routeKey: '$default',
+          rawPath: url.pathname,
+          rawQueryString: url.search.slice(1),
         };
-        return send(404, { 'Content-Type': 'application/json', 'Request-Id': requestId }, JSON.stringify(body));
+        const context = { requestId, http: { method, path: url.pathname }, routeKey: '$default', stage: '$default' };
+        req.resume();
+        const result = await options.fallback(
+          { ...event, headers: joinHeaders(req), requestContext: context, isBase64Encoded: false },
+          lambdaContext('NotFound', 10),
+        );
+        return send(result.statusCode, result.headers ?? {}, result.body);
       }
       const raw = await readBody(req);
       if (raw === 'too_large')
@@ -162,6 +171,55 @@ export const startHttpFront = async (options: {
       console.error('local front: handler crashed', error);
       send(500, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Internal Server Error' }));
     }
+  });
+
+  // Node hands CONNECT to a 'connect' listener (without one it drops the connection) and a method
+  // its parser does not know to 'clientError': both get an answer in the contract's shape.
+  const answerRaw = (socket: Duplex, status: number, reason: string, body: string, requestId: string) => {
+    const head = [
+      `HTTP/1.1 ${status} ${reason}`,
+      'Content-Type: application/json',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      `Request-Id: ${requestId}`,
+      ...Object.entries(STANDARD_HEADERS).map(([name, value]) => `${name}: ${value}`),
+      'Connection: close',
+    ];
+    if (socket.writable) socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+  };
+  server.on('connect', async (req: IncomingMessage, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    try {
+      const requestId = newId('req');
+      const result = await options.fallback(
+        {
+          version: '2.0',
+          routeKey: '$default',
+          rawPath: req.url ?? '/',
+          rawQueryString: '',
+          headers: joinHeaders(req),
+          requestContext: { requestId, http: { method: 'CONNECT', path: req.url ?? '/' }, routeKey: '$default' },
+          isBase64Encoded: false,
+        },
+        lambdaContext('NotFound', 10),
+      );
+      answerRaw(socket, result.statusCode, 'Not Found', result.body ?? '', result.headers?.['Request-Id'] ?? requestId);
+    } catch {
+      socket.destroy();
+    }
+  });
+  server.on('clientError', (error: Error & { code?: string }, socket: Duplex) => {
+    socket.on('error', () => undefined);
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
+    const requestId = newId('req');
+    const body = JSON.stringify({
+      error: {
+        type: 'invalid_request_error',
+        code: 'validation_failed',
+        message: 'The request could not be read as HTTP/1.1 (an unknown method, or a malformed request line).',
+      },
+      request_id: requestId,
+    });
+    answerRaw(socket, 400, 'Bad Request', body, requestId);
   });
 
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));

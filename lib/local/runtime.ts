@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join, resolve } from 'node:path';
 import { functionEnvironment, type EnvironmentRefs } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { authorizer, consumers, routes, type QueueName } from '../routes.js';
+import { authorizer, consumers, fallbackRoute, routes, type QueueName } from '../routes.js';
 import { ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import { startHttpFront } from './http-front.js';
 import { startKmsEmulator } from './kms-emulator.js';
@@ -157,6 +157,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       port: options.port ?? 3000,
       routes: await Promise.all(routes.map(async (spec) => ({ spec, handler: await loadHandler(spec.entry) }))),
       authorizer: await loadHandler(authorizer.entry),
+      fallback: await loadHandler(fallbackRoute.entry),
       onInvoke: options.onInvoke,
     });
     stops.push(front.stop);

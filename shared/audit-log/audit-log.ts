@@ -1,4 +1,4 @@
-import { newId, now } from '../core/ids.js';
+import { isId, newId, now } from '../core/ids.js';
 import { keys, lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem, TABLE } from '../dynamo/table.js';
@@ -57,7 +57,7 @@ export const listAuditEntries = (
     limit,
     startingAfter,
     cursorItem: async (id) => {
-      const entry = id.startsWith('aud_') ? await getItem(keys.auditEntry(id), auditEntryFrom) : undefined;
+      const entry = isId('aud', id) ? await getItem(keys.auditEntry(id), auditEntryFrom) : undefined;
       return entry?.ownerId === ownerId ? entry : undefined;
     },
     filter: active.length ? (entry) => active.every((field) => entry[field] === filters[field]) : undefined,

@@ -1,6 +1,9 @@
 /** Domain errors, each carrying its contract code (CONTRACT.md §3); one middleware maps them to HTTP. */
 export type ErrorType = 'invalid_request_error' | 'authentication_error' | 'api_error';
 
+/** Client input quoted in a message, cut short: an error never echoes a 3,000-character id back whole. */
+const quoted = (value: string, max = 64) => (value.length > max ? `${value.slice(0, max)}…` : value);
+
 export abstract class ApiError extends Error {
   abstract readonly status: number;
   abstract readonly code: string;
@@ -57,7 +60,15 @@ export class ResourceMissingError extends ApiError {
   readonly status = 404;
   readonly code = 'resource_missing';
   constructor(kind: string, id: string, param = 'id') {
-    super(`No such ${kind}: '${id}'.`, param);
+    super(`No such ${kind}: '${quoted(id)}'.`, param);
+  }
+}
+
+export class RouteNotFoundError extends ApiError {
+  readonly status = 404;
+  readonly code = 'resource_missing';
+  constructor(method: string, path: string) {
+    super(`Unrecognized request URL (${quoted(method, 16)} ${quoted(path, 200)}).`);
   }
 }
 

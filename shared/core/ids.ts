@@ -20,14 +20,32 @@ const base32 = (bytes: Uint8Array, length: number) => {
 
 export type IdPrefix = 'rst' | 'sst' | 'sj' | 'aud' | 'req' | 'key';
 
-export const newId = (prefix: IdPrefix) => `${prefix}_${base32(randomBytes(16), 24)}`;
+const ID_LENGTH = 24;
+
+export const newId = (prefix: IdPrefix) => `${prefix}_${base32(randomBytes(16), ID_LENGTH)}`;
+
+const ID_SHAPE = new RegExp(`^[a-z]+_[${ALPHABET}]{${ID_LENGTH}}$`);
+
+/**
+ * Whether `value` can be an id of this kind (its prefix, then 24 characters of the alphabet),
+ * checked before any read: a value that cannot be an id is missing without a database call,
+ * and a hostile one (3,000 characters, say) never reaches a key (DynamoDB refuses keys over
+ * 2,048 bytes with an error, which would otherwise be a 500).
+ */
+export const isId = (prefix: IdPrefix, value: unknown): value is string =>
+  typeof value === 'string' && value.startsWith(`${prefix}_`) && ID_SHAPE.test(value);
+
+/** Whether `value` can be an id of any kind (a filter naming some resource). */
+export const isAnyId = (value: unknown): value is string => typeof value === 'string' && ID_SHAPE.test(value);
 
 /**
  * The sync job ids of one order are derived from (reseller store, order id, position), so the
  * first job of an order is also its dedup record: a redelivered webhook computes the same id and
  * its conditional put fails, whatever the routing looks like by then.
  */
-export const syncJobId = (resellerStoreId: string, externalOrderId: string, position: number) =>
-  `sj_${base32(createHash('sha256').update(`${resellerStoreId}\n${externalOrderId}\n${position}`).digest(), 24)}`;
+export const syncJobId = (resellerStoreId: string, externalOrderId: string, position: number) => {
+  const digest = createHash('sha256').update(`${resellerStoreId}\n${externalOrderId}\n${position}`).digest();
+  return `sj_${base32(digest, ID_LENGTH)}`;
+};
 
 export const now = () => new Date().toISOString();

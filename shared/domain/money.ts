@@ -1,3 +1,5 @@
+import { ISO_4217_EXPONENTS, MAX_EXPONENT, NO_MINOR_UNIT } from './currencies.js';
+
 /**
  * Money as the platform sends it: non-negative decimal strings ("13.00", "13", "0.5"),
  * computed in integer minor units of the currency's own exponent. No floating point
@@ -22,24 +24,36 @@ export interface Decimal {
   scale: number;
 }
 
-const DEFAULT_EXPONENT = 2;
-const exponents = new Map<string, number>();
-
-/** Minor-unit exponent of an ISO 4217 currency (USD 2, JPY 0, KWD 3); 2 when the runtime does not know the code. */
-export function currencyExponent(currency: string): number {
-  const code = String(currency).toUpperCase();
-  const cached = exponents.get(code);
-  if (cached !== undefined) return cached;
-  let exponent = DEFAULT_EXPONENT;
-  try {
-    const digits = new Intl.NumberFormat('en', { style: 'currency', currency: code }).resolvedOptions()
-      .maximumFractionDigits;
-    if (typeof digits === 'number' && Number.isInteger(digits) && digits >= 0 && digits <= 4) exponent = digits;
-  } catch {
-    // A code Intl rejects (RangeError) keeps the common exponent rather than failing the order.
+/**
+ * A currency whose prices the service cannot compute exactly: not in the ISO 4217 table, or one
+ * the standard gives no minor unit. Rounding to a guessed exponent would change the price, so a
+ * job in such a currency ends `dead` at once with this reason (it names the currency).
+ */
+export class UnknownCurrencyError extends Error {
+  override readonly name = 'UnknownCurrencyError';
+  constructor(readonly currency: string) {
+    const code = quote(currency);
+    super(
+      NO_MINOR_UNIT.has(currency)
+        ? `currency ${code} has no minor unit in ISO 4217, so its prices cannot be computed`
+        : `currency ${code} is not an ISO 4217 currency this service knows; its prices were not re-rounded`,
+    );
   }
-  exponents.set(code, exponent);
+}
+
+/** Minor-unit exponent of an ISO 4217 currency (USD 2, JPY 0, HUF 2, IQD 3, CLF 4), from the ISO table. */
+export function currencyExponent(currency: string): number {
+  const exponent = ISO_4217_EXPONENTS.get(currency);
+  if (exponent === undefined) throw new UnknownCurrencyError(currency);
   return exponent;
+}
+
+/** Decimal places a configured markup may have: the largest exponent of ISO 4217, so it is exact in every currency. */
+export const PRICING_DECIMALS = MAX_EXPONENT;
+
+/** The decimal places of a number as written in its shortest form (`5e-324` has 324, `0.1` has 1). */
+export function decimalPlaces(value: number): number {
+  return Number.isFinite(value) ? decimalFromNumber(Math.abs(value)).scale : Number.POSITIVE_INFINITY;
 }
 
 const DECIMAL = /^(\d+)(?:\.(\d+))?$/;

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { ValidationError } from '../core/errors.js';
+import { RouteNotFoundError, ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import type { WebhookDelivery } from '../webhooks/verify.js';
 import {
@@ -11,6 +11,7 @@ import {
   httpResponseMiddleware,
   jsonBodyMiddleware,
   readHeader,
+  STANDARD_HEADERS,
   WEBHOOK_BODY_LIMIT,
 } from './middlewares.js';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResponse, HttpResult } from './types.js';
@@ -58,35 +59,65 @@ const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): W
 type Lambda = (event: HttpEvent, context: HttpContext) => Promise<HttpResponse>;
 
 /**
+ * The last step of every HTTP function: the standard headers on whatever the chain answered,
+ * an early response of a middleware included (middy skips the `after` steps for those: an
+ * idempotent replay, for one).
+ */
+const withStandardHeaders =
+  (lambda: Lambda): Lambda =>
+  async (event, context) => {
+    const response = await lambda(event, context);
+    return { ...response, headers: { ...response.headers, ...STANDARD_HEADERS } };
+  };
+
+/**
  * A bearer-key route: request id, error mapping, owner from the authorizer, 64 KiB JSON body; then
  * the route's own middlewares (`Idempotency-Key` for POST and PATCH: shared/http/idempotent-handler.ts).
  */
 export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...own: HttpMiddleware[]): Lambda =>
-  middy<HttpEvent, HttpResult, Error, HttpContext>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(httpResponseMiddleware())
-    .use(authenticateMiddleware())
-    .use(bodyLimitMiddleware(API_BODY_LIMIT))
-    .use(jsonBodyMiddleware())
-    .use(own)
-    .handler((event, context) =>
-      fn({
-        event,
-        ownerId: context.state.ownerId!,
-        keyId: context.state.keyId,
-        requestId: context.state.requestId,
-        body: context.state.body,
-        path: (event.pathParameters ?? {}) as Record<string, string>,
-        query: (event.queryStringParameters ?? {}) as Record<string, string>,
-      }),
-    ) as unknown as Lambda;
+  withStandardHeaders(
+    middy<HttpEvent, HttpResult, Error, HttpContext>()
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use(httpResponseMiddleware())
+      .use(authenticateMiddleware())
+      .use(bodyLimitMiddleware(API_BODY_LIMIT))
+      .use(jsonBodyMiddleware())
+      .use(own)
+      .handler((event, context) =>
+        fn({
+          event,
+          ownerId: context.state.ownerId!,
+          keyId: context.state.keyId,
+          requestId: context.state.requestId,
+          body: context.state.body,
+          path: (event.pathParameters ?? {}) as Record<string, string>,
+          query: (event.queryStringParameters ?? {}) as Record<string, string>,
+        }),
+      ) as unknown as Lambda,
+  );
 
 /** A webhook route: no bearer key; the handler verifies the HMAC over the raw bytes itself. */
 export const webhookHandler = (fn: (request: WebhookRequest) => Promise<HttpResult>): Lambda =>
-  middy<HttpEvent, HttpResult, Error, HttpContext>()
-    .use(injectLambdaContext(logger, { resetKeys: true }))
-    .use(httpResponseMiddleware())
-    .use(bodyLimitMiddleware(WEBHOOK_BODY_LIMIT))
-    .handler((event, context) =>
-      fn(webhookRequest(event, context.state.requestId, context.state.rawBody)),
-    ) as unknown as Lambda;
+  withStandardHeaders(
+    middy<HttpEvent, HttpResult, Error, HttpContext>()
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use(httpResponseMiddleware())
+      .use(bodyLimitMiddleware(WEBHOOK_BODY_LIMIT))
+      .handler((event, context) =>
+        fn(webhookRequest(event, context.state.requestId, context.state.rawBody)),
+      ) as unknown as Lambda,
+  );
+
+/**
+ * The `$default` route: any method and path no route matches answers the contract's 404
+ * `resource_missing` with a request id, on AWS and locally alike (never API Gateway's own body).
+ */
+export const notFoundHandler = (): Lambda =>
+  withStandardHeaders(
+    middy<HttpEvent, HttpResult, Error, HttpContext>()
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use(httpResponseMiddleware())
+      .handler((event) => {
+        throw new RouteNotFoundError(event.requestContext?.http?.method ?? '?', event.rawPath ?? '/');
+      }) as unknown as Lambda,
+  );

@@ -19,6 +19,15 @@ const header = (event: HttpEvent, name: string) => {
 };
 export { header as readHeader };
 
+/**
+ * On every response of every function, errors and webhooks included (CONTRACT.md §3): answers are
+ * per request and per caller, so no cache may keep them, and a browser must not guess a type.
+ */
+export const STANDARD_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
 const json = (status: number, body: Record<string, unknown>, requestId: string): HttpResponse => ({
   statusCode: status,
   headers: { 'Content-Type': 'application/json', 'Request-Id': requestId },

@@ -1,6 +1,8 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../audit-log/record.js';
 import { config } from '../core/config.js';
+import { isAnyId, isId } from '../core/ids.js';
+import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
 import { PLATFORMS } from '../platforms/port.js';
 import { PRICING_MODES } from '../stores/records.js';
@@ -50,12 +52,18 @@ const Secret = v.pipe(
   requiredString(2048),
   v.metadata({ format: 'password', writeOnly: true, description: 'accepted on creation, never returned' }),
 );
+/**
+ * A markup figure: at most PRICING_DECIMALS decimal places (the largest ISO 4217 exponent), so
+ * every configured cost is an exact amount in any currency, and DynamoDB never sees a number it
+ * cannot store (`5e-324` underflows it).
+ */
 const nonNegative = (max: number) =>
   v.pipe(
     v.number('must be a number'),
     v.finite('must be finite'),
     v.minValue(0, 'must be at least 0'),
     v.maxValue(max, `must be at most ${max}`),
+    v.check((n) => decimalPlaces(n) <= PRICING_DECIMALS, `must have at most ${PRICING_DECIMALS} decimal places`),
   );
 
 export const PricingConfig = v.variant(
@@ -111,6 +119,14 @@ export const Limit = v.pipe(
   v.maxValue(100, 'must be an integer from 1 to 100'),
 );
 
+/** A filter naming a resource by id: a value that cannot be one is refused before any read. */
+const rstFilter = v.optional(
+  v.pipe(
+    v.string(),
+    v.check((s) => isId('rst', s), 'must be a reseller store id (rst_…)'),
+  ),
+);
+
 /** `limit` and `starting_after` (SPEC 8.1) plus a list's own filters; unknown parameters are refused. */
 const listQuery = <E extends v.ObjectEntries>(filters: E) =>
   strict({
@@ -128,7 +144,7 @@ const page = (query: { limit: number; starting_after?: string }) => ({
 export const ListSyncJobsQuery = v.pipe(
   listQuery({
     status: v.optional(v.picklist(SYNC_JOB_STATUSES, `must be one of ${SYNC_JOB_STATUSES.join(', ')}`)),
-    reseller_store_id: v.optional(v.string()),
+    reseller_store_id: rstFilter,
   }),
   v.transform((query) => ({
     ...page(query),
@@ -140,8 +156,13 @@ export const ListAuditLogQuery = v.pipe(
   listQuery({
     action: v.optional(v.picklist(AUDIT_ACTIONS, `must be one of ${AUDIT_ACTIONS.join(', ')}`)),
     resource_type: v.optional(v.picklist(AUDITED_RESOURCES, `must be ${AUDITED_RESOURCES.join(', ')}`)),
-    resource_id: v.optional(v.string()),
-    reseller_store_id: v.optional(v.string()),
+    resource_id: v.optional(
+      v.pipe(
+        v.string(),
+        v.check((s: string) => isAnyId(s), 'must be an id (sj_…)'),
+      ),
+    ),
+    reseller_store_id: rstFilter,
   }),
   v.transform((query) => ({
     ...page(query),

@@ -1,7 +1,7 @@
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
-import { newId, now } from '../core/ids.js';
+import { isId, newId, now } from '../core/ids.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
@@ -48,7 +48,7 @@ export const createResellerStore = async (
 
 /** The caller's reseller store, deleted or not, or undefined: another owner's is as missing as an unknown id. */
 const ownedResellerStore = async (owner: Owner, id: string) => {
-  const store = id.startsWith('rst_') ? await getItem(keys.resellerStore(id), resellerStoreFrom) : undefined;
+  const store = isId('rst', id) ? await getItem(keys.resellerStore(id), resellerStoreFrom) : undefined;
   return store?.ownerId === owner.ownerId ? store : undefined;
 };
 
@@ -73,6 +73,7 @@ export const listResellerStores = (owner: Owner, limit: number, startingAfter?: 
 const ownedAndActive = 'ownerId = :owner AND deletedAt = :null';
 
 export const renameResellerStore = async (owner: Owner, id: string, name: string | undefined) => {
+  if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
   try {
     const out = await dynamo.send(
       new UpdateCommand({
@@ -98,6 +99,7 @@ export const renameResellerStore = async (owner: Owner, id: string, name: string
 };
 
 export const deleteResellerStore = async (owner: Owner, id: string) => {
+  if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
   const at = now();
   try {
     // Dropping the GSI1 keys takes the store out of its list; its shop lookup stays, so webhooks

@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
-import { newId, now } from '../core/ids.js';
+import { isId, newId, now } from '../core/ids.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists } from '../dynamo/keys.js';
@@ -73,7 +73,8 @@ export const createSourceStore = async (
 
 /** A source store of the caller's reseller store, deleted or not, or undefined. */
 const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
-  const store = id.startsWith('sst_') ? await getItem(keys.sourceStore(id), sourceStoreFrom) : undefined;
+  if (!isId('rst', resellerStoreId) || !isId('sst', id)) return undefined;
+  const store = await getItem(keys.sourceStore(id), sourceStoreFrom);
   return store?.ownerId === owner.ownerId && store.resellerStoreId === resellerStoreId ? store : undefined;
 };
 

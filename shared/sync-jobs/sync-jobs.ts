@@ -2,7 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
 import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
-import { now, syncJobId } from '../core/ids.js';
+import { isId, now, syncJobId } from '../core/ids.js';
 import type { RoutedGroup } from '../domain/routing.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
@@ -96,7 +96,7 @@ export const loadJob = (id: string, consistent = false) => getItem(keys.syncJob(
 
 /** The caller's job, or undefined: another owner's is as missing as an unknown id. */
 const ownedSyncJob = async (ownerId: string, id: string) => {
-  const job = id.startsWith('sj_') ? await loadJob(id) : undefined;
+  const job = isId('sj', id) ? await loadJob(id) : undefined;
   return job?.ownerId === ownerId ? job : undefined;
 };
 

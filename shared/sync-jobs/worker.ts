@@ -3,7 +3,8 @@ import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { buildSupplierOrder } from '../domain/supplier-order.js';
+import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
+import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -35,16 +36,25 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
     await killJob(job, reason);
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, source);
-
+  let order: SupplierOrder;
   try {
-    const order = buildSupplierOrder({
+    order = buildSupplierOrder({
       resellerShopDomain: job.resellerShopDomain,
       externalOrderId: job.externalOrderId,
       order: job.order,
       lineItems: job.order.line_items,
       pricing: source.pricingConfig,
     });
+  } catch (error) {
+    // Prices that cannot be computed exactly (a currency outside ISO 4217's table) never heal.
+    if (!(error instanceof UnknownCurrencyError || error instanceof InvalidAmountError)) throw error;
+    await killJob(message, error.message, ['processing']);
+    logger.warn('order cannot be priced; job is dead', { jobId: job.id, reason: error.message });
+    return 'done';
+  }
+  const shop = await shopConnection(deps.cipher, source);
+
+  try {
     const { orderId } = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
     const completed = await completeJob(job, orderId);
     if (completed) await releaseKeptFulfillments(completed);

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { iamActionsFor } from '../../lib/access.js';
-import { authorizer, consumers, routes, type Access, type QueueName } from '../../lib/routes.js';
+import { authorizer, consumers, fallbackRoute, routes, type Access, type QueueName } from '../../lib/routes.js';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 import {
   actionsOf,
@@ -41,6 +41,7 @@ interface FunctionEntry {
 
 const allFunctions: FunctionEntry[] = [
   ...routes.map((r) => ({ name: r.name, access: r.access, kind: 'route' as const })),
+  { name: fallbackRoute.name, access: fallbackRoute.access, kind: 'route' },
   { name: authorizer.name, access: authorizer.access, kind: 'authorizer' },
   ...consumers.map((c) => ({
     name: c.name,
@@ -170,8 +171,8 @@ describe('stack', () => {
   });
 
   describe('HTTP API', () => {
-    it('has exactly one route per entry of routes.ts', () => {
-      dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length);
+    it('has exactly one route per entry of routes.ts, and the $default route', () => {
+      dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length + 1);
     });
 
     it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(
@@ -196,6 +197,17 @@ describe('stack', () => {
         }
       },
     );
+
+    it('sends every request no route matches to the $default route, answered by the NotFound function', () => {
+      const defaults = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Route')).filter(
+        (r: any) => r.Properties.RouteKey === '$default',
+      );
+      expect(defaults).toHaveLength(1);
+      const [route] = defaults as any[];
+      expect(route.Properties.AuthorizationType).toBe('NONE');
+      const integration = resourcesOf(dev)[route.Properties.Target['Fn::Join'][1][1].Ref];
+      expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(functionId(dev, fallbackRoute.name));
+    });
 
     it('calls the authorizer on every request: simple responses, no identity source, no cache', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::Authorizer', 1);

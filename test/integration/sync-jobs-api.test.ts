@@ -3,6 +3,14 @@ import { startService, type TestService } from './support.js';
 
 jest.setTimeout(60_000);
 
+/** An id of the service's shape (prefix, 24 characters of its alphabet) readable in failures. */
+const idOf = (prefix: string, name: string) => `${prefix}_${name.padEnd(24, '0')}`;
+const RST_ONE = idOf('rst', 'n1');
+const RST_TWO = idOf('rst', 'n2');
+const SJ_NEWER = idOf('sj', 'newer');
+const SJ_OLDER = idOf('sj', 'prev');
+const SJ_FOREIGN = idOf('sj', 'xtra');
+
 /** A job item as the service writes it; only the fields the list reads matter here. */
 const seedJob = (ownerId: string, id: string, createdAt: string, status: string, resellerStoreId: string) => ({
   PK: `SJ#${id}`,
@@ -16,7 +24,7 @@ const seedJob = (ownerId: string, id: string, createdAt: string, status: string,
   status,
   attempts: 1,
   generation: 1,
-  externalOrderId: id.replace('sj_', ''),
+  externalOrderId: id.replace('sj_', '').replace(/0+$/, ''),
   sourceOrderId: null,
   errorMessage: null,
   completedAt: null,
@@ -35,12 +43,12 @@ describe('GET /v1/sync_jobs', () => {
   beforeAll(async () => {
     service = await startService({ simulator: false });
     for (let i = 0; i < 40; i++) {
-      const id = `sj_same${String(i).padStart(3, '0')}`;
-      seeded.push(seedJob('owner_a', id, SAME, i % 4 === 0 ? 'dead' : 'completed', i % 2 ? 'rst_one' : 'rst_two'));
+      const id = idOf('sj', `same${String(i).padStart(3, '0')}`);
+      seeded.push(seedJob('owner_a', id, SAME, i % 4 === 0 ? 'dead' : 'completed', i % 2 ? RST_ONE : RST_TWO));
     }
-    seeded.push(seedJob('owner_a', 'sj_newer', '2026-11-20T11:00:00.000Z', 'pending', 'rst_one'));
-    seeded.push(seedJob('owner_a', 'sj_older', '2026-11-19T10:00:00.000Z', 'failed', 'rst_two'));
-    seeded.push(seedJob('owner_b', 'sj_foreign', SAME, 'completed', 'rst_b'));
+    seeded.push(seedJob('owner_a', SJ_NEWER, '2026-11-20T11:00:00.000Z', 'pending', RST_ONE));
+    seeded.push(seedJob('owner_a', SJ_OLDER, '2026-11-19T10:00:00.000Z', 'failed', RST_TWO));
+    seeded.push(seedJob('owner_b', SJ_FOREIGN, SAME, 'completed', idOf('rst', 'b')));
     for (let i = 0; i < seeded.length; i += 25) {
       await service.doc.send(
         new BatchWriteCommand({
@@ -76,21 +84,21 @@ describe('GET /v1/sync_jobs', () => {
     const ids = await walk('', 7);
     expect(ids).toEqual(expected(() => true));
     expect(new Set(ids).size).toBe(ids.length);
-    expect(ids).not.toContain('sj_foreign');
+    expect(ids).not.toContain(SJ_FOREIGN);
   });
 
   it('answers 20 jobs by default, each a sync_job carrying the request id', async () => {
     const res = await service.api('owner_a').get('/v1/sync_jobs');
     expect(res.body.data).toHaveLength(20);
     expect(res.body.has_more).toBe(true);
-    expect(res.body.data[0]).toMatchObject({ object: 'sync_job', id: 'sj_newer', request_id: res.body.request_id });
+    expect(res.body.data[0]).toMatchObject({ object: 'sync_job', id: SJ_NEWER, request_id: res.body.request_id });
   });
 
   it('filters by status and by reseller store, keeping the order and the cursor rules', async () => {
     expect(await walk('&status=dead', 3)).toEqual(expected((j) => j.status === 'dead'));
-    expect(await walk('&reseller_store_id=rst_one', 6)).toEqual(expected((j) => j.resellerStoreId === 'rst_one'));
-    expect(await walk('&status=completed&reseller_store_id=rst_two', 4)).toEqual(
-      expected((j) => j.status === 'completed' && j.resellerStoreId === 'rst_two'),
+    expect(await walk(`&reseller_store_id=${RST_ONE}`, 6)).toEqual(expected((j) => j.resellerStoreId === RST_ONE));
+    expect(await walk(`&status=completed&reseller_store_id=${RST_TWO}`, 4)).toEqual(
+      expected((j) => j.status === 'completed' && j.resellerStoreId === RST_TWO),
     );
   });
 
@@ -106,14 +114,14 @@ describe('GET /v1/sync_jobs', () => {
   });
 
   it('refuses a cursor of another owner with 400 invalid_cursor', async () => {
-    const res = await service.api('owner_a').get('/v1/sync_jobs?starting_after=sj_foreign');
+    const res = await service.api('owner_a').get(`/v1/sync_jobs?starting_after=${SJ_FOREIGN}`);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'invalid_cursor', param: 'starting_after' });
   });
 
   it('shows owner B only its own jobs', async () => {
     const res = await service.api('owner_b').get('/v1/sync_jobs');
-    expect(res.body.data.map((j: any) => j.id)).toEqual(['sj_foreign']);
+    expect(res.body.data.map((j: any) => j.id)).toEqual([SJ_FOREIGN]);
   });
 });
 

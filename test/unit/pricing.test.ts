@@ -1,4 +1,10 @@
-import { currencyExponent, formatMinorUnits, toMinorUnits } from '../../shared/domain/money.js';
+import {
+  currencyExponent,
+  decimalPlaces,
+  formatMinorUnits,
+  toMinorUnits,
+  UnknownCurrencyError,
+} from '../../shared/domain/money.js';
 import {
   InvalidAmountError,
   supplierShippingPrice,
@@ -22,7 +28,12 @@ describe('Money: currency exponents', () => {
     ['KRW', 0],
     ['BHD', 3],
     ['KWD', 3],
-    ['usd', 2],
+    ['HUF', 2],
+    ['IDR', 2],
+    ['PKR', 2],
+    ['COP', 2],
+    ['IQD', 3],
+    ['CLF', 4],
   ])('uses %s with %i decimals', (currency, exponent) => {
     // Act
     const result = currencyExponent(currency);
@@ -31,9 +42,13 @@ describe('Money: currency exponents', () => {
     expect(result).toBe(exponent);
   });
 
-  it('falls back to 2 decimals for a code the runtime rejects', () => {
-    expect(currencyExponent('US')).toBe(2);
-    expect(currencyExponent('')).toBe(2);
+  it.each(['US', '', 'usd', 'XYZ'])('refuses %j: a code outside ISO 4217 is never given a guessed exponent', (code) => {
+    expect(() => currencyExponent(code)).toThrow(UnknownCurrencyError);
+  });
+
+  it('refuses the codes ISO 4217 gives no minor unit (gold, SDR, testing), naming them', () => {
+    expect(() => currencyExponent('XAU')).toThrow(/XAU.*no minor unit/);
+    expect(() => currencyExponent('XTS')).toThrow(UnknownCurrencyError);
   });
 
   it('formats minor units with exactly the exponent decimals', () => {
@@ -325,5 +340,45 @@ describe('Supplier order: buildSupplierOrder', () => {
         pricing: percentage(30),
       }),
     ).toThrow(InvalidAmountError);
+  });
+});
+
+describe('Money: ISO 4217 exponents in prices (never re-rounded by Intl)', () => {
+  it.each([
+    ['HUF', '1990.50', '1990.50'],
+    ['IDR', '15000.25', '15000.25'],
+    ['PKR', '499.99', '499.99'],
+    ['COP', '12000.10', '12000.10'],
+    ['IQD', '1250.125', '1250.125'],
+    ['JPY', '1990', '1990'],
+    ['KWD', '3.250', '3.250'],
+    ['CLF', '0.0125', '0.0125'],
+  ])('keeps %s %s at %s with a markup of 0 (both modes)', (currency, price, expected) => {
+    expect(supplierUnitPrice(price, currency, percentage(0))).toBe(expected);
+    expect(supplierUnitPrice(price, currency, fieldRules(0, 0))).toBe(expected);
+    expect(supplierShippingPrice(price, currency, fieldRules(0, 0))).toBe(expected);
+  });
+
+  it('takes a markup off in the exponent of the currency (IQD: 3 decimals)', () => {
+    expect(supplierUnitPrice('13.000', 'IQD', percentage(30))).toBe('10.000');
+    expect(supplierUnitPrice('1.001', 'IQD', fieldRules(0.0005, 0))).toBe('1.000');
+  });
+
+  it('throws UnknownCurrencyError naming a currency outside the table, before any rounding', () => {
+    expect(() => supplierUnitPrice('1990.50', 'ZZZ', percentage(0))).toThrow(/'ZZZ'|"ZZZ"/);
+  });
+});
+
+describe('Money: decimal places of a configured markup', () => {
+  it.each([
+    [0, 0],
+    [30, 0],
+    [0.5, 1],
+    [12.3456, 4],
+    [5e-324, 324],
+    [1e-7, 7],
+    [0.1 + 0.2, 17],
+  ])('counts %d as %i decimal places', (value, places) => {
+    expect(decimalPlaces(value)).toBe(places);
   });
 });

@@ -112,9 +112,9 @@ const sourceBody = {
 };
 
 const resellerItem = (overrides: Record<string, unknown> = {}) => ({
-  PK: 'RST#rst_1',
+  PK: 'RST#rst_111111111111111111111111',
   SK: 'RST',
-  id: 'rst_1',
+  id: 'rst_111111111111111111111111',
   ownerId: 'owner_a',
   name: 'Reseller',
   platform: 'storeplatform_a',
@@ -128,11 +128,11 @@ const resellerItem = (overrides: Record<string, unknown> = {}) => ({
 });
 
 const sourceItem = (overrides: Record<string, unknown> = {}) => ({
-  PK: 'SST#sst_1',
+  PK: 'SST#sst_111111111111111111111111',
   SK: 'SST',
-  id: 'sst_1',
+  id: 'sst_111111111111111111111111',
   ownerId: 'owner_a',
-  resellerStoreId: 'rst_1',
+  resellerStoreId: 'rst_111111111111111111111111',
   name: 'Supplier',
   platform: 'storeplatform_b',
   shopDomain: 'supplier-one.myshopify.com',
@@ -275,10 +275,17 @@ describe('Function: get-reseller-store', () => {
     );
 
   it('reads the store by its key and answers it without secrets', async () => {
-    dynamo.on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } }).resolves({ Item: resellerItem() });
-    const res = await get('rst_1');
+    dynamo
+      .on(GetCommand, { Key: { PK: 'RST#rst_111111111111111111111111', SK: 'RST' } })
+      .resolves({ Item: resellerItem() });
+    const res = await get('rst_111111111111111111111111');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: 'rst_1', object: 'reseller_store', ownerId: 'owner_a', deletedAt: null });
+    expect(res.body).toMatchObject({
+      id: 'rst_111111111111111111111111',
+      object: 'reseller_store',
+      ownerId: 'owner_a',
+      deletedAt: null,
+    });
     expect(dynamo.commandCalls(GetCommand)[0].args[0].input.TableName).toBe('stores-table');
     expect(res.text).not.toMatch(/accessToken|webhookSecret|Y2lwaGVydGV4/);
     expect(res.text).not.toMatch(/"PK"|"GSI1PK"|updatedAt/);
@@ -286,7 +293,7 @@ describe('Function: get-reseller-store', () => {
 
   it("answers 404 resource_missing for another owner's store", async () => {
     dynamo.on(GetCommand).resolves({ Item: resellerItem({ ownerId: 'owner_b' }) });
-    const res = await get('rst_1');
+    const res = await get('rst_111111111111111111111111');
     expect(res.status).toBe(404);
     expect(res.body.error).toEqual({
       type: 'invalid_request_error',
@@ -304,7 +311,7 @@ describe('Function: get-reseller-store', () => {
 
   it('answers 500 internal_error, with nothing of the SDK message, when DynamoDB fails', async () => {
     dynamo.on(GetCommand).rejects(internalError());
-    expectInternalError(await get('rst_1'));
+    expectInternalError(await get('rst_111111111111111111111111'));
   });
 });
 
@@ -317,12 +324,12 @@ describe('Function: update-reseller-store', () => {
 
   it("renames only the caller's active store, in one conditional update", async () => {
     dynamo.on(UpdateCommand).resolves({ Attributes: resellerItem({ name: 'Renamed' }) });
-    const res = await patch('rst_1', { name: 'Renamed' });
+    const res = await patch('rst_111111111111111111111111', { name: 'Renamed' });
     expect(res.status).toBe(200);
     expect(res.body.name).toBe('Renamed');
 
     const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(update.Key).toEqual({ PK: 'RST#rst_1', SK: 'RST' });
+    expect(update.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'RST' });
     expect(update.ConditionExpression).toContain('ownerId = :owner');
     expect(update.ExpressionAttributeValues).toMatchObject({ ':owner': 'owner_a', ':name': 'Renamed' });
     expect(res.text).not.toMatch(/accessToken|webhookSecret/);
@@ -332,7 +339,7 @@ describe('Function: update-reseller-store', () => {
     dynamo
       .on(UpdateCommand)
       .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
-    const res = await patch('rst_1', { name: 'Renamed' }, 'owner_b');
+    const res = await patch('rst_111111111111111111111111', { name: 'Renamed' }, 'owner_b');
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
     expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
@@ -341,14 +348,14 @@ describe('Function: update-reseller-store', () => {
   });
 
   it('answers 400 for a field other than name, without calling DynamoDB', async () => {
-    const res = await patch('rst_1', { shopDomain: 'x.myshopify.com' });
+    const res = await patch('rst_111111111111111111111111', { shopDomain: 'x.myshopify.com' });
     expect(res.body.error).toMatchObject({ code: 'validation_failed', param: 'shopDomain' });
     expect(dynamo.calls()).toHaveLength(0);
   });
 
   it('answers 500 internal_error, with nothing of the SDK message, when DynamoDB fails', async () => {
     dynamo.on(UpdateCommand).rejects(internalError());
-    expectInternalError(await patch('rst_1', { name: 'x' }));
+    expectInternalError(await patch('rst_111111111111111111111111', { name: 'x' }));
   });
 });
 
@@ -361,12 +368,12 @@ describe('Function: delete-reseller-store', () => {
 
   it('soft-deletes with a condition on owner and deletedAt, and answers 204 without a body', async () => {
     dynamo.on(UpdateCommand).resolves({});
-    const res = await del('rst_1');
+    const res = await del('rst_111111111111111111111111');
     expect(res.status).toBe(204);
     expect(res.text).toBe('');
     expect(res.headers['Request-Id']).toMatch(/^req_/);
     const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(update.Key).toEqual({ PK: 'RST#rst_1', SK: 'RST' });
+    expect(update.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'RST' });
     expect(update.UpdateExpression).toMatch(/SET deletedAt = :at/);
     expect(update.UpdateExpression).toMatch(/REMOVE GSI1PK, GSI1SK/);
     expect(update.ExpressionAttributeValues).toMatchObject({ ':owner': 'owner_a', ':null': null });
@@ -376,14 +383,14 @@ describe('Function: delete-reseller-store', () => {
     dynamo
       .on(UpdateCommand)
       .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
-    const res = await del('rst_1');
+    const res = await del('rst_111111111111111111111111');
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('resource_missing');
   });
 });
 
 describe('Function: create-source-store', () => {
-  const create = (body: unknown = sourceBody, ownerId = 'owner_a', rstId = 'rst_1') =>
+  const create = (body: unknown = sourceBody, ownerId = 'owner_a', rstId = 'rst_111111111111111111111111') =>
     call(
       'create-source-store',
       event({
@@ -396,7 +403,9 @@ describe('Function: create-source-store', () => {
     );
 
   beforeEach(() => {
-    dynamo.on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } }).resolves({ Item: resellerItem() });
+    dynamo
+      .on(GetCommand, { Key: { PK: 'RST#rst_111111111111111111111111', SK: 'RST' } })
+      .resolves({ Item: resellerItem() });
   });
 
   it('encrypts both secrets with the source store id and field as encryption context', async () => {
@@ -427,14 +436,18 @@ describe('Function: create-source-store', () => {
     expect(store.Put!.Item).toMatchObject({
       PK: `SST#${res.body.id}`,
       SK: 'SST',
-      GSI1PK: 'RST#rst_1#SST',
+      GSI1PK: 'RST#rst_111111111111111111111111#SST',
       ownerId: 'owner_a',
-      resellerStoreId: 'rst_1',
+      resellerStoreId: 'rst_111111111111111111111111',
       accessToken: sealed('accessToken'),
       webhookSecret: sealed('webhookSecret'),
     });
     expect(store.Put!.ConditionExpression).toBe('attribute_not_exists(PK)');
-    expect(tag.Put!.Item).toMatchObject({ PK: 'RST#rst_1', SK: 'VENDOR#Acme', sourceStoreId: res.body.id });
+    expect(tag.Put!.Item).toMatchObject({
+      PK: 'RST#rst_111111111111111111111111',
+      SK: 'VENDOR#Acme',
+      sourceStoreId: res.body.id,
+    });
     expect(tag.Put!.ConditionExpression).toBe('attribute_not_exists(PK)');
     expect(JSON.stringify(tx)).not.toMatch(/shpat_source_plain|whsec_source_plain/);
     expect(res.text).not.toMatch(/accessToken|webhookSecret|sealed/);
@@ -473,7 +486,7 @@ describe('Function: create-source-store', () => {
 
   it('answers 404 (param rst_id) under a soft-deleted reseller store', async () => {
     dynamo
-      .on(GetCommand, { Key: { PK: 'RST#rst_1', SK: 'RST' } })
+      .on(GetCommand, { Key: { PK: 'RST#rst_111111111111111111111111', SK: 'RST' } })
       .resolves({ Item: resellerItem({ deletedAt: '2026-11-03T00:00:00.000Z' }) });
     const res = await create();
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'rst_id' });
@@ -507,13 +520,15 @@ describe('Function: get-source-store', () => {
     );
 
   it('answers the store without secrets', async () => {
-    dynamo.on(GetCommand, { Key: { PK: 'SST#sst_1', SK: 'SST' } }).resolves({ Item: sourceItem() });
-    const res = await get('rst_1', 'sst_1');
+    dynamo
+      .on(GetCommand, { Key: { PK: 'SST#sst_111111111111111111111111', SK: 'SST' } })
+      .resolves({ Item: sourceItem() });
+    const res = await get('rst_111111111111111111111111', 'sst_111111111111111111111111');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
-      id: 'sst_1',
+      id: 'sst_111111111111111111111111',
       object: 'source_store',
-      resellerStoreId: 'rst_1',
+      resellerStoreId: 'rst_111111111111111111111111',
       vendorTag: 'Acme',
       deletedAt: null,
     });
@@ -522,14 +537,14 @@ describe('Function: get-source-store', () => {
 
   it("answers 404 for another owner's store", async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem({ ownerId: 'owner_b' }) });
-    const res = await get('rst_1', 'sst_1');
+    const res = await get('rst_111111111111111111111111', 'sst_111111111111111111111111');
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
   });
 
   it('answers 404 for a store of another reseller store', async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem({ resellerStoreId: 'rst_2' }) });
-    expect((await get('rst_1', 'sst_1')).status).toBe(404);
+    expect((await get('rst_111111111111111111111111', 'sst_111111111111111111111111')).status).toBe(404);
   });
 });
 
@@ -548,33 +563,33 @@ describe('Function: delete-source-store', () => {
   it('soft-deletes the store and frees its tag in one transaction', async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem() });
     dynamo.on(TransactWriteCommand).resolves({});
-    const res = await del('rst_1', 'sst_1');
+    const res = await del('rst_111111111111111111111111', 'sst_111111111111111111111111');
     expect(res.status).toBe(204);
     const [tx] = dynamo.commandCalls(TransactWriteCommand).map((c) => c.args[0].input);
     const [update, tag] = tx.TransactItems!;
-    expect(update.Update!.Key).toEqual({ PK: 'SST#sst_1', SK: 'SST' });
+    expect(update.Update!.Key).toEqual({ PK: 'SST#sst_111111111111111111111111', SK: 'SST' });
     expect(update.Update!.UpdateExpression).toMatch(/SET deletedAt = :at/);
-    expect(tag.Delete!.Key).toEqual({ PK: 'RST#rst_1', SK: 'VENDOR#Acme' });
-    expect(tag.Delete!.ExpressionAttributeValues).toEqual({ ':id': 'sst_1' });
+    expect(tag.Delete!.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'VENDOR#Acme' });
+    expect(tag.Delete!.ExpressionAttributeValues).toEqual({ ':id': 'sst_111111111111111111111111' });
   });
 
   it("answers 404 for another owner's store without writing", async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem({ ownerId: 'owner_b' }) });
-    const res = await del('rst_1', 'sst_1');
+    const res = await del('rst_111111111111111111111111', 'sst_111111111111111111111111');
     expect(res.status).toBe(404);
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
   it('answers 404 for an already deleted store without writing', async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem({ deletedAt: '2026-11-03T00:00:00.000Z' }) });
-    expect((await del('rst_1', 'sst_1')).status).toBe(404);
+    expect((await del('rst_111111111111111111111111', 'sst_111111111111111111111111')).status).toBe(404);
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 
   it('answers 404 when a concurrent delete won the race', async () => {
     dynamo.on(GetCommand).resolves({ Item: sourceItem() });
     dynamo.on(TransactWriteCommand).rejects(canceled('ConditionalCheckFailed', 'None'));
-    expect((await del('rst_1', 'sst_1')).status).toBe(404);
+    expect((await del('rst_111111111111111111111111', 'sst_111111111111111111111111')).status).toBe(404);
   });
 });
 
