@@ -210,25 +210,32 @@ export interface webhooks {
         content: {
           'application/json': {
             id: number | string;
+            /** @description an ISO 4217 code */
             currency: string;
-            email?: string | null;
+            /** @description passed on to the supplier exactly as sent */
+            email?: unknown;
             line_items: {
-              title?: string | null;
-              sku?: string | null;
-              variant_id?: (string | number) | null;
               quantity: number;
+              /** @description a non-negative decimal string */
               price: string;
               vendor?: string | null;
+              /** @description passed on to the supplier exactly as sent */
+              title?: unknown;
+              /** @description passed on to the supplier exactly as sent */
+              sku?: unknown;
+              /** @description passed on to the supplier exactly as sent */
+              variant_id?: unknown;
             }[];
             shipping_lines?:
               | {
-                  title?: string | null;
+                  /** @description passed on to the supplier exactly as sent */
+                  title?: unknown;
+                  /** @description a non-negative decimal string */
                   price: string;
                 }[]
               | null;
-            shipping_address?: {
-              [key: string]: unknown;
-            } | null;
+            /** @description passed on to the supplier exactly as sent */
+            shipping_address?: unknown;
           };
         };
       };
@@ -426,12 +433,15 @@ export interface components {
     percentage_pricing_config: {
       /** @constant */
       type: 'percentage';
+      /** @description At most 4 decimal places (docs/hostile-input.md). */
       value: number;
     };
     field_rules_pricing_config: {
       /** @constant */
       type: 'field_rules';
+      /** @description At most 4 decimal places (docs/hostile-input.md). */
       productCost: number;
+      /** @description At most 4 decimal places (docs/hostile-input.md). */
       shippingCost: number;
     };
     /** @description A reseller store (SPEC 2.1). Its secrets are never returned. */
@@ -1689,25 +1699,32 @@ export interface operations {
       content: {
         'application/json': {
           id: number | string;
+          /** @description an ISO 4217 code */
           currency: string;
-          email?: string | null;
+          /** @description passed on to the supplier exactly as sent */
+          email?: unknown;
           line_items: {
-            title?: string | null;
-            sku?: string | null;
-            variant_id?: (string | number) | null;
             quantity: number;
+            /** @description a non-negative decimal string */
             price: string;
             vendor?: string | null;
+            /** @description passed on to the supplier exactly as sent */
+            title?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            sku?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            variant_id?: unknown;
           }[];
           shipping_lines?:
             | {
-                title?: string | null;
+                /** @description passed on to the supplier exactly as sent */
+                title?: unknown;
+                /** @description a non-negative decimal string */
                 price: string;
               }[]
             | null;
-          shipping_address?: {
-            [key: string]: unknown;
-          } | null;
+          /** @description passed on to the supplier exactly as sent */
+          shipping_address?: unknown;
         };
       };
     };

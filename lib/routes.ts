@@ -220,8 +220,9 @@ export const routes: RouteSpec[] = [
     entry: 'functions/orders-webhook.ts',
     auth: 'webhook',
     access: {
-      // Query: the reseller's vendor tags (its partition).
-      table: ['Query', 'GetItem', 'PutItem', 'TransactWriteItems'],
+      // Query: the reseller's vendor tags (its partition). BatchGetItem: a redelivery reads the
+      // order's jobs, to write any a crash left unwritten (shared/orders/order-jobs.ts).
+      table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'TransactWriteItems'],
       // The stores of the shop domain, with their webhook secrets.
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
@@ -273,7 +274,9 @@ export const consumers: ConsumerSpec[] = [
     access: {
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).
-      table: ['GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
+      // BatchGetItem and PutItem: the first job of an order written in chunks writes any job a crash
+      // left unwritten (shared/orders/order-jobs.ts completeOrderJobs).
+      table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       // SendMessage: a throttled job is deferred in a fresh, delayed message. ChangeMessageVisibility:

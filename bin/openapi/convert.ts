@@ -1,7 +1,8 @@
 import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
-import { Limit, PricingConfig, ShopDomain } from '../../shared/http/schemas.js';
+import { PRICING_DECIMALS } from '../../shared/domain/money.js';
+import { Limit, MarkupDecimals, PricingConfig, ShopDomain } from '../../shared/http/schemas.js';
 
 /**
  * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a
@@ -53,6 +54,8 @@ const conversion: ConversionConfig = {
     'wrapped' in valibotSchema && valibotSchema.wrapped === Limit ? limitSchema : undefined,
   overrideAction: ({ valibotAction, jsonSchema }) => {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
+    if (valibotAction === MarkupDecimals)
+      return { ...jsonSchema, description: `At most ${PRICING_DECIMALS} decimal places (docs/hostile-input.md).` };
     // CreateSourceStoreBody's "pricingConfig.type must equal pricingMode" (CONTRACT.md §7).
     if (valibotAction.type === 'partial_check')
       return { ...jsonSchema, description: 'For each `pricingMode`, `pricingConfig.type` equals it.' };

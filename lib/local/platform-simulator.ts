@@ -46,7 +46,7 @@ export interface PlatformSimulatorOptions {
 }
 
 const API = '/admin/api/2025-07';
-const MAX_BODY_BYTES = 1_000_000;
+const MAX_BODY_BYTES = 4_000_000;
 
 type Json = Record<string, unknown>;
 type Kind = 'order' | 'fulfillment';
@@ -116,7 +116,31 @@ const REST_NO_LINE_ITEMS = json(422, { errors: { line_items: ["can't be blank"] 
 
 const asObject = (v: unknown): Json | null =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null;
-const clone = <T>(v: T): T => structuredClone(v);
+/**
+ * JSON as a platform keeps it: every number exactly as sent (Node 24's reviver hands over its source
+ * text, and `JSON.rawJSON` writes it back), so a test sees the digits the service sent. Past the
+ * reviver's recursion limit (a few thousand levels) the plain parse keeps the simulator answering.
+ */
+const rawJSON = (JSON as unknown as { rawJSON: (text: string) => unknown }).rawJSON;
+const exactNumbers = (_key: string, value: unknown, context?: { source?: string }) =>
+  typeof value === 'number' && context?.source !== undefined && JSON.stringify(value) !== context.source
+    ? rawJSON(context.source)
+    : value;
+const parseExact = (text: string): unknown => {
+  try {
+    return JSON.parse(text, exactNumbers as (key: string, value: unknown) => unknown);
+  } catch (error) {
+    if (error instanceof RangeError) return JSON.parse(text);
+    throw error;
+  }
+};
+const clone = <T>(v: T): T => {
+  try {
+    return parseExact(JSON.stringify(v)) as T;
+  } catch {
+    return structuredClone(v);
+  }
+};
 const now = () => new Date().toISOString();
 const gid = (type: 'Order' | 'Fulfillment', id: number) => `gid://platform/${type}/${id}`;
 
@@ -430,7 +454,7 @@ async function routeCall(state: State, req: IncomingMessage, call: SimulatorCall
   if (route.method === 'POST') {
     const text = await readBody(req);
     try {
-      body = text.trim() === '' ? {} : JSON.parse(text);
+      body = text.trim() === '' ? {} : parseExact(text);
     } catch {
       return json(400, { errors: 'invalid JSON' });
     }
@@ -482,7 +506,13 @@ function simCall(state: State, method: string, pathname: string, query: URLSearc
 function send(res: ServerResponse, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
   res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
-  res.end(JSON.stringify(reply.body));
+  let text: string;
+  try {
+    text = JSON.stringify(reply.body);
+  } catch {
+    text = JSON.stringify({ errors: 'the simulator cannot write this order back (nested too deeply)' });
+  }
+  res.end(text);
 }
 
 async function handle(state: State, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -26,6 +26,11 @@ export const newId = (prefix: IdPrefix) => `${prefix}_${base32(randomBytes(16), 
 
 const ID_SHAPE = new RegExp(`^[a-z]+_[${ALPHABET}]{${ID_LENGTH}}$`);
 
+/** The shape of an id of one kind, as a pattern (for schemas and the OpenAPI document). */
+export const idPattern = (prefix: IdPrefix) => new RegExp(`^${prefix}_[${ALPHABET}]{${ID_LENGTH}}$`);
+/** The shape of an id of any kind. */
+export const ANY_ID_PATTERN = ID_SHAPE;
+
 /**
  * Whether `value` can be an id of this kind (its prefix, then 24 characters of the alphabet),
  * checked before any read: a value that cannot be an id is missing without a database call,

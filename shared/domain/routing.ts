@@ -1,25 +1,32 @@
 /** Which line items go to which source store (CONTRACT.md §5): `vendor` equals `vendorTag`, case-sensitively. */
 export interface RoutedGroup<T> {
   sourceStoreId: string;
+  /** The tag the group's items carry as `vendor`: how the worker finds them again in the stored order. */
+  vendorTag: string;
   lineItems: T[];
 }
 
 /**
- * Groups line items by the source store whose tag equals their vendor; items of no active store
- * stay with the reseller. Groups are ordered by source store id so that a redelivered order
+ * Groups line items by the vendor tag of an active source store; items of no active store stay
+ * with the reseller. Groups are ordered by source store id (then tag) so that a redelivered order
  * yields the same positions, and therefore the same job ids.
  */
 export const routeLineItems = <T extends { vendor?: string | null }>(
   lineItems: T[],
   storeByVendorTag: Map<string, string>,
 ): RoutedGroup<T>[] => {
-  const groups = new Map<string, T[]>();
+  const groups = new Map<string, RoutedGroup<T>>();
   for (const item of lineItems) {
-    const storeId = typeof item.vendor === 'string' ? storeByVendorTag.get(item.vendor) : undefined;
-    if (!storeId) continue;
-    groups.set(storeId, [...(groups.get(storeId) ?? []), item]);
+    const vendorTag = item.vendor;
+    const sourceStoreId = typeof vendorTag === 'string' ? storeByVendorTag.get(vendorTag) : undefined;
+    if (!sourceStoreId || typeof vendorTag !== 'string') continue;
+    const group = groups.get(vendorTag) ?? { sourceStoreId, vendorTag, lineItems: [] };
+    group.lineItems.push(item);
+    groups.set(vendorTag, group);
   }
-  return [...groups.entries()]
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([sourceStoreId, items]) => ({ sourceStoreId, lineItems: items }));
+  const order = (a: RoutedGroup<T>, b: RoutedGroup<T>) =>
+    compare(a.sourceStoreId, b.sourceStoreId) || compare(a.vendorTag, b.vendorTag);
+  return [...groups.values()].sort(order);
 };
+
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,63 +1,43 @@
 /** The order the service places on a supplier store for the items routed to it. */
+import type { JsonText } from './json-text.js';
 import { supplierShippingPrice, supplierUnitPrice, type PricingConfig } from './pricing.js';
+import type { ResellerLineItem, ResellerOrder } from './reseller-order.js';
 
 /**
  * The supplier order in the platforms' own body format (PLATFORM-API.md, the storeplatform_a body;
- * storeplatform_b's OrderInput and the custom push take the same fields): every adapter sends it as is.
+ * storeplatform_b's OrderInput and the custom push take the same fields): every adapter sends it as
+ * is, through `stringifyExact`. The values the service does not compute (`email`, `title`, `sku`,
+ * `variant_id`, `shipping_address`) are the reseller order's own text, written back verbatim: a
+ * 21-digit `variant_id` arrives with all its digits.
  */
 export interface SupplierOrder {
   source_identifier: string;
   currency: string;
-  email: string | null;
+  email: JsonText | string | null;
   line_items: OrderLineItem[];
   shipping_lines: ShippingLine[];
-  shipping_address: Record<string, unknown> | null;
+  shipping_address: JsonText | Record<string, unknown> | null;
   tags: 'reseller-order';
 }
 
 export interface OrderLineItem {
-  title: string;
-  sku: string | null;
-  variant_id: string | number | null;
+  title: JsonText | string;
+  sku: JsonText | string | null;
+  variant_id: JsonText | string | number | null;
   quantity: number;
   price: string;
   vendor: string;
 }
 
 export interface ShippingLine {
-  title: string;
+  title: JsonText | string;
   price: string;
-}
-
-/** A line item of the reseller's `orders/create` payload; fields not listed are ignored. */
-export interface ResellerLineItem {
-  title?: string | null;
-  sku?: string | null;
-  variant_id?: string | number | null;
-  quantity: number;
-  price: string;
-  vendor: string;
-}
-
-export interface ResellerShippingLine {
-  title?: string | null;
-  price: string;
-}
-
-/** The reseller's order as the webhook carried it (CONTRACT §5). */
-export interface ResellerOrder {
-  currency: string;
-  email?: string | null;
-  line_items: ResellerLineItem[];
-  shipping_lines?: ResellerShippingLine[] | null;
-  shipping_address?: object | null;
 }
 
 export interface BuildSupplierOrderInput {
   resellerShopDomain: string;
-  externalOrderId: string;
   order: ResellerOrder;
-  /** The subset of `order.line_items` routed to this supplier. */
+  /** The items of `order.lineItems` routed to this supplier. */
   lineItems: ResellerLineItem[];
   pricing: PricingConfig;
 }
@@ -66,30 +46,26 @@ export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrde
   const { order, pricing } = input;
   const currency = order.currency;
   return {
-    source_identifier: `${input.resellerShopDomain}:${input.externalOrderId}`,
+    source_identifier: `${input.resellerShopDomain}:${order.externalOrderId}`,
     currency,
-    email: order.email ?? null,
+    email: order.email,
     line_items: input.lineItems.map(
       (item): OrderLineItem => ({
         title: item.title ?? '',
-        sku: item.sku ?? null,
-        variant_id: item.variant_id ?? null,
+        sku: item.sku,
+        variant_id: item.variantId,
         quantity: item.quantity,
         price: supplierUnitPrice(item.price, currency, pricing),
-        vendor: item.vendor,
+        vendor: item.vendor ?? '',
       }),
     ),
-    shipping_lines: (order.shipping_lines ?? []).map(
+    shipping_lines: order.shippingLines.map(
       (line): ShippingLine => ({
         title: line.title ?? '',
         price: supplierShippingPrice(line.price, currency, pricing),
       }),
     ),
-    shipping_address: isRecord(order.shipping_address) ? { ...order.shipping_address } : null,
+    shipping_address: order.shippingAddress,
     tags: 'reseller-order',
   };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -8,6 +8,7 @@
  * | source store     | SST#<id>           | SST          | RST#<rst>#SST, ls     | SHOP#<domain>, SST#<id>     |
  * | vendor tag       | RST#<rst>          | VENDOR#<tag> |                       |                             |
  * | sync job         | SJ#<id>            | SJ           | OWNER#<owner>#SJ, ls  | SRCORDER#<sst>#<o>, SJ#<id> |
+ * | order body part  | SJ#<first job id>  | BODY#<n>     |                       |                             |
  * | audit entry      | AUD#<id>           | AUD          | OWNER#<owner>#AUD, ls |                             |
  * | kept fulfillment | FULORDER#<sst>#<o> | KEPT#<fid>   |                       |                             |
  * | idempotent req.  | IDEM#<sha256>      | IDEM         |                       |                             |
@@ -65,6 +66,7 @@ export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) =
   `FULORDER#${sourceStoreId}#${sourceOrderId}`;
 
 const VENDOR = 'VENDOR#';
+const BODY = 'BODY#';
 const KEPT = 'KEPT#';
 
 export const keys = {
@@ -78,6 +80,11 @@ export const keys = {
   /** Every vendor-tag item of a reseller store: one partition, one sort-key prefix. */
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: VENDOR }),
   syncJob: (id: string): Key => ({ PK: `SJ#${id}`, SK: 'SJ' }),
+  /**
+   * Part `n` of an order's compressed body, beside the order's first job (docs/hostile-input.md,
+   * "Storing an order"): written once with that job, never updated.
+   */
+  orderBodyPart: (firstJobId: string, n: number): Key => ({ PK: `SJ#${firstJobId}`, SK: `${BODY}${n}` }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),

@@ -2,6 +2,7 @@ import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { RouteNotFoundError, ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
+import { parseWithExactIntegers } from '../domain/json-text.js';
 import type { WebhookDelivery } from '../webhooks/verify.js';
 import {
   API_BODY_LIMIT,
@@ -32,7 +33,10 @@ export interface WebhookRequest {
   rawBody: Buffer;
   /** The delivery's `X-Platform-*` headers and raw body, as shared/webhooks/verify.ts reads them. */
   delivery: WebhookDelivery;
-  /** The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400). */
+  /**
+   * The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400).
+   * Integers past 2^53 come as their digits (strings), so ids are never rounded.
+   */
   json: () => unknown;
 }
 
@@ -49,7 +53,7 @@ const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): W
   json: () => {
     assertJsonContentType(event);
     try {
-      return JSON.parse(rawBody.toString('utf8'));
+      return parseWithExactIntegers(rawBody.toString('utf8'));
     } catch {
       throw new ValidationError('The webhook body is not valid JSON.');
     }

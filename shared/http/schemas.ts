@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../audit-log/record.js';
 import { config } from '../core/config.js';
-import { isAnyId, isId } from '../core/ids.js';
+import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
 import { PLATFORMS } from '../platforms/port.js';
@@ -57,13 +57,17 @@ const Secret = v.pipe(
  * every configured cost is an exact amount in any currency, and DynamoDB never sees a number it
  * cannot store (`5e-324` underflows it).
  */
+export const MarkupDecimals = v.check(
+  (n: number) => decimalPlaces(n) <= PRICING_DECIMALS,
+  `must have at most ${PRICING_DECIMALS} decimal places`,
+);
 const nonNegative = (max: number) =>
   v.pipe(
     v.number('must be a number'),
     v.finite('must be finite'),
     v.minValue(0, 'must be at least 0'),
     v.maxValue(max, `must be at most ${max}`),
-    v.check((n) => decimalPlaces(n) <= PRICING_DECIMALS, `must have at most ${PRICING_DECIMALS} decimal places`),
+    MarkupDecimals,
   );
 
 export const PricingConfig = v.variant(
@@ -120,12 +124,7 @@ export const Limit = v.pipe(
 );
 
 /** A filter naming a resource by id: a value that cannot be one is refused before any read. */
-const rstFilter = v.optional(
-  v.pipe(
-    v.string(),
-    v.check((s) => isId('rst', s), 'must be a reseller store id (rst_…)'),
-  ),
-);
+const rstFilter = v.optional(v.pipe(v.string(), v.regex(idPattern('rst'), 'must be a reseller store id (rst_…)')));
 
 /** `limit` and `starting_after` (SPEC 8.1) plus a list's own filters; unknown parameters are refused. */
 const listQuery = <E extends v.ObjectEntries>(filters: E) =>
@@ -156,12 +155,7 @@ export const ListAuditLogQuery = v.pipe(
   listQuery({
     action: v.optional(v.picklist(AUDIT_ACTIONS, `must be one of ${AUDIT_ACTIONS.join(', ')}`)),
     resource_type: v.optional(v.picklist(AUDITED_RESOURCES, `must be ${AUDITED_RESOURCES.join(', ')}`)),
-    resource_id: v.optional(
-      v.pipe(
-        v.string(),
-        v.check((s: string) => isAnyId(s), 'must be an id (sj_…)'),
-      ),
-    ),
+    resource_id: v.optional(v.pipe(v.string(), v.regex(ANY_ID_PATTERN, 'must be an id (sj_…)'))),
     reseller_store_id: rstFilter,
   }),
   v.transform((query) => ({

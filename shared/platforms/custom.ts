@@ -1,5 +1,6 @@
 /** custom: the supplier's own endpoint, which receives signed pushes (PLATFORM-API.md). */
 import { signBody } from '../domain/hmac.js';
+import { stringifyExact } from '../domain/json-text.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import { restFulfillment } from './storeplatform-a.js';
 import type { PlatformAdapter, ShopConnection } from './port.js';
@@ -8,7 +9,7 @@ const PLATFORM = 'custom';
 
 /** Serializes once and signs those exact bytes, so the receiver verifies what it reads. */
 async function signedPost(shop: ShopConnection, path: string, value: unknown, idempotencyKey: string) {
-  const rawBody = Buffer.from(JSON.stringify(value), 'utf8');
+  const rawBody = Buffer.from(stringifyExact(value), 'utf8');
   return callPlatform({
     platform: PLATFORM,
     shop,

@@ -1,4 +1,5 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
+import { stringifyExact } from '../domain/json-text.js';
 import { PlatformError, isRetryableStatus, reasonFromBody, redact } from './errors.js';
 import type { Platform, ShopConnection } from './port.js';
 
@@ -23,7 +24,7 @@ export interface PlatformCall {
   /** Path below the shop's base URL, starting with '/'. */
   path: string;
   headers?: Record<string, string>;
-  /** A value to send as JSON. */
+  /** A value to send as JSON; kept reseller values (`JsonText`) are written verbatim. */
   json?: unknown;
   /** Exact bytes to send instead of `json`, for a body that is signed. */
   rawBody?: Buffer;
@@ -39,7 +40,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
   const { platform, shop } = call;
   const secrets = [shop.accessToken, shop.webhookSecret];
   const timeoutMs = platformTimeoutMs();
-  const body = call.rawBody ?? (call.json === undefined ? undefined : Buffer.from(JSON.stringify(call.json), 'utf8'));
+  const body = call.rawBody ?? (call.json === undefined ? undefined : Buffer.from(stringifyExact(call.json), 'utf8'));
   const headers: Record<string, string> = { Accept: 'application/json', ...call.headers };
   if (body) headers['Content-Type'] = 'application/json';
 

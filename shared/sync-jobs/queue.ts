@@ -3,11 +3,13 @@ import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import type { JobMessage } from './message.js';
 
+/** Batches of ten in flight at once: an order with a hundred suppliers is enqueued in one round trip. */
+const BATCHES_IN_FLIGHT = 10;
+
 /** One message per job; SendMessageBatch takes ten at a time. Throws if any entry was refused. */
 export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
   const delay = sqsDelay(delaySeconds);
-  for (let i = 0; i < messages.length; i += 10) {
-    const chunk = messages.slice(i, i + 10);
+  const send = async (chunk: JobMessage[]) => {
     if (chunk.length === 1) {
       await sqs.send(
         new SendMessageCommand({
@@ -16,7 +18,7 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
           DelaySeconds: delay,
         }),
       );
-      continue;
+      return;
     }
     const out = await sqs.send(
       new SendMessageBatchCommand({
@@ -29,6 +31,11 @@ export const enqueueJobs = async (messages: JobMessage[], delaySeconds = 0) => {
       }),
     );
     if (out.Failed?.length) throw new Error(`${out.Failed.length} sync messages were not accepted`);
+  };
+  const chunks: JobMessage[][] = [];
+  for (let i = 0; i < messages.length; i += 10) chunks.push(messages.slice(i, i + 10));
+  for (let i = 0; i < chunks.length; i += BATCHES_IN_FLIGHT) {
+    await Promise.all(chunks.slice(i, i + BATCHES_IN_FLIGHT).map(send));
   }
 };
 

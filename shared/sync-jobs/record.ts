@@ -1,5 +1,5 @@
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
-import type { ResellerOrder } from '../domain/supplier-order.js';
+import { syncJobId } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
 import { keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
@@ -20,12 +20,21 @@ export interface SyncJob {
   /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
   resellerShopDomain: string;
   /**
-   * The reseller order, with only the line items routed to this job's supplier. Null for an item
-   * written without one (never by this service): the worker makes such a job dead.
+   * Where the reseller order is kept (shared/orders/stored-order.ts): its compressed raw body inline,
+   * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
+   * an item written without one (never by this service): the worker makes such a job dead.
    */
-  order: ResellerOrder | null;
+  order: StoredOrder | null;
+  /** The order's line items this job places: those whose `vendor` is this tag. Null (legacy items): all. */
+  vendorTag: string | null;
   /** On the first job of an order only: every job id of the order (the order's dedup record). */
   orderJobIds: string[] | null;
+  /**
+   * On the first job of an order written in several chunks only (more jobs than one transaction
+   * holds): each position's source store and vendor tag, compressed, so that a redelivery or the
+   * first job's worker can write the jobs a crash left unwritten exactly as planned.
+   */
+  orderRouting: Uint8Array | null;
   /** The supplier order's id, once placed. */
   sourceOrderId: string | null;
   errorMessage: string | null;
@@ -44,6 +53,8 @@ export interface SyncJob {
    */
   waitUntil: string | null;
 }
+
+export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
 /**
  * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
@@ -65,8 +76,11 @@ export const syncJobItem = (job: SyncJob): Item => ({
   generation: job.generation,
   externalOrderId: job.externalOrderId,
   resellerShopDomain: job.resellerShopDomain,
-  order: job.order,
-  ...(job.orderJobIds ? { orderJobIds: job.orderJobIds } : {}),
+  ...storedOrderAttributes(job.order),
+  ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
+  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
+  ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
+  ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
   sourceOrderId: job.sourceOrderId,
   errorMessage: job.errorMessage,
   completedAt: job.completedAt,
@@ -91,8 +105,10 @@ export const syncJobFrom = (item: Item): SyncJob => {
     generation: read.number('generation'),
     externalOrderId: read.string('externalOrderId'),
     resellerShopDomain: read.stringOrNull('resellerShopDomain') ?? '',
-    order: read.optionalObject<ResellerOrder>('order') ?? null,
-    orderJobIds: read.optionalObject<string[]>('orderJobIds') ?? null,
+    order: storedOrderFrom(item),
+    vendorTag: read.stringOrNull('vendorTag'),
+    orderJobIds: orderJobIdsFrom(item),
+    orderRouting: item.orderRouting instanceof Uint8Array ? item.orderRouting : null,
     sourceOrderId: read.stringOrNull('sourceOrderId'),
     errorMessage: read.stringOrNull('errorMessage'),
     completedAt: read.stringOrNull('completedAt'),
@@ -108,3 +124,30 @@ export const syncJobFrom = (item: Item): SyncJob => {
 
 /** The job id an index entry (GSI2 carries `id`) names. */
 export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');
+
+const storedOrderAttributes = (order: StoredOrder | null): Item => {
+  if (!order) return {};
+  if ('body' in order) return { orderBody: order.body };
+  if ('parts' in order) return { orderBodyParts: order.parts };
+  return { order: order.legacy };
+};
+
+const storedOrderFrom = (item: Item): StoredOrder | null => {
+  const read = attributes(item, 'sync job');
+  if (item.orderBody instanceof Uint8Array) return { body: item.orderBody };
+  if (item.orderBodyParts !== undefined) return { parts: read.number('orderBodyParts') };
+  const legacy = read.optionalObject<Record<string, unknown>>('order');
+  return legacy ? { legacy } : null;
+};
+
+/** Every job id of the order, on its first job: derived from the count, or as older code listed them. */
+const orderJobIdsFrom = (item: Item): string[] | null => {
+  const read = attributes(item, 'sync job');
+  if (item.orderJobCount !== undefined) {
+    const [resellerStoreId, externalOrderId] = [read.string('resellerStoreId'), read.string('externalOrderId')];
+    return Array.from({ length: read.number('orderJobCount') }, (_, n) =>
+      syncJobId(resellerStoreId, externalOrderId, n),
+    );
+  }
+  return read.optionalObject<string[]>('orderJobIds') ?? null;
+};

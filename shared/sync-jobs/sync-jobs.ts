@@ -1,18 +1,16 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
 import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
-import { isId, now, syncJobId } from '../core/ids.js';
-import type { RoutedGroup } from '../domain/routing.js';
+import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import type { ResellerLineItem, ResellerOrder } from '../domain/supplier-order.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists, lookups } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import { getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { batchGet, getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import type { JobMessage } from './message.js';
-import { syncJobFrom, syncJobItem, type SyncJob } from './record.js';
-import { MOVES, moveUpdate, type MoveRequest } from './state-machine.js';
+import { syncJobFrom, type SyncJob } from './record.js';
+import { moveUpdate, type MoveRequest } from './state-machine.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): creation, reads, and the moves of state-machine.ts, each
@@ -21,73 +19,8 @@ import { MOVES, moveUpdate, type MoveRequest } from './state-machine.js';
 
 export type { JobMessage, SyncJob };
 
-// ---------- creation
-
-export interface NewOrder {
-  ownerId: string;
-  resellerStoreId: string;
-  resellerShopDomain: string;
-  externalOrderId: string;
-  /** The whole order; each job keeps the line items of its own group. */
-  order: ResellerOrder;
-  groups: RoutedGroup<ResellerLineItem>[];
-}
-
-/**
- * Writes one pending job per routed group, all or none. Job ids follow from (reseller store,
- * order id, position), so the first job doubles as the order's dedup record: a redelivery's put
- * fails its condition and the ids recorded on that job are answered instead, even if the
- * routing has changed since. Returns the jobs written, or the existing ids for a redelivery.
- */
-export const createJobsForOrder = async (
-  input: NewOrder,
-): Promise<{ created: boolean; jobIds: string[]; jobs: SyncJob[] }> => {
-  const createdAt = now();
-  const jobIds = input.groups.map((_, position) => syncJobId(input.resellerStoreId, input.externalOrderId, position));
-  const jobs: SyncJob[] = input.groups.map((group, position) => ({
-    id: jobIds[position],
-    ownerId: input.ownerId,
-    resellerStoreId: input.resellerStoreId,
-    sourceStoreId: group.sourceStoreId,
-    status: MOVES.create.to,
-    attempts: 0,
-    generation: 1,
-    externalOrderId: input.externalOrderId,
-    resellerShopDomain: input.resellerShopDomain,
-    order: { ...input.order, line_items: group.lineItems },
-    orderJobIds: position === 0 ? jobIds : null,
-    sourceOrderId: null,
-    errorMessage: null,
-    completedAt: null,
-    failedAt: null,
-    deadAt: null,
-    createdAt,
-    updatedAt: createdAt,
-    fulfillments: {},
-    resends: 0,
-    waitUntil: null,
-  }));
-
-  const condition = 'attribute_not_exists(PK)';
-  try {
-    if (jobs.length === 1) {
-      await dynamo.send(
-        new PutCommand({ TableName: TABLE(), Item: syncJobItem(jobs[0]), ConditionExpression: condition }),
-      );
-    } else {
-      await transactWrite(
-        jobs.map((job) => ({ Put: { TableName: TABLE(), Item: syncJobItem(job), ConditionExpression: condition } })),
-      );
-    }
-    return { created: true, jobIds, jobs };
-  } catch (error) {
-    if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
-    const first = await loadJob(jobIds[0], true);
-    // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
-    if (!first?.orderJobIds) throw error;
-    return { created: false, jobIds: first.orderJobIds, jobs: [] };
-  }
-};
+/** The jobs as they are now, in the order of `ids`; missing ones are skipped. */
+export const loadJobs = (ids: string[]) => batchGet(ids.map(keys.syncJob), syncJobFrom);
 
 /** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
 export const loadJob = (id: string, consistent = false) => getItem(keys.syncJob(id), syncJobFrom, consistent);

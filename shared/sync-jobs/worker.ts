@@ -3,9 +3,10 @@ import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
-import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
+import type { SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
+import { completeOrderJobs } from '../orders/order-jobs.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
@@ -31,25 +32,21 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
   }
 
   const source = await loadSourceStore(job.sourceStoreId);
-  if (!source || !job.order) {
-    const reason = source ? 'the job holds no order to place' : `source store ${job.sourceStoreId} no longer exists`;
-    await killJob(job, reason);
+  if (!source) {
+    await killJob(job, `source store ${job.sourceStoreId} no longer exists`);
     return 'done';
   }
+  // The first job of an order written in chunks completes what a crash may have left unwritten.
+  const siblings = await completeOrderJobs(job);
+  if (siblings.length) await enqueueJobs(siblings.map((sibling) => ({ jobId: sibling.id, generation: 1 })));
+
   let order: SupplierOrder;
   try {
-    order = buildSupplierOrder({
-      resellerShopDomain: job.resellerShopDomain,
-      externalOrderId: job.externalOrderId,
-      order: job.order,
-      lineItems: job.order.line_items,
-      pricing: source.pricingConfig,
-    });
+    order = await supplierOrderFor(job, job.resellerShopDomain, source.pricingConfig);
   } catch (error) {
-    // Prices that cannot be computed exactly (a currency outside ISO 4217's table) never heal.
-    if (!(error instanceof UnknownCurrencyError || error instanceof InvalidAmountError)) throw error;
-    await killJob(message, error.message, ['processing']);
-    logger.warn('order cannot be priced; job is dead', { jobId: job.id, reason: error.message });
+    if (!(error instanceof UnplaceableOrderError)) throw error;
+    await killJob(job, error.message);
+    logger.warn('order cannot be placed; job is dead', { jobId: job.id, reason: error.message });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);

@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
@@ -8,6 +9,7 @@ import {
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
+  BatchGetCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -108,7 +110,13 @@ describe('Function: orders-webhook', () => {
       const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
       expect(items.map((i) => i.Put!.Item!.sourceStoreId)).toEqual(['sst_a', 'sst_b']);
       expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
-      expect(items[0].Put!.Item!.orderJobIds).toEqual(ids);
+      // The dedup record: the job count (the ids follow from it), and the raw body, compressed, on each job.
+      expect(items[0].Put!.Item!.orderJobCount).toBe(2);
+      expect(items[1].Put!.Item!.orderJobCount).toBeUndefined();
+      for (const item of items) {
+        expect(brotliDecompressSync(item.Put!.Item!.orderBody as Uint8Array).toString('utf8')).toBe(body);
+      }
+      expect(items.map((i) => i.Put!.Item!.vendorTag)).toEqual(['Acme', 'Bolt']);
       expect(sqs.calls()).toHaveLength(1);
     },
   );
@@ -149,6 +157,7 @@ describe('Function: orders-webhook', () => {
       updatedAt: '2026-11-01T00:00:00.000Z',
     };
     dynamo.on(GetCommand).resolves({ Item: firstJob });
+    dynamo.on(BatchGetCommand).resolves({ Responses: { 'table-under-test': [firstJob, { ...firstJob, id: ids[1] }] } });
 
     const res = await call(
       event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
@@ -176,9 +185,10 @@ describe('routeLineItems', () => {
       tags,
     );
     expect(groups).toEqual([
-      { sourceStoreId: 'sst_a', lineItems: [{ vendor: 'Bolt', n: 3 }] },
+      { sourceStoreId: 'sst_a', vendorTag: 'Bolt', lineItems: [{ vendor: 'Bolt', n: 3 }] },
       {
         sourceStoreId: 'sst_b',
+        vendorTag: 'Acme',
         lineItems: [
           { vendor: 'Acme', n: 1 },
           { vendor: 'Acme', n: 5 },

@@ -11,6 +11,8 @@ import {
   supplierUnitPrice,
   type PricingConfig,
 } from '../../shared/domain/pricing.js';
+import { stringifyExact } from '../../shared/domain/json-text.js';
+import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 
 const percentage = (value: number): PricingConfig => ({ type: 'percentage', value });
@@ -240,7 +242,7 @@ describe('Pricing: malformed input', () => {
 });
 
 describe('Supplier order: buildSupplierOrder', () => {
-  const order = {
+  const raw = JSON.stringify({
     id: 5551234,
     currency: 'USD',
     email: 'a@example.com',
@@ -250,20 +252,27 @@ describe('Supplier order: buildSupplierOrder', () => {
     ],
     shipping_lines: [{ title: 'Standard', price: '5.00' }],
     shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+  });
+  const read = (text: string) => {
+    const reading = readResellerOrder(text);
+    if (!reading.ok) throw new Error(reading.message);
+    return reading.order;
   };
+  const order = read(raw);
+  /** What a platform adapter sends: the supplier order's JSON, kept values verbatim. */
+  const sent = (value: unknown) => JSON.parse(stringifyExact(value));
 
   it('builds the source order for the routed items with supplier prices (percentage)', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'reseller.myshopify.com',
-      externalOrderId: '5551234',
       order,
-      lineItems: [order.line_items[0]],
+      lineItems: [order.lineItems[0]],
       pricing: percentage(30),
     });
 
     // Assess
-    expect(result).toEqual({
+    expect(sent(result)).toEqual({
       source_identifier: 'reseller.myshopify.com:5551234',
       currency: 'USD',
       email: 'a@example.com',
@@ -278,35 +287,30 @@ describe('Supplier order: buildSupplierOrder', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'reseller.myshopify.com',
-      externalOrderId: '5551234',
       order,
-      lineItems: order.line_items,
+      lineItems: order.lineItems,
       pricing: fieldRules(3, 2),
     });
 
     // Assess
     expect(result.line_items.map((item) => item.price)).toEqual(['10.00', '17.00']);
-    expect(result.shipping_lines).toEqual([{ title: 'Standard', price: '3.00' }]);
+    expect(sent(result.shipping_lines)).toEqual([{ title: 'Standard', price: '3.00' }]);
   });
 
   it('fills missing optional fields sensibly', () => {
     // Prepare
-    const bare = {
-      currency: 'JPY',
-      line_items: [{ quantity: 1, price: '1300', vendor: 'Acme' }],
-    };
+    const bare = read('{"id":"abc","currency":"JPY","line_items":[{"quantity":1,"price":"1300","vendor":"Acme"}]}');
 
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'r.myshopify.com',
-      externalOrderId: 'abc',
       order: bare,
-      lineItems: bare.line_items,
+      lineItems: bare.lineItems,
       pricing: percentage(30),
     });
 
     // Assess
-    expect(result).toEqual({
+    expect(sent(result)).toEqual({
       source_identifier: 'r.myshopify.com:abc',
       currency: 'JPY',
       email: null,
@@ -317,26 +321,43 @@ describe('Supplier order: buildSupplierOrder', () => {
     });
   });
 
-  it('does not share the shipping address object with the input', () => {
-    const result = buildSupplierOrder({
-      resellerShopDomain: 'r.myshopify.com',
-      externalOrderId: '1',
-      order,
-      lineItems: [],
-      pricing: percentage(30),
-    });
+  it('writes back every value it does not compute exactly as it came: digits, depth, empty keys', () => {
+    // Prepare
+    let deep = '"bottom"';
+    for (let i = 0; i < 40; i++) deep = `{"level${i}":${deep},"":1e400}`;
+    const text =
+      '{"id":9007199254740993,"currency":"USD","email":{"x":18446744073709551617},' +
+      '"line_items":[{"quantity":1,"price":"1.00","vendor":"Acme","variant_id":123456789012345678901,' +
+      `"sku":-0.0,"title":"T\\u00e9 \\ud83d\\ude00"}],"shipping_address":${deep}}`;
+    const exact = read(text);
 
-    expect(result.shipping_address).not.toBe(order.shipping_address);
-    expect(result.line_items).toEqual([]);
+    // Act
+    const body = stringifyExact(
+      buildSupplierOrder({
+        resellerShopDomain: 'r.myshopify.com',
+        order: exact,
+        lineItems: exact.lineItems,
+        pricing: percentage(0),
+      }),
+    );
+
+    // Assess
+    expect(exact.externalOrderId).toBe('9007199254740993');
+    expect(body).toContain('"source_identifier":"r.myshopify.com:9007199254740993"');
+    expect(body).toContain('"variant_id":123456789012345678901');
+    expect(body).toContain('"sku":-0.0');
+    expect(body).toContain('"email":{"x":18446744073709551617}');
+    expect(body).toContain(String.raw`"title":"T\u00e9 \ud83d\ude00"`);
+    expect(body).toContain(`"shipping_address":${deep}`);
+    expect(() => JSON.parse(body)).not.toThrow();
   });
 
   it('rejects a malformed line item price', () => {
     expect(() =>
       buildSupplierOrder({
         resellerShopDomain: 'r.myshopify.com',
-        externalOrderId: '1',
-        order: { currency: 'USD', line_items: [] },
-        lineItems: [{ quantity: 1, price: '-1', vendor: 'Acme' }],
+        order,
+        lineItems: [{ ...order.lineItems[0], price: '-1' }],
         pricing: percentage(30),
       }),
     ).toThrow(InvalidAmountError);

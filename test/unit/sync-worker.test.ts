@@ -1,3 +1,4 @@
+import { brotliCompressSync } from 'node:zlib';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
@@ -8,6 +9,7 @@ import { PlatformError } from '../../shared/platforms/errors.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { kms } from '../../shared/aws/kms.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { stringifyExact } from '../../shared/domain/json-text.js';
 
 const createOrder = jest.fn();
 
@@ -114,7 +116,8 @@ describe('sync worker: processSyncMessage', () => {
       webhookSecret: 'plain-webhookSecret',
     });
     expect(key).toBe('sj_1');
-    expect(order).toMatchObject({
+    // A job written by older code (its items as a DynamoDB map) is read the same way.
+    expect(JSON.parse(stringifyExact(order))).toMatchObject({
       source_identifier: 'reseller.myshopify.com:5551234',
       line_items: [expect.objectContaining({ sku: 'MUG-1', quantity: 2, price: '10.00' })],
       shipping_lines: [{ title: 'Standard', price: '5.00' }],
@@ -132,6 +135,55 @@ describe('sync worker: processSyncMessage', () => {
     expect(kmsMock.commandCalls(DecryptCommand)[0].args[0].input.EncryptionContext).toEqual({
       storeId: 'sst_1',
       field: 'accessToken',
+    });
+  });
+
+  it('places only its own items of an order kept as its compressed raw body, numbers exactly as sent', async () => {
+    const raw =
+      '{"id":9007199254740993,"currency":"HUF","line_items":[' +
+      '{"variant_id":123456789012345678901,"quantity":1,"price":"1990.50","vendor":"Acme"},' +
+      '{"variant_id":2,"quantity":1,"price":"5.00","vendor":"Other"}],"shipping_address":{"zip":12345678901234567890}}';
+    const stored = { ...job, order: undefined, externalOrderId: '9007199254740993', vendorTag: 'Acme' };
+    const withBody = { ...stored, orderBody: brotliCompressSync(Buffer.from(raw)) };
+    dynamo
+      .on(UpdateCommand)
+      .resolves({ Attributes: { ...withBody, status: 'completed' } })
+      .on(UpdateCommand, {
+        ConditionExpression: '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
+      })
+      .resolves({ Attributes: withBody });
+    dynamo.on(GetCommand).resolves({ Item: { ...sourceStore, pricingConfig: { type: 'percentage', value: 0 } } });
+    createOrder.mockResolvedValue({ orderId: '7001' });
+
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+
+    const text = stringifyExact(createOrder.mock.calls[0][1]);
+    expect(text).toContain('"source_identifier":"reseller.myshopify.com:9007199254740993"');
+    expect(text).toContain('"line_items":[{"title":"","sku":null,"variant_id":123456789012345678901,"quantity":1,');
+    expect(text).toContain('"price":"1990.50","vendor":"Acme"}]');
+    expect(text).toContain('"shipping_address":{"zip":12345678901234567890}');
+  });
+
+  it('makes a job in a currency outside ISO 4217 dead at once, naming it, without calling the platform', async () => {
+    const withBody = {
+      ...job,
+      order: undefined,
+      vendorTag: 'Acme',
+      orderBody: brotliCompressSync(
+        Buffer.from('{"id":1,"currency":"ZZZ","line_items":[{"quantity":1,"price":"1.00","vendor":"Acme"}]}'),
+      ),
+    };
+    claimSucceeds();
+    dynamo.on(UpdateCommand).resolves({ Attributes: withBody });
+    dynamo.on(TransactWriteCommand).resolves({});
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    expect(createOrder).not.toHaveBeenCalled();
+    const kill = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![0].Update!;
+    expect(kill.ExpressionAttributeValues).toMatchObject({
+      ':status': 'dead',
+      ':errorMessage': expect.stringMatching(/ZZZ/),
     });
   });
 

@@ -1,0 +1,173 @@
+/**
+ * The reseller's order as the platform's `orders/create` carries it (CONTRACT.md §5), read from the
+ * raw JSON text. Only the fields the service reads are checked; every other value is kept as the
+ * text it came as (`JsonText`), so numbers keep all their digits and any nesting passes through.
+ */
+import {
+  elementsOf,
+  JsonText,
+  kindOf,
+  membersOf,
+  parseDocument,
+  stringOf,
+  textOf,
+  wholeNumber,
+  type JsonSpan,
+} from './json-text.js';
+
+export interface ResellerLineItem {
+  /** Null when absent or null: such an item goes to no supplier. */
+  vendor: string | null;
+  /** A whole number from 1 to 1,000,000. */
+  quantity: number;
+  /** A non-negative decimal string. */
+  price: string;
+  /** Passed on as sent; null when absent. */
+  title: JsonText | null;
+  sku: JsonText | null;
+  variantId: JsonText | null;
+}
+
+export interface ResellerShippingLine {
+  title: JsonText | null;
+  price: string;
+}
+
+export interface ResellerOrder {
+  /** The order id's string form: a string as sent, a number as its exact digits. */
+  externalOrderId: string;
+  currency: string;
+  email: JsonText | null;
+  lineItems: ResellerLineItem[];
+  shippingLines: ResellerShippingLine[];
+  shippingAddress: JsonText | null;
+}
+
+/** Why a payload is refused: the contract's `param` (a dotted path) and what its value must be. */
+export interface OrderIssue {
+  param?: string;
+  message: string;
+}
+
+export type OrderReading = { ok: true; order: ResellerOrder } | ({ ok: false } & OrderIssue);
+
+export const MAX_QUANTITY = 1_000_000;
+/** The longest order id, as a string or as a number's digits. */
+export const MAX_ORDER_ID_LENGTH = 100;
+/** The longest price string: far past any real amount, short enough that exact arithmetic stays instant. */
+export const MAX_PRICE_LENGTH = 64;
+
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+class Refused extends Error {
+  constructor(
+    readonly param: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const refuse = (param: string | undefined, message: string): never => {
+  throw new Refused(param, message);
+};
+
+const kept = (span: JsonSpan | undefined) => (span ? new JsonText(textOf(span)) : null);
+
+const orderId = (span: JsonSpan | undefined): string => {
+  const rule = `must be a whole number ≥ 0 or a string of 1 to ${MAX_ORDER_ID_LENGTH} characters`;
+  if (!span) return refuse('id', `is required: it ${rule}`);
+  if (kindOf(span) === 'number') return wholeNumber(textOf(span), MAX_ORDER_ID_LENGTH) ?? refuse('id', rule);
+  if (kindOf(span) !== 'string') return refuse('id', rule);
+  const id = stringOf(span);
+  return id.length >= 1 && id.length <= MAX_ORDER_ID_LENGTH ? id : refuse('id', rule);
+};
+
+const price = (span: JsonSpan | undefined, param: string): string => {
+  const rule = `must be a non-negative decimal string of at most ${MAX_PRICE_LENGTH} characters, like "13.00"`;
+  if (!span || kindOf(span) !== 'string') return refuse(param, rule);
+  const value = stringOf(span);
+  return value.length <= MAX_PRICE_LENGTH && DECIMAL.test(value) ? value : refuse(param, rule);
+};
+
+const quantity = (span: JsonSpan | undefined, param: string): number => {
+  const rule = `must be a whole number from 1 to ${MAX_QUANTITY.toLocaleString('en-US')}`;
+  if (!span || kindOf(span) !== 'number') return refuse(param, rule);
+  const digits = wholeNumber(textOf(span), String(MAX_QUANTITY).length);
+  const value = digits === undefined ? 0 : Number(digits);
+  return value >= 1 && value <= MAX_QUANTITY ? value : refuse(param, rule);
+};
+
+/** A member that must be an array of objects when present (`line_items`, `shipping_lines`). */
+const objects = (span: JsonSpan, param: string) => {
+  if (kindOf(span) !== 'array') return refuse(param, 'must be an array of objects');
+  return elementsOf(span).map((element, index) =>
+    kindOf(element) === 'object' ? membersOf(element) : refuse(`${param}.${index}`, 'must be an object'),
+  );
+};
+
+const isNull = (span: JsonSpan | undefined) =>
+  span === undefined || (kindOf(span) === 'literal' && textOf(span) === 'null');
+
+const lineItem = (members: Map<string, JsonSpan>, index: number): ResellerLineItem => {
+  const at = `line_items.${index}`;
+  const vendor = members.get('vendor');
+  if (!isNull(vendor) && kindOf(vendor!) !== 'string') refuse(`${at}.vendor`, 'must be a string or null');
+  return {
+    vendor: isNull(vendor) ? null : stringOf(vendor!),
+    quantity: quantity(members.get('quantity'), `${at}.quantity`),
+    price: price(members.get('price'), `${at}.price`),
+    title: kept(members.get('title')),
+    sku: kept(members.get('sku')),
+    variantId: kept(members.get('variant_id')),
+  };
+};
+
+const read = (text: string): ResellerOrder => {
+  let root: JsonSpan;
+  try {
+    root = parseDocument(text);
+  } catch {
+    return refuse(undefined, 'The webhook body is not valid JSON.');
+  }
+  if (kindOf(root) !== 'object') return refuse(undefined, 'The webhook body must be a JSON object (the order).');
+  const members = membersOf(root);
+
+  const externalOrderId = orderId(members.get('id'));
+  const currencySpan = members.get('currency');
+  const currency = currencySpan && kindOf(currencySpan) === 'string' ? stringOf(currencySpan) : undefined;
+  if (currency === undefined || !/^[A-Z]{3}$/.test(currency)) {
+    refuse('currency', 'must be an ISO 4217 code: three capital letters');
+  }
+  const items = members.get('line_items');
+  if (!items) refuse('line_items', 'is required: an array of objects');
+  const lineItems = objects(items!, 'line_items').map(lineItem);
+  const shipping = members.get('shipping_lines');
+  const shippingLines = isNull(shipping)
+    ? []
+    : objects(shipping!, 'shipping_lines').map((line, index) => ({
+        title: kept(line.get('title')),
+        price: price(line.get('price'), `shipping_lines.${index}.price`),
+      }));
+  return {
+    externalOrderId,
+    currency: currency!,
+    email: kept(members.get('email')),
+    lineItems,
+    shippingLines,
+    shippingAddress: kept(members.get('shipping_address')),
+  };
+};
+
+/**
+ * Reads an order from the raw webhook body. Deterministic, so the worker reads the stored body
+ * exactly as the webhook did; the first field that breaks a rule is the issue.
+ */
+export const readResellerOrder = (text: string): OrderReading => {
+  try {
+    return { ok: true, order: read(text) };
+  } catch (error) {
+    if (!(error instanceof Refused)) throw error;
+    return { ok: false, message: error.message, ...(error.param ? { param: error.param } : {}) };
+  }
+};

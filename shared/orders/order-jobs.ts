@@ -1,0 +1,190 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import { now, syncJobId } from '../core/ids.js';
+import { dynamo } from '../dynamo/client.js';
+import { keys } from '../dynamo/keys.js';
+import { batchGet, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
+import { syncJobFrom, syncJobItem, type StoredOrder, type SyncJob } from '../sync-jobs/record.js';
+import { MOVES } from '../sync-jobs/state-machine.js';
+import { loadJob } from '../sync-jobs/sync-jobs.js';
+import {
+  compressBody,
+  decompressBody,
+  INLINE_ITEM_BUDGET,
+  itemSize,
+  orderBodyPartItem,
+  splitParts,
+} from './stored-order.js';
+
+/**
+ * Writing an order's jobs exactly once (docs/hostile-input.md, "Any number of suppliers").
+ *
+ * Job ids follow from (reseller store, order id, position), so the first job doubles as the order's
+ * dedup record. It is always written first, in the first transaction, with the order's body parts
+ * and as many other jobs as one transaction holds (100 items): up to that size an order is written
+ * all or nothing, as before. The jobs past the first transaction are written after it, each with a
+ * conditional put that an existing item makes a no-op. A crash between those writes leaves the
+ * first job, which records each position's source store and tag (`orderRouting`): a redelivery, or
+ * the first job's worker, writes the missing jobs from it exactly as planned, never from a routing
+ * that has changed since. Nothing is ever enqueued before every job exists.
+ */
+
+export interface OrderGroup {
+  sourceStoreId: string;
+  vendorTag: string;
+}
+
+export interface NewOrder {
+  ownerId: string;
+  resellerStoreId: string;
+  resellerShopDomain: string;
+  externalOrderId: string;
+  /** The webhook body exactly as signed. */
+  rawBody: Buffer;
+  /** One per supplier, in position order (shared/domain/routing.ts). */
+  groups: OrderGroup[];
+}
+
+/** Items per DynamoDB transaction. */
+const TRANSACTION_ITEMS = 100;
+/** Conditional puts in flight at once for the jobs past the first transaction. */
+const PUT_CONCURRENCY = 16;
+
+const NEW_ITEM = 'attribute_not_exists(PK)';
+
+const jobOf = (
+  input: Omit<NewOrder, 'rawBody' | 'groups'>,
+  group: OrderGroup,
+  position: number,
+  order: StoredOrder,
+  createdAt: string,
+): SyncJob => ({
+  id: syncJobId(input.resellerStoreId, input.externalOrderId, position),
+  ownerId: input.ownerId,
+  resellerStoreId: input.resellerStoreId,
+  sourceStoreId: group.sourceStoreId,
+  status: MOVES.create.to,
+  attempts: 0,
+  generation: 1,
+  externalOrderId: input.externalOrderId,
+  resellerShopDomain: input.resellerShopDomain,
+  order,
+  vendorTag: group.vendorTag,
+  orderJobIds: null,
+  orderRouting: null,
+  sourceOrderId: null,
+  errorMessage: null,
+  completedAt: null,
+  failedAt: null,
+  deadAt: null,
+  createdAt,
+  updatedAt: createdAt,
+  fulfillments: {},
+  resends: 0,
+  waitUntil: null,
+});
+
+const encodeRouting = (groups: OrderGroup[]) =>
+  compressBody(Buffer.from(JSON.stringify(groups.map((g) => [g.sourceStoreId, g.vendorTag]))));
+
+const decodeRouting = (routing: Uint8Array): OrderGroup[] =>
+  (JSON.parse(decompressBody(routing)) as [string, string][]).map(([sourceStoreId, vendorTag]) => ({
+    sourceStoreId,
+    vendorTag,
+  }));
+
+/** The plan of an order's writes: its jobs and body parts, and which go in the first transaction. */
+const plan = (input: NewOrder) => {
+  const createdAt = now();
+  const compressed = compressBody(input.rawBody);
+  const firstId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
+  const inline = jobOf(input, input.groups[0], 0, { body: compressed }, createdAt);
+  const fitsInline = itemSize(syncJobItem({ ...inline, orderJobIds: [firstId] })) <= INLINE_ITEM_BUDGET;
+  const parts = fitsInline ? [] : splitParts(compressed);
+  const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };
+  const jobs = input.groups.map((group, position) => jobOf(input, group, position, order, createdAt));
+  const firstTransaction = TRANSACTION_ITEMS - parts.length;
+  const chunked = jobs.length > firstTransaction;
+  jobs[0] = {
+    ...jobs[0],
+    orderJobIds: jobs.map((job) => job.id),
+    orderRouting: chunked ? encodeRouting(input.groups) : null,
+  };
+  const partItems = parts.map((bytes, n) => orderBodyPartItem(firstId, n, bytes));
+  return { jobs, partItems, firstTransaction };
+};
+
+const put = (Item: Item) => ({ Put: { TableName: TABLE(), Item, ConditionExpression: NEW_ITEM } });
+
+/** A conditional put of each job; one that exists already (a concurrent or earlier attempt's) is left as it is. */
+const putEach = async (jobs: SyncJob[]) => {
+  for (let at = 0; at < jobs.length; at += PUT_CONCURRENCY) {
+    await Promise.all(
+      jobs.slice(at, at + PUT_CONCURRENCY).map(async (job) => {
+        try {
+          await dynamo.send(
+            new PutCommand({ TableName: TABLE(), Item: syncJobItem(job), ConditionExpression: NEW_ITEM }),
+          );
+        } catch (error) {
+          if (!isConditionFailure(error)) throw error;
+        }
+      }),
+    );
+  }
+};
+
+export interface OrderJobsResult {
+  /** False for a redelivery (the first job existed): nothing new was planned. */
+  created: boolean;
+  jobIds: string[];
+  /** The jobs this call wrote, to enqueue: all of a new order, or those a redelivery completed. */
+  written: SyncJob[];
+}
+
+/**
+ * Writes one pending job per group (see above). For a redelivery (the first job exists), answers the
+ * ids recorded on it, having written any job a crash had left unwritten.
+ */
+export const createJobsForOrder = async (
+  input: NewOrder,
+  hooks: { afterWrite?: (written: number) => Promise<void> } = {},
+): Promise<OrderJobsResult> => {
+  const { jobs, partItems, firstTransaction } = plan(input);
+  const first = [syncJobItem(jobs[0]), ...partItems, ...jobs.slice(1, firstTransaction).map(syncJobItem)];
+  try {
+    if (first.length === 1) {
+      await dynamo.send(new PutCommand({ TableName: TABLE(), Item: first[0], ConditionExpression: NEW_ITEM }));
+    } else {
+      await transactWrite(first.map(put));
+    }
+  } catch (error) {
+    if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
+    const existing = await loadJob(jobs[0].id, true);
+    // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
+    if (!existing?.orderJobIds) throw error;
+    return { created: false, jobIds: existing.orderJobIds, written: await completeOrderJobs(existing) };
+  }
+  await hooks.afterWrite?.(Math.min(jobs.length, firstTransaction));
+  const rest = jobs.slice(firstTransaction);
+  for (let at = 0; at < rest.length; at += TRANSACTION_ITEMS) {
+    await putEach(rest.slice(at, at + TRANSACTION_ITEMS));
+    await hooks.afterWrite?.(firstTransaction + Math.min(rest.length, at + TRANSACTION_ITEMS));
+  }
+  return { created: true, jobIds: jobs.map((job) => job.id), written: jobs };
+};
+
+/**
+ * The jobs of a chunked order that a crash left unwritten, written now from what its first job
+ * recorded (positions, stores, tags, where the body is). Answers the jobs it wrote; none for an
+ * order written in one transaction, which is always complete.
+ */
+export const completeOrderJobs = async (firstJob: SyncJob): Promise<SyncJob[]> => {
+  if (!firstJob.orderRouting || !firstJob.orderJobIds || !firstJob.order) return [];
+  const groups = decodeRouting(firstJob.orderRouting);
+  const present = new Set((await batchGet(firstJob.orderJobIds.map(keys.syncJob), syncJobFrom)).map((j) => j.id));
+  const missing = groups
+    .map((group, position) => jobOf(firstJob, group, position, firstJob.order!, firstJob.createdAt))
+    .filter((job) => !present.has(job.id));
+  await putEach(missing);
+  return missing;
+};

@@ -1,0 +1,78 @@
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from '../dynamo/client.js';
+import { keys } from '../dynamo/keys.js';
+import { TABLE, type Item } from '../dynamo/table.js';
+
+/**
+ * How an accepted order is kept (docs/hostile-input.md, "Storing an order"): the raw webhook body,
+ * exactly the bytes that were signed, brotli-compressed into binary attributes. Any valid JSON up
+ * to 1 MiB fits (exact numbers, any depth, any keys), where a DynamoDB map could not hold a number
+ * past 38 digits, 32 levels of nesting, or an empty key in older SDKs.
+ *
+ * A small body (the usual order) sits inline on each job's item, which stays under 1 KB and so costs
+ * one write unit per update. A larger one is stored once, in parts of at most PART_BYTES beside the
+ * order's first job, because every later update of a job is billed by the job item's size.
+ */
+
+/** Each part's bytes: the 400 KB item limit with room for the key and attribute names. */
+export const PART_BYTES = 350_000;
+
+/** The size a new job item may reach with the body inline; above it the body goes to parts. */
+export const INLINE_ITEM_BUDGET = 700;
+
+/** Quality 11 is the densest and is instant on a small body; on 1 MiB it takes seconds, where 5 takes ms. */
+const quality = (bytes: number) => (bytes <= 64 * 1024 ? 11 : 5);
+
+export const compressBody = (raw: Buffer): Buffer =>
+  brotliCompressSync(raw, {
+    params: {
+      [constants.BROTLI_PARAM_QUALITY]: quality(raw.length),
+      [constants.BROTLI_PARAM_SIZE_HINT]: raw.length,
+      [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT,
+    },
+  });
+
+export const decompressBody = (compressed: Uint8Array): string => brotliDecompressSync(compressed).toString('utf8');
+
+export const splitParts = (compressed: Buffer): Buffer[] => {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < compressed.length; at += PART_BYTES) parts.push(compressed.subarray(at, at + PART_BYTES));
+  return parts.length ? parts : [compressed];
+};
+
+export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer): Item => ({
+  ...keys.orderBodyPart(firstJobId, n),
+  body: bytes,
+});
+
+/** The compressed body from its parts; consistent reads, since the worker may run right after the write. */
+export const readBodyParts = async (firstJobId: string, parts: number): Promise<Buffer> => {
+  const read = Array.from({ length: parts }, async (_, n) => {
+    const out = await dynamo.send(
+      new GetCommand({ TableName: TABLE(), Key: keys.orderBodyPart(firstJobId, n), ConsistentRead: true }),
+    );
+    const body = out.Item?.body;
+    if (!(body instanceof Uint8Array)) throw new Error(`order body part ${n} of ${firstJobId} is missing`);
+    return body;
+  });
+  return Buffer.concat(await Promise.all(read));
+};
+
+/**
+ * An item's size as DynamoDB bills it, closely enough to choose between inline and parts: each
+ * attribute's name and value in bytes (a number counts its digits, a map or list its contents
+ * plus a few bytes of overhead).
+ */
+export const itemSize = (item: Item): number =>
+  Object.entries(item).reduce((sum, [name, value]) => sum + Buffer.byteLength(name) + valueSize(value), 0);
+
+const valueSize = (value: unknown): number => {
+  if (value === null || value === undefined || typeof value === 'boolean') return 1;
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number') return Math.ceil(String(value).replace(/[-.e+]/g, '').length / 2) + 1;
+  if (value instanceof Uint8Array) return value.length;
+  if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + valueSize(v), 0);
+  if (typeof value === 'object') return 3 + itemSize(value as Item) + Object.keys(value).length;
+  return 0;
+};
