@@ -198,7 +198,7 @@ describe('money per ISO 4217', () => {
     expect(placed.line_items[0].price).toBe(expected);
   });
 
-  it('makes a job in a currency outside ISO 4217 dead at once, naming the currency, and calls no supplier', async () => {
+  it('makes a job in a currency outside ISO 4217 dead at once, naming it, and calls no supplier', async () => {
     const store = await supplier();
     const res = await sendRaw(orderText('70200', [item(store.vendorTag)], '', 'ZZZ'));
     expect(res.status).toBe(200);
@@ -210,7 +210,7 @@ describe('money per ISO 4217', () => {
 });
 
 describe('any number of suppliers', () => {
-  it('places an order with items for 101 suppliers (more than one transaction holds); a redelivery adds nothing', async () => {
+  it('places an order for 101 suppliers (more than a transaction holds); a redelivery adds nothing', async () => {
     const own = await createResellerStore(api(), { webhookSecret: SECRET, shopDomain: 'many-suppliers.myshopify.com' });
     const stores: any[] = [];
     for (let n = 0; n < 101; n++) {
