@@ -77,6 +77,6 @@ const valueSize = (value: unknown): number => {
   if (typeof value === 'number') return Math.ceil(String(value).replace(/[-.e+]/g, '').length / 2) + 1;
   if (value instanceof Uint8Array) return value.length;
   if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + valueSize(v), 0);
-  if (typeof value === 'object') return 3 + itemSize(value as Item) + Object.keys(value).length;
+  if (typeof value === 'object') return 3 + itemSize(value as Record<string, unknown>) + Object.keys(value).length;
   return 0;
 };
