@@ -94,6 +94,7 @@ const handleFailure = async (job: SyncJob, record: SQSRecord, error: unknown): P
       logger.warn('sync job failed; SQS will retry', {
         jobId: job.id,
         failure: failure.kind,
+        reason: failure.reason,
         receiveCount: record.attributes.ApproximateReceiveCount,
         waitSeconds,
       });
