@@ -247,7 +247,8 @@ describe('any number of suppliers', () => {
     expect(first.status).toBe(200);
     expect(first.body.syncJobIds).toHaveLength(101);
     expect(new Set(first.body.syncJobIds).size).toBe(101);
-    for (const id of first.body.syncJobIds) await jobReaches(id, 'completed', 180_000);
+    // 101 supplier orders through one local worker: minutes on a loaded machine.
+    for (const id of first.body.syncJobIds) await jobReaches(id, 'completed', 420_000);
     const again = await send();
     expect(again.body.syncJobIds).toEqual(first.body.syncJobIds);
     const counts = await Promise.all(stores.map(async (s) => (await simOrders(s.shopDomain)).length));
@@ -262,5 +263,5 @@ describe('any number of suppliers', () => {
     );
     const ofThisOrder = (jobs.Items ?? []).filter((i) => first.body.syncJobIds.includes(i.PK.slice(3)));
     expect(ofThisOrder).toHaveLength(101);
-  });
+  }, 600_000);
 });
