@@ -26,7 +26,8 @@ const assertJava = () => {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
     throw new Error(
-      'DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, e.g. `apt-get install openjdk-17-jre-headless`.',
+      'DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, ' +
+        'e.g. `apt-get install openjdk-17-jre-headless`.',
     );
   }
 };

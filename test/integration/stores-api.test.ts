@@ -988,7 +988,7 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
     });
   });
 
-  it("answers 404 resource_missing (param rst_id) under another owner's reseller store, and writes nothing", async () => {
+  it("answers 404 resource_missing (param rst_id) under another owner's reseller store; writes nothing", async () => {
     const reseller = await createResellerStore(A());
     await expectNoWrites(async () => {
       const res = await B().post(sourcePath(reseller.id), sourceStoreBody());

@@ -133,19 +133,14 @@ describe('architecture: one source per fact', () => {
 });
 
 describe('architecture: formatting', () => {
-  /** Folders that work in flight (issue 10: the local runtime and its tests) still rewraps; remove when landed. */
-  const NOT_YET = ['lib/local/', 'test/integration/'];
-
   it('keeps every line of a tracked .ts/.cjs file within 120 characters', () => {
-    const long = tracked
-      .filter((file) => !NOT_YET.some((folder) => file.startsWith(folder)))
-      .flatMap((file) =>
-        (source.get(file) ?? '')
-          .split('\n')
-          .map((line, i) => ({ length: line.length, at: `${file}:${i + 1}` }))
-          .filter(({ length }) => length > 120)
-          .map(({ at, length }) => `${at} (${length})`),
-      );
+    const long = tracked.flatMap((file) =>
+      (source.get(file) ?? '')
+        .split('\n')
+        .map((line, i) => ({ length: line.length, at: `${file}:${i + 1}` }))
+        .filter(({ length }) => length > 120)
+        .map(({ at, length }) => `${at} (${length})`),
+    );
     expect(long).toEqual([]);
   });
 });
