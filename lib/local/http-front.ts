@@ -4,18 +4,15 @@ import type { Duplex } from 'node:stream';
 import { newId } from '../../shared/core/ids.js';
 import { STANDARD_HEADERS } from '../../shared/http/middlewares.js';
 import type { HttpMethod, RouteSpec } from '../routes.js';
-import { lambdaContext, type LambdaHandler } from './lambda.js';
 
 /**
  * The local stand-in for API Gateway (HTTP API, payload 2.0): matches a request against the
  * route table, runs the authorizer for bearer-key routes, builds the very event API Gateway
- * would send, and calls the route's handler module.
+ * would send, and invokes the route's function.
  */
 
-export interface FrontRoute {
-  spec: RouteSpec;
-  handler: LambdaHandler;
-}
+/** Invokes a function by name and answers its result; throws when the invocation failed. */
+export type Invoke = (functionName: string, event: unknown) => Promise<any>;
 
 /** API Gateway hands text bodies through as they are and base64-encodes everything else. */
 const TEXT_TYPES = /^(text\/|application\/(json|xml|javascript|x-www-form-urlencoded))/i;
@@ -61,14 +58,13 @@ const joinHeaders = (req: IncomingMessage) => {
 
 export const startHttpFront = async (options: {
   port: number;
-  routes: FrontRoute[];
-  authorizer: LambdaHandler;
-  /** The `$default` route's handler: whatever no route matches (lib/routes.ts `fallbackRoute`). */
-  fallback: LambdaHandler;
-  /** Called with each (route name, ms) for benchmarks. */
-  onInvoke?: (name: string, ms: number) => void;
+  routes: RouteSpec[];
+  authorizerName: string;
+  /** The `$default` route's function: whatever no route matches (lib/routes.ts `fallbackRoute`). */
+  fallbackName: string;
+  invoke: Invoke;
 }): Promise<{ url: string; port: number; server: Server; stop(): Promise<void> }> => {
-  const table = options.routes.map((route) => ({ ...route, ...compile(route.spec.path) }));
+  const table = options.routes.map((spec) => ({ spec, ...compile(spec.path) }));
 
   const server = createServer(async (req, res) => {
     const send = (status: number, headers: Record<string, string>, body?: string) => {
@@ -93,10 +89,12 @@ export const startHttpFront = async (options: {
         };
         const context = { requestId, http: { method, path: url.pathname }, routeKey: '$default', stage: '$default' };
         req.resume();
-        const result = await options.fallback(
-          { ...event, headers: joinHeaders(req), requestContext: context, isBase64Encoded: false },
-          lambdaContext('NotFound', 10),
-        );
+        const result = await options.invoke(options.fallbackName, {
+          ...event,
+          headers: joinHeaders(req),
+          requestContext: context,
+          isBase64Encoded: false,
+        });
         return send(result.statusCode, result.headers ?? {}, result.body);
       }
       const raw = await readBody(req);
@@ -147,28 +145,23 @@ export const startHttpFront = async (options: {
       };
 
       if (route.spec.auth === 'apiKey') {
-        const verdict = await options.authorizer(
-          {
-            ...event,
-            type: 'REQUEST',
-            routeArn: `arn:aws:execute-api:local:${route.spec.method}${route.spec.path}`,
-            identitySource: [],
-          },
-          lambdaContext('Authorizer', 5),
-        );
+        const verdict = await options.invoke(options.authorizerName, {
+          ...event,
+          type: 'REQUEST',
+          routeArn: `arn:aws:execute-api:local:${route.spec.method}${route.spec.path}`,
+          identitySource: [],
+        });
         if (!verdict?.isAuthorized)
           return send(403, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Forbidden' }));
         requestContext.authorizer = { lambda: verdict.context ?? {} };
       }
 
-      const started = performance.now();
-      const result = await route.handler(event, lambdaContext(route.spec.name, 10));
-      options.onInvoke?.(route.spec.name, performance.now() - started);
+      const result = await options.invoke(route.spec.name, event);
       const body = result?.isBase64Encoded ? Buffer.from(result.body ?? '', 'base64') : result?.body;
       send(result?.statusCode ?? 200, result?.headers ?? {}, body);
     } catch (error) {
-      // What API Gateway answers when the integration itself fails.
-      console.error('local front: handler crashed', error);
+      // What API Gateway answers when the function fails, times out or its environment dies.
+      console.error('local front: the function failed', error);
       send(500, { 'Content-Type': 'application/json' }, JSON.stringify({ message: 'Internal Server Error' }));
     }
   });
@@ -190,18 +183,15 @@ export const startHttpFront = async (options: {
     socket.on('error', () => undefined);
     try {
       const requestId = newId('req');
-      const result = await options.fallback(
-        {
-          version: '2.0',
-          routeKey: '$default',
-          rawPath: req.url ?? '/',
-          rawQueryString: '',
-          headers: joinHeaders(req),
-          requestContext: { requestId, http: { method: 'CONNECT', path: req.url ?? '/' }, routeKey: '$default' },
-          isBase64Encoded: false,
-        },
-        lambdaContext('NotFound', 10),
-      );
+      const result = await options.invoke(options.fallbackName, {
+        version: '2.0',
+        routeKey: '$default',
+        rawPath: req.url ?? '/',
+        rawQueryString: '',
+        headers: joinHeaders(req),
+        requestContext: { requestId, http: { method: 'CONNECT', path: req.url ?? '/' }, routeKey: '$default' },
+        isBase64Encoded: false,
+      });
       answerRaw(socket, result.statusCode, 'Not Found', result.body ?? '', result.headers?.['Request-Id'] ?? requestId);
     } catch {
       socket.destroy();
@@ -222,7 +212,17 @@ export const startHttpFront = async (options: {
     answerRaw(socket, 400, 'Bad Request', body, requestId);
   });
 
-  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
+  // Clients close idle keep-alive connections first (undici after 4 s), as they do with API Gateway:
+  // a server closing one while a request is being sent on it would reset that request.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,

@@ -541,6 +541,9 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
     timers: new Set(),
   };
   const server = createServer((req, res) => void handle(state, req, res));
+  // The functions' clients close idle connections first, so none is reset while a call is sent on it.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   server.on('clientError', (_err, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {

@@ -1,27 +1,33 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { functionEnvironment, type EnvironmentRefs } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consumers, fallbackRoute, routes, type QueueName } from '../routes.js';
-import { ensureTable, startDynamoDbLocal } from './dynamodb.js';
+import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
+import { bundleFunctions, type Bundles } from './bundle.js';
+import type { FunctionConfig } from './environments.js';
+import { assertPortFree, StartupError } from './errors.js';
+import type { FaultHandle, FaultSpec } from './faults.js';
+import { LocalFunctions } from './functions.js';
 import { startHttpFront } from './http-front.js';
 import { startKmsEmulator } from './kms-emulator.js';
-import { lambdaContext, loadHandler } from './lambda.js';
 import { startPlatformSimulator, type PlatformSimulator } from './platform-simulator.js';
+import type { SdkCall } from './protocol.js';
 import { startPoller, startSqs, type LocalQueue } from './sqs.js';
 
 /**
  * The whole service on one machine: DynamoDB Local, the fauxqs SQS emulator, a KMS stand-in,
  * the platform simulator, the HTTP front in place of API Gateway, and pollers in place of
- * Lambda's SQS event source mappings. Every route and consumer runs the very handler module
- * that Lambda runs, configured through the same environment variables.
+ * Lambda's SQS event source mappings. Every function runs the very handler module that Lambda
+ * runs, in execution environments of its own (environments.ts), configured through the same
+ * environment variables.
  */
 
 export interface LocalRuntimeOptions {
   /** API port; 0 picks a free one. */
   port?: number;
-  /** Where DynamoDB Local keeps its data; `:memory:` keeps nothing. */
+  /** Where DynamoDB Local and the SQS emulator keep their data; `:memory:` keeps nothing. */
   dataDir?: string;
   /** `ownerId:key` pairs, comma separated; none → one key is generated. */
   apiKeys?: string;
@@ -30,6 +36,7 @@ export interface LocalRuntimeOptions {
   /** Base of every platform call, `{shopDomain}` replaced; defaults to the simulator. */
   platformApiUrl?: string;
   shopDomainSuffix?: string;
+  /** The work queues' visibility timeout: how long a message that failed waits before it comes back. */
   visibilityTimeoutSeconds?: number;
   maxReceiveCount?: number;
   /** How often the scheduled consumers (the reconciler) run locally. */
@@ -38,8 +45,16 @@ export interface LocalRuntimeOptions {
   leaseSeconds?: number;
   /** THROTTLE_BUDGET_SECONDS; default 86400. */
   throttleBudgetSeconds?: number;
+  /** Environments at most per HTTP route (Lambda's account-wide limit has no local meaning). */
+  httpConcurrency?: number;
+  /** An execution environment without an invocation for this long is stopped. */
+  idleSeconds?: number;
+  /** Function timeouts in seconds by function name, instead of the deployed ones (for tests). */
+  timeouts?: Record<string, number>;
   /** Called after each invocation, for benchmarks. */
   onInvoke?: (name: string, ms: number, batch?: number) => void;
+  /** Called with every AWS SDK call a function makes, for the cost benchmark's meter. */
+  onSdkCall?: (call: SdkCall) => void;
 }
 
 export interface LocalRuntime {
@@ -49,12 +64,29 @@ export interface LocalRuntime {
   tableName: string;
   queues: Record<QueueName, LocalQueue>;
   endpoints: { dynamodb: string; sqs: string; kms: string };
-  /** Runs a consumer once, as its trigger would (the reconciler, for instance). */
+  /** The data directory, or undefined when everything is in memory. */
+  dataDir?: string;
+  /** Invokes a function once, as a direct invocation or its trigger would (the reconciler, for instance). */
   invoke(name: string, event?: unknown): Promise<unknown>;
+  /** Live execution environments per function. */
+  environments(): Record<string, number>;
+  /** Test faults in the functions' AWS SDK calls (faults.ts). */
+  faults: { inject(spec: FaultSpec): FaultHandle; clear(): void };
   stop(): Promise<void>;
 }
 
 export const TABLE_NAME = 'reseller-routing';
+/** The memory each function is deployed with (cdk.json); locally the V8 heap limit of its thread. */
+const MEMORY_MB = 256;
+/**
+ * Environments per HTTP route (and the authorizer): on AWS the account's concurrency, here the
+ * machine's few cores. Requests beyond wait for an environment; the wait is not part of the timeout.
+ */
+const HTTP_CONCURRENCY = 4;
+/** What Lambda allows an SQS event source when no maximum concurrency is set: at least two at once. */
+const DEFAULT_QUEUE_CONCURRENCY = 2;
+
+const allEntries = allFunctions().map((fn) => fn.entry);
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -74,25 +106,134 @@ const parseApiKeys = (spec: string | undefined) =>
     .map((pair) => {
       const at = pair.indexOf(':');
       if (at <= 0 || at === pair.length - 1)
-        throw new Error(`API_KEYS entry '${pair.slice(0, Math.max(at, 0))}:…' is not ownerId:key`);
+        throw new StartupError(`API_KEYS entry '${pair.slice(0, Math.max(at, 0))}:…' is not ownerId:key`);
       return { ownerId: pair.slice(0, at), key: pair.slice(at + 1) };
     });
+
+/** The data directory, created and proven writable, or undefined for `:memory:`. */
+const prepareDataDir = (option: string | undefined) => {
+  if (option === ':memory:') return undefined;
+  const dataDir = resolve(option ?? '.local');
+  try {
+    mkdirSync(dataDir, { recursive: true });
+    accessSync(dataDir, constants.W_OK);
+    const probe = join(dataDir, `.write-probe-${process.pid}`);
+    writeFileSync(probe, '');
+    rmSync(probe);
+  } catch (error) {
+    throw new StartupError(`DATA_DIR ${dataDir} is not writable (${(error as NodeJS.ErrnoException).code})`);
+  }
+  return dataDir;
+};
+
+const RUNNING_FILE = 'endpoints.json';
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+};
+/** A process's command line, where the system tells it (Linux); '' elsewhere. */
+const commandLine = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return '';
+  }
+};
+
+/**
+ * One runtime per data directory. A runtime that died without stopping (kill -9, a crash) left its
+ * record behind, and perhaps its DynamoDB Local, which would still hold the data: that one is ended.
+ */
+const reclaimDataDir = (dataDir: string) => {
+  const file = join(dataDir, RUNNING_FILE);
+  if (!existsSync(file)) return;
+  let previous: { pid?: number; javaPid?: number } = {};
+  try {
+    previous = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    // Half written when its runtime died: nothing to learn from it.
+  }
+  if (previous.pid && previous.pid !== process.pid && alive(previous.pid) && /node|tsx/.test(commandLine(previous.pid)))
+    throw new StartupError(
+      `DATA_DIR ${dataDir} is in use by another local runtime (pid ${previous.pid}); stop it first`,
+    );
+  if (previous.javaPid && alive(previous.javaPid) && commandLine(previous.javaPid).includes('DynamoDBLocal'))
+    process.kill(previous.javaPid, 'SIGKILL');
+  rmSync(file, { force: true });
+};
+
+/** Every function of lib/routes.ts, with the timeout and concurrency it runs with locally. */
+const functionConfigs = (
+  options: LocalRuntimeOptions,
+  env: Record<string, string>,
+  refs: EnvironmentRefs,
+  bundles: Bundles,
+): FunctionConfig[] =>
+  allFunctions().map((fn) => ({
+    name: fn.name,
+    timeoutSeconds: options.timeouts?.[fn.name] ?? fn.timeoutSeconds,
+    maxConcurrency: !fn.consumer
+      ? (options.httpConcurrency ?? HTTP_CONCURRENCY)
+      : 'queue' in fn.consumer.trigger
+        ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
+        : 1,
+    bundle: bundles.of(fn.entry),
+    memoryMb: MEMORY_MB,
+    env: {
+      ...env,
+      ...functionEnvironment(fn, refs),
+      // What Lambda sets in every sandbox.
+      AWS_LAMBDA_FUNCTION_NAME: fn.name,
+      AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: String(MEMORY_MB),
+      AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.name}`,
+    },
+  }));
 
 export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
+    stops.length = 0;
   };
   try {
-    const dataDir = options.dataDir === ':memory:' ? undefined : resolve(options.dataDir ?? '.local');
-    if (dataDir) mkdirSync(dataDir, { recursive: true });
+    const dataDir = prepareDataDir(options.dataDir);
+    if (dataDir) reclaimDataDir(dataDir);
+    assertJava();
+    await assertPortFree(options.port ?? 3000, 'API');
+    if (options.simulator !== false) await assertPortFree(options.simulator?.port ?? 3001, 'Platform simulator');
 
-    const [dynamo, sqs, kms] = await Promise.all([
-      startDynamoDbLocal(dataDir),
-      startSqs(),
-      startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }),
-    ]);
-    stops.push(dynamo.stop, sqs.stop, kms.stop);
+    // Started side by side; whatever did start is stopped again if another part failed.
+    const part = async <T>(starting: Promise<T>, stopOf: (value: T) => () => Promise<void>) => {
+      const value = await starting;
+      stops.push(stopOf(value));
+      return value;
+    };
+    const parts = [
+      part(startDynamoDbLocal(dataDir), (d) => d.stop),
+      part(startSqs(dataDir), (q) => q.stop),
+      part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
+      part(bundleFunctions(allEntries), (b) => async () => b.remove()),
+    ] as const;
+    await Promise.allSettled(parts);
+    const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
+    if (dataDir) {
+      // `npm run keys` finds the running table here; the next start finds what a crash left behind.
+      const file = join(dataDir, RUNNING_FILE);
+      const running = {
+        dynamodb: dynamo.endpoint,
+        tableName: TABLE_NAME,
+        pid: process.pid,
+        javaPid: dynamo.process.pid,
+      };
+      writeFileSync(file, JSON.stringify(running));
+      stops.push(async () => rmSync(file, { force: true }));
+    }
     await ensureTable(dynamo.endpoint, TABLE_NAME);
 
     const simulator =
@@ -111,10 +252,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       fulfillment: fulfillment.queue,
       fulfillmentDlq: fulfillment.dlq,
     };
+    /** fauxqs's default for a queue created without one, as the DLQs are. */
+    const visibilityOf = (queue: QueueName) =>
+      queue === 'sync' || queue === 'fulfillment' ? visibilityTimeoutSeconds : 30;
 
     // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
-    // It is set before any handler module is loaded, because clients are built when their module
-    // loads. The functions share this process, so it holds every function's variables.
+    // Each function's environments get their own variables only; this process gets all of them,
+    // so tests and scripts can use the shared modules against the same engines.
     const refs: EnvironmentRefs = {
       stage: 'local',
       tableName: TABLE_NAME,
@@ -129,7 +273,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
       },
     };
-    Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), {
+    const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
@@ -139,53 +283,55 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
-    });
+      ...passThrough(),
+    };
+    Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), env);
 
     const { registerKey, generateKey } = await import('../../shared/api-keys/api-keys.js');
     const apiKeys = parseApiKeys(options.apiKeys);
     if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
     for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);
 
-    if (dataDir) {
-      // `npm run keys` finds the running table here.
-      const file = join(dataDir, 'endpoints.json');
-      writeFileSync(file, JSON.stringify({ dynamodb: dynamo.endpoint, tableName: TABLE_NAME, pid: process.pid }));
-      stops.push(async () => rmSync(file, { force: true }));
-    }
+    const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles), {
+      bootstrap: bundles.bootstrap,
+      idleSeconds: options.idleSeconds ?? 60,
+      onSdkCall: options.onSdkCall,
+    });
+    stops.push(() => functions.stop());
+    const invoke = async (name: string, event: unknown) => {
+      const { result, ms } = await functions.pool(name).invoke(event);
+      options.onInvoke?.(name, ms);
+      return result;
+    };
 
     const front = await startHttpFront({
       port: options.port ?? 3000,
-      routes: await Promise.all(routes.map(async (spec) => ({ spec, handler: await loadHandler(spec.entry) }))),
-      authorizer: await loadHandler(authorizer.entry),
-      fallback: await loadHandler(fallbackRoute.entry),
-      onInvoke: options.onInvoke,
+      routes,
+      authorizerName: authorizer.name,
+      fallbackName: fallbackRoute.name,
+      invoke,
     });
     stops.push(front.stop);
 
-    const consumerHandlers = new Map(
-      await Promise.all(consumers.map(async (c) => [c.name, await loadHandler(c.entry)] as const)),
-    );
     for (const consumer of consumers) {
-      const handler = consumerHandlers.get(consumer.name)!;
       if ('queue' in consumer.trigger) {
         const poller = startPoller({
           client: sqs.client,
           queue: queues[consumer.trigger.queue],
-          name: consumer.name,
-          handler,
+          pool: functions.pool(consumer.name),
           batchSize: consumer.trigger.batchSize,
-          maxConcurrency: consumer.trigger.maxConcurrency,
-          timeoutSeconds: consumer.timeoutSeconds,
+          maxConcurrency: functions.pool(consumer.name).fn.maxConcurrency,
+          visibilityTimeoutSeconds: visibilityOf(consumer.trigger.queue),
           onInvoke: options.onInvoke,
         });
-        stops.push(poller.stop);
+        // Before the functions stop, so no poll is left waiting for an environment.
+        stops.splice(stops.indexOf(front.stop), 0, poller.stop);
       } else {
         const every = (options.scheduleIntervalSeconds ?? 60) * 1000;
         const timer = setInterval(() => {
-          handler(
-            { source: 'aws.events', 'detail-type': 'Scheduled Event' },
-            lambdaContext(consumer.name, consumer.timeoutSeconds),
-          ).catch((error: Error) => console.error(`local ${consumer.name} failed`, error));
+          invoke(consumer.name, { source: 'aws.events', 'detail-type': 'Scheduled Event' }).catch((error: Error) =>
+            console.error(`local ${consumer.name} failed`, error.message),
+          );
         }, every);
         timer.unref();
         stops.push(async () => clearInterval(timer));
@@ -199,11 +345,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       tableName: TABLE_NAME,
       queues,
       endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url },
-      invoke: async (name, event = {}) => {
-        const handler = consumerHandlers.get(name);
-        if (!handler) throw new Error(`no consumer named ${name}`);
-        return handler(event, lambdaContext(name, 60));
-      },
+      dataDir,
+      invoke: (name, event = {}) => invoke(name, event),
+      environments: () => functions.environments(),
+      faults: { inject: (spec) => functions.inject(spec), clear: () => functions.clearFaults() },
       stop,
     };
   } catch (error) {
@@ -211,3 +356,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     throw error;
   }
 };
+
+/** Settings an operator may give the functions through the shell (log level, platform timeout…). */
+const passThrough = () =>
+  Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] =>
+        entry[1] !== undefined &&
+        /^(POWERTOOLS_\w+|PLATFORM_TIMEOUT_MS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|TZ)$/.test(entry[0]),
+    ),
+  );

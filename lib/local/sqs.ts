@@ -1,22 +1,32 @@
 import {
   CreateQueueCommand,
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
+  GetQueueUrlCommand,
   ReceiveMessageCommand,
+  SetQueueAttributesCommand,
   SQSClient,
   type Message,
+  type ReceiveMessageCommandOutput,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { startFauxqs } from 'fauxqs';
-import { lambdaContext, type LambdaHandler } from './lambda.js';
+import { InvocationError, type FunctionPool } from './environments.js';
 
 export interface LocalQueue {
   url: string;
   arn: string;
 }
 
-export const startSqs = async () => {
-  const server = await startFauxqs({ port: 0, logger: false });
+/**
+ * The fauxqs SQS emulator, in this process. With `dataDir` it writes every queue and message
+ * through to SQLite there and restores them (in-flight ones with their visibility deadlines) on
+ * the next start; without, everything is in memory.
+ */
+export const startSqs = async (dataDir?: string) => {
+  const server = await startFauxqs({ port: 0, logger: false, ...(dataDir ? { dataDir } : {}) });
   const endpoint = `http://127.0.0.1:${server.port}`;
   const client = new SQSClient({
     endpoint,
@@ -30,24 +40,32 @@ export const startSqs = async () => {
     return out.Attributes!.QueueArn!;
   };
 
+  /**
+   * Creates a queue, or finds the one a persistent data directory kept and gives it today's
+   * attributes (SQS refuses a CreateQueue whose attributes differ from the existing queue's).
+   */
+  const ensureQueue = async (name: string, attributes: Record<string, string> = {}) => {
+    try {
+      return (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+    } catch (error) {
+      if ((error as Error).name !== 'QueueNameExists') throw error;
+      const url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+      await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+      return url;
+    }
+  };
+
   /** A work queue and its DLQ, wired as the CDK stack wires them. */
   const createQueuePair = async (
     name: string,
     options: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
   ) => {
-    const dlqUrl = (await client.send(new CreateQueueCommand({ QueueName: `${name}-dlq` }))).QueueUrl!;
+    const dlqUrl = await ensureQueue(`${name}-dlq`);
     const dlq = { url: dlqUrl, arn: await arnOf(dlqUrl) };
-    const url = (
-      await client.send(
-        new CreateQueueCommand({
-          QueueName: name,
-          Attributes: {
-            VisibilityTimeout: String(options.visibilityTimeoutSeconds),
-            RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: options.maxReceiveCount }),
-          },
-        }),
-      )
-    ).QueueUrl!;
+    const url = await ensureQueue(name, {
+      VisibilityTimeout: String(options.visibilityTimeoutSeconds),
+      RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: options.maxReceiveCount }),
+    });
     return { queue: { url, arn: await arnOf(url) }, dlq };
   };
 
@@ -79,82 +97,150 @@ const toRecord = (message: Message, queue: LocalQueue): SQSEvent['Records'][numb
   awsRegion: 'us-east-1',
 });
 
+/** Lambda's limit on a cold start: a batch's messages stay hidden for it on top of the timeout. */
+const INIT_ALLOWANCE_SECONDS = 10;
+
 /**
- * What Lambda's SQS event source mapping does: long-polls the queue with up to `maxConcurrency`
- * pollers, invokes the handler with a batch, deletes the messages that succeeded and leaves the
- * ones named in `batchItemFailures` (or the whole batch, if the handler throws) to come back
- * after the visibility timeout, and so to the DLQ after `maxReceiveCount` receives.
+ * What Lambda's SQS event source mapping does: long-polls the queue, invokes the function with a
+ * batch in one of its execution environments, deletes the messages that succeeded and leaves the
+ * ones named in `batchItemFailures` (or the whole batch, if the invocation failed, timed out or
+ * crashed) to come back after the visibility timeout, and so to the DLQ after `maxReceiveCount`
+ * receives. It polls with one loop and adds another whenever every loop is busy with a batch, up to
+ * the function's maximum concurrency; an extra loop that finds the queue empty goes away, unless no
+ * other loop is polling.
+ *
+ * On AWS the queue's visibility timeout is six times the function's, so a running invocation
+ * always holds its messages. Locally the queue's is short (failed messages come back fast), so
+ * each batch is received with a visibility of the function's timeout plus a cold start, and the
+ * invocation is abandoned at its timeout: a message is never handed to a second invocation while
+ * the first may still be working on it. Messages that did not succeed are then given back on the
+ * queue's own schedule, `visibilityTimeoutSeconds` after their receive.
  */
 export const startPoller = (options: {
   client: SQSClient;
   queue: LocalQueue;
-  name: string;
-  handler: LambdaHandler;
+  pool: FunctionPool;
   batchSize: number;
-  maxConcurrency?: number;
-  timeoutSeconds: number;
+  maxConcurrency: number;
+  visibilityTimeoutSeconds: number;
   onInvoke?: (name: string, ms: number, batch: number) => void;
 }) => {
+  const { client, queue, pool } = options;
+  const name = pool.fn.name;
+  const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
   let running = true;
   const controller = new AbortController();
+  const loops = new Set<Promise<void>>();
+  let polling = 0;
 
-  const pollOnce = async () => {
-    const out = await options.client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: options.queue.url,
-        MaxNumberOfMessages: options.batchSize,
-        WaitTimeSeconds: 1,
-        MessageSystemAttributeNames: ['All'],
-      }),
-      { abortSignal: controller.signal },
-    );
-    const messages = out.Messages ?? [];
-    if (!messages.length || !running) return;
-    let failed = new Set(messages.map((m) => m.MessageId!));
+  /** The ids of the messages that did not succeed. */
+  const invoke = async (messages: Message[], receivedAt: number) => {
     const started = performance.now();
     try {
-      const result = (await options.handler(
-        { Records: messages.map((m) => toRecord(m, options.queue)) } satisfies SQSEvent,
-        lambdaContext(options.name, options.timeoutSeconds),
-      )) as SQSBatchResponse | undefined;
-      failed = new Set((result?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      const { result, ms } = await pool.invoke(
+        { Records: messages.map((m) => toRecord(m, queue)) } satisfies SQSEvent,
+        {
+          // The batch is hidden until then; one second is left for the delete.
+          deadline: receivedAt + (holdSeconds - 1) * 1000,
+        },
+      );
+      options.onInvoke?.(name, ms, messages.length);
+      return new Set(((result as SQSBatchResponse | undefined)?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
+      options.onInvoke?.(name, performance.now() - started, messages.length);
+      const kind = error instanceof InvocationError ? error.kind : 'handler';
+      const reason = error instanceof InvocationError ? error.detail.message : (error as Error).message;
       // Powertools answers a batch whose every record failed by throwing, as Lambda expects; the
       // records' own failures are already logged by the handler.
-      if ((error as Error)?.name === 'FullBatchFailureError')
-        console.warn(`local ${options.name}: every record of the batch failed; SQS will deliver them again`);
-      else console.error(`local ${options.name}: invocation failed, the batch will be retried`, error);
+      if ((error as Error).name === 'FullBatchFailureError')
+        console.warn(`local ${name}: every record of the batch failed; SQS will deliver them again`);
+      else if (kind === 'timeout') console.error(`local ${name}: ${reason}; the batch will come back`);
+      else if (kind === 'crash')
+        console.error(`local ${name}: the environment died (${reason}); the batch will come back`);
+      else console.error(`local ${name}: invocation failed, the batch will come back`, error);
+      return new Set(messages.map((m) => m.MessageId!));
     }
-    options.onInvoke?.(options.name, performance.now() - started, messages.length);
+  };
+
+  /** One receive and its invocation; `idle` when nothing came. */
+  const pollOnce = async (): Promise<'idle' | 'busy'> => {
+    polling++;
+    let out: ReceiveMessageCommandOutput;
+    try {
+      out = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: queue.url,
+          MaxNumberOfMessages: options.batchSize,
+          WaitTimeSeconds: 1,
+          VisibilityTimeout: holdSeconds,
+          MessageSystemAttributeNames: ['All'],
+        }),
+        { abortSignal: controller.signal },
+      );
+    } finally {
+      polling--;
+    }
+    const receivedAt = Date.now();
+    const messages = out.Messages ?? [];
+    if (!messages.length || !running) return 'idle';
+    // Someone keeps polling while this batch is being handled, so a message arriving meanwhile
+    // starts another invocation (in another environment) rather than waiting for this one.
+    if (polling === 0) grow();
+    const failed = await invoke(messages, receivedAt);
     const done = messages.filter((m) => !failed.has(m.MessageId!));
+    const retry = messages.filter((m) => failed.has(m.MessageId!));
     if (done.length) {
-      await options.client.send(
+      await client.send(
         new DeleteMessageBatchCommand({
-          QueueUrl: options.queue.url,
+          QueueUrl: queue.url,
           Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
         }),
       );
     }
+    if (retry.length) {
+      const left = options.visibilityTimeoutSeconds - (Date.now() - receivedAt) / 1000;
+      await client.send(
+        new ChangeMessageVisibilityBatchCommand({
+          QueueUrl: queue.url,
+          Entries: retry.map((m, i) => ({
+            Id: String(i),
+            ReceiptHandle: m.ReceiptHandle!,
+            // Not 0: fauxqs 2.4.1 loses a message made visible at once when it persists the queue.
+            VisibilityTimeout: Math.max(1, Math.round(left)),
+          })),
+        }),
+      );
+    }
+    return 'busy';
   };
 
-  const loop = async () => {
+  const loop = async (first: boolean) => {
     while (running) {
       try {
-        await pollOnce();
+        // An extra loop leaves when the queue is empty, but never while it is the only one polling:
+        // the others may all be busy for a while, and a message arriving meanwhile needs a taker.
+        if ((await pollOnce()) === 'idle' && !first && polling > 0) return;
       } catch (error) {
         if (!running) break;
-        console.error(`local ${options.name}: poll failed`, (error as Error).message);
-        await new Promise((r) => setTimeout(r, 500));
+        console.error(`local ${name}: poll failed`, (error as Error).message);
+        await sleep(500).catch(() => undefined);
       }
     }
   };
 
-  const loops = Array.from({ length: options.maxConcurrency ?? 2 }, loop);
+  const grow = () => {
+    if (!running || loops.size >= options.maxConcurrency) return;
+    const added: Promise<void> = loop(loops.size === 0).finally(() => loops.delete(added));
+    loops.add(added);
+  };
+
+  grow();
   return {
+    /** Stops polling, and waits for the invocations under way to finish and settle their batches. */
     stop: async () => {
       running = false;
       controller.abort();
-      await Promise.allSettled(loops);
+      await Promise.allSettled([...loops]);
     },
   };
 };

@@ -2,7 +2,6 @@ import { createHmac } from 'node:crypto';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { completeJob } from '../../shared/sync-jobs/sync-jobs.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -15,14 +14,9 @@ import {
 } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
-// The worker runs in this process, so wrapping completeJob lets a test hold a job in `processing`
-// after the supplier has placed the order: the moment a fulfillment can arrive before the job has
-// recorded its `sourceOrderId`, which is what kept fulfillments are for.
-jest.mock('../../shared/sync-jobs/sync-jobs', () => {
-  const actual = jest.requireActual('../../shared/sync-jobs/sync-jobs');
-  return { ...actual, completeJob: jest.fn(actual.completeJob) };
-});
-const actualCompleteJob = jest.requireActual('../../shared/sync-jobs/sync-jobs').completeJob as typeof completeJob;
+// The local runtime can hold the worker's write that completes a job (lib/local/faults.ts): the
+// supplier has placed the order, the job is still `processing`. That is the moment a fulfillment
+// can arrive before the job has recorded its `sourceOrderId`, which is what kept fulfillments are for.
 
 jest.setTimeout(60_000);
 
@@ -48,7 +42,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
     service = await startService({ maxReceiveCount: 10 });
   }, 90_000);
   afterAll(() => service?.stop());
-  afterEach(() => jest.mocked(completeJob).mockImplementation(actualCompleteJob));
+  afterEach(() => service.runtime.faults.clear());
 
   /** A reseller store, one source store, and an order of the reseller routed to it. */
   const placeOrder = async (setup: Setup = {}) => {
@@ -383,14 +377,15 @@ describe('reverse sync of fulfillments through the local runtime', () => {
     it('reaches the reseller when the fulfillment arrives before its job has recorded sourceOrderId', async () => {
       // Hold every completion of the job until the fulfillment has been answered: the supplier has
       // the order (the platform call returned) but the job is still `processing`.
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      jest.mocked(completeJob).mockImplementation(async (...args) => {
-        await gate;
-        return actualCompleteJob(...args);
+      const gate = service.runtime.faults.inject({
+        function: 'SyncWorker',
+        service: 'DynamoDB',
+        command: 'UpdateItem',
+        match: { ExpressionAttributeValues: { ':completed': 'completed' } },
+        action: 'hold',
       });
       const { api, reseller, source, sourceSecret, payload, jobId } = await placeOrder();
-      await eventually(async () => jest.mocked(completeJob).mock.calls.some(([job]) => job.id === jobId));
+      await eventually(async () => gate.hits.some((input: any) => input.Key.PK === `SJ#${jobId}`));
       const [sourceOrder] = await sim().orders(source.shopDomain);
       const body = fulfillmentBody(sourceOrder.id);
 
@@ -403,7 +398,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         tracking: expect.objectContaining({ number: body.tracking_number }),
       });
 
-      release();
+      gate.release();
       const delivered = await fulfillmentReaches(api, jobId, body.id, 'delivered');
 
       expect(delivered.status).toBe('completed');

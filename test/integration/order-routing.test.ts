@@ -276,11 +276,21 @@ describe('order routing through the local runtime', () => {
       const receipt = await order(orderPayload([{ vendor: 'Twice', price: '4.00' }]));
       const id = receipt.body.syncJobIds[0];
       await jobReaches(id, 'dead');
+      // The worker's claim waits until both have answered: otherwise a retry that starts a cold
+      // environment late could find the job already dead again (401 kills it at once) and retry it too.
+      const claim = service.runtime.faults.inject({
+        function: 'SyncWorker',
+        service: 'DynamoDB',
+        command: 'UpdateItem',
+        match: { Key: { PK: `SJ#${id}` }, UpdateExpression: /#status = :processing/ },
+        action: 'hold',
+      });
 
       const results = await Promise.all([
         api().post(`/v1/sync_jobs/${id}/retry`),
         api().post(`/v1/sync_jobs/${id}/retry`),
       ]);
+      claim.release();
 
       expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
       const entries = (await api().get(`/v1/audit_log?action=sync_job.retried&resource_id=${id}`)).body.data;

@@ -1,21 +1,19 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { completeJob, failJob } from '../../shared/sync-jobs/sync-jobs.js';
-import { enqueueJobs } from '../../shared/sync-jobs/queue.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
-// The worker and the webhook run in this process, so wrapping these modules lets a test make the
-// process "die" at the worst moment: after the supplier has the order, before the job records it.
-jest.mock('../../shared/sync-jobs/sync-jobs', () => {
-  const actual = jest.requireActual('../../shared/sync-jobs/sync-jobs');
-  return { ...actual, completeJob: jest.fn(actual.completeJob), failJob: jest.fn(actual.failJob) };
-});
-jest.mock('../../shared/sync-jobs/queue', () => {
-  const actual = jest.requireActual('../../shared/sync-jobs/queue');
-  return { ...actual, enqueueJobs: jest.fn(actual.enqueueJobs) };
-});
+// Faults are injected by the local runtime into the functions' SDK calls (lib/local/faults.ts): a
+// worker's environment dies at the worst moment, after the supplier has the order and before the
+// job records it; the webhook's enqueue fails.
+/** The worker's write that moves its job to `completed` (completeJob). */
+const COMPLETE_JOB = {
+  function: 'SyncWorker',
+  service: 'DynamoDB',
+  command: 'UpdateItem',
+  match: { ExpressionAttributeValues: { ':completed': 'completed' } },
+} as const;
 
 jest.setTimeout(60_000);
 
@@ -66,16 +64,15 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     reseller = await createResellerStore(api(), { webhookSecret: secret });
   }, 90_000);
   afterAll(() => service?.stop());
-  afterEach(() => jest.mocked(completeJob).mockClear());
+  afterEach(() => service.runtime.faults.clear());
 
   it('leaves exactly one supplier order when the worker dies between the platform call and the write', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Crash' });
-    const crash = () => Promise.reject(new Error('the worker died'));
-    jest.mocked(completeJob).mockImplementationOnce(crash);
-    jest.mocked(failJob).mockImplementationOnce(crash);
+    const crash = service.runtime.faults.inject({ ...COMPLETE_JOB, action: 'crash' });
 
     const receipt = await order(orderPayload([{ vendor: 'Crash', price: '10.00' }]));
     const done = await jobReaches(receipt.body.syncJobIds[0], 'completed');
+    expect(crash.hits).toHaveLength(1);
 
     // The first receive placed the order and recorded nothing; the redelivery found the job still
     // `processing`, placed it again under the same idempotency key, and got the same order back.
@@ -88,10 +85,17 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
 
   it('sends a job whose enqueue failed its message once its lease is up, and completes it', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Lost' });
-    jest.mocked(enqueueJobs).mockImplementationOnce(() => Promise.reject(new Error('SQS unavailable')));
+    const outage = service.runtime.faults.inject({
+      function: 'OrdersWebhook',
+      service: 'SQS',
+      command: 'SendMessage',
+      action: 'fail',
+      message: 'SQS unavailable',
+    });
 
     const receipt = await order(orderPayload([{ vendor: 'Lost', price: '10.00' }]));
     expect(receipt.status).toBe(200);
+    expect(outage.hits).toHaveLength(1);
     const id = receipt.body.syncJobIds[0];
     // Within its lease the reconciler leaves it alone: its message may still be on its way.
     expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 0 });

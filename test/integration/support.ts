@@ -54,7 +54,9 @@ export interface TestService {
 
 /**
  * Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`.
- * One per test file: handler modules build their clients once, when first loaded, as in Lambda.
+ * One per test file: the functions run in environments of their own, but this process registers the
+ * API keys (and tests seed data) through the shared modules, whose clients keep the first endpoints.
+ * Faults for a test: `service.runtime.faults.inject(…)`, cleared with `faults.clear()` (faults.ts).
  */
 export const startService = async (options: LocalRuntimeOptions = {}): Promise<TestService> => {
   const runtime = await startLocalRuntime({

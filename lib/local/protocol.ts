@@ -1,0 +1,43 @@
+import type { ArmedFault } from './faults.js';
+
+/** What the runtime tells an execution environment's thread when it starts it. */
+export interface EnvironmentData {
+  functionName: string;
+  /** Absolute path of the handler's bundle. */
+  entry: string;
+  memoryMb: number;
+  faults: ArmedFault[];
+  /** Report every AWS SDK call (for the cost benchmark's meter). */
+  observeSdk: boolean;
+}
+
+/** A serialisable error: what crosses from the thread to the runtime when a handler throws. */
+export interface ErrorShape {
+  name: string;
+  message: string;
+  stack?: string;
+}
+
+/** One AWS SDK call made by a function, for meters. */
+export interface SdkCall {
+  functionName: string;
+  service: string;
+  command: string;
+  input: Record<string, any>;
+  /** DynamoDB's ConsumedCapacity, when the call succeeded. */
+  consumedCapacity?: unknown;
+  /** The error's name, when it failed. */
+  error?: string;
+}
+
+export type ToEnvironment =
+  | { type: 'invoke'; id: number; event: unknown; requestId: string; deadline: number }
+  | { type: 'faults'; faults: ArmedFault[] }
+  | { type: 'release'; faultId: number }
+  | { type: 'claimed'; callId: number; granted: boolean };
+
+export type FromEnvironment =
+  | { type: 'ready'; initMs: number }
+  | { type: 'done'; id: number; ms: number; result?: unknown; error?: ErrorShape }
+  | { type: 'claim'; callId: number; faultId: number; input: unknown }
+  | { type: 'sdk'; call: SdkCall };

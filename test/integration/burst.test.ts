@@ -1,0 +1,125 @@
+import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+/**
+ * A burst of orders, many in flight, to suppliers that misbehave in every way the simulator knows
+ * (PLATFORM-API.md test tokens) but throttling and slowness, at the default concurrency: every job
+ * ends, `completed` with exactly one order on its supplier or `dead` with a reason. This is what
+ * the shared batch processor of the old in-process runtime broke (failed records reported as
+ * successes, their messages deleted, jobs left `failed` for ever).
+ */
+
+jest.setTimeout(240_000);
+
+const ORDERS = 60;
+const IN_FLIGHT = 10;
+/** Every job ends within this, on a 2-core machine shared with others. */
+const BOUND_MS = 150_000;
+
+const TOKENS = {
+  ordinary: 'tok_ordinary',
+  flaky: 'tok_flaky',
+  fail500: 'tok_fail500',
+  fail401: 'tok_fail401',
+  fail422: 'tok_fail422',
+} as const;
+type Kind = keyof typeof TOKENS;
+const ENDS: Record<Kind, 'completed' | 'dead'> = {
+  ordinary: 'completed',
+  flaky: 'completed',
+  fail500: 'dead',
+  fail401: 'dead',
+  fail422: 'dead',
+};
+
+describe('a burst of orders to misbehaving suppliers', () => {
+  let service: TestService;
+  const secret = 'whsec_burst';
+  const api = () => service.api('owner_a');
+
+  beforeAll(async () => {
+    service = await startService();
+  }, 90_000);
+  afterAll(() => service?.stop());
+
+  /** Every job of a reseller store, through the API's pages. */
+  const jobsOf = async (resellerStoreId: string) => {
+    const jobs: any[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const query = `reseller_store_id=${resellerStoreId}&limit=100${after ? `&starting_after=${after}` : ''}`;
+      const page = (await api().get(`/v1/sync_jobs?${query}`)).body;
+      jobs.push(...page.data);
+      if (!page.has_more) return jobs;
+      after = page.data.at(-1).id;
+    }
+  };
+
+  it(`ends every job of ${ORDERS} orders, ${IN_FLIGHT} in flight: completed once on its supplier or dead`, async () => {
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const kinds = Object.keys(TOKENS) as Kind[];
+    const suppliers = new Map<Kind, any>();
+    for (const kind of kinds)
+      suppliers.set(kind, await createSourceStore(api(), reseller.id, { vendorTag: kind, accessToken: TOKENS[kind] }));
+    const kindOfStore = new Map([...suppliers].map(([kind, store]) => [store.id as string, kind]));
+
+    // Each order goes to one supplier, every third to two: batches mix jobs that end every way.
+    const payloads = Array.from({ length: ORDERS }, (_, i) => {
+      const vendors = [kinds[i % kinds.length], ...(i % 3 === 0 ? [kinds[(i + 2) % kinds.length]] : [])];
+      return orderPayload(vendors.map((vendor) => ({ vendor, price: '12.00' })));
+    });
+    const receipts: { status: number; body: unknown }[] = [];
+    let next = 0;
+    const sender = async () => {
+      while (next < payloads.length) {
+        const body = payloads[next++];
+        receipts.push(
+          await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+            shopDomain: reseller.shopDomain,
+            secret,
+            body,
+          }),
+        );
+      }
+    };
+    await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
+    expect(receipts.filter((r) => r.status !== 200)).toEqual([]);
+    expect(receipts).toHaveLength(ORDERS);
+    const expectedJobs = payloads.reduce((sum, p) => sum + p.line_items.length, 0);
+
+    const started = Date.now();
+    const jobs = await eventually(
+      async () => {
+        const all = await jobsOf(reseller.id);
+        return all.length === expectedJobs && all.every((j) => j.status === 'completed' || j.status === 'dead') && all;
+      },
+      BOUND_MS,
+      1000,
+    );
+    console.log(`burst: ${jobs.length} jobs of ${ORDERS} orders ended ${Date.now() - started} ms after the last 200`);
+
+    const sim = simulator(service.runtime.simulator!.url);
+    const placed = new Map<Kind, any[]>();
+    for (const [kind, store] of suppliers) placed.set(kind, await sim.orders(store.shopDomain));
+    for (const job of jobs) {
+      const kind = kindOfStore.get(job.sourceStoreId)!;
+      expect({ kind, status: job.status }).toEqual({ kind, status: ENDS[kind] });
+      if (job.status === 'dead') {
+        expect(job.errorMessage).toEqual(expect.stringMatching(/\S/));
+        continue;
+      }
+      const mine = placed
+        .get(kind)!
+        .filter((o) => o.source_identifier === `${reseller.shopDomain}:${job.externalOrderId}`);
+      expect(mine.map((o) => String(o.id))).toEqual([job.sourceOrderId]);
+    }
+    // The suppliers that refuse never got an order; the others got one per job, no more.
+    for (const kind of kinds) {
+      const jobsOfKind = jobs.filter((j) => kindOfStore.get(j.sourceStoreId) === kind);
+      expect({ kind, orders: placed.get(kind)!.length }).toEqual({
+        kind,
+        orders: ENDS[kind] === 'completed' ? jobsOfKind.length : 0,
+      });
+    }
+  });
+});

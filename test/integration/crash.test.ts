@@ -1,0 +1,251 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { freePort } from '../../lib/local/dynamodb.js';
+import { startPlatformSimulator, type PlatformSimulator } from '../../lib/local/platform-simulator.js';
+import { TEST_KEYS } from './support.js';
+import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+/**
+ * `npm start` killed with SIGKILL, the whole process tree at once (Node, its threads, DynamoDB
+ * Local's JVM), while orders are in flight, then started again on the same DATA_DIR. Nothing is
+ * resent and nothing is retried by hand: every order answered 200 before the crash still reaches
+ * its supplier, exactly once. The platform simulator lives in this process, as the real platform
+ * would outlive our crash, so it remembers the orders and idempotency keys across it.
+ */
+
+jest.setTimeout(300_000);
+
+const ROOT = resolve(__dirname, '../..');
+/**
+ * A message received before the crash stays hidden for the worker's timeout plus a cold start
+ * (30 + 10 s, lib/local/sqs.ts) from its receive; then it is delivered again and completed.
+ */
+const BOUND_MS = 60_000;
+
+interface Started {
+  lines: string[];
+  ready: Promise<void>;
+  exited: Promise<number | null>;
+  killTree(): void;
+  stop(): Promise<void>;
+}
+
+/** `npm start` as a child in a process group of its own, so that SIGKILL reaches the whole tree. */
+const npmStart = (env: Record<string, string>): Started => {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let partial = '';
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  const ready = new Promise<void>((done, fail) => {
+    child.stdout.on('data', (chunk: Buffer) => {
+      const text = partial + chunk.toString();
+      const split = text.split('\n');
+      partial = split.pop() ?? '';
+      lines.push(...split);
+      // The accepted keys are the last thing it prints once it is ready.
+      if (split.some((line) => /^ {2}owner_a: sk_/.test(line))) done();
+    });
+    child.stderr.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+    void exited.then((code) => fail(new Error(`npm start exited with ${code}:\n${lines.join('\n')}`)));
+  });
+  return {
+    lines,
+    ready,
+    exited,
+    killTree: () => process.kill(-child.pid!, 'SIGKILL'),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      process.kill(child.pid!, 'SIGTERM');
+      await exited;
+    },
+  };
+};
+
+/** The JSON log lines a run printed. */
+const logLines = (lines: string[]) =>
+  lines
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>];
+      } catch {
+        return [];
+      }
+    });
+
+describe('a crash of the whole npm start process tree, and a fresh start on the same DATA_DIR', () => {
+  let sim: PlatformSimulator;
+  let dataDir: string;
+  const runs: Started[] = [];
+
+  beforeAll(async () => {
+    sim = await startPlatformSimulator({ port: 0 });
+    dataDir = mkdtempSync(join(tmpdir(), 'crash-test-'));
+  });
+  afterAll(async () => {
+    for (const run of runs) await run.stop().catch(() => undefined);
+    await sim?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('brings every order answered 200 before the crash to its supplier exactly once, with no resend', async () => {
+    const port = await freePort();
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const env = {
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PLATFORM_SIM_PORT: '0',
+      PLATFORM_API_URL: `${sim.url}/{shopDomain}`,
+      API_KEYS: `owner_a:${TEST_KEYS.owner_a}`,
+    };
+    const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) =>
+      (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
+
+    const first = npmStart(env);
+    runs.push(first);
+    await first.ready;
+    // It says what runs where, and that the data is on disk.
+    expect(first.lines).toEqual(
+      expect.arrayContaining([
+        `  ${'API'.padEnd(20)}${apiUrl}`,
+        expect.stringMatching(/^ {2}DynamoDB Local {6}http:\/\/127\.0\.0\.1:\d+ {2}table reseller-routing$/),
+        expect.stringMatching(/^ {2}SQS \(fauxqs\) {8}http:\/\/127\.0\.0\.1:\d+ /),
+        `  ${'Data'.padEnd(20)}${dataDir}, on disk: table, queues with their messages, KMS key (kept across restarts)`,
+      ]),
+    );
+
+    const secret = 'whsec_crash';
+    const reseller = await post('/v1/reseller_stores', {
+      name: 'Crash Reseller',
+      platform: 'storeplatform_a',
+      shopDomain: 'crash-reseller.myshopify.com',
+      accessToken: 'tok_reseller',
+      webhookSecret: secret,
+    });
+    const supplier = (vendorTag: string, accessToken: string) =>
+      post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+        name: vendorTag,
+        platform: 'storeplatform_a',
+        shopDomain: `crash-${vendorTag.toLowerCase()}.myshopify.com`,
+        accessToken,
+        webhookSecret: `whsec_${vendorTag}`,
+        vendorTag,
+        pricingMode: 'percentage',
+        pricingConfig: { type: 'percentage', value: 30 },
+      });
+    // A flaky supplier answers 503 once per order, so its jobs are often between two receives.
+    const stores = [await supplier('Steady', 'tok_steady'), await supplier('Flaky', 'tok_flaky')];
+
+    // Orders keep coming, eight at a time, and the tree is killed while some are in flight.
+    const answered: { body: ReturnType<typeof orderPayload>; jobIds: string[] }[] = [];
+    let killed = false;
+    let sent = 0;
+    const sender = async () => {
+      while (!killed && sent < 200) {
+        sent++;
+        const body = orderPayload(
+          sent % 2
+            ? [{ vendor: 'Steady', price: '9.00' }]
+            : [
+                { vendor: 'Steady', price: '9.00' },
+                { vendor: 'Flaky', price: '7.00' },
+              ],
+        );
+        const receipt = await sendWebhook(apiUrl, '/v1/orders/webhook', {
+          shopDomain: reseller.shopDomain,
+          secret,
+          body,
+        }).catch(() => undefined);
+        if (receipt?.status === 200 && !killed) answered.push({ body, jobIds: receipt.body.syncJobIds });
+        if (answered.length >= 30 && !killed) {
+          killed = true;
+          first.killTree();
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, sender));
+    await first.exited;
+    expect(answered.length).toBeGreaterThanOrEqual(30);
+    const beforeRestart = new Map<string, number>();
+    for (const store of stores)
+      beforeRestart.set(store.shopDomain, (await simulator(sim.url).orders(store.shopDomain)).length);
+
+    const second = npmStart(env);
+    runs.push(second);
+    await second.ready;
+    const readyAt = Date.now();
+
+    // Every (order, supplier) pair of an order answered 200: exactly one supplier order.
+    const expected = answered.flatMap(({ body, jobIds }) =>
+      body.line_items.map((item) => ({
+        shop: stores.find((s) => s.vendorTag === item.vendor).shopDomain as string,
+        sourceIdentifier: `${reseller.shopDomain}:${body.id}`,
+        jobIds,
+      })),
+    );
+    const placed = async () => {
+      const orders = new Map<string, any[]>();
+      for (const store of stores) orders.set(store.shopDomain, await simulator(sim.url).orders(store.shopDomain));
+      return expected.map((pair) => ({
+        ...pair,
+        supplierOrders: orders.get(pair.shop)!.filter((o) => o.source_identifier === pair.sourceIdentifier).length,
+      }));
+    };
+    await eventually(async () => (await placed()).every((p) => p.supplierOrders >= 1), BOUND_MS, 500).catch(
+      () => undefined,
+    );
+    const tookMs = Date.now() - readyAt;
+    // A pair that is not there exactly once, with what its order's jobs say, for the failure message.
+    const wrong = await Promise.all(
+      (await placed())
+        .filter((p) => p.supplierOrders !== 1)
+        .map(async ({ shop, supplierOrders, jobIds }) => ({
+          shop,
+          supplierOrders,
+          jobs: await Promise.all(
+            jobIds.map(async (id) => {
+              const job = (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+              return { id, status: job.status, attempts: job.attempts, error: job.errorMessage ?? job.error?.code };
+            }),
+          ),
+        })),
+    );
+    expect(wrong).toEqual([]);
+    console.log(
+      `crash: ${answered.length} orders answered 200 before the kill (supplier orders then: ` +
+        `${[...beforeRestart.values()].join(' + ')}); all ${expected.length} placed ${tookMs} ms after the restart`,
+    );
+
+    // Worker and DLQ log lines name their own function and invocation, whichever ran alongside.
+    const sqsEndpoint = second.lines.find((l) => l.includes('SQS (fauxqs)'))!.match(/http:\/\/[\d.:]+/)![0];
+    const sqs = new SQSClient({
+      endpoint: sqsEndpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
+      useQueueUrlAsEndpoint: false,
+    });
+    const dlq = (await sqs.send(new GetQueueUrlCommand({ QueueName: 'sync-dlq' }))).QueueUrl!;
+    await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'not a job message' }));
+    sqs.destroy();
+    const malformed = await eventually(
+      async () => logLines(second.lines).find((l) => l.message === 'malformed message in the sync DLQ'),
+      20_000,
+    );
+    expect(malformed).toMatchObject({ function_name: 'SyncDeadLetter', function_request_id: expect.any(String) });
+    const retried = logLines([...first.lines, ...second.lines]).filter(
+      (l) => l.message === 'sync job failed; SQS will retry',
+    );
+    expect(retried.length).toBeGreaterThan(0);
+    for (const line of retried)
+      expect(line).toMatchObject({ function_name: 'SyncWorker', function_request_id: expect.any(String) });
+  });
+});

@@ -1,0 +1,101 @@
+import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+/**
+ * The local runtime runs each function as Lambda does (lib/local/environments.ts): environments of
+ * its own, one invocation at a time in each, more environments for more concurrency, started on
+ * demand and stopped when idle. (Timeouts: timeouts.test.ts, with a runtime of their own.)
+ */
+
+jest.setTimeout(90_000);
+
+/** The worker's claim of a job (claimJob) and its write that completes it (completeJob). */
+const claimOf = (jobId?: string) =>
+  ({
+    function: 'SyncWorker',
+    service: 'DynamoDB',
+    command: 'UpdateItem',
+    match: {
+      ...(jobId ? { Key: { PK: `SJ#${jobId}` } } : {}),
+      UpdateExpression: /#status = :processing/,
+    },
+  }) as const;
+
+const setUp = (options: Parameters<typeof startService>[0]) => {
+  const context = { service: undefined as unknown as TestService, reseller: undefined as any };
+  const secret = 'whsec_local_runtime';
+  beforeAll(async () => {
+    context.service = await startService(options);
+    context.reseller = await createResellerStore(context.service.api('owner_a'), { webhookSecret: secret });
+  }, 90_000);
+  afterAll(() => context.service?.stop());
+  afterEach(() => context.service?.runtime.faults.clear());
+  const api = () => context.service.api('owner_a');
+  return {
+    context,
+    api,
+    order: (body: unknown) =>
+      sendWebhook(context.service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: context.reseller.shopDomain,
+        secret,
+        body,
+      }),
+    supplier: (overrides: Record<string, unknown>) => createSourceStore(api(), context.reseller.id, overrides),
+    sim: () => simulator(context.service.runtime.simulator!.url),
+  };
+};
+
+describe('execution environments', () => {
+  const { context, api, order, supplier, sim } = setUp({ idleSeconds: 3 });
+
+  it('keeps overlapping invocations of one consumer apart: a record failing in one comes back', async () => {
+    await supplier({ vendorTag: 'Broken', accessToken: 'tok_fail500' });
+    const steady = await supplier({ vendorTag: 'Steady' });
+    const runtime = context.service.runtime;
+
+    // The failing job's invocation is caught before its claim, and stays under way…
+    const held = runtime.faults.inject({ ...claimOf(), action: 'hold', times: 1 });
+    const failing = (await order(orderPayload([{ vendor: 'Broken', price: '10.00' }]))).body.syncJobIds[0];
+    expect(((await held.reached) as any).Key.PK).toBe(`SJ#${failing}`);
+
+    // …while another invocation of the same function runs a whole batch: in another environment,
+    // since one runs one invocation at a time.
+    const fine = (await order(orderPayload([{ vendor: 'Steady', price: '10.00' }]))).body.syncJobIds[0];
+    await jobReaches(api(), fine, 'completed');
+    expect((await api().get(`/v1/sync_jobs/${failing}`)).body.status).toBe('pending');
+
+    held.release();
+
+    // Its failure was reported as such: SQS gave the message back twice more, then to the DLQ.
+    const dead = await jobReaches(api(), failing, 'dead', 30_000);
+    expect(dead.attempts).toBe(3);
+    expect(dead.errorMessage).toMatch(/gave up after 3 attempts/);
+    expect(await sim().orders(steady.shopDomain)).toHaveLength(1);
+  });
+
+  it('starts an environment per concurrent invocation, up to the cap, and stops them when idle', async () => {
+    const runtime = context.service.runtime;
+    await eventually(async () => runtime.environments().ListAuditLog === 0, 15_000);
+
+    const answers = await Promise.all(Array.from({ length: 4 }, () => api().get('/v1/audit_log')));
+
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+    const started = runtime.environments().ListAuditLog;
+    expect(started).toBeGreaterThanOrEqual(2);
+    expect(started).toBeLessThanOrEqual(4);
+    // Idle for longer than `idleSeconds`, they stop.
+    await eventually(async () => runtime.environments().ListAuditLog === 0, 15_000);
+  });
+
+  it('answers 500 as API Gateway does when a function’s environment dies, and starts a new one', async () => {
+    const runtime = context.service.runtime;
+    runtime.faults.inject({ function: 'GetSyncJob', service: 'DynamoDB', command: 'GetItem', action: 'crash' });
+
+    const crashed = await api().get('/v1/sync_jobs/sj_unknown');
+    const next = await api().get('/v1/sync_jobs/sj_unknown');
+
+    expect(crashed.status).toBe(500);
+    expect(crashed.body).toEqual({ message: 'Internal Server Error' });
+    expect(next.status).toBe(404);
+  });
+});
