@@ -42,18 +42,29 @@ const hold = (faultId: number) =>
     ? Promise.resolve()
     : new Promise<void>((resolve) => held.set(faultId, [...(held.get(faultId) ?? []), resolve]));
 
+/** `dropped` when the call must answer without reaching the service. */
 const injectFaults = async (clientName: string | undefined, commandName: string | undefined, input: unknown) => {
   for (const fault of faults) {
     if (!concerns(fault, clientName, commandName) || !matches(fault.match ?? {}, input)) continue;
     if (!(await claim(fault.id, input))) continue;
     if (fault.action === 'crash') process.exit(1);
     if (fault.action === 'hold') await hold(fault.id);
+    if (fault.action === 'drop') return 'dropped';
     if (fault.action === 'fail') {
       const error = new Error(fault.message ?? `injected fault: ${fault.service} ${fault.command} failed`);
       error.name = 'InjectedFault';
       throw error;
     }
   }
+  return undefined;
+};
+
+/** The receipt handles the running invocation made visible again later itself: the poller leaves them be. */
+let visibilitySet: string[] = [];
+const noteVisibility = (commandName: string | undefined, input: Record<string, any>) => {
+  if (commandName === 'ChangeMessageVisibilityCommand') visibilitySet.push(input.ReceiptHandle);
+  if (commandName === 'ChangeMessageVisibilityBatchCommand')
+    for (const entry of input.Entries ?? []) visibilitySet.push(entry.ReceiptHandle);
 };
 
 const serviceOf = (clientName: string | undefined) => (clientName ?? 'Unknown').replace(/Client$/, '');
@@ -66,13 +77,19 @@ const commandOf = (commandName: string | undefined) => (commandName ?? 'Unknown'
 const middleware =
   (next: (args: any) => Promise<any>, context: { clientName?: string; commandName?: string }) =>
   async (args: { input: Record<string, any> }) => {
-    if (faults.length) await injectFaults(context.clientName, context.commandName, args.input);
-    if (!data.observeSdk) return next(args);
+    if (faults.length && (await injectFaults(context.clientName, context.commandName, args.input)) === 'dropped')
+      return { output: { $metadata: {} }, response: {} };
+    if (!data.observeSdk) {
+      const result = await next(args);
+      noteVisibility(context.commandName, args.input);
+      return result;
+    }
     const service = serviceOf(context.clientName);
     const call = { functionName: data.functionName, service, command: commandOf(context.commandName) };
     if (service === 'DynamoDB') args.input.ReturnConsumedCapacity = 'INDEXES';
     try {
       const result = await next(args);
+      noteVisibility(context.commandName, args.input);
       send({
         type: 'sdk',
         call: { ...call, input: structuredClone(args.input), consumedCapacity: result.output?.ConsumedCapacity },
@@ -126,13 +143,14 @@ const invoke = async ({ id, event, requestId, deadline }: Extract<ToEnvironment,
   // queue consumers) would log without naming their function. Locally each environment's own
   // logger is given the invocation's context, so every line names its function and request.
   logger.addContext(context);
+  visibilitySet = [];
   const started = performance.now();
   try {
     const result = await handler(event, context);
-    send({ type: 'done', id, ms: performance.now() - started, result });
+    send({ type: 'done', id, ms: performance.now() - started, result, visibilitySet });
   } catch (error) {
     const { name = 'Error', message = String(error), stack } = (error ?? {}) as Error;
-    send({ type: 'done', id, ms: performance.now() - started, error: { name, message, stack } });
+    send({ type: 'done', id, ms: performance.now() - started, error: { name, message, stack }, visibilitySet });
   }
 };
 

@@ -21,6 +21,8 @@ export class InvocationError extends Error {
     readonly detail: ErrorShape,
     /** `timeout` and `crash` cost the environment its life. */
     readonly kind: 'handler' | 'timeout' | 'crash',
+    /** Receipt handles whose visibility the function set itself before it failed. */
+    readonly visibilitySet: string[] = [],
   ) {
     super(`${functionName}: ${detail.message}`);
     this.name = detail.name;
@@ -48,6 +50,8 @@ export interface Invocation {
   result: unknown;
   /** Handler time, as Lambda bills it. */
   ms: number;
+  /** Receipt handles whose visibility the function set itself (a backoff after a failure). */
+  visibilitySet: string[];
 }
 
 type Pending = { resolve(value: Invocation): void; reject(error: InvocationError): void; timer?: NodeJS.Timeout };
@@ -119,8 +123,9 @@ class Environment {
         const { resolve: answer, reject, timer } = this.pending;
         this.pending = undefined;
         clearTimeout(timer);
-        if (message.error) reject(new InvocationError(this.fn.name, message.error, 'handler'));
-        else answer({ result: message.result, ms: message.ms });
+        if (message.error)
+          reject(new InvocationError(this.fn.name, message.error, 'handler', message.visibilitySet));
+        else answer({ result: message.result, ms: message.ms, visibilitySet: message.visibilitySet });
         return;
       }
       case 'claim':

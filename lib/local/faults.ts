@@ -11,7 +11,9 @@ export type FaultAction =
   /** The execution environment dies on the spot (its thread exits), as a Lambda crash or OOM would. */
   | 'crash'
   /** The call waits until the test releases it: the function is caught mid-invocation. */
-  | 'hold';
+  | 'hold'
+  /** The call answers as if it had succeeded, and nothing reaches the service: a message lost on its way. */
+  | 'drop';
 
 export interface FaultSpec {
   /** The function whose calls it watches (lib/routes.ts name), e.g. `SyncWorker`. */
@@ -26,7 +28,7 @@ export interface FaultSpec {
    */
   match?: Record<string, unknown>;
   action: FaultAction;
-  /** How many matching calls it affects: default 1 for `fail` and `crash`, every one for `hold`. */
+  /** How many matching calls it affects: default 1 for `fail`, `crash` and `drop`, every one for `hold`. */
   times?: number;
   /** The error message of `fail`. */
   message?: string;

@@ -38,6 +38,14 @@ export type ToEnvironment =
 
 export type FromEnvironment =
   | { type: 'ready'; initMs: number }
-  | { type: 'done'; id: number; ms: number; result?: unknown; error?: ErrorShape }
+  | {
+      type: 'done';
+      id: number;
+      ms: number;
+      result?: unknown;
+      error?: ErrorShape;
+      /** Receipt handles whose visibility the function set itself (a backoff), in this invocation. */
+      visibilitySet: string[];
+    }
   | { type: 'claim'; callId: number; faultId: number; input: unknown }
   | { type: 'sdk'; call: SdkCall };

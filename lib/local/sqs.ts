@@ -114,7 +114,8 @@ const INIT_ALLOWANCE_SECONDS = 10;
  * each batch is received with a visibility of the function's timeout plus a cold start, and the
  * invocation is abandoned at its timeout: a message is never handed to a second invocation while
  * the first may still be working on it. Messages that did not succeed are then given back on the
- * queue's own schedule, `visibilityTimeoutSeconds` after their receive.
+ * queue's own schedule, `visibilityTimeoutSeconds` after their receive, unless the function set
+ * their visibility itself (the sync worker's backoff).
  */
 export const startPoller = (options: {
   client: SQSClient;
@@ -133,11 +134,11 @@ export const startPoller = (options: {
   const loops = new Set<Promise<void>>();
   let polling = 0;
 
-  /** The ids of the messages that did not succeed. */
+  /** The ids of the messages that did not succeed, and the receipt handles the function gave a visibility. */
   const invoke = async (messages: Message[], receivedAt: number) => {
     const started = performance.now();
     try {
-      const { result, ms } = await pool.invoke(
+      const { result, ms, visibilitySet } = await pool.invoke(
         { Records: messages.map((m) => toRecord(m, queue)) } satisfies SQSEvent,
         {
           // The batch is hidden until then; one second is left for the delete.
@@ -145,7 +146,8 @@ export const startPoller = (options: {
         },
       );
       options.onInvoke?.(name, ms, messages.length);
-      return new Set(((result as SQSBatchResponse | undefined)?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      const failures = (result as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
+      return { failed: new Set(failures.map((f) => f.itemIdentifier)), visibilitySet: new Set(visibilitySet) };
     } catch (error) {
       options.onInvoke?.(name, performance.now() - started, messages.length);
       const kind = error instanceof InvocationError ? error.kind : 'handler';
@@ -158,7 +160,8 @@ export const startPoller = (options: {
       else if (kind === 'crash')
         console.error(`local ${name}: the environment died (${reason}); the batch will come back`);
       else console.error(`local ${name}: invocation failed, the batch will come back`, error);
-      return new Set(messages.map((m) => m.MessageId!));
+      const visibilitySet = error instanceof InvocationError ? error.visibilitySet : [];
+      return { failed: new Set(messages.map((m) => m.MessageId!)), visibilitySet: new Set(visibilitySet) };
     }
   };
 
@@ -186,9 +189,10 @@ export const startPoller = (options: {
     // Someone keeps polling while this batch is being handled, so a message arriving meanwhile
     // starts another invocation (in another environment) rather than waiting for this one.
     if (polling === 0) grow();
-    const failed = await invoke(messages, receivedAt);
+    const { failed, visibilitySet } = await invoke(messages, receivedAt);
     const done = messages.filter((m) => !failed.has(m.MessageId!));
-    const retry = messages.filter((m) => failed.has(m.MessageId!));
+    // What the function gave a visibility itself (its backoff) comes back when it said.
+    const retry = messages.filter((m) => failed.has(m.MessageId!) && !visibilitySet.has(m.ReceiptHandle!));
     if (done.length) {
       await client.send(
         new DeleteMessageBatchCommand({

@@ -381,7 +381,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { ExpressionAttributeValues: { ':completed': 'completed' } },
+        match: { ExpressionAttributeValues: { ':status': 'completed' } },
         action: 'hold',
       });
       const { api, reseller, source, sourceSecret, payload, jobId } = await placeOrder();

@@ -17,7 +17,7 @@ const claimOf = (jobId?: string) =>
     command: 'UpdateItem',
     match: {
       ...(jobId ? { Key: { PK: `SJ#${jobId}` } } : {}),
-      UpdateExpression: /#status = :processing/,
+      ExpressionAttributeValues: { ':status': 'processing' },
     },
   }) as const;
 

@@ -282,7 +282,7 @@ describe('order routing through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { Key: { PK: `SJ#${id}` }, UpdateExpression: /#status = :processing/ },
+        match: { Key: { PK: `SJ#${id}` }, ExpressionAttributeValues: { ':status': 'processing' } },
         action: 'hold',
       });
 

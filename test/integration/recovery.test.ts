@@ -12,7 +12,7 @@ const COMPLETE_JOB = {
   function: 'SyncWorker',
   service: 'DynamoDB',
   command: 'UpdateItem',
-  match: { ExpressionAttributeValues: { ':completed': 'completed' } },
+  match: { ExpressionAttributeValues: { ':status': 'completed' } },
 } as const;
 
 jest.setTimeout(60_000);

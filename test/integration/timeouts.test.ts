@@ -32,7 +32,7 @@ describe('timeouts', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':completed': 'completed' } },
+      match: { ExpressionAttributeValues: { ':status': 'completed' } },
       action: 'hold',
       times: 1,
     });
