@@ -38,6 +38,8 @@ export interface LocalRuntimeOptions {
   leaseSeconds?: number;
   /** THROTTLE_BUDGET_SECONDS; default 86400. */
   throttleBudgetSeconds?: number;
+  /** PLATFORM_TIMEOUT_MS: how long a platform call may take; default 10 s, as on AWS. */
+  platformTimeoutMs?: number;
   /** Called after each invocation, for benchmarks. */
   onInvoke?: (name: string, ms: number, batch?: number) => void;
 }
@@ -139,6 +141,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+      ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
     });
 
     const { registerKey, generateKey } = await import('../../shared/api-keys/api-keys.js');

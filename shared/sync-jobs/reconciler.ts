@@ -1,11 +1,14 @@
+import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
 import { enqueueJobs } from './queue.js';
 import { syncJobFrom, type SyncJob } from './record.js';
-import { killJob, resendJob } from './sync-jobs.js';
+import { resendJob } from './moves.js';
+import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**
  * The reconciler (CONTRACT.md §6, docs/design.md "Every job ends"), in the manner of BullMQ's
@@ -13,7 +16,8 @@ import { killJob, resendJob } from './sync-jobs.js';
  * moved for longer than its lease (counted from the end of any wait it announced: a deferral's due
  * time, a backoff) is presumed to have lost its message, and is sent a fresh one under a new
  * generation, so an older message that turns up after all is stale. After MAX_RESENDS such
- * messages without the job making progress, it is `dead`, with a reason that says so.
+ * messages without the job making progress, it ends: `dead`, with a reason that says so, unless
+ * the supplier has its order (settle.ts).
  *
  * It reads only GSI3's open jobs (every shard, keys only) and BatchGets them: its reads grow with
  * the jobs in flight, never with the jobs ever made. It decides on the jobs' own attributes, so
@@ -27,6 +31,8 @@ export interface ReconcileReport {
   inFlight: number;
   resent: number;
   killed: number;
+  /** Stalled jobs found placed on the supplier, and completed. */
+  found: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
 }
@@ -35,8 +41,8 @@ export interface ReconcileReport {
 export const leaseEnd = (job: Pick<SyncJob, 'updatedAt' | 'waitUntil'>, leaseSeconds: number) =>
   Math.max(Date.parse(job.updatedAt), job.waitUntil ? Date.parse(job.waitUntil) : 0) + leaseSeconds * 1000;
 
-export const reconcile = async (leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
-  const report: ReconcileReport = { inFlight: 0, resent: 0, killed: 0, readUnits: 0 };
+export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
+  const report: ReconcileReport = { inFlight: 0, resent: 0, killed: 0, found: 0, readUnits: 0 };
   const at = Date.now();
   await Promise.all(
     inFlight.open.allPartitions().map(async (partition) => {
@@ -58,27 +64,37 @@ export const reconcile = async (leaseSeconds = config.leaseSeconds()): Promise<R
         );
         report.inFlight += jobs.length;
         await Promise.all(
-          jobs.filter((job) => leaseEnd(job, leaseSeconds) <= at).map((job) => settleStalled(job, report)),
+          jobs.filter((job) => leaseEnd(job, leaseSeconds) <= at).map((job) => settleStalled(deps, job, report)),
         );
         startKey = page.lastKey;
       } while (startKey);
     }),
   );
-  if (report.resent || report.killed) logger.warn('reconciler acted on stalled jobs', { ...report });
+  if (report.resent || report.killed || report.found) logger.warn('reconciler acted on stalled jobs', { ...report });
   return report;
 };
 
-const settleStalled = async (job: SyncJob, report: ReconcileReport) => {
+const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
   if (job.resends >= MAX_RESENDS) {
     const reason = [job.errorMessage, `no progress after ${MAX_RESENDS} messages re-sent by the reconciler`]
       .filter(Boolean)
       .join('; ');
-    if (await killJob(job, reason)) report.killed++;
+    const attempt = {
+      trigger: 'reconciler',
+      outcome: 'dead',
+      platformStatus: null,
+      errorMessage: reason,
+      startedAt: now(),
+    } as const;
+    const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+    if (settled === 'dead') report.killed++;
+    if (settled === 'found') report.found++;
+    // `unknown`: the supplier could not say whether it has the order; the next run asks again.
     return;
   }
   const moved = await resendJob(job);
   if (!moved) return; // it moved meanwhile: its message did get through
-  await enqueueJobs([{ jobId: moved.id, generation: moved.generation }]);
+  await enqueueJobs([{ jobId: moved.id, generation: moved.generation, trigger: 'reconciler' }]);
   report.resent++;
   logger.warn('stalled job sent a new message', { jobId: job.id, status: job.status, resends: moved.resends });
 };

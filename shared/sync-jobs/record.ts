@@ -4,6 +4,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { fulfillmentEntriesFrom, type FulfillmentEntry } from '../fulfillments/record.js';
+import { attemptsFrom, storedAttempts, type Attempt, type StoredAttempt } from './attempts.js';
 import { indexChanges } from './indexes.js';
 
 /** A sync job as a record, and its conversions to and from the job's item: the only place that knows its attributes. */
@@ -52,6 +53,10 @@ export interface SyncJob {
    * the backoff after a failure): the reconciler's lease runs from here. Null when not waiting.
    */
   waitUntil: string | null;
+  /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
+  throttledSince: string | null;
+  /** The attempt history, oldest first (attempts.ts). */
+  attemptLog: Attempt[];
 }
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
@@ -59,7 +64,7 @@ export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: R
 /**
  * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
  * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes that are
- * absent until a failure path sets them (`resends`, `waitUntil`) are not written: every byte of
+ * absent until a later move sets them (`resends`, `waitUntil`, the history…) are not written: every byte of
  * the item is paid again by each of its writes.
  */
 export const syncJobItem = (job: SyncJob): Item => ({
@@ -91,6 +96,8 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
   ...(job.resends ? { resends: job.resends } : {}),
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
+  ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
+  ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -119,6 +126,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     fulfillments: fulfillmentEntriesFrom(item),
     resends: item.resends === undefined ? 0 : read.number('resends'),
     waitUntil: read.stringOrNull('waitUntil'),
+    throttledSince: read.stringOrNull('throttledSince'),
+    attemptLog: attemptsFrom(read.optionalObject<StoredAttempt[]>('attemptLog')),
   };
 };
 

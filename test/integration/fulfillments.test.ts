@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { completeJob } from '../../shared/sync-jobs/sync-jobs.js';
+import { completeJob } from '../../shared/sync-jobs/moves.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -18,11 +18,11 @@ import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './
 // The worker runs in this process, so wrapping completeJob lets a test hold a job in `processing`
 // after the supplier has placed the order: the moment a fulfillment can arrive before the job has
 // recorded its `sourceOrderId`, which is what kept fulfillments are for.
-jest.mock('../../shared/sync-jobs/sync-jobs', () => {
-  const actual = jest.requireActual('../../shared/sync-jobs/sync-jobs');
+jest.mock('../../shared/sync-jobs/moves', () => {
+  const actual = jest.requireActual('../../shared/sync-jobs/moves');
   return { ...actual, completeJob: jest.fn(actual.completeJob) };
 });
-const actualCompleteJob = jest.requireActual('../../shared/sync-jobs/sync-jobs').completeJob as typeof completeJob;
+const actualCompleteJob = jest.requireActual('../../shared/sync-jobs/moves').completeJob as typeof completeJob;
 
 jest.setTimeout(60_000);
 

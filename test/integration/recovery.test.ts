@@ -1,15 +1,15 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { completeJob, failJob } from '../../shared/sync-jobs/sync-jobs.js';
+import { completeJob, failJob } from '../../shared/sync-jobs/moves.js';
 import { enqueueJobs } from '../../shared/sync-jobs/queue.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 // The worker and the webhook run in this process, so wrapping these modules lets a test make the
 // process "die" at the worst moment: after the supplier has the order, before the job records it.
-jest.mock('../../shared/sync-jobs/sync-jobs', () => {
-  const actual = jest.requireActual('../../shared/sync-jobs/sync-jobs');
+jest.mock('../../shared/sync-jobs/moves', () => {
+  const actual = jest.requireActual('../../shared/sync-jobs/moves');
   return { ...actual, completeJob: jest.fn(actual.completeJob), failJob: jest.fn(actual.failJob) };
 });
 jest.mock('../../shared/sync-jobs/queue', () => {

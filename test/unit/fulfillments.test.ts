@@ -26,7 +26,10 @@ const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOrder: jest.fn(), createFulfillment }) };
+const deps = {
+  cipher: kmsCipher(kms, () => 'key'),
+  platforms: () => ({ createOrder: jest.fn(), findOrder: jest.fn(), createFulfillment }),
+};
 
 const tracking = {
   company: 'UPS',
@@ -200,11 +203,14 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       const outcome = await processFulfillmentMessage(deps, record(message({ redrives: 2 })));
 
       expect(outcome).toBe('done');
-      expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+      const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+      expect(sent).toMatchObject({
         QueueUrl: process.env.FULFILLMENT_QUEUE_URL,
-        DelaySeconds: 7,
         MessageBody: JSON.stringify(message({ redrives: 2 })),
       });
+      // Retry-After, and up to a quarter more of jitter.
+      expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
+      expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
       expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
     },
   );
