@@ -64,8 +64,8 @@ export const failedAttemptsOf = (log: Attempt[], generation: number) =>
 
 /**
  * One entry as stored: `n` number, `g` generation, `t` trigger, `o` outcome, `s` platform status,
- * `e` error message, `a` started, `d` duration, and for a folded run `b` ended and `c` count.
- * Absent when null, or (`b`) when it is `a` + `d`.
+ * `e` error message, `a` started (epoch ms: 8 bytes rather than 24), `d` duration, and for a folded
+ * run `b` ended (epoch ms) and `c` count. Absent when null, or (`b`) when it is `a` + `d`.
  */
 export interface StoredAttempt {
   n: number;
@@ -74,13 +74,13 @@ export interface StoredAttempt {
   o: AttemptOutcome;
   s?: number;
   e?: string;
-  a: string;
+  a: number;
   d: number;
-  b?: string;
+  b?: number;
   c?: number;
 }
 
-const plus = (at: string, ms: number) => new Date(Date.parse(at) + ms).toISOString();
+const iso = (epochMs: number) => new Date(epochMs).toISOString();
 
 export const storedAttempts = (log: Attempt[]): StoredAttempt[] =>
   log.map((attempt) => ({
@@ -90,9 +90,11 @@ export const storedAttempts = (log: Attempt[]): StoredAttempt[] =>
     o: attempt.outcome,
     ...(attempt.platformStatus === null ? {} : { s: attempt.platformStatus }),
     ...(attempt.errorMessage === null ? {} : { e: attempt.errorMessage }),
-    a: attempt.startedAt,
+    a: Date.parse(attempt.startedAt),
     d: attempt.durationMs,
-    ...(attempt.endedAt === plus(attempt.startedAt, attempt.durationMs) ? {} : { b: attempt.endedAt }),
+    ...(Date.parse(attempt.endedAt) === Date.parse(attempt.startedAt) + attempt.durationMs
+      ? {}
+      : { b: Date.parse(attempt.endedAt) }),
     ...(attempt.count === 1 ? {} : { c: attempt.count }),
   }));
 
@@ -105,8 +107,8 @@ export const attemptsFrom = (stored: StoredAttempt[] | undefined): Attempt[] =>
     outcome: entry.o,
     platformStatus: entry.s ?? null,
     errorMessage: entry.e ?? null,
-    startedAt: entry.a,
-    endedAt: entry.b ?? plus(entry.a, entry.d),
+    startedAt: iso(entry.a),
+    endedAt: iso(entry.b ?? entry.a + entry.d),
     durationMs: entry.d,
     count: entry.c ?? 1,
   }));

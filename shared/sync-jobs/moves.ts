@@ -68,11 +68,12 @@ export const claimJob = (message: JobMessage) =>
 const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
   sourceOrderId,
   completedAt: at,
-  errorMessage: null,
-  failedAt: null,
   GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
   GSI2SK: lookups.sourceOrderJob(job.id),
 });
+
+/** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
+const COMPLETED_CLEARS = [...SETTLED, 'errorMessage', 'failedAt'];
 
 /** processing → completed: the supplier answered with its order. */
 export const completeJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
@@ -82,7 +83,7 @@ export const completeJob = (job: SyncJob, sourceOrderId: string, attempt: Attemp
     job,
     at,
     set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-    remove: SETTLED,
+    remove: COMPLETED_CLEARS,
   });
 };
 
@@ -97,7 +98,7 @@ export const foundJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEn
     job,
     at,
     set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-    remove: SETTLED,
+    remove: COMPLETED_CLEARS,
   });
 };
 

@@ -61,11 +61,15 @@ export interface SyncJob {
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
+/** The attributes that have a value: an absent one reads as null, and costs no bytes. */
+const present = (attributes: Record<string, string | null>) =>
+  Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
+
 /**
  * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
- * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes that are
- * absent until a later move sets them (`resends`, `waitUntil`, the history…) are not written: every byte of
- * the item is paid again by each of its writes.
+ * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes without a
+ * value (the null timestamps and error, `resends`, `waitUntil`, the history…) are not written: every
+ * byte of the item is paid again by each of its writes (docs/performance.md).
  */
 export const syncJobItem = (job: SyncJob): Item => ({
   ...keys.syncJob(job.id),
@@ -86,11 +90,13 @@ export const syncJobItem = (job: SyncJob): Item => ({
   // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
   ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
   ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
-  sourceOrderId: job.sourceOrderId,
-  errorMessage: job.errorMessage,
-  completedAt: job.completedAt,
-  failedAt: job.failedAt,
-  deadAt: job.deadAt,
+  ...present({
+    sourceOrderId: job.sourceOrderId,
+    errorMessage: job.errorMessage,
+    completedAt: job.completedAt,
+    failedAt: job.failedAt,
+    deadAt: job.deadAt,
+  }),
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),

@@ -61,8 +61,8 @@ describe('the attempt history of a job', () => {
     log = appendAttempt(log, record('throttled', 5));
     log = appendAttempt(log, record('completed', 9, { platformStatus: 201, trigger: 'retry' }));
     const stored = storedAttempts(log);
-    expect(stored[1]).toEqual({ n: 2, g: 1, t: 'retry', o: 'completed', s: 201, a: at(9), d: 1000 });
-    expect(stored[0]).toMatchObject({ c: 2, b: at(6) });
+    expect(stored[1]).toEqual({ n: 2, g: 1, t: 'retry', o: 'completed', s: 201, a: Date.parse(at(9)), d: 1000 });
+    expect(stored[0]).toMatchObject({ c: 2, a: Date.parse(at(0)), b: Date.parse(at(6)) });
     expect(attemptsFrom(stored)).toEqual(log);
   });
 

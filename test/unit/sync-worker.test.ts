@@ -328,7 +328,7 @@ describe('sync worker: processSyncMessage', () => {
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2, trigger: 'retry' }));
 
     expect(update().ExpressionAttributeValues![':attemptLog']).toEqual([
-      { n: 1, g: 2, t: 'retry', o: 'completed', s: 201, a: job.updatedAt, d: expect.any(Number) },
+      { n: 1, g: 2, t: 'retry', o: 'completed', s: 201, a: Date.parse(job.updatedAt), d: expect.any(Number) },
     ]);
   });
 
@@ -392,7 +392,7 @@ describe('sync worker: processSyncMessage', () => {
       o: 'throttled',
       s: 429,
       e: 'storeplatform_a answered 429',
-      a: '2026-11-21T04:00:00.000Z',
+      a: Date.parse('2026-11-21T04:00:00.000Z'),
       d: 5,
     };
     claimSucceeds({ ...job, attempts: 2, attemptLog: [earlier], throttledSince: new Date().toISOString() });
@@ -414,7 +414,7 @@ describe('sync worker: processSyncMessage', () => {
 
   it('makes a job throttled for longer than THROTTLE_BUDGET_SECONDS dead with the 429 reason', async () => {
     const since = new Date(Date.now() - 86_401_000).toISOString();
-    const throttled = { n: 1, g: 2, t: 'webhook', o: 'throttled', s: 429, a: since, d: 5, c: 3 };
+    const throttled = { n: 1, g: 2, t: 'webhook', o: 'throttled', s: 429, a: Date.parse(since), d: 5, c: 3 };
     claimSucceeds({ ...job, attempts: 4, throttledSince: since, attemptLog: [throttled] });
     createOrder.mockRejectedValue(
       new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'answered 429' }),
@@ -433,7 +433,7 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('looks the order up before a refusal makes dead a job an earlier attempt may have placed', async () => {
-    const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: 'timeout', a: job.createdAt, d: 10_000 };
+    const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: 'timeout', a: Date.parse(job.createdAt), d: 10_000 };
     claimSucceeds({ ...job, attempts: 2, attemptLog: [failed] });
     createOrder.mockRejectedValue(
       new PlatformError({ platform: 'storeplatform_a', status: 401, retryable: false, message: 'answered 401' }),
