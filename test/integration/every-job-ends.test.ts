@@ -1,10 +1,18 @@
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { sendFulfillmentMessage } from '../../shared/fulfillments/queue.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
+
+// The webhook runs in this process, so wrapping the fulfillment queue's send lets a test lose a
+// message between the state written on the job and its send (the gap docs/reverse-sync.md names).
+jest.mock('../../shared/fulfillments/queue', () => {
+  const actual = jest.requireActual('../../shared/fulfillments/queue');
+  return { ...actual, sendFulfillmentMessage: jest.fn(actual.sendFulfillmentMessage) };
+});
 
 /**
  * CONTRACT.md §6, "every job ends", through the local runtime: bounded throttling, unknown
@@ -200,6 +208,50 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
         ['reconciler', 'completed'],
         ['webhook', 'failed'],
       ]);
+    });
+  });
+
+  describe('a fulfillment whose message was lost after its state was written', () => {
+    it('is sent again by the reconciler once its lease is up, and reaches the reseller once', async () => {
+      const supplier = await createSourceStore(api(), reseller.id, {
+        vendorTag: 'Ships',
+        webhookSecret: 'whsec_ships',
+      });
+      const id = await order('Ships');
+      const placed = await jobReaches(id, 'completed');
+      jest.mocked(sendFulfillmentMessage).mockImplementationOnce(() => Promise.reject(new Error('SQS unavailable')));
+
+      const shipped = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+        shopDomain: supplier.shopDomain,
+        secret: 'whsec_ships',
+        body: { id: 9_900_001, order_id: placed.sourceOrderId, tracking_number: '1ZLOST', tracking_company: 'UPS' },
+      });
+      // The state is on the job, the message is not on its way: the platform would redeliver the
+      // webhook; the reconciler does not need it to.
+      expect(shipped.status).toBe(500);
+      expect((await job(id)).fulfillment).toMatchObject({ status: 'pending', trackingNumber: '1ZLOST' });
+
+      expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ propagating: 1, propagationsResent: 0 });
+      const resent = await eventually(
+        async () => {
+          const report = (await service.runtime.invoke('SyncReconciler')) as { propagationsResent: number };
+          return report.propagationsResent === 1;
+        },
+        LEASE_SECONDS * 1000 + 5_000,
+        250,
+      );
+      expect(resent).toBe(true);
+
+      const delivered = await eventually(async () => {
+        const { fulfillment } = await job(id);
+        return fulfillment.status === 'delivered' && fulfillment;
+      });
+      expect(delivered).toMatchObject({ trackingNumber: '1ZLOST', attempts: 1, errorMessage: null });
+      const resellerOrders = await sim().orders(reseller.shopDomain);
+      const fulfillments = resellerOrders.flatMap((o: any) => o.fulfillments);
+      expect(fulfillments.filter((f: any) => f.tracking_number === '1ZLOST')).toHaveLength(1);
+      // Delivered, the job has left the propagating jobs: the reconciler reads nothing of it.
+      expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ propagating: 0 });
     });
   });
 
