@@ -266,9 +266,9 @@ export const recordOutcome = (
     const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
     if (outcome.status !== 'failed' && current.status === 'completed' && !others.some(isPropagating)) {
       update.index(propagationIndex(current, false));
-      others.forEach((other, i) =>
-        update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`),
-      );
+      for (const [i, other] of others.entries()) {
+        update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
+      }
     }
     return (await tryUpdate(jobId, update)) ? true : 'again';
   });
@@ -313,8 +313,8 @@ export const leavePropagating = (job: SyncJob) => {
   if (!entries.length) return Promise.resolve(false);
   const update = new EntryUpdate().index(propagationIndex(job, false));
   update.name('status');
-  entries.forEach((entry, i) =>
-    update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`),
-  );
+  for (const [i, entry] of entries.entries()) {
+    update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`);
+  }
   return tryUpdate(job.id, update);
 };

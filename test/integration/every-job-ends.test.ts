@@ -133,7 +133,7 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
       expect(await sim().orders(supplier.shopDomain)).toHaveLength(0);
     });
 
-    it('starts a fresh budget on a manual retry; the history shows the throttled run, the end and the retry', async () => {
+    it('starts a fresh budget on a manual retry; the history shows the throttled run, its end, the retry', async () => {
       const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Later', accessToken: 'tok_fail429' });
       const id = await order('Later');
       await jobReaches(id, 'dead', BUDGET_SECONDS * 1000 + 20_000);
