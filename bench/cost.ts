@@ -267,6 +267,12 @@ try {
       `during the ${fixed(settledMs / 1000, 1)} s run (the local pollers wait 1 s per poll; on AWS the SQS ` +
       "event source mappings' long polls cost a fixed amount a month whatever the traffic).",
   );
+  // The reconciler's run after the orders: what it reads does not depend on the completed jobs.
+  const reconciler = (await runtime.invoke('SyncReconciler')) as { inFlight: number; readUnits: number };
+  console.log(
+    `\nReconciler run after the ${jobIds.size} orders: ${reconciler.inFlight} job(s) in flight, ` +
+      `${reconciler.readUnits} read units (its Queries of the in-flight index; none of the completed jobs).`,
+  );
   if (invocationsWhilePaused)
     console.log(
       `Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`,

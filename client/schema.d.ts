@@ -100,6 +100,22 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/sync_jobs/{id}/attempts': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get: operations['ListSyncJobAttempts'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sync_jobs/{id}/retry': {
     parameters: {
       query?: never;
@@ -571,6 +587,44 @@ export interface components {
        */
       updatedAt: string;
     };
+    /**
+     * @description One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one
+     * entry with `count`. A job keeps its last 100 entries.
+     */
+    sync_job_attempt: {
+      /** @example sja_0123456789abcdef */
+      id: string;
+      /** @constant */
+      object: 'sync_job_attempt';
+      /** @example sj_0123456789abcdef */
+      syncJobId: string;
+      number: number;
+      /** @enum {unknown} */
+      trigger: 'webhook' | 'redelivery' | 'retry' | 'reconciler';
+      /** @enum {unknown} */
+      outcome: 'completed' | 'failed' | 'throttled' | 'dead' | 'found_existing';
+      /** @description the platform's HTTP status */
+      platformStatus: number | null;
+      errorMessage: string | null;
+      /**
+       * Format: date-time
+       * @description when it began (the first of a folded run)
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      startedAt: string;
+      /**
+       * Format: date-time
+       * @description when it ended (the last of a folded run)
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      endedAt: string;
+      /** @description the time spent in it (in all of a folded run) */
+      durationMs: number;
+      /** @description attempts in the entry: more than 1 for throttled ones in a row */
+      count: number;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
     /** @description An entry of the audit log (CONTRACT.md §6). */
     audit_log_entry: {
       /** @example aud_0123456789abcdef */
@@ -679,6 +733,18 @@ export interface components {
       object: 'list';
       /** @description newest first */
       data: components['schemas']['sync_job'][];
+      /** @description pass the last id as `starting_after` for the next page */
+      has_more: boolean;
+      /** @description the path of the list */
+      url: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    sync_job_attempt_list: {
+      /** @constant */
+      object: 'list';
+      /** @description newest first */
+      data: components['schemas']['sync_job_attempt'][];
       /** @description pass the last id as `starting_after` for the next page */
       has_more: boolean;
       /** @description the path of the list */
@@ -1498,6 +1564,72 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['sync_job'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  ListSyncJobAttempts: {
+    parameters: {
+      query?: {
+        limit?: number;
+        starting_after?: string;
+      };
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page, newest first. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['sync_job_attempt_list'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `invalid_cursor`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
         };
       };
       /** @description Authentication failed: `unauthorized`. */

@@ -8,7 +8,7 @@ import { enqueueJobs } from '../shared/sync-jobs/queue.js';
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path }) => {
   const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });
   // The job is open again, so the reconciler watches it: a failed send delays it but never loses it.
-  await enqueueJobs([{ jobId: job.id, generation: job.generation }]).catch((error: Error) =>
+  await enqueueJobs([{ jobId: job.id, generation: job.generation, trigger: 'retry' }]).catch((error: Error) =>
     logger.error('enqueue after retry failed; the reconciler will send it', { jobId: job.id, error: error.name }),
   );
   return ok(presentSyncJob(job));

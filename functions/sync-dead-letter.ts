@@ -1,9 +1,15 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent } from 'aws-lambda';
+import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { cipher } from '../shared/aws/cipher.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { processDeadSyncMessage } from '../shared/sync-jobs/dead-letter.js';
 
+// The supplier is asked for the order before a job is made dead (a lookup needs the shop's secrets).
+const deps = { cipher, platforms: adapterFor };
 const processor = new BatchProcessor(EventType.SQS);
 
-/** A message SQS gave up on: its job (if this is still its current enqueue) becomes `dead`. */
+const settle = (record: SQSRecord) => processDeadSyncMessage(deps, record);
+
+/** A message SQS gave up on: its job (if this is still its current message) ends, dead or found placed. */
 export const handler = (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, processDeadSyncMessage, processor, { context });
+  processPartialResponse(event, settle, processor, { context });

@@ -1,4 +1,9 @@
+import { cipher } from '../shared/aws/cipher.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { reconcile } from '../shared/sync-jobs/reconciler.js';
 
-/** Scheduled: a new message for every job stalled past its lease; dead after three without progress. */
-export const handler = () => reconcile();
+// The supplier is asked for the order before a stalled job is made dead.
+const deps = { cipher, platforms: adapterFor };
+
+/** Scheduled: a new message for every job stalled past its lease; it ends after three without progress. */
+export const handler = () => reconcile(deps);

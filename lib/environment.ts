@@ -28,9 +28,10 @@ export interface SyncTimings {
   throttleBudgetSeconds: number;
 }
 
-/** Functions that send, receive or re-send sync-job messages: they move jobs, by these timings. */
-const movesJobs = (fn: Pick<FunctionSpec, 'access' | 'consumes'>) =>
-  queuesUsedBy(fn.access).includes('sync') || fn.consumes === 'sync' || fn.consumes === 'syncDlq';
+/** Functions that send or receive sync or fulfillment messages: they move jobs or propagations, by these timings. */
+const WORK_QUEUES: QueueName[] = ['sync', 'syncDlq', 'fulfillment', 'fulfillmentDlq'];
+const movesWork = (fn: Pick<FunctionSpec, 'access' | 'consumes'>) =>
+  [...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])].some((queue) => WORK_QUEUES.includes(queue));
 
 export const SERVICE_NAME = 'reseller-routing';
 
@@ -51,7 +52,7 @@ export const functionEnvironment = (
     POWERTOOLS_SERVICE_NAME: SERVICE_NAME,
   };
   if (fn.access.key?.actions.length) environment.KMS_KEY_ID = refs.keyId;
-  if (movesJobs(fn)) {
+  if (movesWork(fn)) {
     environment.SYNC_LEASE_SECONDS = String(refs.sync.leaseSeconds);
     environment.SYNC_BACKOFF_SECONDS = refs.sync.backoffSeconds.join(',');
     environment.THROTTLE_BUDGET_SECONDS = String(refs.sync.throttleBudgetSeconds);

@@ -197,6 +197,16 @@ export const routes: RouteSpec[] = [
     access: READ_ONE,
   },
   {
+    name: 'ListSyncJobAttempts',
+    method: 'GET',
+    path: '/v1/sync_jobs/{id}/attempts',
+    entry: 'functions/list-sync-job-attempts.ts',
+    auth: 'apiKey',
+    request: { query: PlainListQuery },
+    // The history is on the job item: a page is one GetItem.
+    access: READ_ONE,
+  },
+  {
     name: 'RetrySyncJob',
     method: 'POST',
     path: '/v1/sync_jobs/{id}/retry',
@@ -289,19 +299,29 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/sync-dead-letter.ts',
     trigger: { queue: 'syncDlq', batchSize: 10 },
     timeoutSeconds: 30,
-    access: { table: ['GetItem', 'TransactWriteItems'] },
+    access: {
+      // TransactWriteItems: the job ends dead, with its audit entry. Or the supplier has the order
+      // (a lookup, with the source store's secrets): UpdateItem completes the job, and Query,
+      // DeleteItem and the fulfillment queue release the fulfillments kept for its source order.
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'Query', 'DeleteItem'],
+      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      queues: { fulfillment: ['SendMessage'] },
+    },
   },
   {
     name: 'SyncReconciler',
     entry: 'functions/sync-reconciler.ts',
     trigger: { scheduleMinutes: 5 },
     timeoutSeconds: 60,
-    // The open jobs (GSI3) and their items; UpdateItem: a re-send; TransactWriteItems: a job ended as
-    // dead, with its audit entry.
+    // The work in flight (GSI3) and its jobs; UpdateItem: a re-send, or a job found placed on the
+    // supplier (GetItem and the secrets: the source store, for the lookup); TransactWriteItems: a job
+    // ended as dead, with its audit entry. Query, DeleteItem and the fulfillment queue: kept
+    // fulfillments released, and propagations re-sent.
     access: {
-      table: ['BatchGetItem', 'UpdateItem', 'TransactWriteItems'],
+      table: ['BatchGetItem', 'GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       indexes: ['inFlight'],
-      queues: { sync: ['SendMessage'] },
+      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
     },
   },
   {

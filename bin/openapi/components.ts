@@ -166,12 +166,17 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       outcome: { enum: ['completed', 'failed', 'throttled', 'dead', 'found_existing'] },
       platformStatus: { ...nullable({ type: 'integer' }), description: "the platform's HTTP status" },
       errorMessage: nullable(str),
-      startedAt: timestamp,
-      endedAt: timestamp,
-      durationMs: count,
+      startedAt: { ...timestamp, description: 'when it began (the first of a folded run)' },
+      endedAt: { ...timestamp, description: 'when it ended (the last of a folded run)' },
+      durationMs: { ...count, description: 'the time spent in it (in all of a folded run)' },
+      count: {
+        type: 'integer',
+        minimum: 1,
+        description: 'attempts in the entry: more than 1 for throttled ones in a row',
+      },
     },
     'One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one ' +
-      'entry with `count`.',
+      'entry with `count`. A job keeps its last 100 entries.',
   ),
   audit_log_entry: object(
     'audit_log_entry',

@@ -3,7 +3,8 @@
  *
  * Serves storeplatform_a (REST), storeplatform_b (GraphQL) and custom signed pushes under
  * `http://127.0.0.1:<port>/<shopDomain>/…`, keeps every shop's orders and fulfillments in memory,
- * honours idempotency keys and understands test-mode access tokens (`fail401`, `flaky`, `slow`, …),
+ * honours idempotency keys, answers lookups by `source_identifier` and understands test-mode access
+ * tokens (`fail401`, `flaky`, `slow`, `lost`, …),
  * so the demo and the tests can exercise every success and failure path without a real platform.
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
@@ -27,6 +28,8 @@ export interface SimulatorCall {
   at: string;
   /** X-Platform-Hmac-SHA256 of custom pushes (null when absent); not set for the other platforms. */
   signature?: string | null;
+  /** Set for a `lost` token: the call was carried out, then its connection closed without an answer. */
+  lost?: true;
 }
 
 export interface PlatformSimulator {
@@ -55,6 +58,8 @@ interface Reply {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /** Close the connection instead of answering (a `lost` token). */
+  drop?: true;
 }
 
 interface StoredFulfillment extends Json {
@@ -94,6 +99,8 @@ interface Ctx {
   shopDomain: string;
   shop: Shop;
   params: string[];
+  /** The query string of the call. */
+  query: URLSearchParams;
   body: unknown;
   call: SimulatorCall;
 }
@@ -210,6 +217,17 @@ function restCreateOrder(ctx: Ctx): Reply {
   return json(replay ? 200 : 201, { order: clone(entity) });
 }
 
+/** The shop's orders carrying this `source_identifier` (unique on a shop), for lookups. */
+const ordersBySource = (shop: Shop, sourceIdentifier: string) =>
+  [...shop.orders.values()].filter((order) => order.source_identifier === sourceIdentifier);
+
+/** GET orders.json, filtered by `source_identifier` when given (a lookup). */
+function restListOrders(ctx: Ctx): Reply {
+  const source = ctx.query.get('source_identifier');
+  const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
+  return json(200, { orders: clone(orders) });
+}
+
 function restGetOrder(ctx: Ctx): Reply {
   const order = ctx.shop.orders.get(Number(ctx.params[0]));
   return order ? json(200, { order: clone(order) }) : NOT_FOUND;
@@ -231,28 +249,49 @@ function restListFulfillments(ctx: Ctx): Reply {
 
 // ---------------------------------------------------------------- storeplatform_b (GraphQL)
 
-type GraphqlOp = 'orderCreate' | 'fulfillmentCreate';
+type GraphqlOp = 'orderCreate' | 'fulfillmentCreate' | 'orders';
 
-/** No GraphQL parser on purpose: the mutation is recognised by name and every argument comes from `variables`. */
+/**
+ * No GraphQL parser on purpose: the operation is recognised by name and every argument comes from
+ * `variables` (the `orders` search string may also be written inline).
+ */
 function graphqlOp(body: unknown): GraphqlOp | null {
   const query = asObject(body)?.query;
   if (typeof query !== 'string') return null;
   if (/\borderCreate\b/.test(query)) return 'orderCreate';
   if (/\bfulfillmentCreate\b/.test(query)) return 'fulfillmentCreate';
+  if (/\borders\s*\(/.test(query)) return 'orders';
   return null;
 }
 
+/** `source_identifier:'<id>'` of an `orders` search, its `\'` and `\\` unescaped. */
+function searchedSourceIdentifier(body: unknown): string | null {
+  const variable = variablesOf(body).query;
+  const inline = /query:\s*"((?:[^"\\]|\\.)*)"/.exec(String(asObject(body)?.query ?? ''))?.[1]?.replace(/\\(.)/g, '$1');
+  const search = typeof variable === 'string' ? variable : inline;
+  const match = /source_identifier:'((?:[^'\\]|\\.)*)'/.exec(search ?? '');
+  return match ? match[1].replace(/\\(.)/g, '$1') : null;
+}
+
+function graphqlOrders(ctx: Ctx): Reply {
+  const source = searchedSourceIdentifier(ctx.body);
+  const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
+  return json(200, {
+    data: { orders: { nodes: orders.slice(0, 1).map((order) => ({ id: gid('Order', order.id) })) } },
+  });
+}
+
 const variablesOf = (body: unknown): Json => asObject(asObject(body)?.variables) ?? {};
-const PAYLOAD_FIELD: Record<GraphqlOp, 'order' | 'fulfillment'> = {
+const PAYLOAD_FIELD: Record<Exclude<GraphqlOp, 'orders'>, 'order' | 'fulfillment'> = {
   orderCreate: 'order',
   fulfillmentCreate: 'fulfillment',
 };
 const UNKNOWN_OPERATION = json(200, {
-  errors: [{ message: 'Unknown operation: only orderCreate and fulfillmentCreate are simulated' }],
+  errors: [{ message: 'Unknown operation: only orderCreate, fulfillmentCreate and orders are simulated' }],
 });
 
 function graphqlPayload(
-  op: GraphqlOp,
+  op: Exclude<GraphqlOp, 'orders'>,
   entity: unknown,
   userErrors: Array<{ field: string[] | null; message: string }>,
 ): Reply {
@@ -298,11 +337,13 @@ function graphql(ctx: Ctx): Reply {
   const op = graphqlOp(ctx.body);
   if (op === 'orderCreate') return graphqlOrderCreate(ctx, variablesOf(ctx.body));
   if (op === 'fulfillmentCreate') return graphqlFulfillmentCreate(ctx, variablesOf(ctx.body));
+  if (op === 'orders') return graphqlOrders(ctx);
   return UNKNOWN_OPERATION;
 }
 
 function graphqlRejected(ctx: Ctx): Reply {
   const op = graphqlOp(ctx.body);
+  if (op === 'orders') return graphqlOrders(ctx);
   return op ? graphqlPayload(op, null, [{ field: ['base'], message: 'rejected by test token' }]) : UNKNOWN_OPERATION;
 }
 
@@ -321,6 +362,14 @@ function customCreateOrder(ctx: Ctx): Reply {
   return json(replay ? 200 : 201, { id: String(entity.id) });
 }
 
+/** GET /reseller/orders?source_identifier=…: signed over its path and query string, as pushes are over their body. */
+function customListOrders(ctx: Ctx): Reply {
+  if (!ctx.call.signature) return MISSING_SIGNATURE;
+  const source = ctx.query.get('source_identifier');
+  const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
+  return json(200, { orders: orders.map((order) => ({ id: String(order.id) })) });
+}
+
 function customCreateFulfillment(ctx: Ctx): Reply {
   if (!ctx.call.signature) return MISSING_SIGNATURE;
   const orderId = Number(ctx.params[0]);
@@ -335,8 +384,11 @@ function customCreateFulfillment(ctx: Ctx): Reply {
 
 const order = () => 'order' as const;
 const fulfillment = () => 'fulfillment' as const;
+/** The `orders` query is a read: like every read, it takes no token and ignores test-mode tokens. */
 const graphqlKind = (ctx: Ctx): Kind | null =>
-  (({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', none: null }) as const)[graphqlOp(ctx.body) ?? 'none'];
+  (({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', orders: null, none: null }) as const)[
+    graphqlOp(ctx.body) ?? 'none'
+  ];
 
 /** Paths are matched against the part after `/<shopDomain>`. */
 const ROUTES: Route[] = [
@@ -348,11 +400,7 @@ const ROUTES: Route[] = [
     rejected: graphqlRejected,
   },
   { method: 'POST', pattern: new RegExp(`^${API}/orders\\.json$`), kind: order, handle: restCreateOrder },
-  {
-    method: 'GET',
-    pattern: new RegExp(`^${API}/orders\\.json$`),
-    handle: (ctx) => json(200, { orders: clone([...ctx.shop.orders.values()]) }),
-  },
+  { method: 'GET', pattern: new RegExp(`^${API}/orders\\.json$`), handle: restListOrders },
   { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)\\.json$`), handle: restGetOrder },
   {
     method: 'POST',
@@ -362,6 +410,7 @@ const ROUTES: Route[] = [
   },
   { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), handle: restListFulfillments },
   { method: 'POST', pattern: /^\/reseller\/orders$/, kind: order, handle: customCreateOrder },
+  { method: 'GET', pattern: /^\/reseller\/orders$/, handle: customListOrders },
   {
     method: 'POST',
     pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/,
@@ -392,8 +441,12 @@ function sleep(state: State, ms: number): Promise<void> {
   });
 }
 
-/** Test-mode tokens, like card numbers in a payment provider's test mode; null = carry on normally. */
-async function testModeGate(ctx: Ctx, route: Route, kind: Kind | null): Promise<Reply | null> {
+/**
+ * Test-mode tokens, like card numbers in a payment provider's test mode: a reply instead of the
+ * call, `slow` or `lost` (the call is carried out, then its answer delayed or never sent), or
+ * null to carry on normally.
+ */
+async function testModeGate(ctx: Ctx, route: Route, kind: Kind | null): Promise<Reply | 'slow' | 'lost' | null> {
   const token = tokenOf(ctx.req, ctx.call.platform);
   if (token === null) return ctx.call.platform === 'custom' ? null : INVALID_TOKEN;
   if (token.includes('fail401')) return INVALID_TOKEN;
@@ -407,7 +460,8 @@ async function testModeGate(ctx: Ctx, route: Route, kind: Kind | null): Promise<
       return json(503, { errors: 'Service Unavailable' });
     }
   }
-  if (token.includes('slow')) await sleep(ctx.state, ctx.state.slowMs);
+  if (token.includes('slow')) return 'slow';
+  if (token.includes('lost')) return 'lost';
   return null;
 }
 
@@ -428,7 +482,12 @@ function readBody(req: IncomingMessage): Promise<string> {
 }
 
 /** A platform call: record it, route it, parse the body, apply test-mode tokens, answer. */
-async function platformCall(state: State, req: IncomingMessage, pathname: string): Promise<Reply> {
+async function platformCall(
+  state: State,
+  req: IncomingMessage,
+  pathname: string,
+  query: URLSearchParams,
+): Promise<Reply> {
   const [, shopDomain = '', path = ''] = /^\/([^/]*)(.*)$/.exec(pathname) ?? [];
   const platform = platformOf(path);
   const call: SimulatorCall = {
@@ -442,12 +501,18 @@ async function platformCall(state: State, req: IncomingMessage, pathname: string
     ...(platform === 'custom' ? { signature: header(req, 'x-platform-hmac-sha256') } : {}),
   };
   state.calls.push(call);
-  const reply = await routeCall(state, req, call);
+  const reply = await routeCall(state, req, call, query);
   call.status = reply.status;
+  if (reply.drop) call.lost = true;
   return reply;
 }
 
-async function routeCall(state: State, req: IncomingMessage, call: SimulatorCall): Promise<Reply> {
+async function routeCall(
+  state: State,
+  req: IncomingMessage,
+  call: SimulatorCall,
+  query: URLSearchParams,
+): Promise<Reply> {
   const route = ROUTES.find((r) => r.method === call.method && r.pattern.test(call.path));
   if (!route) return NOT_FOUND;
   let body: unknown = {};
@@ -470,14 +535,22 @@ async function routeCall(state: State, req: IncomingMessage, call: SimulatorCall
     shopDomain: call.shopDomain,
     shop: shopOf(state, call.shopDomain),
     params,
+    query,
     body,
     call,
   };
-  if (route.kind) {
-    const gated = await testModeGate(ctx, route, route.kind(ctx));
-    if (gated) return gated;
+  const kind = route.kind?.(ctx);
+  // Reads (no kind) take no token and ignore test-mode tokens.
+  const gated = kind ? await testModeGate(ctx, route, kind) : null;
+  if (gated === null) return route.handle(ctx);
+  if (gated === 'slow') {
+    // The order exists at once; only the answer is late.
+    const reply = route.handle(ctx);
+    await sleep(ctx.state, ctx.state.slowMs);
+    return reply;
   }
-  return route.handle(ctx);
+  if (gated === 'lost') return { ...route.handle(ctx), drop: true };
+  return gated;
 }
 
 // ---------------------------------------------------------------- /_sim control endpoints (not recorded)
@@ -505,6 +578,10 @@ function simCall(state: State, method: string, pathname: string, query: URLSearc
 
 function send(res: ServerResponse, reply: Reply): void {
   if (res.headersSent || res.destroyed) return;
+  if (reply.drop) {
+    res.socket?.destroy();
+    return;
+  }
   res.writeHead(reply.status, { 'Content-Type': 'application/json', ...reply.headers });
   let text: string;
   try {
@@ -521,7 +598,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   try {
     const reply = pathname.startsWith('/_sim/')
       ? simCall(state, req.method ?? 'GET', pathname, new URLSearchParams(rawQuery))
-      : await platformCall(state, req, pathname);
+      : await platformCall(state, req, pathname, new URLSearchParams(rawQuery));
     send(res, reply);
   } catch (err) {
     // A bug or a misbehaving client must cost one request, never the server.

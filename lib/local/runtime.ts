@@ -51,6 +51,8 @@ export interface LocalRuntimeOptions {
   idleSeconds?: number;
   /** Function timeouts in seconds by function name, instead of the deployed ones (for tests). */
   timeouts?: Record<string, number>;
+  /** PLATFORM_TIMEOUT_MS: how long a platform call may take; default 10 s, as on AWS. */
+  platformTimeoutMs?: number;
   /** Called after each invocation, for benchmarks. */
   onInvoke?: (name: string, ms: number, batch?: number) => void;
   /** Called with every AWS SDK call a function makes, for the cost benchmark's meter. */
@@ -283,6 +285,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+      ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
       ...passThrough(),
     };
     Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), env);

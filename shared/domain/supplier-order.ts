@@ -42,11 +42,18 @@ export interface BuildSupplierOrderInput {
   pricing: PricingConfig;
 }
 
+/**
+ * How a supplier order names its reseller order (PLATFORM-API.md): unique on one supplier's shop,
+ * so the order can be looked up by it when the answer to its creation was lost.
+ */
+export const sourceIdentifier = (resellerShopDomain: string, externalOrderId: string) =>
+  `${resellerShopDomain}:${externalOrderId}`;
+
 export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrder {
   const { order, pricing } = input;
   const currency = order.currency;
   return {
-    source_identifier: `${input.resellerShopDomain}:${order.externalOrderId}`,
+    source_identifier: sourceIdentifier(input.resellerShopDomain, order.externalOrderId),
     currency,
     email: order.email,
     line_items: input.lineItems.map(

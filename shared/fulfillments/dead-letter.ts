@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { loadDelivery, recordOutcome } from './propagation.js';
+import { loadDelivery, recordOutcome } from './entries.js';
 import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage } from './queue.js';
 
 /**
@@ -33,9 +33,10 @@ export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives 
   const reason = [found.entry.errorMessage, `gave up after ${found.entry.attempts} attempts`]
     .filter(Boolean)
     .join('; ');
-  await recordOutcome(found.job.id, message.sourceFulfillmentId, {
-    status: 'dead',
-    errorMessage: reason,
-    attempted: false,
-  });
+  await recordOutcome(
+    found.job.id,
+    message.sourceFulfillmentId,
+    { status: 'dead', errorMessage: reason, attempted: false },
+    found.job,
+  );
 };

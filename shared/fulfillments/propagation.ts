@@ -1,20 +1,15 @@
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { dynamo } from '../dynamo/client.js';
 import { INDEX, keys, lookups, type Key } from '../dynamo/keys.js';
-import { getItem, isConditionFailure, TABLE, type Item } from '../dynamo/table.js';
+import { getItem, TABLE, type Item } from '../dynamo/table.js';
 import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
-import { syncJobFrom, syncJobIdFrom, type SyncJob } from '../sync-jobs/record.js';
+import { syncJobIdFrom, type SyncJob } from '../sync-jobs/record.js';
+import { recordAccepted } from './entries.js';
 import { sendFulfillmentMessage, type RecheckMessage } from './queue.js';
-import {
-  keptFulfillmentFrom,
-  keptFulfillmentItem,
-  keptFulfillmentKey,
-  type FulfillmentEntry,
-  type KeptFulfillment,
-} from './record.js';
+import { keptFulfillmentFrom, keptFulfillmentItem, keptFulfillmentKey, type KeptFulfillment } from './record.js';
 
 /**
  * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's
@@ -32,165 +27,6 @@ export const fulfillmentIdempotencyKey = (sourceStoreId: string, sourceFulfillme
 /** How long a fulfillment is kept waiting for the job that placed its source order. */
 export const KEEP_SECONDS = 7 * 24 * 3600;
 const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
-
-/** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
-const loadJobWithFulfillments = (jobId: string) => getItem(keys.syncJob(jobId), syncJobFrom, true);
-
-/**
- * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
- * first read); undefined, logged, when there is nothing (left) to deliver.
- */
-export const loadDelivery = async (message: { jobId: string; sourceFulfillmentId: string }) => {
-  const job = await loadJobWithFulfillments(message.jobId);
-  const entry: FulfillmentEntry | undefined = job?.fulfillments[message.sourceFulfillmentId];
-  if (!job || !entry) {
-    logger.warn('fulfillment message without its job entry dropped', {
-      jobId: message.jobId,
-      sourceFulfillmentId: message.sourceFulfillmentId,
-    });
-    return undefined;
-  }
-  if (entry.status === 'delivered') {
-    logger.info('fulfillment already delivered; message dropped', {
-      jobId: job.id,
-      sourceFulfillmentId: message.sourceFulfillmentId,
-    });
-    return undefined;
-  }
-  return { job, entry };
-};
-
-// ---------- the state on the job
-
-/** Every attribute name goes through a placeholder: `status`, `url` and friends are reserved words. */
-const entryNames = (sourceFulfillmentId: string, fields: string[]) => ({
-  '#fulfillments': 'fulfillments',
-  '#fid': sourceFulfillmentId,
-  ...Object.fromEntries(fields.map((field) => [`#${field}`, field])),
-});
-const ENTRY = '#fulfillments.#fid';
-
-/** `<entry>.#status = :status, …` and the values `{':status': …}` for setting fields of one entry. */
-const entryAssignments = (fields: Record<string, unknown>) => ({
-  assignments: Object.keys(fields).map((field) => `${ENTRY}.#${field} = :${field}`),
-  values: Object.fromEntries(Object.entries(fields).map(([field, value]) => [`:${field}`, value])),
-});
-
-const trackingFields = (tracking: Tracking) => ({
-  trackingCompany: tracking.company,
-  trackingNumber: tracking.number ?? tracking.numbers[0] ?? null,
-  trackingNumbers: tracking.numbers.length ? tracking.numbers : tracking.number ? [tracking.number] : [],
-  trackingUrl: tracking.url ?? tracking.urls[0] ?? null,
-});
-
-/**
- * Records that a source fulfillment is on its way to the reseller order: a new entry, or an
- * entry that is not delivered yet set back to `pending` (a redelivered webhook re-arms a dead
- * one). Answers false, and writes nothing, when that fulfillment was already delivered: a
- * redelivered webhook then has nothing left to do. The map is created by the first fulfillment
- * of the job; each write is conditional on what was read, and re-read when someone else wrote first.
- */
-export const recordAccepted = async (
-  jobId: string,
-  sourceFulfillmentId: string,
-  tracking: Tracking,
-  receivedAt: string,
-) => {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await loadJobWithFulfillments(jobId);
-    if (!job) return false;
-    const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
-    if (current?.status === 'delivered') return false;
-    const at = now();
-    const entry: FulfillmentEntry = {
-      sourceFulfillmentId,
-      status: 'pending',
-      ...trackingFields(tracking),
-      resellerFulfillmentId: null,
-      attempts: 0,
-      errorMessage: null,
-      receivedAt,
-      updatedAt: at,
-      deliveredAt: null,
-    };
-    const rearmed = { status: 'pending', errorMessage: null, updatedAt: at, ...trackingFields(tracking) };
-    const update = !Object.keys(job.fulfillments).length
-      ? {
-          UpdateExpression: 'SET #fulfillments = :map',
-          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#fulfillments)',
-          ExpressionAttributeNames: { '#fulfillments': 'fulfillments' },
-          ExpressionAttributeValues: { ':map': { [sourceFulfillmentId]: entry } },
-        }
-      : !current
-        ? {
-            UpdateExpression: `SET ${ENTRY} = :entry`,
-            ConditionExpression: `attribute_exists(#fulfillments) AND attribute_not_exists(${ENTRY})`,
-            ExpressionAttributeNames: entryNames(sourceFulfillmentId, []),
-            ExpressionAttributeValues: { ':entry': entry },
-          }
-        : {
-            // Attempts, receipt time and any reseller id stay: this is the same fulfillment again.
-            UpdateExpression: `SET ${entryAssignments(rearmed).assignments.join(', ')}`,
-            ConditionExpression: `${ENTRY}.#status <> :delivered`,
-            ExpressionAttributeNames: entryNames(sourceFulfillmentId, Object.keys(rearmed)),
-            ExpressionAttributeValues: { ...entryAssignments(rearmed).values, ':delivered': 'delivered' },
-          };
-    try {
-      await dynamo.send(new UpdateCommand({ TableName: TABLE(), Key: keys.syncJob(jobId), ...update }));
-      return true;
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
-  }
-  throw new Error(`fulfillment state of job ${jobId} kept changing under the writer`);
-};
-
-export type FulfillmentOutcome =
-  | { status: 'delivered'; resellerFulfillmentId: string }
-  | { status: 'failed'; errorMessage: string }
-  | { status: 'dead'; errorMessage: string; attempted: boolean };
-
-/**
- * The worker's (and the dead-letter handler's) move of one entry. Conditional on the entry
- * existing and not being delivered: `delivered` is final, so a late or duplicate message never
- * turns a delivered fulfillment back into a failure. Answers whether the entry moved.
- */
-export const recordOutcome = async (jobId: string, sourceFulfillmentId: string, outcome: FulfillmentOutcome) => {
-  const at = now();
-  const sets: Record<string, unknown> = { status: outcome.status, updatedAt: at };
-  if (outcome.status === 'delivered') {
-    Object.assign(sets, { resellerFulfillmentId: outcome.resellerFulfillmentId, deliveredAt: at, errorMessage: null });
-  } else {
-    sets.errorMessage = outcome.errorMessage;
-  }
-  const counts = outcome.status !== 'dead' || outcome.attempted;
-  const { assignments, values } = entryAssignments(sets);
-  if (counts) assignments.push(`${ENTRY}.#attempts = ${ENTRY}.#attempts + :one`);
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: keys.syncJob(jobId),
-        UpdateExpression: `SET ${assignments.join(', ')}`,
-        ConditionExpression: `attribute_exists(${ENTRY}) AND ${ENTRY}.#status <> :delivered`,
-        ExpressionAttributeNames: entryNames(sourceFulfillmentId, [
-          ...Object.keys(sets),
-          ...(counts ? ['attempts'] : []),
-        ]),
-        ExpressionAttributeValues: {
-          ...values,
-          ...(counts ? { ':one': 1 } : {}),
-          // `:status` may already be 'delivered'; the condition needs the literal on its own.
-          ':delivered': 'delivered',
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-};
 
 // ---------- propagation
 

@@ -26,7 +26,19 @@ export interface FulfillmentEntry {
   receivedAt: string;
   updatedAt: string;
   deliveredAt: string | null;
+  /** Every tracking URL (`trackingUrl` is the first), for a message the reconciler sends again. */
+  trackingUrls?: string[];
+  /** Messages the reconciler has sent since the entry last made progress (CONTRACT.md §6). */
+  resends?: number;
+  /** The end of a wait the entry announced (a 429's Retry-After): its lease runs from there. */
+  waitUntil?: string;
+  /** When its current run of throttled (429) calls began: the throttling budget. */
+  throttledSince?: string;
 }
+
+/** Entries still on their way to the reseller's platform: the reconciler watches them. */
+export const isPropagating = (entry: Pick<FulfillmentEntry, 'status'>) =>
+  entry.status === 'pending' || entry.status === 'failed';
 
 /** The job item's `fulfillments` map; absent until the job's first fulfillment arrives. */
 export const fulfillmentEntriesFrom = (item: Item): Record<string, FulfillmentEntry> =>

@@ -5,7 +5,12 @@ import { logger } from '../core/logger.js';
 import { classify } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import { fulfillmentIdempotencyKey, loadDelivery, recheckKeptFulfillment, recordOutcome } from './propagation.js';
+import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
+import type { SyncJob } from '../sync-jobs/record.js';
+import { loadDelivery, recordDeferral, recordOutcome } from './entries.js';
+import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
+import type { FulfillmentEntry } from './record.js';
 import {
   parseFulfillmentMessage,
   parseRecheckMessage,
@@ -34,14 +39,12 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
   const found = await loadDelivery(message);
   if (!found) return 'done';
   const { job } = found;
+  const startedAt = now();
 
   const reseller = await loadResellerStore(job.resellerStoreId);
   if (!reseller) {
-    await recordOutcome(job.id, message.sourceFulfillmentId, {
-      status: 'dead',
-      errorMessage: `reseller store ${job.resellerStoreId} no longer exists`,
-      attempted: false,
-    });
+    const errorMessage = `reseller store ${job.resellerStoreId} no longer exists`;
+    await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: false }, job);
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, reseller);
@@ -53,42 +56,57 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
       .platforms(shop.platform)
       .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey));
   } catch (error) {
-    return handleFailure(job.id, message, record, error);
+    return handleFailure(job, found.entry, message, record, error, startedAt);
   }
   // Outside the try: if this write fails the message comes back, and the same key gets the same fulfillment.
-  await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId });
+  await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId }, job);
   return 'done';
 };
 
 const handleFailure = async (
-  jobId: string,
+  job: SyncJob,
+  entry: FulfillmentEntry,
   message: FulfillmentMessage,
   record: SQSRecord,
   error: unknown,
+  startedAt: string,
 ): Promise<Outcome> => {
+  const jobId = job.id;
   const context = { jobId, sourceFulfillmentId: message.sourceFulfillmentId };
   const failure = classify(error, 'internal error while creating the fulfillment');
   switch (failure.kind) {
-    case 'throttled':
-      // Deferred, not failed: the same message again, delayed, so throttling never uses up a receive.
-      await sendFulfillmentMessage(message, failure.delaySeconds);
+    case 'throttled': {
+      // Throttled for longer than the budget (counted from the run's first 429), the entry ends.
+      const budget = config.throttleBudgetSeconds();
+      if (Date.now() - Date.parse(entry.throttledSince ?? startedAt) >= budget * 1000) {
+        const errorMessage = `${failure.reason}; throttled for more than ${budget} s`;
+        await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: true }, job);
+        logger.warn('reseller platform throttled past the budget; fulfillment is dead', context);
+        return 'done';
+      }
+      // Deferred, not failed: a fresh message, delayed, so throttling never uses up a receive. The
+      // entry records the wait, so the reconciler does not take it for a lost message.
+      if (await recordDeferral(job, entry, failure.delaySeconds, startedAt))
+        await sendFulfillmentMessage(message, failure.delaySeconds);
       logger.warn('reseller platform throttled; fulfillment deferred', {
         ...context,
         delaySeconds: failure.delaySeconds,
       });
       return 'done';
+    }
     case 'permanent':
-      await recordOutcome(jobId, message.sourceFulfillmentId, {
-        status: 'dead',
-        errorMessage: failure.reason,
-        attempted: true,
-      });
+      await recordOutcome(
+        jobId,
+        message.sourceFulfillmentId,
+        { status: 'dead', errorMessage: failure.reason, attempted: true },
+        job,
+      );
       logger.warn('reseller platform refused the fulfillment; it is dead', { ...context, status: failure.status });
       return 'done';
     case 'unknown_outcome':
     case 'transient':
       if (failure.kind === 'transient' && failure.internal) logger.error('fulfillment failed', error as Error);
-      await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason });
+      await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason }, job);
       logger.warn('fulfillment failed; SQS will retry', {
         ...context,
         failure: failure.kind,

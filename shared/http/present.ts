@@ -2,6 +2,7 @@
 import type { AuditEntry } from '../audit-log/record.js';
 import type { FulfillmentEntry } from '../fulfillments/record.js';
 import type { ResellerStore, SourceStore } from '../stores/records.js';
+import { attemptId, type Attempt } from '../sync-jobs/attempts.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
@@ -75,6 +76,22 @@ const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
     .map(presentFulfillment);
   return { fulfillment: fulfillments.at(-1) ?? null, fulfillments };
 };
+
+/** One entry of a job's attempt history (CONTRACT.md §6); `count` > 1 for throttled attempts in a row. */
+export const presentAttempt = (syncJobId: string, attempt: Attempt) => ({
+  id: attemptId(syncJobId, attempt.number),
+  object: 'sync_job_attempt',
+  syncJobId,
+  number: attempt.number,
+  trigger: attempt.trigger,
+  outcome: attempt.outcome,
+  platformStatus: attempt.platformStatus,
+  errorMessage: attempt.errorMessage,
+  startedAt: attempt.startedAt,
+  endedAt: attempt.endedAt,
+  durationMs: attempt.durationMs,
+  count: attempt.count,
+});
 
 export const presentAuditEntry = (entry: AuditEntry) => ({
   id: entry.id,

@@ -82,6 +82,8 @@ const jobOf = (
   fulfillments: {},
   resends: 0,
   waitUntil: null,
+  throttledSince: null,
+  attemptLog: [],
 });
 
 const encodeRouting = (groups: OrderGroup[]) =>

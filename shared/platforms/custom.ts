@@ -3,7 +3,7 @@ import { signBody } from '../domain/hmac.js';
 import { stringifyExact } from '../domain/json-text.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import { restFulfillment } from './storeplatform-a.js';
-import type { PlatformAdapter, ShopConnection } from './port.js';
+import { lookedUpOrderId, type PlatformAdapter, type ShopConnection } from './port.js';
 
 const PLATFORM = 'custom';
 
@@ -34,7 +34,25 @@ export const customAdapter: PlatformAdapter = {
     const answer = await signedPost(shop, '/reseller/orders', { order }, idempotencyKey);
     const orderId = idOf(answer.body);
     if (orderId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no order id');
-    return { orderId };
+    return { orderId, status: answer.status };
+  },
+
+  async findOrder(shop, sourceIdentifier) {
+    // A read has no body to sign: the signature covers the path and query string instead.
+    const path = `/reseller/orders?source_identifier=${encodeURIComponent(sourceIdentifier)}`;
+    const answer = await callPlatform({
+      platform: PLATFORM,
+      shop,
+      method: 'GET',
+      path,
+      headers: {
+        Authorization: `Bearer ${shop.accessToken}`,
+        'X-Platform-Hmac-SHA256': signBody(shop.webhookSecret, Buffer.from(path, 'utf8')),
+      },
+    });
+    const orderId = lookedUpOrderId((answer.body as { orders?: unknown } | undefined)?.orders, sourceIdentifier);
+    if (orderId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no list of orders');
+    return orderId === null ? null : { orderId };
   },
 
   async createFulfillment(shop, orderId, tracking, idempotencyKey) {

@@ -5,7 +5,7 @@ import { PlatformError } from './errors.js';
  * call means for the work it was doing.
  *
  * - `throttled`: the platform asked to wait (429). The work is put off for `delaySeconds`
- *   (Retry-After, at least 1 s) in a fresh message, so throttling never uses up a receive.
+ *   (`deferralSeconds`) in a fresh message, so throttling never uses up a receive.
  * - `permanent`: 401, 404, 422, GraphQL userErrors. No retry can heal it: dead at once.
  * - `unknown_outcome`: the request left but no usable answer came back (a timeout, a connection
  *   lost mid-call, a 2xx without the created id). The platform may have acted; the workers retry
@@ -22,11 +22,28 @@ export type Failure =
   | { kind: 'unknown_outcome'; reason: string }
   | { kind: 'transient'; reason: string; internal: boolean };
 
+/** CONTRACT.md §6: a deferral waits at most 15 minutes (also the longest an SQS message can be delayed). */
+export const MAX_DEFERRAL_SECONDS = 900;
+
+/**
+ * How long a throttled call waits: `Retry-After` (1 s when absent), at most 15 minutes, plus up to a
+ * quarter more (and up to a second) of jitter, so throttled work does not come back in step. Never
+ * less than the platform asked for, within the cap.
+ */
+export const deferralSeconds = (retryAfterSeconds: number | undefined, random: () => number = Math.random) => {
+  const wait = Math.min(MAX_DEFERRAL_SECONDS, Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
+  return Math.min(MAX_DEFERRAL_SECONDS, wait + Math.floor(random() * (wait / 4 + 1)));
+};
+
+/** The platform's HTTP status of a failed call, or null when there was none (not reached, no answer). */
+export const platformStatusOf = (error: unknown) =>
+  error instanceof PlatformError && error.status > 0 ? error.status : null;
+
 export const classify = (error: unknown, internalReason: string): Failure => {
   if (!(error instanceof PlatformError)) return { kind: 'transient', reason: internalReason, internal: true };
   const reason = error.message;
   if (error.status === 429) {
-    return { kind: 'throttled', reason, delaySeconds: Math.max(1, Math.ceil(error.retryAfterSeconds ?? 1)) };
+    return { kind: 'throttled', reason, delaySeconds: deferralSeconds(error.retryAfterSeconds) };
   }
   if (!error.retryable) return { kind: 'permanent', reason, status: error.status };
   if (error.outcomeUnknown) return { kind: 'unknown_outcome', reason };

@@ -29,8 +29,17 @@ export interface Tracking {
 }
 
 export interface PlatformAdapter {
-  /** Places the order; the same idempotency key never creates a second order. */
-  createOrder(shop: ShopConnection, order: SupplierOrder, idempotencyKey: string): Promise<{ orderId: string }>;
+  /** Places the order; the same idempotency key never creates a second order. `status`: the HTTP status answered. */
+  createOrder(
+    shop: ShopConnection,
+    order: SupplierOrder,
+    idempotencyKey: string,
+  ): Promise<{ orderId: string; status?: number }>;
+  /**
+   * The shop's order with this `source_identifier` (PLATFORM-API.md, "Lookups"), or null when it has
+   * none: what settles a creation whose answer was lost. A read: it never creates anything.
+   */
+  findOrder(shop: ShopConnection, sourceIdentifier: string): Promise<{ orderId: string } | null>;
   /** Creates a fulfillment with tracking on an order of the shop; the same key never creates a second one. */
   createFulfillment(
     shop: ShopConnection,
@@ -67,3 +76,18 @@ export const canonicalOrderId = restOrderId;
 export const orderIdSpellings = (orderId: string) => [
   ...new Set([orderId, canonicalOrderId(orderId), orderGid(canonicalOrderId(orderId))]),
 ];
+
+/**
+ * The id of the order of `orders` (a lookup's answer) that carries `sourceIdentifier`; an order
+ * that does not say which it carries is trusted to be the filter's. Null when none matches,
+ * undefined when the answer is not a list of orders with ids.
+ */
+export function lookedUpOrderId(orders: unknown, sourceIdentifier: string): string | null | undefined {
+  if (!Array.isArray(orders)) return undefined;
+  const order = orders.find((entry) => {
+    const carried = (entry as { source_identifier?: unknown } | null)?.source_identifier;
+    return carried === undefined || carried === sourceIdentifier;
+  }) as { id?: unknown } | undefined;
+  if (!order) return null;
+  return typeof order.id === 'string' || typeof order.id === 'number' ? String(order.id) : undefined;
+}

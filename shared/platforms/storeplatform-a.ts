@@ -1,6 +1,6 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { lookedUpOrderId, restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
 
 const API = '/admin/api/2025-07';
 
@@ -47,7 +47,20 @@ export const storePlatformAAdapter: PlatformAdapter = {
     });
     const orderId = idOf((answer.body as { order?: { id?: unknown } } | undefined)?.order?.id);
     if (orderId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no order id');
-    return { orderId };
+    return { orderId, status: answer.status };
+  },
+
+  async findOrder(shop, sourceIdentifier) {
+    const answer = await callPlatform({
+      platform: 'storeplatform_a',
+      shop,
+      method: 'GET',
+      path: `${API}/orders.json?source_identifier=${encodeURIComponent(sourceIdentifier)}`,
+      headers: { 'X-Platform-Access-Token': shop.accessToken },
+    });
+    const orderId = lookedUpOrderId((answer.body as { orders?: unknown } | undefined)?.orders, sourceIdentifier);
+    if (orderId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no list of orders');
+    return orderId === null ? null : { orderId };
   },
 
   async createFulfillment(shop, orderId, tracking, idempotencyKey) {

@@ -1,7 +1,7 @@
 /** storeplatform_b: the GraphQL Admin API (PLATFORM-API.md). */
 import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { orderGid, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { lookedUpOrderId, orderGid, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
 
 const PATH = '/admin/api/2025-07/graphql.json';
 const PLATFORM = 'storeplatform_b';
@@ -37,20 +37,31 @@ interface MutationPayload {
   [field: string]: unknown;
 }
 
-/** Runs one mutation and returns its payload; `errors` and `userErrors` arrive with HTTP 200: PlatformErrors. */
-async function mutate(
+/** The orders query of a lookup (PLATFORM-API.md, "Lookups"); the search string goes in as a variable. */
+export const ORDERS_BY_SOURCE = `query orders($query: String!) {
+  orders(first: 1, query: $query) { nodes { id } }
+}`;
+
+/** The search string of a lookup: the identifier quoted, its quotes and backslashes escaped. */
+export const sourceIdentifierSearch = (sourceIdentifier: string) =>
+  `source_identifier:'${sourceIdentifier.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
+/** Runs one operation; `errors` arrive with HTTP 200 and become PlatformErrors (429 when throttled). */
+async function request(
   shop: ShopConnection,
-  idempotencyKey: string,
+  idempotencyKey: string | null,
   query: string,
   variables: Record<string, unknown>,
-  field: string,
-): Promise<{ status: number; payload: MutationPayload }> {
+) {
   const answer = await callPlatform({
     platform: PLATFORM,
     shop,
     method: 'POST',
     path: PATH,
-    headers: { 'X-Platform-Access-Token': shop.accessToken, 'Idempotency-Key': idempotencyKey },
+    headers: {
+      'X-Platform-Access-Token': shop.accessToken,
+      ...(idempotencyKey === null ? {} : { 'Idempotency-Key': idempotencyKey }),
+    },
     json: { query, variables },
   });
   const secrets = [shop.accessToken, shop.webhookSecret];
@@ -70,8 +81,20 @@ async function mutate(
       message: redact(`${PLATFORM} answered ${throttled ? 429 : 422}: ${reason}`, secrets),
     });
   }
+  return { status: answer.status, data: body.data ?? {} };
+}
 
-  const payload = body.data?.[field] as MutationPayload | undefined;
+/** Runs one mutation and returns its payload; `userErrors` arrive with HTTP 200 too: PlatformErrors. */
+async function mutate(
+  shop: ShopConnection,
+  idempotencyKey: string,
+  query: string,
+  variables: Record<string, unknown>,
+  field: string,
+): Promise<{ status: number; payload: MutationPayload }> {
+  const secrets = [shop.accessToken, shop.webhookSecret];
+  const answer = await request(shop, idempotencyKey, query, variables);
+  const payload = answer.data[field] as MutationPayload | undefined;
   if (!payload || typeof payload !== 'object') throw unexpectedAnswer(PLATFORM, answer.status, `no ${field} result`);
   if (Array.isArray(payload.userErrors) && payload.userErrors.length > 0) {
     throw new PlatformError({
@@ -103,7 +126,16 @@ export const storePlatformBAdapter: PlatformAdapter = {
     );
     const orderId = idOf((payload.order as { id?: unknown } | null | undefined)?.id);
     if (orderId === undefined) throw unexpectedAnswer(PLATFORM, status, 'no order id');
-    return { orderId };
+    return { orderId, status };
+  },
+
+  async findOrder(shop, sourceIdentifier) {
+    const answer = await request(shop, null, ORDERS_BY_SOURCE, { query: sourceIdentifierSearch(sourceIdentifier) });
+    const nodes = (answer.data.orders as { nodes?: unknown } | null | undefined)?.nodes;
+    // GraphQL nodes carry only the id asked for: the search itself is trusted to match.
+    const orderId = lookedUpOrderId(nodes, sourceIdentifier);
+    if (orderId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no orders result');
+    return orderId === null ? null : { orderId };
   },
 
   async createFulfillment(shop, orderId, tracking, idempotencyKey) {

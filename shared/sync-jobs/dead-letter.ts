@@ -1,21 +1,47 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { Deps } from '../aws/deps.js';
+import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
+import { failedAttemptsOf } from './attempts.js';
 import { parseJobMessage } from './message.js';
-import { killJob, loadJob } from './sync-jobs.js';
+import type { AttemptEnd } from './moves.js';
+import { loadJob } from './sync-jobs.js';
+import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**
- * A sync message SQS gave up on after `maxReceiveCount` receives: its job, if this is still its
- * current message, becomes `dead` with a `sync_job.dead` audit entry. A stale message (the job
- * was retried, deferred or re-sent since, or has ended) changes nothing.
+ * A sync message SQS gave up on after `maxReceiveCount` receives. If it is still its job's current
+ * message and its attempts failed, the job ends: `dead` with the last failure's reason and a
+ * `sync_job.dead` audit entry, unless the supplier has the order (then `completed`). A stale
+ * message (the job was retried, deferred or re-sent since, or has ended) changes nothing.
+ *
+ * Receives that never reached an outcome (a throttled Lambda, a worker that died) are not
+ * attempts: a message whose receives were all of that kind does not make its job dead. The job
+ * stays open, and the reconciler sends it a new message once its lease is up.
  */
-export const processDeadSyncMessage = async (record: SQSRecord) => {
+export const processDeadSyncMessage = async (deps: Deps, record: SQSRecord) => {
   const message = parseJobMessage(record.body);
   if (!message) return logger.error('malformed message in the sync DLQ', { messageId: record.messageId });
   const job = await loadJob(message.jobId, true);
   if (!job || job.generation !== message.generation || !isOpen(job.status))
     return logger.info('stale DLQ message ignored', { ...message });
+
+  const attempts = failedAttemptsOf(job.attemptLog, job.generation);
+  if (!attempts)
+    return logger.warn('no attempt of this message reached an outcome; left to the reconciler', { ...message });
   // The last failure's reason stays the headline: it is what the on-call engineer needs.
-  const reason = [job.errorMessage, `gave up after ${job.attempts} attempts`].filter(Boolean).join('; ');
-  if (!(await killJob(job, reason))) logger.info('job moved before the DLQ handler could end it', { ...message });
+  const reason = [job.errorMessage, `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}`]
+    .filter(Boolean)
+    .join('; ');
+  const attempt: AttemptEnd = {
+    trigger: 'redelivery',
+    outcome: 'dead',
+    platformStatus: null,
+    errorMessage: reason,
+    startedAt: now(),
+  };
+  const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+  // The supplier could not say whether it has the order: this message comes back, and asks again.
+  if (settled === 'unknown') throw new Error(`job ${job.id}: the supplier could not be asked for its order`);
+  logger.info('sync DLQ message settled its job', { jobId: job.id, settled });
 };

@@ -48,7 +48,10 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
  * entry whose message was lost. Never while the job is open: a job records fulfillments only
  * once it is completed, and completed is final.
  */
-export const propagationIndex = (job: Pick<SyncJob, 'id' | 'ownerId' | 'createdAt'>, propagating: boolean) =>
+export const propagationIndex = (
+  job: Pick<SyncJob, 'id' | 'ownerId' | 'createdAt'>,
+  propagating: boolean,
+): IndexChanges =>
   propagating
     ? {
         set: {
@@ -57,4 +60,4 @@ export const propagationIndex = (job: Pick<SyncJob, 'id' | 'ownerId' | 'createdA
         },
         remove: [],
       }
-    : { set: {}, remove: GSI3 };
+    : { set: {}, remove: [...GSI3] };

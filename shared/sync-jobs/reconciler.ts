@@ -1,11 +1,15 @@
+import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
+import { settlePropagations, type PropagationReport } from '../fulfillments/reconcile.js';
 import { enqueueJobs } from './queue.js';
 import { syncJobFrom, type SyncJob } from './record.js';
-import { killJob, resendJob } from './sync-jobs.js';
+import { resendJob } from './moves.js';
+import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**
  * The reconciler (CONTRACT.md §6, docs/design.md "Every job ends"), in the manner of BullMQ's
@@ -13,20 +17,24 @@ import { killJob, resendJob } from './sync-jobs.js';
  * moved for longer than its lease (counted from the end of any wait it announced: a deferral's due
  * time, a backoff) is presumed to have lost its message, and is sent a fresh one under a new
  * generation, so an older message that turns up after all is stale. After MAX_RESENDS such
- * messages without the job making progress, it is `dead`, with a reason that says so.
+ * messages without the job making progress, it ends: `dead`, with a reason that says so, unless
+ * the supplier has its order (settle.ts).
  *
- * It reads only GSI3's open jobs (every shard, keys only) and BatchGets them: its reads grow with
- * the jobs in flight, never with the jobs ever made. It decides on the jobs' own attributes, so
- * claims and deferrals never rewrite the index.
+ * It reads only GSI3 (every shard, keys only: the open jobs, and the completed jobs with a
+ * fulfillment on its way, whose stalled entries it re-sends the same way: fulfillments/reconcile.ts)
+ * and BatchGets those jobs: its reads grow with the work in flight, never with the jobs ever made.
+ * It decides on the jobs' own attributes, so claims and deferrals never rewrite the index.
  */
 
 export const MAX_RESENDS = 3;
 
-export interface ReconcileReport {
+export interface ReconcileReport extends PropagationReport {
   /** Jobs not ended, as read. */
   inFlight: number;
   resent: number;
   killed: number;
+  /** Stalled jobs found placed on the supplier, and completed. */
+  found: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
 }
@@ -35,50 +43,79 @@ export interface ReconcileReport {
 export const leaseEnd = (job: Pick<SyncJob, 'updatedAt' | 'waitUntil'>, leaseSeconds: number) =>
   Math.max(Date.parse(job.updatedAt), job.waitUntil ? Date.parse(job.waitUntil) : 0) + leaseSeconds * 1000;
 
-export const reconcile = async (leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
-  const report: ReconcileReport = { inFlight: 0, resent: 0, killed: 0, readUnits: 0 };
+export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
+  const report: ReconcileReport = {
+    inFlight: 0,
+    resent: 0,
+    killed: 0,
+    found: 0,
+    propagating: 0,
+    propagationsResent: 0,
+    propagationsDead: 0,
+    readUnits: 0,
+  };
   const at = Date.now();
-  await Promise.all(
-    inFlight.open.allPartitions().map(async (partition) => {
-      let startKey: Item | undefined;
-      do {
-        const page = await queryKeys({
-          index: INDEX.inFlight,
-          pkName: 'GSI3PK',
-          skName: 'GSI3SK',
-          pk: partition,
-          limit: 100,
-          forward: true,
-          exclusiveStartKey: startKey,
-          meter: report,
-        });
+  await Promise.all([
+    ...inFlight.open.allPartitions().map((partition) =>
+      eachJob(partition, report, async (jobs) => {
         // The index lags the table: a job that has ended since is skipped.
-        const jobs = (await batchGet(page.keys, syncJobFrom, report satisfies ReadMeter)).filter((job) =>
-          isOpen(job.status),
-        );
-        report.inFlight += jobs.length;
-        await Promise.all(
-          jobs.filter((job) => leaseEnd(job, leaseSeconds) <= at).map((job) => settleStalled(job, report)),
-        );
-        startKey = page.lastKey;
-      } while (startKey);
-    }),
-  );
-  if (report.resent || report.killed) logger.warn('reconciler acted on stalled jobs', { ...report });
+        const open = jobs.filter((job) => isOpen(job.status));
+        report.inFlight += open.length;
+        const stalled = open.filter((job) => leaseEnd(job, leaseSeconds) <= at);
+        await Promise.all(stalled.map((job) => settleStalled(deps, job, report)));
+      }),
+    ),
+    ...inFlight.propagating.allPartitions().map((partition) =>
+      eachJob(partition, report, async (jobs) => {
+        await Promise.all(jobs.map((job) => settlePropagations(job, leaseSeconds, at, report)));
+      }),
+    ),
+  ]);
+  const acted = report.resent + report.killed + report.found + report.propagationsResent + report.propagationsDead;
+  if (acted) logger.warn('reconciler acted on stalled work', { ...report });
   return report;
 };
 
-const settleStalled = async (job: SyncJob, report: ReconcileReport) => {
+/** Every job under one GSI3 partition, a page (100 keys, one BatchGet) at a time. */
+const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJob[]) => Promise<void>) => {
+  let startKey: Item | undefined;
+  do {
+    const page = await queryKeys({
+      index: INDEX.inFlight,
+      pkName: 'GSI3PK',
+      skName: 'GSI3SK',
+      pk: partition,
+      limit: 100,
+      forward: true,
+      exclusiveStartKey: startKey,
+      meter,
+    });
+    await visit(await batchGet(page.keys, syncJobFrom, meter));
+    startKey = page.lastKey;
+  } while (startKey);
+};
+
+const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
   if (job.resends >= MAX_RESENDS) {
     const reason = [job.errorMessage, `no progress after ${MAX_RESENDS} messages re-sent by the reconciler`]
       .filter(Boolean)
       .join('; ');
-    if (await killJob(job, reason)) report.killed++;
+    const attempt = {
+      trigger: 'reconciler',
+      outcome: 'dead',
+      platformStatus: null,
+      errorMessage: reason,
+      startedAt: now(),
+    } as const;
+    const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+    if (settled === 'dead') report.killed++;
+    if (settled === 'found') report.found++;
+    // `unknown`: the supplier could not say whether it has the order; the next run asks again.
     return;
   }
   const moved = await resendJob(job);
   if (!moved) return; // it moved meanwhile: its message did get through
-  await enqueueJobs([{ jobId: moved.id, generation: moved.generation }]);
+  await enqueueJobs([{ jobId: moved.id, generation: moved.generation, trigger: 'reconciler' }]);
   report.resent++;
   logger.warn('stalled job sent a new message', { jobId: job.id, status: job.status, resends: moved.resends });
 };

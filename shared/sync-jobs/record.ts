@@ -4,6 +4,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { fulfillmentEntriesFrom, type FulfillmentEntry } from '../fulfillments/record.js';
+import { attemptsFrom, storedAttempts, type Attempt, type StoredAttempt } from './attempts.js';
 import { indexChanges } from './indexes.js';
 
 /** A sync job as a record, and its conversions to and from the job's item: the only place that knows its attributes. */
@@ -52,15 +53,23 @@ export interface SyncJob {
    * the backoff after a failure): the reconciler's lease runs from here. Null when not waiting.
    */
   waitUntil: string | null;
+  /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
+  throttledSince: string | null;
+  /** The attempt history, oldest first (attempts.ts). */
+  attemptLog: Attempt[];
 }
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
+/** The attributes that have a value: an absent one reads as null, and costs no bytes. */
+const present = (attributes: Record<string, string | null>) =>
+  Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
+
 /**
  * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
- * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes that are
- * absent until a failure path sets them (`resends`, `waitUntil`) are not written: every byte of
- * the item is paid again by each of its writes.
+ * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes without a
+ * value (the null timestamps and error, `resends`, `waitUntil`, the history…) are not written: every
+ * byte of the item is paid again by each of its writes (docs/performance.md).
  */
 export const syncJobItem = (job: SyncJob): Item => ({
   ...keys.syncJob(job.id),
@@ -81,16 +90,20 @@ export const syncJobItem = (job: SyncJob): Item => ({
   // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
   ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
   ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
-  sourceOrderId: job.sourceOrderId,
-  errorMessage: job.errorMessage,
-  completedAt: job.completedAt,
-  failedAt: job.failedAt,
-  deadAt: job.deadAt,
+  ...present({
+    sourceOrderId: job.sourceOrderId,
+    errorMessage: job.errorMessage,
+    completedAt: job.completedAt,
+    failedAt: job.failedAt,
+    deadAt: job.deadAt,
+  }),
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
   ...(job.resends ? { resends: job.resends } : {}),
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
+  ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
+  ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -119,6 +132,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     fulfillments: fulfillmentEntriesFrom(item),
     resends: item.resends === undefined ? 0 : read.number('resends'),
     waitUntil: read.stringOrNull('waitUntil'),
+    throttledSince: read.stringOrNull('throttledSince'),
+    attemptLog: attemptsFrom(read.optionalObject<StoredAttempt[]>('attemptLog')),
   };
 };
 

@@ -18,51 +18,28 @@ export interface MoveRule {
   to: SyncJobStatus;
   /** The move is followed by a fresh message to the worker, under the next generation. */
   newMessage: boolean;
-  /** Who makes it, and when. */
-  by: string;
 }
 
+/** Who makes each move, and when, is in the comments (docs/design.md has the same table). */
 export const MOVES = {
-  create: { from: [], to: 'pending', newMessage: true, by: 'orders webhook: one job per supplier of an order' },
-  claim: {
-    // `processing` too: a worker that died mid-job leaves it so, and its message comes back.
-    from: ['pending', 'processing', 'failed'],
-    to: 'processing',
-    newMessage: false,
-    by: 'worker, on receiving the message (attempts + 1)',
-  },
-  complete: { from: ['processing'], to: 'completed', newMessage: false, by: 'worker: the supplier placed the order' },
-  fail: {
-    from: ['processing'],
-    to: 'failed',
-    newMessage: false,
-    by: 'worker: a failure that may heal; the same message comes back after a growing delay',
-  },
-  defer: {
-    from: ['processing'],
-    to: 'pending',
-    newMessage: true,
-    by: 'worker: the supplier answered 429; a fresh message waits for Retry-After',
-  },
-  found: {
-    from: ['pending', 'processing', 'failed'],
-    to: 'completed',
-    newMessage: false,
-    by: 'worker, DLQ handler or reconciler: an unknown outcome looked up, and the supplier has the order',
-  },
-  kill: {
-    from: ['pending', 'processing', 'failed'],
-    to: 'dead',
-    newMessage: false,
-    by: 'worker (refused, throttled too long), DLQ handler (receives used up), reconciler (no progress)',
-  },
-  retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true, by: 'POST /v1/sync_jobs/{id}/retry' },
-  resend: {
-    from: ['pending', 'processing', 'failed'],
-    to: 'pending',
-    newMessage: true,
-    by: 'reconciler: the job stayed past its lease, its message presumed lost',
-  },
+  /** Orders webhook: one job per supplier of an order. */
+  create: { from: [], to: 'pending', newMessage: true },
+  /** Worker, on receiving the message (attempts + 1); `processing` too: a worker that died mid-job left it so. */
+  claim: { from: ['pending', 'processing', 'failed'], to: 'processing', newMessage: false },
+  /** Worker: the supplier placed the order. */
+  complete: { from: ['processing'], to: 'completed', newMessage: false },
+  /** Worker: a failure that may heal; the same message comes back after a growing delay. */
+  fail: { from: ['processing'], to: 'failed', newMessage: false },
+  /** Worker: the supplier answered 429; a fresh message waits for Retry-After. */
+  defer: { from: ['processing'], to: 'pending', newMessage: true },
+  /** Worker, DLQ handler or reconciler: an unknown outcome looked up, and the supplier has the order. */
+  found: { from: ['pending', 'processing', 'failed'], to: 'completed', newMessage: false },
+  /** Worker (refused, throttled too long), DLQ handler (receives used up), reconciler (no progress). */
+  kill: { from: ['pending', 'processing', 'failed'], to: 'dead', newMessage: false },
+  /** POST /v1/sync_jobs/{id}/retry. */
+  retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true },
+  /** Reconciler: the job stayed past its lease, its message presumed lost. */
+  resend: { from: ['pending', 'processing', 'failed'], to: 'pending', newMessage: true },
 } as const satisfies Record<string, MoveRule>;
 
 export type MoveName = Exclude<keyof typeof MOVES, 'create'>;

@@ -1,20 +1,21 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
-import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
+import { auditPut, type Actor } from '../audit-log/audit-log.js';
+import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { dynamo } from '../dynamo/client.js';
-import { keys, lists, lookups } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
-import { batchGet, getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { keys, lists } from '../dynamo/keys.js';
+import { listPage, type Page } from '../dynamo/pagination.js';
+import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
+import { attemptNumberOf, type Attempt } from './attempts.js';
 import type { JobMessage } from './message.js';
+import { moveItem, SETTLED } from './moves.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { moveUpdate, type MoveRequest } from './state-machine.js';
 
 /**
- * Sync jobs (SPEC 3.1, CONTRACT.md §6): creation, reads, and the moves of state-machine.ts, each
- * one conditional write on the job's `status` and `generation`.
+ * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads and the manual retry (creation: shared/orders). The
+ * moves of the machinery (worker, DLQ handler, reconciler) are in moves.ts; all of them come from
+ * state-machine.ts.
  */
 
 export type { JobMessage, SyncJob };
@@ -61,114 +62,26 @@ export const listSyncJobs = (
   });
 };
 
-// ---------- moves
-
 /**
- * Runs one move of state-machine.ts as a conditional UpdateItem; the job as it is after the move,
- * or undefined when its condition failed (another writer moved the job first, or the message is
- * stale: an older generation, or a job that has ended).
+ * A page of the job's attempt history, newest first (SPEC 8.1 rules, CONTRACT.md §6). The history
+ * is on the job item, so every page is one GetItem. The cursor is an attempt id of this job; one
+ * that has since dropped out of the kept 100 still marks its place (the page after it is empty).
  */
-const move = async (request: MoveRequest): Promise<SyncJob | undefined> => {
-  const { generation: _next, ...update } = moveUpdate(request);
-  try {
-    const out = await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update, ReturnValues: 'ALL_NEW' }));
-    return out.Attributes && syncJobFrom(out.Attributes);
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
+export const listAttempts = async (
+  ownerId: string,
+  id: string,
+  limit: number,
+  startingAfter: string | undefined,
+): Promise<{ job: SyncJob; page: Page<Attempt> }> => {
+  const job = await findSyncJob(ownerId, id);
+  let newestFirst = [...job.attemptLog].reverse();
+  if (startingAfter !== undefined) {
+    const after = attemptNumberOf(job.id, startingAfter);
+    // Numbers run 1, 2, … without gaps, so one above the last was never issued.
+    if (after === undefined || after > (job.attemptLog.at(-1)?.number ?? 0)) throw new InvalidCursorError();
+    newestFirst = newestFirst.filter((attempt) => attempt.number < after);
   }
-};
-
-/** A move as one item of a transaction (with its audit entry). */
-const moveItem = (request: MoveRequest) => {
-  const { generation: _next, ...update } = moveUpdate(request);
-  return { Update: { TableName: TABLE(), ...update } };
-};
-
-/**
- * pending/processing/failed → processing, attempts + 1. Returns undefined when the message is
- * stale. Two workers holding the same job is harmless: the platform call carries the job id as
- * idempotency key.
- */
-export const claimJob = (message: JobMessage) =>
-  move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
-
-/** processing → completed, and the job becomes findable by its source order (GSI2) for fulfillments. */
-export const completeJob = (job: SyncJob, sourceOrderId: string) => {
-  const at = now();
-  return move({
-    move: 'complete',
-    job,
-    at,
-    set: {
-      sourceOrderId,
-      completedAt: at,
-      errorMessage: null,
-      failedAt: null,
-      GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
-      GSI2SK: lookups.sourceOrderJob(job.id),
-    },
-    remove: SETTLED,
-  });
-};
-
-/** What a job that has ended no longer needs. */
-const SETTLED = ['resends', 'waitUntil'];
-
-/** processing → failed; SQS brings the message back after `waitSeconds`. */
-export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number) => {
-  const at = now();
-  return move({
-    move: 'fail',
-    job,
-    at,
-    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds) },
-    remove: ['resends'],
-  });
-};
-
-/**
- * processing → pending without counting as a failure: the platform asked us to wait (429). The
- * job takes a new generation, so the message that brought it here (and any other) is stale; the
- * caller sends the one fresh message, delayed by `delaySeconds`. Answers the job after the move.
- */
-export const deferJob = (job: SyncJob, delaySeconds: number) => {
-  const at = now();
-  return move({ move: 'defer', job, at, set: { waitUntil: secondsFrom(at, delaySeconds) }, remove: ['resends'] });
-};
-
-/**
- * → pending under a new generation, because the job stayed past its lease with no move: the
- * reconciler sends the fresh message. Conditional on the state the reconciler read, so a job that
- * moved meanwhile is left alone.
- */
-export const resendJob = (job: SyncJob) =>
-  move({ move: 'resend', job, at: now(), add: { resends: 1 }, remove: ['waitUntil'] });
-
-const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
-
-/**
- * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the
- * state the caller read (the worker's `processing`, or what the DLQ handler or the reconciler
- * found); false when the job moved meanwhile.
- */
-export const killJob = async (job: SyncJob, reason: string) => {
-  const at = now();
-  try {
-    await transactWrite([
-      moveItem({ move: 'kill', job, at, set: { deadAt: at, errorMessage: reason }, remove: SETTLED }),
-      auditPut({
-        action: 'sync_job.dead',
-        job,
-        actor: SYSTEM,
-        metadata: { previousStatus: job.status, reason, attempts: job.attempts },
-      }),
-    ]);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
-    throw error;
-  }
+  return { job, page: { data: newestFirst.slice(0, limit), hasMore: newestFirst.length > limit } };
 };
 
 // ---------- manual retry
@@ -186,8 +99,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     move: 'retry',
     job,
     at,
-    set: { errorMessage: null, failedAt: null, deadAt: null },
-    remove: SETTLED,
+    remove: [...SETTLED, 'errorMessage', 'failedAt', 'deadAt'],
   };
   try {
     await transactWrite([
@@ -212,6 +124,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     updatedAt: at,
     resends: 0,
     waitUntil: null,
+    throttledSince: null,
   };
   return updated;
 };

@@ -7,17 +7,21 @@ import type { SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
 import { completeOrderJobs } from '../orders/order-jobs.js';
-import { classify } from '../platforms/failure.js';
+import { classify, platformStatusOf, type Failure } from '../platforms/failure.js';
+import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
+import type { AttemptOutcome, AttemptTrigger } from './attempts.js';
 import { parseJobMessage } from './message.js';
+import { claimJob, completeJob, deferJob, failJob, foundJob, killJob, type AttemptEnd } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
-import { claimJob, completeJob, deferJob, failJob, killJob, type SyncJob } from './sync-jobs.js';
+import type { SyncJob } from './record.js';
+import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced } from './settle.js';
 
 /**
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
- * the job id as idempotency key, record the outcome. A stale message (an older enqueue of a job
- * retried since, or a job already settled) is dropped without touching the job.
+ * the job id as idempotency key, record the outcome (and the attempt, in the same write). A stale
+ * message (an older generation, or a job that has ended) is dropped without touching the job.
  */
 export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise<Outcome> => {
   const message = parseJobMessage(record.body);
@@ -30,10 +34,18 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
     logger.info('stale sync message dropped', { jobId: message.jobId, generation: message.generation });
     return 'done';
   }
+  const attempt: Attempt = {
+    job,
+    record,
+    // A message SQS delivers again is a redelivery, whatever first sent it.
+    trigger: Number(record.attributes?.ApproximateReceiveCount) > 1 ? 'redelivery' : (message.trigger ?? 'webhook'),
+    startedAt: job.updatedAt,
+  };
 
   const source = await loadSourceStore(job.sourceStoreId);
   if (!source) {
-    await killJob(job, `source store ${job.sourceStoreId} no longer exists`);
+    const reason = `source store ${job.sourceStoreId} no longer exists`;
+    await killJob(job, reason, ended(attempt, 'dead', null, reason));
     return 'done';
   }
   // The first job of an order written in chunks completes what a crash may have left unwritten.
@@ -45,20 +57,102 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
     order = await supplierOrderFor(job, job.resellerShopDomain, source.pricingConfig);
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
-    await killJob(job, error.message);
+    await killJob(job, error.message, ended(attempt, 'dead', null, error.message));
     logger.warn('order cannot be placed; job is dead', { jobId: job.id, reason: error.message });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
 
   try {
-    const { orderId } = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
-    const completed = await completeJob(job, orderId);
+    const placed = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
+    const completed = await completeJob(job, placed.orderId, ended(attempt, 'completed', placed.status ?? null, null));
     if (completed) await releaseKeptFulfillments(completed);
     return 'done';
   } catch (error) {
-    return handleFailure(job, record, error);
+    return handleFailure(deps, shop, attempt, error);
   }
+};
+
+/** The attempt in hand: the claimed job, its message, what sent it and when the claim began it. */
+interface Attempt {
+  job: SyncJob;
+  record: SQSRecord;
+  trigger: AttemptTrigger;
+  startedAt: string;
+}
+
+const ended = (
+  attempt: Attempt,
+  outcome: AttemptOutcome,
+  platformStatus: number | null,
+  errorMessage: string | null,
+): AttemptEnd => ({ trigger: attempt.trigger, outcome, platformStatus, errorMessage, startedAt: attempt.startedAt });
+
+const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt, error: unknown): Promise<Outcome> => {
+  const { job } = attempt;
+  const failure = classify(error, 'internal error while placing the order');
+  const status = platformStatusOf(error);
+  switch (failure.kind) {
+    case 'throttled':
+      return throttled(deps, shop, attempt, failure);
+    case 'permanent': {
+      // An earlier attempt may have placed the order before this one was refused: look first.
+      const end = ended(attempt, 'dead', status, failure.reason);
+      const settled = await endJob(deps, job, failure.reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+      if (settled === 'unknown') return fail(attempt, failure.reason, status);
+      logger.warn('platform refused the order', { jobId: job.id, status: failure.status, settled });
+      return 'done';
+    }
+    case 'unknown_outcome': {
+      // The request left and no usable answer came back: the supplier may have placed the order.
+      const lookup = await lookUpOrder(deps, shop, job);
+      if (lookup.kind === 'found') {
+        const completed = await foundJob(
+          job,
+          lookup.orderId,
+          ended(attempt, 'found_existing', status, foundReason(failure.reason)),
+        );
+        if (completed) await releaseKeptFulfillments(completed);
+        logger.warn('outcome unknown; the supplier has the order', { jobId: job.id });
+        return 'done';
+      }
+      const reason =
+        lookup.kind === 'absent' ? failure.reason : `${failure.reason}; looking the order up failed: ${lookup.reason}`;
+      return fail(attempt, reason, status);
+    }
+    case 'transient':
+      if (failure.internal) logger.error('sync job failed', error as Error);
+      return fail(attempt, failure.reason, status);
+  }
+};
+
+/**
+ * A 429: the job goes back to pending under a new generation, and one fresh message waits for
+ * Retry-After, so throttling never uses up a receive. Throttled for longer than the budget, it ends.
+ */
+const throttled = async (
+  deps: Deps,
+  shop: ShopConnection,
+  attempt: Attempt,
+  failure: Extract<Failure, { kind: 'throttled' }>,
+): Promise<Outcome> => {
+  const { job } = attempt;
+  const budget = config.throttleBudgetSeconds();
+  const since = Date.parse(job.throttledSince ?? attempt.startedAt);
+  if (Date.now() - since >= budget * 1000) {
+    const reason = `${failure.reason}; throttled for more than ${budget} s`;
+    const end = ended(attempt, 'dead', 429, reason);
+    const settled = await endJob(deps, job, reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+    logger.warn('throttled past the budget', { jobId: job.id, budgetSeconds: budget, settled });
+    if (settled !== 'unknown') return 'done';
+  }
+  const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
+  if (deferred) {
+    const message = { jobId: job.id, generation: deferred.generation, trigger: 'redelivery' as const };
+    await enqueueJobs([message], failure.delaySeconds);
+  }
+  logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: failure.delaySeconds });
+  return 'done';
 };
 
 /** The wait after the n-th failed receive of a message: the n-th backoff step, the last one repeating. */
@@ -68,37 +162,20 @@ const backoffSeconds = (record: SQSRecord) => {
   return steps[Math.min(receive, steps.length) - 1] ?? 0;
 };
 
-const handleFailure = async (job: SyncJob, record: SQSRecord, error: unknown): Promise<Outcome> => {
-  const failure = classify(error, 'internal error while placing the order');
-  switch (failure.kind) {
-    case 'throttled': {
-      // Deferred, not failed: the job goes back to pending and waits in one fresh delayed message,
-      // under a new generation that makes this one (and any other) stale.
-      const deferred = await deferJob(job, failure.delaySeconds);
-      if (deferred) await enqueueJobs([{ jobId: job.id, generation: deferred.generation }], failure.delaySeconds);
-      logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: failure.delaySeconds });
-      return 'done';
-    }
-    case 'permanent':
-      await killJob(job, failure.reason);
-      logger.warn('platform refused the order; job is dead', { jobId: job.id, status: failure.status });
-      return 'done';
-    case 'unknown_outcome':
-    case 'transient': {
-      if (failure.kind === 'transient' && failure.internal) logger.error('sync job failed', error as Error);
-      const waitSeconds = backoffSeconds(record);
-      await failJob(job, failure.reason, waitSeconds);
-      // The message comes back after a growing delay rather than the queue's visibility timeout, so
-      // its receives span an outage instead of being spent within minutes.
-      await setVisibility(record.receiptHandle, waitSeconds);
-      logger.warn('sync job failed; SQS will retry', {
-        jobId: job.id,
-        failure: failure.kind,
-        reason: failure.reason,
-        receiveCount: record.attributes.ApproximateReceiveCount,
-        waitSeconds,
-      });
-      return 'retry';
-    }
-  }
+/**
+ * processing → failed. The message comes back after a growing delay rather than the queue's
+ * visibility timeout, so its receives span an outage instead of being spent within minutes.
+ */
+const fail = async (attempt: Attempt, reason: string, status: number | null): Promise<Outcome> => {
+  const { job, record } = attempt;
+  const waitSeconds = backoffSeconds(record);
+  await failJob(job, reason, waitSeconds, ended(attempt, 'failed', status, reason));
+  await setVisibility(record.receiptHandle, waitSeconds);
+  logger.warn('sync job failed; SQS will retry', {
+    jobId: job.id,
+    reason,
+    receiveCount: record.attributes?.ApproximateReceiveCount,
+    waitSeconds,
+  });
+  return 'retry';
 };

@@ -111,9 +111,15 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   it('completes an order whose function died between writing its job and sending the message', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Died' });
     // The send never happens and nothing reports it: what a crash right after the write leaves.
-    jest.mocked(enqueueJobs).mockImplementationOnce(() => Promise.resolve());
+    const lost = service.runtime.faults.inject({
+      function: 'OrdersWebhook',
+      service: 'SQS',
+      command: 'SendMessage',
+      action: 'drop',
+    });
 
     const id = (await order(orderPayload([{ vendor: 'Died', price: '10.00' }]))).body.syncJobIds[0];
+    expect(lost.hits).toHaveLength(1);
     await pastLease();
     await service.runtime.invoke('SyncReconciler');
 
@@ -123,22 +129,22 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
 
   it('makes a job that never progresses dead after three messages re-sent by the reconciler', async () => {
     await createSourceStore(api(), reseller.id, { vendorTag: 'Void' });
-    const actual = jest.requireActual('../../shared/sync-jobs/queue').enqueueJobs;
     // Every message is lost on its way, the reconciler's too (no other job is in flight meanwhile).
-    jest.mocked(enqueueJobs).mockImplementation(() => Promise.resolve());
+    const lost = (fn: string, times: number) =>
+      service.runtime.faults.inject({ function: fn, service: 'SQS', command: 'SendMessage', action: 'drop', times });
+    const fromWebhook = lost('OrdersWebhook', 1);
+    const fromReconciler = lost('SyncReconciler', 3);
     const id = (await order(orderPayload([{ vendor: 'Void', price: '10.00' }]))).body.syncJobIds[0];
+    expect(fromWebhook.hits).toHaveLength(1);
 
-    try {
-      for (let resend = 1; resend <= 3; resend++) {
-        await pastLease();
-        expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 1 });
-        expect(await job(id)).toMatchObject({ status: 'pending', attempts: 0 });
-      }
+    for (let resend = 1; resend <= 3; resend++) {
       await pastLease();
-      expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 0, killed: 1 });
-    } finally {
-      jest.mocked(enqueueJobs).mockImplementation(actual);
+      expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 1 });
+      expect(await job(id)).toMatchObject({ status: 'pending', attempts: 0 });
     }
+    expect(fromReconciler.hits).toHaveLength(3);
+    await pastLease();
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ resent: 0, killed: 1 });
     const dead = await job(id);
     expect(dead).toMatchObject({ status: 'dead', attempts: 0 });
     expect(dead.errorMessage).toBe('no progress after 3 messages re-sent by the reconciler');

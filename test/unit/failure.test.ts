@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { classify } from '../../shared/platforms/failure.js';
+import { classify, deferralSeconds, MAX_DEFERRAL_SECONDS } from '../../shared/platforms/failure.js';
 import { callPlatform } from '../../shared/platforms/http.js';
 
 /** The one failure policy of both workers: what a failed platform call means for the work. */
@@ -18,10 +18,23 @@ describe('classify', () => {
     expect(classify(platformError(429, true, { retryAfterSeconds: 7 }), INTERNAL)).toEqual({
       kind: 'throttled',
       reason: 'answered 429',
-      delaySeconds: 7,
+      delaySeconds: expect.any(Number),
     });
-    expect(classify(platformError(429, true, { retryAfterSeconds: 0 }), INTERNAL)).toMatchObject({ delaySeconds: 1 });
-    expect(classify(platformError(429, true), INTERNAL)).toMatchObject({ delaySeconds: 1 });
+    const delay = (retryAfterSeconds?: number) =>
+      (classify(platformError(429, true, { retryAfterSeconds }), INTERNAL) as { delaySeconds: number }).delaySeconds;
+    expect(delay(7)).toBeGreaterThanOrEqual(7);
+    expect(delay(0)).toBeGreaterThanOrEqual(1);
+    expect(delay(undefined)).toBeGreaterThanOrEqual(1);
+  });
+
+  it('defers by Retry-After plus up to a quarter more of jitter, never less, at most 15 minutes', () => {
+    expect(deferralSeconds(7, () => 0)).toBe(7);
+    expect(deferralSeconds(7, () => 0.999)).toBe(9);
+    expect(deferralSeconds(undefined, () => 0)).toBe(1);
+    expect(deferralSeconds(undefined, () => 0.999)).toBe(2);
+    expect(deferralSeconds(0.2, () => 0)).toBe(1);
+    expect(deferralSeconds(3600, () => 0.5)).toBe(MAX_DEFERRAL_SECONDS);
+    expect(deferralSeconds(880, () => 0.999)).toBe(MAX_DEFERRAL_SECONDS);
   });
 
   it.each([401, 404, 422])('reads a %i as permanent, with the platform reason', (status) => {

@@ -10,6 +10,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
+import { inFlight } from '../../shared/dynamo/keys.js';
 import { kms } from '../../shared/aws/kms.js';
 import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
@@ -26,7 +27,10 @@ const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOrder: jest.fn(), createFulfillment }) };
+const deps = {
+  cipher: kmsCipher(kms, () => 'key'),
+  platforms: () => ({ createOrder: jest.fn(), findOrder: jest.fn(), createFulfillment }),
+};
 
 const tracking = {
   company: 'UPS',
@@ -153,12 +157,15 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
         ':status': 'delivered',
         ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100',
         ':errorMessage': null,
-        ':one': 1,
+        ':attempts': 1,
       });
       expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
+      // Conditional on the entry as read: a concurrent write makes it read again.
       expect(delivered.ConditionExpression).toBe(
-        'attribute_exists(#fulfillments.#fid) AND #fulfillments.#fid.#status <> :delivered',
+        '#fulfillments.#fid.#attempts = :readAttempts AND #fulfillments.#fid.#status = :readStatus',
       );
+      // Its last entry on its way delivered, the job leaves GSI3's propagating jobs.
+      expect(delivered.UpdateExpression).toMatch(/REMOVE .*#GSI3PK, #GSI3SK$/);
     },
   );
 
@@ -171,7 +178,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     expect(update().ExpressionAttributeValues).toMatchObject({
       ':status': 'failed',
       ':errorMessage': 'storeplatform_b answered 500',
-      ':one': 1,
+      ':attempts': 1,
     });
   });
 
@@ -186,7 +193,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       expect(update().ExpressionAttributeValues).toMatchObject({
         ':status': 'dead',
         ':errorMessage': `storeplatform_b answered ${status}`,
-        ':one': 1,
+        ':attempts': 1,
       });
       expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
     },
@@ -200,12 +207,21 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       const outcome = await processFulfillmentMessage(deps, record(message({ redrives: 2 })));
 
       expect(outcome).toBe('done');
-      expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
+      const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+      expect(sent).toMatchObject({
         QueueUrl: process.env.FULFILLMENT_QUEUE_URL,
-        DelaySeconds: 7,
         MessageBody: JSON.stringify(message({ redrives: 2 })),
       });
-      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+      // Retry-After, and up to a quarter more of jitter.
+      expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
+      expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
+      // No failure is recorded: the entry only notes the wait (and when its throttled run began).
+      expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+      expect(update().UpdateExpression).toBe(
+        'SET #fulfillments.#fid.#waitUntil = :waitUntil, #fulfillments.#fid.#throttledSince = :throttledSince ' +
+          'REMOVE #fulfillments.#fid.#resends',
+      );
+      expect(Date.parse(update().ExpressionAttributeValues![':waitUntil'])).toBeGreaterThan(Date.now() + 6000);
     },
   );
 
@@ -225,7 +241,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       ':status': 'dead',
       ':errorMessage': 'reseller store rst_1 no longer exists',
     });
-    expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
+    expect(update().ExpressionAttributeValues).not.toHaveProperty(':attempts');
   });
 
   it.each([
@@ -250,6 +266,10 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
   it('treats a duplicate that finds the entry delivered by another worker as done', async () => {
     createFulfillment.mockResolvedValue({ fulfillmentId: '9100' });
     dynamo.on(UpdateCommand).rejects(conditionFailed());
+    dynamo
+      .on(GetCommand, JOB_KEY)
+      .resolvesOnce({ Item: job(entry()) })
+      .resolves({ Item: job(entry({ status: 'delivered' })) });
 
     await expect(processFulfillmentMessage(deps, record(message()))).resolves.toBe('done');
   });
@@ -281,7 +301,7 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
       ':status': 'dead',
       ':errorMessage': 'storeplatform_b answered 503; gave up after 3 attempts',
     });
-    expect(update().ExpressionAttributeValues).not.toHaveProperty(':one');
+    expect(update().ExpressionAttributeValues).not.toHaveProperty(':attempts');
   });
 
   it('leaves a delivered fulfillment alone', async () => {
@@ -326,7 +346,9 @@ describe('fulfillments webhook: acceptFulfillment', () => {
       await acceptFulfillment(sources, payload);
 
       const accepted = update();
-      expect(accepted.UpdateExpression).toBe('SET #fulfillments = :map');
+      // The job joins GSI3's propagating jobs while the fulfillment is on its way.
+      expect(accepted.UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments = :map');
+      expect(accepted.ExpressionAttributeValues![':GSI3PK']).toBe(inFlight.propagating.partition('owner_a'));
       expect(accepted.ExpressionAttributeValues![':map']).toEqual({
         9001: expect.objectContaining({
           sourceFulfillmentId: '9001',
@@ -355,7 +377,7 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ sourceFulfillmentId: '9000', status: 'delivered' })) });
     await acceptFulfillment([{ id: 'sst_1' }], payload);
-    expect(update().UpdateExpression).toBe('SET #fulfillments.#fid = :entry');
+    expect(update().UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments.#fid = :entry');
     expect(update().ConditionExpression).toBe(
       'attribute_exists(#fulfillments) AND attribute_not_exists(#fulfillments.#fid)',
     );
@@ -367,7 +389,7 @@ describe('fulfillments webhook: acceptFulfillment', () => {
       ':errorMessage': null,
       ':trackingNumber': '1Z999',
     });
-    expect(update(1).UpdateExpression).not.toMatch(/attempts|receivedAt/);
+    expect(update(1).UpdateExpression).not.toMatch(/#attempts|receivedAt/);
     expect(update(1).ConditionExpression).toBe('#fulfillments.#fid.#status <> :delivered');
     expect(sent()).toHaveLength(2);
   });
@@ -392,7 +414,7 @@ describe('fulfillments webhook: acceptFulfillment', () => {
 
     await acceptFulfillment([{ id: 'sst_1' }], payload);
 
-    expect(update(1).UpdateExpression).toBe('SET #fulfillments.#fid = :entry');
+    expect(update(1).UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments.#fid = :entry');
     expect(sent()).toHaveLength(1);
   });
 

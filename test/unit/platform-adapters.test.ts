@@ -146,7 +146,7 @@ describe('Platform adapter: storeplatform_a (REST)', () => {
     const result = await adapter.createOrder(storeOn('storeplatform_a'), order, 'sj_123');
 
     // Assess
-    expect(result).toEqual({ orderId: '7002' });
+    expect(result).toEqual({ orderId: '7002', status: 201 });
     expect(requests).toHaveLength(1);
     const [request] = requests;
     expect(request.method).toBe('POST');
@@ -250,7 +250,7 @@ describe('Platform adapter: storeplatform_b (GraphQL)', () => {
     const result = await adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_456');
 
     // Assess
-    expect(result).toEqual({ orderId: 'gid://platform/Order/42' });
+    expect(result).toEqual({ orderId: 'gid://platform/Order/42', status: 200 });
     const [request] = requests;
     expect(request.method).toBe('POST');
     expect(request.path).toBe(`/${SHOP}/admin/api/2025-07/graphql.json`);
@@ -359,7 +359,7 @@ describe('Platform adapter: custom (signed push)', () => {
     const result = await adapter.createOrder(storeOn('custom'), order, 'sj_789');
 
     // Assess
-    expect(result).toEqual({ orderId: 'ord_77' });
+    expect(result).toEqual({ orderId: 'ord_77', status: 201 });
     const [request] = requests;
     expect(request.method).toBe('POST');
     expect(request.path).toBe(`/${SHOP}/reseller/orders`);
@@ -381,7 +381,7 @@ describe('Platform adapter: custom (signed push)', () => {
     const result = await adapter.createOrder(storeOn('custom'), accented, 'sj_1');
 
     // Assess
-    expect(result).toEqual({ orderId: '5' });
+    expect(result).toEqual({ orderId: '5', status: 201 });
     expect(verifySignature(SECRET, requests[0].raw, requests[0].headers['x-platform-hmac-sha256'] as string)).toBe(
       true,
     );
@@ -516,12 +516,82 @@ describe.each(['storeplatform_a', 'storeplatform_b', 'custom'] as const)('Platfo
   });
 });
 
+describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Lookups")', () => {
+  const SOURCE = 'reseller.myshopify.com:5551234';
+  const query = `?source_identifier=${encodeURIComponent(SOURCE)}`;
+
+  it('storeplatform_a: GET orders.json?source_identifier=…, the first order that carries it', async () => {
+    respond = (_request, res) =>
+      answer(res, 200, {
+        orders: [
+          { id: 1, source_identifier: 'other:1' },
+          { id: 7002, source_identifier: SOURCE },
+        ],
+      });
+
+    const found = await adapterFor('storeplatform_a').findOrder(storeOn('storeplatform_a'), SOURCE);
+
+    expect(found).toEqual({ orderId: '7002' });
+    expect(requests[0]).toMatchObject({ method: 'GET', path: `/${SHOP}/admin/api/2025-07/orders.json${query}` });
+    expect(requests[0].headers['x-platform-access-token']).toBe(TOKEN);
+    expect(requests[0].headers['idempotency-key']).toBeUndefined();
+  });
+
+  it('storeplatform_a: null for an empty list', async () => {
+    respond = (_request, res) => answer(res, 200, { orders: [] });
+    expect(await adapterFor('storeplatform_a').findOrder(storeOn('storeplatform_a'), SOURCE)).toBeNull();
+  });
+
+  it('storeplatform_b: the orders query with the quoted identifier, answering the gid', async () => {
+    respond = (_request, res) => answer(res, 200, { data: { orders: { nodes: [{ id: 'gid://platform/Order/42' }] } } });
+
+    const found = await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), "it's:1");
+
+    expect(found).toEqual({ orderId: 'gid://platform/Order/42' });
+    expect(requests[0].json.query).toMatch(/orders\(first: 1, query: \$query\)/);
+    expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'" });
+  });
+
+  it('storeplatform_b: null for no nodes; a throttled lookup is a retryable 429', async () => {
+    respond = (_request, res) => answer(res, 200, { data: { orders: { nodes: [] } } });
+    expect(await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), SOURCE)).toBeNull();
+
+    respond = (_request, res) => answer(res, 200, { errors: [{ message: 'Throttled' }] });
+    const error = await adapterFor('storeplatform_b')
+      .findOrder(storeOn('storeplatform_b'), SOURCE)
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({ status: 429, retryable: true });
+  });
+
+  it('custom: GET /reseller/orders?source_identifier=…, signed over its path and query string', async () => {
+    respond = (_request, res) => answer(res, 200, { orders: [{ id: 'ord_77' }] });
+
+    const found = await adapterFor('custom').findOrder(storeOn('custom'), SOURCE);
+
+    expect(found).toEqual({ orderId: 'ord_77' });
+    const [request] = requests;
+    expect(request).toMatchObject({ method: 'GET', path: `/${SHOP}/reseller/orders${query}` });
+    expect(request.headers['x-platform-hmac-sha256']).toBe(signBody(SECRET, `/reseller/orders${query}`));
+    expect(request.headers.authorization).toBe(`Bearer ${TOKEN}`);
+  });
+
+  it('treats an answer without a list of orders as an unknown outcome', async () => {
+    respond = (_request, res) => answer(res, 200, { something: 'else' });
+    const error = await adapterFor('storeplatform_a')
+      .findOrder(storeOn('storeplatform_a'), SOURCE)
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlatformError);
+    expect(error).toMatchObject({ retryable: true, outcomeUnknown: true });
+  });
+});
+
 describe('adapterFor', () => {
   it('answers one adapter per platform', () => {
     const adapters = (['storeplatform_a', 'storeplatform_b', 'custom'] as const).map(adapterFor);
     expect(new Set(adapters).size).toBe(3);
     for (const adapter of adapters) {
       expect(typeof adapter.createOrder).toBe('function');
+      expect(typeof adapter.findOrder).toBe('function');
       expect(typeof adapter.createFulfillment).toBe('function');
     }
   });

@@ -305,6 +305,34 @@ describe('platform simulator', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(45);
     });
 
+    it('creates the order of a slow call at once; only the answer waits', async () => {
+      const slowSim = await startPlatformSimulator({ port: 0, slowMs: 2_000 });
+      try {
+        const answer = fetch(`${slowSim.url}/${SHOP}${API}/orders.json`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Platform-Access-Token': 'slow', 'Idempotency-Key': 'k' },
+          body: JSON.stringify(orderBody('2001')),
+        });
+        await new Promise((r) => setTimeout(r, 300));
+        const source = encodeURIComponent('reseller.example.com:2001');
+        const lookup = await fetch(`${slowSim.url}/${SHOP}${API}/orders.json?source_identifier=${source}`);
+        expect(((await lookup.json()) as { orders: unknown[] }).orders).toHaveLength(1);
+        expect((await answer).status).toBe(201);
+      } finally {
+        await slowSim.stop();
+      }
+    });
+
+    it('creates the order of a lost call, then closes the connection without an answer', async () => {
+      await expect(rest('/orders.json', { body: orderBody('3001'), key: 'job-lost', token: 'lost' })).rejects.toThrow();
+      const [order] = (await rest('/orders.json')).json.orders;
+      expect(order.source_identifier).toBe('reseller.example.com:3001');
+      expect(sim.calls()[0]).toMatchObject({ method: 'POST', status: 201, lost: true });
+      // The same key again (from a worker that retries) still gets that one order back... and is lost again.
+      await expect(rest('/orders.json', { body: orderBody('3001'), key: 'job-lost', token: 'lost' })).rejects.toThrow();
+      expect((await rest('/orders.json')).json.orders).toHaveLength(1);
+    });
+
     it('ignores test-mode tokens on reads', async () => {
       const { status } = await rest('/orders.json', { token: 'fail500' });
       expect(status).toBe(200);
@@ -316,6 +344,41 @@ describe('platform simulator', () => {
         key: 'job-1',
       });
       expect(status).toBe(429);
+    });
+  });
+
+  describe('lookups by source_identifier', () => {
+    const id = (external: string) => `reseller.example.com:${external}`;
+
+    beforeEach(async () => {
+      await rest('/orders.json', { body: orderBody('1001'), key: 'a' });
+      await rest('/orders.json', { body: orderBody('1002'), key: 'b' });
+    });
+
+    it('filters REST GET orders.json by source_identifier, and answers an empty list when none matches', async () => {
+      const found = await rest(`/orders.json?source_identifier=${encodeURIComponent(id('1002'))}`, { token: null });
+      expect(found.json.orders.map((o: { source_identifier: string }) => o.source_identifier)).toEqual([id('1002')]);
+      const none = await rest(`/orders.json?source_identifier=${encodeURIComponent(id('9'))}`, { token: null });
+      expect(none).toMatchObject({ status: 200, json: { orders: [] } });
+    });
+
+    it('answers the GraphQL orders query, with the search as a variable or inline', async () => {
+      const ORDERS = 'query orders($query: String!) { orders(first: 1, query: $query) { nodes { id } } }';
+      const byVariable = await graphql(ORDERS, { query: `source_identifier:'${id('1001')}'` }, { token: 'fail500' });
+      expect(byVariable.json.data.orders.nodes).toEqual([{ id: expect.stringMatching(/^gid:\/\/platform\/Order\//) }]);
+      const inline = `query { orders(first: 1, query: "source_identifier:'${id('1002')}'") { nodes { id } } }`;
+      const byInline = await graphql(inline, {});
+      expect(byInline.json.data.orders.nodes).toHaveLength(1);
+      expect(byInline.json.data.orders.nodes[0].id).not.toBe(byVariable.json.data.orders.nodes[0].id);
+      const none = await graphql(ORDERS, { query: `source_identifier:'${id('9')}'` });
+      expect(none.json.data.orders.nodes).toEqual([]);
+    });
+
+    it('answers the custom signed lookup, and refuses it unsigned', async () => {
+      const path = `/${SHOP}/reseller/orders?source_identifier=${encodeURIComponent(id('1001'))}`;
+      const signed = await call(path, { token: null, headers: { 'X-Platform-Hmac-SHA256': 'sig' } });
+      expect(signed).toMatchObject({ status: 200, json: { orders: [{ id: expect.any(String) }] } });
+      expect((await call(path, { token: null })).status).toBe(401);
     });
   });
 

@@ -12,12 +12,16 @@ import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
 
 const createOrder = jest.fn();
+const findOrder = jest.fn();
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: () => ({ createOrder, createFulfillment: jest.fn() }) };
+const deps = {
+  cipher: kmsCipher(kms, () => 'key'),
+  platforms: () => ({ createOrder, findOrder, createFulfillment: jest.fn() }),
+};
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
   ({
@@ -38,7 +42,8 @@ const job = {
   externalOrderId: '5551234',
   resellerShopDomain: 'reseller.myshopify.com',
   createdAt: '2026-11-21T04:00:00.000Z',
-  updatedAt: '2026-11-21T04:00:00.000Z',
+  // The claim's time: when the attempt began.
+  updatedAt: new Date().toISOString(),
   order: {
     currency: 'USD',
     email: 'a@example.com',
@@ -71,20 +76,31 @@ describe('sync worker: processSyncMessage', () => {
     sqs.reset();
     kmsMock.reset();
     createOrder.mockReset();
+    findOrder.mockReset();
     kmsMock
       .on(DecryptCommand)
       .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
     dynamo.on(GetCommand).resolves({ Item: sourceStore });
   });
 
-  const claimSucceeds = () =>
+  const claimSucceeds = (claimed: Record<string, unknown> = job) =>
     dynamo
       .on(UpdateCommand)
-      .resolves({ Attributes: { ...job, status: 'completed' } })
+      .resolves({ Attributes: { ...claimed, status: 'completed' } })
       .on(UpdateCommand, {
         ConditionExpression: '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
       })
-      .resolves({ Attributes: job });
+      .resolves({ Attributes: claimed });
+  /** The n-th UpdateItem after the claim. */
+  const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
+  const timeout = () =>
+    new PlatformError({
+      platform: 'storeplatform_a',
+      status: 0,
+      retryable: true,
+      outcomeUnknown: true,
+      message: 'storeplatform_a did not answer within 10000 ms',
+    });
 
   it('drops a stale message without calling the platform', async () => {
     dynamo.on(UpdateCommand).rejects(conditionFailed());
@@ -270,10 +286,11 @@ describe('sync worker: processSyncMessage', () => {
     const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
-      DelaySeconds: 7,
-      MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 3 }),
-    });
+    const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+    // Retry-After and up to a quarter more of jitter, never less.
+    expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
+    expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
+    expect(sent.MessageBody).toBe(JSON.stringify({ jobId: 'sj_1', generation: 3, trigger: 'redelivery' }));
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(defer.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':generation': 3 });
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
@@ -302,5 +319,130 @@ describe('sync worker: processSyncMessage', () => {
     );
 
     await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
+  });
+
+  it('records the attempt in the write that completes the job, with what sent it and the platform status', async () => {
+    claimSucceeds();
+    createOrder.mockResolvedValue({ orderId: '7001', status: 201 });
+
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2, trigger: 'retry' }));
+
+    expect(update().ExpressionAttributeValues![':attemptLog']).toEqual([
+      { n: 1, g: 2, t: 'retry', o: 'completed', s: 201, a: Date.parse(job.updatedAt), d: expect.any(Number) },
+    ]);
+  });
+
+  it('calls a message SQS delivers again a redelivery', async () => {
+    claimSucceeds();
+    createOrder.mockResolvedValue({ orderId: '7001', status: 200 });
+
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }, '2'));
+
+    expect(update().ExpressionAttributeValues![':attemptLog'][0]).toMatchObject({ t: 'redelivery' });
+  });
+
+  it('looks the order up when the outcome is unknown, and completes the job with the order found', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(timeout());
+    findOrder.mockResolvedValue({ orderId: '7009' });
+
+    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+
+    expect(outcome).toBe('done');
+    expect(findOrder.mock.calls[0][1]).toBe('reseller.myshopify.com:5551234');
+    expect(update().ExpressionAttributeValues).toMatchObject({
+      ':status': 'completed',
+      ':from': 'processing',
+      ':sourceOrderId': '7009',
+      ':GSI2PK': 'SRCORDER#sst_1#7009',
+    });
+    expect(update().ExpressionAttributeValues![':attemptLog'][0]).toMatchObject({
+      o: 'found_existing',
+      e: expect.stringContaining('the supplier has the order'),
+    });
+    expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
+  });
+
+  it('fails the job as before when the lookup finds no order, or cannot tell', async () => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(timeout());
+    findOrder
+      .mockResolvedValueOnce(null)
+      .mockRejectedValueOnce(
+        new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'lookup 503' }),
+      );
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('retry');
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('retry');
+
+    expect(update(1).ExpressionAttributeValues).toMatchObject({
+      ':status': 'failed',
+      ':errorMessage': 'storeplatform_a did not answer within 10000 ms',
+    });
+    expect(update(3).ExpressionAttributeValues![':errorMessage']).toBe(
+      'storeplatform_a did not answer within 10000 ms; looking the order up failed: lookup 503',
+    );
+  });
+
+  it('starts the throttling budget with the first throttled attempt, and folds throttled ones in a row', async () => {
+    const earlier = {
+      n: 1,
+      g: 1,
+      t: 'webhook',
+      o: 'throttled',
+      s: 429,
+      e: 'storeplatform_a answered 429',
+      a: Date.parse('2026-11-21T04:00:00.000Z'),
+      d: 5,
+    };
+    claimSucceeds({ ...job, attempts: 2, attemptLog: [earlier], throttledSince: new Date().toISOString() });
+    dynamo
+      .on(UpdateCommand, { ExpressionAttributeValues: { ':status': 'pending' } })
+      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
+    createOrder.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'answered 429' }),
+    );
+
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+
+    const [folded] = update().ExpressionAttributeValues![':attemptLog'];
+    expect(folded).toMatchObject({ n: 1, g: 2, o: 'throttled', c: 2, e: 'answered 429', a: earlier.a });
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(
+      JSON.stringify({ jobId: 'sj_1', generation: 3, trigger: 'redelivery' }),
+    );
+  });
+
+  it('makes a job throttled for longer than THROTTLE_BUDGET_SECONDS dead with the 429 reason', async () => {
+    const since = new Date(Date.now() - 86_401_000).toISOString();
+    const throttled = { n: 1, g: 2, t: 'webhook', o: 'throttled', s: 429, a: Date.parse(since), d: 5, c: 3 };
+    claimSucceeds({ ...job, attempts: 4, throttledSince: since, attemptLog: [throttled] });
+    createOrder.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'answered 429' }),
+    );
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    // Every attempt was refused with a 429: nothing can have been placed, so nothing is looked up.
+    expect(findOrder).not.toHaveBeenCalled();
+    const kill = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![0].Update!;
+    expect(kill.ExpressionAttributeValues).toMatchObject({
+      ':status': 'dead',
+      ':errorMessage': 'answered 429; throttled for more than 86400 s',
+    });
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
+  });
+
+  it('looks the order up before a refusal makes dead a job an earlier attempt may have placed', async () => {
+    const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: 'timeout', a: Date.parse(job.createdAt), d: 10_000 };
+    claimSucceeds({ ...job, attempts: 2, attemptLog: [failed] });
+    createOrder.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 401, retryable: false, message: 'answered 401' }),
+    );
+    findOrder.mockResolvedValue({ orderId: '7010' });
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'completed', ':sourceOrderId': '7010' });
+    expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
 });

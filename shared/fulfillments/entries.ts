@@ -1,0 +1,320 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { dynamo } from '../dynamo/client.js';
+import { keys } from '../dynamo/keys.js';
+import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import type { Tracking } from '../platforms/port.js';
+import { propagationIndex } from '../sync-jobs/indexes.js';
+import { syncJobFrom, type SyncJob } from '../sync-jobs/record.js';
+import { isPropagating, type FulfillmentEntry } from './record.js';
+
+/**
+ * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one
+ * entry per source fulfillment. Every write is conditional on what was read, and re-read when
+ * someone else wrote first. While an entry is on its way (`pending`, `failed`) its job is among
+ * GSI3's propagating jobs (sync-jobs/indexes.ts), so the reconciler finds an entry whose message
+ * was lost; the write that ends the last open entry takes it out again.
+ */
+
+/** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
+export const loadJobWithFulfillments = (jobId: string) => getItem(keys.syncJob(jobId), syncJobFrom, true);
+
+/**
+ * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
+ * first read); undefined, logged, when there is nothing (left) to deliver.
+ */
+export const loadDelivery = async (message: { jobId: string; sourceFulfillmentId: string }) => {
+  const job = await loadJobWithFulfillments(message.jobId);
+  const entry: FulfillmentEntry | undefined = job?.fulfillments[message.sourceFulfillmentId];
+  if (!job || !entry) {
+    logger.warn('fulfillment message without its job entry dropped', {
+      jobId: message.jobId,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  if (entry.status === 'delivered') {
+    logger.info('fulfillment already delivered; message dropped', {
+      jobId: job.id,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  return { job, entry };
+};
+
+/** The tracking an entry carries, as a message sends it (for a re-send). */
+export const trackingOf = (entry: FulfillmentEntry): Tracking => ({
+  company: entry.trackingCompany,
+  number: entry.trackingNumber,
+  numbers: entry.trackingNumbers,
+  url: entry.trackingUrl,
+  urls: entry.trackingUrls ?? (entry.trackingUrl ? [entry.trackingUrl] : []),
+});
+
+// ---------- expressions
+
+/**
+ * One update of the job item, built up part by part. Every attribute name goes through a
+ * placeholder (`status`, `url` and friends are reserved words): `#fid` for the entry the update is
+ * about, `#<field>` for its fields, `#f1`, `#f2`… for other entries; values are `:<field>` as set.
+ */
+class EntryUpdate {
+  private sets: string[] = [];
+  private removes: string[] = [];
+  private conditions: string[] = [];
+  readonly names: Record<string, string> = { '#fulfillments': 'fulfillments' };
+  readonly values: Record<string, unknown> = {};
+
+  constructor(readonly sourceFulfillmentId = '') {}
+
+  /** `#fulfillments.#fid`: the entry the update is about (named only when used: DynamoDB refuses unused names). */
+  get path() {
+    this.names['#fid'] = this.sourceFulfillmentId;
+    return '#fulfillments.#fid';
+  }
+
+  /** `#<attribute>` for a field or key attribute. */
+  name(attribute: string) {
+    this.names[`#${attribute}`] = attribute;
+    return `#${attribute}`;
+  }
+
+  /** `#fulfillments.#fN` for another entry of the job. */
+  other(sourceFulfillmentId: string) {
+    const placeholder = `#f${Object.keys(this.names).length}`;
+    this.names[placeholder] = sourceFulfillmentId;
+    return `#fulfillments.${placeholder}`;
+  }
+
+  value(label: string, v: unknown) {
+    this.values[`:${label}`] = v;
+    return `:${label}`;
+  }
+
+  /** `<entry>.#<field> = :<field>` for each field. */
+  setFields(fields: Record<string, unknown>) {
+    for (const [field, v] of Object.entries(fields)) this.sets.push(`${this.field(field)} = ${this.value(field, v)}`);
+    return this;
+  }
+
+  /** `<entry>.#<field>` */
+  field(field: string) {
+    return `${this.path}.${this.name(field)}`;
+  }
+
+  set(path: string, valueLabel: string, v: unknown) {
+    this.sets.push(`${path} = ${this.value(valueLabel, v)}`);
+    return this;
+  }
+
+  remove(path: string) {
+    this.removes.push(path);
+    return this;
+  }
+
+  when(condition: string) {
+    this.conditions.push(condition);
+    return this;
+  }
+
+  /** The index keys of `propagationIndex`, set or removed. */
+  index(changes: { set: Record<string, string>; remove: string[] }) {
+    for (const [attribute, v] of Object.entries(changes.set)) this.set(this.name(attribute), attribute, v);
+    for (const attribute of changes.remove) this.remove(this.name(attribute));
+    return this;
+  }
+
+  input(jobId: string) {
+    const clauses = [
+      ...(this.sets.length ? [`SET ${this.sets.join(', ')}`] : []),
+      ...(this.removes.length ? [`REMOVE ${this.removes.join(', ')}`] : []),
+    ];
+    return {
+      TableName: TABLE(),
+      Key: keys.syncJob(jobId),
+      UpdateExpression: clauses.join(' '),
+      ...(this.conditions.length ? { ConditionExpression: this.conditions.join(' AND ') } : {}),
+      ExpressionAttributeNames: this.names,
+      ExpressionAttributeValues: this.values,
+    };
+  }
+}
+
+/** Sends the update; false when its condition did not hold. */
+const tryUpdate = async (jobId: string, update: EntryUpdate) => {
+  try {
+    await dynamo.send(new UpdateCommand(update.input(jobId)));
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return false;
+    throw error;
+  }
+};
+
+/** Up to five tries of a read-then-conditional-write; throws when the job kept changing under it. */
+const withRereads = async <T>(
+  jobId: string,
+  first: SyncJob | undefined,
+  write: (job: SyncJob | undefined) => Promise<T | 'again'>,
+): Promise<T> => {
+  let job = first ?? (await loadJobWithFulfillments(jobId));
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const result = await write(job);
+    if (result !== 'again') return result;
+    job = await loadJobWithFulfillments(jobId);
+  }
+  throw new Error(`fulfillment state of job ${jobId} kept changing under the writer`);
+};
+
+const trackingFields = (tracking: Tracking) => ({
+  trackingCompany: tracking.company,
+  trackingNumber: tracking.number ?? tracking.numbers[0] ?? null,
+  trackingNumbers: tracking.numbers.length ? tracking.numbers : tracking.number ? [tracking.number] : [],
+  trackingUrl: tracking.url ?? tracking.urls[0] ?? null,
+  trackingUrls: tracking.urls.length ? tracking.urls : tracking.url ? [tracking.url] : [],
+});
+
+/** A completed job is among the propagating jobs while an entry is on its way; never an open one (it has its own). */
+const propagating = (job: SyncJob) =>
+  job.status === 'completed' ? propagationIndex(job, true) : { set: {}, remove: [] };
+
+// ---------- writes
+
+/**
+ * Records that a source fulfillment is on its way to the reseller order: a new entry, or an
+ * entry that is not delivered yet set back to `pending` (a redelivered webhook re-arms a dead
+ * one). Answers false, and writes nothing, when that fulfillment was already delivered: a
+ * redelivered webhook then has nothing left to do. The map is created by the first fulfillment
+ * of the job.
+ */
+export const recordAccepted = (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) =>
+  withRereads(jobId, undefined, async (job) => {
+    if (!job) return false;
+    const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
+    if (current?.status === 'delivered') return false;
+    const at = now();
+    const update = new EntryUpdate(sourceFulfillmentId).index(propagating(job));
+    const entry: FulfillmentEntry = {
+      sourceFulfillmentId,
+      status: 'pending',
+      ...trackingFields(tracking),
+      resellerFulfillmentId: null,
+      attempts: 0,
+      errorMessage: null,
+      receivedAt,
+      updatedAt: at,
+      deliveredAt: null,
+    };
+    if (!Object.keys(job.fulfillments).length) {
+      update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
+      update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
+    } else if (!current) {
+      update.set(update.path, 'entry', entry);
+      update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
+    } else {
+      // Attempts, receipt time and any reseller id stay: this is the same fulfillment again.
+      update.setFields({ status: 'pending', errorMessage: null, updatedAt: at, ...trackingFields(tracking) });
+      update.when(`${update.field('status')} <> ${update.value('delivered', 'delivered')}`);
+      // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+      for (const field of ['resends', 'waitUntil', 'throttledSince']) update.remove(update.field(field));
+    }
+    return (await tryUpdate(jobId, update)) ? true : 'again';
+  });
+
+export type FulfillmentOutcome =
+  | { status: 'delivered'; resellerFulfillmentId: string }
+  | { status: 'failed'; errorMessage: string }
+  | { status: 'dead'; errorMessage: string; attempted: boolean };
+
+/**
+ * The worker's (the dead-letter handler's, the reconciler's) move of one entry. Never once it is
+ * delivered: `delivered` is final, so a late or duplicate message never turns a delivered
+ * fulfillment back into a failure. An outcome that ends the last entry on its way also takes the
+ * job out of the propagating jobs, on condition that the other entries are still ended. Answers
+ * whether the entry moved. `job`: the job as the caller just read it, if it did.
+ */
+export const recordOutcome = (
+  jobId: string,
+  sourceFulfillmentId: string,
+  outcome: FulfillmentOutcome,
+  job?: SyncJob,
+): Promise<boolean> =>
+  withRereads(jobId, job, async (current) => {
+    const entry = current?.fulfillments[sourceFulfillmentId];
+    if (!current || !entry || entry.status === 'delivered') return false;
+    const at = now();
+    const fields: Record<string, unknown> = { status: outcome.status, updatedAt: at };
+    if (outcome.status === 'delivered') {
+      Object.assign(fields, {
+        resellerFulfillmentId: outcome.resellerFulfillmentId,
+        deliveredAt: at,
+        errorMessage: null,
+      });
+    } else {
+      fields.errorMessage = outcome.errorMessage;
+    }
+    const update = new EntryUpdate(sourceFulfillmentId).setFields(fields);
+    if (outcome.status !== 'dead' || outcome.attempted) {
+      update.set(update.field('attempts'), 'attempts', entry.attempts + 1);
+      update.when(`${update.field('attempts')} = ${update.value('readAttempts', entry.attempts)}`);
+    }
+    // An attempt that reached an outcome is progress; any wait or throttled run is over.
+    for (const field of ['resends', 'waitUntil', 'throttledSince']) update.remove(update.field(field));
+    update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+    const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
+    if (outcome.status !== 'failed' && current.status === 'completed' && !others.some(isPropagating)) {
+      update.index(propagationIndex(current, false));
+      for (const [i, other] of others.entries()) {
+        update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
+      }
+    }
+    return (await tryUpdate(jobId, update)) ? true : 'again';
+  });
+
+/**
+ * A throttled call (429): the entry waits `delaySeconds` for its fresh message (its lease runs from
+ * there), and the first throttled call of a run starts the throttling budget. False when the entry
+ * moved meanwhile (delivered, say).
+ */
+export const recordDeferral = (job: SyncJob, entry: FulfillmentEntry, delaySeconds: number, startedAt: string) => {
+  const update = new EntryUpdate(entry.sourceFulfillmentId).setFields({
+    waitUntil: new Date(Date.now() + delaySeconds * 1000).toISOString(),
+    throttledSince: entry.throttledSince ?? startedAt,
+  });
+  update.remove(update.field('resends'));
+  update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+  return tryUpdate(job.id, update);
+};
+
+/**
+ * The reconciler's re-send of an entry that stayed past its lease: `pending` again, one more
+ * re-send counted, on condition that it has not moved since the reconciler read it.
+ */
+export const recordResend = (job: SyncJob, entry: FulfillmentEntry) => {
+  const update = new EntryUpdate(entry.sourceFulfillmentId).setFields({
+    status: 'pending',
+    updatedAt: now(),
+    resends: (entry.resends ?? 0) + 1,
+  });
+  update.remove(update.field('waitUntil'));
+  update.when(`${update.field('updatedAt')} = ${update.value('readUpdatedAt', entry.updatedAt)}`);
+  update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+  return tryUpdate(job.id, update);
+};
+
+/**
+ * A completed job still among the propagating jobs with no entry on its way (left there by a lost
+ * race): taken out, on condition that its entries are still as read.
+ */
+export const leavePropagating = (job: SyncJob) => {
+  const entries = Object.values(job.fulfillments);
+  if (!entries.length) return Promise.resolve(false);
+  const update = new EntryUpdate().index(propagationIndex(job, false));
+  update.name('status');
+  for (const [i, entry] of entries.entries()) {
+    update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`);
+  }
+  return tryUpdate(job.id, update);
+};

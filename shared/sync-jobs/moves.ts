@@ -1,0 +1,174 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import { now } from '../core/ids.js';
+import { dynamo } from '../dynamo/client.js';
+import { lookups } from '../dynamo/keys.js';
+import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { appendAttempt, storedAttempts, type AttemptRecord } from './attempts.js';
+import type { JobMessage } from './message.js';
+import { syncJobFrom, type SyncJob } from './record.js';
+import { moveUpdate, type MoveRequest } from './state-machine.js';
+
+/**
+ * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler), each one
+ * conditional UpdateItem built by state-machine.ts. A move that ends an attempt records it in the
+ * job's history (attempts.ts) in the same write.
+ */
+
+/** How an attempt ended, as its mover tells it; the generation and end time are the move's. */
+export type AttemptEnd = Omit<AttemptRecord, 'generation' | 'endedAt'>;
+
+/** Attributes a job that has ended (or starts over) no longer needs. */
+export const SETTLED = ['resends', 'waitUntil', 'throttledSince'];
+
+/** The job's history with the attempt this move ends, as attributes to set. */
+export const recording = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
+  attempt
+    ? {
+        attemptLog: storedAttempts(
+          appendAttempt(job.attemptLog, { ...attempt, generation: job.generation, endedAt: at }),
+        ),
+      }
+    : {};
+
+/**
+ * Runs one move as a conditional UpdateItem; the job as it is after the move, or undefined when
+ * its condition failed (another writer moved the job first, or the message is stale: an older
+ * generation, or a job that has ended).
+ */
+const move = async (request: MoveRequest): Promise<SyncJob | undefined> => {
+  const { generation: _next, ...update } = moveUpdate(request);
+  try {
+    const out = await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update, ReturnValues: 'ALL_NEW' }));
+    return out.Attributes && syncJobFrom(out.Attributes);
+  } catch (error) {
+    if (isConditionFailure(error)) return undefined;
+    throw error;
+  }
+};
+
+/** A move as one item of a transaction (with its audit entry). */
+export const moveItem = (request: MoveRequest) => {
+  const { generation: _next, ...update } = moveUpdate(request);
+  return { Update: { TableName: TABLE(), ...update } };
+};
+
+const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
+
+/**
+ * pending/processing/failed → processing, attempts + 1. Returns undefined when the message is
+ * stale. Two workers holding the same job is harmless: the platform call carries the job id as
+ * idempotency key.
+ */
+export const claimJob = (message: JobMessage) =>
+  move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
+
+/** The attributes of a completion, however the order was known: the job becomes findable by its source order. */
+const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
+  sourceOrderId,
+  completedAt: at,
+  GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
+  GSI2SK: lookups.sourceOrderJob(job.id),
+});
+
+/** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
+const COMPLETED_CLEARS = [...SETTLED, 'errorMessage', 'failedAt'];
+
+/** processing → completed: the supplier answered with its order. */
+export const completeJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
+  const at = now();
+  return move({
+    move: 'complete',
+    job,
+    at,
+    set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+    remove: COMPLETED_CLEARS,
+  });
+};
+
+/**
+ * → completed from the state the caller read: an outcome that was unknown (a timeout, a lost
+ * connection) was looked up, and the supplier has the order.
+ */
+export const foundJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
+  const at = now();
+  return move({
+    move: 'found',
+    job,
+    at,
+    set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+    remove: COMPLETED_CLEARS,
+  });
+};
+
+/** processing → failed; SQS brings the message back after `waitSeconds`. */
+export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number, attempt: AttemptEnd) => {
+  const at = now();
+  return move({
+    move: 'fail',
+    job,
+    at,
+    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds), ...recording(job, at, attempt) },
+    remove: ['resends', 'throttledSince'],
+  });
+};
+
+/**
+ * processing → pending without counting as a failure: the platform asked us to wait (429). The
+ * job takes a new generation, so the message that brought it here (and any other) is stale; the
+ * caller sends the one fresh message, delayed by `delaySeconds`. The first throttled attempt of a
+ * run starts the throttling budget (`throttledSince`). Answers the job after the move.
+ */
+export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd) => {
+  const at = now();
+  return move({
+    move: 'defer',
+    job,
+    at,
+    set: {
+      waitUntil: secondsFrom(at, delaySeconds),
+      throttledSince: job.throttledSince ?? attempt.startedAt,
+      ...recording(job, at, attempt),
+    },
+    remove: ['resends'],
+  });
+};
+
+/**
+ * → pending under a new generation, because the job stayed past its lease with no move: the
+ * reconciler sends the fresh message. Conditional on the state the reconciler read, so a job that
+ * moved meanwhile is left alone.
+ */
+export const resendJob = (job: SyncJob) =>
+  move({ move: 'resend', job, at: now(), add: { resends: 1 }, remove: ['waitUntil'] });
+
+/**
+ * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the
+ * state the caller read (the worker's `processing`, or what the DLQ handler or the reconciler
+ * found); false when the job moved meanwhile.
+ */
+export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd) => {
+  const at = now();
+  try {
+    await transactWrite([
+      moveItem({
+        move: 'kill',
+        job,
+        at,
+        set: { deadAt: at, errorMessage: reason, ...recording(job, at, attempt) },
+        remove: SETTLED,
+      }),
+      auditPut({
+        action: 'sync_job.dead',
+        job,
+        actor: SYSTEM,
+        metadata: { previousStatus: job.status, reason, attempts: job.attempts },
+      }),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+};

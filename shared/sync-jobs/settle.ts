@@ -1,0 +1,79 @@
+import type { Deps } from '../aws/deps.js';
+import { sourceIdentifier } from '../domain/supplier-order.js';
+import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import { classify } from '../platforms/failure.js';
+import type { ShopConnection } from '../platforms/port.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import { foundJob, killJob, type AttemptEnd } from './moves.js';
+import type { SyncJob } from './record.js';
+
+/**
+ * A job is never `dead` while its supplier holds its order (CONTRACT.md §6). When a create call's
+ * outcome is unknown, and before any job that may have been placed is made dead, the supplier is
+ * asked for the order by its `source_identifier` (PLATFORM-API.md, "Lookups").
+ */
+
+export type LookupResult =
+  | { kind: 'found'; orderId: string }
+  | { kind: 'absent' }
+  /** The lookup itself failed; `refused` when it cannot heal (401, 404…), so there is no asking. */
+  | { kind: 'unknown'; reason: string; refused: boolean };
+
+/** Asks the job's supplier whether it holds the job's order. */
+export const lookUpOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
+  try {
+    const found = await deps
+      .platforms(shop.platform)
+      .findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId));
+    return found ? { kind: 'found', orderId: found.orderId } : { kind: 'absent' };
+  } catch (error) {
+    const failure = classify(error, 'internal error while looking the order up');
+    return { kind: 'unknown', reason: failure.reason, refused: failure.kind === 'permanent' };
+  }
+};
+
+/** The reason of a completion found by lookup: what happened to the call, and that the order is there. */
+export const foundReason = (reason: string) => `${reason}; the supplier has the order (found by its source_identifier)`;
+
+/**
+ * Whether an earlier attempt may have placed the order: one that failed (the supplier may have
+ * acted before failing), or a claim that never recorded how it ended (its worker died mid-call).
+ * Attempts the supplier refused (429, 401, 404, 422) placed nothing. `unrecorded`: the caller's own
+ * attempt, claimed but not yet in the history.
+ */
+export const mayHaveBeenPlaced = (job: SyncJob, unrecorded = 0) => {
+  const recorded = job.attemptLog.reduce((sum, attempt) => sum + attempt.count, 0);
+  if (recorded + unrecorded < job.attempts) return true;
+  return job.attemptLog.some((attempt) => attempt.outcome === 'failed');
+};
+
+export type Settled = 'dead' | 'found' | 'unknown' | 'moved';
+
+/**
+ * Ends a job that cannot go on: `dead` with `reason`, unless the supplier has its order, in which
+ * case it is completed (`found_existing`) and its kept fulfillments are released. When the order
+ * may have been placed and the lookup cannot tell (throttled, down), nothing is written: `unknown`,
+ * and the caller keeps the job going. `moved`: another writer moved the job first.
+ */
+export const endJob = async (
+  deps: Deps,
+  job: SyncJob,
+  reason: string,
+  attempt: AttemptEnd,
+  options: { lookUp: boolean; shop?: ShopConnection },
+): Promise<Settled> => {
+  if (options.lookUp) {
+    const source = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
+    const shop = options.shop ?? (source ? await shopConnection(deps.cipher, source) : undefined);
+    const lookup = shop ? await lookUpOrder(deps, shop, job) : ({ kind: 'absent' } as const);
+    if (lookup.kind === 'found') {
+      const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
+      const completed = await foundJob(job, lookup.orderId, found);
+      if (completed) await releaseKeptFulfillments(completed);
+      return completed ? 'found' : 'moved';
+    }
+    if (lookup.kind === 'unknown' && !lookup.refused) return 'unknown';
+  }
+  return (await killJob(job, reason, attempt)) ? 'dead' : 'moved';
+};
