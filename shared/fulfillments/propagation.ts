@@ -2,6 +2,8 @@ import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { INDEX, keys, lookups, type Key } from '../dynamo/keys.js';
 import { getItem, isConditionFailure, TABLE, type Item } from '../dynamo/table.js';
@@ -185,6 +187,8 @@ export const recordOutcome = async (jobId: string, sourceFulfillmentId: string, 
         },
       }),
     );
+    if (outcome.status === 'delivered') countMetric(BUSINESS_METRICS.fulfillmentsPropagated);
+    if (outcome.status === 'dead') countMetric(BUSINESS_METRICS.fulfillmentsDead);
     return true;
   } catch (error) {
     if (isConditionFailure(error)) return false;
@@ -198,12 +202,18 @@ export const recordOutcome = async (jobId: string, sourceFulfillmentId: string, 
  * The state first, then the message: a message always finds its entry, and a failed send fails
  * the webhook, which the platform redelivers.
  */
-const propagate = async (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) => {
+const propagate = async (
+  jobId: string,
+  sourceFulfillmentId: string,
+  tracking: Tracking,
+  receivedAt: string,
+  requestId?: string,
+) => {
   if (!(await recordAccepted(jobId, sourceFulfillmentId, tracking, receivedAt))) {
     logger.info('fulfillment already delivered (or its job is gone); nothing to send', { jobId, sourceFulfillmentId });
     return;
   }
-  await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking });
+  await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking, requestId });
 };
 
 /** Jobs of a source store that placed this source order (GSI2, written on completion), under any id spelling. */
@@ -312,6 +322,7 @@ export interface IncomingFulfillment {
 export const routeFulfillment = async (
   sources: { id: string }[],
   { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment,
+  requestId?: string,
 ) => {
   const receivedAt = now();
   const matches = await Promise.all(
@@ -320,7 +331,7 @@ export const routeFulfillment = async (
 
   if (matches.some((match) => match.jobIds.length)) {
     for (const { jobIds } of matches) {
-      for (const jobId of jobIds) await propagate(jobId, sourceFulfillmentId, tracking, receivedAt);
+      for (const jobId of jobIds) await propagate(jobId, sourceFulfillmentId, tracking, receivedAt, requestId);
     }
     return;
   }

@@ -1,8 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
-import { logger } from '../core/logger.js';
-import { classify } from '../platforms/failure.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric, countPlatformError } from '../core/metrics.js';
+import { classify, platformStatusClass } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import { fulfillmentIdempotencyKey, loadDelivery, recheckKeptFulfillment, recordOutcome } from './propagation.js';
@@ -31,9 +33,26 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
     logger.error('dropping a malformed fulfillment message', { messageId: record.messageId });
     return 'done';
   }
+  const context = {
+    jobId: message.jobId,
+    sourceFulfillmentId: message.sourceFulfillmentId,
+    request_id: message.requestId,
+  };
+  return withLogContext(context, async () => {
+    try {
+      return await deliver(deps, message, record);
+    } catch (error) {
+      logger.error('fulfillment failed unexpectedly; SQS will retry', error as Error);
+      throw error;
+    }
+  });
+};
+
+const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecord): Promise<Outcome> => {
   const found = await loadDelivery(message);
   if (!found) return 'done';
   const { job } = found;
+  addLogContext({ resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId });
 
   const reseller = await loadResellerStore(job.resellerStoreId);
   if (!reseller) {
@@ -57,6 +76,7 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
   }
   // Outside the try: if this write fails the message comes back, and the same key gets the same fulfillment.
   await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId });
+  logger.info('fulfillment delivered to the reseller order', { resellerFulfillmentId });
   return 'done';
 };
 
@@ -66,16 +86,15 @@ const handleFailure = async (
   record: SQSRecord,
   error: unknown,
 ): Promise<Outcome> => {
-  const context = { jobId, sourceFulfillmentId: message.sourceFulfillmentId };
   const failure = classify(error, 'internal error while creating the fulfillment');
+  const statusClass = platformStatusClass(error);
+  if (statusClass) countPlatformError(statusClass);
   switch (failure.kind) {
     case 'throttled':
       // Deferred, not failed: the same message again, delayed, so throttling never uses up a receive.
       await sendFulfillmentMessage(message, failure.delaySeconds);
-      logger.warn('reseller platform throttled; fulfillment deferred', {
-        ...context,
-        delaySeconds: failure.delaySeconds,
-      });
+      countMetric(BUSINESS_METRICS.throttleDeferrals);
+      logger.warn('reseller platform throttled; fulfillment deferred', { delaySeconds: failure.delaySeconds });
       return 'done';
     case 'permanent':
       await recordOutcome(jobId, message.sourceFulfillmentId, {
@@ -83,14 +102,13 @@ const handleFailure = async (
         errorMessage: failure.reason,
         attempted: true,
       });
-      logger.warn('reseller platform refused the fulfillment; it is dead', { ...context, status: failure.status });
+      logger.warn('reseller platform refused the fulfillment; it is dead', { status: failure.status });
       return 'done';
     case 'unknown_outcome':
     case 'transient':
       if (failure.kind === 'transient' && failure.internal) logger.error('fulfillment failed', error as Error);
       await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason });
       logger.warn('fulfillment failed; SQS will retry', {
-        ...context,
         failure: failure.kind,
         receiveCount: record.attributes?.ApproximateReceiveCount,
       });

@@ -1,8 +1,11 @@
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
+import { jobMessage } from './message.js';
 import { enqueueJobs } from './queue.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { killJob, resendJob } from './sync-jobs.js';
@@ -58,7 +61,14 @@ export const reconcile = async (leaseSeconds = config.leaseSeconds()): Promise<R
         );
         report.inFlight += jobs.length;
         await Promise.all(
-          jobs.filter((job) => leaseEnd(job, leaseSeconds) <= at).map((job) => settleStalled(job, report)),
+          jobs
+            .filter((job) => leaseEnd(job, leaseSeconds) <= at)
+            .map((job) =>
+              withLogContext(
+                { jobId: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId },
+                () => settleStalled(job, report),
+              ),
+            ),
         );
         startKey = page.lastKey;
       } while (startKey);
@@ -78,7 +88,8 @@ const settleStalled = async (job: SyncJob, report: ReconcileReport) => {
   }
   const moved = await resendJob(job);
   if (!moved) return; // it moved meanwhile: its message did get through
-  await enqueueJobs([{ jobId: moved.id, generation: moved.generation }]);
+  await enqueueJobs([jobMessage(moved)]);
   report.resent++;
-  logger.warn('stalled job sent a new message', { jobId: job.id, status: job.status, resends: moved.resends });
+  countMetric(BUSINESS_METRICS.reconcilerResends);
+  logger.warn('stalled job sent a new message', { status: job.status, resends: moved.resends });
 };

@@ -3,6 +3,8 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM, type Actor } from '../audit-log/audit-log.js';
 import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists, lookups } from '../dynamo/keys.js';
@@ -164,6 +166,7 @@ export const killJob = async (job: SyncJob, reason: string) => {
         metadata: { previousStatus: job.status, reason, attempts: job.attempts },
       }),
     ]);
+    countMetric(BUSINESS_METRICS.jobsDead);
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException) return false;
