@@ -134,7 +134,7 @@ describe('the sync worker', () => {
     expect(error).toMatchObject({ jobId: 'sj_old' });
     expect(error).not.toHaveProperty('request_id');
     expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':generation': 3,
+      ':expectedGeneration': 3,
     });
   });
 });

@@ -272,7 +272,12 @@ describe('sync worker: processSyncMessage', () => {
     expect(outcome).toBe('done');
     expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input).toMatchObject({
       DelaySeconds: 7,
-      MessageBody: JSON.stringify({ jobId: 'sj_1', generation: 3 }),
+      MessageBody: JSON.stringify({
+        jobId: 'sj_1',
+        generation: 3,
+        resellerStoreId: 'rst_1',
+        externalOrderId: '5551234',
+      }),
     });
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(defer.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':generation': 3 });
