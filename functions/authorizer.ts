@@ -1,5 +1,6 @@
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
 import { resolveKey } from '../shared/api-keys/api-keys.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { logger } from '../shared/core/logger.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -9,7 +10,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * the verdict in its context: an HTTP API answers a denial with its own 403 body, while the
  * contract wants `401 unauthorized` in its error shape, which the route's middleware writes.
  */
-export const handler = async (event: APIGatewayRequestAuthorizerEventV2) => {
+export const handler = lambdaHandler(async (event: APIGatewayRequestAuthorizerEventV2) => {
   const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
   const key = header ? BEARER.exec(header)?.[1] : undefined;
   if (!key) return { isAuthorized: true, context: {} };
@@ -21,4 +22,4 @@ export const handler = async (event: APIGatewayRequestAuthorizerEventV2) => {
     logger.error('key lookup failed', error as Error);
     return { isAuthorized: true, context: { unavailable: true } };
   }
-};
+});

@@ -1,5 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
 import { processDeadFulfillmentMessage } from '../shared/fulfillments/dead-letter.js';
 
 const processor = new BatchProcessor(EventType.SQS);
@@ -9,5 +11,7 @@ const giveUpOrRedrive = async (record: SQSRecord) => {
   await processDeadFulfillmentMessage(record);
 };
 
-export const handler = (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, giveUpOrRedrive, processor, { context });
+export const handler = lambdaHandler(
+  (event: SQSEvent, context) => processPartialResponse(event, giveUpOrRedrive, processor, { context }),
+  metricsMiddleware(),
+);

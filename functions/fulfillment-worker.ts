@@ -1,6 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
 import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 
@@ -13,5 +15,7 @@ const deliver = async (record: SQSRecord) => {
 };
 
 /** The fulfillment queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, deliver, processor, { context });
+export const handler = lambdaHandler(
+  (event: SQSEvent, context) => processPartialResponse(event, deliver, processor, { context }),
+  metricsMiddleware(),
+);

@@ -1,6 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { processDeadSyncMessage } from '../shared/sync-jobs/dead-letter.js';
 
@@ -11,5 +13,7 @@ const processor = new BatchProcessor(EventType.SQS);
 const settle = (record: SQSRecord) => processDeadSyncMessage(deps, record);
 
 /** A message SQS gave up on: its job (if this is still its current message) ends, dead or found placed. */
-export const handler = (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, settle, processor, { context });
+export const handler = lambdaHandler(
+  (event: SQSEvent, context) => processPartialResponse(event, settle, processor, { context }),
+  metricsMiddleware(),
+);

@@ -1,4 +1,6 @@
 import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { reconcile } from '../shared/sync-jobs/reconciler.js';
 
@@ -6,4 +8,4 @@ import { reconcile } from '../shared/sync-jobs/reconciler.js';
 const deps = { cipher, platforms: adapterFor };
 
 /** Scheduled: a new message for every job stalled past its lease; it ends after three without progress. */
-export const handler = () => reconcile(deps);
+export const handler = lambdaHandler(() => reconcile(deps), metricsMiddleware());

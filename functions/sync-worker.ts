@@ -1,6 +1,8 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
@@ -13,5 +15,7 @@ const placeOrder = async (record: SQSRecord) => {
 };
 
 /** The sync queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = (event: SQSEvent, context: Context) =>
-  processPartialResponse(event, placeOrder, processor, { context });
+export const handler = lambdaHandler(
+  (event: SQSEvent, context) => processPartialResponse(event, placeOrder, processor, { context }),
+  metricsMiddleware(),
+);

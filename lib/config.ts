@@ -45,6 +45,8 @@ export interface DeployConfig {
   api5xxThreshold: number;
   /** `-c queueAgeAlarmSeconds=…`, default 900: age of the oldest message of a work queue that raises its alarm. */
   queueAgeAlarmSeconds: number;
+  /** `-c deadJobsPerHour=…`, default 1: sync jobs going dead within an hour that raise the alarm. */
+  deadJobsPerHour: number;
   /**
    * `-c deletionProtection=false` to turn it off (default on in every stage): the table cannot be
    * deleted by accident. While it is on, `cdk destroy` keeps the table and its key (`dataRemovalPolicy`);
@@ -156,6 +158,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     shopDomainSuffix: str('shopDomainSuffix', 'myshopify.com'),
     api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
     queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
+    deadJobsPerHour: int('deadJobsPerHour', 1, 1, 1_000_000),
     tracing: bool('tracing', false),
     deletionProtection,
     throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),

@@ -88,10 +88,10 @@ const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
 
 /**
  * What `Idempotency-Key` adds to a POST or PATCH route (shared/idempotency/requests.ts): the claim
- * (a conditional put), the read of a held key, the kept answer, and the release of a key whose
- * request kept nothing.
+ * (a conditional put), the read of a held key, and the update that keeps an answer or releases a
+ * key whose request kept nothing.
  */
-export const IDEMPOTENCY_ACTIONS: TableAction[] = ['PutItem', 'GetItem', 'UpdateItem', 'DeleteItem'];
+export const IDEMPOTENCY_ACTIONS: TableAction[] = ['PutItem', 'GetItem', 'UpdateItem'];
 const idempotent = (access: Access): Access => ({
   ...access,
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],

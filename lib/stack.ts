@@ -10,6 +10,7 @@ import type { DeployConfig } from './config.js';
 import { addAlarms } from './constructs/alarms.js';
 import { addApi } from './constructs/api.js';
 import { addConsumerTriggers } from './constructs/consumers.js';
+import { addDashboard } from './constructs/dashboard.js';
 import { addSecretsKey, addTable } from './constructs/data.js';
 import { addFunctions } from './constructs/functions.js';
 import { addQueues } from './constructs/queues.js';
@@ -37,6 +38,7 @@ export class ResellerRoutingStack extends Stack {
   /** Every function by its name in lib/routes.ts. */
   readonly functions: Map<string, NodejsFunction>;
   readonly alarms: cloudwatch.Alarm[];
+  readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ResellerRoutingStackProps) {
     super(scope, id, props);
@@ -55,6 +57,7 @@ export class ResellerRoutingStack extends Stack {
     addConsumerTriggers(this, this.functions, this.queues);
     ({ api: this.api, stage: this.apiStage } = addApi(this, config, this.functions));
     this.alarms = addAlarms(this, config, { queues: this.queues, functions: this.functions, api: this.api });
+    this.dashboard = addDashboard(this, config);
 
     new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL of the API' });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });

@@ -11,6 +11,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import type { DeployConfig } from '../config.js';
 import { consumers, type QueueName } from '../routes.js';
+import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
+import { businessMetric } from './dashboard.js';
 import { keyPendingWindow } from './data.js';
 import { deadLetterFor, queueId } from './queues.js';
 
@@ -69,8 +71,9 @@ const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatc
 };
 
 /**
- * What on-call needs to hear about: messages giving up, a queue not drained, a consumer failing or
- * throttled, the API answering 5xx.
+ * What on-call needs to hear about: jobs or fulfillments going dead, fulfillments giving up on a
+ * reseller that keeps failing, a queue not drained, a consumer failing or throttled, the API
+ * answering 5xx.
  */
 export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watched): cloudwatch.Alarm[] => {
   const alarms: cloudwatch.Alarm[] = [];
@@ -89,18 +92,36 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   const minute = Duration.minutes(1);
   const fiveMinutes = Duration.minutes(5);
 
+  const hour = Duration.hours(1);
+  // Every way a job dies counts (refused by the supplier, receives run out, given up by the
+  // reconciler), which a dead-letter queue alone does not see: a refusal never reaches it.
+  alarm(
+    'JobsDeadAlarm',
+    `Sync jobs went dead: at least ${config.deadJobsPerHour} within an hour`,
+    businessMetric(config, BUSINESS_METRICS.jobsDead, { period: hour }),
+    config.deadJobsPerHour,
+  );
+  alarm(
+    'FulfillmentsDeadAlarm',
+    'Tracking could not be delivered to a reseller order: a fulfillment went dead',
+    businessMetric(config, BUSINESS_METRICS.fulfillmentsDead, { period: hour }),
+    1,
+  );
+
   for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
     const workQueue = deadLetterFor(name);
-    if (workQueue) {
-      // What arrived, not what waits: the DLQ handlers drain their queues within seconds, so a
-      // depth alarm would never see a message.
+    // A dead sync job is the alarm above; a fulfillment's dead letter is put back on its queue
+    // while the reseller may recover, so its arrival is the early warning of a failing reseller.
+    if (workQueue === 'fulfillment') {
+      // What arrived, not what waits: the DLQ handler drains its queue within seconds, so a depth
+      // alarm would never see a message.
       alarm(
         `${queueId(name)}MessagesAlarm`,
-        `Messages of the ${workQueue} queue gave up after ${config.maxReceiveCount} receives`,
+        `Messages of the ${workQueue} queue gave up after ${config.maxReceiveCount} receives and were put back`,
         queue.metricNumberOfMessagesReceived({ period: fiveMinutes, statistic: 'Sum' }),
         1,
       );
-    } else {
+    } else if (!workQueue) {
       alarm(
         `${queueId(name)}AgeAlarm`,
         `The ${name} queue is not being drained`,

@@ -10,9 +10,14 @@ import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
 import { authorizer, fallbackRoute, routes } from '../routes.js';
 
-/** One JSON line per request in the access log. */
+/**
+ * One JSON line per request in the access log. `requestId` is what the function's lines carry as
+ * `correlation_id` (next to the service's own `request_id`), and `integrationRequestId` is the
+ * invocation's `function_request_id`: from either, the function's lines of that request are found.
+ */
 const ACCESS_LOG_FORMAT = {
   requestId: '$context.requestId',
+  integrationRequestId: '$context.integration.requestId',
   requestTime: '$context.requestTime',
   routeKey: '$context.routeKey',
   status: '$context.status',

@@ -1,4 +1,52 @@
-import { Logger } from '@aws-lambda-powertools/logger';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { LogFormatter, LogItem, Logger } from '@aws-lambda-powertools/logger';
+import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
+
+/**
+ * What one piece of work is about (a queue record's job: `jobId`, `resellerStoreId`,
+ * `externalOrderId`, the `request_id` that sent it). A queue consumer works on its batch's records
+ * side by side in one invocation, so this cannot live on the logger, which the records share: it
+ * follows each record's own asynchronous calls instead, whatever module logs.
+ */
+const workContext = new AsyncLocalStorage<LogAttributes>();
+
+/** Powertools' own line (its standard keys, in its order), plus the attributes of the work in hand. */
+class WorkContextFormatter extends LogFormatter {
+  formatAttributes(attributes: UnformattedAttributes, additional: LogAttributes): LogItem {
+    const lambda = attributes.lambdaContext;
+    return new LogItem({
+      attributes: {
+        level: attributes.logLevel,
+        message: attributes.message,
+        timestamp: this.formatTimestamp(attributes.timestamp),
+        service: attributes.serviceName,
+        cold_start: lambda?.coldStart,
+        function_arn: lambda?.invokedFunctionArn,
+        function_memory_size: lambda?.memoryLimitInMB,
+        function_name: lambda?.functionName,
+        function_request_id: lambda?.awsRequestId,
+        sampling_rate: attributes.sampleRateValue,
+        xray_trace_id: attributes.xRayTraceId,
+      },
+    }).addAttributes({ ...additional, ...workContext.getStore() });
+  }
+}
 
 /** Structured JSON logs. Nothing secret is ever passed to it: store objects are logged by id only. */
-export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'reseller-routing' });
+export const logger = new Logger({
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'reseller-routing',
+  logFormatter: new WorkContextFormatter(),
+});
+
+/** Runs `work` with `attributes` on every line it logs, in any module, until it ends. */
+export const withLogContext = <T>(attributes: LogAttributes, work: () => Promise<T>): Promise<T> =>
+  workContext.run({ ...workContext.getStore(), ...withoutUndefined(attributes) }, work);
+
+/** Adds to the attributes of the work in hand what became known since it started (the job, once loaded). */
+export const addLogContext = (attributes: LogAttributes) => {
+  const store = workContext.getStore();
+  if (store) Object.assign(store, withoutUndefined(attributes));
+};
+
+const withoutUndefined = (attributes: LogAttributes) =>
+  Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== undefined));

@@ -1,9 +1,14 @@
 import type { SQSRecord } from 'aws-lambda';
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { loadDelivery, recordOutcome } from './entries.js';
-import { parseFulfillmentMessage, parseRecheckMessage, sendFulfillmentMessage } from './queue.js';
+import {
+  parseFulfillmentMessage,
+  parseRecheckMessage,
+  sendFulfillmentMessage,
+  type FulfillmentMessage,
+} from './queue.js';
 
 /**
  * A message SQS gave up on after `maxReceiveCount` receives. A reseller platform may be down for
@@ -18,15 +23,22 @@ export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives 
   }
   const message = parseFulfillmentMessage(record.body);
   if (!message) return logger.error('malformed message in the fulfillment DLQ', { messageId: record.messageId });
+  const context = {
+    jobId: message.jobId,
+    sourceFulfillmentId: message.sourceFulfillmentId,
+    request_id: message.requestId,
+  };
+  await withLogContext(context, () => giveUpOrRedrive(message, redrives));
+};
+
+const giveUpOrRedrive = async (message: FulfillmentMessage, redrives: number) => {
   const found = await loadDelivery(message);
   if (!found) return;
+  addLogContext({ resellerStoreId: found.job.resellerStoreId, externalOrderId: found.job.externalOrderId });
   const done = message.redrives ?? 0;
   if (done < redrives) {
     await sendFulfillmentMessage({ ...message, redrives: done + 1 }, MAX_DELAY_SECONDS);
-    logger.warn('fulfillment put back on the queue after its receives ran out', {
-      jobId: found.job.id,
-      redrives: done + 1,
-    });
+    logger.warn('fulfillment put back on the queue after its receives ran out', { redrives: done + 1 });
     return;
   }
   // The last failure's reason stays the headline: it is what the reseller needs to act on.

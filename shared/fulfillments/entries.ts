@@ -8,6 +8,8 @@ import type { Tracking } from '../platforms/port.js';
 import { propagationIndex } from '../sync-jobs/indexes.js';
 import { syncJobFrom, type SyncJob } from '../sync-jobs/record.js';
 import { isPropagating, type FulfillmentEntry } from './record.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 
 /**
  * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one
@@ -270,7 +272,10 @@ export const recordOutcome = (
         update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
       }
     }
-    return (await tryUpdate(jobId, update)) ? true : 'again';
+    if (!(await tryUpdate(jobId, update))) return 'again';
+    if (outcome.status === 'delivered') countMetric(BUSINESS_METRICS.fulfillmentsPropagated);
+    if (outcome.status === 'dead') countMetric(BUSINESS_METRICS.fulfillmentsDead);
+    return true;
   });
 
 /**

@@ -46,7 +46,7 @@ export const FulfillmentPayload = v.pipe(
 const NOT_SHIPPED = new Set(['cancelled', 'error', 'failure']);
 
 /** A verified `fulfillments/create` of the source stores `sources` (every one whose secret verified). */
-export const acceptFulfillment = async (sources: { id: string }[], payload: unknown) => {
+export const acceptFulfillment = async (sources: { id: string }[], payload: unknown, requestId?: string) => {
   const { status, ...fulfillment } = parseInput(FulfillmentPayload, payload);
   if (status && NOT_SHIPPED.has(status)) {
     logger.info('fulfillment shipped nothing; not propagated', {
@@ -55,5 +55,5 @@ export const acceptFulfillment = async (sources: { id: string }[], payload: unkn
     });
     return;
   }
-  await routeFulfillment(sources, fulfillment);
+  await routeFulfillment(sources, fulfillment, requestId);
 };

@@ -34,12 +34,18 @@ const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
  * The state first, then the message: a message always finds its entry, and a failed send fails
  * the webhook, which the platform redelivers.
  */
-const propagate = async (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) => {
+const propagate = async (
+  jobId: string,
+  sourceFulfillmentId: string,
+  tracking: Tracking,
+  receivedAt: string,
+  requestId?: string,
+) => {
   if (!(await recordAccepted(jobId, sourceFulfillmentId, tracking, receivedAt))) {
     logger.info('fulfillment already delivered (or its job is gone); nothing to send', { jobId, sourceFulfillmentId });
     return;
   }
-  await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking });
+  await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking, requestId });
 };
 
 /** Jobs of a source store that placed this source order (GSI2, written on completion), under any id spelling. */
@@ -148,6 +154,7 @@ export interface IncomingFulfillment {
 export const routeFulfillment = async (
   sources: { id: string }[],
   { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment,
+  requestId?: string,
 ) => {
   const receivedAt = now();
   const matches = await Promise.all(
@@ -156,7 +163,7 @@ export const routeFulfillment = async (
 
   if (matches.some((match) => match.jobIds.length)) {
     for (const { jobIds } of matches) {
-      for (const jobId of jobIds) await propagate(jobId, sourceFulfillmentId, tracking, receivedAt);
+      for (const jobId of jobIds) await propagate(jobId, sourceFulfillmentId, tracking, receivedAt, requestId);
     }
     return;
   }

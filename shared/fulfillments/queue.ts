@@ -13,6 +13,8 @@ export interface FulfillmentMessage {
   sourceFulfillmentId: string;
   tracking: Tracking;
   redrives?: number;
+  /** The `request_id` of the fulfillments webhook that sent it, for the worker's log lines; optional. */
+  requestId?: string;
 }
 
 /**
@@ -52,6 +54,7 @@ export const parseFulfillmentMessage = (body: string): FulfillmentMessage | unde
       sourceFulfillmentId: parsed.sourceFulfillmentId,
       tracking: parsed.tracking,
       redrives,
+      ...(text(parsed.requestId) ? { requestId: parsed.requestId } : {}),
     };
   } catch {
     // fall through: a malformed message can never be processed

@@ -1,8 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
-import { logger } from '../core/logger.js';
-import { classify } from '../platforms/failure.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric, countPlatformError } from '../core/metrics.js';
+import { classify, platformStatusClass } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import { config } from '../core/config.js';
@@ -36,9 +38,26 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
     logger.error('dropping a malformed fulfillment message', { messageId: record.messageId });
     return 'done';
   }
+  const context = {
+    jobId: message.jobId,
+    sourceFulfillmentId: message.sourceFulfillmentId,
+    request_id: message.requestId,
+  };
+  return withLogContext(context, async () => {
+    try {
+      return await deliver(deps, message, record);
+    } catch (error) {
+      logger.error('fulfillment failed unexpectedly; SQS will retry', error as Error);
+      throw error;
+    }
+  });
+};
+
+const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecord): Promise<Outcome> => {
   const found = await loadDelivery(message);
   if (!found) return 'done';
   const { job } = found;
+  addLogContext({ resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId });
   const startedAt = now();
 
   const reseller = await loadResellerStore(job.resellerStoreId);
@@ -60,6 +79,7 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
   }
   // Outside the try: if this write fails the message comes back, and the same key gets the same fulfillment.
   await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId }, job);
+  logger.info('fulfillment delivered to the reseller order', { resellerFulfillmentId });
   return 'done';
 };
 
@@ -72,8 +92,9 @@ const handleFailure = async (
   startedAt: string,
 ): Promise<Outcome> => {
   const jobId = job.id;
-  const context = { jobId, sourceFulfillmentId: message.sourceFulfillmentId };
   const failure = classify(error, 'internal error while creating the fulfillment');
+  const statusClass = platformStatusClass(error);
+  if (statusClass) countPlatformError(statusClass);
   switch (failure.kind) {
     case 'throttled': {
       // Throttled for longer than the budget (counted from the run's first 429), the entry ends.
@@ -81,17 +102,15 @@ const handleFailure = async (
       if (Date.now() - Date.parse(entry.throttledSince ?? startedAt) >= budget * 1000) {
         const errorMessage = `${failure.reason}; throttled for more than ${budget} s`;
         await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: true }, job);
-        logger.warn('reseller platform throttled past the budget; fulfillment is dead', context);
+        logger.warn('reseller platform throttled past the budget; fulfillment is dead');
         return 'done';
       }
       // Deferred, not failed: a fresh message, delayed, so throttling never uses up a receive. The
       // entry records the wait, so the reconciler does not take it for a lost message.
       if (await recordDeferral(job, entry, failure.delaySeconds, startedAt))
         await sendFulfillmentMessage(message, failure.delaySeconds);
-      logger.warn('reseller platform throttled; fulfillment deferred', {
-        ...context,
-        delaySeconds: failure.delaySeconds,
-      });
+      countMetric(BUSINESS_METRICS.throttleDeferrals);
+      logger.warn('reseller platform throttled; fulfillment deferred', { delaySeconds: failure.delaySeconds });
       return 'done';
     }
     case 'permanent':
@@ -101,14 +120,13 @@ const handleFailure = async (
         { status: 'dead', errorMessage: failure.reason, attempted: true },
         job,
       );
-      logger.warn('reseller platform refused the fulfillment; it is dead', { ...context, status: failure.status });
+      logger.warn('reseller platform refused the fulfillment; it is dead', { status: failure.status });
       return 'done';
     case 'unknown_outcome':
     case 'transient':
       if (failure.kind === 'transient' && failure.internal) logger.error('fulfillment failed', error as Error);
       await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason }, job);
       logger.warn('fulfillment failed; SQS will retry', {
-        ...context,
         failure: failure.kind,
         receiveCount: record.attributes?.ApproximateReceiveCount,
       });

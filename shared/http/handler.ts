@@ -100,13 +100,20 @@ export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...
       ) as unknown as Lambda,
   );
 
-/** A webhook route: no bearer key; the handler verifies the HMAC over the raw bytes itself. */
-export const webhookHandler = (fn: (request: WebhookRequest) => Promise<HttpResult>): Lambda =>
+/**
+ * A webhook route: no bearer key; the handler verifies the HMAC over the raw bytes itself; then the
+ * route's own middlewares (metrics).
+ */
+export const webhookHandler = (
+  fn: (request: WebhookRequest) => Promise<HttpResult>,
+  ...own: HttpMiddleware[]
+): Lambda =>
   withStandardHeaders(
     middy<HttpEvent, HttpResult, Error, HttpContext>()
       .use(injectLambdaContext(logger, { resetKeys: true }))
       .use(httpResponseMiddleware())
       .use(bodyLimitMiddleware(WEBHOOK_BODY_LIMIT))
+      .use(own)
       .handler((event, context) =>
         fn(webhookRequest(event, context.state.requestId, context.state.rawBody)),
       ) as unknown as Lambda,

@@ -69,7 +69,9 @@ export const httpResponseMiddleware = (): Middleware => ({
       requestId: newId('req'),
       rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8'),
     };
+    // The service's id and API Gateway's on every line: the access log names a request by the latter.
     logger.appendKeys({ request_id: request.context.state.requestId });
+    if (event.requestContext?.requestId) logger.setCorrelationId(event.requestContext.requestId);
   },
   after: function serialize(request) {
     request.response = serializeResult(request.response as HttpResult, request.context.state.requestId);

@@ -1,9 +1,12 @@
 import { ValidationError } from '../core/errors.js';
-import { logger } from '../core/logger.js';
+import { logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { routeLineItems } from '../domain/routing.js';
 import type { StoreOnShop } from '../stores/records.js';
 import { activeVendorTags } from '../stores/source-stores.js';
+import { jobMessage } from '../sync-jobs/message.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
 import { createJobsForOrder } from './order-jobs.js';
 
@@ -20,19 +23,39 @@ export const readOrder = (rawBody: Buffer) => {
 
 /**
  * Routes an `orders/create` of a verified reseller store: one pending job per supplier, the order's
- * raw body kept with them (shared/orders/order-jobs.ts), then one queue message per job. The jobs
- * are durable, and among the open jobs the reconciler watches, before the answer: if the enqueue
- * fails, or the function dies before it, the reconciler sends them their message once their lease is up.
+ * raw body kept with them (shared/orders/order-jobs.ts), then one queue message per job, carrying
+ * the webhook's `requestId` so the worker's lines name it too. The jobs are durable, and among the
+ * open jobs the reconciler watches, before the answer: if the enqueue fails, or the function dies
+ * before it, the reconciler sends them their message once their lease is up.
  */
 export const acceptOrder = async (
   reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
   rawBody: Buffer,
+  requestId?: string,
 ): Promise<string[]> => {
   const order = readOrder(rawBody);
-  if (reseller.deletedAt) return [];
+  countMetric(BUSINESS_METRICS.ordersReceived);
+  return withLogContext({ resellerStoreId: reseller.id, externalOrderId: order.externalOrderId }, () =>
+    routeOrder(reseller, order, rawBody, requestId),
+  );
+};
+
+const routeOrder = async (
+  reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
+  order: ReturnType<typeof readOrder>,
+  rawBody: Buffer,
+  requestId: string | undefined,
+): Promise<string[]> => {
+  if (reseller.deletedAt) {
+    logger.info('order of a deleted reseller store: no jobs');
+    return [];
+  }
 
   const groups = routeLineItems(order.lineItems, await activeVendorTags(reseller.id));
-  if (!groups.length) return [];
+  if (!groups.length) {
+    logger.info('order matches no source store: no jobs');
+    return [];
+  }
 
   const result = await createJobsForOrder({
     ownerId: reseller.ownerId,
@@ -43,12 +66,19 @@ export const acceptOrder = async (
     groups,
   });
 
+  if (result.created) {
+    countMetric(BUSINESS_METRICS.ordersRouted);
+    countMetric(BUSINESS_METRICS.jobsCreated, result.jobIds.length);
+    logger.info('order routed', { jobIds: result.jobIds });
+  } else {
+    logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });
+  }
   // A redelivery sends nothing for the jobs that existed: their messages went out with the first
   // delivery, and a job whose message was lost is the reconciler's (a second message here would be a
   // second live one). The jobs it wrote itself (a crash had left them unwritten) get theirs now.
   if (result.written.length) {
     try {
-      await enqueueJobs(result.written.map((job) => ({ jobId: job.id, generation: job.generation })));
+      await enqueueJobs(result.written.map((job) => jobMessage(job, 'webhook', requestId)));
     } catch (error) {
       logger.error('enqueue failed; the reconciler will send these jobs their message', {
         jobIds: result.written.map((j) => j.id),

@@ -39,6 +39,16 @@ export const deferralSeconds = (retryAfterSeconds: number | undefined, random: (
 export const platformStatusOf = (error: unknown) =>
   error instanceof PlatformError && error.status > 0 ? error.status : null;
 
+/**
+ * The status class of a failed platform call, for the platform-error metric: `network` when no
+ * answer came (status 0); undefined for an error that is not the platform's.
+ */
+export const platformStatusClass = (error: unknown): '4xx' | '5xx' | 'network' | undefined => {
+  if (!(error instanceof PlatformError)) return undefined;
+  if (error.status === 0) return 'network';
+  return error.status >= 500 ? '5xx' : '4xx';
+};
+
 export const classify = (error: unknown, internalReason: string): Failure => {
   if (!(error instanceof PlatformError)) return { kind: 'transient', reason: internalReason, internal: true };
   const reason = error.message;

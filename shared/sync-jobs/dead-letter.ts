@@ -1,10 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { failedAttemptsOf } from './attempts.js';
-import { parseJobMessage } from './message.js';
+import { messageLogContext, parseJobMessage, type JobMessage } from './message.js';
 import type { AttemptEnd } from './moves.js';
 import { loadJob } from './sync-jobs.js';
 import { endJob, mayHaveBeenPlaced } from './settle.js';
@@ -17,18 +17,26 @@ import { endJob, mayHaveBeenPlaced } from './settle.js';
  *
  * Receives that never reached an outcome (a throttled Lambda, a worker that died) are not
  * attempts: a message whose receives were all of that kind does not make its job dead. The job
- * stays open, and the reconciler sends it a new message once its lease is up.
+ * stays open, and the reconciler sends it a new message once its lease is up. Every line names the
+ * job, its order and the request that sent the message.
  */
 export const processDeadSyncMessage = async (deps: Deps, record: SQSRecord) => {
   const message = parseJobMessage(record.body);
   if (!message) return logger.error('malformed message in the sync DLQ', { messageId: record.messageId });
+  await withLogContext(messageLogContext(message), () => settleDeadMessage(deps, message));
+};
+
+const settleDeadMessage = async (deps: Deps, message: JobMessage) => {
   const job = await loadJob(message.jobId, true);
+  if (job) addLogContext({ resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId });
   if (!job || job.generation !== message.generation || !isOpen(job.status))
-    return logger.info('stale DLQ message ignored', { ...message });
+    return logger.info('stale DLQ message ignored', { generation: message.generation });
 
   const attempts = failedAttemptsOf(job.attemptLog, job.generation);
   if (!attempts)
-    return logger.warn('no attempt of this message reached an outcome; left to the reconciler', { ...message });
+    return logger.warn('no attempt of this message reached an outcome; left to the reconciler', {
+      generation: message.generation,
+    });
   // The last failure's reason stays the headline: it is what the on-call engineer needs.
   const reason = [job.errorMessage, `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}`]
     .filter(Boolean)
@@ -43,5 +51,5 @@ export const processDeadSyncMessage = async (deps: Deps, record: SQSRecord) => {
   const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
   // The supplier could not say whether it has the order: this message comes back, and asks again.
   if (settled === 'unknown') throw new Error(`job ${job.id}: the supplier could not be asked for its order`);
-  logger.info('sync DLQ message settled its job', { jobId: job.id, settled });
+  logger.warn('sync DLQ message settled its job', { settled, reason });
 };

@@ -2,22 +2,62 @@ import { ATTEMPT_TRIGGERS, type AttemptTrigger } from './attempts.js';
 
 /**
  * What a sync-queue message carries: which job, which generation of it (an older one is stale),
- * and what sent it, for the attempt history. No SDK here: the DLQ handler reads messages without
- * sending any.
+ * what sent it (for the attempt history), and, for the log lines of whoever handles it (before the
+ * job is even read), the request that sent it (the order's webhook, or the manual retry) and the
+ * job's order. No SDK here: the DLQ handler reads messages without sending any.
  */
 export interface JobMessage {
   jobId: string;
   generation: number;
   /** Absent in messages from before the history: they came from the webhook. */
   trigger?: AttemptTrigger;
+  /**
+   * The `request_id` of the webhook or retry that enqueued the job. Optional, as the two below:
+   * messages sent before they existed have none, and the reconciler's re-sends no request id.
+   */
+  requestId?: string;
+  resellerStoreId?: string;
+  externalOrderId?: string;
 }
+
+/** The message of a job's current generation, sent by `trigger` (request `requestId`, if any). */
+export const jobMessage = (
+  job: { id: string; generation: number; resellerStoreId: string; externalOrderId: string },
+  trigger: AttemptTrigger,
+  requestId?: string,
+): JobMessage => ({
+  jobId: job.id,
+  generation: job.generation,
+  trigger,
+  requestId,
+  resellerStoreId: job.resellerStoreId,
+  externalOrderId: job.externalOrderId,
+});
+
+/** What a message tells the log lines of its handler, before anything is read. */
+export const messageLogContext = (message: JobMessage) => ({
+  jobId: message.jobId,
+  request_id: message.requestId,
+  resellerStoreId: message.resellerStoreId,
+  externalOrderId: message.externalOrderId,
+});
+
+const optionalText = (parsed: Record<string, unknown>, key: string) =>
+  typeof parsed[key] === 'string' ? { [key]: parsed[key] } : {};
 
 export const parseJobMessage = (body: string): JobMessage | undefined => {
   try {
     const parsed = JSON.parse(body);
     if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation)) {
       const trigger = ATTEMPT_TRIGGERS.find((t) => t === parsed.trigger);
-      return { jobId: parsed.jobId, generation: parsed.generation, ...(trigger ? { trigger } : {}) };
+      return {
+        jobId: parsed.jobId,
+        generation: parsed.generation,
+        ...(trigger ? { trigger } : {}),
+        ...optionalText(parsed, 'requestId'),
+        ...optionalText(parsed, 'resellerStoreId'),
+        ...optionalText(parsed, 'externalOrderId'),
+      };
     }
   } catch {
     // fall through: a malformed message can never be processed

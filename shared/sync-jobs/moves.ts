@@ -2,6 +2,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { now } from '../core/ids.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric, recordLatency } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { lookups } from '../dynamo/keys.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
@@ -75,31 +77,47 @@ const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
 /** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
 const COMPLETED_CLEARS = [...SETTLED, 'errorMessage', 'failedAt'];
 
+/** A job that reached `completed`, counted once, with its time from the webhook to the supplier's order. */
+const counted = (completed: SyncJob | undefined) => {
+  if (completed) {
+    countMetric(BUSINESS_METRICS.jobsCompleted);
+    recordLatency(
+      BUSINESS_METRICS.webhookToCompletedLatency,
+      Date.parse(completed.completedAt ?? '') - Date.parse(completed.createdAt),
+    );
+  }
+  return completed;
+};
+
 /** processing → completed: the supplier answered with its order. */
-export const completeJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
+export const completeJob = async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
   const at = now();
-  return move({
-    move: 'complete',
-    job,
-    at,
-    set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-    remove: COMPLETED_CLEARS,
-  });
+  return counted(
+    await move({
+      move: 'complete',
+      job,
+      at,
+      set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+      remove: COMPLETED_CLEARS,
+    }),
+  );
 };
 
 /**
  * → completed from the state the caller read: an outcome that was unknown (a timeout, a lost
  * connection) was looked up, and the supplier has the order.
  */
-export const foundJob = (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
+export const foundJob = async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
   const at = now();
-  return move({
-    move: 'found',
-    job,
-    at,
-    set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-    remove: COMPLETED_CLEARS,
-  });
+  return counted(
+    await move({
+      move: 'found',
+      job,
+      at,
+      set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+      remove: COMPLETED_CLEARS,
+    }),
+  );
 };
 
 /** processing → failed; SQS brings the message back after `waitSeconds`. */
@@ -166,6 +184,7 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
         metadata: { previousStatus: job.status, reason, attempts: job.attempts },
       }),
     ]);
+    countMetric(BUSINESS_METRICS.jobsDead);
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException) return false;

@@ -1,11 +1,14 @@
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
 import { settlePropagations, type PropagationReport } from '../fulfillments/reconcile.js';
+import { jobMessage } from './message.js';
 import { enqueueJobs } from './queue.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { resendJob } from './moves.js';
@@ -62,7 +65,14 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
         const open = jobs.filter((job) => isOpen(job.status));
         report.inFlight += open.length;
         const stalled = open.filter((job) => leaseEnd(job, leaseSeconds) <= at);
-        await Promise.all(stalled.map((job) => settleStalled(deps, job, report)));
+        await Promise.all(
+          stalled.map((job) =>
+            withLogContext(
+              { jobId: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId },
+              () => settleStalled(deps, job, report),
+            ),
+          ),
+        );
       }),
     ),
     ...inFlight.propagating.allPartitions().map((partition) =>
@@ -115,7 +125,8 @@ const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) 
   }
   const moved = await resendJob(job);
   if (!moved) return; // it moved meanwhile: its message did get through
-  await enqueueJobs([{ jobId: moved.id, generation: moved.generation, trigger: 'reconciler' }]);
+  await enqueueJobs([jobMessage(moved, 'reconciler')]);
   report.resent++;
-  logger.warn('stalled job sent a new message', { jobId: job.id, status: job.status, resends: moved.resends });
+  countMetric(BUSINESS_METRICS.reconcilerResends);
+  logger.warn('stalled job sent a new message', { status: job.status, resends: moved.resends });
 };

@@ -2,17 +2,19 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric, countPlatformError } from '../core/metrics.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
 import { completeOrderJobs } from '../orders/order-jobs.js';
-import { classify, platformStatusOf, type Failure } from '../platforms/failure.js';
+import { classify, platformStatusClass, platformStatusOf, type Failure } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { AttemptOutcome, AttemptTrigger } from './attempts.js';
-import { parseJobMessage } from './message.js';
+import { jobMessage, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob, type AttemptEnd } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
 import type { SyncJob } from './record.js';
@@ -22,6 +24,7 @@ import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced } from './settle.js
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
  * the job id as idempotency key, record the outcome (and the attempt, in the same write). A stale
  * message (an older generation, or a job that has ended) is dropped without touching the job.
+ * Every line logged meanwhile names the job, its order and the request that sent the message.
  */
 export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise<Outcome> => {
   const message = parseJobMessage(record.body);
@@ -29,14 +32,32 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
     logger.error('dropping a malformed sync message', { messageId: record.messageId });
     return 'done';
   }
+  return withLogContext(messageLogContext(message), async () => {
+    try {
+      return await placeOrder(deps, message, record);
+    } catch (error) {
+      // Logged here, in the job's context: the batch processor only reports the record as failed.
+      logger.error('sync job failed unexpectedly; SQS will retry', error as Error);
+      throw error;
+    }
+  });
+};
+
+const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): Promise<Outcome> => {
   const job = await claimJob(message);
   if (!job) {
-    logger.info('stale sync message dropped', { jobId: message.jobId, generation: message.generation });
+    logger.info('stale sync message dropped', { generation: message.generation });
     return 'done';
   }
+  addLogContext({
+    resellerStoreId: job.resellerStoreId,
+    externalOrderId: job.externalOrderId,
+    sourceStoreId: job.sourceStoreId,
+  });
   const attempt: Attempt = {
     job,
     record,
+    requestId: message.requestId,
     // A message SQS delivers again is a redelivery, whatever first sent it.
     trigger: Number(record.attributes?.ApproximateReceiveCount) > 1 ? 'redelivery' : (message.trigger ?? 'webhook'),
     startedAt: job.updatedAt,
@@ -45,12 +66,12 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
   const source = await loadSourceStore(job.sourceStoreId);
   if (!source) {
     const reason = `source store ${job.sourceStoreId} no longer exists`;
-    await killJob(job, reason, ended(attempt, 'dead', null, reason));
+    if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
     return 'done';
   }
   // The first job of an order written in chunks completes what a crash may have left unwritten.
   const siblings = await completeOrderJobs(job);
-  if (siblings.length) await enqueueJobs(siblings.map((sibling) => ({ jobId: sibling.id, generation: 1 })));
+  if (siblings.length) await enqueueJobs(siblings.map((sibling) => jobMessage(sibling, 'webhook', message.requestId)));
 
   let order: SupplierOrder;
   try {
@@ -58,7 +79,7 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
     await killJob(job, error.message, ended(attempt, 'dead', null, error.message));
-    logger.warn('order cannot be placed; job is dead', { jobId: job.id, reason: error.message });
+    logger.warn('order cannot be placed; job is dead', { reason: error.message });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
@@ -66,7 +87,10 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
   try {
     const placed = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
     const completed = await completeJob(job, placed.orderId, ended(attempt, 'completed', placed.status ?? null, null));
-    if (completed) await releaseKeptFulfillments(completed);
+    if (completed) {
+      logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
+      await releaseKeptFulfillments(completed);
+    }
     return 'done';
   } catch (error) {
     return handleFailure(deps, shop, attempt, error);
@@ -77,6 +101,8 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
 interface Attempt {
   job: SyncJob;
   record: SQSRecord;
+  /** The request that sent the message, carried on to any message this attempt sends. */
+  requestId: string | undefined;
   trigger: AttemptTrigger;
   startedAt: string;
 }
@@ -92,6 +118,8 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
   const { job } = attempt;
   const failure = classify(error, 'internal error while placing the order');
   const status = platformStatusOf(error);
+  const statusClass = platformStatusClass(error);
+  if (statusClass) countPlatformError(statusClass);
   switch (failure.kind) {
     case 'throttled':
       return throttled(deps, shop, attempt, failure);
@@ -100,7 +128,7 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
       const end = ended(attempt, 'dead', status, failure.reason);
       const settled = await endJob(deps, job, failure.reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
       if (settled === 'unknown') return fail(attempt, failure.reason, status);
-      logger.warn('platform refused the order', { jobId: job.id, status: failure.status, settled });
+      logger.warn('platform refused the order', { status: failure.status, settled });
       return 'done';
     }
     case 'unknown_outcome': {
@@ -113,7 +141,7 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
           ended(attempt, 'found_existing', status, foundReason(failure.reason)),
         );
         if (completed) await releaseKeptFulfillments(completed);
-        logger.warn('outcome unknown; the supplier has the order', { jobId: job.id });
+        logger.warn('outcome unknown; the supplier has the order');
         return 'done';
       }
       const reason =
@@ -143,15 +171,15 @@ const throttled = async (
     const reason = `${failure.reason}; throttled for more than ${budget} s`;
     const end = ended(attempt, 'dead', 429, reason);
     const settled = await endJob(deps, job, reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
-    logger.warn('throttled past the budget', { jobId: job.id, budgetSeconds: budget, settled });
+    logger.warn('throttled past the budget', { budgetSeconds: budget, settled });
     if (settled !== 'unknown') return 'done';
   }
   const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
   if (deferred) {
-    const message = { jobId: job.id, generation: deferred.generation, trigger: 'redelivery' as const };
-    await enqueueJobs([message], failure.delaySeconds);
+    await enqueueJobs([jobMessage(deferred, 'redelivery', attempt.requestId)], failure.delaySeconds);
+    countMetric(BUSINESS_METRICS.throttleDeferrals);
   }
-  logger.warn('platform throttled; job deferred', { jobId: job.id, delaySeconds: failure.delaySeconds });
+  logger.warn('platform throttled; job deferred', { delaySeconds: failure.delaySeconds });
   return 'done';
 };
 
@@ -172,7 +200,6 @@ const fail = async (attempt: Attempt, reason: string, status: number | null): Pr
   await failJob(job, reason, waitSeconds, ended(attempt, 'failed', status, reason));
   await setVisibility(record.receiptHandle, waitSeconds);
   logger.warn('sync job failed; SQS will retry', {
-    jobId: job.id,
     reason,
     receiveCount: record.attributes?.ApproximateReceiveCount,
     waitSeconds,

@@ -28,6 +28,7 @@ describe('config', () => {
       shopDomainSuffix: 'myshopify.com',
       api5xxThreshold: 5,
       queueAgeAlarmSeconds: 900,
+      deadJobsPerHour: 1,
       tracing: false,
       deletionProtection: true,
       throttleBudgetSeconds: 86_400,

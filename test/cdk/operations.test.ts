@@ -6,6 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ENCRYPTION_CONTEXT_KEYS, indexName } from '../../lib/access.js';
 import { allFunctions } from '../../lib/functions.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
 import {
   logicalId,
   PROJECT_ROOT,
@@ -102,21 +103,65 @@ describe('operations on AWS', () => {
     });
   });
 
-  describe('dead letters', () => {
-    it('raise an alarm for each message that reaches a dead-letter queue, not for the depth the handlers drain', () => {
-      const alarms = Object.values(dev.template.findResources('AWS::CloudWatch::Alarm'));
-      for (const dlq of ['syncDlq', 'fulfillmentDlq'] as const) {
-        const queueRef = logicalId(dev.stack, dev.stack.queues[dlq]);
-        const mine = alarms.filter((a) => JSON.stringify(a.Properties.Dimensions ?? []).includes(queueRef));
-        expect(mine.map((a) => a.Properties.MetricName)).toEqual(['NumberOfMessagesReceived']);
-        expect(mine[0].Properties).toMatchObject({
-          Namespace: 'AWS/SQS',
-          Statistic: 'Sum',
-          Threshold: 1,
-          ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-          TreatMissingData: 'notBreaching',
-        });
+  describe('jobs going dead', () => {
+    const alarms = () => Object.values(dev.template.findResources('AWS::CloudWatch::Alarm'));
+
+    it('raise an alarm on the dead jobs of an hour, whichever way they died', () => {
+      const alarm = alarms().find((a) => a.Properties.MetricName === BUSINESS_METRICS.jobsDead);
+      expect(alarm?.Properties).toMatchObject({
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: expect.arrayContaining([
+          { Name: 'service', Value: 'reseller-routing' },
+          { Name: 'stage', Value: 'dev' },
+        ]),
+        Statistic: 'Sum',
+        Period: 3600,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+      expect(alarm?.Properties.Dimensions).toHaveLength(2);
+    });
+
+    it('raise an alarm on dead fulfillments too', () => {
+      const alarm = alarms().find((a) => a.Properties.MetricName === BUSINESS_METRICS.fulfillmentsDead);
+      expect(alarm?.Properties).toMatchObject({ Namespace: METRICS_NAMESPACE, Period: 3600, Threshold: 1 });
+    });
+
+    it('watch arrivals in the fulfillment DLQ, which the handler drains within seconds, never a DLQ depth', () => {
+      const depth = alarms().filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
+      expect(depth).toEqual([]);
+      const dlqRef = logicalId(dev.stack, dev.stack.queues.fulfillmentDlq);
+      const mine = alarms().filter((a) => JSON.stringify(a.Properties.Dimensions ?? []).includes(dlqRef));
+      expect(mine.map((a) => a.Properties.MetricName)).toEqual(['NumberOfMessagesReceived']);
+      expect(mine[0].Properties).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Sum', Threshold: 1 });
+      // A sync job's dead letter is counted by the dead-jobs alarm; two pages for one job help no one.
+      const syncDlqRef = logicalId(dev.stack, dev.stack.queues.syncDlq);
+      expect(alarms().filter((a) => JSON.stringify(a.Properties.Dimensions ?? []).includes(syncDlqRef))).toEqual([]);
+    });
+
+    it('take their threshold from -c deadJobsPerHour', () => {
+      const custom = synthesize({ bundle: false, context: { deadJobsPerHour: '5' } });
+      try {
+        const alarm = Object.values(custom.template.findResources('AWS::CloudWatch::Alarm')).find(
+          (a) => a.Properties.MetricName === BUSINESS_METRICS.jobsDead,
+        );
+        expect(alarm?.Properties.Threshold).toBe(5);
+      } finally {
+        removeOutput(custom.app);
       }
+    });
+  });
+
+  describe('the dashboard', () => {
+    it('shows every business metric of this stage', () => {
+      const [dashboard] = Object.values(dev.template.findResources('AWS::CloudWatch::Dashboard'));
+      const body = JSON.stringify(dashboard.Properties.DashboardBody);
+      for (const name of Object.values(BUSINESS_METRICS)) expect(body).toContain(`\\"${name}\\"`);
+      for (const statusClass of ['4xx', '5xx', 'network'])
+        expect(body).toContain(`\\"statusClass\\",\\"${statusClass}\\"`);
+      expect(body).toContain(`\\"${METRICS_NAMESPACE}\\"`);
+      expect(body).toContain('\\"stage\\",\\"dev\\"');
     });
   });
 

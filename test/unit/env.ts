@@ -8,4 +8,6 @@ Object.assign(process.env, {
   SYNC_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/sync',
   FULFILLMENT_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/fulfillment',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // Business metrics are EMF lines on stdout; integration tests read them, unit tests need not see them.
+  POWERTOOLS_METRICS_DISABLED: 'true',
 });

@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ResourceMissingError, ValidationError } from '../../shared/core/errors.js';
 import { idempotentApiHandler } from '../../shared/http/idempotent-handler.js';
@@ -40,6 +40,12 @@ const run = async (fn: () => Promise<any>, e = event()) => {
   return { status: res.statusCode, headers: res.headers ?? {}, body: res.body ? JSON.parse(res.body) : undefined };
 };
 
+/** The updates that kept an answer, and those that released the key. */
+const kept = () =>
+  ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.UpdateExpression?.includes('responseStatus'));
+const released = () =>
+  ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.UpdateExpression === 'SET expiresAt = :expired');
+
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
 const stored = (item: Record<string, unknown>) => ({
   PK: 'IDEM#x',
@@ -54,7 +60,6 @@ beforeEach(() => {
   ddb.reset();
   ddb.on(PutCommand).resolves({});
   ddb.on(UpdateCommand).resolves({});
-  ddb.on(DeleteCommand).resolves({});
 });
 
 describe('idempotentApiHandler', () => {
@@ -66,13 +71,13 @@ describe('idempotentApiHandler', () => {
     expect(claim.Item).toMatchObject({ state: 'in_progress', requestId: res.body.request_id });
     expect(claim.Item!.lockedUntil).toBeGreaterThan(Date.now());
     expect(claim.ConditionExpression).toContain('attribute_not_exists(PK)');
-    const kept = ddb.commandCalls(UpdateCommand)[0].args[0].input;
-    expect(kept.ExpressionAttributeValues).toMatchObject({
+    expect(kept()).toHaveLength(1);
+    expect(kept()[0].args[0].input.ExpressionAttributeValues).toMatchObject({
       ':status': 201,
       ':body': JSON.stringify({ object: 'thing', id: 't_1' }),
       ':requestId': res.body.request_id,
     });
-    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
+    expect(released()).toHaveLength(0);
   });
 
   it('keeps a domain refusal (404) as the answer', async () => {
@@ -80,10 +85,8 @@ describe('idempotentApiHandler', () => {
       throw new ResourceMissingError('thing', 't_404');
     });
     expect(res.status).toBe(404);
-    expect(ddb.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':status': 404,
-    });
-    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
+    expect(kept()[0].args[0].input.ExpressionAttributeValues).toMatchObject({ ':status': 404 });
+    expect(released()).toHaveLength(0);
   });
 
   it.each([
@@ -94,8 +97,9 @@ describe('idempotentApiHandler', () => {
       throw error;
     });
     expect(res.status).toBe(status);
-    expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
-    const release = ddb.commandCalls(DeleteCommand)[0].args[0].input;
+    expect(kept()).toHaveLength(0);
+    expect(released()).toHaveLength(1);
+    const release = released()[0].args[0].input;
     expect(release.ConditionExpression).toBe('requestId = :requestId AND #state = :inProgress');
     expect(release.ExpressionAttributeValues?.[':requestId']).toBe(res.body.request_id);
   });
@@ -129,7 +133,6 @@ describe('idempotentApiHandler', () => {
     expect(other.body.error.code).toBe('idempotency_key_reused');
     expect(fn).not.toHaveBeenCalled();
     // Refused requests never touch the record they do not hold.
-    expect(ddb.commandCalls(DeleteCommand)).toHaveLength(0);
     expect(ddb.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 

@@ -290,7 +290,15 @@ describe('sync worker: processSyncMessage', () => {
     // Retry-After and up to a quarter more of jitter, never less.
     expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
     expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
-    expect(sent.MessageBody).toBe(JSON.stringify({ jobId: 'sj_1', generation: 3, trigger: 'redelivery' }));
+    expect(sent.MessageBody).toBe(
+      JSON.stringify({
+        jobId: 'sj_1',
+        generation: 3,
+        trigger: 'redelivery',
+        resellerStoreId: 'rst_1',
+        externalOrderId: '5551234',
+      }),
+    );
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(defer.ExpressionAttributeValues).toMatchObject({ ':status': 'pending', ':generation': 3 });
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
@@ -408,7 +416,13 @@ describe('sync worker: processSyncMessage', () => {
     const [folded] = update().ExpressionAttributeValues![':attemptLog'];
     expect(folded).toMatchObject({ n: 1, g: 2, o: 'throttled', c: 2, e: 'answered 429', a: earlier.a });
     expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(
-      JSON.stringify({ jobId: 'sj_1', generation: 3, trigger: 'redelivery' }),
+      JSON.stringify({
+        jobId: 'sj_1',
+        generation: 3,
+        trigger: 'redelivery',
+        resellerStoreId: 'rst_1',
+        externalOrderId: '5551234',
+      }),
     );
   });
 

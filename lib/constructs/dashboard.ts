@@ -1,0 +1,73 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type { Construct } from 'constructs';
+import {
+  BUSINESS_METRICS,
+  METRICS_NAMESPACE,
+  STATUS_CLASSES,
+  type BusinessMetric,
+  type StatusClass,
+} from '../../shared/core/metric-names.js';
+import type { DeployConfig } from '../config.js';
+import { SERVICE_NAME } from '../environment.js';
+
+/**
+ * The business metrics the functions emit (shared/core/metrics.ts, as EMF log lines), as CloudWatch
+ * metrics of this stage: the same namespace, name and dimensions, so a widget or alarm always
+ * matches what is written.
+ */
+export const businessMetric = (
+  config: Pick<DeployConfig, 'stage'>,
+  name: BusinessMetric,
+  options: { statistic?: string; period?: Duration; statusClass?: StatusClass; label?: string } = {},
+) =>
+  new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: {
+      service: SERVICE_NAME,
+      stage: config.stage,
+      ...(options.statusClass ? { statusClass: options.statusClass } : {}),
+    },
+    statistic: options.statistic ?? 'Sum',
+    period: options.period ?? Duration.minutes(5),
+    label: options.label,
+  });
+
+/** One dashboard of the service's business: orders, jobs, platform health, reverse sync, latency. */
+export const addDashboard = (scope: Construct, config: DeployConfig) => {
+  const m = (name: BusinessMetric, options?: Parameters<typeof businessMetric>[2]) =>
+    businessMetric(config, name, options);
+  const graph = (title: string, left: cloudwatch.IMetric[], width = 8) =>
+    new cloudwatch.GraphWidget({ title, left, width, height: 6, stacked: false });
+
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: Stack.of(scope).stackName,
+    defaultInterval: Duration.hours(6),
+  });
+  dashboard.addWidgets(
+    graph('Orders (per 5 minutes)', [m(BUSINESS_METRICS.ordersReceived), m(BUSINESS_METRICS.ordersRouted)]),
+    graph('Sync jobs (per 5 minutes)', [
+      m(BUSINESS_METRICS.jobsCreated),
+      m(BUSINESS_METRICS.jobsCompleted),
+      m(BUSINESS_METRICS.jobsDead),
+    ]),
+    graph('Webhook → completed (ms)', [
+      m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p50', label: 'p50' }),
+      m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p95', label: 'p95' }),
+      m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p99', label: 'p99' }),
+    ]),
+  );
+  dashboard.addWidgets(
+    graph(
+      'Platform errors by status class',
+      STATUS_CLASSES.map((statusClass) => m(BUSINESS_METRICS.platformErrors, { statusClass, label: statusClass })),
+    ),
+    graph('429 deferrals and reconciler re-sends', [
+      m(BUSINESS_METRICS.throttleDeferrals),
+      m(BUSINESS_METRICS.reconcilerResends),
+    ]),
+    graph('Fulfillments', [m(BUSINESS_METRICS.fulfillmentsPropagated), m(BUSINESS_METRICS.fulfillmentsDead)]),
+  );
+  return dashboard;
+};

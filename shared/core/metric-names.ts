@@ -1,0 +1,36 @@
+/**
+ * The service's business metrics: one CloudWatch namespace, and dimensions that never grow without
+ * bound (the service, the stage, a platform error's status class; never an id). Plain data, so the
+ * stack's dashboard and alarms (lib/constructs/dashboard.ts) name exactly what the functions emit.
+ */
+
+export const METRICS_NAMESPACE = 'ResellerRouting';
+
+export const BUSINESS_METRICS = {
+  /** A verified `orders/create` with a valid payload (redeliveries included). */
+  ordersReceived: 'OrdersReceived',
+  /** A new order that got at least one sync job. */
+  ordersRouted: 'OrdersRouted',
+  jobsCreated: 'JobsCreated',
+  jobsCompleted: 'JobsCompleted',
+  /** Every way a job goes dead: refused by the supplier, receives run out, given up by the reconciler. */
+  jobsDead: 'JobsDead',
+  /** A platform call that failed, by `statusClass`: `4xx`, `5xx`, or `network` (no answer). */
+  platformErrors: 'PlatformErrors',
+  /** A job or fulfillment put off for `Retry-After` after a 429. */
+  throttleDeferrals: 'ThrottleDeferrals',
+  /** A job sent a new message because it stopped moving (its message may be lost). */
+  reconcilerResends: 'ReconcilerResends',
+  fulfillmentsPropagated: 'FulfillmentsPropagated',
+  fulfillmentsDead: 'FulfillmentsDead',
+  /** From the job's creation by the webhook to its completion, in milliseconds. */
+  webhookToCompletedLatency: 'WebhookToCompletedLatency',
+} as const;
+
+export type BusinessMetric = (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS];
+
+export const STATUS_CLASSES = ['4xx', '5xx', 'network'] as const;
+export type StatusClass = (typeof STATUS_CLASSES)[number];
+
+/** The dimensions every metric carries besides its own: Powertools' `service`, and the stage. */
+export const DEFAULT_DIMENSIONS = ['service', 'stage'] as const;
