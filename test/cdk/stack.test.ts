@@ -135,7 +135,10 @@ describe('stack', () => {
         if (f.access.key?.actions.length)
           expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
         else expect(vars).not.toHaveProperty('KMS_KEY_ID');
-        const movesJobs = Boolean(f.access.queues?.sync?.length) || f.consumes === 'sync' || f.consumes === 'syncDlq';
+        // Jobs and fulfillment entries both have leases, backoffs and a throttling budget.
+        const movesJobs =
+          Boolean(f.access.queues?.sync?.length || f.access.queues?.fulfillment?.length) ||
+          ['sync', 'syncDlq', 'fulfillment', 'fulfillmentDlq'].includes(f.consumes ?? '');
         if (movesJobs)
           expect(vars).toMatchObject({
             // The sync queue's visibility (6 × 30 s) × (3 receives + 1) + 5 minutes (CONTRACT.md §6).
