@@ -27,6 +27,11 @@ module.exports = {
       setupFiles: ['<rootDir>/test/unit/env.ts'],
     },
     { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
-    { ...base, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/integration/env.ts'],
+    },
   ],
 };

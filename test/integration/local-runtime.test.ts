@@ -1,4 +1,4 @@
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -91,11 +91,16 @@ describe('execution environments', () => {
     const runtime = context.service.runtime;
     runtime.faults.inject({ function: 'GetSyncJob', service: 'DynamoDB', command: 'GetItem', action: 'crash' });
 
-    const crashed = await api().get('/v1/sync_jobs/sj_unknown');
-    const next = await api().get('/v1/sync_jobs/sj_unknown');
+    // An id of the service's shape, so the function reads the table (a malformed one is refused before).
+    const unknown = `sj_${'0'.repeat(24)}`;
+    // API Gateway's own answer, not the service's: plain fetch, as the typed client checks the document.
+    const crashed = await fetch(`${runtime.apiUrl}/v1/sync_jobs/${unknown}`, {
+      headers: { Authorization: `Bearer ${TEST_KEYS.owner_a}` },
+    });
+    const next = await api().get(`/v1/sync_jobs/${unknown}`);
 
     expect(crashed.status).toBe(500);
-    expect(crashed.body).toEqual({ message: 'Internal Server Error' });
+    expect(await crashed.json()).toEqual({ message: 'Internal Server Error' });
     expect(next.status).toBe(404);
   });
 });

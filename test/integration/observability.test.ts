@@ -14,11 +14,14 @@ let service: TestService;
 let log: CapturedLog;
 const A = () => service.api('owner_a');
 const previousLevel = process.env.POWERTOOLS_LOG_LEVEL;
+const previousMetrics = process.env.POWERTOOLS_METRICS_DISABLED;
 const SECRET = 'whsec_observability';
 
 beforeAll(async () => {
   // Info lines are where a job's story is told; the local runtime's default keeps only warnings.
   process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+  // The metrics are what this suite reads (test/integration/env.ts turns them off elsewhere).
+  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
   log = captureLog();
   service = await startService({ simulator: { port: 0 } });
 }, 120_000);
@@ -27,6 +30,7 @@ afterAll(async () => {
   log?.stop();
   await service?.stop();
   process.env.POWERTOOLS_LOG_LEVEL = previousLevel;
+  process.env.POWERTOOLS_METRICS_DISABLED = previousMetrics;
 });
 
 /** One order to two suppliers, through to both jobs completed: what the tests below read. */
@@ -169,9 +173,10 @@ describe('a job refused by its supplier', () => {
       ),
     ).toEqual([1]);
 
-    const dead = since.find((line) => line.message === 'platform refused the order; job is dead');
+    const dead = since.find((line) => line.message === 'platform refused the order');
     expect(dead).toMatchObject({
       level: 'WARN',
+      settled: 'dead',
       jobId,
       request_id: receipt.body.request_id,
       resellerStoreId: reseller.id,
