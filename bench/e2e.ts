@@ -17,7 +17,9 @@
  * bursts at the start of each second rather than evenly spread, which is the harder case.
  *
  * Target: p99 webhook → completed under 2 s. Exit code 1 when an order was lost, duplicated or
- * refused; a missed timing target is reported, not failed.
+ * refused; a missed timing target is reported, not failed. It also reports how long the local
+ * runtime took to be ready (target: 15 s) and the peak resident memory of this process and the
+ * processes it started (target: 1.5 GB), which is what `npm start` costs under this load.
  */
 import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
@@ -39,8 +41,11 @@ import {
   webhookHeaders,
   type JobView,
 } from './common.js';
+import { megabytes, memorySampler } from './memory.js';
 
 const TARGET_P99_MS = 2000;
+const TARGET_READY_MS = 15_000;
+const TARGET_MEMORY_BYTES = 1.5 * 2 ** 30;
 
 const args = flags({
   rate: { type: 'string' },
@@ -55,6 +60,8 @@ const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000
 const amount = Math.round(rate * duration);
 
 step('starting the local runtime');
+const memory = memorySampler();
+const startedAt = performance.now();
 const runtime = await startLocalRuntime({
   port: 0,
   dataDir: ':memory:',
@@ -62,6 +69,7 @@ const runtime = await startLocalRuntime({
   apiKeys: BENCH_API_KEYS,
   scheduleIntervalSeconds: 300,
 });
+const readyMs = performance.now() - startedAt;
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);
@@ -226,6 +234,14 @@ try {
       `lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`,
     );
   if (refused.length) console.log(`refused: ${refused.slice(0, 5).join('; ')}`);
+  const peak = memory.peak();
+  memory.stop();
+  console.log(
+    `local runtime: ready in ${fixed(readyMs / 1000, 1)} s (target ${TARGET_READY_MS / 1000} s: ` +
+      `${readyMs < TARGET_READY_MS ? 'PASS' : 'MISS'}); peak memory ${megabytes(peak.total)} ` +
+      `(this process and its worker threads ${megabytes(peak.self)}, DynamoDB Local the rest; ` +
+      `target ${megabytes(TARGET_MEMORY_BYTES)}: ${peak.total < TARGET_MEMORY_BYTES ? 'PASS' : 'MISS'})`,
+  );
   if (lost || duplicated || refused.length || errors) exitCode = 1;
 } catch (error) {
   exitCode = 1;

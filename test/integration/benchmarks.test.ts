@@ -59,6 +59,7 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toContain('duplicated 0');
     expect(output).toContain('refused 0');
     expect(output).toMatch(/^sending orders at 10\/s… 30\/30, \d+ completed$/m);
+    expect(output).toMatch(/^local runtime: ready in [\d.]+ s .*; peak memory \d+ MB \(this process/m);
     expect(code).toBe(0);
   });
 });
