@@ -19,7 +19,7 @@ Sync jobs, through the API: the local service by default, or a deployed one.
 
 commands:
   list                               sync jobs, newest first
-  show <sj_id>                       one job: status, attempts, error, fulfillments, audit trail
+  show <sj_id>                       one job: status, attempt history, error, fulfillments, audit trail
   retry <sj_id>                      retry a failed or dead job (it becomes pending again)
   retry --all-dead --store <rst_id>  retry every dead job of a reseller store
 
@@ -39,7 +39,8 @@ Sync jobs of the key's owner, newest first.
   --limit <n>        at most n jobs (default 20; more than 100 are fetched page by page)`,
   show: `usage: npm run jobs -- show <sj_id> [--url <url>] [--key <key>] [--json]
 
-One sync job: its status, attempts and error, its fulfillments, and the audit entries about it.`,
+One sync job: its status and error, its attempts (newest first), its fulfillments, and the audit
+entries about it.`,
   retry: `usage: npm run jobs -- retry <sj_id> [--url <url>] [--key <key>] [--json]
        npm run jobs -- retry --all-dead --store <rst_id> [--dry-run]
                           [--url <url>] [--key <key>] [--json]
@@ -136,7 +137,10 @@ const show = async (args: string[], io: Io) => {
   const audit = unwrap(
     await api.GET('/v1/audit_log', { params: { query: { resource_type: 'sync_job', resource_id: id, limit: 100 } } }),
   ).data;
-  if (values.json) return void io.out(JSON.stringify({ ...job, auditLog: audit }, null, 2));
+  const history = unwrap(
+    await api.GET('/v1/sync_jobs/{id}/attempts', { params: { path: { id }, query: { limit: 100 } } }),
+  ).data;
+  if (values.json) return void io.out(JSON.stringify({ ...job, attemptHistory: history, auditLog: audit }, null, 2));
   for (const name of [
     'id',
     'status',
@@ -154,6 +158,12 @@ const show = async (args: string[], io: Io) => {
   ] as const)
     io.out(field(name, job[name]));
   io.out('');
+  io.out(history.length ? 'attempt history (newest first):' : 'attempt history: none');
+  for (const a of history)
+    io.out(
+      `  #${a.number}  ${a.endedAt}  ${a.trigger}  ${a.outcome}${a.count > 1 ? ` ×${a.count}` : ''}` +
+        `  ${a.platformStatus ?? '-'}  ${a.durationMs} ms${a.errorMessage ? `  ${a.errorMessage}` : ''}`,
+    );
   io.out(job.fulfillments.length ? 'fulfillments:' : 'fulfillments: none');
   for (const f of job.fulfillments)
     io.out(

@@ -137,6 +137,8 @@ describe('npm run jobs', () => {
     expect(result.out).toMatch(new RegExp(`^id\\s+${deadIds[0]}$`, 'm'));
     expect(result.out).toMatch(/^status\s+dead$/m);
     expect(result.out).toMatch(/^errorMessage\s+.*401/m);
+    expect(result.out).toMatch(/^attempt history \(newest first\):$/m);
+    expect(result.out).toMatch(/^ {2}#1 {2}\S+Z {2}webhook {2}dead {2}401 {2}\d+ ms {2}.*401/m);
     expect(result.out).toMatch(/^ {2}\S+Z {2}sync_job\.dead {2}by system/m);
   });
 
