@@ -58,6 +58,8 @@ const memoryMb = (() => {
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 step('starting the local runtime');
+// The functions' EMF metric lines would bury the figures (set POWERTOOLS_METRICS_DISABLED=false to see them).
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const runtime = await startLocalRuntime({
   port: 0,
   dataDir: ':memory:',

@@ -62,6 +62,8 @@ const amount = Math.round(rate * duration);
 step('starting the local runtime');
 const memory = memorySampler();
 const startedAt = performance.now();
+// The functions' EMF metric lines would bury the figures (set POWERTOOLS_METRICS_DISABLED=false to see them).
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
 const runtime = await startLocalRuntime({
   port: 0,
   dataDir: ':memory:',
