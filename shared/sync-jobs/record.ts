@@ -57,41 +57,46 @@ export interface SyncJob {
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
 /**
- * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
- * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes that are
- * absent until a failure path sets them (`resends`, `waitUntil`) are not written: every byte of
- * the item is paid again by each of its writes.
+ * A job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a job created
+ * in its state (a new job's: its store's list and the open jobs of GSI3; a seeded one's, those of
+ * its state). The lookup keys (GSI2) come with the completion. Unset fields, and those absent until
+ * a failure path sets them (`resends`, `waitUntil`), are left out rather than written as null or 0
+ * (the reader takes both as unset): every write of a job is billed per started KB of the whole
+ * item, and it is close to one.
  */
-export const syncJobItem = (job: SyncJob): Item => ({
-  ...keys.syncJob(job.id),
-  GSI1PK: lists.syncJobs(job.ownerId),
-  GSI1SK: listSortKey(job.createdAt, job.id),
-  ...indexChanges({ ...job, status: null }, job.status).set,
-  id: job.id,
-  ownerId: job.ownerId,
-  resellerStoreId: job.resellerStoreId,
-  sourceStoreId: job.sourceStoreId,
-  status: job.status,
-  attempts: job.attempts,
-  generation: job.generation,
-  externalOrderId: job.externalOrderId,
-  resellerShopDomain: job.resellerShopDomain,
-  ...storedOrderAttributes(job.order),
-  ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
-  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
-  ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
-  ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
-  sourceOrderId: job.sourceOrderId,
-  errorMessage: job.errorMessage,
-  completedAt: job.completedAt,
-  failedAt: job.failedAt,
-  deadAt: job.deadAt,
-  createdAt: job.createdAt,
-  updatedAt: job.updatedAt,
-  ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
-  ...(job.resends ? { resends: job.resends } : {}),
-  ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
-});
+export const syncJobItem = (job: SyncJob): Item =>
+  withoutNulls({
+    ...keys.syncJob(job.id),
+    GSI1PK: lists.syncJobs(job.ownerId),
+    GSI1SK: listSortKey(job.createdAt, job.id),
+    ...indexChanges({ ...job, status: null }, job.status).set,
+    id: job.id,
+    ownerId: job.ownerId,
+    resellerStoreId: job.resellerStoreId,
+    sourceStoreId: job.sourceStoreId,
+    status: job.status,
+    attempts: job.attempts,
+    generation: job.generation,
+    externalOrderId: job.externalOrderId,
+    resellerShopDomain: job.resellerShopDomain,
+    ...storedOrderAttributes(job.order),
+    ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
+    // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
+    ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
+    ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
+    sourceOrderId: job.sourceOrderId,
+    errorMessage: job.errorMessage,
+    completedAt: job.completedAt,
+    failedAt: job.failedAt,
+    deadAt: job.deadAt,
+    createdAt: job.createdAt,
+    updatedAt: job.updatedAt,
+    ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+    ...(job.resends ? { resends: job.resends } : {}),
+    waitUntil: job.waitUntil,
+  });
+
+const withoutNulls = (item: Item): Item => Object.fromEntries(Object.entries(item).filter(([, v]) => v !== null));
 
 export const syncJobFrom = (item: Item): SyncJob => {
   const read = attributes(item, 'sync job');

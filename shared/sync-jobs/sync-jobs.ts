@@ -6,8 +6,9 @@ import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists, lookups } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
+import { listPage, type ListSource } from '../dynamo/pagination.js';
 import { batchGet, getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { isListedState } from './indexes.js';
 import type { JobMessage } from './message.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { moveUpdate, type MoveRequest } from './state-machine.js';
@@ -39,25 +40,55 @@ export const findSyncJob = async (ownerId: string, id: string) => {
   return job;
 };
 
+export interface SyncJobFilters {
+  status?: SyncJobStatus;
+  resellerStoreId?: string;
+}
+
+/**
+ * Where a filtered list of jobs is read (docs/design.md, "Lists"). A failed or dead job is in a
+ * list of its state (per owner, per store), so those filters read only matches. `completed`
+ * and the in-flight states have no list of their own (it would cost every order index writes):
+ * they read their owner's or store's list and keep the jobs in that state, which are most of it
+ * for `completed`.
+ */
+export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): ListSource => {
+  const { status, resellerStoreId: store } = filters;
+  if (status !== undefined && isListedState(status)) {
+    return store === undefined
+      ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, status), exact: true }
+      : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, status), exact: true };
+  }
+  const exact = status === undefined;
+  return store === undefined
+    ? { index: 'lists', partition: lists.syncJobs(ownerId), exact }
+    : { index: 'storeLists', partition: lists.storeSyncJobs(store), exact };
+};
+
+/**
+ * A page of the owner's jobs, filtered. A cursor must be a job of the list's owner and reseller
+ * store (which never change); its status need not match: jobs change state while someone pages,
+ * and a job that left the filtered state still marks its place.
+ */
 export const listSyncJobs = (
   ownerId: string,
   limit: number,
   startingAfter: string | undefined,
-  filters: { status?: SyncJobStatus; resellerStoreId?: string },
+  filters: SyncJobFilters,
 ) => {
   const { status, resellerStoreId } = filters;
-  const filtered = status !== undefined || resellerStoreId !== undefined;
+  const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
   return listPage({
-    partition: lists.syncJobs(ownerId),
+    source: syncJobListSource(ownerId, filters),
+    ownerId,
     from: syncJobFrom,
     limit,
     startingAfter,
-    cursorItem: (id) => ownedSyncJob(ownerId, id),
-    filter: filtered
-      ? (job) =>
-          (status === undefined || job.status === status) &&
-          (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
-      : undefined,
+    cursorItem: async (id) => {
+      const job = await ownedSyncJob(ownerId, id);
+      return job && inStore(job) ? job : undefined;
+    },
+    matches: (job) => (status === undefined || job.status === status) && inStore(job),
   });
 };
 
@@ -103,17 +134,20 @@ export const completeJob = (job: SyncJob, sourceOrderId: string) => {
     set: {
       sourceOrderId,
       completedAt: at,
-      errorMessage: null,
-      failedAt: null,
       GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
       GSI2SK: lookups.sourceOrderJob(job.id),
     },
-    remove: SETTLED,
+    remove: [...SETTLED, ...ERROR_FIELDS],
   });
 };
 
 /** What a job that has ended no longer needs. */
 const SETTLED = ['resends', 'waitUntil'];
+/**
+ * A failure's fields, cleared by removing them rather than writing null (the reader takes both as
+ * null): the completion rewrites the whole item, billed per started KB, and it is close to one.
+ */
+const ERROR_FIELDS = ['errorMessage', 'failedAt'];
 
 /** processing → failed; SQS brings the message back after `waitSeconds`. */
 export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number) => {
@@ -186,8 +220,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     move: 'retry',
     job,
     at,
-    set: { errorMessage: null, failedAt: null, deadAt: null },
-    remove: SETTLED,
+    remove: [...SETTLED, ...ERROR_FIELDS, 'deadAt'],
   };
   try {
     await transactWrite([
