@@ -31,7 +31,7 @@ import { seededAuditEntry, seededJob, writeItems } from './seed.js';
 const args = flags({ runs: { type: 'string' }, skip: { type: 'string' } });
 /** `--skip 'status=pending'`: leaves out the lists whose `<list> <filter>` matches the pattern. */
 const SKIP = args.skip === undefined ? undefined : new RegExp(args.skip);
-const SIZES = args.quick ? [1_000, 3_000] : [1_000, 10_000, 100_000];
+const SIZES = args.quick ? [1_000, 2_000] : [1_000, 10_000, 100_000];
 const RUNS = Math.round(positiveNumber('runs', args.runs, args.quick ? 1 : 3));
 const TARGET_RATIO = 1.2;
 const TABLE_NAME = 'bench-lists';
