@@ -189,7 +189,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-sync-jobs.ts',
     auth: 'apiKey',
     request: { query: ListSyncJobsQuery },
-    access: readList('lists', 'storeLists', 'stateLists', 'storeStateLists'),
+    access: readList('lists', 'inFlight', 'storeLists', 'stateLists', 'storeStateLists'),
   },
   {
     name: 'GetSyncJob',

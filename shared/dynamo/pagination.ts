@@ -27,6 +27,11 @@ export interface ListSource {
   /** A sort-key prefix within the partition; none for the list indexes. */
   prefix?: string;
   exact: boolean;
+  /**
+   * An inexact source that is small (an owner's jobs in flight) and whose matches may be sparse in
+   * it: a page loads up to 100 of its items rather than a few more than `limit`.
+   */
+  small?: boolean;
 }
 
 export interface ListRequest<T extends Listed> {
@@ -75,7 +80,7 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
     before = listSortKey(cursor.createdAt, cursor.id);
   }
 
-  const loads = source.exact ? limit : Math.min(MAX_LOADED, limit + 1 + slack(limit));
+  const loads = source.exact ? limit : source.small ? MAX_LOADED : Math.min(MAX_LOADED, limit + 1 + slack(limit));
   const matches = request.matches ?? (() => true);
   const data: T[] = [];
   let startKey: Item | undefined;

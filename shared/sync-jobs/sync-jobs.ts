@@ -5,7 +5,7 @@ import { ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.j
 import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys, lists, lookups } from '../dynamo/keys.js';
+import { inFlight, keys, lists, lookups } from '../dynamo/keys.js';
 import { listPage, type ListSource } from '../dynamo/pagination.js';
 import { batchGet, getItem, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { isListedState } from './indexes.js';
@@ -47,10 +47,10 @@ export interface SyncJobFilters {
 
 /**
  * Where a filtered list of jobs is read (docs/design.md, "Lists"). A failed or dead job is in a
- * list of its state (per owner, per store), so those filters read only matches. `completed`
- * and the in-flight states have no list of their own (it would cost every order index writes):
- * they read their owner's or store's list and keep the jobs in that state, which are most of it
- * for `completed`.
+ * list of its state (per owner, per store), so those filters read only matches. The other states
+ * have no list of their own (it would cost every order index writes): `pending` and `processing`
+ * read the owner's open jobs (GSI3, the reconciler's), which are few, and keep those in the state
+ * (and store) asked for; `completed` reads its owner's or store's list, most of which it is.
  */
 export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): ListSource => {
   const { status, resellerStoreId: store } = filters;
@@ -58,6 +58,10 @@ export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): Lis
     return store === undefined
       ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, status), exact: true }
       : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, status), exact: true };
+  }
+  if (status === 'pending' || status === 'processing') {
+    const partition = inFlight.open.partition(ownerId);
+    return { index: 'inFlight', partition, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
   }
   const exact = status === undefined;
   return store === undefined

@@ -203,6 +203,7 @@ describe('operations on AWS', () => {
       expect(allFunctions().find((f) => f.name === 'ListResellerStores')?.access.indexes).toEqual(['lists']);
       expect(allFunctions().find((f) => f.name === 'ListSyncJobs')?.access.indexes).toEqual([
         'lists',
+        'inFlight',
         'storeLists',
         'stateLists',
         'storeStateLists',
