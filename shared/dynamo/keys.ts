@@ -29,11 +29,12 @@
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
  * GSI2 holds a sync job only once it is completed (its source order id is known from then on).
- * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended (`pending`, `processing`,
- * `failed`) as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, and every completed job with a
- * fulfillment still on its way as `PROPAGATING#<shard of owner>` with the same sort key
- * (shared/sync-jobs/indexes.ts decides which). The reconciler reads only these, so its reads grow
- * with the work in flight, never with the jobs ever made.
+ * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended: a `pending` or
+ * `processing` one as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, a `failed` one (waiting
+ * for its next attempt) apart as `FAILED#<shard of owner>` with the same sort key, so an owner's
+ * pending and processing jobs are one range; and every completed job with a fulfillment still on its
+ * way as `PROPAGATING#<shard of owner>` (shared/sync-jobs/indexes.ts decides which). The reconciler
+ * reads only these, so its reads grow with the work in flight, never with the jobs ever made.
  * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
  * it waits there until the job that placed its source order records that order's id. So does an
  * idempotent request's record, 24 hours after its first request (`<sha256>`: of owner and key).
@@ -184,9 +185,13 @@ const inFlightSet = (prefix: string) => ({
   allPartitions: () => Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => `${prefix}#${n}`),
 });
 
-/** GSI3's two sets of work in flight: jobs that have not ended, completed jobs still propagating a fulfillment. */
+/**
+ * GSI3's sets of work in flight: jobs that have not ended (pending or processing; failed), completed
+ * jobs still propagating a fulfillment.
+ */
 export const inFlight = {
   open: inFlightSet('OPEN'),
+  failed: inFlightSet('FAILED'),
   propagating: inFlightSet('PROPAGATING'),
   /** The GSI3 sort key: one owner's entries together, oldest first. */
   sortKey: (ownerId: string, createdAt: string, id: string) => `${ownerId}#${createdAt}#${id}`,

@@ -13,10 +13,13 @@ import type { SyncJob } from './record.js';
  *   index entries.
  * - GSI3, open jobs (docs/design.md, "Reconciler"): a job that has not ended is in
  *   `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`. Its keys are set by the creating put, kept
- *   through pending, processing and failed (no key changes, so claims, failures and deferrals write
- *   nothing to the index), removed by the move to completed or dead, and set again by a manual
- *   retry. DynamoDB writes an index entry only when its keys change, so setting them again costs
- *   nothing.
+ *   through pending and processing (claims and deferrals write nothing to the index), removed by
+ *   the move to completed or dead, and set again by a manual retry. A failed job waits apart, in
+ *   `FAILED#<shard of owner>` (same sort key), so that an owner's pending and processing jobs are
+ *   one range for their lists (docs/design.md, "Lists"); the move back (a claim, a re-send, a
+ *   retry) copies the partition from `openPK`, which the job keeps while open: the claim moves a job
+ *   it has not read, and with a copy it needs no key values. DynamoDB writes an index entry only
+ *   when its keys change, so setting them to what they are costs nothing.
  * - While `failed` or `dead`: its owner's and its store's list of that state (GSI5, GSI6). These
  *   states are rare and off the happy path, so only failure paths and the moves out of them (a
  *   claim after a failure, a manual retry) write these entries.
@@ -32,13 +35,18 @@ export interface IndexChanges {
   set: Record<string, string>;
   /** Index attributes to remove. */
   remove: string[];
+  /** Index attributes to set to the value another attribute of the item has: target → source. */
+  copy?: Record<string, string>;
 }
 
+/** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
+const OPEN_PK = 'openPK';
 const GSI3 = ['GSI3PK', 'GSI3SK'];
 
 const openEntry = (job: IndexedJob) => ({
   GSI3PK: inFlight.open.partition(job.ownerId),
   GSI3SK: inFlight.sortKey(job.ownerId, job.createdAt, job.id),
+  [OPEN_PK]: inFlight.open.partition(job.ownerId),
 });
 
 /** The states with a list of their own. */
@@ -60,7 +68,9 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
   const changes: IndexChanges = { set: {}, remove: [] };
   const wasOpen = job.status !== null && isOpen(job.status);
   if (isOpen(to) && !wasOpen) Object.assign(changes.set, openEntry(job));
-  if (!isOpen(to) && wasOpen) changes.remove.push(...GSI3);
+  if (!isOpen(to) && wasOpen) changes.remove.push(...GSI3, OPEN_PK);
+  if (to === 'failed') changes.set.GSI3PK = inFlight.failed.partition(job.ownerId);
+  else if (isOpen(to) && wasOpen) changes.copy = { GSI3PK: OPEN_PK };
   if (job.status === null) changes.set[INDEX_KEYS.storeLists.pk] = lists.storeSyncJobs(job.resellerStoreId);
   if (isListedState(to)) {
     changes.set[INDEX_KEYS.stateLists.pk] = lists.syncJobsIn(job.ownerId, to);

@@ -15,9 +15,9 @@ import { killJob, resendJob } from './sync-jobs.js';
  * generation, so an older message that turns up after all is stale. After MAX_RESENDS such
  * messages without the job making progress, it is `dead`, with a reason that says so.
  *
- * It reads only GSI3's open jobs (every shard, keys only) and BatchGets them: its reads grow with
- * the jobs in flight, never with the jobs ever made. It decides on the jobs' own attributes, so
- * claims and deferrals never rewrite the index.
+ * It reads only GSI3's open jobs (every shard of both sets: pending or processing, and failed; keys
+ * only) and BatchGets them: its reads grow with the jobs in flight, never with the jobs ever made.
+ * It decides on the jobs' own attributes, so claims and deferrals never rewrite the index.
  */
 
 export const MAX_RESENDS = 3;
@@ -39,7 +39,7 @@ export const reconcile = async (leaseSeconds = config.leaseSeconds()): Promise<R
   const report: ReconcileReport = { inFlight: 0, resent: 0, killed: 0, readUnits: 0 };
   const at = Date.now();
   await Promise.all(
-    inFlight.open.allPartitions().map(async (partition) => {
+    [...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map(async (partition) => {
       let startKey: Item | undefined;
       do {
         const page = await queryKeys({

@@ -12,9 +12,10 @@ const job = (status: SyncJobStatus | null): IndexedJob => ({
 });
 
 /** The lists' part of a move's index changes (GSI3's rules are test/unit/state-machine.test.ts's). */
+const LISTS = /^GSI[456]PK$/;
 const listed = (changes: { set: Record<string, string>; remove: string[] }) => ({
-  set: Object.fromEntries(Object.entries(changes.set).filter(([name]) => !name.startsWith('GSI3'))),
-  remove: changes.remove.filter((name) => !name.startsWith('GSI3')),
+  set: Object.fromEntries(Object.entries(changes.set).filter(([name]) => LISTS.test(name))),
+  remove: changes.remove.filter((name) => LISTS.test(name)),
 });
 
 describe('sync job indexes', () => {
