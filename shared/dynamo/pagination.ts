@@ -66,7 +66,7 @@ const slack = (limit: number) => Math.max(2, Math.ceil(limit / 4));
  *
  * A page is at most three round trips: the cursor's GetItem, one Query for the keys (one more than
  * the page loads, to tell `has_more`) and one BatchGet of at most `limit` items (`limit + 1 +
- * slack` for an inexact source), whatever the list's length. It may hold fewer than `limit`
+ * slack` for an inexact source, up to 100 for a small one), whatever the list's length. It may hold fewer than `limit`
  * items when some loaded ones do not match: `has_more` still says whether the list goes on. Only
  * when not one loaded item matches while the list goes on does the page read on, so a page is
  * never empty with `has_more` true (docs/design.md, "Lists").
