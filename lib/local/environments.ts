@@ -123,8 +123,7 @@ class Environment {
         const { resolve: answer, reject, timer } = this.pending;
         this.pending = undefined;
         clearTimeout(timer);
-        if (message.error)
-          reject(new InvocationError(this.fn.name, message.error, 'handler', message.visibilitySet));
+        if (message.error) reject(new InvocationError(this.fn.name, message.error, 'handler', message.visibilitySet));
         else answer({ result: message.result, ms: message.ms, visibilitySet: message.visibilitySet });
         return;
       }

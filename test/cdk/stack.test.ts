@@ -135,8 +135,10 @@ describe('stack', () => {
         if (f.access.key?.actions.length)
           expect(vars.KMS_KEY_ID).toEqual({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.secretsKey), 'Arn'] });
         else expect(vars).not.toHaveProperty('KMS_KEY_ID');
-        const movesJobs = Boolean(f.access.queues?.sync?.length) || f.consumes === 'sync' || f.consumes === 'syncDlq';
-        if (movesJobs)
+        // Sync or fulfillment messages: the functions that move jobs or propagations, by the same timings.
+        const workQueues = ['sync', 'syncDlq', 'fulfillment', 'fulfillmentDlq'] as const;
+        const movesWork = workQueues.some((q) => Boolean(f.access.queues?.[q]?.length) || f.consumes === q);
+        if (movesWork)
           expect(vars).toMatchObject({
             // The sync queue's visibility (6 × 30 s) × (3 receives + 1) + 5 minutes (CONTRACT.md §6).
             SYNC_LEASE_SECONDS: '1020',
