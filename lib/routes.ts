@@ -30,7 +30,7 @@ export type TableAction =
 export type KeyAction = 'Encrypt' | 'Decrypt';
 /** A secret of a store, as the encryption context of its ciphertext names it (shared/aws/kms-cipher.ts). */
 export type SecretField = SecretContext['field'];
-/** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `inFlight` (GSI3). */
+/** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `inFlight` (GSI3)… */
 export type IndexName = keyof typeof INDEX;
 
 export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
@@ -40,7 +40,10 @@ export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 export interface Access {
   /** Item actions on the table; `Query` here is a Query of the table itself (a partition's items). */
   table?: TableAction[];
-  /** The indexes it queries: its role may Query these and no other. */
+  /**
+   * The indexes it queries: its role may Query these and no other. A list route declares every
+   * index its filters can read (test/unit/list-sources.test.ts holds them to the filters).
+   */
   indexes?: IndexName[];
   /**
    * The secrets key, for the secrets named in `fields` only: the grant is conditioned on the
@@ -82,8 +85,8 @@ export interface ConsumerSpec {
 }
 
 const READ_ONE: Access = { table: ['GetItem'] };
-/** A page: the list index's keys, then the items; GetItem reads the cursor's item. */
-const READ_LIST: Access = { table: ['GetItem', 'BatchGetItem'], indexes: ['lists'] };
+/** A page: the keys from one of `indexes`, then the items; GetItem reads the cursor's item. */
+const readList = (...indexes: IndexName[]): Access => ({ table: ['GetItem', 'BatchGetItem'], indexes });
 const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
 
 /**
@@ -114,7 +117,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-reseller-stores.ts',
     auth: 'apiKey',
     request: { query: PlainListQuery },
-    access: READ_LIST,
+    access: readList('lists'),
   },
   {
     name: 'GetResellerStore',
@@ -160,7 +163,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-source-stores.ts',
     auth: 'apiKey',
     request: { query: PlainListQuery },
-    access: READ_LIST,
+    access: readList('lists'),
   },
   {
     name: 'GetSourceStore',
@@ -186,7 +189,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-sync-jobs.ts',
     auth: 'apiKey',
     request: { query: ListSyncJobsQuery },
-    access: READ_LIST,
+    access: readList('lists', 'inFlight', 'storeLists', 'stateLists', 'storeStateLists'),
   },
   {
     name: 'GetSyncJob',
@@ -221,7 +224,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-audit-log.ts',
     auth: 'apiKey',
     request: { query: ListAuditLogQuery },
-    access: READ_LIST,
+    access: readList('lists', 'storeLists', 'stateLists', 'storeStateLists', 'resourceLists'),
   },
   {
     name: 'OrdersWebhook',

@@ -1,6 +1,6 @@
 import { isId, newId, now } from '../core/ids.js';
 import { keys, lists } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
+import { listPage, type ListSource } from '../dynamo/pagination.js';
 import { getItem, TABLE } from '../dynamo/table.js';
 import {
   auditEntryFrom,
@@ -44,6 +44,29 @@ export interface AuditFilters {
   resellerStoreId?: string;
 }
 
+/**
+ * Where a filtered audit log is read (docs/design.md, "Lists"): a list per combination of action
+ * and reseller store, so those read only matches; with a resource id, its resource's list (a
+ * job's few entries), keeping those of the action and store asked for. `resource_type` has one
+ * value, which every entry has.
+ */
+export const auditListSource = (ownerId: string, filters: AuditFilters): ListSource => {
+  const { action, resellerStoreId: store, resourceId } = filters;
+  if (resourceId !== undefined) {
+    const exact = action === undefined && store === undefined;
+    return { index: 'resourceLists', partition: lists.resourceAuditEntries(resourceId), exact };
+  }
+  if (store !== undefined) {
+    return action === undefined
+      ? { index: 'storeLists', partition: lists.storeAuditEntries(store), exact: true }
+      : { index: 'storeStateLists', partition: lists.storeAuditEntriesOf(store, action), exact: true };
+  }
+  return action === undefined
+    ? { index: 'lists', partition: lists.auditEntries(ownerId), exact: true }
+    : { index: 'stateLists', partition: lists.auditEntriesOf(ownerId, action), exact: true };
+};
+
+/** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */
 export const listAuditEntries = (
   ownerId: string,
   limit: number,
@@ -51,15 +74,17 @@ export const listAuditEntries = (
   filters: AuditFilters,
 ) => {
   const active = (Object.keys(filters) as (keyof AuditFilters)[]).filter((field) => filters[field] !== undefined);
+  const matches = (entry: AuditEntry) => active.every((field) => entry[field] === filters[field]);
   return listPage({
-    partition: lists.auditEntries(ownerId),
+    source: auditListSource(ownerId, filters),
+    ownerId,
     from: auditEntryFrom,
     limit,
     startingAfter,
     cursorItem: async (id) => {
       const entry = isId('aud', id) ? await getItem(keys.auditEntry(id), auditEntryFrom) : undefined;
-      return entry?.ownerId === ownerId ? entry : undefined;
+      return entry?.ownerId === ownerId && matches(entry) ? entry : undefined;
     },
-    filter: active.length ? (entry) => active.every((field) => entry[field] === filters[field]) : undefined,
+    matches,
   });
 };

@@ -1,5 +1,5 @@
 import { attributes } from '../dynamo/attributes.js';
-import { keys, listSortKey, lists } from '../dynamo/keys.js';
+import { INDEX_KEYS, keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 
 /** An audit entry as a record, and its conversions to and from its item: the only place that knows its attributes. */
@@ -26,11 +26,20 @@ export interface AuditEntry {
   createdAt: string;
 }
 
-/** An entry's item: in its owner's list (GSI1). */
+/**
+ * An entry's item, in a list for each filter combination of `GET /v1/audit_log` but those with a
+ * resource id, whose few entries its resource's list holds: its owner's (GSI1), its reseller
+ * store's (GSI4), its action's (GSI5), its store's of that action (GSI6) and its resource's
+ * (GSI7). Entries are only written on failure and retry paths, and never change.
+ */
 export const auditEntryItem = (entry: AuditEntry): Item => ({
   ...keys.auditEntry(entry.id),
-  GSI1PK: lists.auditEntries(entry.ownerId),
-  GSI1SK: listSortKey(entry.createdAt, entry.id),
+  [INDEX_KEYS.lists.pk]: lists.auditEntries(entry.ownerId),
+  [INDEX_KEYS.lists.sk]: listSortKey(entry.createdAt, entry.id),
+  [INDEX_KEYS.storeLists.pk]: lists.storeAuditEntries(entry.resellerStoreId),
+  [INDEX_KEYS.stateLists.pk]: lists.auditEntriesOf(entry.ownerId, entry.action),
+  [INDEX_KEYS.storeStateLists.pk]: lists.storeAuditEntriesOf(entry.resellerStoreId, entry.action),
+  [INDEX_KEYS.resourceLists.pk]: lists.resourceAuditEntries(entry.resourceId),
   id: entry.id,
   ownerId: entry.ownerId,
   action: entry.action,

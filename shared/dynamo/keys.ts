@@ -13,22 +13,59 @@
  * | kept fulfillment | FULORDER#<sst>#<o> | KEPT#<fid>   |                       |                             |
  * | idempotent req.  | IDEM#<sha256>      | IDEM         |                       |                             |
  *
+ * The filtered lists (docs/design.md, "Lists"), all sorted by the same `GSI1SK` (`ls`):
+ *
+ * | entity      | GSI4 (store lists) | GSI5 (state lists)         | GSI6 (store state lists)  | GSI7 (resource lists) |
+ * |-------------|--------------------|----------------------------|---------------------------|-----------------------|
+ * | sync job    | RST#<rst>#SJ       | OWNER#<owner>#SJ#<s>       | RST#<rst>#SJ#<s>          |                       |
+ * | audit entry | RST#<rst>#AUD      | OWNER#<owner>#AUD#<action> | RST#<rst>#AUD#<action>    | RES#<resource>#AUD    |
+ *
  * `ls` is the list sort key `<createdAt>#<id>`; `<o>` a source order id, `<fid>` a source
- * fulfillment id. GSI1 and GSI3 are KEYS_ONLY; GSI2 carries LOOKUP_PROJECTION.
+ * fulfillment id, `<s>` a rare job state (`failed`, `dead`): a job is in GSI5 and GSI6 only while
+ * it is in one (shared/sync-jobs/indexes.ts), so those moves are the only ones that write them.
+ * Every index but GSI2 is KEYS_ONLY; GSI2 carries LOOKUP_PROJECTION. A partition keyed by a store
+ * or a resource holds one owner's items only (a store never changes owner), so its key leaves the
+ * owner out and a list checks the owner on the items it loads (shared/dynamo/pagination.ts).
  *
  * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
  * GSI2 holds a sync job only once it is completed (its source order id is known from then on).
- * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended (`pending`, `processing`,
- * `failed`) as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, and every completed job with a
- * fulfillment still on its way as `PROPAGATING#<shard of owner>` with the same sort key
- * (shared/sync-jobs/indexes.ts decides which). The reconciler reads only these, so its reads grow
- * with the work in flight, never with the jobs ever made.
+ * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended: a `pending` or
+ * `processing` one as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, a `failed` one (waiting
+ * for its next attempt) apart as `FAILED#<shard of owner>` with the same sort key, so an owner's
+ * pending and processing jobs are one range; and every completed job with a fulfillment still on its
+ * way as `PROPAGATING#<shard of owner>` (shared/sync-jobs/indexes.ts decides which). The reconciler
+ * reads only these, so its reads grow with the work in flight, never with the jobs ever made.
  * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
  * it waits there until the job that placed its source order records that order's id. So does an
  * idempotent request's record, 24 hours after its first request (`<sha256>`: of owner and key).
  */
 
-export const INDEX = { lists: 'GSI1', lookups: 'GSI2', inFlight: 'GSI3' } as const;
+export const INDEX = {
+  lists: 'GSI1',
+  lookups: 'GSI2',
+  inFlight: 'GSI3',
+  storeLists: 'GSI4',
+  stateLists: 'GSI5',
+  storeStateLists: 'GSI6',
+  resourceLists: 'GSI7',
+} as const;
+
+/** An index by its role (`lists`, `storeLists`…); `INDEX[role]` is its name. */
+export type IndexRole = keyof typeof INDEX;
+
+/**
+ * The key attributes of each index. GSI4–7 sort by `GSI1SK` too: an item in several lists carries
+ * its list sort key once, which keeps the job item small (its size rounds every write up to a KB).
+ */
+export const INDEX_KEYS: Record<IndexRole, { pk: string; sk: string }> = {
+  lists: { pk: 'GSI1PK', sk: 'GSI1SK' },
+  lookups: { pk: 'GSI2PK', sk: 'GSI2SK' },
+  inFlight: { pk: 'GSI3PK', sk: 'GSI3SK' },
+  storeLists: { pk: 'GSI4PK', sk: 'GSI1SK' },
+  stateLists: { pk: 'GSI5PK', sk: 'GSI1SK' },
+  storeStateLists: { pk: 'GSI6PK', sk: 'GSI1SK' },
+  resourceLists: { pk: 'GSI7PK', sk: 'GSI1SK' },
+};
 
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
 export const LOOKUP_PROJECTION = [
@@ -102,6 +139,7 @@ export const keys = {
 /** The vendor tag a vendor-tag item's sort key names. */
 export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
 
+/** List partitions, each of one index (see the tables above). */
 export const lists = {
   /** Every API key, for `npm run keys -- list|revoke` (keys are few: one partition holds them). */
   apiKeys: () => 'APIKEYS',
@@ -109,6 +147,17 @@ export const lists = {
   sourceStores: (resellerStoreId: string) => `RST#${resellerStoreId}#SST`,
   syncJobs: (ownerId: string) => `OWNER#${ownerId}#SJ`,
   auditEntries: (ownerId: string) => `OWNER#${ownerId}#AUD`,
+  /** GSI4 */
+  storeSyncJobs: (resellerStoreId: string) => `RST#${resellerStoreId}#SJ`,
+  storeAuditEntries: (resellerStoreId: string) => `RST#${resellerStoreId}#AUD`,
+  /** GSI5 */
+  syncJobsIn: (ownerId: string, state: string) => `OWNER#${ownerId}#SJ#${state}`,
+  auditEntriesOf: (ownerId: string, action: string) => `OWNER#${ownerId}#AUD#${action}`,
+  /** GSI6 */
+  storeSyncJobsIn: (resellerStoreId: string, state: string) => `RST#${resellerStoreId}#SJ#${state}`,
+  storeAuditEntriesOf: (resellerStoreId: string, action: string) => `RST#${resellerStoreId}#AUD#${action}`,
+  /** GSI7 */
+  resourceAuditEntries: (resourceId: string) => `RES#${resourceId}#AUD`,
 };
 
 export const lookups = {
@@ -136,9 +185,13 @@ const inFlightSet = (prefix: string) => ({
   allPartitions: () => Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => `${prefix}#${n}`),
 });
 
-/** GSI3's two sets of work in flight: jobs that have not ended, completed jobs still propagating a fulfillment. */
+/**
+ * GSI3's sets of work in flight: jobs that have not ended (pending or processing; failed), completed
+ * jobs still propagating a fulfillment.
+ */
 export const inFlight = {
   open: inFlightSet('OPEN'),
+  failed: inFlightSet('FAILED'),
   propagating: inFlightSet('PROPAGATING'),
   /** The GSI3 sort key: one owner's entries together, oldest first. */
   sortKey: (ownerId: string, createdAt: string, id: string) => `${ownerId}#${createdAt}#${id}`,

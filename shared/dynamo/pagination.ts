@@ -1,42 +1,78 @@
 import { InvalidCursorError } from '../core/errors.js';
-import { INDEX, listSortKey } from './keys.js';
-import { batchGet, queryKeys, type Item } from './table.js';
+import { listSortKey, type IndexRole } from './keys.js';
+import { batchGet, keyOf, queryIndex, type Item } from './table.js';
 
 export interface Page<T> {
   data: T[];
   hasMore: boolean;
 }
 
-/** What a list's cursor needs of its records. */
+/** What a list needs of its records: the cursor's position, and the owner every list is scoped to. */
 interface Listed {
   id: string;
   createdAt: string;
+  ownerId: string;
+}
+
+/**
+ * Where a list's entries are: one partition of an index, sorted by `<prefix><createdAt>#<id>`.
+ * `exact` sources hold just the list's items (a partition per filter); the others hold a superset
+ * whose non-matching entries are few in practice (docs/performance.md, "Lists"), and a page
+ * filters the items it loads.
+ */
+export interface ListSource {
+  /** The index by its role in keys.ts. */
+  index: IndexRole;
+  partition: string;
+  /** A sort-key prefix within the partition; none for the list indexes. */
+  prefix?: string;
+  exact: boolean;
+  /**
+   * An inexact source that is small (an owner's jobs in flight) and whose matches may be sparse in
+   * it: a page loads up to 100 of its items rather than a few more than `limit`.
+   */
+  small?: boolean;
 }
 
 export interface ListRequest<T extends Listed> {
-  /** GSI1 partition of the list (`lists.*` in keys.ts). */
-  partition: string;
+  source: ListSource;
+  ownerId: string;
   /** The record module's conversion of a loaded item. */
   from: (item: Item) => T;
   limit: number;
   startingAfter?: string;
   /** Loads the item a cursor names, or undefined when it was never in this list (another owner's, say). */
   cursorItem: (id: string) => Promise<T | undefined>;
-  /** Filters that the index cannot answer; applied to loaded items. */
-  filter?: (item: T) => boolean;
+  /**
+   * Whether a loaded item belongs on the page, as it is now: the filters an inexact source
+   * leaves to the page, and for every source the item's current state (an index entry can
+   * outlive, for a moment, the state that put it there).
+   */
+  matches?: (item: T) => boolean;
 }
 
-/** Enough keys per Query that a sparse filter still fills a page in a few round trips. */
-const FILTERED_BATCH = 100;
+/** BatchGetItem takes at most 100 keys: the most items one page may load. */
+const MAX_LOADED = 100;
+
+/** What an inexact source loads beyond `limit + 1`, for the entries a page drops. */
+const slack = (limit: number) => Math.max(2, Math.ceil(limit / 4));
 
 /**
  * Cursor pagination for every list (SPEC 8.1, CONTRACT.md §8): newest first by (createdAt, id),
- * as the GSI1 sort key `<createdAt>#<id>` orders them. The cursor is the last item's id; its
- * sort key bounds the next Query, so a page is one Query (limit + 1 keys, the extra one says
- * `has_more`) and one BatchGet, whatever the list's length, and items sharing a timestamp are
- * neither skipped nor repeated. A cursor item deleted since still marks its place.
+ * as every list index sorts by `<createdAt>#<id>`. The cursor is the last item's id; its sort key
+ * bounds the Query, so items sharing a timestamp are neither skipped nor repeated, items created
+ * meanwhile never shift later pages, and a cursor item deleted (or moved out of a filtered list)
+ * since still marks its place.
+ *
+ * A page is at most three round trips: the cursor's GetItem, one Query for the keys (one more than
+ * the page loads, to tell `has_more`) and one BatchGet of at most `limit` items (`limit + 1 +
+ * slack` for an inexact source, up to 100 for a small one), whatever the list's length. It may hold fewer than `limit`
+ * items when some loaded ones do not match: `has_more` still says whether the list goes on. Only
+ * when not one loaded item matches while the list goes on does the page read on, so a page is
+ * never empty with `has_more` true (docs/design.md, "Lists").
  */
 export const listPage = async <T extends Listed>(request: ListRequest<T>): Promise<Page<T>> => {
+  const { source, limit } = request;
   let before: string | undefined;
   if (request.startingAfter !== undefined) {
     const cursor = await request.cursorItem(request.startingAfter);
@@ -44,26 +80,21 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
     before = listSortKey(cursor.createdAt, cursor.id);
   }
 
-  const wanted = request.limit + 1;
-  const collected: T[] = [];
-  let exclusiveStartKey: Item | undefined;
-  do {
-    const page = await queryKeys({
-      index: INDEX.lists,
-      pkName: 'GSI1PK',
-      skName: 'GSI1SK',
-      pk: request.partition,
-      before,
-      limit: request.filter ? Math.max(wanted, FILTERED_BATCH) : wanted,
-      exclusiveStartKey,
-    });
-    const items = await batchGet(page.keys, request.from);
-    for (const item of items) {
-      if (!request.filter || request.filter(item)) collected.push(item);
-      if (collected.length === wanted) break;
-    }
-    exclusiveStartKey = page.lastKey;
-  } while (request.filter && collected.length < wanted && exclusiveStartKey);
-
-  return { data: collected.slice(0, request.limit), hasMore: collected.length > request.limit };
+  const loads = source.exact ? limit : source.small ? MAX_LOADED : Math.min(MAX_LOADED, limit + 1 + slack(limit));
+  const matches = request.matches ?? (() => true);
+  const data: T[] = [];
+  let startKey: Item | undefined;
+  for (;;) {
+    const entries = await queryIndex({ ...source, before, limit: loads + 1, exclusiveStartKey: startKey });
+    const loaded = entries.slice(0, loads);
+    const items = await batchGet(loaded.map(keyOf), request.from);
+    // A store's or a resource's partition holds one owner's items: one of another owner's means
+    // the caller named a store or resource that is not theirs.
+    if (items.some((item) => item.ownerId !== request.ownerId)) return { data: [], hasMore: false };
+    data.push(...items.filter(matches));
+    const more = entries.length > loads;
+    if (data.length > limit) return { data: data.slice(0, limit), hasMore: true };
+    if (data.length > 0 || !more) return { data, hasMore: more };
+    startKey = loaded.at(-1);
+  }
 };

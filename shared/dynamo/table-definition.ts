@@ -1,4 +1,4 @@
-import { INDEX, LOOKUP_PROJECTION } from './keys.js';
+import { INDEX, INDEX_KEYS, LOOKUP_PROJECTION, type IndexRole } from './keys.js';
 
 /**
  * The single table as plain data: the CDK stack (lib/constructs/data.ts) and the local runtime's
@@ -29,11 +29,11 @@ export interface TableDefinition {
 
 const string = (name: string): KeyAttribute => ({ name, type: 'S' });
 
-/** An index's keys are `<index>PK` / `<index>SK`. */
-const index = (name: string, projection: GlobalIndexDefinition['projection']): GlobalIndexDefinition => ({
-  name,
-  partitionKey: string(`${name}PK`),
-  sortKey: string(`${name}SK`),
+/** An index's key attributes are the ones keys.ts names for it. */
+const index = (role: IndexRole, projection: GlobalIndexDefinition['projection']): GlobalIndexDefinition => ({
+  name: INDEX[role],
+  partitionKey: string(INDEX_KEYS[role].pk),
+  sortKey: string(INDEX_KEYS[role].sk),
   projection,
 });
 
@@ -43,8 +43,12 @@ export const TABLE_DEFINITION: TableDefinition = {
   billingMode: 'PAY_PER_REQUEST',
   timeToLiveAttribute: 'expiresAt',
   globalIndexes: [
-    index(INDEX.lists, { type: 'KEYS_ONLY' }),
-    index(INDEX.lookups, { type: 'INCLUDE', nonKeyAttributes: LOOKUP_PROJECTION }),
-    index(INDEX.inFlight, { type: 'KEYS_ONLY' }),
+    index('lists', { type: 'KEYS_ONLY' }),
+    index('lookups', { type: 'INCLUDE', nonKeyAttributes: LOOKUP_PROJECTION }),
+    index('inFlight', { type: 'KEYS_ONLY' }),
+    index('storeLists', { type: 'KEYS_ONLY' }),
+    index('stateLists', { type: 'KEYS_ONLY' }),
+    index('storeStateLists', { type: 'KEYS_ONLY' }),
+    index('resourceLists', { type: 'KEYS_ONLY' }),
   ],
 };

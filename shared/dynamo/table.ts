@@ -9,7 +9,7 @@ import {
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { dynamo } from './client.js';
 import { config } from '../core/config.js';
-import type { Key } from './keys.js';
+import { INDEX, INDEX_KEYS, type IndexRole, type Key } from './keys.js';
 
 export type Item = Record<string, unknown>;
 
@@ -102,6 +102,51 @@ export const queryKeys = async (input: {
     keys: (out.Items ?? []).map(keyOf),
     lastKey: out.LastEvaluatedKey,
   };
+};
+
+/**
+ * Up to `limit` entries of one index partition, newest first: those whose sort key starts with
+ * `prefix` and, when `before` is given, sorts below `<prefix><before>`. Entries of a KEYS_ONLY
+ * index carry the table's keys (`keyOf`) and serve as an `exclusiveStartKey`.
+ */
+export const queryIndex = async (input: {
+  index: IndexRole;
+  partition: string;
+  prefix?: string;
+  before?: string;
+  limit: number;
+  exclusiveStartKey?: Item;
+}): Promise<Item[]> => {
+  const { pk, sk } = INDEX_KEYS[input.index];
+  const prefix = input.prefix ?? '';
+  const values: Item = { ':pk': input.partition };
+  let range: string | undefined;
+  // One condition may bound a sort key: with a prefix, BETWEEN is the one that also bounds it
+  // above, and it includes the bound itself, so one more entry is asked for and the bound dropped.
+  const bound = input.before === undefined ? undefined : `${prefix}${input.before}`;
+  if (bound !== undefined && prefix) {
+    range = '#sk BETWEEN :prefix AND :bound';
+    Object.assign(values, { ':prefix': prefix, ':bound': bound });
+  } else if (bound !== undefined) {
+    range = '#sk < :bound';
+    values[':bound'] = bound;
+  } else if (prefix) {
+    range = 'begins_with(#sk, :prefix)';
+    values[':prefix'] = prefix;
+  }
+  const out = await dynamo.send(
+    new QueryCommand({
+      TableName: TABLE(),
+      IndexName: INDEX[input.index],
+      KeyConditionExpression: range ? `#pk = :pk AND ${range}` : '#pk = :pk',
+      ExpressionAttributeNames: { '#pk': pk, ...(range ? { '#sk': sk } : {}) },
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      Limit: bound !== undefined && prefix ? input.limit + 1 : input.limit,
+      ExclusiveStartKey: input.exclusiveStartKey,
+    }),
+  );
+  return (out.Items ?? []).filter((entry) => entry[sk] !== bound).slice(0, input.limit);
 };
 
 /**

@@ -63,7 +63,8 @@ export const loadResellerStore = (id: string) => getItem(keys.resellerStore(id),
 
 export const listResellerStores = (owner: Owner, limit: number, startingAfter?: string) =>
   listPage({
-    partition: lists.resellerStores(owner.ownerId),
+    source: { index: 'lists', partition: lists.resellerStores(owner.ownerId), exact: true },
+    ownerId: owner.ownerId,
     from: resellerStoreFrom,
     limit,
     startingAfter,

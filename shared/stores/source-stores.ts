@@ -87,19 +87,28 @@ export const findSourceStore = async (owner: Owner, resellerStoreId: string, id:
 /** A source store of any owner, deleted or not (the sync worker's: its job names it). */
 export const loadSourceStore = (id: string) => getItem(keys.sourceStore(id), sourceStoreFrom);
 
+/**
+ * A page of a reseller store's source stores: at most three round trips, like every list. A
+ * cursor that is a source store of the caller under this reseller store proves the reseller
+ * store is the caller's (a source store is created under its owner's store), so the reseller
+ * store is read only without one, or to tell a 404 from an invalid cursor.
+ */
 export const listSourceStores = async (
   owner: Owner,
   resellerStoreId: string,
   limit: number,
   startingAfter?: string,
 ) => {
-  await findResellerStore(owner, resellerStoreId, 'rst_id');
+  const cursor =
+    startingAfter === undefined ? undefined : await ownedSourceStore(owner, resellerStoreId, startingAfter);
+  if (!cursor) await findResellerStore(owner, resellerStoreId, 'rst_id');
   return listPage({
-    partition: lists.sourceStores(resellerStoreId),
+    source: { index: 'lists', partition: lists.sourceStores(resellerStoreId), exact: true },
+    ownerId: owner.ownerId,
     from: sourceStoreFrom,
     limit,
     startingAfter,
-    cursorItem: (id) => ownedSourceStore(owner, resellerStoreId, id),
+    cursorItem: async () => cursor,
   });
 };
 

@@ -23,9 +23,10 @@ import { endJob, mayHaveBeenPlaced } from './settle.js';
  * messages without the job making progress, it ends: `dead`, with a reason that says so, unless
  * the supplier has its order (settle.ts).
  *
- * It reads only GSI3 (every shard, keys only: the open jobs, and the completed jobs with a
- * fulfillment on its way, whose stalled entries it re-sends the same way: fulfillments/reconcile.ts)
- * and BatchGets those jobs: its reads grow with the work in flight, never with the jobs ever made.
+ * It reads only GSI3 (every shard of its three sets, keys only: the open jobs, pending or processing
+ * in OPEN# and failed apart in FAILED#; and the completed jobs with a fulfillment on its way, whose
+ * stalled entries it re-sends the same way: fulfillments/reconcile.ts) and BatchGets those jobs: its
+ * reads grow with the work in flight, never with the jobs ever made.
  * It decides on the jobs' own attributes, so claims and deferrals never rewrite the index.
  */
 
@@ -59,7 +60,7 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
   };
   const at = Date.now();
   await Promise.all([
-    ...inFlight.open.allPartitions().map((partition) =>
+    ...[...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map((partition) =>
       eachJob(partition, report, async (jobs) => {
         // The index lags the table: a job that has ended since is skipped.
         const open = jobs.filter((job) => isOpen(job.status));

@@ -66,8 +66,9 @@ const present = (attributes: Record<string, string | null>) =>
   Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
 
 /**
- * A new job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a new job
- * (the open jobs of GSI3). The lookup keys (GSI2) come with the completion. Attributes without a
+ * A job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a job created
+ * in its state (a new job's: its store's list and the open jobs of GSI3; a seeded one's, those of
+ * its state). The lookup keys (GSI2) come with the completion. Attributes without a
  * value (the null timestamps and error, `resends`, `waitUntil`, the history…) are not written: every
  * byte of the item is paid again by each of its writes (docs/performance.md).
  */

@@ -129,6 +129,9 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     ...index.set,
     ...request.set,
   }).map(([attribute, v]) => `${name(attribute)} = ${value(attribute, v)}`);
+  // An item written before it kept `openPK` keeps the partition it has.
+  for (const [attribute, source] of Object.entries(index.copy ?? {}))
+    sets.push(`${name(attribute)} = if_not_exists(${name(source)}, ${name(attribute)})`);
   for (const [attribute, by] of Object.entries(request.add ?? {})) {
     const n = name(attribute);
     sets.push(`${n} = if_not_exists(${n}, ${value('zero', 0)}) + ${value(`add_${attribute}`, by)}`);

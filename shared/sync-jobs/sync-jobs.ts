@@ -3,10 +3,11 @@ import { auditPut, type Actor } from '../audit-log/audit-log.js';
 import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { keys, lists } from '../dynamo/keys.js';
-import { listPage, type Page } from '../dynamo/pagination.js';
+import { inFlight, keys, lists } from '../dynamo/keys.js';
+import { listPage, type ListSource, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
 import { attemptNumberOf, type Attempt } from './attempts.js';
+import { isListedState } from './indexes.js';
 import type { JobMessage } from './message.js';
 import { moveItem, SETTLED } from './moves.js';
 import { syncJobFrom, type SyncJob } from './record.js';
@@ -40,25 +41,59 @@ export const findSyncJob = async (ownerId: string, id: string) => {
   return job;
 };
 
+export interface SyncJobFilters {
+  status?: SyncJobStatus;
+  resellerStoreId?: string;
+}
+
+/**
+ * Where a filtered list of jobs is read (docs/design.md, "Lists"). A failed or dead job is in a
+ * list of its state (per owner, per store), so those filters read only matches. The other states
+ * have no list of their own (it would cost every order index writes): `pending` and `processing`
+ * read the owner's open jobs (GSI3, the reconciler's), which are few, and keep those in the state
+ * (and store) asked for; `completed` reads its owner's or store's list, most of which it is.
+ */
+export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): ListSource => {
+  const { status, resellerStoreId: store } = filters;
+  if (status !== undefined && isListedState(status)) {
+    return store === undefined
+      ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, status), exact: true }
+      : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, status), exact: true };
+  }
+  if (status === 'pending' || status === 'processing') {
+    const partition = inFlight.open.partition(ownerId);
+    return { index: 'inFlight', partition, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
+  }
+  const exact = status === undefined;
+  return store === undefined
+    ? { index: 'lists', partition: lists.syncJobs(ownerId), exact }
+    : { index: 'storeLists', partition: lists.storeSyncJobs(store), exact };
+};
+
+/**
+ * A page of the owner's jobs, filtered. A cursor must be a job of the list's owner and reseller
+ * store (which never change); its status need not match: jobs change state while someone pages,
+ * and a job that left the filtered state still marks its place.
+ */
 export const listSyncJobs = (
   ownerId: string,
   limit: number,
   startingAfter: string | undefined,
-  filters: { status?: SyncJobStatus; resellerStoreId?: string },
+  filters: SyncJobFilters,
 ) => {
   const { status, resellerStoreId } = filters;
-  const filtered = status !== undefined || resellerStoreId !== undefined;
+  const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
   return listPage({
-    partition: lists.syncJobs(ownerId),
+    source: syncJobListSource(ownerId, filters),
+    ownerId,
     from: syncJobFrom,
     limit,
     startingAfter,
-    cursorItem: (id) => ownedSyncJob(ownerId, id),
-    filter: filtered
-      ? (job) =>
-          (status === undefined || job.status === status) &&
-          (resellerStoreId === undefined || job.resellerStoreId === resellerStoreId)
-      : undefined,
+    cursorItem: async (id) => {
+      const job = await ownedSyncJob(ownerId, id);
+      return job && inStore(job) ? job : undefined;
+    },
+    matches: (job) => (status === undefined || job.status === status) && inStore(job),
   });
 };
 

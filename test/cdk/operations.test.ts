@@ -243,8 +243,16 @@ describe('operations on AWS', () => {
       }
     });
 
-    it('give the list routes the list index only, and the reconciler the in-flight index only', () => {
-      expect(allFunctions().find((f) => f.name === 'ListSyncJobs')?.access.indexes).toEqual(['lists']);
+    it('give the list routes the indexes their filters read, and the reconciler the in-flight index only', () => {
+      // Which filter reads which index: test/unit/list-sources.test.ts.
+      expect(allFunctions().find((f) => f.name === 'ListResellerStores')?.access.indexes).toEqual(['lists']);
+      expect(allFunctions().find((f) => f.name === 'ListSyncJobs')?.access.indexes).toEqual([
+        'lists',
+        'inFlight',
+        'storeLists',
+        'stateLists',
+        'storeStateLists',
+      ]);
       expect(allFunctions().find((f) => f.name === 'SyncReconciler')?.access.indexes).toEqual(['inFlight']);
     });
   });

@@ -62,4 +62,17 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toMatch(/^local runtime: ready in [\d.]+ s .*; peak memory \d+ MB \(this process/m);
     expect(code).toBe(0);
   });
+
+  it('bench:lists reads every list and filter at two sizes and prints round trips and read units', async () => {
+    const { code, output } = await runBench('bench/lists.ts');
+
+    expect(output).toMatch(/seeded 1,000 jobs in [\d.]+ s: 1 dead, 10 failed/);
+    expect(output).toMatch(/list\s+filter\s+limit\s+page\s+trips 1k\s+RRU 1k\s+ms 1k\s+trips 2k/);
+    expect(output).toMatch(/sync_jobs\s+status=dead store=big\s+1\s+first\s+2\s/);
+    expect(output).toMatch(/audit_log\s+action=sync_job.retried store=small resource_id/);
+    expect(output).toMatch(/\d+ pages; largest read-unit ratio [\d.]+ \(target ≤ 1.2\)/);
+    expect(output).not.toContain('wrong pages');
+    expect(code).toBe(0);
+    // Seeding 3,000 jobs into DynamoDB Local is most of it.
+  }, 300_000);
 });

@@ -1,4 +1,6 @@
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { syncJobItem } from '../../shared/sync-jobs/record.js';
+import { seededJob, writeItems } from '../../bench/seed.js';
 import { startService, type TestService } from './support.js';
 
 jest.setTimeout(60_000);
@@ -11,28 +13,9 @@ const SJ_NEWER = idOf('sj', 'newer');
 const SJ_OLDER = idOf('sj', 'prev');
 const SJ_FOREIGN = idOf('sj', 'xtra');
 
-/** A job item as the service writes it; only the fields the list reads matter here. */
-const seedJob = (ownerId: string, id: string, createdAt: string, status: string, resellerStoreId: string) => ({
-  PK: `SJ#${id}`,
-  SK: 'SJ',
-  GSI1PK: `OWNER#${ownerId}#SJ`,
-  GSI1SK: `${createdAt}#${id}`,
-  id,
-  ownerId,
-  resellerStoreId,
-  sourceStoreId: 'sst_seeded',
-  status,
-  attempts: 1,
-  generation: 1,
-  externalOrderId: id.replace('sj_', '').replace(/0+$/, ''),
-  sourceOrderId: null,
-  errorMessage: null,
-  completedAt: null,
-  failedAt: null,
-  deadAt: status === 'dead' ? createdAt : null,
-  createdAt,
-  updatedAt: createdAt,
-});
+/** A job as the service stores it; only the fields the list reads matter here. */
+const seedJob = (ownerId: string, id: string, createdAt: string, status: SyncJobStatus, resellerStoreId: string) =>
+  seededJob({ id, ownerId, createdAt, status, resellerStoreId });
 
 let service: TestService;
 
@@ -49,13 +32,7 @@ describe('GET /v1/sync_jobs', () => {
     seeded.push(seedJob('owner_a', SJ_NEWER, '2026-11-20T11:00:00.000Z', 'pending', RST_ONE));
     seeded.push(seedJob('owner_a', SJ_OLDER, '2026-11-19T10:00:00.000Z', 'failed', RST_TWO));
     seeded.push(seedJob('owner_b', SJ_FOREIGN, SAME, 'completed', idOf('rst', 'b')));
-    for (let i = 0; i < seeded.length; i += 25) {
-      await service.doc.send(
-        new BatchWriteCommand({
-          RequestItems: { [service.tableName]: seeded.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })) },
-        }),
-      );
-    }
+    await writeItems(service.doc, service.tableName, seeded.map(syncJobItem));
   }, 90_000);
 
   const walk = async (query: string, limit: number) => {

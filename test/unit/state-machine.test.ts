@@ -87,7 +87,13 @@ describe('moveUpdate: every conditional update of a job', () => {
       '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
     );
     expect(update.UpdateExpression).toContain('#attempts = if_not_exists(#attempts, :zero) + :add_attempts');
-    expect(update.UpdateExpression).not.toContain('GSI');
+    // It sets no index key (it does not know them); removing the failed lists' keys needs none.
+    // It knows no key value: it copies its open partition back (a failed job waits apart) and
+    // removes the failed lists' keys, the same from every state it may start from.
+    const [sets, removes] = update.UpdateExpression.split(' REMOVE ');
+    expect(sets).toContain('#GSI3PK = if_not_exists(#openPK, #GSI3PK)');
+    expect(Object.values(update.ExpressionAttributeValues)).not.toContain(inFlight.open.partition('owner_a'));
+    expect(removes).toBe('#GSI5PK, #GSI6PK');
   });
 
   it('refuses to move a job known only by its message where the index keys may change', () => {
@@ -100,26 +106,45 @@ describe('moveUpdate: every conditional update of a job', () => {
   });
 });
 
+/** The GSI3 part of a move's index changes (the lists' rules are test/unit/sync-job-indexes.test.ts's). */
+const IN_FLIGHT = /^(GSI3PK|GSI3SK|openPK)$/;
+const open = (changes: { set: Record<string, string>; remove: string[]; copy?: Record<string, string> }) => ({
+  set: Object.fromEntries(Object.entries(changes.set).filter(([name]) => IN_FLIGHT.test(name))),
+  remove: changes.remove.filter((name) => IN_FLIGHT.test(name)),
+  ...(changes.copy ? { copy: changes.copy } : {}),
+});
+
 describe('indexChanges: the open jobs of GSI3', () => {
   it('puts a new job among the open jobs of its owner’s shard', () => {
-    expect(indexChanges({ ...job('pending'), status: null }, 'pending')).toEqual({
+    expect(open(indexChanges({ ...job('pending'), status: null }, 'pending'))).toEqual({
       set: {
         GSI3PK: inFlight.open.partition('owner_a'),
         GSI3SK: 'owner_a#2026-11-21T04:00:00.000Z#sj_1',
+        openPK: inFlight.open.partition('owner_a'),
       },
       remove: [],
     });
   });
 
-  it('changes no index key between open states (claims, failures, deferrals write nothing to the index)', () => {
+  it('keeps a pending or processing job where it is: claims and deferrals copy the partition it has', () => {
     for (const from of OPEN_STATUSES)
-      for (const to of OPEN_STATUSES) expect(indexChanges(job(from), to)).toEqual({ set: {}, remove: [] });
+      for (const to of ['pending', 'processing'] as const)
+        expect(open(indexChanges(job(from), to))).toEqual({ set: {}, remove: [], copy: { GSI3PK: 'openPK' } });
+  });
+
+  it('moves a failed job apart, in the same shard and order, until its next attempt', () => {
+    expect(open(indexChanges(job('processing'), 'failed'))).toEqual({
+      set: { GSI3PK: inFlight.failed.partition('owner_a') },
+      remove: [],
+    });
+    expect(inFlight.failed.partition('owner_a')).not.toBe(inFlight.open.partition('owner_a'));
   });
 
   it('removes a job that ends, and puts back a dead job that is retried', () => {
-    expect(indexChanges(job('processing'), 'completed')).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
-    expect(indexChanges(job('failed'), 'dead')).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
-    expect(Object.keys(indexChanges(job('dead'), 'pending').set)).toEqual(['GSI3PK', 'GSI3SK']);
+    const ended = { set: {}, remove: ['GSI3PK', 'GSI3SK', 'openPK'] };
+    expect(open(indexChanges(job('processing'), 'completed'))).toEqual(ended);
+    expect(open(indexChanges(job('failed'), 'dead'))).toEqual(ended);
+    expect(Object.keys(open(indexChanges(job('dead'), 'pending')).set)).toEqual(['GSI3PK', 'GSI3SK', 'openPK']);
   });
 
   it('keeps one owner’s jobs in one shard, and spreads owners over every shard', () => {

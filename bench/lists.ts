@@ -1,0 +1,363 @@
+/**
+ * `npm run bench:lists`: what a list page costs when an owner has 1,000, 10,000 and 100,000 sync
+ * jobs, for every list and filter of SPEC 4.6, 4.7 and CONTRACT.md §2 and §6.
+ *
+ * For each size it seeds one owner straight into a DynamoDB Local table (BatchWriteItem, items
+ * built by the record modules, so they carry the service's own index attributes): 0.1 % of the
+ * jobs `dead`, 1 % `failed`, 5 `pending` and 3 `processing` among the newest (work in flight),
+ * the rest `completed`; two reseller stores with 90 % and 10 % of the jobs; for each dead job
+ * the audit entries of its story (dead, retried, dead again). Then it reads, through the list
+ * functions of shared/ in this process, four pages of each list: the first, one from the middle
+ * (a cursor half-way down the list), the last (its `limit` oldest items) and the end (the page
+ * after the oldest item, which a client reads when the last one said `has_more`). For each
+ * it prints the round trips to DynamoDB, the read units they consumed (ReturnConsumedCapacity)
+ * and the latency (median of `--runs`), and for the read units the ratio of the largest size to
+ * the smallest size where the page is as full.
+ *
+ *   npm run bench:lists [-- --runs 3] [-- --skip <regexp of "list filter">] [-- --quick]
+ *
+ * A page's size is the same at every size: `limit` = the matches at the smallest size that has
+ * any, at most 20. Target: every read-unit ratio ≤ 1.2. The exit code is 0 unless a page is wrong (an item
+ * missing, repeated or out of order) or a list function fails; a missed target never fails it.
+ */
+import type { AuditAction, AuditEntry } from '../shared/audit-log/record.js';
+import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { StoredOrder, SyncJob } from '../shared/sync-jobs/record.js';
+import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
+import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
+import { readUnits, recordRoundTrips, type RoundTrip } from './round-trips.js';
+import { seededAuditEntry, seededJob, writeItems } from './seed.js';
+
+const args = flags({ runs: { type: 'string' }, skip: { type: 'string' } });
+/** `--skip 'status=pending'`: leaves out the lists whose `<list> <filter>` matches the pattern. */
+const SKIP = args.skip === undefined ? undefined : new RegExp(args.skip);
+const SIZES = args.quick ? [1_000, 2_000] : [1_000, 10_000, 100_000];
+const RUNS = Math.round(positiveNumber('runs', args.runs, args.quick ? 1 : 3));
+const TARGET_RATIO = 1.2;
+const TABLE_NAME = 'bench-lists';
+
+const pad = (n: number, width: number) => String(n).padStart(width, '0');
+
+interface Owner {
+  size: number;
+  ownerId: string;
+  stores: { big: string; small: string };
+  /** Newest first, as every list is ordered. */
+  jobs: SyncJob[];
+  entries: AuditEntry[];
+}
+
+/** One owner's jobs and audit entries, newest first; ids sort as their age, so the order is known. */
+const ownerOf = (size: number, order: StoredOrder): Owner => {
+  const ownerId = `owner_lists_${size}`;
+  const stores = { big: `rst_b${pad(size, 23)}`, small: `rst_s${pad(size, 23)}` };
+  const start = Date.parse('2026-01-01T00:00:00.000Z');
+  // Each state's jobs are dealt to the stores in turn, so the small store has its 10 % of each.
+  const dealt = new Map<SyncJobStatus, number>();
+  const smallStoreTakes = (status: SyncJobStatus) => {
+    const n = dealt.get(status) ?? 0;
+    dealt.set(status, n + 1);
+    return status === 'pending' || status === 'processing' ? n % 3 === 2 : n % 10 === 9;
+  };
+  const jobs: SyncJob[] = [];
+  const entries: AuditEntry[] = [];
+  for (let i = 0; i < size; i++) {
+    const newest = size - 1 - i;
+    const status: SyncJobStatus =
+      newest < 5
+        ? 'pending'
+        : newest < 8
+          ? 'processing'
+          : i % 1000 === 500
+            ? 'dead'
+            : i % 100 === 50
+              ? 'failed'
+              : 'completed';
+    const job = seededJob({
+      id: `sj_${pad(size, 7)}${pad(i, 17)}`,
+      ownerId,
+      resellerStoreId: smallStoreTakes(status) ? stores.small : stores.big,
+      createdAt: new Date(start + i * 1000).toISOString(),
+      status,
+    });
+    job.order = order;
+    jobs.push(job);
+    if (status === 'dead') {
+      const story: AuditAction[] = ['sync_job.dead', 'sync_job.retried', 'sync_job.dead'];
+      for (const [n, action] of story.entries()) {
+        entries.push(
+          seededAuditEntry(job, {
+            id: `aud_${pad(size, 7)}${pad(i, 16)}${n}`,
+            action,
+            createdAt: new Date(start + i * 1000 + (n + 1) * 60_000).toISOString(),
+          }),
+        );
+      }
+    }
+  }
+  return { size, ownerId, stores, jobs: jobs.reverse(), entries: entries.reverse() };
+};
+
+type ListFunction = (
+  owner: Owner,
+  limit: number,
+  startingAfter?: string,
+) => Promise<{ data: { id: string }[]; hasMore: boolean }>;
+
+interface ListCase {
+  list: string;
+  filter: string;
+  /** The ids the list holds, newest first. */
+  expected: (owner: Owner) => string[];
+  read: ListFunction;
+}
+
+const main = async () => {
+  const dynamodb = await startDynamoDbLocal();
+  try {
+    await ensureTable(dynamodb.endpoint, TABLE_NAME);
+    Object.assign(process.env, {
+      TABLE_NAME,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+    // The shared client is built when first imported: only now, with the environment set.
+    const { dynamo } = await import('../shared/dynamo/client.js');
+    const { syncJobItem } = await import('../shared/sync-jobs/record.js');
+    const { compressBody } = await import('../shared/orders/stored-order.js');
+    // The order every job keeps, as the service keeps it: the raw webhook body, compressed.
+    const order = { body: compressBody(Buffer.from(orderBody(1, 'Supplier'))) };
+    const { auditEntryItem } = await import('../shared/audit-log/record.js');
+    const { resellerStoreItem, sourceStoreItem } = await import('../shared/stores/records.js');
+    const { listSyncJobs } = await import('../shared/sync-jobs/sync-jobs.js');
+    const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
+    const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
+    const { listSourceStores } = await import('../shared/stores/source-stores.js');
+    const recorder = recordRoundTrips(dynamo);
+
+    const owners: Owner[] = [];
+    for (const size of SIZES) {
+      const started = performance.now();
+      const owner = ownerOf(size, order);
+      const storeItems = Object.values(owner.stores).flatMap((id, n) => {
+        const store = {
+          id,
+          ownerId: owner.ownerId,
+          name: `Store ${n}`,
+          platform: 'storeplatform_a' as const,
+          shopDomain: `${id}.myshopify.com`.replace(/_/g, '-'),
+          secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+          createdAt: new Date(Date.parse('2025-12-01T00:00:00.000Z') + n * 1000).toISOString(),
+          updatedAt: '2025-12-01T00:00:00.000Z',
+          deletedAt: null,
+        };
+        const source = {
+          ...store,
+          id: `sst_${id.slice(4)}`,
+          shopDomain: `supplier-${store.shopDomain}`,
+          resellerStoreId: id,
+          vendorTag: 'Supplier',
+          pricingMode: 'percentage' as const,
+          pricingConfig: { type: 'percentage' as const, value: 30 },
+        };
+        return [resellerStoreItem(store), sourceStoreItem(source)];
+      });
+      await writeItems(dynamo, TABLE_NAME, [
+        ...owner.jobs.map(syncJobItem),
+        ...owner.entries.map(auditEntryItem),
+        ...storeItems,
+      ]);
+      const count = (status: SyncJobStatus) => owner.jobs.filter((j) => j.status === status).length;
+      console.log(
+        `seeded ${size.toLocaleString('en-US')} jobs in ${fixed((performance.now() - started) / 1000)} s: ` +
+          `${count('dead')} dead, ${count('failed')} failed, ${count('pending')} pending, ` +
+          `${count('processing')} processing, ${owner.entries.length} audit entries, ` +
+          `${owner.jobs.filter((j) => j.resellerStoreId === owner.stores.small).length} in the small store`,
+      );
+      owners.push(owner);
+    }
+
+    const cases: ListCase[] = [];
+    const storeOf = (owner: Owner, which?: 'big' | 'small') => (which ? owner.stores[which] : undefined);
+    for (const status of [undefined, 'pending', 'processing', 'completed', 'failed', 'dead'] as const) {
+      for (const store of [undefined, 'big', 'small'] as const) {
+        const filter = [status && `status=${status}`, store && `store=${store}`].filter(Boolean).join(' ') || '(none)';
+        cases.push({
+          list: 'sync_jobs',
+          filter,
+          expected: (owner) =>
+            owner.jobs
+              .filter(
+                (j) => (!status || j.status === status) && (!store || j.resellerStoreId === storeOf(owner, store)),
+              )
+              .map((j) => j.id),
+          read: (owner, limit, after) =>
+            listSyncJobs(owner.ownerId, limit, after, { status, resellerStoreId: storeOf(owner, store) }),
+        });
+      }
+    }
+    const resourceOf = (owner: Owner) => owner.entries[0].resourceId;
+    for (const action of [undefined, 'sync_job.dead', 'sync_job.retried'] as const) {
+      for (const store of [undefined, 'big', 'small'] as const) {
+        for (const resource of [false, true]) {
+          const filter =
+            [action && `action=${action}`, store && `store=${store}`, resource && 'resource_id']
+              .filter(Boolean)
+              .join(' ') || '(none)';
+          cases.push({
+            list: 'audit_log',
+            filter,
+            expected: (owner) =>
+              owner.entries
+                .filter(
+                  (e) =>
+                    (!action || e.action === action) &&
+                    (!store || e.resellerStoreId === storeOf(owner, store)) &&
+                    (!resource || e.resourceId === resourceOf(owner)),
+                )
+                .map((e) => e.id),
+            read: (owner, limit, after) =>
+              listAuditEntries(owner.ownerId, limit, after, {
+                action,
+                resellerStoreId: storeOf(owner, store),
+                resourceId: resource ? resourceOf(owner) : undefined,
+              }),
+          });
+        }
+      }
+    }
+    cases.push({
+      list: 'audit_log',
+      filter: 'resource_type=sync_job',
+      expected: (owner) => owner.entries.map((e) => e.id),
+      read: (owner, limit, after) => listAuditEntries(owner.ownerId, limit, after, { resourceType: 'sync_job' }),
+    });
+    cases.push({
+      list: 'reseller_stores',
+      filter: '(none)',
+      expected: (owner) => [owner.stores.small, owner.stores.big],
+      read: (owner, limit, after) => listResellerStores({ ownerId: owner.ownerId }, limit, after),
+    });
+    cases.push({
+      list: 'source_stores',
+      filter: '(none)',
+      expected: (owner) => [`sst_${owner.stores.big.slice(4)}`],
+      read: (owner, limit, after) => listSourceStores({ ownerId: owner.ownerId }, owner.stores.big, limit, after),
+    });
+
+    const failures: string[] = [];
+    const rows: (string | number)[][] = [];
+    const ratios: number[] = [];
+    // One untimed pass first: DynamoDB Local's JVM compiles its hot paths on the first requests.
+    const measured = cases.filter((c) => !SKIP?.test(`${c.list} ${c.filter}`));
+    for (const c of measured) await c.read(owners[0], 1);
+    for (const c of measured) {
+      // The same page size at every size: what the smallest size holding any match holds, at most 20.
+      const smallest = owners.map((o) => c.expected(o).length).find((n) => n > 0) ?? 0;
+      const limit = Math.max(1, Math.min(20, smallest));
+      for (const page of ['first', 'middle', 'last', 'end'] as const) {
+        const figures = [];
+        for (const owner of owners) {
+          const ids = c.expected(owner);
+          // The cursor: none; half-way down (with a full page after it); the one before the last `limit` items.
+          const last = ids.length - limit - 1;
+          const at = {
+            first: -1,
+            middle: Math.min(Math.floor(ids.length / 2), last),
+            last,
+            end: ids.length - 1,
+          }[page];
+          const cursor = at >= 0 ? ids[at] : undefined;
+          if (page !== 'first' && cursor === undefined) {
+            figures.push(undefined);
+            continue;
+          }
+          const want = ids.slice(at + 1, at + 1 + limit);
+          let trips: RoundTrip[] = [];
+          const ms: number[] = [];
+          for (let run = 0; run < RUNS; run++) {
+            const t0 = performance.now();
+            const recorded = await recorder
+              .during(() => c.read(owner, limit, cursor))
+              .catch((error) => {
+                throw new Error(`${c.list} ${c.filter} ${page} at ${owner.size} after ${cursor}: ${error}`);
+              });
+            ms.push(performance.now() - t0);
+            trips = recorded.trips;
+            const got = recorded.result.data.map((item) => item.id);
+            // A page may be short (an inexact source); what it holds must be the next items.
+            if (got.length === 0 && want.length > 0) failures.push(`${c.list} ${c.filter} ${page}: empty page`);
+            if (page === 'end' && recorded.result.hasMore) failures.push(`${c.list} ${c.filter}: has_more at the end`);
+            if (got.join() !== want.slice(0, got.length).join())
+              failures.push(`${c.list} ${c.filter} ${page} at ${owner.size}: wrong items`);
+          }
+          // Comparable across sizes: a page as full as `limit` allows (the end page: a list that has items).
+          const full = page === 'end' ? ids.length > 0 : want.length === limit;
+          figures.push({ trips: trips.length, units: readUnits(trips), ms: median(ms), full });
+        }
+        if (figures.every((f) => f === undefined)) continue;
+        // The largest size against the smallest whose page holds as many items.
+        const low = figures.find((f) => f?.full);
+        const high = figures.at(-1);
+        const ratio = low && high && low !== high && high.full ? high.units / low.units : NaN;
+        if (Number.isFinite(ratio)) ratios.push(ratio);
+        rows.push([
+          c.list,
+          c.filter,
+          limit,
+          page,
+          ...figures.flatMap((f) => (f ? [f.trips, fixed(f.units), fixed(f.ms)] : ['-', '-', '-'])),
+          Number.isFinite(ratio) ? fixed(ratio, 2) : '-',
+        ]);
+      }
+    }
+
+    const sizeLabel = (size: number) => (size >= 1000 ? `${size / 1000}k` : String(size));
+    console.log('');
+    console.log(
+      table(
+        [
+          'list',
+          'filter',
+          'limit',
+          'page',
+          ...SIZES.flatMap((s) => [`trips ${sizeLabel(s)}`, `RRU ${sizeLabel(s)}`, `ms ${sizeLabel(s)}`]),
+          'RRU ×',
+        ],
+        rows,
+      ),
+    );
+    const worst = Math.max(...ratios);
+    const over = rows.filter((r) => Number(r.at(-1)) > TARGET_RATIO);
+    console.log(
+      'RRU ×: read units at the largest size over those at the smallest size where the page is as full ' +
+        '(holds `limit` items; for the end page, follows a list that has items).',
+    );
+    console.log('');
+    console.log(
+      `${rows.length} pages; largest read-unit ratio ${fixed(worst, 2)} (target ≤ ${TARGET_RATIO}): ` +
+        (over.length ? `MISS for ${over.map((r) => `${r[0]} ${r[1]} ${r[3]}`).join('; ')}` : 'PASS'),
+    );
+    const maxTrips = Math.max(
+      ...rows
+        .flatMap((r) =>
+          r
+            .slice(4, -1)
+            .filter((_, i) => i % 3 === 0)
+            .map(Number),
+        )
+        .filter(Number.isFinite),
+    );
+    console.log(`most round trips for one page: ${maxTrips} (target ≤ 3)`);
+    if (failures.length) {
+      console.error(`wrong pages:\n${[...new Set(failures)].join('\n')}`);
+      process.exitCode = 1;
+    }
+  } finally {
+    await dynamodb.stop();
+  }
+};
+
+await main();

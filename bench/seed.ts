@@ -1,0 +1,79 @@
+import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { AuditEntry } from '../shared/audit-log/record.js';
+import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJob } from '../shared/sync-jobs/record.js';
+
+/**
+ * Items written straight to a local table, for `bench:lists` and the list tests: records built
+ * here, turned into items by the record modules themselves (`syncJobItem`, `auditEntryItem`), so
+ * a seeded item carries exactly the index attributes the service would have given it.
+ */
+
+/** A job in `status`, with the fields that state implies set. */
+export const seededJob = (
+  fields: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'createdAt'> & { status: SyncJobStatus },
+): SyncJob => {
+  const { status, createdAt } = fields;
+  return {
+    sourceStoreId: 'sst_seeded00000000000000000000',
+    attempts: status === 'pending' ? 0 : 1,
+    generation: 1,
+    externalOrderId: fields.id.slice(3),
+    resellerShopDomain: 'seeded.myshopify.com',
+    order: null,
+    vendorTag: null,
+    orderJobIds: null,
+    orderRouting: null,
+    sourceOrderId: status === 'completed' ? `so-${fields.id.slice(3)}` : null,
+    errorMessage: status === 'failed' || status === 'dead' ? 'supplier answered 503' : null,
+    completedAt: status === 'completed' ? createdAt : null,
+    failedAt: status === 'failed' ? createdAt : null,
+    deadAt: status === 'dead' ? createdAt : null,
+    updatedAt: createdAt,
+    fulfillments: {},
+    resends: 0,
+    waitUntil: null,
+    throttledSince: null,
+    attemptLog: [],
+    ...fields,
+  };
+};
+
+/** A `sync_job.dead` or `sync_job.retried` entry about `job`. */
+export const seededAuditEntry = (
+  job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>,
+  fields: Pick<AuditEntry, 'id' | 'action' | 'createdAt'>,
+): AuditEntry => ({
+  ownerId: job.ownerId,
+  resellerStoreId: job.resellerStoreId,
+  resourceType: 'sync_job',
+  resourceId: job.id,
+  actorId: 'system',
+  actor: { type: 'system', id: 'system' },
+  metadata: { previousStatus: fields.action === 'sync_job.dead' ? 'failed' : 'dead' },
+  ...fields,
+});
+
+/** BatchWriteItem in chunks of 25, `parallel` at a time, until every item is in. */
+export const writeItems = async (
+  doc: DynamoDBDocumentClient,
+  tableName: string,
+  items: Record<string, unknown>[],
+  parallel = 4,
+) => {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
+  const writeChunk = async (chunk: Record<string, unknown>[]) => {
+    let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
+    for (let attempt = 0; requests.length; attempt++) {
+      if (attempt) await new Promise((r) => setTimeout(r, Math.min(1000, 20 * 2 ** attempt)));
+      const out = await doc.send(new BatchWriteCommand({ RequestItems: { [tableName]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName] ?? []) as typeof requests;
+    }
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < chunks.length) await writeChunk(chunks[next++]);
+  };
+  await Promise.all(Array.from({ length: parallel }, worker));
+};

@@ -1,0 +1,45 @@
+import { routes } from '../../lib/routes.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
+import { auditListSource } from '../../shared/audit-log/audit-log.js';
+import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
+
+/** Every filter combination of the two filtered lists, and the list source each one reads. */
+const jobSources = [undefined, ...SYNC_JOB_STATUSES].flatMap((status) =>
+  [undefined, 'rst_1'].map((resellerStoreId) => ({
+    filters: { status, resellerStoreId },
+    source: syncJobListSource('owner_a', { status, resellerStoreId }),
+  })),
+);
+const auditSources = [undefined, ...AUDIT_ACTIONS].flatMap((action) =>
+  [undefined, 'rst_1'].flatMap((resellerStoreId) =>
+    [undefined, 'sj_1'].flatMap((resourceId) =>
+      [undefined, ...AUDITED_RESOURCES].map((resourceType) => {
+        const filters = { action, resellerStoreId, resourceId, resourceType };
+        return { filters, source: auditListSource('owner_a', filters) };
+      }),
+    ),
+  ),
+);
+
+const declared = (name: string) => routes.find((route) => route.name === name)?.access.indexes ?? [];
+
+describe('list sources', () => {
+  it('declares on each list route exactly the indexes its filters read (the Query grant names them)', () => {
+    expect(new Set(declared('ListSyncJobs'))).toEqual(new Set(jobSources.map((s) => s.source.index)));
+    expect(new Set(declared('ListAuditLog'))).toEqual(new Set(auditSources.map((s) => s.source.index)));
+  });
+
+  it('reads a partition of only matches for the rare job states and every audit filter but a resource', () => {
+    const exact = (s: { source: { exact: boolean } }) => s.source.exact;
+    expect(jobSources.filter(exact).map((s) => s.filters)).toEqual([
+      { status: undefined, resellerStoreId: undefined },
+      { status: undefined, resellerStoreId: 'rst_1' },
+      { status: 'failed', resellerStoreId: undefined },
+      { status: 'failed', resellerStoreId: 'rst_1' },
+      { status: 'dead', resellerStoreId: undefined },
+      { status: 'dead', resellerStoreId: 'rst_1' },
+    ]);
+    expect(auditSources.filter((s) => !exact(s)).every((s) => s.filters.resourceId !== undefined)).toBe(true);
+  });
+});

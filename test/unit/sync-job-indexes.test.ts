@@ -1,0 +1,71 @@
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { indexChanges, type IndexedJob } from '../../shared/sync-jobs/indexes.js';
+import { syncJobItem } from '../../shared/sync-jobs/record.js';
+import { seededJob } from '../../bench/seed.js';
+
+const job = (status: SyncJobStatus | null): IndexedJob => ({
+  id: 'sj_1',
+  ownerId: 'owner_a',
+  resellerStoreId: 'rst_1',
+  createdAt: '2026-11-20T10:00:00.000Z',
+  status,
+});
+
+/** The lists' part of a move's index changes (GSI3's rules are test/unit/state-machine.test.ts's). */
+const LISTS = /^GSI[456]PK$/;
+const listed = (changes: { set: Record<string, string>; remove: string[] }) => ({
+  set: Object.fromEntries(Object.entries(changes.set).filter(([name]) => LISTS.test(name))),
+  remove: changes.remove.filter((name) => LISTS.test(name)),
+});
+
+describe('sync job indexes', () => {
+  it('puts a new job in its store list and in no state list', () => {
+    expect(listed(indexChanges(job(null), 'pending'))).toEqual({ set: { GSI4PK: 'RST#rst_1#SJ' }, remove: [] });
+  });
+
+  it.each(['failed', 'dead'] as const)('puts a %s job in its owner and store lists of that state', (to) => {
+    for (const from of ['processing', 'pending', 'failed'] as const) {
+      expect(listed(indexChanges(job(from), to))).toEqual({
+        set: { GSI5PK: `OWNER#owner_a#SJ#${to}`, GSI6PK: `RST#rst_1#SJ#${to}` },
+        remove: [],
+      });
+    }
+  });
+
+  it.each(['pending', 'processing', 'completed'] as const)(
+    'takes a job moving to %s out of the state lists, the same from every state (moves made unread)',
+    (to) => {
+      for (const from of SYNC_JOB_STATUSES) {
+        expect(listed(indexChanges(job(from), to))).toEqual({ set: {}, remove: ['GSI5PK', 'GSI6PK'] });
+      }
+    },
+  );
+
+  it('never changes a list key a job keeps for life, so the happy path writes no index beyond creation', () => {
+    const moves: [SyncJobStatus, SyncJobStatus][] = [
+      ['pending', 'processing'],
+      ['processing', 'completed'],
+    ];
+    for (const [from, to] of moves) expect(listed(indexChanges(job(from), to)).set).toEqual({});
+  });
+
+  it('writes a seeded failed job with the index keys the move to failed would have given it', () => {
+    const item = syncJobItem(
+      seededJob({
+        id: 'sj_1',
+        ownerId: 'owner_a',
+        resellerStoreId: 'rst_1',
+        createdAt: job(null).createdAt,
+        status: 'failed',
+      }),
+    );
+    expect(item).toMatchObject({
+      GSI1PK: 'OWNER#owner_a#SJ',
+      GSI1SK: '2026-11-20T10:00:00.000Z#sj_1',
+      GSI4PK: 'RST#rst_1#SJ',
+      GSI5PK: 'OWNER#owner_a#SJ#failed',
+      GSI6PK: 'RST#rst_1#SJ#failed',
+    });
+    expect(Object.values(item)).not.toContain(null);
+  });
+});
