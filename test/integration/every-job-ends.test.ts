@@ -1,7 +1,11 @@
-import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  replaceAccessToken,
+  startService,
+  type TestService,
+} from './support.js';
 import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -51,29 +55,7 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
   };
 
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
-  const healToken = async (storeId: string) => {
-    const kms = new KMSClient({
-      endpoint: service.runtime.endpoints.kms,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const out = await kms.send(
-      new EncryptCommand({
-        KeyId: process.env.KMS_KEY_ID,
-        Plaintext: Buffer.from('tok_healed'),
-        EncryptionContext: { storeId, field: 'accessToken' },
-      }),
-    );
-    kms.destroy();
-    await service.doc.send(
-      new UpdateCommand({
-        TableName: service.tableName,
-        Key: { PK: `SST#${storeId}`, SK: 'SST' },
-        UpdateExpression: 'SET accessToken = :t',
-        ExpressionAttributeValues: { ':t': Buffer.from(out.CiphertextBlob!).toString('base64') },
-      }),
-    );
-  };
+  const healToken = (storeId: string) => replaceAccessToken(service, { kind: 'source', id: storeId }, 'tok_healed');
 
   beforeAll(async () => {
     service = await startService({

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
-import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   createResellerStore,
   createSourceStore,
+  replaceAccessToken,
   scanAll,
   startService,
   unique,
@@ -139,23 +139,6 @@ describe('reverse sync of fulfillments through the local runtime', () => {
   /** The simulator stores a push's input followed by the fields it adds, so the signed bytes can be rebuilt. */
   const withoutSimFields = (stored: Record<string, unknown>, added: string[]) =>
     Object.fromEntries(Object.entries(stored).filter(([field]) => !added.includes(field)));
-
-  const reencrypt = async (storeId: string, token: string) => {
-    const kms = new KMSClient({
-      endpoint: service.runtime.endpoints.kms,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const out = await kms.send(
-      new EncryptCommand({
-        KeyId: process.env.KMS_KEY_ID,
-        Plaintext: Buffer.from(token),
-        EncryptionContext: { storeId, field: 'accessToken' },
-      }),
-    );
-    kms.destroy();
-    return Buffer.from(out.CiphertextBlob!).toString('base64');
-  };
 
   const keptItem = async (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: number) =>
     (
@@ -472,14 +455,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(failed.fulfillment.errorMessage).toMatch(/500/);
       expect(failed.fulfillment.errorMessage).not.toMatch(/tok_fail500/);
       // The reseller's platform recovers (here: the store now holds a token the simulator accepts).
-      await service.doc.send(
-        new UpdateCommand({
-          TableName: service.tableName,
-          Key: { PK: `RST#${reseller.id}`, SK: 'RST' },
-          UpdateExpression: 'SET accessToken = :t',
-          ExpressionAttributeValues: { ':t': await reencrypt(reseller.id, 'tok_recovered') },
-        }),
-      );
+      await replaceAccessToken(service, { kind: 'reseller', id: reseller.id }, 'tok_recovered');
 
       const delivered = await fulfillmentReaches(api, job.id, body.id, 'delivered', 30_000);
 

@@ -1,5 +1,11 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { scanAll, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  replaceAccessToken,
+  scanAll,
+  startService,
+  type TestService,
+} from './support.js';
 import { jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(60_000);
@@ -221,14 +227,7 @@ describe('order routing through the local runtime', () => {
       const id = receipt.body.syncJobIds[0];
       const dead = await jobReaches(id, 'dead');
       // The supplier fixes its side: the same store now holds a token the platform accepts.
-      await service.doc.send(
-        new UpdateCommand({
-          TableName: service.tableName,
-          Key: { PK: `SST#${store.id}`, SK: 'SST' },
-          UpdateExpression: 'SET accessToken = :t',
-          ExpressionAttributeValues: { ':t': await reencrypt(store.id) },
-        }),
-      );
+      await replaceAccessToken(service, { kind: 'source', id: store.id }, 'tok_now_fine');
 
       const retried = await api().post(`/v1/sync_jobs/${id}/retry`);
 
@@ -297,22 +296,4 @@ describe('order routing through the local runtime', () => {
       expect(entries).toHaveLength(1);
     });
   });
-
-  const reencrypt = async (storeId: string) => {
-    const { KMSClient, EncryptCommand } = await import('@aws-sdk/client-kms');
-    const kms = new KMSClient({
-      endpoint: service.runtime.endpoints.kms,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const out = await kms.send(
-      new EncryptCommand({
-        KeyId: process.env.KMS_KEY_ID,
-        Plaintext: Buffer.from('tok_now_fine'),
-        EncryptionContext: { storeId, field: 'accessToken' },
-      }),
-    );
-    kms.destroy();
-    return Buffer.from(out.CiphertextBlob!).toString('base64');
-  };
 });

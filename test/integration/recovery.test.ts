@@ -1,7 +1,11 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  replaceAccessToken,
+  startService,
+  type TestService,
+} from './support.js';
 import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 // Faults are injected by the local runtime into the functions' SDK calls (lib/local/faults.ts): a
@@ -35,29 +39,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
 
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
-  const healToken = async (storeId: string) => {
-    const kms = new KMSClient({
-      endpoint: service.runtime.endpoints.kms,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'l', secretAccessKey: 'l' },
-    });
-    const out = await kms.send(
-      new EncryptCommand({
-        KeyId: process.env.KMS_KEY_ID,
-        Plaintext: Buffer.from('tok_healed'),
-        EncryptionContext: { storeId, field: 'accessToken' },
-      }),
-    );
-    kms.destroy();
-    await service.doc.send(
-      new UpdateCommand({
-        TableName: service.tableName,
-        Key: { PK: `SST#${storeId}`, SK: 'SST' },
-        UpdateExpression: 'SET accessToken = :t',
-        ExpressionAttributeValues: { ':t': Buffer.from(out.CiphertextBlob!).toString('base64') },
-      }),
-    );
-  };
+  const healToken = (storeId: string) => replaceAccessToken(service, { kind: 'source', id: storeId }, 'tok_healed');
 
   beforeAll(async () => {
     service = await startService({ leaseSeconds: LEASE_SECONDS });

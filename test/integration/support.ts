@@ -1,5 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
 import { apiClient as client } from './api-client.js';
 
@@ -106,6 +107,39 @@ export const scanAll = async (doc: DynamoDBDocumentClient, tableName: string) =>
     startKey = out.LastEvaluatedKey;
   } while (startKey);
   return items;
+};
+
+/**
+ * Gives a store another access token, encrypted as the service encrypts it (its KMS key, the store's
+ * encryption context), as a merchant fixing its side would: e.g. a token the simulator accepts.
+ */
+export const replaceAccessToken = async (
+  service: TestService,
+  store: { kind: 'reseller' | 'source'; id: string },
+  token: string,
+) => {
+  const kms = new KMSClient({
+    endpoint: service.runtime.endpoints.kms,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const out = await kms.send(
+    new EncryptCommand({
+      KeyId: process.env.KMS_KEY_ID,
+      Plaintext: Buffer.from(token),
+      EncryptionContext: { storeId: store.id, field: 'accessToken' },
+    }),
+  );
+  kms.destroy();
+  const prefix = store.kind === 'reseller' ? 'RST' : 'SST';
+  await service.doc.send(
+    new UpdateCommand({
+      TableName: service.tableName,
+      Key: { PK: `${prefix}#${store.id}`, SK: prefix },
+      UpdateExpression: 'SET accessToken = :t',
+      ExpressionAttributeValues: { ':t': Buffer.from(out.CiphertextBlob!).toString('base64') },
+    }),
+  );
 };
 
 let sequence = 0;
