@@ -42,6 +42,20 @@ export const logger = new Logger({
 export const withLogContext = <T>(attributes: LogAttributes, work: () => Promise<T>): Promise<T> =>
   workContext.run({ ...workContext.getStore(), ...withoutUndefined(attributes) }, work);
 
+/**
+ * A queue record's work, in its log context. An unexpected error is logged there, where the job's
+ * attributes still are (the batch processor only reports the record as failed), then thrown on.
+ */
+export const withRecordContext = <T>(attributes: LogAttributes, unexpected: string, work: () => Promise<T>) =>
+  withLogContext(attributes, async () => {
+    try {
+      return await work();
+    } catch (error) {
+      logger.error(unexpected, error as Error);
+      throw error;
+    }
+  });
+
 /** Adds to the attributes of the work in hand what became known since it started (the job, once loaded). */
 export const addLogContext = (attributes: LogAttributes) => {
   const store = workContext.getStore();

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { classify, platformStatusClass } from '../platforms/failure.js';
@@ -43,14 +43,9 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
     sourceFulfillmentId: message.sourceFulfillmentId,
     request_id: message.requestId,
   };
-  return withLogContext(context, async () => {
-    try {
-      return await deliver(deps, message, record);
-    } catch (error) {
-      logger.error('fulfillment failed unexpectedly; SQS will retry', error as Error);
-      throw error;
-    }
-  });
+  return withRecordContext(context, 'fulfillment failed unexpectedly; SQS will retry', () =>
+    deliver(deps, message, record),
+  );
 };
 
 const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecord): Promise<Outcome> => {

@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
@@ -32,15 +32,9 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
     logger.error('dropping a malformed sync message', { messageId: record.messageId });
     return 'done';
   }
-  return withLogContext(messageLogContext(message), async () => {
-    try {
-      return await placeOrder(deps, message, record);
-    } catch (error) {
-      // Logged here, in the job's context: the batch processor only reports the record as failed.
-      logger.error('sync job failed unexpectedly; SQS will retry', error as Error);
-      throw error;
-    }
-  });
+  return withRecordContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
+    placeOrder(deps, message, record),
+  );
 };
 
 const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): Promise<Outcome> => {
