@@ -102,9 +102,10 @@ const handleFailure = async (
       }
       // Deferred, not failed: a fresh message, delayed, so throttling never uses up a receive. The
       // entry records the wait, so the reconciler does not take it for a lost message.
-      if (await recordDeferral(job, entry, failure.delaySeconds, startedAt))
+      if (await recordDeferral(job, entry, failure.delaySeconds, startedAt)) {
         await sendFulfillmentMessage(message, failure.delaySeconds);
-      countMetric(BUSINESS_METRICS.throttleDeferrals);
+        countMetric(BUSINESS_METRICS.throttleDeferrals);
+      }
       logger.warn('reseller platform throttled; fulfillment deferred', { delaySeconds: failure.delaySeconds });
       return 'done';
     }

@@ -27,7 +27,9 @@ import { endJob, mayHaveBeenPlaced } from './settle.js';
  * in OPEN# and failed apart in FAILED#; and the completed jobs with a fulfillment on its way, whose
  * stalled entries it re-sends the same way: fulfillments/reconcile.ts) and BatchGets those jobs: its
  * reads grow with the work in flight, never with the jobs ever made.
- * It decides on the jobs' own attributes, so claims and deferrals never rewrite the index.
+ * It decides on the jobs' own attributes (a lease, a wait), so it needs no index key of its own for
+ * them. One job it cannot settle (its store's secrets unreadable, say) is logged and counted, and the
+ * run goes on with the others; the run then fails, so the function's error alarm tells on-call.
  */
 
 export const MAX_RESENDS = 3;
@@ -41,6 +43,8 @@ export interface ReconcileReport extends PropagationReport {
   found: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
+  /** Jobs the run could not settle (logged each); the next run tries them again. */
+  errors: number;
 }
 
 /** When the job's lease ends: its last move or the end of its announced wait, whichever is later, plus the lease. */
@@ -57,7 +61,16 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     propagationsResent: 0,
     propagationsDead: 0,
     readUnits: 0,
+    errors: 0,
   };
+  /** One job's work, in its log context; its failure is its own, not the run's. */
+  const settle = (job: SyncJob, work: () => Promise<void>) =>
+    withLogContext({ jobId: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId }, () =>
+      work().catch((error: Error) => {
+        report.errors++;
+        logger.error('reconciler could not settle a job; the next run tries again', error);
+      }),
+    );
   const at = Date.now();
   await Promise.all([
     ...[...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map((partition) =>
@@ -66,24 +79,18 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
         const open = jobs.filter((job) => isOpen(job.status));
         report.inFlight += open.length;
         const stalled = open.filter((job) => leaseEnd(job, leaseSeconds) <= at);
-        await Promise.all(
-          stalled.map((job) =>
-            withLogContext(
-              { jobId: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId },
-              () => settleStalled(deps, job, report),
-            ),
-          ),
-        );
+        await Promise.all(stalled.map((job) => settle(job, () => settleStalled(deps, job, report))));
       }),
     ),
     ...inFlight.propagating.allPartitions().map((partition) =>
       eachJob(partition, report, async (jobs) => {
-        await Promise.all(jobs.map((job) => settlePropagations(job, leaseSeconds, at, report)));
+        await Promise.all(jobs.map((job) => settle(job, () => settlePropagations(job, leaseSeconds, at, report))));
       }),
     ),
   ]);
   const acted = report.resent + report.killed + report.found + report.propagationsResent + report.propagationsDead;
   if (acted) logger.warn('reconciler acted on stalled work', { ...report });
+  if (report.errors) throw new Error(`the reconciler could not settle ${report.errors} job(s); see the lines before`);
   return report;
 };
 

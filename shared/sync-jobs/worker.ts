@@ -72,8 +72,12 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
     order = await supplierOrderFor(job, job.resellerShopDomain, source.pricingConfig);
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
-    await killJob(job, error.message, ended(attempt, 'dead', null, error.message));
-    logger.warn('order cannot be placed; job is dead', { reason: error.message });
+    // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
+    const shop = await shopConnection(deps.cipher, source);
+    const end = ended(attempt, 'dead', null, error.message);
+    const settled = await endJob(deps, job, error.message, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+    if (settled === 'unknown') return fail(attempt, `${error.message}; the supplier could not be asked for it`, null);
+    logger.warn('order cannot be placed', { reason: error.message, settled });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);

@@ -459,4 +459,32 @@ describe('sync worker: processSyncMessage', () => {
     expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'completed', ':sourceOrderId': '7010' });
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
   });
+
+  describe('an order that can no longer be built (its stored order unreadable)', () => {
+    const unplaceable = { ...job, order: undefined };
+
+    it('is dead at once when no attempt can have placed it', async () => {
+      claimSucceeds(unplaceable);
+      dynamo.on(TransactWriteCommand).resolves({});
+
+      expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+      expect(findOrder).not.toHaveBeenCalled();
+      expect(createOrder).not.toHaveBeenCalled();
+      const [move] = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
+      expect(move.Update!.ExpressionAttributeValues).toMatchObject({ ':status': 'dead' });
+    });
+
+    it('is completed, not dead, when an earlier attempt placed it', async () => {
+      const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: 'timeout', a: Date.parse(job.createdAt), d: 10_000 };
+      claimSucceeds({ ...unplaceable, attempts: 2, attemptLog: [failed] });
+      findOrder.mockResolvedValue({ orderId: '7011' });
+
+      expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+      expect(createOrder).not.toHaveBeenCalled();
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'completed', ':sourceOrderId': '7011' });
+      expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
+    });
+  });
 });
