@@ -271,6 +271,7 @@ export const recordOutcome = (
       for (const [i, other] of others.entries()) {
         update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
       }
+      update.when(sameEntryCount(update, others.length + 1));
     }
     if (!(await tryUpdate(jobId, update))) return 'again';
     if (outcome.status === 'delivered') countMetric(BUSINESS_METRICS.fulfillmentsPropagated);
@@ -321,5 +322,13 @@ export const leavePropagating = (job: SyncJob) => {
   for (const [i, entry] of entries.entries()) {
     update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`);
   }
+  update.when(sameEntryCount(update, entries.length));
   return tryUpdate(job.id, update);
 };
+
+/**
+ * No entry was added since the job was read: a fulfillment accepted meanwhile is on its way, so the
+ * job must stay among the propagating jobs (the reconciler's safety net for its message).
+ */
+const sameEntryCount = (update: EntryUpdate, count: number) =>
+  `size(#fulfillments) = ${update.value('entries', count)}`;

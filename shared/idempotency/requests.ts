@@ -128,8 +128,9 @@ export const keepResponse = async (scope: KeyScope, requestId: string, response:
 
 /**
  * Gives the key up (nothing to keep: a 5xx, or input that never ran), so the same request may run
- * again: the record expires now, which a claim treats as no record, and TTL removes it later. An
- * update rather than a delete, so the routes bundle and may call one write fewer.
+ * again: the record expires now, which a claim treats as no record, and TTL removes it later (now,
+ * not 0: DynamoDB's TTL never deletes an item whose time is more than five years past). An update
+ * rather than a delete, so the routes bundle and may call one write fewer.
  */
 export const releaseKey = async (scope: KeyScope, requestId: string) => {
   try {
@@ -140,7 +141,7 @@ export const releaseKey = async (scope: KeyScope, requestId: string) => {
         UpdateExpression: 'SET expiresAt = :expired',
         ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
         ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'in_progress', ':expired': 0 },
+        ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'in_progress', ':expired': nowSeconds() },
       }),
     );
   } catch (error) {

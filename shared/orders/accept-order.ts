@@ -68,7 +68,6 @@ const routeOrder = async (
 
   if (result.created) {
     countMetric(BUSINESS_METRICS.ordersRouted);
-    countMetric(BUSINESS_METRICS.jobsCreated, result.jobIds.length);
     logger.info('order routed', { jobIds: result.jobIds });
   } else {
     logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });

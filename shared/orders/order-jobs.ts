@@ -1,6 +1,8 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { now, syncJobId } from '../core/ids.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
 import { batchGet, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
@@ -118,7 +120,10 @@ const plan = (input: NewOrder) => {
 
 const put = (Item: Item) => ({ Put: { TableName: TABLE(), Item, ConditionExpression: NEW_ITEM } });
 
-/** A conditional put of each job; one that exists already (a concurrent or earlier attempt's) is left as it is. */
+/**
+ * A conditional put of each job; one that exists already (a concurrent or earlier attempt's) is left
+ * as it is. Each job is counted created by the write that made it, whichever that is.
+ */
 const putEach = async (jobs: SyncJob[]) => {
   for (let at = 0; at < jobs.length; at += PUT_CONCURRENCY) {
     await Promise.all(
@@ -127,6 +132,7 @@ const putEach = async (jobs: SyncJob[]) => {
           await dynamo.send(
             new PutCommand({ TableName: TABLE(), Item: syncJobItem(job), ConditionExpression: NEW_ITEM }),
           );
+          countMetric(BUSINESS_METRICS.jobsCreated);
         } catch (error) {
           if (!isConditionFailure(error)) throw error;
         }
@@ -166,6 +172,7 @@ export const createJobsForOrder = async (
     if (!existing?.orderJobIds) throw error;
     return { created: false, jobIds: existing.orderJobIds, written: await completeOrderJobs(existing) };
   }
+  countMetric(BUSINESS_METRICS.jobsCreated, Math.min(jobs.length, firstTransaction));
   await hooks.afterWrite?.(Math.min(jobs.length, firstTransaction));
   const rest = jobs.slice(firstTransaction);
   for (let at = 0; at < rest.length; at += TRANSACTION_ITEMS) {

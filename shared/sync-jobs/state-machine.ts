@@ -34,7 +34,10 @@ export const MOVES = {
   defer: { from: ['processing'], to: 'pending', newMessage: true },
   /** Worker, DLQ handler or reconciler: an unknown outcome looked up, and the supplier has the order. */
   found: { from: ['pending', 'processing', 'failed'], to: 'completed', newMessage: false },
-  /** Worker (refused, throttled too long), DLQ handler (receives used up), reconciler (no progress). */
+  /**
+   * Worker (refused, throttled too long, order unplaceable, source store gone), DLQ handler (receives
+   * used up), reconciler (no progress).
+   */
   kill: { from: ['pending', 'processing', 'failed'], to: 'dead', newMessage: false },
   /** POST /v1/sync_jobs/{id}/retry. */
   retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true },

@@ -30,7 +30,7 @@ describe('the reconciler', () => {
     sqs.on(SendMessageCommand).resolves({});
   });
 
-  it('goes on with the shard’s later pages when one job fails, then fails the run so the error alarm tells', async () => {
+  it('goes on with a shard’s later pages when one job fails, then fails so the error alarm tells', async () => {
     const [broken, fine] = [stalled('sj_broken'), stalled('sj_fine')];
     const key = ({ PK, SK }: { PK: string; SK: string }) => ({ PK, SK });
     dynamo
