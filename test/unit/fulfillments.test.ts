@@ -160,11 +160,13 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
         ':attempts': 1,
       });
       expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
-      // Conditional on the entry as read: a concurrent write makes it read again.
+      // Conditional on the entry as read: a concurrent write makes it read again. Its last entry on its
+      // way delivered, the job leaves GSI3's propagating jobs, unless an entry was added meanwhile.
       expect(delivered.ConditionExpression).toBe(
-        '#fulfillments.#fid.#attempts = :readAttempts AND #fulfillments.#fid.#status = :readStatus',
+        '#fulfillments.#fid.#attempts = :readAttempts AND #fulfillments.#fid.#status = :readStatus' +
+          ' AND size(#fulfillments) = :entries',
       );
-      // Its last entry on its way delivered, the job leaves GSI3's propagating jobs.
+      expect(delivered.ExpressionAttributeValues).toMatchObject({ ':entries': 1 });
       expect(delivered.UpdateExpression).toMatch(/REMOVE .*#GSI3PK, #GSI3SK$/);
     },
   );
