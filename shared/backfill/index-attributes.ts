@@ -17,10 +17,15 @@ export const INDEX_ATTRIBUTES: readonly string[] = [
   ...new Set([...Object.values(INDEX_KEYS).flatMap(({ pk, sk }) => [pk, sk]), OPEN_PK]),
 ];
 
-const indexPart = (item: Item) =>
-  Object.fromEntries(
-    INDEX_ATTRIBUTES.filter((name) => typeof item[name] === 'string').map((name) => [name, item[name] as string]),
-  );
+/** The index attributes an item has. */
+const indexPart = (item: Item) => {
+  const part: Record<string, string> = {};
+  for (const name of INDEX_ATTRIBUTES) {
+    const value = item[name];
+    if (typeof value === 'string') part[name] = value;
+  }
+  return part;
+};
 
 /**
  * A job's: those of a job created in its state (its lists; GSI3's open or failed set; its state's

@@ -48,7 +48,7 @@ const LISTS = { GSI1PK: 'OWNER#owner_a#SJ', GSI1SK: `${CREATED}#sj_1`, GSI4PK: '
 const indexPart = (item: Record<string, unknown>) =>
   Object.fromEntries(Object.entries(item).filter(([name]) => INDEX_ATTRIBUTES.includes(name)));
 
-/** A move's index changes applied to an item, as an UpdateItem would (a copy keeps the target when the source is absent). */
+/** A move's index changes applied to an item as an UpdateItem would: a copy keeps the target without a source. */
 const apply = (item: Record<string, unknown>, changes: IndexChanges) => {
   const next = { ...item, ...changes.set };
   for (const name of changes.remove) delete next[name];
