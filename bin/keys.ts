@@ -1,6 +1,5 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { CommandError, type Io, parseOptions, runAsMain, table, tool, UsageError } from './cli/command-line.js';
+import { withTable } from './cli/table.js';
 
 /**
  * `npm run keys -- create | list | revoke`: API keys, straight in the table (the API has no key
@@ -46,58 +45,10 @@ const common = { table: { type: 'string' }, json: { type: 'boolean' }, help: { t
 
 const OWNER = /^[A-Za-z0-9_.:-]{1,128}$/;
 
-const isRunning = (pid: unknown) => {
-  try {
-    process.kill(Number(pid), 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-/**
- * Points the shared DynamoDB code at the table (it reads the environment when first loaded) and
- * answers how to let go of what was started for it.
- */
-const connect = async (tableName: string | undefined, io: Io): Promise<() => Promise<void>> => {
-  if (tableName) {
-    Object.assign(process.env, { TABLE_NAME: tableName, API_KEY_PREFIX: 'sk_live_' });
-    return async () => {};
-  }
-  const dataDir = resolve(io.env.DATA_DIR && io.env.DATA_DIR !== ':memory:' ? io.env.DATA_DIR : '.local');
-  const running = join(dataDir, 'endpoints.json');
-  let target: { dynamodb: string; tableName: string };
-  let stop = async () => {};
-  const found = existsSync(running) ? JSON.parse(readFileSync(running, 'utf8')) : undefined;
-  if (found && isRunning(found.pid)) target = found;
-  else {
-    // No service runs (or it died without cleaning up): open its data with a DynamoDB Local of our own.
-    const { ensureTable, startDynamoDbLocal } = await import('../lib/local/dynamodb.js');
-    const { TABLE_NAME } = await import('../lib/local/runtime.js');
-    const local = await startDynamoDbLocal(dataDir);
-    stop = local.stop;
-    await ensureTable(local.endpoint, TABLE_NAME);
-    target = { dynamodb: local.endpoint, tableName: TABLE_NAME };
-  }
-  Object.assign(process.env, {
-    TABLE_NAME: target.tableName,
-    API_KEY_PREFIX: 'sk_test_',
-    AWS_ENDPOINT_URL_DYNAMODB: target.dynamodb,
-    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
-    AWS_ACCESS_KEY_ID: 'local',
-    AWS_SECRET_ACCESS_KEY: 'local',
-  });
-  return stop;
-};
-
-/** Opens the table for `work`, and always lets go of it. */
-const withTable = async <T>(tableName: string | undefined, io: Io, work: () => Promise<T>) => {
-  const stop = await connect(tableName, io);
-  try {
-    return await work();
-  } finally {
-    await stop();
-  }
+/** Keys issued on a deployed table are live keys, local ones test keys. */
+const withKeyTable = <T>(tableName: string | undefined, io: Io, work: () => Promise<T>) => {
+  process.env.API_KEY_PREFIX = tableName ? 'sk_live_' : 'sk_test_';
+  return withTable(tableName, io, work);
 };
 
 const apiKeys = () => import('../shared/api-keys/api-keys.js');
@@ -108,7 +59,7 @@ const create = async (args: string[], io: Io) => {
   if (!values.owner) throw new UsageError('create needs --owner <ownerId>');
   if (!OWNER.test(values.owner)) throw new UsageError('--owner must be 1-128 characters of letters, digits, _ . : -');
   const owner = values.owner;
-  await withTable(values.table, io, async () => {
+  await withKeyTable(values.table, io, async () => {
     const { generateKey, registerKey } = await apiKeys();
     const key = generateKey(process.env.API_KEY_PREFIX ?? 'sk_test_');
     const record = await registerKey(key, owner);
@@ -121,7 +72,7 @@ const create = async (args: string[], io: Io) => {
 const list = async (args: string[], io: Io) => {
   const { values } = parseOptions(args, { ...common, owner: { type: 'string' } }, 0);
   if (values.help) return void io.out(HELP.list);
-  const found = await withTable(values.table, io, async () => (await apiKeys()).listKeys());
+  const found = await withKeyTable(values.table, io, async () => (await apiKeys()).listKeys());
   const shown = values.owner ? found.filter((key) => key.ownerId === values.owner) : found;
   if (values.json) return void io.out(JSON.stringify(shown, null, 2));
   if (!shown.length) return void io.out(values.owner ? `no keys for owner ${values.owner}` : 'no keys');
@@ -136,7 +87,7 @@ const revoke = async (args: string[], io: Io) => {
   if (!keyId) throw new UsageError('revoke needs a key id (key_…; `npm run keys -- list` shows them)');
   if (keyId.startsWith('sk_'))
     throw new UsageError('revoke takes the key id (key_…), not the key; `npm run keys -- list` shows the ids');
-  const result = await withTable(values.table, io, async () => (await apiKeys()).revokeKey(keyId));
+  const result = await withKeyTable(values.table, io, async () => (await apiKeys()).revokeKey(keyId));
   if (result.outcome === 'unknown') throw new CommandError(`no key ${keyId} (\`npm run keys -- list\` shows them)`);
   if (values.json) return void io.out(JSON.stringify(result, null, 2));
   io.out(

@@ -3,7 +3,7 @@ import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
 import { ApiRequestError, ApiUnreachableError } from '../../client/client.js';
 
 /**
- * What the command-line tools (`npm run keys`, `npm run jobs`) share: argument parsing whose
+ * What the command-line tools (`npm run keys`, `jobs`, `backfill-indexes`) share: argument parsing whose
  * mistakes are one clear line (exit 2), failures as one line (exit 1, never a stack trace), and
  * output through an `Io` so tests run a command in process and read what it printed.
  */
@@ -117,14 +117,30 @@ export const tool =
       const code = await run(args, io);
       return typeof code === 'number' ? code : 0;
     } catch (error) {
-      if (error instanceof UsageError) {
-        const about = command && command in commands ? `${command} --help` : '--help';
-        io.err(`${name}: ${error.message}; see \`npm run ${name} -- ${about}\``);
-        return 2;
-      }
-      io.err(`${name}: ${describeFailure(error)}`);
-      if (io.env.DEBUG && error instanceof Error && error.stack) io.err(error.stack);
-      return 1;
+      return failed(name, command && command in commands ? `${command} --help` : '--help', error, io);
+    }
+  };
+
+/** A failure as one line prefixed with the tool's name, and its exit code (2 for a usage error). */
+const failed = (name: string, help: string, error: unknown, io: Io) => {
+  if (error instanceof UsageError) {
+    io.err(`${name}: ${error.message}; see \`npm run ${name} -- ${help}\``);
+    return 2;
+  }
+  io.err(`${name}: ${describeFailure(error)}`);
+  if (io.env.DEBUG && error instanceof Error && error.stack) io.err(error.stack);
+  return 1;
+};
+
+/** A tool that is one command (`<tool> [options]`; it answers its own `--help`), failing as `tool`'s do. */
+export const singleCommandTool =
+  (name: string, run: Command) =>
+  async (argv: string[], io: Io): Promise<number> => {
+    try {
+      const code = await run(argv, io);
+      return typeof code === 'number' ? code : 0;
+    } catch (error) {
+      return failed(name, '--help', error, io);
     }
   };
 

@@ -1,5 +1,5 @@
 import { isOpen, type SyncJobStatus } from '../domain/sync-job-status.js';
-import { INDEX_KEYS, inFlight, lists } from '../dynamo/keys.js';
+import { INDEX_KEYS, inFlight, lists, lookups } from '../dynamo/keys.js';
 import type { SyncJob } from './record.js';
 
 /**
@@ -40,7 +40,7 @@ export interface IndexChanges {
 }
 
 /** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
-const OPEN_PK = 'openPK';
+export const OPEN_PK = 'openPK';
 const GSI3 = ['GSI3PK', 'GSI3SK'];
 
 const openEntry = (job: IndexedJob) => ({
@@ -98,3 +98,12 @@ export const propagationIndex = (
         remove: [],
       }
     : { set: {}, remove: [...GSI3] };
+
+/**
+ * GSI2, a completed job's lookup by its source order: written by the completion (moves.ts), which
+ * is final, so the job keeps it for life.
+ */
+export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) => ({
+  GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
+  GSI2SK: lookups.sourceOrderJob(job.id),
+});

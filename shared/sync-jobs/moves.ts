@@ -5,9 +5,9 @@ import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, recordLatency } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
-import { lookups } from '../dynamo/keys.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { appendAttempt, storedAttempts, type AttemptRecord } from './attempts.js';
+import { lookupEntry } from './indexes.js';
 import type { JobMessage } from './message.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { moveUpdate, type MoveRequest } from './state-machine.js';
@@ -70,8 +70,7 @@ export const claimJob = (message: JobMessage) =>
 const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
   sourceOrderId,
   completedAt: at,
-  GSI2PK: lookups.sourceOrder(job.sourceStoreId, sourceOrderId),
-  GSI2SK: lookups.sourceOrderJob(job.id),
+  ...lookupEntry(job, sourceOrderId),
 });
 
 /** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
