@@ -273,6 +273,11 @@ export const recordOutcome = (
       }
       update.when(sameEntryCount(update, others.length + 1));
     }
+    // An entry that had ended (dead) and fails again, from a message that was still live: it is on
+    // its way again, so the job goes back among the propagating jobs, where the reconciler watches it.
+    if (outcome.status === 'failed' && current.status === 'completed' && !isPropagating(entry)) {
+      if (!others.some(isPropagating)) update.index(propagationIndex(current, true));
+    }
     if (!(await tryUpdate(jobId, update))) return 'again';
     if (outcome.status === 'delivered') countMetric(BUSINESS_METRICS.fulfillmentsPropagated);
     if (outcome.status === 'dead') countMetric(BUSINESS_METRICS.fulfillmentsDead);

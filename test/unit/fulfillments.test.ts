@@ -184,6 +184,19 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     });
   });
 
+  it('puts the job back among the propagating jobs when a dead entry fails again (a message still live)', async () => {
+    dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'dead', errorMessage: 'answered 500' })) });
+    createFulfillment.mockRejectedValue(platformError(500, true));
+
+    expect(await processFulfillmentMessage(deps, record(message(), '2'))).toBe('retry');
+
+    expect(update().ExpressionAttributeValues).toMatchObject({
+      ':status': 'failed',
+      ':GSI3PK': expect.stringMatching(/^PROPAGATING#\d+$/),
+    });
+    expect(update().UpdateExpression).toMatch(/#GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK/);
+  });
+
   it.each([401, 404, 422])(
     'makes the fulfillment dead at once, with the reason, when the platform answers %i',
     async (status) => {
