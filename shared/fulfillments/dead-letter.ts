@@ -9,6 +9,7 @@ import {
   sendFulfillmentMessage,
   type FulfillmentMessage,
 } from './queue.js';
+import { jobLogContext } from '../sync-jobs/message.js';
 
 /**
  * A message SQS gave up on after `maxReceiveCount` receives. A reseller platform may be down for
@@ -34,7 +35,7 @@ export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives 
 const giveUpOrRedrive = async (message: FulfillmentMessage, redrives: number) => {
   const found = await loadDelivery(message);
   if (!found) return;
-  addLogContext({ resellerStoreId: found.job.resellerStoreId, externalOrderId: found.job.externalOrderId });
+  addLogContext(jobLogContext(found.job));
   const done = message.redrives ?? 0;
   if (done < redrives) {
     await sendFulfillmentMessage({ ...message, redrives: done + 1 }, MAX_DELAY_SECONDS);

@@ -19,6 +19,7 @@ import {
   sendFulfillmentMessage,
   type FulfillmentMessage,
 } from './queue.js';
+import { jobLogContext } from '../sync-jobs/message.js';
 
 /**
  * One fulfillment message: create the fulfillment with its tracking on the reseller order
@@ -52,7 +53,7 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
   const found = await loadDelivery(message);
   if (!found) return 'done';
   const { job } = found;
-  addLogContext({ resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId });
+  addLogContext(jobLogContext(job));
   const startedAt = now();
 
   const reseller = await loadResellerStore(job.resellerStoreId);

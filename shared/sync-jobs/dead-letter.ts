@@ -4,7 +4,7 @@ import { now } from '../core/ids.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { failedAttemptsOf } from './attempts.js';
-import { messageLogContext, parseJobMessage, type JobMessage } from './message.js';
+import { jobLogContext, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
 import type { AttemptEnd } from './moves.js';
 import { loadJob } from './sync-jobs.js';
 import { endJob, mayHaveBeenPlaced } from './settle.js';
@@ -28,7 +28,7 @@ export const processDeadSyncMessage = async (deps: Deps, record: SQSRecord) => {
 
 const settleDeadMessage = async (deps: Deps, message: JobMessage) => {
   const job = await loadJob(message.jobId, true);
-  if (job) addLogContext({ resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId });
+  if (job) addLogContext(jobLogContext(job));
   if (!job || job.generation !== message.generation || !isOpen(job.status))
     return logger.info('stale DLQ message ignored', { generation: message.generation });
 

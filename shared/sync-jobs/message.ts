@@ -34,6 +34,13 @@ export const jobMessage = (
   externalOrderId: job.externalOrderId,
 });
 
+/** What every line about a job carries once the job is read. */
+export const jobLogContext = (job: { id: string; resellerStoreId: string; externalOrderId: string }) => ({
+  jobId: job.id,
+  resellerStoreId: job.resellerStoreId,
+  externalOrderId: job.externalOrderId,
+});
+
 /** What a message tells the log lines of its handler, before anything is read. */
 export const messageLogContext = (message: JobMessage) => ({
   jobId: message.jobId,

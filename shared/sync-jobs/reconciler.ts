@@ -8,7 +8,7 @@ import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
 import { settlePropagations, type PropagationReport } from '../fulfillments/reconcile.js';
-import { jobMessage } from './message.js';
+import { jobLogContext, jobMessage } from './message.js';
 import { enqueueJobs } from './queue.js';
 import { syncJobFrom, type SyncJob } from './record.js';
 import { resendJob } from './moves.js';
@@ -65,7 +65,7 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
   };
   /** One job's work, in its log context; its failure is its own, not the run's. */
   const settle = (job: SyncJob, work: () => Promise<void>) =>
-    withLogContext({ jobId: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId }, () =>
+    withLogContext(jobLogContext(job), () =>
       work().catch((error: Error) => {
         report.errors++;
         logger.error('reconciler could not settle a job; the next run tries again', error);

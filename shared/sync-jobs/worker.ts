@@ -14,7 +14,7 @@ import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { AttemptOutcome, AttemptTrigger } from './attempts.js';
-import { jobMessage, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
+import { jobLogContext, jobMessage, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob, type AttemptEnd } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
 import type { SyncJob } from './record.js';
@@ -43,11 +43,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
     logger.info('stale sync message dropped', { generation: message.generation });
     return 'done';
   }
-  addLogContext({
-    resellerStoreId: job.resellerStoreId,
-    externalOrderId: job.externalOrderId,
-    sourceStoreId: job.sourceStoreId,
-  });
+  addLogContext({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId });
   const attempt: Attempt = {
     job,
     record,
@@ -74,8 +70,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
     const shop = await shopConnection(deps.cipher, source);
-    const end = ended(attempt, 'dead', null, error.message);
-    const settled = await endJob(deps, job, error.message, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+    const settled = await giveUp(deps, shop, attempt, error.message, null);
     if (settled === 'unknown') return fail(attempt, `${error.message}; the supplier could not be asked for it`, null);
     logger.warn('order cannot be placed', { reason: error.message, settled });
     return 'done';
@@ -112,6 +107,16 @@ const ended = (
   errorMessage: string | null,
 ): AttemptEnd => ({ trigger: attempt.trigger, outcome, platformStatus, errorMessage, startedAt: attempt.startedAt });
 
+/**
+ * The attempt in hand ends its job: `dead` with `reason`, unless an earlier attempt may have placed
+ * the order and the supplier has it (settle.ts). This attempt is claimed but not yet in the history.
+ */
+const giveUp = (deps: Deps, shop: ShopConnection, attempt: Attempt, reason: string, status: number | null) =>
+  endJob(deps, attempt.job, reason, ended(attempt, 'dead', status, reason), {
+    lookUp: mayHaveBeenPlaced(attempt.job, 1),
+    shop,
+  });
+
 const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt, error: unknown): Promise<Outcome> => {
   const { job } = attempt;
   const failure = classify(error, 'internal error while placing the order');
@@ -123,8 +128,7 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
       return throttled(deps, shop, attempt, failure);
     case 'permanent': {
       // An earlier attempt may have placed the order before this one was refused: look first.
-      const end = ended(attempt, 'dead', status, failure.reason);
-      const settled = await endJob(deps, job, failure.reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+      const settled = await giveUp(deps, shop, attempt, failure.reason, status);
       if (settled === 'unknown') return fail(attempt, failure.reason, status);
       logger.warn('platform refused the order', { status: failure.status, settled });
       return 'done';
@@ -167,8 +171,7 @@ const throttled = async (
   const since = Date.parse(job.throttledSince ?? attempt.startedAt);
   if (Date.now() - since >= budget * 1000) {
     const reason = `${failure.reason}; throttled for more than ${budget} s`;
-    const end = ended(attempt, 'dead', 429, reason);
-    const settled = await endJob(deps, job, reason, end, { lookUp: mayHaveBeenPlaced(job, 1), shop });
+    const settled = await giveUp(deps, shop, attempt, reason, 429);
     logger.warn('throttled past the budget', { budgetSeconds: budget, settled });
     if (settled !== 'unknown') return 'done';
   }
