@@ -16,6 +16,11 @@ import {
 } from './json-text.js';
 
 export interface ResellerLineItem {
+  /**
+   * The line item's id as the payload spells it (a number's exact digits, a string as sent); null
+   * when absent or of another kind. The reseller fulfillment names the item by it (CONTRACT.md §10.1).
+   */
+  id: string | null;
   /** Null when absent or null: such an item goes to no supplier. */
   vendor: string | null;
   /** A whole number from 1 to 1,000,000. */
@@ -26,6 +31,11 @@ export interface ResellerLineItem {
   title: JsonText | null;
   sku: JsonText | null;
   variantId: JsonText | null;
+  variantTitle: JsonText | null;
+  /** The item's name/value pairs (an engraving, say), passed on to the supplier exactly as sent. */
+  properties: JsonText | null;
+  /** `"gift_card": true`: issued by the reseller's own shop, never routed to a supplier. */
+  giftCard: boolean;
 }
 
 export interface ResellerShippingLine {
@@ -41,6 +51,8 @@ export interface ResellerOrder {
   lineItems: ResellerLineItem[];
   shippingLines: ResellerShippingLine[];
   shippingAddress: JsonText | null;
+  note: JsonText | null;
+  noteAttributes: JsonText | null;
 }
 
 /** Why a payload is refused: the contract's `param` (a dotted path) and what its value must be. */
@@ -109,17 +121,36 @@ const objects = (span: JsonSpan, param: string) => {
 const isNull = (span: JsonSpan | undefined) =>
   span === undefined || (kindOf(span) === 'literal' && textOf(span) === 'null');
 
+/** The longest line item id kept: longer ones (never seen on a platform) are treated as absent. */
+const MAX_LINE_ITEM_ID_LENGTH = 100;
+
+/** A line item's id, unchecked (CONTRACT.md §5 reads it but does not require it). */
+const lineItemId = (span: JsonSpan | undefined): string | null => {
+  if (!span) return null;
+  if (kindOf(span) === 'number') return wholeNumber(textOf(span), MAX_LINE_ITEM_ID_LENGTH) ?? null;
+  if (kindOf(span) !== 'string') return null;
+  const id = stringOf(span);
+  return id.length >= 1 && id.length <= MAX_LINE_ITEM_ID_LENGTH ? id : null;
+};
+
+const isTrue = (span: JsonSpan | undefined) =>
+  span !== undefined && kindOf(span) === 'literal' && textOf(span) === 'true';
+
 const lineItem = (members: Map<string, JsonSpan>, index: number): ResellerLineItem => {
   const at = `line_items.${index}`;
   const vendor = members.get('vendor');
   if (!isNull(vendor) && kindOf(vendor!) !== 'string') refuse(`${at}.vendor`, 'must be a string or null');
   return {
+    id: lineItemId(members.get('id')),
     vendor: isNull(vendor) ? null : stringOf(vendor!),
     quantity: quantity(members.get('quantity'), `${at}.quantity`),
     price: price(members.get('price'), `${at}.price`),
     title: kept(members.get('title')),
     sku: kept(members.get('sku')),
     variantId: kept(members.get('variant_id')),
+    variantTitle: kept(members.get('variant_title')),
+    properties: kept(members.get('properties')),
+    giftCard: isTrue(members.get('gift_card')),
   };
 };
 
@@ -156,6 +187,8 @@ const read = (text: string): ResellerOrder => {
     lineItems,
     shippingLines,
     shippingAddress: kept(members.get('shipping_address')),
+    note: kept(members.get('note')),
+    noteAttributes: kept(members.get('note_attributes')),
   };
 };
 

@@ -6,17 +6,33 @@ export interface RoutedGroup<T> {
   lineItems: T[];
 }
 
+export interface RoutableItem {
+  vendor?: string | null;
+  giftCard?: boolean;
+}
+
+/** A gift card is issued by the reseller's own shop: it never goes to a supplier (CONTRACT.md §10.1). */
+export const isRoutable = (item: RoutableItem) => item.giftCard !== true;
+
+/**
+ * The items a job with this vendor tag carries, in the order's order: what `routeLineItems` put in
+ * its group. A job written before jobs kept their tag (`null`) carries every routable item.
+ */
+export const itemsOfVendorTag = <T extends RoutableItem>(lineItems: T[], vendorTag: string | null): T[] =>
+  lineItems.filter((item) => isRoutable(item) && (vendorTag === null || item.vendor === vendorTag));
+
 /**
  * Groups line items by the vendor tag of an active source store; items of no active store stay
  * with the reseller. Groups are ordered by source store id (then tag) so that a redelivered order
  * yields the same positions, and therefore the same job ids.
  */
-export const routeLineItems = <T extends { vendor?: string | null }>(
+export const routeLineItems = <T extends RoutableItem>(
   lineItems: T[],
   storeByVendorTag: Map<string, string>,
 ): RoutedGroup<T>[] => {
   const groups = new Map<string, RoutedGroup<T>>();
   for (const item of lineItems) {
+    if (!isRoutable(item)) continue;
     const vendorTag = item.vendor;
     const sourceStoreId = typeof vendorTag === 'string' ? storeByVendorTag.get(vendorTag) : undefined;
     if (!sourceStoreId || typeof vendorTag !== 'string') continue;

@@ -5,10 +5,10 @@ import type { ResellerLineItem, ResellerOrder } from './reseller-order.js';
 
 /**
  * The supplier order in the platforms' own body format (PLATFORM-API.md, the storeplatform_a body;
- * storeplatform_b's OrderInput and the custom push take the same fields): every adapter sends it as
- * is, through `stringifyExact`. The values the service does not compute (`email`, `title`, `sku`,
- * `variant_id`, `shipping_address`) are the reseller order's own text, written back verbatim: a
- * 21-digit `variant_id` arrives with all its digits.
+ * the custom push takes the same fields, storeplatform_b maps them onto its input): sent through
+ * `stringifyExact`. The values the service does not compute (`email`, `title`, `sku`, `variant_id`,
+ * `variant_title`, `properties`, `shipping_address`, `note`, `note_attributes`) are the reseller
+ * order's own text, written back verbatim: a 21-digit `variant_id` arrives with all its digits.
  */
 export interface SupplierOrder {
   source_identifier: string;
@@ -17,6 +17,9 @@ export interface SupplierOrder {
   line_items: OrderLineItem[];
   shipping_lines: ShippingLine[];
   shipping_address: JsonText | Record<string, unknown> | null;
+  /** The order's `note` and `note_attributes`, exactly as sent; absent when the reseller order has none. */
+  note?: JsonText | string | null;
+  note_attributes?: JsonText | Array<{ name: string; value: string }>;
   tags: 'reseller-order';
 }
 
@@ -27,6 +30,9 @@ export interface OrderLineItem {
   quantity: number;
   price: string;
   vendor: string;
+  /** `variant_title` and `properties` (name/value pairs: an engraving), exactly as sent; absent when not sent. */
+  variant_title?: JsonText | string | null;
+  properties?: JsonText | Array<{ name: string; value: string }>;
 }
 
 export interface ShippingLine {
@@ -64,6 +70,8 @@ export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrde
         quantity: item.quantity,
         price: supplierUnitPrice(item.price, currency, pricing),
         vendor: item.vendor ?? '',
+        variant_title: item.variantTitle ?? undefined,
+        properties: item.properties ?? undefined,
       }),
     ),
     shipping_lines: order.shippingLines.map(
@@ -73,6 +81,8 @@ export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrde
       }),
     ),
     shipping_address: order.shippingAddress,
+    note: order.note ?? undefined,
+    note_attributes: order.noteAttributes ?? undefined,
     tags: 'reseller-order',
   };
 }

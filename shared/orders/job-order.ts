@@ -1,6 +1,7 @@
 import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
+import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
 import { syncJobId } from '../core/ids.js';
 import type { SyncJob } from '../sync-jobs/record.js';
@@ -41,8 +42,7 @@ export const supplierOrderFor = async (
     throw new UnplaceableOrderError(`the stored order cannot be read: ${reading.param ?? ''} ${reading.message}`);
   }
   const { order } = reading;
-  const lineItems =
-    job.vendorTag === null ? order.lineItems : order.lineItems.filter((item) => item.vendor === job.vendorTag);
+  const lineItems = itemsOfVendorTag(order.lineItems, job.vendorTag);
   try {
     return buildSupplierOrder({ resellerShopDomain, order, lineItems, pricing });
   } catch (error) {
