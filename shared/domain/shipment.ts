@@ -1,0 +1,91 @@
+/**
+ * Which of a sync job's lines a supplier's parcel ships, in the reseller's terms (CONTRACT.md §10.2).
+ * Pure: the fulfillment worker applies it to the job's lines as they stand when it delivers.
+ */
+
+/** One reseller line item a job carries, with what the reseller's platform has accepted as shipped. */
+export interface ShipmentLine {
+  resellerLineItemId: string | null;
+  sourceLineItemId: string | null;
+  quantity: number;
+  fulfilledQuantity: number;
+}
+
+/** A line a source fulfillment names: the supplier's line item id and how many it ships. */
+export interface ShippedLine {
+  id: string;
+  quantity: number;
+}
+
+export type ShipmentPlan =
+  /** Ship exactly these reseller line items and quantities. */
+  | { kind: 'lines'; lines: Array<{ resellerLineItemId: string; quantity: number }> }
+  /** The job's lines have no reseller ids (an order without line item ids): fulfilled without line items. */
+  | { kind: 'whole' }
+  /** Nothing is left to ship: nothing is sent, and the fulfillment records why. */
+  | { kind: 'ignored'; reason: string };
+
+const remaining = (line: ShipmentLine) => Math.max(0, line.quantity - line.fulfilledQuantity);
+
+/**
+ * The reseller fulfillment a parcel becomes. `shipped` null: the parcel names no lines, so it covers
+ * every line of the job not yet fulfilled. Otherwise only the job's lines it names, quantities cut to
+ * what remains; ids that are not the job's are left out. Never a line of another job.
+ */
+export const planShipment = (lines: ShipmentLine[], shipped: ShippedLine[] | null): ShipmentPlan => {
+  if (lines.length === 0 || lines.some((line) => line.resellerLineItemId === null)) {
+    return lines.every((line) => remaining(line) === 0) && lines.length > 0
+      ? { kind: 'ignored', reason: 'every item of the job is already fulfilled' }
+      : { kind: 'whole' };
+  }
+  const wanted = new Map<string, number>();
+  if (shipped === null) {
+    for (const line of lines) wanted.set(line.resellerLineItemId!, remaining(line));
+  } else {
+    const bySourceId = new Map<string, ShipmentLine>();
+    for (const line of lines) if (line.sourceLineItemId !== null) bySourceId.set(line.sourceLineItemId, line);
+    for (const item of shipped) {
+      const line = bySourceId.get(item.id);
+      if (!line) continue;
+      const id = line.resellerLineItemId!;
+      wanted.set(id, Math.min(remaining(line), (wanted.get(id) ?? 0) + item.quantity));
+    }
+  }
+  const planned = [...wanted]
+    .filter(([, quantity]) => quantity > 0)
+    .map(([resellerLineItemId, quantity]) => ({ resellerLineItemId, quantity }));
+  if (planned.length > 0) return { kind: 'lines', lines: planned };
+  if (shipped === null) return { kind: 'ignored', reason: 'every item of the job is already fulfilled' };
+  if (wanted.size === 0) return { kind: 'ignored', reason: 'the fulfillment names no line item of this job' };
+  return { kind: 'ignored', reason: 'every item it names is already fulfilled' };
+};
+
+export type FulfillmentStatus = 'unfulfilled' | 'partial' | 'fulfilled';
+
+/** The job's `fulfillmentStatus`, from its lines' quantities the reseller's platform accepted. */
+export const fulfillmentStatusOf = (
+  lines: Pick<ShipmentLine, 'quantity' | 'fulfilledQuantity'>[],
+): FulfillmentStatus => {
+  const shipped = lines.reduce((sum, line) => sum + Math.min(line.fulfilledQuantity, line.quantity), 0);
+  const total = lines.reduce((sum, line) => sum + line.quantity, 0);
+  if (shipped === 0) return 'unfulfilled';
+  return shipped >= total ? 'fulfilled' : 'partial';
+};
+
+/** The job's lines after the reseller's platform accepted (`sign` 1) or cancelled (`-1`) a fulfillment's lines. */
+export const applyShipment = <T extends ShipmentLine>(
+  lines: T[],
+  shippedLines: Array<{ resellerLineItemId: string; quantity: number }> | 'whole',
+  sign: 1 | -1,
+): T[] => {
+  if (shippedLines === 'whole') {
+    return lines.map((line) => ({ ...line, fulfilledQuantity: sign === 1 ? line.quantity : 0 }));
+  }
+  const byId = new Map(shippedLines.map((line) => [line.resellerLineItemId, line.quantity]));
+  return lines.map((line) => {
+    const quantity = line.resellerLineItemId === null ? undefined : byId.get(line.resellerLineItemId);
+    if (quantity === undefined) return line;
+    const fulfilledQuantity = Math.min(line.quantity, Math.max(0, line.fulfilledQuantity + sign * quantity));
+    return { ...line, fulfilledQuantity };
+  });
+};
