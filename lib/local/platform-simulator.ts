@@ -12,6 +12,14 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
+import {
+  executeShopify,
+  shopifyFlakyKey,
+  shopifyOperation,
+  THROTTLED_BODY,
+  type ShopifyStore,
+} from './simulator-shopify.js';
 
 export type SimulatorPlatform = 'storeplatform_a' | 'storeplatform_b' | 'custom';
 
@@ -89,6 +97,7 @@ interface State {
   // Ids keep increasing across resets, so an id held from before a reset never matches a new entity.
   nextOrderId: number;
   nextFulfillmentId: number;
+  nextLineItemId: number;
   slowMs: number;
   timers: Set<NodeJS.Timeout>;
 }
@@ -110,9 +119,9 @@ interface Route {
   pattern: RegExp;
   /** Operation kind of a write (idempotency and `flaky` namespace); reads have none and skip the token gate. */
   kind?: (ctx: Ctx) => Kind | null;
-  handle: (ctx: Ctx) => Reply;
+  handle: (ctx: Ctx) => Reply | Promise<Reply>;
   /** How a `fail422` token is answered; GraphQL reports it as userErrors with HTTP 200. */
-  rejected?: (ctx: Ctx) => Reply;
+  rejected?: (ctx: Ctx) => Reply | Promise<Reply>;
 }
 
 const json = (status: number, body: unknown, headers?: Record<string, string>): Reply => ({ status, body, headers });
@@ -149,7 +158,6 @@ const clone = <T>(v: T): T => {
   }
 };
 const now = () => new Date().toISOString();
-const gid = (type: 'Order' | 'Fulfillment', id: number) => `gid://platform/${type}/${id}`;
 
 function header(req: IncomingMessage, name: string): string | null {
   const v = req.headers[name];
@@ -184,13 +192,15 @@ function createOrder(state: State, shop: Shop, input: Json, id = state.nextOrder
   return order;
 }
 
-/** A fulfillment for an order never seen creates the order as a stub, so orders placed elsewhere can get tracking. */
+/** An order the simulator has never seen, made when a fulfillment names it, so orders placed elsewhere get tracking. */
+function stubOrder(state: State, shop: Shop, orderId: number): StoredOrder {
+  const order = createOrder(state, shop, { stub: true, line_items: [] }, orderId);
+  state.nextOrderId = Math.max(state.nextOrderId, orderId + 1); // later orders must not reuse the stub's id
+  return order;
+}
+
 function createFulfillment(state: State, shop: Shop, orderId: number, input: Json): StoredFulfillment {
-  let order = shop.orders.get(orderId);
-  if (!order) {
-    order = createOrder(state, shop, { stub: true, line_items: [] }, orderId);
-    state.nextOrderId = Math.max(state.nextOrderId, orderId + 1); // later orders must not reuse the stub's id
-  }
+  const order = shop.orders.get(orderId) ?? stubOrder(state, shop, orderId);
   const fulfillment: StoredFulfillment = {
     ...input,
     id: state.nextFulfillmentId++,
@@ -247,105 +257,48 @@ function restListFulfillments(ctx: Ctx): Reply {
   return order ? json(200, { fulfillments: clone(order.fulfillments) }) : NOT_FOUND;
 }
 
-// ---------------------------------------------------------------- storeplatform_b (GraphQL)
+// ---------------------------------------------------------------- storeplatform_b (Shopify's GraphQL)
 
-type GraphqlOp = 'orderCreate' | 'fulfillmentCreate' | 'orders';
+const SHOPIFY_PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 
-/**
- * No GraphQL parser on purpose: the operation is recognised by name and every argument comes from
- * `variables` (the `orders` search string may also be written inline).
- */
-function graphqlOp(body: unknown): GraphqlOp | null {
-  const query = asObject(body)?.query;
-  if (typeof query !== 'string') return null;
-  if (/\borderCreate\b/.test(query)) return 'orderCreate';
-  if (/\bfulfillmentCreate\b/.test(query)) return 'fulfillmentCreate';
-  if (/\borders\s*\(/.test(query)) return 'orders';
-  return null;
+/** The shop's store as the Shopify executor sees it; ids are the simulator's, shared with the REST view. */
+function shopifyStore(state: State, shop: Shop): ShopifyStore {
+  return {
+    order: (id) => shop.orders.get(id),
+    orders: () => [...shop.orders.values()],
+    createOrder: (input) =>
+      createOrder(state, shop, {
+        ...input,
+        line_items: (input.line_items as Json[]).map((line) => ({
+          ...line,
+          id: state.nextLineItemId++,
+          fulfilled_quantity: 0,
+        })),
+      }),
+    orderOrStub: (id) => shop.orders.get(id) ?? stubOrder(state, shop, id),
+    nextFulfillmentId: () => state.nextFulfillmentId++,
+  };
 }
 
-/** `source_identifier:'<id>'` of an `orders` search, its `\'` and `\\` unescaped. */
-function searchedSourceIdentifier(body: unknown): string | null {
-  const variable = variablesOf(body).query;
-  const inline = /query:\s*"((?:[^"\\]|\\.)*)"/.exec(String(asObject(body)?.query ?? ''))?.[1]?.replace(/\\(.)/g, '$1');
-  const search = typeof variable === 'string' ? variable : inline;
-  const match = /source_identifier:'((?:[^'\\]|\\.)*)'/.exec(search ?? '');
-  return match ? match[1].replace(/\\(.)/g, '$1') : null;
-}
+const shopify = async (ctx: Ctx): Promise<Reply> =>
+  json(200, await executeShopify(shopifyStore(ctx.state, ctx.shop), ctx.body));
 
-function graphqlOrders(ctx: Ctx): Reply {
-  const source = searchedSourceIdentifier(ctx.body);
-  const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
+/** A `fail422` shop refuses every mutation with a userError, as Shopify reports a refusal. */
+function shopifyRejected(ctx: Ctx): Reply | Promise<Reply> {
+  const { write, field } = shopifyOperation(ctx.body);
+  if (!write || !field) return shopify(ctx);
+  const entity = field === 'fulfillmentCreate' ? 'fulfillment' : 'order';
   return json(200, {
-    data: { orders: { nodes: orders.slice(0, 1).map((order) => ({ id: gid('Order', order.id) })) } },
+    data: { [field]: { [entity]: null, userErrors: [{ field: ['base'], message: 'rejected by test token' }] } },
   });
 }
 
-const variablesOf = (body: unknown): Json => asObject(asObject(body)?.variables) ?? {};
-const PAYLOAD_FIELD: Record<Exclude<GraphqlOp, 'orders'>, 'order' | 'fulfillment'> = {
-  orderCreate: 'order',
-  fulfillmentCreate: 'fulfillment',
+/** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
+const shopifyKind = (ctx: Ctx): Kind | null => {
+  const { write, field } = shopifyOperation(ctx.body);
+  if (!write) return null;
+  return field === 'fulfillmentCreate' ? 'fulfillment' : 'order';
 };
-const UNKNOWN_OPERATION = json(200, {
-  errors: [{ message: 'Unknown operation: only orderCreate, fulfillmentCreate and orders are simulated' }],
-});
-
-function graphqlPayload(
-  op: Exclude<GraphqlOp, 'orders'>,
-  entity: unknown,
-  userErrors: Array<{ field: string[] | null; message: string }>,
-): Reply {
-  return json(200, { data: { [op]: { [PAYLOAD_FIELD[op]]: entity, userErrors } } });
-}
-
-/** Accepts `gid://platform/Order/<n>` or a bare numeric id. */
-function orderIdFromGid(v: unknown): number | null {
-  const m = /^(?:gid:\/\/platform\/Order\/)?(\d+)$/.exec(String(v ?? ''));
-  return m ? Number(m[1]) : null;
-}
-
-function graphqlOrderCreate(ctx: Ctx, vars: Json): Reply {
-  const input = asObject(vars.order);
-  if (!input || !Array.isArray(input.lineItems ?? input.line_items)) {
-    return graphqlPayload('orderCreate', null, [{ field: ['order', 'lineItems'], message: "can't be blank" }]);
-  }
-  const { entity } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => createOrder(ctx.state, ctx.shop, input));
-  return graphqlPayload('orderCreate', { id: gid('Order', entity.id) }, []);
-}
-
-function graphqlFulfillmentCreate(ctx: Ctx, vars: Json): Reply {
-  const orderId = orderIdFromGid(vars.orderId);
-  if (orderId === null)
-    return graphqlPayload('fulfillmentCreate', null, [{ field: ['orderId'], message: 'is invalid' }]);
-  // Stored in REST shape, so the REST read of the same order shows it.
-  const t = asObject(vars.trackingInfo) ?? {};
-  const input: Json = {
-    tracking_company: t.company ?? null,
-    tracking_number: t.number ?? null,
-    tracking_numbers: t.number ? [t.number] : [],
-    tracking_url: t.url ?? null,
-    tracking_urls: t.url ? [t.url] : [],
-    notify_customer: vars.notifyCustomer ?? false,
-  };
-  const { entity } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
-    createFulfillment(ctx.state, ctx.shop, orderId, input),
-  );
-  return graphqlPayload('fulfillmentCreate', { id: gid('Fulfillment', entity.id), status: 'SUCCESS' }, []);
-}
-
-function graphql(ctx: Ctx): Reply {
-  const op = graphqlOp(ctx.body);
-  if (op === 'orderCreate') return graphqlOrderCreate(ctx, variablesOf(ctx.body));
-  if (op === 'fulfillmentCreate') return graphqlFulfillmentCreate(ctx, variablesOf(ctx.body));
-  if (op === 'orders') return graphqlOrders(ctx);
-  return UNKNOWN_OPERATION;
-}
-
-function graphqlRejected(ctx: Ctx): Reply {
-  const op = graphqlOp(ctx.body);
-  if (op === 'orders') return graphqlOrders(ctx);
-  return op ? graphqlPayload(op, null, [{ field: ['base'], message: 'rejected by test token' }]) : UNKNOWN_OPERATION;
-}
 
 // ---------------------------------------------------------------- custom (signed push)
 
@@ -384,20 +337,15 @@ function customCreateFulfillment(ctx: Ctx): Reply {
 
 const order = () => 'order' as const;
 const fulfillment = () => 'fulfillment' as const;
-/** The `orders` query is a read: like every read, it takes no token and ignores test-mode tokens. */
-const graphqlKind = (ctx: Ctx): Kind | null =>
-  (({ orderCreate: 'order', fulfillmentCreate: 'fulfillment', orders: null, none: null }) as const)[
-    graphqlOp(ctx.body) ?? 'none'
-  ];
 
 /** Paths are matched against the part after `/<shopDomain>`. */
 const ROUTES: Route[] = [
   {
     method: 'POST',
-    pattern: new RegExp(`^${API}/graphql\\.json$`),
-    kind: graphqlKind,
-    handle: graphql,
-    rejected: graphqlRejected,
+    pattern: new RegExp(`^${SHOPIFY_PATH.replace(/\./g, '\\.')}$`),
+    kind: shopifyKind,
+    handle: shopify,
+    rejected: shopifyRejected,
   },
   { method: 'POST', pattern: new RegExp(`^${API}/orders\\.json$`), kind: order, handle: restCreateOrder },
   { method: 'GET', pattern: new RegExp(`^${API}/orders\\.json$`), handle: restListOrders },
@@ -421,12 +369,13 @@ const ROUTES: Route[] = [
 
 function platformOf(path: string): SimulatorPlatform {
   if (path.startsWith('/reseller/')) return 'custom';
-  if (path === `${API}/graphql.json`) return 'storeplatform_b';
+  if (path === SHOPIFY_PATH) return 'storeplatform_b';
   return 'storeplatform_a';
 }
 
 /** Custom pushes carry no platform token; a `Bearer` token, if sent, still selects a test mode. */
 function tokenOf(req: IncomingMessage, platform: SimulatorPlatform): string | null {
+  if (platform === 'storeplatform_b') return header(req, 'x-shopify-access-token');
   if (platform !== 'custom') return header(req, 'x-platform-access-token');
   return /^Bearer\s+(.+)$/i.exec(header(req, 'authorization') ?? '')?.[1] ?? null;
 }
@@ -446,15 +395,23 @@ function sleep(state: State, ms: number): Promise<void> {
  * call, `slow` or `lost` (the call is carried out, then its answer delayed or never sent), or
  * null to carry on normally.
  */
-async function testModeGate(ctx: Ctx, route: Route, kind: Kind | null): Promise<Reply | 'slow' | 'lost' | null> {
+async function testModeGate(
+  ctx: Ctx,
+  route: Route,
+  kind: Kind | null,
+): Promise<Reply | Promise<Reply> | 'slow' | 'lost' | null> {
   const token = tokenOf(ctx.req, ctx.call.platform);
+  const shopify = ctx.call.platform === 'storeplatform_b';
   if (token === null) return ctx.call.platform === 'custom' ? null : INVALID_TOKEN;
   if (token.includes('fail401')) return INVALID_TOKEN;
   if (token.includes('fail422')) return route.rejected ? route.rejected(ctx) : REST_REJECTED;
-  if (token.includes('fail429')) return json(429, { errors: 'Too Many Requests' }, { 'Retry-After': '1' });
+  if (token.includes('fail429')) {
+    return shopify ? json(200, THROTTLED_BODY) : json(429, { errors: 'Too Many Requests' }, { 'Retry-After': '1' });
+  }
   if (token.includes('fail500')) return json(500, { errors: 'Internal Server Error' });
   if (token.includes('flaky')) {
-    const slot = `${kind ?? 'unknown'}:${ctx.call.idempotencyKey}`;
+    // Shopify takes no key: a flaky shop fails the first create of each order (by sourceIdentifier).
+    const slot = shopify ? shopifyFlakyKey(ctx.body) : `${kind ?? 'unknown'}:${ctx.call.idempotencyKey}`;
     if (!ctx.shop.flakySeen.has(slot)) {
       ctx.shop.flakySeen.add(slot);
       return json(503, { errors: 'Service Unavailable' });
@@ -524,10 +481,6 @@ async function routeCall(
       return json(400, { errors: 'invalid JSON' });
     }
   }
-  // GraphQL carries its idempotency key as a variable; the header is the fallback.
-  const variableKey = call.platform === 'storeplatform_b' ? variablesOf(body).idempotencyKey : undefined;
-  if (typeof variableKey === 'string' && variableKey !== '') call.idempotencyKey = variableKey;
-
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,
@@ -545,11 +498,11 @@ async function routeCall(
   if (gated === null) return route.handle(ctx);
   if (gated === 'slow') {
     // The order exists at once; only the answer is late.
-    const reply = route.handle(ctx);
+    const reply = await route.handle(ctx);
     await sleep(ctx.state, ctx.state.slowMs);
     return reply;
   }
-  if (gated === 'lost') return { ...route.handle(ctx), drop: true };
+  if (gated === 'lost') return { ...(await route.handle(ctx)), drop: true };
   return gated;
 }
 
@@ -614,6 +567,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
     calls: [],
     nextOrderId: 7001,
     nextFulfillmentId: 9001,
+    nextLineItemId: 1_071_823_001,
     slowMs: options.slowMs ?? 30_000,
     timers: new Set(),
   };

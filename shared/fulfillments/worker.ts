@@ -67,9 +67,15 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
   let resellerFulfillmentId: string;
   try {
     const idempotencyKey = fulfillmentIdempotencyKey(job.sourceStoreId, message.sourceFulfillmentId);
+    // An earlier call may have made the fulfillment (it failed, or its worker died mid-call and the
+    // message came back or was sent again): a platform without keys looks for it first.
+    const resend =
+      found.entry.attempts > 0 ||
+      (found.entry.resends ?? 0) > 0 ||
+      Number(record.attributes?.ApproximateReceiveCount) > 1;
     ({ fulfillmentId: resellerFulfillmentId } = await deps
       .platforms(shop.platform)
-      .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey));
+      .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey, { resend }));
   } catch (error) {
     return handleFailure(job, found.entry, message, record, error, startedAt);
   }

@@ -30,6 +30,8 @@ function idOf(body: unknown): string | undefined {
 }
 
 export const customAdapter: PlatformAdapter = {
+  takesIdempotencyKeys: true,
+
   async createOrder(shop, order, idempotencyKey) {
     const answer = await signedPost(shop, '/reseller/orders', { order }, idempotencyKey);
     const orderId = idOf(answer.body);

@@ -29,24 +29,46 @@ export interface Tracking {
 }
 
 export interface PlatformAdapter {
-  /** Places the order; the same idempotency key never creates a second order. `status`: the HTTP status answered. */
+  /**
+   * Whether the platform takes an idempotency key on its writes (storeplatform_a, custom). Where it
+   * does not (storeplatform_b: Shopify), a write that an earlier attempt may have made is looked up
+   * before it is sent again (PLATFORM-API.md).
+   */
+  takesIdempotencyKeys: boolean;
+  /**
+   * Places the order; with a key, the same key never creates a second order. `status`: the HTTP status
+   * answered; `lineItemIds`: the supplier's ids of the order's lines, in the order sent, when answered.
+   */
   createOrder(
     shop: ShopConnection,
     order: SupplierOrder,
     idempotencyKey: string,
-  ): Promise<{ orderId: string; status?: number }>;
+  ): Promise<{ orderId: string; status?: number; lineItemIds?: string[] }>;
   /**
    * The shop's order with this `source_identifier` (PLATFORM-API.md, "Lookups"), or null when it has
    * none: what settles a creation whose answer was lost. A read: it never creates anything.
    */
-  findOrder(shop: ShopConnection, sourceIdentifier: string): Promise<{ orderId: string } | null>;
-  /** Creates a fulfillment with tracking on an order of the shop; the same key never creates a second one. */
+  findOrder(
+    shop: ShopConnection,
+    sourceIdentifier: string,
+  ): Promise<{ orderId: string; lineItemIds?: string[] } | null>;
+  /**
+   * Creates a fulfillment with tracking on an order of the shop; with a key, the same key never creates
+   * a second one. `resend`: an earlier attempt may have created it (a platform without keys looks for
+   * it first); `lineItems`: the order's lines and quantities it ships (absent: every unfulfilled item).
+   */
   createFulfillment(
     shop: ShopConnection,
     orderId: string,
     tracking: Tracking,
     idempotencyKey: string,
+    options?: FulfillmentOptions,
   ): Promise<{ fulfillmentId: string }>;
+}
+
+export interface FulfillmentOptions {
+  resend?: boolean;
+  lineItems?: Array<{ id: string; quantity: number }>;
 }
 
 /** The adapter of a platform kind: what use cases are handed as `Deps.platforms`. */
@@ -62,20 +84,22 @@ export function restOrderId(orderId: string): string {
   return gid ? gid[1] : orderId;
 }
 
-/** The GraphQL id of an order; a bare number (a REST-style id) is turned into a gid. */
+/** The GraphQL id of an order; a bare number (a REST-style id) is turned into Shopify's gid. */
 export function orderGid(orderId: string): string {
-  return /^\d+$/.test(orderId) ? `gid://platform/Order/${orderId}` : orderId;
+  return /^\d+$/.test(orderId) ? `gid://shopify/Order/${orderId}` : orderId;
 }
 
 /**
- * A GraphQL platform answers `orderCreate` with `gid://platform/Order/7002` (a sync job records
- * that), while its webhooks name the order `7002`. The bare form is the canonical one; a lookup
- * tries every spelling, so either finds the job.
+ * Shopify answers `orderCreate` with `gid://shopify/Order/7002` while its webhooks name the order
+ * `7002`. The adapter records the number, the canonical form; jobs recorded by older code keep a gid
+ * (`gid://platform/Order/7002`), so a lookup tries every spelling and either finds the job.
  */
 export const canonicalOrderId = restOrderId;
-export const orderIdSpellings = (orderId: string) => [
-  ...new Set([orderId, canonicalOrderId(orderId), orderGid(canonicalOrderId(orderId))]),
-];
+export const orderIdSpellings = (orderId: string) => {
+  const number = canonicalOrderId(orderId);
+  const legacyGid = /^\d+$/.test(number) ? `gid://platform/Order/${number}` : number;
+  return [...new Set([orderId, number, orderGid(number), legacyGid])];
+};
 
 /**
  * The id of the order of `orders` (a lookup's answer) that carries `sourceIdentifier`; an order

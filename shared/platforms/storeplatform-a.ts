@@ -36,6 +36,8 @@ function idOf(value: unknown): string | undefined {
 }
 
 export const storePlatformAAdapter: PlatformAdapter = {
+  takesIdempotencyKeys: true,
+
   async createOrder(shop, order, idempotencyKey) {
     const answer = await callPlatform({
       platform: 'storeplatform_a',

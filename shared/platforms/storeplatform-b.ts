@@ -1,153 +1,369 @@
-/** storeplatform_b: the GraphQL Admin API (PLATFORM-API.md). */
+/**
+ * storeplatform_b: Shopify's Admin GraphQL API (PLATFORM-API.md), version `SHOPIFY_API_VERSION`.
+ *
+ * Shopify takes no idempotency key on `orderCreate` or `fulfillmentCreate`, so "never two" holds by
+ * lookup: a mutation whose outcome is not a definite answer (a 5xx, a timeout, a lost connection)
+ * is reported as `outcomeUnknown`, and the workers look the order or the fulfillment up before they
+ * send it again (`takesIdempotencyKeys: false`, the `resend` option of `createFulfillment`).
+ */
+import { parseWithExactIntegers, type JsonText } from '../domain/json-text.js';
+import type { SupplierOrder } from '../domain/supplier-order.js';
 import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { lookedUpOrderId, orderGid, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { lookedUpOrderId, restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS, type ShopifyDocumentName } from './storeplatform-b-documents.js';
 
-const PATH = '/admin/api/2025-07/graphql.json';
+const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 const PLATFORM = 'storeplatform_b';
 
-export const ORDER_CREATE = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
-  orderCreate(order: $order, idempotencyKey: $idempotencyKey) {
-    order { id }
-    userErrors { field message }
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `gid://shopify/<Type>/<n>` for a numeric id; a GID is kept as it is. */
+export const shopifyGid = (type: 'Order' | 'Fulfillment', id: string) =>
+  /^\d+$/.test(id) ? `gid://shopify/${type}/${id}` : id;
+
+/** The number of a GID (`gid://shopify/Order/7002` → `7002`): what webhooks and the API's answers carry. */
+export const numericId = (value: unknown): string | undefined => {
+  if (typeof value === 'number') return String(value);
+  if (typeof value !== 'string' || value === '') return undefined;
+  return /^gid:\/\/[^/]+\/[^/]+\/(.+)$/.exec(value)?.[1] ?? value;
+};
+
+// ---------------------------------------------------------------- supplier order → OrderCreateOrderInput
+
+/** A value kept from the reseller's payload, as the plain JSON value GraphQL variables need. */
+const plain = (value: JsonText | unknown): unknown => {
+  if (value !== null && typeof value === 'object' && 'text' in value && typeof value.text === 'string') {
+    return parseWithExactIntegers(value.text);
   }
-}`;
+  return value;
+};
 
-export const FULFILLMENT_CREATE = `mutation fulfillmentCreate(
-  $orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!
-) {
-  fulfillmentCreate(
-    orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey
-  ) {
-    fulfillment { id status }
-    userErrors { field message }
-  }
-}`;
+/** A String field: a string as it is, a number or boolean as its text, anything else absent. */
+const text = (value: unknown): string | undefined => {
+  const v = plain(value);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return undefined;
+};
 
-export function trackingInfo(tracking: Tracking): { company: string; number: string | null; url: string | null } {
-  return {
-    company: tracking.company ?? 'Unknown',
-    number: tracking.number ?? tracking.numbers[0] ?? null,
-    url: tracking.url ?? tracking.urls[0] ?? null,
-  };
-}
-
-interface MutationPayload {
-  userErrors?: Array<Record<string, unknown>> | null;
-  [field: string]: unknown;
-}
-
-/** The orders query of a lookup (PLATFORM-API.md, "Lookups"); the search string goes in as a variable. */
-export const ORDERS_BY_SOURCE = `query orders($query: String!) {
-  orders(first: 1, query: $query) { nodes { id } }
-}`;
-
-/** The search string of a lookup: the identifier quoted, its quotes and backslashes escaped. */
-export const sourceIdentifierSearch = (sourceIdentifier: string) =>
-  `source_identifier:'${sourceIdentifier.replace(/[\\']/g, (c) => `\\${c}`)}'`;
-
-/** Runs one operation; `errors` arrive with HTTP 200 and become PlatformErrors (429 when throttled). */
-async function request(
-  shop: ShopConnection,
-  idempotencyKey: string | null,
-  query: string,
-  variables: Record<string, unknown>,
-) {
-  const answer = await callPlatform({
-    platform: PLATFORM,
-    shop,
-    method: 'POST',
-    path: PATH,
-    headers: {
-      'X-Platform-Access-Token': shop.accessToken,
-      ...(idempotencyKey === null ? {} : { 'Idempotency-Key': idempotencyKey }),
-    },
-    json: { query, variables },
+/** REST `[{name, value}]` pairs (line `properties`, order `note_attributes`) as GraphQL's. */
+const pairs = <K extends string>(value: unknown, nameKey: K): Array<Record<K | 'value', string>> | undefined => {
+  const list = plain(value);
+  if (!Array.isArray(list)) return undefined;
+  return list.filter(isObject).flatMap((pair) => {
+    const name = text(pair.name ?? pair.key);
+    if (name === undefined) return [];
+    return [{ [nameKey]: name, value: text(pair.value) ?? '' } as Record<K | 'value', string>];
   });
-  const secrets = [shop.accessToken, shop.webhookSecret];
-  const body = (answer.body ?? {}) as { data?: Record<string, unknown> | null; errors?: unknown };
+};
 
-  if (Array.isArray(body.errors) && body.errors.length > 0) {
-    const reason = reasonFromBody({ errors: body.errors }) ?? 'GraphQL error';
-    const throttled = body.errors.some(
-      (entry) =>
-        /throttl/i.test(String((entry as { message?: unknown })?.message ?? '')) ||
-        (entry as { extensions?: { code?: unknown } })?.extensions?.code === 'THROTTLED',
-    );
+/** The REST `shipping_address` (snake_case) as a `MailingAddressInput`. */
+const mailingAddress = (value: unknown): Json | undefined => {
+  const address = plain(value);
+  if (!isObject(address)) return undefined;
+  const field = (key: string) => text(address[key]);
+  const [first, ...rest] = (field('name') ?? '').split(' ');
+  const input: Json = {
+    firstName: field('first_name') ?? (first || undefined),
+    lastName: field('last_name') ?? (rest.join(' ') || undefined),
+    company: field('company'),
+    address1: field('address1'),
+    address2: field('address2'),
+    city: field('city'),
+    provinceCode: field('province_code'),
+    countryCode: field('country_code'),
+    zip: field('zip'),
+    phone: field('phone'),
+  };
+  return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+};
+
+const money = (amount: string, currencyCode: string) => ({ shopMoney: { amount, currencyCode } });
+
+/**
+ * The supplier order as Shopify's `orderCreate` takes it. The reseller's `variant_id` names a variant
+ * of the reseller's shop, not the supplier's, so it is not sent: the line is placed by title, SKU and
+ * price, as a custom line item, and ships (`requiresShipping`).
+ */
+export const orderCreateVariables = (order: SupplierOrder) => ({
+  order: {
+    sourceIdentifier: order.source_identifier,
+    currency: order.currency,
+    email: text(order.email),
+    note: text(order.note),
+    customAttributes: pairs(order.note_attributes, 'key'),
+    tags: [order.tags],
+    lineItems: order.line_items.map((line) => ({
+      title: text(line.title) ?? '',
+      variantTitle: text(line.variant_title),
+      sku: text(line.sku),
+      quantity: line.quantity,
+      priceSet: money(line.price, order.currency),
+      vendor: line.vendor,
+      properties: pairs(line.properties, 'name'),
+      requiresShipping: true,
+    })),
+    shippingLines: order.shipping_lines.map((line) => ({
+      title: text(line.title) ?? '',
+      priceSet: money(line.price, order.currency),
+    })),
+    shippingAddress: mailingAddress(order.shipping_address),
+  },
+  options: { sendReceipt: false, sendFulfillmentReceipt: false },
+});
+
+// ---------------------------------------------------------------- one call
+
+/**
+ * THROTTLED's wait: the cost asked for beyond what is available, over the restore rate (points a
+ * second), in whole seconds, at least one.
+ */
+export const throttledWaitSeconds = (body: unknown): number => {
+  const cost = isObject(body) && isObject(body.extensions) ? body.extensions.cost : undefined;
+  const status = isObject(cost) ? cost.throttleStatus : undefined;
+  const requested = isObject(cost) ? Number(cost.requestedQueryCost) : Number.NaN;
+  const available = isObject(status) ? Number(status.currentlyAvailable) : Number.NaN;
+  const rate = isObject(status) ? Number(status.restoreRate) : Number.NaN;
+  if (![requested, available, rate].every(Number.isFinite) || rate <= 0) return 1;
+  return Math.max(1, Math.ceil((requested - available) / rate));
+};
+
+const isThrottled = (entry: unknown) =>
+  isObject(entry) && isObject(entry.extensions) && entry.extensions.code === 'THROTTLED';
+
+const SHOP_UNAVAILABLE: Record<number, string> = {
+  402: 'the shop is frozen (its plan is unpaid)',
+  423: 'the shop is locked',
+};
+
+/**
+ * Runs one document. HTTP 200 may still carry `errors`: THROTTLED is a 429 with the wait its cost
+ * asks for; any other error means Shopify will not run the document (permanent). A mutation whose
+ * answer is a 5xx or never came may have run: its outcome is unknown.
+ */
+async function run(shop: ShopConnection, name: ShopifyDocumentName, variables: Json): Promise<Json> {
+  const secrets = [shop.accessToken, shop.webhookSecret];
+  const mutation = SHOPIFY_DOCUMENTS[name].startsWith('mutation');
+  let answer: Awaited<ReturnType<typeof callPlatform>>;
+  try {
+    answer = await callPlatform({
+      platform: PLATFORM,
+      shop,
+      method: 'POST',
+      path: PATH,
+      headers: { 'X-Shopify-Access-Token': shop.accessToken },
+      json: { query: SHOPIFY_DOCUMENTS[name], variables },
+    });
+  } catch (error) {
+    if (!(error instanceof PlatformError)) throw error;
+    const unavailable = SHOP_UNAVAILABLE[error.status];
+    if (unavailable) {
+      throw new PlatformError({
+        platform: PLATFORM,
+        status: error.status,
+        retryable: false,
+        message: `${error.message} (${unavailable})`,
+      });
+    }
+    if (mutation && error.retryable && error.status !== 429 && !error.outcomeUnknown && error.status !== 0) {
+      throw new PlatformError({ ...error, platform: PLATFORM, message: error.message, outcomeUnknown: true });
+    }
+    throw error;
+  }
+  const body = isObject(answer.body) ? answer.body : {};
+  const errors = Array.isArray(body.errors) ? body.errors : [];
+  if (errors.some(isThrottled)) {
     throw new PlatformError({
       platform: PLATFORM,
-      status: throttled ? 429 : 422,
-      retryable: throttled,
-      message: redact(`${PLATFORM} answered ${throttled ? 429 : 422}: ${reason}`, secrets),
+      status: 429,
+      retryable: true,
+      retryAfterSeconds: throttledWaitSeconds(body),
+      message: `${PLATFORM} answered THROTTLED: the query cost is over what the shop has available`,
     });
   }
-  return { status: answer.status, data: body.data ?? {} };
+  if (errors.length > 0) {
+    const reason = reasonFromBody({ errors }) ?? 'GraphQL error';
+    throw new PlatformError({
+      platform: PLATFORM,
+      status: answer.status,
+      retryable: false,
+      message: redact(`${PLATFORM} refused the request: ${reason}`, secrets),
+    });
+  }
+  if (!isObject(body.data)) throw unexpectedAnswer(PLATFORM, answer.status, 'no data');
+  return body.data;
 }
 
-/** Runs one mutation and returns its payload; `userErrors` arrive with HTTP 200 too: PlatformErrors. */
-async function mutate(
-  shop: ShopConnection,
-  idempotencyKey: string,
-  query: string,
-  variables: Record<string, unknown>,
-  field: string,
-): Promise<{ status: number; payload: MutationPayload }> {
-  const secrets = [shop.accessToken, shop.webhookSecret];
-  const answer = await request(shop, idempotencyKey, query, variables);
-  const payload = answer.data[field] as MutationPayload | undefined;
-  if (!payload || typeof payload !== 'object') throw unexpectedAnswer(PLATFORM, answer.status, `no ${field} result`);
-  if (Array.isArray(payload.userErrors) && payload.userErrors.length > 0) {
+/** A mutation's payload; its `userErrors` are a refusal with Shopify's message (as a 422). */
+async function mutate(shop: ShopConnection, name: ShopifyDocumentName, variables: Json): Promise<Json> {
+  const data = await run(shop, name, variables);
+  const payload = data[name];
+  if (!isObject(payload)) throw unexpectedAnswer(PLATFORM, 200, `no ${name} result`);
+  const userErrors = Array.isArray(payload.userErrors) ? payload.userErrors : [];
+  if (userErrors.length > 0) {
+    const reason = reasonFromBody({ errors: userErrors }) ?? 'user error';
     throw new PlatformError({
       platform: PLATFORM,
       status: 422,
       retryable: false,
-      message: redact(
-        `${PLATFORM} answered 422: ${reasonFromBody({ errors: payload.userErrors }) ?? 'user error'}`,
-        secrets,
-      ),
+      message: redact(`${PLATFORM} answered 422: ${reason}`, [shop.accessToken, shop.webhookSecret]),
     });
   }
-  return { status: answer.status, payload };
+  return payload;
 }
 
-function idOf(value: unknown): string | undefined {
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+const nodesOf = (connection: unknown): Json[] =>
+  isObject(connection) && Array.isArray(connection.nodes) ? connection.nodes.filter(isObject) : [];
+
+const lineItemIdsOf = (order: Json) => nodesOf(order.lineItems).flatMap((line) => numericId(line.id) ?? []);
+
+// ---------------------------------------------------------------- fulfillments
+
+interface FulfillmentOrderLine {
+  fulfillmentOrderId: string;
+  id: string;
+  lineItemId: string | undefined;
+  remainingQuantity: number;
 }
+
+/** Fulfillment orders that can still ship (Shopify refuses the others). */
+const SHIPPABLE = new Set(['OPEN', 'IN_PROGRESS']);
+
+/** The lines of the order's shippable fulfillment orders with something left to ship. */
+const shippableLines = (order: Json): FulfillmentOrderLine[] =>
+  nodesOf(order.fulfillmentOrders)
+    .filter((fo) => typeof fo.id === 'string' && SHIPPABLE.has(String(fo.status)))
+    .flatMap((fo) =>
+      nodesOf(fo.lineItems).map((line) => ({
+        fulfillmentOrderId: String(fo.id),
+        id: String(line.id),
+        lineItemId: numericId(isObject(line.lineItem) ? line.lineItem.id : undefined),
+        remainingQuantity: Number(line.remainingQuantity) || 0,
+      })),
+    )
+    .filter((line) => line.remainingQuantity > 0);
+
+/**
+ * `lineItemsByFulfillmentOrder` for a parcel: the named order lines and quantities (never more than
+ * remains), or, when none are named, everything that remains.
+ */
+export const lineItemsByFulfillmentOrder = (
+  lines: FulfillmentOrderLine[],
+  wanted?: Array<{ id: string; quantity: number }>,
+) => {
+  const left = new Map((wanted ?? []).map((line) => [line.id, line.quantity]));
+  const chosen = lines.flatMap((line) => {
+    if (!wanted) return [{ ...line, quantity: line.remainingQuantity }];
+    const asked = line.lineItemId === undefined ? 0 : (left.get(line.lineItemId) ?? 0);
+    const quantity = Math.min(asked, line.remainingQuantity);
+    if (quantity <= 0) return [];
+    left.set(line.lineItemId!, asked - quantity);
+    return [{ ...line, quantity }];
+  });
+  const byOrder = new Map<string, Array<{ id: string; quantity: number }>>();
+  for (const line of chosen) {
+    byOrder.set(line.fulfillmentOrderId, [
+      ...(byOrder.get(line.fulfillmentOrderId) ?? []),
+      { id: line.id, quantity: line.quantity },
+    ]);
+  }
+  return [...byOrder].map(([fulfillmentOrderId, fulfillmentOrderLineItems]) => ({
+    fulfillmentOrderId,
+    fulfillmentOrderLineItems,
+  }));
+};
+
+/** `FulfillmentTrackingInput`: the company (Unknown when the source sent none), every number and URL. */
+export function trackingInfo(tracking: Tracking): { company: string; numbers: string[]; urls: string[] } {
+  const numbers = tracking.numbers.length > 0 ? tracking.numbers : tracking.number ? [tracking.number] : [];
+  const urls = tracking.urls.length > 0 ? tracking.urls : tracking.url ? [tracking.url] : [];
+  return { company: tracking.company ?? 'Unknown', numbers: [...numbers], urls: [...urls] };
+}
+
+/**
+ * A parcel an earlier attempt already made on the order: one not cancelled, whose tracking numbers
+ * are the ones about to be sent. Without tracking numbers a parcel cannot be told apart: none is found.
+ */
+const alreadySent = (order: Json, tracking: { numbers: string[] }): string | undefined => {
+  if (tracking.numbers.length === 0) return undefined;
+  const wanted = [...tracking.numbers].sort().join('\n');
+  const fulfillments = Array.isArray(order.fulfillments) ? order.fulfillments.filter(isObject) : [];
+  const found = fulfillments.find((fulfillment) => {
+    if (fulfillment.status === 'CANCELLED') return false;
+    const info = Array.isArray(fulfillment.trackingInfo) ? fulfillment.trackingInfo.filter(isObject) : [];
+    return (
+      info
+        .flatMap((entry) => text(entry.number) ?? [])
+        .sort()
+        .join('\n') === wanted
+    );
+  });
+  return found ? numericId(found.id) : undefined;
+};
 
 export const storePlatformBAdapter: PlatformAdapter = {
-  async createOrder(shop, order, idempotencyKey) {
-    // OrderInput carries the same fields as the REST order body.
-    const { status, payload } = await mutate(
-      shop,
-      idempotencyKey,
-      ORDER_CREATE,
-      { order, idempotencyKey },
-      'orderCreate',
-    );
-    const orderId = idOf((payload.order as { id?: unknown } | null | undefined)?.id);
-    if (orderId === undefined) throw unexpectedAnswer(PLATFORM, status, 'no order id');
-    return { orderId, status };
+  takesIdempotencyKeys: false,
+
+  async createOrder(shop, order) {
+    const payload = await mutate(shop, 'orderCreate', orderCreateVariables(order));
+    const created = isObject(payload.order) ? payload.order : undefined;
+    const orderId = numericId(created?.id);
+    if (!created || orderId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'no order id');
+    return { orderId, status: 200, lineItemIds: lineItemIdsOf(created) };
   },
 
   async findOrder(shop, sourceIdentifier) {
-    const answer = await request(shop, null, ORDERS_BY_SOURCE, { query: sourceIdentifierSearch(sourceIdentifier) });
-    const nodes = (answer.data.orders as { nodes?: unknown } | null | undefined)?.nodes;
-    // GraphQL nodes carry only the id asked for: the search itself is trusted to match.
-    const orderId = lookedUpOrderId(nodes, sourceIdentifier);
-    if (orderId === undefined) throw unexpectedAnswer(PLATFORM, answer.status, 'no orders result');
-    return orderId === null ? null : { orderId };
+    const data = await run(shop, 'ordersBySourceIdentifier', { query: sourceIdentifierSearch(sourceIdentifier) });
+    if (!isObject(data.orders)) throw unexpectedAnswer(PLATFORM, 200, 'no orders result');
+    const nodes = nodesOf(data.orders);
+    const orders = nodes.map((node) => ({
+      id: numericId(node.id),
+      ...(typeof node.sourceIdentifier === 'string' ? { source_identifier: node.sourceIdentifier } : {}),
+    }));
+    const orderId = lookedUpOrderId(orders, sourceIdentifier);
+    if (orderId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'an order without an id');
+    if (orderId === null) return null;
+    const found = nodes[orders.findIndex((entry) => entry.id === orderId)];
+    return { orderId, lineItemIds: found ? lineItemIdsOf(found) : [] };
   },
 
-  async createFulfillment(shop, orderId, tracking, idempotencyKey) {
-    const variables = {
-      orderId: orderGid(orderId),
-      trackingInfo: trackingInfo(tracking),
-      notifyCustomer: true,
-      idempotencyKey,
-    };
-    const { status, payload } = await mutate(shop, idempotencyKey, FULFILLMENT_CREATE, variables, 'fulfillmentCreate');
-    const fulfillmentId = idOf((payload.fulfillment as { id?: unknown } | null | undefined)?.id);
-    if (fulfillmentId === undefined) throw unexpectedAnswer(PLATFORM, status, 'no fulfillment id');
+  async createFulfillment(shop, orderId, tracking, _idempotencyKey, options) {
+    const data = await run(shop, 'orderFulfillmentOrders', { id: shopifyGid('Order', restOrderId(orderId)) });
+    const order = isObject(data.order) ? data.order : undefined;
+    if (!order) {
+      throw new PlatformError({
+        platform: PLATFORM,
+        status: 404,
+        retryable: false,
+        message: `${PLATFORM} answered 404: order ${restOrderId(orderId)} not found`,
+      });
+    }
+    const info = trackingInfo(tracking);
+    if (options?.resend) {
+      const existing = alreadySent(order, info);
+      if (existing !== undefined) return { fulfillmentId: existing };
+    }
+    const byFulfillmentOrder = lineItemsByFulfillmentOrder(shippableLines(order), options?.lineItems);
+    if (byFulfillmentOrder.length === 0) {
+      throw new PlatformError({
+        platform: PLATFORM,
+        status: 422,
+        retryable: false,
+        message: `${PLATFORM} answered 422: nothing of the order is left to fulfill`,
+      });
+    }
+    const payload = await mutate(shop, 'fulfillmentCreate', {
+      fulfillment: { lineItemsByFulfillmentOrder: byFulfillmentOrder, trackingInfo: info, notifyCustomer: true },
+    });
+    const fulfillmentId = numericId(isObject(payload.fulfillment) ? payload.fulfillment.id : undefined);
+    if (fulfillmentId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'no fulfillment id');
     return { fulfillmentId };
   },
 };
+
+/** The search string of a lookup: the identifier quoted, its quotes and backslashes escaped. */
+export const sourceIdentifierSearch = (sourceIdentifier: string) =>
+  `source_identifier:'${sourceIdentifier.replace(/[\\']/g, (c) => `\\${c}`)}'`;

@@ -48,6 +48,14 @@ export const mayHaveBeenPlaced = (job: SyncJob, unrecorded = 0) => {
   return job.attemptLog.some((attempt) => attempt.outcome === 'failed');
 };
 
+/**
+ * Whether an earlier attempt may have sent the create to a platform that takes no idempotency key
+ * (storeplatform_b): one that may have placed it, or one answered THROTTLED, which PLATFORM-API.md
+ * does not count as a definite answer. Such a job is looked up before the create is sent again.
+ */
+export const mayHaveBeenSent = (job: SyncJob) =>
+  mayHaveBeenPlaced(job, 1) || job.attemptLog.some((attempt) => attempt.outcome === 'throttled');
+
 export type Settled = 'dead' | 'found' | 'unknown' | 'moved';
 
 /**

@@ -18,7 +18,7 @@ import { jobLogContext, jobMessage, messageLogContext, parseJobMessage, type Job
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob, type AttemptEnd } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
 import type { SyncJob } from './record.js';
-import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced } from './settle.js';
+import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './settle.js';
 
 /**
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
@@ -76,9 +76,25 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
+  const platform = deps.platforms(shop.platform);
+
+  // Without an idempotency key, a create an earlier attempt may have sent is looked up first.
+  if (!platform.takesIdempotencyKeys && mayHaveBeenSent(job)) {
+    const lookup = await lookUpOrder(deps, shop, job);
+    if (lookup.kind === 'found') {
+      return completeFound(attempt, lookup.orderId, null, 'an earlier attempt may have placed the order');
+    }
+    if (lookup.kind === 'unknown' && !lookup.refused) {
+      return fail(
+        attempt,
+        `an earlier attempt may have placed the order; looking it up failed: ${lookup.reason}`,
+        null,
+      );
+    }
+  }
 
   try {
-    const placed = await deps.platforms(shop.platform).createOrder(shop, order, job.id);
+    const placed = await platform.createOrder(shop, order, job.id);
     const completed = await completeJob(job, placed.orderId, ended(attempt, 'completed', placed.status ?? null, null));
     if (completed) {
       logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
@@ -136,16 +152,7 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
     case 'unknown_outcome': {
       // The request left and no usable answer came back: the supplier may have placed the order.
       const lookup = await lookUpOrder(deps, shop, job);
-      if (lookup.kind === 'found') {
-        const completed = await foundJob(
-          job,
-          lookup.orderId,
-          ended(attempt, 'found_existing', status, foundReason(failure.reason)),
-        );
-        if (completed) await releaseKeptFulfillments(completed);
-        logger.warn('outcome unknown; the supplier has the order');
-        return 'done';
-      }
+      if (lookup.kind === 'found') return completeFound(attempt, lookup.orderId, status, failure.reason);
       const reason =
         lookup.kind === 'absent' ? failure.reason : `${failure.reason}; looking the order up failed: ${lookup.reason}`;
       return fail(attempt, reason, status);
@@ -154,6 +161,19 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
       if (failure.internal) logger.error('sync job failed', error as Error);
       return fail(attempt, failure.reason, status);
   }
+};
+
+/** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
+const completeFound = async (
+  attempt: Attempt,
+  orderId: string,
+  status: number | null,
+  reason: string,
+): Promise<Outcome> => {
+  const completed = await foundJob(attempt.job, orderId, ended(attempt, 'found_existing', status, foundReason(reason)));
+  if (completed) await releaseKeptFulfillments(completed);
+  logger.warn('outcome unknown; the supplier has the order');
+  return 'done';
 };
 
 /**

@@ -29,7 +29,7 @@ const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
 const deps = {
   cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({ createOrder: jest.fn(), findOrder: jest.fn(), createFulfillment }),
+  platforms: () => ({ takesIdempotencyKeys: true, createOrder: jest.fn(), findOrder: jest.fn(), createFulfillment }),
 };
 
 const tracking = {
@@ -147,6 +147,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
         '5551234',
         tracking,
         'ful:sst_1:9001',
+        { resend: false },
       );
       expect(kmsMock.commandCalls(DecryptCommand).map((c) => c.args[0].input.EncryptionContext)).toEqual([
         { storeId: 'rst_1', field: 'accessToken' },

@@ -5,6 +5,7 @@ import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
+import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 
 interface RecordedRequest {
@@ -238,72 +239,179 @@ describe('Platform adapter: storeplatform_a (REST)', () => {
   });
 });
 
-describe('Platform adapter: storeplatform_b (GraphQL)', () => {
+describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () => {
   const adapter = adapterFor('storeplatform_b');
+  const PATH = `/${SHOP}/admin/api/2026-10/graphql.json`;
+  const graphqlAnswer =
+    (byOperation: Record<string, unknown>): Responder =>
+    (request, res) => {
+      const name = /^(?:query|mutation) (\w+)/.exec(request.json.query)?.[1] ?? '';
+      answer(res, 200, byOperation[name] ?? { errors: [{ message: `unexpected ${name}` }] });
+    };
+  const fulfillmentOrders = (fulfillments: unknown[] = []) => ({
+    data: {
+      order: {
+        id: 'gid://shopify/Order/42',
+        fulfillmentOrders: {
+          nodes: [
+            {
+              id: 'gid://shopify/FulfillmentOrder/1',
+              status: 'OPEN',
+              lineItems: {
+                nodes: [
+                  {
+                    id: 'gid://shopify/FulfillmentOrderLineItem/11',
+                    remainingQuantity: 2,
+                    lineItem: { id: 'gid://shopify/LineItem/7' },
+                  },
+                  {
+                    id: 'gid://shopify/FulfillmentOrderLineItem/12',
+                    remainingQuantity: 0,
+                    lineItem: { id: 'gid://shopify/LineItem/8' },
+                  },
+                ],
+              },
+            },
+            {
+              id: 'gid://shopify/FulfillmentOrder/2',
+              status: 'CLOSED',
+              lineItems: {
+                nodes: [
+                  {
+                    id: 'gid://shopify/FulfillmentOrderLineItem/13',
+                    remainingQuantity: 1,
+                    lineItem: { id: 'gid://shopify/LineItem/9' },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+        fulfillments,
+      },
+    },
+  });
+  const created = {
+    data: {
+      fulfillmentCreate: { fulfillment: { id: 'gid://shopify/Fulfillment/5', status: 'SUCCESS' }, userErrors: [] },
+    },
+  };
 
-  it('creates an order with the orderCreate mutation and answers the gid as-is', async () => {
+  it('places the order with orderCreate, Shopify’s token header and no key', async () => {
     // Prepare
-    respond = (_request, res) =>
-      answer(res, 200, { data: { orderCreate: { order: { id: 'gid://platform/Order/42' }, userErrors: [] } } });
+    respond = graphqlAnswer({
+      orderCreate: {
+        data: {
+          orderCreate: {
+            order: { id: 'gid://shopify/Order/42', lineItems: { nodes: [{ id: 'gid://shopify/LineItem/7' }] } },
+            userErrors: [],
+          },
+        },
+      },
+    });
 
     // Act
     const result = await adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_456');
 
     // Assess
-    expect(result).toEqual({ orderId: 'gid://platform/Order/42', status: 200 });
+    expect(adapter.takesIdempotencyKeys).toBe(false);
+    expect(result).toEqual({ orderId: '42', status: 200, lineItemIds: ['7'] });
     const [request] = requests;
-    expect(request.method).toBe('POST');
-    expect(request.path).toBe(`/${SHOP}/admin/api/2025-07/graphql.json`);
-    expect(request.headers['x-platform-access-token']).toBe(TOKEN);
-    expect(request.headers['idempotency-key']).toBe('sj_456');
-    expect(request.headers['content-type']).toBe('application/json');
-    expect(request.json.query).toContain('orderCreate(order: $order, idempotencyKey: $idempotencyKey)');
-    expect(request.json.variables).toEqual({ order, idempotencyKey: 'sj_456' });
+    expect(request).toMatchObject({ method: 'POST', path: PATH });
+    expect(request.headers['x-shopify-access-token']).toBe(TOKEN);
+    expect(request.headers['x-platform-access-token']).toBeUndefined();
+    expect(request.headers['idempotency-key']).toBeUndefined();
+    expect(request.json.query).toContain('orderCreate(order: $order, options: $options)');
+    expect(request.json.variables).toEqual(orderCreateVariables(order));
+    expect(request.json.variables.order).toMatchObject({
+      sourceIdentifier: order.source_identifier,
+      tags: ['reseller-order'],
+    });
   });
 
-  it('creates a fulfillment, turning a bare order number into a gid', async () => {
+  it('ships what remains of the open fulfillment orders, with every tracking number', async () => {
     // Prepare
-    respond = (_request, res) =>
-      answer(res, 200, {
-        data: {
-          fulfillmentCreate: { fulfillment: { id: 'gid://platform/Fulfillment/5', status: 'SUCCESS' }, userErrors: [] },
-        },
-      });
+    respond = graphqlAnswer({ orderFulfillmentOrders: fulfillmentOrders(), fulfillmentCreate: created });
 
     // Act
     const result = await adapter.createFulfillment(storeOn('storeplatform_b'), '42', noCompany, 'ful_9001');
 
     // Assess
-    expect(result).toEqual({ fulfillmentId: 'gid://platform/Fulfillment/5' });
-    const [request] = requests;
-    expect(request.json.query).toContain('fulfillmentCreate(');
-    expect(request.json.variables).toEqual({
-      orderId: 'gid://platform/Order/42',
-      trackingInfo: { company: 'Unknown', number: '1Z1', url: null },
-      notifyCustomer: true,
-      idempotencyKey: 'ful_9001',
+    expect(result).toEqual({ fulfillmentId: '5' });
+    expect(requests.map((r) => r.json.variables)).toEqual([
+      { id: 'gid://shopify/Order/42' },
+      {
+        fulfillment: {
+          lineItemsByFulfillmentOrder: [
+            {
+              fulfillmentOrderId: 'gid://shopify/FulfillmentOrder/1',
+              fulfillmentOrderLineItems: [{ id: 'gid://shopify/FulfillmentOrderLineItem/11', quantity: 2 }],
+            },
+          ],
+          trackingInfo: { company: 'Unknown', numbers: ['1Z1', '1Z2'], urls: [] },
+          notifyCustomer: true,
+        },
+      },
+    ]);
+  });
+
+  it('ships only the order lines asked for, never more than remains', async () => {
+    respond = graphqlAnswer({ orderFulfillmentOrders: fulfillmentOrders(), fulfillmentCreate: created });
+
+    await adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1', {
+      lineItems: [
+        { id: '7', quantity: 5 },
+        { id: '9', quantity: 1 },
+      ],
+    });
+
+    expect(requests[1].json.variables.fulfillment.lineItemsByFulfillmentOrder).toEqual([
+      {
+        fulfillmentOrderId: 'gid://shopify/FulfillmentOrder/1',
+        fulfillmentOrderLineItems: [{ id: 'gid://shopify/FulfillmentOrderLineItem/11', quantity: 2 }],
+      },
+    ]);
+  });
+
+  it('sending again, finds the parcel an earlier attempt made (same tracking) instead of making a second', async () => {
+    const earlier = {
+      id: 'gid://shopify/Fulfillment/77',
+      status: 'SUCCESS',
+      trackingInfo: [{ company: 'UPS', number: '1Z999', url: null }],
+    };
+    respond = graphqlAnswer({ orderFulfillmentOrders: fulfillmentOrders([earlier]), fulfillmentCreate: created });
+
+    const resent = await adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1', {
+      resend: true,
+    });
+    expect(resent).toEqual({ fulfillmentId: '77' });
+    expect(requests).toHaveLength(1);
+
+    // A first attempt does not look: a second parcel may carry the same number.
+    requests = [];
+    expect(await adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_2')).toEqual({
+      fulfillmentId: '5',
+    });
+    expect(requests).toHaveLength(2);
+  });
+
+  it('refuses, without a mutation, an order with nothing left to ship or one that does not exist', async () => {
+    const closed = fulfillmentOrders();
+    closed.data.order.fulfillmentOrders.nodes[0].status = 'CLOSED';
+    respond = graphqlAnswer({ orderFulfillmentOrders: closed });
+    expect(await caught(adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1'))).toMatchObject({
+      status: 422,
+      retryable: false,
+      message: 'storeplatform_b answered 422: nothing of the order is left to fulfill',
+    });
+    respond = graphqlAnswer({ orderFulfillmentOrders: { data: { order: null } } });
+    expect(await caught(adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1'))).toMatchObject({
+      status: 404,
+      retryable: false,
     });
   });
 
-  it('passes an order gid through unchanged', async () => {
-    // Prepare
-    respond = (_request, res) =>
-      answer(res, 200, { data: { fulfillmentCreate: { fulfillment: { id: 'f' }, userErrors: [] } } });
-
-    // Act
-    await adapter.createFulfillment(storeOn('storeplatform_b'), 'gid://platform/Order/42', tracking, 'ful_1');
-
-    // Assess
-    expect(requests[0].json.variables.orderId).toBe('gid://platform/Order/42');
-    expect(requests[0].json.variables.trackingInfo).toEqual({
-      company: 'UPS',
-      number: '1Z999',
-      url: 'https://ups.example/1Z999',
-    });
-  });
-
-  it('maps userErrors to a non-retryable 422', async () => {
-    // Prepare
+  it('maps userErrors to a non-retryable 422 with Shopify’s message', async () => {
     respond = (_request, res) =>
       answer(res, 200, {
         data: {
@@ -311,40 +419,59 @@ describe('Platform adapter: storeplatform_b (GraphQL)', () => {
         },
       });
 
-    // Act
     const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
 
-    // Assess
-    expect(error.status).toBe(422);
-    expect(error.retryable).toBe(false);
+    expect(error).toMatchObject({ status: 422, retryable: false });
     expect(error.message).toBe("storeplatform_b answered 422: order.lineItems: can't be blank");
   });
 
-  it('maps top-level GraphQL errors to a non-retryable 422', async () => {
-    // Prepare
+  it('maps other top-level errors (a document Shopify will not run) to a permanent refusal', async () => {
     respond = (_request, res) =>
       answer(res, 200, { errors: [{ message: "Field 'bogus' doesn't exist on type 'Mutation'" }] });
 
-    // Act
     const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
 
-    // Assess
-    expect(error.status).toBe(422);
-    expect(error.retryable).toBe(false);
-    expect(error.message).toBe("storeplatform_b answered 422: Field 'bogus' doesn't exist on type 'Mutation'");
+    expect(error).toMatchObject({ retryable: false, outcomeUnknown: false });
+    expect(error.message).toBe("storeplatform_b refused the request: Field 'bogus' doesn't exist on type 'Mutation'");
   });
 
-  it('maps throttling GraphQL errors to a retryable 429', async () => {
-    // Prepare
+  it('maps THROTTLED (HTTP 200) to a 429 whose wait is the missing cost over the restore rate', async () => {
     respond = (_request, res) =>
-      answer(res, 200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] });
+      answer(res, 200, {
+        errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }],
+        extensions: {
+          cost: {
+            requestedQueryCost: 50,
+            throttleStatus: { maximumAvailable: 2000, currentlyAvailable: 10, restoreRate: 20 },
+          },
+        },
+      });
 
-    // Act
     const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
 
-    // Assess
-    expect(error.status).toBe(429);
-    expect(error.retryable).toBe(true);
+    expect(error).toMatchObject({ status: 429, retryable: true, retryAfterSeconds: 2, outcomeUnknown: false });
+  });
+
+  it('reports a mutation answered 5xx as an unknown outcome (Shopify may have acted), a query as not', async () => {
+    respond = (_request, res) => answer(res, 503, { errors: 'Service Unavailable' });
+
+    const create = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
+    const lookup = await caught(adapter.findOrder(storeOn('storeplatform_b'), 'x:1'));
+
+    expect(create).toMatchObject({ status: 503, retryable: true, outcomeUnknown: true });
+    expect(lookup).toMatchObject({ status: 503, retryable: true, outcomeUnknown: false });
+  });
+
+  it.each([
+    [402, 'the shop is frozen (its plan is unpaid)'],
+    [423, 'the shop is locked'],
+  ])('maps HTTP %i to a permanent refusal that says why', async (status, why) => {
+    respond = (_request, res) => answer(res, status, { errors: 'Unavailable Shop' });
+
+    const error = await caught(adapter.createOrder(storeOn('storeplatform_b'), order, 'sj_1'));
+
+    expect(error).toMatchObject({ status, retryable: false });
+    expect(error.message).toBe(`storeplatform_b answered ${status}: Unavailable Shop (${why})`);
   });
 });
 
@@ -542,12 +669,25 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
     expect(await adapterFor('storeplatform_a').findOrder(storeOn('storeplatform_a'), SOURCE)).toBeNull();
   });
 
-  it('storeplatform_b: the orders query with the quoted identifier, answering the gid', async () => {
-    respond = (_request, res) => answer(res, 200, { data: { orders: { nodes: [{ id: 'gid://platform/Order/42' }] } } });
+  it('storeplatform_b: the orders query with the quoted identifier, answering number and lines', async () => {
+    respond = (_request, res) =>
+      answer(res, 200, {
+        data: {
+          orders: {
+            nodes: [
+              {
+                id: 'gid://shopify/Order/42',
+                sourceIdentifier: "it's:1",
+                lineItems: { nodes: [{ id: 'gid://shopify/LineItem/7' }] },
+              },
+            ],
+          },
+        },
+      });
 
     const found = await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), "it's:1");
 
-    expect(found).toEqual({ orderId: 'gid://platform/Order/42' });
+    expect(found).toEqual({ orderId: '42', lineItemIds: ['7'] });
     expect(requests[0].json.query).toMatch(/orders\(first: 1, query: \$query\)/);
     expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'" });
   });
@@ -556,7 +696,12 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
     respond = (_request, res) => answer(res, 200, { data: { orders: { nodes: [] } } });
     expect(await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), SOURCE)).toBeNull();
 
-    respond = (_request, res) => answer(res, 200, { errors: [{ message: 'Throttled' }] });
+    respond = (_request, res) =>
+      answer(res, 200, { data: { orders: { nodes: [{ id: 'gid://shopify/Order/1', sourceIdentifier: 'other:1' }] } } });
+    expect(await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), SOURCE)).toBeNull();
+
+    respond = (_request, res) =>
+      answer(res, 200, { errors: [{ message: 'Throttled', extensions: { code: 'THROTTLED' } }] });
     const error = await adapterFor('storeplatform_b')
       .findOrder(storeOn('storeplatform_b'), SOURCE)
       .catch((e: unknown) => e);

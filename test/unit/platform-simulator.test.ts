@@ -1,6 +1,8 @@
 import { startPlatformSimulator, type PlatformSimulator } from '../../lib/local/platform-simulator';
+import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
 
 const API = '/admin/api/2025-07';
+const SHOPIFY_API = `/admin/api/${SHOPIFY_API_VERSION}`;
 const SHOP = 'supplier.example.com';
 
 const orderBody = (externalId = '1001') => ({
@@ -26,14 +28,35 @@ const fulfillmentBody = {
   },
 };
 
-const ORDER_CREATE = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
-  orderCreate(order: $order, idempotencyKey: $idempotencyKey) { order { id } userErrors { field message } } }`;
-const FULFILLMENT_CREATE = `mutation fulfillmentCreate(
-  $orderId: ID!, $trackingInfo: TrackingInput, $notifyCustomer: Boolean, $idempotencyKey: String!
-) {
-  fulfillmentCreate(
-    orderId: $orderId, trackingInfo: $trackingInfo, notifyCustomer: $notifyCustomer, idempotencyKey: $idempotencyKey
-  ) { fulfillment { id status } userErrors { field message } } }`;
+const {
+  orderCreate: ORDER_CREATE,
+  orderFulfillmentOrders: FULFILLMENT_ORDERS,
+  fulfillmentCreate: FULFILLMENT_CREATE,
+} = SHOPIFY_DOCUMENTS;
+
+/** An `OrderCreateOrderInput`, as the storeplatform_b adapter sends it. */
+const shopifyOrder = (externalId = '1001', quantity = 2) => ({
+  order: {
+    sourceIdentifier: `reseller.example.com:${externalId}`,
+    currency: 'EUR',
+    email: 'buyer@example.com',
+    tags: ['reseller-order'],
+    lineItems: [
+      {
+        title: 'Mug',
+        sku: 'MUG-1',
+        quantity,
+        priceSet: { shopMoney: { amount: '9.50', currencyCode: 'EUR' } },
+        vendor: 'Acme',
+        properties: [{ name: 'Engraving', value: 'Happy Birthday' }],
+        requiresShipping: true,
+      },
+    ],
+    shippingLines: [{ title: 'Standard', priceSet: { shopMoney: { amount: '4.90', currencyCode: 'EUR' } } }],
+    shippingAddress: { city: 'Berlin', countryCode: 'DE' },
+  },
+  options: { sendReceipt: false, sendFulfillmentReceipt: false },
+});
 
 describe('platform simulator', () => {
   let sim: PlatformSimulator;
@@ -59,11 +82,12 @@ describe('platform simulator', () => {
     path: string,
     { method, token = 'shpat_test', key, headers = {}, body, rawBody }: CallOptions = {},
   ) {
+    const tokenHeader = path.includes(SHOPIFY_API) ? 'X-Shopify-Access-Token' : 'X-Platform-Access-Token';
     const res = await fetch(`${sim.url}${path}`, {
       method: method ?? (body !== undefined || rawBody !== undefined ? 'POST' : 'GET'),
       headers: {
         'Content-Type': 'application/json',
-        ...(token ? { 'X-Platform-Access-Token': token } : {}),
+        ...(token ? { [tokenHeader]: token } : {}),
         ...(key ? { 'Idempotency-Key': key } : {}),
         ...headers,
       },
@@ -75,7 +99,8 @@ describe('platform simulator', () => {
 
   const rest = (path: string, options?: CallOptions) => call(`/${SHOP}${API}${path}`, options);
   const graphql = (query: string, variables: Record<string, unknown>, options: CallOptions = {}) =>
-    call(`/${SHOP}${API}/graphql.json`, { ...options, body: { query, variables } });
+    call(`/${SHOP}${SHOPIFY_API}/graphql.json`, { ...options, body: { query, variables } });
+  const simOrders = async (shopDomain = SHOP) => (await call(`/_sim/orders?shopDomain=${shopDomain}`)).json.orders;
   const push = (path: string, body: unknown, options: CallOptions = {}) =>
     call(`/${SHOP}/reseller${path}`, { token: null, ...options, body });
 
@@ -152,64 +177,124 @@ describe('platform simulator', () => {
     });
   });
 
-  describe('storeplatform_b GraphQL', () => {
-    it('creates an order with orderCreate, idempotently, readable through REST', async () => {
-      const order = { ...orderBody().order, line_items: undefined, lineItems: orderBody().order.line_items };
-      const first = await graphql(ORDER_CREATE, { order, idempotencyKey: 'job-1' });
+  describe("storeplatform_b: Shopify's Admin GraphQL schema, executed", () => {
+    it('creates an order with orderCreate, gives its lines ids, and keeps it in the REST shape', async () => {
+      const first = await graphql(ORDER_CREATE, shopifyOrder());
       expect(first.status).toBe(200);
       expect(first.json.data.orderCreate.userErrors).toEqual([]);
-      const gid: string = first.json.data.orderCreate.order.id;
-      expect(gid).toMatch(/^gid:\/\/platform\/Order\/\d+$/);
+      const { id, lineItems } = first.json.data.orderCreate.order;
+      expect(id).toMatch(/^gid:\/\/shopify\/Order\/\d+$/);
+      expect(lineItems.nodes).toEqual([{ id: expect.stringMatching(/^gid:\/\/shopify\/LineItem\/\d+$/) }]);
 
-      const again = await graphql(ORDER_CREATE, { order, idempotencyKey: 'job-1' });
-      expect(again.json).toEqual(first.json);
-
-      const viaRest = await rest(`/orders/${gid.split('/').pop()}.json`);
-      expect(viaRest.status).toBe(200);
-      expect(viaRest.json.order.source_identifier).toBe('reseller.example.com:1001');
+      const [stored] = await simOrders();
+      expect(stored).toMatchObject({
+        id: Number(id.split('/').pop()),
+        source_identifier: 'reseller.example.com:1001',
+        tags: 'reseller-order',
+        line_items: [
+          {
+            id: Number(lineItems.nodes[0].id.split('/').pop()),
+            title: 'Mug',
+            quantity: 2,
+            price: '9.50',
+            fulfilled_quantity: 0,
+            properties: [{ name: 'Engraving', value: 'Happy Birthday' }],
+          },
+        ],
+        shipping_lines: [{ title: 'Standard', price: '4.90' }],
+      });
     });
 
-    it('reports missing line items as userErrors', async () => {
-      const { status, json } = await graphql(ORDER_CREATE, { order: { currency: 'EUR' }, idempotencyKey: 'job-1' });
+    it('takes no idempotency key: the same create sent twice makes two orders, as on Shopify', async () => {
+      await graphql(ORDER_CREATE, shopifyOrder());
+      await graphql(ORDER_CREATE, shopifyOrder(), { key: 'ignored' });
+      expect(await simOrders()).toHaveLength(2);
+      expect(sim.calls().map((c) => c.idempotencyKey)).toEqual([null, 'ignored']);
+    });
+
+    it('refuses, as Shopify does, a document or variables the schema does not allow, and creates nothing', async () => {
+      const invented = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
+        orderCreate(order: $order, idempotencyKey: $idempotencyKey) { order { id } userErrors { field message } } }`;
+      const old = await graphql(invented, { order: {}, idempotencyKey: 'k' });
+      expect(old.status).toBe(200);
+      expect(old.json.errors.map((e: { message: string }) => e.message)).toEqual(
+        expect.arrayContaining([expect.stringContaining('Unknown argument "idempotencyKey"')]),
+      );
+      const badVariables = shopifyOrder();
+      (badVariables.order.lineItems[0] as Record<string, unknown>).quantity = 'two';
+      expect((await graphql(ORDER_CREATE, badVariables)).json.errors).toHaveLength(1);
+      expect(await simOrders()).toEqual([]);
+    });
+
+    it('reports an order without line items as userErrors', async () => {
+      const { status, json } = await graphql(ORDER_CREATE, { order: { currency: 'EUR' } });
       expect(status).toBe(200);
       expect(json.data.orderCreate).toEqual({
         order: null,
-        userErrors: [{ field: ['order', 'lineItems'], message: "can't be blank" }],
+        userErrors: [{ field: ['order', 'lineItems'], message: "Line items can't be blank" }],
       });
     });
 
-    it('creates a fulfillment with fulfillmentCreate, idempotently, visible on the REST order', async () => {
-      const created = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'job-1' });
+    it('ships through fulfillment orders, never more than remains, and shows it on the REST order', async () => {
+      const created = await graphql(ORDER_CREATE, shopifyOrder('1001', 3));
       const orderId: string = created.json.data.orderCreate.order.id;
-      const variables = {
-        orderId,
-        trackingInfo: { company: 'UPS', number: '1Z999', url: 'https://ups.example/1Z999' },
-        notifyCustomer: true,
-        idempotencyKey: 'ful-1',
-      };
-      const first = await graphql(FULFILLMENT_CREATE, variables);
-      expect(first.json.data.fulfillmentCreate.userErrors).toEqual([]);
-      expect(first.json.data.fulfillmentCreate.fulfillment).toEqual({
-        id: expect.stringMatching(/^gid:\/\/platform\/Fulfillment\/\d+$/),
-        status: 'SUCCESS',
-      });
-      const again = await graphql(FULFILLMENT_CREATE, variables);
-      expect(again.json).toEqual(first.json);
+      const read = async () => (await graphql(FULFILLMENT_ORDERS, { id: orderId })).json.data.order;
+      const [fo] = (await read()).fulfillmentOrders.nodes;
+      expect(fo).toMatchObject({ status: 'OPEN', lineItems: { nodes: [{ remainingQuantity: 3 }] } });
+      const line = fo.lineItems.nodes[0];
+      const ship = (quantity: number, number: string) =>
+        graphql(FULFILLMENT_CREATE, {
+          fulfillment: {
+            lineItemsByFulfillmentOrder: [
+              { fulfillmentOrderId: fo.id, fulfillmentOrderLineItems: [{ id: line.id, quantity }] },
+            ],
+            trackingInfo: { company: 'UPS', numbers: [number], urls: [`https://ups.example/${number}`] },
+            notifyCustomer: true,
+          },
+        });
 
-      const order = await rest(`/orders/${orderId.split('/').pop()}.json`);
-      expect(order.json.order.fulfillments).toHaveLength(1);
-      expect(order.json.order.fulfillments[0]).toMatchObject({
-        tracking_company: 'UPS',
-        tracking_number: '1Z999',
-        tracking_url: 'https://ups.example/1Z999',
-        notify_customer: true,
+      const first = await ship(2, '1Z1');
+      expect(first.json.data.fulfillmentCreate).toEqual({
+        fulfillment: { id: expect.stringMatching(/^gid:\/\/shopify\/Fulfillment\/\d+$/), status: 'SUCCESS' },
+        userErrors: [],
       });
+      expect((await ship(2, '1Z2')).json.data.fulfillmentCreate.userErrors).toEqual([
+        { field: ['fulfillment'], message: 'Quantity 2 is more than the 1 left to fulfill' },
+      ]);
+      const after = await read();
+      expect(after.fulfillmentOrders.nodes[0].lineItems.nodes[0].remainingQuantity).toBe(1);
+      expect(after.fulfillments).toEqual([
+        expect.objectContaining({
+          status: 'SUCCESS',
+          trackingInfo: [{ company: 'UPS', number: '1Z1', url: 'https://ups.example/1Z1' }],
+        }),
+      ]);
+      const [stored] = await simOrders();
+      expect(stored.line_items[0].fulfilled_quantity).toBe(2);
+      expect(stored.fulfillments).toEqual([
+        expect.objectContaining({
+          tracking_numbers: ['1Z1'],
+          line_items: [{ id: stored.line_items[0].id, quantity: 2 }],
+        }),
+      ]);
     });
 
-    it('answers errors for an unknown operation', async () => {
+    it('makes a stub of an order it has never seen, whose fulfillment order takes any quantity', async () => {
+      const { json } = await graphql(FULFILLMENT_ORDERS, { id: 'gid://shopify/Order/4242' });
+      const [fo] = json.data.order.fulfillmentOrders.nodes;
+      const shipped = await graphql(FULFILLMENT_CREATE, {
+        fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId: fo.id }], trackingInfo: { numbers: ['T'] } },
+      });
+      expect(shipped.json.data.fulfillmentCreate.userErrors).toEqual([]);
+      expect(await simOrders()).toEqual([expect.objectContaining({ id: 4242, stub: true })]);
+    });
+
+    it('answers an error for a field it does not simulate', async () => {
       const { status, json } = await graphql('query { shop { name } }', {});
       expect(status).toBe(200);
-      expect(json.errors).toEqual([{ message: expect.any(String) }]);
+      expect(json.errors).toEqual([
+        expect.objectContaining({ message: 'shop is not supported by the platform simulator' }),
+      ]);
     });
   });
 
@@ -264,11 +349,7 @@ describe('platform simulator', () => {
       expect(restReply.status).toBe(422);
       expect(restReply.json).toEqual({ errors: { base: ['rejected by test token'] } });
 
-      const gql = await graphql(
-        ORDER_CREATE,
-        { order: orderBody().order, idempotencyKey: 'job-1' },
-        { token: 'fail422' },
-      );
+      const gql = await graphql(ORDER_CREATE, shopifyOrder(), { token: 'fail422' });
       expect(gql.status).toBe(200);
       expect(gql.json.data.orderCreate.userErrors).toEqual([{ field: ['base'], message: 'rejected by test token' }]);
     });
@@ -281,12 +362,25 @@ describe('platform simulator', () => {
 
     it('answers 500 for fail500, also on GraphQL', async () => {
       expect((await rest('/orders.json', { body: orderBody(), key: 'job-1', token: 'fail500' })).status).toBe(500);
-      const gql = await graphql(
-        ORDER_CREATE,
-        { order: orderBody().order, idempotencyKey: 'job-1' },
-        { token: 'fail500' },
-      );
+      const gql = await graphql(ORDER_CREATE, shopifyOrder(), { token: 'fail500' });
       expect(gql.status).toBe(500);
+    });
+
+    it('answers THROTTLED (HTTP 200) for fail429 on GraphQL, its cost restoring in a second', async () => {
+      const { status, json } = await graphql(ORDER_CREATE, shopifyOrder(), { token: 'fail429' });
+      expect(status).toBe(200);
+      expect(json.errors[0].extensions.code).toBe('THROTTLED');
+      const { requestedQueryCost, throttleStatus } = json.extensions.cost;
+      expect((requestedQueryCost - throttleStatus.currentlyAvailable) / throttleStatus.restoreRate).toBe(1);
+      expect(await simOrders()).toEqual([]);
+    });
+
+    it('fails a flaky Shopify shop’s first create of each sourceIdentifier, creating nothing', async () => {
+      expect((await graphql(ORDER_CREATE, shopifyOrder('1'), { token: 'flaky' })).status).toBe(503);
+      expect(await simOrders()).toEqual([]);
+      expect((await graphql(ORDER_CREATE, shopifyOrder('1'), { token: 'flaky' })).status).toBe(200);
+      expect((await graphql(ORDER_CREATE, shopifyOrder('2'), { token: 'flaky' })).status).toBe(503);
+      expect(await simOrders()).toHaveLength(1);
     });
 
     it('answers 503 once per idempotency key for flaky, then succeeds with the same key', async () => {
@@ -363,9 +457,14 @@ describe('platform simulator', () => {
     });
 
     it('answers the GraphQL orders query, with the search as a variable or inline', async () => {
-      const ORDERS = 'query orders($query: String!) { orders(first: 1, query: $query) { nodes { id } } }';
+      const ORDERS = SHOPIFY_DOCUMENTS.ordersBySourceIdentifier;
       const byVariable = await graphql(ORDERS, { query: `source_identifier:'${id('1001')}'` }, { token: 'fail500' });
-      expect(byVariable.json.data.orders.nodes).toEqual([{ id: expect.stringMatching(/^gid:\/\/platform\/Order\//) }]);
+      expect(byVariable.json.data.orders.nodes).toEqual([
+        expect.objectContaining({
+          id: expect.stringMatching(/^gid:\/\/shopify\/Order\//),
+          sourceIdentifier: id('1001'),
+        }),
+      ]);
       const inline = `query { orders(first: 1, query: "source_identifier:'${id('1002')}'") { nodes { id } } }`;
       const byInline = await graphql(inline, {});
       expect(byInline.json.data.orders.nodes).toHaveLength(1);
@@ -415,9 +514,9 @@ describe('platform simulator', () => {
       ]);
       expect(sim.calls()).toEqual(json.calls);
 
-      const graphqlCall = await graphql(ORDER_CREATE, { order: orderBody().order, idempotencyKey: 'gql-key' });
+      const graphqlCall = await graphql(ORDER_CREATE, shopifyOrder());
       expect(graphqlCall.status).toBe(200);
-      expect(sim.calls()[2]).toMatchObject({ platform: 'storeplatform_b', idempotencyKey: 'gql-key' });
+      expect(sim.calls()[2]).toMatchObject({ platform: 'storeplatform_b', idempotencyKey: null, status: 200 });
 
       expect((await call('/_sim/reset', { method: 'POST' })).status).toBe(200);
       expect((await call('/_sim/calls')).json.calls).toEqual([]);

@@ -1,0 +1,166 @@
+import { coerceInputValue, getVariableValues, parse, validate, type OperationDefinitionNode } from 'graphql';
+import { shopifyAdminSchema } from '../../lib/local/shopify-schema.js';
+import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
+import { readResellerOrder } from '../../shared/domain/reseller-order.js';
+import { stringifyExact } from '../../shared/domain/json-text.js';
+import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
+import {
+  lineItemsByFulfillmentOrder,
+  orderCreateVariables,
+  sourceIdentifierSearch,
+  trackingInfo,
+} from '../../shared/platforms/storeplatform-b.js';
+
+/**
+ * Every document the storeplatform_b adapter sends, checked against the schema Shopify publishes for
+ * its Admin API (the introspection `@shopify/dev-mcp` ships): a field, an argument or a type Shopify
+ * does not have fails here as it would there. Later documents join the table and are checked too.
+ */
+const schema = shopifyAdminSchema();
+
+/** The variables a document is sent with must coerce to its variable types, as Shopify coerces them. */
+const variableErrors = (document: string, variables: Record<string, unknown>) => {
+  const operation = parse(document).definitions[0] as OperationDefinitionNode;
+  const result = getVariableValues(schema, operation.variableDefinitions ?? [], variables);
+  return 'errors' in result && result.errors ? result.errors.map((e) => e.message) : [];
+};
+
+const order = (() => {
+  const reading = readResellerOrder(
+    JSON.stringify({
+      id: 5551234,
+      currency: 'USD',
+      email: 'a@example.com',
+      note: 'Leave at the back door',
+      note_attributes: [{ name: 'gift-wrap', value: 'yes' }],
+      line_items: [
+        {
+          id: 1,
+          variant_id: 11,
+          sku: 'MUG-1',
+          title: 'Mug',
+          variant_title: 'Red',
+          quantity: 2,
+          price: '13.00',
+          vendor: 'Acme',
+          properties: [{ name: 'Engraving', value: 'Happy Birthday' }],
+        },
+      ],
+      shipping_lines: [{ title: 'Standard', price: '5.00' }],
+      shipping_address: { name: 'Ada B Lovelace', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+    }),
+  );
+  if (!reading.ok) throw new Error(reading.message);
+  return buildSupplierOrder({
+    resellerShopDomain: 'reseller.myshopify.com',
+    order: reading.order,
+    lineItems: reading.order.lineItems,
+    pricing: { type: 'percentage', value: 30 },
+  });
+})();
+
+/** The variables the adapter sends with each document of the table, as it builds them. */
+const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>> = {
+  // Sent as JSON, as the adapter sends it: kept reseller values written verbatim.
+  orderCreate: JSON.parse(stringifyExact(orderCreateVariables(order))),
+  ordersBySourceIdentifier: { query: sourceIdentifierSearch("reseller.myshopify.com:it's:1") },
+  orderFulfillmentOrders: { id: 'gid://shopify/Order/7002' },
+  fulfillmentCreate: {
+    fulfillment: {
+      lineItemsByFulfillmentOrder: lineItemsByFulfillmentOrder([
+        {
+          fulfillmentOrderId: 'gid://shopify/FulfillmentOrder/1',
+          id: 'gid://shopify/FulfillmentOrderLineItem/2',
+          lineItemId: '3',
+          remainingQuantity: 2,
+        },
+      ]),
+      trackingInfo: trackingInfo({ company: 'UPS', number: '1Z9', numbers: ['1Z9'], url: null, urls: [] }),
+      notifyCustomer: true,
+    },
+  },
+};
+
+describe("storeplatform_b's documents against Shopify's published Admin schema (2026-10)", () => {
+  it.each(Object.entries(SHOPIFY_DOCUMENTS))('%s is a valid document', (_name, document) => {
+    expect(validate(schema, parse(document)).map((e) => e.message)).toEqual([]);
+  });
+
+  it.each(Object.entries(SHOPIFY_DOCUMENTS))('%s is sent with variables of its types', (name, document) => {
+    expect(variableErrors(document, VARIABLES[name as keyof typeof SHOPIFY_DOCUMENTS])).toEqual([]);
+  });
+
+  it('maps the supplier order onto OrderCreateOrderInput: priceSet, properties, attributes', () => {
+    const { order: input } = VARIABLES.orderCreate as { order: Record<string, any> };
+    expect(input).toMatchObject({
+      sourceIdentifier: 'reseller.myshopify.com:5551234',
+      currency: 'USD',
+      note: 'Leave at the back door',
+      customAttributes: [{ key: 'gift-wrap', value: 'yes' }],
+      tags: ['reseller-order'],
+      shippingAddress: { firstName: 'Ada', lastName: 'B Lovelace', address1: '1 Main St', countryCode: 'US' },
+    });
+    expect(input.lineItems).toEqual([
+      {
+        title: 'Mug',
+        variantTitle: 'Red',
+        sku: 'MUG-1',
+        quantity: 2,
+        priceSet: { shopMoney: { amount: '10.00', currencyCode: 'USD' } },
+        vendor: 'Acme',
+        properties: [{ name: 'Engraving', value: 'Happy Birthday' }],
+        requiresShipping: true,
+      },
+    ]);
+    expect(input.shippingLines).toEqual([
+      { title: 'Standard', priceSet: { shopMoney: { amount: '5.00', currencyCode: 'USD' } } },
+    ]);
+    // The reseller's variant id names no variant of the supplier's shop.
+    expect(input.lineItems[0]).not.toHaveProperty('variantId');
+  });
+
+  it('rejects the invented document storeplatform_b used to send (OrderInput, idempotencyKey)', () => {
+    const invented = `mutation orderCreate($order: OrderInput!, $idempotencyKey: String!) {
+      orderCreate(order: $order, idempotencyKey: $idempotencyKey) { order { id } userErrors { field message } }
+    }`;
+    const errors = validate(schema, parse(invented)).map((e) => e.message);
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        expect.stringContaining('Unknown argument "idempotencyKey"'),
+        expect.stringContaining('"OrderInput!"'),
+      ]),
+    );
+  });
+
+  it('rejects variables Shopify would not coerce (a quantity that is not an Int, an unknown currency)', () => {
+    const bad = JSON.parse(JSON.stringify(VARIABLES.orderCreate));
+    bad.order.lineItems[0].quantity = '2';
+    bad.order.currency = 'ZZZ';
+    expect(variableErrors(SHOPIFY_DOCUMENTS.orderCreate, bad)).toHaveLength(2);
+  });
+
+  it('never ships more than remains of a fulfillment order line, and only the lines asked for', () => {
+    const lines = [
+      { fulfillmentOrderId: 'fo1', id: 'fol1', lineItemId: '11', remainingQuantity: 2 },
+      { fulfillmentOrderId: 'fo1', id: 'fol2', lineItemId: '12', remainingQuantity: 1 },
+      { fulfillmentOrderId: 'fo2', id: 'fol3', lineItemId: '13', remainingQuantity: 4 },
+    ];
+    expect(
+      lineItemsByFulfillmentOrder(lines, [
+        { id: '11', quantity: 5 },
+        { id: '13', quantity: 1 },
+      ]),
+    ).toEqual([
+      { fulfillmentOrderId: 'fo1', fulfillmentOrderLineItems: [{ id: 'fol1', quantity: 2 }] },
+      { fulfillmentOrderId: 'fo2', fulfillmentOrderLineItems: [{ id: 'fol3', quantity: 1 }] },
+    ]);
+    expect(lineItemsByFulfillmentOrder(lines)).toHaveLength(2);
+  });
+
+  it('coerces the introspection once: every input type the adapter names exists', () => {
+    for (const name of ['OrderCreateOrderInput', 'FulfillmentInput', 'FulfillmentTrackingInput', 'MoneyBagInput']) {
+      expect(schema.getType(name)).toBeDefined();
+    }
+    expect(coerceInputValue('USD', schema.getType('CurrencyCode') as never)).toBe('USD');
+  });
+});
