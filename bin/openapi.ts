@@ -148,18 +148,29 @@ const pathParameters = (route: RouteSpec) =>
     schema: { type: 'string' },
   }));
 
-const webhookParameters = (topic: string) => [
-  parameterRef('X-Platform-Hmac-SHA256'),
-  parameterRef('X-Platform-Shop-Domain'),
-  {
-    name: 'X-Platform-Topic',
-    in: 'header',
-    required: false,
-    description: "When present it must name this endpoint's topic, else 400 `validation_failed`.",
-    schema: { const: topic },
-  },
-  parameterRef('X-Platform-Webhook-Id'),
-];
+/** The signature header as each platform spells it (header names are case-insensitive). */
+const hmacHeader = (spelling: string) => (spelling === 'Shopify' ? 'X-Shopify-Hmac-Sha256' : 'X-Platform-Hmac-SHA256');
+
+/** Each delivery header under both spellings (CONTRACT.md §5): the platform's and Shopify's. */
+const webhookParameters = (topic: string) =>
+  ['Platform', 'Shopify'].flatMap((spelling) => [
+    parameterRef(hmacHeader(spelling)),
+    parameterRef(`X-${spelling}-Shop-Domain`),
+    {
+      name: `X-${spelling}-Topic`,
+      in: 'header',
+      required: false,
+      description:
+        "When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling; both " +
+        'with different values: 400.',
+      schema: { const: topic },
+    },
+    parameterRef(`X-${spelling}-Webhook-Id`),
+  ]);
+
+const EITHER =
+  'Either spelling is taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent ' +
+  'with different values: 401 `invalid_signature`.';
 
 const operationOf = (route: RouteSpec) => {
   const request = requests[route.name] ?? {};
@@ -229,27 +240,40 @@ const components = () => {
           '`idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_progress`.',
         schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
       },
-      'X-Platform-Hmac-SHA256': {
-        name: 'X-Platform-Hmac-SHA256',
-        in: 'header',
-        required: true,
-        description: "Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`.",
-        schema: { type: 'string', contentEncoding: 'base64' },
-      },
-      'X-Platform-Shop-Domain': {
-        name: 'X-Platform-Shop-Domain',
-        in: 'header',
-        required: true,
-        description: 'The shop that sent the webhook; its stores hold the secret the signature is checked with.',
-        schema: ref('shop_domain'),
-      },
-      'X-Platform-Webhook-Id': {
-        name: 'X-Platform-Webhook-Id',
-        in: 'header',
-        required: false,
-        description: "The platform's delivery id; redeliveries are recognised by the order id, not by it.",
-        schema: { type: 'string' },
-      },
+      ...Object.fromEntries(
+        ['Platform', 'Shopify'].flatMap((spelling) => [
+          [
+            hmacHeader(spelling),
+            {
+              name: hmacHeader(spelling),
+              in: 'header',
+              required: false,
+              description: `Base64 HMAC-SHA256 of the raw body bytes with the store's \`webhookSecret\`. ${EITHER}`,
+              schema: { type: 'string', contentEncoding: 'base64' },
+            },
+          ],
+          [
+            `X-${spelling}-Shop-Domain`,
+            {
+              name: `X-${spelling}-Shop-Domain`,
+              in: 'header',
+              required: false,
+              description: `The shop that sent the webhook; its stores hold the webhook secret. ${EITHER}`,
+              schema: ref('shop_domain'),
+            },
+          ],
+          [
+            `X-${spelling}-Webhook-Id`,
+            {
+              name: `X-${spelling}-Webhook-Id`,
+              in: 'header',
+              required: false,
+              description: "The platform's delivery id; redeliveries are recognised by the order id, not by it.",
+              schema: { type: 'string' },
+            },
+          ],
+        ]),
+      ),
     },
     schemas,
   };

@@ -209,15 +209,45 @@ export interface webhooks {
     post: {
       parameters: {
         query?: never;
-        header: {
-          /** @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. */
-          'X-Platform-Hmac-SHA256': components['parameters']['X-Platform-Hmac-SHA256'];
-          /** @description The shop that sent the webhook; its stores hold the secret the signature is checked with. */
-          'X-Platform-Shop-Domain': components['parameters']['X-Platform-Shop-Domain'];
-          /** @description When present it must name this endpoint's topic, else 400 `validation_failed`. */
+        header?: {
+          /**
+           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+           * values: 401 `invalid_signature`.
+           */
+          'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+          /**
+           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
+           * 401 `invalid_signature`.
+           */
+          'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+          /**
+           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
+           * spelling; both with different values: 400.
+           */
           'X-Platform-Topic'?: 'orders/create';
           /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
           'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+          /**
+           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+           * values: 401 `invalid_signature`.
+           */
+          'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+          /**
+           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
+           * 401 `invalid_signature`.
+           */
+          'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+          /**
+           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
+           * spelling; both with different values: 400.
+           */
+          'X-Shopify-Topic'?: 'orders/create';
+          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+          'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
         };
         path?: never;
         cookie?: never;
@@ -341,15 +371,45 @@ export interface webhooks {
     post: {
       parameters: {
         query?: never;
-        header: {
-          /** @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. */
-          'X-Platform-Hmac-SHA256': components['parameters']['X-Platform-Hmac-SHA256'];
-          /** @description The shop that sent the webhook; its stores hold the secret the signature is checked with. */
-          'X-Platform-Shop-Domain': components['parameters']['X-Platform-Shop-Domain'];
-          /** @description When present it must name this endpoint's topic, else 400 `validation_failed`. */
+        header?: {
+          /**
+           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+           * values: 401 `invalid_signature`.
+           */
+          'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+          /**
+           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
+           * 401 `invalid_signature`.
+           */
+          'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+          /**
+           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
+           * spelling; both with different values: 400.
+           */
           'X-Platform-Topic'?: 'fulfillments/create';
           /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
           'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+          /**
+           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+           * values: 401 `invalid_signature`.
+           */
+          'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+          /**
+           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
+           * 401 `invalid_signature`.
+           */
+          'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+          /**
+           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
+           * spelling; both with different values: 400.
+           */
+          'X-Shopify-Topic'?: 'fulfillments/create';
+          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+          'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
         };
         path?: never;
         cookie?: never;
@@ -774,12 +834,34 @@ export interface components {
      * still runs: 409 `idempotency_key_in_progress`.
      */
     'Idempotency-Key': string;
-    /** @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. */
+    /**
+     * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is taken
+     * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+     * `invalid_signature`.
+     */
     'X-Platform-Hmac-SHA256': string;
-    /** @description The shop that sent the webhook; its stores hold the secret the signature is checked with. */
+    /**
+     * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+     * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+     * `invalid_signature`.
+     */
     'X-Platform-Shop-Domain': components['schemas']['shop_domain'];
     /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
     'X-Platform-Webhook-Id': string;
+    /**
+     * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is taken
+     * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+     * `invalid_signature`.
+     */
+    'X-Shopify-Hmac-Sha256': string;
+    /**
+     * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+     * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+     * `invalid_signature`.
+     */
+    'X-Shopify-Shop-Domain': components['schemas']['shop_domain'];
+    /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+    'X-Shopify-Webhook-Id': string;
   };
   requestBodies: never;
   headers: {
@@ -1814,15 +1896,45 @@ export interface operations {
   OrdersWebhook: {
     parameters: {
       query?: never;
-      header: {
-        /** @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. */
-        'X-Platform-Hmac-SHA256': components['parameters']['X-Platform-Hmac-SHA256'];
-        /** @description The shop that sent the webhook; its stores hold the secret the signature is checked with. */
-        'X-Platform-Shop-Domain': components['parameters']['X-Platform-Shop-Domain'];
-        /** @description When present it must name this endpoint's topic, else 400 `validation_failed`. */
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
         'X-Platform-Topic'?: 'orders/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'orders/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
       path?: never;
       cookie?: never;
@@ -1926,15 +2038,45 @@ export interface operations {
   FulfillmentsWebhook: {
     parameters: {
       query?: never;
-      header: {
-        /** @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. */
-        'X-Platform-Hmac-SHA256': components['parameters']['X-Platform-Hmac-SHA256'];
-        /** @description The shop that sent the webhook; its stores hold the secret the signature is checked with. */
-        'X-Platform-Shop-Domain': components['parameters']['X-Platform-Shop-Domain'];
-        /** @description When present it must name this endpoint's topic, else 400 `validation_failed`. */
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
         'X-Platform-Topic'?: 'fulfillments/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'fulfillments/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
       path?: never;
       cookie?: never;

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { RouteNotFoundError, ValidationError } from '../core/errors.js';
+import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { parseWithExactIntegers } from '../domain/json-text.js';
 import type { WebhookDelivery } from '../webhooks/verify.js';
@@ -31,7 +31,7 @@ export interface WebhookRequest {
   event: HttpEvent;
   requestId: string;
   rawBody: Buffer;
-  /** The delivery's `X-Platform-*` headers and raw body, as shared/webhooks/verify.ts reads them. */
+  /** The delivery's `X-Platform-*` (or `X-Shopify-*`) headers and raw body, as shared/webhooks/verify.ts reads them. */
   delivery: WebhookDelivery;
   /**
    * The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400).
@@ -40,16 +40,35 @@ export interface WebhookRequest {
   json: () => unknown;
 }
 
+/**
+ * A delivery header under either spelling: the platform's `X-Platform-<name>` or Shopify's
+ * `X-Shopify-<name>` (CONTRACT.md §5), so a Shopify store can point its webhooks here. Both sent
+ * with different values is refused: `conflict` says how.
+ */
+const deliveryHeader = (event: HttpEvent, name: string, conflict: () => Error): string | undefined => {
+  const platform = readHeader(event, `x-platform-${name}`);
+  const shopify = readHeader(event, `x-shopify-${name}`);
+  if (platform !== undefined && shopify !== undefined && platform !== shopify) throw conflict();
+  return platform ?? shopify;
+};
+
+const deliveryOf = (event: HttpEvent, rawBody: Buffer): WebhookDelivery => {
+  const unverifiable = () => new InvalidSignatureError();
+  const shopDomain = deliveryHeader(event, 'shop-domain', unverifiable);
+  const signature = deliveryHeader(event, 'hmac-sha256', unverifiable);
+  const topic = deliveryHeader(
+    event,
+    'topic',
+    () => new ValidationError('X-Platform-Topic and X-Shopify-Topic name different topics.', 'X-Platform-Topic'),
+  );
+  return { shopDomain, signature, topic, rawBody };
+};
+
 const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): WebhookRequest => ({
   event,
   requestId,
   rawBody,
-  delivery: {
-    shopDomain: readHeader(event, 'x-platform-shop-domain'),
-    signature: readHeader(event, 'x-platform-hmac-sha256'),
-    topic: readHeader(event, 'x-platform-topic'),
-    rawBody,
-  },
+  delivery: deliveryOf(event, rawBody),
   json: () => {
     assertJsonContentType(event);
     try {

@@ -123,6 +123,10 @@ describe('OpenAPI document', () => {
         'X-Platform-Shop-Domain',
         'X-Platform-Topic',
         'X-Platform-Webhook-Id',
+        'X-Shopify-Hmac-Sha256',
+        'X-Shopify-Shop-Domain',
+        'X-Shopify-Topic',
+        'X-Shopify-Webhook-Id',
       ]);
       expect(delivery.security).toEqual([]);
       expect(delivery.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['id']));
