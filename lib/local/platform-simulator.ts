@@ -513,7 +513,36 @@ function resetState(state: State): void {
   state.calls = [];
 }
 
-function simCall(state: State, method: string, pathname: string, query: URLSearchParams): Reply {
+/**
+ * `POST /_sim/orders` `{shopDomain, order}`: an order placed on a shop without any webhook being sent
+ * (PLATFORM-API.md, "The simulator"). Ids given are kept, missing ones assigned; every line gets an
+ * id and a fulfilled quantity.
+ */
+function placeOrder(state: State, body: unknown): Reply {
+  const request = asObject(body);
+  const input = asObject(request?.order);
+  if (typeof request?.shopDomain !== 'string' || !input || !Array.isArray(input.line_items)) {
+    return json(400, { errors: 'shopDomain and an order with line_items are required' });
+  }
+  const shop = shopOf(state, request.shopDomain);
+  const id = typeof input.id === 'number' || /^\d+$/.test(String(input.id)) ? Number(input.id) : state.nextOrderId++;
+  if (shop.orders.has(id)) return json(409, { errors: `order ${id} exists` });
+  state.nextOrderId = Math.max(state.nextOrderId, id + 1);
+  const lineItems = input.line_items.map((line) => {
+    const item = asObject(line) ?? {};
+    return { ...item, id: item.id ?? state.nextLineItemId++, fulfilled_quantity: 0 };
+  });
+  const order = createOrder(state, shop, { ...input, line_items: lineItems }, id);
+  return json(201, { order: clone(order) });
+}
+
+async function simCall(
+  state: State,
+  req: IncomingMessage,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+): Promise<Reply> {
   if (method === 'GET' && pathname === '/_sim/calls') return json(200, { calls: state.calls });
   if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
     resetState(state);
@@ -523,6 +552,14 @@ function simCall(state: State, method: string, pathname: string, query: URLSearc
     const shopDomain = query.get('shopDomain');
     if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
     return json(200, { orders: [...(state.shops.get(shopDomain)?.orders.values() ?? [])] });
+  }
+  if (method === 'POST' && pathname === '/_sim/orders') {
+    try {
+      return placeOrder(state, parseExact(await readBody(req)));
+    } catch (error) {
+      if (error instanceof BodyTooLarge) throw error;
+      return json(400, { errors: 'invalid JSON' });
+    }
   }
   return NOT_FOUND;
 }
@@ -550,7 +587,7 @@ async function handle(state: State, req: IncomingMessage, res: ServerResponse): 
   const [pathname = '/', rawQuery = ''] = (req.url ?? '/').split('?', 2);
   try {
     const reply = pathname.startsWith('/_sim/')
-      ? simCall(state, req.method ?? 'GET', pathname, new URLSearchParams(rawQuery))
+      ? await simCall(state, req, req.method ?? 'GET', pathname, new URLSearchParams(rawQuery))
       : await platformCall(state, req, pathname, new URLSearchParams(rawQuery));
     send(res, reply);
   } catch (err) {

@@ -20,6 +20,7 @@ import {
   type FulfillmentMessage,
 } from './queue.js';
 import { jobLogContext } from '../sync-jobs/message.js';
+import { jobLineItems } from '../orders/job-order.js';
 
 /**
  * One fulfillment message: create the fulfillment with its tracking on the reseller order
@@ -75,7 +76,11 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
       Number(record.attributes?.ApproximateReceiveCount) > 1;
     ({ fulfillmentId: resellerFulfillmentId } = await deps
       .platforms(shop.platform)
-      .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey, { resend }));
+      .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey, {
+        resend,
+        // The job's own lines: a parcel never ships another supplier's items of the order.
+        lineItems: await jobLineItems(job),
+      }));
   } catch (error) {
     return handleFailure(job, found.entry, message, record, error, startedAt);
   }

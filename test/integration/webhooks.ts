@@ -11,16 +11,20 @@ export const sendWebhook = async (
     rawBody?: string;
     signature?: string;
     topic?: string;
+    /** `shopify`: the headers as Shopify names them (`X-Shopify-Hmac-Sha256`, …), with a webhook id. */
+    spelling?: 'platform' | 'shopify';
   },
 ) => {
   const raw = options.rawBody ?? JSON.stringify(options.body);
+  const prefix = options.spelling === 'shopify' ? 'x-shopify' : 'x-platform';
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (options.shopDomain !== undefined) headers['x-platform-shop-domain'] = options.shopDomain;
+  if (options.shopDomain !== undefined) headers[`${prefix}-shop-domain`] = options.shopDomain;
   const signature =
     options.signature ??
     (options.secret !== undefined ? createHmac('sha256', options.secret).update(raw).digest('base64') : undefined);
-  if (signature !== undefined) headers['x-platform-hmac-sha256'] = signature;
-  if (options.topic) headers['x-platform-topic'] = options.topic;
+  if (signature !== undefined) headers[`${prefix}-hmac-sha256`] = signature;
+  if (options.topic) headers[`${prefix}-topic`] = options.topic;
+  if (options.spelling === 'shopify') headers['x-shopify-webhook-id'] = crypto.randomUUID();
   const res = await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: raw });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
@@ -75,6 +79,16 @@ export const simulator = (baseUrl: string) => ({
   orders: async (shopDomain: string) =>
     ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
   calls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
+  /** Places an order on a shop without any webhook (POST /_sim/orders): the reseller's own order, say. */
+  placeOrder: async (shopDomain: string, order: unknown) => {
+    const res = await fetch(`${baseUrl}/_sim/orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shopDomain, order }),
+    });
+    if (res.status !== 201) throw new Error(`the simulator refused the order: ${res.status} ${await res.text()}`);
+    return ((await res.json()) as any).order;
+  },
 });
 
 /** Waits until the sync job has `status`, and answers it. */
