@@ -56,7 +56,10 @@ const pairs = <K extends string>(value: unknown, nameKey: K): Array<Record<K | '
   return list.filter(isObject).flatMap((pair) => {
     const name = text(pair.name ?? pair.key);
     if (name === undefined) return [];
-    return [{ [nameKey]: name, value: text(pair.value) ?? '' } as Record<K | 'value', string>];
+    // Shopify's values are strings: any other JSON value goes as its text, so nothing is lost.
+    const value =
+      pair.value === null || pair.value === undefined ? '' : (text(pair.value) ?? JSON.stringify(pair.value));
+    return [{ [nameKey]: name, value } as Record<K | 'value', string>];
   });
 };
 

@@ -487,4 +487,73 @@ describe('sync worker: processSyncMessage', () => {
       expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
     });
   });
+
+  describe('on a platform without idempotency keys (storeplatform_b: Shopify)', () => {
+    const keyless = { ...deps, platforms: () => ({ ...deps.platforms(), takesIdempotencyKeys: false }) };
+    const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: '503', a: Date.parse(job.createdAt), d: 10 };
+    const throttled = {
+      n: 1,
+      g: 2,
+      t: 'webhook',
+      o: 'throttled',
+      s: 429,
+      e: '429',
+      a: Date.parse(job.createdAt),
+      d: 5,
+    };
+
+    it('sends a first attempt at once, without a lookup', async () => {
+      claimSucceeds();
+      createOrder.mockResolvedValue({ orderId: '7001', status: 200 });
+
+      await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }));
+
+      expect(findOrder).not.toHaveBeenCalled();
+      expect(createOrder).toHaveBeenCalledTimes(1);
+    });
+
+    it.each([
+      ['failed', failed],
+      ['was answered THROTTLED', throttled],
+    ])(
+      'looks the order up before sending again a create whose earlier attempt %s, and takes the one found',
+      async (_, earlier) => {
+        claimSucceeds({ ...job, attempts: 2, attemptLog: [earlier] });
+        findOrder.mockResolvedValue({ orderId: '7012' });
+
+        expect(await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+        expect(createOrder).not.toHaveBeenCalled();
+        expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'completed', ':sourceOrderId': '7012' });
+        expect(update().ExpressionAttributeValues![':attemptLog'].at(-1)).toMatchObject({ o: 'found_existing' });
+      },
+    );
+
+    it('sends it again when the lookup finds none, and waits when the lookup cannot tell', async () => {
+      claimSucceeds({ ...job, attempts: 2, attemptLog: [failed] });
+      findOrder.mockResolvedValueOnce(null);
+      createOrder.mockResolvedValue({ orderId: '7013', status: 200 });
+      await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }));
+      expect(createOrder).toHaveBeenCalledTimes(1);
+
+      createOrder.mockClear();
+      dynamo.resetHistory();
+      findOrder.mockRejectedValueOnce(
+        new PlatformError({ platform: 'storeplatform_b', status: 503, retryable: true, message: 'answered 503' }),
+      );
+      expect(await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }))).toBe('retry');
+      expect(createOrder).not.toHaveBeenCalled();
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'failed' });
+    });
+
+    it('looks first after a worker died mid-call (a claim that never recorded its end)', async () => {
+      claimSucceeds({ ...job, attempts: 2, attemptLog: [] });
+      findOrder.mockResolvedValue({ orderId: '7014' });
+
+      await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }, '2'));
+
+      expect(createOrder).not.toHaveBeenCalled();
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':sourceOrderId': '7014' });
+    });
+  });
 });
