@@ -131,10 +131,10 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
       accessToken: 'tok_reseller',
       webhookSecret: secret,
     });
-    const supplier = (vendorTag: string, accessToken: string) =>
+    const supplier = (vendorTag: string, accessToken: string, platform = 'storeplatform_a') =>
       post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
         name: vendorTag,
-        platform: 'storeplatform_a',
+        platform,
         shopDomain: `crash-${vendorTag.toLowerCase()}.myshopify.com`,
         accessToken,
         webhookSecret: `whsec_${vendorTag}`,
@@ -142,8 +142,14 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         pricingMode: 'percentage',
         pricingConfig: { type: 'percentage', value: 30 },
       });
-    // A flaky supplier answers 503 once per order, so its jobs are often between two receives.
-    const stores = [await supplier('Steady', 'tok_steady'), await supplier('Flaky', 'tok_flaky')];
+    // A flaky supplier answers 503 once per order, so its jobs are often between two receives. A
+    // Shopify supplier (storeplatform_b) takes no idempotency key: a create the kill cut short is
+    // found by lookup after the restart, never sent twice.
+    const stores = [
+      await supplier('Steady', 'tok_steady'),
+      await supplier('Flaky', 'tok_flaky'),
+      await supplier('Shopify', 'tok_shopify', 'storeplatform_b'),
+    ];
 
     // Orders keep coming, eight at a time, and the tree is killed while some are in flight.
     const answered: { body: ReturnType<typeof orderPayload>; jobIds: string[] }[] = [];
@@ -154,7 +160,10 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         sent++;
         const body = orderPayload(
           sent % 2
-            ? [{ vendor: 'Steady', price: '9.00' }]
+            ? [
+                { vendor: 'Steady', price: '9.00' },
+                { vendor: 'Shopify', price: '11.00' },
+              ]
             : [
                 { vendor: 'Steady', price: '9.00' },
                 { vendor: 'Flaky', price: '7.00' },
