@@ -86,6 +86,13 @@ const refuse = (param: string | undefined, message: string): never => {
 
 const kept = (span: JsonSpan | undefined) => (span ? new JsonText(textOf(span)) : null);
 
+/**
+ * A value passed on to the supplier only when it has the platform's type (`note` a string,
+ * `properties` an array…): a value of another kind is no such field on any platform, and goes nowhere.
+ */
+const keptAs = (span: JsonSpan | undefined, kind: 'string' | 'array') =>
+  span && kindOf(span) === kind ? new JsonText(textOf(span)) : null;
+
 const orderId = (span: JsonSpan | undefined): string => {
   const rule = `must be a whole number ≥ 0 or a string of 1 to ${MAX_ORDER_ID_LENGTH} characters`;
   if (!span) return refuse('id', `is required: it ${rule}`);
@@ -148,8 +155,8 @@ const lineItem = (members: Map<string, JsonSpan>, index: number): ResellerLineIt
     title: kept(members.get('title')),
     sku: kept(members.get('sku')),
     variantId: kept(members.get('variant_id')),
-    variantTitle: kept(members.get('variant_title')),
-    properties: kept(members.get('properties')),
+    variantTitle: keptAs(members.get('variant_title'), 'string'),
+    properties: keptAs(members.get('properties'), 'array'),
     giftCard: isTrue(members.get('gift_card')),
   };
 };
@@ -187,8 +194,8 @@ const read = (text: string): ResellerOrder => {
     lineItems,
     shippingLines,
     shippingAddress: kept(members.get('shipping_address')),
-    note: kept(members.get('note')),
-    noteAttributes: kept(members.get('note_attributes')),
+    note: keptAs(members.get('note'), 'string'),
+    noteAttributes: keptAs(members.get('note_attributes'), 'array'),
   };
 };
 

@@ -101,7 +101,7 @@ describe('Line items: the supplier order', () => {
     expect(sent.line_items.map((line: { variant_title?: unknown }) => line.variant_title)).toEqual([
       'green',
       undefined,
-      null,
+      undefined,
     ]);
     expect(sent.line_items.map((line: { title: string }) => line.title)).toEqual(['IPod Nano - 8gb', 'Case', 'No id']);
   });
@@ -127,5 +127,34 @@ describe('Line items: the supplier order', () => {
     expect(sent).not.toHaveProperty('note_attributes');
     expect(sent.line_items[0]).not.toHaveProperty('properties');
     expect(sent.line_items[0]).not.toHaveProperty('variant_title');
+  });
+});
+
+describe('Line items: values of another kind', () => {
+  it('passes on no note, note_attributes, properties or variant_title that is not of the platform’s type', () => {
+    // Arrange: a note 10,000 levels deep, an object for attributes, a number for a variant title.
+    const deep = `${'['.repeat(10_000)}1${']'.repeat(10_000)}`;
+    const order = read(
+      `{"id":1,"currency":"USD","note":${deep},"note_attributes":{"a":1},` +
+        '"line_items":[{"quantity":1,"price":"1.00","vendor":"Acme","variant_title":7,"properties":"x"}]}',
+    );
+
+    // Act
+    const sent = JSON.parse(
+      stringifyExact(
+        buildSupplierOrder({
+          resellerShopDomain: 'reseller.myshopify.com',
+          order,
+          lineItems: order.lineItems,
+          pricing: { type: 'percentage', value: 0 },
+        }),
+      ),
+    );
+
+    // Assess
+    expect(sent).not.toHaveProperty('note');
+    expect(sent).not.toHaveProperty('note_attributes');
+    expect(sent.line_items[0]).not.toHaveProperty('variant_title');
+    expect(sent.line_items[0]).not.toHaveProperty('properties');
   });
 });
