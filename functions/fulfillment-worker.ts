@@ -1,5 +1,5 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
@@ -7,7 +7,6 @@ import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 
 const deps = { cipher, platforms: adapterFor };
-const processor = new BatchProcessor(EventType.SQS);
 
 const deliver = async (record: SQSRecord) => {
   if ((await processFulfillmentMessage(deps, record)) === 'retry')
@@ -15,7 +14,4 @@ const deliver = async (record: SQSRecord) => {
 };
 
 /** The fulfillment queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = lambdaHandler(
-  (event: SQSEvent, context) => processPartialResponse(event, deliver, processor, { context }),
-  metricsMiddleware(),
-);
+export const handler = lambdaHandler(sqsBatchHandler(deliver), metricsMiddleware());

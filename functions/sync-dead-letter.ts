@@ -1,5 +1,5 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
@@ -8,12 +8,8 @@ import { processDeadSyncMessage } from '../shared/sync-jobs/dead-letter.js';
 
 // The supplier is asked for the order before a job is made dead (a lookup needs the shop's secrets).
 const deps = { cipher, platforms: adapterFor };
-const processor = new BatchProcessor(EventType.SQS);
 
 const settle = (record: SQSRecord) => processDeadSyncMessage(deps, record);
 
 /** A message SQS gave up on: its job (if this is still its current message) ends, dead or found placed. */
-export const handler = lambdaHandler(
-  (event: SQSEvent, context) => processPartialResponse(event, settle, processor, { context }),
-  metricsMiddleware(),
-);
+export const handler = lambdaHandler(sqsBatchHandler(settle), metricsMiddleware());

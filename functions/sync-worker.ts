@@ -1,5 +1,5 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { SQSEvent, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
+import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
@@ -7,7 +7,6 @@ import { adapterFor } from '../shared/platforms/adapters.js';
 import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
 const deps = { cipher, platforms: adapterFor };
-const processor = new BatchProcessor(EventType.SQS);
 
 const placeOrder = async (record: SQSRecord) => {
   if ((await processSyncMessage(deps, record)) === 'retry')
@@ -15,7 +14,4 @@ const placeOrder = async (record: SQSRecord) => {
 };
 
 /** The sync queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = lambdaHandler(
-  (event: SQSEvent, context) => processPartialResponse(event, placeOrder, processor, { context }),
-  metricsMiddleware(),
-);
+export const handler = lambdaHandler(sqsBatchHandler(placeOrder), metricsMiddleware());

@@ -37,13 +37,20 @@ export interface DeployConfig {
    * Optional in dev; prod needs it or `alarmTopicArn`, so its alarms reach someone.
    */
   alarmEmail?: string;
+  /** `-c webhookThrottleRate=…`, default 200 a second: each webhook route's own throttle, apart from the API's. */
+  webhookThrottleRate: number;
+  /** `-c webhookThrottleBurst=…`, default 400. */
+  webhookThrottleBurst: number;
   /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (wins over `alarmEmail`). */
   alarmTopicArn?: string;
   /** `-c shopDomainSuffix=…`, default `myshopify.com`: becomes `PLATFORM_SHOP_DOMAIN_SUFFIX`. */
   shopDomainSuffix: string;
   /** `-c api5xxThreshold=…`, default 5: API 5xx responses within 5 minutes that raise the alarm. */
   api5xxThreshold: number;
-  /** `-c queueAgeAlarmSeconds=…`, default 900: age of the oldest message of a work queue that raises its alarm. */
+  /**
+   * `-c queueAgeAlarmSeconds=…`: age of the oldest message of a work queue that raises its alarm; by
+   * default 15 minutes above the longest a message waits on purpose (its backoff, a 429's deferral).
+   */
   queueAgeAlarmSeconds: number;
   /** `-c deadJobsPerHour=…`, default 1: sync jobs going dead within an hour that raise the alarm. */
   deadJobsPerHour: number;
@@ -58,11 +65,34 @@ export interface DeployConfig {
   /** `-c throttleBudgetSeconds=…`, default 86400: how long a sync job may be throttled (429) before it is dead. */
   throttleBudgetSeconds: number;
   /**
-   * `-c syncBackoffSeconds=60,300,1800` (the default): the wait after the 1st, 2nd and 3rd failed
-   * receive of a sync message, each at most 43200 (SQS's longest visibility timeout).
+   * `-c syncBackoffSeconds=300,1800,60` (the default): the wait after the 1st, 2nd and 3rd failed
+   * receive of a sync message, so its three attempts come at 0, +5 and +35 minutes and outlast a
+   * half-hour supplier outage; after the third the DLQ decides a minute later. Each at most
+   * `MAX_BACKOFF_STEP_SECONDS`.
    */
   syncBackoffSeconds: number[];
 }
+
+export const DEFAULT_SYNC_BACKOFF_SECONDS = [300, 1800, 60];
+
+/**
+ * SQS keeps a message invisible at most 12 hours from its receive; a worker may already have held it
+ * for its whole timeout (at most Lambda's 15 minutes) when it sets the backoff.
+ */
+export const MAX_BACKOFF_STEP_SECONDS = 43_200 - 900;
+
+/** A 429's deferral, and the fulfillment DLQ's redrive: 15 minutes, SQS's longest message delay. */
+export const LONGEST_DEFERRAL_SECONDS = 900;
+
+/**
+ * The longest a work queue's message waits on purpose before it is handled or dead-lettered: every
+ * backoff step of its receives, or a deferral, whichever is longer.
+ */
+export const longestDeliberateDelaySeconds = (backoffSeconds: number[]) =>
+  Math.max(
+    LONGEST_DEFERRAL_SECONDS,
+    backoffSeconds.reduce((sum, step) => sum + step, 0),
+  );
 
 /** A context value that cannot be deployed; bin/app.ts prints its message as one line, without a stack trace. */
 export class ConfigError extends Error {
@@ -138,10 +168,21 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     );
   }
   const deletionProtection = bool('deletionProtection', true);
-  const backoff = str('syncBackoffSeconds', '60,300,1800');
+  const backoff = str('syncBackoffSeconds', DEFAULT_SYNC_BACKOFF_SECONDS.join(','));
   const syncBackoffSeconds = backoff.split(',').map((step) => (/^\d+$/.test(step.trim()) ? Number(step) : NaN));
-  if (!syncBackoffSeconds.every((step) => step <= 43_200))
-    throw new ConfigError(`context syncBackoffSeconds must be seconds up to 43200, comma separated, got ${backoff}`);
+  if (!syncBackoffSeconds.every((step) => step <= MAX_BACKOFF_STEP_SECONDS)) {
+    throw new ConfigError(
+      `context syncBackoffSeconds must be seconds up to ${MAX_BACKOFF_STEP_SECONDS}, comma separated, got ${backoff}`,
+    );
+  }
+  // The queue-age alarm must not fire for a message that only waits as told (its backoff, a deferral).
+  const longestDelay = longestDeliberateDelaySeconds(syncBackoffSeconds);
+  const queueAgeAlarmSeconds = int('queueAgeAlarmSeconds', longestDelay + 900, 60, 1_209_600);
+  if (queueAgeAlarmSeconds <= longestDelay) {
+    throw new ConfigError(
+      `context queueAgeAlarmSeconds must be above ${longestDelay}, the longest a message waits on purpose`,
+    );
+  }
 
   return {
     stage,
@@ -152,12 +193,14 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     memorySize: int('memorySize', 256, 128, 10240),
     throttleRate: int('throttleRate', 50, 1, 100_000),
     throttleBurst: int('throttleBurst', 100, 1, 100_000),
+    webhookThrottleRate: int('webhookThrottleRate', 200, 1, 100_000),
+    webhookThrottleBurst: int('webhookThrottleBurst', 400, 1, 100_000),
     logRetentionDays: logRetentionDays as RetentionDays,
     alarmEmail,
     alarmTopicArn,
     shopDomainSuffix: str('shopDomainSuffix', 'myshopify.com'),
     api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
-    queueAgeAlarmSeconds: int('queueAgeAlarmSeconds', 900, 60, 1_209_600),
+    queueAgeAlarmSeconds,
     deadJobsPerHour: int('deadJobsPerHour', 1, 1, 1_000_000),
     tracing: bool('tracing', false),
     deletionProtection,

@@ -278,6 +278,13 @@ export const authorizer = {
   access: { table: ['GetItem'] } satisfies Access,
 };
 
+/**
+ * After an outage a DLQ's whole backlog arrives at once; each dead letter may look its order up on the
+ * supplier. Two at a time drain it in order, without competing with the API and the workers for the
+ * account's concurrency (SQS event sources take 2 at the least).
+ */
+export const DEAD_LETTER_CONCURRENCY = 2;
+
 export const consumers: ConsumerSpec[] = [
   {
     name: 'SyncWorker',
@@ -300,7 +307,7 @@ export const consumers: ConsumerSpec[] = [
   {
     name: 'SyncDeadLetter',
     entry: 'functions/sync-dead-letter.ts',
-    trigger: { queue: 'syncDlq', batchSize: 10 },
+    trigger: { queue: 'syncDlq', batchSize: 10, maxConcurrency: DEAD_LETTER_CONCURRENCY },
     timeoutSeconds: 30,
     access: {
       // TransactWriteItems: the job ends dead, with its audit entry. Or the supplier has the order
@@ -344,7 +351,7 @@ export const consumers: ConsumerSpec[] = [
   {
     name: 'FulfillmentDeadLetter',
     entry: 'functions/fulfillment-dead-letter.ts',
-    trigger: { queue: 'fulfillmentDlq', batchSize: 10 },
+    trigger: { queue: 'fulfillmentDlq', batchSize: 10, maxConcurrency: DEAD_LETTER_CONCURRENCY },
     timeoutSeconds: 30,
     // SendMessage: a message whose receives ran out goes back on the work queue, 15 minutes later.
     access: { table: ['GetItem', 'UpdateItem'], queues: { fulfillment: ['SendMessage'] } },

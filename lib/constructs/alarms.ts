@@ -148,6 +148,26 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     );
   }
 
+  // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
+  // its absence is the signal. Missing data breaches.
+  for (const consumer of consumers) {
+    if (!('scheduleMinutes' in consumer.trigger)) continue;
+    const every = consumer.trigger.scheduleMinutes;
+    alarms.push(
+      new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
+        alarmDescription: `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped`,
+        metric: watched.functions.get(consumer.name)!.metricInvocations({
+          period: Duration.minutes(every),
+          statistic: 'Sum',
+        }),
+        threshold: 1,
+        evaluationPeriods: 3,
+        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      }),
+    );
+  }
+
   alarm(
     'Api5xxAlarm',
     'The API answered 5xx',

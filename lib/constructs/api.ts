@@ -31,6 +31,9 @@ const ACCESS_LOG_FORMAT = {
   userAgent: '$context.identity.userAgent',
 };
 
+/** The `$default` route only answers 404: a trickle is plenty. */
+export const FALLBACK_THROTTLE = { rate: 10, burst: 20 };
+
 const WEBHOOK_AUTHENTICATION =
   'A webhook is authenticated by the HMAC of its raw body, which the handler checks and an authorizer cannot see.';
 
@@ -63,6 +66,20 @@ export const addApi = (
       format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FORMAT)),
     },
   });
+
+  // The platforms' deliveries get throttles of their own, and the catch-all route a small one: a flood
+  // of API calls or of unknown paths never gets a webhook answered 429 (a platform gives up on a
+  // subscription that keeps failing).
+  const routeSettings = Object.fromEntries([
+    ...routes
+      .filter((route) => route.auth === 'webhook')
+      .map((route) => [
+        `${route.method} ${route.path}`,
+        { ThrottlingRateLimit: config.webhookThrottleRate, ThrottlingBurstLimit: config.webhookThrottleBurst },
+      ]),
+    ['$default', { ThrottlingRateLimit: FALLBACK_THROTTLE.rate, ThrottlingBurstLimit: FALLBACK_THROTTLE.burst }],
+  ]);
+  (stage.node.defaultChild as apigw.CfnStage).addPropertyOverride('RouteSettings', routeSettings);
 
   // No identity source and no cache: API Gateway would answer a missing Authorization header with
   // its own 401 body before calling the authorizer, and the contract wants its error shape. So the

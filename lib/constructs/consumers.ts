@@ -27,6 +27,8 @@ export const addConsumerTriggers = (
         }),
       );
     } else {
+      // A failed run is not retried by Lambda's asynchronous invoke either: the next run comes soon.
+      fn.configureAsyncInvoke({ retryAttempts: 0 });
       new events.Rule(scope, `${consumer.name}Schedule`, {
         description: `Runs ${consumer.name} every ${consumer.trigger.scheduleMinutes} minutes`,
         schedule: events.Schedule.rate(Duration.minutes(consumer.trigger.scheduleMinutes)),

@@ -53,6 +53,7 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
       enforceSSL: true,
       retentionPeriod: MESSAGE_RETENTION,
       visibilityTimeout: visibility(name),
+      removalPolicy: config.removalPolicy,
     });
   }
   for (const name of names.filter((n) => !deadLetterFor(n))) {
@@ -63,6 +64,8 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
       retentionPeriod: MESSAGE_RETENTION,
       visibilityTimeout: visibility(name),
       deadLetterQueue: deadLetter ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount } : undefined,
+      // Deleting a prod stack keeps what the queues hold (up to 14 days of accepted work), as it keeps the table.
+      removalPolicy: config.removalPolicy,
     });
   }
   return queues;

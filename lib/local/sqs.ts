@@ -152,11 +152,9 @@ export const startPoller = (options: {
       options.onInvoke?.(name, performance.now() - started, messages.length);
       const kind = error instanceof InvocationError ? error.kind : 'handler';
       const reason = error instanceof InvocationError ? error.detail.message : (error as Error).message;
-      // Powertools answers a batch whose every record failed by throwing, as Lambda expects; the
-      // records' own failures are already logged by the handler.
-      if ((error as Error).name === 'FullBatchFailureError')
-        console.warn(`local ${name}: every record of the batch failed; SQS will deliver them again`);
-      else if (kind === 'timeout') console.error(`local ${name}: ${reason}; the batch will come back`);
+      // The consumers report failed records in their answer (shared/aws/batch.ts): what is thrown here
+      // is a fault of the function or of its environment.
+      if (kind === 'timeout') console.error(`local ${name}: ${reason}; the batch will come back`);
       else if (kind === 'crash')
         console.error(`local ${name}: the environment died (${reason}); the batch will come back`);
       else console.error(`local ${name}: invocation failed, the batch will come back`, error);

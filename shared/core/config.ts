@@ -33,9 +33,10 @@ export const config = {
    * the worker gives the message back, so the receives span an outage (docs/design.md).
    */
   backoffSeconds: () => {
-    const steps = (process.env.SYNC_BACKOFF_SECONDS || '60,300,1800').split(',').map(Number);
-    if (!steps.every((step) => Number.isInteger(step) && step >= 0 && step <= 43_200))
-      throw new Error('SYNC_BACKOFF_SECONDS must be whole seconds from 0 to 43200, comma separated');
+    const steps = (process.env.SYNC_BACKOFF_SECONDS || '300,1800,60').split(',').map(Number);
+    // SQS's 12 hours from the receive, less the longest a worker may have held the message.
+    if (!steps.every((step) => Number.isInteger(step) && step >= 0 && step <= 42_300))
+      throw new Error('SYNC_BACKOFF_SECONDS must be whole seconds from 0 to 42300, comma separated');
     return steps;
   },
   /** Times the fulfillment DLQ handler puts a message back (15 minutes later) before the fulfillment is `dead`. */

@@ -23,6 +23,8 @@ export const BUSINESS_METRICS = {
   reconcilerResends: 'ReconcilerResends',
   fulfillmentsPropagated: 'FulfillmentsPropagated',
   fulfillmentsDead: 'FulfillmentsDead',
+  /** A queue record its consumer reported failed, for SQS to deliver again (mixed batches and whole ones). */
+  queueRecordsFailed: 'QueueRecordsFailed',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
 } as const;

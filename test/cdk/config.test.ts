@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { App, RemovalPolicy } from 'aws-cdk-lib';
-import { ConfigError, loadConfig } from '../../lib/config.js';
+import { ConfigError, loadConfig, longestDeliberateDelaySeconds, MAX_BACKOFF_STEP_SECONDS } from '../../lib/config.js';
 
 const configWith = (context: Record<string, unknown>) => {
   const app = new App({ context });
@@ -22,17 +22,20 @@ describe('config', () => {
       memorySize: 256,
       throttleRate: 50,
       throttleBurst: 100,
+      webhookThrottleRate: 200,
+      webhookThrottleBurst: 400,
       logRetentionDays: 30,
       alarmEmail: undefined,
       alarmTopicArn: undefined,
       shopDomainSuffix: 'myshopify.com',
       api5xxThreshold: 5,
-      queueAgeAlarmSeconds: 900,
+      // 15 minutes above the longest deliberate wait: 300 + 1800 + 60 s of backoff.
+      queueAgeAlarmSeconds: 3060,
       deadJobsPerHour: 1,
       tracing: false,
       deletionProtection: true,
       throttleBudgetSeconds: 86_400,
-      syncBackoffSeconds: [60, 300, 1800],
+      syncBackoffSeconds: [300, 1800, 60],
     });
   });
 
@@ -40,6 +43,27 @@ describe('config', () => {
     expect(configWith({ syncBackoffSeconds: '30,600' }).syncBackoffSeconds).toEqual([30, 600]);
     expect(() => configWith({ syncBackoffSeconds: '60,50000' })).toThrow(/syncBackoffSeconds/);
     expect(() => configWith({ syncBackoffSeconds: '1m' })).toThrow(/syncBackoffSeconds/);
+    // SQS's 12 hours run from the receive, and the worker may have held the message 15 minutes already.
+    expect(() => configWith({ syncBackoffSeconds: '60,42301' })).toThrow(/up to 42300/);
+    expect(configWith({ syncBackoffSeconds: '60,42300' }).syncBackoffSeconds).toEqual([60, 42_300]);
+  });
+
+  it('spreads the default attempts of one message over at least 30 minutes, no step past SQS’s limit', () => {
+    const { syncBackoffSeconds, maxReceiveCount } = configWith({});
+    // Attempt n+1 comes after the waits of the n failed before it; the last wait only leads to the DLQ.
+    const attemptsAt = Array.from({ length: maxReceiveCount }, (_, n) =>
+      syncBackoffSeconds.slice(0, n).reduce((sum, step) => sum + step, 0),
+    );
+    expect(attemptsAt).toEqual([0, 300, 2100]);
+    expect(attemptsAt.at(-1)! - attemptsAt[0]).toBeGreaterThanOrEqual(30 * 60);
+    for (const step of syncBackoffSeconds) expect(step).toBeLessThanOrEqual(MAX_BACKOFF_STEP_SECONDS);
+    expect(MAX_BACKOFF_STEP_SECONDS + 15 * 60).toBeLessThanOrEqual(12 * 3600);
+  });
+
+  it('raises the queue-age alarm only above the longest deliberate wait, and refuses a threshold below it', () => {
+    const config = configWith({ syncBackoffSeconds: '600,3600,60' });
+    expect(config.queueAgeAlarmSeconds).toBeGreaterThan(longestDeliberateDelaySeconds(config.syncBackoffSeconds));
+    expect(() => configWith({ queueAgeAlarmSeconds: '900' })).toThrow(/queueAgeAlarmSeconds must be above 2160/);
   });
 
   it('lets a dev stage turn deletion protection off, and then deletes table and key with the stack', () => {

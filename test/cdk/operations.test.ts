@@ -265,6 +265,75 @@ describe('operations on AWS', () => {
     });
   });
 
+  describe('work queues in prod', () => {
+    it('are kept when the stack is deleted, with what they hold (up to 14 days of accepted work)', () => {
+      for (const queue of Object.values(prod.stack.queues))
+        expect(resourcesOf(prod)[logicalId(prod.stack, queue)].DeletionPolicy).toBe('Retain');
+      for (const queue of Object.values(dev.stack.queues))
+        expect(resourcesOf(dev)[logicalId(dev.stack, queue)].DeletionPolicy).toBe('Delete');
+    });
+  });
+
+  describe('capacity (issue 22, item 4)', () => {
+    it('drains each dead-letter queue two at a time, after an outage too', () => {
+      for (const name of ['SyncDeadLetter', 'FulfillmentDeadLetter']) {
+        const fn = dev.stack.functions.get(name)!;
+        dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          FunctionName: { Ref: logicalId(dev.stack, fn) },
+          ScalingConfig: { MaximumConcurrency: 2 },
+        });
+      }
+    });
+
+    it('gives the webhook routes throttles of their own, apart from the API’s, and the catch-all a small one', () => {
+      dev.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+        DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+        RouteSettings: {
+          'POST /v1/orders/webhook': { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+          'POST /v1/fulfillments/webhook': { ThrottlingRateLimit: 200, ThrottlingBurstLimit: 400 },
+          $default: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
+        },
+      });
+      const routeKeys = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Route')).map(
+        (r) => r.Properties.RouteKey,
+      );
+      expect(routeKeys).toEqual(expect.arrayContaining(['POST /v1/orders/webhook', 'POST /v1/fulfillments/webhook']));
+    });
+  });
+
+  describe('alarms that page for the right thing (issue 22, item 2)', () => {
+    const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
+
+    it('raise a queue-age alarm only above the longest deliberate wait (backoff, deferral, redrive)', () => {
+      const ages = alarms(dev).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
+      expect(ages).toHaveLength(2);
+      for (const age of ages) expect(age.Properties.Threshold).toBeGreaterThan(300 + 1800 + 60);
+    });
+
+    it('never retry a failed reconciler run by Lambda’s asynchronous invoke', () => {
+      for (const name of ['SyncReconciler']) {
+        const fn = dev.stack.functions.get(name)!;
+        dev.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+          FunctionName: { Ref: logicalId(dev.stack, fn) },
+          MaximumRetryAttempts: 0,
+        });
+      }
+    });
+
+    it('alarm when the reconciler’s schedule stops: no run in three periods, missing data breaching', () => {
+      const heartbeat = alarms(dev).find((a) => a.Properties.AlarmDescription?.includes('schedule stopped'));
+      expect(heartbeat?.Properties).toMatchObject({
+        MetricName: 'Invocations',
+        Namespace: 'AWS/Lambda',
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+        EvaluationPeriods: 3,
+        TreatMissingData: 'breaching',
+        Period: 300,
+      });
+    });
+  });
+
   describe('cdk destroy', () => {
     const tableAndKey = (s: Synthesized) => {
       const resources = resourcesOf(s);

@@ -143,7 +143,7 @@ describe('stack', () => {
           expect(vars).toMatchObject({
             // The sync queue's visibility (6 × 30 s) × (3 receives + 1) + 5 minutes (CONTRACT.md §6).
             SYNC_LEASE_SECONDS: '1020',
-            SYNC_BACKOFF_SECONDS: '60,300,1800',
+            SYNC_BACKOFF_SECONDS: '300,1800,60',
             THROTTLE_BUDGET_SECONDS: '86400',
           });
         else expect(vars).not.toHaveProperty('SYNC_LEASE_SECONDS');
