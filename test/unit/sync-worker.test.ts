@@ -219,15 +219,15 @@ describe('sync worker: processSyncMessage', () => {
     expect(outcome).toBe('retry');
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(fail.ExpressionAttributeValues).toMatchObject({ ':status': 'failed', ':expectedGeneration': 2 });
-    // The first of SYNC_BACKOFF_SECONDS' default steps (60, 300, 1800), for a first receive.
+    // The first of SYNC_BACKOFF_SECONDS' default steps (300, 1800, 60), for a first receive.
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)[0].args[0].input).toMatchObject({
       ReceiptHandle: 'rh-1',
-      VisibilityTimeout: 60,
+      VisibilityTimeout: 300,
     });
-    expect(Date.parse(fail.ExpressionAttributeValues![':waitUntil'])).toBeGreaterThan(Date.now() + 55_000);
+    expect(Date.parse(fail.ExpressionAttributeValues![':waitUntil'])).toBeGreaterThan(Date.now() + 295_000);
   });
 
-  it('backs off longer after each failed receive, the last step repeating', async () => {
+  it('waits the step of each failed receive, the long one before the 3rd attempt, the last repeating', async () => {
     claimSucceeds();
     createOrder.mockRejectedValue(
       new PlatformError({ platform: 'storeplatform_a', status: 500, retryable: true, message: 'down' }),
@@ -236,7 +236,7 @@ describe('sync worker: processSyncMessage', () => {
       await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }, receive));
 
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input.VisibilityTimeout)).toEqual([
-      300, 1800, 1800,
+      1800, 60, 60,
     ]);
   });
 
