@@ -103,4 +103,30 @@ describe('execution environments', () => {
     expect(await crashed.json()).toEqual({ message: 'Internal Server Error' });
     expect(next.status).toBe(404);
   });
+
+  it('refuses, as AWS does, a request whose event passes Lambda’s 6 MB: the function is never invoked', async () => {
+    const runtime = context.service.runtime;
+    const invoked = () => runtime.environments().OrdersWebhook ?? 0;
+    const before = invoked();
+    const body = JSON.stringify({ id: 1, currency: 'USD', line_items: [], pad: 'x'.repeat(6 * 1024 * 1024) });
+
+    const res = await fetch(`${runtime.apiUrl}/v1/orders/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
+
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ message: 'Request Entity Too Large' });
+    expect(invoked()).toBe(before);
+    // Just under the limit, the function answers itself (the contract's 413 for a webhook over 1 MiB).
+    const under = await fetch(`${runtime.apiUrl}/v1/orders/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: 'x'.repeat(5 * 1024 * 1024),
+    });
+    expect(under.status).toBe(413);
+    expect(((await under.json()) as any).error.code).toBe('payload_too_large');
+    expect(under.headers.get('request-id')).toMatch(/^req_/);
+  });
 });
