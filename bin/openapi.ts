@@ -172,18 +172,121 @@ const EITHER =
   'Either spelling is taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent ' +
   'with different values: 401 `invalid_signature`.';
 
+const TAGS = [
+  { name: 'Reseller stores', description: 'The merchant shops that sell, and send their orders here.' },
+  { name: 'Source stores', description: 'The supplier shops a reseller store routes its line items to.' },
+  { name: 'Sync jobs', description: 'One order’s items for one supplier, and the placing of that supplier order.' },
+  { name: 'Audit log', description: 'What was done to sync jobs, by whom: retries, and jobs that went dead.' },
+  { name: 'Webhooks', description: 'What the platforms send: orders, and the suppliers’ fulfillments.' },
+] as const;
+type Tag = (typeof TAGS)[number]['name'];
+
+/** What linters and integrators read first: each operation's summary, description and tag. */
+const OPERATIONS: Record<string, { summary: string; description: string; tag: Tag }> = {
+  CreateResellerStore: {
+    summary: 'Create a reseller store',
+    description: 'Registers a merchant shop that sells; its secrets are encrypted and never returned.',
+    tag: 'Reseller stores',
+  },
+  ListResellerStores: {
+    summary: 'List reseller stores',
+    description: 'The active reseller stores of the caller, newest first.',
+    tag: 'Reseller stores',
+  },
+  GetResellerStore: {
+    summary: 'Retrieve a reseller store',
+    description: 'One reseller store of the caller; a deleted one comes with `deletedAt`.',
+    tag: 'Reseller stores',
+  },
+  UpdateResellerStore: {
+    summary: 'Update a reseller store',
+    description: 'Renames a reseller store (SPEC 4.2: `name` only).',
+    tag: 'Reseller stores',
+  },
+  DeleteResellerStore: {
+    summary: 'Delete a reseller store',
+    description: 'Soft delete: its orders are no longer routed; what is under way goes on.',
+    tag: 'Reseller stores',
+  },
+  CreateSourceStore: {
+    summary: 'Create a source store',
+    description: 'A supplier of the reseller store: the line items whose `vendor` equals its `vendorTag` go to it.',
+    tag: 'Source stores',
+  },
+  ListSourceStores: {
+    summary: 'List source stores',
+    description: 'The active source stores of a reseller store, newest first.',
+    tag: 'Source stores',
+  },
+  GetSourceStore: {
+    summary: 'Retrieve a source store',
+    description: 'One source store; a deleted one comes with `deletedAt`.',
+    tag: 'Source stores',
+  },
+  DeleteSourceStore: {
+    summary: 'Delete a source store',
+    description: 'Soft delete: its vendor tag is free again; jobs already accepted are still placed.',
+    tag: 'Source stores',
+  },
+  ListSyncJobs: {
+    summary: 'List sync jobs',
+    description: 'The caller’s sync jobs, newest first, filtered by `status` and `reseller_store_id`.',
+    tag: 'Sync jobs',
+  },
+  GetSyncJob: {
+    summary: 'Retrieve a sync job',
+    description: 'One sync job, with its supplier order and the fulfillments carried back.',
+    tag: 'Sync jobs',
+  },
+  ListSyncJobAttempts: {
+    summary: 'List a sync job’s attempts',
+    description: 'The attempt history of a job, newest first (CONTRACT.md §6).',
+    tag: 'Sync jobs',
+  },
+  RetrySyncJob: {
+    summary: 'Retry a sync job',
+    description: 'Sends a `failed` or `dead` job again, with a fresh throttling budget; audited.',
+    tag: 'Sync jobs',
+  },
+  ListAuditLog: {
+    summary: 'List audit log entries',
+    description: 'Retries and deaths of sync jobs, newest first, filtered by action, resource and store.',
+    tag: 'Audit log',
+  },
+  OrdersWebhook: {
+    summary: 'Receive an order webhook',
+    description: 'The reseller platform’s `orders/create`.',
+    tag: 'Webhooks',
+  },
+  FulfillmentsWebhook: {
+    summary: 'Receive a fulfillment webhook',
+    description: 'A supplier platform’s `fulfillments/create`.',
+    tag: 'Webhooks',
+  },
+};
+
+const docsOf = (route: RouteSpec) => {
+  const docs = OPERATIONS[route.name];
+  if (!docs) throw new Error(`bin/openapi.ts: the route ${route.name} has no summary, description and tag`);
+  return docs;
+};
+
 const operationOf = (route: RouteSpec) => {
   const request = requests[route.name] ?? {};
   const webhook = webhookTopics[route.name];
   const body = webhook?.payload ?? request.body;
+  const docs = docsOf(route);
   return {
     operationId: route.name,
+    summary: docs.summary,
+    description: docs.description,
+    tags: [docs.tag],
     ...(webhook
       ? {
           summary: `The platform's \`${webhook.topic}\` webhook`,
           description:
-            "Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes " +
-            'before any parsing (CONTRACT.md §5).',
+            `${docs.description} Signed by the platform with the store's \`webhookSecret\`; no bearer key. ` +
+            'Verified on the raw bytes before any parsing (CONTRACT.md §5).',
           security: [],
         }
       : {}),
@@ -294,6 +397,8 @@ export const buildOpenApi = () => {
       webhooks[webhook.topic] = {
         post: {
           ...delivery,
+          // Its own id: operation ids are unique across paths and webhooks.
+          operationId: `${route.name}Delivery`,
           description: `Subscribe \`${webhook.topic}\` to \`${route.path}\`. ${delivery.description}`,
         },
       };
@@ -304,6 +409,8 @@ export const buildOpenApi = () => {
     info: {
       title: 'Reseller order routing',
       version: '1',
+      contact: { name: 'Reseller order routing maintainers' },
+      license: { name: 'UNLICENSED: proprietary, all rights reserved', identifier: 'LicenseRef-Proprietary' },
       description:
         'Routes the orders of a reseller store to its supplier ("source") stores and carries tracking back. ' +
         'Stripe-style: bearer keys, JSON, `request_id` in every body and `Request-Id` header, errors as ' +
@@ -319,6 +426,7 @@ export const buildOpenApi = () => {
       },
     ],
     security: [{ bearer: [] }],
+    tags: TAGS.map((tag) => ({ ...tag })),
     paths,
     webhooks,
   };

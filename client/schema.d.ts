@@ -11,8 +11,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * List reseller stores
+     * @description The active reseller stores of the caller, newest first.
+     */
     get: operations['ListResellerStores'];
     put?: never;
+    /**
+     * Create a reseller store
+     * @description Registers a merchant shop that sells; its secrets are encrypted and never returned.
+     */
     post: operations['CreateResellerStore'];
     delete?: never;
     options?: never;
@@ -27,12 +35,24 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * Retrieve a reseller store
+     * @description One reseller store of the caller; a deleted one comes with `deletedAt`.
+     */
     get: operations['GetResellerStore'];
     put?: never;
     post?: never;
+    /**
+     * Delete a reseller store
+     * @description Soft delete: its orders are no longer routed; what is under way goes on.
+     */
     delete: operations['DeleteResellerStore'];
     options?: never;
     head?: never;
+    /**
+     * Update a reseller store
+     * @description Renames a reseller store (SPEC 4.2: `name` only).
+     */
     patch: operations['UpdateResellerStore'];
     trace?: never;
   };
@@ -43,8 +63,16 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * List source stores
+     * @description The active source stores of a reseller store, newest first.
+     */
     get: operations['ListSourceStores'];
     put?: never;
+    /**
+     * Create a source store
+     * @description A supplier of the reseller store: the line items whose `vendor` equals its `vendorTag` go to it.
+     */
     post: operations['CreateSourceStore'];
     delete?: never;
     options?: never;
@@ -59,9 +87,17 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * Retrieve a source store
+     * @description One source store; a deleted one comes with `deletedAt`.
+     */
     get: operations['GetSourceStore'];
     put?: never;
     post?: never;
+    /**
+     * Delete a source store
+     * @description Soft delete: its vendor tag is free again; jobs already accepted are still placed.
+     */
     delete: operations['DeleteSourceStore'];
     options?: never;
     head?: never;
@@ -75,6 +111,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * List sync jobs
+     * @description The caller’s sync jobs, newest first, filtered by `status` and `reseller_store_id`.
+     */
     get: operations['ListSyncJobs'];
     put?: never;
     post?: never;
@@ -91,6 +131,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * Retrieve a sync job
+     * @description One sync job, with its supplier order and the fulfillments carried back.
+     */
     get: operations['GetSyncJob'];
     put?: never;
     post?: never;
@@ -107,6 +151,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * List a sync job’s attempts
+     * @description The attempt history of a job, newest first (CONTRACT.md §6).
+     */
     get: operations['ListSyncJobAttempts'];
     put?: never;
     post?: never;
@@ -125,6 +173,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
+    /**
+     * Retry a sync job
+     * @description Sends a `failed` or `dead` job again, with a fresh throttling budget; audited.
+     */
     post: operations['RetrySyncJob'];
     delete?: never;
     options?: never;
@@ -139,6 +191,10 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
+    /**
+     * List audit log entries
+     * @description Retries and deaths of sync jobs, newest first, filtered by action, resource and store.
+     */
     get: operations['ListAuditLog'];
     put?: never;
     post?: never;
@@ -159,8 +215,8 @@ export interface paths {
     put?: never;
     /**
      * The platform's `orders/create` webhook
-     * @description Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes
-     * before any parsing (CONTRACT.md §5).
+     * @description The reseller platform’s `orders/create`. Signed by the platform with the store's `webhookSecret`; no
+     * bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
     post: operations['OrdersWebhook'];
     delete?: never;
@@ -180,8 +236,8 @@ export interface paths {
     put?: never;
     /**
      * The platform's `fulfillments/create` webhook
-     * @description Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes
-     * before any parsing (CONTRACT.md §5).
+     * @description A supplier platform’s `fulfillments/create`. Signed by the platform with the store's
+     * `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
     post: operations['FulfillmentsWebhook'];
     delete?: never;
@@ -203,151 +259,11 @@ export interface webhooks {
     put?: never;
     /**
      * The platform's `orders/create` webhook
-     * @description Subscribe `orders/create` to `/v1/orders/webhook`. Signed by the platform with the store's
-     * `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     * @description Subscribe `orders/create` to `/v1/orders/webhook`. The reseller platform’s `orders/create`. Signed
+     * by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing
+     * (CONTRACT.md §5).
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /**
-           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
-           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
-           * values: 401 `invalid_signature`.
-           */
-          'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
-          /**
-           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
-           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
-           * 401 `invalid_signature`.
-           */
-          'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
-          /**
-           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
-           * spelling; both with different values: 400.
-           */
-          'X-Platform-Topic'?: 'orders/create';
-          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
-          'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
-          /**
-           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
-           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
-           * values: 401 `invalid_signature`.
-           */
-          'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
-          /**
-           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
-           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
-           * 401 `invalid_signature`.
-           */
-          'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
-          /**
-           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
-           * spelling; both with different values: 400.
-           */
-          'X-Shopify-Topic'?: 'orders/create';
-          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
-          'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            id: number | string;
-            /** @description an ISO 4217 code */
-            currency: string;
-            /** @description passed on to the supplier exactly as sent */
-            email?: unknown;
-            line_items: {
-              quantity: number;
-              /** @description a non-negative decimal string */
-              price: string;
-              vendor?: string | null;
-              /** @description passed on to the supplier exactly as sent */
-              title?: unknown;
-              /** @description passed on to the supplier exactly as sent */
-              sku?: unknown;
-              /** @description passed on to the supplier exactly as sent */
-              variant_id?: unknown;
-            }[];
-            shipping_lines?:
-              | {
-                  /** @description passed on to the supplier exactly as sent */
-                  title?: unknown;
-                  /** @description a non-negative decimal string */
-                  price: string;
-                }[]
-              | null;
-            /** @description passed on to the supplier exactly as sent */
-            shipping_address?: unknown;
-          };
-        };
-      };
-      responses: {
-        /** @description Accepted. */
-        200: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['order_webhook_receipt'];
-          };
-        };
-        /** @description The request is invalid: `validation_failed`. */
-        400: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description Authentication failed: `invalid_signature`. */
-        401: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
-        413: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description The body is not `application/json`: `unsupported_media_type`. */
-        415: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description An internal error; the message says nothing internal: `internal_error`. */
-        500: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-      };
-    };
+    post: operations['OrdersWebhookDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -365,132 +281,11 @@ export interface webhooks {
     put?: never;
     /**
      * The platform's `fulfillments/create` webhook
-     * @description Subscribe `fulfillments/create` to `/v1/fulfillments/webhook`. Signed by the platform with the
-     * store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     * @description Subscribe `fulfillments/create` to `/v1/fulfillments/webhook`. A supplier platform’s
+     * `fulfillments/create`. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the
+     * raw bytes before any parsing (CONTRACT.md §5).
      */
-    post: {
-      parameters: {
-        query?: never;
-        header?: {
-          /**
-           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
-           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
-           * values: 401 `invalid_signature`.
-           */
-          'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
-          /**
-           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
-           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
-           * 401 `invalid_signature`.
-           */
-          'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
-          /**
-           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
-           * spelling; both with different values: 400.
-           */
-          'X-Platform-Topic'?: 'fulfillments/create';
-          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
-          'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
-          /**
-           * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
-           * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
-           * values: 401 `invalid_signature`.
-           */
-          'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
-          /**
-           * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
-           * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values:
-           * 401 `invalid_signature`.
-           */
-          'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
-          /**
-           * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either
-           * spelling; both with different values: 400.
-           */
-          'X-Shopify-Topic'?: 'fulfillments/create';
-          /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
-          'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
-        };
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': {
-            id: number | string;
-            order_id: number | string;
-            status?: string | null;
-            tracking_company?: string | null;
-            tracking_number?: string | null;
-            tracking_numbers?: string[] | null;
-            tracking_url?: string | null;
-            tracking_urls?: string[] | null;
-          };
-        };
-      };
-      responses: {
-        /** @description Accepted. */
-        200: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['fulfillment_webhook_receipt'];
-          };
-        };
-        /** @description The request is invalid: `validation_failed`. */
-        400: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description Authentication failed: `invalid_signature`. */
-        401: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
-        413: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description The body is not `application/json`: `unsupported_media_type`. */
-        415: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-        /** @description An internal error; the message says nothing internal: `internal_error`. */
-        500: {
-          headers: {
-            'Request-Id': components['headers']['Request-Id'];
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['error'];
-          };
-        };
-      };
-    };
+    post: operations['FulfillmentsWebhookDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1371,7 +1166,7 @@ export interface operations {
           pricingConfig:
             | components['schemas']['percentage_pricing_config']
             | components['schemas']['field_rules_pricing_config'];
-        };
+        } & (unknown & unknown);
       };
     };
     responses: {
@@ -2036,6 +1831,271 @@ export interface operations {
     };
   };
   FulfillmentsWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'fulfillments/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'fulfillments/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          order_id: number | string;
+          status?: string | null;
+          tracking_company?: string | null;
+          tracking_number?: string | null;
+          tracking_numbers?: string[] | null;
+          tracking_url?: string | null;
+          tracking_urls?: string[] | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['fulfillment_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  OrdersWebhookDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'orders/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
+         * both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'orders/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          /** @description an ISO 4217 code */
+          currency: string;
+          /** @description passed on to the supplier exactly as sent */
+          email?: unknown;
+          line_items: {
+            quantity: number;
+            /** @description a non-negative decimal string */
+            price: string;
+            vendor?: string | null;
+            /** @description passed on to the supplier exactly as sent */
+            title?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            sku?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            variant_id?: unknown;
+          }[];
+          shipping_lines?:
+            | {
+                /** @description passed on to the supplier exactly as sent */
+                title?: unknown;
+                /** @description a non-negative decimal string */
+                price: string;
+              }[]
+            | null;
+          /** @description passed on to the supplier exactly as sent */
+          shipping_address?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['order_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  FulfillmentsWebhookDelivery: {
     parameters: {
       query?: never;
       header?: {

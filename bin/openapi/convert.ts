@@ -2,6 +2,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
+import { PRICING_MODES } from '../../shared/stores/records.js';
 import { Limit, MarkupDecimals, PricingConfig, ShopDomain } from '../../shared/http/schemas.js';
 
 /**
@@ -56,9 +57,17 @@ const conversion: ConversionConfig = {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
     if (valibotAction === MarkupDecimals)
       return { ...jsonSchema, description: `At most ${PRICING_DECIMALS} decimal places (docs/hostile-input.md).` };
-    // CreateSourceStoreBody's "pricingConfig.type must equal pricingMode" (CONTRACT.md §7).
+    // CreateSourceStoreBody's "pricingConfig.type must equal pricingMode" (CONTRACT.md §7), as a rule a
+    // validating proxy applies too: for each mode, the config's type is that mode.
     if (valibotAction.type === 'partial_check')
-      return { ...jsonSchema, description: 'For each `pricingMode`, `pricingConfig.type` equals it.' };
+      return {
+        ...jsonSchema,
+        description: 'For each `pricingMode`, `pricingConfig.type` equals it.',
+        allOf: PRICING_MODES.map((mode) => ({
+          if: { properties: { pricingMode: { const: mode } }, required: ['pricingMode'] },
+          then: { properties: { pricingConfig: { type: 'object', properties: { type: { const: mode } } } } },
+        })),
+      };
     return undefined;
   },
 };

@@ -37,6 +37,47 @@ describe('OpenAPI document', () => {
     expect(run.status).toBe(0);
   }, 30_000);
 
+  it('passes Redocly’s recommended rules, as integrators’ linters read it', () => {
+    // The CLI in a child process, on this Node: its dependencies are ESM that jest's CommonJS cannot load.
+    const run = spawnSync(
+      process.execPath,
+      [
+        'node_modules/@redocly/cli/bin/cli.js',
+        'lint',
+        '--extends',
+        'recommended',
+        '--format',
+        'json',
+        'docs/openapi.json',
+      ],
+      {
+        encoding: 'utf8',
+        // No telemetry and no update check: the tests run offline.
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      },
+    );
+    const report = JSON.parse(run.stdout) as { totals: { errors: number; warnings: number }; problems: unknown[] };
+    expect(report.problems).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+    expect(run.status).toBe(0);
+  }, 30_000);
+
+  it('gives every operation a summary, a description and a tag, and each webhook its own operationId', () => {
+    const operations = [
+      ...Object.values(doc.paths).flatMap((methods: any) => Object.values(methods)),
+      ...Object.values(doc.webhooks).map((entry: any) => entry.post),
+    ] as any[];
+    for (const operation of operations) {
+      expect(operation.summary).toEqual(expect.any(String));
+      expect(operation.description).toEqual(expect.any(String));
+      expect(operation.tags).toHaveLength(1);
+      expect(doc.tags.map((t: any) => t.name)).toContain(operation.tags[0]);
+    }
+    const ids = operations.map((o) => o.operationId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(doc.info).toMatchObject({ license: { name: expect.any(String) }, contact: { name: expect.any(String) } });
+  });
+
   it('is accepted by an OpenAPI 3.1 validator', async () => {
     const validator = new Validator();
     const result = await validator.validate(JSON.parse(json));
@@ -97,6 +138,10 @@ describe('OpenAPI document', () => {
     expect(v.safeParse(CreateSourceStoreBody, validBody).success).toBe(true);
     expect(compile(body.schema)(validBody)).toBe(true);
     expect(compile(body.schema)({ ...validBody, pricingConfig: { type: 'field_rules', value: 3 } })).toBe(false);
+    // pricingConfig.type must equal pricingMode: the service refuses it, and so does the document.
+    const mismatched = { ...validBody, pricingMode: 'percentage' };
+    expect(v.safeParse(CreateSourceStoreBody, mismatched).success).toBe(false);
+    expect(compile(body.schema)(mismatched)).toBe(false);
 
     const store = {
       ...validBody,
