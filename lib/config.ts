@@ -1,3 +1,4 @@
+import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
@@ -71,7 +72,17 @@ export interface DeployConfig {
    * `MAX_BACKOFF_STEP_SECONDS`.
    */
   syncBackoffSeconds: number[];
+  /**
+   * `-c indexes=N`, default every index of shared/dynamo/table-definition.ts (7): the table's first N
+   * global secondary indexes. CloudFormation adds at most one per update, so a stack deployed with
+   * fewer (3, before the filtered lists) is upgraded with `-c indexes=4`, then 5, 6 and 7, one
+   * deployment each (docs/design.md, "Deploying the indexes").
+   */
+  indexes: number;
 }
+
+/** The indexes every deployed version had (lists, lookups, in flight): an upgrade starts from them. */
+export const MIN_INDEXES = 3;
 
 export const DEFAULT_SYNC_BACKOFF_SECONDS = [300, 1800, 60];
 
@@ -206,6 +217,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     deletionProtection,
     throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),
     syncBackoffSeconds,
+    indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
   };
 };
 

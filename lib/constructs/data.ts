@@ -34,7 +34,8 @@ export const addTable = (scope: Construct, config: DeployConfig, secretsKey: kms
     removalPolicy: config.dataRemovalPolicy,
   });
   table.node.addDependency(secretsKey);
-  for (const index of definition.globalIndexes) {
+  // `-c indexes=N` keeps the table at its first N indexes: an upgrade adds one per deployment.
+  for (const index of definition.globalIndexes.slice(0, config.indexes)) {
     table.addGlobalSecondaryIndex({
       indexName: index.name,
       partitionKey: key(index.partitionKey),

@@ -36,6 +36,7 @@ describe('config', () => {
       deletionProtection: true,
       throttleBudgetSeconds: 86_400,
       syncBackoffSeconds: [300, 1800, 60],
+      indexes: 7,
     });
   });
 
@@ -58,6 +59,12 @@ describe('config', () => {
     expect(attemptsAt.at(-1)! - attemptsAt[0]).toBeGreaterThanOrEqual(30 * 60);
     for (const step of syncBackoffSeconds) expect(step).toBeLessThanOrEqual(MAX_BACKOFF_STEP_SECONDS);
     expect(MAX_BACKOFF_STEP_SECONDS + 15 * 60).toBeLessThanOrEqual(12 * 3600);
+  });
+
+  it('takes the number of indexes an upgrade has reached, from the 3 every deployed table has to all 7', () => {
+    expect(configWith({ indexes: '4' }).indexes).toBe(4);
+    expect(() => configWith({ indexes: '2' })).toThrow(/indexes must be an integer in 3..7/);
+    expect(() => configWith({ indexes: '8' })).toThrow(/indexes/);
   });
 
   it('raises the queue-age alarm only above the longest deliberate wait, and refuses a threshold below it', () => {

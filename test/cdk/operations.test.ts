@@ -334,6 +334,28 @@ describe('operations on AWS', () => {
     });
   });
 
+  describe('upgrading a deployed table, one index per deployment (issue 22, item 6)', () => {
+    const indexesOf = (s: Synthesized) => {
+      const [table] = Object.values(s.template.findResources('AWS::DynamoDB::Table'));
+      return (table.Properties.GlobalSecondaryIndexes ?? []) as { IndexName: string }[];
+    };
+
+    it('adds at most one index from each step to the next, from the 3-index table to all 7, changing none', () => {
+      const steps = [3, 4, 5, 6, 7].map((n) => {
+        const step = synthesize({ bundle: false, context: { indexes: String(n) } });
+        const indexes = indexesOf(step);
+        removeOutput(step.app);
+        return indexes;
+      });
+      expect(steps.map((indexes) => indexes.length)).toEqual([3, 4, 5, 6, 7]);
+      for (let n = 1; n < steps.length; n++) {
+        // Each step keeps every index of the one before exactly as it was, and adds one.
+        expect(steps[n].slice(0, -1)).toEqual(steps[n - 1]);
+      }
+      expect(steps.at(-1)).toEqual(indexesOf(dev));
+    }, 120_000);
+  });
+
   describe('cdk destroy', () => {
     const tableAndKey = (s: Synthesized) => {
       const resources = resourcesOf(s);
