@@ -15,6 +15,8 @@ export interface FulfillmentMessage {
   redrives?: number;
   /** The `request_id` of the fulfillments webhook that sent it, for the worker's log lines; optional. */
   requestId?: string;
+  /** Epoch ms before which it is not to be delivered: a 429's wait longer than one message delay. */
+  notBefore?: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export const parseFulfillmentMessage = (body: string): FulfillmentMessage | unde
       tracking: parsed.tracking,
       redrives,
       ...(text(parsed.requestId) ? { requestId: parsed.requestId } : {}),
+      ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: parsed.notBefore as number } : {}),
     };
   } catch {
     // fall through: a malformed message can never be processed

@@ -4,7 +4,7 @@ import type { Outcome } from '../aws/sqs.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
-import { classify, platformStatusClass } from '../platforms/failure.js';
+import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import { config } from '../core/config.js';
@@ -51,6 +51,12 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
 };
 
 const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecord): Promise<Outcome> => {
+  // A 429's wait longer than one message delay: on again, until its time (no reseller call).
+  const early = secondsUntil(message.notBefore);
+  if (early > 0) {
+    await sendFulfillmentMessage(message, early);
+    return 'done';
+  }
   const found = await loadDelivery(message);
   if (!found) return 'done';
   const { job } = found;
@@ -115,7 +121,9 @@ const handleFailure = async (
       // Deferred, not failed: a fresh message, delayed, so throttling never uses up a receive. The
       // entry records the wait, so the reconciler does not take it for a lost message.
       if (await recordDeferral(job, entry, failure.delaySeconds, startedAt)) {
-        await sendFulfillmentMessage(message, failure.delaySeconds);
+        const notBefore = Date.now() + failure.delaySeconds * 1000;
+        const resent = failure.delaySeconds > MAX_DEFERRAL_SECONDS ? { ...message, notBefore } : message;
+        await sendFulfillmentMessage(resent, failure.delaySeconds);
         countMetric(BUSINESS_METRICS.throttleDeferrals);
       }
       logger.warn('reseller platform throttled; fulfillment deferred', { delaySeconds: failure.delaySeconds });

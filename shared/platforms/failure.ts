@@ -23,18 +23,29 @@ export type Failure =
   | { kind: 'unknown_outcome'; reason: string }
   | { kind: 'transient'; reason: string; internal: boolean };
 
-/** CONTRACT.md §6: a deferral waits at most 15 minutes (also the longest an SQS message can be delayed). */
+/** The longest one SQS message can be delayed: a longer wait is made of several such delays. */
 export const MAX_DEFERRAL_SECONDS = 900;
 
+/** The longest a 429 is waited for at once (the default throttling budget): a day. */
+export const MAX_THROTTLE_WAIT_SECONDS = 86_400;
+
 /**
- * How long a throttled call waits: `Retry-After` (1 s when absent), at most 15 minutes, plus up to a
- * quarter more (and up to a second) of jitter, so throttled work does not come back in step. Never
- * less than the platform asked for, within the cap.
+ * How long a throttled call waits: `Retry-After` (1 s when absent), plus up to a quarter more (and up
+ * to a second) of jitter, so throttled work does not come back in step. Never less than the platform
+ * asked for: a supplier asking for an hour is called again after an hour, not after 15 minutes (the
+ * wait is made of message delays of at most `MAX_DEFERRAL_SECONDS`, `notBefore` on the message).
  */
 export const deferralSeconds = (retryAfterSeconds: number | undefined, random: () => number = Math.random) => {
-  const wait = Math.min(MAX_DEFERRAL_SECONDS, Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
-  return Math.min(MAX_DEFERRAL_SECONDS, wait + Math.floor(random() * (wait / 4 + 1)));
+  const wait = Math.min(MAX_THROTTLE_WAIT_SECONDS, Math.max(1, Math.ceil(retryAfterSeconds ?? 1)));
+  return Math.min(MAX_THROTTLE_WAIT_SECONDS, wait + Math.floor(random() * (wait / 4 + 1)));
 };
+
+/**
+ * A message that must not be handled before `notBefore` (epoch ms) and came early (a wait longer than
+ * one message delay): how many more seconds it waits, or 0 when its time has come.
+ */
+export const secondsUntil = (notBefore: number | undefined, now = Date.now()) =>
+  notBefore === undefined || notBefore - now <= 1000 ? 0 : Math.ceil((notBefore - now) / 1000);
 
 /** The platform's HTTP status of a failed call, or null when there was none (not reached, no answer). */
 export const platformStatusOf = (error: unknown) =>

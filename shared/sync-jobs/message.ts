@@ -18,6 +18,11 @@ export interface JobMessage {
   requestId?: string;
   resellerStoreId?: string;
   externalOrderId?: string;
+  /**
+   * Epoch ms before which the job is not to be tried: a 429's wait longer than one message delay
+   * (15 minutes). A message that arrives earlier is sent on again, without a claim.
+   */
+  notBefore?: number;
 }
 
 /** The message of a job's current generation, sent by `trigger` (request `requestId`, if any). */
@@ -64,6 +69,7 @@ export const parseJobMessage = (body: string): JobMessage | undefined => {
         ...optionalText(parsed, 'requestId'),
         ...optionalText(parsed, 'resellerStoreId'),
         ...optionalText(parsed, 'externalOrderId'),
+        ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: parsed.notBefore } : {}),
       };
     }
   } catch {

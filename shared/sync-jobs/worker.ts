@@ -9,7 +9,14 @@ import type { SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
 import { completeOrderJobs } from '../orders/order-jobs.js';
-import { classify, platformStatusClass, platformStatusOf, type Failure } from '../platforms/failure.js';
+import {
+  classify,
+  MAX_DEFERRAL_SECONDS,
+  platformStatusClass,
+  platformStatusOf,
+  secondsUntil,
+  type Failure,
+} from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
@@ -38,6 +45,13 @@ export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise
 };
 
 const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): Promise<Outcome> => {
+  // A 429's wait longer than one message delay: on again, until its time (no claim, no supplier call).
+  const early = secondsUntil(message.notBefore);
+  if (early > 0) {
+    await enqueueJobs([message], early);
+    logger.info('throttled job still waiting; message sent on', { waitSeconds: early });
+    return 'done';
+  }
   const job = await claimJob(message);
   if (!job) {
     logger.info('stale sync message dropped', { generation: message.generation });
@@ -197,7 +211,10 @@ const throttled = async (
   }
   const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
   if (deferred) {
-    await enqueueJobs([jobMessage(deferred, 'redelivery', attempt.requestId)], failure.delaySeconds);
+    const message = jobMessage(deferred, 'redelivery', attempt.requestId);
+    const notBefore = Date.now() + failure.delaySeconds * 1000;
+    const resent = failure.delaySeconds > MAX_DEFERRAL_SECONDS ? { ...message, notBefore } : message;
+    await enqueueJobs([resent], failure.delaySeconds);
     countMetric(BUSINESS_METRICS.throttleDeferrals);
   }
   logger.warn('platform throttled; job deferred', { delaySeconds: failure.delaySeconds });

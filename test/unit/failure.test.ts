@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { classify, deferralSeconds, MAX_DEFERRAL_SECONDS } from '../../shared/platforms/failure.js';
+import {
+  classify,
+  deferralSeconds,
+  MAX_DEFERRAL_SECONDS,
+  MAX_THROTTLE_WAIT_SECONDS,
+  secondsUntil,
+} from '../../shared/platforms/failure.js';
 import { callPlatform } from '../../shared/platforms/http.js';
 
 /** The one failure policy of both workers: what a failed platform call means for the work. */
@@ -27,14 +33,26 @@ describe('classify', () => {
     expect(delay(undefined)).toBeGreaterThanOrEqual(1);
   });
 
-  it('defers by Retry-After plus up to a quarter more of jitter, never less, at most 15 minutes', () => {
+  it('defers by Retry-After plus up to a quarter more of jitter, never less, at most a day', () => {
     expect(deferralSeconds(7, () => 0)).toBe(7);
     expect(deferralSeconds(7, () => 0.999)).toBe(9);
     expect(deferralSeconds(undefined, () => 0)).toBe(1);
     expect(deferralSeconds(undefined, () => 0.999)).toBe(2);
     expect(deferralSeconds(0.2, () => 0)).toBe(1);
-    expect(deferralSeconds(3600, () => 0.5)).toBe(MAX_DEFERRAL_SECONDS);
-    expect(deferralSeconds(880, () => 0.999)).toBe(MAX_DEFERRAL_SECONDS);
+    // A supplier asking for an hour is called again after an hour, not after 15 minutes.
+    expect(deferralSeconds(3600, () => 0)).toBe(3600);
+    expect(deferralSeconds(3600, () => 0.5)).toBe(4050);
+    expect(deferralSeconds(880, () => 0.999)).toBe(1100);
+    expect(deferralSeconds(10 * 86_400, () => 0.999)).toBe(MAX_THROTTLE_WAIT_SECONDS);
+    expect(MAX_DEFERRAL_SECONDS).toBe(900);
+  });
+
+  it('tells a message that came before its notBefore how long it still waits', () => {
+    const now = Date.parse('2026-11-24T00:00:00.000Z');
+    expect(secondsUntil(undefined, now)).toBe(0);
+    expect(secondsUntil(now - 5_000, now)).toBe(0);
+    expect(secondsUntil(now + 900, now)).toBe(0);
+    expect(secondsUntil(now + 2_700_500, now)).toBe(2701);
   });
 
   it.each([401, 404, 422])('reads a %i as permanent, with the platform reason', (status) => {

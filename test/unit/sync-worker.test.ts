@@ -329,6 +329,45 @@ describe('sync worker: processSyncMessage', () => {
     await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
   });
 
+  it('waits a Retry-After longer than 15 minutes in full: the message carries when it may be tried', async () => {
+    claimSucceeds();
+    dynamo
+      .on(UpdateCommand, { ExpressionAttributeValues: { ':status': 'pending' } })
+      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
+    createOrder.mockRejectedValue(
+      new PlatformError({
+        platform: 'storeplatform_a',
+        status: 429,
+        retryable: true,
+        retryAfterSeconds: 3600,
+        message: '429',
+      }),
+    );
+
+    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+
+    const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+    expect(sent.DelaySeconds).toBe(900);
+    const { notBefore } = JSON.parse(sent.MessageBody!);
+    expect(notBefore - Date.now()).toBeGreaterThan(3590_000);
+    const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    // The reconciler's lease runs from the end of the whole wait.
+    expect(Date.parse(defer.ExpressionAttributeValues![':waitUntil']) - Date.now()).toBeGreaterThan(3590_000);
+  });
+
+  it('sends on, without a claim or a supplier call, a message that came before its notBefore', async () => {
+    const notBefore = Date.now() + 2_000_000;
+    const message = { jobId: 'sj_1', generation: 3, trigger: 'redelivery', notBefore };
+
+    expect(await processSyncMessage(deps, record(message))).toBe('done');
+
+    expect(dynamo.calls()).toHaveLength(0);
+    expect(createOrder).not.toHaveBeenCalled();
+    const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+    expect(sent.DelaySeconds).toBe(900);
+    expect(JSON.parse(sent.MessageBody!)).toEqual(message);
+  });
+
   it('records the attempt in the write that completes the job, with what sent it and the platform status', async () => {
     claimSucceeds();
     createOrder.mockResolvedValue({ orderId: '7001', status: 201 });
