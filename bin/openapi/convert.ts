@@ -65,6 +65,7 @@ const conversion: ConversionConfig = {
         description: 'For each `pricingMode`, `pricingConfig.type` equals it.',
         allOf: PRICING_MODES.map((mode) => ({
           if: { properties: { pricingMode: { const: mode } }, required: ['pricingMode'] },
+          // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
           then: { properties: { pricingConfig: { type: 'object', properties: { type: { const: mode } } } } },
         })),
       };
