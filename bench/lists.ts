@@ -149,6 +149,7 @@ const main = async () => {
           platform: 'storeplatform_a' as const,
           shopDomain: `${id}.myshopify.com`.replace(/_/g, '-'),
           secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+          previousWebhookSecret: null,
           createdAt: new Date(Date.parse('2025-12-01T00:00:00.000Z') + n * 1000).toISOString(),
           updatedAt: '2025-12-01T00:00:00.000Z',
           deletedAt: null,

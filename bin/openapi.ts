@@ -42,6 +42,7 @@ const resources: Record<string, string> = {
 /** Errors a route answers beyond those its shape implies (CONTRACT.md §3). */
 const routeErrors: Record<string, Record<number, string[]>> = {
   CreateSourceStore: { 409: ['vendor_tag_conflict'] },
+  UpdateSourceStore: { 409: ['vendor_tag_conflict'] },
   RetrySyncJob: { 400: ['sync_job_not_retryable'] },
 };
 
@@ -222,6 +223,27 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
     summary: 'Retrieve a source store',
     description: 'One source store; a deleted one comes with `deletedAt`.',
     tag: 'Source stores',
+  },
+  UpdateSourceStore: {
+    summary: 'Update a source store',
+    description:
+      'Changes `name`, `vendorTag` (409 `vendor_tag_conflict` when another active store holds it), or `pricingMode` ' +
+      'with its `pricingConfig`. Jobs placed afterwards use the new values; placed jobs keep theirs.',
+    tag: 'Source stores',
+  },
+  RotateSourceStoreCredentials: {
+    summary: 'Rotate a source store’s credentials',
+    description:
+      'A new `accessToken` and/or `webhookSecret`. The replaced webhook secret keeps verifying for 24 hours; ' +
+      'audited as `source_store.credentials_rotated`; no secret is ever returned.',
+    tag: 'Source stores',
+  },
+  RotateResellerStoreCredentials: {
+    summary: 'Rotate a reseller store’s credentials',
+    description:
+      'A new `accessToken` and/or `webhookSecret`. The replaced webhook secret keeps verifying for 24 hours; ' +
+      'audited as `reseller_store.credentials_rotated`; no secret is ever returned.',
+    tag: 'Reseller stores',
   },
   DeleteSourceStore: {
     summary: 'Delete a source store',

@@ -56,6 +56,27 @@ export interface paths {
     patch: operations['UpdateResellerStore'];
     trace?: never;
   };
+  '/v1/reseller_stores/{id}/credentials': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a reseller store’s credentials
+     * @description A new `accessToken` and/or `webhookSecret`. The replaced webhook secret keeps verifying for 24
+     * hours; audited as `reseller_store.credentials_rotated`; no secret is ever returned.
+     */
+    post: operations['RotateResellerStoreCredentials'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/reseller_stores/{rst_id}/source_stores': {
     parameters: {
       query?: never;
@@ -99,6 +120,32 @@ export interface paths {
      * @description Soft delete: its vendor tag is free again; jobs already accepted are still placed.
      */
     delete: operations['DeleteSourceStore'];
+    options?: never;
+    head?: never;
+    /**
+     * Update a source store
+     * @description Changes `name`, `vendorTag` (409 `vendor_tag_conflict` when another active store holds it), or
+     * `pricingMode` with its `pricingConfig`. Jobs placed afterwards use the new values; placed jobs keep theirs.
+     */
+    patch: operations['UpdateSourceStore'];
+    trace?: never;
+  };
+  '/v1/reseller_stores/{rst_id}/source_stores/{id}/credentials': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a source store’s credentials
+     * @description A new `accessToken` and/or `webhookSecret`. The replaced webhook secret keeps verifying for 24
+     * hours; audited as `source_store.credentials_rotated`; no secret is ever returned.
+     */
+    post: operations['RotateSourceStoreCredentials'];
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -487,12 +534,16 @@ export interface components {
       /** @constant */
       object: 'audit_log_entry';
       /** @enum {unknown} */
-      action: 'sync_job.retried' | 'sync_job.dead';
+      action:
+        | 'sync_job.retried'
+        | 'sync_job.dead'
+        | 'reseller_store.credentials_rotated'
+        | 'source_store.credentials_rotated';
       /** @example rst_0123456789abcdef */
       resellerStoreId: string;
-      /** @constant */
-      resourceType: 'sync_job';
-      /** @example sj_0123456789abcdef */
+      /** @enum {unknown} */
+      resourceType: 'sync_job' | 'reseller_store' | 'source_store';
+      /** @description the sync job (`sj_`) or, for a credentials rotation, the store (`rst_`, `sst_`) */
       resourceId: string;
       /** @description the key id (never the key), or `system` */
       actorId: string;
@@ -509,12 +560,23 @@ export interface components {
             /** @constant */
             id: 'system';
           };
-      /** @description `previousStatus` for both actions; `reason` and `attempts` for `sync_job.dead` */
+      /**
+       * @description `previousStatus` for the sync job actions, `reason` and `attempts` for `sync_job.dead`; for a
+       * credentials rotation, which secrets were replaced (`rotated`, names only, never a secret) and until when the
+       * replaced webhook secret verifies
+       */
       metadata: {
         /** @enum {unknown} */
-        previousStatus: 'pending' | 'processing' | 'completed' | 'failed' | 'dead';
+        previousStatus?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead';
         reason?: string;
         attempts?: number;
+        rotated?: ('accessToken' | 'webhookSecret')[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        previousWebhookSecretValidUntil?: string;
       };
       /**
        * Format: date-time
@@ -1060,6 +1122,130 @@ export interface operations {
       };
     };
   };
+  RotateResellerStoreCredentials: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          accessToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          webhookSecret?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['reseller_store'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   ListSourceStores: {
     parameters: {
       query?: {
@@ -1366,6 +1552,253 @@ export interface operations {
       };
     };
   };
+  UpdateSourceStore: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        rst_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          name?: string;
+          vendorTag?: string;
+          /** @enum {string} */
+          pricingMode?: 'percentage' | 'field_rules';
+          pricingConfig?:
+            | components['schemas']['percentage_pricing_config']
+            | components['schemas']['field_rules_pricing_config'];
+        } & (unknown & unknown);
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['source_store'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`, `vendor_tag_conflict`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  RotateSourceStoreCredentials: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        rst_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          accessToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          webhookSecret?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['source_store'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   ListSyncJobs: {
     parameters: {
       query?: {
@@ -1635,8 +2068,12 @@ export interface operations {
       query?: {
         limit?: number;
         starting_after?: string;
-        action?: 'sync_job.retried' | 'sync_job.dead';
-        resource_type?: 'sync_job';
+        action?:
+          | 'sync_job.retried'
+          | 'sync_job.dead'
+          | 'reseller_store.credentials_rotated'
+          | 'source_store.credentials_rotated';
+        resource_type?: 'sync_job' | 'reseller_store' | 'source_store';
         resource_id?: string;
         reseller_store_id?: string;
       };

@@ -7,7 +7,9 @@ import {
   ListAuditLogQuery,
   ListSyncJobsQuery,
   PlainListQuery,
+  RotateCredentialsBody,
   UpdateResellerStoreBody,
+  UpdateSourceStoreBody,
 } from '../shared/http/schemas.js';
 
 /**
@@ -137,6 +139,18 @@ export const routes: RouteSpec[] = [
     access: idempotent({ table: ['UpdateItem'] }),
   },
   {
+    name: 'RotateResellerStoreCredentials',
+    method: 'POST',
+    path: '/v1/reseller_stores/{id}/credentials',
+    entry: 'functions/rotate-reseller-store-credentials.ts',
+    auth: 'apiKey',
+    request: { body: RotateCredentialsBody },
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+    }),
+  },
+  {
     name: 'DeleteResellerStore',
     method: 'DELETE',
     path: '/v1/reseller_stores/{id}',
@@ -181,6 +195,29 @@ export const routes: RouteSpec[] = [
     auth: 'apiKey',
     // The transaction soft-deletes the store and deletes its vendor-tag item.
     access: { table: ['GetItem', 'TransactWriteItems', 'DeleteItem'] },
+  },
+  {
+    name: 'UpdateSourceStore',
+    method: 'PATCH',
+    path: '/v1/reseller_stores/{rst_id}/source_stores/{id}',
+    entry: 'functions/update-source-store.ts',
+    auth: 'apiKey',
+    request: { body: UpdateSourceStoreBody },
+    // A new vendor tag moves the tag item in the same transaction as the store.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'] }),
+  },
+  {
+    name: 'RotateSourceStoreCredentials',
+    method: 'POST',
+    path: '/v1/reseller_stores/{rst_id}/source_stores/{id}/credentials',
+    entry: 'functions/rotate-source-store-credentials.ts',
+    auth: 'apiKey',
+    request: { body: RotateCredentialsBody },
+    // The store and its audit entry in one transaction; the new secrets encrypted under their context.
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+    }),
   },
   {
     name: 'ListSyncJobs',

@@ -1,4 +1,4 @@
-import { AUDIT_ACTIONS } from '../../shared/audit-log/record.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 
 /**
@@ -184,8 +184,12 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     {
       action: { enum: AUDIT_ACTIONS },
       resellerStoreId: id('rst'),
-      resourceType: { const: 'sync_job' },
-      resourceId: id('sj'),
+      resourceType: { enum: AUDITED_RESOURCES },
+      resourceId: {
+        type: 'string',
+        pattern: '^(sj|rst|sst)_',
+        description: 'the sync job (`sj_`) or, for a credentials rotation, the store (`rst_`, `sst_`)',
+      },
       actorId: { type: 'string', description: 'the key id (never the key), or `system`' },
       actor: {
         oneOf: [
@@ -203,12 +207,16 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       metadata: {
         type: 'object',
-        description: '`previousStatus` for both actions; `reason` and `attempts` for `sync_job.dead`',
-        required: ['previousStatus'],
+        description:
+          '`previousStatus` for the sync job actions, `reason` and `attempts` for `sync_job.dead`; for a ' +
+          'credentials rotation, which secrets were replaced (`rotated`, names only, never a secret) and until ' +
+          'when the replaced webhook secret verifies',
         properties: {
           previousStatus: { enum: SYNC_JOB_STATUSES },
           reason: str,
           attempts: count,
+          rotated: { type: 'array', items: { enum: ['accessToken', 'webhookSecret'] } },
+          previousWebhookSecretValidUntil: timestamp,
         },
       },
       createdAt: timestamp,

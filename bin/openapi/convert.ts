@@ -3,7 +3,14 @@ import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
 import { PRICING_MODES } from '../../shared/stores/records.js';
-import { Limit, MarkupDecimals, PricingConfig, ShopDomain } from '../../shared/http/schemas.js';
+import {
+  Limit,
+  MarkupDecimals,
+  PricingConfig,
+  PricingTogether,
+  ShopDomain,
+  SomeSecret,
+} from '../../shared/http/schemas.js';
 
 /**
  * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a
@@ -55,6 +62,9 @@ const conversion: ConversionConfig = {
     'wrapped' in valibotSchema && valibotSchema.wrapped === Limit ? limitSchema : undefined,
   overrideAction: ({ valibotAction, jsonSchema }) => {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
+    if (valibotAction === SomeSecret) return { ...jsonSchema, minProperties: 1 };
+    if (valibotAction === PricingTogether)
+      return { ...jsonSchema, dependentRequired: { pricingMode: ['pricingConfig'], pricingConfig: ['pricingMode'] } };
     if (valibotAction === MarkupDecimals)
       return { ...jsonSchema, description: `At most ${PRICING_DECIMALS} decimal places (docs/hostile-input.md).` };
     // CreateSourceStoreBody's "pricingConfig.type must equal pricingMode" (CONTRACT.md §7), as a rule a

@@ -18,7 +18,9 @@ export const SYSTEM: Actor = { type: 'system', id: 'system' };
 /** An audit entry as a transaction's Put, so it is written together with the change it records. */
 export const auditPut = (input: {
   action: AuditAction;
+  /** The resource the entry is about: a sync job unless `resourceType` says otherwise. */
   job: { id: string; ownerId: string; resellerStoreId: string };
+  resourceType?: AuditedResource;
   actor: Actor;
   metadata: Record<string, unknown>;
 }) => {
@@ -27,7 +29,7 @@ export const auditPut = (input: {
     ownerId: input.job.ownerId,
     action: input.action,
     resellerStoreId: input.job.resellerStoreId,
-    resourceType: 'sync_job',
+    resourceType: input.resourceType ?? 'sync_job',
     resourceId: input.job.id,
     actorId: input.actor.id,
     actor: input.actor,

@@ -4,10 +4,15 @@ import type { Item } from '../dynamo/table.js';
 
 /** An audit entry as a record, and its conversions to and from its item: the only place that knows its attributes. */
 
-export const AUDIT_ACTIONS = ['sync_job.retried', 'sync_job.dead'] as const;
+export const AUDIT_ACTIONS = [
+  'sync_job.retried',
+  'sync_job.dead',
+  'reseller_store.credentials_rotated',
+  'source_store.credentials_rotated',
+] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDITED_RESOURCES = ['sync_job'] as const;
+export const AUDITED_RESOURCES = ['sync_job', 'reseller_store', 'source_store'] as const;
 export type AuditedResource = (typeof AUDITED_RESOURCES)[number];
 
 export type Actor = { type: 'api_key'; id: string } | { type: 'system'; id: 'system' };

@@ -114,6 +114,53 @@ export const CreateSourceStoreBody = v.pipe(
   ),
 );
 
+/**
+ * `PATCH …/source_stores/{id}` (CONTRACT.md §10.9): `name`, `vendorTag`, and `pricingMode` with its
+ * `pricingConfig` (together, the config's type equal to the mode); nothing else, no secret.
+ */
+const SourceStoreChanges = strict({
+  name: v.optional(requiredString(255)),
+  vendorTag: v.optional(requiredString(255)),
+  pricingMode: v.optional(v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`)),
+  pricingConfig: v.optional(PricingConfig),
+});
+
+/** `pricingMode` and `pricingConfig` come together or not at all (the OpenAPI document: `dependentRequired`). */
+type SourceStoreChangesInput = v.InferOutput<typeof SourceStoreChanges>;
+export const PricingTogether = v.forward(
+  v.check(
+    (input: SourceStoreChangesInput) => (input.pricingMode === undefined) === (input.pricingConfig === undefined),
+    'goes with pricingConfig',
+  ),
+  ['pricingMode'],
+);
+
+export const UpdateSourceStoreBody = v.pipe(
+  SourceStoreChanges,
+  PricingTogether,
+  v.forward(
+    v.partialCheck(
+      [['pricingMode'], ['pricingConfig', 'type']],
+      (input) => input.pricingConfig === undefined || input.pricingConfig.type === input.pricingMode,
+      'must equal pricingMode',
+    ),
+    ['pricingConfig', 'type'],
+  ),
+);
+
+/** `POST …/credentials` (CONTRACT.md §10.9): a new access token, a new webhook secret, or both. */
+/** At least one secret (the OpenAPI document: `minProperties`). */
+export const SomeSecret = v.check(
+  (input: { accessToken?: string; webhookSecret?: string }) =>
+    input.accessToken !== undefined || input.webhookSecret !== undefined,
+  'needs accessToken, webhookSecret or both',
+);
+
+export const RotateCredentialsBody = v.pipe(
+  strict({ accessToken: v.optional(Secret), webhookSecret: v.optional(Secret) }),
+  SomeSecret,
+);
+
 /** SPEC 8.1's `limit`, as the query string carries it. */
 export const Limit = v.pipe(
   v.string(),

@@ -20,6 +20,15 @@ export interface EncryptedSecrets {
   webhookSecret: string;
 }
 
+/**
+ * The webhook secret a rotation replaced (its ciphertext), which keeps verifying until `until`
+ * (CONTRACT.md §10.9: 24 hours), so the platform can switch over without losing a delivery.
+ */
+export interface PreviousWebhookSecret {
+  ciphertext: string;
+  until: string;
+}
+
 interface StoreFields {
   id: string;
   ownerId: string;
@@ -27,6 +36,7 @@ interface StoreFields {
   platform: Platform;
   shopDomain: string;
   secrets: EncryptedSecrets;
+  previousWebhookSecret: PreviousWebhookSecret | null;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -59,6 +69,12 @@ export interface StoreOnShop {
 
 // ---------- to items
 
+/** The attributes a rotation writes for the secret it replaced. */
+export const previousSecretAttributes = (previous: PreviousWebhookSecret) => ({
+  previousWebhookSecret: previous.ciphertext,
+  previousWebhookSecretUntil: previous.until,
+});
+
 const storeAttributes = (store: StoreFields) => ({
   id: store.id,
   ownerId: store.ownerId,
@@ -67,6 +83,7 @@ const storeAttributes = (store: StoreFields) => ({
   shopDomain: store.shopDomain,
   accessToken: store.secrets.accessToken,
   webhookSecret: store.secrets.webhookSecret,
+  ...(store.previousWebhookSecret ? previousSecretAttributes(store.previousWebhookSecret) : {}),
   createdAt: store.createdAt,
   updatedAt: store.updatedAt,
   deletedAt: store.deletedAt,
@@ -108,6 +125,18 @@ export const vendorTagItem = (store: SourceStore): Item => ({
 
 // ---------- from items
 
+/** The replaced webhook secret of a store item (or of the part of it a read asked for), or null. */
+export const previousWebhookSecretFrom = (item: Item): PreviousWebhookSecret | null => {
+  const read = attributes(item, 'store');
+  return previousSecretFrom(read.stringOrNull('previousWebhookSecret'), read);
+};
+
+const previousSecretFrom = (
+  ciphertext: string | null,
+  read: ReturnType<typeof attributes>,
+): PreviousWebhookSecret | null =>
+  ciphertext === null ? null : { ciphertext, until: read.string('previousWebhookSecretUntil') };
+
 const storeFrom = (item: Item, entity: string): StoreFields => {
   const read = attributes(item, entity);
   return {
@@ -117,6 +146,7 @@ const storeFrom = (item: Item, entity: string): StoreFields => {
     platform: read.oneOf('platform', PLATFORMS),
     shopDomain: read.string('shopDomain'),
     secrets: { accessToken: read.string('accessToken'), webhookSecret: read.string('webhookSecret') },
+    previousWebhookSecret: previousSecretFrom(read.stringOrNull('previousWebhookSecret'), read),
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     deletedAt: read.stringOrNull('deletedAt'),

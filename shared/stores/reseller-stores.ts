@@ -32,6 +32,7 @@ export const createResellerStore = async (
     platform: input.platform,
     shopDomain: input.shopDomain,
     secrets: await encryptSecrets(deps.cipher, id, input),
+    previousWebhookSecret: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,

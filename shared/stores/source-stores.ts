@@ -50,6 +50,7 @@ export const createSourceStore = async (
     pricingMode: input.pricingMode,
     pricingConfig: input.pricingConfig,
     secrets: await encryptSecrets(deps.cipher, id, input),
+    previousWebhookSecret: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,
@@ -161,4 +162,91 @@ export const activeVendorTags = async (resellerStoreId: string) => {
     startKey = out.LastEvaluatedKey;
   } while (startKey);
   return tags;
+};
+
+/** What `PATCH …/source_stores/{id}` may change (CONTRACT.md §10.9); the pricing mode with its config. */
+export interface SourceStoreChanges {
+  name?: string;
+  vendorTag?: string;
+  pricing?: { pricingMode: PricingMode; pricingConfig: PricingConfig };
+}
+
+/**
+ * Changes a source store. Jobs placed afterwards use the new values (the worker reads the store
+ * when it places); a placed job keeps what it used. A new vendor tag moves the tag item in the same
+ * transaction, so "one active store per tag" stays a key constraint: a tag held by another store is
+ * 409 `vendor_tag_conflict`, as on creation.
+ */
+export const updateSourceStore = async (
+  owner: Owner,
+  resellerStoreId: string,
+  id: string,
+  changes: SourceStoreChanges,
+): Promise<SourceStore> => {
+  const store = await findSourceStore(owner, resellerStoreId, id);
+  if (store.deletedAt) throw new ResourceMissingError('source_store', id);
+  const at = now();
+  const updated: SourceStore = {
+    ...store,
+    name: changes.name ?? store.name,
+    vendorTag: changes.vendorTag ?? store.vendorTag,
+    pricingMode: changes.pricing?.pricingMode ?? store.pricingMode,
+    pricingConfig: changes.pricing?.pricingConfig ?? store.pricingConfig,
+    updatedAt: at,
+  };
+  const retag = updated.vendorTag !== store.vendorTag;
+  const update = {
+    Update: {
+      TableName: TABLE(),
+      Key: keys.sourceStore(id),
+      UpdateExpression:
+        'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
+        'updatedAt = :at',
+      // As read: a racing change or delete makes this one fail rather than undo it.
+      ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
+      ExpressionAttributeNames: { '#name': 'name' },
+      ExpressionAttributeValues: {
+        ':name': updated.name,
+        ':vendorTag': updated.vendorTag,
+        ':pricingMode': updated.pricingMode,
+        ':pricingConfig': updated.pricingConfig,
+        ':at': at,
+        ':null': null,
+        ':readTag': store.vendorTag,
+        ':readAt': store.updatedAt,
+      },
+    },
+  };
+  try {
+    await transactWrite([
+      update,
+      ...(retag
+        ? [
+            {
+              Put: {
+                TableName: TABLE(),
+                Item: vendorTagItem(updated),
+                ConditionExpression: 'attribute_not_exists(PK)',
+              },
+            },
+            {
+              Delete: {
+                TableName: TABLE(),
+                Key: keys.vendorTag(resellerStoreId, store.vendorTag),
+                ConditionExpression: 'sourceStoreId = :id',
+                ExpressionAttributeValues: { ':id': id },
+              },
+            },
+          ]
+        : []),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) {
+      if (retag && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed')
+        throw new VendorTagConflictError(updated.vendorTag);
+      throw new ResourceMissingError('source_store', id);
+    }
+    throw error;
+  }
+  return updated;
 };

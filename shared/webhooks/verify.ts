@@ -4,7 +4,7 @@ import { verifySignature } from '../domain/hmac.js';
 import type { StoreKind } from '../dynamo/keys.js';
 import type { StoreOnShop } from '../stores/records.js';
 import { webhookSecretOf } from '../stores/secrets.js';
-import { storesOnShop } from '../stores/shop-lookup.js';
+import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
 
 export type WebhookTopic = 'orders/create' | 'fulfillments/create';
 
@@ -36,6 +36,12 @@ export const verifiedStores = async (
   for (const store of candidates) {
     const secret = await webhookSecretOf(deps.cipher, store);
     if (verifySignature(secret, delivery.rawBody, delivery.signature)) verified.push(store);
+    else {
+      // A secret rotated within the last 24 hours still verifies, while the platform switches over.
+      const previous = await previousWebhookSecretOf(deps.cipher, store);
+      if (previous !== undefined && verifySignature(previous, delivery.rawBody, delivery.signature))
+        verified.push(store);
+    }
   }
   if (!verified.length) throw new InvalidSignatureError();
   return verified;

@@ -64,6 +64,8 @@ describe('Function: orders-webhook', () => {
     kms.reset();
     kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from(SECRET) });
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [reseller] });
+    // A store whose secret was never rotated: only its current secret verifies.
+    dynamo.on(GetCommand).resolves({ Item: {} });
     dynamo.on(QueryCommand, { KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)' }).resolves({
       Items: [
         { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },

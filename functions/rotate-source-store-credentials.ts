@@ -1,0 +1,16 @@
+import { cipher } from '../shared/aws/cipher.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
+import { ok } from '../shared/http/types.js';
+import { parseInput } from '../shared/core/validation.js';
+import { presentSourceStore } from '../shared/http/present.js';
+import { RotateCredentialsBody } from '../shared/http/schemas.js';
+import { rotateSourceStoreCredentials } from '../shared/stores/credentials.js';
+
+const deps = { cipher };
+
+export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
+  const secrets = parseInput(RotateCredentialsBody, body);
+  const actor = { type: 'api_key', id: keyId ?? 'unknown' } as const;
+  const store = await rotateSourceStoreCredentials(deps, { ownerId }, path.rst_id, path.id, secrets, actor);
+  return ok(presentSourceStore(store));
+});

@@ -1,0 +1,120 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import type { Deps } from '../aws/deps.js';
+import { auditPut, type Actor } from '../audit-log/audit-log.js';
+import { ResourceMissingError } from '../core/errors.js';
+import { now } from '../core/ids.js';
+import { keys } from '../dynamo/keys.js';
+import { TABLE, transactWrite } from '../dynamo/table.js';
+import { previousSecretAttributes, type Owner, type ResellerStore, type SourceStore } from './records.js';
+import { findResellerStore } from './reseller-stores.js';
+import { findSourceStore } from './source-stores.js';
+import type { PlainSecrets } from './secrets.js';
+
+/**
+ * New credentials for a store (CONTRACT.md §10.9): a supplier's token expired or was revoked, a
+ * webhook secret must be rotated. The store keeps its id, vendor tag and jobs; calls made from now on
+ * use the new token. The replaced webhook secret keeps verifying for `overlapSeconds` (24 hours), so
+ * the platform can switch over without losing a delivery. Audited; no secret is ever in the entry.
+ */
+
+/** How long a replaced webhook secret still verifies. */
+export const SECRET_OVERLAP_SECONDS = 24 * 3600;
+
+type AuditedStore = 'reseller_store' | 'source_store';
+
+export const rotateResellerStoreCredentials = async (
+  deps: Pick<Deps, 'cipher'>,
+  owner: Owner,
+  id: string,
+  input: Partial<PlainSecrets>,
+  actor: Actor,
+): Promise<ResellerStore> =>
+  rotate(deps, owner, await findResellerStore(owner, id), 'reseller_store', id, input, actor);
+
+export const rotateSourceStoreCredentials = async (
+  deps: Pick<Deps, 'cipher'>,
+  owner: Owner,
+  resellerStoreId: string,
+  id: string,
+  input: Partial<PlainSecrets>,
+  actor: Actor,
+): Promise<SourceStore> =>
+  rotate(deps, owner, await findSourceStore(owner, resellerStoreId, id), 'source_store', resellerStoreId, input, actor);
+
+const rotate = async <S extends ResellerStore | SourceStore>(
+  deps: Pick<Deps, 'cipher'>,
+  owner: Owner,
+  store: S,
+  kind: AuditedStore,
+  resellerStoreId: string,
+  input: Partial<PlainSecrets>,
+  actor: Actor,
+): Promise<S> => {
+  if (store.deletedAt) throw new ResourceMissingError(kind, store.id);
+  const at = now();
+  const encrypt = (field: keyof PlainSecrets, value: string | undefined) =>
+    value === undefined ? undefined : deps.cipher.encrypt(value, { storeId: store.id, field });
+  const [accessToken, webhookSecret] = await Promise.all([
+    encrypt('accessToken', input.accessToken),
+    encrypt('webhookSecret', input.webhookSecret),
+  ]);
+  const previous =
+    webhookSecret === undefined
+      ? undefined
+      : {
+          ciphertext: store.secrets.webhookSecret,
+          until: new Date(Date.parse(at) + SECRET_OVERLAP_SECONDS * 1000).toISOString(),
+        };
+  const values: Record<string, unknown> = {
+    ':at': at,
+    ':owner': owner.ownerId,
+    ':null': null,
+    // Conditional on the secrets read: a rotation racing another keeps both replaced secrets honest.
+    ':readToken': store.secrets.accessToken,
+    ':readSecret': store.secrets.webhookSecret,
+    ...(accessToken === undefined ? {} : { ':accessToken': accessToken }),
+    ...(webhookSecret === undefined ? {} : { ':webhookSecret': webhookSecret }),
+    ...(previous === undefined
+      ? {}
+      : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
+  };
+  const sets = Object.keys(values)
+    .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
+    .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
+  const rotated = [...(accessToken ? ['accessToken'] : []), ...(webhookSecret ? ['webhookSecret'] : [])];
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: kind === 'reseller_store' ? keys.resellerStore(store.id) : keys.sourceStore(store.id),
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ConditionExpression:
+            'ownerId = :owner AND deletedAt = :null AND accessToken = :readToken AND webhookSecret = :readSecret',
+          ExpressionAttributeValues: values,
+        },
+      },
+      auditPut({
+        action: `${kind}.credentials_rotated`,
+        job: { id: store.id, ownerId: store.ownerId, resellerStoreId },
+        resourceType: kind,
+        actor,
+        // Which secrets were replaced, never a secret: names only.
+        metadata: { rotated, ...(previous ? { previousWebhookSecretValidUntil: previous.until } : {}) },
+      }),
+    ]);
+  } catch (error) {
+    // Deleted or rotated meanwhile: the caller sees the store as it now is on its next read.
+    if (error instanceof TransactionCanceledException) throw new ResourceMissingError(kind, store.id);
+    throw error;
+  }
+  return {
+    ...store,
+    secrets: {
+      accessToken: accessToken ?? store.secrets.accessToken,
+      webhookSecret: webhookSecret ?? store.secrets.webhookSecret,
+    },
+    previousWebhookSecret: previous ?? store.previousWebhookSecret,
+    updatedAt: at,
+  };
+};
