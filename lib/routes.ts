@@ -102,6 +102,12 @@ const idempotent = (access: Access): Access => ({
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
 });
 
+/** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
+const ROTATE_CREDENTIALS = idempotent({
+  table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+  key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+});
+
 export const routes: RouteSpec[] = [
   {
     name: 'CreateResellerStore',
@@ -145,10 +151,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/rotate-reseller-store-credentials.ts',
     auth: 'apiKey',
     request: { body: RotateCredentialsBody },
-    access: idempotent({
-      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
-      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-    }),
+    access: ROTATE_CREDENTIALS,
   },
   {
     name: 'DeleteResellerStore',
@@ -213,11 +216,7 @@ export const routes: RouteSpec[] = [
     entry: 'functions/rotate-source-store-credentials.ts',
     auth: 'apiKey',
     request: { body: RotateCredentialsBody },
-    // The store and its audit entry in one transaction; the new secrets encrypted under their context.
-    access: idempotent({
-      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
-      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-    }),
+    access: ROTATE_CREDENTIALS,
   },
   {
     name: 'ListSyncJobs',

@@ -113,6 +113,19 @@ export const listSourceStores = async (
   });
 };
 
+/**
+ * Frees a store's vendor tag for another store, as a transaction's Delete; the condition keeps a
+ * racing delete or retag from freeing a successor's tag.
+ */
+const releaseVendorTag = (resellerStoreId: string, vendorTag: string, id: string) => ({
+  Delete: {
+    TableName: TABLE(),
+    Key: keys.vendorTag(resellerStoreId, vendorTag),
+    ConditionExpression: 'sourceStoreId = :id',
+    ExpressionAttributeValues: { ':id': id },
+  },
+});
+
 export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
   const store = await findSourceStore(owner, resellerStoreId, id);
   if (store.deletedAt) throw new ResourceMissingError('source_store', id);
@@ -128,15 +141,7 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
           ExpressionAttributeValues: { ':at': at, ':null': null },
         },
       },
-      // Frees the tag for a new store; the condition keeps a racing delete from freeing a successor's tag.
-      {
-        Delete: {
-          TableName: TABLE(),
-          Key: keys.vendorTag(resellerStoreId, store.vendorTag),
-          ConditionExpression: 'sourceStoreId = :id',
-          ExpressionAttributeValues: { ':id': id },
-        },
-      },
+      releaseVendorTag(resellerStoreId, store.vendorTag, id),
     ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) throw new ResourceMissingError('source_store', id);
@@ -229,14 +234,7 @@ export const updateSourceStore = async (
                 ConditionExpression: 'attribute_not_exists(PK)',
               },
             },
-            {
-              Delete: {
-                TableName: TABLE(),
-                Key: keys.vendorTag(resellerStoreId, store.vendorTag),
-                ConditionExpression: 'sourceStoreId = :id',
-                ExpressionAttributeValues: { ':id': id },
-              },
-            },
+            releaseVendorTag(resellerStoreId, store.vendorTag, id),
           ]
         : []),
     ]);

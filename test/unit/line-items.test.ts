@@ -25,6 +25,19 @@ const read = (text: string) => {
   return reading.order;
 };
 
+/** The supplier order an adapter sends for every item of `order`, at the reseller's prices, as JSON. */
+const sentFor = (order: ReturnType<typeof read>) =>
+  JSON.parse(
+    stringifyExact(
+      buildSupplierOrder({
+        resellerShopDomain: 'reseller.myshopify.com',
+        order,
+        lineItems: order.lineItems,
+        pricing: { type: 'percentage', value: 0 },
+      }),
+    ),
+  );
+
 describe('Line items: reading the reseller order', () => {
   it('keeps each line item id as its digits stand, a string id as sent, and null when absent', () => {
     // Act
@@ -111,16 +124,7 @@ describe('Line items: the supplier order', () => {
     const order = read('{"id":1,"currency":"USD","line_items":[{"quantity":1,"price":"1.00","vendor":"Acme"}]}');
 
     // Act
-    const sent = JSON.parse(
-      stringifyExact(
-        buildSupplierOrder({
-          resellerShopDomain: 'reseller.myshopify.com',
-          order,
-          lineItems: order.lineItems,
-          pricing: { type: 'percentage', value: 0 },
-        }),
-      ),
-    );
+    const sent = sentFor(order);
 
     // Assess
     expect(sent).not.toHaveProperty('note');
@@ -140,16 +144,7 @@ describe('Line items: values of another kind', () => {
     );
 
     // Act
-    const sent = JSON.parse(
-      stringifyExact(
-        buildSupplierOrder({
-          resellerShopDomain: 'reseller.myshopify.com',
-          order,
-          lineItems: order.lineItems,
-          pricing: { type: 'percentage', value: 0 },
-        }),
-      ),
-    );
+    const sent = sentFor(order);
 
     // Assess
     expect(sent).not.toHaveProperty('note');
