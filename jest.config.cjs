@@ -24,14 +24,19 @@ module.exports = {
       ...base,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      setupFiles: ['<rootDir>/test/unit/env.ts'],
+      setupFiles: ['<rootDir>/test/unit/env.ts', '<rootDir>/test/quiet-output.ts'],
     },
-    { ...base, displayName: 'cdk', testMatch: ['<rootDir>/test/cdk/**/*.test.ts'] },
+    {
+      ...base,
+      displayName: 'cdk',
+      testMatch: ['<rootDir>/test/cdk/**/*.test.ts'],
+      setupFiles: ['<rootDir>/test/quiet-output.ts'],
+    },
     {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      setupFiles: ['<rootDir>/test/integration/env.ts'],
+      setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/quiet-output.ts'],
     },
   ],
 };

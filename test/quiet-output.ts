@@ -1,0 +1,42 @@
+import { appendFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { format } from 'node:util';
+
+/**
+ * `npm test` prints the runner's report and nothing else: what the service writes while a test file
+ * runs (the functions' JSON log and metric lines, whether from this thread or from the execution
+ * environments' worker threads piped into it; the local runtime's console lines; CDK's bundling
+ * lines) goes to `.local/test-logs/jest-worker-<pid>.log` instead, where a failing test's story can be
+ * read (one file per jest worker process). Tests that read the log (test/integration/logs.ts) tap the streams on top of this and still
+ * see every line.
+ */
+const dir = join(__dirname, '..', '.local', 'test-logs');
+mkdirSync(dir, { recursive: true });
+const file = join(dir, `jest-worker-${process.pid}.log`);
+const keep = (text: string) => appendFileSync(file, text);
+
+/** A line the service or its tooling wrote, as opposed to anything else on the stream. */
+const DIVERTED = /^\s*(\{|Bundling asset |npm warn )/;
+
+const divert = (stream: NodeJS.WriteStream) => {
+  const write = stream.write.bind(stream);
+  let pending = '';
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    pending += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    const shown = lines.filter((line) => !DIVERTED.test(line));
+    const kept = lines.filter((line) => DIVERTED.test(line));
+    if (kept.length) keep(`${kept.join('\n')}\n`);
+    const callback = rest.find((arg): arg is () => void => typeof arg === 'function');
+    if (shown.length) return write(`${shown.join('\n')}\n`, callback);
+    if (callback) process.nextTick(callback);
+    return true;
+  }) as typeof stream.write;
+};
+divert(process.stdout);
+divert(process.stderr);
+
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
+  console[level] = (...args: unknown[]) => keep(`[console.${level}] ${format(...args)}\n`);
+}
