@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
+import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { ESBUILD_OPTIONS } from '../lib/bundling.js';
 
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));

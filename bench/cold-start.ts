@@ -16,14 +16,14 @@
  * function could not be built or answered its event badly; timings never fail the run.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
 import { NODE_OPTIONS } from '../lib/bundling.js';
-import { bundle, bytesByPackage, importChain, sdkClientsIn, type BuiltBundle } from './bundling.js';
+import { type LocalRuntime, startLocalRuntime } from '../lib/local/runtime.js';
+import { type BuiltBundle, bundle, bytesByPackage, importChain, sdkClientsIn } from './bundling.js';
 import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, progress, step, table } from './common.js';
-import { allFunctions, answeredWell, describeAnswer, firstEvent, type BenchFunction } from './functions.js';
+import { allFunctions, answeredWell, type BenchFunction, describeAnswer, firstEvent } from './functions.js';
 
 const TARGET_INIT = 1.2;
 const TARGET_SIZE = 1.15;

@@ -17,8 +17,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Node } from 'constructs';
-import { loadConfig } from '../lib/config.js';
 import { createApiClient } from '../client/client.js';
+import { loadConfig } from '../lib/config.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
@@ -26,15 +26,15 @@ import {
   createStores,
   fixed,
   flags,
-  orderBody,
   ORDERS_WEBHOOK_PATH,
+  orderBody,
   positiveNumber,
   progress,
   readJobs,
+  sign,
   sleep,
   step,
   table,
-  sign,
 } from './common.js';
 import { createMeter } from './meter.js';
 import { PRICES } from './prices.js';

@@ -25,13 +25,14 @@ import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import {
-  benchApi,
   BENCH_API_KEYS,
+  benchApi,
   createStores,
   fixed,
   flags,
-  orderBody,
+  type JobView,
   ORDERS_WEBHOOK_PATH,
+  orderBody,
   percentile,
   positiveNumber,
   progress,
@@ -39,7 +40,6 @@ import {
   step,
   table,
   webhookHeaders,
-  type JobView,
 } from './common.js';
 import { megabytes, memorySampler } from './memory.js';
 

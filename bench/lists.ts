@@ -20,12 +20,13 @@
  * any, at most 20. Target: every read-unit ratio ≤ 1.2. The exit code is 0 unless a page is wrong (an item
  * missing, repeated or out of order) or a list function fails; a missed target never fails it.
  */
+
+import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import type { AuditAction, AuditEntry } from '../shared/audit-log/record.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { StoredOrder, SyncJob } from '../shared/sync-jobs/record.js';
-import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
-import { readUnits, recordRoundTrips, type RoundTrip } from './round-trips.js';
+import { type RoundTrip, readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
 
 const args = flags({ runs: { type: 'string' }, skip: { type: 'string' } });

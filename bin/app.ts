@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { App, Tags } from 'aws-cdk-lib';
-import { ConfigError, loadConfig, stackName, type DeployConfig } from '../lib/config.js';
+import { ConfigError, type DeployConfig, loadConfig, stackName } from '../lib/config.js';
 import { SERVICE_NAME } from '../lib/environment.js';
 import { addNagChecks } from '../lib/nag.js';
 import { ResellerRoutingStack } from '../lib/stack.js';

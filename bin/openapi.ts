@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type * as v from 'valibot';
-import { routes, type RouteSpec } from '../lib/routes.js';
+import { type RouteSpec, routes } from '../lib/routes.js';
 import { FulfillmentPayload } from '../shared/fulfillments/intake.js';
 import { OrderPayload } from '../shared/orders/order-payload.js';
-import { errorStatuses, headers, listOf, ref, responseSchemas } from './openapi/components.js';
 import { buildClientTypes } from './openapi/client-types.js';
+import { errorStatuses, headers, listOf, ref, responseSchemas } from './openapi/components.js';
 import { convert, requestComponents } from './openapi/convert.js';
 
 /**

@@ -1,5 +1,5 @@
 import { StartupError } from '../lib/local/errors.js';
-import { startLocalRuntime, type LocalRuntime } from '../lib/local/runtime.js';
+import { type LocalRuntime, startLocalRuntime } from '../lib/local/runtime.js';
 
 /** `npm start`: the whole service locally, configured by the variables of CONTRACT.md §1. */
 const env = process.env;

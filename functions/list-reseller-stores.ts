@@ -1,8 +1,8 @@
-import { apiHandler } from '../shared/http/handler.js';
-import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
+import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentResellerStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
 import { listResellerStores } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {

@@ -1,8 +1,8 @@
-import { apiHandler } from '../shared/http/handler.js';
-import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
+import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentSyncJob } from '../shared/http/present.js';
 import { ListSyncJobsQuery } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
 import { listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {

@@ -1,10 +1,10 @@
-import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
-import { ok } from '../shared/http/types.js';
 import { logger } from '../shared/core/logger.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
-import { retryJob } from '../shared/sync-jobs/sync-jobs.js';
+import { ok } from '../shared/http/types.js';
 import { jobMessage } from '../shared/sync-jobs/message.js';
 import { enqueueJobs } from '../shared/sync-jobs/queue.js';
+import { retryJob } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, requestId }) => {
   const job = await retryJob(ownerId, path.id, { type: 'api_key', id: keyId ?? 'unknown' });

@@ -1,9 +1,9 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
-import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { RotateCredentialsBody } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
 import { rotateResellerStoreCredentials } from '../shared/stores/credentials.js';
 
 const deps = { cipher };

@@ -1,8 +1,8 @@
-import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
-import { ok } from '../shared/http/types.js';
 import { parseInput } from '../shared/core/validation.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { UpdateSourceStoreBody } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
 import { updateSourceStore } from '../shared/stores/source-stores.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {

@@ -1,7 +1,7 @@
-import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
 
 /**
  * Deployment settings, read from CDK context (`cdk.json`'s `context`, or `-c key=value` on the

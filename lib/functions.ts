@@ -1,12 +1,12 @@
 import {
-  authorizer,
-  fallbackRoute,
-  consumers,
-  routes,
   type Access,
+  authorizer,
   type ConsumerSpec,
+  consumers,
+  fallbackRoute,
   type QueueName,
   type RouteSpec,
+  routes,
 } from './routes.js';
 
 /**

@@ -1,4 +1,4 @@
-import { Validations, type App } from 'aws-cdk-lib';
+import { type App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
 

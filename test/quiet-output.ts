@@ -6,9 +6,9 @@ import { format } from 'node:util';
  * `npm test` prints the runner's report and nothing else: what the service writes while a test file
  * runs (the functions' JSON log and metric lines, whether from this thread or from the execution
  * environments' worker threads piped into it; the local runtime's console lines; CDK's bundling
- * lines) goes to `.local/test-logs/jest-worker-<pid>.log` instead, where a failing test's story can be
- * read (one file per jest worker process). Tests that read the log (test/integration/logs.ts) tap the streams on top of this and still
- * see every line.
+ * lines) goes to `.local/test-logs/jest-worker-<pid>.log` instead (one file per jest worker process),
+ * where a failing test's story can be read. Tests that read the log (test/integration/logs.ts) tap
+ * the streams on top of this and still see every line.
  */
 const dir = join(__dirname, '..', '.local', 'test-logs');
 mkdirSync(dir, { recursive: true });

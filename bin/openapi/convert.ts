@@ -2,7 +2,6 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
-import { PRICING_MODES } from '../../shared/stores/records.js';
 import {
   Limit,
   MarkupDecimals,
@@ -11,6 +10,7 @@ import {
   ShopDomain,
   SomeSecret,
 } from '../../shared/http/schemas.js';
+import { PRICING_MODES } from '../../shared/stores/records.js';
 
 /**
  * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a

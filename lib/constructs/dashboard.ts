@@ -3,9 +3,9 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type { Construct } from 'constructs';
 import {
   BUSINESS_METRICS,
+  type BusinessMetric,
   METRICS_NAMESPACE,
   STATUS_CLASSES,
-  type BusinessMetric,
   type StatusClass,
 } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';

@@ -2,7 +2,7 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as kms from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
-import { TABLE_DEFINITION, type KeyAttribute } from '../../shared/dynamo/table-definition.js';
+import { type KeyAttribute, TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
 import type { DeployConfig } from '../config.js';
 
 const ATTRIBUTE_TYPE = { S: dynamodb.AttributeType.STRING } as const;

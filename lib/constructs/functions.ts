@@ -8,14 +8,14 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { grantsFor, type GrantTarget } from '../access.js';
+import { type GrantTarget, grantsFor } from '../access.js';
 import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
 import type { DeployConfig } from '../config.js';
 import { functionEnvironment, type SyncTimings } from '../environment.js';
 import { allFunctions, type FunctionSpec } from '../functions.js';
 import { acknowledge } from '../nag.js';
-import { visibilityTimeoutSeconds } from './queues.js';
 import type { QueueName } from '../routes.js';
+import { visibilityTimeoutSeconds } from './queues.js';
 
 /**
  * CONTRACT.md §6's lease on AWS: every receive of a message may take the sync queue's visibility

@@ -2,8 +2,8 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { __Client } from '@aws-sdk/client-sqs';
 import { logger } from '../../shared/core/logger.js';
-import { concerns, matches, type ArmedFault } from './faults.js';
-import { lambdaContext, type LambdaHandler } from './lambda.js';
+import { type ArmedFault, concerns, matches } from './faults.js';
+import { type LambdaHandler, lambdaContext } from './lambda.js';
 import type { EnvironmentData, FromEnvironment, ToEnvironment } from './protocol.js';
 
 /**

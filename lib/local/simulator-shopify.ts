@@ -8,11 +8,11 @@
  */
 import {
   defaultFieldResolver,
-  graphql,
   GraphQLError,
+  type GraphQLFieldResolver,
+  graphql,
   OperationTypeNode,
   parse,
-  type GraphQLFieldResolver,
 } from 'graphql';
 import { shopifyAdminSchema } from './shopify-schema.js';
 

@@ -1,19 +1,19 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
-  CreateQueueCommand,
   ChangeMessageVisibilityBatchCommand,
+  CreateQueueCommand,
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
   GetQueueUrlCommand,
+  type Message,
   ReceiveMessageCommand,
+  type ReceiveMessageCommandOutput,
   SetQueueAttributesCommand,
   SQSClient,
-  type Message,
-  type ReceiveMessageCommandOutput,
 } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startFauxqs } from 'fauxqs';
-import { InvocationError, type FunctionPool } from './environments.js';
+import { type FunctionPool, InvocationError } from './environments.js';
 
 export interface LocalQueue {
   url: string;

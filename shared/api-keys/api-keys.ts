@@ -4,7 +4,7 @@ import { newId, now } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
 import { dynamo } from '../dynamo/client.js';
 import { INDEX, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { batchGet, getItem, isConditionFailure, keyOf, queryKeys, TABLE, type Item } from '../dynamo/table.js';
+import { batchGet, getItem, type Item, isConditionFailure, keyOf, queryKeys, TABLE } from '../dynamo/table.js';
 
 /** Keys are stored only as SHA-256 hashes; the key itself is shown once, when issued. */
 export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');

@@ -1,14 +1,14 @@
 import { isId, newId, now } from '../core/ids.js';
 import { keys, lists } from '../dynamo/keys.js';
-import { listPage, type ListSource } from '../dynamo/pagination.js';
+import { type ListSource, listPage } from '../dynamo/pagination.js';
 import { getItem, TABLE } from '../dynamo/table.js';
 import {
-  auditEntryFrom,
-  auditEntryItem,
   type Actor,
   type AuditAction,
-  type AuditedResource,
   type AuditEntry,
+  type AuditedResource,
+  auditEntryFrom,
+  auditEntryItem,
 } from './record.js';
 
 export type { Actor };

@@ -1,12 +1,12 @@
 import { ScanCommand, type ScanCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../dynamo/client.js';
 import type { Key } from '../dynamo/keys.js';
-import { isConditionFailure, type Item, keyOf, TABLE } from '../dynamo/table.js';
+import { type Item, isConditionFailure, keyOf, TABLE } from '../dynamo/table.js';
 import {
   type BackfilledKind,
   type IndexedItem,
-  indexedItem,
   type IndexRepair,
+  indexedItem,
   indexRepair,
 } from './index-attributes.js';
 

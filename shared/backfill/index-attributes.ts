@@ -3,7 +3,7 @@ import { INDEX_KEYS, keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { isPropagating } from '../fulfillments/record.js';
 import { lookupEntry, OPEN_PK, propagationIndex } from '../sync-jobs/indexes.js';
-import { syncJobFrom, syncJobItem, type SyncJob } from '../sync-jobs/record.js';
+import { type SyncJob, syncJobFrom, syncJobItem } from '../sync-jobs/record.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of

@@ -1,6 +1,6 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type middy from '@middy/core';
-import { BUSINESS_METRICS, METRICS_NAMESPACE, type BusinessMetric, type StatusClass } from './metric-names.js';
+import { BUSINESS_METRICS, type BusinessMetric, METRICS_NAMESPACE, type StatusClass } from './metric-names.js';
 
 /**
  * Business metrics in CloudWatch's embedded metric format (EMF): Powertools Metrics writes them as

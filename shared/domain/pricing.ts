@@ -4,12 +4,12 @@
  */
 import {
   currencyExponent,
+  type Decimal,
   decimalFromNumber,
   divideRounded,
   formatMinorUnits,
   parseDecimal,
   rescale,
-  type Decimal,
 } from './money.js';
 
 export { InvalidAmountError } from './money.js';

@@ -5,6 +5,7 @@
  */
 import {
   elementsOf,
+  type JsonSpan,
   JsonText,
   kindOf,
   membersOf,
@@ -12,7 +13,6 @@ import {
   stringOf,
   textOf,
   wholeNumber,
-  type JsonSpan,
 } from './json-text.js';
 
 export interface ResellerLineItem {

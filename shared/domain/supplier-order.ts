@@ -1,6 +1,6 @@
 /** The order the service places on a supplier store for the items routed to it. */
 import type { JsonText } from './json-text.js';
-import { supplierShippingPrice, supplierUnitPrice, type PricingConfig } from './pricing.js';
+import { type PricingConfig, supplierShippingPrice, supplierUnitPrice } from './pricing.js';
 import type { ResellerLineItem, ResellerOrder } from './reseller-order.js';
 
 /**

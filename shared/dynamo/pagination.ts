@@ -1,6 +1,6 @@
 import { InvalidCursorError } from '../core/errors.js';
-import { listSortKey, type IndexRole } from './keys.js';
-import { batchGet, keyOf, queryIndex, type Item } from './table.js';
+import { type IndexRole, listSortKey } from './keys.js';
+import { batchGet, type Item, keyOf, queryIndex } from './table.js';
 
 export interface Page<T> {
   data: T[];

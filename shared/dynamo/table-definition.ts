@@ -1,4 +1,4 @@
-import { INDEX, INDEX_KEYS, LOOKUP_PROJECTION, type IndexRole } from './keys.js';
+import { INDEX, INDEX_KEYS, type IndexRole, LOOKUP_PROJECTION } from './keys.js';
 
 /**
  * The single table as plain data: the CDK stack (lib/constructs/data.ts) and the local runtime's

@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
@@ -6,9 +7,8 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { dynamo } from './client.js';
 import { config } from '../core/config.js';
+import { dynamo } from './client.js';
 import { INDEX, INDEX_KEYS, type IndexRole, type Key } from './keys.js';
 
 export type Item = Record<string, unknown>;

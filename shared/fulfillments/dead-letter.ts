@@ -2,14 +2,14 @@ import type { SQSRecord } from 'aws-lambda';
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { jobLogContext } from '../sync-jobs/message.js';
 import { loadDelivery, recordOutcome } from './entries.js';
 import {
+  type FulfillmentMessage,
   parseFulfillmentMessage,
   parseRecheckMessage,
   sendFulfillmentMessage,
-  type FulfillmentMessage,
 } from './queue.js';
-import { jobLogContext } from '../sync-jobs/message.js';
 
 /**
  * A message SQS gave up on after `maxReceiveCount` receives. A reseller platform may be down for

@@ -1,15 +1,15 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 import { propagationIndex } from '../sync-jobs/indexes.js';
-import { syncJobFrom, type SyncJob } from '../sync-jobs/record.js';
-import { isPropagating, type FulfillmentEntry } from './record.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { type SyncJob, syncJobFrom } from '../sync-jobs/record.js';
+import { type FulfillmentEntry, isPropagating } from './record.js';
 
 /**
  * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { logger } from '../core/logger.js';
 import { parseInput } from '../core/validation.js';
-import { routeFulfillment, type IncomingFulfillment } from './propagation.js';
+import { type IncomingFulfillment, routeFulfillment } from './propagation.js';
 
 /**
  * The fulfillments webhook's side of reverse sync: reads the payload, then hands the tracking to

@@ -3,13 +3,13 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { dynamo } from '../dynamo/client.js';
-import { INDEX, keys, lookups, type Key } from '../dynamo/keys.js';
-import { getItem, TABLE, type Item } from '../dynamo/table.js';
+import { INDEX, type Key, keys, lookups } from '../dynamo/keys.js';
+import { getItem, type Item, TABLE } from '../dynamo/table.js';
 import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
-import { syncJobIdFrom, type SyncJob } from '../sync-jobs/record.js';
+import { type SyncJob, syncJobIdFrom } from '../sync-jobs/record.js';
 import { recordAccepted } from './entries.js';
-import { sendFulfillmentMessage, type RecheckMessage } from './queue.js';
-import { keptFulfillmentFrom, keptFulfillmentItem, keptFulfillmentKey, type KeptFulfillment } from './record.js';
+import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
+import { type KeptFulfillment, keptFulfillmentFrom, keptFulfillmentItem, keptFulfillmentKey } from './record.js';
 
 /**
  * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's

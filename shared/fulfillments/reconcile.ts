@@ -3,7 +3,7 @@ import { logger } from '../core/logger.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 import { leavePropagating, recordOutcome, recordResend, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
-import { isPropagating, type FulfillmentEntry } from './record.js';
+import { type FulfillmentEntry, isPropagating } from './record.js';
 
 /**
  * The reconciler's part of reverse sync (CONTRACT.md §6, docs/reverse-sync.md): a fulfillment

@@ -1,26 +1,26 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
+import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
+import { jobLineItems } from '../orders/job-order.js';
 import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import { config } from '../core/config.js';
-import { now } from '../core/ids.js';
+import { jobLogContext } from '../sync-jobs/message.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 import { loadDelivery, recordDeferral, recordOutcome } from './entries.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
-import type { FulfillmentEntry } from './record.js';
 import {
+  type FulfillmentMessage,
   parseFulfillmentMessage,
   parseRecheckMessage,
   sendFulfillmentMessage,
-  type FulfillmentMessage,
 } from './queue.js';
-import { jobLogContext } from '../sync-jobs/message.js';
-import { jobLineItems } from '../orders/job-order.js';
+import type { FulfillmentEntry } from './record.js';
 
 /**
  * One fulfillment message: create the fulfillment with its tracking on the reseller order

@@ -1,5 +1,5 @@
-import middy from '@middy/core';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import middy from '@middy/core';
 import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { parseWithExactIntegers } from '../domain/json-text.js';

@@ -2,11 +2,11 @@ import { ApiError, IdempotencyKeyInProgressError, IdempotencyKeyReusedError, Val
 import { logger } from '../core/logger.js';
 import {
   claimKey,
+  type KeptResponse,
+  type KeyScope,
   keepResponse,
   releaseKey,
   requestFingerprint,
-  type KeptResponse,
-  type KeyScope,
 } from '../idempotency/requests.js';
 import { errorBody, readHeader, serializeResult } from './middlewares.js';
 import type { HttpMiddleware, HttpResponse, HttpResult } from './types.js';

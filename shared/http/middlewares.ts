@@ -17,6 +17,7 @@ const header = (event: HttpEvent, name: string) => {
   for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted) return value;
   return undefined;
 };
+
 export { header as readHeader };
 
 /**

@@ -2,7 +2,7 @@
 import type { AuditEntry } from '../audit-log/record.js';
 import type { FulfillmentEntry } from '../fulfillments/record.js';
 import type { ResellerStore, SourceStore } from '../stores/records.js';
-import { attemptId, type Attempt } from '../sync-jobs/attempts.js';
+import { type Attempt, attemptId } from '../sync-jobs/attempts.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({

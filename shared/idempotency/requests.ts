@@ -3,7 +3,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { attributes } from '../dynamo/attributes.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
-import { getItem, isConditionFailure, TABLE, type Item } from '../dynamo/table.js';
+import { getItem, type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
 
 /**
  * The records of idempotent requests (CONTRACT.md §9): one item per owner and `Idempotency-Key`,

@@ -1,9 +1,9 @@
+import { syncJobId } from '../core/ids.js';
 import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
-import { syncJobId } from '../core/ids.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 import { decompressBody, readBodyParts } from './stored-order.js';
 

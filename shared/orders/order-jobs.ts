@@ -5,8 +5,8 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
-import { batchGet, isConditionFailure, TABLE, transactWrite, type Item } from '../dynamo/table.js';
-import { syncJobFrom, syncJobItem, type StoredOrder, type SyncJob } from '../sync-jobs/record.js';
+import { batchGet, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem } from '../sync-jobs/record.js';
 import { MOVES } from '../sync-jobs/state-machine.js';
 import { loadJob } from '../sync-jobs/sync-jobs.js';
 import {

@@ -2,7 +2,7 @@ import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
-import { TABLE, type Item } from '../dynamo/table.js';
+import { type Item, TABLE } from '../dynamo/table.js';
 
 /**
  * How an accepted order is kept (docs/hostile-input.md, "Storing an order"): the raw webhook body,

@@ -2,8 +2,8 @@
 import { signBody } from '../domain/hmac.js';
 import { stringifyExact } from '../domain/json-text.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { restFulfillment } from './storeplatform-a.js';
 import { lookedUpOrderId, type PlatformAdapter, type ShopConnection } from './port.js';
+import { restFulfillment } from './storeplatform-a.js';
 
 const PLATFORM = 'custom';
 

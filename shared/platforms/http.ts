@@ -1,6 +1,6 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
 import { stringifyExact } from '../domain/json-text.js';
-import { PlatformError, isRetryableStatus, reasonFromBody, redact } from './errors.js';
+import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './errors.js';
 import type { Platform, ShopConnection } from './port.js';
 
 const DEFAULT_BASE_URL = 'https://{shopDomain}';

@@ -1,6 +1,6 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { lookedUpOrderId, restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { lookedUpOrderId, type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
 
 const API = '/admin/api/2025-07';
 

@@ -6,11 +6,11 @@
  * is reported as `outcomeUnknown`, and the workers look the order or the fulfillment up before they
  * send it again (`takesIdempotencyKeys: false`, the `resend` option of `createFulfillment`).
  */
-import { parseWithExactIntegers, type JsonText } from '../domain/json-text.js';
+import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { lookedUpOrderId, restOrderId, type PlatformAdapter, type ShopConnection, type Tracking } from './port.js';
+import { lookedUpOrderId, type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
 import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS, type ShopifyDocumentName } from './storeplatform-b-documents.js';
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;

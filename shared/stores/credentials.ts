@@ -1,14 +1,14 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
-import { auditPut, type Actor } from '../audit-log/audit-log.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import { keys } from '../dynamo/keys.js';
 import { TABLE, transactWrite } from '../dynamo/table.js';
-import { previousSecretAttributes, type Owner, type ResellerStore, type SourceStore } from './records.js';
+import { type Owner, previousSecretAttributes, type ResellerStore, type SourceStore } from './records.js';
 import { findResellerStore } from './reseller-stores.js';
-import { findSourceStore } from './source-stores.js';
 import type { PlainSecrets } from './secrets.js';
+import { findSourceStore } from './source-stores.js';
 
 /**
  * New credentials for a store (CONTRACT.md §10.9): a supplier's token expired or was revoked, a

@@ -1,7 +1,7 @@
 import type { PricingConfig } from '../domain/pricing.js';
 import { attributes } from '../dynamo/attributes.js';
-import { keys, listSortKey, lists, lookups, vendorTagOf, type StoreKind } from '../dynamo/keys.js';
-import { keyOf, type Item } from '../dynamo/table.js';
+import { keys, listSortKey, lists, lookups, type StoreKind, vendorTagOf } from '../dynamo/keys.js';
+import { type Item, keyOf } from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**

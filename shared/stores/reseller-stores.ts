@@ -7,7 +7,7 @@ import { keys, lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
 import type { Platform } from '../platforms/port.js';
-import { resellerStoreFrom, resellerStoreItem, type Owner, type ResellerStore } from './records.js';
+import { type Owner, type ResellerStore, resellerStoreFrom, resellerStoreItem } from './records.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 
 /** Reseller stores: creation with encrypted secrets, owner-scoped reads, rename, soft delete. */

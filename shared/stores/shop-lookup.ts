@@ -1,9 +1,9 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../dynamo/client.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
+import { dynamo } from '../dynamo/client.js';
 import { INDEX, keys, lookups, type StoreKind } from '../dynamo/keys.js';
 import { TABLE } from '../dynamo/table.js';
-import { previousWebhookSecretFrom, storeOnShopFrom, type StoreOnShop } from './records.js';
+import { previousWebhookSecretFrom, type StoreOnShop, storeOnShopFrom } from './records.js';
 
 /** Every store of one kind registered under a shop domain, deleted or not (GSI2 carries what verifying needs). */
 export const storesOnShop = async (shopDomain: string, kind: StoreKind) => {

@@ -7,19 +7,19 @@ import type { PricingConfig } from '../domain/pricing.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys, lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import { getItem, TABLE, transactWrite, type Item } from '../dynamo/table.js';
-import { findResellerStore } from './reseller-stores.js';
+import { getItem, type Item, TABLE, transactWrite } from '../dynamo/table.js';
 import {
+  type Owner,
+  type PricingMode,
+  type SourceStore,
   sourceStoreFrom,
   sourceStoreItem,
   vendorTagFrom,
   vendorTagItem,
-  type Owner,
-  type PricingMode,
-  type SourceStore,
 } from './records.js';
-import { encryptSecrets } from './secrets.js';
 import type { NewResellerStore } from './reseller-stores.js';
+import { findResellerStore } from './reseller-stores.js';
+import { encryptSecrets } from './secrets.js';
 
 /** Source stores (suppliers): creation under a reseller store with a unique vendor tag, reads, soft delete. */
 

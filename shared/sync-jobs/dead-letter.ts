@@ -4,10 +4,10 @@ import { now } from '../core/ids.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { failedAttemptsOf } from './attempts.js';
-import { jobLogContext, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
+import { type JobMessage, jobLogContext, messageLogContext, parseJobMessage } from './message.js';
 import type { AttemptEnd } from './moves.js';
-import { loadJob } from './sync-jobs.js';
 import { endJob, mayHaveBeenPlaced } from './settle.js';
+import { loadJob } from './sync-jobs.js';
 
 /**
  * A sync message SQS gave up on after `maxReceiveCount` receives. If it is still its job's current

@@ -6,11 +6,11 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, recordLatency } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { appendAttempt, storedAttempts, type AttemptRecord } from './attempts.js';
+import { type AttemptRecord, appendAttempt, storedAttempts } from './attempts.js';
 import { lookupEntry } from './indexes.js';
 import type { JobMessage } from './message.js';
-import { syncJobFrom, type SyncJob } from './record.js';
-import { moveUpdate, type MoveRequest } from './state-machine.js';
+import { type SyncJob, syncJobFrom } from './record.js';
+import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
  * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler), each one

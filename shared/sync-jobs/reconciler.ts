@@ -6,12 +6,12 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
-import { batchGet, queryKeys, type Item, type ReadMeter } from '../dynamo/table.js';
-import { settlePropagations, type PropagationReport } from '../fulfillments/reconcile.js';
+import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
+import { type PropagationReport, settlePropagations } from '../fulfillments/reconcile.js';
 import { jobLogContext, jobMessage } from './message.js';
-import { enqueueJobs } from './queue.js';
-import { syncJobFrom, type SyncJob } from './record.js';
 import { resendJob } from './moves.js';
+import { enqueueJobs } from './queue.js';
+import { type SyncJob, syncJobFrom } from './record.js';
 import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**

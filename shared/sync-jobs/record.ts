@@ -1,10 +1,10 @@
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { syncJobId } from '../core/ids.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import { keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import { fulfillmentEntriesFrom, type FulfillmentEntry } from '../fulfillments/record.js';
-import { attemptsFrom, storedAttempts, type Attempt, type StoredAttempt } from './attempts.js';
+import { type FulfillmentEntry, fulfillmentEntriesFrom } from '../fulfillments/record.js';
+import { type Attempt, attemptsFrom, type StoredAttempt, storedAttempts } from './attempts.js';
 import { indexChanges } from './indexes.js';
 
 /** A sync job as a record, and its conversions to and from the job's item: the only place that knows its attributes. */

@@ -5,7 +5,7 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { foundJob, killJob, type AttemptEnd } from './moves.js';
+import { type AttemptEnd, foundJob, killJob } from './moves.js';
 import type { SyncJob } from './record.js';
 
 /**

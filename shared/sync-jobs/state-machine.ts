@@ -1,6 +1,6 @@
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { keys } from '../dynamo/keys.js';
-import { indexChanges, type IndexChanges, type IndexedJob } from './indexes.js';
+import { type IndexChanges, type IndexedJob, indexChanges } from './indexes.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,

@@ -1,17 +1,17 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { auditPut, type Actor } from '../audit-log/audit-log.js';
+import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, keys, lists } from '../dynamo/keys.js';
-import { listPage, type ListSource, type Page } from '../dynamo/pagination.js';
+import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
-import { attemptNumberOf, type Attempt } from './attempts.js';
+import { type Attempt, attemptNumberOf } from './attempts.js';
 import { isListedState } from './indexes.js';
 import type { JobMessage } from './message.js';
 import { moveItem, SETTLED } from './moves.js';
-import { syncJobFrom, type SyncJob } from './record.js';
-import { moveUpdate, type MoveRequest } from './state-machine.js';
+import { type SyncJob, syncJobFrom } from './record.js';
+import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads and the manual retry (creation: shared/orders). The

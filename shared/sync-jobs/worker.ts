@@ -11,18 +11,18 @@ import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js'
 import { completeOrderJobs } from '../orders/order-jobs.js';
 import {
   classify,
+  type Failure,
   MAX_DEFERRAL_SECONDS,
   platformStatusClass,
   platformStatusOf,
   secondsUntil,
-  type Failure,
 } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { AttemptOutcome, AttemptTrigger } from './attempts.js';
-import { jobLogContext, jobMessage, messageLogContext, parseJobMessage, type JobMessage } from './message.js';
-import { claimJob, completeJob, deferJob, failJob, foundJob, killJob, type AttemptEnd } from './moves.js';
+import { type JobMessage, jobLogContext, jobMessage, messageLogContext, parseJobMessage } from './message.js';
+import { type AttemptEnd, claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
 import type { SyncJob } from './record.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './settle.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Validations, type App } from 'aws-cdk-lib';
+import { type App, Validations } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { IConstruct } from 'constructs';
 import { routes } from '../../lib/routes.js';

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { EncryptCommand, DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { Match } from 'aws-cdk-lib/assertions';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ENCRYPTION_CONTEXT_KEYS, indexName } from '../../lib/access.js';
@@ -10,11 +10,11 @@ import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-na
 import {
   logicalId,
   PROJECT_ROOT,
+  type Resources,
   removeOutput,
   rolePolicies,
-  synthesize,
-  type Resources,
   type Synthesized,
+  synthesize,
 } from './synth.js';
 
 /**

@@ -2,16 +2,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import { iamActionsFor } from '../../lib/access.js';
-import { authorizer, consumers, fallbackRoute, routes, type Access, type QueueName } from '../../lib/routes.js';
+import { type Access, authorizer, consumers, fallbackRoute, type QueueName, routes } from '../../lib/routes.js';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 import {
   actionsOf,
   logicalId,
+  type Resources,
   removeOutput,
   rolePolicies,
-  synthesize,
-  type Resources,
   type Synthesized,
+  synthesize,
 } from './synth.js';
 
 // What a function may do besides its `access`, written out here rather than imported from the stack.

@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { App, Tags } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { loadConfig, stackName, type DeployConfig } from '../../lib/config.js';
+import { type DeployConfig, loadConfig, stackName } from '../../lib/config.js';
 import { addNagChecks } from '../../lib/nag.js';
 import { ResellerRoutingStack } from '../../lib/stack.js';
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetQueueUrlCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { freePort } from '../../lib/local/dynamodb.js';
-import { startPlatformSimulator, type PlatformSimulator } from '../../lib/local/platform-simulator.js';
+import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
 import { TEST_KEYS } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 

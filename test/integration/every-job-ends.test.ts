@@ -6,7 +6,7 @@ import {
   startService,
   type TestService,
 } from './support.js';
-import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 

@@ -1,16 +1,16 @@
 import { createHmac } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import {
+  type ApiClient,
   createResellerStore,
   createSourceStore,
+  type OwnerName,
   replaceAccessToken,
   scanAll,
   startService,
-  unique,
-  type ApiClient,
-  type OwnerName,
   type TestService,
+  unique,
 } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 

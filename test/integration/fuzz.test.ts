@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { orderText, pathId, queryString, storeBody } from './fuzz-arbitraries.js';
+import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 
 /**
  * Property-based fuzzing through the local runtime (issue 12): valid-but-odd webhook payloads, API

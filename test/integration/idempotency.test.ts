@@ -2,15 +2,15 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../shared/core/ids.js';
 import { keys, listSortKey, lists } from '../../shared/dynamo/keys.js';
 import {
-  REQUEST_ID,
+  type ApiResponse,
   createResellerStore,
+  REQUEST_ID,
   resellerStoreBody,
   scanAll,
   sourceStoreBody,
   startService,
-  unique,
-  type ApiResponse,
   type TestService,
+  unique,
 } from './support.js';
 
 /**

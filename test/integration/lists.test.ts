@@ -1,10 +1,10 @@
 import { countByOperation, recordRoundTrips } from '../../bench/round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from '../../bench/seed.js';
-import { AUDIT_ACTIONS, auditEntryItem, type AuditEntry } from '../../shared/audit-log/record.js';
+import type { SdkCall } from '../../lib/local/protocol.js';
+import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/audit-log/record.js';
 import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { syncJobItem, type SyncJob } from '../../shared/sync-jobs/record.js';
-import type { SdkCall } from '../../lib/local/protocol.js';
+import { type SyncJob, syncJobItem } from '../../shared/sync-jobs/record.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
 
 /**

@@ -1,5 +1,5 @@
 import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
-import { captureLog, metricValues, type CapturedLog } from './logs.js';
+import { type CapturedLog, captureLog, metricValues } from './logs.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 

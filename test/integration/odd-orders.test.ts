@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createResellerStore, createSourceStore, scanAll, startService, type TestService } from './support.js';
-import { jobReaches as waitForJob, simulator } from './webhooks.js';
+import { simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(240_000);
 

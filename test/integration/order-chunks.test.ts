@@ -1,4 +1,4 @@
-import { startService, scanAll, type TestService } from './support.js';
+import { scanAll, startService, type TestService } from './support.js';
 
 jest.setTimeout(120_000);
 

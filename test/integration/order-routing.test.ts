@@ -6,7 +6,7 @@ import {
   startService,
   type TestService,
 } from './support.js';
-import { jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 

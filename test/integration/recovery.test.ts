@@ -6,7 +6,7 @@ import {
   startService,
   type TestService,
 } from './support.js';
-import { eventually, jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 // Faults are injected by the local runtime into the functions' SDK calls (lib/local/faults.ts): a
 // worker's environment dies at the worst moment, after the supplier has the order and before the

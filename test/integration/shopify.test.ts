@@ -6,10 +6,10 @@ import {
   replaceAccessToken,
   scanAll,
   startService,
-  unique,
   type TestService,
+  unique,
 } from './support.js';
-import { eventually, jobReaches as waitForJob, sendWebhook, simulator } from './webhooks.js';
+import { eventually, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 

@@ -1,7 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { captureLog, type CapturedLog } from './logs.js';
-import { createResellerStore, createSourceStore, startService, unique, type TestService } from './support.js';
-import { jobReaches as waitForJob, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { type CapturedLog, captureLog } from './logs.js';
+import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 

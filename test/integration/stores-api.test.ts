@@ -3,18 +3,18 @@ import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { BatchWriteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { keys, listSortKey, lists, lookups } from '../../shared/dynamo/keys.js';
 import {
-  ISO_MS,
-  REQUEST_ID,
+  type ApiClient,
+  type ApiResponse,
   createResellerStore,
   createSourceStore,
+  ISO_MS,
+  REQUEST_ID,
   resellerStoreBody,
   scanAll,
   sourceStoreBody,
   startService,
-  unique,
-  type ApiClient,
-  type ApiResponse,
   type TestService,
+  unique,
 } from './support.js';
 
 /**

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { startLocalRuntime, type LocalRuntime, type LocalRuntimeOptions } from '../../lib/local/runtime.js';
+import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
 import { apiClient as client } from './api-client.js';
 
 /**

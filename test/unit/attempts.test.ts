@@ -1,4 +1,6 @@
 import {
+  type Attempt,
+  type AttemptRecord,
   appendAttempt,
   attemptId,
   attemptNumberOf,
@@ -6,8 +8,6 @@ import {
   failedAttemptsOf,
   MAX_KEPT_ATTEMPTS,
   storedAttempts,
-  type Attempt,
-  type AttemptRecord,
 } from '../../shared/sync-jobs/attempts.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 4, 0, second)).toISOString();

@@ -1,5 +1,5 @@
-import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededAuditEntry, seededJob } from '../../bench/seed.js';
 import { auditEntryItem } from '../../shared/audit-log/record.js';
@@ -11,8 +11,8 @@ import {
   jobIndexAttributes,
 } from '../../shared/backfill/index-attributes.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import type { FulfillmentEntry } from '../../shared/fulfillments/record.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
+import type { FulfillmentEntry } from '../../shared/fulfillments/record.js';
 import { type IndexChanges, indexChanges, propagationIndex } from '../../shared/sync-jobs/indexes.js';
 import { type SyncJob, syncJobItem } from '../../shared/sync-jobs/record.js';
 

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
+import { describeFailure } from '../../bin/cli/command-line.js';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
-import { describeFailure } from '../../bin/cli/command-line.js';
 import { ApiRequestError } from '../../client/client.js';
 
 /** Runs a tool in process and answers its exit code and what it printed. */

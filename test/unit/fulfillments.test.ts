@@ -10,15 +10,15 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { inFlight } from '../../shared/dynamo/keys.js';
 import { kms } from '../../shared/aws/kms.js';
-import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { inFlight } from '../../shared/dynamo/keys.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
 import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
 import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { PlatformError } from '../../shared/platforms/errors.js';
 import { syncJobFrom } from '../../shared/sync-jobs/record.js';
 
 const createFulfillment = jest.fn();

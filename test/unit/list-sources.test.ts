@@ -1,6 +1,6 @@
 import { routes } from '../../lib/routes.js';
-import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
 import { auditListSource } from '../../shared/audit-log/audit-log.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
 

@@ -2,10 +2,10 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { kms } from '../../shared/aws/kms.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { lambdaHandler } from '../../shared/core/lambda-handler.js';
-import { logger, withLogContext, addLogContext } from '../../shared/core/logger.js';
+import { addLogContext, logger, withLogContext } from '../../shared/core/logger.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 
 /**

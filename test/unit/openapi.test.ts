@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import * as v from 'valibot';
 import { buildOpenApi, requests, webhookTopics } from '../../bin/openapi.js';
 import { routes } from '../../lib/routes.js';
 import { CreateResellerStoreBody, CreateSourceStoreBody } from '../../shared/http/schemas.js';
-import * as v from 'valibot';
 import { inlineSchemas, responseChecker, schemaCompiler } from '../openapi-conformance.js';
 
 const doc = buildOpenApi() as Record<string, any>;

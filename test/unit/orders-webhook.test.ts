@@ -1,22 +1,22 @@
-import { brotliDecompressSync } from 'node:zlib';
 import { createHmac } from 'node:crypto';
+import { brotliDecompressSync } from 'node:zlib';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
+  BatchGetCommand,
   DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
-  BatchGetCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { routeLineItems } from '../../shared/domain/routing.js';
-import { syncJobId } from '../../shared/core/ids.js';
-import { inFlight } from '../../shared/dynamo/keys.js';
 import { handler } from '../../functions/orders-webhook.js';
+import { syncJobId } from '../../shared/core/ids.js';
+import { routeLineItems } from '../../shared/domain/routing.js';
+import { inFlight } from '../../shared/dynamo/keys.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);

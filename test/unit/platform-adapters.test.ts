@@ -1,12 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signBody, verifySignature } from '../../shared/domain/hmac.js';
-import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
+import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
+import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
 
 interface RecordedRequest {
   method: string;

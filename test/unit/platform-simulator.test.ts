@@ -1,4 +1,4 @@
-import { startPlatformSimulator, type PlatformSimulator } from '../../lib/local/platform-simulator';
+import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator';
 import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
 
 const API = '/admin/api/2025-07';

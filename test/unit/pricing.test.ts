@@ -1,3 +1,4 @@
+import { stringifyExact } from '../../shared/domain/json-text.js';
 import {
   currencyExponent,
   decimalPlaces,
@@ -7,11 +8,10 @@ import {
 } from '../../shared/domain/money.js';
 import {
   InvalidAmountError,
+  type PricingConfig,
   supplierShippingPrice,
   supplierUnitPrice,
-  type PricingConfig,
 } from '../../shared/domain/pricing.js';
-import { stringifyExact } from '../../shared/domain/json-text.js';
 import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 

@@ -1,15 +1,15 @@
-import { coerceInputValue, getVariableValues, parse, validate, type OperationDefinitionNode } from 'graphql';
+import { coerceInputValue, getVariableValues, type OperationDefinitionNode, parse, validate } from 'graphql';
 import { shopifyAdminSchema } from '../../lib/local/shopify-schema.js';
-import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
-import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
+import { readResellerOrder } from '../../shared/domain/reseller-order.js';
+import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 import {
   lineItemsByFulfillmentOrder,
   orderCreateVariables,
   sourceIdentifierSearch,
   trackingInfo,
 } from '../../shared/platforms/storeplatform-b.js';
+import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
 
 /**
  * Every document the storeplatform_b adapter sends, checked against the schema Shopify publishes for

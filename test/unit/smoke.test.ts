@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import * as v from 'valibot';
+
 describe('toolchain', () => {
   it('runs on Node 24 with middy and valibot', async () => {
     expect(process.versions.node.split('.')[0]).toBe('24');

@@ -1,7 +1,7 @@
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { indexChanges, type IndexedJob } from '../../shared/sync-jobs/indexes.js';
-import { syncJobItem } from '../../shared/sync-jobs/record.js';
 import { seededJob } from '../../bench/seed.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { type IndexedJob, indexChanges } from '../../shared/sync-jobs/indexes.js';
+import { syncJobItem } from '../../shared/sync-jobs/record.js';
 
 const job = (status: SyncJobStatus | null): IndexedJob => ({
   id: 'sj_1',

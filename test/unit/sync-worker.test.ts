@@ -1,15 +1,15 @@
 import { brotliCompressSync } from 'node:zlib';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { PlatformError } from '../../shared/platforms/errors.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { kms } from '../../shared/aws/kms.js';
-import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
+import { PlatformError } from '../../shared/platforms/errors.js';
+import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 
 const createOrder = jest.fn();
 const findOrder = jest.fn();
