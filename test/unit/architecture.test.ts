@@ -144,3 +144,22 @@ describe('architecture: formatting', () => {
     expect(long).toEqual([]);
   });
 });
+
+describe('architecture: docs that cannot drift', () => {
+  it('lists every folder of tracked files in docs/design.md’s folder table ("Shape")', () => {
+    const shape = readFileSync('docs/design.md', 'utf8').split('\n## Shape')[1].split('\n## ')[0];
+    const listed = new Set([...shape.matchAll(/^\| `([^`]+)\/` /gm)].map(([, folder]) => folder));
+    const folders = new Set(
+      execFileSync('git', ['ls-files', '-z'], { encoding: 'utf8' })
+        .split('\0')
+        .filter((file) => file.includes('/') && !file.startsWith('.'))
+        .map((file) => dirname(file))
+        // Fixtures are data: their folder is listed, not each set of them.
+        .map((folder) => (folder.startsWith('test/fixtures/') ? 'test/fixtures' : folder))
+        // `shared/` is the features' parent: each feature has its own row.
+        .filter((folder) => folder !== 'shared'),
+    );
+    expect([...folders].filter((folder) => !listed.has(folder)).sort()).toEqual([]);
+    expect([...listed].filter((folder) => !folders.has(folder)).sort()).toEqual([]);
+  });
+});
