@@ -4,7 +4,7 @@ import type { SyncJob } from './record.js';
 
 /**
  * The index attributes of a sync job item, and how each state move changes them: the one answer
- * to "which index entries does this write touch?". Job creation (sync-jobs.ts) and every move
+ * to "which index entries does this write touch?". Job creation (shared/orders/order-jobs.ts) and every move
  * (state-machine.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
