@@ -36,6 +36,9 @@ const divert = (stream: NodeJS.WriteStream) => {
 };
 divert(process.stdout);
 divert(process.stderr);
+// The tools the tests start (CDK's bundling runs esbuild through npm) write to the inherited streams
+// themselves: npm's own warnings about this machine's configuration are left out there.
+process.env.npm_config_loglevel = 'error';
 
 for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
   console[level] = (...args: unknown[]) => keep(`[console.${level}] ${format(...args)}\n`);
