@@ -2,6 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { gaveUpReason } from '../core/work-policy.js';
 import { jobLogContext } from '../sync-jobs/message.js';
 import { loadDelivery, recordOutcome } from './entries.js';
 import {
@@ -43,9 +44,7 @@ const giveUpOrRedrive = async (message: FulfillmentMessage, redrives: number) =>
     return;
   }
   // The last failure's reason stays the headline: it is what the reseller needs to act on.
-  const reason = [found.entry.errorMessage, `gave up after ${found.entry.attempts} attempts`]
-    .filter(Boolean)
-    .join('; ');
+  const reason = gaveUpReason(found.entry.errorMessage, found.entry.attempts);
   await recordOutcome(
     found.job.id,
     message.sourceFulfillmentId,

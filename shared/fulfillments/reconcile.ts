@@ -1,5 +1,6 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { logger } from '../core/logger.js';
+import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import type { SyncJob } from '../sync-jobs/record.js';
 import { leavePropagating, recordOutcome, recordResend, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
@@ -8,11 +9,9 @@ import { type FulfillmentEntry, isPropagating } from './record.js';
 /**
  * The reconciler's part of reverse sync (CONTRACT.md §6, docs/reverse-sync.md): a fulfillment
  * entry that stayed `pending` or `failed` past its lease is sent a fresh message, like a job, and
- * after MAX_ENTRY_RESENDS of them without progress it is `dead`. A `failed` entry's lease also
+ * after MAX_RESENDS of them without progress it is `dead`. A `failed` entry's lease also
  * allows for the 15 minutes its message waits after a trip through the dead-letter queue.
  */
-
-export const MAX_ENTRY_RESENDS = 3;
 
 export interface PropagationReport {
   /** Entries on their way, as read. */
@@ -23,8 +22,7 @@ export interface PropagationReport {
 
 /** When the entry's lease ends: its last move or announced wait, plus the lease (and a redrive's delay). */
 export const entryLeaseEnd = (entry: FulfillmentEntry, leaseSeconds: number) =>
-  Math.max(Date.parse(entry.updatedAt), entry.waitUntil ? Date.parse(entry.waitUntil) : 0) +
-  (leaseSeconds + (entry.status === 'failed' ? MAX_DELAY_SECONDS : 0)) * 1000;
+  leaseEnd(entry, leaseSeconds, entry.status === 'failed' ? MAX_DELAY_SECONDS : 0);
 
 /** One propagating job: its stalled entries re-sent or ended; none left on its way, it leaves the index. */
 export const settlePropagations = async (job: SyncJob, leaseSeconds: number, at: number, report: PropagationReport) => {
@@ -36,13 +34,8 @@ export const settlePropagations = async (job: SyncJob, leaseSeconds: number, at:
   report.propagating += open.length;
   for (const entry of open.filter((e) => entryLeaseEnd(e, leaseSeconds) <= at)) {
     const context = { jobId: job.id, sourceFulfillmentId: entry.sourceFulfillmentId };
-    if ((entry.resends ?? 0) >= MAX_ENTRY_RESENDS) {
-      const errorMessage = [
-        entry.errorMessage,
-        `no progress after ${MAX_ENTRY_RESENDS} messages re-sent by the reconciler`,
-      ]
-        .filter(Boolean)
-        .join('; ');
+    if ((entry.resends ?? 0) >= MAX_RESENDS) {
+      const errorMessage = noProgressReason(entry.errorMessage);
       const outcome = { status: 'dead', errorMessage, attempted: false } as const;
       if (await recordOutcome(job.id, entry.sourceFulfillmentId, outcome, job)) report.propagationsDead++;
       continue;

@@ -1,11 +1,11 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import type { Outcome } from '../aws/sqs.js';
-import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
+import { throttledPastBudget } from '../core/work-policy.js';
 import { jobLineItems } from '../orders/job-order.js';
 import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
@@ -111,9 +111,8 @@ const handleFailure = async (
   switch (failure.kind) {
     case 'throttled': {
       // Throttled for longer than the budget (counted from the run's first 429), the entry ends.
-      const budget = config.throttleBudgetSeconds();
-      if (Date.now() - Date.parse(entry.throttledSince ?? startedAt) >= budget * 1000) {
-        const errorMessage = `${failure.reason}; throttled for more than ${budget} s`;
+      const errorMessage = throttledPastBudget(failure.reason, entry.throttledSince, startedAt);
+      if (errorMessage) {
         await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: true }, job);
         logger.warn('reseller platform throttled past the budget; fulfillment is dead');
         return 'done';

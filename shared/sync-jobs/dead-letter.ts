@@ -2,6 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
+import { gaveUpReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { failedAttemptsOf } from './attempts.js';
 import { type JobMessage, jobLogContext, messageLogContext, parseJobMessage } from './message.js';
@@ -38,9 +39,7 @@ const settleDeadMessage = async (deps: Deps, message: JobMessage) => {
       generation: message.generation,
     });
   // The last failure's reason stays the headline: it is what the on-call engineer needs.
-  const reason = [job.errorMessage, `gave up after ${attempts} attempt${attempts === 1 ? '' : 's'}`]
-    .filter(Boolean)
-    .join('; ');
+  const reason = gaveUpReason(job.errorMessage, attempts);
   const attempt: AttemptEnd = {
     trigger: 'redelivery',
     outcome: 'dead',

@@ -88,36 +88,30 @@ const counted = (completed: SyncJob | undefined) => {
   return completed;
 };
 
-/** processing → completed: the supplier answered with its order. */
-export const completeJob = async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
-  const at = now();
-  return counted(
-    await move({
-      move: 'complete',
-      job,
-      at,
-      set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-      remove: COMPLETED_CLEARS,
-    }),
-  );
-};
-
 /**
- * → completed from the state the caller read: an outcome that was unknown (a timeout, a lost
- * connection) was looked up, and the supplier has the order.
+ * → completed with the supplier's order: `complete` when the supplier answered the create (from
+ * processing), `found` when an outcome that was unknown was looked up and the supplier has the order
+ * (from the state the caller read). One write for both; only the move differs.
  */
-export const foundJob = async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
-  const at = now();
-  return counted(
-    await move({
-      move: 'found',
-      job,
-      at,
-      set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
-      remove: COMPLETED_CLEARS,
-    }),
-  );
-};
+const completeWith =
+  (name: 'complete' | 'found') => async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
+    const at = now();
+    return counted(
+      await move({
+        move: name,
+        job,
+        at,
+        set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+        remove: COMPLETED_CLEARS,
+      }),
+    );
+  };
+
+/** processing → completed: the supplier answered with its order. */
+export const completeJob = completeWith('complete');
+
+/** → completed: the supplier has the order a lookup found. */
+export const foundJob = completeWith('found');
 
 /** processing → failed; SQS brings the message back after `waitSeconds`. */
 export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number, attempt: AttemptEnd) => {

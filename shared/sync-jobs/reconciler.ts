@@ -4,6 +4,7 @@ import { now } from '../core/ids.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { INDEX, inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
@@ -32,8 +33,6 @@ import { endJob, mayHaveBeenPlaced } from './settle.js';
  * run goes on with the others; the run then fails, so the function's error alarm tells on-call.
  */
 
-export const MAX_RESENDS = 3;
-
 export interface ReconcileReport extends PropagationReport {
   /** Jobs not ended, as read. */
   inFlight: number;
@@ -46,10 +45,6 @@ export interface ReconcileReport extends PropagationReport {
   /** Jobs the run could not settle (logged each); the next run tries them again. */
   errors: number;
 }
-
-/** When the job's lease ends: its last move or the end of its announced wait, whichever is later, plus the lease. */
-export const leaseEnd = (job: Pick<SyncJob, 'updatedAt' | 'waitUntil'>, leaseSeconds: number) =>
-  Math.max(Date.parse(job.updatedAt), job.waitUntil ? Date.parse(job.waitUntil) : 0) + leaseSeconds * 1000;
 
 export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
   const report: ReconcileReport = {
@@ -115,9 +110,7 @@ const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJo
 
 const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
   if (job.resends >= MAX_RESENDS) {
-    const reason = [job.errorMessage, `no progress after ${MAX_RESENDS} messages re-sent by the reconciler`]
-      .filter(Boolean)
-      .join('; ');
+    const reason = noProgressReason(job.errorMessage);
     const attempt = {
       trigger: 'reconciler',
       outcome: 'dead',

@@ -5,6 +5,7 @@ import { config } from '../core/config.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
+import { throttledPastBudget } from '../core/work-policy.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
@@ -201,12 +202,10 @@ const throttled = async (
   failure: Extract<Failure, { kind: 'throttled' }>,
 ): Promise<Outcome> => {
   const { job } = attempt;
-  const budget = config.throttleBudgetSeconds();
-  const since = Date.parse(job.throttledSince ?? attempt.startedAt);
-  if (Date.now() - since >= budget * 1000) {
-    const reason = `${failure.reason}; throttled for more than ${budget} s`;
+  const reason = throttledPastBudget(failure.reason, job.throttledSince ?? undefined, attempt.startedAt);
+  if (reason) {
     const settled = await giveUp(deps, shop, attempt, reason, 429);
-    logger.warn('throttled past the budget', { budgetSeconds: budget, settled });
+    logger.warn('throttled past the budget', { budgetSeconds: config.throttleBudgetSeconds(), settled });
     if (settled !== 'unknown') return 'done';
   }
   const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
