@@ -22,9 +22,9 @@
  */
 
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
-import type { AuditAction, AuditEntry } from '../shared/audit-log/record.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import type { StoredOrder, SyncJob } from '../shared/sync-jobs/record.js';
+import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
+import type { StoredOrder, SyncJob } from '../shared/entities/sync-job.js';
 import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
 import { type RoundTrip, readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
@@ -126,12 +126,13 @@ const main = async () => {
     });
     // The shared client is built when first imported: only now, with the environment set.
     const { dynamo } = await import('../shared/dynamo/client.js');
-    const { syncJobItem } = await import('../shared/sync-jobs/record.js');
-    const { compressBody } = await import('../shared/orders/stored-order.js');
+    const { syncJobItem } = await import('../shared/entities/sync-job.js');
+    const { compressBody } = await import('../shared/entities/order-body.js');
     // The order every job keeps, as the service keeps it: the raw webhook body, compressed.
     const order = { body: compressBody(Buffer.from(orderBody(1, 'Supplier'))) };
-    const { auditEntryItem } = await import('../shared/audit-log/record.js');
-    const { resellerStoreItem, sourceStoreItem } = await import('../shared/stores/records.js');
+    const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
+    const { resellerStoreItem } = await import('../shared/entities/reseller-store.js');
+    const { sourceStoreItem } = await import('../shared/entities/source-store.js');
     const { listSyncJobs } = await import('../shared/sync-jobs/sync-jobs.js');
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');

@@ -1,5 +1,5 @@
-import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 
 /**
  * The response shapes of the OpenAPI document, in JSON Schema 2020-12. They mirror

@@ -2,6 +2,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
+import { PRICING_MODES } from '../../shared/entities/source-store.js';
 import {
   Limit,
   MarkupDecimals,
@@ -10,7 +11,6 @@ import {
   ShopDomain,
   SomeSecret,
 } from '../../shared/http/schemas.js';
-import { PRICING_MODES } from '../../shared/stores/records.js';
 
 /**
  * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a

@@ -1,63 +1,47 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId, now } from '../core/ids.js';
-import { attributes } from '../dynamo/attributes.js';
 import { dynamo } from '../dynamo/client.js';
-import { INDEX, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { batchGet, getItem, type Item, isConditionFailure, keyOf, queryKeys, TABLE } from '../dynamo/table.js';
+import { lists } from '../dynamo/keys.js';
+import {
+  batchGet,
+  getItem,
+  type Item,
+  isConditionFailure,
+  keyOf,
+  queryKeys,
+  TABLE,
+  updateSet,
+} from '../dynamo/table.js';
+import {
+  type ApiKeyRecord,
+  type ApiKeySummary,
+  apiKeyFrom,
+  apiKeyItem,
+  apiKeyKey,
+  apiKeyListEntry,
+} from '../entities/api-key.js';
+
+export type { ApiKeyRecord, ApiKeySummary };
 
 /** Keys are stored only as SHA-256 hashes; the key itself is shown once, when issued. */
 export const hashKey = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
 
 export const generateKey = (prefix: string) => `${prefix}${randomBytes(32).toString('base64url')}`;
 
-export interface ApiKeyRecord {
-  keyId: string;
-  ownerId: string;
-}
-
-/** What `npm run keys -- list` shows of a key: never the key, nor its hash. */
-export interface ApiKeySummary extends ApiKeyRecord {
-  createdAt: string | null;
-  revokedAt: string | null;
-}
-
-/**
- * The key's item holds its hash (in the key), its id, owner, creation time and, once revoked,
- * `revokedAt`; its list-index entry (`APIKEYS`, `<createdAt>#<keyId>`) lets the keys be listed and
- * revoked by id without a Scan.
- */
-const apiKeyFrom = (item: Item) => {
-  const read = attributes(item, 'API key');
-  return {
-    keyId: read.string('keyId'),
-    ownerId: read.string('ownerId'),
-    createdAt: read.stringOrNull('createdAt'),
-    revokedAt: read.stringOrNull('revokedAt'),
-    listed: item.GSI1PK !== undefined,
-  };
-};
-
-const listEntry = (createdAt: string, keyId: string) => ({
-  GSI1PK: lists.apiKeys(),
-  GSI1SK: listSortKey(createdAt, keyId),
-});
-
 /** Stores the hash of `key` for `ownerId` (idempotent for the same key and owner). */
 export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyRecord> => {
   const hash = hashKey(key);
-  const existing = await getItem(keys.apiKey(hash), apiKeyFrom, true);
+  const existing = await getItem(apiKeyKey(hash), apiKeyFrom, true);
   if (existing) {
     if (existing.ownerId !== ownerId) throw new Error('that key is already registered to another owner');
     // A key issued before keys were listed (a persistent local table) joins the list when registered again.
     if (!existing.listed) {
-      const entry = listEntry(existing.createdAt ?? now(), existing.keyId);
       await dynamo.send(
         new UpdateCommand({
           TableName: TABLE(),
-          Key: keys.apiKey(hash),
-          UpdateExpression: 'SET GSI1PK = :pk, GSI1SK = :sk',
-          ExpressionAttributeValues: { ':pk': entry.GSI1PK, ':sk': entry.GSI1SK },
+          Key: apiKeyKey(hash),
+          ...updateSet(apiKeyListEntry(existing.createdAt ?? now(), existing.keyId)),
         }),
       );
     }
@@ -68,7 +52,7 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
   await dynamo.send(
     new PutCommand({
       TableName: TABLE(),
-      Item: { ...keys.apiKey(hash), ...listEntry(createdAt, record.keyId), ...record, createdAt },
+      Item: apiKeyItem(hash, record, createdAt),
       ConditionExpression: 'attribute_not_exists(PK)',
     }),
   );
@@ -77,7 +61,7 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
 
 /** The owner of a bearer key, or undefined for an unknown or revoked one. */
 export const resolveKey = async (key: string): Promise<ApiKeyRecord | undefined> => {
-  const found = await getItem(keys.apiKey(hashKey(key)), apiKeyFrom);
+  const found = await getItem(apiKeyKey(hashKey(key)), apiKeyFrom);
   if (!found || found.revokedAt) return undefined;
   return { keyId: found.keyId, ownerId: found.ownerId };
 };
@@ -88,9 +72,7 @@ const listedKeys = async () => {
   let exclusiveStartKey: Item | undefined;
   do {
     const page = await queryKeys({
-      index: INDEX.lists,
-      pkName: 'GSI1PK',
-      skName: 'GSI1SK',
+      index: 'lists',
       pk: lists.apiKeys(),
       limit: 1000,
       exclusiveStartKey,

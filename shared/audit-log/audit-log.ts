@@ -1,5 +1,5 @@
 import { isId, newId, now } from '../core/ids.js';
-import { keys, lists } from '../dynamo/keys.js';
+import { lists } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
 import { getItem, TABLE } from '../dynamo/table.js';
 import {
@@ -9,7 +9,8 @@ import {
   type AuditedResource,
   auditEntryFrom,
   auditEntryItem,
-} from './record.js';
+  auditEntryKey,
+} from '../entities/audit-entry.js';
 
 export type { Actor };
 
@@ -84,7 +85,7 @@ export const listAuditEntries = (
     limit,
     startingAfter,
     cursorItem: async (id) => {
-      const entry = isId('aud', id) ? await getItem(keys.auditEntry(id), auditEntryFrom) : undefined;
+      const entry = isId('aud', id) ? await getItem(auditEntryKey(id), auditEntryFrom) : undefined;
       return entry?.ownerId === ownerId && matches(entry) ? entry : undefined;
     },
     matches,

@@ -67,6 +67,23 @@ export const INDEX_KEYS: Record<IndexRole, { pk: string; sk: string }> = {
   resourceLists: { pk: 'GSI7PK', sk: 'GSI1SK' },
 };
 
+/** Every attribute that is an index key. */
+export const INDEX_ATTRIBUTES: readonly string[] = [
+  ...new Set(Object.values(INDEX_KEYS).flatMap(({ pk, sk }) => [pk, sk])),
+];
+
+/**
+ * An item's entry in one index, by the index's role: its key attributes (GSI4–7 take only the
+ * partition key: their sort key is the list sort key an item in GSI1 already carries).
+ */
+export const indexEntry = (role: IndexRole, pk: string, sk?: string): Record<string, string> => ({
+  [INDEX_KEYS[role].pk]: pk,
+  ...(sk === undefined ? {} : { [INDEX_KEYS[role].sk]: sk }),
+});
+
+/** The key attributes of an index with a sort key of its own, to remove: an item that leaves it. */
+export const indexKeyNames = (role: 'lists' | 'lookups' | 'inFlight') => [INDEX_KEYS[role].pk, INDEX_KEYS[role].sk];
+
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
 export const LOOKUP_PROJECTION = [
   'id',
@@ -89,11 +106,6 @@ export interface Key {
   PK: string;
   SK: string;
 }
-
-/** The two kinds of merchant store; each has its own key prefix. */
-export type StoreKind = 'reseller' | 'source';
-
-const STORE_PREFIX: Record<StoreKind, string> = { reseller: 'RST', source: 'SST' };
 
 /** `<createdAt>#<id>`: ISO timestamps with milliseconds are fixed width, so the string order is the time order. */
 export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
@@ -164,8 +176,9 @@ export const lookups = {
   shop: (shopDomain: string) => `SHOP#${shopDomain}`,
   shopResellerStore: (id: string) => `RST#${id}`,
   shopSourceStore: (id: string) => `SST#${id}`,
-  /** The GSI2 sort-key prefix of one kind of store under a shop domain. */
-  shopStoresOfKind: (kind: StoreKind) => `${STORE_PREFIX[kind]}#`,
+  /** The GSI2 sort-key prefixes of each kind of store under a shop domain. */
+  shopResellerStores: 'RST#',
+  shopSourceStores: 'SST#',
   sourceOrder: (sourceStoreId: string, sourceOrderId: string) => `SRCORDER#${sourceStoreId}#${sourceOrderId}`,
   /** A completed job's GSI2 sort key under its source order. */
   sourceOrderJob: (id: string) => `SJ#${id}`,

@@ -61,11 +61,37 @@ export const batchGet = async <T>(keyList: Key[], from: (item: Item) => T, meter
 /** The table key of an item or of an index entry (index entries carry the table's keys too). */
 export const keyOf = (item: Item): Key => ({ PK: String(item.PK), SK: String(item.SK) });
 
+/**
+ * The parts of an UpdateItem that set attributes to values (and remove others): each name and
+ * value through a placeholder, so no reserved word or index attribute is ever spelled in it.
+ */
+export const updateSet = (set: Record<string, unknown>, remove: string[] = []) => {
+  const names: Record<string, string> = {};
+  const values: Record<string, unknown> = {};
+  const sets = Object.entries(set).map(([attribute, value], i) => {
+    names[`#s${i}`] = attribute;
+    values[`:s${i}`] = value;
+    return `#s${i} = :s${i}`;
+  });
+  const removes = remove.map((attribute, i) => {
+    names[`#r${i}`] = attribute;
+    return `#r${i}`;
+  });
+  return {
+    UpdateExpression: [
+      sets.length ? `SET ${sets.join(', ')}` : '',
+      removes.length ? `REMOVE ${removes.join(', ')}` : '',
+    ]
+      .filter(Boolean)
+      .join(' '),
+    ExpressionAttributeNames: names,
+    ...(sets.length ? { ExpressionAttributeValues: values } : {}),
+  };
+};
+
 /** One Query page over an index, newest first, of the keys below `before` (exclusive). */
 export const queryKeys = async (input: {
-  index: string;
-  pkName: string;
-  skName: string;
+  index: IndexRole;
   pk: string;
   before?: string;
   after?: string;
@@ -87,9 +113,12 @@ export const queryKeys = async (input: {
   const out = await dynamo.send(
     new QueryCommand({
       TableName: TABLE(),
-      IndexName: input.index,
+      IndexName: INDEX[input.index],
       KeyConditionExpression: conditions.join(' AND '),
-      ExpressionAttributeNames: { '#pk': input.pkName, ...(conditions.length > 1 ? { '#sk': input.skName } : {}) },
+      ExpressionAttributeNames: {
+        '#pk': INDEX_KEYS[input.index].pk,
+        ...(conditions.length > 1 ? { '#sk': INDEX_KEYS[input.index].sk } : {}),
+      },
       ExpressionAttributeValues: values,
       ScanIndexForward: input.forward ?? false,
       Limit: input.limit,
@@ -114,8 +143,11 @@ export const queryIndex = async (input: {
   partition: string;
   prefix?: string;
   before?: string;
-  limit: number;
+  /** Absent: one page, as much as DynamoDB answers (1 MB). */
+  limit?: number;
   exclusiveStartKey?: Item;
+  /** Oldest (lowest sort key) first; newest first by default. */
+  forward?: boolean;
 }): Promise<Item[]> => {
   const { pk, sk } = INDEX_KEYS[input.index];
   const prefix = input.prefix ?? '';
@@ -141,12 +173,13 @@ export const queryIndex = async (input: {
       KeyConditionExpression: range ? `#pk = :pk AND ${range}` : '#pk = :pk',
       ExpressionAttributeNames: { '#pk': pk, ...(range ? { '#sk': sk } : {}) },
       ExpressionAttributeValues: values,
-      ScanIndexForward: false,
-      Limit: bound !== undefined && prefix ? input.limit + 1 : input.limit,
+      ScanIndexForward: input.forward ?? false,
+      Limit: input.limit !== undefined && bound !== undefined && prefix ? input.limit + 1 : input.limit,
       ExclusiveStartKey: input.exclusiveStartKey,
     }),
   );
-  return (out.Items ?? []).filter((entry) => entry[sk] !== bound).slice(0, input.limit);
+  const items = out.Items ?? [];
+  return (bound === undefined ? items : items.filter((entry) => entry[sk] !== bound)).slice(0, input.limit);
 };
 
 /**

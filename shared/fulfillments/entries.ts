@@ -4,12 +4,10 @@ import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys } from '../dynamo/keys.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
+import { propagationIndex, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
-import { propagationIndex } from '../sync-jobs/indexes.js';
-import { type SyncJob, syncJobFrom } from '../sync-jobs/record.js';
-import { type FulfillmentEntry, isPropagating } from './record.js';
 
 /**
  * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one
@@ -20,7 +18,7 @@ import { type FulfillmentEntry, isPropagating } from './record.js';
  */
 
 /** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
-export const loadJobWithFulfillments = (jobId: string) => getItem(keys.syncJob(jobId), syncJobFrom, true);
+export const loadJobWithFulfillments = (jobId: string) => getItem(syncJobKey(jobId), syncJobFrom, true);
 
 /**
  * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
@@ -135,7 +133,7 @@ class EntryUpdate {
     ];
     return {
       TableName: TABLE(),
-      Key: keys.syncJob(jobId),
+      Key: syncJobKey(jobId),
       UpdateExpression: clauses.join(' '),
       ...(this.conditions.length ? { ConditionExpression: this.conditions.join(' AND ') } : {}),
       ExpressionAttributeNames: this.names,

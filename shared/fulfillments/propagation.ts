@@ -3,13 +3,19 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { dynamo } from '../dynamo/client.js';
-import { INDEX, type Key, keys, lookups } from '../dynamo/keys.js';
-import { getItem, type Item, TABLE } from '../dynamo/table.js';
+import { type Key, lookups } from '../dynamo/keys.js';
+import { getItem, type Item, queryIndex, TABLE } from '../dynamo/table.js';
+import {
+  type KeptFulfillment,
+  keptFulfillmentFrom,
+  keptFulfillmentItem,
+  keptFulfillmentKey,
+  keptFulfillmentsOf,
+} from '../entities/kept-fulfillment.js';
+import { type SyncJob, syncJobIdFrom } from '../entities/sync-job.js';
 import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
-import { type SyncJob, syncJobIdFrom } from '../sync-jobs/record.js';
 import { recordAccepted } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
-import { type KeptFulfillment, keptFulfillmentFrom, keptFulfillmentItem, keptFulfillmentKey } from './record.js';
 
 /**
  * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's
@@ -52,25 +58,20 @@ const propagate = async (
 const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string) => {
   const pages = await Promise.all(
     orderIdSpellings(sourceOrderId).map((form) =>
-      dynamo.send(
-        new QueryCommand({
-          TableName: TABLE(),
-          IndexName: INDEX.lookups,
-          KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :job)',
-          ExpressionAttributeValues: {
-            ':pk': lookups.sourceOrder(sourceStoreId, form),
-            ':job': lookups.sourceOrderJobs,
-          },
-        }),
-      ),
+      queryIndex({
+        index: 'lookups',
+        partition: lookups.sourceOrder(sourceStoreId, form),
+        prefix: lookups.sourceOrderJobs,
+        forward: true,
+      }),
     ),
   );
-  return [...new Set(pages.flatMap((page) => (page?.Items ?? []).map(syncJobIdFrom)))];
+  return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdFrom)))];
 };
 
 /** The fulfillments kept for a source order, read consistently, unexpired. */
 const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
-  const prefix = keys.keptFulfillmentPrefix(sourceStoreId, sourceOrderId);
+  const prefix = keptFulfillmentsOf(sourceStoreId, sourceOrderId);
   const kept: KeptFulfillment[] = [];
   let startKey: Item | undefined;
   do {
@@ -130,7 +131,7 @@ const keepFulfillment = async (
 
 /** The delayed second look at a kept fulfillment (see keepFulfillment). */
 export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
-  const key = keys.keptFulfillment(recheck.sourceStoreId, recheck.sourceOrderId, recheck.sourceFulfillmentId);
+  const key = keptFulfillmentKey(recheck);
   const kept = await getItem(key, keptFulfillmentFrom, true);
   if (!kept) return; // released meanwhile
   const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);

@@ -1,10 +1,10 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { logger } from '../core/logger.js';
 import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
-import type { SyncJob } from '../sync-jobs/record.js';
+import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
+import type { SyncJob } from '../entities/sync-job.js';
 import { leavePropagating, recordOutcome, recordResend, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
-import { type FulfillmentEntry, isPropagating } from './record.js';
 
 /**
  * The reconciler's part of reverse sync (CONTRACT.md §6, docs/reverse-sync.md): a fulfillment

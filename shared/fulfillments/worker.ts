@@ -6,13 +6,14 @@ import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
-import { jobLineItems } from '../orders/job-order.js';
+import type { FulfillmentEntry } from '../entities/fulfillment-entry.js';
+import type { SyncJob } from '../entities/sync-job.js';
+import { jobLogContext } from '../entities/sync-job.js';
 import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import { jobLogContext } from '../sync-jobs/message.js';
-import type { SyncJob } from '../sync-jobs/record.js';
 import { loadDelivery, recordDeferral, recordOutcome } from './entries.js';
+import { jobLineItems } from './job-lines.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
 import {
   type FulfillmentMessage,
@@ -20,7 +21,6 @@ import {
   parseRecheckMessage,
   sendFulfillmentMessage,
 } from './queue.js';
-import type { FulfillmentEntry } from './record.js';
 
 /**
  * One fulfillment message: create the fulfillment with its tracking on the reseller order

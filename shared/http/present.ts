@@ -1,9 +1,11 @@
 /** Record → API object: the only place that decides what a response shows. Secrets never pass. */
-import type { AuditEntry } from '../audit-log/record.js';
-import type { FulfillmentEntry } from '../fulfillments/record.js';
-import type { ResellerStore, SourceStore } from '../stores/records.js';
-import { type Attempt, attemptId } from '../sync-jobs/attempts.js';
-import type { SyncJob } from '../sync-jobs/record.js';
+
+import { type Attempt, attemptId } from '../entities/attempt.js';
+import type { AuditEntry } from '../entities/audit-entry.js';
+import type { FulfillmentEntry } from '../entities/fulfillment-entry.js';
+import type { ResellerStore } from '../entities/reseller-store.js';
+import type { SourceStore } from '../entities/source-store.js';
+import type { SyncJob } from '../entities/sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,

@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../audit-log/record.js';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
+import { PRICING_MODES } from '../entities/source-store.js';
 import { PLATFORMS } from '../platforms/port.js';
-import { PRICING_MODES } from '../stores/records.js';
 
 /**
  * Request schemas: the request types (`v.InferOutput`) and the documented shapes in one place.

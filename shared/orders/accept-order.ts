@@ -4,11 +4,11 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { routeLineItems } from '../domain/routing.js';
-import type { StoreOnShop } from '../stores/records.js';
+import type { StoreOnShop } from '../entities/store.js';
 import { activeVendorTags } from '../stores/source-stores.js';
+import { createJobsForOrder } from '../sync-jobs/create.js';
 import { jobMessage } from '../sync-jobs/message.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
-import { createJobsForOrder } from './order-jobs.js';
 
 /**
  * The order of a verified `orders/create`, read from the raw body: the fields the service reads are

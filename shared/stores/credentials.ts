@@ -3,9 +3,10 @@ import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
-import { keys } from '../dynamo/keys.js';
 import { TABLE, transactWrite } from '../dynamo/table.js';
-import { type Owner, previousSecretAttributes, type ResellerStore, type SourceStore } from './records.js';
+import type { ResellerStore } from '../entities/reseller-store.js';
+import type { SourceStore } from '../entities/source-store.js';
+import { type Owner, previousSecretAttributes, storeKey } from '../entities/store.js';
 import { findResellerStore } from './reseller-stores.js';
 import type { PlainSecrets } from './secrets.js';
 import { findSourceStore } from './source-stores.js';
@@ -87,7 +88,7 @@ const rotate = async <S extends ResellerStore | SourceStore>(
       {
         Update: {
           TableName: TABLE(),
-          Key: kind === 'reseller_store' ? keys.resellerStore(store.id) : keys.sourceStore(store.id),
+          Key: storeKey(kind === 'reseller_store' ? 'reseller' : 'source', store.id),
           UpdateExpression: `SET ${sets.join(', ')}`,
           ConditionExpression:
             'ownerId = :owner AND deletedAt = :null AND accessToken = :readToken AND webhookSecret = :readSecret',

@@ -3,11 +3,17 @@ import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys, lists } from '../dynamo/keys.js';
+import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import {
+  type ResellerStore,
+  resellerStoreFrom,
+  resellerStoreItem,
+  resellerStoreKey,
+} from '../entities/reseller-store.js';
+import { DELISTED, type Owner } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
-import { type Owner, type ResellerStore, resellerStoreFrom, resellerStoreItem } from './records.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 
 /** Reseller stores: creation with encrypted secrets, owner-scoped reads, rename, soft delete. */
@@ -49,7 +55,7 @@ export const createResellerStore = async (
 
 /** The caller's reseller store, deleted or not, or undefined: another owner's is as missing as an unknown id. */
 const ownedResellerStore = async (owner: Owner, id: string) => {
-  const store = isId('rst', id) ? await getItem(keys.resellerStore(id), resellerStoreFrom) : undefined;
+  const store = isId('rst', id) ? await getItem(resellerStoreKey(id), resellerStoreFrom) : undefined;
   return store?.ownerId === owner.ownerId ? store : undefined;
 };
 
@@ -60,7 +66,7 @@ export const findResellerStore = async (owner: Owner, id: string, param = 'id') 
 };
 
 /** A reseller store of any owner, deleted or not (the fulfillment worker's: its job names it). */
-export const loadResellerStore = (id: string) => getItem(keys.resellerStore(id), resellerStoreFrom);
+export const loadResellerStore = (id: string) => getItem(resellerStoreKey(id), resellerStoreFrom);
 
 export const listResellerStores = (owner: Owner, limit: number, startingAfter?: string) =>
   listPage({
@@ -80,7 +86,7 @@ export const renameResellerStore = async (owner: Owner, id: string, name: string
     const out = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE(),
-        Key: keys.resellerStore(id),
+        Key: resellerStoreKey(id),
         // An empty PATCH still answers the current store, and still 404s for a missing one.
         UpdateExpression: name === undefined ? 'SET updatedAt = updatedAt' : 'SET #name = :name, updatedAt = :now',
         ConditionExpression: ownedAndActive,
@@ -104,13 +110,13 @@ export const deleteResellerStore = async (owner: Owner, id: string) => {
   if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
   const at = now();
   try {
-    // Dropping the GSI1 keys takes the store out of its list; its shop lookup stays, so webhooks
+    // Dropping the list keys takes the store out of its list; its shop lookup stays, so webhooks
     // of a deleted store still verify and answer 200 with no jobs (CONTRACT.md §3, §5).
     await dynamo.send(
       new UpdateCommand({
         TableName: TABLE(),
-        Key: keys.resellerStore(id),
-        UpdateExpression: 'SET deletedAt = :at, updatedAt = :at REMOVE GSI1PK, GSI1SK',
+        Key: resellerStoreKey(id),
+        UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
         ConditionExpression: ownedAndActive,
         ExpressionAttributeValues: { ':owner': owner.ownerId, ':null': null, ':at': at },
       }),

@@ -1,6 +1,8 @@
 import type { SecretCipher } from '../aws/kms-cipher.js';
+import type { ResellerStore } from '../entities/reseller-store.js';
+import type { SourceStore } from '../entities/source-store.js';
+import type { EncryptedSecrets } from '../entities/store.js';
 import type { ShopConnection } from '../platforms/port.js';
-import type { EncryptedSecrets, ResellerStore, SourceStore } from './records.js';
 
 /** A store's secrets as given by the API (plaintext). */
 export interface PlainSecrets {

@@ -1,22 +1,27 @@
-import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { dynamo } from '../dynamo/client.js';
-import { INDEX, keys, lookups, type StoreKind } from '../dynamo/keys.js';
-import { TABLE } from '../dynamo/table.js';
-import { previousWebhookSecretFrom, type StoreOnShop, storeOnShopFrom } from './records.js';
+import { lookups } from '../dynamo/keys.js';
+import { queryIndex, TABLE } from '../dynamo/table.js';
+import {
+  previousWebhookSecretFrom,
+  type StoreKind,
+  type StoreOnShop,
+  shopStoresOfKind,
+  storeKey,
+  storeOnShopFrom,
+} from '../entities/store.js';
 
 /** Every store of one kind registered under a shop domain, deleted or not (GSI2 carries what verifying needs). */
-export const storesOnShop = async (shopDomain: string, kind: StoreKind) => {
-  const out = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE(),
-      IndexName: INDEX.lookups,
-      KeyConditionExpression: 'GSI2PK = :pk AND begins_with(GSI2SK, :kind)',
-      ExpressionAttributeValues: { ':pk': lookups.shop(shopDomain), ':kind': lookups.shopStoresOfKind(kind) },
-    }),
-  );
-  return (out.Items ?? []).map(storeOnShopFrom(kind));
-};
+export const storesOnShop = async (shopDomain: string, kind: StoreKind) =>
+  (
+    await queryIndex({
+      index: 'lookups',
+      partition: lookups.shop(shopDomain),
+      prefix: shopStoresOfKind(kind),
+      forward: true,
+    })
+  ).map(storeOnShopFrom(kind));
 
 /**
  * The webhook secret a rotation replaced, while it still verifies (CONTRACT.md §10.9: 24 hours), or
@@ -28,7 +33,7 @@ export const previousWebhookSecretOf = async (
   store: Pick<StoreOnShop, 'kind' | 'id'>,
   at = Date.now(),
 ): Promise<string | undefined> => {
-  const key = store.kind === 'reseller' ? keys.resellerStore(store.id) : keys.sourceStore(store.id);
+  const key = storeKey(store.kind, store.id);
   const out = await dynamo.send(
     new GetCommand({
       TableName: TABLE(),

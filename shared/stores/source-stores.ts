@@ -5,18 +5,21 @@ import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js'
 import { isId, newId, now } from '../core/ids.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys, lists } from '../dynamo/keys.js';
+import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem, type Item, TABLE, transactWrite } from '../dynamo/table.js';
 import {
-  type Owner,
   type PricingMode,
   type SourceStore,
   sourceStoreFrom,
   sourceStoreItem,
+  sourceStoreKey,
   vendorTagFrom,
   vendorTagItem,
-} from './records.js';
+  vendorTagKey,
+  vendorTagsOf,
+} from '../entities/source-store.js';
+import { DELISTED, type Owner } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptSecrets } from './secrets.js';
@@ -75,7 +78,7 @@ export const createSourceStore = async (
 /** A source store of the caller's reseller store, deleted or not, or undefined. */
 const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
   if (!isId('rst', resellerStoreId) || !isId('sst', id)) return undefined;
-  const store = await getItem(keys.sourceStore(id), sourceStoreFrom);
+  const store = await getItem(sourceStoreKey(id), sourceStoreFrom);
   return store?.ownerId === owner.ownerId && store.resellerStoreId === resellerStoreId ? store : undefined;
 };
 
@@ -86,7 +89,7 @@ export const findSourceStore = async (owner: Owner, resellerStoreId: string, id:
 };
 
 /** A source store of any owner, deleted or not (the sync worker's: its job names it). */
-export const loadSourceStore = (id: string) => getItem(keys.sourceStore(id), sourceStoreFrom);
+export const loadSourceStore = (id: string) => getItem(sourceStoreKey(id), sourceStoreFrom);
 
 /**
  * A page of a reseller store's source stores: at most three round trips, like every list. A
@@ -120,7 +123,7 @@ export const listSourceStores = async (
 const releaseVendorTag = (resellerStoreId: string, vendorTag: string, id: string) => ({
   Delete: {
     TableName: TABLE(),
-    Key: keys.vendorTag(resellerStoreId, vendorTag),
+    Key: vendorTagKey(resellerStoreId, vendorTag),
     ConditionExpression: 'sourceStoreId = :id',
     ExpressionAttributeValues: { ':id': id },
   },
@@ -135,8 +138,8 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
       {
         Update: {
           TableName: TABLE(),
-          Key: keys.sourceStore(id),
-          UpdateExpression: 'SET deletedAt = :at, updatedAt = :at REMOVE GSI1PK, GSI1SK',
+          Key: sourceStoreKey(id),
+          UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
           ConditionExpression: 'deletedAt = :null',
           ExpressionAttributeValues: { ':at': at, ':null': null },
         },
@@ -151,7 +154,7 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
 
 /** The active source stores of a reseller store by vendor tag: one Query over the vendor-tag items. */
 export const activeVendorTags = async (resellerStoreId: string) => {
-  const prefix = keys.vendorTagPrefix(resellerStoreId);
+  const prefix = vendorTagsOf(resellerStoreId);
   const tags = new Map<string, string>();
   let startKey: Item | undefined;
   do {
@@ -203,7 +206,7 @@ export const updateSourceStore = async (
   const update = {
     Update: {
       TableName: TABLE(),
-      Key: keys.sourceStore(id),
+      Key: sourceStoreKey(id),
       UpdateExpression:
         'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
         'updatedAt = :at',

@@ -1,4 +1,4 @@
-import { ATTEMPT_TRIGGERS, type AttemptTrigger } from './attempts.js';
+import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../entities/attempt.js';
 
 /**
  * What a sync-queue message carries: which job, which generation of it (an older one is stale),
@@ -35,13 +35,6 @@ export const jobMessage = (
   generation: job.generation,
   trigger,
   requestId,
-  resellerStoreId: job.resellerStoreId,
-  externalOrderId: job.externalOrderId,
-});
-
-/** What every line about a job carries once the job is read. */
-export const jobLogContext = (job: { id: string; resellerStoreId: string; externalOrderId: string }) => ({
-  jobId: job.id,
   resellerStoreId: job.resellerStoreId,
   externalOrderId: job.externalOrderId,
 });

@@ -6,10 +6,9 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, recordLatency } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { type AttemptRecord, appendAttempt, storedAttempts } from './attempts.js';
-import { lookupEntry } from './indexes.js';
+import { type AttemptRecord, appendAttempt, storedAttempts } from '../entities/attempt.js';
+import { lookupEntry, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
-import { type SyncJob, syncJobFrom } from './record.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**

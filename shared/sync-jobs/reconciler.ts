@@ -6,13 +6,13 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { INDEX, inFlight } from '../dynamo/keys.js';
+import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
+import { jobLogContext, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
 import { type PropagationReport, settlePropagations } from '../fulfillments/reconcile.js';
-import { jobLogContext, jobMessage } from './message.js';
+import { jobMessage } from './message.js';
 import { resendJob } from './moves.js';
 import { enqueueJobs } from './queue.js';
-import { type SyncJob, syncJobFrom } from './record.js';
 import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**
@@ -94,9 +94,7 @@ const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJo
   let startKey: Item | undefined;
   do {
     const page = await queryKeys({
-      index: INDEX.inFlight,
-      pkName: 'GSI3PK',
-      skName: 'GSI3SK',
+      index: 'inFlight',
       pk: partition,
       limit: 100,
       forward: true,

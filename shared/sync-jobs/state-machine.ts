@@ -1,6 +1,5 @@
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { keys } from '../dynamo/keys.js';
-import { type IndexChanges, type IndexedJob, indexChanges } from './indexes.js';
+import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from '../entities/sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
@@ -147,7 +146,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
       ? `${name('status')} = ${value('from', job.status)}`
       : `${name('status')} IN (${rule.from.map((status, i) => value(`from${i}`, status)).join(', ')})`;
   return {
-    Key: keys.syncJob(job.id),
+    Key: syncJobKey(job.id),
     UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
     ConditionExpression: `${name('generation')} = ${expected} AND ${from}`,
     ExpressionAttributeNames: names,

@@ -3,14 +3,13 @@ import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { inFlight, keys, lists } from '../dynamo/keys.js';
+import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
-import { type Attempt, attemptNumberOf } from './attempts.js';
-import { isListedState } from './indexes.js';
+import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
+import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 import { moveItem, SETTLED } from './moves.js';
-import { type SyncJob, syncJobFrom } from './record.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
@@ -22,10 +21,10 @@ import { type MoveRequest, moveUpdate } from './state-machine.js';
 export type { JobMessage, SyncJob };
 
 /** The jobs as they are now, in the order of `ids`; missing ones are skipped. */
-export const loadJobs = (ids: string[]) => batchGet(ids.map(keys.syncJob), syncJobFrom);
+export const loadJobs = (ids: string[]) => batchGet(ids.map(syncJobKey), syncJobFrom);
 
 /** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
-export const loadJob = (id: string, consistent = false) => getItem(keys.syncJob(id), syncJobFrom, consistent);
+export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id), syncJobFrom, consistent);
 
 // ---------- reads
 

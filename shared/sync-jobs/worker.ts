@@ -7,9 +7,11 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
+import type { AttemptOutcome, AttemptTrigger } from '../entities/attempt.js';
+import { UnplaceableOrderError } from '../entities/order-body.js';
+import type { SyncJob } from '../entities/sync-job.js';
+import { jobLogContext } from '../entities/sync-job.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
-import { supplierOrderFor, UnplaceableOrderError } from '../orders/job-order.js';
-import { completeOrderJobs } from '../orders/order-jobs.js';
 import {
   classify,
   type Failure,
@@ -21,11 +23,11 @@ import {
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import type { AttemptOutcome, AttemptTrigger } from './attempts.js';
-import { type JobMessage, jobLogContext, jobMessage, messageLogContext, parseJobMessage } from './message.js';
+import { completeOrderJobs } from './create.js';
+import { supplierOrderFor } from './job-order.js';
+import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { type AttemptEnd, claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
-import type { SyncJob } from './record.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './settle.js';
 
 /**

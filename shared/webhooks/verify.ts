@@ -1,8 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
 import { verifySignature } from '../domain/hmac.js';
-import type { StoreKind } from '../dynamo/keys.js';
-import type { StoreOnShop } from '../stores/records.js';
+import type { StoreKind, StoreOnShop } from '../entities/store.js';
 import { webhookSecretOf } from '../stores/secrets.js';
 import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
 

@@ -1,10 +1,10 @@
 import { countByOperation, recordRoundTrips } from '../../bench/round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from '../../bench/seed.js';
 import type { SdkCall } from '../../lib/local/protocol.js';
-import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/audit-log/record.js';
 import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { type SyncJob, syncJobItem } from '../../shared/sync-jobs/record.js';
+import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/entities/audit-entry.js';
+import { type SyncJob, syncJobItem } from '../../shared/entities/sync-job.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
 
 /**

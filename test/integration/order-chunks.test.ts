@@ -10,7 +10,7 @@ jest.setTimeout(120_000);
  */
 
 let service: TestService;
-let orderJobs: typeof import('../../shared/orders/order-jobs.js');
+let orderJobs: typeof import('../../shared/sync-jobs/create.js');
 let syncJobs: typeof import('../../shared/sync-jobs/sync-jobs.js');
 
 beforeAll(async () => {
@@ -23,7 +23,7 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  orderJobs = await import('../../shared/orders/order-jobs.js');
+  orderJobs = await import('../../shared/sync-jobs/create.js');
   syncJobs = await import('../../shared/sync-jobs/sync-jobs.js');
 }, 90_000);
 afterAll(() => service?.stop());

@@ -31,16 +31,59 @@ const violations = (folder: string, forbidden: (target: string, file: string) =>
 
 const folderOf = (path: string) => path.split('/').slice(0, 2).join('/');
 
-const USE_CASES = [
-  'shared/stores',
+/**
+ * The features (use cases), in the one order they may depend in (docs/design.md, "Layers"): a
+ * feature imports only features after it, so no two import each other, however indirectly.
+ */
+const FEATURES = [
+  'shared/backfill',
   'shared/orders',
   'shared/sync-jobs',
   'shared/fulfillments',
-  'shared/audit-log',
   'shared/webhooks',
+  'shared/stores',
+  'shared/audit-log',
   'shared/api-keys',
   'shared/idempotency',
 ];
+const USE_CASES = FEATURES;
+
+/** The folder-level edges `from → to` between the features, each with one file edge that makes it. */
+const featureEdges = () => {
+  const edges = new Map<string, string>();
+  for (const folder of FEATURES)
+    for (const file of inFolder(`${folder}/`))
+      for (const target of importsOf(file)) {
+        const to = folderOf(target);
+        if (to !== folder && FEATURES.includes(to)) edges.set(`${folder} → ${to}`, `${file} → ${target}`);
+      }
+  return edges;
+};
+
+/**
+ * The cycles of a directed graph (`a → b` edges), each as its path `a → b → … → a`; empty for a
+ * graph without one. A depth-first search: a node met again while on the current path closes one.
+ */
+export const cyclesOf = (edges: string[]): string[] => {
+  const next = new Map<string, string[]>();
+  for (const edge of edges) {
+    const [from, to] = edge.split(' → ');
+    next.set(from, [...(next.get(from) ?? []), to]);
+  }
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const visit = (node: string, path: string[]) => {
+    if (path.includes(node)) {
+      cycles.push([...path.slice(path.indexOf(node)), node].join(' → '));
+      return;
+    }
+    if (done.has(node)) return;
+    for (const to of next.get(node) ?? []) visit(to, [...path, node]);
+    done.add(node);
+  };
+  for (const node of next.keys()) visit(node, []);
+  return cycles;
+};
 /** What use cases may know of the platforms: the port and the failure policy, never an adapter. */
 const PLATFORM_PORT = ['shared/platforms/port.ts', 'shared/platforms/failure.ts'];
 
@@ -84,6 +127,36 @@ describe('architecture: the import graph', () => {
     expect(violations('lib/', adapters)).toEqual([]);
   });
 
+  it('keeps the entity modules below the features: core, the domain, the table and the platform port only', () => {
+    expect(
+      violations(
+        'shared/entities/',
+        (target) =>
+          target.startsWith('shared/') &&
+          !['shared/entities', 'shared/domain', 'shared/core', 'shared/dynamo'].includes(folderOf(target)) &&
+          target !== 'shared/platforms/port.ts',
+      ),
+    ).toEqual([]);
+  });
+
+  it('lets features depend one way: each imports only the features after it in FEATURES', () => {
+    const backwards = [...featureEdges()].filter(([edge]) => {
+      const [from, to] = edge.split(' → ');
+      return FEATURES.indexOf(to) < FEATURES.indexOf(from);
+    });
+    expect(backwards.map(([, example]) => example)).toEqual([]);
+  });
+
+  it('finds no cycle between the features', () => {
+    expect(cyclesOf([...featureEdges().keys()])).toEqual([]);
+  });
+
+  it('has a cycle finder that finds cycles (a check of the check)', () => {
+    expect(cyclesOf(['a → b', 'b → c'])).toEqual([]);
+    expect(cyclesOf(['a → b', 'b → a'])).toEqual(['a → b → a']);
+    expect(cyclesOf(['x → a', 'a → b', 'b → c', 'c → a', 'c → d'])).toEqual(['a → b → c → a']);
+  });
+
   it('keeps the platform adapters off the service: they import the domain, core and each other only', () => {
     expect(
       violations(
@@ -115,6 +188,20 @@ describe('architecture: one source per fact', () => {
   it('spells table key prefixes only in shared/dynamo/keys.ts', () => {
     const offenders = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) => file !== 'shared/dynamo/keys.ts' && PREFIX.test(source.get(file) ?? ''),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('spells index attribute names (`GSI3PK`…) only in shared/dynamo/keys.ts: everything else names a role', () => {
+    const NAME = /['"`]GSI\d+(?:PK|SK)\b|\bGSI\d+(?:PK|SK)\s*[:=]/;
+    const offenders = [...inFolder('shared/'), ...inFolder('functions/'), ...inFolder('bin/')].flatMap((file) =>
+      file === 'shared/dynamo/keys.ts'
+        ? []
+        : (source.get(file) ?? '')
+            .split('\n')
+            .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+            .filter(({ line }) => !/^\s*(\*|\/\/)/.test(line) && (NAME.test(line) || /REMOVE GSI/.test(line)))
+            .map(({ at }) => at),
     );
     expect(offenders).toEqual([]);
   });

@@ -8,7 +8,7 @@ import {
   failedAttemptsOf,
   MAX_KEPT_ATTEMPTS,
   storedAttempts,
-} from '../../shared/sync-jobs/attempts.js';
+} from '../../shared/entities/attempt.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 4, 0, second)).toISOString();
 const record = (outcome: AttemptRecord['outcome'], second: number, extra: Partial<AttemptRecord> = {}) => ({

@@ -2,19 +2,21 @@ import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededAuditEntry, seededJob } from '../../bench/seed.js';
-import { auditEntryItem } from '../../shared/audit-log/record.js';
 import { backfillIndexes } from '../../shared/backfill/backfill-indexes.js';
-import {
-  INDEX_ATTRIBUTES,
-  indexedItem,
-  indexRepair,
-  jobIndexAttributes,
-} from '../../shared/backfill/index-attributes.js';
+import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
-import type { FulfillmentEntry } from '../../shared/fulfillments/record.js';
-import { type IndexChanges, indexChanges, propagationIndex } from '../../shared/sync-jobs/indexes.js';
-import { type SyncJob, syncJobItem } from '../../shared/sync-jobs/record.js';
+import { auditEntryItem } from '../../shared/entities/audit-entry.js';
+import type { FulfillmentEntry } from '../../shared/entities/fulfillment-entry.js';
+import {
+  type IndexChanges,
+  indexChanges,
+  JOB_INDEX_ATTRIBUTES,
+  propagationIndex,
+  type SyncJob,
+  syncJobIndexEntries,
+  syncJobItem,
+} from '../../shared/entities/sync-job.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 beforeEach(() => dynamo.reset());
@@ -46,7 +48,7 @@ const LISTS = { GSI1PK: 'OWNER#owner_a#SJ', GSI1SK: `${CREATED}#sj_1`, GSI4PK: '
 
 /** The index attributes of an item: what the backfill compares. */
 const indexPart = (item: Record<string, unknown>) =>
-  Object.fromEntries(Object.entries(item).filter(([name]) => INDEX_ATTRIBUTES.includes(name)));
+  Object.fromEntries(Object.entries(item).filter(([name]) => JOB_INDEX_ATTRIBUTES.includes(name)));
 
 /** A move's index changes applied to an item as an UpdateItem would: a copy keeps the target without a source. */
 const apply = (item: Record<string, unknown>, changes: IndexChanges) => {
@@ -56,14 +58,14 @@ const apply = (item: Record<string, unknown>, changes: IndexChanges) => {
   return next;
 };
 
-describe('jobIndexAttributes', () => {
+describe('syncJobIndexEntries', () => {
   it('gives an open job its lists and its GSI3 entry among the open jobs, with openPK', () => {
     for (const status of ['pending', 'processing'] as const)
-      expect(jobIndexAttributes(job(status))).toEqual({ ...LISTS, GSI3PK: OPEN, GSI3SK: SORT, openPK: OPEN });
+      expect(syncJobIndexEntries(job(status))).toEqual({ ...LISTS, GSI3PK: OPEN, GSI3SK: SORT, openPK: OPEN });
   });
 
   it('puts a failed job among the failed ones, keeping openPK for the claim, and in its state lists', () => {
-    expect(jobIndexAttributes(job('failed'))).toEqual({
+    expect(syncJobIndexEntries(job('failed'))).toEqual({
       ...LISTS,
       GSI3PK: inFlight.failed.partition('owner_a'),
       GSI3SK: SORT,
@@ -74,7 +76,7 @@ describe('jobIndexAttributes', () => {
   });
 
   it('gives a dead job its state lists and no GSI3 entry', () => {
-    expect(jobIndexAttributes(job('dead'))).toEqual({
+    expect(syncJobIndexEntries(job('dead'))).toEqual({
       ...LISTS,
       GSI5PK: 'OWNER#owner_a#SJ#dead',
       GSI6PK: 'RST#rst_1#SJ#dead',
@@ -83,9 +85,9 @@ describe('jobIndexAttributes', () => {
 
   it('gives a completed job its source order lookup, and the propagating set only while an entry is on its way', () => {
     const lookup = { GSI2PK: 'SRCORDER#sst_seeded00000000000000000000#so-1', GSI2SK: 'SJ#sj_1' };
-    expect(jobIndexAttributes(job('completed'))).toEqual({ ...LISTS, ...lookup });
+    expect(syncJobIndexEntries(job('completed'))).toEqual({ ...LISTS, ...lookup });
     for (const status of ['pending', 'failed'] as const) {
-      expect(jobIndexAttributes(job('completed', { fulfillments: { 9001: entry(status) } }))).toEqual({
+      expect(syncJobIndexEntries(job('completed', { fulfillments: { 9001: entry(status) } }))).toEqual({
         ...LISTS,
         ...lookup,
         GSI3PK: inFlight.propagating.partition('owner_a'),
@@ -93,7 +95,7 @@ describe('jobIndexAttributes', () => {
       });
     }
     for (const status of ['delivered', 'dead'] as const)
-      expect(jobIndexAttributes(job('completed', { fulfillments: { 9001: entry(status) } }))).toEqual({
+      expect(syncJobIndexEntries(job('completed', { fulfillments: { 9001: entry(status) } }))).toEqual({
         ...LISTS,
         ...lookup,
       });
@@ -109,17 +111,21 @@ describe('jobIndexAttributes', () => {
       let item = indexPart(syncJobItem(job('pending')));
       for (const [i, status] of life.entries()) {
         if (i > 0) item = apply(item, indexChanges(job(life[i - 1]), status));
-        const completion = status === 'completed' ? jobIndexAttributes(job('completed')) : {};
+        const completion = status === 'completed' ? syncJobIndexEntries(job('completed')) : {};
         const sameState = indexPart({ ...item, GSI2PK: completion.GSI2PK, GSI2SK: completion.GSI2SK });
-        expect(jobIndexAttributes(job(status))).toEqual(sameState);
+        expect(syncJobIndexEntries(job(status))).toEqual(sameState);
       }
       // A fulfillment on its way, then delivered: in the propagating set, then out of it.
       if (life.at(-1) === 'completed') {
-        const completed = { ...jobIndexAttributes(job('completed')) };
+        const completed = { ...syncJobIndexEntries(job('completed')) };
         const propagating = apply(completed, propagationIndex(job('completed'), true));
-        expect(jobIndexAttributes(job('completed', { fulfillments: { 9001: entry('pending') } }))).toEqual(propagating);
+        expect(syncJobIndexEntries(job('completed', { fulfillments: { 9001: entry('pending') } }))).toEqual(
+          propagating,
+        );
         const delivered = apply(propagating, propagationIndex(job('completed'), false));
-        expect(jobIndexAttributes(job('completed', { fulfillments: { 9001: entry('delivered') } }))).toEqual(delivered);
+        expect(syncJobIndexEntries(job('completed', { fulfillments: { 9001: entry('delivered') } }))).toEqual(
+          delivered,
+        );
       }
     }
   });

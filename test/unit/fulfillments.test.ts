@@ -13,13 +13,13 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
+import { syncJobFrom } from '../../shared/entities/sync-job.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
 import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
 import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
 import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
-import { syncJobFrom } from '../../shared/sync-jobs/record.js';
 
 const createFulfillment = jest.fn();
 
@@ -344,7 +344,7 @@ describe('fulfillments webhook: acceptFulfillment', () => {
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
   const jobLookup = (sourceStoreId: string, orderId: string) => ({
     IndexName: 'GSI2',
-    ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':job': 'SJ#' },
+    ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':prefix': 'SJ#' },
   });
   const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
 
@@ -574,7 +574,7 @@ describe('the delayed recheck of a kept fulfillment', () => {
     dynamo
       .on(QueryCommand, {
         IndexName: 'GSI2',
-        ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':job': 'SJ#' },
+        ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':prefix': 'SJ#' },
       })
       .resolves({ Items: [{ id: 'sj_1' }] });
 

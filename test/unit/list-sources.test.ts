@@ -1,7 +1,7 @@
 import { routes } from '../../lib/routes.js';
 import { auditListSource } from '../../shared/audit-log/audit-log.js';
-import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/audit-log/record.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
 
 /** Every filter combination of the two filtered lists, and the list source each one reads. */

@@ -1,12 +1,11 @@
 import { attributes } from '../dynamo/attributes.js';
-import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import type { Tracking } from '../platforms/port.js';
 
 /**
- * Reverse sync's records and their conversions (docs/reverse-sync.md): the entry a source
- * fulfillment has on the sync job that placed its source order (in the job item's `fulfillments`
- * map, keyed by source fulfillment id), and the item of a fulfillment kept until its job is known.
+ * The fulfillment entry (docs/reverse-sync.md): the state a source fulfillment has on the sync job
+ * that placed its source order, in the job item's `fulfillments` map, keyed by source fulfillment
+ * id. It is no item of its own: the job item (sync-job.ts) carries it, and its writes are updates
+ * of the job item (shared/fulfillments/entries.ts).
  */
 
 export const FULFILLMENT_STATUSES = ['pending', 'delivered', 'failed', 'dead'] as const;
@@ -43,39 +42,3 @@ export const isPropagating = (entry: Pick<FulfillmentEntry, 'status'>) =>
 /** The job item's `fulfillments` map; absent until the job's first fulfillment arrives. */
 export const fulfillmentEntriesFrom = (item: Item): Record<string, FulfillmentEntry> =>
   attributes(item, 'sync job').optionalObject<Record<string, FulfillmentEntry>>('fulfillments') ?? {};
-
-/** A fulfillment that matched no job yet, kept (with a TTL) until the job records its source order. */
-export interface KeptFulfillment {
-  sourceStoreId: string;
-  sourceOrderId: string;
-  sourceFulfillmentId: string;
-  tracking: Tracking;
-  receivedAt: string;
-  /** Epoch seconds: the table's TTL attribute. */
-  expiresAt: number;
-}
-
-export const keptFulfillmentKey = (kept: KeptFulfillment) =>
-  keys.keptFulfillment(kept.sourceStoreId, kept.sourceOrderId, kept.sourceFulfillmentId);
-
-export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
-  ...keptFulfillmentKey(kept),
-  sourceStoreId: kept.sourceStoreId,
-  sourceOrderId: kept.sourceOrderId,
-  sourceFulfillmentId: kept.sourceFulfillmentId,
-  tracking: kept.tracking,
-  receivedAt: kept.receivedAt,
-  expiresAt: kept.expiresAt,
-});
-
-export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
-  const read = attributes(item, 'kept fulfillment');
-  return {
-    sourceStoreId: read.string('sourceStoreId'),
-    sourceOrderId: read.string('sourceOrderId'),
-    sourceFulfillmentId: read.string('sourceFulfillmentId'),
-    tracking: read.object<Tracking>('tracking'),
-    receivedAt: read.string('receivedAt'),
-    expiresAt: read.number('expiresAt'),
-  };
-};

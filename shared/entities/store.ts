@@ -1,14 +1,25 @@
-import type { PricingConfig } from '../domain/pricing.js';
 import { attributes } from '../dynamo/attributes.js';
-import { keys, listSortKey, lists, lookups, type StoreKind, vendorTagOf } from '../dynamo/keys.js';
-import { type Item, keyOf } from '../dynamo/table.js';
+import { indexEntry, indexKeyNames, type Key, keys, listSortKey, lookups } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**
- * Reseller and source stores as records, and their conversions to and from table items: the
- * only place that knows their attributes. A store's secrets are kept as KMS ciphertexts (base64)
- * under the attributes `accessToken` and `webhookSecret`; shared/stores/secrets.ts decrypts them.
+ * What the two store entities (reseller-store.ts, source-store.ts) share: their fields, secrets,
+ * list and shop-domain entries, and what the lookups index carries of either. A store's secrets are
+ * kept as KMS ciphertexts (base64) under the attributes `accessToken` and `webhookSecret`;
+ * shared/stores/secrets.ts decrypts them.
  */
+
+/** The two kinds of merchant store. */
+export type StoreKind = 'reseller' | 'source';
+
+/** A store item's key, by its kind. */
+export const storeKey = (kind: StoreKind, id: string): Key =>
+  kind === 'reseller' ? keys.resellerStore(id) : keys.sourceStore(id);
+
+/** The GSI2 sort-key prefix of one kind of store under a shop domain. */
+export const shopStoresOfKind = (kind: StoreKind) =>
+  kind === 'reseller' ? lookups.shopResellerStores : lookups.shopSourceStores;
 
 export interface Owner {
   ownerId: string;
@@ -29,7 +40,7 @@ export interface PreviousWebhookSecret {
   until: string;
 }
 
-interface StoreFields {
+export interface StoreFields {
   id: string;
   ownerId: string;
   name: string;
@@ -40,18 +51,6 @@ interface StoreFields {
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
-}
-
-export type ResellerStore = StoreFields;
-
-export const PRICING_MODES = ['percentage', 'field_rules'] as const;
-export type PricingMode = (typeof PRICING_MODES)[number];
-
-export interface SourceStore extends StoreFields {
-  resellerStoreId: string;
-  vendorTag: string;
-  pricingMode: PricingMode;
-  pricingConfig: PricingConfig;
 }
 
 /** What the lookups index (GSI2) carries of a store: enough to verify a webhook's signature. */
@@ -67,7 +66,21 @@ export interface StoreOnShop {
   secrets: Pick<EncryptedSecrets, 'webhookSecret'>;
 }
 
-// ---------- to items
+/**
+ * A store's entries in the indexes: its list (GSI1; `list` is its partition) and its shop domain's
+ * stores (GSI2), which verify a webhook's signature with one Query.
+ */
+export const storeIndexEntries = (kind: StoreKind, store: StoreFields, list: string): Record<string, string> => ({
+  ...indexEntry('lists', list, listSortKey(store.createdAt, store.id)),
+  ...indexEntry(
+    'lookups',
+    lookups.shop(store.shopDomain),
+    kind === 'reseller' ? lookups.shopResellerStore(store.id) : lookups.shopSourceStore(store.id),
+  ),
+});
+
+/** What a soft delete removes: the list entry (GSI1 is sparse); the shop-domain entry stays, to verify. */
+export const DELISTED = indexKeyNames('lists');
 
 /** The attributes a rotation writes for the secret it replaced. */
 export const previousSecretAttributes = (previous: PreviousWebhookSecret) => ({
@@ -75,7 +88,7 @@ export const previousSecretAttributes = (previous: PreviousWebhookSecret) => ({
   previousWebhookSecretUntil: previous.until,
 });
 
-const storeAttributes = (store: StoreFields) => ({
+export const storeAttributes = (store: StoreFields) => ({
   id: store.id,
   ownerId: store.ownerId,
   name: store.name,
@@ -89,42 +102,6 @@ const storeAttributes = (store: StoreFields) => ({
   deletedAt: store.deletedAt,
 });
 
-/** A new reseller store's item: in its owner's list (GSI1) and under its shop domain (GSI2). */
-export const resellerStoreItem = (store: ResellerStore): Item => ({
-  ...keys.resellerStore(store.id),
-  GSI1PK: lists.resellerStores(store.ownerId),
-  GSI1SK: listSortKey(store.createdAt, store.id),
-  GSI2PK: lookups.shop(store.shopDomain),
-  GSI2SK: lookups.shopResellerStore(store.id),
-  ...storeAttributes(store),
-});
-
-/** A new source store's item: in its reseller store's list (GSI1) and under its shop domain (GSI2). */
-export const sourceStoreItem = (store: SourceStore): Item => ({
-  ...keys.sourceStore(store.id),
-  GSI1PK: lists.sourceStores(store.resellerStoreId),
-  GSI1SK: listSortKey(store.createdAt, store.id),
-  GSI2PK: lookups.shop(store.shopDomain),
-  GSI2SK: lookups.shopSourceStore(store.id),
-  ...storeAttributes(store),
-  resellerStoreId: store.resellerStoreId,
-  vendorTag: store.vendorTag,
-  pricingMode: store.pricingMode,
-  pricingConfig: store.pricingConfig,
-});
-
-/**
- * The vendor-tag item: it makes "one active source store per tag" a key constraint, and routing
- * reads every active tag of a reseller store with one Query.
- */
-export const vendorTagItem = (store: SourceStore): Item => ({
-  ...keys.vendorTag(store.resellerStoreId, store.vendorTag),
-  sourceStoreId: store.id,
-  createdAt: store.createdAt,
-});
-
-// ---------- from items
-
 /** The replaced webhook secret of a store item (or of the part of it a read asked for), or null. */
 export const previousWebhookSecretFrom = (item: Item): PreviousWebhookSecret | null => {
   const read = attributes(item, 'store');
@@ -137,7 +114,7 @@ const previousSecretFrom = (
 ): PreviousWebhookSecret | null =>
   ciphertext === null ? null : { ciphertext, until: read.string('previousWebhookSecretUntil') };
 
-const storeFrom = (item: Item, entity: string): StoreFields => {
+export const storeFrom = (item: Item, entity: string): StoreFields => {
   const read = attributes(item, entity);
   return {
     id: read.string('id'),
@@ -152,25 +129,6 @@ const storeFrom = (item: Item, entity: string): StoreFields => {
     deletedAt: read.stringOrNull('deletedAt'),
   };
 };
-
-export const resellerStoreFrom = (item: Item): ResellerStore => storeFrom(item, 'reseller store');
-
-export const sourceStoreFrom = (item: Item): SourceStore => {
-  const read = attributes(item, 'source store');
-  return {
-    ...storeFrom(item, 'source store'),
-    resellerStoreId: read.string('resellerStoreId'),
-    vendorTag: read.string('vendorTag'),
-    pricingMode: read.oneOf('pricingMode', PRICING_MODES),
-    pricingConfig: read.object<PricingConfig>('pricingConfig'),
-  };
-};
-
-/** A vendor-tag item: which source store holds the tag. */
-export const vendorTagFrom = (item: Item) => ({
-  vendorTag: vendorTagOf(keyOf(item)),
-  sourceStoreId: attributes(item, 'vendor tag').string('sourceStoreId'),
-});
 
 export const storeOnShopFrom =
   (kind: StoreKind) =>

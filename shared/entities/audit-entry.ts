@@ -1,8 +1,11 @@
 import { attributes } from '../dynamo/attributes.js';
-import { INDEX_KEYS, keys, listSortKey, lists } from '../dynamo/keys.js';
+import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 
-/** An audit entry as a record, and its conversions to and from its item: the only place that knows its attributes. */
+/**
+ * The audit entry entity: the record, its item's key and index entries, and its conversions to and
+ * from the item. The only place that knows an audit entry's attributes.
+ */
 
 export const AUDIT_ACTIONS = [
   'sync_job.retried',
@@ -37,14 +40,20 @@ export interface AuditEntry {
  * store's (GSI4), its action's (GSI5), its store's of that action (GSI6) and its resource's
  * (GSI7). Entries are only written on failure and retry paths, and never change.
  */
+export const auditEntryKey = (id: string) => keys.auditEntry(id);
+
+/** Its entries in the lists; they never change, as the entry does not. */
+export const auditEntryIndexEntries = (entry: AuditEntry): Record<string, string> => ({
+  ...indexEntry('lists', lists.auditEntries(entry.ownerId), listSortKey(entry.createdAt, entry.id)),
+  ...indexEntry('storeLists', lists.storeAuditEntries(entry.resellerStoreId)),
+  ...indexEntry('stateLists', lists.auditEntriesOf(entry.ownerId, entry.action)),
+  ...indexEntry('storeStateLists', lists.storeAuditEntriesOf(entry.resellerStoreId, entry.action)),
+  ...indexEntry('resourceLists', lists.resourceAuditEntries(entry.resourceId)),
+});
+
 export const auditEntryItem = (entry: AuditEntry): Item => ({
-  ...keys.auditEntry(entry.id),
-  [INDEX_KEYS.lists.pk]: lists.auditEntries(entry.ownerId),
-  [INDEX_KEYS.lists.sk]: listSortKey(entry.createdAt, entry.id),
-  [INDEX_KEYS.storeLists.pk]: lists.storeAuditEntries(entry.resellerStoreId),
-  [INDEX_KEYS.stateLists.pk]: lists.auditEntriesOf(entry.ownerId, entry.action),
-  [INDEX_KEYS.storeStateLists.pk]: lists.storeAuditEntriesOf(entry.resellerStoreId, entry.action),
-  [INDEX_KEYS.resourceLists.pk]: lists.resourceAuditEntries(entry.resourceId),
+  ...auditEntryKey(entry.id),
+  ...auditEntryIndexEntries(entry),
   id: entry.id,
   ownerId: entry.ownerId,
   action: entry.action,

@@ -1,12 +1,15 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { syncJobId } from '../core/ids.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
 import { type Item, TABLE } from '../dynamo/table.js';
+import type { SyncJob } from './sync-job.js';
 
 /**
- * How an accepted order is kept (docs/hostile-input.md, "Storing an order"): the raw webhook body,
- * exactly the bytes that were signed, brotli-compressed into binary attributes. Any valid JSON up
+ * The order body entity: how an accepted order is kept (docs/hostile-input.md, "Storing an
+ * order"): the raw webhook body, exactly the bytes that were signed, brotli-compressed into binary
+ * attributes. Any valid JSON up
  * to 1 MiB fits (exact numbers, any depth, any keys), where a DynamoDB map could not hold a number
  * past 38 digits, 32 levels of nesting, or an empty key in older SDKs.
  *
@@ -80,4 +83,25 @@ const valueSize = (value: unknown): number => {
   if (Array.isArray(value)) return 3 + value.reduce((sum: number, v) => sum + 1 + valueSize(v), 0);
   if (typeof value === 'object') return 3 + itemSize(value as Record<string, unknown>) + Object.keys(value).length;
   return 0;
+};
+
+/**
+ * An order no retry can place: its currency has no exponent in the ISO 4217 table, or what is
+ * stored cannot be read. The worker makes the job `dead` at once with this message as the reason.
+ */
+export class UnplaceableOrderError extends Error {
+  override readonly name = 'UnplaceableOrderError';
+}
+
+/** The reseller order's raw JSON, however the job keeps it. */
+export const orderText = async (job: SyncJob): Promise<string> => {
+  const order = job.order;
+  if (!order) throw new UnplaceableOrderError('the job holds no order to place');
+  if ('body' in order) return decompressBody(order.body);
+  if ('parts' in order) {
+    const firstJobId = syncJobId(job.resellerStoreId, job.externalOrderId, 0);
+    return decompressBody(await readBodyParts(firstJobId, order.parts));
+  }
+  // A job written by older code keeps its own items as a map: the same reading applies.
+  return JSON.stringify({ id: job.externalOrderId, ...order.legacy });
 };

@@ -4,11 +4,7 @@ import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
-import { keys } from '../dynamo/keys.js';
 import { batchGet, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem } from '../sync-jobs/record.js';
-import { MOVES } from '../sync-jobs/state-machine.js';
-import { loadJob } from '../sync-jobs/sync-jobs.js';
 import {
   compressBody,
   decompressBody,
@@ -16,7 +12,10 @@ import {
   itemSize,
   orderBodyPartItem,
   splitParts,
-} from './stored-order.js';
+} from '../entities/order-body.js';
+import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem, syncJobKey } from '../entities/sync-job.js';
+import { MOVES } from '../sync-jobs/state-machine.js';
+import { loadJob } from '../sync-jobs/sync-jobs.js';
 
 /**
  * Writing an order's jobs exactly once (docs/hostile-input.md, "Any number of suppliers").
@@ -54,7 +53,8 @@ const PUT_CONCURRENCY = 16;
 
 const NEW_ITEM = 'attribute_not_exists(PK)';
 
-const jobOf = (
+/** A new sync job: pending, under its first generation, at `position` among its order's suppliers. */
+export const newSyncJob = (
   input: Omit<NewOrder, 'rawBody' | 'groups'>,
   group: OrderGroup,
   position: number,
@@ -102,11 +102,11 @@ const plan = (input: NewOrder) => {
   const createdAt = now();
   const compressed = compressBody(input.rawBody);
   const firstId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
-  const inline = jobOf(input, input.groups[0], 0, { body: compressed }, createdAt);
+  const inline = newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt);
   const fitsInline = itemSize(syncJobItem({ ...inline, orderJobIds: [firstId] })) <= INLINE_ITEM_BUDGET;
   const parts = fitsInline ? [] : splitParts(compressed);
   const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };
-  const jobs = input.groups.map((group, position) => jobOf(input, group, position, order, createdAt));
+  const jobs = input.groups.map((group, position) => newSyncJob(input, group, position, order, createdAt));
   const firstTransaction = TRANSACTION_ITEMS - parts.length;
   const chunked = jobs.length > firstTransaction;
   jobs[0] = {
@@ -190,9 +190,9 @@ export const createJobsForOrder = async (
 export const completeOrderJobs = async (firstJob: SyncJob): Promise<SyncJob[]> => {
   if (!firstJob.orderRouting || !firstJob.orderJobIds || !firstJob.order) return [];
   const groups = decodeRouting(firstJob.orderRouting);
-  const present = new Set((await batchGet(firstJob.orderJobIds.map(keys.syncJob), syncJobFrom)).map((j) => j.id));
+  const present = new Set((await batchGet(firstJob.orderJobIds.map(syncJobKey), syncJobFrom)).map((j) => j.id));
   const missing = groups
-    .map((group, position) => jobOf(firstJob, group, position, firstJob.order!, firstJob.createdAt))
+    .map((group, position) => newSyncJob(firstJob, group, position, firstJob.order!, firstJob.createdAt))
     .filter((job) => !present.has(job.id));
   await putEach(missing);
   return missing;

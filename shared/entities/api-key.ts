@@ -1,0 +1,50 @@
+import { attributes } from '../dynamo/attributes.js';
+import { INDEX_KEYS, indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+
+/**
+ * The API key entity. The key itself is stored only as its SHA-256 hash, which is the item's key;
+ * the item holds the key's id, owner, creation time and, once revoked, `revokedAt`. Its list entry
+ * (`APIKEYS`, `<createdAt>#<keyId>`) lets the keys be listed and revoked by id without a Scan.
+ */
+
+export interface ApiKeyRecord {
+  keyId: string;
+  ownerId: string;
+}
+
+/** What `npm run keys -- list` shows of a key: never the key, nor its hash. */
+export interface ApiKeySummary extends ApiKeyRecord {
+  createdAt: string | null;
+  revokedAt: string | null;
+}
+
+/** A key's item as read: whether it is in the list (keys issued before keys were listed are not). */
+export interface StoredApiKey extends ApiKeySummary {
+  listed: boolean;
+}
+
+export const apiKeyKey = (hash: string) => keys.apiKey(hash);
+
+/** Its entry in the list of every key. */
+export const apiKeyListEntry = (createdAt: string, keyId: string) =>
+  indexEntry('lists', lists.apiKeys(), listSortKey(createdAt, keyId));
+
+export const apiKeyItem = (hash: string, key: ApiKeyRecord, createdAt: string): Item => ({
+  ...apiKeyKey(hash),
+  ...apiKeyListEntry(createdAt, key.keyId),
+  keyId: key.keyId,
+  ownerId: key.ownerId,
+  createdAt,
+});
+
+export const apiKeyFrom = (item: Item): StoredApiKey => {
+  const read = attributes(item, 'API key');
+  return {
+    keyId: read.string('keyId'),
+    ownerId: read.string('ownerId'),
+    createdAt: read.stringOrNull('createdAt'),
+    revokedAt: read.stringOrNull('revokedAt'),
+    listed: read.stringOrNull(INDEX_KEYS.lists.pk) !== null,
+  };
+};

@@ -1,0 +1,48 @@
+import { attributes } from '../dynamo/attributes.js';
+import { keys } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+import type { Tracking } from '../platforms/port.js';
+
+/**
+ * The kept fulfillment entity (docs/reverse-sync.md): a source fulfillment that matched no job yet,
+ * kept (with a TTL) under its source order until the job that placed that order records its id.
+ */
+export interface KeptFulfillment {
+  sourceStoreId: string;
+  sourceOrderId: string;
+  sourceFulfillmentId: string;
+  tracking: Tracking;
+  receivedAt: string;
+  /** Epoch seconds: the table's TTL attribute. */
+  expiresAt: number;
+}
+
+/** Every kept fulfillment of a source order: one partition, one sort-key prefix. */
+export const keptFulfillmentsOf = (sourceStoreId: string, sourceOrderId: string) =>
+  keys.keptFulfillmentPrefix(sourceStoreId, sourceOrderId);
+
+export const keptFulfillmentKey = (
+  kept: Pick<KeptFulfillment, 'sourceStoreId' | 'sourceOrderId' | 'sourceFulfillmentId'>,
+) => keys.keptFulfillment(kept.sourceStoreId, kept.sourceOrderId, kept.sourceFulfillmentId);
+
+export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
+  ...keptFulfillmentKey(kept),
+  sourceStoreId: kept.sourceStoreId,
+  sourceOrderId: kept.sourceOrderId,
+  sourceFulfillmentId: kept.sourceFulfillmentId,
+  tracking: kept.tracking,
+  receivedAt: kept.receivedAt,
+  expiresAt: kept.expiresAt,
+});
+
+export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
+  const read = attributes(item, 'kept fulfillment');
+  return {
+    sourceStoreId: read.string('sourceStoreId'),
+    sourceOrderId: read.string('sourceOrderId'),
+    sourceFulfillmentId: read.string('sourceFulfillmentId'),
+    tracking: read.object<Tracking>('tracking'),
+    receivedAt: read.string('receivedAt'),
+    expiresAt: read.number('expiresAt'),
+  };
+};

@@ -1,0 +1,329 @@
+import { syncJobId } from '../core/ids.js';
+import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { attributes } from '../dynamo/attributes.js';
+import {
+  INDEX_ATTRIBUTES,
+  INDEX_KEYS,
+  indexEntry,
+  indexKeyNames,
+  inFlight,
+  keys,
+  listSortKey,
+  lists,
+  lookups,
+} from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+import { type Attempt, attemptsFrom, type StoredAttempt, storedAttempts } from './attempt.js';
+import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './fulfillment-entry.js';
+
+/**
+ * The sync job entity: the record, its item's key, every index entry it carries in each state,
+ * and its conversions to and from the item. The only place that knows a job item's attributes;
+ * its history (attempt.ts) and its fulfillment entries (fulfillment-entry.ts) live inside it.
+ */
+
+/** The job item's key. */
+export const syncJobKey = (id: string) => keys.syncJob(id);
+
+export interface SyncJob {
+  id: string;
+  ownerId: string;
+  resellerStoreId: string;
+  sourceStoreId: string;
+  status: SyncJobStatus;
+  attempts: number;
+  generation: number;
+  /** The reseller order's id on the reseller's platform. */
+  externalOrderId: string;
+  /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
+  resellerShopDomain: string;
+  /**
+   * Where the reseller order is kept (shared/orders/stored-order.ts): its compressed raw body inline,
+   * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
+   * an item written without one (never by this service): the worker makes such a job dead.
+   */
+  order: StoredOrder | null;
+  /** The order's line items this job places: those whose `vendor` is this tag. Null (legacy items): all. */
+  vendorTag: string | null;
+  /** On the first job of an order only: every job id of the order (the order's dedup record). */
+  orderJobIds: string[] | null;
+  /**
+   * On the first job of an order written in several chunks only (more jobs than one transaction
+   * holds): each position's source store and vendor tag, compressed, so that a redelivery or the
+   * first job's worker can write the jobs a crash left unwritten exactly as planned.
+   */
+  orderRouting: Uint8Array | null;
+  /** The supplier order's id, once placed. */
+  sourceOrderId: string | null;
+  errorMessage: string | null;
+  completedAt: string | null;
+  failedAt: string | null;
+  deadAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
+  fulfillments: Record<string, FulfillmentEntry>;
+  /** Messages the reconciler has sent since the job last made progress (CONTRACT.md §6). */
+  resends: number;
+  /**
+   * Until when the job waits on purpose, with no message expected before (a deferral's due time,
+   * the backoff after a failure): the reconciler's lease runs from here. Null when not waiting.
+   */
+  waitUntil: string | null;
+  /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
+  throttledSince: string | null;
+  /** The attempt history, oldest first (attempts.ts). */
+  attemptLog: Attempt[];
+}
+
+export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
+
+/** The attributes that have a value: an absent one reads as null, and costs no bytes. */
+const present = (attributes: Record<string, string | null>) =>
+  Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
+
+/**
+ * A job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a job created
+ * in its state (a new job's: its store's list and the open jobs of GSI3; a seeded one's, those of
+ * its state). The lookup keys (GSI2) come with the completion. Attributes without a
+ * value (the null timestamps and error, `resends`, `waitUntil`, the history…) are not written: every
+ * byte of the item is paid again by each of its writes (docs/performance.md).
+ */
+export const syncJobItem = (job: SyncJob): Item => ({
+  ...syncJobKey(job.id),
+  ...indexEntry('lists', lists.syncJobs(job.ownerId), listSortKey(job.createdAt, job.id)),
+  ...indexChanges({ ...job, status: null }, job.status).set,
+  id: job.id,
+  ownerId: job.ownerId,
+  resellerStoreId: job.resellerStoreId,
+  sourceStoreId: job.sourceStoreId,
+  status: job.status,
+  attempts: job.attempts,
+  generation: job.generation,
+  externalOrderId: job.externalOrderId,
+  resellerShopDomain: job.resellerShopDomain,
+  ...storedOrderAttributes(job.order),
+  ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
+  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
+  ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
+  ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
+  ...present({
+    sourceOrderId: job.sourceOrderId,
+    errorMessage: job.errorMessage,
+    completedAt: job.completedAt,
+    failedAt: job.failedAt,
+    deadAt: job.deadAt,
+  }),
+  createdAt: job.createdAt,
+  updatedAt: job.updatedAt,
+  ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+  ...(job.resends ? { resends: job.resends } : {}),
+  ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
+  ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
+  ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
+});
+
+export const syncJobFrom = (item: Item): SyncJob => {
+  const read = attributes(item, 'sync job');
+  return {
+    id: read.string('id'),
+    ownerId: read.string('ownerId'),
+    resellerStoreId: read.string('resellerStoreId'),
+    sourceStoreId: read.string('sourceStoreId'),
+    status: read.oneOf('status', SYNC_JOB_STATUSES),
+    attempts: read.number('attempts'),
+    generation: read.number('generation'),
+    externalOrderId: read.string('externalOrderId'),
+    resellerShopDomain: read.stringOrNull('resellerShopDomain') ?? '',
+    order: storedOrderFrom(item),
+    vendorTag: read.stringOrNull('vendorTag'),
+    orderJobIds: orderJobIdsFrom(item),
+    orderRouting: item.orderRouting instanceof Uint8Array ? item.orderRouting : null,
+    sourceOrderId: read.stringOrNull('sourceOrderId'),
+    errorMessage: read.stringOrNull('errorMessage'),
+    completedAt: read.stringOrNull('completedAt'),
+    failedAt: read.stringOrNull('failedAt'),
+    deadAt: read.stringOrNull('deadAt'),
+    createdAt: read.string('createdAt'),
+    updatedAt: read.string('updatedAt'),
+    fulfillments: fulfillmentEntriesFrom(item),
+    resends: item.resends === undefined ? 0 : read.number('resends'),
+    waitUntil: read.stringOrNull('waitUntil'),
+    throttledSince: read.stringOrNull('throttledSince'),
+    attemptLog: attemptsFrom(read.optionalObject<StoredAttempt[]>('attemptLog')),
+  };
+};
+
+// ---------- index entries
+/**
+ * The index attributes of a sync job item, and how each state move changes them: the one answer
+ * to "which index entries does this write touch?". Job creation (shared/sync-jobs/create.ts) and every move
+ * (state-machine.ts) take their index attributes from `indexChanges`, so no write can forget one.
+ * The write budget of a completing order is in docs/performance.md.
+ *
+ * - For life, from creation: its owner's list (GSI1, whose keys record.ts writes) and its reseller
+ *   store's list (GSI4, docs/design.md "Lists"). These keys never change, so no move rewrites those
+ *   index entries.
+ * - GSI3, open jobs (docs/design.md, "Reconciler"): a job that has not ended is in
+ *   `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`. Its keys are set by the creating put, kept
+ *   through pending and processing (claims and deferrals write nothing to the index), removed by
+ *   the move to completed or dead, and set again by a manual retry. A failed job waits apart, in
+ *   `FAILED#<shard of owner>` (same sort key), so that an owner's pending and processing jobs are
+ *   one range for their lists (docs/design.md, "Lists"); the move back (a claim, a re-send, a
+ *   retry) copies the partition from `openPK`, which the job keeps while open: the claim moves a job
+ *   it has not read, and with a copy it needs no key values. DynamoDB writes an index entry only
+ *   when its keys change, so setting them to what they are costs nothing.
+ * - While `failed` or `dead`: its owner's and its store's list of that state (GSI5, GSI6). These
+ *   states are rare and off the happy path, so only failure paths and the moves out of them (a
+ *   claim after a failure, a manual retry) write these entries.
+ */
+
+/** What the index rules read of a job; `status` is null for a job being created. */
+export type IndexedJob = Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'createdAt'> & {
+  status: SyncJobStatus | null;
+};
+
+export interface IndexChanges {
+  /** Index attributes to set, with their values. */
+  set: Record<string, string>;
+  /** Index attributes to remove. */
+  remove: string[];
+  /** Index attributes to set to the value another attribute of the item has: target → source. */
+  copy?: Record<string, string>;
+}
+
+/** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
+export const OPEN_PK = 'openPK';
+const IN_FLIGHT = indexKeyNames('inFlight');
+
+const openEntry = (job: IndexedJob) => ({
+  ...indexEntry('inFlight', inFlight.open.partition(job.ownerId), inFlight.sortKey(job.ownerId, job.createdAt, job.id)),
+  [OPEN_PK]: inFlight.open.partition(job.ownerId),
+});
+
+/** The states with a list of their own. */
+export const LISTED_STATES = ['failed', 'dead'] as const satisfies readonly SyncJobStatus[];
+type ListedState = (typeof LISTED_STATES)[number];
+
+export const isListedState = (status: SyncJobStatus): status is ListedState =>
+  (LISTED_STATES as readonly SyncJobStatus[]).includes(status);
+
+const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
+
+/**
+ * The index attributes to set and remove when `job` (in its current status) moves to `to`. A
+ * move out of a listed state removes the state lists' keys whatever state it starts from (removing
+ * an attribute the item does not have costs no index write), so a move made without reading the
+ * job (the claim) gets the same changes from each state it may start from.
+ */
+export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges => {
+  const changes: IndexChanges = { set: {}, remove: [] };
+  const wasOpen = job.status !== null && isOpen(job.status);
+  if (isOpen(to) && !wasOpen) Object.assign(changes.set, openEntry(job));
+  if (!isOpen(to) && wasOpen) changes.remove.push(...IN_FLIGHT, OPEN_PK);
+  if (to === 'failed') Object.assign(changes.set, indexEntry('inFlight', inFlight.failed.partition(job.ownerId)));
+  else if (isOpen(to) && wasOpen) changes.copy = { [INDEX_KEYS.inFlight.pk]: OPEN_PK };
+  if (job.status === null)
+    Object.assign(changes.set, indexEntry('storeLists', lists.storeSyncJobs(job.resellerStoreId)));
+  if (isListedState(to)) {
+    Object.assign(
+      changes.set,
+      indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to)),
+      indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to)),
+    );
+  } else if (job.status !== null) changes.remove.push(...STATE_LISTS);
+  return changes;
+};
+
+/**
+ * GSI3, completed jobs propagating a fulfillment: a completed job is in `PROPAGATING#<shard of
+ * owner>` while one of its fulfillment entries is `pending` or `failed`, so the reconciler finds an
+ * entry whose message was lost. Never while the job is open: a job records fulfillments only
+ * once it is completed, and completed is final.
+ */
+export const propagationIndex = (
+  job: Pick<SyncJob, 'id' | 'ownerId' | 'createdAt'>,
+  propagating: boolean,
+): IndexChanges =>
+  propagating
+    ? {
+        set: indexEntry(
+          'inFlight',
+          inFlight.propagating.partition(job.ownerId),
+          inFlight.sortKey(job.ownerId, job.createdAt, job.id),
+        ),
+        remove: [],
+      }
+    : { set: {}, remove: [...IN_FLIGHT] };
+
+/**
+ * GSI2, a completed job's lookup by its source order: written by the completion (moves.ts), which
+ * is final, so the job keeps it for life.
+ */
+export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) =>
+  indexEntry('lookups', lookups.sourceOrder(job.sourceStoreId, sourceOrderId), lookups.sourceOrderJob(job.id));
+
+/**
+ * Every index attribute a job item in its state has: those of a job created in that state (its
+ * lists; GSI3's open or failed set; its state's lists), the propagating set while a fulfillment of
+ * a completed job is on its way, and the lookup by source order of a completed job. The moves that
+ * led to the state give the same: a move changes what `indexChanges` says between two states.
+ * The index backfill (shared/backfill) compares an item with this.
+ */
+/** Every attribute of a job item that is an index key, and `openPK`, which a claim copies into one. */
+export const JOB_INDEX_ATTRIBUTES: readonly string[] = [...INDEX_ATTRIBUTES, OPEN_PK];
+
+export const syncJobIndexEntries = (job: SyncJob): Record<string, string> => {
+  const completed = job.status === 'completed';
+  const propagating = completed && Object.values(job.fulfillments).some(isPropagating);
+  const item = syncJobItem(job);
+  const created = Object.fromEntries(
+    Object.entries(item).filter(
+      (entry): entry is [string, string] => JOB_INDEX_ATTRIBUTES.includes(entry[0]) && typeof entry[1] === 'string',
+    ),
+  );
+  return {
+    ...created,
+    ...(propagating ? propagationIndex(job, true).set : {}),
+    ...(completed && job.sourceOrderId !== null ? lookupEntry(job, job.sourceOrderId) : {}),
+  };
+};
+
+/** What every log line about a job carries once the job is read. */
+export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'>) => ({
+  jobId: job.id,
+  resellerStoreId: job.resellerStoreId,
+  externalOrderId: job.externalOrderId,
+});
+
+// ---------- ids
+
+/** The job id an index entry (GSI2 carries `id`) names. */
+export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');
+
+const storedOrderAttributes = (order: StoredOrder | null): Item => {
+  if (!order) return {};
+  if ('body' in order) return { orderBody: order.body };
+  if ('parts' in order) return { orderBodyParts: order.parts };
+  return { order: order.legacy };
+};
+
+const storedOrderFrom = (item: Item): StoredOrder | null => {
+  const read = attributes(item, 'sync job');
+  if (item.orderBody instanceof Uint8Array) return { body: item.orderBody };
+  if (item.orderBodyParts !== undefined) return { parts: read.number('orderBodyParts') };
+  const legacy = read.optionalObject<Record<string, unknown>>('order');
+  return legacy ? { legacy } : null;
+};
+
+/** Every job id of the order, on its first job: derived from the count, or as older code listed them. */
+const orderJobIdsFrom = (item: Item): string[] | null => {
+  const read = attributes(item, 'sync job');
+  if (item.orderJobCount !== undefined) {
+    const [resellerStoreId, externalOrderId] = [read.string('resellerStoreId'), read.string('externalOrderId')];
+    return Array.from({ length: read.number('orderJobCount') }, (_, n) =>
+      syncJobId(resellerStoreId, externalOrderId, n),
+    );
+  }
+  return read.optionalObject<string[]>('orderJobIds') ?? null;
+};
