@@ -337,6 +337,7 @@ const ordersConnection = (shop: SimShop, args: Json) => {
 // ---------------------------------------------------------------- mutations
 
 type UserError = { field: string[] | null; message: string };
+const NO_ERRORS: readonly UserError[] = [];
 
 /** `OrderCreateOrderInput`'s `shippingAddress` (a `MailingAddressInput`) as a REST `shipping_address`. */
 const restAddress = (value: unknown): Json | null => {
@@ -387,7 +388,7 @@ const orderCreate = (shop: SimShop, args: Json) => {
   if (list(input.lineItems).length === 0) {
     return { order: null, userErrors: [{ field: ['order', 'lineItems'], message: "Line items can't be blank" }] };
   }
-  return { order: orderNode(placeOrder(shop, restOrder(input))), userErrors: [] as UserError[] };
+  return { order: orderNode(placeOrder(shop, restOrder(input))), userErrors: NO_ERRORS };
 };
 
 /** Shopify's `FulfillmentTrackingInput` as the REST fields the simulator keeps (those present). */
@@ -429,7 +430,7 @@ const fulfillmentCreate = (shop: SimShop, args: Json) => {
       line_items: lineItems,
       notify_customer: input.notifyCustomer ?? false,
     });
-    return { fulfillment: fulfillmentNode(order, fulfillment), userErrors: [] as UserError[] };
+    return { fulfillment: fulfillmentNode(order, fulfillment), userErrors: NO_ERRORS };
   } catch (error) {
     if (error instanceof SimRefusalError) return refused(error.message);
     throw error;
@@ -483,7 +484,7 @@ const orderUpdate = (shop: SimShop, args: Json) => {
   };
   try {
     updateOrder(shop, order.id, changes);
-    return { order: orderNode(order), userErrors: [] as UserError[] };
+    return { order: orderNode(order), userErrors: NO_ERRORS };
   } catch (error) {
     return { order: null, userErrors: refusal(error, ['id']) };
   }
@@ -498,7 +499,7 @@ const fulfillmentTrackingInfoUpdate = (shop: SimShop, args: Json) => {
   if (args.notifyCustomer !== undefined) input.notify_customer = args.notifyCustomer;
   try {
     updateTracking(shop, found.fulfillment.id, input);
-    return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: [] as UserError[] };
+    return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: NO_ERRORS };
   } catch (error) {
     return { fulfillment: null, userErrors: refusal(error, ['fulfillmentId']) };
   }
@@ -509,7 +510,7 @@ const fulfillmentCancel = (shop: SimShop, args: Json) => {
   const found = id === null ? undefined : findFulfillment(shop, id);
   if (!found) return { fulfillment: null, userErrors: [{ field: ['id'], message: 'Fulfillment not found' }] };
   cancelFulfillment(shop, found.fulfillment.id);
-  return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: [] as UserError[] };
+  return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: NO_ERRORS };
 };
 
 /** A mutation refused as a `fail422` shop refuses it: its payload's errors, its object null. */
