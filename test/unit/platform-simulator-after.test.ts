@@ -360,7 +360,7 @@ describe('platform simulator, after the order', () => {
       expect((await rest('/fulfillments/1/update_tracking.json', { body: {}, key: 't2' })).status).toBe(404);
     });
 
-    it('cancels a fulfillment: its quantities are unfulfilled again, and its tracking can no longer change', async () => {
+    it('cancels a fulfillment: its quantities unfulfilled again, its tracking no longer changing', async () => {
       const order = await placed();
       const [mug] = order.line_items;
       const { fulfillment } = (await ship(order.id, { line_items: [{ id: mug.id, quantity: 3 }] }, 'f1')).json;
@@ -508,6 +508,19 @@ describe('platform simulator, after the order', () => {
       expect(refused.orderCancel.orderCancelUserErrors).toEqual([
         { field: ['base'], message: 'rejected by test token', code: 'INVALID' },
       ]);
+    });
+
+    it('fails a flaky shop’s first orderCancel of an order without cancelling it, then cancels', async () => {
+      const order = await create('1');
+      const send = () =>
+        call(`/${SHOP}${SHOPIFY_API}/graphql.json`, {
+          token: 'flaky',
+          body: { query: ORDER_CANCEL, variables: { orderId: order.id, reason: 'CUSTOMER' } },
+        });
+      expect((await send()).status).toBe(503);
+      expect((await simOrders())[0].cancelled_at).toBeNull();
+      expect((await send()).json.data.orderCancel.orderCancelUserErrors).toEqual([]);
+      expect((await simOrders())[0].cancelled_at).toEqual(expect.any(String));
     });
 
     it('updates with orderUpdate, kept in the REST shape, and refuses once shipped', async () => {
