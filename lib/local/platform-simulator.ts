@@ -1,11 +1,25 @@
 /**
  * Local stand-in for the hosting platform's Admin API (PLATFORM-API.md, "The simulator").
  *
- * Serves storeplatform_a (REST), storeplatform_b (GraphQL) and custom signed pushes under
- * `http://127.0.0.1:<port>/<shopDomain>/…`, keeps every shop's orders and fulfillments in memory,
- * honours idempotency keys, answers lookups by `source_identifier` and understands test-mode access
- * tokens (`fail401`, `flaky`, `slow`, `lost`, …),
- * so the demo and the tests can exercise every success and failure path without a real platform.
+ * Serves storeplatform_a (REST), storeplatform_b (Shopify's GraphQL, simulator-shopify.ts) and the
+ * custom signed endpoint under `http://127.0.0.1:<port>/<shopDomain>/…`. Every shop's orders live in
+ * memory in storeplatform_a's shape (simulator-store.ts): lines with ids and fulfilled quantities,
+ * fulfillments with the lines they ship, their tracking and status, `cancelled_at` and `updated_at`.
+ *
+ * - Placing and shipping: order creates (idempotency keys honoured; storeplatform_b takes none),
+ *   fulfillments of the lines named or of everything remaining (422 past what remains or on a
+ *   cancelled order), lookups by `source_identifier`.
+ * - After the order: cancelling an order (422 once anything shipped), updating its address, email and
+ *   note (422 once shipped or cancelled), updating a fulfillment's tracking, cancelling a fulfillment
+ *   (its quantities unfulfilled again); on storeplatform_a (REST), storeplatform_b (`orderCancel`,
+ *   `orderUpdate`, `fulfillmentTrackingInfoUpdate`, `fulfillmentCancel`) and custom (cancel, PATCH).
+ * - Orders changed since a time, oldest change first, a page at a time, filtered by tag (REST
+ *   `GET orders.json?updated_at_min=`, the GraphQL `orders` search, custom `GET /reseller/orders`).
+ * - Test-mode access tokens (`fail401`, `fail422`, `fail429`, `fail500`, `flaky`, `slow`, `lost`) on
+ *   every write; reads take no token.
+ * - Test controls, not recorded as calls: `POST /_sim/orders` (an order placed without a webhook),
+ *   `POST /_sim/orders/{id}/cancel` and `POST /_sim/orders/{id}/fulfillments` (the shop itself cancels
+ *   or ships), `GET /_sim/orders?shopDomain=` (each order whole), `GET /_sim/calls`, `POST /_sim/reset`.
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -13,13 +27,27 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
+import { executeShopify, shopifyFlakyKey, shopifyOperation, THROTTLED_BODY } from './simulator-shopify.js';
 import {
-  executeShopify,
-  type ShopifyStore,
-  shopifyFlakyKey,
-  shopifyOperation,
-  THROTTLED_BODY,
-} from './simulator-shopify.js';
+  type ChangesQuery,
+  cancelFulfillment,
+  cancelOrder,
+  changedOrders,
+  decodeCursor,
+  encodeCursor,
+  fulfil,
+  hasTag,
+  isPosition,
+  newLedger,
+  placeOrder,
+  type SimFulfillment,
+  type SimLedger,
+  type SimOrder,
+  SimRefusalError,
+  type SimShop,
+  updateOrder,
+  updateTracking,
+} from './simulator-store.js';
 
 export type SimulatorPlatform = 'storeplatform_a' | 'storeplatform_b' | 'custom';
 
@@ -60,7 +88,8 @@ const API = '/admin/api/2025-07';
 const MAX_BODY_BYTES = 4_000_000;
 
 type Json = Record<string, unknown>;
-type Kind = 'order' | 'fulfillment';
+/** A write's kind: the namespace of its idempotency keys and of a `flaky` token's first failure. */
+type Kind = 'order' | 'fulfillment' | 'order_cancel' | 'order_update' | 'fulfillment_tracking' | 'fulfillment_cancel';
 
 interface Reply {
   status: number;
@@ -70,23 +99,11 @@ interface Reply {
   drop?: true;
 }
 
-interface StoredFulfillment extends Json {
-  id: number;
-  order_id: number;
-  status: 'success';
-  created_at: string;
-}
-
-interface StoredOrder extends Json {
-  id: number;
-  created_at: string;
-  fulfillments: StoredFulfillment[];
-}
-
-interface Shop {
-  orders: Map<number, StoredOrder>;
-  /** `<kind>:<idempotencyKey>` → the entity the first call created. */
-  replays: Map<string, StoredOrder | StoredFulfillment>;
+interface Shop extends SimShop {
+  /** `<kind>:<idempotencyKey>` → the entity the first create made. */
+  replays: Map<string, SimOrder | SimFulfillment>;
+  /** `<kind>:<idempotencyKey>` → the first answer of any other write, given again to the same key. */
+  answers: Map<string, Reply>;
   /** `<kind>:<idempotencyKey>` already answered 503 for a `flaky` token. */
   flakySeen: Set<string>;
 }
@@ -94,10 +111,7 @@ interface Shop {
 interface State {
   shops: Map<string, Shop>;
   calls: SimulatorCall[];
-  // Ids keep increasing across resets, so an id held from before a reset never matches a new entity.
-  nextOrderId: number;
-  nextFulfillmentId: number;
-  nextLineItemId: number;
+  ledger: SimLedger;
   slowMs: number;
   timers: Set<NodeJS.Timeout>;
 }
@@ -115,9 +129,9 @@ interface Ctx {
 }
 
 interface Route {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   pattern: RegExp;
-  /** Operation kind of a write (idempotency and `flaky` namespace); reads have none and skip the token gate. */
+  /** Kind of a write (idempotency and `flaky` namespace); reads have none and skip the token gate. */
   kind?: (ctx: Ctx) => Kind | null;
   handle: (ctx: Ctx) => Reply | Promise<Reply>;
   /** How a `fail422` token is answered; GraphQL reports it as userErrors with HTTP 200. */
@@ -129,6 +143,7 @@ const NOT_FOUND = json(404, { errors: 'Not Found' });
 const INVALID_TOKEN = json(401, { errors: 'Invalid API key or access token' });
 const REST_REJECTED = json(422, { errors: { base: ['rejected by test token'] } });
 const REST_NO_LINE_ITEMS = json(422, { errors: { line_items: ["can't be blank"] } });
+const invalid = (field: string) => json(400, { errors: { [field]: ['is invalid'] } });
 
 const asObject = (v: unknown): Json | null =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : null;
@@ -170,14 +185,14 @@ function header(req: IncomingMessage, name: string): string | null {
 function shopOf(state: State, shopDomain: string): Shop {
   let shop = state.shops.get(shopDomain);
   if (!shop) {
-    shop = { orders: new Map(), replays: new Map(), flakySeen: new Set() };
+    shop = { ledger: state.ledger, orders: new Map(), replays: new Map(), answers: new Map(), flakySeen: new Set() };
     state.shops.set(shopDomain, shop);
   }
   return shop;
 }
 
 /** Runs `create` unless the key was seen for this shop and kind; a replay returns the first entity. */
-function once<T extends StoredOrder | StoredFulfillment>(shop: Shop, kind: Kind, key: string | null, create: () => T) {
+function once<T extends SimOrder | SimFulfillment>(shop: Shop, kind: Kind, key: string | null, create: () => T) {
   const slot = `${kind}:${key}`;
   const seen = key === null ? undefined : (shop.replays.get(slot) as T | undefined);
   if (seen) return { entity: seen, replay: true };
@@ -186,55 +201,97 @@ function once<T extends StoredOrder | StoredFulfillment>(shop: Shop, kind: Kind,
   return { entity, replay: false };
 }
 
-function createOrder(state: State, shop: Shop, input: Json, id = state.nextOrderId++): StoredOrder {
-  const order: StoredOrder = { ...input, id, created_at: now(), fulfillments: [] };
-  shop.orders.set(id, order);
-  return order;
+/**
+ * A write other than a create, under its idempotency key: the same key again answers what the first
+ * call answered, without doing it again. Refusals are not kept: the same call again is decided anew.
+ */
+function idempotent(ctx: Ctx, kind: Kind, write: () => Reply): Reply {
+  const key = ctx.call.idempotencyKey;
+  const slot = `${kind}:${key}`;
+  const seen = key === null ? undefined : ctx.shop.answers.get(slot);
+  if (seen) return seen;
+  const reply = refusalsAs422(write);
+  if (key !== null && reply.status < 300) ctx.shop.answers.set(slot, reply);
+  return reply;
 }
 
-/** An order the simulator has never seen, made when a fulfillment names it, so orders placed elsewhere get tracking. */
-function stubOrder(state: State, shop: Shop, orderId: number): StoredOrder {
-  const order = createOrder(state, shop, { stub: true, line_items: [] }, orderId);
-  state.nextOrderId = Math.max(state.nextOrderId, orderId + 1); // later orders must not reuse the stub's id
-  return order;
-}
-
-function createFulfillment(state: State, shop: Shop, orderId: number, input: Json): StoredFulfillment {
-  const order = shop.orders.get(orderId) ?? stubOrder(state, shop, orderId);
-  const fulfillment: StoredFulfillment = {
-    ...input,
-    id: state.nextFulfillmentId++,
-    order_id: orderId,
-    status: 'success',
-    created_at: now(),
-  };
-  order.fulfillments.push(fulfillment);
-  return fulfillment;
+/** A refusal as storeplatform_a answers it: 422 `{"errors": {"<field>": ["<message>"]}}`. */
+function refusalsAs422(write: () => Reply): Reply {
+  try {
+    return write();
+  } catch (error) {
+    if (error instanceof SimRefusalError) return json(422, { errors: { [error.field]: [error.message] } });
+    throw error;
+  }
 }
 
 /** Order input wrapped in "order" (REST) or bare (custom pushes may send either). */
 const orderInput = (body: unknown): Json | null => asObject(asObject(body)?.order) ?? asObject(body);
 const fulfillmentInput = (body: unknown): Json => asObject(asObject(body)?.fulfillment) ?? asObject(body) ?? {};
 
+/** The shop's orders carrying this `source_identifier` (unique on a shop), for lookups. */
+const ordersBySource = (shop: Shop, sourceIdentifier: string) =>
+  [...shop.orders.values()].filter((order) => order.source_identifier === sourceIdentifier);
+
+/** An "orders changed since" list: asked with `updated_at_min`, `page_info` or `limit` (PLATFORM-API.md). */
+const asksForChanges = (query: URLSearchParams) =>
+  query.has('updated_at_min') || query.has('page_info') || query.has('limit');
+
+/**
+ * One page of orders changed since `updated_at_min`, oldest change first, filtered by `tag`;
+ * `page_info` carries the filters of the first page on, as storeplatform_a's cursors do.
+ */
+function changesPage(shop: Shop, query: URLSearchParams, defaultLimit: number): Reply {
+  const limitText = query.get('limit');
+  const limit = limitText === null ? defaultLimit : Number(limitText);
+  if (!Number.isInteger(limit) || limit < 1) return invalid('limit');
+  let changes: ChangesQuery;
+  const pageInfo = query.get('page_info');
+  if (pageInfo !== null) {
+    const cursor = asObject(decodeCursor(pageInfo));
+    const since = cursor?.since;
+    const tag = cursor?.tag;
+    if (
+      !cursor ||
+      !isPosition(cursor.after) ||
+      !(since === null || typeof since === 'number') ||
+      !(tag === null || typeof tag === 'string')
+    ) {
+      return invalid('page_info');
+    }
+    changes = { since, tag, after: cursor.after };
+  } else {
+    const min = query.get('updated_at_min');
+    const since = min === null ? null : Date.parse(min);
+    if (since !== null && Number.isNaN(since)) return invalid('updated_at_min');
+    changes = { since, tag: query.get('tag'), after: null };
+  }
+  const { orders, next } = changedOrders(shop, changes, Math.min(limit, 250));
+  return json(200, {
+    orders: clone(orders),
+    next_page_info: next && encodeCursor({ since: changes.since, tag: changes.tag, after: next }),
+  });
+}
+
 // ---------------------------------------------------------------- storeplatform_a (REST)
 
 function restCreateOrder(ctx: Ctx): Reply {
   const input = asObject(asObject(ctx.body)?.order);
   if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
-  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () =>
-    createOrder(ctx.state, ctx.shop, input),
-  );
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => placeOrder(ctx.shop, input));
   return json(replay ? 200 : 201, { order: clone(entity) });
 }
 
-/** The shop's orders carrying this `source_identifier` (unique on a shop), for lookups. */
-const ordersBySource = (shop: Shop, sourceIdentifier: string) =>
-  [...shop.orders.values()].filter((order) => order.source_identifier === sourceIdentifier);
-
-/** GET orders.json, filtered by `source_identifier` when given (a lookup). */
+/**
+ * GET orders.json: a lookup by `source_identifier`; orders changed since `updated_at_min`, a page
+ * at a time; or every order (filtered by `tag` when given).
+ */
 function restListOrders(ctx: Ctx): Reply {
   const source = ctx.query.get('source_identifier');
-  const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
+  if (source !== null) return json(200, { orders: clone(ordersBySource(ctx.shop, source)) });
+  if (asksForChanges(ctx.query)) return changesPage(ctx.shop, ctx.query, 50);
+  const tag = ctx.query.get('tag');
+  const orders = [...ctx.shop.orders.values()].filter((order) => tag === null || hasTag(order, tag));
   return json(200, { orders: clone(orders) });
 }
 
@@ -246,10 +303,12 @@ function restGetOrder(ctx: Ctx): Reply {
 function restCreateFulfillment(ctx: Ctx): Reply {
   const orderId = Number(ctx.params[0]);
   const input = fulfillmentInput(ctx.body);
-  const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
-    createFulfillment(ctx.state, ctx.shop, orderId, input),
-  );
-  return json(replay ? 200 : 201, { fulfillment: clone(entity) });
+  return refusalsAs422(() => {
+    const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
+      fulfil(ctx.shop, orderId, input),
+    );
+    return json(replay ? 200 : 201, { fulfillment: clone(entity) });
+  });
 }
 
 function restListFulfillments(ctx: Ctx): Reply {
@@ -257,47 +316,59 @@ function restListFulfillments(ctx: Ctx): Reply {
   return order ? json(200, { fulfillments: clone(order.fulfillments) }) : NOT_FOUND;
 }
 
+/** POST orders/{id}/cancel.json `{"reason"}`: 200 also when already cancelled; 422 once anything shipped. */
+const restCancelOrder = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'order_cancel', () => {
+    const order = cancelOrder(ctx.shop, Number(ctx.params[0]), asObject(ctx.body)?.reason);
+    return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+  });
+
+/** PUT orders/{id}.json `{"order": {shipping_address, email, note, note_attributes}}` (those present). */
+const restUpdateOrder = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'order_update', () => {
+    const changes = asObject(asObject(ctx.body)?.order);
+    if (!changes) return json(422, { errors: { order: ["can't be blank"] } });
+    const order = updateOrder(ctx.shop, Number(ctx.params[0]), changes);
+    return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+  });
+
+/** POST fulfillments/{id}/update_tracking.json `{"fulfillment": {tracking_company, tracking_numbers, …}}`. */
+const restUpdateTracking = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'fulfillment_tracking', () => {
+    const fulfillment = updateTracking(ctx.shop, Number(ctx.params[0]), fulfillmentInput(ctx.body));
+    return fulfillment ? json(200, { fulfillment: clone(fulfillment) }) : NOT_FOUND;
+  });
+
+/** POST fulfillments/{id}/cancel.json: its quantities are unfulfilled again. */
+const restCancelFulfillment = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'fulfillment_cancel', () => {
+    const fulfillment = cancelFulfillment(ctx.shop, Number(ctx.params[0]));
+    return fulfillment ? json(200, { fulfillment: clone(fulfillment) }) : NOT_FOUND;
+  });
+
 // ---------------------------------------------------------------- storeplatform_b (Shopify's GraphQL)
 
 const SHOPIFY_PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 
-/** The shop's store as the Shopify executor sees it; ids are the simulator's, shared with the REST view. */
-function shopifyStore(state: State, shop: Shop): ShopifyStore {
-  return {
-    order: (id) => shop.orders.get(id),
-    orders: () => [...shop.orders.values()],
-    createOrder: (input) =>
-      createOrder(state, shop, {
-        ...input,
-        line_items: (input.line_items as Json[]).map((line) => ({
-          ...line,
-          id: state.nextLineItemId++,
-          fulfilled_quantity: 0,
-        })),
-      }),
-    orderOrStub: (id) => shop.orders.get(id) ?? stubOrder(state, shop, id),
-    nextFulfillmentId: () => state.nextFulfillmentId++,
-  };
-}
+const shopify = async (ctx: Ctx): Promise<Reply> => json(200, await executeShopify(ctx.shop, ctx.body));
 
-const shopify = async (ctx: Ctx): Promise<Reply> =>
-  json(200, await executeShopify(shopifyStore(ctx.state, ctx.shop), ctx.body));
+/** A `fail422` shop refuses every mutation with userErrors, as Shopify reports a refusal. */
+const shopifyRejected = async (ctx: Ctx): Promise<Reply> =>
+  json(200, await executeShopify(ctx.shop, ctx.body, { refuseWrites: 'rejected by test token' }));
 
-/** A `fail422` shop refuses every mutation with a userError, as Shopify reports a refusal. */
-function shopifyRejected(ctx: Ctx): Reply | Promise<Reply> {
-  const { write, field } = shopifyOperation(ctx.body);
-  if (!write || !field) return shopify(ctx);
-  const entity = field === 'fulfillmentCreate' ? 'fulfillment' : 'order';
-  return json(200, {
-    data: { [field]: { [entity]: null, userErrors: [{ field: ['base'], message: 'rejected by test token' }] } },
-  });
-}
+const SHOPIFY_KINDS: Record<string, Kind> = {
+  fulfillmentCreate: 'fulfillment',
+  orderCancel: 'order_cancel',
+  orderUpdate: 'order_update',
+  fulfillmentTrackingInfoUpdate: 'fulfillment_tracking',
+  fulfillmentCancel: 'fulfillment_cancel',
+};
 
 /** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
 const shopifyKind = (ctx: Ctx): Kind | null => {
   const { write, field } = shopifyOperation(ctx.body);
   if (!write) return null;
-  return field === 'fulfillmentCreate' ? 'fulfillment' : 'order';
+  return SHOPIFY_KINDS[field ?? ''] ?? 'order';
 };
 
 // ---------------------------------------------------------------- custom (signed push)
@@ -309,16 +380,18 @@ function customCreateOrder(ctx: Ctx): Reply {
   if (!ctx.call.signature) return MISSING_SIGNATURE;
   const input = orderInput(ctx.body);
   if (!input || !Array.isArray(input.line_items)) return REST_NO_LINE_ITEMS;
-  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () =>
-    createOrder(ctx.state, ctx.shop, input),
-  );
+  const { entity, replay } = once(ctx.shop, 'order', ctx.call.idempotencyKey, () => placeOrder(ctx.shop, input));
   return json(replay ? 200 : 201, { id: String(entity.id) });
 }
 
-/** GET /reseller/orders?source_identifier=…: signed over its path and query string, as pushes are over their body. */
+/**
+ * GET /reseller/orders, signed over its path and query string as pushes are over their body: a
+ * lookup by `source_identifier` (ids only), or orders changed since `updated_at_min`, each whole.
+ */
 function customListOrders(ctx: Ctx): Reply {
   if (!ctx.call.signature) return MISSING_SIGNATURE;
   const source = ctx.query.get('source_identifier');
+  if (source === null && asksForChanges(ctx.query)) return changesPage(ctx.shop, ctx.query, 250);
   const orders = source === null ? [...ctx.shop.orders.values()] : ordersBySource(ctx.shop, source);
   return json(200, { orders: orders.map((order) => ({ id: String(order.id) })) });
 }
@@ -327,16 +400,30 @@ function customCreateFulfillment(ctx: Ctx): Reply {
   if (!ctx.call.signature) return MISSING_SIGNATURE;
   const orderId = Number(ctx.params[0]);
   const input = fulfillmentInput(ctx.body);
-  const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
-    createFulfillment(ctx.state, ctx.shop, orderId, input),
-  );
-  return json(replay ? 200 : 201, { id: String(entity.id) });
+  return refusalsAs422(() => {
+    const { entity, replay } = once(ctx.shop, 'fulfillment', ctx.call.idempotencyKey, () =>
+      fulfil(ctx.shop, orderId, input),
+    );
+    return json(replay ? 200 : 201, { id: String(entity.id) });
+  });
+}
+
+/** POST /reseller/orders/{id}/cancel, signed: as storeplatform_a's cancel. */
+const customCancelOrder = (ctx: Ctx): Reply => (ctx.call.signature ? restCancelOrder(ctx) : MISSING_SIGNATURE);
+
+/** PATCH /reseller/orders/{id}, signed: the order's changes, wrapped in "order" or bare. */
+function customUpdateOrder(ctx: Ctx): Reply {
+  if (!ctx.call.signature) return MISSING_SIGNATURE;
+  return idempotent(ctx, 'order_update', () => {
+    const order = updateOrder(ctx.shop, Number(ctx.params[0]), orderInput(ctx.body) ?? {});
+    return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+  });
 }
 
 // ---------------------------------------------------------------- routing
 
-const order = () => 'order' as const;
-const fulfillment = () => 'fulfillment' as const;
+const kindOf = (kind: Kind) => () => kind;
+const rest = (path: string) => new RegExp(`^${API}${path.replace(/\./g, '\\.')}$`);
 
 /** Paths are matched against the part after `/<shopDomain>`. */
 const ROUTES: Route[] = [
@@ -347,22 +434,53 @@ const ROUTES: Route[] = [
     handle: shopify,
     rejected: shopifyRejected,
   },
-  { method: 'POST', pattern: new RegExp(`^${API}/orders\\.json$`), kind: order, handle: restCreateOrder },
-  { method: 'GET', pattern: new RegExp(`^${API}/orders\\.json$`), handle: restListOrders },
-  { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)\\.json$`), handle: restGetOrder },
+  { method: 'POST', pattern: rest('/orders.json'), kind: kindOf('order'), handle: restCreateOrder },
+  { method: 'GET', pattern: rest('/orders.json'), handle: restListOrders },
+  { method: 'GET', pattern: rest('/orders/(\\d+).json'), handle: restGetOrder },
+  { method: 'PUT', pattern: rest('/orders/(\\d+).json'), kind: kindOf('order_update'), handle: restUpdateOrder },
   {
     method: 'POST',
-    pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`),
-    kind: fulfillment,
+    pattern: rest('/orders/(\\d+)/cancel.json'),
+    kind: kindOf('order_cancel'),
+    handle: restCancelOrder,
+  },
+  {
+    method: 'POST',
+    pattern: rest('/orders/(\\d+)/fulfillments.json'),
+    kind: kindOf('fulfillment'),
     handle: restCreateFulfillment,
   },
-  { method: 'GET', pattern: new RegExp(`^${API}/orders/(\\d+)/fulfillments\\.json$`), handle: restListFulfillments },
-  { method: 'POST', pattern: /^\/reseller\/orders$/, kind: order, handle: customCreateOrder },
+  { method: 'GET', pattern: rest('/orders/(\\d+)/fulfillments.json'), handle: restListFulfillments },
+  {
+    method: 'POST',
+    pattern: rest('/fulfillments/(\\d+)/update_tracking.json'),
+    kind: kindOf('fulfillment_tracking'),
+    handle: restUpdateTracking,
+  },
+  {
+    method: 'POST',
+    pattern: rest('/fulfillments/(\\d+)/cancel.json'),
+    kind: kindOf('fulfillment_cancel'),
+    handle: restCancelFulfillment,
+  },
+  { method: 'POST', pattern: /^\/reseller\/orders$/, kind: kindOf('order'), handle: customCreateOrder },
   { method: 'GET', pattern: /^\/reseller\/orders$/, handle: customListOrders },
+  {
+    method: 'PATCH',
+    pattern: /^\/reseller\/orders\/(\d+)$/,
+    kind: kindOf('order_update'),
+    handle: customUpdateOrder,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/orders\/(\d+)\/cancel$/,
+    kind: kindOf('order_cancel'),
+    handle: customCancelOrder,
+  },
   {
     method: 'POST',
     pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/,
-    kind: fulfillment,
+    kind: kindOf('fulfillment'),
     handle: customCreateFulfillment,
   },
 ];
@@ -473,7 +591,7 @@ async function routeCall(
   const route = ROUTES.find((r) => r.method === call.method && r.pattern.test(call.path));
   if (!route) return NOT_FOUND;
   let body: unknown = {};
-  if (route.method === 'POST') {
+  if (route.method !== 'GET') {
     const text = await readBody(req);
     try {
       body = text.trim() === '' ? {} : parseExact(text);
@@ -516,24 +634,50 @@ function resetState(state: State): void {
 /**
  * `POST /_sim/orders` `{shopDomain, order}`: an order placed on a shop without any webhook being sent
  * (PLATFORM-API.md, "The simulator"). Ids given are kept, missing ones assigned; every line gets an
- * id and a fulfilled quantity.
+ * id and a fulfilled quantity. `created_at`, `updated_at` and `cancelled_at` given are kept too, so a
+ * test can place an order older than a store.
  */
-function placeOrder(state: State, body: unknown): Reply {
+function simPlaceOrder(state: State, body: unknown): Reply {
   const request = asObject(body);
   const input = asObject(request?.order);
   if (typeof request?.shopDomain !== 'string' || !input || !Array.isArray(input.line_items)) {
     return json(400, { errors: 'shopDomain and an order with line_items are required' });
   }
   const shop = shopOf(state, request.shopDomain);
-  const id = typeof input.id === 'number' || /^\d+$/.test(String(input.id)) ? Number(input.id) : state.nextOrderId++;
-  if (shop.orders.has(id)) return json(409, { errors: `order ${id} exists` });
-  state.nextOrderId = Math.max(state.nextOrderId, id + 1);
-  const lineItems = input.line_items.map((line) => {
-    const item = asObject(line) ?? {};
-    return { ...item, id: item.id ?? state.nextLineItemId++, fulfilled_quantity: 0 };
-  });
-  const order = createOrder(state, shop, { ...input, line_items: lineItems }, id);
-  return json(201, { order: clone(order) });
+  const id = typeof input.id === 'number' || /^\d+$/.test(String(input.id)) ? Number(input.id) : undefined;
+  if (id !== undefined && shop.orders.has(id)) return json(409, { errors: `order ${id} exists` });
+  return json(201, { order: clone(placeOrder(shop, input, { id, keepGiven: true })) });
+}
+
+/** `POST /_sim/orders/{id}/cancel` `{shopDomain, reason?}`: the shop itself cancels, shipped or not. */
+function simCancelOrder(state: State, orderId: number, body: unknown): Reply {
+  const request = asObject(body);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  const order = cancelOrder(shopOf(state, request.shopDomain), orderId, request.reason, true);
+  return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+}
+
+/**
+ * `POST /_sim/orders/{id}/fulfillments` `{shopDomain, fulfillment}`: the shop itself ships, its
+ * `line_items` as in `fulfillments/create`; an order never seen becomes a stub that takes any lines.
+ */
+function simFulfil(state: State, orderId: number, body: unknown): Reply {
+  const request = asObject(body);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  const shop = shopOf(state, request.shopDomain);
+  const input = asObject(request.fulfillment) ?? {};
+  return refusalsAs422(() => json(201, { fulfillment: clone(fulfil(shop, orderId, input)) }));
+}
+
+/** A control's JSON body, or the 400 that answers it. */
+async function readJson(req: IncomingMessage): Promise<{ parsed: unknown } | Reply> {
+  try {
+    const text = await readBody(req);
+    return { parsed: text.trim() === '' ? {} : parseExact(text) };
+  } catch (error) {
+    if (error instanceof BodyTooLarge) throw error;
+    return json(400, { errors: 'invalid JSON' });
+  }
 }
 
 async function simCall(
@@ -553,15 +697,13 @@ async function simCall(
     if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
     return json(200, { orders: [...(state.shops.get(shopDomain)?.orders.values() ?? [])] });
   }
-  if (method === 'POST' && pathname === '/_sim/orders') {
-    try {
-      return placeOrder(state, parseExact(await readBody(req)));
-    } catch (error) {
-      if (error instanceof BodyTooLarge) throw error;
-      return json(400, { errors: 'invalid JSON' });
-    }
-  }
-  return NOT_FOUND;
+  const control = /^\/_sim\/orders\/(\d+)\/(cancel|fulfillments)$/.exec(pathname);
+  if (method !== 'POST' || (pathname !== '/_sim/orders' && !control)) return NOT_FOUND;
+  const read = await readJson(req);
+  if (!('parsed' in read)) return read;
+  if (!control) return simPlaceOrder(state, read.parsed);
+  const orderId = Number(control[1]);
+  return control[2] === 'cancel' ? simCancelOrder(state, orderId, read.parsed) : simFulfil(state, orderId, read.parsed);
 }
 
 // ---------------------------------------------------------------- server
@@ -602,9 +744,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   const state: State = {
     shops: new Map(),
     calls: [],
-    nextOrderId: 7001,
-    nextFulfillmentId: 9001,
-    nextLineItemId: 1_071_823_001,
+    ledger: newLedger(),
     slowMs: options.slowMs ?? 30_000,
     timers: new Set(),
   };

@@ -1,10 +1,12 @@
 /**
  * The simulator's storeplatform_b: Shopify's Admin GraphQL schema (shopify-schema.ts) executed by
- * graphql-js, with resolvers for the operations the service uses (orderCreate, the orders search,
- * order with its fulfillment orders and fulfillments, fulfillmentCreate). A document or a variable
- * Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that exists on
- * Shopify but is not simulated answers an error that says so. Orders are kept in storeplatform_a's
- * shape, so `GET /_sim/orders` shows every shop alike.
+ * graphql-js, with resolvers for the operations the service uses: orderCreate, the orders search
+ * (by `source_identifier`, or changed since `updated_at` with a tag, sorted by UPDATED_AT, a page
+ * at a time), order with its fulfillment orders, fulfillments and lines, fulfillmentCreate,
+ * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel. A document or a
+ * variable Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that
+ * exists on Shopify but is not simulated answers an error that says so. Orders are kept by
+ * simulator-store.ts in storeplatform_a's shape, so `GET /_sim/orders` shows every shop alike.
  */
 import {
   defaultFieldResolver,
@@ -15,36 +17,35 @@ import {
   parse,
 } from 'graphql';
 import { shopifyAdminSchema } from './shopify-schema.js';
-
-type Json = Record<string, unknown>;
-
-export interface SimLineItem extends Json {
-  id: number;
-  quantity: number;
-  fulfilled_quantity: number;
-}
-
-export interface SimOrder extends Json {
-  id: number;
-  created_at: string;
-  fulfillments: Json[];
-}
-
-/** What the executor needs of the simulator's store for one shop. */
-export interface ShopifyStore {
-  order(id: number): SimOrder | undefined;
-  orders(): SimOrder[];
-  /** Stores a new order (REST shape); its lines get ids and fulfilled quantities. */
-  createOrder(input: Json): SimOrder;
-  /** The order a fulfillment names, a stub when the simulator has never seen it (PLATFORM-API.md). */
-  orderOrStub(id: number): SimOrder;
-  nextFulfillmentId(): number;
-}
+import {
+  cancelFulfillment,
+  cancelOrder,
+  changePosition,
+  comparePositions,
+  decodeCursor,
+  encodeCursor,
+  findFulfillment,
+  fulfil,
+  hasShipped,
+  hasTag,
+  isPosition,
+  type Json,
+  orderOrStub,
+  placeOrder,
+  remaining,
+  type SimFulfillment,
+  type SimLineItem,
+  type SimOrder,
+  SimRefusalError,
+  type SimShop,
+  textOf,
+  updateOrder,
+  updateTracking,
+} from './simulator-store.js';
 
 const asObject = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(asObject) : []);
-const now = () => new Date().toISOString();
-const gid = (type: string, id: number | string) => `gid://shopify/${type}/${id}`;
+const gid = (type: string, id: unknown) => `gid://shopify/${type}/${textOf(id)}`;
 const idOf = (value: unknown, type: string): number | null => {
   const match = new RegExp(`^gid://shopify/${type}/(\\d+)$`).exec(String(value ?? ''));
   return match ? Number(match[1]) : null;
@@ -66,12 +67,14 @@ export const shopifyOperation = (body: unknown): { write: boolean; field: string
 
 /**
  * What makes a `flaky` shop's first write fail once: the order's `sourceIdentifier` (PLATFORM-API.md),
- * or the fulfillment orders a fulfillment ships.
+ * the fulfillment orders a fulfillment ships, or any other mutation and its variables.
  */
 export const shopifyFlakyKey = (body: unknown): string => {
   const variables = asObject(asObject(body).variables);
   const source = asObject(variables.order).sourceIdentifier;
   if (typeof source === 'string') return `order:${source}`;
+  const { field } = shopifyOperation(body);
+  if (field !== 'fulfillmentCreate') return `${field}:${JSON.stringify(variables)}`;
   const byOrder = list(asObject(variables.fulfillment).lineItemsByFulfillmentOrder);
   return `fulfillment:${byOrder.map((entry) => String(entry.fulfillmentOrderId)).join(',')}`;
 };
@@ -93,22 +96,23 @@ export const THROTTLED_BODY = {
   },
 };
 
-const connection = <T>(nodes: T[], first: unknown) => {
+/** A connection of nodes whose cursors are given; `first` nodes of them. */
+const connectionOf = <T>(nodes: T[], cursorOf: (node: T) => string, first: unknown, hasMore = false) => {
   const page = typeof first === 'number' ? nodes.slice(0, first) : nodes;
+  const last = page.at(-1);
   return {
     nodes: page,
-    edges: page.map((node) => ({ node, cursor: String((node as { id?: unknown }).id) })),
+    edges: page.map((node) => ({ node, cursor: cursorOf(node) })),
     pageInfo: {
-      hasNextPage: page.length < nodes.length,
+      hasNextPage: hasMore || page.length < nodes.length,
       hasPreviousPage: false,
-      startCursor: null,
-      endCursor: page.length ? String((page[page.length - 1] as { id?: unknown }).id) : null,
+      startCursor: page[0] === undefined ? null : cursorOf(page[0]),
+      endCursor: last === undefined ? null : cursorOf(last),
     },
   };
 };
-
-const lines = (order: SimOrder) => (Array.isArray(order.line_items) ? order.line_items : []) as SimLineItem[];
-const remaining = (line: SimLineItem) => Math.max(0, line.quantity - (line.fulfilled_quantity ?? 0));
+const connection = <T extends { id: unknown }>(nodes: T[], first: unknown) =>
+  connectionOf(nodes, (node) => String(node.id), first);
 
 /** A stub's fulfillment order has one line that takes any quantity: the stub knows none of the order's lines. */
 const STUB_REMAINING = 1_000_000;
@@ -123,10 +127,14 @@ const lineItemNode = (line: SimLineItem) => ({
   quantity: line.quantity,
   currentQuantity: line.quantity,
   unfulfilledQuantity: remaining(line),
+  fulfillableQuantity: remaining(line),
   requiresShipping: true,
 });
 
-const fulfillmentOrderNodes = (order: SimOrder) => {
+/** A line a stub's fulfillment names: the stub knows nothing of it but its id. */
+const unknownLine = (id: unknown): SimLineItem => ({ id, quantity: 0, fulfilled_quantity: 0, title: '' });
+
+const fulfillmentOrderNodes = (order: SimOrder): Array<{ id: string; status: string } & Json> => {
   if (order.stub) {
     return [
       {
@@ -147,7 +155,7 @@ const fulfillmentOrderNodes = (order: SimOrder) => {
       },
     ];
   }
-  const open = lines(order).some((line) => remaining(line) > 0);
+  const open = order.line_items.some((line) => remaining(line) > 0);
   const status = order.cancelled_at ? 'CANCELLED' : open ? 'OPEN' : 'CLOSED';
   return [
     {
@@ -155,7 +163,7 @@ const fulfillmentOrderNodes = (order: SimOrder) => {
       status,
       lineItems: (args: Json) =>
         connection(
-          lines(order).map((line) => ({
+          order.line_items.map((line) => ({
             id: gid('FulfillmentOrderLineItem', line.id),
             remainingQuantity: remaining(line),
             totalQuantity: line.quantity,
@@ -167,54 +175,198 @@ const fulfillmentOrderNodes = (order: SimOrder) => {
   ];
 };
 
-const fulfillmentNode = (fulfillment: Json) => ({
-  id: gid('Fulfillment', String(fulfillment.id)),
-  status: fulfillment.status === 'cancelled' ? 'CANCELLED' : 'SUCCESS',
-  createdAt: fulfillment.created_at,
-  updatedAt: fulfillment.updated_at ?? fulfillment.created_at,
-  trackingInfo: () =>
-    (fulfillment.tracking_numbers as string[] | undefined)?.map((number, index) => ({
-      company: fulfillment.tracking_company ?? null,
-      number,
-      url: (fulfillment.tracking_urls as string[] | undefined)?.[index] ?? null,
-    })) ?? [],
-});
+const firstOf = <T>(items: T[], first: unknown) => (typeof first === 'number' ? items.slice(0, first) : items);
+
+const fulfillmentNode = (order: SimOrder, fulfillment: SimFulfillment) => {
+  const numbers = fulfillment.tracking_numbers.map((n) => (n === null ? null : textOf(n)));
+  const urls = fulfillment.tracking_urls.map((u) => (u === null ? null : textOf(u)));
+  const company = fulfillment.tracking_company ?? null;
+  // Tracking without a number (a company or a URL alone) is still one entry, as Shopify shows it.
+  const tracking = numbers.length
+    ? numbers.map((number, index) => ({ company, number, url: urls[index] ?? null }))
+    : company !== null || urls.length
+      ? [{ company, number: null, url: urls[0] ?? null }]
+      : [];
+  const cancelled = fulfillment.status === 'cancelled';
+  const lineItems = fulfillment.line_items.map((shipped, index) => ({
+    id: gid('FulfillmentLineItem', fulfillment.id * 1000 + index),
+    quantity: shipped.quantity,
+    lineItem: lineItemNode(
+      order.line_items.find((l) => textOf(l.id) === textOf(shipped.id)) ?? unknownLine(shipped.id),
+    ),
+  }));
+  return {
+    id: gid('Fulfillment', fulfillment.id),
+    legacyResourceId: String(fulfillment.id),
+    name: `#${order.id}-F${order.fulfillments.indexOf(fulfillment) + 1}`,
+    status: cancelled ? 'CANCELLED' : 'SUCCESS',
+    displayStatus: cancelled ? 'CANCELED' : 'FULFILLED',
+    createdAt: fulfillment.created_at,
+    updatedAt: fulfillment.updated_at,
+    requiresShipping: true,
+    totalQuantity: fulfillment.line_items.reduce((n, line) => n + line.quantity, 0),
+    trackingInfo: (args: Json) => firstOf(tracking, args.first),
+    fulfillmentLineItems: (args: Json) => connection(lineItems, args.first),
+  };
+};
+
+/** Shopify's `OrderCancelReason` of the REST `cancel_reason` (lower case), OTHER for any other. */
+const CANCEL_REASONS = ['CUSTOMER', 'DECLINED', 'FRAUD', 'INVENTORY', 'OTHER', 'STAFF'];
+const cancelReasonNode = (reason: unknown) =>
+  reason === null || reason === undefined
+    ? null
+    : CANCEL_REASONS.includes(String(reason).toUpperCase())
+      ? String(reason).toUpperCase()
+      : 'OTHER';
+
+const fulfillmentStatusNode = (order: SimOrder) => {
+  const total = order.line_items.length;
+  const open = order.line_items.filter((line) => remaining(line) > 0).length;
+  const untouched = order.line_items.filter((line) => line.fulfilled_quantity === 0).length;
+  if (total > 0 && open === 0) return 'FULFILLED';
+  return untouched === total ? 'UNFULFILLED' : 'PARTIALLY_FULFILLED';
+};
+
+const mailingAddressNode = (value: unknown) => {
+  if (value === null || typeof value !== 'object') return null;
+  const address = asObject(value);
+  const name = [address.first_name, address.last_name].filter((part) => typeof part === 'string').join(' ');
+  return {
+    firstName: address.first_name ?? null,
+    lastName: address.last_name ?? null,
+    name: address.name ?? (name || null),
+    company: address.company ?? null,
+    address1: address.address1 ?? null,
+    address2: address.address2 ?? null,
+    city: address.city ?? null,
+    provinceCode: address.province_code ?? null,
+    countryCodeV2: address.country_code ?? null,
+    zip: address.zip ?? null,
+    phone: address.phone ?? null,
+  };
+};
 
 const orderNode = (order: SimOrder) => ({
   id: gid('Order', order.id),
+  legacyResourceId: String(order.id),
   name: `#${order.id}`,
   sourceIdentifier: order.source_identifier ?? null,
   email: order.email ?? null,
   note: order.note ?? null,
-  tags: String(order.tags ?? '')
-    .split(',')
+  customAttributes: (Array.isArray(order.note_attributes) ? order.note_attributes : []).map((attribute) => ({
+    key: asObject(attribute).name ?? '',
+    value: asObject(attribute).value ?? null,
+  })),
+  shippingAddress: mailingAddressNode(order.shipping_address),
+  tags: (Array.isArray(order.tags) ? order.tags.map(String) : String(order.tags ?? '').split(','))
     .map((tag) => tag.trim())
     .filter(Boolean),
   createdAt: order.created_at,
-  updatedAt: order.updated_at ?? order.created_at,
+  updatedAt: order.updated_at,
   cancelledAt: order.cancelled_at ?? null,
-  lineItems: (args: Json) => connection(lines(order).map(lineItemNode), args.first),
+  cancelReason: cancelReasonNode(order.cancel_reason),
+  closed: Boolean(order.cancelled_at),
+  displayFulfillmentStatus: fulfillmentStatusNode(order),
+  lineItems: (args: Json) => connection(order.line_items.map(lineItemNode), args.first),
   fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args.first),
-  fulfillments: (args: Json) =>
-    order.fulfillments.slice(0, typeof args.first === 'number' ? args.first : undefined).map(fulfillmentNode),
+  fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
 });
 
-/** `source_identifier:'<id>'` of a search string, its `\'` and `\\` unescaped. */
-const searchedSourceIdentifier = (search: unknown): string | null => {
-  const match = /source_identifier:'((?:[^'\\]|\\.)*)'/.exec(String(search ?? ''));
-  return match ? match[1].replace(/\\(.)/g, '$1') : null;
+// ---------------------------------------------------------------- the orders search
+
+/** A quoted value of a search term (`name:'value'`, its `\'` and `\\` unescaped) or a bare one (`name:value`). */
+const searchTerm = (search: unknown, name: string, operator = ''): string | null => {
+  const text = String(search ?? '');
+  const quoted = new RegExp(`(?:^|\\s)${name}:${operator}'((?:[^'\\\\]|\\\\.)*)'`).exec(text);
+  if (quoted) return quoted[1].replace(/\\(.)/g, '$1');
+  return new RegExp(`(?:^|\\s)${name}:${operator}([^'\\s]+)`).exec(text)?.[1] ?? null;
 };
+
+/** The earliest `updated_at` a search asks for: `updated_at:>='<ISO>'` (or `>`, a millisecond later). */
+const searchedUpdatedSince = (search: unknown): number | null => {
+  const atLeast = searchTerm(search, 'updated_at', '>=');
+  const after = atLeast === null ? searchTerm(search, 'updated_at', '>') : null;
+  const text = atLeast ?? after;
+  if (text === null) return null;
+  const ms = Date.parse(text);
+  if (Number.isNaN(ms)) throw new GraphQLError(`Invalid updated_at in the search: ${text}`);
+  return after === null ? ms : ms + 1;
+};
+
+/**
+ * `orders(first, after, sortKey, reverse, query)`: the search's `source_identifier`, `updated_at`
+ * and `tag` terms (others are not simulated and ignored), sorted by UPDATED_AT or by id, a page at a
+ * time; a cursor is the node's place in that order. Stubs are left out, as a platform's list never
+ * shows an order it does not have.
+ */
+const ordersConnection = (shop: SimShop, args: Json) => {
+  const first = args.first;
+  if (typeof first !== 'number') throw new GraphQLError('you must provide one of first or last');
+  if (first > 250) throw new GraphQLError('The first argument cannot exceed 250');
+  const source = searchTerm(args.query, 'source_identifier');
+  const since = searchedUpdatedSince(args.query);
+  const tag = searchTerm(args.query, 'tag');
+  const byUpdate = args.sortKey === 'UPDATED_AT';
+  const position = (order: SimOrder): number[] => (byUpdate ? changePosition(order) : [order.id]);
+  const compare = (a: number[], b: number[]) =>
+    (args.reverse ? -1 : 1) * (byUpdate && isPosition(a) && isPosition(b) ? comparePositions(a, b) : a[0] - b[0]);
+  let after: number[] | null = null;
+  if (typeof args.after === 'string') {
+    const decoded = decodeCursor(args.after);
+    if (!Array.isArray(decoded) || decoded.length !== (byUpdate ? 2 : 1) || !decoded.every(Number.isFinite)) {
+      throw new GraphQLError(`Invalid cursor for the orders connection: ${args.after}`);
+    }
+    after = decoded;
+  }
+  const orders = [...shop.orders.values()]
+    .filter((order) => !order.stub && (source === null || order.source_identifier === source))
+    .filter((order) => since === null || Date.parse(order.updated_at) >= since)
+    .filter((order) => tag === null || hasTag(order, tag))
+    .filter((order) => after === null || compare(position(order), after) > 0)
+    .sort((a, b) => compare(position(a), position(b)));
+  const page = orders.slice(0, first);
+  const cursors = new Map(page.map((order) => [order.id, encodeCursor(position(order))]));
+  return connectionOf(
+    page.map(orderNode),
+    (node) => cursors.get(idOf(node.id, 'Order') ?? 0) ?? '',
+    first,
+    orders.length > page.length,
+  );
+};
+
+// ---------------------------------------------------------------- mutations
+
+type UserError = { field: string[] | null; message: string };
+const NO_ERRORS: readonly UserError[] = [];
+
+/** `OrderCreateOrderInput`'s `shippingAddress` (a `MailingAddressInput`) as a REST `shipping_address`. */
+const restAddress = (value: unknown): Json | null => {
+  if (value === null || value === undefined) return null;
+  const address = asObject(value);
+  return {
+    first_name: address.firstName ?? null,
+    last_name: address.lastName ?? null,
+    company: address.company ?? null,
+    address1: address.address1 ?? null,
+    address2: address.address2 ?? null,
+    city: address.city ?? null,
+    province_code: address.provinceCode ?? null,
+    country_code: address.countryCode ?? null,
+    zip: address.zip ?? null,
+    phone: address.phone ?? null,
+  };
+};
+const restAttributes = (value: unknown) => list(value).map((a) => ({ name: a.key, value: a.value }));
 
 /** `OrderCreateOrderInput` as the REST order the simulator keeps. */
 const restOrder = (input: Json): Json => {
-  const address = asObject(input.shippingAddress);
   const money = (set: unknown) => asObject(asObject(set).shopMoney).amount ?? null;
   return {
     source_identifier: input.sourceIdentifier ?? null,
     currency: input.currency ?? null,
     email: input.email ?? null,
     note: input.note ?? null,
-    note_attributes: list(input.customAttributes).map((a) => ({ name: a.key, value: a.value })),
+    note_attributes: restAttributes(input.customAttributes),
     tags: (Array.isArray(input.tags) ? input.tags : []).join(', '),
     line_items: list(input.lineItems).map((line) => ({
       title: line.title ?? null,
@@ -227,116 +379,188 @@ const restOrder = (input: Json): Json => {
       requires_shipping: line.requiresShipping ?? false,
     })),
     shipping_lines: list(input.shippingLines).map((line) => ({ title: line.title, price: money(line.priceSet) })),
-    shipping_address: input.shippingAddress
-      ? {
-          first_name: address.firstName ?? null,
-          last_name: address.lastName ?? null,
-          company: address.company ?? null,
-          address1: address.address1 ?? null,
-          address2: address.address2 ?? null,
-          city: address.city ?? null,
-          province_code: address.provinceCode ?? null,
-          country_code: address.countryCode ?? null,
-          zip: address.zip ?? null,
-          phone: address.phone ?? null,
-        }
-      : null,
+    shipping_address: restAddress(input.shippingAddress),
   };
 };
 
-type UserError = { field: string[] | null; message: string };
-
-const orderCreate = (store: ShopifyStore, args: Json) => {
+const orderCreate = (shop: SimShop, args: Json) => {
   const input = asObject(args.order);
   if (list(input.lineItems).length === 0) {
     return { order: null, userErrors: [{ field: ['order', 'lineItems'], message: "Line items can't be blank" }] };
   }
-  return { order: orderNode(store.createOrder(restOrder(input))), userErrors: [] as UserError[] };
+  return { order: orderNode(placeOrder(shop, restOrder(input))), userErrors: NO_ERRORS };
 };
 
+/** Shopify's `FulfillmentTrackingInput` as the REST fields the simulator keeps (those present). */
+const restTracking = (tracking: Json): Json => ({
+  ...('company' in tracking ? { tracking_company: tracking.company } : {}),
+  ...('numbers' in tracking || 'number' in tracking
+    ? { tracking_numbers: Array.isArray(tracking.numbers) ? tracking.numbers : [tracking.number].filter(Boolean) }
+    : {}),
+  ...('urls' in tracking || 'url' in tracking
+    ? { tracking_urls: Array.isArray(tracking.urls) ? tracking.urls : [tracking.url].filter(Boolean) }
+    : {}),
+});
+
 /** Ships fulfillment order lines: each one's quantity at most what remains (a stub takes any). */
-const fulfillmentCreate = (store: ShopifyStore, args: Json) => {
+const fulfillmentCreate = (shop: SimShop, args: Json) => {
   const input = asObject(args.fulfillment);
   const refused = (message: string) => ({ fulfillment: null, userErrors: [{ field: ['fulfillment'], message }] });
   const byOrder = list(input.lineItemsByFulfillmentOrder);
   const orderIds = [...new Set(byOrder.map((entry) => idOf(entry.fulfillmentOrderId, 'FulfillmentOrder')))];
   if (orderIds.length !== 1 || orderIds[0] === null) return refused('Invalid fulfillment order id');
-  const order = store.order(orderIds[0]);
+  const order = shop.orders.get(orderIds[0]);
   if (!order) return refused('Fulfillment order does not exist');
   if (order.cancelled_at) return refused('Fulfillment order is cancelled');
 
-  const shipped: Array<{ line: SimLineItem | null; quantity: number }> = [];
+  const lineItems: Json[] = [];
   for (const entry of byOrder) {
-    const asked = list(entry.fulfillmentOrderLineItems);
-    const chosen = asked.length
-      ? asked.map((item) => ({ id: String(item.id), quantity: Number(item.quantity) }))
-      : order.stub
-        ? []
-        : lines(order).map((line) => ({ id: gid('FulfillmentOrderLineItem', line.id), quantity: remaining(line) }));
-    for (const item of chosen) {
-      if (order.stub) {
-        shipped.push({ line: null, quantity: item.quantity });
-        continue;
-      }
-      const line = lines(order).find((l) => gid('FulfillmentOrderLineItem', l.id) === item.id);
-      if (!line) return refused(`Fulfillment order line item ${item.id} does not exist`);
-      if (!(item.quantity > 0) || item.quantity > remaining(line)) {
-        return refused(`Quantity ${item.quantity} is more than the ${remaining(line)} left to fulfill`);
-      }
-      shipped.push({ line, quantity: item.quantity });
+    for (const item of list(entry.fulfillmentOrderLineItems)) {
+      if (order.stub) continue; // the stub's one line stands for lines it does not know
+      const line = order.line_items.find((l) => gid('FulfillmentOrderLineItem', l.id) === String(item.id));
+      if (!line) return refused(`Fulfillment order line item ${String(item.id)} does not exist`);
+      lineItems.push({ id: line.id, quantity: item.quantity });
     }
   }
-  if (!order.stub && shipped.every((s) => s.quantity === 0)) return refused('Nothing left to fulfill');
-  for (const { line, quantity } of shipped)
-    if (line) line.fulfilled_quantity = (line.fulfilled_quantity ?? 0) + quantity;
-
-  const tracking = asObject(input.trackingInfo);
-  const numbers = (Array.isArray(tracking.numbers) ? tracking.numbers : tracking.number ? [tracking.number] : []).map(
-    String,
-  );
-  const urls = (Array.isArray(tracking.urls) ? tracking.urls : tracking.url ? [tracking.url] : []).map(String);
-  const fulfillment: Json = {
-    id: store.nextFulfillmentId(),
-    order_id: order.id,
-    status: 'success',
-    tracking_company: tracking.company ?? null,
-    tracking_number: numbers[0] ?? null,
-    tracking_numbers: numbers,
-    tracking_url: urls[0] ?? null,
-    tracking_urls: urls,
-    line_items: shipped.flatMap(({ line, quantity }) => (line ? [{ id: line.id, quantity }] : [])),
-    notify_customer: input.notifyCustomer ?? false,
-    created_at: now(),
-  };
-  order.fulfillments.push(fulfillment);
-  return { fulfillment: fulfillmentNode(fulfillment), userErrors: [] as UserError[] };
+  const tracking = restTracking(asObject(input.trackingInfo));
+  try {
+    const fulfillment = fulfil(shop, order.id, {
+      tracking_company: null,
+      ...tracking,
+      line_items: lineItems,
+      notify_customer: input.notifyCustomer ?? false,
+    });
+    return { fulfillment: fulfillmentNode(order, fulfillment), userErrors: NO_ERRORS };
+  } catch (error) {
+    if (error instanceof SimRefusalError) return refused(error.message);
+    throw error;
+  }
 };
 
+/** A refusal of the store as userErrors, naming the argument it concerns. */
+const refusal = (error: unknown, field: string[]) => {
+  if (!(error instanceof SimRefusalError)) throw error;
+  return [{ field, message: error.message }];
+};
+
+/**
+ * `orderCancel` is asynchronous on Shopify: it answers a job, and the order is cancelled when its
+ * `cancelledAt` is set. Here the order is cancelled at once and the job answered not yet done, so a
+ * client that reads `cancelledAt` (PLATFORM-API.md) sees what it would see there.
+ */
+const orderCancel = (shop: SimShop, args: Json) => {
+  const failed = (field: string[], message: string, code: string) => ({
+    job: null,
+    jobResult: null,
+    orderCancelUserErrors: [{ field, message, code }],
+    userErrors: [{ field, message }],
+  });
+  const id = idOf(args.orderId, 'Order');
+  const order = id === null ? undefined : shop.orders.get(id);
+  if (!order || order.stub) return failed(['orderId'], 'Order does not exist', 'NOT_FOUND');
+  if (!order.cancelled_at && hasShipped(order)) {
+    return failed(['orderId'], 'Cannot cancel an order with fulfillments: cancel them first', 'INVALID');
+  }
+  cancelOrder(shop, order.id, String(args.reason).toLowerCase());
+  return {
+    job: { id: gid('Job', crypto.randomUUID()), done: false, query: null },
+    jobResult: null,
+    orderCancelUserErrors: [],
+    userErrors: [],
+  };
+};
+
+/** `orderUpdate(input: OrderInput)`: the shipping address, email, note and custom attributes present. */
+const orderUpdate = (shop: SimShop, args: Json) => {
+  const input = asObject(args.input);
+  const id = idOf(input.id, 'Order');
+  const order = id === null ? undefined : shop.orders.get(id);
+  if (!order || order.stub) return { order: null, userErrors: [{ field: ['id'], message: 'Order does not exist' }] };
+  const changes: Json = {
+    ...('shippingAddress' in input ? { shipping_address: restAddress(input.shippingAddress) } : {}),
+    ...('email' in input ? { email: input.email } : {}),
+    ...('note' in input ? { note: input.note } : {}),
+    ...('customAttributes' in input ? { note_attributes: restAttributes(input.customAttributes) } : {}),
+  };
+  try {
+    updateOrder(shop, order.id, changes);
+    return { order: orderNode(order), userErrors: NO_ERRORS };
+  } catch (error) {
+    return { order: null, userErrors: refusal(error, ['id']) };
+  }
+};
+
+const fulfillmentTrackingInfoUpdate = (shop: SimShop, args: Json) => {
+  const id = idOf(args.fulfillmentId, 'Fulfillment');
+  const found = id === null ? undefined : findFulfillment(shop, id);
+  if (!found)
+    return { fulfillment: null, userErrors: [{ field: ['fulfillmentId'], message: 'Fulfillment not found' }] };
+  const input = restTracking(asObject(args.trackingInfoInput));
+  if (args.notifyCustomer !== undefined) input.notify_customer = args.notifyCustomer;
+  try {
+    updateTracking(shop, found.fulfillment.id, input);
+    return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: NO_ERRORS };
+  } catch (error) {
+    return { fulfillment: null, userErrors: refusal(error, ['fulfillmentId']) };
+  }
+};
+
+const fulfillmentCancel = (shop: SimShop, args: Json) => {
+  const id = idOf(args.id, 'Fulfillment');
+  const found = id === null ? undefined : findFulfillment(shop, id);
+  if (!found) return { fulfillment: null, userErrors: [{ field: ['id'], message: 'Fulfillment not found' }] };
+  cancelFulfillment(shop, found.fulfillment.id);
+  return { fulfillment: fulfillmentNode(found.order, found.fulfillment), userErrors: NO_ERRORS };
+};
+
+/** A mutation refused as a `fail422` shop refuses it: its payload's errors, its object null. */
+const refusedPayload = (message: string) => {
+  const userErrors = [{ field: ['base'], message }];
+  return {
+    order: null,
+    fulfillment: null,
+    job: null,
+    jobResult: null,
+    orderCancelUserErrors: [{ ...userErrors[0], code: 'INVALID' }],
+    userErrors,
+  };
+};
+
+export interface ShopifyOptions {
+  /** Refuse every mutation with this message (a `fail422` token); queries still answer. */
+  refuseWrites?: string;
+}
+
 /** Answers one GraphQL request for one shop, as Shopify would: always HTTP 200, `data` and/or `errors`. */
-export const executeShopify = async (store: ShopifyStore, body: unknown): Promise<unknown> => {
+export const executeShopify = async (shop: SimShop, body: unknown, options: ShopifyOptions = {}): Promise<unknown> => {
   const request = asObject(body);
   if (typeof request.query !== 'string') return { errors: [{ message: 'Parameter Missing or Invalid: query' }] };
   const schema = shopifyAdminSchema();
-  const roots: Record<string, (args: Json) => unknown> = {
-    orders: (args) => {
-      const source = searchedSourceIdentifier(args.query);
-      const orders = store.orders().filter((o) => !o.stub && (source === null || o.source_identifier === source));
-      return connection(orders.map(orderNode), args.first);
-    },
+  const queries: Record<string, (args: Json) => unknown> = {
+    orders: (args) => ordersConnection(shop, args),
     order: (args) => {
       const id = idOf(args.id, 'Order');
-      return id === null ? null : orderNode(store.orderOrStub(id));
+      return id === null ? null : orderNode(orderOrStub(shop, id));
     },
-    orderCreate: (args) => orderCreate(store, args),
-    fulfillmentCreate: (args) => fulfillmentCreate(store, args),
+    // Jobs are done at once here: a client that asks after its job finds it done.
+    job: (args) => ({ id: args.id, done: true, query: null }),
+  };
+  const mutations: Record<string, (args: Json) => unknown> = {
+    orderCreate: (args) => orderCreate(shop, args),
+    fulfillmentCreate: (args) => fulfillmentCreate(shop, args),
+    orderCancel: (args) => orderCancel(shop, args),
+    orderUpdate: (args) => orderUpdate(shop, args),
+    fulfillmentTrackingInfoUpdate: (args) => fulfillmentTrackingInfoUpdate(shop, args),
+    fulfillmentCancel: (args) => fulfillmentCancel(shop, args),
   };
   const fieldResolver: GraphQLFieldResolver<unknown, unknown, Json> = (source, args, context, info) => {
-    if (info.parentType !== schema.getQueryType() && info.parentType !== schema.getMutationType()) {
+    const mutation = info.parentType === schema.getMutationType();
+    if (info.parentType !== schema.getQueryType() && !mutation) {
       return defaultFieldResolver(source, args, context, info);
     }
-    const resolve = roots[info.fieldName];
+    const resolve = (mutation ? mutations : queries)[info.fieldName];
     if (!resolve) throw new GraphQLError(`${info.fieldName} is not supported by the platform simulator`);
-    return resolve(args);
+    return mutation && options.refuseWrites !== undefined ? refusedPayload(options.refuseWrites) : resolve(args);
   };
   const result = await graphql({
     schema,
