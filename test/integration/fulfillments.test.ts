@@ -178,7 +178,18 @@ describe('reverse sync of fulfillments through the local runtime', () => {
           const push = (await sim().calls()).find(
             (c) => c.shopDomain === source.shopDomain && c.path === '/reseller/orders',
           );
-          const signed = JSON.stringify({ order: withoutSimFields(sourceOrder, ['id', 'created_at', 'fulfillments']) });
+          const order = withoutSimFields(sourceOrder, [
+            'id',
+            'created_at',
+            'updated_at',
+            'cancelled_at',
+            'cancel_reason',
+            'fulfillments',
+          ]);
+          order.line_items = sourceOrder.line_items.map((line: Record<string, unknown>) =>
+            withoutSimFields(line, ['id', 'fulfilled_quantity']),
+          );
+          const signed = JSON.stringify({ order });
           expect(push.signature).toBe(hmac(sourceSecret, signed));
         }
 
@@ -218,7 +229,14 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         expect(call.idempotencyKey).toBe(resellerPlatform === 'storeplatform_b' ? null : `ful:${source.id}:${body.id}`);
         if (resellerPlatform === 'custom') {
           const signed = JSON.stringify({
-            fulfillment: withoutSimFields(onReseller, ['id', 'order_id', 'status', 'created_at']),
+            fulfillment: withoutSimFields(onReseller, [
+              'id',
+              'order_id',
+              'status',
+              'created_at',
+              'updated_at',
+              'line_items',
+            ]),
           });
           expect(call.signature).toBe(hmac(resellerSecret, signed));
         }
