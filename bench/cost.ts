@@ -9,7 +9,7 @@
  *
  *   npm run bench:cost [-- --orders 500] [-- --concurrency 4] [-- --quick]
  *
- * Counting runs from the first webhook until the work has settled; setting up the stores and
+ * Counting runs from the first webhook until the work has ended; setting up the stores and
  * reading the jobs' statuses through the API are not counted, and long polls that return
  * nothing (the pollers waiting) are reported apart. Target: under $5 per million orders.
  * The exit code is 0 unless an order was refused or not completed; the cost never fails the run.
@@ -120,7 +120,7 @@ try {
   );
   const sentMs = performance.now() - started;
 
-  // 2. Wait until every job is completed. Settled = the worker has handled a message per job, the
+  // 2. Wait until every job is completed. EndResult = the worker has handled a message per job, the
   // supplier has every order, and nothing of the order's pipeline ran for a moment (the poller
   // deletes a batch after its invocation). Only then is counting paused to read the jobs through
   // the API, whose own reads are not the orders' cost; if some job is not completed yet (a retry

@@ -67,7 +67,7 @@ export const createMeter = () => {
   const meter = {
     counting: false,
     usage: emptyUsage(),
-    /** When each function last finished an invocation (counted or not), to tell when work has settled. */
+    /** When each function last finished an invocation (counted or not), to tell when work has ended. */
     lastInvokeAt: new Map<string, number>(),
   };
 

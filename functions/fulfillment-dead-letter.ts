@@ -5,8 +5,8 @@ import { metricsMiddleware } from '../shared/core/metrics.js';
 import { processDeadFulfillmentMessage } from '../shared/fulfillments/dead-letter.js';
 
 /** A fulfillment message SQS gave up on: put back later while the reseller may recover, else `dead` on its job. */
-const giveUpOrRedrive = async (record: SQSRecord) => {
-  await processDeadFulfillmentMessage(record);
+const giveUpOrRedrive = async (received: SQSRecord) => {
+  await processDeadFulfillmentMessage(received);
 };
 
 export const handler = lambdaHandler(sqsBatchHandler(giveUpOrRedrive), metricsMiddleware());

@@ -8,8 +8,8 @@ import { adapterFor } from '../shared/platforms/adapters.js';
 
 const deps = { cipher, platforms: adapterFor };
 
-const deliver = async (record: SQSRecord) => {
-  if ((await processFulfillmentMessage(deps, record)) === 'retry')
+const deliver = async (received: SQSRecord) => {
+  if ((await processFulfillmentMessage(deps, received)) === 'retry')
     throw new Error('fulfillment failed; left for SQS to deliver again');
 };
 

@@ -9,7 +9,7 @@ import { processDeadSyncMessage } from '../shared/sync-jobs/dead-letter.js';
 // The supplier is asked for the order before a job is made dead (a lookup needs the shop's secrets).
 const deps = { cipher, platforms: adapterFor };
 
-const settle = (record: SQSRecord) => processDeadSyncMessage(deps, record);
+const processOne = (received: SQSRecord) => processDeadSyncMessage(deps, received);
 
 /** A message SQS gave up on: its job (if this is still its current message) ends, dead or found placed. */
-export const handler = lambdaHandler(sqsBatchHandler(settle), metricsMiddleware());
+export const handler = lambdaHandler(sqsBatchHandler(processOne), metricsMiddleware());

@@ -8,8 +8,8 @@ import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
 const deps = { cipher, platforms: adapterFor };
 
-const placeOrder = async (record: SQSRecord) => {
-  if ((await processSyncMessage(deps, record)) === 'retry')
+const placeOrder = async (received: SQSRecord) => {
+  if ((await processSyncMessage(deps, received)) === 'retry')
     throw new Error('sync job failed; left for SQS to deliver again');
 };
 

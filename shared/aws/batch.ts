@@ -4,13 +4,13 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 
 /**
- * A queue consumer's batch (ReportBatchItemFailures): each record on its own, each failed record
+ * A queue consumer's batch (ReportBatchItemFailures): each message on its own, each failed message
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
- * record failed is answered the same way, not thrown: at low traffic most batches hold one record,
+ * message failed is answered the same way, not thrown: at low traffic most batches hold one message,
  * and a transient supplier failure is no Lambda error, so the errors alarm keeps meaning a fault of
  * the function itself.
  */
-export const sqsBatchHandler = (handle: (record: SQSRecord) => Promise<unknown>) => {
+export const sqsBatchHandler = (handle: (received: SQSRecord) => Promise<unknown>) => {
   // One processor per environment: Lambda runs one invocation at a time in it.
   const processor = new BatchProcessor(EventType.SQS);
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {

@@ -21,7 +21,7 @@ export const countMetric = (name: BusinessMetric, value = 1) => {
   if (value > 0) metrics().addMetric(name, MetricUnit.Count, value);
 };
 
-export const recordLatency = (name: BusinessMetric, milliseconds: number) => {
+export const latencyMetric = (name: BusinessMetric, milliseconds: number) => {
   metrics().addMetric(name, MetricUnit.Milliseconds, Math.max(0, milliseconds));
 };
 

@@ -4,7 +4,7 @@ import { config } from '../core/config.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { gaveUpReason } from '../core/work-policy.js';
 import { jobLogContext } from '../entities/sync-job.js';
-import { loadDelivery, recordOutcome } from './entries.js';
+import { loadDelivery, moveEntry } from './entries.js';
 import {
   type FulfillmentMessage,
   parseFulfillmentMessage,
@@ -18,13 +18,13 @@ import {
  * FULFILLMENT_REDRIVES times (about 20 hours on AWS by default); after that the entry is `dead`,
  * with the last failure's reason. The entry stays `failed`, with that reason, in between.
  */
-export const processDeadFulfillmentMessage = async (record: SQSRecord, redrives = config.fulfillmentRedrives()) => {
-  if (parseRecheckMessage(record.body)) {
+export const processDeadFulfillmentMessage = async (received: SQSRecord, redrives = config.fulfillmentRedrives()) => {
+  if (parseRecheckMessage(received.body)) {
     // Its kept fulfillment still waits for the job's worker, which releases it on completion.
-    return logger.warn('a kept-fulfillment recheck gave up', { messageId: record.messageId });
+    return logger.warn('a kept-fulfillment recheck gave up', { messageId: received.messageId });
   }
-  const message = parseFulfillmentMessage(record.body);
-  if (!message) return logger.error('malformed message in the fulfillment DLQ', { messageId: record.messageId });
+  const message = parseFulfillmentMessage(received.body);
+  if (!message) return logger.error('malformed message in the fulfillment DLQ', { messageId: received.messageId });
   const context = {
     jobId: message.jobId,
     sourceFulfillmentId: message.sourceFulfillmentId,
@@ -45,7 +45,7 @@ const giveUpOrRedrive = async (message: FulfillmentMessage, redrives: number) =>
   }
   // The last failure's reason stays the headline: it is what the reseller needs to act on.
   const reason = gaveUpReason(found.entry.errorMessage, found.entry.attempts);
-  await recordOutcome(
+  await moveEntry(
     found.job.id,
     message.sourceFulfillmentId,
     { status: 'dead', errorMessage: reason, attempted: false },

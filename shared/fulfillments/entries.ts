@@ -5,7 +5,8 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
-import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
+import { UpdateBuilder } from '../dynamo/update.js';
+import { type FulfillmentEntry, type FulfillmentStatus, isPropagating } from '../entities/fulfillment-entry.js';
 import { propagationIndex, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
 
@@ -53,50 +54,60 @@ export const trackingOf = (entry: FulfillmentEntry): Tracking => ({
   urls: entry.trackingUrls ?? (entry.trackingUrl ? [entry.trackingUrl] : []),
 });
 
+// ---------- the moves, as data
+
+/**
+ * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (MOVES in
+ * shared/sync-jobs/state-machine.ts): the states each may start from (`null`: no entry yet) and
+ * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
+ * nothing: `delivered` is final, so a late or duplicate message never undoes a delivery.
+ */
+export interface EntryMoveRule {
+  from: readonly (FulfillmentStatus | null)[];
+  to: FulfillmentStatus | null;
+}
+
+export const ENTRY_MOVES = {
+  /** Fulfillments webhook: a new entry, or a redelivery that re-arms one not delivered yet. */
+  accept: { from: [null, 'pending', 'failed', 'dead'], to: 'pending' },
+  /** Worker: the reseller's platform has the fulfillment. */
+  deliver: { from: ['pending', 'failed', 'dead'], to: 'delivered' },
+  /** Worker: a failure that may heal; SQS brings the message back. */
+  fail: { from: ['pending', 'failed', 'dead'], to: 'failed' },
+  /** Worker (refused, throttled past the budget), DLQ handler (receives used up), reconciler. */
+  kill: { from: ['pending', 'failed', 'dead'], to: 'dead' },
+  /** Worker: the reseller's platform answered 429; the entry waits for its fresh message. */
+  defer: { from: ['pending', 'failed', 'dead'], to: null },
+  /** Reconciler: the entry stayed past its lease, its message presumed lost. */
+  resend: { from: ['pending', 'failed'], to: 'pending' },
+} as const satisfies Record<string, EntryMoveRule>;
+
+export type EntryMove = keyof typeof ENTRY_MOVES;
+
+/** Whether `move` may start from an entry in `status` (undefined: the job has no such entry). */
+export const canMoveEntry = (move: EntryMove, status: FulfillmentStatus | undefined) =>
+  (ENTRY_MOVES[move].from as readonly (FulfillmentStatus | null)[]).includes(status ?? null);
+
+const OUTCOME_MOVES = { delivered: 'deliver', failed: 'fail', dead: 'kill' } as const;
+
+/** The fields of a wait or a stall (as the job's WAIT_ATTRIBUTES): progress, or a new delivery, drops them. */
+const WAIT_FIELDS = ['resends', 'waitUntil', 'throttledSince'];
+
 // ---------- expressions
 
 /**
- * One update of the job item, built up part by part. Every attribute name goes through a
- * placeholder (`status`, `url` and friends are reserved words): `#fid` for the entry the update is
- * about, `#<field>` for its fields, `#f1`, `#f2`… for other entries; values are `:<field>` as set.
+ * One update of the job item about one of its entries (the shared UpdateBuilder): `#fid` names the
+ * entry the update is about, `#<field>` its fields, `#f1`, `#f2`… other entries of the job.
  */
-class EntryUpdate {
-  private sets: string[] = [];
-  private removes: string[] = [];
-  private conditions: string[] = [];
-  readonly names: Record<string, string> = { '#fulfillments': 'fulfillments' };
-  readonly values: Record<string, unknown> = {};
-
-  constructor(readonly sourceFulfillmentId = '') {}
+class EntryUpdate extends UpdateBuilder {
+  constructor(readonly sourceFulfillmentId = '') {
+    super();
+    this.name('fulfillments');
+  }
 
   /** `#fulfillments.#fid`: the entry the update is about (named only when used: DynamoDB refuses unused names). */
   get path() {
-    this.names['#fid'] = this.sourceFulfillmentId;
-    return '#fulfillments.#fid';
-  }
-
-  /** `#<attribute>` for a field or key attribute. */
-  name(attribute: string) {
-    this.names[`#${attribute}`] = attribute;
-    return `#${attribute}`;
-  }
-
-  /** `#fulfillments.#fN` for another entry of the job. */
-  other(sourceFulfillmentId: string) {
-    const placeholder = `#f${Object.keys(this.names).length}`;
-    this.names[placeholder] = sourceFulfillmentId;
-    return `#fulfillments.${placeholder}`;
-  }
-
-  value(label: string, v: unknown) {
-    this.values[`:${label}`] = v;
-    return `:${label}`;
-  }
-
-  /** `<entry>.#<field> = :<field>` for each field. */
-  setFields(fields: Record<string, unknown>) {
-    for (const [field, v] of Object.entries(fields)) this.sets.push(`${this.field(field)} = ${this.value(field, v)}`);
-    return this;
+    return `#fulfillments.${this.name(this.sourceFulfillmentId, '#fid')}`;
   }
 
   /** `<entry>.#<field>` */
@@ -104,41 +115,19 @@ class EntryUpdate {
     return `${this.path}.${this.name(field)}`;
   }
 
-  set(path: string, valueLabel: string, v: unknown) {
-    this.sets.push(`${path} = ${this.value(valueLabel, v)}`);
-    return this;
+  /** `#fulfillments.#fN` for another entry of the job. */
+  other(sourceFulfillmentId: string) {
+    return `#fulfillments.${this.name(sourceFulfillmentId, `#f${Object.keys(this.names).length}`)}`;
   }
 
-  remove(path: string) {
-    this.removes.push(path);
-    return this;
-  }
-
-  when(condition: string) {
-    this.conditions.push(condition);
-    return this;
-  }
-
-  /** The index keys of `propagationIndex`, set or removed. */
-  index(changes: { set: Record<string, string>; remove: string[] }) {
-    for (const [attribute, v] of Object.entries(changes.set)) this.set(this.name(attribute), attribute, v);
-    for (const attribute of changes.remove) this.remove(this.name(attribute));
+  /** `<entry>.#<field> = :<field>` for each field. */
+  setFields(fields: Record<string, unknown>) {
+    for (const [field, v] of Object.entries(fields)) this.set(this.field(field), field, v);
     return this;
   }
 
   input(jobId: string) {
-    const clauses = [
-      ...(this.sets.length ? [`SET ${this.sets.join(', ')}`] : []),
-      ...(this.removes.length ? [`REMOVE ${this.removes.join(', ')}`] : []),
-    ];
-    return {
-      TableName: TABLE(),
-      Key: syncJobKey(jobId),
-      UpdateExpression: clauses.join(' '),
-      ...(this.conditions.length ? { ConditionExpression: this.conditions.join(' AND ') } : {}),
-      ExpressionAttributeNames: this.names,
-      ExpressionAttributeValues: this.values,
-    };
+    return { TableName: TABLE(), ...this.build(syncJobKey(jobId)) };
   }
 }
 
@@ -189,16 +178,16 @@ const propagating = (job: SyncJob) =>
  * redelivered webhook then has nothing left to do. The map is created by the first fulfillment
  * of the job.
  */
-export const recordAccepted = (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) =>
+export const acceptEntry = (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) =>
   withRereads(jobId, undefined, async (job) => {
     if (!job) return false;
     const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
-    if (current?.status === 'delivered') return false;
+    if (!canMoveEntry('accept', current?.status)) return false;
     const at = now();
     const update = new EntryUpdate(sourceFulfillmentId).index(propagating(job));
     const entry: FulfillmentEntry = {
       sourceFulfillmentId,
-      status: 'pending',
+      status: ENTRY_MOVES.accept.to,
       ...trackingFields(tracking),
       resellerFulfillmentId: null,
       attempts: 0,
@@ -215,10 +204,15 @@ export const recordAccepted = (jobId: string, sourceFulfillmentId: string, track
       update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
     } else {
       // Attempts, receipt time and any reseller id stay: this is the same fulfillment again.
-      update.setFields({ status: 'pending', errorMessage: null, updatedAt: at, ...trackingFields(tracking) });
+      update.setFields({
+        status: ENTRY_MOVES.accept.to,
+        errorMessage: null,
+        updatedAt: at,
+        ...trackingFields(tracking),
+      });
       update.when(`${update.field('status')} <> ${update.value('delivered', 'delivered')}`);
       // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
-      for (const field of ['resends', 'waitUntil', 'throttledSince']) update.remove(update.field(field));
+      update.remove(...WAIT_FIELDS.map((field) => update.field(field)));
     }
     return (await tryUpdate(jobId, update)) ? true : 'again';
   });
@@ -235,7 +229,7 @@ export type FulfillmentOutcome =
  * job out of the propagating jobs, on condition that the other entries are still ended. Answers
  * whether the entry moved. `job`: the job as the caller just read it, if it did.
  */
-export const recordOutcome = (
+export const moveEntry = (
   jobId: string,
   sourceFulfillmentId: string,
   outcome: FulfillmentOutcome,
@@ -243,9 +237,10 @@ export const recordOutcome = (
 ): Promise<boolean> =>
   withRereads(jobId, job, async (current) => {
     const entry = current?.fulfillments[sourceFulfillmentId];
-    if (!current || !entry || entry.status === 'delivered') return false;
+    const move = OUTCOME_MOVES[outcome.status];
+    if (!current || !entry || !canMoveEntry(move, entry.status)) return false;
     const at = now();
-    const fields: Record<string, unknown> = { status: outcome.status, updatedAt: at };
+    const fields: Record<string, unknown> = { status: ENTRY_MOVES[move].to, updatedAt: at };
     if (outcome.status === 'delivered') {
       Object.assign(fields, {
         resellerFulfillmentId: outcome.resellerFulfillmentId,
@@ -261,7 +256,7 @@ export const recordOutcome = (
       update.when(`${update.field('attempts')} = ${update.value('readAttempts', entry.attempts)}`);
     }
     // An attempt that reached an outcome is progress; any wait or throttled run is over.
-    for (const field of ['resends', 'waitUntil', 'throttledSince']) update.remove(update.field(field));
+    update.remove(...WAIT_FIELDS.map((field) => update.field(field)));
     update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
     const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
     if (outcome.status !== 'failed' && current.status === 'completed' && !others.some(isPropagating)) {
@@ -287,7 +282,8 @@ export const recordOutcome = (
  * there), and the first throttled call of a run starts the throttling budget. False when the entry
  * moved meanwhile (delivered, say).
  */
-export const recordDeferral = (job: SyncJob, entry: FulfillmentEntry, delaySeconds: number, startedAt: string) => {
+export const deferEntry = (job: SyncJob, entry: FulfillmentEntry, delaySeconds: number, startedAt: string) => {
+  if (!canMoveEntry('defer', entry.status)) return Promise.resolve(false);
   const update = new EntryUpdate(entry.sourceFulfillmentId).setFields({
     waitUntil: new Date(Date.now() + delaySeconds * 1000).toISOString(),
     throttledSince: entry.throttledSince ?? startedAt,
@@ -301,9 +297,10 @@ export const recordDeferral = (job: SyncJob, entry: FulfillmentEntry, delaySecon
  * The reconciler's re-send of an entry that stayed past its lease: `pending` again, one more
  * re-send counted, on condition that it has not moved since the reconciler read it.
  */
-export const recordResend = (job: SyncJob, entry: FulfillmentEntry) => {
+export const resendEntry = (job: SyncJob, entry: FulfillmentEntry) => {
+  if (!canMoveEntry('resend', entry.status)) return Promise.resolve(false);
   const update = new EntryUpdate(entry.sourceFulfillmentId).setFields({
-    status: 'pending',
+    status: ENTRY_MOVES.resend.to,
     updatedAt: now(),
     resends: (entry.resends ?? 0) + 1,
   });

@@ -14,7 +14,7 @@ import {
 } from '../entities/kept-fulfillment.js';
 import { type SyncJob, syncJobIdFrom } from '../entities/sync-job.js';
 import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
-import { recordAccepted } from './entries.js';
+import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
 
 /**
@@ -47,7 +47,7 @@ const propagate = async (
   receivedAt: string,
   requestId?: string,
 ) => {
-  if (!(await recordAccepted(jobId, sourceFulfillmentId, tracking, receivedAt))) {
+  if (!(await acceptEntry(jobId, sourceFulfillmentId, tracking, receivedAt))) {
     logger.info('fulfillment already delivered (or its job is gone); nothing to send', { jobId, sourceFulfillmentId });
     return;
   }

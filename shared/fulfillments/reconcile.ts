@@ -3,7 +3,7 @@ import { logger } from '../core/logger.js';
 import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
 import type { SyncJob } from '../entities/sync-job.js';
-import { leavePropagating, recordOutcome, recordResend, trackingOf } from './entries.js';
+import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
 
 /**
@@ -25,7 +25,12 @@ export const entryLeaseEnd = (entry: FulfillmentEntry, leaseSeconds: number) =>
   leaseEnd(entry, leaseSeconds, entry.status === 'failed' ? MAX_DELAY_SECONDS : 0);
 
 /** One propagating job: its stalled entries re-sent or ended; none left on its way, it leaves the index. */
-export const settlePropagations = async (job: SyncJob, leaseSeconds: number, at: number, report: PropagationReport) => {
+export const reconcilePropagations = async (
+  job: SyncJob,
+  leaseSeconds: number,
+  at: number,
+  report: PropagationReport,
+) => {
   const open = Object.values(job.fulfillments).filter(isPropagating);
   if (!open.length) {
     if (job.status === 'completed') await leavePropagating(job);
@@ -37,10 +42,10 @@ export const settlePropagations = async (job: SyncJob, leaseSeconds: number, at:
     if ((entry.resends ?? 0) >= MAX_RESENDS) {
       const errorMessage = noProgressReason(entry.errorMessage);
       const outcome = { status: 'dead', errorMessage, attempted: false } as const;
-      if (await recordOutcome(job.id, entry.sourceFulfillmentId, outcome, job)) report.propagationsDead++;
+      if (await moveEntry(job.id, entry.sourceFulfillmentId, outcome, job)) report.propagationsDead++;
       continue;
     }
-    if (!(await recordResend(job, entry))) continue; // it moved meanwhile: its message got through
+    if (!(await resendEntry(job, entry))) continue; // it moved meanwhile: its message got through
     await sendFulfillmentMessage({
       jobId: job.id,
       sourceFulfillmentId: entry.sourceFulfillmentId,

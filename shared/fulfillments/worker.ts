@@ -12,7 +12,7 @@ import { jobLogContext } from '../entities/sync-job.js';
 import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import { loadDelivery, recordDeferral, recordOutcome } from './entries.js';
+import { deferEntry, loadDelivery, moveEntry } from './entries.js';
 import { jobLineItems } from './job-lines.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
 import {
@@ -25,19 +25,19 @@ import {
 /**
  * One fulfillment message: create the fulfillment with its tracking on the reseller order
  * (`externalOrderId`) through the reseller store's platform, with the source fulfillment as
- * idempotency key, and record the outcome on the job's entry. A soft-deleted reseller store still
+ * idempotency key, and write the outcome on the job's entry. A soft-deleted reseller store still
  * gets its tracking: the order was accepted while it was active, and its customer still waits.
  * The same queue carries the delayed rechecks of kept fulfillments (shared/fulfillments/propagation.ts).
  */
-export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): Promise<Outcome> => {
-  const recheck = parseRecheckMessage(record.body);
+export const processFulfillmentMessage = async (deps: Deps, received: SQSRecord): Promise<Outcome> => {
+  const recheck = parseRecheckMessage(received.body);
   if (recheck) {
     await recheckKeptFulfillment(recheck);
     return 'done';
   }
-  const message = parseFulfillmentMessage(record.body);
+  const message = parseFulfillmentMessage(received.body);
   if (!message) {
-    logger.error('dropping a malformed fulfillment message', { messageId: record.messageId });
+    logger.error('dropping a malformed fulfillment message', { messageId: received.messageId });
     return 'done';
   }
   const context = {
@@ -46,11 +46,11 @@ export const processFulfillmentMessage = async (deps: Deps, record: SQSRecord): 
     request_id: message.requestId,
   };
   return withRecordContext(context, 'fulfillment failed unexpectedly; SQS will retry', () =>
-    deliver(deps, message, record),
+    deliver(deps, message, received),
   );
 };
 
-const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecord): Promise<Outcome> => {
+const deliver = async (deps: Deps, message: FulfillmentMessage, received: SQSRecord): Promise<Outcome> => {
   // A 429's wait longer than one message delay: on again, until its time (no reseller call).
   const early = secondsUntil(message.notBefore);
   if (early > 0) {
@@ -66,7 +66,7 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
   const reseller = await loadResellerStore(job.resellerStoreId);
   if (!reseller) {
     const errorMessage = `reseller store ${job.resellerStoreId} no longer exists`;
-    await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: false }, job);
+    await moveEntry(job.id, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: false }, job);
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, reseller);
@@ -79,7 +79,7 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
     const resend =
       found.entry.attempts > 0 ||
       (found.entry.resends ?? 0) > 0 ||
-      Number(record.attributes?.ApproximateReceiveCount) > 1;
+      Number(received.attributes?.ApproximateReceiveCount) > 1;
     ({ fulfillmentId: resellerFulfillmentId } = await deps
       .platforms(shop.platform)
       .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey, {
@@ -88,10 +88,10 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, record: SQSRecor
         lineItems: await jobLineItems(job),
       }));
   } catch (error) {
-    return handleFailure(job, found.entry, message, record, error, startedAt);
+    return handleFailure(job, found.entry, message, received, error, startedAt);
   }
   // Outside the try: if this write fails the message comes back, and the same key gets the same fulfillment.
-  await recordOutcome(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId }, job);
+  await moveEntry(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId }, job);
   logger.info('fulfillment delivered to the reseller order', { resellerFulfillmentId });
   return 'done';
 };
@@ -100,7 +100,7 @@ const handleFailure = async (
   job: SyncJob,
   entry: FulfillmentEntry,
   message: FulfillmentMessage,
-  record: SQSRecord,
+  received: SQSRecord,
   error: unknown,
   startedAt: string,
 ): Promise<Outcome> => {
@@ -113,13 +113,13 @@ const handleFailure = async (
       // Throttled for longer than the budget (counted from the run's first 429), the entry ends.
       const errorMessage = throttledPastBudget(failure.reason, entry.throttledSince, startedAt);
       if (errorMessage) {
-        await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: true }, job);
+        await moveEntry(jobId, message.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: true }, job);
         logger.warn('reseller platform throttled past the budget; fulfillment is dead');
         return 'done';
       }
       // Deferred, not failed: a fresh message, delayed, so throttling never uses up a receive. The
       // entry records the wait, so the reconciler does not take it for a lost message.
-      if (await recordDeferral(job, entry, failure.delaySeconds, startedAt)) {
+      if (await deferEntry(job, entry, failure.delaySeconds, startedAt)) {
         const notBefore = Date.now() + failure.delaySeconds * 1000;
         const resent = failure.delaySeconds > MAX_DEFERRAL_SECONDS ? { ...message, notBefore } : message;
         await sendFulfillmentMessage(resent, failure.delaySeconds);
@@ -129,7 +129,7 @@ const handleFailure = async (
       return 'done';
     }
     case 'permanent':
-      await recordOutcome(
+      await moveEntry(
         jobId,
         message.sourceFulfillmentId,
         { status: 'dead', errorMessage: failure.reason, attempted: true },
@@ -140,10 +140,10 @@ const handleFailure = async (
     case 'unknown_outcome':
     case 'transient':
       if (failure.kind === 'transient' && failure.internal) logger.error('fulfillment failed', error as Error);
-      await recordOutcome(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason }, job);
+      await moveEntry(jobId, message.sourceFulfillmentId, { status: 'failed', errorMessage: failure.reason }, job);
       logger.warn('fulfillment failed; SQS will retry', {
         failure: failure.kind,
-        receiveCount: record.attributes?.ApproximateReceiveCount,
+        receiveCount: received.attributes?.ApproximateReceiveCount,
       });
       return 'retry';
   }

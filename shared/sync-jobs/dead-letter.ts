@@ -6,9 +6,9 @@ import { gaveUpReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { failedAttemptsOf } from '../entities/attempt.js';
 import { jobLogContext } from '../entities/sync-job.js';
+import { endJob, mayHaveBeenPlaced } from './end.js';
 import { type JobMessage, messageLogContext, parseJobMessage } from './message.js';
 import type { AttemptEnd } from './moves.js';
-import { endJob, mayHaveBeenPlaced } from './settle.js';
 import { loadJob } from './sync-jobs.js';
 
 /**
@@ -22,13 +22,13 @@ import { loadJob } from './sync-jobs.js';
  * stays open, and the reconciler sends it a new message once its lease is up. Every line names the
  * job, its order and the request that sent the message.
  */
-export const processDeadSyncMessage = async (deps: Deps, record: SQSRecord) => {
-  const message = parseJobMessage(record.body);
-  if (!message) return logger.error('malformed message in the sync DLQ', { messageId: record.messageId });
-  await withLogContext(messageLogContext(message), () => settleDeadMessage(deps, message));
+export const processDeadSyncMessage = async (deps: Deps, received: SQSRecord) => {
+  const message = parseJobMessage(received.body);
+  if (!message) return logger.error('malformed message in the sync DLQ', { messageId: received.messageId });
+  await withLogContext(messageLogContext(message), () => endFromDeadMessage(deps, message));
 };
 
-const settleDeadMessage = async (deps: Deps, message: JobMessage) => {
+const endFromDeadMessage = async (deps: Deps, message: JobMessage) => {
   const job = await loadJob(message.jobId, true);
   if (job) addLogContext(jobLogContext(job));
   if (!job || job.generation !== message.generation || !isOpen(job.status))
@@ -48,8 +48,8 @@ const settleDeadMessage = async (deps: Deps, message: JobMessage) => {
     errorMessage: reason,
     startedAt: now(),
   };
-  const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+  const ended = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
   // The supplier could not say whether it has the order: this message comes back, and asks again.
-  if (settled === 'unknown') throw new Error(`job ${job.id}: the supplier could not be asked for its order`);
-  logger.warn('sync DLQ message settled its job', { settled, reason });
+  if (ended === 'unknown') throw new Error(`job ${job.id}: the supplier could not be asked for its order`);
+  logger.warn('sync DLQ message ended its job', { ended, reason });
 };

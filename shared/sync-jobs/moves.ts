@@ -3,7 +3,7 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric, recordLatency } from '../core/metrics.js';
+import { countMetric, latencyMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { type AttemptRecord, appendAttempt, storedAttempts } from '../entities/attempt.js';
@@ -20,8 +20,8 @@ import { type MoveRequest, moveUpdate } from './state-machine.js';
 /** How an attempt ended, as its mover tells it; the generation and end time are the move's. */
 export type AttemptEnd = Omit<AttemptRecord, 'generation' | 'endedAt'>;
 
-/** Attributes a job that has ended (or starts over) no longer needs. */
-export const SETTLED = ['resends', 'waitUntil', 'throttledSince'];
+/** A wait's or a stall's attributes (re-sends, its end, a throttled run): dropped when the job ends or starts over. */
+export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
 
 /** The job's history with the attempt this move ends, as attributes to set. */
 export const recording = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
@@ -73,13 +73,13 @@ const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
 });
 
 /** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
-const COMPLETED_CLEARS = [...SETTLED, 'errorMessage', 'failedAt'];
+const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 
 /** A job that reached `completed`, counted once, with its time from the webhook to the supplier's order. */
 const counted = (completed: SyncJob | undefined) => {
   if (completed) {
     countMetric(BUSINESS_METRICS.jobsCompleted);
-    recordLatency(
+    latencyMetric(
       BUSINESS_METRICS.webhookToCompletedLatency,
       Date.parse(completed.completedAt ?? '') - Date.parse(completed.createdAt),
     );
@@ -167,7 +167,7 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
         job,
         at,
         set: { deadAt: at, errorMessage: reason, ...recording(job, at, attempt) },
-        remove: SETTLED,
+        remove: WAIT_ATTRIBUTES,
       }),
       auditPut({
         action: 'sync_job.dead',

@@ -9,11 +9,11 @@ import { isOpen } from '../domain/sync-job-status.js';
 import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { jobLogContext, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
-import { type PropagationReport, settlePropagations } from '../fulfillments/reconcile.js';
+import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
+import { endJob, mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
 import { resendJob } from './moves.js';
 import { enqueueJobs } from './queue.js';
-import { endJob, mayHaveBeenPlaced } from './settle.js';
 
 /**
  * The reconciler (CONTRACT.md §6, docs/design.md "Every job ends"), in the manner of BullMQ's
@@ -22,14 +22,14 @@ import { endJob, mayHaveBeenPlaced } from './settle.js';
  * time, a backoff) is presumed to have lost its message, and is sent a fresh one under a new
  * generation, so an older message that turns up after all is stale. After MAX_RESENDS such
  * messages without the job making progress, it ends: `dead`, with a reason that says so, unless
- * the supplier has its order (settle.ts).
+ * the supplier has its order (end.ts).
  *
  * It reads only GSI3 (every shard of its three sets, keys only: the open jobs, pending or processing
  * in OPEN# and failed apart in FAILED#; and the completed jobs with a fulfillment on its way, whose
  * stalled entries it re-sends the same way: fulfillments/reconcile.ts) and BatchGets those jobs: its
  * reads grow with the work in flight, never with the jobs ever made.
  * It decides on the jobs' own attributes (a lease, a wait), so it needs no index key of its own for
- * them. One job it cannot settle (its store's secrets unreadable, say) is logged and counted, and the
+ * them. One job it cannot handle (its store's secrets unreadable, say) is logged and counted, and the
  * run goes on with the others; the run then fails, so the function's error alarm tells on-call.
  */
 
@@ -42,7 +42,7 @@ export interface ReconcileReport extends PropagationReport {
   found: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
-  /** Jobs the run could not settle (logged each); the next run tries them again. */
+  /** Jobs the run could not handle (logged each); the next run tries them again. */
   errors: number;
 }
 
@@ -59,11 +59,11 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     errors: 0,
   };
   /** One job's work, in its log context; its failure is its own, not the run's. */
-  const settle = (job: SyncJob, work: () => Promise<void>) =>
+  const handle = (job: SyncJob, work: () => Promise<void>) =>
     withLogContext(jobLogContext(job), () =>
       work().catch((error: Error) => {
         report.errors++;
-        logger.error('reconciler could not settle a job; the next run tries again', error);
+        logger.error('reconciler could not handle a job; the next run tries again', error);
       }),
     );
   const at = Date.now();
@@ -74,18 +74,18 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
         const open = jobs.filter((job) => isOpen(job.status));
         report.inFlight += open.length;
         const stalled = open.filter((job) => leaseEnd(job, leaseSeconds) <= at);
-        await Promise.all(stalled.map((job) => settle(job, () => settleStalled(deps, job, report))));
+        await Promise.all(stalled.map((job) => handle(job, () => resendOrEndStalled(deps, job, report))));
       }),
     ),
     ...inFlight.propagating.allPartitions().map((partition) =>
       eachJob(partition, report, async (jobs) => {
-        await Promise.all(jobs.map((job) => settle(job, () => settlePropagations(job, leaseSeconds, at, report))));
+        await Promise.all(jobs.map((job) => handle(job, () => reconcilePropagations(job, leaseSeconds, at, report))));
       }),
     ),
   ]);
   const acted = report.resent + report.killed + report.found + report.propagationsResent + report.propagationsDead;
   if (acted) logger.warn('reconciler acted on stalled work', { ...report });
-  if (report.errors) throw new Error(`the reconciler could not settle ${report.errors} job(s); see the lines before`);
+  if (report.errors) throw new Error(`the reconciler could not handle ${report.errors} job(s); see the lines before`);
   return report;
 };
 
@@ -106,7 +106,7 @@ const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJo
   } while (startKey);
 };
 
-const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
+const resendOrEndStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
   if (job.resends >= MAX_RESENDS) {
     const reason = noProgressReason(job.errorMessage);
     const attempt = {
@@ -116,9 +116,9 @@ const settleStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) 
       errorMessage: reason,
       startedAt: now(),
     } as const;
-    const settled = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
-    if (settled === 'dead') report.killed++;
-    if (settled === 'found') report.found++;
+    const ended = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+    if (ended === 'dead') report.killed++;
+    if (ended === 'found') report.found++;
     // `unknown`: the supplier could not say whether it has the order; the next run asks again.
     return;
   }

@@ -1,4 +1,5 @@
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import { UpdateBuilder } from '../dynamo/update.js';
 import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from '../entities/sync-job.js';
 
 /**
@@ -112,45 +113,28 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   const index = movesIndexes(rule, job);
   const generation = rule.newMessage ? job.generation + 1 : job.generation;
 
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const name = (attribute: string) => {
-    const placeholder = `#${attribute}`;
-    names[placeholder] = attribute;
-    return placeholder;
-  };
-  const value = (label: string, v: unknown) => {
-    values[`:${label}`] = v;
-    return `:${label}`;
-  };
-
-  const sets = Object.entries({
+  const update = new UpdateBuilder().setAttributes({
     status: rule.to,
     updatedAt: request.at,
     ...(rule.newMessage ? { generation } : {}),
     ...index.set,
     ...request.set,
-  }).map(([attribute, v]) => `${name(attribute)} = ${value(attribute, v)}`);
+  });
   // An item written before it kept `openPK` keeps the partition it has.
   for (const [attribute, source] of Object.entries(index.copy ?? {}))
-    sets.push(`${name(attribute)} = if_not_exists(${name(source)}, ${name(attribute)})`);
+    update.setTo(update.name(attribute), `if_not_exists(${update.name(source)}, ${update.name(attribute)})`);
   for (const [attribute, by] of Object.entries(request.add ?? {})) {
-    const n = name(attribute);
-    sets.push(`${n} = if_not_exists(${n}, ${value('zero', 0)}) + ${value(`add_${attribute}`, by)}`);
+    const n = update.name(attribute);
+    update.setTo(n, `if_not_exists(${n}, ${update.value('zero', 0)}) + ${update.value(`add_${attribute}`, by)}`);
   }
-  const removes = [...new Set([...index.remove, ...(request.remove ?? [])])].map(name);
+  update.remove(...[...index.remove, ...(request.remove ?? [])].map((attribute) => update.name(attribute)));
 
-  const expected = value('expectedGeneration', job.generation);
-  const from =
+  update.when(`${update.name('generation')} = ${update.value('expectedGeneration', job.generation)}`);
+  update.when(
     job.status !== undefined
-      ? `${name('status')} = ${value('from', job.status)}`
-      : `${name('status')} IN (${rule.from.map((status, i) => value(`from${i}`, status)).join(', ')})`;
-  return {
-    Key: syncJobKey(job.id),
-    UpdateExpression: `SET ${sets.join(', ')}${removes.length ? ` REMOVE ${removes.join(', ')}` : ''}`,
-    ConditionExpression: `${name('generation')} = ${expected} AND ${from}`,
-    ExpressionAttributeNames: names,
-    ExpressionAttributeValues: values,
-    generation,
-  };
+      ? `${update.name('status')} = ${update.value('from', job.status)}`
+      : `${update.name('status')} IN (${rule.from.map((status, i) => update.value(`from${i}`, status)).join(', ')})`,
+  );
+  const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
+  return { ...parts, ConditionExpression, generation };
 };

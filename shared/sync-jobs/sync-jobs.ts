@@ -9,7 +9,7 @@ import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
 import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
 import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
-import { moveItem, SETTLED } from './moves.js';
+import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
@@ -133,7 +133,7 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     move: 'retry',
     job,
     at,
-    remove: [...SETTLED, 'errorMessage', 'failedAt', 'deadAt'],
+    remove: [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt', 'deadAt'],
   };
   try {
     await transactWrite([

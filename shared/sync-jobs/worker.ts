@@ -24,30 +24,30 @@ import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { completeOrderJobs } from './create.js';
+import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { type AttemptEnd, claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
-import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './settle.js';
 
 /**
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
- * the job id as idempotency key, record the outcome (and the attempt, in the same write). A stale
+ * the job id as idempotency key, write the outcome (and the attempt, in the same write). A stale
  * message (an older generation, or a job that has ended) is dropped without touching the job.
  * Every line logged meanwhile names the job, its order and the request that sent the message.
  */
-export const processSyncMessage = async (deps: Deps, record: SQSRecord): Promise<Outcome> => {
-  const message = parseJobMessage(record.body);
+export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promise<Outcome> => {
+  const message = parseJobMessage(received.body);
   if (!message) {
-    logger.error('dropping a malformed sync message', { messageId: record.messageId });
+    logger.error('dropping a malformed sync message', { messageId: received.messageId });
     return 'done';
   }
   return withRecordContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
-    placeOrder(deps, message, record),
+    placeOrder(deps, message, received),
   );
 };
 
-const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): Promise<Outcome> => {
+const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord): Promise<Outcome> => {
   // A 429's wait longer than one message delay: on again, until its time (no claim, no supplier call).
   const early = secondsUntil(message.notBefore);
   if (early > 0) {
@@ -63,10 +63,10 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
   addLogContext({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId });
   const attempt: Attempt = {
     job,
-    record,
+    received,
     requestId: message.requestId,
     // A message SQS delivers again is a redelivery, whatever first sent it.
-    trigger: Number(record.attributes?.ApproximateReceiveCount) > 1 ? 'redelivery' : (message.trigger ?? 'webhook'),
+    trigger: Number(received.attributes?.ApproximateReceiveCount) > 1 ? 'redelivery' : (message.trigger ?? 'webhook'),
     startedAt: job.updatedAt,
   };
 
@@ -87,9 +87,9 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
     const shop = await shopConnection(deps.cipher, source);
-    const settled = await giveUp(deps, shop, attempt, error.message, null);
-    if (settled === 'unknown') return fail(attempt, `${error.message}; the supplier could not be asked for it`, null);
-    logger.warn('order cannot be placed', { reason: error.message, settled });
+    const ended = await giveUp(deps, shop, attempt, error.message, null);
+    if (ended === 'unknown') return fail(attempt, `${error.message}; the supplier could not be asked for it`, null);
+    logger.warn('order cannot be placed', { reason: error.message, ended });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
@@ -126,7 +126,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, record: SQSRecord): P
 /** The attempt in hand: the claimed job, its message, what sent it and when the claim began it. */
 interface Attempt {
   job: SyncJob;
-  record: SQSRecord;
+  received: SQSRecord;
   /** The request that sent the message, carried on to any message this attempt sends. */
   requestId: string | undefined;
   trigger: AttemptTrigger;
@@ -142,7 +142,7 @@ const ended = (
 
 /**
  * The attempt in hand ends its job: `dead` with `reason`, unless an earlier attempt may have placed
- * the order and the supplier has it (settle.ts). This attempt is claimed but not yet in the history.
+ * the order and the supplier has it (end.ts). This attempt is claimed but not yet in the history.
  */
 const giveUp = (deps: Deps, shop: ShopConnection, attempt: Attempt, reason: string, status: number | null) =>
   endJob(deps, attempt.job, reason, ended(attempt, 'dead', status, reason), {
@@ -161,9 +161,9 @@ const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt,
       return throttled(deps, shop, attempt, failure);
     case 'permanent': {
       // An earlier attempt may have placed the order before this one was refused: look first.
-      const settled = await giveUp(deps, shop, attempt, failure.reason, status);
-      if (settled === 'unknown') return fail(attempt, failure.reason, status);
-      logger.warn('platform refused the order', { status: failure.status, settled });
+      const ended = await giveUp(deps, shop, attempt, failure.reason, status);
+      if (ended === 'unknown') return fail(attempt, failure.reason, status);
+      logger.warn('platform refused the order', { status: failure.status, ended });
       return 'done';
     }
     case 'unknown_outcome': {
@@ -206,9 +206,9 @@ const throttled = async (
   const { job } = attempt;
   const reason = throttledPastBudget(failure.reason, job.throttledSince ?? undefined, attempt.startedAt);
   if (reason) {
-    const settled = await giveUp(deps, shop, attempt, reason, 429);
-    logger.warn('throttled past the budget', { budgetSeconds: config.throttleBudgetSeconds(), settled });
-    if (settled !== 'unknown') return 'done';
+    const ended = await giveUp(deps, shop, attempt, reason, 429);
+    logger.warn('throttled past the budget', { budgetSeconds: config.throttleBudgetSeconds(), ended });
+    if (ended !== 'unknown') return 'done';
   }
   const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
   if (deferred) {
@@ -223,9 +223,9 @@ const throttled = async (
 };
 
 /** The wait after the n-th failed receive of a message: the n-th backoff step, the last one repeating. */
-const backoffSeconds = (record: SQSRecord) => {
+const backoffSeconds = (received: SQSRecord) => {
   const steps = config.backoffSeconds();
-  const receive = Math.max(1, Number(record.attributes?.ApproximateReceiveCount) || 1);
+  const receive = Math.max(1, Number(received.attributes?.ApproximateReceiveCount) || 1);
   return steps[Math.min(receive, steps.length) - 1] ?? 0;
 };
 
@@ -234,13 +234,13 @@ const backoffSeconds = (record: SQSRecord) => {
  * visibility timeout, so its receives span an outage instead of being spent within minutes.
  */
 const fail = async (attempt: Attempt, reason: string, status: number | null): Promise<Outcome> => {
-  const { job, record } = attempt;
-  const waitSeconds = backoffSeconds(record);
+  const { job, received } = attempt;
+  const waitSeconds = backoffSeconds(received);
   await failJob(job, reason, waitSeconds, ended(attempt, 'failed', status, reason));
-  await setVisibility(record.receiptHandle, waitSeconds);
+  await setVisibility(received.receiptHandle, waitSeconds);
   logger.warn('sync job failed; SQS will retry', {
     reason,
-    receiveCount: record.attributes?.ApproximateReceiveCount,
+    receiveCount: received.attributes?.ApproximateReceiveCount,
     waitSeconds,
   });
   return 'retry';

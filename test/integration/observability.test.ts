@@ -176,7 +176,7 @@ describe('a job refused by its supplier', () => {
     const dead = since.find((line) => line.message === 'platform refused the order');
     expect(dead).toMatchObject({
       level: 'WARN',
-      settled: 'dead',
+      ended: 'dead',
       jobId,
       request_id: receipt.body.request_id,
       resellerStoreId: reseller.id,

@@ -50,13 +50,13 @@ describe('the reconciler', () => {
       .on(UpdateCommand, { Key: { PK: 'SJ#sj_broken' } })
       .rejects(Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }));
 
-    await expect(reconcile(deps, 60)).rejects.toThrow('the reconciler could not settle 1 job(s)');
+    await expect(reconcile(deps, 60)).rejects.toThrow('the reconciler could not handle 1 job(s)');
 
     const sent = sqs.commandCalls(SendMessageCommand).map((call) => JSON.parse(call.args[0].input.MessageBody!));
     expect(sent).toEqual([expect.objectContaining({ jobId: 'sj_fine', generation: 2, trigger: 'reconciler' })]);
   });
 
-  it('answers its report when every job settled', async () => {
+  it('answers its report when every job ended', async () => {
     dynamo.on(QueryCommand).resolves({ Items: [] });
 
     await expect(reconcile(deps, 60)).resolves.toMatchObject({ inFlight: 0, resent: 0, errors: 0 });

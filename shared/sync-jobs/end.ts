@@ -56,7 +56,7 @@ export const mayHaveBeenPlaced = (job: SyncJob, unrecorded = 0) => {
 export const mayHaveBeenSent = (job: SyncJob) =>
   mayHaveBeenPlaced(job, 1) || job.attemptLog.some((attempt) => attempt.outcome === 'throttled');
 
-export type Settled = 'dead' | 'found' | 'unknown' | 'moved';
+export type EndResult = 'dead' | 'found' | 'unknown' | 'moved';
 
 /**
  * Ends a job that cannot go on: `dead` with `reason`, unless the supplier has its order, in which
@@ -70,7 +70,7 @@ export const endJob = async (
   reason: string,
   attempt: AttemptEnd,
   options: { lookUp: boolean; shop?: ShopConnection },
-): Promise<Settled> => {
+): Promise<EndResult> => {
   if (options.lookUp) {
     const source = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
     const shop = options.shop ?? (source ? await shopConnection(deps.cipher, source) : undefined);
