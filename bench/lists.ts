@@ -197,7 +197,7 @@ const main = async () => {
               )
               .map((j) => j.id),
           read: (owner, limit, after) =>
-            listSyncJobs(owner.ownerId, limit, after, { status, resellerStoreId: storeOf(owner, store) }),
+            listSyncJobs(owner, limit, after, { status, resellerStoreId: storeOf(owner, store) }),
         });
       }
     }
@@ -222,7 +222,7 @@ const main = async () => {
                 )
                 .map((e) => e.id),
             read: (owner, limit, after) =>
-              listAuditEntries(owner.ownerId, limit, after, {
+              listAuditEntries(owner, limit, after, {
                 action,
                 resellerStoreId: storeOf(owner, store),
                 resourceId: resource ? resourceOf(owner) : undefined,
@@ -235,7 +235,7 @@ const main = async () => {
       list: 'audit_log',
       filter: 'resource_type=sync_job',
       expected: (owner) => owner.entries.map((e) => e.id),
-      read: (owner, limit, after) => listAuditEntries(owner.ownerId, limit, after, { resourceType: 'sync_job' }),
+      read: (owner, limit, after) => listAuditEntries(owner, limit, after, { resourceType: 'sync_job' }),
     });
     cases.push({
       list: 'reseller_stores',

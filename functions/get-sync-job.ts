@@ -3,4 +3,6 @@ import { presentSyncJob } from '../shared/http/present.js';
 import { ok } from '../shared/http/types.js';
 import { findSyncJob } from '../shared/sync-jobs/sync-jobs.js';
 
-export const handler = apiHandler(async ({ ownerId, path }) => ok(presentSyncJob(await findSyncJob(ownerId, path.id))));
+export const handler = apiHandler(async ({ ownerId, path }) =>
+  ok(presentSyncJob(await findSyncJob({ ownerId }, path.id))),
+);

@@ -7,6 +7,6 @@ import { ok } from '../shared/http/types.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListAuditLogQuery, query);
-  const page = await listAuditEntries(ownerId, limit, startingAfter, filters);
+  const page = await listAuditEntries({ ownerId }, limit, startingAfter, filters);
   return ok(presentList('/v1/audit_log', page.data.map(presentAuditEntry), page.hasMore));
 });

@@ -7,7 +7,7 @@ import { listAttempts } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);
-  const { job, page } = await listAttempts(ownerId, path.id, limit, startingAfter);
+  const { job, page } = await listAttempts({ ownerId }, path.id, limit, startingAfter);
   const url = `/v1/sync_jobs/${job.id}/attempts`;
   return ok(
     presentList(

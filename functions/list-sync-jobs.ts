@@ -7,6 +7,6 @@ import { listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListSyncJobsQuery, query);
-  const page = await listSyncJobs(ownerId, limit, startingAfter, filters);
+  const page = await listSyncJobs({ ownerId }, limit, startingAfter, filters);
   return ok(presentList('/v1/sync_jobs', page.data.map(presentSyncJob), page.hasMore));
 });

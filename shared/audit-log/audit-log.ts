@@ -1,4 +1,5 @@
 import { isId, newId, now } from '../core/ids.js';
+import type { Owner } from '../domain/owner.js';
 import { lists } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
 import { getItem, TABLE } from '../dynamo/table.js';
@@ -53,7 +54,7 @@ export interface AuditFilters {
  * job's few entries), keeping those of the action and store asked for. `resource_type` has one
  * value, which every entry has.
  */
-export const auditListSource = (ownerId: string, filters: AuditFilters): ListSource => {
+export const auditListSource = ({ ownerId }: Owner, filters: AuditFilters): ListSource => {
   const { action, resellerStoreId: store, resourceId } = filters;
   if (resourceId !== undefined) {
     const exact = action === undefined && store === undefined;
@@ -71,7 +72,7 @@ export const auditListSource = (ownerId: string, filters: AuditFilters): ListSou
 
 /** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */
 export const listAuditEntries = (
-  ownerId: string,
+  owner: Owner,
   limit: number,
   startingAfter: string | undefined,
   filters: AuditFilters,
@@ -79,14 +80,14 @@ export const listAuditEntries = (
   const active = (Object.keys(filters) as (keyof AuditFilters)[]).filter((field) => filters[field] !== undefined);
   const matches = (entry: AuditEntry) => active.every((field) => entry[field] === filters[field]);
   return listPage({
-    source: auditListSource(ownerId, filters),
-    ownerId,
+    source: auditListSource(owner, filters),
+    ownerId: owner.ownerId,
     from: auditEntryFrom,
     limit,
     startingAfter,
     cursorItem: async (id) => {
       const entry = isId('aud', id) ? await getItem(auditEntryKey(id), auditEntryFrom) : undefined;
-      return entry?.ownerId === ownerId && matches(entry) ? entry : undefined;
+      return entry?.ownerId === owner.ownerId && matches(entry) ? entry : undefined;
     },
     matches,
   });

@@ -4,6 +4,12 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 
 /**
+ * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again
+ * (and, after `maxReceiveCount` receives, to the dead-letter queue).
+ */
+export type MessageOutcome = 'done' | 'retry';
+
+/**
  * A queue consumer's batch (ReportBatchItemFailures): each message on its own, each failed message
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
  * message failed is answered the same way, not thrown: at low traffic most batches hold one message,

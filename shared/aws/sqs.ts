@@ -8,9 +8,3 @@ export const MAX_DELAY_SECONDS = 900;
 
 /** A wanted delay as SQS takes it: whole seconds, 0 to 15 minutes. */
 export const sqsDelay = (seconds: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
-
-/**
- * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again
- * (and, after `maxReceiveCount` receives, to the dead-letter queue).
- */
-export type Outcome = 'done' | 'retry';

@@ -15,11 +15,8 @@ export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
 
 export const MAX_KEPT_ATTEMPTS = 100;
 
-export interface Attempt {
-  /** 1, 2, …: the entry's place in the job's history (a folded run keeps its first number). */
-  number: number;
-  /** The generation of the message it ran under: which enqueue of the job it belongs to. */
-  generation: number;
+/** How an attempt ended, as its mover tells it; the move adds its generation and end time. */
+export interface AttemptEnd {
   /** What sent the message: the order webhook, SQS again, a manual retry, the reconciler. */
   trigger: AttemptTrigger;
   outcome: AttemptOutcome;
@@ -27,6 +24,14 @@ export interface Attempt {
   platformStatus: number | null;
   errorMessage: string | null;
   startedAt: string;
+}
+
+/** One entry of a job's attempt history. */
+export interface Attempt extends AttemptEnd {
+  /** 1, 2, …: the entry's place in the job's history (a folded run keeps its first number). */
+  number: number;
+  /** The generation of the message it ran under: which enqueue of the job it belongs to. */
+  generation: number;
   endedAt: string;
   /** The time spent in it (for a folded run, in all of them). */
   durationMs: number;
@@ -34,11 +39,14 @@ export interface Attempt {
   count: number;
 }
 
-/** An attempt as its mover records it; the history numbers and folds it. */
-export type AttemptRecord = Omit<Attempt, 'number' | 'count' | 'durationMs'>;
-
-/** The history with `attempt` added: folded into the last entry when both were throttled, at most the last 100. */
-export const appendAttempt = (log: Attempt[], attempt: AttemptRecord): Attempt[] => {
+/**
+ * The history with the attempt a move ends added (under the move's generation and time): folded
+ * into the last entry when both were throttled, at most the last 100.
+ */
+export const appendAttempt = (
+  log: Attempt[],
+  attempt: AttemptEnd & Pick<Attempt, 'generation' | 'endedAt'>,
+): Attempt[] => {
   const durationMs = Math.max(0, Date.parse(attempt.endedAt) - Date.parse(attempt.startedAt));
   const last = log.at(-1);
   if (last?.outcome === 'throttled' && attempt.outcome === 'throttled') {
@@ -67,7 +75,7 @@ export const failedAttemptsOf = (log: Attempt[], generation: number) =>
  * `e` error message, `a` started (epoch ms: 8 bytes rather than 24), `d` duration, and for a folded
  * run `b` ended (epoch ms) and `c` count. Absent when null, or (`b`) when it is `a` + `d`.
  */
-export interface StoredAttempt {
+interface StoredAttempt {
   n: number;
   g: number;
   t: AttemptTrigger;
@@ -99,7 +107,7 @@ export const storedAttempts = (log: Attempt[]): StoredAttempt[] =>
   }));
 
 /** The history of a job item (written only by storedAttempts); empty before the first attempt ends. */
-export const attemptsFrom = (stored: StoredAttempt[] | undefined): Attempt[] =>
+export const attemptsFrom = (stored: readonly StoredAttempt[] | undefined): Attempt[] =>
   (stored ?? []).map((entry) => ({
     number: entry.n,
     generation: entry.g,

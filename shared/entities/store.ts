@@ -21,10 +21,6 @@ export const storeKey = (kind: StoreKind, id: string): Key =>
 export const shopStoresOfKind = (kind: StoreKind) =>
   kind === 'reseller' ? lookups.shopResellerStores : lookups.shopSourceStores;
 
-export interface Owner {
-  ownerId: string;
-}
-
 /** Ciphertexts, never plaintext: what a store record holds of its secrets. */
 export interface EncryptedSecrets {
   accessToken: string;

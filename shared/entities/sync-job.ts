@@ -13,7 +13,7 @@ import {
   lookups,
 } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import { type Attempt, attemptsFrom, type StoredAttempt, storedAttempts } from './attempt.js';
+import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './fulfillment-entry.js';
 
 /**
@@ -150,7 +150,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     resends: item.resends === undefined ? 0 : read.number('resends'),
     waitUntil: read.stringOrNull('waitUntil'),
     throttledSince: read.stringOrNull('throttledSince'),
-    attemptLog: attemptsFrom(read.optionalObject<StoredAttempt[]>('attemptLog')),
+    attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
   };
 };
 

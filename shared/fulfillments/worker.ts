@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import type { Outcome } from '../aws/sqs.js';
 import { now } from '../core/ids.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
@@ -29,7 +29,7 @@ import {
  * gets its tracking: the order was accepted while it was active, and its customer still waits.
  * The same queue carries the delayed rechecks of kept fulfillments (shared/fulfillments/propagation.ts).
  */
-export const processFulfillmentMessage = async (deps: Deps, received: SQSRecord): Promise<Outcome> => {
+export const processFulfillmentMessage = async (deps: Deps, received: SQSRecord): Promise<MessageOutcome> => {
   const recheck = parseRecheckMessage(received.body);
   if (recheck) {
     await recheckKeptFulfillment(recheck);
@@ -50,7 +50,7 @@ export const processFulfillmentMessage = async (deps: Deps, received: SQSRecord)
   );
 };
 
-const deliver = async (deps: Deps, message: FulfillmentMessage, received: SQSRecord): Promise<Outcome> => {
+const deliver = async (deps: Deps, message: FulfillmentMessage, received: SQSRecord): Promise<MessageOutcome> => {
   // A 429's wait longer than one message delay: on again, until its time (no reseller call).
   const early = secondsUntil(message.notBefore);
   if (early > 0) {
@@ -103,7 +103,7 @@ const handleFailure = async (
   received: SQSRecord,
   error: unknown,
   startedAt: string,
-): Promise<Outcome> => {
+): Promise<MessageOutcome> => {
   const jobId = job.id;
   const failure = classify(error, 'internal error while creating the fulfillment');
   const statusClass = platformStatusClass(error);

@@ -2,6 +2,7 @@ import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
+import type { Owner } from '../domain/owner.js';
 import { dynamo } from '../dynamo/client.js';
 import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
@@ -12,7 +13,7 @@ import {
   resellerStoreItem,
   resellerStoreKey,
 } from '../entities/reseller-store.js';
-import { DELISTED, type Owner } from '../entities/store.js';
+import { DELISTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 

@@ -3,6 +3,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
+import type { Owner } from '../domain/owner.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { dynamo } from '../dynamo/client.js';
 import { lists } from '../dynamo/keys.js';
@@ -19,7 +20,7 @@ import {
   vendorTagKey,
   vendorTagsOf,
 } from '../entities/source-store.js';
-import { DELISTED, type Owner } from '../entities/store.js';
+import { DELISTED } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptSecrets } from './secrets.js';

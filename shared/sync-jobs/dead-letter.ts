@@ -4,11 +4,11 @@ import { now } from '../core/ids.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { gaveUpReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
+import type { AttemptEnd } from '../entities/attempt.js';
 import { failedAttemptsOf } from '../entities/attempt.js';
 import { jobLogContext } from '../entities/sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
 import { type JobMessage, messageLogContext, parseJobMessage } from './message.js';
-import type { AttemptEnd } from './moves.js';
 import { loadJob } from './sync-jobs.js';
 
 /**

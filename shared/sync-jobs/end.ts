@@ -1,12 +1,13 @@
 import type { Deps } from '../aws/deps.js';
 import { sourceIdentifier } from '../domain/supplier-order.js';
+import type { AttemptEnd } from '../entities/attempt.js';
 import type { SyncJob } from '../entities/sync-job.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { type AttemptEnd, foundJob, killJob } from './moves.js';
+import { foundJob, killJob } from './moves.js';
 
 /**
  * A job is never `dead` while its supplier holds its order (CONTRACT.md §6). When a create call's

@@ -6,7 +6,7 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { type AttemptRecord, appendAttempt, storedAttempts } from '../entities/attempt.js';
+import { type AttemptEnd, appendAttempt, storedAttempts } from '../entities/attempt.js';
 import { lookupEntry, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
@@ -17,14 +17,11 @@ import { type MoveRequest, moveUpdate } from './state-machine.js';
  * job's history (attempts.ts) in the same write.
  */
 
-/** How an attempt ended, as its mover tells it; the generation and end time are the move's. */
-export type AttemptEnd = Omit<AttemptRecord, 'generation' | 'endedAt'>;
-
 /** A wait's or a stall's attributes (re-sends, its end, a throttled run): dropped when the job ends or starts over. */
 export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
 
 /** The job's history with the attempt this move ends, as attributes to set. */
-export const recording = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
+export const withAttempt = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
   attempt
     ? {
         attemptLog: storedAttempts(
@@ -100,7 +97,7 @@ const completeWith =
         move: name,
         job,
         at,
-        set: { ...completion(job, sourceOrderId, at), ...recording(job, at, attempt) },
+        set: { ...completion(job, sourceOrderId, at), ...withAttempt(job, at, attempt) },
         remove: COMPLETED_CLEARS,
       }),
     );
@@ -119,7 +116,7 @@ export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number,
     move: 'fail',
     job,
     at,
-    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds), ...recording(job, at, attempt) },
+    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds), ...withAttempt(job, at, attempt) },
     remove: ['resends', 'throttledSince'],
   });
 };
@@ -139,7 +136,7 @@ export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd
     set: {
       waitUntil: secondsFrom(at, delaySeconds),
       throttledSince: job.throttledSince ?? attempt.startedAt,
-      ...recording(job, at, attempt),
+      ...withAttempt(job, at, attempt),
     },
     remove: ['resends'],
   });
@@ -166,7 +163,7 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
         move: 'kill',
         job,
         at,
-        set: { deadAt: at, errorMessage: reason, ...recording(job, at, attempt) },
+        set: { deadAt: at, errorMessage: reason, ...withAttempt(job, at, attempt) },
         remove: WAIT_ATTRIBUTES,
       }),
       auditPut({

@@ -2,6 +2,8 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import type { Owner } from '../domain/owner.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
@@ -9,7 +11,9 @@ import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
 import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
 import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
+import { jobMessage } from './message.js';
 import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
+import { enqueueJobs } from './queue.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
@@ -29,13 +33,13 @@ export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id
 // ---------- reads
 
 /** The caller's job, or undefined: another owner's is as missing as an unknown id. */
-const ownedSyncJob = async (ownerId: string, id: string) => {
+const ownedSyncJob = async ({ ownerId }: Owner, id: string) => {
   const job = isId('sj', id) ? await loadJob(id) : undefined;
   return job?.ownerId === ownerId ? job : undefined;
 };
 
-export const findSyncJob = async (ownerId: string, id: string) => {
-  const job = await ownedSyncJob(ownerId, id);
+export const findSyncJob = async (owner: Owner, id: string) => {
+  const job = await ownedSyncJob(owner, id);
   if (!job) throw new ResourceMissingError('sync_job', id);
   return job;
 };
@@ -52,7 +56,7 @@ export interface SyncJobFilters {
  * read the owner's open jobs (GSI3, the reconciler's), which are few, and keep those in the state
  * (and store) asked for; `completed` reads its owner's or store's list, most of which it is.
  */
-export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): ListSource => {
+export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): ListSource => {
   const { status, resellerStoreId: store } = filters;
   if (status !== undefined && isListedState(status)) {
     return store === undefined
@@ -75,7 +79,7 @@ export const syncJobListSource = (ownerId: string, filters: SyncJobFilters): Lis
  * and a job that left the filtered state still marks its place.
  */
 export const listSyncJobs = (
-  ownerId: string,
+  owner: Owner,
   limit: number,
   startingAfter: string | undefined,
   filters: SyncJobFilters,
@@ -83,13 +87,13 @@ export const listSyncJobs = (
   const { status, resellerStoreId } = filters;
   const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
   return listPage({
-    source: syncJobListSource(ownerId, filters),
-    ownerId,
+    source: syncJobListSource(owner, filters),
+    ownerId: owner.ownerId,
     from: syncJobFrom,
     limit,
     startingAfter,
     cursorItem: async (id) => {
-      const job = await ownedSyncJob(ownerId, id);
+      const job = await ownedSyncJob(owner, id);
       return job && inStore(job) ? job : undefined;
     },
     matches: (job) => (status === undefined || job.status === status) && inStore(job),
@@ -102,12 +106,12 @@ export const listSyncJobs = (
  * that has since dropped out of the kept 100 still marks its place (the page after it is empty).
  */
 export const listAttempts = async (
-  ownerId: string,
+  owner: Owner,
   id: string,
   limit: number,
   startingAfter: string | undefined,
 ): Promise<{ job: SyncJob; page: Page<Attempt> }> => {
-  const job = await findSyncJob(ownerId, id);
+  const job = await findSyncJob(owner, id);
   let newestFirst = [...job.attemptLog].reverse();
   if (startingAfter !== undefined) {
     const after = attemptNumberOf(job.id, startingAfter);
@@ -123,10 +127,12 @@ export const listAttempts = async (
 /**
  * failed/dead → pending (SPEC 4.4): clears the error fields, keeps `attempts`, bumps the
  * generation and writes the `sync_job.retried` audit entry in the same transaction, conditional
- * on the status read, so of two concurrent retries exactly one succeeds.
+ * on the status read, so of two concurrent retries exactly one succeeds; then enqueues the job's
+ * fresh message, as `acceptOrder` enqueues an order's jobs. The job is open again, so the
+ * reconciler watches it: a failed send delays it but never loses it.
  */
-export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
-  const job = await findSyncJob(ownerId, id);
+export const retryJob = async (owner: Owner, id: string, actor: Actor, requestId?: string) => {
+  const job = await findSyncJob(owner, id);
   if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
   const at = now();
   const request: MoveRequest = {
@@ -160,5 +166,8 @@ export const retryJob = async (ownerId: string, id: string, actor: Actor) => {
     waitUntil: null,
     throttledSince: null,
   };
+  await enqueueJobs([jobMessage(updated, 'retry', requestId)]).catch((error: Error) =>
+    logger.error('enqueue after retry failed; the reconciler will send it', { jobId: job.id, error: error.name }),
+  );
   return updated;
 };

@@ -1,13 +1,13 @@
 import type { SQSRecord } from 'aws-lambda';
+import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import type { Outcome } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { addLogContext, logger, withRecordContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
-import type { AttemptOutcome, AttemptTrigger } from '../entities/attempt.js';
+import type { AttemptEnd, AttemptOutcome, AttemptTrigger } from '../entities/attempt.js';
 import { UnplaceableOrderError } from '../entities/order-body.js';
 import type { SyncJob } from '../entities/sync-job.js';
 import { jobLogContext } from '../entities/sync-job.js';
@@ -27,7 +27,7 @@ import { completeOrderJobs } from './create.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
-import { type AttemptEnd, claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
+import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
 
 /**
@@ -36,7 +36,7 @@ import { enqueueJobs, setVisibility } from './queue.js';
  * message (an older generation, or a job that has ended) is dropped without touching the job.
  * Every line logged meanwhile names the job, its order and the request that sent the message.
  */
-export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promise<Outcome> => {
+export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promise<MessageOutcome> => {
   const message = parseJobMessage(received.body);
   if (!message) {
     logger.error('dropping a malformed sync message', { messageId: received.messageId });
@@ -47,7 +47,7 @@ export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promi
   );
 };
 
-const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord): Promise<Outcome> => {
+const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord): Promise<MessageOutcome> => {
   // A 429's wait longer than one message delay: on again, until its time (no claim, no supplier call).
   const early = secondsUntil(message.notBefore);
   if (early > 0) {
@@ -61,7 +61,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
     return 'done';
   }
   addLogContext({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId });
-  const attempt: Attempt = {
+  const claim: Claim = {
     job,
     received,
     requestId: message.requestId,
@@ -73,7 +73,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
   const source = await loadSourceStore(job.sourceStoreId);
   if (!source) {
     const reason = `source store ${job.sourceStoreId} no longer exists`;
-    if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
+    if (await killJob(job, reason, ended(claim, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
     return 'done';
   }
   // The first job of an order written in chunks completes what a crash may have left unwritten.
@@ -87,9 +87,9 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
     const shop = await shopConnection(deps.cipher, source);
-    const ended = await giveUp(deps, shop, attempt, error.message, null);
-    if (ended === 'unknown') return fail(attempt, `${error.message}; the supplier could not be asked for it`, null);
-    logger.warn('order cannot be placed', { reason: error.message, ended });
+    const result = await giveUp(deps, shop, claim, error.message, null);
+    if (result === 'unknown') return fail(claim, `${error.message}; the supplier could not be asked for it`, null);
+    logger.warn('order cannot be placed', { reason: error.message, ended: result });
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, source);
@@ -99,32 +99,28 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
   if (!platform.takesIdempotencyKeys && mayHaveBeenSent(job)) {
     const lookup = await lookUpOrder(deps, shop, job);
     if (lookup.kind === 'found') {
-      return completeFound(attempt, lookup.orderId, null, 'an earlier attempt may have placed the order');
+      return completeFound(claim, lookup.orderId, null, 'an earlier attempt may have placed the order');
     }
     if (lookup.kind === 'unknown' && !lookup.refused) {
-      return fail(
-        attempt,
-        `an earlier attempt may have placed the order; looking it up failed: ${lookup.reason}`,
-        null,
-      );
+      return fail(claim, `an earlier attempt may have placed the order; looking it up failed: ${lookup.reason}`, null);
     }
   }
 
   try {
     const placed = await platform.createOrder(shop, order, job.id);
-    const completed = await completeJob(job, placed.orderId, ended(attempt, 'completed', placed.status ?? null, null));
+    const completed = await completeJob(job, placed.orderId, ended(claim, 'completed', placed.status ?? null, null));
     if (completed) {
       logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
       await releaseKeptFulfillments(completed);
     }
     return 'done';
   } catch (error) {
-    return handleFailure(deps, shop, attempt, error);
+    return handleFailure(deps, shop, claim, error);
   }
 };
 
 /** The attempt in hand: the claimed job, its message, what sent it and when the claim began it. */
-interface Attempt {
+interface Claim {
   job: SyncJob;
   received: SQSRecord;
   /** The request that sent the message, carried on to any message this attempt sends. */
@@ -134,60 +130,65 @@ interface Attempt {
 }
 
 const ended = (
-  attempt: Attempt,
+  claim: Claim,
   outcome: AttemptOutcome,
   platformStatus: number | null,
   errorMessage: string | null,
-): AttemptEnd => ({ trigger: attempt.trigger, outcome, platformStatus, errorMessage, startedAt: attempt.startedAt });
+): AttemptEnd => ({ trigger: claim.trigger, outcome, platformStatus, errorMessage, startedAt: claim.startedAt });
 
 /**
  * The attempt in hand ends its job: `dead` with `reason`, unless an earlier attempt may have placed
  * the order and the supplier has it (end.ts). This attempt is claimed but not yet in the history.
  */
-const giveUp = (deps: Deps, shop: ShopConnection, attempt: Attempt, reason: string, status: number | null) =>
-  endJob(deps, attempt.job, reason, ended(attempt, 'dead', status, reason), {
-    lookUp: mayHaveBeenPlaced(attempt.job, 1),
+const giveUp = (deps: Deps, shop: ShopConnection, claim: Claim, reason: string, status: number | null) =>
+  endJob(deps, claim.job, reason, ended(claim, 'dead', status, reason), {
+    lookUp: mayHaveBeenPlaced(claim.job, 1),
     shop,
   });
 
-const handleFailure = async (deps: Deps, shop: ShopConnection, attempt: Attempt, error: unknown): Promise<Outcome> => {
-  const { job } = attempt;
+const handleFailure = async (
+  deps: Deps,
+  shop: ShopConnection,
+  claim: Claim,
+  error: unknown,
+): Promise<MessageOutcome> => {
+  const { job } = claim;
   const failure = classify(error, 'internal error while placing the order');
   const status = platformStatusOf(error);
   const statusClass = platformStatusClass(error);
   if (statusClass) countPlatformError(statusClass);
   switch (failure.kind) {
     case 'throttled':
-      return throttled(deps, shop, attempt, failure);
+      return throttled(deps, shop, claim, failure);
     case 'permanent': {
       // An earlier attempt may have placed the order before this one was refused: look first.
-      const ended = await giveUp(deps, shop, attempt, failure.reason, status);
-      if (ended === 'unknown') return fail(attempt, failure.reason, status);
-      logger.warn('platform refused the order', { status: failure.status, ended });
+      const result = await giveUp(deps, shop, claim, failure.reason, status);
+      if (result === 'unknown') return fail(claim, failure.reason, status);
+      logger.warn('platform refused the order', { status: failure.status, ended: result });
       return 'done';
     }
     case 'unknown_outcome': {
       // The request left and no usable answer came back: the supplier may have placed the order.
       const lookup = await lookUpOrder(deps, shop, job);
-      if (lookup.kind === 'found') return completeFound(attempt, lookup.orderId, status, failure.reason);
+      if (lookup.kind === 'found') return completeFound(claim, lookup.orderId, status, failure.reason);
       const reason =
         lookup.kind === 'absent' ? failure.reason : `${failure.reason}; looking the order up failed: ${lookup.reason}`;
-      return fail(attempt, reason, status);
+      return fail(claim, reason, status);
     }
     case 'transient':
       if (failure.internal) logger.error('sync job failed', error as Error);
-      return fail(attempt, failure.reason, status);
+      return fail(claim, failure.reason, status);
   }
 };
 
 /** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
 const completeFound = async (
-  attempt: Attempt,
+  claim: Claim,
   orderId: string,
   status: number | null,
   reason: string,
-): Promise<Outcome> => {
-  const completed = await foundJob(attempt.job, orderId, ended(attempt, 'found_existing', status, foundReason(reason)));
+): Promise<MessageOutcome> => {
+  const completed = await foundJob(claim.job, orderId, ended(claim, 'found_existing', status, foundReason(reason)));
   if (completed) await releaseKeptFulfillments(completed);
   logger.warn('outcome unknown; the supplier has the order');
   return 'done';
@@ -200,19 +201,19 @@ const completeFound = async (
 const throttled = async (
   deps: Deps,
   shop: ShopConnection,
-  attempt: Attempt,
+  claim: Claim,
   failure: Extract<Failure, { kind: 'throttled' }>,
-): Promise<Outcome> => {
-  const { job } = attempt;
-  const reason = throttledPastBudget(failure.reason, job.throttledSince ?? undefined, attempt.startedAt);
+): Promise<MessageOutcome> => {
+  const { job } = claim;
+  const reason = throttledPastBudget(failure.reason, job.throttledSince ?? undefined, claim.startedAt);
   if (reason) {
-    const ended = await giveUp(deps, shop, attempt, reason, 429);
-    logger.warn('throttled past the budget', { budgetSeconds: config.throttleBudgetSeconds(), ended });
-    if (ended !== 'unknown') return 'done';
+    const result = await giveUp(deps, shop, claim, reason, 429);
+    logger.warn('throttled past the budget', { budgetSeconds: config.throttleBudgetSeconds(), ended: result });
+    if (result !== 'unknown') return 'done';
   }
-  const deferred = await deferJob(job, failure.delaySeconds, ended(attempt, 'throttled', 429, failure.reason));
+  const deferred = await deferJob(job, failure.delaySeconds, ended(claim, 'throttled', 429, failure.reason));
   if (deferred) {
-    const message = jobMessage(deferred, 'redelivery', attempt.requestId);
+    const message = jobMessage(deferred, 'redelivery', claim.requestId);
     const notBefore = Date.now() + failure.delaySeconds * 1000;
     const resent = failure.delaySeconds > MAX_DEFERRAL_SECONDS ? { ...message, notBefore } : message;
     await enqueueJobs([resent], failure.delaySeconds);
@@ -233,10 +234,10 @@ const backoffSeconds = (received: SQSRecord) => {
  * processing → failed. The message comes back after a growing delay rather than the queue's
  * visibility timeout, so its receives span an outage instead of being spent within minutes.
  */
-const fail = async (attempt: Attempt, reason: string, status: number | null): Promise<Outcome> => {
-  const { job, received } = attempt;
+const fail = async (claim: Claim, reason: string, status: number | null): Promise<MessageOutcome> => {
+  const { job, received } = claim;
   const waitSeconds = backoffSeconds(received);
-  await failJob(job, reason, waitSeconds, ended(attempt, 'failed', status, reason));
+  await failJob(job, reason, waitSeconds, ended(claim, 'failed', status, reason));
   await setVisibility(received.receiptHandle, waitSeconds);
   logger.warn('sync job failed; SQS will retry', {
     reason,

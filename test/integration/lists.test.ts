@@ -194,7 +194,7 @@ describe('sync job lists: every filter combination', () => {
 
   it.each(jobCombos)('status $status, store $resellerStoreId: pages of 3 round trips at most', async (filters) => {
     for (const limit of [1, 4, 100]) {
-      const page = (l: number, after?: string) => lists.syncJobs.listSyncJobs(OWNER, l, after, filters);
+      const page = (l: number, after?: string) => lists.syncJobs.listSyncJobs({ ownerId: OWNER }, l, after, filters);
       const ids = await walk(page, limit);
       expect(ids).toEqual(expected(filters));
     }
@@ -208,7 +208,7 @@ describe('sync job lists: every filter combination', () => {
   it("answers an empty list for another owner's store, without reading it", async () => {
     for (const status of statuses) {
       const { result } = await recorder.during(() =>
-        lists.syncJobs.listSyncJobs(OWNER, 20, undefined, { status, resellerStoreId: FOREIGN }),
+        lists.syncJobs.listSyncJobs({ ownerId: OWNER }, 20, undefined, { status, resellerStoreId: FOREIGN }),
       );
       expect(result).toEqual({ data: [], hasMore: false });
     }
@@ -218,7 +218,7 @@ describe('sync job lists: every filter combination', () => {
 
   it('takes any job of the owner as a cursor of a status list, and only the store its own', async () => {
     const cursor = newestFirst(jobs).find((j) => j.status === 'completed' && j.resellerStoreId === SMALL) as SyncJob;
-    const after = await lists.syncJobs.listSyncJobs(OWNER, 100, cursor.id, { status: 'dead' });
+    const after = await lists.syncJobs.listSyncJobs({ ownerId: OWNER }, 100, cursor.id, { status: 'dead' });
     expect(after.data.map((j) => j.id)).toEqual(
       expected({ status: 'dead' }).filter((id) => {
         const job = jobs.find((j) => j.id === id) as SyncJob;
@@ -257,7 +257,8 @@ describe('audit log lists: every filter combination', () => {
     'action $action, store $resellerStoreId, resource $resourceId, type $resourceType: 3 round trips at most',
     async (filters) => {
       for (const limit of [2, 100]) {
-        const ids = await walk((l, after) => lists.audit.listAuditEntries(OWNER, l, after, filters), limit);
+        const owner = { ownerId: OWNER };
+        const ids = await walk((l, after) => lists.audit.listAuditEntries(owner, l, after, filters), limit);
         expect(ids).toEqual(expected(filters));
       }
     },
@@ -324,7 +325,8 @@ describe('lists while jobs change state', () => {
       const filters = { status: 'failed' as const, ...scope };
       const order = newestFirst(failed).map((j) => j.id);
       const page = async (after?: string) => {
-        const { result, trips } = await recorder.during(() => listSyncJobs(OWNER_MOVING, 3, after, filters));
+        const owner = { ownerId: OWNER_MOVING };
+        const { result, trips } = await recorder.during(() => listSyncJobs(owner, 3, after, filters));
         expect(trips.length).toBeLessThanOrEqual(3);
         return result;
       };

@@ -1,6 +1,6 @@
 import {
   type Attempt,
-  type AttemptRecord,
+  type AttemptEnd,
   appendAttempt,
   attemptId,
   attemptNumberOf,
@@ -11,7 +11,7 @@ import {
 } from '../../shared/entities/attempt.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 4, 0, second)).toISOString();
-const record = (outcome: AttemptRecord['outcome'], second: number, extra: Partial<AttemptRecord> = {}) => ({
+const record = (outcome: AttemptEnd['outcome'], second: number, extra: Partial<Attempt> = {}) => ({
   generation: 1,
   trigger: 'webhook' as const,
   outcome,

@@ -8,7 +8,7 @@ import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
 const jobSources = [undefined, ...SYNC_JOB_STATUSES].flatMap((status) =>
   [undefined, 'rst_1'].map((resellerStoreId) => ({
     filters: { status, resellerStoreId },
-    source: syncJobListSource('owner_a', { status, resellerStoreId }),
+    source: syncJobListSource({ ownerId: 'owner_a' }, { status, resellerStoreId }),
   })),
 );
 const auditSources = [undefined, ...AUDIT_ACTIONS].flatMap((action) =>
@@ -16,7 +16,7 @@ const auditSources = [undefined, ...AUDIT_ACTIONS].flatMap((action) =>
     [undefined, 'sj_1'].flatMap((resourceId) =>
       [undefined, ...AUDITED_RESOURCES].map((resourceType) => {
         const filters = { action, resellerStoreId, resourceId, resourceType };
-        return { filters, source: auditListSource('owner_a', filters) };
+        return { filters, source: auditListSource({ ownerId: 'owner_a' }, filters) };
       }),
     ),
   ),
