@@ -1,43 +1,18 @@
 /**
- * Every key format of the single table lives here; no other module spells a key prefix.
+ * Every key format of the single table lives here, and every index by its role: no other module
+ * spells a key prefix or an index attribute name (`GSI3PK`…). Each item type's entity module
+ * (shared/entities) builds its keys and index entries from these; the table of every item and the
+ * index entries it carries in each state is in docs/design.md ("Single-table layout"), written from
+ * those modules by `npm run docs:tables` and checked by a test, so it cannot drift from them.
  *
- * | entity           | PK                 | SK           | GSI1 (lists)          | GSI2 (lookups)              |
- * |------------------|--------------------|--------------|-----------------------|-----------------------------|
- * | API key          | KEY#<sha256 hex>   | KEY          | APIKEYS, ls           |                             |
- * | reseller store   | RST#<id>           | RST          | OWNER#<owner>#RST, ls | SHOP#<domain>, RST#<id>     |
- * | source store     | SST#<id>           | SST          | RST#<rst>#SST, ls     | SHOP#<domain>, SST#<id>     |
- * | vendor tag       | RST#<rst>          | VENDOR#<tag> |                       |                             |
- * | sync job         | SJ#<id>            | SJ           | OWNER#<owner>#SJ, ls  | SRCORDER#<sst>#<o>, SJ#<id> |
- * | order body part  | SJ#<first job id>  | BODY#<n>     |                       |                             |
- * | audit entry      | AUD#<id>           | AUD          | OWNER#<owner>#AUD, ls |                             |
- * | kept fulfillment | FULORDER#<sst>#<o> | KEPT#<fid>   |                       |                             |
- * | idempotent req.  | IDEM#<sha256>      | IDEM         |                       |                             |
- *
- * The filtered lists (docs/design.md, "Lists"), all sorted by the same `GSI1SK` (`ls`):
- *
- * | entity      | GSI4 (store lists) | GSI5 (state lists)         | GSI6 (store state lists)  | GSI7 (resource lists) |
- * |-------------|--------------------|----------------------------|---------------------------|-----------------------|
- * | sync job    | RST#<rst>#SJ       | OWNER#<owner>#SJ#<s>       | RST#<rst>#SJ#<s>          |                       |
- * | audit entry | RST#<rst>#AUD      | OWNER#<owner>#AUD#<action> | RST#<rst>#AUD#<action>    | RES#<resource>#AUD    |
- *
- * `ls` is the list sort key `<createdAt>#<id>`; `<o>` a source order id, `<fid>` a source
- * fulfillment id, `<s>` a rare job state (`failed`, `dead`): a job is in GSI5 and GSI6 only while
- * it is in one (shared/sync-jobs/indexes.ts), so those moves are the only ones that write them.
- * Every index but GSI2 is KEYS_ONLY; GSI2 carries LOOKUP_PROJECTION. A partition keyed by a store
- * or a resource holds one owner's items only (a store never changes owner), so its key leaves the
- * owner out and a list checks the owner on the items it loads (shared/dynamo/pagination.ts).
- *
- * GSI1 is sparse: a soft-deleted store drops out of its list by losing its GSI1 keys.
- * GSI2 holds a sync job only once it is completed (its source order id is known from then on).
- * GSI3 (work in flight, KEYS_ONLY) holds every sync job that has not ended: a `pending` or
- * `processing` one as `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`, a `failed` one (waiting
- * for its next attempt) apart as `FAILED#<shard of owner>` with the same sort key, so an owner's
- * pending and processing jobs are one range; and every completed job with a fulfillment still on its
- * way as `PROPAGATING#<shard of owner>` (shared/sync-jobs/indexes.ts decides which). The reconciler
- * reads only these, so its reads grow with the work in flight, never with the jobs ever made.
- * A kept fulfillment expires through the table's TTL attribute `expiresAt` (docs/reverse-sync.md):
- * it waits there until the job that placed its source order records that order's id. So does an
- * idempotent request's record, 24 hours after its first request (`<sha256>`: of owner and key).
+ * `ls` is the list sort key `<createdAt>#<id>`. Every index but GSI2 is KEYS_ONLY; GSI2 carries
+ * LOOKUP_PROJECTION. A partition keyed by a store or a resource holds one owner's items only (a
+ * store never changes owner), so its key leaves the owner out and a list checks the owner on the
+ * items it loads (shared/dynamo/pagination.ts). GSI1 is sparse: a soft-deleted store drops out of
+ * its list by losing its GSI1 keys. GSI3 (work in flight) holds only jobs that have not ended and
+ * completed jobs with a fulfillment on its way, so the reconciler's reads grow with the work in
+ * flight, never with the jobs ever made. A kept fulfillment and an idempotent request's record
+ * expire through the table's TTL attribute `expiresAt`.
  */
 
 export const INDEX = {

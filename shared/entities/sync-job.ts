@@ -38,7 +38,7 @@ export interface SyncJob {
   /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
   resellerShopDomain: string;
   /**
-   * Where the reseller order is kept (shared/orders/stored-order.ts): its compressed raw body inline,
+   * Where the reseller order is kept (shared/entities/order-body.ts): its compressed raw body inline,
    * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
    * an item written without one (never by this service): the worker makes such a job dead.
    */
@@ -72,7 +72,7 @@ export interface SyncJob {
   waitUntil: string | null;
   /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
   throttledSince: string | null;
-  /** The attempt history, oldest first (attempts.ts). */
+  /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
 }
 
@@ -161,7 +161,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
  * (state-machine.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
- * - For life, from creation: its owner's list (GSI1, whose keys record.ts writes) and its reseller
+ * - For life, from creation: its owner's list (GSI1, whose keys `syncJobItem` writes) and its reseller
  *   store's list (GSI4, docs/design.md "Lists"). These keys never change, so no move rewrites those
  *   index entries.
  * - GSI3, open jobs (docs/design.md, "Reconciler"): a job that has not ended is in

@@ -23,7 +23,7 @@ export const readOrder = (rawBody: Buffer) => {
 
 /**
  * Routes an `orders/create` of a verified reseller store: one pending job per supplier, the order's
- * raw body kept with them (shared/orders/order-jobs.ts), then one queue message per job, carrying
+ * raw body kept with them (shared/sync-jobs/create.ts), then one queue message per job, carrying
  * the webhook's `requestId` so the worker's lines name it too. The jobs are durable, and among the
  * open jobs the reconciler watches, before the answer: if the enqueue fails, or the function dies
  * before it, the reconciler sends them their message once their lease is up.

@@ -1,0 +1,174 @@
+/**
+ * `npm run docs:tables`: writes the table of items and their index entries in docs/design.md
+ * ("Single-table layout") from the entity modules themselves, so the document cannot drift from
+ * the code: each row is an item that `…Item` builds from a record of placeholders (`<id>`,
+ * `<owner>`…), in each state that changes its index entries. `test/unit/docs-tables.test.ts`
+ * fails when the document differs from what this writes.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { seededJob } from '../bench/seed.js';
+import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import { INDEX, INDEX_KEYS, type IndexRole, inFlight } from '../shared/dynamo/keys.js';
+import type { Item } from '../shared/dynamo/table.js';
+import { apiKeyItem } from '../shared/entities/api-key.js';
+import { auditEntryItem } from '../shared/entities/audit-entry.js';
+import type { FulfillmentEntry } from '../shared/entities/fulfillment-entry.js';
+import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
+import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
+import { orderBodyPartItem } from '../shared/entities/order-body.js';
+import { resellerStoreItem } from '../shared/entities/reseller-store.js';
+import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
+import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/entities/sync-job.js';
+
+export const DESIGN = 'docs/design.md';
+export const BEGIN = '<!-- items:begin (written by npm run docs:tables from shared/entities) -->';
+export const END = '<!-- items:end -->';
+
+const OWNER = '<owner>';
+const CREATED = '<createdAt>';
+
+/** Values the entity functions compute from a placeholder, put back as placeholders. */
+const PLACEHOLDERS: [string, string][] = [
+  [inFlight.open.partition(OWNER), 'OPEN#<shard of owner>'],
+  [inFlight.failed.partition(OWNER), 'FAILED#<shard of owner>'],
+  [inFlight.propagating.partition(OWNER), 'PROPAGATING#<shard of owner>'],
+  [idempotentRequestKey({ ownerId: OWNER, key: '<key>' }).PK, 'IDEM#<sha256 of owner, key>'],
+  ['BODY#0', 'BODY#<n>'],
+  ['sync_job.dead', '<action>'],
+];
+
+const placeholders = (value: string) => PLACEHOLDERS.reduce((v, [from, to]) => v.split(from).join(to), value);
+
+const store: StoreFields = {
+  id: '<id>',
+  ownerId: OWNER,
+  name: 'name',
+  platform: 'storeplatform_a',
+  shopDomain: '<domain>',
+  secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+  previousWebhookSecret: null,
+  createdAt: CREATED,
+  updatedAt: CREATED,
+  deletedAt: null,
+};
+const sourceStore: SourceStore = {
+  ...store,
+  resellerStoreId: '<rst>',
+  vendorTag: '<tag>',
+  pricingMode: 'percentage',
+  pricingConfig: { type: 'percentage', value: 0 },
+};
+
+const job = (status: SyncJobStatus, fulfillments: Record<string, FulfillmentEntry> = {}): SyncJob => ({
+  ...seededJob({ id: '<id>', ownerId: OWNER, resellerStoreId: '<rst>', createdAt: CREATED, status }),
+  sourceStoreId: '<sst>',
+  sourceOrderId: status === 'completed' ? '<sourceOrderId>' : null,
+  fulfillments,
+});
+
+const onItsWay: FulfillmentEntry = {
+  sourceFulfillmentId: '<fid>',
+  status: 'pending',
+  trackingCompany: null,
+  trackingNumber: null,
+  trackingNumbers: [],
+  trackingUrl: null,
+  resellerFulfillmentId: null,
+  attempts: 0,
+  errorMessage: null,
+  receivedAt: CREATED,
+  updatedAt: CREATED,
+  deliveredAt: null,
+};
+
+const withoutList = (item: Item) =>
+  Object.fromEntries(Object.entries(item).filter(([name]) => !DELISTED.includes(name)));
+
+/** Every kind of item, in each state that gives it other index entries. */
+const ROWS: [string, Item][] = [
+  ['API key', apiKeyItem('<sha256 of key>', { keyId: '<id>', ownerId: OWNER }, CREATED)],
+  ['reseller store', resellerStoreItem(store)],
+  ['reseller store, deleted', withoutList(resellerStoreItem(store))],
+  ['source store', sourceStoreItem(sourceStore)],
+  ['source store, deleted', withoutList(sourceStoreItem(sourceStore))],
+  ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
+  ...(['pending', 'processing', 'failed', 'completed', 'dead'] as const).map((status): [string, Item] => [
+    `sync job, ${status}`,
+    { ...syncJobKey('<id>'), ...syncJobIndexEntries(job(status)) },
+  ]),
+  [
+    'sync job, completed, a fulfillment on its way',
+    { ...syncJobKey('<id>'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
+  ],
+  ['order body part (beside the first job)', orderBodyPartItem('<first job id>', 0, Buffer.alloc(0))],
+  [
+    'audit entry',
+    auditEntryItem({
+      id: '<id>',
+      ownerId: OWNER,
+      action: 'sync_job.dead',
+      resellerStoreId: '<rst>',
+      resourceType: 'sync_job',
+      resourceId: '<resourceId>',
+      actorId: 'system',
+      actor: { type: 'system', id: 'system' },
+      metadata: {},
+      createdAt: CREATED,
+    }),
+  ],
+  [
+    'kept fulfillment',
+    keptFulfillmentItem({
+      sourceStoreId: '<sst>',
+      sourceOrderId: '<sourceOrderId>',
+      sourceFulfillmentId: '<fid>',
+      tracking: { company: null, number: null, numbers: [], url: null, urls: [] },
+      receivedAt: CREATED,
+      expiresAt: 0,
+    }),
+  ],
+  [
+    'idempotent request',
+    claimedRequestItem({ ownerId: OWNER, key: '<key>' }, { fingerprint: '', requestId: '', lockedUntil: 0 }, 0),
+  ],
+];
+
+const ROLES = Object.keys(INDEX) as IndexRole[];
+
+/** An index's entry of an item: its partition key, and its own sort key (GSI4–7 sort by GSI1SK). */
+const entryOf = (item: Item, role: IndexRole) => {
+  const { pk, sk } = INDEX_KEYS[role];
+  const ownSort = role === 'lists' || role === 'lookups' || role === 'inFlight';
+  const values = [item[pk], ...(ownSort ? [item[sk]] : [])].filter((v): v is string => typeof v === 'string');
+  return values.map((v) => `\`${placeholders(v)}\``).join(', ');
+};
+
+const escape = (cell: string) => cell.replace(/\|/g, '\\|');
+
+/** The rows as a Markdown table, its columns padded as the formatter pads them. */
+export const itemTable = (): string => {
+  const header = ['item', 'PK', 'SK', ...ROLES.map((role) => `${INDEX[role]} (${role})`)];
+  const rows = ROWS.map(([name, item]) => [
+    name,
+    `\`${placeholders(String(item.PK))}\``,
+    `\`${placeholders(String(item.SK))}\``,
+    ...ROLES.map((role) => entryOf(item, role)),
+  ]).map((row) => row.map(escape));
+  const widths = header.map((_, i) => Math.max(3, ...[header, ...rows].map((row) => row[i].length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+};
+
+/** The document with its generated table replaced by `table`. */
+export const withTable = (document: string, table: string) => {
+  const [before, rest] = document.split(BEGIN);
+  if (rest === undefined || !rest.includes(END)) throw new Error(`${DESIGN} has no ${BEGIN} … ${END} section`);
+  return `${before}${BEGIN}\n\n${table}\n\n${END}${rest.split(END)[1]}`;
+};
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  writeFileSync(DESIGN, withTable(readFileSync(DESIGN, 'utf8'), itemTable()));
+  console.log(`${DESIGN}: the items table written (${ROWS.length} rows)`);
+}
