@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
+import { syncJobKey } from '../../shared/entities/sync-job.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -157,7 +158,7 @@ describe('npm run backfill-indexes', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { Key: { PK: `SJ#${ids.failed}` }, ExpressionAttributeValues: { ':status': 'processing' } },
+      match: { Key: syncJobKey(ids.failed), ExpressionAttributeValues: { ':status': 'processing' } },
       action: 'hold',
     });
 

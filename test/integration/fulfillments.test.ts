@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { keptFulfillmentKey } from '../../shared/entities/kept-fulfillment.js';
 import {
   type ApiClient,
   createResellerStore,
@@ -147,7 +148,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       await service.doc.send(
         new GetCommand({
           TableName: service.tableName,
-          Key: { PK: `FULORDER#${sourceStoreId}#${sourceOrderId}`, SK: `KEPT#${sourceFulfillmentId}` },
+          Key: keptFulfillmentKey({ sourceStoreId, sourceOrderId, sourceFulfillmentId: String(sourceFulfillmentId) }),
           ConsistentRead: true,
         }),
       )

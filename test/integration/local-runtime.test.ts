@@ -1,3 +1,4 @@
+import { syncJobKey } from '../../shared/entities/sync-job.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
@@ -16,7 +17,7 @@ const claimOf = (jobId?: string) =>
     service: 'DynamoDB',
     command: 'UpdateItem',
     match: {
-      ...(jobId ? { Key: { PK: `SJ#${jobId}` } } : {}),
+      ...(jobId ? { Key: syncJobKey(jobId) } : {}),
       ExpressionAttributeValues: { ':status': 'processing' },
     },
   }) as const;

@@ -1,3 +1,4 @@
+import { syncJobKey } from '../../shared/entities/sync-job.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -281,7 +282,7 @@ describe('order routing through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { Key: { PK: `SJ#${id}` }, ExpressionAttributeValues: { ':status': 'processing' } },
+        match: { Key: syncJobKey(id), ExpressionAttributeValues: { ':status': 'processing' } },
         action: 'hold',
       });
 

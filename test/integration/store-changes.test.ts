@@ -1,4 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
 import { type CapturedLog, captureLog } from './logs.js';
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
 import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
@@ -166,7 +167,7 @@ describe('stores that can change', () => {
       await service.doc.send(
         new UpdateCommand({
           TableName: service.tableName,
-          Key: { PK: `RST#${reseller.id}`, SK: 'RST' },
+          Key: resellerStoreKey(reseller.id),
           UpdateExpression: 'SET previousWebhookSecretUntil = :past',
           ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
         }),

@@ -2,6 +2,7 @@ import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client
 import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ResourceMissingError, ValidationError } from '../../shared/core/errors.js';
+import { idempotentRequestKey } from '../../shared/entities/idempotent-request.js';
 import { idempotentApiHandler } from '../../shared/http/idempotent-handler.js';
 import { created } from '../../shared/http/types.js';
 import { requestFingerprint } from '../../shared/idempotency/requests.js';
@@ -48,8 +49,7 @@ const released = () =>
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
 const stored = (item: Record<string, unknown>) => ({
-  PK: 'IDEM#x',
-  SK: 'IDEM',
+  ...idempotentRequestKey({ ownerId: 'owner_a', key: 'x' }),
   fingerprint: requestFingerprint('POST', '/v1/things', Buffer.from(BODY)),
   requestId: 'req_first',
   expiresAt: Math.floor(Date.now() / 1000) + 3600,

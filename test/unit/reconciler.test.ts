@@ -1,6 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { syncJobKey } from '../../shared/entities/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -9,8 +10,7 @@ const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: je
 
 /** A pending job that has not moved for an hour: past any lease, its message presumed lost. */
 const stalled = (id: string) => ({
-  PK: `SJ#${id}`,
-  SK: 'SJ',
+  ...syncJobKey(id),
   id,
   ownerId: 'owner_a',
   resellerStoreId: 'rst_1',

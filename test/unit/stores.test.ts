@@ -8,6 +8,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
+import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
+import { sourceStoreKey } from '../../shared/entities/source-store.js';
 
 /**
  * The store handlers called as Lambda calls them, with the SDK clients mocked: what they ask
@@ -112,8 +114,7 @@ const sourceBody = {
 };
 
 const resellerItem = (overrides: Record<string, unknown> = {}) => ({
-  PK: 'RST#rst_111111111111111111111111',
-  SK: 'RST',
+  ...resellerStoreKey('rst_111111111111111111111111'),
   id: 'rst_111111111111111111111111',
   ownerId: 'owner_a',
   name: 'Reseller',
@@ -128,8 +129,7 @@ const resellerItem = (overrides: Record<string, unknown> = {}) => ({
 });
 
 const sourceItem = (overrides: Record<string, unknown> = {}) => ({
-  PK: 'SST#sst_111111111111111111111111',
-  SK: 'SST',
+  ...sourceStoreKey('sst_111111111111111111111111'),
   id: 'sst_111111111111111111111111',
   ownerId: 'owner_a',
   resellerStoreId: 'rst_111111111111111111111111',
