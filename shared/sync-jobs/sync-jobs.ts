@@ -1,23 +1,16 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { type Actor, auditPut } from '../audit-log/audit-log.js';
-import { InvalidCursorError, ResourceMissingError, SyncJobNotRetryableError } from '../core/errors.js';
-import { isId, now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { InvalidCursorError, ResourceMissingError } from '../core/errors.js';
+import { isId } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
-import { batchGet, getItem, transactWrite } from '../dynamo/table.js';
+import { batchGet, getItem } from '../dynamo/table.js';
 import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
 import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
-import { jobMessage } from './message.js';
-import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
-import { enqueueJobs } from './queue.js';
-import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
- * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads and the manual retry (creation: shared/orders). The
+ * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: create.ts; the manual retry: retry.ts). The
  * moves of the machinery (worker, DLQ handler, reconciler) are in moves.ts; all of them come from
  * state-machine.ts.
  */
@@ -120,54 +113,4 @@ export const listAttempts = async (
     newestFirst = newestFirst.filter((attempt) => attempt.number < after);
   }
   return { job, page: { data: newestFirst.slice(0, limit), hasMore: newestFirst.length > limit } };
-};
-
-// ---------- manual retry
-
-/**
- * failed/dead → pending (SPEC 4.4): clears the error fields, keeps `attempts`, bumps the
- * generation and writes the `sync_job.retried` audit entry in the same transaction, conditional
- * on the status read, so of two concurrent retries exactly one succeeds; then enqueues the job's
- * fresh message, as `acceptOrder` enqueues an order's jobs. The job is open again, so the
- * reconciler watches it: a failed send delays it but never loses it.
- */
-export const retryJob = async (owner: Owner, id: string, actor: Actor, requestId?: string) => {
-  const job = await findSyncJob(owner, id);
-  if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
-  const at = now();
-  const request: MoveRequest = {
-    move: 'retry',
-    job,
-    at,
-    remove: [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt', 'deadAt'],
-  };
-  try {
-    await transactWrite([
-      moveItem(request),
-      auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      // Someone else moved it first (a concurrent retry): answer with what it is now.
-      const current = await loadJob(job.id, true);
-      throw new SyncJobNotRetryableError(current?.status ?? 'unknown');
-    }
-    throw error;
-  }
-  const updated: SyncJob = {
-    ...job,
-    status: 'pending',
-    generation: moveUpdate(request).generation,
-    errorMessage: null,
-    failedAt: null,
-    deadAt: null,
-    updatedAt: at,
-    resends: 0,
-    waitUntil: null,
-    throttledSince: null,
-  };
-  await enqueueJobs([jobMessage(updated, 'retry', requestId)]).catch((error: Error) =>
-    logger.error('enqueue after retry failed; the reconciler will send it', { jobId: job.id, error: error.name }),
-  );
-  return updated;
 };
