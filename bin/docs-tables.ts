@@ -145,7 +145,7 @@ const entryOf = (item: Item, role: IndexRole) => {
   return values.map((v) => `\`${placeholders(v)}\``).join(', ');
 };
 
-const escape = (cell: string) => cell.replace(/\|/g, '\\|');
+const escapePipes = (cell: string) => cell.replace(/\|/g, '\\|');
 
 /** The rows as a Markdown table, its columns padded as the formatter pads them. */
 export const itemTable = (): string => {
@@ -155,7 +155,7 @@ export const itemTable = (): string => {
     `\`${placeholders(String(item.PK))}\``,
     `\`${placeholders(String(item.SK))}\``,
     ...ROLES.map((role) => entryOf(item, role)),
-  ]).map((row) => row.map(escape));
+  ]).map((row) => row.map(escapePipes));
   const widths = header.map((_, i) => Math.max(3, ...[header, ...rows].map((row) => row[i].length)));
   const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`;
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
