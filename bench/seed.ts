@@ -25,6 +25,7 @@ export const seededJob = (
     orderJobIds: null,
     orderRouting: null,
     sourceOrderId: status === 'completed' ? `so-${fields.id.slice(3)}` : null,
+    sourceLines: null,
     errorMessage: status === 'failed' || status === 'dead' ? 'supplier answered 503' : null,
     completedAt: status === 'completed' ? createdAt : null,
     failedAt: status === 'failed' ? createdAt : null,

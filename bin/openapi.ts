@@ -20,15 +20,17 @@ export const requests: Record<string, NonNullable<RouteSpec['request']>> = Objec
   routes.map((route) => [route.name, route.request ?? {}]),
 );
 
-/** The platform topics behind the webhook routes (CONTRACT.md §5). */
-export const webhookTopics: Record<string, { topic: string; payload: v.GenericSchema; receipt: string }> = {
-  OrdersWebhook: { topic: 'orders/create', payload: OrderPayload, receipt: 'order_webhook_receipt' },
+/** The platform topics behind the webhook routes (CONTRACT.md §5, §10), the create topic first (the default). */
+export const webhookTopics: Record<string, { topics: string[]; payload: v.GenericSchema; receipt: string }> = {
+  OrdersWebhook: { topics: ['orders/create'], payload: OrderPayload, receipt: 'order_webhook_receipt' },
   FulfillmentsWebhook: {
-    topic: 'fulfillments/create',
+    topics: ['fulfillments/create', 'fulfillments/update'],
     payload: FulfillmentPayload,
     receipt: 'fulfillment_webhook_receipt',
   },
 };
+
+const topicList = (topics: string[]) => topics.map((topic) => `\`${topic}\``).join(' and ');
 
 /** A path's collection segment → the object its routes answer with. */
 const resources: Record<string, string> = {
@@ -153,7 +155,7 @@ const pathParameters = (route: RouteSpec) =>
 const hmacHeader = (spelling: string) => (spelling === 'Shopify' ? 'X-Shopify-Hmac-Sha256' : 'X-Platform-Hmac-SHA256');
 
 /** Each delivery header under both spellings (CONTRACT.md §5): the platform's and Shopify's. */
-const webhookParameters = (topic: string) =>
+const webhookParameters = (topics: string[]) =>
   ['Platform', 'Shopify'].flatMap((spelling) => [
     parameterRef(hmacHeader(spelling)),
     parameterRef(`X-${spelling}-Shop-Domain`),
@@ -162,9 +164,9 @@ const webhookParameters = (topic: string) =>
       in: 'header',
       required: false,
       description:
-        "When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling; both " +
-        'with different values: 400.',
-      schema: { const: topic },
+        `When present it must name a topic of this endpoint (${topicList(topics)}; absent: ` +
+        `\`${topics[0]}\`), else 400 \`validation_failed\`. Either spelling; both with different values: 400.`,
+      schema: { enum: topics },
     },
     parameterRef(`X-${spelling}-Webhook-Id`),
   ]);
@@ -282,7 +284,9 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   },
   FulfillmentsWebhook: {
     summary: 'Receive a fulfillment webhook',
-    description: 'A supplier platform’s `fulfillments/create`.',
+    description:
+      'A supplier platform’s `fulfillments/create` (a parcel, with the line items it ships) and ' +
+      '`fulfillments/update` (new tracking, or `status: cancelled`), CONTRACT.md §10.2–10.3.',
     tag: 'Webhooks',
   },
 };
@@ -305,7 +309,7 @@ const operationOf = (route: RouteSpec) => {
     tags: [docs.tag],
     ...(webhook
       ? {
-          summary: `The platform's \`${webhook.topic}\` webhook`,
+          summary: `The platform's ${topicList(webhook.topics)} webhook${webhook.topics.length > 1 ? 's' : ''}`,
           description:
             `${docs.description} Signed by the platform with the store's \`webhookSecret\`; no bearer key. ` +
             'Verified on the raw bytes before any parsing (CONTRACT.md §5).',
@@ -315,7 +319,7 @@ const operationOf = (route: RouteSpec) => {
     parameters: [
       ...pathParameters(route),
       ...(request.query ? queryParameters(request.query) : []),
-      ...(webhook ? webhookParameters(webhook.topic) : []),
+      ...(webhook ? webhookParameters(webhook.topics) : []),
       ...(isIdempotent(route) ? [parameterRef('Idempotency-Key')] : []),
     ],
     ...(body ? { requestBody: { required: true, ...json(convert(body)) } } : {}),
@@ -414,14 +418,16 @@ export const buildOpenApi = () => {
     paths[route.path][route.method.toLowerCase()] = operation;
     const webhook = webhookTopics[route.name];
     // The same delivery, listed by topic: what the platform sends once subscribed to this path.
-    if (webhook) {
+    for (const topic of webhook?.topics ?? []) {
       const { operationId: _, ...delivery } = operation;
-      webhooks[webhook.topic] = {
+      const name = topic.replace(/[^a-z]+(.)/g, (__, c: string) => c.toUpperCase());
+      webhooks[topic] = {
         post: {
           ...delivery,
+          summary: `The platform's \`${topic}\` webhook`,
           // Its own id: operation ids are unique across paths and webhooks.
-          operationId: `${route.name}Delivery`,
-          description: `Subscribe \`${webhook.topic}\` to \`${route.path}\`. ${delivery.description}`,
+          operationId: `${route.name}${name[0].toUpperCase()}${name.slice(1)}Delivery`,
+          description: `Subscribe \`${topic}\` to \`${route.path}\`. ${delivery.description}`,
         },
       };
     }

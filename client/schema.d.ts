@@ -282,9 +282,10 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The platform's `fulfillments/create` webhook
-     * @description A supplier platform’s `fulfillments/create`. Signed by the platform with the store's
-     * `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     * The platform's `fulfillments/create` and `fulfillments/update` webhooks
+     * @description A supplier platform’s `fulfillments/create` (a parcel, with the line items it ships) and
+     * `fulfillments/update` (new tracking, or `status: cancelled`), CONTRACT.md §10.2–10.3. Signed by the platform with
+     * the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
     post: operations['FulfillmentsWebhook'];
     delete?: never;
@@ -310,7 +311,7 @@ export interface webhooks {
      * by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing
      * (CONTRACT.md §5).
      */
-    post: operations['OrdersWebhookDelivery'];
+    post: operations['OrdersWebhookOrdersCreateDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -329,10 +330,34 @@ export interface webhooks {
     /**
      * The platform's `fulfillments/create` webhook
      * @description Subscribe `fulfillments/create` to `/v1/fulfillments/webhook`. A supplier platform’s
-     * `fulfillments/create`. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the
-     * raw bytes before any parsing (CONTRACT.md §5).
+     * `fulfillments/create` (a parcel, with the line items it ships) and `fulfillments/update` (new tracking, or
+     * `status: cancelled`), CONTRACT.md §10.2–10.3. Signed by the platform with the store's `webhookSecret`; no bearer
+     * key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
-    post: operations['FulfillmentsWebhookDelivery'];
+    post: operations['FulfillmentsWebhookFulfillmentsCreateDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillments/update': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `fulfillments/update` webhook
+     * @description Subscribe `fulfillments/update` to `/v1/fulfillments/webhook`. A supplier platform’s
+     * `fulfillments/create` (a parcel, with the line items it ships) and `fulfillments/update` (new tracking, or
+     * `status: cancelled`), CONTRACT.md §10.2–10.3. Signed by the platform with the store's `webhookSecret`; no bearer
+     * key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['FulfillmentsWebhookFulfillmentsUpdateDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -457,22 +482,42 @@ export interface components {
       fulfillment: components['schemas']['fulfillment'] | null;
       /** @description every source fulfillment, oldest first */
       fulfillments: components['schemas']['fulfillment'][];
+      /** @description the reseller's line items the job carries, in order (CONTRACT.md §10.1) */
+      lineItems: components['schemas']['sync_job_line_item'][];
+      /**
+       * @description from the lines' `fulfilledQuantity`: every quantity on the reseller's order is `fulfilled`
+       * @enum {unknown}
+       */
+      fulfillmentStatus: 'unfulfilled' | 'partial' | 'fulfilled';
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
     /**
-     * @description A source fulfillment and where its tracking stands on the reseller store (docs/reverse-sync.md):
-     * `pending` until delivered, `failed` between attempts, `dead` when it cannot be.
+     * @description A source fulfillment (a parcel) and where it stands on the reseller store (docs/reverse-sync.md):
+     * `pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts,
+     * `delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, `ignored` when
+     * nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the supplier voided it and the
+     * reseller store no longer has it (CONTRACT.md §10.2–10.3).
      */
     fulfillment: {
       sourceFulfillmentId: string;
       /** @enum {unknown} */
-      status: 'pending' | 'delivered' | 'failed' | 'dead';
+      status: 'pending' | 'delivered' | 'failed' | 'dead' | 'ignored' | 'cancelled';
       trackingCompany: string | null;
       trackingNumber: string | null;
       trackingNumbers: string[];
       trackingUrl: string | null;
       resellerFulfillmentId: string | null;
+      /**
+       * @description the reseller's line items and quantities the parcel ships; null: the whole job (its lines have no
+       * ids)
+       */
+      lineItems:
+        | {
+            resellerLineItemId: string;
+            quantity: number;
+          }[]
+        | null;
       attempts: number;
       errorMessage: string | null;
       /**
@@ -488,6 +533,26 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+    };
+    /**
+     * @description One reseller line item a sync job carries, with the supplier's id of it once placed and the unit
+     * price before and after the markup was removed (the per-line price breakdown).
+     */
+    sync_job_line_item: {
+      /** @description the payload's line item `id` as its digits stand */
+      resellerLineItemId: string | null;
+      /** @description the supplier's id of the line; null until placed */
+      sourceLineItemId: string | null;
+      sku: string | null;
+      title: string | null;
+      variantTitle: string | null;
+      quantity: number;
+      /** @description the reseller's unit price */
+      price: string;
+      /** @description the unit price placed at on the supplier; null until placed */
+      sourcePrice: string | null;
+      /** @description how many the reseller's platform has accepted as shipped */
+      fulfilledQuantity: number;
     };
     /**
      * @description One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one
@@ -2142,8 +2207,8 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
+         * else 400 `validation_failed`. Either spelling; both with different values: 400.
          */
         'X-Platform-Topic'?: 'orders/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
@@ -2161,8 +2226,8 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
+         * else 400 `validation_failed`. Either spelling; both with different values: 400.
          */
         'X-Shopify-Topic'?: 'orders/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
@@ -2284,10 +2349,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
          */
-        'X-Platform-Topic'?: 'fulfillments/create';
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -2303,10 +2369,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
          */
-        'X-Shopify-Topic'?: 'fulfillments/create';
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -2324,6 +2391,13 @@ export interface operations {
           tracking_numbers?: string[] | null;
           tracking_url?: string | null;
           tracking_urls?: string[] | null;
+          line_items?:
+            | {
+                id: number | string;
+                quantity: number;
+              }[]
+            | null;
+          updated_at?: string | null;
         };
       };
     };
@@ -2390,7 +2464,7 @@ export interface operations {
       };
     };
   };
-  OrdersWebhookDelivery: {
+  OrdersWebhookOrdersCreateDelivery: {
     parameters: {
       query?: never;
       header?: {
@@ -2407,8 +2481,8 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
+         * else 400 `validation_failed`. Either spelling; both with different values: 400.
          */
         'X-Platform-Topic'?: 'orders/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
@@ -2426,8 +2500,8 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
+         * else 400 `validation_failed`. Either spelling; both with different values: 400.
          */
         'X-Shopify-Topic'?: 'orders/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
@@ -2532,7 +2606,7 @@ export interface operations {
       };
     };
   };
-  FulfillmentsWebhookDelivery: {
+  FulfillmentsWebhookFulfillmentsCreateDelivery: {
     parameters: {
       query?: never;
       header?: {
@@ -2549,10 +2623,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
          */
-        'X-Platform-Topic'?: 'fulfillments/create';
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -2568,10 +2643,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name this endpoint's topic, else 400 `validation_failed`. Either spelling;
-         * both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
          */
-        'X-Shopify-Topic'?: 'fulfillments/create';
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -2589,6 +2665,145 @@ export interface operations {
           tracking_numbers?: string[] | null;
           tracking_url?: string | null;
           tracking_urls?: string[] | null;
+          line_items?:
+            | {
+                id: number | string;
+                quantity: number;
+              }[]
+            | null;
+          updated_at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['fulfillment_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  FulfillmentsWebhookFulfillmentsUpdateDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
+         */
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
+         * with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          order_id: number | string;
+          status?: string | null;
+          tracking_company?: string | null;
+          tracking_number?: string | null;
+          tracking_numbers?: string[] | null;
+          tracking_url?: string | null;
+          tracking_urls?: string[] | null;
+          line_items?:
+            | {
+                id: number | string;
+                quantity: number;
+              }[]
+            | null;
+          updated_at?: string | null;
         };
       };
     };

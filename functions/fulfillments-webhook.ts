@@ -2,17 +2,18 @@ import { cipher } from '../shared/aws/cipher.js';
 import { acceptFulfillment } from '../shared/fulfillments/intake.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
-import { assertTopic, verifiedStores } from '../shared/webhooks/verify.js';
+import { topicOf, verifiedStores } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };
 
 /**
- * `fulfillments/create` from a source store: verified against every source store of the shop
- * (resellers may share a supplier), then the tracking goes back to each reseller order (or is kept).
+ * `fulfillments/create` and `fulfillments/update` from a source store: verified against every
+ * source store of the shop (resellers may share a supplier), then the parcel, its tracking or its
+ * cancellation goes back to each reseller order (or is kept until its job is known).
  */
 export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
   const sources = await verifiedStores(deps, 'source', delivery);
-  assertTopic(delivery, 'fulfillments/create');
-  await acceptFulfillment(sources, json(), requestId);
+  const topic = topicOf(delivery, ['fulfillments/create', 'fulfillments/update']);
+  await acceptFulfillment(sources, json(), requestId, topic);
   return ok({ object: 'webhook_receipt' });
 });

@@ -1,8 +1,9 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { ok } from '../shared/http/types.js';
-import { findSyncJob } from '../shared/sync-jobs/sync-jobs.js';
+import { findSyncJob, linesOf } from '../shared/sync-jobs/sync-jobs.js';
 
-export const handler = apiHandler(async ({ ownerId, path }) =>
-  ok(presentSyncJob(await findSyncJob({ ownerId }, path.id))),
-);
+export const handler = apiHandler(async ({ ownerId, path }) => {
+  const job = await findSyncJob({ ownerId }, path.id);
+  return ok(presentSyncJob(job, await linesOf(job)));
+});

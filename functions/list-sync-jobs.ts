@@ -3,10 +3,11 @@ import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentSyncJob } from '../shared/http/present.js';
 import { ListSyncJobsQuery } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
+import { linesOf, listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListSyncJobsQuery, query);
   const page = await listSyncJobs({ ownerId }, limit, startingAfter, filters);
-  return ok(presentList('/v1/sync_jobs', page.data.map(presentSyncJob), page.hasMore));
+  const data = await Promise.all(page.data.map(async (job) => presentSyncJob(job, await linesOf(job))));
+  return ok(presentList('/v1/sync_jobs', data, page.hasMore));
 });

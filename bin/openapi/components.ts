@@ -38,8 +38,11 @@ const shopDomain = { $ref: '#/components/schemas/shop_domain', description: 'sto
 const fulfillment = {
   type: 'object',
   description:
-    'A source fulfillment and where its tracking stands on the reseller store (docs/reverse-sync.md): ' +
-    '`pending` until delivered, `failed` between attempts, `dead` when it cannot be.',
+    'A source fulfillment (a parcel) and where it stands on the reseller store (docs/reverse-sync.md): ' +
+    '`pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts, ' +
+    '`delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, ' +
+    '`ignored` when nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the ' +
+    'supplier voided it and the reseller store no longer has it (CONTRACT.md §10.2–10.3).',
   required: [
     'sourceFulfillmentId',
     'status',
@@ -48,6 +51,7 @@ const fulfillment = {
     'trackingNumbers',
     'trackingUrl',
     'resellerFulfillmentId',
+    'lineItems',
     'attempts',
     'errorMessage',
     'receivedAt',
@@ -56,12 +60,27 @@ const fulfillment = {
   ],
   properties: {
     sourceFulfillmentId: str,
-    status: { enum: ['pending', 'delivered', 'failed', 'dead'] },
+    status: { enum: ['pending', 'delivered', 'failed', 'dead', 'ignored', 'cancelled'] },
     trackingCompany: nullable(str),
     trackingNumber: nullable(str),
     trackingNumbers: { type: 'array', items: str },
     trackingUrl: nullable(str),
     resellerFulfillmentId: nullable(str),
+    lineItems: {
+      anyOf: [
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['resellerLineItemId', 'quantity'],
+            properties: { resellerLineItemId: str, quantity: count },
+          },
+        },
+        { type: 'null' },
+      ],
+      description:
+        "the reseller's line items and quantities the parcel ships; null: the whole job (its lines have no ids)",
+    },
     attempts: count,
     errorMessage: nullable(str),
     receivedAt: timestamp,
@@ -152,10 +171,47 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         description: 'the latest source fulfillment; null until one arrives',
       },
       fulfillments: { type: 'array', items: ref('fulfillment'), description: 'every source fulfillment, oldest first' },
+      lineItems: {
+        type: 'array',
+        items: ref('sync_job_line_item'),
+        description: "the reseller's line items the job carries, in order (CONTRACT.md §10.1)",
+      },
+      fulfillmentStatus: {
+        enum: ['unfulfilled', 'partial', 'fulfilled'],
+        description: "from the lines' `fulfilledQuantity`: every quantity on the reseller's order is `fulfilled`",
+      },
     },
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
   ),
   fulfillment,
+  sync_job_line_item: {
+    type: 'object',
+    description:
+      "One reseller line item a sync job carries, with the supplier's id of it once placed and the unit price " +
+      'before and after the markup was removed (the per-line price breakdown).',
+    required: [
+      'resellerLineItemId',
+      'sourceLineItemId',
+      'sku',
+      'title',
+      'variantTitle',
+      'quantity',
+      'price',
+      'sourcePrice',
+      'fulfilledQuantity',
+    ],
+    properties: {
+      resellerLineItemId: { ...nullable(str), description: "the payload's line item `id` as its digits stand" },
+      sourceLineItemId: { ...nullable(str), description: "the supplier's id of the line; null until placed" },
+      sku: nullable(str),
+      title: nullable(str),
+      variantTitle: nullable(str),
+      quantity: count,
+      price: { type: 'string', description: "the reseller's unit price" },
+      sourcePrice: { ...nullable(str), description: 'the unit price placed at on the supplier; null until placed' },
+      fulfilledQuantity: { ...count, description: "how many the reseller's platform has accepted as shipped" },
+    },
+  },
   sync_job_attempt: object(
     'sync_job_attempt',
     'sja',

@@ -89,3 +89,24 @@ export const applyShipment = <T extends ShipmentLine>(
     return { ...line, fulfilledQuantity };
   });
 };
+
+/** What a parcel covers of its job: the reseller lines it ships, or the whole job. */
+export type ParcelCover = ReadonlyArray<{ id: string; quantity: number }> | 'whole';
+
+/**
+ * How much of each of a job's lines the parcels cover together, never more than the line's
+ * quantity: what the reseller's platform accepted (`fulfilledQuantity`, from the delivered parcels)
+ * or what is spoken for (the parcels on their way too, when a new parcel is planned).
+ */
+export const coveredQuantities = (
+  lines: ReadonlyArray<{ resellerLineItemId: string | null; quantity: number }>,
+  parcels: ReadonlyArray<ParcelCover>,
+): number[] =>
+  lines.map((line) => {
+    let covered = 0;
+    for (const parcel of parcels) {
+      if (parcel === 'whole') covered = line.quantity;
+      else for (const item of parcel) if (item.id === line.resellerLineItemId) covered += item.quantity;
+    }
+    return Math.min(line.quantity, covered);
+  });

@@ -3,15 +3,25 @@ import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
+/** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */
+export interface SourceFulfillment {
+  sourceFulfillmentId: string;
+  sourceOrderId: string;
+  tracking: Tracking;
+  /** The supplier's line items it names (CONTRACT.md §10.2); null: every item of the job not yet fulfilled. */
+  lines: Array<{ id: string; quantity: number }> | null;
+  /** The supplier voided the parcel (`status: cancelled`). */
+  cancelled: boolean;
+  /** The payload's `updated_at` (its versions apply in this order); null when absent. */
+  updatedAt: string | null;
+}
+
 /**
  * The kept fulfillment entity (docs/reverse-sync.md): a source fulfillment that matched no job yet,
  * kept (with a TTL) under its source order until the job that placed that order records its id.
  */
-export interface KeptFulfillment {
+export interface KeptFulfillment extends SourceFulfillment {
   sourceStoreId: string;
-  sourceOrderId: string;
-  sourceFulfillmentId: string;
-  tracking: Tracking;
   receivedAt: string;
   /** Epoch seconds: the table's TTL attribute. */
   expiresAt: number;
@@ -31,6 +41,9 @@ export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
   sourceOrderId: kept.sourceOrderId,
   sourceFulfillmentId: kept.sourceFulfillmentId,
   tracking: kept.tracking,
+  ...(kept.lines ? { lines: kept.lines } : {}),
+  ...(kept.cancelled ? { cancelled: true } : {}),
+  ...(kept.updatedAt ? { sourceUpdatedAt: kept.updatedAt } : {}),
   receivedAt: kept.receivedAt,
   expiresAt: kept.expiresAt,
 });
@@ -42,6 +55,9 @@ export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
     sourceOrderId: read.string('sourceOrderId'),
     sourceFulfillmentId: read.string('sourceFulfillmentId'),
     tracking: read.object<Tracking>('tracking'),
+    lines: read.optionalObject<Array<{ id: string; quantity: number }>>('lines') ?? null,
+    cancelled: item.cancelled === true,
+    updatedAt: read.stringOrNull('sourceUpdatedAt'),
     receivedAt: read.string('receivedAt'),
     expiresAt: read.number('expiresAt'),
   };

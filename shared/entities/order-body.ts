@@ -1,6 +1,9 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { syncJobId } from '../core/ids.js';
+import type { JsonText } from '../domain/json-text.js';
+import { readResellerOrder } from '../domain/reseller-order.js';
+import { itemsOfVendorTag } from '../domain/routing.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
 import { type Item, TABLE } from '../dynamo/table.js';
@@ -104,4 +107,55 @@ export const orderText = async (job: SyncJob): Promise<string> => {
   }
   // A job written by older code keeps its own items as a map: the same reading applies.
   return JSON.stringify({ id: job.externalOrderId, ...order.legacy });
+};
+
+/** One reseller line item a job carries, as the stored order and the placed order tell it (CONTRACT.md §10.1). */
+export interface JobLine {
+  resellerLineItemId: string | null;
+  sourceLineItemId: string | null;
+  sku: string | null;
+  title: string | null;
+  variantTitle: string | null;
+  quantity: number;
+  /** The reseller's unit price; `sourcePrice`: the supplier's, once placed (the markup removed). */
+  price: string;
+  sourcePrice: string | null;
+}
+
+/** A text field as sent: its string, or null for anything else (a number, an object, null). */
+const textOf = (value: JsonText | null): string | null => {
+  if (value === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(value.text);
+    return typeof parsed === 'string' ? parsed : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * The reseller line items a job carries, in order, derived from the stored order (its lines whose
+ * vendor is the job's tag) and the job's `sourceLines`; undefined when the stored order cannot be
+ * read. Nothing of this is stored per line but the supplier's id and price: the job item stays small.
+ */
+export const jobLines = async (job: SyncJob): Promise<JobLine[] | undefined> => {
+  let text: string;
+  try {
+    text = await orderText(job);
+  } catch (error) {
+    if (error instanceof UnplaceableOrderError) return undefined;
+    throw error;
+  }
+  const reading = readResellerOrder(text);
+  if (!reading.ok) return undefined;
+  return itemsOfVendorTag(reading.order.lineItems, job.vendorTag).map((line, i) => ({
+    resellerLineItemId: line.id,
+    sourceLineItemId: job.sourceLines?.[i]?.id ?? null,
+    sku: textOf(line.sku),
+    title: textOf(line.title),
+    variantTitle: textOf(line.variantTitle),
+    quantity: line.quantity,
+    price: line.price,
+    sourcePrice: job.sourceLines?.[i]?.price ?? null,
+  }));
 };

@@ -55,6 +55,12 @@ export interface SyncJob {
   orderRouting: Uint8Array | null;
   /** The supplier order's id, once placed. */
   sourceOrderId: string | null;
+  /**
+   * Once placed, per line the job carries (in the order of the reseller's lines): the supplier's id
+   * of the line (null when the platform did not answer it) and the unit price it was placed at (null
+   * when the order was found by a lookup, whose answer has no prices). Null until placed.
+   */
+  sourceLines: SourceLine[] | null;
   errorMessage: string | null;
   completedAt: string | null;
   failedAt: string | null;
@@ -74,6 +80,11 @@ export interface SyncJob {
   throttledSince: string | null;
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
+}
+
+export interface SourceLine {
+  id: string | null;
+  price: string | null;
 }
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
@@ -117,6 +128,8 @@ export const syncJobItem = (job: SyncJob): Item => ({
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+  // Pairs, not maps: every byte of the job item is paid again by each of its writes.
+  ...(job.sourceLines ? { sourceLines: sourceLinesAttribute(job.sourceLines) } : {}),
   ...(job.resends ? { resends: job.resends } : {}),
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
@@ -146,6 +159,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     deadAt: read.stringOrNull('deadAt'),
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
+    sourceLines: sourceLinesFrom(item),
     fulfillments: fulfillmentEntriesFrom(item),
     resends: item.resends === undefined ? 0 : read.number('resends'),
     waitUntil: read.stringOrNull('waitUntil'),
@@ -327,3 +341,16 @@ const orderJobIdsFrom = (item: Item): string[] | null => {
   }
   return read.optionalObject<string[]>('orderJobIds') ?? null;
 };
+
+/** The stored pairs `[id, price]` of a placed job's lines. */
+const sourceLinesFrom = (item: Item): SourceLine[] | null => {
+  const pairs = attributes(item, 'sync job').optionalObject<unknown[]>('sourceLines');
+  if (!pairs) return null;
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return pairs.map((pair) =>
+    Array.isArray(pair) ? { id: text(pair[0]), price: text(pair[1]) } : { id: null, price: null },
+  );
+};
+
+/** The attribute a completion writes for the lines it placed (moves.ts). */
+export const sourceLinesAttribute = (lines: SourceLine[]) => lines.map((line) => [line.id, line.price]);

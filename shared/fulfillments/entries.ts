@@ -1,12 +1,21 @@
+import { createHash } from 'node:crypto';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
 import { dynamo } from '../dynamo/client.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
-import { type FulfillmentEntry, type FulfillmentStatus, isPropagating } from '../entities/fulfillment-entry.js';
+import {
+  coverOf,
+  type FulfillmentEntry,
+  type FulfillmentStatus,
+  isPropagating,
+} from '../entities/fulfillment-entry.js';
+import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
+import { type JobLine, jobLines } from '../entities/order-body.js';
 import { propagationIndex, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
 
@@ -60,7 +69,8 @@ export const trackingOf = (entry: FulfillmentEntry): Tracking => ({
  * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (MOVES in
  * shared/sync-jobs/state-machine.ts): the states each may start from (`null`: no entry yet) and
  * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
- * nothing: `delivered` is final, so a late or duplicate message never undoes a delivery.
+ * nothing. `delivered` moves on only by what the supplier says next (new tracking, a cancellation):
+ * a late or duplicate message never undoes a delivery; `ignored` and `cancelled` are final.
  */
 export interface EntryMoveRule {
   from: readonly (FulfillmentStatus | null)[];
@@ -68,8 +78,13 @@ export interface EntryMoveRule {
 }
 
 export const ENTRY_MOVES = {
-  /** Fulfillments webhook: a new entry, or a redelivery that re-arms one not delivered yet. */
-  accept: { from: [null, 'pending', 'failed', 'dead'], to: 'pending' },
+  /**
+   * Fulfillments webhook (create or update), or a kept fulfillment released: a new entry, a
+   * redelivery that re-arms one not delivered yet, an update with new tracking or a cancellation.
+   */
+  accept: { from: [null, 'pending', 'failed', 'dead', 'delivered'], to: 'pending' },
+  /** Fulfillments webhook: a new parcel with nothing of the job left to ship; final. */
+  ignore: { from: [null], to: 'ignored' },
   /** Worker: the reseller's platform has the fulfillment. */
   deliver: { from: ['pending', 'failed', 'dead'], to: 'delivered' },
   /** Worker: a failure that may heal; SQS brings the message back. */
@@ -80,6 +95,8 @@ export const ENTRY_MOVES = {
   defer: { from: ['pending', 'failed', 'dead'], to: null },
   /** Reconciler: the entry stayed past its lease, its message presumed lost. */
   resend: { from: ['pending', 'failed'], to: 'pending' },
+  /** Worker: the supplier voided the parcel, and the reseller's fulfillment of it is cancelled; final. */
+  cancel: { from: ['pending', 'failed', 'dead'], to: 'cancelled' },
 } as const satisfies Record<string, EntryMoveRule>;
 
 export type EntryMove = keyof typeof ENTRY_MOVES;
@@ -88,7 +105,7 @@ export type EntryMove = keyof typeof ENTRY_MOVES;
 export const canMoveEntry = (move: EntryMove, status: FulfillmentStatus | undefined) =>
   (ENTRY_MOVES[move].from as readonly (FulfillmentStatus | null)[]).includes(status ?? null);
 
-const OUTCOME_MOVES = { delivered: 'deliver', failed: 'fail', dead: 'kill' } as const;
+const OUTCOME_MOVES = { delivered: 'deliver', cancelled: 'cancel', failed: 'fail', dead: 'kill' } as const;
 
 /** The fields of a wait or a stall (as the job's WAIT_ATTRIBUTES): progress, or a new delivery, drops them. */
 const WAIT_FIELDS = ['resends', 'waitUntil', 'throttledSince'];
@@ -171,54 +188,134 @@ const propagating = (job: SyncJob) =>
 
 // ---------- writes
 
+/** A short fingerprint of a tracking (company, numbers, URLs): the reseller gets one update per distinct one. */
+export const trackingKey = (tracking: Tracking) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        tracking.company,
+        trackingFields(tracking).trackingNumbers,
+        trackingFields(tracking).trackingUrls,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 16);
+
+/** What a delivered entry's reseller fulfillment has: recorded at each delivery (older entries: the one they hold). */
+const appliedTracking = (entry: FulfillmentEntry) => entry.appliedTracking ?? trackingKey(trackingOf(entry));
+
 /**
- * Records that a source fulfillment is on its way to the reseller order: a new entry, or an
- * entry that is not delivered yet set back to `pending` (a redelivered webhook re-arms a dead
- * one). Answers false, and writes nothing, when that fulfillment was already delivered: a
- * redelivered webhook then has nothing left to do. The map is created by the first fulfillment
- * of the job.
+ * Whether an entry's parcel is spoken for on the reseller's order: accepted there, or on its way,
+ * and not being cancelled. A new parcel ships only what these leave (CONTRACT.md §10.2).
  */
-export const acceptEntry = (jobId: string, sourceFulfillmentId: string, tracking: Tracking, receivedAt: string) =>
-  withRereads(jobId, undefined, async (job) => {
+const holdsItems = (entry: FulfillmentEntry) =>
+  !entry.cancelRequested && (entry.status === 'pending' || entry.status === 'failed' || entry.status === 'delivered');
+
+/**
+ * What a new parcel of the job ships: the job's lines as the stored order and the placed order say
+ * (`lines`, undefined when the order cannot be read), less what the job's other parcels hold.
+ */
+const planParcel = (job: SyncJob, lines: JobLine[] | undefined, fulfillment: SourceFulfillment): ShipmentPlan => {
+  if (!lines) return { kind: 'whole' };
+  const others = Object.values(job.fulfillments).filter(
+    (entry) => entry.sourceFulfillmentId !== fulfillment.sourceFulfillmentId && holdsItems(entry),
+  );
+  const held = coveredQuantities(lines, others.map(coverOf));
+  const shipment = lines.map((line, i) => ({ ...line, fulfilledQuantity: held[i] }));
+  // Named lines map to the job's through the supplier's ids; a job placed without them (an order
+  // from before they were kept, a platform that does not answer them) ships the rest of its items.
+  const named = lines.some((line) => line.sourceLineItemId !== null) ? fulfillment.lines : null;
+  return planShipment(shipment, named);
+};
+
+/** Which of two `updated_at` comes later; a version without one is taken as the latest. */
+const isOlder = (updatedAt: string | null, than: string | undefined) =>
+  updatedAt !== null && than !== undefined && updatedAt < than;
+
+/**
+ * Takes a source fulfillment, as its webhook (`fulfillments/create` or `/update`) or a release of
+ * a kept one tells it (docs/reverse-sync.md). Answers whether there is work for the worker, which
+ * the caller then sends it: a new parcel to create (its lines planned now, against what the job's
+ * other parcels hold); a redelivery that re-arms an entry not delivered (a dead one too); an update
+ * with new tracking or a cancellation of a parcel the reseller has. Writes nothing, and answers
+ * false, for an update older than the version applied, for a parcel with nothing left to ship
+ * (recorded once as `ignored`, with the reason), and for a redelivery of what is delivered as it
+ * is. The map is created by the first fulfillment of the job.
+ */
+export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string) => {
+  const { sourceFulfillmentId, tracking } = fulfillment;
+  let lines: JobLine[] | undefined | null = null;
+  return withRereads(jobId, undefined, async (job) => {
     if (!job) return false;
     const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
-    if (!canMoveEntry('accept', current?.status)) return false;
     const at = now();
-    const update = new EntryUpdate(sourceFulfillmentId).index(propagating(job));
-    const entry: FulfillmentEntry = {
-      sourceFulfillmentId,
-      status: ENTRY_MOVES.accept.to,
-      ...trackingFields(tracking),
-      resellerFulfillmentId: null,
-      attempts: 0,
-      errorMessage: null,
-      receivedAt,
-      updatedAt: at,
-      deliveredAt: null,
-    };
-    if (!Object.keys(job.fulfillments).length) {
-      update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
-      update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
-    } else if (!current) {
-      update.set(update.path, 'entry', entry);
-      update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
-    } else {
-      // Attempts, receipt time and any reseller id stay: this is the same fulfillment again.
-      update.setFields({
-        status: ENTRY_MOVES.accept.to,
-        errorMessage: null,
-        updatedAt: at,
+    const update = new EntryUpdate(sourceFulfillmentId);
+    if (!current) {
+      // A parcel voided before it ever reached the service shipped nothing: nothing to pass on.
+      if (fulfillment.cancelled) return false;
+      if (lines === null) lines = await jobLines(job);
+      const plan = planParcel(job, lines, fulfillment);
+      const entry: FulfillmentEntry = {
+        sourceFulfillmentId,
+        status: plan.kind === 'ignored' ? 'ignored' : ENTRY_MOVES.accept.to,
         ...trackingFields(tracking),
-      });
-      update.when(`${update.field('status')} <> ${update.value('delivered', 'delivered')}`);
-      // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
-      update.remove(...WAIT_FIELDS.map((field) => update.field(field)));
+        resellerFulfillmentId: null,
+        attempts: 0,
+        errorMessage: plan.kind === 'ignored' ? plan.reason : null,
+        receivedAt,
+        updatedAt: at,
+        deliveredAt: null,
+        ...(plan.kind === 'lines'
+          ? { lines: plan.lines.map((l) => ({ id: l.resellerLineItemId, quantity: l.quantity })) }
+          : {}),
+        ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+      };
+      if (plan.kind !== 'ignored') update.index(propagating(job));
+      if (!Object.keys(job.fulfillments).length) {
+        update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
+        update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
+      } else {
+        update.set(update.path, 'entry', entry);
+        update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
+      }
+      if (!(await tryUpdate(jobId, update))) return 'again';
+      if (plan.kind === 'ignored')
+        logger.info('fulfillment has nothing of the job left to ship', { reason: plan.reason });
+      return plan.kind !== 'ignored';
     }
+    // The same fulfillment again: a redelivery, or an update. One older than the version applied,
+    // and one of a parcel that has ended for good (ignored, cancelled), change nothing.
+    if (isOlder(fulfillment.updatedAt, current.sourceUpdatedAt)) return false;
+    if (!canMoveEntry('accept', current.status)) return false;
+    const delivered = current.status === 'delivered';
+    const cancel = fulfillment.cancelled || current.cancelRequested === true;
+    // Delivered as it is now: the same tracking, and no cancellation to make.
+    if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) return false;
+    // Attempts, receipt time, lines and any reseller id stay: this is the same fulfillment.
+    update.index(propagating(job)).setFields({
+      status: ENTRY_MOVES.accept.to,
+      errorMessage: null,
+      updatedAt: at,
+      ...trackingFields(tracking),
+      ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+      ...(fulfillment.cancelled ? { cancelRequested: true } : {}),
+    });
+    update.when(
+      delivered
+        ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
+        : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
+    );
+    // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+    update.remove(...WAIT_FIELDS.map((field) => update.field(field)));
     return (await tryUpdate(jobId, update)) ? true : 'again';
   });
+};
 
 export type FulfillmentOutcome =
-  | { status: 'delivered'; resellerFulfillmentId: string }
+  /** The reseller's fulfillment is as the entry says: created, or its tracking updated (`tracking`: the key applied). */
+  | { status: 'delivered'; resellerFulfillmentId: string; tracking: string }
+  /** The reseller's fulfillment is cancelled (or never existed) as the supplier cancelled its parcel. */
+  | { status: 'cancelled' }
   | { status: 'failed'; errorMessage: string }
   | { status: 'dead'; errorMessage: string; attempted: boolean };
 
@@ -244,9 +341,12 @@ export const moveEntry = (
     if (outcome.status === 'delivered') {
       Object.assign(fields, {
         resellerFulfillmentId: outcome.resellerFulfillmentId,
-        deliveredAt: at,
+        deliveredAt: entry.deliveredAt ?? at,
         errorMessage: null,
+        appliedTracking: outcome.tracking,
       });
+    } else if (outcome.status === 'cancelled') {
+      fields.errorMessage = null;
     } else {
       fields.errorMessage = outcome.errorMessage;
     }

@@ -4,16 +4,17 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { dynamo } from '../dynamo/client.js';
 import { type Key, lookups } from '../dynamo/keys.js';
-import { getItem, type Item, queryIndex, TABLE } from '../dynamo/table.js';
+import { getItem, type Item, isConditionFailure, queryIndex, TABLE } from '../dynamo/table.js';
 import {
   type KeptFulfillment,
   keptFulfillmentFrom,
   keptFulfillmentItem,
   keptFulfillmentKey,
   keptFulfillmentsOf,
+  type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
 import { type SyncJob, syncJobIdFrom } from '../entities/sync-job.js';
-import { canonicalOrderId, orderIdSpellings, type Tracking } from '../platforms/port.js';
+import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
 
@@ -40,15 +41,13 @@ const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
  * The state first, then the message: a message always finds its entry, and a failed send fails
  * the webhook, which the platform redelivers.
  */
-const propagate = async (
-  jobId: string,
-  sourceFulfillmentId: string,
-  tracking: Tracking,
-  receivedAt: string,
-  requestId?: string,
-) => {
-  if (!(await acceptEntry(jobId, sourceFulfillmentId, tracking, receivedAt))) {
-    logger.info('fulfillment already delivered (or its job is gone); nothing to send', { jobId, sourceFulfillmentId });
+const propagate = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string, requestId?: string) => {
+  const { sourceFulfillmentId, tracking } = fulfillment;
+  if (!(await acceptEntry(jobId, fulfillment, receivedAt))) {
+    logger.info('nothing to send for this fulfillment (delivered as it is, ignored, older, or its job is gone)', {
+      jobId,
+      sourceFulfillmentId,
+    });
     return;
   }
   await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking, requestId });
@@ -101,23 +100,35 @@ const deleteItem = (key: Key) => dynamo.send(new DeleteCommand({ TableName: TABL
  * A delayed recheck covers it: by then GSI2 shows any completion from before the keep. So the
  * cost of the race falls on kept fulfillments, not on every order.
  */
-const keepFulfillment = async (
-  sourceStoreId: string,
-  sourceOrderId: string,
-  sourceFulfillmentId: string,
-  tracking: Tracking,
-  receivedAt: string,
-) => {
+const keepFulfillment = async (sourceStoreId: string, fulfillment: SourceFulfillment, receivedAt: string) => {
+  const { sourceOrderId, sourceFulfillmentId } = fulfillment;
   const orderId = canonicalOrderId(sourceOrderId);
   const kept: KeptFulfillment = {
+    ...fulfillment,
     sourceStoreId,
     sourceOrderId: orderId,
-    sourceFulfillmentId,
-    tracking,
     receivedAt,
     expiresAt: expiresAt(),
   };
-  await dynamo.send(new PutCommand({ TableName: TABLE(), Item: keptFulfillmentItem(kept) }));
+  try {
+    // An update kept before its job is known replaces the version kept, unless it is older.
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: keptFulfillmentItem(kept),
+        ...(fulfillment.updatedAt
+          ? {
+              ConditionExpression: 'attribute_not_exists(sourceUpdatedAt) OR sourceUpdatedAt <= :updatedAt',
+              ExpressionAttributeValues: { ':updatedAt': fulfillment.updatedAt },
+            }
+          : {}),
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    logger.info('an older version of a kept fulfillment changes nothing', { sourceFulfillmentId });
+    return;
+  }
   await sendFulfillmentMessage(
     { recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } },
     config.keptRecheckSeconds(),
@@ -136,16 +147,9 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   if (!kept) return; // released meanwhile
   const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
-  for (const jobId of jobIds) await propagate(jobId, recheck.sourceFulfillmentId, kept.tracking, kept.receivedAt);
+  for (const jobId of jobIds) await propagate(jobId, kept, kept.receivedAt);
   await deleteItem(key);
 };
-
-/** A shipped source fulfillment, as the webhook carried it. */
-export interface IncomingFulfillment {
-  sourceFulfillmentId: string;
-  sourceOrderId: string;
-  tracking: Tracking;
-}
 
 /**
  * `fulfillments/create` from verified source stores (every store under the shop domain whose
@@ -154,9 +158,10 @@ export interface IncomingFulfillment {
  */
 export const routeFulfillment = async (
   sources: { id: string }[],
-  { sourceFulfillmentId, sourceOrderId, tracking }: IncomingFulfillment,
+  fulfillment: SourceFulfillment,
   requestId?: string,
 ) => {
+  const { sourceOrderId } = fulfillment;
   const receivedAt = now();
   const matches = await Promise.all(
     sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id, sourceOrderId) })),
@@ -164,12 +169,11 @@ export const routeFulfillment = async (
 
   if (matches.some((match) => match.jobIds.length)) {
     for (const { jobIds } of matches) {
-      for (const jobId of jobIds) await propagate(jobId, sourceFulfillmentId, tracking, receivedAt, requestId);
+      for (const jobId of jobIds) await propagate(jobId, fulfillment, receivedAt, requestId);
     }
     return;
   }
-  for (const { store } of matches)
-    await keepFulfillment(store.id, sourceOrderId, sourceFulfillmentId, tracking, receivedAt);
+  for (const { store } of matches) await keepFulfillment(store.id, fulfillment, receivedAt);
 };
 
 /**
@@ -184,7 +188,7 @@ export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceS
   try {
     const kept = await keptFor(job.sourceStoreId, canonicalOrderId(job.sourceOrderId));
     for (const item of kept) {
-      await propagate(job.id, item.sourceFulfillmentId, item.tracking, item.receivedAt);
+      await propagate(job.id, item, item.receivedAt);
       await deleteItem(keptFulfillmentKey(item));
     }
     if (kept.length) logger.info('kept fulfillments released', { jobId: job.id, count: kept.length });

@@ -12,7 +12,7 @@ import { jobLogContext } from '../entities/sync-job.js';
 import { classify, MAX_DEFERRAL_SECONDS, platformStatusClass, secondsUntil } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import { deferEntry, loadDelivery, moveEntry } from './entries.js';
+import { deferEntry, type FulfillmentOutcome, loadDelivery, moveEntry, trackingKey, trackingOf } from './entries.js';
 import { jobLineItems } from './job-lines.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
 import {
@@ -70,29 +70,56 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, received: SQSRec
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, reseller);
+  const platform = deps.platforms(shop.platform);
+  const { entry } = found;
+  // The entry says what the reseller's fulfillment must be; its latest tracking, not the message's.
+  const tracking = trackingOf(entry);
+  const key = fulfillmentIdempotencyKey(job.sourceStoreId, message.sourceFulfillmentId);
 
-  let resellerFulfillmentId: string;
+  let outcome: FulfillmentOutcome;
   try {
-    const idempotencyKey = fulfillmentIdempotencyKey(job.sourceStoreId, message.sourceFulfillmentId);
-    // An earlier call may have made the fulfillment (it failed, or its worker died mid-call and the
-    // message came back or was sent again): a platform without keys looks for it first.
-    const resend =
-      found.entry.attempts > 0 ||
-      (found.entry.resends ?? 0) > 0 ||
-      Number(received.attributes?.ApproximateReceiveCount) > 1;
-    ({ fulfillmentId: resellerFulfillmentId } = await deps
-      .platforms(shop.platform)
-      .createFulfillment(shop, job.externalOrderId, message.tracking, idempotencyKey, {
+    if (entry.cancelRequested) {
+      // The supplier voided the parcel: the reseller's fulfillment of it is cancelled, if it was made.
+      if (entry.resellerFulfillmentId !== null) {
+        await platform.cancelFulfillment(shop, entry.resellerFulfillmentId, `${key}:cancel`);
+      }
+      outcome = { status: 'cancelled' };
+    } else if (entry.resellerFulfillmentId === null) {
+      // An earlier call may have made the fulfillment (it failed, or its worker died mid-call and the
+      // message came back or was sent again): a platform without keys looks for it first.
+      const resend =
+        entry.attempts > 0 || (entry.resends ?? 0) > 0 || Number(received.attributes?.ApproximateReceiveCount) > 1;
+      const { fulfillmentId } = await platform.createFulfillment(shop, job.externalOrderId, tracking, key, {
         resend,
-        // The job's own lines: a parcel never ships another supplier's items of the order.
-        lineItems: await jobLineItems(job),
-      }));
+        // The parcel's own lines: never another supplier's items of the order (CONTRACT.md §10.2).
+        lineItems: entry.lines ?? (await jobLineItems(job)),
+      });
+      outcome = { status: 'delivered', resellerFulfillmentId: fulfillmentId, tracking: trackingKey(tracking) };
+    } else {
+      // New tracking for a fulfillment the reseller has: one update per distinct tracking.
+      const applied = trackingKey(tracking);
+      await platform.updateFulfillmentTracking(
+        shop,
+        entry.resellerFulfillmentId,
+        tracking,
+        `${key}:tracking:${applied}`,
+      );
+      outcome = { status: 'delivered', resellerFulfillmentId: entry.resellerFulfillmentId, tracking: applied };
+    }
   } catch (error) {
-    return handleFailure(job, found.entry, message, received, error, startedAt);
+    return handleFailure(job, entry, message, received, error, startedAt);
   }
-  // Outside the try: if this write fails the message comes back, and the same key gets the same fulfillment.
-  await moveEntry(job.id, message.sourceFulfillmentId, { status: 'delivered', resellerFulfillmentId }, job);
-  logger.info('fulfillment delivered to the reseller order', { resellerFulfillmentId });
+  // Outside the try: if this write fails the message comes back, and the same key gets the same answer.
+  await moveEntry(job.id, message.sourceFulfillmentId, outcome, job);
+  logger.info(
+    outcome.status === 'cancelled'
+      ? 'fulfillment cancelled on the reseller order'
+      : 'fulfillment delivered to the reseller order',
+    {
+      resellerFulfillmentId:
+        outcome.status === 'delivered' ? outcome.resellerFulfillmentId : entry.resellerFulfillmentId,
+    },
+  );
   return 'done';
 };
 

@@ -1,8 +1,10 @@
 /** Record → API object: the only place that decides what a response shows. Secrets never pass. */
 
+import { fulfillmentStatusOf } from '../domain/shipment.js';
 import { type Attempt, attemptId } from '../entities/attempt.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
-import type { FulfillmentEntry } from '../entities/fulfillment-entry.js';
+import { type FulfillmentEntry, fulfilledQuantities } from '../entities/fulfillment-entry.js';
+import type { JobLine } from '../entities/order-body.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { SyncJob } from '../entities/sync-job.js';
@@ -32,7 +34,28 @@ export const presentSourceStore = (store: SourceStore) => ({
   deletedAt: store.deletedAt,
 });
 
-export const presentSyncJob = (job: SyncJob) => ({
+/**
+ * A sync job with the reseller lines it carries (`lines`: derived from its stored order, see
+ * `jobLines`), each with what the reseller's platform accepted as shipped, and the job's
+ * `fulfillmentStatus` from those (CONTRACT.md §10.1–10.2).
+ */
+export const presentSyncJob = (job: SyncJob, lines: JobLine[] = []) => {
+  const fulfilled = fulfilledQuantities(lines, job.fulfillments);
+  const lineItems = lines.map((line, i) => ({
+    resellerLineItemId: line.resellerLineItemId,
+    sourceLineItemId: line.sourceLineItemId,
+    sku: line.sku,
+    title: line.title,
+    variantTitle: line.variantTitle,
+    quantity: line.quantity,
+    price: line.price,
+    sourcePrice: line.sourcePrice,
+    fulfilledQuantity: fulfilled[i],
+  }));
+  return { ...presentJob(job), lineItems, fulfillmentStatus: fulfillmentStatusOf(lineItems) };
+};
+
+const presentJob = (job: SyncJob) => ({
   id: job.id,
   object: 'sync_job',
   resellerStoreId: job.resellerStoreId,
@@ -58,6 +81,8 @@ const presentFulfillment = (entry: FulfillmentEntry) => ({
   trackingNumbers: entry.trackingNumbers,
   trackingUrl: entry.trackingUrl,
   resellerFulfillmentId: entry.resellerFulfillmentId,
+  // The reseller's line items the parcel ships; null: the whole job (a job without line item ids).
+  lineItems: entry.lines?.map((line) => ({ resellerLineItemId: line.id, quantity: line.quantity })) ?? null,
   attempts: entry.attempts,
   errorMessage: entry.errorMessage,
   receivedAt: entry.receivedAt,

@@ -64,6 +64,15 @@ export interface PlatformAdapter {
     idempotencyKey: string,
     options?: FulfillmentOptions,
   ): Promise<{ fulfillmentId: string }>;
+  /** New tracking on a fulfillment of an order of the shop, notifying the customer. Idempotent by key where the platform takes keys. */
+  updateFulfillmentTracking(
+    shop: ShopConnection,
+    fulfillmentId: string,
+    tracking: Tracking,
+    idempotencyKey: string,
+  ): Promise<void>;
+  /** Cancels a fulfillment; one already cancelled is success. */
+  cancelFulfillment(shop: ShopConnection, fulfillmentId: string, idempotencyKey: string): Promise<void>;
 }
 
 export interface FulfillmentOptions {

@@ -75,6 +75,7 @@ export const newSyncJob = (
   orderJobIds: null,
   orderRouting: null,
   sourceOrderId: null,
+  sourceLines: null,
   errorMessage: null,
   completedAt: null,
   failedAt: null,

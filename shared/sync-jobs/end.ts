@@ -7,6 +7,7 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
+import { sourceLinesOf } from './job-order.js';
 import { foundJob, killJob } from './moves.js';
 
 /**
@@ -16,7 +17,7 @@ import { foundJob, killJob } from './moves.js';
  */
 
 export type LookupResult =
-  | { kind: 'found'; orderId: string }
+  | { kind: 'found'; orderId: string; lineItemIds?: string[] }
   | { kind: 'absent' }
   /** The lookup itself failed; `refused` when it cannot heal (401, 404…), so there is no asking. */
   | { kind: 'unknown'; reason: string; refused: boolean };
@@ -27,7 +28,7 @@ export const lookUpOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob
     const found = await deps
       .platforms(shop.platform)
       .findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId));
-    return found ? { kind: 'found', orderId: found.orderId } : { kind: 'absent' };
+    return found ? { kind: 'found', orderId: found.orderId, lineItemIds: found.lineItemIds } : { kind: 'absent' };
   } catch (error) {
     const failure = classify(error, 'internal error while looking the order up');
     return { kind: 'unknown', reason: failure.reason, refused: failure.kind === 'permanent' };
@@ -78,7 +79,8 @@ export const endJob = async (
     const lookup = shop ? await lookUpOrder(deps, shop, job) : ({ kind: 'absent' } as const);
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
-      const completed = await foundJob(job, lookup.orderId, found);
+      const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
+      const completed = await foundJob(job, placed, found);
       if (completed) await releaseKeptFulfillments(completed);
       return completed ? 'found' : 'moved';
     }

@@ -4,7 +4,7 @@ import { readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
 import { orderText, UnplaceableOrderError } from '../entities/order-body.js';
-import type { SyncJob } from '../entities/sync-job.js';
+import type { SourceLine, SyncJob } from '../entities/sync-job.js';
 
 /**
  * The supplier order a job places: the stored order read exactly as the webhook read it, the items
@@ -30,4 +30,21 @@ export const supplierOrderFor = async (
     }
     throw error;
   }
+};
+
+/**
+ * The job's lines as placed (CONTRACT.md §10.1): the supplier's id of each (its answer lists them in
+ * the order sent; an answer of another length names no line for sure, so none is kept) and the unit
+ * price each was placed at, when the supplier order is at hand.
+ */
+export const sourceLinesOf = (
+  order: Pick<SupplierOrder, 'line_items'> | undefined,
+  lineItemIds: string[] | undefined,
+  count = order?.line_items.length ?? lineItemIds?.length ?? 0,
+): SourceLine[] => {
+  const ids = lineItemIds?.length === count ? lineItemIds : undefined;
+  return Array.from({ length: count }, (_, i) => ({
+    id: ids?.[i] ?? null,
+    price: order?.line_items[i]?.price ?? null,
+  }));
 };

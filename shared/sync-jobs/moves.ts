@@ -7,7 +7,7 @@ import { countMetric, latencyMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from '../entities/attempt.js';
-import { lookupEntry, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
+import { lookupEntry, type SourceLine, type SyncJob, sourceLinesAttribute, syncJobFrom } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
@@ -62,11 +62,18 @@ const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + s
 export const claimJob = (message: JobMessage) =>
   move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
 
+/** The supplier's order as the completion records it: its id and, per line the job carries, its id and price. */
+export interface PlacedOrder {
+  orderId: string;
+  lines: SourceLine[];
+}
+
 /** The attributes of a completion, however the order was known: the job becomes findable by its source order. */
-const completion = (job: SyncJob, sourceOrderId: string, at: string) => ({
-  sourceOrderId,
+const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
+  sourceOrderId: placed.orderId,
   completedAt: at,
-  ...lookupEntry(job, sourceOrderId),
+  ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
+  ...lookupEntry(job, placed.orderId),
 });
 
 /** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
@@ -89,19 +96,18 @@ const counted = (completed: SyncJob | undefined) => {
  * processing), `found` when an outcome that was unknown was looked up and the supplier has the order
  * (from the state the caller read). One write for both; only the move differs.
  */
-const completeWith =
-  (name: 'complete' | 'found') => async (job: SyncJob, sourceOrderId: string, attempt: AttemptEnd) => {
-    const at = now();
-    return counted(
-      await move({
-        move: name,
-        job,
-        at,
-        set: { ...completion(job, sourceOrderId, at), ...withAttempt(job, at, attempt) },
-        remove: COMPLETED_CLEARS,
-      }),
-    );
-  };
+const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed: PlacedOrder, attempt: AttemptEnd) => {
+  const at = now();
+  return counted(
+    await move({
+      move: name,
+      job,
+      at,
+      set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
+      remove: COMPLETED_CLEARS,
+    }),
+  );
+};
 
 /** processing → completed: the supplier answered with its order. */
 export const completeJob = completeWith('complete');

@@ -6,6 +6,7 @@ import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem } from '../dynamo/table.js';
 import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
+import { type JobLine, jobLines } from '../entities/order-body.js';
 import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 
@@ -114,3 +115,10 @@ export const listAttempts = async (
   }
   return { job, page: { data: newestFirst.slice(0, limit), hasMore: newestFirst.length > limit } };
 };
+
+/**
+ * The reseller line items a job carries, as a response shows them (CONTRACT.md §10.1): derived
+ * from its stored order (inline on the job item, so no read; an order kept in parts is read), none
+ * when that order cannot be read.
+ */
+export const linesOf = async (job: SyncJob): Promise<JobLine[]> => (await jobLines(job)) ?? [];

@@ -25,7 +25,7 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { completeOrderJobs } from './create.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
-import { supplierOrderFor } from './job-order.js';
+import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
@@ -83,6 +83,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
   let order: SupplierOrder;
   try {
     order = await supplierOrderFor(job, job.resellerShopDomain, source.pricingConfig);
+    claim.order = order;
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
@@ -99,7 +100,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
   if (!platform.takesIdempotencyKeys && mayHaveBeenSent(job)) {
     const lookup = await lookUpOrder(deps, shop, job);
     if (lookup.kind === 'found') {
-      return completeFound(claim, lookup.orderId, null, 'an earlier attempt may have placed the order');
+      return completeFound(claim, lookup, null, 'an earlier attempt may have placed the order');
     }
     if (lookup.kind === 'unknown' && !lookup.refused) {
       return fail(claim, `an earlier attempt may have placed the order; looking it up failed: ${lookup.reason}`, null);
@@ -108,7 +109,12 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
 
   try {
     const placed = await platform.createOrder(shop, order, job.id);
-    const completed = await completeJob(job, placed.orderId, ended(claim, 'completed', placed.status ?? null, null));
+    const lines = sourceLinesOf(order, placed.lineItemIds);
+    const completed = await completeJob(
+      job,
+      { orderId: placed.orderId, lines },
+      ended(claim, 'completed', placed.status ?? null, null),
+    );
     if (completed) {
       logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
       await releaseKeptFulfillments(completed);
@@ -127,6 +133,8 @@ interface Claim {
   requestId: string | undefined;
   trigger: AttemptTrigger;
   startedAt: string;
+  /** The supplier order, once built: the prices a completion records. */
+  order?: SupplierOrder;
 }
 
 const ended = (
@@ -170,7 +178,7 @@ const handleFailure = async (
     case 'unknown_outcome': {
       // The request left and no usable answer came back: the supplier may have placed the order.
       const lookup = await lookUpOrder(deps, shop, job);
-      if (lookup.kind === 'found') return completeFound(claim, lookup.orderId, status, failure.reason);
+      if (lookup.kind === 'found') return completeFound(claim, lookup, status, failure.reason);
       const reason =
         lookup.kind === 'absent' ? failure.reason : `${failure.reason}; looking the order up failed: ${lookup.reason}`;
       return fail(claim, reason, status);
@@ -184,11 +192,12 @@ const handleFailure = async (
 /** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
 const completeFound = async (
   claim: Claim,
-  orderId: string,
+  found: { orderId: string; lineItemIds?: string[] },
   status: number | null,
   reason: string,
 ): Promise<MessageOutcome> => {
-  const completed = await foundJob(claim.job, orderId, ended(claim, 'found_existing', status, foundReason(reason)));
+  const placed = { orderId: found.orderId, lines: sourceLinesOf(claim.order, found.lineItemIds) };
+  const completed = await foundJob(claim.job, placed, ended(claim, 'found_existing', status, foundReason(reason)));
   if (completed) await releaseKeptFulfillments(completed);
   logger.warn('outcome unknown; the supplier has the order');
   return 'done';

@@ -5,7 +5,14 @@ import type { StoreKind, StoreOnShop } from '../entities/store.js';
 import { webhookSecretOf } from '../stores/secrets.js';
 import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
 
-export type WebhookTopic = 'orders/create' | 'fulfillments/create';
+export const WEBHOOK_TOPICS = [
+  'orders/create',
+  'orders/cancelled',
+  'orders/updated',
+  'fulfillments/create',
+  'fulfillments/update',
+] as const;
+export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
 /** What a platform's webhook delivery says about itself (its `X-Platform-*` headers) and its raw body. */
 export interface WebhookDelivery {
@@ -46,13 +53,24 @@ export const verifiedStores = async (
   return verified;
 };
 
-/** `X-Platform-Topic` is optional, but when sent it must name this endpoint's topic. */
-export const assertTopic = (delivery: WebhookDelivery, topic: WebhookTopic) => {
-  const sent = delivery.topic;
-  if (sent !== undefined && sent.trim() !== topic) {
+/**
+ * The topic of a delivery (CONTRACT.md §10): one this endpoint takes (`topics`, its create topic
+ * first, which an absent `X-Platform-Topic` means); any other is 400 naming the header.
+ */
+export const topicOf = <T extends WebhookTopic>(delivery: WebhookDelivery, topics: readonly [T, ...T[]]): T => {
+  const sent = delivery.topic?.trim();
+  if (sent === undefined) return topics[0];
+  const topic = topics.find((t) => t === sent);
+  if (topic === undefined) {
     throw new ValidationError(
-      `X-Platform-Topic '${sent}' does not match this endpoint, which takes '${topic}'.`,
+      `X-Platform-Topic '${delivery.topic}' is not a topic of this endpoint, which takes ${topics
+        .map((t) => `'${t}'`)
+        .join(', ')}.`,
       'X-Platform-Topic',
     );
   }
+  return topic;
 };
+
+/** `X-Platform-Topic` is optional, but when sent it must name this endpoint's topic. */
+export const assertTopic = (delivery: WebhookDelivery, topic: WebhookTopic) => topicOf(delivery, [topic]);

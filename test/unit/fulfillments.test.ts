@@ -22,6 +22,8 @@ import { presentSyncJob } from '../../shared/http/present.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 
 const createFulfillment = jest.fn();
+const updateFulfillmentTracking = jest.fn();
+const cancelFulfillment = jest.fn();
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -29,7 +31,14 @@ const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
 const deps = {
   cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({ takesIdempotencyKeys: true, createOrder: jest.fn(), findOrder: jest.fn(), createFulfillment }),
+  platforms: () => ({
+    takesIdempotencyKeys: true,
+    createOrder: jest.fn(),
+    findOrder: jest.fn(),
+    createFulfillment,
+    updateFulfillmentTracking,
+    cancelFulfillment,
+  }),
 };
 
 const tracking = {
@@ -544,7 +553,7 @@ describe('presentSyncJob: reverse sync', () => {
     const shown = presentSyncJob(syncJobFrom({ ...job(), fulfillments: { 9002: second, 9001: first } }));
 
     expect(shown.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(['9001', '9002']);
-    expect(shown.fulfillment).toEqual(second);
+    expect(shown.fulfillment).toEqual({ ...second, lineItems: null });
   });
 });
 

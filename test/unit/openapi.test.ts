@@ -158,10 +158,13 @@ describe('OpenAPI document', () => {
     expect(response({ ...store, pricingMode: 'percentage' })).toBe(false);
   });
 
-  it('has the two platform webhooks in `webhooks`, with their headers', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual(['fulfillments/create', 'orders/create']);
-    for (const route of routes.filter((r) => r.auth === 'webhook')) {
-      const delivery = doc.webhooks[webhookTopics[route.name].topic].post;
+  it('has every platform webhook topic in `webhooks`, with their headers', () => {
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['fulfillments/create', 'fulfillments/update', 'orders/create']);
+    for (const [route, topic] of routes
+      .filter((r) => r.auth === 'webhook')
+      .flatMap((r) => webhookTopics[r.name].topics.map((t) => [r, t] as const))) {
+      expect(route.path).toMatch(/webhook$/);
+      const delivery = doc.webhooks[topic].post;
       const names = delivery.parameters.map((p: any) => p.name ?? p.$ref.split('/').at(-1));
       expect(names).toEqual([
         'X-Platform-Hmac-SHA256',

@@ -20,7 +20,14 @@ const kmsMock = mockClient(KMSClient);
 // The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
 const deps = {
   cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({ takesIdempotencyKeys: true, createOrder, findOrder, createFulfillment: jest.fn() }),
+  platforms: () => ({
+    takesIdempotencyKeys: true,
+    createOrder,
+    findOrder,
+    createFulfillment: jest.fn(),
+    updateFulfillmentTracking: jest.fn(),
+    cancelFulfillment: jest.fn(),
+  }),
 };
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
