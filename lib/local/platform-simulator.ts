@@ -12,7 +12,8 @@
  * - After the order: cancelling an order (422 once anything shipped), updating its address, email and
  *   note (422 once shipped or cancelled), updating a fulfillment's tracking, cancelling a fulfillment
  *   (its quantities unfulfilled again); on storeplatform_a (REST), storeplatform_b (`orderCancel`,
- *   `orderUpdate`, `fulfillmentTrackingInfoUpdate`, `fulfillmentCancel`) and custom (cancel, PATCH).
+ *   `orderUpdate`, `fulfillmentTrackingInfoUpdate`, `fulfillmentCancel`) and custom (cancel, PATCH, and the
+ *   service's own `POST /reseller/fulfillments/{id}/update_tracking` and `…/cancel`).
  * - Orders changed since a time, oldest change first, a page at a time, filtered by tag (REST
  *   `GET orders.json?updated_at_min=`, the GraphQL `orders` search, custom `GET /reseller/orders`).
  * - Test-mode access tokens (`fail401`, `fail422`, `fail429`, `fail500`, `flaky`, `slow`, `lost`) on
@@ -420,6 +421,14 @@ function customUpdateOrder(ctx: Ctx): Reply {
   });
 }
 
+/**
+ * POST /reseller/fulfillments/{id}/update_tracking and /cancel, signed: the service's own routes for a
+ * custom shop (PLATFORM-API.md names none), with storeplatform_a's bodies and answers.
+ */
+const customUpdateTracking = (ctx: Ctx): Reply => (ctx.call.signature ? restUpdateTracking(ctx) : MISSING_SIGNATURE);
+const customCancelFulfillment = (ctx: Ctx): Reply =>
+  ctx.call.signature ? restCancelFulfillment(ctx) : MISSING_SIGNATURE;
+
 // ---------------------------------------------------------------- routing
 
 const kindOf = (kind: Kind) => () => kind;
@@ -482,6 +491,18 @@ const ROUTES: Route[] = [
     pattern: /^\/reseller\/orders\/(\d+)\/fulfillments$/,
     kind: kindOf('fulfillment'),
     handle: customCreateFulfillment,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/fulfillments\/(\d+)\/update_tracking$/,
+    kind: kindOf('fulfillment_tracking'),
+    handle: customUpdateTracking,
+  },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/fulfillments\/(\d+)\/cancel$/,
+    kind: kindOf('fulfillment_cancel'),
+    handle: customCancelFulfillment,
   },
 ];
 

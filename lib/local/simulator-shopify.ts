@@ -2,7 +2,7 @@
  * The simulator's storeplatform_b: Shopify's Admin GraphQL schema (shopify-schema.ts) executed by
  * graphql-js, with resolvers for the operations the service uses: orderCreate, the orders search
  * (by `source_identifier`, or changed since `updated_at` with a tag, sorted by UPDATED_AT, a page
- * at a time), order with its fulfillment orders, fulfillments and lines, fulfillmentCreate,
+ * at a time), order with its fulfillment orders, fulfillments and lines, fulfillment by id, fulfillmentCreate,
  * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel. A document or a
  * variable Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that
  * exists on Shopify but is not simulated answers an error that says so. Orders are kept by
@@ -117,8 +117,21 @@ const connection = <T extends { id: unknown }>(nodes: T[], first: unknown) =>
 /** A stub's fulfillment order has one line that takes any quantity: the stub knows none of the order's lines. */
 const STUB_REMAINING = 1_000_000;
 
-const lineItemNode = (line: SimLineItem) => ({
+/** A shop's currency code as Shopify answers it (non-null): the order's, or USD for one placed without. */
+const currencyCodeOf = (order: SimOrder) => (typeof order.currency === 'string' ? order.currency : 'USD');
+
+/** REST `[{name, value}]` pairs (line `properties`, order `note_attributes`) as Shopify's `Attribute`s. */
+const attributeNodes = (value: unknown) =>
+  list(value).map((pair) => ({ key: textOf(pair.name ?? ''), value: pair.value === null ? null : textOf(pair.value) }));
+
+const lineItemNode = (line: SimLineItem, currencyCode = 'USD') => ({
   id: gid('LineItem', line.id),
+  originalUnitPriceSet: {
+    shopMoney: { amount: textOf(line.price ?? '0.00'), currencyCode },
+    presentmentMoney: { amount: textOf(line.price ?? '0.00'), currencyCode },
+  },
+  customAttributes: attributeNodes(line.properties),
+  isGiftCard: line.gift_card === true,
   title: line.title ?? '',
   name: line.title ?? '',
   sku: line.sku ?? null,
@@ -167,7 +180,7 @@ const fulfillmentOrderNodes = (order: SimOrder): Array<{ id: string; status: str
             id: gid('FulfillmentOrderLineItem', line.id),
             remainingQuantity: remaining(line),
             totalQuantity: line.quantity,
-            lineItem: lineItemNode(line),
+            lineItem: lineItemNode(line, currencyCodeOf(order)),
           })),
           args.first,
         ),
@@ -193,6 +206,7 @@ const fulfillmentNode = (order: SimOrder, fulfillment: SimFulfillment) => {
     quantity: shipped.quantity,
     lineItem: lineItemNode(
       order.line_items.find((l) => textOf(l.id) === textOf(shipped.id)) ?? unknownLine(shipped.id),
+      currencyCodeOf(order),
     ),
   }));
   return {
@@ -253,6 +267,7 @@ const orderNode = (order: SimOrder) => ({
   sourceIdentifier: order.source_identifier ?? null,
   email: order.email ?? null,
   note: order.note ?? null,
+  currencyCode: currencyCodeOf(order),
   customAttributes: (Array.isArray(order.note_attributes) ? order.note_attributes : []).map((attribute) => ({
     key: asObject(attribute).name ?? '',
     value: asObject(attribute).value ?? null,
@@ -267,7 +282,11 @@ const orderNode = (order: SimOrder) => ({
   cancelReason: cancelReasonNode(order.cancel_reason),
   closed: Boolean(order.cancelled_at),
   displayFulfillmentStatus: fulfillmentStatusNode(order),
-  lineItems: (args: Json) => connection(order.line_items.map(lineItemNode), args.first),
+  lineItems: (args: Json) =>
+    connection(
+      order.line_items.map((line) => lineItemNode(line, currencyCodeOf(order))),
+      args.first,
+    ),
   fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args.first),
   fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
 });
@@ -544,6 +563,11 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
     },
     // Jobs are done at once here: a client that asks after its job finds it done.
     job: (args) => ({ id: args.id, done: true, query: null }),
+    fulfillment: (args) => {
+      const id = idOf(args.id, 'Fulfillment');
+      const found = id === null ? undefined : findFulfillment(shop, id);
+      return found ? fulfillmentNode(found.order, found.fulfillment) : null;
+    },
   };
   const mutations: Record<string, (args: Json) => unknown> = {
     orderCreate: (args) => orderCreate(shop, args),

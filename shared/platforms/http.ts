@@ -1,5 +1,5 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
-import { stringifyExact } from '../domain/json-text.js';
+import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
 import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './errors.js';
 import type { Platform, ShopConnection } from './port.js';
 
@@ -20,7 +20,7 @@ export function platformTimeoutMs(): number {
 export interface PlatformCall {
   platform: Platform;
   shop: ShopConnection;
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH';
   /** Path below the shop's base URL, starting with '/'. */
   path: string;
   headers?: Record<string, string>;
@@ -130,10 +130,11 @@ function networkError(platform: Platform, error: unknown, timeoutMs: number, sec
   });
 }
 
+/** Integers past 2^53 (ids) become the string of their digits, so no id is rounded into another. */
 function parseJson(text: string): unknown {
   if (!text.trim()) return undefined;
   try {
-    return JSON.parse(text);
+    return parseWithExactIntegers(text);
   } catch {
     return undefined;
   }

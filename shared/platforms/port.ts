@@ -64,7 +64,10 @@ export interface PlatformAdapter {
     idempotencyKey: string,
     options?: FulfillmentOptions,
   ): Promise<{ fulfillmentId: string }>;
-  /** New tracking on a fulfillment of an order of the shop, notifying the customer. Idempotent by key where the platform takes keys. */
+  /**
+   * New tracking on a fulfillment of an order of the shop, notifying the customer. Idempotent by key where the
+   * platform takes keys.
+   */
   updateFulfillmentTracking(
     shop: ShopConnection,
     fulfillmentId: string,
@@ -73,6 +76,52 @@ export interface PlatformAdapter {
   ): Promise<void>;
   /** Cancels a fulfillment; one already cancelled is success. */
   cancelFulfillment(shop: ShopConnection, fulfillmentId: string, idempotencyKey: string): Promise<void>;
+  /**
+   * Cancels an order (refund false, restock true, no customer notification on Shopify); already cancelled is
+   * success. A refusal (anything shipped) throws the platform's 422 as a permanent failure.
+   */
+  cancelOrder(shop: ShopConnection, orderId: string, reason: string, idempotencyKey: string): Promise<void>;
+  /**
+   * Updates what is present of shipping address, email, note, note attributes. A refusal (shipped, cancelled)
+   * throws 422 permanent.
+   */
+  updateOrder(shop: ShopConnection, orderId: string, changes: OrderChanges, idempotencyKey: string): Promise<void>;
+  /**
+   * One page of the shop's orders changed since `since` (ISO 8601), oldest change first, at most 250; `tag`
+   * filters (a supplier's shop is asked with tag 'reseller-order'); `cursor` is the previous page's nextCursor.
+   */
+  ordersChangedSince(
+    shop: ShopConnection,
+    since: string,
+    options?: { tag?: string; cursor?: string },
+  ): Promise<{ orders: ChangedOrder[]; nextCursor: string | null }>;
+}
+
+export interface OrderChanges {
+  /** As the orders/updated webhook carries `shipping_address` (snake_case keys). */
+  shippingAddress?: Record<string, unknown>;
+  email?: string;
+  note?: string | null;
+  noteAttributes?: Array<{ name: string; value: string }>;
+}
+
+/**
+ * An order as "Orders changed since" answers it, in storeplatform_a's webhook shape whatever the platform:
+ * numeric-string ids.
+ */
+export interface ChangedOrder {
+  /**
+   * The order exactly as an orders/create webhook would carry it (snake_case JSON: id, line_items with
+   * id/quantity/vendor/price/sku/title/variant_title/properties/gift_card, currency, shipping_address, email, note,
+   * note_attributes, tags, source_identifier…), plus updated_at, cancelled_at, cancel_reason.
+   */
+  payload: Record<string, unknown>;
+  /**
+   * Each fulfillment as a fulfillments/create webhook carries it (id, order_id, status, tracking_company,
+   * tracking_number(s), tracking_url(s), line_items [{id, quantity}], updated_at).
+   */
+  fulfillments: Array<Record<string, unknown>>;
+  updatedAt: string;
 }
 
 export interface FulfillmentOptions {

@@ -1,10 +1,22 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { lookedUpOrderId, type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
+import { type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
+import {
+  changesPage,
+  changesQuery,
+  isObject,
+  lineItemIdsOf,
+  lookedUpOrder,
+  restLineItems,
+  restOrderChanges,
+  restTrackingUpdate,
+} from './rest.js';
 
 const API = '/admin/api/2025-07';
 
 export interface RestFulfillment {
+  /** The order's lines and quantities it ships; absent: every unfulfilled item. */
+  line_items?: ReturnType<typeof restLineItems>;
   tracking_company: string;
   tracking_number: string | null;
   tracking_numbers: string[];
@@ -14,10 +26,14 @@ export interface RestFulfillment {
 }
 
 /** The REST fulfillment body; single and list fields fill each other so either reading of it is complete. */
-export function restFulfillment(tracking: Tracking): RestFulfillment {
+export function restFulfillment(
+  tracking: Tracking,
+  lineItems?: Array<{ id: string; quantity: number }>,
+): RestFulfillment {
   const number = tracking.number ?? tracking.numbers[0] ?? null;
   const url = tracking.url ?? tracking.urls[0] ?? null;
   return {
+    ...(lineItems ? { line_items: restLineItems(lineItems) } : {}),
     tracking_company: tracking.company ?? 'Unknown',
     tracking_number: number,
     tracking_numbers: tracking.numbers.length > 0 ? [...tracking.numbers] : number ? [number] : [],
@@ -35,6 +51,21 @@ function idOf(value: unknown): string | undefined {
   return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
 }
 
+const PLATFORM = 'storeplatform_a';
+const orderPath = (orderId: string) => `${API}/orders/${encodeURIComponent(restOrderId(orderId))}`;
+const fulfillmentPath = (fulfillmentId: string) => `${API}/fulfillments/${encodeURIComponent(fulfillmentId)}`;
+
+/** A write after the order, under its key; a 2xx is done (the answer's body is not needed). */
+async function write(
+  shop: ShopConnection,
+  method: 'POST' | 'PUT',
+  path: string,
+  idempotencyKey: string,
+  json?: unknown,
+): Promise<void> {
+  await callPlatform({ platform: PLATFORM, shop, method, path, headers: headers(shop, idempotencyKey), json });
+}
+
 export const storePlatformAAdapter: PlatformAdapter = {
   takesIdempotencyKeys: true,
 
@@ -47,9 +78,11 @@ export const storePlatformAAdapter: PlatformAdapter = {
       headers: headers(shop, idempotencyKey),
       json: { order },
     });
-    const orderId = idOf((answer.body as { order?: { id?: unknown } } | undefined)?.order?.id);
+    const created = isObject(answer.body) ? answer.body.order : undefined;
+    const orderId = idOf(isObject(created) ? created.id : undefined);
     if (orderId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no order id');
-    return { orderId, status: answer.status };
+    const lineItemIds = lineItemIdsOf(created);
+    return lineItemIds ? { orderId, status: answer.status, lineItemIds } : { orderId, status: answer.status };
   },
 
   async findOrder(shop, sourceIdentifier) {
@@ -60,22 +93,57 @@ export const storePlatformAAdapter: PlatformAdapter = {
       path: `${API}/orders.json?source_identifier=${encodeURIComponent(sourceIdentifier)}`,
       headers: { 'X-Platform-Access-Token': shop.accessToken },
     });
-    const orderId = lookedUpOrderId((answer.body as { orders?: unknown } | undefined)?.orders, sourceIdentifier);
-    if (orderId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no list of orders');
-    return orderId === null ? null : { orderId };
+    const found = lookedUpOrder(isObject(answer.body) ? answer.body.orders : undefined, sourceIdentifier);
+    if (found === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no list of orders');
+    return found;
   },
 
-  async createFulfillment(shop, orderId, tracking, idempotencyKey) {
+  async createFulfillment(shop, orderId, tracking, idempotencyKey, options) {
     const answer = await callPlatform({
       platform: 'storeplatform_a',
       shop,
       method: 'POST',
       path: `${API}/orders/${encodeURIComponent(restOrderId(orderId))}/fulfillments.json`,
       headers: headers(shop, idempotencyKey),
-      json: { fulfillment: restFulfillment(tracking) },
+      json: { fulfillment: restFulfillment(tracking, options?.lineItems) },
     });
-    const fulfillmentId = idOf((answer.body as { fulfillment?: { id?: unknown } } | undefined)?.fulfillment?.id);
+    const created = isObject(answer.body) ? answer.body.fulfillment : undefined;
+    const fulfillmentId = idOf(isObject(created) ? created.id : undefined);
     if (fulfillmentId === undefined) throw unexpectedAnswer('storeplatform_a', answer.status, 'no fulfillment id');
     return { fulfillmentId };
+  },
+
+  async updateFulfillmentTracking(shop, fulfillmentId, tracking, idempotencyKey) {
+    const path = `${fulfillmentPath(fulfillmentId)}/update_tracking.json`;
+    await write(shop, 'POST', path, idempotencyKey, { fulfillment: restTrackingUpdate(tracking) });
+  },
+
+  async cancelFulfillment(shop, fulfillmentId, idempotencyKey) {
+    // Already cancelled: the platform answers 200 with the fulfillment as it is.
+    await write(shop, 'POST', `${fulfillmentPath(fulfillmentId)}/cancel.json`, idempotencyKey);
+  },
+
+  async cancelOrder(shop, orderId, reason, idempotencyKey) {
+    // Already cancelled: 200 with the order as it is; anything shipped: 422.
+    await write(shop, 'POST', `${orderPath(orderId)}/cancel.json`, idempotencyKey, { reason });
+  },
+
+  async updateOrder(shop, orderId, changes, idempotencyKey) {
+    const order = restOrderChanges(changes);
+    if (order === null) return; // nothing to change
+    await write(shop, 'PUT', `${orderPath(orderId)}.json`, idempotencyKey, { order });
+  },
+
+  async ordersChangedSince(shop, since, options = {}) {
+    const answer = await callPlatform({
+      platform: PLATFORM,
+      shop,
+      method: 'GET',
+      path: `${API}/orders.json?${changesQuery(since, { ...options, limit: 250 })}`,
+      headers: { 'X-Platform-Access-Token': shop.accessToken },
+    });
+    const page = changesPage(answer.body);
+    if (!page) throw unexpectedAnswer(PLATFORM, answer.status, 'no list of orders with ids and updated_at');
+    return page;
   },
 };

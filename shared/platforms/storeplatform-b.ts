@@ -10,7 +10,15 @@ import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { lookedUpOrderId, type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
+import {
+  type ChangedOrder,
+  lookedUpOrderId,
+  type OrderChanges,
+  type PlatformAdapter,
+  restOrderId,
+  type ShopConnection,
+  type Tracking,
+} from './port.js';
 import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS, type ShopifyDocumentName } from './storeplatform-b-documents.js';
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
@@ -205,14 +213,19 @@ async function mutate(shop: ShopConnection, name: ShopifyDocumentName, variables
   const data = await run(shop, name, variables);
   const payload = data[name];
   if (!isObject(payload)) throw unexpectedAnswer(PLATFORM, 200, `no ${name} result`);
-  const userErrors = Array.isArray(payload.userErrors) ? payload.userErrors : [];
+  // orderCancel reports its refusals as `orderCancelUserErrors` (its `userErrors` is deprecated).
+  const userErrors = [payload.userErrors, payload.orderCancelUserErrors].flatMap((list) =>
+    Array.isArray(list) ? list : [],
+  );
   if (userErrors.length > 0) {
     const reason = reasonFromBody({ errors: userErrors }) ?? 'user error';
+    // A refusal is a 422; one that says the object does not exist (code NOT_FOUND) is a 404.
+    const status = userErrors.some((entry) => isObject(entry) && entry.code === 'NOT_FOUND') ? 404 : 422;
     throw new PlatformError({
       platform: PLATFORM,
-      status: 422,
+      status,
       retryable: false,
-      message: redact(`${PLATFORM} answered 422: ${reason}`, [shop.accessToken, shop.webhookSecret]),
+      message: redact(`${PLATFORM} answered ${status}: ${reason}`, [shop.accessToken, shop.webhookSecret]),
     });
   }
   return payload;
@@ -307,6 +320,171 @@ const alreadySent = (order: Json, tracking: { numbers: string[] }): string | und
   return found ? numericId(found.id) : undefined;
 };
 
+// ---------------------------------------------------------------- after the order
+
+const notFound = (what: string) =>
+  new PlatformError({
+    platform: PLATFORM,
+    status: 404,
+    retryable: false,
+    message: `${PLATFORM} answered 404: ${what}`,
+  });
+
+/** A refusal of the shop's (userErrors, as a 422): what a lookup may show to be already done. */
+const isRefusal = (error: unknown) => error instanceof PlatformError && error.status === 422;
+
+/** Whether the order is cancelled (`cancelledAt` set); 404 when Shopify has no such order. */
+async function isCancelled(shop: ShopConnection, orderGid: string): Promise<boolean> {
+  const data = await run(shop, 'orderCancelled', { id: orderGid });
+  if (!isObject(data.order)) throw notFound(`order ${restOrderId(orderGid)} not found`);
+  return typeof data.order.cancelledAt === 'string' && data.order.cancelledAt !== '';
+}
+
+/** A fulfillment's status (`SUCCESS`, `CANCELLED`…); 404 when Shopify has no such fulfillment. */
+async function fulfillmentStatusOf(shop: ShopConnection, fulfillmentGid: string): Promise<string> {
+  const data = await run(shop, 'fulfillmentStatus', { id: fulfillmentGid });
+  if (!isObject(data.fulfillment)) throw notFound(`fulfillment ${numericId(fulfillmentGid)} not found`);
+  return String(data.fulfillment.status);
+}
+
+/** Shopify's `OrderCancelReason` of a REST `cancel_reason` (`customer`, `inventory`…); OTHER for any other. */
+const CANCEL_REASONS = new Set(['CUSTOMER', 'DECLINED', 'FRAUD', 'INVENTORY', 'OTHER', 'STAFF']);
+export const orderCancelReason = (reason: string) =>
+  CANCEL_REASONS.has(reason.trim().toUpperCase()) ? reason.trim().toUpperCase() : 'OTHER';
+
+/** How long a cancellation job is waited for, one read after each wait (about 4 s in all). */
+export const CANCEL_WAITS_MS = [250, 500, 1000, 2000];
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * `orderCancel` answers a job: the order is cancelled once its `cancelledAt` is set. Waits for that;
+ * a job done without it is a refusal (422); a job still running after the waits leaves the outcome
+ * unknown (retryable: the next attempt finds the order cancelled first).
+ */
+async function cancellationDone(shop: ShopConnection, orderGid: string, jobId: string | undefined): Promise<void> {
+  if (await isCancelled(shop, orderGid)) return;
+  for (const wait of CANCEL_WAITS_MS) {
+    await sleep(wait);
+    const job = jobId === undefined ? undefined : (await run(shop, 'jobDone', { id: jobId })).job;
+    if (await isCancelled(shop, orderGid)) return;
+    if (isObject(job) && job.done === true) {
+      throw new PlatformError({
+        platform: PLATFORM,
+        status: 422,
+        retryable: false,
+        message: `${PLATFORM} answered 422: the cancellation job ended without cancelling the order`,
+      });
+    }
+  }
+  throw unexpectedAnswer(PLATFORM, 200, 'a cancellation job that is not done yet');
+}
+
+/** `OrderInput` of the changes present (the REST `shipping_address` as a `MailingAddressInput`). */
+export const orderUpdateInput = (orderGid: string, changes: OrderChanges): Json | null => {
+  const input: Json = { id: orderGid };
+  if (changes.shippingAddress !== undefined) input.shippingAddress = mailingAddress(changes.shippingAddress) ?? {};
+  if (changes.email !== undefined) input.email = changes.email;
+  if (changes.note !== undefined) input.note = changes.note;
+  if (changes.noteAttributes !== undefined) input.customAttributes = pairs(changes.noteAttributes, 'key') ?? [];
+  return Object.keys(input).length > 1 ? input : null;
+};
+
+/** The search of "orders changed since": `updated_at:>='<ISO>'`, and `tag:'<tag>'` when given. */
+export const changedSinceSearch = (since: string, tag?: string) =>
+  `updated_at:>=${quoted(since)}${tag === undefined ? '' : ` tag:${quoted(tag)}`}`;
+
+// ---------------------------------------------------------------- an Order node as the REST webhooks carry it
+
+const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+const attributes = (value: unknown) =>
+  (Array.isArray(value) ? value.filter(isObject) : []).map((pair) => ({
+    name: stringOrNull(pair.key) ?? '',
+    value: stringOrNull(pair.value) ?? '',
+  }));
+
+const restAddress = (value: unknown): Json | null => {
+  if (!isObject(value)) return null;
+  return {
+    first_name: stringOrNull(value.firstName),
+    last_name: stringOrNull(value.lastName),
+    name: stringOrNull(value.name),
+    company: stringOrNull(value.company),
+    address1: stringOrNull(value.address1),
+    address2: stringOrNull(value.address2),
+    city: stringOrNull(value.city),
+    province: stringOrNull(value.province),
+    province_code: stringOrNull(value.provinceCode),
+    country: stringOrNull(value.country),
+    country_code: stringOrNull(value.countryCodeV2),
+    zip: stringOrNull(value.zip),
+    phone: stringOrNull(value.phone),
+  };
+};
+
+const restLine = (line: Json): Json => {
+  const price = isObject(line.originalUnitPriceSet) ? line.originalUnitPriceSet.shopMoney : undefined;
+  return {
+    id: numericId(line.id) ?? null,
+    quantity: line.quantity,
+    vendor: stringOrNull(line.vendor),
+    price: isObject(price) ? (text(price.amount) ?? null) : null,
+    sku: stringOrNull(line.sku),
+    title: stringOrNull(line.title),
+    variant_title: stringOrNull(line.variantTitle),
+    properties: attributes(line.customAttributes),
+    gift_card: line.isGiftCard === true,
+    requires_shipping: line.requiresShipping !== false,
+  };
+};
+
+const restFulfillmentOf = (orderId: string, fulfillment: Json): Json => {
+  const info = Array.isArray(fulfillment.trackingInfo) ? fulfillment.trackingInfo.filter(isObject) : [];
+  const numbers = info.flatMap((entry) => stringOrNull(entry.number) ?? []);
+  const urls = info.flatMap((entry) => stringOrNull(entry.url) ?? []);
+  return {
+    id: numericId(fulfillment.id) ?? null,
+    order_id: orderId,
+    status: typeof fulfillment.status === 'string' ? fulfillment.status.toLowerCase() : null,
+    tracking_company: info.map((entry) => stringOrNull(entry.company)).find((company) => company !== null) ?? null,
+    tracking_number: numbers[0] ?? null,
+    tracking_numbers: numbers,
+    tracking_url: urls[0] ?? null,
+    tracking_urls: urls,
+    line_items: nodesOf(fulfillment.fulfillmentLineItems).map((line) => ({
+      id: numericId(isObject(line.lineItem) ? line.lineItem.id : undefined) ?? null,
+      quantity: line.quantity,
+    })),
+    created_at: stringOrNull(fulfillment.createdAt),
+    updated_at: stringOrNull(fulfillment.updatedAt),
+  };
+};
+
+/** An `Order` node of `ordersChangedSince` in storeplatform_a's webhook shape; undefined without id or updatedAt. */
+export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
+  const id = numericId(node.id);
+  const updatedAt = stringOrNull(node.updatedAt);
+  if (id === undefined || updatedAt === null) return undefined;
+  const cancelReason = stringOrNull(node.cancelReason);
+  const payload: Json = {
+    id,
+    name: stringOrNull(node.name),
+    source_identifier: stringOrNull(node.sourceIdentifier),
+    email: stringOrNull(node.email),
+    note: stringOrNull(node.note),
+    note_attributes: attributes(node.customAttributes),
+    currency: stringOrNull(node.currencyCode),
+    tags: Array.isArray(node.tags) ? node.tags.map(String).join(', ') : '',
+    shipping_address: restAddress(node.shippingAddress),
+    line_items: nodesOf(node.lineItems).map(restLine),
+    created_at: stringOrNull(node.createdAt),
+    updated_at: updatedAt,
+    cancelled_at: stringOrNull(node.cancelledAt),
+    cancel_reason: cancelReason === null ? null : cancelReason.toLowerCase(),
+  };
+  const fulfillments = Array.isArray(node.fulfillments) ? node.fulfillments.filter(isObject) : [];
+  return { payload, fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)), updatedAt };
+};
+
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
 
@@ -365,8 +543,68 @@ export const storePlatformBAdapter: PlatformAdapter = {
     if (fulfillmentId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'no fulfillment id');
     return { fulfillmentId };
   },
+
+  // No idempotency keys on Shopify: setting tracking twice sets it once; cancellations look first.
+  async updateFulfillmentTracking(shop, fulfillmentId, tracking) {
+    await mutate(shop, 'fulfillmentTrackingInfoUpdate', {
+      fulfillmentId: shopifyGid('Fulfillment', fulfillmentId),
+      trackingInfoInput: trackingInfo(tracking),
+    });
+  },
+
+  async cancelFulfillment(shop, fulfillmentId) {
+    const id = shopifyGid('Fulfillment', fulfillmentId);
+    if ((await fulfillmentStatusOf(shop, id)) === 'CANCELLED') return;
+    try {
+      await mutate(shop, 'fulfillmentCancel', { id });
+    } catch (error) {
+      // Refused because an attempt in between cancelled it: that is the outcome wanted.
+      if (isRefusal(error) && (await fulfillmentStatusOf(shop, id)) === 'CANCELLED') return;
+      throw error;
+    }
+  },
+
+  async cancelOrder(shop, orderId, reason) {
+    const id = shopifyGid('Order', restOrderId(orderId));
+    if (await isCancelled(shop, id)) return;
+    let payload: Json;
+    try {
+      payload = await mutate(shop, 'orderCancel', { orderId: id, reason: orderCancelReason(reason) });
+    } catch (error) {
+      if (isRefusal(error) && (await isCancelled(shop, id))) return;
+      throw error;
+    }
+    const jobId = isObject(payload.job) && typeof payload.job.id === 'string' ? payload.job.id : undefined;
+    await cancellationDone(shop, id, jobId);
+  },
+
+  async updateOrder(shop, orderId, changes) {
+    const input = orderUpdateInput(shopifyGid('Order', restOrderId(orderId)), changes);
+    if (input === null) return; // nothing to change
+    await mutate(shop, 'orderUpdate', { input });
+  },
+
+  async ordersChangedSince(shop, since, options = {}) {
+    const data = await run(shop, 'ordersChangedSince', {
+      first: 250,
+      after: options.cursor,
+      query: changedSinceSearch(since, options.tag),
+    });
+    if (!isObject(data.orders)) throw unexpectedAnswer(PLATFORM, 200, 'no orders result');
+    const orders: ChangedOrder[] = [];
+    for (const node of nodesOf(data.orders)) {
+      const changed = changedOrderOfNode(node);
+      if (!changed) throw unexpectedAnswer(PLATFORM, 200, 'an order without an id or updatedAt');
+      orders.push(changed);
+    }
+    const pageInfo = isObject(data.orders.pageInfo) ? data.orders.pageInfo : {};
+    const next = pageInfo.hasNextPage === true ? stringOrNull(pageInfo.endCursor) : null;
+    return { orders, nextCursor: next };
+  },
 };
 
+/** A value of a search term, quoted: its quotes and backslashes escaped. */
+const quoted = (value: string) => `'${value.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+
 /** The search string of a lookup: the identifier quoted, its quotes and backslashes escaped. */
-export const sourceIdentifierSearch = (sourceIdentifier: string) =>
-  `source_identifier:'${sourceIdentifier.replace(/[\\']/g, (c) => `\\${c}`)}'`;
+export const sourceIdentifierSearch = (sourceIdentifier: string) => `source_identifier:${quoted(sourceIdentifier)}`;

@@ -33,7 +33,10 @@ describe('shipments in parts, from several suppliers, with tracking that changes
    * One reseller order of three lines over two suppliers: A carries line 1 (2 mugs) and line 2
    * (1 cup), B line 3 (3 plates). The order is on the reseller's shop too, as a platform keeps it.
    */
-  const splitOrder = async (resellerPlatform: Platform = 'storeplatform_a', sourcePlatform: Platform = 'storeplatform_a') => {
+  const splitOrder = async (
+    resellerPlatform: Platform = 'storeplatform_a',
+    sourcePlatform: Platform = 'storeplatform_a',
+  ) => {
     const api = service.api('owner_a');
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api, { platform: resellerPlatform, webhookSecret: resellerSecret });
@@ -95,7 +98,12 @@ describe('shipments in parts, from several suppliers, with tracking that changes
   };
 
   const send = (store: { shopDomain: string }, secret: string, body: unknown, topic = 'fulfillments/create') =>
-    sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', { shopDomain: store.shopDomain, secret, body, topic });
+    sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+      shopDomain: store.shopDomain,
+      secret,
+      body,
+      topic,
+    });
 
   const jobNow = async (api: ApiClient, id: string) => (await api.get(`/v1/sync_jobs/${id}`)).body;
 
@@ -119,8 +127,20 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     // The job shows the lines it carries, with the supplier's ids and both prices.
     expect(jobs.a.lineItems).toEqual([
-      expect.objectContaining({ resellerLineItemId: '1', sku: 'MUG-1', quantity: 2, price: '13.00', fulfilledQuantity: 0 }),
-      expect.objectContaining({ resellerLineItemId: '2', sku: 'CUP-1', quantity: 1, price: '6.50', fulfilledQuantity: 0 }),
+      expect.objectContaining({
+        resellerLineItemId: '1',
+        sku: 'MUG-1',
+        quantity: 2,
+        price: '13.00',
+        fulfilledQuantity: 0,
+      }),
+      expect.objectContaining({
+        resellerLineItemId: '2',
+        sku: 'CUP-1',
+        quantity: 1,
+        price: '6.50',
+        fulfilledQuantity: 0,
+      }),
     ]);
     const [mug, cup] = supplierOrders.a.line_items as any[];
     expect(jobs.a.lineItems.map((l: any) => l.sourceLineItemId)).toEqual([String(mug.id), String(cup.id)]);
@@ -191,8 +211,9 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     await fulfillmentReaches(api, jobs.a.id, created.id, 'delivered');
     const onReseller = async () => (await resellerOrder(reseller.shopDomain, payload.id)).fulfillments[0];
     const updateCalls = async () =>
-      (await sim().calls()).filter((c) => c.shopDomain === reseller.shopDomain && c.path.endsWith('/update_tracking.json'))
-        .length;
+      (await sim().calls()).filter(
+        (c) => c.shopDomain === reseller.shopDomain && c.path.endsWith('/update_tracking.json'),
+      ).length;
 
     // Corrected twice; the first correction arrives again, late: it changes nothing.
     const corrected = (n: string, minute: number) => ({

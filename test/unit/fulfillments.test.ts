@@ -38,6 +38,9 @@ const deps = {
     createFulfillment,
     updateFulfillmentTracking,
     cancelFulfillment,
+    cancelOrder: jest.fn(),
+    updateOrder: jest.fn(),
+    ordersChangedSince: jest.fn(),
   }),
 };
 

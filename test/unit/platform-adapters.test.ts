@@ -738,6 +738,15 @@ describe('adapterFor', () => {
       expect(typeof adapter.createOrder).toBe('function');
       expect(typeof adapter.findOrder).toBe('function');
       expect(typeof adapter.createFulfillment).toBe('function');
+      for (const call of [
+        adapter.updateFulfillmentTracking,
+        adapter.cancelFulfillment,
+        adapter.cancelOrder,
+        adapter.updateOrder,
+        adapter.ordersChangedSince,
+      ]) {
+        expect(typeof call).toBe('function');
+      }
     }
   });
 

@@ -588,6 +588,39 @@ describe('platform simulator, after the order', () => {
       expect(unknown.fulfillmentCancel.userErrors).toHaveLength(1);
     });
 
+    it('shows line prices, properties and gift cards, the currency, and a fulfillment by its id', async () => {
+      const order = await create('1', 3);
+      const shipped = await shipOn(order.id, 1);
+      const query = `query q($id: ID!, $f: ID!) {
+        order(id: $id) {
+          currencyCode
+          lineItems(first: 5) {
+            nodes {
+              isGiftCard
+              originalUnitPriceSet { shopMoney { amount currencyCode } }
+              customAttributes { key value }
+            }
+          }
+        }
+        fulfillment(id: $f) { id status }
+      }`;
+      const data = await graphql(query, { id: order.id, f: shipped.fulfillment.id });
+      expect(data.order).toEqual({
+        currencyCode: 'EUR',
+        lineItems: {
+          nodes: [
+            {
+              isGiftCard: false,
+              originalUnitPriceSet: { shopMoney: { amount: '9.50', currencyCode: 'EUR' } },
+              customAttributes: [],
+            },
+          ],
+        },
+      });
+      expect(data.fulfillment).toEqual({ id: shipped.fulfillment.id, status: 'SUCCESS' });
+      expect((await graphql(query, { id: order.id, f: 'gid://shopify/Fulfillment/1' })).fulfillment).toBeNull();
+    });
+
     it('answers orders changed since a time with a tag, sorted by UPDATED_AT, a page at a time', async () => {
       const a = await create('1', 3);
       const b = await create('2', 1);
@@ -667,6 +700,46 @@ describe('platform simulator, after the order', () => {
       expect((await call(`/${SHOP}/reseller/orders/${id}`, { method: 'PATCH', token: null, body: {} })).status).toBe(
         401,
       );
+    });
+
+    it('updates a fulfillment’s tracking and cancels it (the service’s own routes), signed, keyed', async () => {
+      const id = await placedByPush('1');
+      const shipped = await custom(`/orders/${id}/fulfillments`, { body: { fulfillment: tracking('T1') }, key: 'f1' });
+      const fulfillmentId = shipped.json.id;
+      const path = `/fulfillments/${fulfillmentId}`;
+      const unsigned = await call(`/${SHOP}/reseller${path}/update_tracking`, { token: null, body: {} });
+      expect(unsigned.status).toBe(401);
+
+      const update = { fulfillment: { tracking_company: 'UPS', tracking_numbers: ['U1'], notify_customer: true } };
+      const updated = await custom(`${path}/update_tracking`, { body: update, key: 't1' });
+      expect(updated.status).toBe(200);
+      expect(updated.json.fulfillment).toMatchObject({
+        id: Number(fulfillmentId),
+        tracking_company: 'UPS',
+        tracking_numbers: ['U1'],
+      });
+      await custom(`${path}/update_tracking`, { body: { fulfillment: { tracking_numbers: ['U2'] } }, key: 't2' });
+      // The same key again answers its first answer and changes nothing.
+      expect(await custom(`${path}/update_tracking`, { body: update, key: 't1' })).toEqual(updated);
+      expect((await simOrders())[0].fulfillments[0].tracking_numbers).toEqual(['U2']);
+
+      const cancelled = await custom(`${path}/cancel`, { body: {}, key: 'fc1' });
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.json.fulfillment).toMatchObject({ status: 'cancelled' });
+      expect((await custom(`${path}/cancel`, { body: {}, key: 'fc2' })).status).toBe(200);
+      const [stored] = await simOrders();
+      expect(stored.line_items.map((l: { fulfilled_quantity: number }) => l.fulfilled_quantity)).toEqual([0, 0]);
+      expect((await custom(`${path}/update_tracking`, { body: update, key: 't3' })).status).toBe(422);
+      expect((await custom('/fulfillments/1/cancel', { body: {}, key: 'fc3' })).status).toBe(404);
+      expect(
+        (await custom(`${path}/cancel`, { body: {}, key: 'fc4', headers: { Authorization: 'Bearer fail500' } })).status,
+      ).toBe(500);
+      expect(
+        sim
+          .calls()
+          .filter((c) => c.path.startsWith('/reseller/fulfillments/'))
+          .map((c) => c.status),
+      ).toEqual([401, 200, 200, 200, 200, 200, 422, 404, 500]);
     });
 
     it('answers orders changed since, as storeplatform_a, a page at a time, and the lookup as before', async () => {

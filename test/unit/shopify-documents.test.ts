@@ -4,8 +4,11 @@ import { stringifyExact } from '../../shared/domain/json-text.js';
 import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 import {
+  changedSinceSearch,
   lineItemsByFulfillmentOrder,
+  orderCancelReason,
   orderCreateVariables,
+  orderUpdateInput,
   sourceIdentifierSearch,
   trackingInfo,
 } from '../../shared/platforms/storeplatform-b.js';
@@ -78,6 +81,28 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
       trackingInfo: trackingInfo({ company: 'UPS', number: '1Z9', numbers: ['1Z9'], url: null, urls: [] }),
       notifyCustomer: true,
     },
+  },
+  orderCancelled: { id: 'gid://shopify/Order/7002' },
+  jobDone: { id: 'gid://shopify/Job/4e1b9a40-0000-4000-8000-000000000000' },
+  orderCancel: { orderId: 'gid://shopify/Order/7002', reason: orderCancelReason('customer') },
+  orderUpdate: {
+    input: orderUpdateInput('gid://shopify/Order/7002', {
+      shippingAddress: { first_name: 'Ada', last_name: 'Lovelace', address1: '2 Side St', country_code: 'GB' },
+      email: 'new@example.com',
+      note: null,
+      noteAttributes: [{ name: 'gift-wrap', value: 'no' }],
+    }),
+  },
+  fulfillmentStatus: { id: 'gid://shopify/Fulfillment/9001' },
+  fulfillmentTrackingInfoUpdate: {
+    fulfillmentId: 'gid://shopify/Fulfillment/9001',
+    trackingInfoInput: trackingInfo({ company: null, number: null, numbers: ['A', 'B'], url: null, urls: ['u'] }),
+  },
+  fulfillmentCancel: { id: 'gid://shopify/Fulfillment/9001' },
+  ordersChangedSince: {
+    first: 250,
+    after: 'eyJhIjoxfQ',
+    query: changedSinceSearch('2026-01-01T00:00:00.000Z', 'reseller-order'),
   },
 };
 
@@ -155,6 +180,32 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       { fulfillmentOrderId: 'fo2', fulfillmentOrderLineItems: [{ id: 'fol3', quantity: 1 }] },
     ]);
     expect(lineItemsByFulfillmentOrder(lines)).toHaveLength(2);
+  });
+
+  it('maps a REST cancel reason onto OrderCancelReason and quotes the search of orders changed since', () => {
+    expect(['customer', 'Inventory', 'fraud', 'because'].map(orderCancelReason)).toEqual([
+      'CUSTOMER',
+      'INVENTORY',
+      'FRAUD',
+      'OTHER',
+    ]);
+    expect(changedSinceSearch('2026-01-01T00:00:00Z')).toBe("updated_at:>='2026-01-01T00:00:00Z'");
+    expect(changedSinceSearch('2026-01-01T00:00:00Z', "it's")).toBe("updated_at:>='2026-01-01T00:00:00Z' tag:'it\\'s'");
+  });
+
+  it('sends only the order changes present, the address as a MailingAddressInput', () => {
+    expect(orderUpdateInput('gid://shopify/Order/1', {})).toBeNull();
+    expect(orderUpdateInput('gid://shopify/Order/1', { note: null })).toEqual({
+      id: 'gid://shopify/Order/1',
+      note: null,
+    });
+    expect(VARIABLES.orderUpdate.input).toEqual({
+      id: 'gid://shopify/Order/7002',
+      shippingAddress: { firstName: 'Ada', lastName: 'Lovelace', address1: '2 Side St', countryCode: 'GB' },
+      email: 'new@example.com',
+      note: null,
+      customAttributes: [{ key: 'gift-wrap', value: 'no' }],
+    });
   });
 
   it('coerces the introspection once: every input type the adapter names exists', () => {

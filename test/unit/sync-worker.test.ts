@@ -27,6 +27,9 @@ const deps = {
     createFulfillment: jest.fn(),
     updateFulfillmentTracking: jest.fn(),
     cancelFulfillment: jest.fn(),
+    cancelOrder: jest.fn(),
+    updateOrder: jest.fn(),
+    ordersChangedSince: jest.fn(),
   }),
 };
 

@@ -1,0 +1,127 @@
+/**
+ * The REST shape storeplatform_a and custom share (PLATFORM-API.md): ids, the lines of an order's
+ * answer, the bodies of the calls after the order, and "Orders changed since" read into
+ * `ChangedOrder`s with numeric-string ids.
+ */
+import { JsonText } from '../domain/json-text.js';
+import { type ChangedOrder, lookedUpOrderId, type OrderChanges, type Tracking } from './port.js';
+
+type Json = Record<string, unknown>;
+
+export const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export const objects = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isObject) : []);
+
+/** An id as its text: a number's digits, a non-empty string as it is; undefined for anything else. */
+export const idText = (value: unknown): string | undefined => {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  return typeof value === 'number' && Number.isFinite(value) ? String(value) : undefined;
+};
+
+/** An id a REST body carries: digits as a JSON number written exactly (any length), anything else a string. */
+export const restId = (id: string): JsonText | string => (/^\d+$/.test(id) ? new JsonText(id) : id);
+
+/** The supplier's line ids of an order as answered, in order; undefined unless every line carries one. */
+export const lineItemIdsOf = (order: unknown): string[] | undefined => {
+  const lines = isObject(order) ? order.line_items : undefined;
+  if (!Array.isArray(lines) || lines.length === 0) return undefined;
+  const ids = lines.map((line) => (isObject(line) ? idText(line.id) : undefined));
+  return ids.every((id): id is string => id !== undefined) ? ids : undefined;
+};
+
+/**
+ * A lookup's answer (`{"orders": [...]}`) read as `findOrder` answers it: the order that carries the
+ * identifier, with its line ids when the answer shows them; null for none, undefined when unreadable.
+ */
+export const lookedUpOrder = (orders: unknown, sourceIdentifier: string) => {
+  const orderId = lookedUpOrderId(orders, sourceIdentifier);
+  if (orderId === undefined || orderId === null) return orderId;
+  const found = objects(orders).find((order) => idText(order.id) === orderId);
+  const lineItemIds = lineItemIdsOf(found);
+  return lineItemIds ? { orderId, lineItemIds } : { orderId };
+};
+
+/** The lines a fulfillment ships, as REST `line_items`. */
+export const restLineItems = (lines: Array<{ id: string; quantity: number }>) =>
+  lines.map((line) => ({ id: restId(line.id), quantity: line.quantity }));
+
+/** `update_tracking`'s fulfillment: the company ("Unknown" when none), every number and URL, the customer told. */
+export const restTrackingUpdate = (tracking: Tracking) => {
+  const numbers = tracking.numbers.length > 0 ? tracking.numbers : tracking.number ? [tracking.number] : [];
+  const urls = tracking.urls.length > 0 ? tracking.urls : tracking.url ? [tracking.url] : [];
+  return {
+    tracking_company: tracking.company ?? 'Unknown',
+    tracking_numbers: [...numbers],
+    tracking_urls: [...urls],
+    notify_customer: true,
+  };
+};
+
+/** An order update's REST body: the fields present, snake_case; null when nothing is present. */
+export const restOrderChanges = (changes: OrderChanges): Json | null => {
+  const body: Json = {};
+  if (changes.shippingAddress !== undefined) body.shipping_address = changes.shippingAddress;
+  if (changes.email !== undefined) body.email = changes.email;
+  if (changes.note !== undefined) body.note = changes.note;
+  if (changes.noteAttributes !== undefined) body.note_attributes = changes.noteAttributes;
+  return Object.keys(body).length > 0 ? body : null;
+};
+
+/** The query of an "orders changed since" page; the cursor carries on from the previous page. */
+export const changesQuery = (since: string, options: { tag?: string; cursor?: string; limit?: number } = {}) => {
+  const params = new URLSearchParams({ updated_at_min: since });
+  if (options.limit !== undefined) params.set('limit', String(options.limit));
+  if (options.tag !== undefined) params.set('tag', options.tag);
+  if (options.cursor !== undefined) params.set('page_info', options.cursor);
+  return params.toString();
+};
+
+const withIdText = (entry: Json, key = 'id'): Json =>
+  entry[key] === undefined ? entry : { ...entry, [key]: idText(entry[key]) ?? entry[key] };
+
+/** A REST order (storeplatform_a, custom) as a `ChangedOrder`; undefined without an id or `updated_at`. */
+export const changedOrderOf = (order: unknown): ChangedOrder | undefined => {
+  if (!isObject(order)) return undefined;
+  const id = idText(order.id);
+  const updatedAt = order.updated_at;
+  if (id === undefined || typeof updatedAt !== 'string') return undefined;
+  const { fulfillments, ...rest } = order;
+  const payload: Json = { ...rest, id };
+  if (Array.isArray(rest.line_items)) payload.line_items = objects(rest.line_items).map((line) => withIdText(line));
+  return {
+    payload,
+    fulfillments: objects(fulfillments).map((fulfillment) => ({
+      ...withIdText(fulfillment),
+      order_id: idText(fulfillment.order_id) ?? id,
+      ...(Array.isArray(fulfillment.line_items)
+        ? { line_items: objects(fulfillment.line_items).map((line) => withIdText(line)) }
+        : {}),
+    })),
+    updatedAt,
+  };
+};
+
+/**
+ * A page of `{"orders": [...], "next_page_info"}` as `ordersChangedSince` answers it; undefined when
+ * it is not one. `tag`, when given, also filters here: an order whose tags do not carry it is left out.
+ */
+export const changesPage = (body: unknown, tag?: string) => {
+  const list = isObject(body) ? body.orders : undefined;
+  if (!Array.isArray(list)) return undefined;
+  const orders: ChangedOrder[] = [];
+  for (const entry of list) {
+    const changed = changedOrderOf(entry);
+    if (!changed) return undefined;
+    if (tag === undefined || carriesTag(changed.payload.tags, tag)) orders.push(changed);
+  }
+  const next = isObject(body) ? body.next_page_info : undefined;
+  return { orders, nextCursor: typeof next === 'string' && next !== '' ? next : null };
+};
+
+/** Tags as REST writes them (a comma-separated string, or a list), compared case aside; absent tags pass. */
+const carriesTag = (tags: unknown, tag: string): boolean => {
+  if (tags === undefined || tags === null) return true;
+  const list = Array.isArray(tags) ? tags.map(String) : String(tags).split(',');
+  return list.some((entry) => entry.trim().toLowerCase() === tag.trim().toLowerCase());
+};
