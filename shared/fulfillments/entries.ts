@@ -312,7 +312,7 @@ export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment,
 };
 
 export type FulfillmentOutcome =
-  /** The reseller's fulfillment is as the entry says: created, or its tracking updated (`tracking`: the key applied). */
+  /** The reseller's fulfillment is as the entry says: made, or its tracking updated (`tracking`: its key). */
   | { status: 'delivered'; resellerFulfillmentId: string; tracking: string }
   /** The reseller's fulfillment is cancelled (or never existed) as the supplier cancelled its parcel. */
   | { status: 'cancelled' }

@@ -171,7 +171,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect((await jobNow(api, jobs.b.id)).fulfillmentStatus).toBe('unfulfilled');
   });
 
-  it('covers the rest of the job with a parcel that names no lines, cuts quantities, ignores what is not the job’s', async () => {
+  it('covers the rest with a parcel naming no lines, cuts quantities, ignores what is not the job’s', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [mug] = supplierOrders.a.line_items as any[];
     const [plate] = supplierOrders.b.line_items as any[];
