@@ -19,7 +19,7 @@ Sync jobs, through the API: the local service by default, or a deployed one.
 
 commands:
   list                               sync jobs, newest first
-  show <sj_id>                       one job: status, attempt history, error, fulfillments, audit trail
+  show <sj_id>                       one job: status, attempt history, error, lines, parcels, audit trail
   retry <sj_id>                      retry a failed or dead job (it becomes pending again)
   retry --all-dead --store <rst_id>  retry every dead job of a reseller store
 
@@ -39,7 +39,8 @@ Sync jobs of the key's owner, newest first.
   --limit <n>        at most n jobs (default 20; more than 100 are fetched page by page)`,
   show: `usage: npm run jobs -- show <sj_id> [--url <url>] [--key <key>] [--json]
 
-One sync job: its status and error, its attempts (newest first), its fulfillments, and the audit
+One sync job: its status and error, its attempts (newest first), its line items (shipped of ordered,
+the price before and after the markup), its parcels with their tracking and lines, and the audit
 entries about it.`,
   retry: `usage: npm run jobs -- retry <sj_id> [--url <url>] [--key <key>] [--json]
        npm run jobs -- retry --all-dead --store <rst_id> [--dry-run]
@@ -164,10 +165,18 @@ const show = async (args: string[], io: Io) => {
       `  #${a.number}  ${a.endedAt}  ${a.trigger}  ${a.outcome}${a.count > 1 ? ` ×${a.count}` : ''}` +
         `  ${a.platformStatus ?? '-'}  ${a.durationMs} ms${a.errorMessage ? `  ${a.errorMessage}` : ''}`,
     );
-  io.out(job.fulfillments.length ? 'fulfillments:' : 'fulfillments: none');
+  io.out(job.lineItems.length ? `line items (${job.fulfillmentStatus}):` : 'line items: none');
+  for (const line of job.lineItems)
+    io.out(
+      `  ${line.resellerLineItemId ?? '-'} → ${line.sourceLineItemId ?? '-'}  ${line.sku ?? '-'}  ${line.title ?? '-'}` +
+        `${line.variantTitle ? ` (${line.variantTitle})` : ''}  shipped ${line.fulfilledQuantity}/${line.quantity}` +
+        `  ${line.price} → ${line.sourcePrice ?? '-'}`,
+    );
+  io.out(job.fulfillments.length ? 'fulfillments (parcels):' : 'fulfillments: none');
   for (const f of job.fulfillments)
     io.out(
-      `  ${f.sourceFulfillmentId}  ${f.status}  ${f.trackingCompany ?? '-'} ${f.trackingNumber ?? '-'}` +
+      `  ${f.sourceFulfillmentId}  ${f.status}  ${f.trackingCompany ?? '-'} ${f.trackingNumbers.join(', ') || '-'}` +
+        `  ${f.lineItems ? f.lineItems.map((l) => `${l.resellerLineItemId}×${l.quantity}`).join(' ') : 'whole job'}` +
         `  attempts ${f.attempts}${f.errorMessage ? `  ${f.errorMessage}` : ''}`,
     );
   io.out(audit.length ? 'audit log:' : 'audit log: none');

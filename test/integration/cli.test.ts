@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -97,6 +97,7 @@ describe('npm run jobs', () => {
   let rstId: string;
   let deadIds: string[];
   let completedId: string;
+  let workingShop: string;
 
   beforeAll(async () => {
     const owner = service.api('owner_a');
@@ -105,7 +106,8 @@ describe('npm run jobs', () => {
     rstId = reseller.id;
     // The platform refuses it (401): a job dead after its first attempt, quick even on a busy machine.
     const failing = await createSourceStore(owner, rstId, { accessToken: 'tok_fail401' });
-    const working = await createSourceStore(owner, rstId);
+    const working = await createSourceStore(owner, rstId, { webhookSecret: 'whsec_cli_source' });
+    workingShop = working.shopDomain;
     const send = async (vendor: string) =>
       (
         await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
@@ -140,6 +142,35 @@ describe('npm run jobs', () => {
     expect(result.out).toMatch(/^attempt history \(newest first\):$/m);
     expect(result.out).toMatch(/^ {2}#1 {2}\S+Z {2}webhook {2}dead {2}401 {2}\d+ ms {2}.*401/m);
     expect(result.out).toMatch(/^ {2}\S+Z {2}sync_job\.dead {2}by system/m);
+  });
+
+  it('shows a job’s line items, shipped of ordered with both prices, and its parcels with their tracking', async () => {
+    const owner = service.api('owner_a');
+    const job = await jobReaches(owner, completedId, 'completed');
+    const [supplierOrder] = (await simulator(service.runtime.simulator!.url).orders(workingShop)).filter(
+      (order) => String(order.id) === job.sourceOrderId,
+    );
+    const shipped = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+      shopDomain: workingShop,
+      secret: 'whsec_cli_source',
+      body: {
+        id: 7_700_001,
+        order_id: supplierOrder.id,
+        tracking_company: 'UPS',
+        tracking_numbers: ['1ZCLI'],
+        line_items: [{ id: supplierOrder.line_items[0].id, quantity: 1 }],
+      },
+    });
+    expect(shipped.status).toBe(200);
+    await eventually(
+      async () => (await owner.get(`/v1/sync_jobs/${completedId}`)).body.fulfillment?.status === 'delivered',
+    );
+
+    const result = await run(jobs, ['show', completedId, ...api()]);
+    expect(result.out).toMatch(/^line items \(fulfilled\):$/m);
+    expect(result.out).toMatch(/^ {2}1 → \d+ {2}SKU-1 {2}Item 1 {2}shipped 1\/1 {2}13\.00 → \d+\.\d{2}$/m);
+    expect(result.out).toMatch(/^fulfillments \(parcels\):$/m);
+    expect(result.out).toMatch(/^ {2}7700001 {2}delivered {2}UPS 1ZCLI {2}1×1 {2}attempts 1$/m);
   });
 
   it('answers an API error in one line with its code, exit 1', async () => {

@@ -217,6 +217,8 @@ describe('reverse sync of fulfillments through the local runtime', () => {
           trackingNumbers: [body.tracking_number],
           trackingUrl: body.tracking_url,
           resellerFulfillmentId: expect.stringContaining(String(onReseller.id)),
+          // No lines named: the parcel ships every item of the job (CONTRACT.md §10.2).
+          lineItems: [{ resellerLineItemId: '1', quantity: 2 }],
           attempts: 1,
           errorMessage: null,
           receivedAt: expect.any(String),
@@ -230,14 +232,11 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         expect(call.idempotencyKey).toBe(resellerPlatform === 'storeplatform_b' ? null : `ful:${source.id}:${body.id}`);
         if (resellerPlatform === 'custom') {
           const signed = JSON.stringify({
-            fulfillment: withoutSimFields(onReseller, [
-              'id',
-              'order_id',
-              'status',
-              'created_at',
-              'updated_at',
-              'line_items',
-            ]),
+            // The parcel ships the job's line: the reseller's line 1, both mugs (CONTRACT.md §10.2).
+            fulfillment: {
+              line_items: [{ id: 1, quantity: 2 }],
+              ...withoutSimFields(onReseller, ['id', 'order_id', 'status', 'created_at', 'updated_at', 'line_items']),
+            },
           });
           expect(call.signature).toBe(hmac(resellerSecret, signed));
         }
@@ -269,8 +268,11 @@ describe('reverse sync of fulfillments through the local runtime', () => {
 
     it('keeps every parcel of a split shipment on the job, the latest as `fulfillment`', async () => {
       const { api, reseller, source, sourceSecret, payload, job } = await completedOrder();
-      const first = fulfillmentBody(job.sourceOrderId, { tracking_company: 'UPS' });
-      const second = fulfillmentBody(job.sourceOrderId, { tracking_company: 'DHL' });
+      // Two parcels of one mug each: the job's line is of two (CONTRACT.md §10.2).
+      const [line] = (await sim().orders(source.shopDomain)).find((o) => String(o.id) === job.sourceOrderId).line_items;
+      const oneMug = [{ id: line.id, quantity: 1 }];
+      const first = fulfillmentBody(job.sourceOrderId, { tracking_company: 'UPS', line_items: oneMug });
+      const second = fulfillmentBody(job.sourceOrderId, { tracking_company: 'DHL', line_items: oneMug });
 
       await fulfill(source.shopDomain, sourceSecret, first);
       await fulfillmentReaches(api, job.id, first.id, 'delivered');

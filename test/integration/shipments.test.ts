@@ -266,6 +266,41 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect(res.body.error).toMatchObject({ code: 'validation_failed', param: 'X-Platform-Topic' });
   });
 
+  it('routes and ships a 250-line order, its body kept in parts', async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const secret = unique('whsec_s');
+    const tag = unique('Bulk');
+    const store = await createSourceStore(api, reseller.id, { vendorTag: tag, webhookSecret: secret });
+    const payload = orderPayload(
+      Array.from({ length: 250 }, (_, i) => ({ vendor: tag, price: '2.00', quantity: 1 + (i % 3), sku: `BULK-${i}` })),
+    );
+    await sim().placeOrder(reseller.shopDomain, payload);
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
+    const job = await jobReaches(api, receipt.body.syncJobIds[0], 'completed', 30_000);
+    expect(job.lineItems).toHaveLength(250);
+    expect(job.lineItems.every((line: any) => line.sourceLineItemId !== null)).toBe(true);
+    const supplierOrder = (await sim().orders(store.shopDomain)).find((o) => String(o.id) === job.sourceOrderId);
+    // One parcel of the first ten lines, then one of the rest.
+    const some = parcel(supplierOrder.id, {
+      line_items: (supplierOrder.line_items as any[]).slice(0, 10).map((l) => ({ id: l.id, quantity: l.quantity })),
+    });
+    await send(store, secret, some);
+    await fulfillmentReaches(api, job.id, some.id, 'delivered');
+    const rest = parcel(supplierOrder.id);
+    await send(store, secret, rest);
+    const shipped = await fulfillmentReaches(api, job.id, rest.id, 'delivered');
+    expect(shipped.fulfillmentStatus).toBe('fulfilled');
+    const shown = await resellerOrder(reseller.shopDomain, payload.id);
+    expect(Object.values(shown.fulfilled).every((quantity, i) => quantity === 1 + (i % 3))).toBe(true);
+    expect(shown.fulfillments.map((f) => f.line_items.length)).toEqual([10, 240]);
+  });
+
   it.each<[Platform, Platform]>([
     ['storeplatform_b', 'storeplatform_a'],
     ['custom', 'storeplatform_b'],

@@ -101,7 +101,9 @@ describe('Shopify stores on both sides (storeplatform_b)', () => {
 
     // Act: VCR ships, with Shopify's own fulfillment (its fixture failed; this one succeeded).
     const [parcel] = fixture('fulfillments.json');
-    const shipped = { ...parcel, status: 'success', order_id: vcrOrder.id };
+    // The fixture's parcel names a line of its own shop's order; on VCR's shop that line is VCR's.
+    const lineItems = parcel.line_items.map((line: any, i: number) => ({ ...line, id: vcrOrder.line_items[i].id }));
+    const shipped = { ...parcel, status: 'success', order_id: vcrOrder.id, line_items: lineItems };
     const delivery = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
       shopDomain: suppliers.VCR.shopDomain,
       secret: 'whsec_vcr',
