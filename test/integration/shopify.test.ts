@@ -155,6 +155,44 @@ describe('Shopify stores on both sides (storeplatform_b)', () => {
     },
   );
 
+  it('never routes a gift card, and shows the engraved line on the job with both prices', async () => {
+    const { reseller, secret } = await shopifyReseller();
+    const supplier = await createSourceStore(api(), reseller.id, {
+      platform: 'storeplatform_b',
+      vendorTag: 'Gifts',
+      pricingConfig: { type: 'percentage', value: 50 },
+    });
+    const order = { ...fixture('order_with_properties.json').order, id: ++orderId };
+    // Shopify's order, its first line to this supplier, and a gift card the reseller's shop issues.
+    const [engraved] = order.line_items;
+    order.line_items = [
+      { ...engraved, vendor: 'Gifts' },
+      { ...engraved, id: 641254555690, title: 'Gift card', vendor: 'Gifts', gift_card: true, properties: [] },
+    ];
+    const [id] = (await sendOrder(reseller.shopDomain, secret, order)).body.syncJobIds;
+    const completed = await jobReaches(id, 'completed');
+
+    const [placed] = await sim().orders(supplier.shopDomain);
+    expect(placed.line_items).toHaveLength(1);
+    expect(placed.line_items[0].properties).toEqual(engraved.properties);
+    expect(completed.lineItems).toEqual([
+      {
+        resellerLineItemId: String(engraved.id),
+        sourceLineItemId: String(placed.line_items[0].id),
+        sku: engraved.sku,
+        title: engraved.title,
+        variantTitle: engraved.variant_title,
+        quantity: 1,
+        price: engraved.price,
+        sourcePrice: placed.line_items[0].price,
+        fulfilledQuantity: 0,
+      },
+    ]);
+    // An order whose only line is a gift card goes to no supplier.
+    const cardOnly = { ...order, id: ++orderId, line_items: [order.line_items[1]] };
+    expect((await sendOrder(reseller.shopDomain, secret, cardOnly)).body.syncJobIds).toEqual([]);
+  });
+
   it('a THROTTLED Shopify supplier is waited for, never dead, and gets one order once it recovers', async () => {
     const { reseller, secret } = await shopifyReseller();
     const supplier = await createSourceStore(api(), reseller.id, {
