@@ -30,6 +30,8 @@ export const seededJob = (
     completedAt: status === 'completed' ? createdAt : null,
     failedAt: status === 'failed' ? createdAt : null,
     deadAt: status === 'dead' ? createdAt : null,
+    cancelledAt: status === 'cancelled' ? createdAt : null,
+    cancellation: null,
     updatedAt: createdAt,
     fulfillments: {},
     resends: 0,

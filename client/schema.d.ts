@@ -456,7 +456,7 @@ export interface components {
       /** @example sst_0123456789abcdef */
       sourceStoreId: string;
       /** @enum {unknown} */
-      status: 'pending' | 'processing' | 'completed' | 'failed' | 'dead';
+      status: 'pending' | 'processing' | 'completed' | 'failed' | 'dead' | 'cancelled';
       attempts: number;
       /** @description the order's id on the reseller store */
       externalOrderId: string;
@@ -466,6 +466,10 @@ export interface components {
       completedAt: string | null;
       failedAt: string | null;
       deadAt: string | null;
+      /** @description when the job became `cancelled` */
+      cancelledAt: string | null;
+      /** @description a cancellation asked of the job’s order, and where it stands; null when none was */
+      cancellation: components['schemas']['sync_job_cancellation'] | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -535,6 +539,26 @@ export interface components {
       updatedAt: string;
     };
     /**
+     * @description A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s
+     * `orders/cancelled` or the supplier’s. `requested` while its supplier order is being cancelled, `done` when the
+     * job is `cancelled`, `declined` when the supplier refused (it has shipped): the job then stays `completed`.
+     */
+    sync_job_cancellation: {
+      /** @enum {unknown} */
+      requestedBy: 'reseller' | 'source';
+      /** @enum {unknown} */
+      status: 'requested' | 'done' | 'declined';
+      /** @description the platform’s `cancel_reason`, or why the supplier declined */
+      reason: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      requestedAt: string;
+      endedAt: string | null;
+    };
+    /**
      * @description One reseller line item a sync job carries, with the supplier's id of it once placed and the unit
      * price before and after the markup was removed (the per-line price breakdown).
      */
@@ -602,6 +626,8 @@ export interface components {
       action:
         | 'sync_job.retried'
         | 'sync_job.dead'
+        | 'sync_job.cancelled'
+        | 'sync_job.cancellation_declined'
         | 'reseller_store.credentials_rotated'
         | 'source_store.credentials_rotated';
       /** @example rst_0123456789abcdef */
@@ -632,7 +658,7 @@ export interface components {
        */
       metadata: {
         /** @enum {unknown} */
-        previousStatus?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead';
+        previousStatus?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead' | 'cancelled';
         reason?: string;
         attempts?: number;
         rotated?: ('accessToken' | 'webhookSecret')[];
@@ -1869,7 +1895,7 @@ export interface operations {
       query?: {
         limit?: number;
         starting_after?: string;
-        status?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead';
+        status?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead' | 'cancelled';
         reseller_store_id?: string;
       };
       header?: never;
@@ -2136,6 +2162,8 @@ export interface operations {
         action?:
           | 'sync_job.retried'
           | 'sync_job.dead'
+          | 'sync_job.cancelled'
+          | 'sync_job.cancellation_declined'
           | 'reseller_store.credentials_rotated'
           | 'source_store.credentials_rotated';
         resource_type?: 'sync_job' | 'reseller_store' | 'source_store';

@@ -4,18 +4,28 @@ import { webhookHandler } from '../shared/http/handler.js';
 import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
 import { acceptOrder } from '../shared/orders/accept-order.js';
-import { assertTopic, verifiedStores } from '../shared/webhooks/verify.js';
+import { acceptCancellation } from '../shared/orders/cancellation.js';
+import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };
 
 /**
  * `orders/create` from a reseller store: verify, route by vendor tag, create and enqueue sync jobs.
  * The order is read from the raw signed bytes, so every number keeps its digits (CONTRACT.md §5).
+ * `orders/cancelled` from a reseller's shop or a supplier's (CONTRACT.md §10.4–10.5): the order's
+ * jobs stop or are cancelled. The topic is checked once the signature is: any other is a 400.
  */
-export const handler = webhookHandler(async ({ delivery, event, rawBody, requestId }) => {
-  const [reseller] = await verifiedStores(deps, 'reseller', delivery);
-  assertTopic(delivery, 'orders/create');
+export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
+  if (delivery.topic === undefined || delivery.topic.trim() === 'orders/create') {
+    const [reseller] = await verifiedStores(deps, 'reseller', delivery);
+    topicOf(delivery, ['orders/create']);
+    assertJsonContentType(event);
+    const syncJobIds = await acceptOrder(reseller, rawBody, requestId);
+    return ok({ object: 'webhook_receipt', syncJobIds });
+  }
+  const stores = await verifiedStoresOfEitherKind(deps, delivery);
+  topicOf(delivery, ['orders/create', 'orders/cancelled']);
   assertJsonContentType(event);
-  const syncJobIds = await acceptOrder(reseller, rawBody, requestId);
+  const syncJobIds = await acceptCancellation(stores, json(), requestId);
   return ok({ object: 'webhook_receipt', syncJobIds });
 }, metricsMiddleware());

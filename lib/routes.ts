@@ -270,9 +270,10 @@ export const routes: RouteSpec[] = [
     auth: 'webhook',
     access: {
       // Query: the reseller's vendor tags (its partition). BatchGetItem: a redelivery reads the
-      // order's jobs, to write any a crash left unwritten (shared/orders/order-jobs.ts).
-      table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'TransactWriteItems'],
-      // The stores of the shop domain, with their webhook secrets.
+      // order's jobs, to write any a crash left unwritten (shared/sync-jobs/create.ts). UpdateItem
+      // and TransactWriteItems: `orders/cancelled` moves the order's jobs, with their audit entries.
+      table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
+      // The stores of the shop domain, with their webhook secrets; a supplier's cancelled order's job.
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
       queues: { sync: ['SendMessage'] },

@@ -164,6 +164,11 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       completedAt: nullable(timestamp),
       failedAt: nullable(timestamp),
       deadAt: nullable(timestamp),
+      cancelledAt: { ...nullable(timestamp), description: 'when the job became `cancelled`' },
+      cancellation: {
+        anyOf: [ref('sync_job_cancellation'), { type: 'null' }],
+        description: 'a cancellation asked of the job’s order, and where it stands; null when none was',
+      },
       createdAt: timestamp,
       updatedAt: timestamp,
       fulfillment: {
@@ -184,6 +189,21 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
   ),
   fulfillment,
+  sync_job_cancellation: {
+    type: 'object',
+    description:
+      'A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s `orders/cancelled` or ' +
+      'the supplier’s. `requested` while its supplier order is being cancelled, `done` when the job is `cancelled`, ' +
+      '`declined` when the supplier refused (it has shipped): the job then stays `completed`.',
+    required: ['requestedBy', 'status', 'reason', 'requestedAt', 'endedAt'],
+    properties: {
+      requestedBy: { enum: ['reseller', 'source'] },
+      status: { enum: ['requested', 'done', 'declined'] },
+      reason: { ...nullable(str), description: 'the platform’s `cancel_reason`, or why the supplier declined' },
+      requestedAt: timestamp,
+      endedAt: nullable(timestamp),
+    },
+  },
   sync_job_line_item: {
     type: 'object',
     description:

@@ -101,6 +101,14 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     businessMetric(config, BUSINESS_METRICS.jobsDead, { period: hour }),
     config.deadJobsPerHour,
   );
+  // A supplier cancelled an order the service placed: the reseller's order is left to the merchant
+  // (refund, or route it elsewhere), so someone must see it (CONTRACT.md §10.5).
+  alarm(
+    'JobsCancelledBySourceAlarm',
+    'A supplier cancelled an order the service placed: the reseller order needs the merchant',
+    businessMetric(config, BUSINESS_METRICS.jobsCancelledBySource, { period: hour }),
+    1,
+  );
   alarm(
     'FulfillmentsDeadAlarm',
     'Tracking could not be delivered to a reseller order: a fulfillment went dead',

@@ -15,6 +15,12 @@ export const BUSINESS_METRICS = {
   jobsCompleted: 'JobsCompleted',
   /** Every way a job goes dead: refused by the supplier, receives run out, given up by the reconciler. */
   jobsDead: 'JobsDead',
+  /** A job that became `cancelled` (CONTRACT.md §10.4–10.5), whoever asked. */
+  jobsCancelled: 'JobsCancelled',
+  /** A supplier cancelled an order the service placed: the reseller's order needs the merchant (§10.5). */
+  jobsCancelledBySource: 'JobsCancelledBySource',
+  /** A supplier refused to cancel (it has shipped): the job stays `completed`. */
+  cancellationsDeclined: 'CancellationsDeclined',
   /** A platform call that failed, by `statusClass`: `4xx`, `5xx`, or `network` (no answer). */
   platformErrors: 'PlatformErrors',
   /** A job or fulfillment put off for `Retry-After` after a 429. */

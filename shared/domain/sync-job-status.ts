@@ -1,5 +1,6 @@
 /** The states of a sync job (SPEC 3.1, CONTRACT.md §6); shared/sync-jobs/state-machine.ts holds the moves. */
-export const SYNC_JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'dead'] as const;
+/** `cancelled` (CONTRACT.md §10.4): final; no supplier order exists for the job any more, or none ever will. */
+export const SYNC_JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'dead', 'cancelled'] as const;
 export type SyncJobStatus = (typeof SYNC_JOB_STATUSES)[number];
 
 /** The states of a job that has not ended: the reconciler watches these (CONTRACT.md §6). */

@@ -10,6 +10,8 @@ import type { Item } from '../dynamo/table.js';
 export const AUDIT_ACTIONS = [
   'sync_job.retried',
   'sync_job.dead',
+  'sync_job.cancelled',
+  'sync_job.cancellation_declined',
   'reseller_store.credentials_rotated',
   'source_store.credentials_rotated',
 ] as const;

@@ -65,6 +65,10 @@ export interface SyncJob {
   completedAt: string | null;
   failedAt: string | null;
   deadAt: string | null;
+  /** When the job became `cancelled` (CONTRACT.md §10.4). */
+  cancelledAt: string | null;
+  /** A cancellation asked of the job, and where it stands; null when none was. */
+  cancellation: Cancellation | null;
   createdAt: string;
   updatedAt: string;
   /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
@@ -80,6 +84,17 @@ export interface SyncJob {
   throttledSince: string | null;
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
+}
+
+export const CANCELLATION_STATUSES = ['requested', 'done', 'declined'] as const;
+
+/** A cancellation of the job's order (CONTRACT.md §10.4–10.5), stored as is. */
+export interface Cancellation {
+  requestedBy: 'reseller' | 'source';
+  status: (typeof CANCELLATION_STATUSES)[number];
+  reason: string | null;
+  requestedAt: string;
+  endedAt: string | null;
 }
 
 export interface SourceLine {
@@ -124,7 +139,9 @@ export const syncJobItem = (job: SyncJob): Item => ({
     completedAt: job.completedAt,
     failedAt: job.failedAt,
     deadAt: job.deadAt,
+    cancelledAt: job.cancelledAt,
   }),
+  ...(job.cancellation ? { cancellation: job.cancellation } : {}),
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
@@ -157,6 +174,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     completedAt: read.stringOrNull('completedAt'),
     failedAt: read.stringOrNull('failedAt'),
     deadAt: read.stringOrNull('deadAt'),
+    cancelledAt: read.stringOrNull('cancelledAt'),
+    cancellation: read.optionalObject<Cancellation>('cancellation') ?? null,
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     sourceLines: sourceLinesFrom(item),

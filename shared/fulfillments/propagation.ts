@@ -54,7 +54,7 @@ const propagate = async (jobId: string, fulfillment: SourceFulfillment, received
 };
 
 /** Jobs of a source store that placed this source order (GSI2, written on completion), under any id spelling. */
-const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string) => {
+export const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string) => {
   const pages = await Promise.all(
     orderIdSpellings(sourceOrderId).map((form) =>
       queryIndex({

@@ -68,6 +68,8 @@ const presentJob = (job: SyncJob) => ({
   completedAt: job.completedAt,
   failedAt: job.failedAt,
   deadAt: job.deadAt,
+  cancelledAt: job.cancelledAt,
+  cancellation: job.cancellation,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...presentFulfillments(job.fulfillments),

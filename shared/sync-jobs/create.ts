@@ -80,6 +80,8 @@ export const newSyncJob = (
   completedAt: null,
   failedAt: null,
   deadAt: null,
+  cancelledAt: null,
+  cancellation: null,
   createdAt,
   updatedAt: createdAt,
   fulfillments: {},

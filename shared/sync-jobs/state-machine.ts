@@ -43,6 +43,21 @@ export const MOVES = {
   retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true },
   /** Reconciler: the job stayed past its lease, its message presumed lost. */
   resend: { from: ['pending', 'processing', 'failed'], to: 'pending', newMessage: true },
+  /**
+   * Orders webhook (`orders/cancelled`) for a job with no supplier order, nor any on its way; worker,
+   * for a job whose cancellation was requested, once it knows nothing was placed (CONTRACT.md §10.4).
+   */
+  cancel: { from: ['pending', 'processing', 'failed', 'dead'], to: 'cancelled', newMessage: false },
+  /** Orders webhook: a cancellation of a job whose attempt is under way; the worker ends it. */
+  flagCancel: { from: ['processing'], to: 'processing', newMessage: false },
+  /** Orders webhook: a cancellation of a job an earlier attempt may have placed; its worker looks it up. */
+  flagResend: { from: ['pending', 'failed'], to: 'pending', newMessage: true },
+  /** Orders webhook (or the worker, for a flagged job it placed): the supplier order is to be cancelled. */
+  requestCancel: { from: ['completed'], to: 'completed', newMessage: true },
+  /** Worker: the supplier cancelled its order; or the supplier's own `orders/cancelled`. */
+  cancelPlaced: { from: ['completed'], to: 'cancelled', newMessage: false },
+  /** Worker: the supplier refused to cancel (it has shipped, 422): the job stays completed. */
+  declineCancel: { from: ['completed'], to: 'completed', newMessage: false },
 } as const satisfies Record<string, MoveRule>;
 
 export type MoveName = Exclude<keyof typeof MOVES, 'create'>;

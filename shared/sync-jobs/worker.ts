@@ -9,6 +9,7 @@ import { throttledPastBudget } from '../core/work-policy.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { AttemptEnd, AttemptOutcome, AttemptTrigger } from '../entities/attempt.js';
 import { UnplaceableOrderError } from '../entities/order-body.js';
+import type { SourceStore } from '../entities/source-store.js';
 import type { SyncJob } from '../entities/sync-job.js';
 import { jobLogContext } from '../entities/sync-job.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
@@ -23,12 +24,14 @@ import {
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierCancel } from './cancel.js';
 import { completeOrderJobs } from './create.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs, setVisibility } from './queue.js';
+import { loadJob } from './sync-jobs.js';
 
 /**
  * One sync-job message: claim the job, place the supplier order at the supplier's prices with
@@ -43,8 +46,19 @@ export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promi
     return 'done';
   }
   return withRecordContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
-    placeOrder(deps, message, received),
+    message.purpose === 'cancel' ? cancelPlaced(deps, message) : placeOrder(deps, message, received),
   );
+};
+
+/** A message that cancels a completed job's supplier order (cancel.ts); stale once the job moved on. */
+const cancelPlaced = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+  const job = await loadJob(message.jobId, true);
+  if (!job || job.generation !== message.generation) {
+    logger.info('stale cancellation message dropped', { generation: message.generation });
+    return 'done';
+  }
+  addLogContext(jobLogContext(job));
+  return cancelSupplierOrder(deps, job);
 };
 
 const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord): Promise<MessageOutcome> => {
@@ -76,6 +90,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
     if (await killJob(job, reason, ended(claim, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
     return 'done';
   }
+  if (job.cancellation?.status === 'requested') return endCancelled(deps, claim, source);
   // The first job of an order written in chunks completes what a crash may have left unwritten.
   const siblings = await completeOrderJobs(job);
   if (siblings.length) await enqueueJobs(siblings.map((sibling) => jobMessage(sibling, 'webhook', message.requestId)));
@@ -118,11 +133,41 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
     if (completed) {
       logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
       await releaseKeptFulfillments(completed);
+      // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
+      if (completed.cancellation?.status === 'requested') {
+        await requestSupplierCancel(completed, completed.cancellation, message.requestId);
+      }
     }
     return 'done';
   } catch (error) {
     return handleFailure(deps, shop, claim, error);
   }
+};
+
+/**
+ * A claimed job whose order was cancelled (cancel.ts): it ends `cancelled`, and nothing is placed.
+ * When an earlier attempt may have placed the order, the supplier is asked first: found, the job
+ * completes with it and its cancellation goes to the supplier; not known (a lookup that failed), the
+ * message comes back and asks again.
+ */
+const endCancelled = async (deps: Deps, claim: Claim, source: SourceStore): Promise<MessageOutcome> => {
+  const { job } = claim;
+  const cancellation = job.cancellation!;
+  if (mayHaveBeenPlaced(job, 1)) {
+    const shop = await shopConnection(deps.cipher, source);
+    const lookup = await lookUpOrder(deps, shop, job);
+    if (lookup.kind === 'unknown')
+      return fail(claim, `cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
+    if (lookup.kind === 'found') {
+      const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
+      const found = await foundJob(job, placed, ended(claim, 'found_existing', null, foundReason('cancelled')));
+      if (found) await requestSupplierCancel(found, cancellation, claim.requestId);
+      return 'done';
+    }
+  }
+  await cancelNow(job, cancellation);
+  logger.info('sync job cancelled before its order was placed');
+  return 'done';
 };
 
 /** The attempt in hand: the claimed job, its message, what sent it and when the claim began it. */

@@ -74,3 +74,18 @@ export const topicOf = <T extends WebhookTopic>(delivery: WebhookDelivery, topic
 
 /** `X-Platform-Topic` is optional, but when sent it must name this endpoint's topic. */
 export const assertTopic = (delivery: WebhookDelivery, topic: WebhookTopic) => topicOf(delivery, [topic]);
+
+/**
+ * The reseller and source stores of the delivery's shop domain whose secret verifies it: a topic
+ * either kind of store sends (`orders/cancelled`, `orders/updated`). None of either is a 401.
+ */
+export const verifiedStoresOfEitherKind = async (deps: Pick<Deps, 'cipher'>, delivery: WebhookDelivery) => {
+  const orNone = (error: unknown) => {
+    if (error instanceof InvalidSignatureError) return [];
+    throw error;
+  };
+  const resellers = await verifiedStores(deps, 'reseller', delivery).catch(orNone);
+  const sources = await verifiedStores(deps, 'source', delivery).catch(orNone);
+  if (!resellers.length && !sources.length) throw new InvalidSignatureError();
+  return { resellers, sources };
+};

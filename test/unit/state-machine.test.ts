@@ -15,13 +15,19 @@ const moves = Object.keys(MOVES).filter((m) => m !== 'create') as MoveName[];
 const at = '2026-11-21T05:00:00.000Z';
 
 describe('the sync job state machine (as data)', () => {
-  it('moves from and to known states only, and never out of a final state but by a manual retry', () => {
+  it('moves from and to known states only, out of a final state only by a retry or a cancellation', () => {
+    const outOfFinal: Record<string, SyncJobStatus[]> = {};
     for (const [name, rule] of Object.entries(MOVES)) {
       expect(SYNC_JOB_STATUSES).toContain(rule.to);
       for (const from of rule.from) expect(SYNC_JOB_STATUSES).toContain(from);
-      const fromFinal = (rule.from as readonly SyncJobStatus[]).filter((s) => s === 'completed' || s === 'dead');
-      if (fromFinal.length) expect([name, fromFinal]).toEqual(['retry', ['dead']]);
+      const fromFinal = (rule.from as readonly SyncJobStatus[]).filter(
+        (s) => (s === 'completed' || s === 'dead' || s === 'cancelled') && s !== rule.to,
+      );
+      if (fromFinal.length) outOfFinal[name] = fromFinal;
     }
+    // A dead job may be retried or cancelled; a completed one only cancelled; a cancelled one never moves.
+    expect(outOfFinal).toEqual({ retry: ['dead'], cancel: ['dead'], cancelPlaced: ['completed'] });
+    expect(Object.values(MOVES).some((rule) => (rule.from as readonly string[]).includes('cancelled'))).toBe(false);
   });
 
   it('lets every open state reach an end: completed, or dead', () => {
@@ -37,7 +43,7 @@ describe('the sync job state machine (as data)', () => {
     const sending = Object.entries(MOVES)
       .filter(([, rule]) => rule.newMessage)
       .map(([name]) => name);
-    expect(sending.sort()).toEqual(['create', 'defer', 'resend', 'retry']);
+    expect(sending.sort()).toEqual(['create', 'defer', 'flagResend', 'requestCancel', 'resend', 'retry']);
   });
 
   it('has a creation that starts pending, from nothing', () => {

@@ -1,0 +1,209 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import type { Deps } from '../aws/deps.js';
+import { now, syncJobId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { transactWrite } from '../dynamo/table.js';
+import type { Cancellation, SyncJob } from '../entities/sync-job.js';
+import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { classify } from '../platforms/failure.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import { mayHaveBeenPlaced } from './end.js';
+import { jobMessage } from './message.js';
+import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
+import { enqueueJobs } from './queue.js';
+import type { MoveName } from './state-machine.js';
+import { loadJob, loadJobs } from './sync-jobs.js';
+
+/**
+ * Cancellations (CONTRACT.md §10.4–10.5). The reseller's `orders/cancelled` stops every job of the
+ * order: a job with no supplier order, nor any on its way, is `cancelled` at once and no supplier
+ * call is ever made for it; a job whose attempt is under way, or whose earlier attempt may have
+ * placed the order, is flagged and its worker ends it (cancelling what it placed); a completed job's
+ * supplier order is cancelled through its platform by the sync worker, under the failure policy of
+ * §6 (`purpose: 'cancel'` messages). A supplier's own `orders/cancelled` makes its job `cancelled`.
+ * Every write is a move of the state machine, conditional on what was read; an audit entry goes
+ * with each end in the same transaction.
+ */
+
+type Requester = Cancellation['requestedBy'];
+
+/** Moves the job with its cancellation fields (and, for an end, its audit entry) in one transaction. */
+const cancelMove = async (
+  job: SyncJob,
+  move: MoveName,
+  cancellation: Cancellation,
+  audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
+) => {
+  const at = now();
+  const ended = move === 'cancel' || move === 'cancelPlaced';
+  try {
+    await transactWrite([
+      moveItem({
+        move,
+        job,
+        at,
+        set: { cancellation, ...(ended ? { cancelledAt: at } : {}) },
+        remove: ended ? WAIT_ATTRIBUTES : [],
+      }),
+      ...(audit
+        ? [
+            auditPut({
+              action: audit,
+              job,
+              actor: SYSTEM,
+              metadata: {
+                previousStatus: job.status,
+                requestedBy: cancellation.requestedBy,
+                ...(cancellation.reason ? { reason: cancellation.reason } : {}),
+              },
+            }),
+          ]
+        : []),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+  if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
+  if (ended && cancellation.requestedBy === 'source') countMetric(BUSINESS_METRICS.jobsCancelledBySource);
+  if (audit === 'sync_job.cancellation_declined') countMetric(BUSINESS_METRICS.cancellationsDeclined);
+  return true;
+};
+
+const requested = (requestedBy: Requester, reason: string | null, at = now()): Cancellation => ({
+  requestedBy,
+  status: 'requested',
+  reason,
+  requestedAt: at,
+  endedAt: null,
+});
+
+const done = (cancellation: Cancellation, reason = cancellation.reason): Cancellation => ({
+  ...cancellation,
+  status: 'done',
+  reason,
+  endedAt: now(),
+});
+
+/** Ends a job with no supplier order (nor any on its way): `cancelled`, audited. */
+export const cancelNow = (job: SyncJob, cancellation: Cancellation) =>
+  cancelMove(job, 'cancel', done(cancellation), 'sync_job.cancelled');
+
+/** Asks the sync worker to cancel a completed job's supplier order (a new generation, its message). */
+export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
+  if (!(await cancelMove(job, 'requestCancel', { ...cancellation, status: 'requested' }))) return false;
+  const generation = job.generation + 1;
+  await enqueueJobs([{ ...jobMessage({ ...job, generation }, 'webhook', requestId), purpose: 'cancel' }]);
+  return true;
+};
+
+/**
+ * What one job of a cancelled order becomes, by the state it is in (CONTRACT.md §10.4's table).
+ * False when the job moved between the read and the write: the caller reads it again.
+ */
+const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean> => {
+  if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
+  const cancellation = requested('reseller', reason);
+  if (job.status === 'completed') return requestSupplierCancel(job, cancellation, requestId);
+  // No supplier order, nor any that an earlier attempt may have placed: cancelled at once. A job
+  // under way, or one that may have been placed, is flagged: its worker ends it (moves cannot race:
+  // each is conditional on the state read, and the claim reads the flag).
+  if (job.status === 'dead' || (job.status !== 'processing' && !mayHaveBeenPlaced(job))) {
+    return cancelNow(job, cancellation);
+  }
+  if (job.status === 'processing') return cancelMove(job, 'flagCancel', cancellation);
+  // pending or failed, and an earlier attempt may have placed the order: a fresh message, whose
+  // claim finds the flag and looks the order up before it ends the job (worker.ts).
+  if (!(await cancelMove(job, 'flagResend', cancellation))) return false;
+  await enqueueJobs([jobMessage({ ...job, generation: job.generation + 1 }, 'webhook', requestId)]);
+  return true;
+};
+
+/** `cancelOne`, read again after each lost race (a worker moved the job meanwhile), a few times. */
+const cancelJob = async (id: string, reason: string | null, requestId?: string) => {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const job = await loadJob(id, true);
+    if (!job || (await cancelOne(job, reason, requestId))) return;
+  }
+  throw new Error(`job ${id} kept moving while it was being cancelled`);
+};
+
+/**
+ * The reseller's `orders/cancelled` (CONTRACT.md §10.4): every job of the order stops or is
+ * cancelled. Answers the ids of the order's jobs; none when the order never reached the service.
+ */
+export const cancelResellerOrder = async (
+  reseller: { id: string },
+  externalOrderId: string,
+  reason: string | null,
+  requestId?: string,
+) => {
+  const first = await loadJob(syncJobId(reseller.id, externalOrderId, 0), true);
+  if (!first) {
+    logger.info('cancellation of an order the service never received: nothing to cancel');
+    return [];
+  }
+  const ids = first.orderJobIds ?? [first.id];
+  for (const id of ids) await cancelJob(id, reason, requestId);
+  return ids;
+};
+
+/**
+ * A supplier's own `orders/cancelled` (CONTRACT.md §10.5): the job that placed that order is
+ * `cancelled`, requested by the source, with the supplier's reason. The reseller's order is left to
+ * the merchant; the metric `JobsCancelledBySource` (and its alarm) makes sure someone sees it.
+ */
+export const cancelBySource = async (sources: { id: string }[], sourceOrderId: string, reason: string | null) => {
+  const ids = (await Promise.all(sources.map((store) => jobIdsBySourceOrder(store.id, sourceOrderId)))).flat();
+  for (const job of await loadJobs(ids)) {
+    if (job.status !== 'completed') continue;
+    const cancellation = requested('source', reason);
+    await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
+    logger.warn('the supplier cancelled an order the service placed; the reseller order needs the merchant', {
+      jobId: job.id,
+    });
+  }
+  return ids;
+};
+
+// ---------- the worker's side
+
+/**
+ * A `purpose: 'cancel'` message: cancels the completed job's supplier order through its platform,
+ * with the job's own idempotency key. Accepted: `cancelled`, done. Refused because it has shipped
+ * (422, or another refusal): the job stays `completed`, its cancellation `declined` with the
+ * platform's reason, audited. 429 and transient failures: `retry` (the message comes back; a
+ * platform without keys reads the order's state before cancelling again).
+ */
+export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+  const cancellation = job.cancellation;
+  if (job.status !== 'completed' || cancellation?.status !== 'requested' || !job.sourceOrderId) return 'done';
+  const source = await loadSourceStore(job.sourceStoreId);
+  if (!source) {
+    await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
+    return 'done';
+  }
+  const shop = await shopConnection(deps.cipher, source);
+  try {
+    await deps
+      .platforms(shop.platform)
+      .cancelOrder(shop, job.sourceOrderId, cancellation.reason ?? 'customer', `cancel:${job.id}`);
+  } catch (error) {
+    const failure = classify(error, 'internal error while cancelling the order');
+    if (failure.kind !== 'permanent') {
+      logger.warn('cancelling the supplier order failed; SQS will retry', { failure: failure.kind });
+      return 'retry';
+    }
+    const declined: Cancellation = { ...cancellation, status: 'declined', reason: failure.reason, endedAt: now() };
+    await cancelMove(job, 'declineCancel', declined, 'sync_job.cancellation_declined');
+    logger.warn('the supplier declined the cancellation', { reason: failure.reason });
+    return 'done';
+  }
+  await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
+  logger.info('supplier order cancelled');
+  return 'done';
+};
