@@ -1,0 +1,182 @@
+import {
+  type ApiClient,
+  createResellerStore,
+  createSourceStore,
+  replaceAccessToken,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
+import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+/**
+ * Cancellations, both ways (CONTRACT.md §10.4–10.5), through the local runtime: a cancelled order is
+ * never shipped by a supplier the service placed it on, and a supplier's own cancellation shows on
+ * its job. What the supplier holds is read on the simulator: its orders and their `cancelled_at`.
+ */
+
+jest.setTimeout(90_000);
+
+describe('cancellations through the local runtime', () => {
+  let service: TestService;
+  const sim = () => simulator(service.runtime.simulator!.url);
+
+  beforeAll(async () => {
+    service = await startService();
+  }, 90_000);
+  afterAll(() => service?.stop());
+  afterEach(() => service.runtime.faults.clear());
+
+  /** A reseller store with one supplier, and an order of it routed there. */
+  const placeOrder = async (source: Record<string, unknown> = {}) => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret, ...source });
+    const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
+    expect(receipt.status).toBe(200);
+    return { api, reseller, resellerSecret, store, sourceSecret, payload, jobId: receipt.body.syncJobIds[0] as string };
+  };
+
+  const cancel = (shopDomain: string, secret: string, id: string | number, reason = 'customer') =>
+    sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain,
+      secret,
+      body: { id, cancel_reason: reason, cancelled_at: new Date().toISOString() },
+      topic: 'orders/cancelled',
+    });
+
+  const job = async (api: ApiClient, id: string) => (await api.get(`/v1/sync_jobs/${id}`)).body;
+  const supplierOrders = (shopDomain: string) => sim().orders(shopDomain);
+  const cancelCalls = async (shopDomain: string) =>
+    (await sim().calls()).filter((c) => c.shopDomain === shopDomain && c.path.endsWith('/cancel.json')).length;
+
+  it('cancels a completed job’s supplier order, once, however often and however fast it is asked', async () => {
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    const completed = await jobReaches(api, jobId, 'completed');
+
+    const receipts = await Promise.all([
+      cancel(reseller.shopDomain, resellerSecret, payload.id),
+      cancel(reseller.shopDomain, resellerSecret, payload.id),
+    ]);
+    expect(receipts.map((r) => r.status)).toEqual([200, 200]);
+    expect(receipts[0].body).toEqual({
+      object: 'webhook_receipt',
+      request_id: expect.any(String),
+      syncJobIds: [jobId],
+    });
+    const cancelled = await jobReaches(api, jobId, 'cancelled');
+    expect(cancelled).toMatchObject({
+      cancelledAt: expect.any(String),
+      cancellation: { requestedBy: 'reseller', status: 'done', reason: 'customer', endedAt: expect.any(String) },
+    });
+    const [order] = await supplierOrders(store.shopDomain);
+    expect(String(order.id)).toBe(completed.sourceOrderId);
+    expect(order.cancelled_at).toEqual(expect.any(String));
+    // Once more, later: nothing changes.
+    expect((await cancel(reseller.shopDomain, resellerSecret, payload.id)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(await cancelCalls(store.shopDomain)).toBe(1);
+    const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((e: any) => e.action)).toEqual(['sync_job.cancelled']);
+    expect(audit[0].metadata).toMatchObject({ previousStatus: 'completed', requestedBy: 'reseller' });
+    // Cancelled is final: a retry is refused, and the list filters by it.
+    const retry = await api.post(`/v1/sync_jobs/${jobId}/retry`, {});
+    expect(retry.status).toBe(400);
+    expect(retry.body.error.code).toBe('sync_job_not_retryable');
+    const listed = (await api.get(`/v1/sync_jobs?status=cancelled&reseller_store_id=${reseller.id}`)).body.data;
+    expect(listed.map((j: any) => j.id)).toEqual([jobId]);
+  });
+
+  it('never places a pending job held behind a throttling supplier, nor a dead one', async () => {
+    const throttled = await placeOrder({ accessToken: 'tok_fail429' });
+    await eventually(async () => (await job(throttled.api, throttled.jobId)).attempts >= 1);
+    const dead = await placeOrder({ accessToken: 'tok_fail401' });
+    await jobReaches(dead.api, dead.jobId, 'dead');
+
+    await cancel(throttled.reseller.shopDomain, throttled.resellerSecret, throttled.payload.id);
+    await cancel(dead.reseller.shopDomain, dead.resellerSecret, dead.payload.id);
+    for (const { api, jobId } of [throttled, dead]) {
+      expect(await jobReaches(api, jobId, 'cancelled')).toMatchObject({ cancellation: { status: 'done' } });
+    }
+    // The supplier recovers: still nothing is placed for the cancelled job.
+    await replaceAccessToken(service, { kind: 'source', id: throttled.store.id }, 'tok_recovered');
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await supplierOrders(throttled.store.shopDomain)).toEqual([]);
+    expect((await job(throttled.api, throttled.jobId)).status).toBe('cancelled');
+  });
+
+  it('ends a job whose attempt is under way cancelled, and cancels the order that attempt placed', async () => {
+    // Hold the completion: the supplier has the order, the job is still `processing`.
+    const gate = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'UpdateItem',
+      match: { ExpressionAttributeValues: { ':status': 'completed' } },
+      action: 'hold',
+    });
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    await eventually(async () => gate.hits.some((input: any) => input.Key.PK === `SJ#${jobId}`));
+    expect((await cancel(reseller.shopDomain, resellerSecret, payload.id)).status).toBe(200);
+    expect(await job(api, jobId)).toMatchObject({ status: 'processing', cancellation: { status: 'requested' } });
+
+    gate.release();
+    const cancelled = await jobReaches(api, jobId, 'cancelled');
+    expect(cancelled.cancellation).toMatchObject({ requestedBy: 'reseller', status: 'done' });
+    const orders = await supplierOrders(store.shopDomain);
+    expect(orders).toHaveLength(1);
+    expect(orders[0].cancelled_at).toEqual(expect.any(String));
+  });
+
+  it('leaves a shipped order completed, its cancellation declined with the supplier’s reason', async () => {
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    const completed = await jobReaches(api, jobId, 'completed');
+    const shipped = await fetch(
+      `${service.runtime.simulator!.url}/_sim/orders/${completed.sourceOrderId}/fulfillments`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ shopDomain: store.shopDomain, fulfillment: { tracking_number: '1ZSHIPPED' } }),
+      },
+    );
+    expect(shipped.status).toBeLessThan(300);
+
+    await cancel(reseller.shopDomain, resellerSecret, payload.id);
+    const declined = await eventually(async () => {
+      const current = await job(api, jobId);
+      return current.cancellation?.status === 'declined' && current;
+    });
+    expect(declined.status).toBe('completed');
+    expect(declined.cancellation.reason).toMatch(/422/);
+    expect((await supplierOrders(store.shopDomain))[0].cancelled_at).toBeNull();
+    const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((e: any) => e.action)).toEqual(['sync_job.cancellation_declined']);
+  });
+
+  it('shows a supplier’s own cancellation on its job, and leaves the reseller’s order alone', async () => {
+    const { api, store, sourceSecret, jobId } = await placeOrder();
+    const completed = await jobReaches(api, jobId, 'completed');
+    const receipt = await cancel(store.shopDomain, sourceSecret, completed.sourceOrderId, 'inventory');
+    expect(receipt.status).toBe(200);
+    expect(receipt.body.syncJobIds).toEqual([jobId]);
+    const cancelled = await jobReaches(api, jobId, 'cancelled');
+    expect(cancelled.cancellation).toMatchObject({ requestedBy: 'source', status: 'done', reason: 'inventory' });
+    // The supplier's order was cancelled by the supplier: the service called nothing.
+    expect(await cancelCalls(store.shopDomain)).toBe(0);
+  });
+
+  it('answers 200 with no jobs to a cancellation of an order it never received, and 401 to a bad signature', async () => {
+    const { reseller, resellerSecret } = await placeOrder();
+    const unknown = await cancel(reseller.shopDomain, resellerSecret, 987654321);
+    expect(unknown.status).toBe(200);
+    expect(unknown.body.syncJobIds).toEqual([]);
+    expect((await cancel(reseller.shopDomain, 'whsec_wrong', 987654321)).status).toBe(401);
+  });
+});
