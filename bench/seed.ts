@@ -32,6 +32,7 @@ export const seededJob = (
     deadAt: status === 'dead' ? createdAt : null,
     cancelledAt: status === 'cancelled' ? createdAt : null,
     cancellation: null,
+    attention: null,
     updatedAt: createdAt,
     fulfillments: {},
     resends: 0,

@@ -470,6 +470,16 @@ export interface components {
       cancelledAt: string | null;
       /** @description a cancellation asked of the job’s order, and where it stands; null when none was */
       cancellation: components['schemas']['sync_job_cancellation'] | null;
+      /** @description what needs a person (a cancellation that kept failing, say); null when nothing does */
+      attention: {
+        reason: string;
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        since: string;
+      } | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -628,6 +638,7 @@ export interface components {
         | 'sync_job.dead'
         | 'sync_job.cancelled'
         | 'sync_job.cancellation_declined'
+        | 'sync_job.attention_required'
         | 'reseller_store.credentials_rotated'
         | 'source_store.credentials_rotated';
       /** @example rst_0123456789abcdef */
@@ -2164,6 +2175,7 @@ export interface operations {
           | 'sync_job.dead'
           | 'sync_job.cancelled'
           | 'sync_job.cancellation_declined'
+          | 'sync_job.attention_required'
           | 'reseller_store.credentials_rotated'
           | 'source_store.credentials_rotated';
         resource_type?: 'sync_job' | 'reseller_store' | 'source_store';

@@ -169,6 +169,17 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         anyOf: [ref('sync_job_cancellation'), { type: 'null' }],
         description: 'a cancellation asked of the job’s order, and where it stands; null when none was',
       },
+      attention: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['reason', 'since'],
+            properties: { reason: str, since: timestamp },
+          },
+          { type: 'null' },
+        ],
+        description: 'what needs a person (a cancellation that kept failing, say); null when nothing does',
+      },
       createdAt: timestamp,
       updatedAt: timestamp,
       fulfillment: {

@@ -12,6 +12,7 @@ export const AUDIT_ACTIONS = [
   'sync_job.dead',
   'sync_job.cancelled',
   'sync_job.cancellation_declined',
+  'sync_job.attention_required',
   'reseller_store.credentials_rotated',
   'source_store.credentials_rotated',
 ] as const;

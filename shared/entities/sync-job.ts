@@ -69,6 +69,8 @@ export interface SyncJob {
   cancelledAt: string | null;
   /** A cancellation asked of the job, and where it stands; null when none was. */
   cancellation: Cancellation | null;
+  /** What needs a person (CONTRACT.md §10.6): a cancellation that kept failing, say; null when nothing does. */
+  attention: Attention | null;
   createdAt: string;
   updatedAt: string;
   /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
@@ -95,6 +97,11 @@ export interface Cancellation {
   reason: string | null;
   requestedAt: string;
   endedAt: string | null;
+}
+
+export interface Attention {
+  reason: string;
+  since: string;
 }
 
 export interface SourceLine {
@@ -142,6 +149,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
     cancelledAt: job.cancelledAt,
   }),
   ...(job.cancellation ? { cancellation: job.cancellation } : {}),
+  ...(job.attention ? { attention: job.attention } : {}),
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
@@ -176,6 +184,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     deadAt: read.stringOrNull('deadAt'),
     cancelledAt: read.stringOrNull('cancelledAt'),
     cancellation: read.optionalObject<Cancellation>('cancellation') ?? null,
+    attention: read.optionalObject<Attention>('attention') ?? null,
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     sourceLines: sourceLinesFrom(item),

@@ -70,6 +70,7 @@ const presentJob = (job: SyncJob) => ({
   deadAt: job.deadAt,
   cancelledAt: job.cancelledAt,
   cancellation: job.cancellation,
+  attention: job.attention,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...presentFulfillments(job.fulfillments),

@@ -5,8 +5,9 @@ import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { transactWrite } from '../dynamo/table.js';
-import type { Cancellation, SyncJob } from '../entities/sync-job.js';
+import { TABLE, transactWrite } from '../dynamo/table.js';
+import { UpdateBuilder } from '../dynamo/update.js';
+import { type Cancellation, type SyncJob, syncJobKey } from '../entities/sync-job.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -106,6 +107,12 @@ export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancella
  * False when the job moved between the read and the write: the caller reads it again.
  */
 const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean> => {
+  // A redelivery while the supplier's cancellation is on its way sends its message again (the send
+  // that followed the first delivery may have failed); the platform's key makes it one cancellation.
+  if (job.status === 'completed' && job.cancellation?.status === 'requested') {
+    await enqueueJobs([{ ...jobMessage(job, 'webhook', requestId), purpose: 'cancel' }]);
+    return true;
+  }
   if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
   const cancellation = requested('reseller', reason);
   if (job.status === 'completed') return requestSupplierCancel(job, cancellation, requestId);
@@ -206,4 +213,26 @@ export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
   await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
   logger.info('supplier order cancelled');
   return 'done';
+};
+
+/**
+ * A cancellation that keeps failing (its message used up its receives): never silent. The job
+ * keeps `cancellation.status` `requested` and gets `attention` with why, audited
+ * (`sync_job.attention_required`), for a person to finish on the supplier's shop.
+ */
+export const cancellationGaveUp = async (job: SyncJob) => {
+  const reason =
+    'the supplier order could not be cancelled: every attempt failed (see the failures logged for the job)';
+  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
+  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
+  try {
+    await transactWrite([
+      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
+      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
+    ]);
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return;
+    throw error;
+  }
+  logger.error('cancelling the supplier order kept failing; the job needs a person', { reason });
 };

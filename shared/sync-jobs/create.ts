@@ -82,6 +82,7 @@ export const newSyncJob = (
   deadAt: null,
   cancelledAt: null,
   cancellation: null,
+  attention: null,
   createdAt,
   updatedAt: createdAt,
   fulfillments: {},

@@ -7,6 +7,7 @@ import { isOpen } from '../domain/sync-job-status.js';
 import type { AttemptEnd } from '../entities/attempt.js';
 import { failedAttemptsOf } from '../entities/attempt.js';
 import { jobLogContext } from '../entities/sync-job.js';
+import { cancellationGaveUp } from './cancel.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
 import { type JobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { loadJob } from './sync-jobs.js';
@@ -31,6 +32,13 @@ export const processDeadSyncMessage = async (deps: Deps, received: SQSRecord) =>
 const endFromDeadMessage = async (deps: Deps, message: JobMessage) => {
   const job = await loadJob(message.jobId, true);
   if (job) addLogContext(jobLogContext(job));
+  // A cancellation of a placed order that kept failing: the job needs a person (cancel.ts).
+  if (message.purpose === 'cancel') {
+    if (job?.generation === message.generation && job.cancellation?.status === 'requested') {
+      await cancellationGaveUp(job);
+    }
+    return;
+  }
   if (!job || job.generation !== message.generation || !isOpen(job.status))
     return logger.info('stale DLQ message ignored', { generation: message.generation });
 

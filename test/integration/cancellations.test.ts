@@ -160,6 +160,25 @@ describe('cancellations through the local runtime', () => {
     expect(audit.map((e: any) => e.action)).toEqual(['sync_job.cancellation_declined']);
   });
 
+  it('flags a job for a person when its supplier order cannot be cancelled, never silently', async () => {
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    await jobReaches(api, jobId, 'completed');
+    // The supplier goes down after the order was placed: every cancel call answers 500.
+    await replaceAccessToken(service, { kind: 'source', id: store.id }, 'tok_fail500');
+    await cancel(reseller.shopDomain, resellerSecret, payload.id);
+    const flagged = await eventually(async () => {
+      const current = await job(api, jobId);
+      return current.attention && current;
+    }, 60_000);
+    expect(flagged).toMatchObject({
+      status: 'completed',
+      cancellation: { status: 'requested' },
+      attention: { reason: expect.stringContaining('could not be cancelled'), since: expect.any(String) },
+    });
+    const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((e: any) => e.action)).toEqual(['sync_job.attention_required']);
+  });
+
   it('shows a supplier’s own cancellation on its job, and leaves the reseller’s order alone', async () => {
     const { api, store, sourceSecret, jobId } = await placeOrder();
     const completed = await jobReaches(api, jobId, 'completed');
