@@ -191,7 +191,7 @@ describe('cancellations through the local runtime', () => {
     expect(await cancelCalls(store.shopDomain)).toBe(0);
   });
 
-  it('answers 200 with no jobs to a cancellation of an order it never received, and 401 to a bad signature', async () => {
+  it('answers 200 with no jobs for an order it never received, and 401 to a bad signature', async () => {
     const { reseller, resellerSecret } = await placeOrder();
     const unknown = await cancel(reseller.shopDomain, resellerSecret, 987654321);
     expect(unknown.status).toBe(200);
