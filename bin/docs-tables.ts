@@ -94,7 +94,7 @@ const ROWS: [string, Item][] = [
   ['source store', sourceStoreItem(sourceStore)],
   ['source store, deleted', withoutList(sourceStoreItem(sourceStore))],
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
-  ...(['pending', 'processing', 'failed', 'completed', 'dead'] as const).map((status): [string, Item] => [
+  ...(['pending', 'processing', 'failed', 'completed', 'dead', 'cancelled'] as const).map((status): [string, Item] => [
     `sync job, ${status}`,
     { ...syncJobKey('<id>'), ...syncJobIndexEntries(job(status)) },
   ]),

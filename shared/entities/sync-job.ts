@@ -244,7 +244,7 @@ const openEntry = (job: IndexedJob) => ({
 });
 
 /** The states with a list of their own. */
-export const LISTED_STATES = ['failed', 'dead'] as const satisfies readonly SyncJobStatus[];
+export const LISTED_STATES = ['failed', 'dead', 'cancelled'] as const satisfies readonly SyncJobStatus[];
 type ListedState = (typeof LISTED_STATES)[number];
 
 export const isListedState = (status: SyncJobStatus): status is ListedState =>

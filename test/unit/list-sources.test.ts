@@ -39,6 +39,8 @@ describe('list sources', () => {
       { status: 'failed', resellerStoreId: 'rst_1' },
       { status: 'dead', resellerStoreId: undefined },
       { status: 'dead', resellerStoreId: 'rst_1' },
+      { status: 'cancelled', resellerStoreId: undefined },
+      { status: 'cancelled', resellerStoreId: 'rst_1' },
     ]);
     expect(auditSources.filter((s) => !exact(s)).every((s) => s.filters.resourceId !== undefined)).toBe(true);
   });
