@@ -168,8 +168,9 @@ const show = async (args: string[], io: Io) => {
   io.out(job.lineItems.length ? `line items (${job.fulfillmentStatus}):` : 'line items: none');
   for (const line of job.lineItems)
     io.out(
-      `  ${line.resellerLineItemId ?? '-'} → ${line.sourceLineItemId ?? '-'}  ${line.sku ?? '-'}  ${line.title ?? '-'}` +
-        `${line.variantTitle ? ` (${line.variantTitle})` : ''}  shipped ${line.fulfilledQuantity}/${line.quantity}` +
+      `  ${line.resellerLineItemId ?? '-'} → ${line.sourceLineItemId ?? '-'}` +
+        `  ${line.sku ?? '-'}  ${line.title ?? '-'}${line.variantTitle ? ` (${line.variantTitle})` : ''}` +
+        `  shipped ${line.fulfilledQuantity}/${line.quantity}` +
         `  ${line.price} → ${line.sourcePrice ?? '-'}`,
     );
   io.out(job.fulfillments.length ? 'fulfillments (parcels):' : 'fulfillments: none');
