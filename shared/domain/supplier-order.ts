@@ -1,5 +1,5 @@
 /** The order the service places on a supplier store for the items routed to it. */
-import type { JsonText } from './json-text.js';
+import { JsonText } from './json-text.js';
 import { type PricingConfig, supplierShippingPrice, supplierUnitPrice } from './pricing.js';
 import type { ResellerLineItem, ResellerOrder } from './reseller-order.js';
 
@@ -42,6 +42,8 @@ export interface ShippingLine {
 
 export interface BuildSupplierOrderInput {
   resellerShopDomain: string;
+  /** The job that places it: the last part of its `source_identifier`. */
+  syncJobId: string;
   order: ResellerOrder;
   /** The items of `order.lineItems` routed to this supplier. */
   lineItems: ResellerLineItem[];
@@ -49,17 +51,66 @@ export interface BuildSupplierOrderInput {
 }
 
 /**
- * How a supplier order names its reseller order (PLATFORM-API.md): unique on one supplier's shop,
- * so the order can be looked up by it when the answer to its creation was lost.
+ * How a supplier order names the job that placed it (PLATFORM-API.md, "Lookups"): unique on one
+ * supplier's shop, so the order can be looked up by it when the answer to its creation was lost. The
+ * job id keeps apart the jobs of one reseller order sent to two source stores on the same shop.
  */
-export const sourceIdentifier = (resellerShopDomain: string, externalOrderId: string) =>
+export const sourceIdentifier = (resellerShopDomain: string, externalOrderId: string, syncJobId: string) =>
+  `${resellerShopDomain}:${externalOrderId}:${syncJobId}`;
+
+/**
+ * The identifier orders placed before it named the job: the reseller order only. Every job of that
+ * order on one shop shares it, so an order found by it is the job's only when its lines are (`sameLines`).
+ */
+export const legacySourceIdentifier = (resellerShopDomain: string, externalOrderId: string) =>
   `${resellerShopDomain}:${externalOrderId}`;
+
+/** What tells the lines of one supplier order from another's: each line's sku, quantity and vendor. */
+export interface LineSummary {
+  sku: string | null;
+  quantity: number;
+  vendor: string | null;
+}
+
+/** A text field as a summary compares it: a string as it is, a number's digits; empty or anything else null. */
+export const summaryText = (value: JsonText | string | number | null | undefined): string | null => {
+  if (value instanceof JsonText) return summaryText(parsedText(value.text));
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : null;
+  return typeof value === 'string' && value !== '' ? value : null;
+};
+
+/** A kept value's text: a string's, a number's as a platform answers it back (an integer's exact digits). */
+const parsedText = (text: string): string | number | null => {
+  if (/^-?\d+$/.test(text)) return text;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'string' || typeof parsed === 'number' ? parsed : null;
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Whether a found order's lines are the ones a job places: as many, and in order each with the same
+ * sku, quantity and vendor (the jobs of one reseller order differ by vendor tag, so two of them never
+ * match each other). Lines the platform did not answer compare as unknown: false.
+ */
+export const sameLines = (expected: readonly LineSummary[], found: readonly LineSummary[] | undefined): boolean =>
+  found !== undefined &&
+  expected.length > 0 &&
+  found.length === expected.length &&
+  expected.every(
+    (line, i) =>
+      summaryText(line.sku) === summaryText(found[i].sku) &&
+      line.quantity === found[i].quantity &&
+      summaryText(line.vendor) === summaryText(found[i].vendor),
+  );
 
 export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrder {
   const { order, pricing } = input;
   const currency = order.currency;
   return {
-    source_identifier: sourceIdentifier(input.resellerShopDomain, order.externalOrderId),
+    source_identifier: sourceIdentifier(input.resellerShopDomain, order.externalOrderId, input.syncJobId),
     currency,
     email: order.email,
     line_items: input.lineItems.map(

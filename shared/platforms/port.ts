@@ -3,7 +3,7 @@
  * shop, the adapter interface and the spellings of a platform's order ids. The adapters
  * themselves (`adapters.ts` and the files it lists) are reached only through `Deps.platforms`.
  */
-import type { SupplierOrder } from '../domain/supplier-order.js';
+import type { LineSummary, SupplierOrder } from '../domain/supplier-order.js';
 
 /** The three hosting-platform kinds a store can live on (SPEC 2.2). */
 export const PLATFORMS = ['storeplatform_a', 'storeplatform_b', 'custom'] as const;
@@ -48,10 +48,7 @@ export interface PlatformAdapter {
    * The shop's order with this `source_identifier` (PLATFORM-API.md, "Lookups"), or null when it has
    * none: what settles a creation whose answer was lost. A read: it never creates anything.
    */
-  findOrder(
-    shop: ShopConnection,
-    sourceIdentifier: string,
-  ): Promise<{ orderId: string; lineItemIds?: string[] } | null>;
+  findOrder(shop: ShopConnection, sourceIdentifier: string): Promise<FoundOrder | null>;
   /**
    * Creates a fulfillment with tracking on an order of the shop; with a key, the same key never creates
    * a second one. `resend`: an earlier attempt may have created it (a platform without keys looks for
@@ -95,6 +92,16 @@ export interface PlatformAdapter {
     since: string,
     options?: { tag?: string; cursor?: string },
   ): Promise<{ orders: ChangedOrder[]; nextCursor: string | null }>;
+}
+
+/**
+ * An order a lookup found: its id, its line ids in order, and its lines (sku, quantity, vendor) when the
+ * platform answered them, which is what tells whose an order found by a shared identifier is.
+ */
+export interface FoundOrder {
+  orderId: string;
+  lineItemIds?: string[];
+  lines?: LineSummary[];
 }
 
 export interface OrderChanges {

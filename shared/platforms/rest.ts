@@ -4,7 +4,8 @@
  * `ChangedOrder`s with numeric-string ids.
  */
 import { JsonText } from '../domain/json-text.js';
-import { type ChangedOrder, lookedUpOrderId, type OrderChanges, type Tracking } from './port.js';
+import { type LineSummary, summaryText } from '../domain/supplier-order.js';
+import { type ChangedOrder, type FoundOrder, lookedUpOrderId, type OrderChanges, type Tracking } from './port.js';
 
 type Json = Record<string, unknown>;
 
@@ -31,15 +32,35 @@ export const lineItemIdsOf = (order: unknown): string[] | undefined => {
 };
 
 /**
- * A lookup's answer (`{"orders": [...]}`) read as `findOrder` answers it: the order that carries the
- * identifier, with its line ids when the answer shows them; null for none, undefined when unreadable.
+ * The lines of an order as answered (sku, quantity, vendor), in order; undefined unless it shows its
+ * lines, each with a whole quantity (custom's lookup answers ids only).
  */
-export const lookedUpOrder = (orders: unknown, sourceIdentifier: string) => {
+export const lineSummariesOf = (order: unknown): LineSummary[] | undefined => {
+  const lines = isObject(order) ? order.line_items : undefined;
+  if (!Array.isArray(lines) || lines.length === 0) return undefined;
+  const summaries = objects(lines).flatMap((line) => lineSummaryOf(line) ?? []);
+  return summaries.length === lines.length ? summaries : undefined;
+};
+
+/** One line as a lookup compares it (REST `sku`/`vendor`, Shopify's `sku`/`vendor`); undefined without a quantity. */
+export const lineSummaryOf = (line: Json): LineSummary | undefined =>
+  typeof line.quantity === 'number' && Number.isInteger(line.quantity)
+    ? { sku: summaryText(textField(line.sku)), quantity: line.quantity, vendor: summaryText(textField(line.vendor)) }
+    : undefined;
+
+const textField = (value: unknown) => (typeof value === 'string' || typeof value === 'number' ? value : null);
+
+/**
+ * A lookup's answer (`{"orders": [...]}`) read as `findOrder` answers it: the order that carries the
+ * identifier, with its line ids and lines when the answer shows them; null for none, undefined when unreadable.
+ */
+export const lookedUpOrder = (orders: unknown, sourceIdentifier: string): FoundOrder | null | undefined => {
   const orderId = lookedUpOrderId(orders, sourceIdentifier);
   if (orderId === undefined || orderId === null) return orderId;
   const found = objects(orders).find((order) => idText(order.id) === orderId);
   const lineItemIds = lineItemIdsOf(found);
-  return lineItemIds ? { orderId, lineItemIds } : { orderId };
+  const lines = lineSummariesOf(found);
+  return { orderId, ...(lineItemIds ? { lineItemIds } : {}), ...(lines ? { lines } : {}) };
 };
 
 /** The lines a fulfillment ships, as REST `line_items`. */

@@ -17,9 +17,14 @@ const orderCreate = `mutation orderCreate($order: OrderCreateOrderInput!, $optio
   }
 }`;
 
-/** Find an order by its `source_identifier` (Lookups). */
+/**
+ * Find an order by its `source_identifier` (Lookups), with each line's sku, quantity and vendor: what
+ * tells whether an order found by the identifier every job of a reseller order once shared is the job's.
+ */
 const ordersBySourceIdentifier = `query ordersBySourceIdentifier($query: String!) {
-  orders(first: 1, query: $query) { nodes { id sourceIdentifier lineItems(first: 250) { nodes { id } } } }
+  orders(first: 1, query: $query) {
+    nodes { id sourceIdentifier lineItems(first: 250) { nodes { id sku quantity vendor } } }
+  }
 }`;
 
 /**

@@ -19,6 +19,7 @@ import {
   type ShopConnection,
   type Tracking,
 } from './port.js';
+import { lineSummaryOf } from './rest.js';
 import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS, type ShopifyDocumentName } from './storeplatform-b-documents.js';
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
@@ -508,7 +509,10 @@ export const storePlatformBAdapter: PlatformAdapter = {
     if (orderId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'an order without an id');
     if (orderId === null) return null;
     const found = nodes[orders.findIndex((entry) => entry.id === orderId)];
-    return { orderId, lineItemIds: found ? lineItemIdsOf(found) : [] };
+    if (!found) return { orderId, lineItemIds: [] };
+    const lines = nodesOf(found.lineItems).flatMap((line) => lineSummaryOf(line) ?? []);
+    const answered = lines.length === nodesOf(found.lineItems).length && lines.length > 0;
+    return { orderId, lineItemIds: lineItemIdsOf(found), ...(answered ? { lines } : {}) };
   },
 
   async createFulfillment(shop, orderId, tracking, _idempotencyKey, options) {

@@ -1,5 +1,5 @@
 import type { Deps } from '../aws/deps.js';
-import { sourceIdentifier } from '../domain/supplier-order.js';
+import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/supplier-order.js';
 import type { AttemptEnd } from '../entities/attempt.js';
 import type { SyncJob } from '../entities/sync-job.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
@@ -7,7 +7,7 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { sourceLinesOf } from './job-order.js';
+import { jobLineSummaries, sourceLinesOf } from './job-order.js';
 import { foundJob, killJob } from './moves.js';
 
 /**
@@ -22,13 +22,22 @@ export type LookupResult =
   /** The lookup itself failed; `refused` when it cannot heal (401, 404…), so there is no asking. */
   | { kind: 'unknown'; reason: string; refused: boolean };
 
-/** Asks the job's supplier whether it holds the job's order. */
+/**
+ * Asks the job's supplier whether it holds the job's order: by the `source_identifier` that names the
+ * job, then, found none, by the one orders placed before carry (the reseller order only, shared by the
+ * order's jobs on one shop). An order found by that one is taken only when its lines are the job's
+ * (`sameLines`); when they differ, or the platform did not answer them, it is not: a job that takes
+ * another job's order never places its own, a loss nobody sees, while one that answers absent at worst
+ * sends its create again, which the idempotency key (storeplatform_a, custom) makes the same order.
+ */
 export const lookUpOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
   try {
-    const found = await deps
-      .platforms(shop.platform)
-      .findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId));
-    return found ? { kind: 'found', orderId: found.orderId, lineItemIds: found.lineItemIds } : { kind: 'absent' };
+    const platform = deps.platforms(shop.platform);
+    const found = await platform.findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId, job.id));
+    if (found) return { kind: 'found', orderId: found.orderId, lineItemIds: found.lineItemIds };
+    const legacy = await platform.findOrder(shop, legacySourceIdentifier(job.resellerShopDomain, job.externalOrderId));
+    if (!legacy || !sameLines((await jobLineSummaries(job)) ?? [], legacy.lines)) return { kind: 'absent' };
+    return { kind: 'found', orderId: legacy.orderId, lineItemIds: legacy.lineItemIds };
   } catch (error) {
     const failure = classify(error, 'internal error while looking the order up');
     return { kind: 'unknown', reason: failure.reason, refused: failure.kind === 'permanent' };

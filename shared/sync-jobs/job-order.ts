@@ -2,7 +2,7 @@ import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
-import { buildSupplierOrder, type SupplierOrder } from '../domain/supplier-order.js';
+import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
 import { orderText, UnplaceableOrderError } from '../entities/order-body.js';
 import type { SourceLine, SyncJob } from '../entities/sync-job.js';
 
@@ -22,7 +22,7 @@ export const supplierOrderFor = async (
   const { order } = reading;
   const lineItems = itemsOfVendorTag(order.lineItems, job.vendorTag);
   try {
-    return buildSupplierOrder({ resellerShopDomain, order, lineItems, pricing });
+    return buildSupplierOrder({ resellerShopDomain, syncJobId: job.id, order, lineItems, pricing });
   } catch (error) {
     // Prices that cannot be computed exactly never heal by retrying.
     if (error instanceof UnknownCurrencyError || error instanceof InvalidAmountError) {
@@ -30,6 +30,27 @@ export const supplierOrderFor = async (
     }
     throw error;
   }
+};
+
+/**
+ * The lines the job places, as a lookup compares them (`sameLines`): its items of the stored order,
+ * with no prices, so a change of pricing does not matter. Undefined when the order cannot be read.
+ */
+export const jobLineSummaries = async (job: SyncJob): Promise<LineSummary[] | undefined> => {
+  let text: string;
+  try {
+    text = await orderText(job);
+  } catch (error) {
+    if (error instanceof UnplaceableOrderError) return undefined;
+    throw error;
+  }
+  const reading = readResellerOrder(text);
+  if (!reading.ok) return undefined;
+  return itemsOfVendorTag(reading.order.lineItems, job.vendorTag).map((item) => ({
+    sku: summaryText(item.sku),
+    quantity: item.quantity,
+    vendor: item.vendor,
+  }));
 };
 
 /**

@@ -110,7 +110,7 @@ describe('a burst of orders to misbehaving suppliers', () => {
       }
       const mine = placed
         .get(kind)!
-        .filter((o) => o.source_identifier === `${reseller.shopDomain}:${job.externalOrderId}`);
+        .filter((o) => o.source_identifier === `${reseller.shopDomain}:${job.externalOrderId}:${job.id}`);
       expect(mine.map((o) => String(o.id))).toEqual([job.sourceOrderId]);
     }
     // The suppliers that refuse never got an order; the others got one per job, no more.

@@ -197,7 +197,8 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     const expected = answered.flatMap(({ body, jobIds }) =>
       body.line_items.map((item) => ({
         shop: stores.find((s) => s.vendorTag === item.vendor).shopDomain as string,
-        sourceIdentifier: `${reseller.shopDomain}:${body.id}`,
+        // `<reseller shop>:<order>:<job>`: one of the order's jobs.
+        orderPrefix: `${reseller.shopDomain}:${body.id}:`,
         jobIds,
       })),
     );
@@ -206,7 +207,13 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
       for (const store of stores) orders.set(store.shopDomain, await simulator(sim.url).orders(store.shopDomain));
       return expected.map((pair) => ({
         ...pair,
-        supplierOrders: orders.get(pair.shop)!.filter((o) => o.source_identifier === pair.sourceIdentifier).length,
+        supplierOrders: orders
+          .get(pair.shop)!
+          .filter(
+            (o) =>
+              o.source_identifier.startsWith(pair.orderPrefix) &&
+              pair.jobIds.includes(o.source_identifier.slice(pair.orderPrefix.length)),
+          ).length,
       }));
     };
     await eventually(async () => (await placed()).every((p) => p.supplierOrders >= 1), BOUND_MS, 500).catch(

@@ -67,7 +67,10 @@ describe('exact ids', () => {
     const jobs = await Promise.all([first, second].map((r) => jobReaches(r.body.syncJobIds[0], 'completed')));
     expect(jobs.map((j) => j.externalOrderId)).toEqual(['9007199254740993', '9007199254740992']);
     const placed = (await simOrders(store.shopDomain)).map((o) => o.source_identifier).sort();
-    expect(placed).toEqual([`${reseller.shopDomain}:9007199254740992`, `${reseller.shopDomain}:9007199254740993`]);
+    expect(placed).toEqual([
+      `${reseller.shopDomain}:9007199254740992:${jobs[1].id}`,
+      `${reseller.shopDomain}:9007199254740993:${jobs[0].id}`,
+    ]);
   });
 
   it('treats a numeric id and the string of its digits as one order, even past 2^53', async () => {

@@ -76,7 +76,8 @@ describe('order routing through the local runtime', () => {
         expect.objectContaining({ sku: 'SKU-1', quantity: 2, price: '10.00', vendor: 'Acme' }),
       ]);
       expect(acmeOrders[0].shipping_lines).toEqual([{ title: 'Standard', price: '5.00' }]);
-      expect(acmeOrders[0].source_identifier).toBe(`${reseller.shopDomain}:${payload.id}`);
+      const acmeJob = jobs.find((j) => j.sourceStoreId === acme.id);
+      expect(acmeOrders[0].source_identifier).toBe(`${reseller.shopDomain}:${payload.id}:${acmeJob.id}`);
       expect(boltOrders[0].line_items).toEqual([expect.objectContaining({ sku: 'SKU-2', price: '10.00' })]);
       expect(boltOrders[0].shipping_lines).toEqual([{ title: 'Standard', price: '3.00' }]);
       const keys = (await simCalls()).filter((c) => c.method === 'POST').map((c) => c.idempotencyKey);

@@ -79,7 +79,7 @@ describe('Shopify stores on both sides (storeplatform_b)', () => {
     expect(await sim().orders(suppliers.OMC.shopDomain)).toHaveLength(1);
     expect(bySupplier(suppliers.VCR).sourceOrderId).toBe(String(vcrOrder.id));
     expect(vcrOrder).toMatchObject({
-      source_identifier: `${reseller.shopDomain}:450789469`,
+      source_identifier: `${reseller.shopDomain}:450789469:${bySupplier(suppliers.VCR).id}`,
       tags: 'reseller-order',
       note: 'Test note',
       email: 'bob.norman@hostmail.com',

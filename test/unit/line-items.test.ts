@@ -31,6 +31,7 @@ const sentFor = (order: ReturnType<typeof read>) =>
     stringifyExact(
       buildSupplierOrder({
         resellerShopDomain: 'reseller.myshopify.com',
+        syncJobId: 'sj_1',
         order,
         lineItems: order.lineItems,
         pricing: { type: 'percentage', value: 0 },
@@ -100,6 +101,7 @@ describe('Line items: the supplier order', () => {
     const text = stringifyExact(
       buildSupplierOrder({
         resellerShopDomain: 'reseller.myshopify.com',
+        syncJobId: 'sj_1',
         order,
         lineItems: itemsOfVendorTag(order.lineItems, 'Acme'),
         pricing: { type: 'percentage', value: 0 },

@@ -138,7 +138,12 @@ describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simu
       expect(found).toEqual({ orderId: created.orderId });
     } else {
       expect(created.lineItemIds).toEqual(lineIds);
-      expect(found).toEqual({ orderId: created.orderId, lineItemIds: lineIds });
+      // The lines too, as a lookup by an identifier jobs once shared compares them (sku, quantity, vendor).
+      const lines = [
+        { sku: 'MUG-1', quantity: 3, vendor: 'Acme' },
+        { sku: 'CAP-1', quantity: 1, vendor: 'Acme' },
+      ];
+      expect(found).toEqual({ orderId: created.orderId, lineItemIds: lineIds, lines });
     }
   });
 

@@ -664,6 +664,24 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
     expect(requests[0].headers['idempotency-key']).toBeUndefined();
   });
 
+  it('storeplatform_a and custom: the lines found (sku, quantity, vendor), all of them or none', async () => {
+    const line = (quantity: unknown) => ({ id: 9, sku: 'MUG-1', quantity, vendor: 'Acme', price: '1.00' });
+    for (const platform of ['storeplatform_a', 'custom'] as const) {
+      respond = (_request, res) => answer(res, 200, { orders: [{ id: 7002, line_items: [line(2), line(1)] }] });
+      expect(await adapterFor(platform).findOrder(storeOn(platform), SOURCE)).toEqual({
+        orderId: '7002',
+        lineItemIds: ['9', '9'],
+        lines: [
+          { sku: 'MUG-1', quantity: 2, vendor: 'Acme' },
+          { sku: 'MUG-1', quantity: 1, vendor: 'Acme' },
+        ],
+      });
+      // A line without a whole quantity: the lines cannot be compared, so none are answered.
+      respond = (_request, res) => answer(res, 200, { orders: [{ id: 7002, line_items: [line(2), line('1')] }] });
+      expect(await adapterFor(platform).findOrder(storeOn(platform), SOURCE)).not.toHaveProperty('lines');
+    }
+  });
+
   it('storeplatform_a: null for an empty list', async () => {
     respond = (_request, res) => answer(res, 200, { orders: [] });
     expect(await adapterFor('storeplatform_a').findOrder(storeOn('storeplatform_a'), SOURCE)).toBeNull();
@@ -678,7 +696,7 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
               {
                 id: 'gid://shopify/Order/42',
                 sourceIdentifier: "it's:1",
-                lineItems: { nodes: [{ id: 'gid://shopify/LineItem/7' }] },
+                lineItems: { nodes: [{ id: 'gid://shopify/LineItem/7', sku: null, quantity: 2, vendor: 'Acme' }] },
               },
             ],
           },
@@ -687,7 +705,7 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
 
     const found = await adapterFor('storeplatform_b').findOrder(storeOn('storeplatform_b'), "it's:1");
 
-    expect(found).toEqual({ orderId: '42', lineItemIds: ['7'] });
+    expect(found).toEqual({ orderId: '42', lineItemIds: ['7'], lines: [{ sku: null, quantity: 2, vendor: 'Acme' }] });
     expect(requests[0].json.query).toMatch(/orders\(first: 1, query: \$query\)/);
     expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'" });
   });

@@ -266,6 +266,7 @@ describe('Supplier order: buildSupplierOrder', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'reseller.myshopify.com',
+      syncJobId: 'sj_1',
       order,
       lineItems: [order.lineItems[0]],
       pricing: percentage(30),
@@ -273,7 +274,7 @@ describe('Supplier order: buildSupplierOrder', () => {
 
     // Assess
     expect(sent(result)).toEqual({
-      source_identifier: 'reseller.myshopify.com:5551234',
+      source_identifier: 'reseller.myshopify.com:5551234:sj_1',
       currency: 'USD',
       email: 'a@example.com',
       line_items: [{ title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 2, price: '10.00', vendor: 'Acme' }],
@@ -287,6 +288,7 @@ describe('Supplier order: buildSupplierOrder', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'reseller.myshopify.com',
+      syncJobId: 'sj_1',
       order,
       lineItems: order.lineItems,
       pricing: fieldRules(3, 2),
@@ -304,6 +306,7 @@ describe('Supplier order: buildSupplierOrder', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'r.myshopify.com',
+      syncJobId: 'sj_1',
       order: bare,
       lineItems: bare.lineItems,
       pricing: percentage(30),
@@ -311,7 +314,7 @@ describe('Supplier order: buildSupplierOrder', () => {
 
     // Assess
     expect(sent(result)).toEqual({
-      source_identifier: 'r.myshopify.com:abc',
+      source_identifier: 'r.myshopify.com:abc:sj_1',
       currency: 'JPY',
       email: null,
       line_items: [{ title: '', sku: null, variant_id: null, quantity: 1, price: '1000', vendor: 'Acme' }],
@@ -335,6 +338,7 @@ describe('Supplier order: buildSupplierOrder', () => {
     const body = stringifyExact(
       buildSupplierOrder({
         resellerShopDomain: 'r.myshopify.com',
+        syncJobId: 'sj_1',
         order: exact,
         lineItems: exact.lineItems,
         pricing: percentage(0),
@@ -343,7 +347,7 @@ describe('Supplier order: buildSupplierOrder', () => {
 
     // Assess
     expect(exact.externalOrderId).toBe('9007199254740993');
-    expect(body).toContain('"source_identifier":"r.myshopify.com:9007199254740993"');
+    expect(body).toContain('"source_identifier":"r.myshopify.com:9007199254740993:sj_1"');
     expect(body).toContain('"variant_id":123456789012345678901');
     expect(body).toContain('"sku":-0.0');
     expect(body).toContain('"email":{"x":18446744073709551617}');
@@ -356,6 +360,7 @@ describe('Supplier order: buildSupplierOrder', () => {
     expect(() =>
       buildSupplierOrder({
         resellerShopDomain: 'r.myshopify.com',
+        syncJobId: 'sj_1',
         order,
         lineItems: [{ ...order.lineItems[0], price: '-1' }],
         pricing: percentage(30),

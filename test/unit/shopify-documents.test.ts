@@ -56,6 +56,7 @@ const order = (() => {
   if (!reading.ok) throw new Error(reading.message);
   return buildSupplierOrder({
     resellerShopDomain: 'reseller.myshopify.com',
+    syncJobId: 'sj_1',
     order: reading.order,
     lineItems: reading.order.lineItems,
     pricing: { type: 'percentage', value: 30 },
@@ -66,7 +67,7 @@ const order = (() => {
 const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>> = {
   // Sent as JSON, as the adapter sends it: kept reseller values written verbatim.
   orderCreate: JSON.parse(stringifyExact(orderCreateVariables(order))),
-  ordersBySourceIdentifier: { query: sourceIdentifierSearch("reseller.myshopify.com:it's:1") },
+  ordersBySourceIdentifier: { query: sourceIdentifierSearch("reseller.myshopify.com:it's:1:sj_1") },
   orderFulfillmentOrders: { id: 'gid://shopify/Order/7002' },
   fulfillmentCreate: {
     fulfillment: {
@@ -118,7 +119,7 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
   it('maps the supplier order onto OrderCreateOrderInput: priceSet, properties, attributes', () => {
     const { order: input } = VARIABLES.orderCreate as { order: Record<string, any> };
     expect(input).toMatchObject({
-      sourceIdentifier: 'reseller.myshopify.com:5551234',
+      sourceIdentifier: 'reseller.myshopify.com:5551234:sj_1',
       currency: 'USD',
       note: 'Leave at the back door',
       customAttributes: [{ key: 'gift-wrap', value: 'yes' }],

@@ -144,7 +144,7 @@ describe('sync worker: processSyncMessage', () => {
     expect(key).toBe('sj_1');
     // A job written by older code (its items as a DynamoDB map) is read the same way.
     expect(JSON.parse(stringifyExact(order))).toMatchObject({
-      source_identifier: 'reseller.myshopify.com:5551234',
+      source_identifier: 'reseller.myshopify.com:5551234:sj_1',
       line_items: [expect.objectContaining({ sku: 'MUG-1', quantity: 2, price: '10.00' })],
       shipping_lines: [{ title: 'Standard', price: '5.00' }],
       tags: 'reseller-order',
@@ -184,7 +184,7 @@ describe('sync worker: processSyncMessage', () => {
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     const text = stringifyExact(createOrder.mock.calls[0][1]);
-    expect(text).toContain('"source_identifier":"reseller.myshopify.com:9007199254740993"');
+    expect(text).toContain('"source_identifier":"reseller.myshopify.com:9007199254740993:sj_1"');
     expect(text).toContain('"line_items":[{"title":"","sku":null,"variant_id":123456789012345678901,"quantity":1,');
     expect(text).toContain('"price":"1990.50","vendor":"Acme"}]');
     expect(text).toContain('"shipping_address":{"zip":12345678901234567890}');
@@ -406,7 +406,7 @@ describe('sync worker: processSyncMessage', () => {
     const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
-    expect(findOrder.mock.calls[0][1]).toBe('reseller.myshopify.com:5551234');
+    expect(findOrder.mock.calls[0][1]).toBe('reseller.myshopify.com:5551234:sj_1');
     expect(update().ExpressionAttributeValues).toMatchObject({
       ':status': 'completed',
       ':from': 'processing',
@@ -424,6 +424,8 @@ describe('sync worker: processSyncMessage', () => {
     claimSucceeds();
     createOrder.mockRejectedValue(timeout());
     findOrder
+      // Neither the job's identifier nor the one orders placed before carry.
+      .mockResolvedValueOnce(null)
       .mockResolvedValueOnce(null)
       .mockRejectedValueOnce(
         new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'lookup 503' }),
@@ -580,7 +582,7 @@ describe('sync worker: processSyncMessage', () => {
 
     it('sends it again when the lookup finds none, and waits when the lookup cannot tell', async () => {
       claimSucceeds({ ...job, attempts: 2, attemptLog: [failed] });
-      findOrder.mockResolvedValueOnce(null);
+      findOrder.mockResolvedValueOnce(null).mockResolvedValueOnce(null);
       createOrder.mockResolvedValue({ orderId: '7013', status: 200 });
       await processSyncMessage(keyless, record({ jobId: 'sj_1', generation: 2 }));
       expect(createOrder).toHaveBeenCalledTimes(1);
