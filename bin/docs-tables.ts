@@ -17,6 +17,7 @@ import type { FulfillmentEntry } from '../shared/entities/fulfillment-entry.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { orderBodyPartItem } from '../shared/entities/order-body.js';
+import { orderCancellationItem } from '../shared/entities/order-cancellation.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
@@ -101,6 +102,10 @@ const ROWS: [string, Item][] = [
   [
     'sync job, completed, a fulfillment on its way',
     { ...syncJobKey('<id>'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
+  ],
+  [
+    'order cancellation (an orders/cancelled before its order, at its first job’s key)',
+    orderCancellationItem({ firstJobId: '<first job id>', reason: null, cancelledAt: CREATED, expiresAt: 0 }),
   ],
   ['order body part (beside the first job)', orderBodyPartItem('<first job id>', 0, Buffer.alloc(0))],
   [

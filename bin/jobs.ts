@@ -19,7 +19,7 @@ Sync jobs, through the API: the local service by default, or a deployed one.
 
 commands:
   list                               sync jobs, newest first
-  show <sj_id>                       one job: status, attempt history, error, lines, parcels, audit trail
+  show <sj_id>                       one job: status, cancellation, attempts, error, lines, parcels, audit
   retry <sj_id>                      retry a failed or dead job (it becomes pending again)
   retry --all-dead --store <rst_id>  retry every dead job of a reseller store
 
@@ -156,8 +156,19 @@ const show = async (args: string[], io: Io) => {
     'completedAt',
     'failedAt',
     'deadAt',
+    'cancelledAt',
   ] as const)
     io.out(field(name, job[name]));
+  const { cancellation, attention } = job;
+  if (cancellation)
+    io.out(
+      field(
+        'cancellation',
+        `${cancellation.status}, requested by the ${cancellation.requestedBy} at ${cancellation.requestedAt}` +
+          `${cancellation.reason ? `: ${cancellation.reason}` : ''}`,
+      ),
+    );
+  if (attention) io.out(field('attention', `since ${attention.since}: ${attention.reason}`));
   io.out('');
   io.out(history.length ? 'attempt history (newest first):' : 'attempt history: none');
   for (const a of history)

@@ -15,6 +15,7 @@ import {
 import type { Item } from '../dynamo/table.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './fulfillment-entry.js';
+import { isOrderCancellation } from './order-cancellation.js';
 
 /**
  * The sync job entity: the record, its item's key, every index entry it carries in each state,
@@ -339,6 +340,10 @@ export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'ext
 });
 
 // ---------- ids
+
+/** The job at a job's key, or undefined for the order cancellation kept there (order-cancellation.ts). */
+export const syncJobOrNothing = (item: Item): SyncJob | undefined =>
+  isOrderCancellation(item) ? undefined : syncJobFrom(item);
 
 /** The job id an index entry (GSI2 carries `id`) names. */
 export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');

@@ -16,7 +16,7 @@ import {
 } from '../entities/fulfillment-entry.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { type JobLine, jobLines } from '../entities/order-body.js';
-import { propagationIndex, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
+import { propagationIndex, type SyncJob, syncJobKey, syncJobOrNothing } from '../entities/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
 
 /**
@@ -28,7 +28,8 @@ import type { Tracking } from '../platforms/port.js';
  */
 
 /** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
-export const loadJobWithFulfillments = (jobId: string) => getItem(syncJobKey(jobId), syncJobFrom, true);
+export const loadJobWithFulfillments = (jobId: string) =>
+  getItem(syncJobKey(jobId), syncJobOrNothing, true).then((job) => job ?? undefined);
 
 /**
  * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's

@@ -1,12 +1,15 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { TABLE, transactWrite } from '../dynamo/table.js';
+import { dynamo } from '../dynamo/client.js';
+import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
+import { orderCancellationItem } from '../entities/order-cancellation.js';
 import { type Cancellation, type SyncJob, syncJobKey } from '../entities/sync-job.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
@@ -31,6 +34,9 @@ import { loadJob, loadJobs } from './sync-jobs.js';
  */
 
 type Requester = Cancellation['requestedBy'];
+
+/** How long a cancellation that arrived before its order waits for it (CONTRACT.md §10). */
+const KEEP_SECONDS = 7 * 24 * 3600;
 
 /** Moves the job with its cancellation fields (and, for an end, its audit entry) in one transaction. */
 const cancelMove = async (
@@ -148,11 +154,30 @@ export const cancelResellerOrder = async (
   externalOrderId: string,
   reason: string | null,
   requestId?: string,
-) => {
-  const first = await loadJob(syncJobId(reseller.id, externalOrderId, 0), true);
+): Promise<string[]> => {
+  const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
+  const first = await loadJob(firstJobId, true);
   if (!first) {
-    logger.info('cancellation of an order the service never received: nothing to cancel');
-    return [];
+    // Before its order: kept (7 days) where the order's first job will be, which the order's create
+    // then finds in its way and writes the jobs cancelled (sync-jobs/create.ts). An order that
+    // arrived meanwhile makes the write fail: the cancellation is then taken as for any order.
+    const kept = { firstJobId, reason, cancelledAt: now(), expiresAt: Math.floor(Date.now() / 1000) + KEEP_SECONDS };
+    try {
+      await dynamo.send(
+        new PutCommand({
+          TableName: TABLE(),
+          Item: orderCancellationItem(kept),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        }),
+      );
+      logger.info('cancellation of an order not received yet: kept for its create');
+      return [];
+    } catch (error) {
+      if (!isConditionFailure(error)) throw error;
+      const arrived = await loadJob(firstJobId, true);
+      if (!arrived) return [];
+      return cancelResellerOrder(reseller, externalOrderId, reason, requestId);
+    }
   }
   const ids = first.orderJobIds ?? [first.id];
   for (const id of ids) await cancelJob(id, reason, requestId);

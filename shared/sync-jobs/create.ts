@@ -1,10 +1,11 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { now, syncJobId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
-import { batchGet, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { batchGet, getItem, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import {
   compressBody,
   decompressBody,
@@ -13,6 +14,12 @@ import {
   orderBodyPartItem,
   splitParts,
 } from '../entities/order-body.js';
+import {
+  isOrderCancellation,
+  type OrderCancellation,
+  orderCancellationFrom,
+  REPLACES_ORDER_CANCELLATION,
+} from '../entities/order-cancellation.js';
 import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem, syncJobKey } from '../entities/sync-job.js';
 import { MOVES } from '../sync-jobs/state-machine.js';
 import { loadJob } from '../sync-jobs/sync-jobs.js';
@@ -171,6 +178,10 @@ export const createJobsForOrder = async (
     }
   } catch (error) {
     if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
+    const cancelled = await getItem(syncJobKey(jobs[0].id), (item) => item, true);
+    if (cancelled && isOrderCancellation(cancelled)) {
+      return createCancelled(jobs, partItems, orderCancellationFrom(jobs[0].id, cancelled));
+    }
     const existing = await loadJob(jobs[0].id, true);
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
     if (!existing?.orderJobIds) throw error;
@@ -184,6 +195,38 @@ export const createJobsForOrder = async (
     await hooks.afterWrite?.(firstTransaction + Math.min(rest.length, at + TRANSACTION_ITEMS));
   }
   return { created: true, jobIds: jobs.map((job) => job.id), written: jobs };
+};
+
+/**
+ * An order whose cancellation arrived first (shared/entities/order-cancellation.ts): its jobs are
+ * written `cancelled` from the start, the first in place of the cancellation kept at its key, and
+ * nothing is enqueued: no supplier call is ever made for them (CONTRACT.md §10.4).
+ */
+const createCancelled = async (
+  planned: SyncJob[],
+  partItems: Item[],
+  kept: OrderCancellation,
+): Promise<OrderJobsResult> => {
+  const at = now();
+  const cancellation = {
+    requestedBy: 'reseller' as const,
+    status: 'done' as const,
+    reason: kept.reason,
+    requestedAt: kept.cancelledAt,
+    endedAt: at,
+  };
+  const jobs = planned.map((job): SyncJob => ({ ...job, status: 'cancelled', cancelledAt: at, cancellation }));
+  const [first, ...others] = jobs;
+  const items = [
+    { Put: { TableName: TABLE(), Item: syncJobItem(first), ConditionExpression: REPLACES_ORDER_CANCELLATION } },
+    ...partItems.map(put),
+    ...others.slice(0, TRANSACTION_ITEMS - 1 - partItems.length).map((job) => put(syncJobItem(job))),
+  ];
+  await transactWrite(items);
+  await putEach(others.slice(TRANSACTION_ITEMS - 1 - partItems.length));
+  countMetric(BUSINESS_METRICS.jobsCancelled, jobs.length);
+  logger.info('order cancelled before it arrived: its jobs are cancelled from the start');
+  return { created: true, jobIds: jobs.map((job) => job.id), written: [] };
 };
 
 /**

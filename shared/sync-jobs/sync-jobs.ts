@@ -7,7 +7,7 @@ import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem } from '../dynamo/table.js';
 import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
 import { type JobLine, jobLines } from '../entities/order-body.js';
-import { isListedState, type SyncJob, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
+import { isListedState, type SyncJob, syncJobFrom, syncJobKey, syncJobOrNothing } from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 
 /**
@@ -22,7 +22,8 @@ export type { JobMessage, SyncJob };
 export const loadJobs = (ids: string[]) => batchGet(ids.map(syncJobKey), syncJobFrom);
 
 /** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
-export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id), syncJobFrom, consistent);
+export const loadJob = (id: string, consistent = false) =>
+  getItem(syncJobKey(id), syncJobOrNothing, consistent).then((job) => job ?? undefined);
 
 // ---------- reads
 

@@ -191,11 +191,39 @@ describe('cancellations through the local runtime', () => {
     expect(await cancelCalls(store.shopDomain)).toBe(0);
   });
 
-  it('answers 200 with no jobs for an order it never received, and 401 to a bad signature', async () => {
-    const { reseller, resellerSecret } = await placeOrder();
-    const unknown = await cancel(reseller.shopDomain, resellerSecret, 987654321);
-    expect(unknown.status).toBe(200);
-    expect(unknown.body.syncJobIds).toEqual([]);
-    expect((await cancel(reseller.shopDomain, 'whsec_wrong', 987654321)).status).toBe(401);
+  it('writes an order cancelled before it arrived cancelled from the start, and places nothing', async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const store = await createSourceStore(api, reseller.id, { vendorTag });
+    const payload = orderPayload([{ vendor: vendorTag, price: '13.00' }]);
+
+    const early = await cancel(reseller.shopDomain, resellerSecret, payload.id, 'fraud');
+    expect(early.status).toBe(200);
+    expect(early.body.syncJobIds).toEqual([]);
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
+    expect(receipt.status).toBe(200);
+    const [jobId] = receipt.body.syncJobIds;
+    expect(await job(api, jobId)).toMatchObject({
+      status: 'cancelled',
+      attempts: 0,
+      cancellation: { requestedBy: 'reseller', status: 'done', reason: 'fraud' },
+    });
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(await supplierOrders(store.shopDomain)).toEqual([]);
+    // The same order again (a redelivery): the same job, still cancelled.
+    const again = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
+    expect(again.body.syncJobIds).toEqual([jobId]);
+    expect((await job(api, jobId)).status).toBe('cancelled');
+    expect((await cancel(reseller.shopDomain, 'whsec_wrong', payload.id)).status).toBe(401);
   });
 });
