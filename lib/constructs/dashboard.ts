@@ -70,5 +70,12 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
     ]),
     graph('Fulfillments', [m(BUSINESS_METRICS.fulfillmentsPropagated), m(BUSINESS_METRICS.fulfillmentsDead)]),
   );
+  dashboard.addWidgets(
+    graph('Cancellations (by the reseller, by a supplier, declined)', [
+      m(BUSINESS_METRICS.jobsCancelled),
+      m(BUSINESS_METRICS.jobsCancelledBySource),
+      m(BUSINESS_METRICS.cancellationsDeclined),
+    ]),
+  );
   return dashboard;
 };
