@@ -33,6 +33,7 @@ export const seededJob = (
     cancelledAt: status === 'cancelled' ? createdAt : null,
     cancellation: null,
     attention: null,
+    orderEdits: null,
     updatedAt: createdAt,
     fulfillments: {},
     resends: 0,

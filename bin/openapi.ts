@@ -22,7 +22,11 @@ export const requests: Record<string, NonNullable<RouteSpec['request']>> = Objec
 
 /** The platform topics behind the webhook routes (CONTRACT.md §5, §10), the create topic first (the default). */
 export const webhookTopics: Record<string, { topics: string[]; payload: v.GenericSchema; receipt: string }> = {
-  OrdersWebhook: { topics: ['orders/create'], payload: OrderPayload, receipt: 'order_webhook_receipt' },
+  OrdersWebhook: {
+    topics: ['orders/create', 'orders/cancelled', 'orders/updated'],
+    payload: OrderPayload,
+    receipt: 'order_webhook_receipt',
+  },
   FulfillmentsWebhook: {
     topics: ['fulfillments/create', 'fulfillments/update'],
     payload: FulfillmentPayload,
@@ -279,7 +283,9 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   },
   OrdersWebhook: {
     summary: 'Receive an order webhook',
-    description: 'The reseller platform’s `orders/create`.',
+    description:
+      'The reseller platform’s `orders/create`; `orders/cancelled` from the reseller’s shop or a supplier’s ' +
+      '(CONTRACT.md §10.4–10.5); `orders/updated` (§10.6). The answer lists the order’s sync jobs.',
     tag: 'Webhooks',
   },
   FulfillmentsWebhook: {

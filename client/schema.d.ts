@@ -261,9 +261,11 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The platform's `orders/create` webhook
-     * @description The reseller platform’s `orders/create`. Signed by the platform with the store's `webhookSecret`; no
-     * bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     * The platform's `orders/create` and `orders/cancelled` and `orders/updated` webhooks
+     * @description The reseller platform’s `orders/create`; `orders/cancelled` from the reseller’s shop or a supplier’s
+     * (CONTRACT.md §10.4–10.5); `orders/updated` (§10.6). The answer lists the order’s sync jobs. Signed by the
+     * platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing
+     * (CONTRACT.md §5).
      */
     post: operations['OrdersWebhook'];
     delete?: never;
@@ -307,11 +309,58 @@ export interface webhooks {
     put?: never;
     /**
      * The platform's `orders/create` webhook
-     * @description Subscribe `orders/create` to `/v1/orders/webhook`. The reseller platform’s `orders/create`. Signed
-     * by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing
-     * (CONTRACT.md §5).
+     * @description Subscribe `orders/create` to `/v1/orders/webhook`. The reseller platform’s `orders/create`;
+     * `orders/cancelled` from the reseller’s shop or a supplier’s (CONTRACT.md §10.4–10.5); `orders/updated` (§10.6).
+     * The answer lists the order’s sync jobs. Signed by the platform with the store's `webhookSecret`; no bearer key.
+     * Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
     post: operations['OrdersWebhookOrdersCreateDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'orders/cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `orders/cancelled` webhook
+     * @description Subscribe `orders/cancelled` to `/v1/orders/webhook`. The reseller platform’s `orders/create`;
+     * `orders/cancelled` from the reseller’s shop or a supplier’s (CONTRACT.md §10.4–10.5); `orders/updated` (§10.6).
+     * The answer lists the order’s sync jobs. Signed by the platform with the store's `webhookSecret`; no bearer key.
+     * Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['OrdersWebhookOrdersCancelledDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'orders/updated': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `orders/updated` webhook
+     * @description Subscribe `orders/updated` to `/v1/orders/webhook`. The reseller platform’s `orders/create`;
+     * `orders/cancelled` from the reseller’s shop or a supplier’s (CONTRACT.md §10.4–10.5); `orders/updated` (§10.6).
+     * The answer lists the order’s sync jobs. Signed by the platform with the store's `webhookSecret`; no bearer key.
+     * Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['OrdersWebhookOrdersUpdatedDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -2247,10 +2296,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
-         * else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
          */
-        'X-Platform-Topic'?: 'orders/create';
+        'X-Platform-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -2266,10 +2316,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
-         * else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
          */
-        'X-Shopify-Topic'?: 'orders/create';
+        'X-Shopify-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -2521,10 +2572,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
-         * else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
          */
-        'X-Platform-Topic'?: 'orders/create';
+        'X-Platform-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -2540,10 +2592,299 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`orders/create`; absent: `orders/create`),
-         * else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
          */
-        'X-Shopify-Topic'?: 'orders/create';
+        'X-Shopify-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          /** @description an ISO 4217 code */
+          currency: string;
+          /** @description passed on to the supplier exactly as sent */
+          email?: unknown;
+          line_items: {
+            quantity: number;
+            /** @description a non-negative decimal string */
+            price: string;
+            vendor?: string | null;
+            /** @description passed on to the supplier exactly as sent */
+            title?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            sku?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            variant_id?: unknown;
+          }[];
+          shipping_lines?:
+            | {
+                /** @description passed on to the supplier exactly as sent */
+                title?: unknown;
+                /** @description a non-negative decimal string */
+                price: string;
+              }[]
+            | null;
+          /** @description passed on to the supplier exactly as sent */
+          shipping_address?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['order_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  OrdersWebhookOrdersCancelledDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
+         */
+        'X-Platform-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
+         */
+        'X-Shopify-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          /** @description an ISO 4217 code */
+          currency: string;
+          /** @description passed on to the supplier exactly as sent */
+          email?: unknown;
+          line_items: {
+            quantity: number;
+            /** @description a non-negative decimal string */
+            price: string;
+            vendor?: string | null;
+            /** @description passed on to the supplier exactly as sent */
+            title?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            sku?: unknown;
+            /** @description passed on to the supplier exactly as sent */
+            variant_id?: unknown;
+          }[];
+          shipping_lines?:
+            | {
+                /** @description passed on to the supplier exactly as sent */
+                title?: unknown;
+                /** @description a non-negative decimal string */
+                price: string;
+              }[]
+            | null;
+          /** @description passed on to the supplier exactly as sent */
+          shipping_address?: unknown;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['order_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  OrdersWebhookOrdersUpdatedDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
+         */
+        'X-Platform-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`orders/create` and `orders/cancelled` and
+         * `orders/updated`; absent: `orders/create`), else 400 `validation_failed`. Either spelling; both with
+         * different values: 400.
+         */
+        'X-Shopify-Topic'?: 'orders/create' | 'orders/cancelled' | 'orders/updated';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };

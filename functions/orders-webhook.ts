@@ -5,6 +5,7 @@ import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
 import { acceptOrder } from '../shared/orders/accept-order.js';
 import { acceptCancellation } from '../shared/orders/cancellation.js';
+import { acceptEdit } from '../shared/orders/edit.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };
@@ -13,7 +14,8 @@ const deps = { cipher };
  * `orders/create` from a reseller store: verify, route by vendor tag, create and enqueue sync jobs.
  * The order is read from the raw signed bytes, so every number keeps its digits (CONTRACT.md §5).
  * `orders/cancelled` from a reseller's shop or a supplier's (CONTRACT.md §10.4–10.5): the order's
- * jobs stop or are cancelled. The topic is checked once the signature is: any other is a 400.
+ * jobs stop or are cancelled; `orders/updated` (§10.6): the reseller's edits reach its jobs. The
+ * topic is checked once the signature is: any other is a 400.
  */
 export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
   if (delivery.topic === undefined || delivery.topic.trim() === 'orders/create') {
@@ -24,8 +26,11 @@ export const handler = webhookHandler(async ({ delivery, event, rawBody, json, r
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
   const stores = await verifiedStoresOfEitherKind(deps, delivery);
-  topicOf(delivery, ['orders/create', 'orders/cancelled']);
+  const topic = topicOf(delivery, ['orders/create', 'orders/cancelled', 'orders/updated']);
   assertJsonContentType(event);
-  const syncJobIds = await acceptCancellation(stores, json(), requestId);
+  const syncJobIds =
+    topic === 'orders/updated'
+      ? await acceptEdit(stores.resellers, json(), rawBody, requestId)
+      : await acceptCancellation(stores, json(), requestId);
   return ok({ object: 'webhook_receipt', syncJobIds });
 }, metricsMiddleware());

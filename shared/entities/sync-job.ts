@@ -72,6 +72,8 @@ export interface SyncJob {
   cancellation: Cancellation | null;
   /** What needs a person (CONTRACT.md §10.6): a cancellation that kept failing, say; null when nothing does. */
   attention: Attention | null;
+  /** The reseller's edits of the order since it arrived (`orders/updated`, CONTRACT.md §10.6); null: none. */
+  orderEdits: OrderEdits | null;
   createdAt: string;
   updatedAt: string;
   /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
@@ -98,6 +100,20 @@ export interface Cancellation {
   reason: string | null;
   requestedAt: string;
   endedAt: string | null;
+}
+
+/**
+ * The order's fields an `orders/updated` changed, each as the JSON text it carried (absent:
+ * unchanged since the order arrived), with its `updated_at`; `sentAt`: the version the supplier
+ * order was last updated to. The stored order stays as it was signed; these are laid over it.
+ */
+export interface OrderEdits {
+  updatedAt: string;
+  email?: string;
+  shippingAddress?: string;
+  note?: string;
+  noteAttributes?: string;
+  sentAt?: string;
 }
 
 export interface Attention {
@@ -151,6 +167,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   }),
   ...(job.cancellation ? { cancellation: job.cancellation } : {}),
   ...(job.attention ? { attention: job.attention } : {}),
+  ...(job.orderEdits ? { orderEdits: job.orderEdits } : {}),
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
@@ -186,6 +203,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     cancelledAt: read.stringOrNull('cancelledAt'),
     cancellation: read.optionalObject<Cancellation>('cancellation') ?? null,
     attention: read.optionalObject<Attention>('attention') ?? null,
+    orderEdits: read.optionalObject<OrderEdits>('orderEdits') ?? null,
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     sourceLines: sourceLinesFrom(item),

@@ -90,6 +90,7 @@ export const newSyncJob = (
   cancelledAt: null,
   cancellation: null,
   attention: null,
+  orderEdits: null,
   createdAt,
   updatedAt: createdAt,
   fulfillments: {},

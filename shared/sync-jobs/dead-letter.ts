@@ -8,6 +8,7 @@ import type { AttemptEnd } from '../entities/attempt.js';
 import { failedAttemptsOf } from '../entities/attempt.js';
 import { jobLogContext } from '../entities/sync-job.js';
 import { cancellationGaveUp } from './cancel.js';
+import { updateGaveUp } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
 import { type JobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { loadJob } from './sync-jobs.js';
@@ -36,6 +37,12 @@ const endFromDeadMessage = async (deps: Deps, message: JobMessage) => {
   if (message.purpose === 'cancel') {
     if (job?.generation === message.generation && job.cancellation?.status === 'requested') {
       await cancellationGaveUp(job);
+    }
+    return;
+  }
+  if (message.purpose === 'update') {
+    if (job?.status === 'completed' && job.orderEdits && job.orderEdits.sentAt !== job.orderEdits.updatedAt) {
+      await updateGaveUp(job);
     }
     return;
   }

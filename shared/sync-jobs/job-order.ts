@@ -1,10 +1,11 @@
+import { JsonText } from '../domain/json-text.js';
 import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
 import type { PricingConfig } from '../domain/pricing.js';
-import { readResellerOrder } from '../domain/reseller-order.js';
+import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
 import { orderText, UnplaceableOrderError } from '../entities/order-body.js';
-import type { SourceLine, SyncJob } from '../entities/sync-job.js';
+import type { OrderEdits, SourceLine, SyncJob } from '../entities/sync-job.js';
 
 /**
  * The supplier order a job places: the stored order read exactly as the webhook read it, the items
@@ -19,7 +20,7 @@ export const supplierOrderFor = async (
   if (!reading.ok) {
     throw new UnplaceableOrderError(`the stored order cannot be read: ${reading.param ?? ''} ${reading.message}`);
   }
-  const { order } = reading;
+  const order = withEdits(reading.order, job.orderEdits);
   const lineItems = itemsOfVendorTag(order.lineItems, job.vendorTag);
   try {
     return buildSupplierOrder({ resellerShopDomain, syncJobId: job.id, order, lineItems, pricing });
@@ -68,4 +69,17 @@ export const sourceLinesOf = (
     id: ids?.[i] ?? null,
     price: order?.line_items[i]?.price ?? null,
   }));
+};
+
+/** The stored order with the reseller's later edits laid over it (CONTRACT.md §10.6): the latest of each field. */
+export const withEdits = (order: ResellerOrder, edits: OrderEdits | null): ResellerOrder => {
+  if (!edits) return order;
+  const text = (value: string | undefined, was: JsonText | null) => (value === undefined ? was : new JsonText(value));
+  return {
+    ...order,
+    email: text(edits.email, order.email),
+    shippingAddress: text(edits.shippingAddress, order.shippingAddress),
+    note: text(edits.note, order.note),
+    noteAttributes: text(edits.noteAttributes, order.noteAttributes),
+  };
 };

@@ -23,8 +23,11 @@ export interface JobMessage {
    * (15 minutes). A message that arrives earlier is sent on again, without a claim.
    */
   notBefore?: number;
-  /** `cancel`: the message cancels the job's supplier order (CONTRACT.md §10.4); absent: it places it. */
-  purpose?: 'cancel';
+  /**
+   * `cancel`: the message cancels the job's supplier order (CONTRACT.md §10.4); `update`: it gives it
+   * the reseller's edits (§10.6); absent: it places it.
+   */
+  purpose?: 'cancel' | 'update';
 }
 
 /** The message of a job's current generation, sent by `trigger` (request `requestId`, if any). */
@@ -65,7 +68,7 @@ export const parseJobMessage = (body: string): JobMessage | undefined => {
         ...optionalText(parsed, 'resellerStoreId'),
         ...optionalText(parsed, 'externalOrderId'),
         ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: parsed.notBefore } : {}),
-        ...(parsed.purpose === 'cancel' ? { purpose: 'cancel' as const } : {}),
+        ...(parsed.purpose === 'cancel' || parsed.purpose === 'update' ? { purpose: parsed.purpose } : {}),
       };
     }
   } catch {

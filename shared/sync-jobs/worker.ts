@@ -26,6 +26,7 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { cancelNow, cancelSupplierOrder, requestSupplierCancel } from './cancel.js';
 import { completeOrderJobs } from './create.js';
+import { updateSupplierOrder } from './edit.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
@@ -46,19 +47,23 @@ export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promi
     return 'done';
   }
   return withRecordContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
-    message.purpose === 'cancel' ? cancelPlaced(deps, message) : placeOrder(deps, message, received),
+    message.purpose ? changePlaced(deps, message) : placeOrder(deps, message, received),
   );
 };
 
-/** A message that cancels a completed job's supplier order (cancel.ts); stale once the job moved on. */
-const cancelPlaced = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+/**
+ * A message that cancels a completed job's supplier order (cancel.ts), or gives it the reseller's
+ * edits (edit.ts). A cancellation is stale once the job moved on (a new generation); an update
+ * carries the job's latest edits, whatever message asked for it.
+ */
+const changePlaced = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
   const job = await loadJob(message.jobId, true);
-  if (!job || job.generation !== message.generation) {
-    logger.info('stale cancellation message dropped', { generation: message.generation });
+  if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
+    logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
     return 'done';
   }
   addLogContext(jobLogContext(job));
-  return cancelSupplierOrder(deps, job);
+  return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
 };
 
 const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord): Promise<MessageOutcome> => {
@@ -136,6 +141,9 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
       // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
       if (completed.cancellation?.status === 'requested') {
         await requestSupplierCancel(completed, completed.cancellation, message.requestId);
+      } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
+        // Edited while this attempt was under way: the order just placed gets the edits.
+        await enqueueJobs([{ ...jobMessage(completed, 'webhook', message.requestId), purpose: 'update' }]);
       }
     }
     return 'done';

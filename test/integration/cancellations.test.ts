@@ -226,4 +226,61 @@ describe('cancellations through the local runtime', () => {
     expect((await job(api, jobId)).status).toBe('cancelled');
     expect((await cancel(reseller.shopDomain, 'whsec_wrong', payload.id)).status).toBe(401);
   });
+
+  describe('edits by the reseller (orders/updated)', () => {
+    const update = (shopDomain: string, secret: string, order: unknown) =>
+      sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain,
+        secret,
+        body: order,
+        topic: 'orders/updated',
+      });
+    const at = (minute: number) => `2026-11-25T12:${String(minute).padStart(2, '0')}:00Z`;
+    const moved = { name: 'A B', address1: '9 New Road', city: 'Y', zip: '2', country_code: 'US' };
+
+    it('places the latest address on a supplier that had not placed the order yet', async () => {
+      const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder({ accessToken: 'tok_fail429' });
+      await eventually(async () => (await job(api, jobId)).attempts >= 1);
+      const receipt = await update(reseller.shopDomain, resellerSecret, {
+        ...payload,
+        shipping_address: moved,
+        updated_at: at(1),
+      });
+      expect(receipt.status).toBe(200);
+      expect(receipt.body.syncJobIds).toEqual([jobId]);
+      await replaceAccessToken(service, { kind: 'source', id: store.id }, 'tok_recovered');
+      await jobReaches(api, jobId, 'completed', 30_000);
+      const [order] = await supplierOrders(store.shopDomain);
+      expect(order.shipping_address).toMatchObject({ address1: '9 New Road', city: 'Y' });
+    });
+
+    it('updates a placed, unshipped supplier order once per version, and ignores an older one', async () => {
+      const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+      await jobReaches(api, jobId, 'completed');
+      await update(reseller.shopDomain, resellerSecret, { ...payload, email: 'new@example.com', updated_at: at(5) });
+      await eventually(async () => (await supplierOrders(store.shopDomain))[0].email === 'new@example.com');
+      // An older version arrives late: nothing changes.
+      await update(reseller.shopDomain, resellerSecret, { ...payload, email: 'old@example.com', updated_at: at(2) });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect((await supplierOrders(store.shopDomain))[0].email).toBe('new@example.com');
+      const puts = (await sim().calls()).filter((c) => c.shopDomain === store.shopDomain && c.method === 'PUT');
+      expect(puts).toHaveLength(1);
+      expect((await job(api, jobId)).attention).toBeNull();
+    });
+
+    it('never applies changed line items on its own: the job needs a person, audited', async () => {
+      const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+      await jobReaches(api, jobId, 'completed');
+      const fewer = { ...payload, line_items: [{ ...payload.line_items[0], quantity: 1 }], updated_at: at(7) };
+      await update(reseller.shopDomain, resellerSecret, fewer);
+      const flagged = await eventually(async () => {
+        const current = await job(api, jobId);
+        return current.attention && current;
+      });
+      expect(flagged.attention.reason).toMatch(/line items changed/);
+      expect((await supplierOrders(store.shopDomain))[0].line_items[0].quantity).toBe(2);
+      const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+      expect(audit.map((e: any) => e.action)).toEqual(['sync_job.attention_required']);
+    });
+  });
 });

@@ -159,7 +159,13 @@ describe('OpenAPI document', () => {
   });
 
   it('has every platform webhook topic in `webhooks`, with their headers', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual(['fulfillments/create', 'fulfillments/update', 'orders/create']);
+    expect(Object.keys(doc.webhooks).sort()).toEqual([
+      'fulfillments/create',
+      'fulfillments/update',
+      'orders/cancelled',
+      'orders/create',
+      'orders/updated',
+    ]);
     for (const [route, topic] of routes
       .filter((r) => r.auth === 'webhook')
       .flatMap((r) => webhookTopics[r.name].topics.map((t) => [r, t] as const))) {

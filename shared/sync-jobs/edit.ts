@@ -1,0 +1,176 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import type { Deps } from '../aws/deps.js';
+import { now, syncJobId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import type { JsonText } from '../domain/json-text.js';
+import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
+import { TABLE, transactWrite } from '../dynamo/table.js';
+import { UpdateBuilder } from '../dynamo/update.js';
+import { orderText } from '../entities/order-body.js';
+import { type OrderEdits, type SyncJob, syncJobKey } from '../entities/sync-job.js';
+import { classify } from '../platforms/failure.js';
+import type { OrderChanges } from '../platforms/port.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import { withEdits } from './job-order.js';
+import { jobMessage } from './message.js';
+import { enqueueJobs } from './queue.js';
+import { loadJob } from './sync-jobs.js';
+
+/**
+ * Edits by the reseller (CONTRACT.md §10.6): `orders/updated`. A changed shipping address, email,
+ * note or note attributes is kept on each job of the order (`orderEdits`, laid over the stored
+ * order, which stays as it was signed): a job not placed yet places the latest; a placed supplier
+ * order is updated through its platform by the sync worker (`purpose: 'update'`), unless something
+ * of it has shipped, which the job then says (`attention`). Changed line items are never applied
+ * to a supplier on their own: every job of the order gets `attention`, audited. An update older
+ * (by `updated_at`) than the last applied changes nothing.
+ */
+
+const FIELDS = ['email', 'shippingAddress', 'note', 'noteAttributes'] as const;
+type EditedField = (typeof FIELDS)[number];
+
+const textOf = (value: JsonText | null) => (value === null ? 'null' : value.text);
+
+/** The line items as an edit compares them: which item, how many, from whom. */
+const linesOf = (order: ResellerOrder) =>
+  JSON.stringify(order.lineItems.map((line) => [line.id, line.quantity, line.vendor, line.giftCard]));
+
+/** Sets `attention` on the job (and audits it), conditional on the generation read. */
+const needsAttention = async (job: SyncJob, reason: string) => {
+  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
+  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
+  try {
+    await transactWrite([
+      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
+      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
+    ]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+};
+
+/** Writes the job's edits, conditional on the version it had when read (a concurrent update wins once). */
+const keepEdits = async (job: SyncJob, edits: OrderEdits) => {
+  const update = new UpdateBuilder().setAttributes({ orderEdits: edits });
+  const read = job.orderEdits?.updatedAt;
+  if (read === undefined) update.when(`attribute_not_exists(${update.name('orderEdits')})`);
+  else update.when(`${update.name('orderEdits')}.${update.name('updatedAt')} = ${update.value('read', read)}`);
+  try {
+    await transactWrite([{ Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } }]);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+};
+
+/** Whether anything of the job's supplier order has shipped (a parcel on its way or delivered). */
+const hasShipped = (job: SyncJob) => Object.values(job.fulfillments).some((entry) => entry.status !== 'ignored');
+
+/**
+ * A verified `orders/updated` of a reseller store. Answers the ids of the order's jobs; none when
+ * the order never reached the service (the update then waits for no one: its create carries the
+ * order as it is then).
+ */
+export const editResellerOrder = async (
+  reseller: { id: string },
+  rawBody: Buffer,
+  updatedAt: string,
+  requestId?: string,
+): Promise<string[]> => {
+  const reading = readResellerOrder(rawBody.toString('utf8'));
+  if (!reading.ok) return [];
+  const latest = reading.order;
+  const first = await loadJob(syncJobId(reseller.id, latest.externalOrderId, 0), true);
+  if (!first) return [];
+  const stored = readResellerOrder(await orderText(first));
+  if (!stored.ok) return [];
+  const ids = first.orderJobIds ?? [first.id];
+  const linesChanged = linesOf(stored.order) !== linesOf(latest);
+  for (const id of ids) {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const job = await loadJob(id, true);
+      if (!job || (await editJob(job, stored.order, latest, updatedAt, linesChanged, requestId))) break;
+    }
+  }
+  return ids;
+};
+
+/** One job's part of an edit; false when the job moved meanwhile (the caller reads it again). */
+const editJob = async (
+  job: SyncJob,
+  stored: ResellerOrder,
+  latest: ResellerOrder,
+  updatedAt: string,
+  linesChanged: boolean,
+  requestId?: string,
+): Promise<boolean> => {
+  if (job.orderEdits && updatedAt <= job.orderEdits.updatedAt) return true; // older, or the same again
+  if (job.status === 'cancelled' || job.status === 'dead') return true;
+  if (linesChanged && !job.attention) {
+    if (!(await needsAttention(job, "the order's line items changed: apply them on the supplier by hand")))
+      return false;
+  }
+  const current = withEdits(stored, job.orderEdits);
+  const changed = FIELDS.filter((field) => textOf(current[field]) !== textOf(latest[field]));
+  const edits: OrderEdits = { ...(job.orderEdits ?? {}), updatedAt };
+  for (const field of changed) edits[field] = textOf(latest[field]);
+  if (!changed.length && !job.orderEdits) return true;
+  if (!(await keepEdits(job, edits))) return false;
+  if (!changed.length || job.status !== 'completed') return true; // not placed yet: it places the latest
+  if (hasShipped(job)) {
+    await needsAttention(job, `the order was edited (${changed.join(', ')}) after its supplier shipped: not applied`);
+    return true;
+  }
+  await enqueueJobs([{ ...jobMessage(job, 'webhook', requestId), purpose: 'update' }]);
+  return true;
+};
+
+const parsed = (text: string | undefined) => (text === undefined ? undefined : JSON.parse(text));
+
+/** The platform's changes of an edit: the fields it changed, as values. */
+const changesOf = (edits: OrderEdits): OrderChanges => {
+  const changes: OrderChanges = {};
+  const fields: Record<EditedField, (value: unknown) => void> = {
+    email: (v) => typeof v === 'string' && Object.assign(changes, { email: v }),
+    shippingAddress: (v) => v && typeof v === 'object' && Object.assign(changes, { shippingAddress: v }),
+    note: (v) => (typeof v === 'string' || v === null) && Object.assign(changes, { note: v }),
+    noteAttributes: (v) => Array.isArray(v) && Object.assign(changes, { noteAttributes: v }),
+  };
+  for (const field of FIELDS) if (edits[field] !== undefined) fields[field](parsed(edits[field]));
+  return changes;
+};
+
+/**
+ * A `purpose: 'update'` message: the placed supplier order gets the job's latest edits through its
+ * platform, with a key per version. Refused (it has shipped or is cancelled, 422): the job says so
+ * (`attention`). 429 and transient failures: `retry`.
+ */
+export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+  const edits = job.orderEdits;
+  if (job.status !== 'completed' || !edits || edits.sentAt === edits.updatedAt || !job.sourceOrderId) return 'done';
+  const source = await loadSourceStore(job.sourceStoreId);
+  if (!source) return 'done';
+  const shop = await shopConnection(deps.cipher, source);
+  try {
+    await deps
+      .platforms(shop.platform)
+      .updateOrder(shop, job.sourceOrderId, changesOf(edits), `update:${job.id}:${edits.updatedAt}`);
+  } catch (error) {
+    const failure = classify(error, 'internal error while updating the order');
+    if (failure.kind !== 'permanent') return 'retry';
+    await needsAttention(job, `the supplier order could not be updated: ${failure.reason}`);
+    return 'done';
+  }
+  await keepEdits(job, { ...edits, sentAt: edits.updatedAt });
+  logger.info('supplier order updated with the reseller’s edits');
+  return 'done';
+};
+
+/** An update message that used up its receives: never silent, the job says so (`attention`). */
+export const updateGaveUp = (job: SyncJob) =>
+  needsAttention(job, 'the supplier order could not be updated with the reseller’s edits: every attempt failed');
