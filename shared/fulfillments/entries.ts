@@ -278,6 +278,8 @@ export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment,
       } else {
         update.set(update.path, 'entry', entry);
         update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
+        // Planned against the parcels read: one added meanwhile may hold the same items, so plan again.
+        if (plan.kind !== 'whole') update.when(sameEntryCount(update, Object.keys(job.fulfillments).length));
       }
       if (!(await tryUpdate(jobId, update))) return 'again';
       if (plan.kind === 'ignored')

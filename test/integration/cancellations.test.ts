@@ -95,6 +95,28 @@ describe('cancellations through the local runtime', () => {
     expect(listed.map((j: any) => j.id)).toEqual([jobId]);
   });
 
+  it('cancels the supplier order exactly once when the worker dies between the cancel call and its record', async () => {
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    await jobReaches(api, jobId, 'completed');
+    // The worker's first transaction after the cancel call is the one that records it: it dies there.
+    const crash = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'TransactWriteItems',
+      action: 'crash',
+    });
+    await cancel(reseller.shopDomain, resellerSecret, payload.id);
+    await jobReaches(api, jobId, 'cancelled', 30_000);
+    expect(crash.hits).toHaveLength(1);
+    const calls = (await sim().calls()).filter(
+      (c) => c.shopDomain === store.shopDomain && c.path.endsWith('/cancel.json'),
+    );
+    // Called again after the crash, under the same key: the supplier cancelled its order once.
+    expect(calls.map((c) => c.idempotencyKey)).toEqual([`cancel:${jobId}`, `cancel:${jobId}`]);
+    const [order] = await supplierOrders(store.shopDomain);
+    expect(order.cancelled_at).toEqual(expect.any(String));
+  });
+
   it('never places a pending job held behind a throttling supplier, nor a dead one', async () => {
     const throttled = await placeOrder({ accessToken: 'tok_fail429' });
     await eventually(async () => (await job(throttled.api, throttled.jobId)).attempts >= 1);

@@ -250,6 +250,21 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled['1']).toBe(2);
   });
 
+  it('never lets two parcels that arrive at once claim the same items', async () => {
+    const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
+    const [mug] = supplierOrders.a.line_items as any[];
+    const both = [1, 2].map(() => parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }] }));
+    const receipts = await Promise.all(both.map((body) => send(stores.a, secrets.a, body)));
+    expect(receipts.map((r) => r.status)).toEqual([200, 200]);
+    const settled = await eventually(async () => {
+      const job = await jobNow(api, jobs.a.id);
+      const statuses = (job.fulfillments as any[]).map((f) => f.status).sort();
+      return statuses.join() === 'delivered,ignored' && job;
+    }, 30_000);
+    expect(settled.lineItems.map((l: any) => l.fulfilledQuantity)).toEqual([2, 0]);
+    expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled).toEqual({ '1': 2, '2': 0, '3': 0 });
+  });
+
   it('takes an update of a fulfillment it never received as its create', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [, cup] = supplierOrders.a.line_items as any[];
