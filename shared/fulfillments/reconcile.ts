@@ -33,7 +33,8 @@ export const reconcilePropagations = async (
 ) => {
   const open = Object.values(job.fulfillments).filter(isPropagating);
   if (!open.length) {
-    if (job.status === 'completed') await leavePropagating(job);
+    // A job whose supplier order is being cancelled stays: the reconciler watches that too (sync-jobs/cancel.ts).
+    if (job.status === 'completed' && job.cancellation?.status !== 'requested') await leavePropagating(job);
     return;
   }
   report.propagating += open.length;

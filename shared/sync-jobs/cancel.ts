@@ -6,11 +6,13 @@ import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
+import { isPropagating } from '../entities/fulfillment-entry.js';
 import { orderCancellationItem } from '../entities/order-cancellation.js';
-import { type Cancellation, type SyncJob, syncJobKey } from '../entities/sync-job.js';
+import { type Cancellation, propagationIndex, type SyncJob, syncJobKey } from '../entities/sync-job.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -44,17 +46,29 @@ const cancelMove = async (
   move: MoveName,
   cancellation: Cancellation,
   audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
+  add?: Record<string, number>,
 ) => {
   const at = now();
   const ended = move === 'cancel' || move === 'cancelPlaced';
+  // A completed job whose supplier order is being cancelled is among the jobs with work in flight
+  // (GSI3's propagating set), where the reconciler finds a cancellation whose message was lost; the
+  // move that ends the cancellation takes it out, unless a fulfillment of it is still on its way.
+  const watched = move === 'requestCancel';
+  const unwatched =
+    (move === 'cancelPlaced' || move === 'declineCancel') && !Object.values(job.fulfillments).some(isPropagating);
   try {
     await transactWrite([
       moveItem({
         move,
         job,
         at,
-        set: { cancellation, ...(ended ? { cancelledAt: at } : {}) },
-        remove: ended ? WAIT_ATTRIBUTES : [],
+        set: {
+          cancellation,
+          ...(ended ? { cancelledAt: at } : {}),
+          ...(watched ? propagationIndex(job, true).set : {}),
+        },
+        ...(add ? { add } : {}),
+        remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
       }),
       ...(audit
         ? [
@@ -260,4 +274,22 @@ export const cancellationGaveUp = async (job: SyncJob) => {
     throw error;
   }
   logger.error('cancelling the supplier order kept failing; the job needs a person', { reason });
+};
+
+/**
+ * The reconciler's part: a completed job whose cancellation stayed `requested` past its lease (its
+ * message lost: a send that failed with no redelivery of the webhook after it) is sent a fresh one;
+ * after MAX_RESENDS without an end, the job needs a person. Answers whether it acted.
+ */
+export const resendCancellation = async (job: SyncJob) => {
+  const cancellation = job.cancellation;
+  if (job.status !== 'completed' || cancellation?.status !== 'requested' || job.attention) return false;
+  if (job.resends >= MAX_RESENDS) {
+    await cancellationGaveUp(job);
+    return true;
+  }
+  if (!(await cancelMove(job, 'requestCancel', cancellation, undefined, { resends: 1 }))) return false;
+  await enqueueJobs([{ ...jobMessage({ ...job, generation: job.generation + 1 }, 'reconciler'), purpose: 'cancel' }]);
+  logger.warn('stalled cancellation sent a new message', { resends: job.resends + 1 });
+  return true;
 };

@@ -10,6 +10,7 @@ import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { jobLogContext, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
+import { resendCancellation } from './cancel.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
 import { resendJob } from './moves.js';
@@ -40,6 +41,8 @@ export interface ReconcileReport extends PropagationReport {
   killed: number;
   /** Stalled jobs found placed on the supplier, and completed. */
   found: number;
+  /** Cancellations of placed orders whose message was lost, sent again (or given to a person). */
+  cancellationsResent: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
   /** Jobs the run could not handle (logged each); the next run tries them again. */
@@ -55,6 +58,7 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     propagating: 0,
     propagationsResent: 0,
     propagationsDead: 0,
+    cancellationsResent: 0,
     readUnits: 0,
     errors: 0,
   };
@@ -79,11 +83,26 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     ),
     ...inFlight.propagating.allPartitions().map((partition) =>
       eachJob(partition, report, async (jobs) => {
-        await Promise.all(jobs.map((job) => handle(job, () => reconcilePropagations(job, leaseSeconds, at, report))));
+        await Promise.all(
+          jobs.map((job) =>
+            handle(job, async () => {
+              if (job.cancellation?.status === 'requested' && leaseEnd(job, leaseSeconds) <= at) {
+                if (await resendCancellation(job)) report.cancellationsResent++;
+              }
+              await reconcilePropagations(job, leaseSeconds, at, report);
+            }),
+          ),
+        );
       }),
     ),
   ]);
-  const acted = report.resent + report.killed + report.found + report.propagationsResent + report.propagationsDead;
+  const acted =
+    report.resent +
+    report.killed +
+    report.found +
+    report.propagationsResent +
+    report.propagationsDead +
+    report.cancellationsResent;
   if (acted) logger.warn('reconciler acted on stalled work', { ...report });
   if (report.errors) throw new Error(`the reconciler could not handle ${report.errors} job(s); see the lines before`);
   return report;

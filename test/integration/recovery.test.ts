@@ -90,6 +90,37 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
   });
 
+  it('cancels a placed order whose cancellation message was lost, once its lease is up', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'LostCancel' });
+    const payload = orderPayload([{ vendor: 'LostCancel', price: '10.00' }]);
+    const [id] = (await order(payload)).body.syncJobIds;
+    await jobReaches(id, 'completed');
+    // The cancellation is recorded, and its message never leaves (nothing reports it).
+    const lost = service.runtime.faults.inject({
+      function: 'OrdersWebhook',
+      service: 'SQS',
+      command: 'SendMessage',
+      action: 'drop',
+    });
+    const cancelled = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body: { id: payload.id, cancel_reason: 'customer' },
+      topic: 'orders/cancelled',
+    });
+    expect(cancelled.status).toBe(200);
+    expect(lost.hits).toHaveLength(1);
+    expect(await job(id)).toMatchObject({ status: 'completed', cancellation: { status: 'requested' } });
+
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ cancellationsResent: 0 });
+    await pastLease();
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ cancellationsResent: 1 });
+    await jobReaches(id, 'cancelled');
+    expect((await simOrders(supplier.shopDomain))[0].cancelled_at).toEqual(expect.any(String));
+    // Ended, it leaves the reconciler's view: a later run reads nothing of it.
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ cancellationsResent: 0 });
+  });
+
   it('completes an order whose function died between writing its job and sending the message', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Died' });
     // The send never happens and nothing reports it: what a crash right after the write leaves.
