@@ -265,6 +265,43 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled).toEqual({ '1': 2, '2': 0, '3': 0 });
   });
 
+  it('updates the tracking once when the worker dies between the update call and its record', async () => {
+    const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
+    const shipped = parcel(supplierOrders.a.id, { updated_at: '2026-11-25T10:00:00Z' });
+    await send(stores.a, secrets.a, shipped);
+    await fulfillmentReaches(api, jobs.a.id, shipped.id, 'delivered');
+    // The worker's write that records the update: its environment dies there, once.
+    const crash = service.runtime.faults.inject({
+      function: 'FulfillmentWorker',
+      service: 'DynamoDB',
+      command: 'UpdateItem',
+      match: { ExpressionAttributeValues: { ':status': 'delivered' } },
+      action: 'crash',
+    });
+    const corrected = {
+      ...shipped,
+      tracking_number: '1ZCRASH',
+      tracking_numbers: ['1ZCRASH'],
+      updated_at: '2026-11-25T10:05:00Z',
+    };
+    await send(stores.a, secrets.a, corrected, 'fulfillments/update');
+    await eventually(
+      async () =>
+        (await jobNow(api, jobs.a.id)).fulfillment?.trackingNumber === '1ZCRASH' &&
+        (await jobNow(api, jobs.a.id)).fulfillment?.status === 'delivered',
+      30_000,
+    );
+    expect(crash.hits).toHaveLength(1);
+    const updates = (await sim().calls()).filter(
+      (c) => c.shopDomain === reseller.shopDomain && c.path.endsWith('/update_tracking.json'),
+    );
+    // Sent again after the crash under the same key: the reseller's fulfillment changed once.
+    expect(updates).toHaveLength(2);
+    expect(new Set(updates.map((c) => c.idempotencyKey)).size).toBe(1);
+    const [onReseller] = (await resellerOrder(reseller.shopDomain, payload.id)).fulfillments;
+    expect(onReseller.tracking_number).toBe('1ZCRASH');
+  });
+
   it('takes an update of a fulfillment it never received as its create', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [, cup] = supplierOrders.a.line_items as any[];
