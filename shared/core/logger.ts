@@ -43,10 +43,10 @@ export const withLogContext = <T>(attributes: LogAttributes, work: () => Promise
   workContext.run({ ...workContext.getStore(), ...withoutUndefined(attributes) }, work);
 
 /**
- * A queue record's work, in its log context. An unexpected error is logged there, where the job's
- * attributes still are (the batch processor only reports the record as failed), then thrown on.
+ * A queue message's work, in its log context. An unexpected error is logged there, where the job's
+ * attributes still are (the batch processor only reports the message as failed), then thrown on.
  */
-export const withRecordContext = <T>(attributes: LogAttributes, unexpected: string, work: () => Promise<T>) =>
+export const withMessageContext = <T>(attributes: LogAttributes, unexpected: string, work: () => Promise<T>) =>
   withLogContext(attributes, async () => {
     try {
       return await work();

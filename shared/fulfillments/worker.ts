@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
-import { addLogContext, logger, withRecordContext } from '../core/logger.js';
+import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
@@ -45,7 +45,7 @@ export const processFulfillmentMessage = async (deps: Deps, received: SQSRecord)
     sourceFulfillmentId: message.sourceFulfillmentId,
     request_id: message.requestId,
   };
-  return withRecordContext(context, 'fulfillment failed unexpectedly; SQS will retry', () =>
+  return withMessageContext(context, 'fulfillment failed unexpectedly; SQS will retry', () =>
     deliver(deps, message, received),
   );
 };

@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
-import { addLogContext, logger, withRecordContext } from '../core/logger.js';
+import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
@@ -46,7 +46,7 @@ export const processSyncMessage = async (deps: Deps, received: SQSRecord): Promi
     logger.error('dropping a malformed sync message', { messageId: received.messageId });
     return 'done';
   }
-  return withRecordContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
+  return withMessageContext(messageLogContext(message), 'sync job failed unexpectedly; SQS will retry', () =>
     message.purpose ? changePlaced(deps, message) : placeOrder(deps, message, received),
   );
 };
