@@ -608,3 +608,70 @@ describe('sync worker: processSyncMessage', () => {
     });
   });
 });
+
+describe('sync worker: a job whose order was cancelled (CONTRACT.md §10.4)', () => {
+  const flagged = {
+    ...job,
+    cancellation: {
+      requestedBy: 'reseller',
+      status: 'requested',
+      reason: 'customer',
+      requestedAt: '2026-11-21T05:00:00.000Z',
+      endedAt: null,
+    },
+  };
+
+  beforeEach(() => {
+    dynamo.reset();
+    sqs.reset();
+    kmsMock.reset();
+    createOrder.mockReset();
+    findOrder.mockReset();
+    kmsMock
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+    sqs.on(SendMessageCommand).resolves({});
+    dynamo.on(TransactWriteCommand).resolves({});
+  });
+
+  it('ends a claimed job that nothing placed cancelled, and places nothing', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: flagged });
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    expect(createOrder).not.toHaveBeenCalled();
+    expect(findOrder).not.toHaveBeenCalled();
+    const [cancel] = dynamo.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
+    expect(cancel[0].Update!.ExpressionAttributeValues).toMatchObject({
+      ':status': 'cancelled',
+      ':from': 'processing',
+    });
+    expect(cancel[1].Put!.Item).toMatchObject({ action: 'sync_job.cancelled' });
+  });
+
+  it('looks up an order an earlier attempt may have placed: found, it completes and its cancellation is sent', async () => {
+    const placedBefore = {
+      ...flagged,
+      attempts: 2,
+      attemptLog: [{ n: 1, g: 1, t: 'webhook', o: 'failed', a: Date.parse(job.createdAt), d: 5 }],
+    };
+    dynamo
+      .on(UpdateCommand)
+      .resolves({ Attributes: { ...placedBefore, status: 'completed', sourceOrderId: '7001' } })
+      .on(UpdateCommand, {
+        ConditionExpression: '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
+      })
+      .resolves({ Attributes: placedBefore });
+    findOrder.mockResolvedValue({ orderId: '7001' });
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    expect(createOrder).not.toHaveBeenCalled();
+    expect(findOrder).toHaveBeenCalledWith(expect.anything(), 'reseller.myshopify.com:5551234:sj_1');
+    const found = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
+    expect(found.ExpressionAttributeValues).toMatchObject({ ':status': 'completed', ':sourceOrderId': '7001' });
+    const sent = sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
+    expect(sent).toEqual([expect.objectContaining({ jobId: 'sj_1', purpose: 'cancel' })]);
+  });
+});
