@@ -650,7 +650,7 @@ describe('sync worker: a job whose order was cancelled (CONTRACT.md §10.4)', ()
     expect(cancel[1].Put!.Item).toMatchObject({ action: 'sync_job.cancelled' });
   });
 
-  it('looks up an order an earlier attempt may have placed: found, it completes and its cancellation is sent', async () => {
+  it('looks up an order an earlier attempt may have placed: found, it completes, its cancellation sent', async () => {
     const placedBefore = {
       ...flagged,
       attempts: 2,
