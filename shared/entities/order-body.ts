@@ -2,7 +2,7 @@ import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { syncJobId } from '../core/ids.js';
 import type { JsonText } from '../domain/json-text.js';
-import { readResellerOrder } from '../domain/reseller-order.js';
+import { type ResellerLineItem, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
@@ -134,11 +134,11 @@ const textOf = (value: JsonText | null): string | null => {
 };
 
 /**
- * The reseller line items a job carries, in order, derived from the stored order (its lines whose
- * vendor is the job's tag) and the job's `sourceLines`; undefined when the stored order cannot be
- * read. Nothing of this is stored per line but the supplier's id and price: the job item stays small.
+ * The stored order's line items the job carries (those whose vendor is its tag), read exactly as the
+ * webhook read them; undefined when the stored order cannot be read. What every view of a job's
+ * lines starts from: its lines as shown, as a lookup compares them, as a parcel ships them.
  */
-export const jobLines = async (job: SyncJob): Promise<JobLine[] | undefined> => {
+export const jobItems = async (job: SyncJob): Promise<ResellerLineItem[] | undefined> => {
   let text: string;
   try {
     text = await orderText(job);
@@ -147,8 +147,16 @@ export const jobLines = async (job: SyncJob): Promise<JobLine[] | undefined> => 
     throw error;
   }
   const reading = readResellerOrder(text);
-  if (!reading.ok) return undefined;
-  return itemsOfVendorTag(reading.order.lineItems, job.vendorTag).map((line, i) => ({
+  return reading.ok ? itemsOfVendorTag(reading.order.lineItems, job.vendorTag) : undefined;
+};
+
+/**
+ * The reseller line items a job carries, in order, derived from the stored order (its lines whose
+ * vendor is the job's tag) and the job's `sourceLines`; undefined when the stored order cannot be
+ * read. Nothing of this is stored per line but the supplier's id and price: the job item stays small.
+ */
+export const jobLines = async (job: SyncJob): Promise<JobLine[] | undefined> =>
+  (await jobItems(job))?.map((line, i) => ({
     resellerLineItemId: line.id,
     sourceLineItemId: job.sourceLines?.[i]?.id ?? null,
     sku: textOf(line.sku),
@@ -158,4 +166,3 @@ export const jobLines = async (job: SyncJob): Promise<JobLine[] | undefined> => 
     price: line.price,
     sourcePrice: job.sourceLines?.[i]?.price ?? null,
   }));
-};

@@ -1,6 +1,4 @@
-import { readResellerOrder } from '../domain/reseller-order.js';
-import { itemsOfVendorTag } from '../domain/routing.js';
-import { orderText, UnplaceableOrderError } from '../entities/order-body.js';
+import { jobItems } from '../entities/order-body.js';
 import type { SyncJob } from '../entities/sync-job.js';
 
 /**
@@ -9,16 +7,7 @@ import type { SyncJob } from '../entities/sync-job.js';
  * Undefined when a line has no id (the order is then fulfilled without line items, as before).
  */
 export const jobLineItems = async (job: SyncJob): Promise<Array<{ id: string; quantity: number }> | undefined> => {
-  let text: string;
-  try {
-    text = await orderText(job);
-  } catch (error) {
-    if (error instanceof UnplaceableOrderError) return undefined;
-    throw error;
-  }
-  const reading = readResellerOrder(text);
-  if (!reading.ok) return undefined;
-  const lines = itemsOfVendorTag(reading.order.lineItems, job.vendorTag);
-  if (lines.length === 0 || lines.some((line) => line.id === null)) return undefined;
+  const lines = await jobItems(job);
+  if (!lines || lines.length === 0 || lines.some((line) => line.id === null)) return undefined;
   return lines.map((line) => ({ id: line.id!, quantity: line.quantity }));
 };

@@ -4,7 +4,7 @@ import type { PricingConfig } from '../domain/pricing.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
-import { orderText, UnplaceableOrderError } from '../entities/order-body.js';
+import { jobItems, orderText, UnplaceableOrderError } from '../entities/order-body.js';
 import type { OrderEdits, SourceLine, SyncJob } from '../entities/sync-job.js';
 
 /**
@@ -37,22 +37,8 @@ export const supplierOrderFor = async (
  * The lines the job places, as a lookup compares them (`sameLines`): its items of the stored order,
  * with no prices, so a change of pricing does not matter. Undefined when the order cannot be read.
  */
-export const jobLineSummaries = async (job: SyncJob): Promise<LineSummary[] | undefined> => {
-  let text: string;
-  try {
-    text = await orderText(job);
-  } catch (error) {
-    if (error instanceof UnplaceableOrderError) return undefined;
-    throw error;
-  }
-  const reading = readResellerOrder(text);
-  if (!reading.ok) return undefined;
-  return itemsOfVendorTag(reading.order.lineItems, job.vendorTag).map((item) => ({
-    sku: summaryText(item.sku),
-    quantity: item.quantity,
-    vendor: item.vendor,
-  }));
-};
+export const jobLineSummaries = async (job: SyncJob): Promise<LineSummary[] | undefined> =>
+  (await jobItems(job))?.map((item) => ({ sku: summaryText(item.sku), quantity: item.quantity, vendor: item.vendor }));
 
 /**
  * The job's lines as placed (CONTRACT.md §10.1): the supplier's id of each (its answer lists them in
