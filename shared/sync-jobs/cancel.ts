@@ -9,17 +9,16 @@ import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
 import { isPropagating } from '../entities/fulfillment-entry.js';
 import { orderCancellationItem } from '../entities/order-cancellation.js';
-import { type Cancellation, propagationIndex, type SyncJob, syncJobKey } from '../entities/sync-job.js';
+import { type Cancellation, propagationIndex, type SyncJob } from '../entities/sync-job.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
-import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
+import { moveItem, needsAttention, WAIT_ATTRIBUTES } from './moves.js';
 import { enqueueJobs } from './queue.js';
 import type { MoveName } from './state-machine.js';
 import { loadJob, loadJobs } from './sync-jobs.js';
@@ -118,7 +117,7 @@ export const cancelNow = (job: SyncJob, cancellation: Cancellation) =>
 export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
   if (!(await cancelMove(job, 'requestCancel', { ...cancellation, status: 'requested' }))) return false;
   const generation = job.generation + 1;
-  await enqueueJobs([{ ...jobMessage({ ...job, generation }, 'webhook', requestId), purpose: 'cancel' }]);
+  await enqueueJobs([jobMessage({ ...job, generation }, 'webhook', requestId, 'cancel')]);
   return true;
 };
 
@@ -130,7 +129,7 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
   // A redelivery while the supplier's cancellation is on its way sends its message again (the send
   // that followed the first delivery may have failed); the platform's key makes it one cancellation.
   if (job.status === 'completed' && job.cancellation?.status === 'requested') {
-    await enqueueJobs([{ ...jobMessage(job, 'webhook', requestId), purpose: 'cancel' }]);
+    await enqueueJobs([jobMessage(job, 'webhook', requestId, 'cancel')]);
     return true;
   }
   if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
@@ -262,18 +261,9 @@ export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
 export const cancellationGaveUp = async (job: SyncJob) => {
   const reason =
     'the supplier order could not be cancelled: every attempt failed (see the failures logged for the job)';
-  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
-  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
-  try {
-    await transactWrite([
-      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
-      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return;
-    throw error;
+  if (await needsAttention(job, reason)) {
+    logger.error('cancelling the supplier order kept failing; the job needs a person', { reason });
   }
-  logger.error('cancelling the supplier order kept failing; the job needs a person', { reason });
 };
 
 /**
@@ -289,7 +279,7 @@ export const resendCancellation = async (job: SyncJob) => {
     return true;
   }
   if (!(await cancelMove(job, 'requestCancel', cancellation, undefined, { resends: 1 }))) return false;
-  await enqueueJobs([{ ...jobMessage({ ...job, generation: job.generation + 1 }, 'reconciler'), purpose: 'cancel' }]);
+  await enqueueJobs([jobMessage({ ...job, generation: job.generation + 1 }, 'reconciler', undefined, 'cancel')]);
   logger.warn('stalled cancellation sent a new message', { resends: job.resends + 1 });
   return true;
 };

@@ -1,7 +1,6 @@
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
-import { now, syncJobId } from '../core/ids.js';
+import { syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
@@ -15,6 +14,7 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { withEdits } from './job-order.js';
 import { jobMessage } from './message.js';
+import { needsAttention } from './moves.js';
 import { enqueueJobs } from './queue.js';
 import { loadJob } from './sync-jobs.js';
 
@@ -36,22 +36,6 @@ const textOf = (value: JsonText | null) => (value === null ? 'null' : value.text
 /** The line items as an edit compares them: which item, how many, from whom. */
 const linesOf = (order: ResellerOrder) =>
   JSON.stringify(order.lineItems.map((line) => [line.id, line.quantity, line.vendor, line.giftCard]));
-
-/** Sets `attention` on the job (and audits it), conditional on the generation read. */
-const needsAttention = async (job: SyncJob, reason: string) => {
-  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
-  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
-  try {
-    await transactWrite([
-      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
-      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
-    ]);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
-    throw error;
-  }
-};
 
 /** Writes the job's edits, conditional on the version it had when read (a concurrent update wins once). */
 const keepEdits = async (job: SyncJob, edits: OrderEdits) => {
@@ -126,7 +110,7 @@ const editJob = async (
     await needsAttention(job, `the order was edited (${changed.join(', ')}) after its supplier shipped: not applied`);
     return true;
   }
-  await enqueueJobs([{ ...jobMessage(job, 'webhook', requestId), purpose: 'update' }]);
+  await enqueueJobs([jobMessage(job, 'webhook', requestId, 'update')]);
   return true;
 };
 

@@ -30,11 +30,15 @@ export interface JobMessage {
   purpose?: 'cancel' | 'update';
 }
 
-/** The message of a job's current generation, sent by `trigger` (request `requestId`, if any). */
+/**
+ * The message of a job's current generation, sent by `trigger` (request `requestId`, if any);
+ * `purpose`: what it does to a placed order, when it does not place one.
+ */
 export const jobMessage = (
   job: { id: string; generation: number; resellerStoreId: string; externalOrderId: string },
   trigger: AttemptTrigger,
   requestId?: string,
+  purpose?: JobMessage['purpose'],
 ): JobMessage => ({
   jobId: job.id,
   generation: job.generation,
@@ -42,6 +46,7 @@ export const jobMessage = (
   requestId,
   resellerStoreId: job.resellerStoreId,
   externalOrderId: job.externalOrderId,
+  ...(purpose ? { purpose } : {}),
 });
 
 /** What a message tells the log lines of its handler, before anything is read. */

@@ -6,8 +6,16 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { UpdateBuilder } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from '../entities/attempt.js';
-import { lookupEntry, type SourceLine, type SyncJob, sourceLinesAttribute, syncJobFrom } from '../entities/sync-job.js';
+import {
+  lookupEntry,
+  type SourceLine,
+  type SyncJob,
+  sourceLinesAttribute,
+  syncJobFrom,
+  syncJobKey,
+} from '../entities/sync-job.js';
 import type { JobMessage } from './message.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 
@@ -180,6 +188,26 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
       }),
     ]);
     countMetric(BUSINESS_METRICS.jobsDead);
+    return true;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) return false;
+    throw error;
+  }
+};
+
+/**
+ * What needs a person (CONTRACT.md §10.6): `attention` on the job with why, and its
+ * `sync_job.attention_required` audit entry, in one transaction conditional on the generation read.
+ * False when the job moved meanwhile. Not a move: the job stays in its state.
+ */
+export const needsAttention = async (job: SyncJob, reason: string) => {
+  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
+  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
+  try {
+    await transactWrite([
+      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
+      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
+    ]);
     return true;
   } catch (error) {
     if (error instanceof TransactionCanceledException) return false;

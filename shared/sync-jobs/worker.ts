@@ -143,7 +143,7 @@ const placeOrder = async (deps: Deps, message: JobMessage, received: SQSRecord):
         await requestSupplierCancel(completed, completed.cancellation, message.requestId);
       } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
         // Edited while this attempt was under way: the order just placed gets the edits.
-        await enqueueJobs([{ ...jobMessage(completed, 'webhook', message.requestId), purpose: 'update' }]);
+        await enqueueJobs([jobMessage(completed, 'webhook', message.requestId, 'update')]);
       }
     }
     return 'done';
