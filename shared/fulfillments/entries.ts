@@ -28,8 +28,7 @@ import type { Tracking } from '../platforms/port.js';
  */
 
 /** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
-export const loadJobWithFulfillments = (jobId: string) =>
-  getItem(syncJobKey(jobId), syncJobOrNothing, true).then((job) => job ?? undefined);
+export const loadJobWithFulfillments = (jobId: string) => getItem(syncJobKey(jobId), syncJobOrNothing, true);
 
 /**
  * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's

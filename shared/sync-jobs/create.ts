@@ -22,7 +22,6 @@ import {
 } from '../entities/order-cancellation.js';
 import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem, syncJobKey } from '../entities/sync-job.js';
 import { MOVES } from '../sync-jobs/state-machine.js';
-import { loadJob } from '../sync-jobs/sync-jobs.js';
 
 /**
  * Writing an order's jobs exactly once (docs/hostile-input.md, "Any number of suppliers").
@@ -179,11 +178,12 @@ export const createJobsForOrder = async (
     }
   } catch (error) {
     if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
-    const cancelled = await getItem(syncJobKey(jobs[0].id), (item) => item, true);
-    if (cancelled && isOrderCancellation(cancelled)) {
-      return createCancelled(jobs, partItems, orderCancellationFrom(jobs[0].id, cancelled));
+    // One read of what holds the first job's key: the first job, or a cancellation that came first.
+    const found = await getItem(syncJobKey(jobs[0].id), (item) => item, true);
+    if (found && isOrderCancellation(found)) {
+      return createCancelled(jobs, partItems, orderCancellationFrom(jobs[0].id, found));
     }
-    const existing = await loadJob(jobs[0].id, true);
+    const existing = found && syncJobFrom(found);
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
     if (!existing?.orderJobIds) throw error;
     return { created: false, jobIds: existing.orderJobIds, written: await completeOrderJobs(existing) };

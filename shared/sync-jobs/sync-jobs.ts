@@ -22,8 +22,7 @@ export type { JobMessage, SyncJob };
 export const loadJobs = (ids: string[]) => batchGet(ids.map(syncJobKey), syncJobFrom);
 
 /** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
-export const loadJob = (id: string, consistent = false) =>
-  getItem(syncJobKey(id), syncJobOrNothing, consistent).then((job) => job ?? undefined);
+export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id), syncJobOrNothing, consistent);
 
 // ---------- reads
 
