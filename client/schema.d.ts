@@ -650,7 +650,7 @@ export interface components {
       syncJobId: string;
       number: number;
       /** @enum {unknown} */
-      trigger: 'webhook' | 'redelivery' | 'retry' | 'reconciler';
+      trigger: 'webhook' | 'redelivery' | 'retry' | 'reconciler' | 'poll';
       /** @enum {unknown} */
       outcome: 'completed' | 'failed' | 'throttled' | 'dead' | 'found_existing';
       /** @description the platform's HTTP status */

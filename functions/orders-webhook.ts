@@ -22,7 +22,7 @@ export const handler = webhookHandler(async ({ delivery, event, rawBody, json, r
     const [reseller] = await verifiedStores(deps, 'reseller', delivery);
     topicOf(delivery, ['orders/create']);
     assertJsonContentType(event);
-    const syncJobIds = await acceptOrder(reseller, rawBody, requestId);
+    const syncJobIds = await acceptOrder(reseller, rawBody, { requestId });
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
   const stores = await verifiedStoresOfEitherKind(deps, delivery);

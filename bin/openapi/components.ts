@@ -249,7 +249,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     {
       syncJobId: id('sj'),
       number: { type: 'integer', minimum: 1 },
-      trigger: { enum: ['webhook', 'redelivery', 'retry', 'reconciler'] },
+      trigger: { enum: ['webhook', 'redelivery', 'retry', 'reconciler', 'poll'] },
       outcome: { enum: ['completed', 'failed', 'throttled', 'dead', 'found_existing'] },
       platformStatus: { ...nullable({ type: 'integer' }), description: "the platform's HTTP status" },
       errorMessage: nullable(str),

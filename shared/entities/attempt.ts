@@ -7,7 +7,7 @@
  * (every byte of the job item is paid again by each of its writes).
  */
 
-export const ATTEMPT_TRIGGERS = ['webhook', 'redelivery', 'retry', 'reconciler'] as const;
+export const ATTEMPT_TRIGGERS = ['webhook', 'redelivery', 'retry', 'reconciler', 'poll'] as const;
 export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
 export const ATTEMPT_OUTCOMES = ['completed', 'failed', 'throttled', 'dead', 'found_existing'] as const;

@@ -21,6 +21,12 @@ export const readOrder = (rawBody: Buffer) => {
   throw new ValidationError(message, reading.param);
 };
 
+/** How an order reached the service (CONTRACT.md §10.7–10.8): its webhook (the request's id) or a poll. */
+export interface OrderArrival {
+  requestId?: string;
+  via?: 'webhook' | 'poll';
+}
+
 /**
  * Routes an `orders/create` of a verified reseller store: one pending job per supplier, the order's
  * raw body kept with them (shared/sync-jobs/create.ts), then one queue message per job, carrying
@@ -31,12 +37,12 @@ export const readOrder = (rawBody: Buffer) => {
 export const acceptOrder = async (
   reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
   rawBody: Buffer,
-  requestId?: string,
+  arrival: OrderArrival = {},
 ): Promise<string[]> => {
   const order = readOrder(rawBody);
   countMetric(BUSINESS_METRICS.ordersReceived);
   return withLogContext({ resellerStoreId: reseller.id, externalOrderId: order.externalOrderId }, () =>
-    routeOrder(reseller, order, rawBody, requestId),
+    routeOrder(reseller, order, rawBody, arrival),
   );
 };
 
@@ -44,7 +50,7 @@ const routeOrder = async (
   reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
   order: ReturnType<typeof readOrder>,
   rawBody: Buffer,
-  requestId: string | undefined,
+  { requestId, via = 'webhook' }: OrderArrival,
 ): Promise<string[]> => {
   if (reseller.deletedAt) {
     logger.info('order of a deleted reseller store: no jobs');
@@ -77,7 +83,7 @@ const routeOrder = async (
   // second live one). The jobs it wrote itself (a crash had left them unwritten) get theirs now.
   if (result.written.length) {
     try {
-      await enqueueJobs(result.written.map((job) => jobMessage(job, 'webhook', requestId)));
+      await enqueueJobs(result.written.map((job) => jobMessage(job, via, requestId)));
     } catch (error) {
       logger.error('enqueue failed; the reconciler will send these jobs their message', {
         jobIds: result.written.map((j) => j.id),
