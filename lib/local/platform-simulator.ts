@@ -83,6 +83,11 @@ export interface PlatformSimulatorOptions {
   host?: string;
   /** How long a `slow` token delays its answer. */
   slowMs?: number;
+  /**
+   * For tests: called once a platform call has been carried out, before it is answered (a crash
+   * test kills the caller there: the platform did it, the caller never heard).
+   */
+  beforeReply?: (call: SimulatorCall) => void | Promise<void>;
 }
 
 const API = '/admin/api/2025-07';
@@ -115,6 +120,7 @@ interface State {
   ledger: SimLedger;
   slowMs: number;
   timers: Set<NodeJS.Timeout>;
+  beforeReply?: PlatformSimulatorOptions['beforeReply'];
 }
 
 interface Ctx {
@@ -600,6 +606,7 @@ async function platformCall(
   const reply = await routeCall(state, req, call, query);
   call.status = reply.status;
   if (reply.drop) call.lost = true;
+  await state.beforeReply?.(call);
   return reply;
 }
 
@@ -768,6 +775,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
     ledger: newLedger(),
     slowMs: options.slowMs ?? 30_000,
     timers: new Set(),
+    beforeReply: options.beforeReply,
   };
   const server = createServer((req, res) => void handle(state, req, res));
   // The functions' clients close idle connections first, so none is reset while a call is sent on it.

@@ -265,3 +265,119 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
       expect(line).toMatchObject({ function_name: 'SyncWorker', function_request_id: expect.any(String) });
   });
 });
+
+describe('a crash of the whole npm start process tree between a cancel call and its record', () => {
+  let sim: PlatformSimulator;
+  let dataDir: string;
+  const runs: Started[] = [];
+  /**
+   * Armed by the test: the first cancel call the supplier carries out kills the tree before it is
+   * answered, once the webhook that asked for it has had its own answer (`answered`).
+   */
+  let killOnCancel: Started | undefined;
+  let answered: Promise<unknown> = Promise.resolve();
+
+  beforeAll(async () => {
+    sim = await startPlatformSimulator({
+      port: 0,
+      beforeReply: async (call) => {
+        const run = killOnCancel;
+        if (!run || !call.path.endsWith('/cancel.json')) return;
+        killOnCancel = undefined;
+        await answered;
+        run.killTree();
+        await run.exited;
+      },
+    });
+    dataDir = mkdtempSync(join(tmpdir(), 'crash-cancel-test-'));
+  });
+  afterAll(async () => {
+    for (const run of runs) await run.stop().catch(() => undefined);
+    await sim?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('cancels each supplier order exactly once after the restart, with nothing resent', async () => {
+    const port = await freePort();
+    const apiUrl = `http://127.0.0.1:${port}`;
+    const env = {
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PLATFORM_SIM_PORT: '0',
+      PLATFORM_API_URL: `${sim.url}/{shopDomain}`,
+      API_KEYS: `owner_a:${TEST_KEYS.owner_a}`,
+    };
+    const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
+    const post = async (path: string, body: unknown) =>
+      (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
+    const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+
+    const first = npmStart(env);
+    runs.push(first);
+    await first.ready;
+    const secret = 'whsec_crash_cancel';
+    const reseller = await post('/v1/reseller_stores', {
+      name: 'Crash Cancel Reseller',
+      platform: 'storeplatform_a',
+      shopDomain: 'crash-cancel-reseller.myshopify.com',
+      accessToken: 'tok_reseller',
+      webhookSecret: secret,
+    });
+    // One supplier that takes idempotency keys, one that does not (Shopify): a cancel sent again
+    // after the crash is the same cancel on the first, and an already cancelled order on the second.
+    const suppliers = await Promise.all(
+      (['storeplatform_a', 'storeplatform_b'] as const).map((platform, n) =>
+        post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+          name: `Supplier ${n}`,
+          platform,
+          shopDomain: `crash-cancel-${n}.myshopify.com`,
+          accessToken: `tok_supplier_${n}`,
+          webhookSecret: `whsec_supplier_${n}`,
+          vendorTag: `CancelVendor${n}`,
+          pricingMode: 'percentage',
+          pricingConfig: { type: 'percentage', value: 30 },
+        }),
+      ),
+    );
+    const body = orderPayload(suppliers.map((s) => ({ vendor: s.vendorTag, price: '10.00' })));
+    const receipt = await sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });
+    expect(receipt.status).toBe(200);
+    const jobIds: string[] = receipt.body.syncJobIds;
+    expect(jobIds).toHaveLength(2);
+    await eventually(async () => (await Promise.all(jobIds.map(job))).every((j) => j.status === 'completed'), 30_000);
+
+    killOnCancel = first;
+    const cancelling = sendWebhook(apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body: { id: body.id, cancel_reason: 'customer', cancelled_at: new Date().toISOString() },
+      topic: 'orders/cancelled',
+    });
+    answered = cancelling.catch(() => undefined);
+    expect((await cancelling).status).toBe(200);
+    await first.exited;
+    expect(killOnCancel).toBeUndefined();
+
+    const second = npmStart(env);
+    runs.push(second);
+    await second.ready;
+    const ended = await eventually(async () => {
+      const jobs = await Promise.all(jobIds.map(job));
+      return jobs.every((j) => j.status === 'cancelled') && jobs;
+    }, BOUND_MS);
+    for (const j of ended) expect(j.cancellation).toMatchObject({ requestedBy: 'reseller', status: 'done' });
+    for (const supplier of suppliers) {
+      const orders = await simulator(sim.url).orders(supplier.shopDomain);
+      // Placed once, cancelled once: the order the job names, and no other.
+      expect(orders).toHaveLength(1);
+      expect(orders[0].cancelled_at).toEqual(expect.any(String));
+    }
+    // The keyed supplier heard the same cancel each time it was asked.
+    const keyed = sim
+      .calls()
+      .filter((c) => c.shopDomain === suppliers[0].shopDomain && c.path.endsWith('/cancel.json'));
+    expect(keyed.length).toBeGreaterThanOrEqual(1);
+    const keyedJob = ended.find((j) => j.sourceStoreId === suppliers[0].id);
+    expect(new Set(keyed.map((c) => c.idempotencyKey))).toEqual(new Set([`cancel:${keyedJob.id}`]));
+  });
+});
