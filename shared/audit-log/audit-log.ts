@@ -17,7 +17,10 @@ export type { Actor };
 
 export const SYSTEM: Actor = { type: 'system', id: 'system' };
 
-/** An audit entry as a transaction's Put, so it is written together with the change it records. */
+/**
+ * An audit entry as a Put, conditional on its id being new: in a transaction, it is written together
+ * with the change it records; alone, under an id derived from that change, a repeat writes nothing.
+ */
 export const auditPut = (input: {
   action: AuditAction;
   /** The resource the entry is about: a sync job unless `resourceType` says otherwise. */
@@ -25,9 +28,11 @@ export const auditPut = (input: {
   resourceType?: AuditedResource;
   actor: Actor;
   metadata: Record<string, unknown>;
+  /** The entry's id when it follows from what it records (written at most once); a new one otherwise. */
+  id?: string;
 }) => {
   const entry: AuditEntry = {
-    id: newId('aud'),
+    id: input.id ?? newId('aud'),
     ownerId: input.job.ownerId,
     action: input.action,
     resellerStoreId: input.job.resellerStoreId,

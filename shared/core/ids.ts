@@ -48,9 +48,11 @@ export const isAnyId = (value: unknown): value is string => typeof value === 'st
  * first job of an order is also its dedup record: a redelivered webhook computes the same id and
  * its conditional put fails, whatever the routing looks like by then.
  */
-export const syncJobId = (resellerStoreId: string, externalOrderId: string, position: number) => {
-  const digest = createHash('sha256').update(`${resellerStoreId}\n${externalOrderId}\n${position}`).digest();
-  return `sj_${base32(digest, ID_LENGTH)}`;
-};
+export const syncJobId = (resellerStoreId: string, externalOrderId: string, position: number) =>
+  derivedId('sj', resellerStoreId, externalOrderId, String(position));
+
+/** An id that follows from `parts`: the same parts always give the same id (a write repeated is a no-op). */
+export const derivedId = (prefix: IdPrefix, ...parts: string[]) =>
+  `${prefix}_${base32(createHash('sha256').update(parts.join('\n')).digest(), ID_LENGTH)}`;
 
 export const now = () => new Date().toISOString();

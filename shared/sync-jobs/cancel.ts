@@ -1,14 +1,13 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
-import { now, syncJobId } from '../core/ids.js';
+import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
-import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import { isConditionFailure, TABLE } from '../dynamo/table.js';
 import { isPropagating } from '../entities/fulfillment-entry.js';
 import { orderCancellationItem } from '../entities/order-cancellation.js';
 import { type Cancellation, propagationIndex, type SyncJob } from '../entities/sync-job.js';
@@ -31,7 +30,7 @@ import { loadJob, loadJobs } from './sync-jobs.js';
  * supplier order is cancelled through its platform by the sync worker, under the failure policy of
  * §6 (`purpose: 'cancel'` messages). A supplier's own `orders/cancelled` makes its job `cancelled`.
  * Every write is a move of the state machine, conditional on what was read; an audit entry goes
- * with each end in the same transaction.
+ * with each end, written once (`cancelMove`).
  */
 
 type Requester = Cancellation['requestedBy'];
@@ -39,7 +38,16 @@ type Requester = Cancellation['requestedBy'];
 /** How long a cancellation that arrived before its order waits for it (CONTRACT.md §10). */
 const KEEP_SECONDS = 7 * 24 * 3600;
 
-/** Moves the job with its cancellation fields (and, for an end, its audit entry) in one transaction. */
+/**
+ * Moves the job with its cancellation fields, as one conditional UpdateItem. An end of the
+ * cancellation is audited first, under an id derived from the job, the action and who asked (each
+ * happens to a job at most once): a crash between the two writes leaves the entry, and the move's
+ * retry (a redelivery, the reconciler) finds it written and writes the same entry no second time. Not one transaction: a transaction
+ * bills every item twice, and the audit entry with its five list entries is most of the cost
+ * (docs/performance.md, "Cancelling an order"). The entry says what was decided when it was
+ * decided; a move that then loses a race to another mover is taken again from a fresh read, whose
+ * end finds the same entry.
+ */
 const cancelMove = async (
   job: SyncJob,
   move: MoveName,
@@ -68,30 +76,40 @@ const cancelMove = async (
     remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
   });
   try {
-    // One item alone is one conditional UpdateItem: a transaction would bill its write twice.
-    if (!audit) await dynamo.send(new UpdateCommand(moved.Update));
-    else
-      await transactWrite([
-        moved,
-        auditPut({
-          action: audit,
-          job,
-          actor: SYSTEM,
-          metadata: {
-            previousStatus: job.status,
-            requestedBy: cancellation.requestedBy,
-            ...(cancellation.reason ? { reason: cancellation.reason } : {}),
-          },
-        }),
-      ]);
+    if (audit) await auditOnce(job, audit, cancellation);
+    await dynamo.send(new UpdateCommand(moved.Update));
   } catch (error) {
-    if (error instanceof TransactionCanceledException || isConditionFailure(error)) return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
   if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
   if (ended && cancellation.requestedBy === 'source') countMetric(BUSINESS_METRICS.jobsCancelledBySource);
   if (audit === 'sync_job.cancellation_declined') countMetric(BUSINESS_METRICS.cancellationsDeclined);
   return true;
+};
+
+/** The audit entry of a cancellation's end, written once whatever the number of tries. */
+const auditOnce = async (
+  job: SyncJob,
+  action: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
+  cancellation: Cancellation,
+) => {
+  const { Put } = auditPut({
+    id: derivedId('aud', job.id, action, cancellation.requestedBy),
+    action,
+    job,
+    actor: SYSTEM,
+    metadata: {
+      previousStatus: job.status,
+      requestedBy: cancellation.requestedBy,
+      ...(cancellation.reason ? { reason: cancellation.reason } : {}),
+    },
+  });
+  try {
+    await dynamo.send(new PutCommand(Put));
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 };
 
 const requested = (requestedBy: Requester, reason: string | null, at = now()): Cancellation => ({

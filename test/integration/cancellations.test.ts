@@ -98,11 +98,12 @@ describe('cancellations through the local runtime', () => {
   it('cancels the supplier order once when the worker dies between its cancel call and its record', async () => {
     const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
     await jobReaches(api, jobId, 'completed');
-    // The worker's first transaction after the cancel call is the one that records it: it dies there.
+    // The worker audits the cancellation, then dies on the update that records it.
     const crash = service.runtime.faults.inject({
       function: 'SyncWorker',
       service: 'DynamoDB',
-      command: 'TransactWriteItems',
+      command: 'UpdateItem',
+      match: { ExpressionAttributeValues: { ':status': 'cancelled' } },
       action: 'crash',
     });
     await cancel(reseller.shopDomain, resellerSecret, payload.id);
@@ -115,6 +116,9 @@ describe('cancellations through the local runtime', () => {
     expect(calls.map((c) => c.idempotencyKey)).toEqual([`cancel:${jobId}`, `cancel:${jobId}`]);
     const [order] = await supplierOrders(store.shopDomain);
     expect(order.cancelled_at).toEqual(expect.any(String));
+    // The entry written before the crash is the only one: the retry found it and wrote none.
+    const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((e: any) => e.action)).toEqual(['sync_job.cancelled']);
   });
 
   it('never places a pending job held behind a throttling supplier, nor a dead one', async () => {

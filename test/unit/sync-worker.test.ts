@@ -1,8 +1,14 @@
 import { brotliCompressSync } from 'node:zlib';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
@@ -642,12 +648,27 @@ describe('sync worker: a job whose order was cancelled (CONTRACT.md §10.4)', ()
 
     expect(createOrder).not.toHaveBeenCalled();
     expect(findOrder).not.toHaveBeenCalled();
-    const [cancel] = dynamo.commandCalls(TransactWriteCommand).map((c) => c.args[0].input.TransactItems!);
-    expect(cancel[0].Update!.ExpressionAttributeValues).toMatchObject({
-      ':status': 'cancelled',
-      ':from': 'processing',
-    });
-    expect(cancel[1].Put!.Item).toMatchObject({ action: 'sync_job.cancelled' });
+    // Audited first, under an id that follows from the job (a repeat writes nothing), then moved.
+    const [audit] = dynamo.commandCalls(PutCommand).map((c) => c.args[0].input);
+    expect(audit.Item).toMatchObject({ action: 'sync_job.cancelled', resourceId: 'sj_1' });
+    expect(audit.ConditionExpression).toBe('attribute_not_exists(PK)');
+    const cancel = dynamo
+      .commandCalls(UpdateCommand)
+      .map((c) => c.args[0].input)
+      .at(-1)!;
+    expect(cancel.ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled', ':from': 'processing' });
+    expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
+  });
+
+  it('moves a job whose audit entry a crashed try already wrote, and writes no second entry', async () => {
+    dynamo.on(UpdateCommand).resolves({ Attributes: flagged });
+    dynamo.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'exists', $metadata: {} }));
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    const moves = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input.ExpressionAttributeValues);
+    expect(moves.at(-1)).toMatchObject({ ':status': 'cancelled' });
+    expect(dynamo.commandCalls(PutCommand)).toHaveLength(1);
   });
 
   it('looks up an order an earlier attempt may have placed: found, it completes, its cancellation sent', async () => {

@@ -1,0 +1,130 @@
+/**
+ * `npm run bench:cancel`: what cancelling a completed single-supplier order costs (issue 20's
+ * budget: write units and platform calls per cancellation).
+ *
+ * Places a batch of signed single-supplier orders (default 20) through the local runtime and waits
+ * until each job is `completed`, uncounted; then counts, from the first `orders/cancelled` webhook
+ * until every job is `cancelled`, the DynamoDB units (as DynamoDB Local reports them, by operation)
+ * and the calls the supplier received. The exit code is 0 unless a job did not end cancelled.
+ *
+ *   npm run bench:cancel [-- --orders 20]
+ */
+import { createApiClient } from '../client/client.js';
+import { startLocalRuntime } from '../lib/local/runtime.js';
+import {
+  BENCH_API_KEYS,
+  createStores,
+  fixed,
+  flags,
+  ORDERS_WEBHOOK_PATH,
+  orderBody,
+  positiveNumber,
+  readJobs,
+  sign,
+  sleep,
+  step,
+  table,
+} from './common.js';
+import { createMeter } from './meter.js';
+
+const args = flags({ orders: { type: 'string' } });
+const orders = Math.round(positiveNumber('orders', args.orders, 20));
+
+const { meter, onInvoke, onSdkCall } = createMeter();
+step('starting the local runtime');
+process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+const runtime = await startLocalRuntime({
+  port: 0,
+  dataDir: ':memory:',
+  simulator: { port: 0 },
+  apiKeys: BENCH_API_KEYS,
+  scheduleIntervalSeconds: 3600,
+  onInvoke,
+  onSdkCall,
+});
+let exitCode = 0;
+try {
+  const stores = await createStores(runtime.apiUrl);
+  const platform = createApiClient({ baseUrl: runtime.apiUrl });
+  const send = async (body: string, topic: 'orders/create' | 'orders/cancelled') => {
+    const { data, response } = await platform.POST(ORDERS_WEBHOOK_PATH, {
+      params: {
+        header: {
+          'X-Platform-Hmac-SHA256': sign(stores.resellerSecret, body),
+          'X-Platform-Shop-Domain': stores.resellerShopDomain,
+          'X-Platform-Topic': topic,
+        },
+      },
+      body: JSON.parse(body),
+      bodySerializer: () => body,
+    });
+    if (response.status !== 200 || !data) throw new Error(`${topic} answered ${response.status}`);
+    return data.syncJobIds;
+  };
+  const waitFor = async (ids: Set<string>, status: string) => {
+    for (let tries = 0; tries < 240; tries++) {
+      const { jobs } = await readJobs(runtime.apiUrl, ids);
+      if ([...ids].every((id) => jobs.get(id)?.status === status)) return true;
+      await sleep(250);
+    }
+    return false;
+  };
+
+  step(`placing ${orders} orders`);
+  const firstId = Date.now() * 1000;
+  const ids = new Set<string>();
+  for (let n = 0; n < orders; n++)
+    for (const id of await send(orderBody(firstId + n, stores.vendor), 'orders/create')) ids.add(id);
+  if (!(await waitFor(ids, 'completed'))) throw new Error('not every order was placed');
+  await sleep(1000);
+
+  step('cancelling them');
+  const callsBefore = runtime.simulator!.calls().length;
+  meter.counting = true;
+  for (let n = 0; n < orders; n++) {
+    const body = JSON.stringify({ id: firstId + n, cancel_reason: 'customer', cancelled_at: new Date().toISOString() });
+    await send(body, 'orders/cancelled');
+  }
+  // Counting runs until the worker has ended every cancellation; the API reads that check it are not counted.
+  let ended = false;
+  for (let tries = 0; tries < 240 && !ended; tries++) {
+    await sleep(500);
+    meter.counting = false;
+    ended = await waitFor(ids, 'cancelled');
+    if (!ended) meter.counting = true;
+  }
+  meter.counting = false;
+  if (!ended) throw new Error('not every job ended cancelled');
+  const calls = runtime.simulator!.calls().slice(callsBefore);
+
+  const u = meter.usage;
+  const per = (n: number) => fixed(n / orders, 3);
+  console.log(`\nbench:cancel — ${orders} completed single-supplier orders cancelled by the reseller\n`);
+  console.log(
+    table(
+      ['per cancellation', 'count'],
+      [
+        ['DynamoDB write units', per(u.dynamo.wru + u.dynamo.failedWritesWru)],
+        ['  of which GSI writes', per(u.dynamo.gsiWru)],
+        ['DynamoDB read units', per(u.dynamo.rru)],
+        ['platform calls to the supplier', per(calls.length)],
+      ],
+    ),
+  );
+  console.log('\nDynamoDB, by operation:');
+  console.log(
+    table(
+      ['operation (item kind or index)', 'calls', 'units', 'of which GSI'],
+      [...u.dynamo.byOperation]
+        .sort((a, b) => b[1].units - a[1].units)
+        .map(([op, o]) => [op, per(o.calls), per(o.units), per(o.gsiUnits)]),
+    ),
+  );
+} catch (error) {
+  exitCode = 1;
+  console.error(error);
+} finally {
+  meter.counting = false;
+  await runtime.stop();
+}
+process.exit(exitCode);
