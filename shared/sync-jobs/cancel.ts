@@ -42,9 +42,9 @@ const KEEP_SECONDS = 7 * 24 * 3600;
  * Moves the job with its cancellation fields, as one conditional UpdateItem. An end of the
  * cancellation is audited first, under an id derived from the job, the action and who asked (each
  * happens to a job at most once): a crash between the two writes leaves the entry, and the move's
- * retry (a redelivery, the reconciler) finds it written and writes the same entry no second time. Not one transaction: a transaction
- * bills every item twice, and the audit entry with its five list entries is most of the cost
- * (docs/performance.md, "Cancelling an order"). The entry says what was decided when it was
+ * retry (a redelivery, the reconciler) finds it written and writes the same entry no second time.
+ * Not one transaction: a transaction bills every item twice, and the audit entry with its five list
+ * entries is most of the cost (docs/performance.md). The entry says what was decided when it was
  * decided; a move that then loses a race to another mover is taken again from a fresh read, whose
  * end finds the same entry.
  */
