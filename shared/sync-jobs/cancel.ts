@@ -167,10 +167,13 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
   return true;
 };
 
-/** `cancelOne`, read again after each lost race (a worker moved the job meanwhile), a few times. */
-const cancelJob = async (id: string, reason: string | null, requestId?: string) => {
+/**
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile), a few times.
+ * `read`: the job as the caller just read it (consistently), taken for the first try.
+ */
+const cancelJob = async (id: string, reason: string | null, requestId?: string, read?: SyncJob) => {
   for (let attempt = 0; attempt < 5; attempt++) {
-    const job = await loadJob(id, true);
+    const job = attempt === 0 && read ? read : await loadJob(id, true);
     if (!job || (await cancelOne(job, reason, requestId))) return;
   }
   throw new Error(`job ${id} kept moving while it was being cancelled`);
@@ -211,7 +214,7 @@ export const cancelResellerOrder = async (
     }
   }
   const ids = first.orderJobIds ?? [first.id];
-  for (const id of ids) await cancelJob(id, reason, requestId);
+  for (const id of ids) await cancelJob(id, reason, requestId, id === first.id ? first : undefined);
   return ids;
 };
 

@@ -77,7 +77,8 @@ export const editResellerOrder = async (
   const linesChanged = linesOf(stored.order) !== linesOf(latest);
   for (const id of ids) {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const job = await loadJob(id, true);
+      // The first job was just read, consistently: its first try takes that read.
+      const job = attempt === 0 && id === first.id ? first : await loadJob(id, true);
       if (!job || (await editJob(job, stored.order, latest, updatedAt, linesChanged, requestId))) break;
     }
   }
