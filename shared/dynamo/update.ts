@@ -71,3 +71,27 @@ export class UpdateBuilder {
     };
   }
 }
+
+/** How many times a read-then-conditional-write is tried before the writer gives up. */
+export const REREADS = 5;
+
+/**
+ * A read-then-conditional-write, read again after each lost race (`write` answers `'again'`: its
+ * condition no longer held), up to REREADS tries; throws when the item kept changing under it, so
+ * the caller's caller (a webhook's platform, a message's queue) tries again later. `first`: the
+ * item as the caller just read it, taken for the first try instead of a read.
+ */
+export const withRereads = async <S, T>(
+  read: () => Promise<S>,
+  write: (current: S) => Promise<T | 'again'>,
+  what: string,
+  first?: S,
+): Promise<T> => {
+  let current = first === undefined ? await read() : first;
+  for (let attempt = 0; attempt < REREADS; attempt++) {
+    const result = await write(current);
+    if (result !== 'again') return result;
+    current = await read();
+  }
+  throw new Error(`${what} kept changing under the writer`);
+};

@@ -7,7 +7,7 @@ import { countMetric } from '../core/metrics.js';
 import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
 import { dynamo } from '../dynamo/client.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import { UpdateBuilder, withRereads } from '../dynamo/update.js';
 import {
   coverOf,
   type FulfillmentEntry,
@@ -159,20 +159,12 @@ const tryUpdate = async (jobId: string, update: EntryUpdate) => {
   }
 };
 
-/** Up to five tries of a read-then-conditional-write; throws when the job kept changing under it. */
-const withRereads = async <T>(
+/** A write of the job's entries, read again after each lost race (dynamo/update.ts). */
+const withEntryRereads = <T>(
   jobId: string,
   first: SyncJob | undefined,
   write: (job: SyncJob | undefined) => Promise<T | 'again'>,
-): Promise<T> => {
-  let job = first ?? (await loadJobWithFulfillments(jobId));
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const result = await write(job);
-    if (result !== 'again') return result;
-    job = await loadJobWithFulfillments(jobId);
-  }
-  throw new Error(`fulfillment state of job ${jobId} kept changing under the writer`);
-};
+) => withRereads(() => loadJobWithFulfillments(jobId), write, `fulfillment state of job ${jobId}`, first);
 
 const trackingFields = (tracking: Tracking) => ({
   trackingCompany: tracking.company,
@@ -245,7 +237,7 @@ const isOlder = (updatedAt: string | null, than: string | undefined) =>
 export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string) => {
   const { sourceFulfillmentId, tracking } = fulfillment;
   let lines: JobLine[] | undefined | null = null;
-  return withRereads(jobId, undefined, async (job) => {
+  return withEntryRereads(jobId, undefined, async (job) => {
     if (!job) return false;
     const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
     const at = now();
@@ -334,7 +326,7 @@ export const moveEntry = (
   outcome: FulfillmentOutcome,
   job?: SyncJob,
 ): Promise<boolean> =>
-  withRereads(jobId, job, async (current) => {
+  withEntryRereads(jobId, job, async (current) => {
     const entry = current?.fulfillments[sourceFulfillmentId];
     const move = OUTCOME_MOVES[outcome.status];
     if (!current || !entry || !canMoveEntry(move, entry.status)) return false;

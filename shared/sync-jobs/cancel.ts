@@ -8,6 +8,7 @@ import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE } from '../dynamo/table.js';
+import { withRereads } from '../dynamo/update.js';
 import { isPropagating } from '../entities/fulfillment-entry.js';
 import { orderCancellationItem } from '../entities/order-cancellation.js';
 import { type Cancellation, propagationIndex, type SyncJob } from '../entities/sync-job.js';
@@ -168,16 +169,16 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
 };
 
 /**
- * `cancelOne`, read again after each lost race (a worker moved the job meanwhile), a few times.
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; dynamo/update.ts).
  * `read`: the job as the caller just read it (consistently), taken for the first try.
  */
-const cancelJob = async (id: string, reason: string | null, requestId?: string, read?: SyncJob) => {
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const job = attempt === 0 && read ? read : await loadJob(id, true);
-    if (!job || (await cancelOne(job, reason, requestId))) return;
-  }
-  throw new Error(`job ${id} kept moving while it was being cancelled`);
-};
+const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>
+  withRereads(
+    () => loadJob(id, true),
+    async (job) => (!job || (await cancelOne(job, reason, requestId)) ? undefined : 'again'),
+    `job ${id}, while it was being cancelled,`,
+    read,
+  );
 
 /**
  * The reseller's `orders/cancelled` (CONTRACT.md §10.4): every job of the order stops or is

@@ -5,7 +5,7 @@ import { logger } from '../core/logger.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import { TABLE, transactWrite } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import { UpdateBuilder, withRereads } from '../dynamo/update.js';
 import { orderText } from '../entities/order-body.js';
 import { type OrderEdits, type SyncJob, syncJobKey } from '../entities/sync-job.js';
 import { classify } from '../platforms/failure.js';
@@ -76,11 +76,14 @@ export const editResellerOrder = async (
   const ids = first.orderJobIds ?? [first.id];
   const linesChanged = linesOf(stored.order) !== linesOf(latest);
   for (const id of ids) {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      // The first job was just read, consistently: its first try takes that read.
-      const job = attempt === 0 && id === first.id ? first : await loadJob(id, true);
-      if (!job || (await editJob(job, stored.order, latest, updatedAt, linesChanged, requestId))) break;
-    }
+    // Read again after each lost race (dynamo/update.ts); the first job was just read, consistently.
+    await withRereads(
+      () => loadJob(id, true),
+      async (job) =>
+        !job || (await editJob(job, stored.order, latest, updatedAt, linesChanged, requestId)) ? undefined : 'again',
+      `job ${id}, while it was being edited,`,
+      id === first.id ? first : undefined,
+    );
   }
   return ids;
 };
