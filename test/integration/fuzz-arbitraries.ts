@@ -99,9 +99,17 @@ const idText = (unique: number) =>
 
 /** An `orders/create` body: valid but odd, with the service's own rules sometimes broken. */
 export const orderText = (tags: string[], unique: () => number) =>
+  orderWithId(
+    tags,
+    fc.constant(null).chain(() => idText(unique())),
+  );
+
+/** An order body with the id `id` gives, and any other members first in `before`. */
+const orderWithId = (tags: string[], id: fc.Arbitrary<string>, before: Record<string, fc.Arbitrary<string>> = {}) =>
   fc
     .record({
-      id: fc.constant(null).chain(() => idText(unique())),
+      id,
+      ...before,
       currency: fc.oneof(
         { weight: 6, arbitrary: fc.constantFrom('"USD"', '"HUF"', '"JPY"', '"IQD"', '"KWD"', '"CLF"') },
         { weight: 1, arbitrary: fc.constantFrom('"ZZZ"', '"usd"', '"US"', '840', 'null') },
@@ -162,3 +170,58 @@ export const queryString = fc
     { maxLength: 4 },
   )
   .map((pairs) => pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'));
+
+/** A timestamp as a platform sends it, or not: ISO 8601 (with offsets), other text, numbers, null. */
+const timeText = fc.oneof(
+  { weight: 4, arbitrary: fc.date({ noInvalidDate: true }).map((d) => JSON.stringify(d.toISOString())) },
+  { weight: 1, arbitrary: fc.constantFrom('"2026-11-25T10:00:00+05:30"', '"yesterday"', '""', '0', 'null', '"9999"') },
+  { weight: 1, arbitrary: jsonText },
+);
+
+/**
+ * An `orders/cancelled` body of one of `ids` (orders the service knows) or of another: the reason and
+ * the time valid or odd.
+ */
+export const cancellationText = (ids: string[]) =>
+  fc
+    .record({
+      id: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...ids) }, { weight: 1, arbitrary: numberText }),
+      cancel_reason: fc.oneof(fc.constantFrom('"customer"', '"fraud"', 'null'), jsonText),
+      cancelled_at: timeText,
+      extra: extras,
+    })
+    .map(({ extra, ...fields }) => objectText([...Object.entries(fields), ...extra]));
+
+/** An `orders/updated` body: an odd order (as orderText) of a known id, with an odd `updated_at`. */
+export const editText = (tags: string[], ids: string[]) =>
+  orderWithId(tags, fc.constantFrom(...ids), { updated_at: timeText });
+
+/** A `fulfillments/create` or `/update` body: ids, status, tracking and lines valid or odd. */
+export const fulfillmentText = (orderIds: string[]) =>
+  fc
+    .record({
+      id: fc.oneof(fc.integer({ min: 1, max: 50 }).map(String), numberText, jsonText),
+      order_id: fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...orderIds) }, { weight: 1, arbitrary: numberText }),
+      status: fc.oneof(fc.constantFrom('"success"', '"cancelled"', '"error"', '"pending"', 'null'), jsonText),
+      tracking_company: jsonText,
+      tracking_number: fc.oneof(
+        fc.string({ maxLength: 30 }).map((s) => JSON.stringify(s)),
+        jsonText,
+      ),
+      tracking_numbers: jsonText,
+      tracking_urls: jsonText,
+      updated_at: timeText,
+      line_items: fc.oneof(
+        fc
+          .array(
+            fc
+              .record({ id: fc.oneof(fc.integer({ min: 1, max: 5 }).map(String), numberText), quantity: quantityText })
+              .map((line) => objectText(Object.entries(line))),
+            { maxLength: 4 },
+          )
+          .map((lines) => `[${lines.join(',')}]`),
+        jsonText,
+      ),
+      extra: extras,
+    })
+    .map(({ extra, ...fields }) => objectText([...Object.entries(fields), ...extra]));

@@ -1,6 +1,14 @@
 import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
-import { orderText, pathId, queryString, storeBody } from './fuzz-arbitraries.js';
+import {
+  cancellationText,
+  editText,
+  fulfillmentText,
+  orderText,
+  pathId,
+  queryString,
+  storeBody,
+} from './fuzz-arbitraries.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 
 /**
@@ -20,18 +28,50 @@ jest.setTimeout(Math.max(120_000, RUNS * 4 * 2_000));
 const SECRET = 'whsec_fuzz';
 const TAGS = ['Acme', 'Bolt', 'Ünïcødé 🙂', ''];
 
+const SOURCE_SECRET = 'whsec_fuzz_source';
 let service: TestService;
 let reseller: any;
+let source: any;
 let order = 0;
+/** Orders the service has routed, by id as JSON text: what cancellations and edits name. */
+const knownOrders: string[] = [];
 
 beforeAll(async () => {
   service = await startService({ simulator: false });
   reseller = await createResellerStore(service.api('owner_a'), { webhookSecret: SECRET });
   // Every tag but the empty one has a supplier (an empty vendorTag is refused by the API).
-  for (const vendorTag of TAGS.filter(Boolean))
-    await createSourceStore(service.api('owner_a'), reseller.id, { vendorTag });
+  for (const vendorTag of TAGS.filter(Boolean)) {
+    const store = await createSourceStore(service.api('owner_a'), reseller.id, {
+      vendorTag,
+      ...(vendorTag === 'Acme' ? { webhookSecret: SOURCE_SECRET } : {}),
+    });
+    if (vendorTag === 'Acme') source = store;
+  }
+  for (let n = 0; n < 3; n++) {
+    const id = String(9_100_000 + n);
+    const raw = JSON.stringify({
+      id: Number(id),
+      currency: 'USD',
+      line_items: [{ id: 1, quantity: 2, price: '10.00', vendor: 'Acme', sku: 'A-1' }],
+    });
+    const res = await signedPost('/v1/orders/webhook', reseller.shopDomain, SECRET, raw);
+    expect(res.status).toBe(200);
+    knownOrders.push(id);
+  }
 }, 120_000);
 afterAll(() => service?.stop());
+
+const signedPost = (path: string, shopDomain: string, secret: string, raw: string, topic?: string) =>
+  fetch(`${service.runtime.apiUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'x-platform-shop-domain': shopDomain,
+      'x-platform-hmac-sha256': createHmac('sha256', secret).update(raw).digest('base64'),
+      ...(topic ? { 'x-platform-topic': topic } : {}),
+    },
+    body: raw,
+  });
 
 /** A failure's report names the seed and the shrunk counterexample: replay with FUZZ_SEED=<seed>. */
 const options = (): fc.Parameters<any> => ({ seed: SEED, numRuns: RUNS, endOnFailure: true });
@@ -86,6 +126,63 @@ describe('fuzz: signed orders/create payloads, valid JSON but odd', () => {
           }
         },
       ),
+      options(),
+    );
+  });
+});
+
+describe('fuzz: the order’s life after it is placed (CONTRACT.md §10)', () => {
+  const answersInShape = async (res: Response) => {
+    const body = expectContractAnswer(res.status, await res.text());
+    if (res.status !== 200) {
+      expect(res.status).toBe(400);
+      expect(body.error.param).toEqual(expect.any(String));
+    }
+    return body;
+  };
+
+  it('answers signed orders/cancelled and orders/updated with 200 or a 400 naming its param, never a 5xx', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          cancellationText(knownOrders).map((raw) => ['orders/cancelled', raw] as const),
+          editText(TAGS, knownOrders).map((raw) => ['orders/updated', raw] as const),
+        ),
+        async ([topic, raw]) => {
+          await answersInShape(await signedPost('/v1/orders/webhook', reseller.shopDomain, SECRET, raw, topic));
+        },
+      ),
+      options(),
+    );
+    // The cases reached the jobs, not only the validation: some known order was cancelled.
+    const cancelled = await service
+      .api('owner_a')
+      .get(`/v1/sync_jobs?status=cancelled&reseller_store_id=${reseller.id}`);
+    expect(cancelled.body.data.length).toBeGreaterThan(0);
+  });
+
+  it('answers a supplier’s signed fulfillments/create and /update the same way', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fulfillmentText(knownOrders),
+        fc.constantFrom('fulfillments/create', 'fulfillments/update'),
+        async (raw, topic) => {
+          await answersInShape(
+            await signedPost('/v1/fulfillments/webhook', source.shopDomain, SOURCE_SECRET, raw, topic),
+          );
+        },
+      ),
+      options(),
+    );
+  });
+
+  it('answers a supplier’s own orders/cancelled of any of its orders the same way', async () => {
+    await fc.assert(
+      fc.asyncProperty(cancellationText(knownOrders), async (raw) => {
+        await answersInShape(
+          await signedPost('/v1/orders/webhook', source.shopDomain, SOURCE_SECRET, raw, 'orders/cancelled'),
+        );
+      }),
       options(),
     );
   });
