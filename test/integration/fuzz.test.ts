@@ -154,11 +154,10 @@ describe('fuzz: the order’s life after it is placed (CONTRACT.md §10)', () =>
       ),
       options(),
     );
-    // The cases reached the jobs, not only the validation: some known order was cancelled.
-    const cancelled = await service
-      .api('owner_a')
-      .get(`/v1/sync_jobs?status=cancelled&reseller_store_id=${reseller.id}`);
-    expect(cancelled.body.data.length).toBeGreaterThan(0);
+    // The cases reached the jobs, not only the validation: some known order's job took a cancellation
+    // (with no platform here, one that an earlier attempt may have placed stays `requested`).
+    const jobs = await service.api('owner_a').get(`/v1/sync_jobs?reseller_store_id=${reseller.id}&limit=100`);
+    expect(jobs.body.data.filter((job: any) => job.cancellation !== null).length).toBeGreaterThan(0);
   });
 
   it('answers a supplier’s signed fulfillments/create and /update the same way', async () => {
