@@ -75,7 +75,11 @@ export const unroutedOrderCancellation = (at: string) => ({
  * The mark of an order with unrouted items: its entry in its store's list of those orders, sorted as
  * the order's own entry. Written once with the order's record, never updated.
  */
-export const unroutedOrderMarkItem = (mark: { firstJobId: string; resellerStoreId: string; receivedAt: string }) => ({
+export const unroutedOrderMarkItem = (mark: {
+  firstJobId: string;
+  resellerStoreId: string;
+  receivedAt: string;
+}): Item => ({
   ...keys.unroutedOrderMark(mark.firstJobId),
   ...indexEntry(
     'resourceLists',
