@@ -24,6 +24,8 @@ export const seededJob = (
     vendorTag: null,
     orderJobIds: null,
     orderRouting: null,
+    receivedVia: 'webhook',
+    unroutedLines: null,
     sourceOrderId: status === 'completed' ? `so-${fields.id.slice(3)}` : null,
     sourceLines: null,
     errorMessage: status === 'failed' || status === 'dead' ? 'supplier answered 503' : null,

@@ -22,6 +22,7 @@ import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
 import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/entities/sync-job.js';
+import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/entities/unrouted-order.js';
 
 export const DESIGN = 'docs/design.md';
 export const BEGIN = '<!-- items:begin (written by npm run docs:tables from shared/entities) -->';
@@ -106,6 +107,28 @@ const ROWS: [string, Item][] = [
   [
     'order cancellation (an orders/cancelled before its order, at its first job’s key)',
     orderCancellationItem({ firstJobId: '<first job id>', reason: null, cancelledAt: CREATED, expiresAt: 0 }),
+  ],
+  [
+    'sync job, pending, first of its order (the order’s record, in its store’s list of orders)',
+    { ...syncJobKey('<id>'), ...syncJobIndexEntries({ ...job('pending'), orderJobIds: ['<id>'] }) },
+  ],
+  [
+    'unrouted order (an order none of whose items routes, at its first job’s key)',
+    unroutedOrderItem({
+      firstJobId: '<first job id>',
+      ownerId: OWNER,
+      resellerStoreId: '<rst>',
+      externalOrderId: '<externalOrderId>',
+      receivedAt: CREATED,
+      receivedVia: 'webhook',
+      unroutedLines: [{ position: 0, reason: 'no_source_store' }],
+      cancelledAt: null,
+      order: { body: Buffer.alloc(0) },
+    }),
+  ],
+  [
+    'unrouted-order mark (of an order with unrouted items, beside its first job)',
+    unroutedOrderMarkItem({ firstJobId: '<first job id>', resellerStoreId: '<rst>', receivedAt: CREATED }),
   ],
   ['order body part (beside the first job)', orderBodyPartItem('<first job id>', 0, Buffer.alloc(0))],
   [

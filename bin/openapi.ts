@@ -40,6 +40,7 @@ const topicList = (topics: string[]) => topics.map((topic) => `\`${topic}\``).jo
 const resources: Record<string, string> = {
   reseller_stores: 'reseller_store',
   source_stores: 'source_store',
+  orders: 'order',
   sync_jobs: 'sync_job',
   attempts: 'sync_job_attempt',
   audit_log: 'audit_log_entry',
@@ -182,6 +183,7 @@ const EITHER =
 const TAGS = [
   { name: 'Reseller stores', description: 'The merchant shops that sell, and send their orders here.' },
   { name: 'Source stores', description: 'The supplier shops a reseller store routes its line items to.' },
+  { name: 'Orders', description: 'A reseller store’s orders as the service saw them, and what of them went nowhere.' },
   { name: 'Sync jobs', description: 'One order’s items for one supplier, and the placing of that supplier order.' },
   { name: 'Audit log', description: 'What was done to sync jobs, by whom: retries, and jobs that went dead.' },
   { name: 'Webhooks', description: 'What the platforms send: orders, and the suppliers’ fulfillments.' },
@@ -255,6 +257,21 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
     summary: 'Delete a source store',
     description: 'Soft delete: its vendor tag is free again; jobs already accepted are still placed.',
     tag: 'Source stores',
+  },
+  ListOrders: {
+    summary: 'List a reseller store’s orders',
+    description:
+      'The orders the service received for the store, newest first (CONTRACT.md §10.8); `unrouted=true`: only ' +
+      'those with items that went to no supplier, a merchant’s list of suppliers to add. The cursor ' +
+      '`starting_after` is an order’s `externalOrderId`.',
+    tag: 'Orders',
+  },
+  GetOrder: {
+    summary: 'Retrieve an order',
+    description:
+      'One order as the service saw it: how it arrived, its sync jobs, and its items that went to no supplier ' +
+      'with why. `externalOrderId` is the reseller platform’s order id, URL-encoded.',
+    tag: 'Orders',
   },
   ListSyncJobs: {
     summary: 'List sync jobs',

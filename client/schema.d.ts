@@ -151,6 +151,49 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/reseller_stores/{rst_id}/orders': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a reseller store’s orders
+     * @description The orders the service received for the store, newest first (CONTRACT.md §10.8); `unrouted=true`:
+     * only those with items that went to no supplier, a merchant’s list of suppliers to add. The cursor
+     * `starting_after` is an order’s `externalOrderId`.
+     */
+    get: operations['ListOrders'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/reseller_stores/{rst_id}/orders/{externalOrderId}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve an order
+     * @description One order as the service saw it: how it arrived, its sync jobs, and its items that went to no
+     * supplier with why. `externalOrderId` is the reseller platform’s order id, URL-encoded.
+     */
+    get: operations['GetOrder'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sync_jobs': {
     parameters: {
       query?: never;
@@ -598,6 +641,51 @@ export interface components {
       updatedAt: string;
     };
     /**
+     * @description A reseller order as the service saw it (CONTRACT.md §10.8). No `id` of its own: `externalOrderId`
+     * names it (and is the lists’ cursor).
+     */
+    order: {
+      /** @constant */
+      object: 'order';
+      /** @example rst_0123456789abcdef */
+      resellerStoreId: string;
+      /** @description the order's id on the reseller store */
+      externalOrderId: string;
+      /**
+       * Format: date-time
+       * @description when its first delivery (webhook or poll) was recorded
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      receivedAt: string;
+      /**
+       * @description how it first arrived; a later delivery changes nothing
+       * @enum {unknown}
+       */
+      receivedVia: 'webhook' | 'poll';
+      /** @description one job per supplier; none when no item routed */
+      syncJobIds: string[];
+      /** @description the items that went to no supplier, in the order’s order */
+      unroutedLineItems: components['schemas']['order_unrouted_line_item'][];
+      /** @description when the reseller’s `orders/cancelled` came; null: none */
+      cancelledAt: string | null;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    /**
+     * @description An item of the order that went to no supplier: a gift card, an item without a vendor, or one whose
+     * vendor is no active source store’s `vendorTag` when the order came.
+     */
+    order_unrouted_line_item: {
+      /** @description the payload's line item `id` as its digits stand */
+      resellerLineItemId: string | null;
+      sku: string | null;
+      title: string | null;
+      vendor: string | null;
+      quantity: number;
+      /** @enum {unknown} */
+      reason: 'no_source_store' | 'no_vendor' | 'gift_card';
+    };
+    /**
      * @description A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s
      * `orders/cancelled` or the supplier’s. `requested` while its supplier order is being cancelled, `done` when the
      * job is `cancelled`, `declined` when the supplier refused (it has shipped): the job then stays `completed`.
@@ -789,6 +877,18 @@ export interface components {
       object: 'list';
       /** @description newest first */
       data: components['schemas']['source_store'][];
+      /** @description pass the last id as `starting_after` for the next page */
+      has_more: boolean;
+      /** @description the path of the list */
+      url: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    order_list: {
+      /** @constant */
+      object: 'list';
+      /** @description newest first */
+      data: components['schemas']['order'][];
       /** @description pass the last id as `starting_after` for the next page */
       has_more: boolean;
       /** @description the path of the list */
@@ -1942,6 +2042,127 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  ListOrders: {
+    parameters: {
+      query?: {
+        limit?: number;
+        starting_after?: string;
+        unrouted?: 'true' | 'false';
+      };
+      header?: never;
+      path: {
+        rst_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page, newest first. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['order_list'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `invalid_cursor`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  GetOrder: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        rst_id: string;
+        externalOrderId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['order'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
           [name: string]: unknown;
         };
         content: {

@@ -5,6 +5,7 @@ import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
   ListAuditLogQuery,
+  ListOrdersQuery,
   ListSyncJobsQuery,
   PlainListQuery,
   RotateCredentialsBody,
@@ -217,6 +218,26 @@ export const routes: RouteSpec[] = [
     auth: 'apiKey',
     request: { body: RotateCredentialsBody },
     access: ROTATE_CREDENTIALS,
+  },
+  {
+    name: 'ListOrders',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/orders',
+    entry: 'functions/list-orders.ts',
+    auth: 'apiKey',
+    request: { query: ListOrdersQuery },
+    // The store's orders and those with unrouted items are both in GSI7; a large order's body parts
+    // (for its unrouted items' details) are read by GetItem.
+    access: readList('resourceLists'),
+  },
+  {
+    name: 'GetOrder',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/orders/{externalOrderId}',
+    entry: 'functions/get-order.ts',
+    auth: 'apiKey',
+    // The order's record at its first job's key; a large order's body parts.
+    access: READ_ONE,
   },
   {
     name: 'ListSyncJobs',

@@ -1,3 +1,4 @@
+import { UNROUTED_REASONS } from '../../shared/domain/routing.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 
@@ -200,6 +201,53 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
   ),
   fulfillment,
+  order: {
+    type: 'object',
+    description:
+      'A reseller order as the service saw it (CONTRACT.md §10.8). No `id` of its own: `externalOrderId` names it ' +
+      '(and is the lists’ cursor).',
+    required: [
+      'object',
+      'resellerStoreId',
+      'externalOrderId',
+      'receivedAt',
+      'receivedVia',
+      'syncJobIds',
+      'unroutedLineItems',
+      'cancelledAt',
+      'request_id',
+    ],
+    properties: {
+      object: { const: 'order' },
+      resellerStoreId: id('rst'),
+      externalOrderId: { type: 'string', description: "the order's id on the reseller store" },
+      receivedAt: { ...timestamp, description: 'when its first delivery (webhook or poll) was recorded' },
+      receivedVia: { enum: ['webhook', 'poll'], description: 'how it first arrived; a later delivery changes nothing' },
+      syncJobIds: { type: 'array', items: id('sj'), description: 'one job per supplier; none when no item routed' },
+      unroutedLineItems: {
+        type: 'array',
+        items: ref('order_unrouted_line_item'),
+        description: 'the items that went to no supplier, in the order’s order',
+      },
+      cancelledAt: { ...nullable(timestamp), description: 'when the reseller’s `orders/cancelled` came; null: none' },
+      request_id: requestId,
+    },
+  },
+  order_unrouted_line_item: {
+    type: 'object',
+    description:
+      'An item of the order that went to no supplier: a gift card, an item without a vendor, or one whose vendor ' +
+      'is no active source store’s `vendorTag` when the order came.',
+    required: ['resellerLineItemId', 'sku', 'title', 'vendor', 'quantity', 'reason'],
+    properties: {
+      resellerLineItemId: { ...nullable(str), description: "the payload's line item `id` as its digits stand" },
+      sku: nullable(str),
+      title: nullable(str),
+      vendor: nullable(str),
+      quantity: count,
+      reason: { enum: UNROUTED_REASONS },
+    },
+  },
   sync_job_cancellation: {
     type: 'object',
     description:

@@ -46,7 +46,11 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
     defaultInterval: Duration.hours(6),
   });
   dashboard.addWidgets(
-    graph('Orders (per 5 minutes)', [m(BUSINESS_METRICS.ordersReceived), m(BUSINESS_METRICS.ordersRouted)]),
+    graph('Orders (per 5 minutes)', [
+      m(BUSINESS_METRICS.ordersReceived),
+      m(BUSINESS_METRICS.ordersRouted),
+      m(BUSINESS_METRICS.ordersWithUnroutedItems),
+    ]),
     graph('Sync jobs (per 5 minutes)', [
       m(BUSINESS_METRICS.jobsCreated),
       m(BUSINESS_METRICS.jobsCompleted),

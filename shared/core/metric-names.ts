@@ -11,6 +11,8 @@ export const BUSINESS_METRICS = {
   ordersReceived: 'OrdersReceived',
   /** A new order that got at least one sync job. */
   ordersRouted: 'OrdersRouted',
+  /** A new order with an item that routes to no supplier (CONTRACT.md §10.8), routed or not: a supplier to add. */
+  ordersWithUnroutedItems: 'OrdersWithUnroutedItems',
   jobsCreated: 'JobsCreated',
   jobsCompleted: 'JobsCompleted',
   /** Every way a job goes dead: refused by the supplier, receives run out, given up by the reconciler. */

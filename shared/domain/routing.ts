@@ -21,10 +21,39 @@ export const isRoutable = (item: RoutableItem) => item.giftCard !== true;
 export const itemsOfVendorTag = <T extends RoutableItem>(lineItems: T[], vendorTag: string | null): T[] =>
   lineItems.filter((item) => isRoutable(item) && (vendorTag === null || item.vendor === vendorTag));
 
+/** Why a line item goes to no supplier (CONTRACT.md §10.8). */
+export const UNROUTED_REASONS = ['no_source_store', 'no_vendor', 'gift_card'] as const;
+export type UnroutedReason = (typeof UNROUTED_REASONS)[number];
+
+/**
+ * Why the item stays with the reseller, or null when it routes to the active source store whose tag
+ * is its `vendor`: a gift card never routes; an item without a vendor (absent, null, or blank) names
+ * no store; a vendor that no active store's tag equals names none. `routeLineItems` routes exactly
+ * the items this answers null for.
+ */
+export const unroutedReason = (item: RoutableItem, storeByVendorTag: Map<string, string>): UnroutedReason | null => {
+  if (!isRoutable(item)) return 'gift_card';
+  if (typeof item.vendor !== 'string' || item.vendor.trim() === '') return 'no_vendor';
+  return storeByVendorTag.has(item.vendor) ? null : 'no_source_store';
+};
+
+/** An item that stays with the reseller: its position among the order's line items, and why. */
+export interface UnroutedLine {
+  position: number;
+  reason: UnroutedReason;
+}
+
+/** The order's items that route nowhere, in the order's order. */
+export const unroutedLines = (lineItems: RoutableItem[], storeByVendorTag: Map<string, string>): UnroutedLine[] =>
+  lineItems.flatMap((item, position) => {
+    const reason = unroutedReason(item, storeByVendorTag);
+    return reason === null ? [] : [{ position, reason }];
+  });
+
 /**
  * Groups line items by the vendor tag of an active source store; items of no active store stay
- * with the reseller. Groups are ordered by source store id (then tag) so that a redelivered order
- * yields the same positions, and therefore the same job ids.
+ * with the reseller (`unroutedLines` says which, and why). Groups are ordered by source store id
+ * (then tag) so that a redelivered order yields the same positions, and therefore the same job ids.
  */
 export const routeLineItems = <T extends RoutableItem>(
   lineItems: T[],
@@ -32,10 +61,9 @@ export const routeLineItems = <T extends RoutableItem>(
 ): RoutedGroup<T>[] => {
   const groups = new Map<string, RoutedGroup<T>>();
   for (const item of lineItems) {
-    if (!isRoutable(item)) continue;
     const vendorTag = item.vendor;
     const sourceStoreId = typeof vendorTag === 'string' ? storeByVendorTag.get(vendorTag) : undefined;
-    if (!sourceStoreId || typeof vendorTag !== 'string') continue;
+    if (unroutedReason(item, storeByVendorTag) !== null || !sourceStoreId || typeof vendorTag !== 'string') continue;
     const group = groups.get(vendorTag) ?? { sourceStoreId, vendorTag, lineItems: [] };
     group.lineItems.push(item);
     groups.set(vendorTag, group);

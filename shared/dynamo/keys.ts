@@ -91,6 +91,7 @@ export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) =
 
 const VENDOR = 'VENDOR#';
 const BODY = 'BODY#';
+const JOB = 'SJ#';
 const KEPT = 'KEPT#';
 
 export const keys = {
@@ -103,7 +104,12 @@ export const keys = {
   }),
   /** Every vendor-tag item of a reseller store: one partition, one sort-key prefix. */
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: VENDOR }),
-  syncJob: (id: string): Key => ({ PK: `SJ#${id}`, SK: 'SJ' }),
+  syncJob: (id: string): Key => ({ PK: `${JOB}${id}`, SK: 'SJ' }),
+  /**
+   * The mark of an order with unrouted items, beside the order's first job (shared/entities/order.ts):
+   * its entry in the store's list of such orders names the partition of the order's record.
+   */
+  unroutedOrderMark: (firstJobId: string): Key => ({ PK: `${JOB}${firstJobId}`, SK: 'UNROUTED' }),
   /**
    * Part `n` of an order's compressed body, beside the order's first job (docs/hostile-input.md,
    * "Storing an order"): written once with that job, never updated.
@@ -122,6 +128,12 @@ export const keys = {
     SKPrefix: KEPT,
   }),
 };
+
+/** The id of the first job whose partition an item is in (its job, body parts, an order's mark…). */
+export const firstJobIdOf = (key: Key) => key.PK.slice(JOB.length);
+
+/** The key of the order record (the first job, or an unrouted order) an item of its partition names. */
+export const orderRecordKeyOf = (key: Key): Key => keys.syncJob(firstJobIdOf(key));
 
 /** The vendor tag a vendor-tag item's sort key names. */
 export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
@@ -145,6 +157,10 @@ export const lists = {
   storeAuditEntriesOf: (resellerStoreId: string, action: string) => `RST#${resellerStoreId}#AUD#${action}`,
   /** GSI7 */
   resourceAuditEntries: (resourceId: string) => `RES#${resourceId}#AUD`,
+  /** A reseller store's orders (CONTRACT.md §10.8): entries of the orders' first jobs or unrouted-order records. */
+  storeOrders: (resellerStoreId: string) => `RST#${resellerStoreId}#ORD`,
+  /** Those with unrouted items: entries of their marks (`keys.unroutedOrderMark`). */
+  storeUnroutedOrders: (resellerStoreId: string) => `RST#${resellerStoreId}#ORD#UNROUTED`,
 };
 
 export const lookups = {

@@ -1,5 +1,5 @@
 import { InvalidCursorError } from '../core/errors.js';
-import { type IndexRole, listSortKey } from './keys.js';
+import { type IndexRole, type Key, listSortKey } from './keys.js';
 import { batchGet, type Item, keyOf, queryIndex } from './table.js';
 
 export interface Page<T> {
@@ -32,6 +32,11 @@ export interface ListSource {
    * it: a page loads up to 100 of its items rather than a few more than `limit`.
    */
   small?: boolean;
+  /**
+   * The item a page loads for an entry, when the entry is another item's than the record listed
+   * (an order's mark names its order's record: shared/entities/unrouted-order.ts); the entry's own by default.
+   */
+  recordKeyOf?: (entry: Key) => Key;
 }
 
 export interface ListRequest<T extends Listed> {
@@ -73,6 +78,7 @@ const slack = (limit: number) => Math.max(2, Math.ceil(limit / 4));
  */
 export const listPage = async <T extends Listed>(request: ListRequest<T>): Promise<Page<T>> => {
   const { source, limit } = request;
+  const recordKeyOf = source.recordKeyOf ?? ((entry: Key) => entry);
   let before: string | undefined;
   if (request.startingAfter !== undefined) {
     const cursor = await request.cursorItem(request.startingAfter);
@@ -87,7 +93,10 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
   for (;;) {
     const entries = await queryIndex({ ...source, before, limit: loads + 1, exclusiveStartKey: startKey });
     const loaded = entries.slice(0, loads);
-    const items = await batchGet(loaded.map(keyOf), request.from);
+    const items = await batchGet(
+      loaded.map((entry) => recordKeyOf(keyOf(entry))),
+      request.from,
+    );
     // A store's or a resource's partition holds one owner's items: one of another owner's means
     // the caller named a store or resource that is not theirs.
     if (items.some((item) => item.ownerId !== request.ownerId)) return { data: [], hasMore: false };

@@ -7,7 +7,7 @@ import { itemsOfVendorTag } from '../domain/routing.js';
 import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
 import { type Item, TABLE } from '../dynamo/table.js';
-import type { SyncJob } from './sync-job.js';
+import type { StoredOrder, SyncJob } from './sync-job.js';
 
 /**
  * The order body entity: how an accepted order is kept (docs/hostile-input.md, "Storing an
@@ -97,16 +97,22 @@ export class UnplaceableOrderError extends Error {
 }
 
 /** The reseller order's raw JSON, however the job keeps it. */
-export const orderText = async (job: SyncJob): Promise<string> => {
-  const order = job.order;
+export const orderText = (job: SyncJob): Promise<string> =>
+  storedOrderText(job.order, syncJobId(job.resellerStoreId, job.externalOrderId, 0), job.externalOrderId);
+
+/**
+ * The reseller order's raw JSON, however its record keeps it: inline, in parts beside its first
+ * job, or (a job written by older code) as a map of the job's own items, which the same reading takes.
+ */
+export const storedOrderText = async (
+  order: StoredOrder | null,
+  firstJobId: string,
+  externalOrderId: string,
+): Promise<string> => {
   if (!order) throw new UnplaceableOrderError('the job holds no order to place');
   if ('body' in order) return decompressBody(order.body);
-  if ('parts' in order) {
-    const firstJobId = syncJobId(job.resellerStoreId, job.externalOrderId, 0);
-    return decompressBody(await readBodyParts(firstJobId, order.parts));
-  }
-  // A job written by older code keeps its own items as a map: the same reading applies.
-  return JSON.stringify({ id: job.externalOrderId, ...order.legacy });
+  if ('parts' in order) return decompressBody(await readBodyParts(firstJobId, order.parts));
+  return JSON.stringify({ id: externalOrderId, ...order.legacy });
 };
 
 /** One reseller line item a job carries, as the stored order and the placed order tell it (CONTRACT.md §10.1). */
@@ -123,7 +129,7 @@ export interface JobLine {
 }
 
 /** A text field as sent: its string, or null for anything else (a number, an object, null). */
-const textOf = (value: JsonText | null): string | null => {
+export const textOf = (value: JsonText | null): string | null => {
   if (value === null) return null;
   try {
     const parsed: unknown = JSON.parse(value.text);

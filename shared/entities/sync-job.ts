@@ -1,4 +1,5 @@
 import { syncJobId } from '../core/ids.js';
+import type { UnroutedLine } from '../domain/routing.js';
 import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
@@ -16,6 +17,7 @@ import type { Item } from '../dynamo/table.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './fulfillment-entry.js';
 import { isOrderCancellation } from './order-cancellation.js';
+import { isUnroutedOrder, unroutedLinesAttribute, unroutedLinesFrom } from './unrouted-order.js';
 
 /**
  * The sync job entity: the record, its item's key, every index entry it carries in each state,
@@ -54,6 +56,10 @@ export interface SyncJob {
    * first job's worker can write the jobs a crash left unwritten exactly as planned.
    */
   orderRouting: Uint8Array | null;
+  /** On the first job of an order only: how the order first reached the service (CONTRACT.md §10.8). */
+  receivedVia: ReceivedVia;
+  /** On the first job of an order only: the order's items that went to no supplier, and why; null: none. */
+  unroutedLines: UnroutedLine[] | null;
   /** The supplier order's id, once placed. */
   sourceOrderId: string | null;
   /**
@@ -90,6 +96,10 @@ export interface SyncJob {
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
 }
+
+/** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
+export const RECEIVED_VIA = ['webhook', 'poll'] as const;
+export type ReceivedVia = (typeof RECEIVED_VIA)[number];
 
 export const CANCELLATION_STATUSES = ['requested', 'done', 'declined'] as const;
 
@@ -156,6 +166,10 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
   // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
   ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
+  // The first job is the order's record: in its store's list of orders (its list sort key is GSI1's).
+  ...(job.orderJobIds ? indexEntry('resourceLists', lists.storeOrders(job.resellerStoreId)) : {}),
+  ...(job.orderJobIds && job.receivedVia !== 'webhook' ? { receivedVia: job.receivedVia } : {}),
+  ...(job.unroutedLines?.length ? { unroutedLines: unroutedLinesAttribute(job.unroutedLines) } : {}),
   ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
   ...present({
     sourceOrderId: job.sourceOrderId,
@@ -195,6 +209,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     vendorTag: read.stringOrNull('vendorTag'),
     orderJobIds: orderJobIdsFrom(item),
     orderRouting: item.orderRouting instanceof Uint8Array ? item.orderRouting : null,
+    receivedVia: item.receivedVia === undefined ? 'webhook' : read.oneOf('receivedVia', RECEIVED_VIA),
+    unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')),
     sourceOrderId: read.stringOrNull('sourceOrderId'),
     errorMessage: read.stringOrNull('errorMessage'),
     completedAt: read.stringOrNull('completedAt'),
@@ -359,9 +375,13 @@ export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'ext
 
 // ---------- ids
 
-/** The job at a job's key, or undefined for the order cancellation kept there (order-cancellation.ts). */
+/**
+ * The job at a job's key, or undefined for another item kind kept at a first job's key: the order
+ * cancellation that came before its order (order-cancellation.ts), the record of an order none of
+ * whose items routes (unrouted-order.ts).
+ */
 export const syncJobOrNothing = (item: Item): SyncJob | undefined =>
-  isOrderCancellation(item) ? undefined : syncJobFrom(item);
+  isOrderCancellation(item) || isUnroutedOrder(item) ? undefined : syncJobFrom(item);
 
 /** The job id an index entry (GSI2 carries `id`) names. */
 export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');

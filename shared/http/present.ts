@@ -4,6 +4,7 @@ import { fulfillmentStatusOf } from '../domain/shipment.js';
 import { type Attempt, attemptId } from '../entities/attempt.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../entities/fulfillment-entry.js';
+import type { Order } from '../entities/order.js';
 import type { JobLine } from '../entities/order-body.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
@@ -106,6 +107,25 @@ const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
     .map(presentFulfillment);
   return { fulfillment: fulfillments.at(-1) ?? null, fulfillments };
 };
+
+/**
+ * An order as the service saw it (CONTRACT.md §10.8): its jobs, and its items that went to no
+ * supplier with why (`unroutedLineItems`: shared/orders/orders.ts). It has no `id` of its own: the
+ * reseller's `externalOrderId` names it, and is a list's cursor.
+ */
+export const presentOrder = (
+  order: Order,
+  unroutedLineItems: { resellerLineItemId: string | null; reason: string }[] = [],
+) => ({
+  object: 'order',
+  resellerStoreId: order.resellerStoreId,
+  externalOrderId: order.externalOrderId,
+  receivedAt: order.createdAt,
+  receivedVia: order.receivedVia,
+  syncJobIds: order.syncJobIds,
+  unroutedLineItems,
+  cancelledAt: order.cancelledAt,
+});
 
 /** One entry of a job's attempt history (CONTRACT.md §6); `count` > 1 for throttled attempts in a row. */
 export const presentAttempt = (syncJobId: string, attempt: Attempt) => ({

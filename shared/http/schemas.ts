@@ -198,6 +198,12 @@ export const ListSyncJobsQuery = v.pipe(
   })),
 );
 
+/** `GET /v1/reseller_stores/{rst_id}/orders` (CONTRACT.md §10.8): `unrouted=true`, only orders with unrouted items. */
+export const ListOrdersQuery = v.pipe(
+  listQuery({ unrouted: v.optional(v.picklist(['true', 'false'], 'must be true or false')) }),
+  v.transform((query) => ({ ...page(query), filters: { unrouted: query.unrouted === 'true' } })),
+);
+
 export const ListAuditLogQuery = v.pipe(
   listQuery({
     action: v.optional(v.picklist(AUDIT_ACTIONS, `must be one of ${AUDIT_ACTIONS.join(', ')}`)),

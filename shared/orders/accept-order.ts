@@ -3,12 +3,13 @@ import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
-import { routeLineItems } from '../domain/routing.js';
+import { routeLineItems, unroutedLines } from '../domain/routing.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { activeVendorTags } from '../stores/source-stores.js';
 import { createJobsForOrder } from '../sync-jobs/create.js';
 import { jobMessage } from '../sync-jobs/message.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
+import { recordUnroutedOrder } from './unrouted-orders.js';
 
 /**
  * The order of a verified `orders/create`, read from the raw body: the fields the service reads are
@@ -57,23 +58,32 @@ const routeOrder = async (
     return [];
   }
 
-  const groups = routeLineItems(order.lineItems, await activeVendorTags(reseller.id));
+  const vendorTags = await activeVendorTags(reseller.id);
+  const groups = routeLineItems(order.lineItems, vendorTags);
+  const unrouted = unroutedLines(order.lineItems, vendorTags);
+  const recorded = { ownerId: reseller.ownerId, resellerStoreId: reseller.id, externalOrderId: order.externalOrderId };
   if (!groups.length) {
-    logger.info('order matches no source store: no jobs');
-    return [];
+    // Recorded all the same (CONTRACT.md §10.8): the merchant sees which suppliers to add.
+    const result = await recordUnroutedOrder({ ...recorded, rawBody, receivedVia: via, unroutedLines: unrouted });
+    if (result.created) countMetric(BUSINESS_METRICS.ordersWithUnroutedItems);
+    logger.info(result.created ? 'order matches no source store: recorded, no jobs' : 'order redelivered', {
+      jobIds: result.jobIds,
+    });
+    return result.jobIds;
   }
 
   const result = await createJobsForOrder({
-    ownerId: reseller.ownerId,
-    resellerStoreId: reseller.id,
+    ...recorded,
     resellerShopDomain: reseller.shopDomain,
-    externalOrderId: order.externalOrderId,
     rawBody,
     groups,
+    receivedVia: via,
+    unroutedLines: unrouted,
   });
 
   if (result.created) {
     countMetric(BUSINESS_METRICS.ordersRouted);
+    if (unrouted.length) countMetric(BUSINESS_METRICS.ordersWithUnroutedItems);
     logger.info('order routed', { jobIds: result.jobIds });
   } else {
     logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });

@@ -7,11 +7,18 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
-import { isConditionFailure, TABLE } from '../dynamo/table.js';
+import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
 import { isPropagating } from '../entities/fulfillment-entry.js';
-import { orderCancellationItem } from '../entities/order-cancellation.js';
-import { type Cancellation, propagationIndex, type SyncJob } from '../entities/sync-job.js';
+import { isOrderCancellation, orderCancellationItem } from '../entities/order-cancellation.js';
+import {
+  type Cancellation,
+  propagationIndex,
+  type SyncJob,
+  syncJobKey,
+  syncJobOrNothing,
+} from '../entities/sync-job.js';
+import { isUnroutedOrder, unroutedOrderCancellation } from '../entities/unrouted-order.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -191,7 +198,12 @@ export const cancelResellerOrder = async (
   requestId?: string,
 ): Promise<string[]> => {
   const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
-  const first = await loadJob(firstJobId, true);
+  const found = await getItem(syncJobKey(firstJobId), (item) => item, true);
+  if (found && isUnroutedOrder(found)) {
+    await cancelUnroutedOrder(firstJobId);
+    return [];
+  }
+  const first = found && syncJobOrNothing(found);
   if (!first) {
     // Before its order: kept (7 days) where the order's first job will be, which the order's create
     // then finds in its way and writes the jobs cancelled (sync-jobs/create.ts). An order that
@@ -209,14 +221,33 @@ export const cancelResellerOrder = async (
       return [];
     } catch (error) {
       if (!isConditionFailure(error)) throw error;
-      const arrived = await loadJob(firstJobId, true);
-      if (!arrived) return [];
+      const arrived = await getItem(syncJobKey(firstJobId), (item) => item, true);
+      if (!arrived || isOrderCancellation(arrived)) return [];
       return cancelResellerOrder(reseller, externalOrderId, reason, requestId);
     }
   }
   const ids = first.orderJobIds ?? [first.id];
   for (const id of ids) await cancelJob(id, reason, requestId, id === first.id ? first : undefined);
   return ids;
+};
+
+/**
+ * The cancellation of an order none of whose items routed: no job to stop, its record says when
+ * (CONTRACT.md §10.8). A redelivery keeps the first time.
+ */
+const cancelUnroutedOrder = async (firstJobId: string) => {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: syncJobKey(firstJobId),
+        ...unroutedOrderCancellation(now()),
+      }),
+    );
+    logger.info('cancellation of an order none of whose items routed: recorded on it');
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+  }
 };
 
 /**

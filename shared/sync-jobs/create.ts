@@ -4,6 +4,7 @@ import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import type { UnroutedLine } from '../domain/routing.js';
 import { dynamo } from '../dynamo/client.js';
 import { batchGet, getItem, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import {
@@ -20,7 +21,15 @@ import {
   orderCancellationFrom,
   REPLACES_ORDER_CANCELLATION,
 } from '../entities/order-cancellation.js';
-import { type StoredOrder, type SyncJob, syncJobFrom, syncJobItem, syncJobKey } from '../entities/sync-job.js';
+import {
+  type ReceivedVia,
+  type StoredOrder,
+  type SyncJob,
+  syncJobFrom,
+  syncJobItem,
+  syncJobKey,
+} from '../entities/sync-job.js';
+import { isUnroutedOrder, unroutedOrderMarkItem } from '../entities/unrouted-order.js';
 import { MOVES } from '../sync-jobs/state-machine.js';
 
 /**
@@ -50,6 +59,10 @@ export interface NewOrder {
   rawBody: Buffer;
   /** One per supplier, in position order (shared/domain/routing.ts). */
   groups: OrderGroup[];
+  /** How the order reached the service (default: its webhook); the first job keeps it (the order's record). */
+  receivedVia?: ReceivedVia;
+  /** The order's items that go to no supplier; the first job keeps them, and the order gets a mark. */
+  unroutedLines?: UnroutedLine[];
 }
 
 /** Items per DynamoDB transaction. */
@@ -59,9 +72,12 @@ const PUT_CONCURRENCY = 16;
 
 const NEW_ITEM = 'attribute_not_exists(PK)';
 
+/** What `orderJobCount` (the dedup record's count) adds to the first job: 13 name bytes and a number. */
+const ORDER_JOB_COUNT_BYTES = itemSize({ orderJobCount: 1 });
+
 /** A new sync job: pending, under its first generation, at `position` among its order's suppliers. */
 export const newSyncJob = (
-  input: Omit<NewOrder, 'rawBody' | 'groups'>,
+  input: Omit<NewOrder, 'rawBody' | 'groups' | 'unroutedLines'>,
   group: OrderGroup,
   position: number,
   order: StoredOrder,
@@ -80,6 +96,8 @@ export const newSyncJob = (
   vendorTag: group.vendorTag,
   orderJobIds: null,
   orderRouting: null,
+  receivedVia: input.receivedVia ?? 'webhook',
+  unroutedLines: null,
   sourceOrderId: null,
   sourceLines: null,
   errorMessage: null,
@@ -113,19 +131,27 @@ const plan = (input: NewOrder) => {
   const createdAt = now();
   const compressed = compressBody(input.rawBody);
   const firstId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
+  const unroutedLines = input.unroutedLines?.length ? input.unroutedLines : null;
   const inline = newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt);
-  const fitsInline = itemSize(syncJobItem({ ...inline, orderJobIds: [firstId] })) <= INLINE_ITEM_BUDGET;
+  // Measured as any job, without the first job's order attributes (its list entry, unrouted lines):
+  // the same bodies stay inline as before orders were listed (docs/performance.md, "Orders, visible").
+  const fitsInline = itemSize(syncJobItem(inline)) + ORDER_JOB_COUNT_BYTES <= INLINE_ITEM_BUDGET;
   const parts = fitsInline ? [] : splitParts(compressed);
   const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };
   const jobs = input.groups.map((group, position) => newSyncJob(input, group, position, order, createdAt));
-  const firstTransaction = TRANSACTION_ITEMS - parts.length;
+  // The order's mark, when some of its items route nowhere, goes with its first job (unrouted-order.ts).
+  const partItems = [
+    ...parts.map((bytes, n) => orderBodyPartItem(firstId, n, bytes)),
+    ...(unroutedLines ? [unroutedOrderMarkItem({ firstJobId: firstId, ...input, receivedAt: createdAt })] : []),
+  ];
+  const firstTransaction = TRANSACTION_ITEMS - partItems.length;
   const chunked = jobs.length > firstTransaction;
   jobs[0] = {
     ...jobs[0],
     orderJobIds: jobs.map((job) => job.id),
     orderRouting: chunked ? encodeRouting(input.groups) : null,
+    unroutedLines,
   };
-  const partItems = parts.map((bytes, n) => orderBodyPartItem(firstId, n, bytes));
   return { jobs, partItems, firstTransaction };
 };
 
@@ -183,6 +209,9 @@ export const createJobsForOrder = async (
     if (found && isOrderCancellation(found)) {
       return createCancelled(jobs, partItems, orderCancellationFrom(jobs[0].id, found));
     }
+    // The order came first with no item routed (a supplier was added since): its first routing
+    // stands, as for any order (docs/design.md, "Orders, visible"): a redelivery changes nothing.
+    if (found && isUnroutedOrder(found)) return { created: false, jobIds: [], written: [] };
     const existing = found && syncJobFrom(found);
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
     if (!existing?.orderJobIds) throw error;

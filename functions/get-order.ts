@@ -1,0 +1,9 @@
+import { apiHandler } from '../shared/http/handler.js';
+import { presentOrder } from '../shared/http/present.js';
+import { ok } from '../shared/http/types.js';
+import { findOrder, unroutedLineItems } from '../shared/orders/orders.js';
+
+export const handler = apiHandler(async ({ ownerId, path }) => {
+  const order = await findOrder({ ownerId }, path.rst_id, path.externalOrderId);
+  return ok(presentOrder(order, await unroutedLineItems(order)));
+});

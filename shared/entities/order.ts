@@ -1,0 +1,78 @@
+import type { UnroutedLine } from '../domain/routing.js';
+import { firstJobIdOf } from '../dynamo/keys.js';
+import { type Item, keyOf } from '../dynamo/table.js';
+import { isOrderCancellation } from './order-cancellation.js';
+import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobFrom } from './sync-job.js';
+import { isUnroutedOrder, type UnroutedOrder, unroutedOrderFrom } from './unrouted-order.js';
+
+/**
+ * A reseller order as the service saw it (CONTRACT.md §10.8), read from its record at its first
+ * job's key: the first job (whose order attributes are the order's: `orderJobIds`, `receivedVia`,
+ * `unroutedLines`), or, for an order none of whose items routes, the unrouted order record
+ * (unrouted-order.ts). Not an item of its own: nothing more is written per order than those.
+ */
+export interface Order {
+  /** The first job's id: where the order's record is, and its place in its store's list. */
+  id: string;
+  ownerId: string;
+  resellerStoreId: string;
+  externalOrderId: string;
+  /** When the first delivery (webhook or poll) was recorded: the list's order. */
+  createdAt: string;
+  receivedVia: ReceivedVia;
+  syncJobIds: string[];
+  unroutedLines: UnroutedLine[];
+  /** When the reseller cancelled the order; null when it did not (or before its order arrived: see below). */
+  cancelledAt: string | null;
+  /** Where the order's body is: what the unrouted lines' details are read from (order-body.ts). */
+  stored: StoredOrder | null;
+}
+
+/**
+ * The order of its first job. It was cancelled by the reseller when that job carries the reseller's
+ * cancellation (every job of the order gets it, the first one included; one that arrived before the
+ * order too): its `requestedAt` is when the order's cancellation came.
+ */
+export const orderOfJob = (job: SyncJob): Order => ({
+  id: job.id,
+  ownerId: job.ownerId,
+  resellerStoreId: job.resellerStoreId,
+  externalOrderId: job.externalOrderId,
+  createdAt: job.createdAt,
+  receivedVia: job.receivedVia,
+  syncJobIds: job.orderJobIds ?? [job.id],
+  unroutedLines: job.unroutedLines ?? [],
+  cancelledAt: job.cancellation?.requestedBy === 'reseller' ? job.cancellation.requestedAt : null,
+  stored: job.order,
+});
+
+export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
+  id: order.firstJobId,
+  ownerId: order.ownerId,
+  resellerStoreId: order.resellerStoreId,
+  externalOrderId: order.externalOrderId,
+  createdAt: order.receivedAt,
+  receivedVia: order.receivedVia,
+  syncJobIds: [],
+  unroutedLines: order.unroutedLines,
+  cancelledAt: order.cancelledAt,
+  stored: order.order,
+});
+
+/**
+ * The order an item at a first job's key records, or undefined: an order cancellation kept for an
+ * order that has not arrived, or a job that is not an order's first (it is not an order's record).
+ */
+export const orderOrNothing = (item: Item): Order | undefined => {
+  if (isUnroutedOrder(item)) return orderOfUnrouted(unroutedOrderFrom(firstJobIdOf(keyOf(item)), item));
+  if (isOrderCancellation(item)) return undefined;
+  const job = syncJobFrom(item);
+  return job.orderJobIds ? orderOfJob(job) : undefined;
+};
+
+/** The order of an item of a list of orders, whose entries are all order records. */
+export const orderFrom = (item: Item): Order => {
+  const order = orderOrNothing(item);
+  if (!order) throw new Error(`the item at ${String(item.PK)} records no order`);
+  return order;
+};
