@@ -30,6 +30,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   fulfillment: 'FulfillmentQueue',
   syncDlq: 'SyncDlq',
   fulfillmentDlq: 'FulfillmentDlq',
+  poll: 'PollQueue',
+  pollDlq: 'PollDlq',
 };
 
 interface FunctionEntry {
