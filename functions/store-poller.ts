@@ -11,10 +11,12 @@ import { pollStore } from '../shared/polling/poll-store.js';
 import { pollMessageOf } from '../shared/polling/schedule.js';
 
 /**
- * The secrets are kept for an hour, for up to 20,000 stores: each store comes back every interval, so
- * a warm environment decrypts a store's token once an hour instead of at every poll (docs/performance.md).
+ * The secrets are kept for a day, for up to 20,000 stores: each store comes back every interval to one
+ * of two environments (the poll queue's concurrency), so a warm environment decrypts a store's token
+ * once in its life instead of at every poll (docs/performance.md, "Polling"). A rotated token is
+ * another ciphertext, so another entry: the cache never answers an old secret for a new one.
  */
-const deps = { cipher: kmsCipher(kms, config.keyId, { ttlMs: 3_600_000, max: 20_000 }), platforms: adapterFor };
+const deps = { cipher: kmsCipher(kms, config.keyId, { ttlMs: 86_400_000, max: 20_000 }), platforms: adapterFor };
 
 const poll = async (received: SQSRecord) => {
   const store = pollMessageOf(received);

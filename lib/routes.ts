@@ -408,8 +408,9 @@ export const consumers: ConsumerSpec[] = [
   {
     name: 'StorePoller',
     entry: 'functions/store-poller.ts',
-    // Ten stores an invocation, ten at once: 10,000 stores in well under the interval (docs/performance.md).
-    trigger: { queue: 'poll', batchSize: 10, maxConcurrency: 10 },
+    // Ten stores an invocation, two environments (SQS's least): 10,000 stores spread over ten minutes are
+    // ~17 polls a second, and two warm environments keep every store's decrypted token (docs/performance.md).
+    trigger: { queue: 'poll', batchSize: 10, maxConcurrency: 2 },
     timeoutSeconds: 120,
     // Each changed order takes its webhook's path: what the orders and fulfillments webhooks do
     // (their tables, indexes and queues), plus the store's watermark (UpdateItem on the store item).
