@@ -34,6 +34,8 @@ try {
     visibilityTimeoutSeconds,
     maxReceiveCount,
     throttleBudgetSeconds: number('THROTTLE_BUDGET_SECONDS', 86_400),
+    // Every active store is polled for what its webhooks may have missed (CONTRACT.md §10.7).
+    pollIntervalSeconds: number('POLL_INTERVAL_SECONDS', 5) || 5,
   });
 } catch (error) {
   if (error instanceof StartupError) refuse(error.message);
@@ -50,7 +52,7 @@ row(
 row('DynamoDB Local', `${runtime.endpoints.dynamodb}  table ${runtime.tableName}`);
 row(
   'SQS (fauxqs)',
-  `${runtime.endpoints.sqs}  sync, fulfillment and their DLQs; visibility ${visibilityTimeoutSeconds} s, ` +
+  `${runtime.endpoints.sqs}  sync, fulfillment, poll and their DLQs; visibility ${visibilityTimeoutSeconds} s, ` +
     `DLQ after ${maxReceiveCount} receives`,
 );
 row('KMS stand-in', runtime.endpoints.kms);

@@ -16,6 +16,8 @@ export interface EnvironmentRefs {
   /** `sk_live_` on AWS, `sk_test_` locally. */
   apiKeyPrefix: string;
   sync: SyncTimings;
+  /** How often every active store is polled (CONTRACT.md §10.7): 900 on AWS, a few seconds locally. */
+  pollIntervalSeconds: number;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -57,6 +59,7 @@ export const functionEnvironment = (
     environment.SYNC_BACKOFF_SECONDS = refs.sync.backoffSeconds.join(',');
     environment.THROTTLE_BUDGET_SECONDS = String(refs.sync.throttleBudgetSeconds);
   }
+  if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);
   }

@@ -36,7 +36,7 @@ export type SecretField = SecretContext['field'];
 /** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `inFlight` (GSI3)… */
 export type IndexName = keyof typeof INDEX;
 
-export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq';
+export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq' | 'poll' | 'pollDlq';
 export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
@@ -343,6 +343,9 @@ export const authorizer = {
  */
 export const DEAD_LETTER_CONCURRENCY = 2;
 
+/** How often every active store is polled on AWS: POLL_INTERVAL_SECONDS' default, 900 s (CONTRACT.md §10.7). */
+export const POLL_INTERVAL_MINUTES = 15;
+
 export const consumers: ConsumerSpec[] = [
   {
     name: 'SyncWorker',
@@ -413,5 +416,31 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: 30,
     // SendMessage: a message whose receives ran out goes back on the work queue, 15 minutes later.
     access: { table: ['GetItem', 'UpdateItem'], queues: { fulfillment: ['SendMessage'] } },
+  },
+  {
+    name: 'PollScheduler',
+    entry: 'functions/poll-scheduler.ts',
+    // POLL_INTERVAL_SECONDS on AWS (CONTRACT.md §10.7); locally the runtime's POLL_INTERVAL_SECONDS.
+    trigger: { scheduleMinutes: POLL_INTERVAL_MINUTES },
+    timeoutSeconds: 300,
+    // The active stores' keys (GSI5, keys only), and a message per store on the poll queue.
+    access: { indexes: ['stateLists'], queues: { poll: ['SendMessage'] } },
+  },
+  {
+    name: 'StorePoller',
+    entry: 'functions/store-poller.ts',
+    // Ten stores an invocation, two environments (SQS's least): 10,000 stores spread over ten minutes are
+    // ~17 polls a second, and two warm environments keep every store's decrypted token (docs/performance.md).
+    trigger: { queue: 'poll', batchSize: 10, maxConcurrency: 2 },
+    timeoutSeconds: 120,
+    // Each changed order takes its webhook's path: what the orders and fulfillments webhooks do
+    // (their tables, indexes and queues), plus the store's watermark (UpdateItem on the store item).
+    // Both secrets: a custom shop's reads are signed with its webhook secret.
+    access: {
+      table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
+    },
   },
 ];

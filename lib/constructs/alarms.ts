@@ -110,6 +110,12 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     1,
   );
   alarm(
+    'StoresFailingToPollAlarm',
+    'A store’s polls keep failing (four in a row or more): orders its webhooks miss are not found',
+    businessMetric(config, BUSINESS_METRICS.storesFailingToPoll, { period: hour }),
+    1,
+  );
+  alarm(
     'FulfillmentsDeadAlarm',
     'Tracking could not be delivered to a reseller order: a fulfillment went dead',
     businessMetric(config, BUSINESS_METRICS.fulfillmentsDead, { period: hour }),

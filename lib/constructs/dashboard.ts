@@ -80,6 +80,15 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.jobsCancelledBySource),
       m(BUSINESS_METRICS.cancellationsDeclined),
     ]),
+    graph('Polling (CONTRACT.md §10.7): runs, stores polled, changes found', [
+      m(BUSINESS_METRICS.pollRuns),
+      m(BUSINESS_METRICS.storesPolled),
+      m(BUSINESS_METRICS.pollChangesHandled),
+    ]),
+    graph('Polls failed, stores failing in a row', [
+      m(BUSINESS_METRICS.pollsFailed),
+      m(BUSINESS_METRICS.storesFailingToPoll),
+    ]),
   );
   return dashboard;
 };

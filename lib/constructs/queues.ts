@@ -9,8 +9,11 @@ import { consumers, type QueueName } from '../routes.js';
 const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   syncDlq: { deadLetterFor: 'sync' },
   fulfillmentDlq: { deadLetterFor: 'fulfillment' },
+  // A poll's message is never reported failed for a shop's failure; its DLQ only catches the service's own.
+  pollDlq: { deadLetterFor: 'poll' },
   sync: {},
   fulfillment: {},
+  poll: {},
 };
 
 /** The work queue whose dead letters `queue` holds; undefined for a work queue. */

@@ -20,7 +20,8 @@
  *   every write; reads take no token.
  * - Test controls, not recorded as calls: `POST /_sim/orders` (an order placed without a webhook),
  *   `POST /_sim/orders/{id}/cancel` and `POST /_sim/orders/{id}/fulfillments` (the shop itself cancels
- *   or ships), `GET /_sim/orders?shopDomain=` (each order whole), `GET /_sim/calls`, `POST /_sim/reset`.
+ *   or ships), `GET /_sim/orders?shopDomain=` (each order whole), `GET /_sim/calls`, `POST /_sim/reset`,
+ *   `POST /_sim/outages` (a shop answering one status to every call, reads included, until cleared).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -116,6 +117,8 @@ interface Shop extends SimShop {
 
 interface State {
   shops: Map<string, Shop>;
+  /** `POST /_sim/outages`: shops whose every call (reads too) answers this status, until cleared. */
+  outages: Map<string, { status: number; retryAfter?: number }>;
   calls: SimulatorCall[];
   ledger: SimLedger;
   slowMs: number;
@@ -603,7 +606,8 @@ async function platformCall(
     ...(platform === 'custom' ? { signature: header(req, 'x-platform-hmac-sha256') } : {}),
   };
   state.calls.push(call);
-  const reply = await routeCall(state, req, call, query);
+  const outage = state.outages.get(shopDomain);
+  const reply = outage ? outageReply(outage) : await routeCall(state, req, call, query);
   call.status = reply.status;
   if (reply.drop) call.lost = true;
   await state.beforeReply?.(call);
@@ -656,6 +660,7 @@ async function routeCall(
 
 function resetState(state: State): void {
   state.shops.clear();
+  state.outages.clear();
   state.calls = [];
 }
 
@@ -697,6 +702,27 @@ function simFulfil(state: State, orderId: number, body: unknown): Reply {
   return refusalsAs422(() => json(201, { fulfillment: clone(fulfil(shop, orderId, input)) }));
 }
 
+/** A shop's outage answer: the status, with `Retry-After` when given (a 429). */
+function outageReply(outage: { status: number; retryAfter?: number }): Reply {
+  const headers = outage.retryAfter === undefined ? undefined : { 'Retry-After': String(outage.retryAfter) };
+  return { status: outage.status, body: { errors: `simulated outage (${outage.status})` }, headers };
+}
+
+/**
+ * `POST /_sim/outages` `{shopDomain, status, retryAfter?}`: every call to the shop, reads and polls
+ * included, answers `status` (with `Retry-After` when given); `status: null` ends the outage.
+ */
+function simOutage(state: State, body: unknown): Reply {
+  const request = asObject(body);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  if (request.status === null) state.outages.delete(request.shopDomain);
+  else if (typeof request.status === 'number' && request.status >= 400 && request.status <= 599) {
+    const retryAfter = typeof request.retryAfter === 'number' ? request.retryAfter : undefined;
+    state.outages.set(request.shopDomain, { status: request.status, retryAfter });
+  } else return json(400, { errors: 'status must be a 4xx or 5xx status, or null' });
+  return json(200, { ok: true });
+}
+
 /** A control's JSON body, or the 400 that answers it. */
 async function readJson(req: IncomingMessage): Promise<{ parsed: unknown } | Reply> {
   try {
@@ -724,6 +750,10 @@ async function simCall(
     const shopDomain = query.get('shopDomain');
     if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
     return json(200, { orders: [...(state.shops.get(shopDomain)?.orders.values() ?? [])] });
+  }
+  if (method === 'POST' && pathname === '/_sim/outages') {
+    const read = await readJson(req);
+    return 'parsed' in read ? simOutage(state, read.parsed) : read;
   }
   const control = /^\/_sim\/orders\/(\d+)\/(cancel|fulfillments)$/.exec(pathname);
   if (method !== 'POST' || (pathname !== '/_sim/orders' && !control)) return NOT_FOUND;
@@ -771,6 +801,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   const host = options.host ?? '127.0.0.1';
   const state: State = {
     shops: new Map(),
+    outages: new Map(),
     calls: [],
     ledger: newLedger(),
     slowMs: options.slowMs ?? 30_000,

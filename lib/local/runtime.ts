@@ -41,6 +41,8 @@ export interface LocalRuntimeOptions {
   maxReceiveCount?: number;
   /** How often the scheduled consumers (the reconciler) run locally. */
   scheduleIntervalSeconds?: number;
+  /** POLL_INTERVAL_SECONDS: how often every active store is polled; default `scheduleIntervalSeconds`. */
+  pollIntervalSeconds?: number;
   /** A job's lease (CONTRACT.md §6); default visibility timeout × (MAX_RECEIVE_COUNT + 1) + 2 s. */
   leaseSeconds?: number;
   /** THROTTLE_BUDGET_SECONDS; default 86400. */
@@ -244,19 +246,24 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const maxReceiveCount = options.maxReceiveCount ?? 3;
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 2;
-    const [sync, fulfillment] = await Promise.all([
+    const [sync, fulfillment, poll] = await Promise.all([
       sqs.createQueuePair('sync', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('fulfillment', { visibilityTimeoutSeconds, maxReceiveCount }),
+      sqs.createQueuePair('poll', { visibilityTimeoutSeconds, maxReceiveCount }),
     ]);
     const queues: Record<QueueName, LocalQueue> = {
       sync: sync.queue,
       syncDlq: sync.dlq,
       fulfillment: fulfillment.queue,
       fulfillmentDlq: fulfillment.dlq,
+      poll: poll.queue,
+      pollDlq: poll.dlq,
     };
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
-      queue === 'sync' || queue === 'fulfillment' ? visibilityTimeoutSeconds : 30;
+      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' ? visibilityTimeoutSeconds : 30;
+    const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
+    const pollIntervalSeconds = options.pollIntervalSeconds ?? scheduleSeconds;
 
     // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
     // Each function's environments get their own variables only; this process gets all of them,
@@ -274,6 +281,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         backoffSeconds: [visibilityTimeoutSeconds],
         throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
       },
+      pollIntervalSeconds,
     };
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
@@ -330,7 +338,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         // Before the functions stop, so no poll is left waiting for an environment.
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
       } else {
-        const every = (options.scheduleIntervalSeconds ?? 60) * 1000;
+        // The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval.
+        const every = (consumer.entry === 'functions/poll-scheduler.ts' ? pollIntervalSeconds : scheduleSeconds) * 1000;
         const timer = setInterval(() => {
           invoke(consumer.name, { source: 'aws.events', 'detail-type': 'Scheduled Event' }).catch((error: Error) =>
             console.error(`local ${consumer.name} failed`, error.message),

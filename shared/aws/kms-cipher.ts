@@ -14,12 +14,23 @@ export interface SecretCipher {
 const CACHE_TTL_MS = 5 * 60_000;
 const CACHE_MAX = 1_000;
 
+/** How long a decrypted secret is kept in an environment, and how many are. */
+export interface CacheOptions {
+  ttlMs: number;
+  max: number;
+}
+
 /**
  * Store secrets encrypted directly with the customer-managed key (they are far below KMS's 4 KiB
- * limit, so no data key is needed). Decrypted values are cached per container for five minutes:
- * every webhook and every job needs one, and a KMS call costs more than the rest of the order.
+ * limit, so no data key is needed). Decrypted values are cached per container, by default for five
+ * minutes: every webhook and every job needs one, and a KMS call costs more than the rest of the
+ * order. The poller keeps them longer (functions/store-poller.ts): a store is polled every interval.
  */
-export const kmsCipher = (client: KMSClient, keyId: () => string): SecretCipher => {
+export const kmsCipher = (
+  client: KMSClient,
+  keyId: () => string,
+  { ttlMs, max }: CacheOptions = { ttlMs: CACHE_TTL_MS, max: CACHE_MAX },
+): SecretCipher => {
   // Promises, not values: concurrent misses for one secret (a batch of jobs of one supplier on a
   // cold container) share a single KMS call.
   const cache = new Map<string, { value: Promise<string>; expiresAt: number }>();
@@ -52,8 +63,8 @@ export const kmsCipher = (client: KMSClient, keyId: () => string): SecretCipher 
       const hit = cache.get(key);
       if (hit && hit.expiresAt > Date.now()) return hit.value;
       const value = decryptWithKms(ciphertext, context);
-      if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value!);
-      cache.set(key, { value, expiresAt: Date.now() + CACHE_TTL_MS });
+      if (cache.size >= max) cache.delete(cache.keys().next().value!);
+      cache.set(key, { value, expiresAt: Date.now() + ttlMs });
       // A failed call is not remembered: the next caller asks KMS again.
       value.catch(() => cache.delete(key));
       return value;

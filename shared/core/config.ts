@@ -18,6 +18,9 @@ export const config = {
   keyId: () => required('KMS_KEY_ID'),
   syncQueueUrl: () => required('SYNC_QUEUE_URL'),
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
+  pollQueueUrl: () => required('POLL_QUEUE_URL'),
+  /** How often every active store is polled (CONTRACT.md §10.7): 900 on AWS, a few seconds locally. */
+  pollIntervalSeconds: () => seconds('POLL_INTERVAL_SECONDS', 900),
   shopDomainSuffix: () => process.env.PLATFORM_SHOP_DOMAIN_SUFFIX || 'myshopify.com',
   apiKeyPrefix: () => process.env.API_KEY_PREFIX || 'sk_live_',
   /**

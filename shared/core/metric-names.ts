@@ -33,6 +33,16 @@ export const BUSINESS_METRICS = {
   fulfillmentsDead: 'FulfillmentsDead',
   /** A queue record its consumer reported failed, for SQS to deliver again (mixed batches and whole ones). */
   queueRecordsFailed: 'QueueRecordsFailed',
+  /** A store polled for its orders changed since its watermark (CONTRACT.md §10.7), whatever the outcome. */
+  storesPolled: 'StoresPolled',
+  /** A change a poll handled (a new, cancelled or updated order, a supplier's fulfillments or cancellation). */
+  pollChangesHandled: 'PollChangesHandled',
+  /** A poll that failed (the shop's answer, or the service's own error), handled again at the next run. */
+  pollsFailed: 'PollsFailed',
+  /** A poll that failed with its store's polls failing `POLL_FAILING_AFTER` times in a row or more: alarmed. */
+  storesFailingToPoll: 'StoresFailingToPoll',
+  /** A run of the poll scheduler: one message per active store on the poll queue. */
+  pollRuns: 'PollRuns',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
 } as const;

@@ -56,6 +56,9 @@ export const indexEntry = (role: IndexRole, pk: string, sk?: string): Record<str
   ...(sk === undefined ? {} : { [INDEX_KEYS[role].sk]: sk }),
 });
 
+/** The partition key attribute of an index, to remove: an item that leaves it. */
+export const indexPartitionName = (role: IndexRole) => INDEX_KEYS[role].pk;
+
 /** The key attributes of an index with a sort key of its own, to remove: an item that leaves it. */
 export const indexKeyNames = (role: 'lists' | 'lookups' | 'inFlight') => [INDEX_KEYS[role].pk, INDEX_KEYS[role].sk];
 
@@ -135,6 +138,13 @@ export const firstJobIdOf = (key: Key) => key.PK.slice(JOB.length);
 /** The key of the order record (the first job, or an unrouted order) an item of its partition names. */
 export const orderRecordKeyOf = (key: Key): Key => keys.syncJob(firstJobIdOf(key));
 
+/** The store a store item's key names (a reseller's `RST#<id>`/`RST`, a source's `SST#<id>`/`SST`), else undefined. */
+export const storeOfKey = (key: Key): { kind: 'reseller' | 'source'; id: string } | undefined => {
+  if (key.SK === 'RST' && key.PK.startsWith('RST#')) return { kind: 'reseller', id: key.PK.slice(4) };
+  if (key.SK === 'SST' && key.PK.startsWith('SST#')) return { kind: 'source', id: key.PK.slice(4) };
+  return undefined;
+};
+
 /** The vendor tag a vendor-tag item's sort key names. */
 export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
 
@@ -150,6 +160,11 @@ export const lists = {
   storeSyncJobs: (resellerStoreId: string) => `RST#${resellerStoreId}#SJ`,
   storeAuditEntries: (resellerStoreId: string) => `RST#${resellerStoreId}#AUD`,
   /** GSI5 */
+  /**
+   * Every active store, reseller and source (sparse: a store leaves it when deleted), which the poller
+   * enumerates with a Query of keys instead of a Scan of a table that grows with orders (CONTRACT.md §10.7).
+   */
+  activeStores: () => 'STORES#ACTIVE',
   syncJobsIn: (ownerId: string, state: string) => `OWNER#${ownerId}#SJ#${state}`,
   auditEntriesOf: (ownerId: string, action: string) => `OWNER#${ownerId}#AUD#${action}`,
   /** GSI6 */

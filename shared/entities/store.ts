@@ -1,5 +1,14 @@
 import { attributes } from '../dynamo/attributes.js';
-import { indexEntry, indexKeyNames, type Key, keys, listSortKey, lookups } from '../dynamo/keys.js';
+import {
+  indexEntry,
+  indexKeyNames,
+  indexPartitionName,
+  type Key,
+  keys,
+  listSortKey,
+  lists,
+  lookups,
+} from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
@@ -63,11 +72,17 @@ export interface StoreOnShop {
 }
 
 /**
- * A store's entries in the indexes: its list (GSI1; `list` is its partition) and its shop domain's
- * stores (GSI2), which verify a webhook's signature with one Query.
+ * A store's entries in the indexes: its list (GSI1; `list` is its partition), the active stores the
+ * poller reads (GSI5, sorted by the same list sort key; CONTRACT.md §10.7) and its shop domain's
+ * stores (GSI2), which verify a webhook's signature with one Query. A deleted store has only the last.
  */
 export const storeIndexEntries = (kind: StoreKind, store: StoreFields, list: string): Record<string, string> => ({
-  ...indexEntry('lists', list, listSortKey(store.createdAt, store.id)),
+  ...(store.deletedAt
+    ? {}
+    : {
+        ...indexEntry('lists', list, listSortKey(store.createdAt, store.id)),
+        ...indexEntry('stateLists', lists.activeStores()),
+      }),
   ...indexEntry(
     'lookups',
     lookups.shop(store.shopDomain),
@@ -75,8 +90,14 @@ export const storeIndexEntries = (kind: StoreKind, store: StoreFields, list: str
   ),
 });
 
-/** What a soft delete removes: the list entry (GSI1 is sparse); the shop-domain entry stays, to verify. */
-export const DELISTED = indexKeyNames('lists');
+/**
+ * What a soft delete removes: the list entry (GSI1 is sparse) and the active stores' entry (GSI5); the
+ * shop-domain entry stays, to verify.
+ */
+export const DELISTED = [...indexKeyNames('lists'), indexPartitionName('stateLists')];
+
+/** The index attributes a store item may carry (for the backfill of an index added later). */
+export const STORE_INDEX_ATTRIBUTES = [...DELISTED, ...indexKeyNames('lookups')];
 
 /** The attributes a rotation writes for the secret it replaced. */
 export const previousSecretAttributes = (previous: PreviousWebhookSecret) => ({

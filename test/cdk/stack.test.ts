@@ -30,6 +30,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   fulfillment: 'FulfillmentQueue',
   syncDlq: 'SyncDlq',
   fulfillmentDlq: 'FulfillmentDlq',
+  poll: 'PollQueue',
+  pollDlq: 'PollDlq',
 };
 
 interface FunctionEntry {
@@ -327,7 +329,7 @@ describe('stack', () => {
     });
 
     it('encrypts every queue and keeps its messages 14 days', () => {
-      dev.template.resourceCountIs('AWS::SQS::Queue', 4);
+      dev.template.resourceCountIs('AWS::SQS::Queue', 6);
       for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
         const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
         expect(props.SqsManagedSseEnabled).toBe(true);

@@ -205,7 +205,8 @@ describe('npm run backfill-indexes', () => {
     expect(dry.outLines).toContainEqual(
       expect.stringMatching(
         new RegExp(
-          `^SJ#${ids.pending} \\(sync job, pending\\): set GSI3PK=OPEN#\\d GSI3SK=\\S+ GSI4PK=RST#\\S+ openPK=`,
+          // The first job of its order: its entry in the store's list of orders too (GSI7).
+          `^SJ#${ids.pending} \\(sync job, pending\\): set GSI3PK=OPEN#\\d GSI3SK=\\S+ GSI4PK=RST#\\S+ GSI7PK=RST#\\S+#ORD openPK=`,
         ),
       ),
     );

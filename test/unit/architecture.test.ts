@@ -36,6 +36,7 @@ const folderOf = (path: string) => path.split('/').slice(0, 2).join('/');
  * feature imports only features after it, so no two import each other, however indirectly.
  */
 const FEATURES = [
+  'shared/polling',
   'shared/backfill',
   'shared/orders',
   'shared/sync-jobs',

@@ -1,0 +1,29 @@
+import type { SQSRecord } from 'aws-lambda';
+import { sqsBatchHandler } from '../shared/aws/batch.js';
+import { kms } from '../shared/aws/kms.js';
+import { kmsCipher } from '../shared/aws/kms-cipher.js';
+import { config } from '../shared/core/config.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { logger } from '../shared/core/logger.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
+import { pollStore } from '../shared/polling/poll-store.js';
+import { pollMessageOf } from '../shared/polling/schedule.js';
+
+/**
+ * The secrets are kept for a day, for up to 20,000 stores: each store comes back every interval to one
+ * of two environments (the poll queue's concurrency), so a warm environment decrypts a store's token
+ * once in its life instead of at every poll (docs/performance.md, "Polling"). A rotated token is
+ * another ciphertext, so another entry: the cache never answers an old secret for a new one.
+ */
+const deps = { cipher: kmsCipher(kms, config.keyId, { ttlMs: 86_400_000, max: 20_000 }), platforms: adapterFor };
+
+const poll = async (received: SQSRecord) => {
+  const store = pollMessageOf(received);
+  if (!store) return void logger.error('not a poll message; dropped');
+  // A shop's failure is the store's (counted, its watermark left): only the service's own errors throw.
+  await pollStore(deps, store);
+};
+
+/** The poll queue's consumer: each message one store's poll (shared/polling/poll-store.ts). */
+export const handler = lambdaHandler(sqsBatchHandler(poll), metricsMiddleware());

@@ -1,0 +1,69 @@
+import { attributes } from '../dynamo/attributes.js';
+import type { Item } from '../dynamo/table.js';
+import { type StoreFields, type StoreKind, type StoreOnShop, storeFrom } from './store.js';
+
+/**
+ * What the poller (shared/polling, CONTRACT.md §10.7) keeps of a store, on the store item itself, so
+ * a poll reads one item: the watermark, the orders handled at or near it, and its run of failures.
+ * Written only by the poller, and only when a poll handled something or failed: a poll with no
+ * changes writes nothing.
+ */
+export interface PollMark {
+  /** The latest `updated_at` handled; null until the first (the store's `createdAt` stands for it). */
+  watermark: string | null;
+  /** `<orderId>@<updated_at>` of the changes handled within the overlap before the watermark. */
+  recent: string[];
+  /** Polls that failed in a row (0 after one that did not). */
+  failures: number;
+  /** No platform call before this time (ISO): the shop answered 429 with `Retry-After`. */
+  notBefore: string | null;
+}
+
+/** The attributes of a `PollMark` on the store item. */
+export const POLL_ATTRIBUTES = {
+  watermark: 'pollWatermark',
+  recent: 'pollRecent',
+  failures: 'pollFailures',
+  notBefore: 'pollNotBefore',
+} as const;
+
+/** A store as the poller reads it: its fields, its reseller store (a source store's), and its mark. */
+export interface PolledStore extends StoreFields {
+  kind: StoreKind;
+  resellerStoreId: string | null;
+  mark: PollMark;
+}
+
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((entry): entry is string => typeof entry === 'string') : [];
+
+export const polledStoreFrom =
+  (kind: StoreKind) =>
+  (item: Item): PolledStore => {
+    const entity = `${kind} store`;
+    const read = attributes(item, entity);
+    const failures = item[POLL_ATTRIBUTES.failures];
+    return {
+      ...storeFrom(item, entity),
+      kind,
+      resellerStoreId: kind === 'source' ? read.string('resellerStoreId') : null,
+      mark: {
+        watermark: read.stringOrNull(POLL_ATTRIBUTES.watermark),
+        recent: strings(item[POLL_ATTRIBUTES.recent]),
+        failures: typeof failures === 'number' ? failures : 0,
+        notBefore: read.stringOrNull(POLL_ATTRIBUTES.notBefore),
+      },
+    };
+  };
+
+/** The store as a verified webhook's use cases take it (the lookups index's view of it). */
+export const storeOnShopOf = (store: PolledStore): StoreOnShop => ({
+  kind: store.kind,
+  id: store.id,
+  ownerId: store.ownerId,
+  resellerStoreId: store.resellerStoreId,
+  shopDomain: store.shopDomain,
+  createdAt: store.createdAt,
+  deletedAt: store.deletedAt,
+  secrets: { webhookSecret: store.secrets.webhookSecret },
+});

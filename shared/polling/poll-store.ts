@@ -1,0 +1,234 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Deps } from '../aws/deps.js';
+import { ApiError } from '../core/errors.js';
+import { logger, withLogContext } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { dynamo } from '../dynamo/client.js';
+import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { type StoreKind, storeKey } from '../entities/store.js';
+import { POLL_ATTRIBUTES, type PolledStore, polledStoreFrom, storeOnShopOf } from '../entities/store-poll.js';
+import { acceptFulfillment } from '../fulfillments/intake.js';
+import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { acceptOrder } from '../orders/accept-order.js';
+import { acceptCancellation } from '../orders/cancellation.js';
+import { acceptEdit } from '../orders/edit.js';
+import { classify } from '../platforms/failure.js';
+import type { ChangedOrder, ShopConnection } from '../platforms/port.js';
+import { webhookSecretOf } from '../stores/secrets.js';
+import { loadJob } from '../sync-jobs/sync-jobs.js';
+import { advance, type Change, handledAlready, isHistory, pollSince, waitingForShop } from './watermark.js';
+
+/**
+ * One poll of one store (CONTRACT.md §10.7): its orders changed since its watermark, each taking
+ * exactly the path its webhook would have taken, then the watermark moved past what was handled.
+ * The paths are the webhooks' own use cases, idempotent by ids and `updated_at`, so a poll and a
+ * webhook of one change never double anything, whichever comes first.
+ */
+
+/** The tag of the orders the service places (PLATFORM-API.md): a supplier's shop is asked for those only. */
+export const SERVICE_ORDER_TAG = 'reseller-order';
+/** Polls failing in a row before the store counts as failing (an hour at the default interval): alarmed. */
+export const POLL_FAILING_AFTER = 4;
+/** Pages one poll reads at most; the rest is the next poll's, from the watermark this one leaves. */
+export const MAX_PAGES = 20;
+
+export type PollOutcome = 'polled' | 'failed' | 'waiting' | 'gone';
+
+/** A failure that no later poll heals (a payload the webhook would answer 400): logged, passed. */
+const isPermanent = (error: unknown) => error instanceof ApiError || classify(error, 'internal').kind === 'permanent';
+
+const text = (value: unknown) => (typeof value === 'string' ? value : null);
+
+/**
+ * What the adapter needs to read the shop, decrypted: storeplatform_a and _b read with the access
+ * token alone; custom signs its reads with the webhook secret too. One KMS call per secret, cached
+ * by the cipher (shared/aws/kms-cipher.ts).
+ */
+const connectionOf = async (deps: Pick<Deps, 'cipher'>, store: PolledStore): Promise<ShopConnection> => {
+  const [accessToken, webhookSecret] = await Promise.all([
+    deps.cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
+    store.platform === 'custom' ? webhookSecretOf(deps.cipher, store) : '',
+  ]);
+  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret };
+};
+
+/**
+ * A reseller's changed order, as its webhooks would have brought it: cancelled (the cancellation
+ * first, so an order both new and cancelled has its jobs cancelled from the start and no placement
+ * can race it), new, then updated.
+ */
+const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => {
+  const reseller = storeOnShopOf(store);
+  const rawBody = Buffer.from(JSON.stringify(change.payload), 'utf8');
+  if (text(change.payload.cancelled_at)) {
+    await acceptCancellation({ resellers: [reseller], sources: [] }, change.payload);
+    await acceptOrder(reseller, rawBody, { via: 'poll' });
+    return;
+  }
+  await acceptOrder(reseller, rawBody, { via: 'poll' });
+  if (text(change.payload.updated_at) !== text(change.payload.created_at))
+    await acceptEdit([reseller], change.payload, rawBody);
+};
+
+/**
+ * Whether a supplier's order is one this source store placed: a job of the store recorded it, or its
+ * `source_identifier` names a job of the store (placed, not recorded yet: the intake keeps its
+ * fulfillments until it is). A shop shared by several resellers' source stores answers every one's
+ * orders; the others' are not this store's to route.
+ */
+const placedBy = async (store: PolledStore, orderId: string, payload: Record<string, unknown>) => {
+  if ((await jobIdsBySourceOrder(store.id, orderId)).length) return true;
+  const identifier = text(payload.source_identifier);
+  const jobId = identifier?.slice(identifier.lastIndexOf(':') + 1);
+  if (!jobId) return false;
+  return (await loadJob(jobId))?.sourceStoreId === store.id;
+};
+
+const updatedAtOf = (fulfillment: Record<string, unknown>) => text(fulfillment.updated_at) ?? '';
+
+/**
+ * A supplier's changed order, as its webhooks would have brought it: each fulfillment (created,
+ * new tracking or cancelled) through the fulfillments webhook's intake, in the order of their
+ * `updated_at`, then its cancellation.
+ */
+const handleSourceOrder = async (store: PolledStore, change: ChangedOrder) => {
+  const orderId = String(change.payload.id);
+  if (!(await placedBy(store, orderId, change.payload))) return;
+  const source = storeOnShopOf(store);
+  const fulfillments = [...change.fulfillments].sort((a, b) => updatedAtOf(a).localeCompare(updatedAtOf(b)));
+  // An update of a fulfillment never received is taken as its create (CONTRACT.md §10.3).
+  for (const fulfillment of fulfillments)
+    await acceptFulfillment([source], fulfillment, undefined, 'fulfillments/update');
+  if (text(change.payload.cancelled_at)) await acceptCancellation({ resellers: [], sources: [source] }, change.payload);
+};
+
+const handleChange = (store: PolledStore, change: ChangedOrder) => {
+  if (isHistory(text(change.payload.created_at), store.createdAt)) {
+    logger.info('order created before its store: history, not routed by a poll');
+    return Promise.resolve();
+  }
+  return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSourceOrder(store, change);
+};
+
+const names = {
+  '#w': POLL_ATTRIBUTES.watermark,
+  '#r': POLL_ATTRIBUTES.recent,
+  '#f': POLL_ATTRIBUTES.failures,
+  '#n': POLL_ATTRIBUTES.notBefore,
+};
+
+/** The watermark moved: never back (a poll of the same store that overlapped this one wins). */
+const saveProgress = async (store: PolledStore, mark: NonNullable<ReturnType<typeof advance>>) => {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: storeKey(store.kind, store.id),
+        UpdateExpression: 'SET #w = :w, #r = :r REMOVE #f, #n',
+        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(#w) OR #w <= :w)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':w': mark.watermark, ':r': mark.recent },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    logger.info('watermark already moved further (or the store is gone)');
+  }
+};
+
+/** A poll that went through after failures: their count is reset. */
+const clearFailures = (store: PolledStore) =>
+  dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: storeKey(store.kind, store.id),
+      UpdateExpression: 'REMOVE #f, #n',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
+    }),
+  );
+
+/** One more failure in a row, and when to call the shop again after a 429. */
+const saveFailure = async (store: PolledStore, notBefore: string | null) => {
+  const out = await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: storeKey(store.kind, store.id),
+      UpdateExpression: notBefore ? 'ADD #f :one SET #n = :n' : 'ADD #f :one REMOVE #n',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
+      ExpressionAttributeValues: notBefore ? { ':one': 1, ':n': notBefore } : { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const failures = out.Attributes?.[POLL_ATTRIBUTES.failures];
+  return typeof failures === 'number' ? failures : store.mark.failures + 1;
+};
+
+/** The changes of one poll, handled in the order answered until one fails for a time. */
+const pollChanges = async (deps: Deps, store: PolledStore) => {
+  const shop = await connectionOf(deps, store);
+  const adapter = deps.platforms(store.platform);
+  const since = pollSince(store.mark, store.createdAt);
+  const tag = store.kind === 'source' ? SERVICE_ORDER_TAG : undefined;
+  const handled: Change[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    let answer: Awaited<ReturnType<typeof adapter.ordersChangedSince>>;
+    try {
+      answer = await adapter.ordersChangedSince(shop, since, { tag, cursor });
+    } catch (error) {
+      return { handled, error };
+    }
+    for (const order of answer.orders) {
+      const change = { orderId: String(order.payload.id), updatedAt: order.updatedAt };
+      if (!handledAlready(store.mark, change)) {
+        try {
+          await withLogContext({ externalOrderId: change.orderId }, () => handleChange(store, order));
+          countMetric(BUSINESS_METRICS.pollChangesHandled);
+        } catch (error) {
+          if (!isPermanent(error)) return { handled, error };
+          logger.warn('a changed order its webhook could not take either; passed', { error: (error as Error).message });
+        }
+      }
+      handled.push(change);
+    }
+    if (!answer.nextCursor) break;
+    cursor = answer.nextCursor;
+  }
+  return { handled, error: undefined };
+};
+
+/** Polls one store (reseller or source) by its kind and id; never throws for the shop's failures. */
+export const pollStore = async (deps: Deps, ref: { kind: StoreKind; id: string }, now = Date.now()) =>
+  withLogContext({ storeId: ref.id }, async (): Promise<PollOutcome> => {
+    const store = await getItem(storeKey(ref.kind, ref.id), polledStoreFrom(ref.kind));
+    if (!store || store.deletedAt) return 'gone';
+    if (waitingForShop(store.mark, now)) {
+      logger.info('the shop asked to wait (429): not polled before', { notBefore: store.mark.notBefore });
+      return 'waiting';
+    }
+    countMetric(BUSINESS_METRICS.storesPolled);
+    const { handled, error } = await pollChanges(deps, store);
+    const mark = advance(store.mark, handled);
+    if (mark) await saveProgress(store, mark);
+    if (!error) {
+      // A success after failures resets their count (the one write of a poll that found nothing).
+      if (!mark && (store.mark.failures > 0 || store.mark.notBefore)) await clearFailures(store);
+      return 'polled';
+    }
+    const failure = classify(error, 'internal error');
+    // Retry-After obeyed: the next polls of this store make no call before it (scheduled or not).
+    const notBefore = failure.kind === 'throttled' ? new Date(now + failure.delaySeconds * 1000).toISOString() : null;
+    const failures = await saveFailure(store, notBefore);
+    countMetric(BUSINESS_METRICS.pollsFailed);
+    if (failures >= POLL_FAILING_AFTER) countMetric(BUSINESS_METRICS.storesFailingToPoll);
+    logger.warn('poll failed; the next one starts from the watermark', {
+      failure: failure.kind,
+      reason: failure.reason,
+      failures,
+      handled: handled.length,
+    });
+    return 'failed';
+  });

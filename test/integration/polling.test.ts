@@ -1,0 +1,232 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { SdkCall } from '../../lib/local/protocol.js';
+import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+/**
+ * Polling behind the webhooks (CONTRACT.md §10.7), through the local runtime against the simulator:
+ * orders and shipments no webhook told of are found by a poll and take their webhook's path, once,
+ * whichever of a webhook and a poll comes first. Polls are triggered by invoking the poller with its
+ * queue's message, as the scheduler's would be, rather than waiting for the timer.
+ */
+
+jest.setTimeout(120_000);
+
+describe('polling through the local runtime', () => {
+  let service: TestService;
+  const sdkCalls: SdkCall[] = [];
+  const sim = () => simulator(service.runtime.simulator!.url);
+
+  beforeAll(async () => {
+    service = await startService({ onSdkCall: (call) => sdkCalls.push(call) });
+  }, 90_000);
+  afterAll(() => service?.stop());
+
+  let messageSequence = 0;
+  /** Polls these stores now: one invocation of the poller with their messages, as SQS would deliver them. */
+  const poll = (...stores: { kind: 'reseller' | 'source'; id: string }[]) =>
+    service.runtime.invoke('StorePoller', {
+      Records: stores.map((store) => ({
+        messageId: `poll-${++messageSequence}`,
+        receiptHandle: `receipt-${messageSequence}`,
+        body: JSON.stringify(store),
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
+        awsRegion: 'us-east-1',
+      })),
+    }) as Promise<{ batchItemFailures: unknown[] }>;
+
+  const outage = (shopDomain: string, status: number | null, retryAfter?: number) =>
+    fetch(`${service.runtime.simulator!.url}/_sim/outages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shopDomain, status, retryAfter }),
+    });
+
+  /** A reseller store with one supplier; its orders' lines name `vendorTag`. */
+  const stores = async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const sourceSecret = unique('whsec_s');
+    const source = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret });
+    return {
+      api,
+      reseller: { ...reseller, kind: 'reseller' as const, secret: resellerSecret },
+      source: { ...source, kind: 'source' as const, secret: sourceSecret },
+      vendorTag,
+    };
+  };
+
+  const jobsOf = async (api: ReturnType<TestService['api']>, resellerStoreId: string) =>
+    (await api.get(`/v1/sync_jobs?reseller_store_id=${resellerStoreId}`)).body.data as any[];
+  const storeItem = async (kind: 'reseller' | 'source', id: string) => {
+    const prefix = kind === 'reseller' ? 'RST' : 'SST';
+    const out = await service.doc.send(
+      new GetCommand({
+        TableName: service.tableName,
+        Key: { PK: `${prefix}#${id}`, SK: prefix },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item as Record<string, any>;
+  };
+  const callsTo = async (shopDomain: string) => (await sim().calls()).filter((c) => c.shopDomain === shopDomain);
+  const webhook = (shopDomain: string, secret: string, body: unknown) =>
+    sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain, secret, body });
+
+  it('routes an order no webhook told of, once; its webhook arriving late doubles nothing', async () => {
+    const { api, reseller, source, vendorTag } = await stores();
+    const order = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
+    await sim().placeOrder(reseller.shopDomain, order);
+
+    expect((await poll(reseller)).batchItemFailures).toEqual([]);
+    const [job] = await jobsOf(api, reseller.id);
+    expect(job).toMatchObject({ externalOrderId: String(order.id) });
+    await jobReaches(api, job.id, 'completed');
+    const attempts = (await api.get(`/v1/sync_jobs/${job.id}/attempts`)).body.data;
+    expect(attempts.map((a: any) => a.trigger)).toEqual(['poll']);
+
+    const late = await webhook(reseller.shopDomain, reseller.secret, order);
+    expect(late.status).toBe(200);
+    expect(late.body.syncJobIds).toEqual([job.id]);
+    await poll(reseller);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await jobsOf(api, reseller.id)).toHaveLength(1);
+    expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+  });
+
+  it('places an order once when its webhook and a poll race', async () => {
+    const { api, reseller, source, vendorTag } = await stores();
+    const order = orderPayload([{ vendor: vendorTag, price: '9.00' }]);
+    await sim().placeOrder(reseller.shopDomain, order);
+    const [receipt] = await Promise.all([webhook(reseller.shopDomain, reseller.secret, order), poll(reseller)]);
+    expect(receipt.status).toBe(200);
+    const jobs = await jobsOf(api, reseller.id);
+    expect(jobs.map((j) => j.id)).toEqual(receipt.body.syncJobIds);
+    await jobReaches(api, jobs[0].id, 'completed');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+  });
+
+  it('carries a shipment and a supplier’s cancellation that no webhook told of', async () => {
+    const { api, reseller, source, vendorTag } = await stores();
+    const shipped = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
+    const cancelled = orderPayload([{ vendor: vendorTag, price: '7.00' }]);
+    for (const order of [shipped, cancelled]) await sim().placeOrder(reseller.shopDomain, order);
+    await poll(reseller);
+    const jobs = await jobsOf(api, reseller.id);
+    const jobOf = (order: { id: number }) => jobs.find((j) => j.externalOrderId === String(order.id)).id as string;
+    const [shippedJob, cancelledJob] = await Promise.all([
+      jobReaches(api, jobOf(shipped), 'completed'),
+      jobReaches(api, jobOf(cancelled), 'completed'),
+    ]);
+
+    await fetch(`${service.runtime.simulator!.url}/_sim/orders/${shippedJob.sourceOrderId}/fulfillments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        shopDomain: source.shopDomain,
+        fulfillment: { tracking_company: 'UPS', tracking_number: '1Z999', tracking_url: 'https://ups.example/1Z999' },
+      }),
+    });
+    await fetch(`${service.runtime.simulator!.url}/_sim/orders/${cancelledJob.sourceOrderId}/cancel`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shopDomain: source.shopDomain, reason: 'inventory' }),
+    });
+    expect((await poll(source)).batchItemFailures).toEqual([]);
+
+    const resellerOrder = await eventually(async () => {
+      const found = (await sim().orders(reseller.shopDomain)).find((o) => o.id === shipped.id);
+      return found?.fulfillments?.length && found;
+    });
+    expect(resellerOrder.fulfillments).toHaveLength(1);
+    expect(resellerOrder.fulfillments[0]).toMatchObject({ tracking_number: '1Z999' });
+    const gone = await jobReaches(api, cancelledJob.id, 'cancelled');
+    expect(gone.cancellation).toMatchObject({ requestedBy: 'source', reason: 'inventory' });
+
+    // Seen again (a later poll, and the webhooks arriving after all): still one parcel.
+    await poll(source);
+    await new Promise((r) => setTimeout(r, 1500));
+    const again = (await sim().orders(reseller.shopDomain)).find((o) => o.id === shipped.id);
+    expect(again.fulfillments).toHaveLength(1);
+  });
+
+  it('routes no order older than its store: history is not polled', async () => {
+    const { api, reseller, source, vendorTag } = await stores();
+    const old = new Date(Date.parse(reseller.createdAt) - 60_000).toISOString();
+    await sim().placeOrder(
+      reseller.shopDomain,
+      orderPayload([{ vendor: vendorTag, price: '5.00' }], { created_at: old, updated_at: new Date().toISOString() }),
+    );
+    await poll(reseller);
+    expect(await jobsOf(api, reseller.id)).toEqual([]);
+    expect(await sim().orders(source.shopDomain)).toEqual([]);
+    // Passed for good: the watermark moved past it.
+    expect((await storeItem('reseller', reseller.id)).pollWatermark).toEqual(expect.any(String));
+  });
+
+  it('polls the other stores when shops answer 429 and 500, and obeys Retry-After', async () => {
+    const healthy = await stores();
+    const throttled = await stores();
+    const broken = await stores();
+    for (const s of [healthy, throttled, broken])
+      await sim().placeOrder(s.reseller.shopDomain, orderPayload([{ vendor: s.vendorTag, price: '4.00' }]));
+    await outage(throttled.reseller.shopDomain, 429, 2);
+    await outage(broken.reseller.shopDomain, 500);
+
+    const result = await poll(throttled.reseller, broken.reseller, healthy.reseller);
+    expect(result.batchItemFailures).toEqual([]);
+    expect(await jobsOf(healthy.api, healthy.reseller.id)).toHaveLength(1);
+    for (const s of [throttled, broken]) {
+      expect(await jobsOf(s.api, s.reseller.id)).toEqual([]);
+      const item = await storeItem('reseller', s.reseller.id);
+      expect(item.pollWatermark).toBeUndefined();
+      expect(item.pollFailures).toBe(1);
+    }
+    expect((await storeItem('reseller', throttled.reseller.id)).pollNotBefore).toEqual(expect.any(String));
+
+    // Within Retry-After the throttled shop is not called at all; the broken one is asked again.
+    const before = (await callsTo(throttled.reseller.shopDomain)).length;
+    const brokenBefore = (await callsTo(broken.reseller.shopDomain)).length;
+    await poll(throttled.reseller, broken.reseller);
+    expect(await callsTo(throttled.reseller.shopDomain)).toHaveLength(before);
+    expect(await callsTo(broken.reseller.shopDomain)).toHaveLength(brokenBefore + 1);
+
+    // Healed, and past Retry-After: both orders are found, and the failures are forgotten.
+    await outage(throttled.reseller.shopDomain, null);
+    await outage(broken.reseller.shopDomain, null);
+    await new Promise((r) => setTimeout(r, 3_100));
+    await poll(throttled.reseller, broken.reseller);
+    for (const s of [throttled, broken]) {
+      expect(await jobsOf(s.api, s.reseller.id)).toHaveLength(1);
+      const item = await storeItem('reseller', s.reseller.id);
+      expect(item.pollFailures).toBeUndefined();
+      expect(item.pollWatermark).toEqual(expect.any(String));
+    }
+  });
+
+  it('costs one platform call, one DynamoDB read and no write when nothing changed', async () => {
+    const { reseller, vendorTag } = await stores();
+    await sim().placeOrder(reseller.shopDomain, orderPayload([{ vendor: vendorTag, price: '4.00' }]));
+    await poll(reseller);
+    const watermark = (await storeItem('reseller', reseller.id)).pollWatermark;
+    expect(watermark).toEqual(expect.any(String));
+
+    // The same order again in the 5-minute overlap, and nothing new: it is known, nothing is written.
+    const platformBefore = (await callsTo(reseller.shopDomain)).length;
+    sdkCalls.length = 0;
+    await poll(reseller);
+    const dynamo = sdkCalls.filter(
+      (c) => c.functionName === 'StorePoller' && c.service.toLowerCase().includes('dynamo'),
+    );
+    expect(dynamo.map((c) => c.command)).toEqual(['GetItem']);
+    expect(await callsTo(reseller.shopDomain)).toHaveLength(platformBefore + 1);
+    expect((await storeItem('reseller', reseller.id)).pollWatermark).toBe(watermark);
+  });
+});
