@@ -217,6 +217,29 @@ describe('cancellations through the local runtime', () => {
     expect(await cancelCalls(store.shopDomain)).toBe(0);
   });
 
+  it('takes the supplier’s echo of the reseller’s cancellation as the reseller’s, not a supplier’s own', async () => {
+    const { api, reseller, resellerSecret, store, sourceSecret, payload, jobId } = await placeOrder();
+    const completed = await jobReaches(api, jobId, 'completed');
+    // The worker cancels the supplier order, then is held on the update that records it.
+    const hold = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'UpdateItem',
+      match: { ExpressionAttributeValues: { ':status': 'cancelled' } },
+      action: 'hold',
+    });
+    await cancel(reseller.shopDomain, resellerSecret, payload.id, 'customer');
+    await hold.reached;
+    // Meanwhile the supplier tells of its cancelled order, as it does of any (its webhook, or a poll).
+    const echo = await cancel(store.shopDomain, sourceSecret, completed.sourceOrderId, 'other');
+    expect(echo.status).toBe(200);
+    hold.release();
+    const cancelled = await jobReaches(api, jobId, 'cancelled');
+    expect(cancelled.cancellation).toMatchObject({ requestedBy: 'reseller', status: 'done', reason: 'customer' });
+    const audit = (await api.get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((e: any) => [e.action, e.metadata.requestedBy])).toEqual([['sync_job.cancelled', 'reseller']]);
+  });
+
   it('writes an order cancelled before it arrived cancelled from the start, and places nothing', async () => {
     const api = service.api('owner_a');
     const resellerSecret = unique('whsec_r');
