@@ -157,6 +157,49 @@ describe('polling through the local runtime', () => {
     expect(again.fulfillments).toHaveLength(1);
   });
 
+  it('polls Shopify shops (storeplatform_b) as their webhooks would: once, shipped, never a false edit', async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { platform: 'storeplatform_b', webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api, reseller.id, { platform: 'storeplatform_b', vendorTag });
+    const resellerRef = { kind: 'reseller' as const, id: reseller.id };
+    const sourceRef = { kind: 'source' as const, id: source.id };
+    const told = orderPayload([
+      { vendor: vendorTag, price: '13.00', quantity: 2 },
+      { vendor: vendorTag, price: '4.00' },
+    ]);
+    const untold = orderPayload([{ vendor: vendorTag, price: '9.00' }]);
+    for (const order of [told, untold]) await sim().placeOrder(reseller.shopDomain, order);
+    expect((await webhook(reseller.shopDomain, resellerSecret, told)).status).toBe(200);
+    expect((await poll(resellerRef)).batchItemFailures).toEqual([]);
+    const jobs = await jobsOf(api, reseller.id);
+    expect(jobs.map((j) => j.externalOrderId).sort()).toEqual([String(told.id), String(untold.id)].sort());
+    const placed = await Promise.all(jobs.map((j) => jobReaches(api, j.id, 'completed')));
+    expect(await sim().orders(source.shopDomain)).toHaveLength(2);
+
+    // The supplier ships the polled order, with no webhook; a poll of its shop carries the tracking.
+    const shipped = placed.find((j) => j.externalOrderId === String(untold.id));
+    await fetch(`${service.runtime.simulator!.url}/_sim/orders/${shipped.sourceOrderId}/fulfillments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shopDomain: source.shopDomain, fulfillment: { tracking_number: 'SHOPIFY-1' } }),
+    });
+    expect((await poll(sourceRef)).batchItemFailures).toEqual([]);
+    const resellerOrder = await eventually(async () => {
+      const found = (await sim().orders(reseller.shopDomain)).find((o) => o.id === untold.id);
+      return found?.fulfillments?.length && found;
+    });
+    expect(resellerOrder.fulfillments[0]).toMatchObject({ tracking_number: 'SHOPIFY-1' });
+
+    // The reseller's orders changed (the service's own fulfillment): polled again, they are no edit.
+    await poll(resellerRef);
+    await poll(resellerRef);
+    for (const job of await jobsOf(api, reseller.id))
+      expect(job).toMatchObject({ attention: null, status: 'completed' });
+    expect(await sim().orders(source.shopDomain)).toHaveLength(2);
+  });
+
   it('routes no order older than its store: history is not polled', async () => {
     const { api, reseller, source, vendorTag } = await stores();
     const old = new Date(Date.parse(reseller.createdAt) - 60_000).toISOString();
