@@ -1,11 +1,12 @@
+import { syncJobIdOfKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
 import {
   JOB_INDEX_ATTRIBUTES,
   type SyncJob,
-  syncJobFrom,
   syncJobIndexEntries,
   syncJobKey,
+  syncJobOrNothing,
 } from '../entities/sync-job.js';
 
 /**
@@ -33,11 +34,13 @@ const isKey = (item: Item, key: { PK: string; SK: string }) => item.PK === key.P
  * for a job or an entry whose attributes cannot be read.
  */
 export const indexedItem = (item: Item): IndexedItem | undefined => {
-  if (typeof item.id !== 'string') return undefined;
-  if (isKey(item, syncJobKey(item.id))) {
-    const job = syncJobFrom(item);
-    return { kind: 'sync_job', job, wanted: syncJobIndexEntries(job) };
+  // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
+  // unrouted order kept at a first job's key is not a job.
+  if (typeof item.PK === 'string' && isKey(item, syncJobKey(syncJobIdOfKey({ PK: item.PK, SK: 'SJ' })))) {
+    const job = syncJobOrNothing(item);
+    return job && { kind: 'sync_job', job, wanted: syncJobIndexEntries(job) };
   }
+  if (typeof item.id !== 'string') return undefined;
   if (isKey(item, auditEntryKey(item.id)))
     return { kind: 'audit_entry', wanted: auditEntryIndexEntries(auditEntryFrom(item)) };
   return undefined;

@@ -135,6 +135,9 @@ export const keys = {
 /** The id of the first job whose partition an item is in (its job, body parts, an order's mark…). */
 export const firstJobIdOf = (key: Key) => key.PK.slice(JOB.length);
 
+/** The id of the sync job whose item this is (`SJ#<id>`): a job item does not repeat it in an attribute. */
+export const syncJobIdOfKey = (key: Key) => key.PK.slice(JOB.length);
+
 /** The key of the order record (the first job, or an unrouted order) an item of its partition names. */
 export const orderRecordKeyOf = (key: Key): Key => keys.syncJob(firstJobIdOf(key));
 

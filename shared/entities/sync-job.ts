@@ -12,6 +12,7 @@ import {
   listSortKey,
   lists,
   lookups,
+  syncJobIdOfKey,
 } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
@@ -153,7 +154,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...syncJobKey(job.id),
   ...indexEntry('lists', lists.syncJobs(job.ownerId), listSortKey(job.createdAt, job.id)),
   ...indexChanges({ ...job, status: null }, job.status).set,
-  id: job.id,
+  // No `id`: the key holds it (syncJobIdOfKey), and every byte of the item is paid again on each write.
   ownerId: job.ownerId,
   resellerStoreId: job.resellerStoreId,
   sourceStoreId: job.sourceStoreId,
@@ -164,8 +165,9 @@ export const syncJobItem = (job: SyncJob): Item => ({
   resellerShopDomain: job.resellerShopDomain,
   ...storedOrderAttributes(job.order),
   ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
-  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small.
-  ...(job.orderJobIds ? { orderJobCount: job.orderJobIds.length } : {}),
+  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small; a
+  // first job in its store's list of orders that is its order's only job needs no count.
+  ...(job.orderJobIds && job.orderJobIds.length > 1 ? { orderJobCount: job.orderJobIds.length } : {}),
   // The first job is the order's record: in its store's list of orders (its list sort key is GSI1's).
   ...(job.orderJobIds ? indexEntry('resourceLists', lists.storeOrders(job.resellerStoreId)) : {}),
   ...(job.orderJobIds && job.receivedVia !== 'webhook' ? { receivedVia: job.receivedVia } : {}),
@@ -196,7 +198,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
 export const syncJobFrom = (item: Item): SyncJob => {
   const read = attributes(item, 'sync job');
   return {
-    id: read.string('id'),
+    id: syncJobIdOf(item),
     ownerId: read.string('ownerId'),
     resellerStoreId: read.string('resellerStoreId'),
     sourceStoreId: read.string('sourceStoreId'),
@@ -383,8 +385,17 @@ export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'ext
 export const syncJobOrNothing = (item: Item): SyncJob | undefined =>
   isOrderCancellation(item) || isUnroutedOrder(item) ? undefined : syncJobFrom(item);
 
-/** The job id an index entry (GSI2 carries `id`) names. */
-export const syncJobIdFrom = (item: Item) => attributes(item, 'sync job lookup').string('id');
+/**
+ * The id of a job item, or of its index entry (every index carries the table's keys): its key's.
+ * Items written before the key alone held it carry `id` too, the same.
+ */
+export const syncJobIdOf = (item: Item) => {
+  const read = attributes(item, 'sync job');
+  return typeof item.id === 'string' ? item.id : syncJobIdOfKey({ PK: read.string('PK'), SK: read.string('SK') });
+};
+
+/** The job id an index entry names (shared/fulfillments/propagation.ts). */
+export const syncJobIdFrom = syncJobIdOf;
 
 const storedOrderAttributes = (order: StoredOrder | null): Item => {
   if (!order) return {};
@@ -404,6 +415,8 @@ const storedOrderFrom = (item: Item): StoredOrder | null => {
 /** Every job id of the order, on its first job: derived from the count, or as older code listed them. */
 const orderJobIdsFrom = (item: Item): string[] | null => {
   const read = attributes(item, 'sync job');
+  // The order's only job: its own id (it is in its store's list of orders, so it is a first job).
+  if (item.orderJobCount === undefined && item[INDEX_KEYS.resourceLists.pk] !== undefined) return [syncJobIdOf(item)];
   if (item.orderJobCount !== undefined) {
     const [resellerStoreId, externalOrderId] = [read.string('resellerStoreId'), read.string('externalOrderId')];
     return Array.from({ length: read.number('orderJobCount') }, (_, n) =>

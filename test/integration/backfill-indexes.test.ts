@@ -162,16 +162,25 @@ describe('npm run backfill-indexes', () => {
       action: 'hold',
     });
 
-    // What an older stack left: the jobs and entries without the attributes of the newer indexes.
+    // What an older stack left: the jobs and entries without the attributes of the newer indexes, and
+    // a job with its `id` and, if it was its order's first, the count of the order's jobs (an older
+    // stack wrote both; the key holds the id now, and the list of orders tells an only first job).
     for (const item of await scanAll(service.doc, service.tableName)) {
       if (item.SK !== 'SJ' && item.SK !== 'AUD') continue;
       const present = NEW_ATTRIBUTES.filter((name) => item[name] !== undefined);
       if (!present.length) continue;
+      const legacy =
+        item.SK === 'SJ' ? { id: String(item.PK).slice('SJ#'.length), count: item.orderJobCount ?? 1 } : null;
       await service.doc.send(
         new UpdateCommand({
           TableName: service.tableName,
           Key: { PK: item.PK, SK: item.SK },
-          UpdateExpression: `REMOVE ${present.join(', ')}`,
+          UpdateExpression:
+            `REMOVE ${present.join(', ')}` +
+            (legacy ? ` SET id = :id${item.GSI7PK ? ', orderJobCount = :count' : ''}` : ''),
+          ...(legacy
+            ? { ExpressionAttributeValues: { ':id': legacy.id, ...(item.GSI7PK ? { ':count': legacy.count } : {}) } }
+            : {}),
         }),
       );
     }

@@ -43,10 +43,11 @@ const order = (externalOrderId: string, count: number, rawBody = '{"id":1}') => 
   groups: groups(count, externalOrderId),
 });
 
+/** The order's job items, each with its id (a job item's id is its key's: `SJ#<id>`). */
 const jobsOf = async (externalOrderId: string) =>
-  (await scanAll(service.doc, service.tableName)).filter(
-    (item) => item.SK === 'SJ' && item.externalOrderId === externalOrderId,
-  );
+  (await scanAll(service.doc, service.tableName))
+    .filter((item) => item.SK === 'SJ' && item.externalOrderId === externalOrderId)
+    .map((item): Record<string, any> => ({ ...item, id: String(item.PK).slice('SJ#'.length) }));
 
 const crashAfter = (written: number) => async (count: number) => {
   if (count >= written) throw new Error('the function died here');
