@@ -79,7 +79,16 @@ export interface DeployConfig {
    * deployment each (docs/design.md, "Deploying the indexes").
    */
   indexes: number;
+  /**
+   * `-c pollIntervalSeconds=…`, default 900 (CONTRACT.md §10.7): how often every active store is polled
+   * for the orders its webhooks may have missed. A whole number of minutes (EventBridge's rate), 60 to
+   * 86,400; it becomes the functions' POLL_INTERVAL_SECONDS.
+   */
+  pollIntervalSeconds: number;
 }
+
+/** How often every active store is polled on AWS unless `-c pollIntervalSeconds` says (CONTRACT.md §10.7). */
+export const POLL_INTERVAL_SECONDS = 900;
 
 /** The indexes every deployed version had (lists, lookups, in flight): an upgrade starts from them. */
 export const MIN_INDEXES = 3;
@@ -155,6 +164,10 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     throw new ConfigError(`context ${key} must be true or false, got ${JSON.stringify(value)}`);
   };
 
+  const pollIntervalSeconds = int('pollIntervalSeconds', POLL_INTERVAL_SECONDS, 60, 86_400);
+  if (pollIntervalSeconds % 60)
+    throw new ConfigError(`context pollIntervalSeconds must be a whole number of minutes, got ${pollIntervalSeconds}`);
+
   const stage = str('stage', 'dev');
   if (!STAGE.test(stage)) throw new ConfigError(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
   const isProd = stage === 'prod';
@@ -218,6 +231,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),
     syncBackoffSeconds,
     indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
+    pollIntervalSeconds,
   };
 };
 

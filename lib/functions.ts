@@ -70,7 +70,9 @@ export const allFunctions = (): FunctionSpec[] => [
     description:
       'queue' in consumer.trigger
         ? `Consumer of the ${consumer.trigger.queue} queue`
-        : `Every ${consumer.trigger.scheduleMinutes} minutes`,
+        : 'pollInterval' in consumer.trigger
+          ? 'Every poll interval (-c pollIntervalSeconds, default 15 minutes)'
+          : `Every ${consumer.trigger.scheduleMinutes} minutes`,
     consumes: consumedQueue(consumer),
     consumer,
   })),

@@ -80,8 +80,11 @@ export interface RouteSpec {
 export interface ConsumerSpec {
   name: string;
   entry: string;
-  /** The queue whose messages invoke it, or a schedule. */
-  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | { scheduleMinutes: number };
+  /**
+   * The queue whose messages invoke it, or a schedule: every `scheduleMinutes`, or (`pollInterval`)
+   * every poll interval of the deployment (`-c pollIntervalSeconds`; POLL_INTERVAL_SECONDS locally).
+   */
+  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | ScheduleTrigger;
   /** Seconds; its queue's visibility timeout is derived from it (lib/constructs/queues.ts). */
   timeoutSeconds: number;
   access: Access;
@@ -343,8 +346,11 @@ export const authorizer = {
  */
 export const DEAD_LETTER_CONCURRENCY = 2;
 
-/** How often every active store is polled on AWS: POLL_INTERVAL_SECONDS' default, 900 s (CONTRACT.md §10.7). */
-export const POLL_INTERVAL_MINUTES = 15;
+export type ScheduleTrigger = { scheduleMinutes: number } | { pollInterval: true };
+
+/** A schedule's period, in minutes, in a deployment of this poll interval. */
+export const scheduleMinutes = (trigger: ScheduleTrigger, config: { pollIntervalSeconds: number }) =>
+  'pollInterval' in trigger ? config.pollIntervalSeconds / 60 : trigger.scheduleMinutes;
 
 export const consumers: ConsumerSpec[] = [
   {
@@ -420,8 +426,8 @@ export const consumers: ConsumerSpec[] = [
   {
     name: 'PollScheduler',
     entry: 'functions/poll-scheduler.ts',
-    // POLL_INTERVAL_SECONDS on AWS (CONTRACT.md §10.7); locally the runtime's POLL_INTERVAL_SECONDS.
-    trigger: { scheduleMinutes: POLL_INTERVAL_MINUTES },
+    // Every poll interval (CONTRACT.md §10.7): `-c pollIntervalSeconds` on AWS, POLL_INTERVAL_SECONDS locally.
+    trigger: { pollInterval: true },
     timeoutSeconds: 300,
     // The active stores' keys (GSI5, keys only), and a message per store on the poll queue.
     access: { indexes: ['stateLists'], queues: { poll: ['SendMessage'] } },

@@ -54,7 +54,7 @@ export class ResellerRoutingStack extends Stack {
       secretsKey: this.secretsKey,
       queues: this.queues,
     });
-    addConsumerTriggers(this, this.functions, this.queues);
+    addConsumerTriggers(this, this.functions, this.queues, config);
     ({ api: this.api, stage: this.apiStage } = addApi(this, config, this.functions));
     this.alarms = addAlarms(this, config, { queues: this.queues, functions: this.functions, api: this.api });
     this.dashboard = addDashboard(this, config);

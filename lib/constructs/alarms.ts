@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
-import { consumers, type QueueName } from '../routes.js';
+import { consumers, type QueueName, scheduleMinutes } from '../routes.js';
 import { businessMetric } from './dashboard.js';
 import { keyPendingWindow } from './data.js';
 import { deadLetterFor, queueId } from './queues.js';
@@ -165,8 +165,8 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
   // its absence is the signal. Missing data breaches.
   for (const consumer of consumers) {
-    if (!('scheduleMinutes' in consumer.trigger)) continue;
-    const every = consumer.trigger.scheduleMinutes;
+    if ('queue' in consumer.trigger) continue;
+    const every = scheduleMinutes(consumer.trigger, config);
     alarms.push(
       new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
         alarmDescription: `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped`,

@@ -5,7 +5,8 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { consumers, type QueueName } from '../routes.js';
+import type { DeployConfig } from '../config.js';
+import { consumers, type QueueName, scheduleMinutes } from '../routes.js';
 import { deadLetterFor } from './queues.js';
 
 /** What invokes each consumer of lib/routes.ts: its queue's messages, or a schedule. */
@@ -13,6 +14,7 @@ export const addConsumerTriggers = (
   scope: Construct,
   functions: Map<string, lambda.Function>,
   queues: Record<QueueName, sqs.Queue>,
+  config: Pick<DeployConfig, 'pollIntervalSeconds'>,
 ) => {
   for (const consumer of consumers) {
     const fn = functions.get(consumer.name)!;
@@ -29,9 +31,10 @@ export const addConsumerTriggers = (
     } else {
       // A failed run is not retried by Lambda's asynchronous invoke either: the next run comes soon.
       fn.configureAsyncInvoke({ retryAttempts: 0 });
+      const minutes = scheduleMinutes(consumer.trigger, config);
       new events.Rule(scope, `${consumer.name}Schedule`, {
-        description: `Runs ${consumer.name} every ${consumer.trigger.scheduleMinutes} minutes`,
-        schedule: events.Schedule.rate(Duration.minutes(consumer.trigger.scheduleMinutes)),
+        description: `Runs ${consumer.name} every ${minutes} minutes`,
+        schedule: events.Schedule.rate(Duration.minutes(minutes)),
         // A missed run is made up by the next one a few minutes later.
         targets: [new targets.LambdaFunction(fn, { retryAttempts: 0 })],
       });

@@ -14,7 +14,7 @@ import type { DeployConfig } from '../config.js';
 import { functionEnvironment, type SyncTimings } from '../environment.js';
 import { allFunctions, type FunctionSpec } from '../functions.js';
 import { acknowledge } from '../nag.js';
-import { POLL_INTERVAL_MINUTES, type QueueName } from '../routes.js';
+import type { QueueName } from '../routes.js';
 import { visibilityTimeoutSeconds } from './queues.js';
 
 /**
@@ -106,7 +106,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         shopDomainSuffix: config.shopDomainSuffix,
         apiKeyPrefix: 'sk_live_',
         sync: syncTimings(config),
-        pollIntervalSeconds: POLL_INTERVAL_MINUTES * 60,
+        pollIntervalSeconds: config.pollIntervalSeconds,
       }),
     },
     bundling: BUNDLING,

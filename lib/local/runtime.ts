@@ -339,7 +339,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
       } else {
         // The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval.
-        const every = (consumer.entry === 'functions/poll-scheduler.ts' ? pollIntervalSeconds : scheduleSeconds) * 1000;
+        const every = ('pollInterval' in consumer.trigger ? pollIntervalSeconds : scheduleSeconds) * 1000;
         const timer = setInterval(() => {
           invoke(consumer.name, { source: 'aws.events', 'detail-type': 'Scheduled Event' }).catch((error: Error) =>
             console.error(`local ${consumer.name} failed`, error.message),

@@ -37,7 +37,14 @@ describe('config', () => {
       throttleBudgetSeconds: 86_400,
       syncBackoffSeconds: [300, 1800, 60],
       indexes: 7,
+      pollIntervalSeconds: 900,
     });
+  });
+
+  it('reads the poll interval in whole minutes, as EventBridge schedules it', () => {
+    expect(configWith({ pollIntervalSeconds: '300' }).pollIntervalSeconds).toBe(300);
+    expect(() => configWith({ pollIntervalSeconds: '90' })).toThrow(/whole number of minutes/);
+    expect(() => configWith({ pollIntervalSeconds: '30' })).toThrow(/pollIntervalSeconds must be an integer in 60/);
   });
 
   it('reads the sync backoff steps and refuses a step SQS cannot wait', () => {

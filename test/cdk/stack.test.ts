@@ -1,8 +1,17 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Match } from 'aws-cdk-lib/assertions';
+import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { iamActionsFor } from '../../lib/access.js';
-import { type Access, authorizer, consumers, fallbackRoute, type QueueName, routes } from '../../lib/routes.js';
+import {
+  type Access,
+  authorizer,
+  consumers,
+  fallbackRoute,
+  type QueueName,
+  routes,
+  type ScheduleTrigger,
+  scheduleMinutes,
+} from '../../lib/routes.js';
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 import {
   actionsOf,
@@ -377,10 +386,10 @@ describe('stack', () => {
       );
     });
 
-    it.each(consumers.filter((c) => 'scheduleMinutes' in c.trigger).map((c) => [c.name, c] as const))(
+    it.each(consumers.filter((c) => !('queue' in c.trigger)).map((c) => [c.name, c] as const))(
       'runs %s on its schedule',
       (_name, consumer) => {
-        const minutes = (consumer.trigger as { scheduleMinutes: number }).scheduleMinutes;
+        const minutes = scheduleMinutes(consumer.trigger as ScheduleTrigger, dev.config);
         dev.template.hasResourceProperties('AWS::Events::Rule', {
           ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
           State: 'ENABLED',
@@ -388,6 +397,21 @@ describe('stack', () => {
         });
       },
     );
+  });
+
+  it('polls every store every 15 minutes by default, or every -c pollIntervalSeconds (CONTRACT.md §10.7)', () => {
+    const rule = (template: Template) =>
+      Object.values(template.findResources('AWS::Events::Rule')).find((r) =>
+        String(r.Properties.Description).includes('PollScheduler'),
+      )!.Properties.ScheduleExpression;
+    expect(rule(dev.template)).toBe('rate(15 minutes)');
+    const every5 = synthesize({ bundle: false, context: { pollIntervalSeconds: '300' } });
+    expect(rule(every5.template)).toBe('rate(5 minutes)');
+    const variables = Object.values(every5.template.findResources('AWS::Lambda::Function'))
+      .map((f) => f.Properties.Environment?.Variables?.POLL_INTERVAL_SECONDS)
+      .filter(Boolean);
+    expect(variables.length).toBeGreaterThan(0);
+    expect(new Set(variables)).toEqual(new Set(['300']));
   });
 
   describe('least privilege', () => {

@@ -90,6 +90,8 @@ describe('polling through the local runtime', () => {
     await jobReaches(api, job.id, 'completed');
     const attempts = (await api.get(`/v1/sync_jobs/${job.id}/attempts`)).body.data;
     expect(attempts.map((a: any) => a.trigger)).toEqual(['poll']);
+    const orderPath = `/v1/reseller_stores/${reseller.id}/orders/${order.id}`;
+    expect((await api.get(orderPath)).body).toMatchObject({ receivedVia: 'poll', syncJobIds: [job.id] });
 
     const late = await webhook(reseller.shopDomain, reseller.secret, order);
     expect(late.status).toBe(200);
@@ -98,6 +100,8 @@ describe('polling through the local runtime', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await jobsOf(api, reseller.id)).toHaveLength(1);
     expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+    // The first arrival is the order's: the late webhook changed nothing.
+    expect((await api.get(orderPath)).body.receivedVia).toBe('poll');
   });
 
   it('places an order once when its webhook and a poll race', async () => {
