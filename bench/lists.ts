@@ -6,10 +6,15 @@
  * built by the record modules, so they carry the service's own index attributes): 0.1 % of the
  * jobs `dead`, 1 % `failed`, 5 `pending` and 3 `processing` among the newest (work in flight),
  * the rest `completed`; two reseller stores with 90 % and 10 % of the jobs; for each dead job
- * the audit entries of its story (dead, retried, dead again). Then it reads, through the list
- * functions of shared/ in this process, four pages of each list: the first, one from the middle
- * (a cursor half-way down the list), the last (its `limit` oldest items) and the end (the page
- * after the oldest item, which a client reads when the last one said `has_more`). For each
+ * the audit entries of its story (dead, retried, dead again). Every job is the first (and only) job
+ * of its order (CONTRACT.md §10.8), so the order's record, in its store's list of orders; 1 % of each
+ * store's orders have unrouted items (the job keeps them; the order's mark is in the store's list of
+ * such orders) and 0.1 % route nowhere (an unrouted order record and its mark, no job: these orders are
+ * not in the sync-job lists). Then it reads, through the list functions of shared/ in this process,
+ * four pages of each list (the orders' of each store, and those with unrouted items, too): the
+ * first, one from the middle (a cursor half-way down the list: for the orders, `starting_after` an
+ * order's external id), the last (its `limit` oldest items) and the end (the page after the oldest
+ * item, which a client reads when the last one said `has_more`). For each
  * it prints the round trips to DynamoDB, the read units they consumed (ReturnConsumedCapacity)
  * and the latency (median of `--runs`), and for the read units the ratio of the largest size to
  * the smallest size where the page is as full.
@@ -22,9 +27,11 @@
  */
 
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
+import { syncJobId } from '../shared/core/ids.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
-import type { StoredOrder, SyncJob } from '../shared/entities/sync-job.js';
+import type { SyncJob } from '../shared/entities/sync-job.js';
+import type { UnroutedOrder } from '../shared/entities/unrouted-order.js';
 import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
 import { type RoundTrip, readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
@@ -46,10 +53,17 @@ interface Owner {
   /** Newest first, as every list is ordered. */
   jobs: SyncJob[];
   entries: AuditEntry[];
+  /** The orders none of whose items routes: records of their own, no job. */
+  unroutedOrders: UnroutedOrder[];
+  /** Every order (its first job's or its unrouted record's), newest first as its store's list. */
+  orders: { id: string; externalOrderId: string; resellerStoreId: string; createdAt: string; unrouted: boolean }[];
 }
 
-/** One owner's jobs and audit entries, newest first; ids sort as their age, so the order is known. */
-const ownerOf = (size: number, order: StoredOrder): Owner => {
+/**
+ * One owner's jobs, audit entries and orders, newest first; each has a timestamp of its own (a second
+ * apart; an unrouted order half-way between two jobs), so every list's order is known.
+ */
+const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
   const ownerId = `owner_lists_${size}`;
   const stores = { big: `rst_b${pad(size, 23)}`, small: `rst_s${pad(size, 23)}` };
   const start = Date.parse('2026-01-01T00:00:00.000Z');
@@ -62,6 +76,9 @@ const ownerOf = (size: number, order: StoredOrder): Owner => {
   };
   const jobs: SyncJob[] = [];
   const entries: AuditEntry[] = [];
+  const unroutedOrders: UnroutedOrder[] = [];
+  // Orders are counted per store, so each store has its 1 % with unrouted items and 0.1 % unrouted.
+  const storeOrders = new Map<string, number>();
   for (let i = 0; i < size; i++) {
     const newest = size - 1 - i;
     const status: SyncJobStatus =
@@ -74,15 +91,46 @@ const ownerOf = (size: number, order: StoredOrder): Owner => {
             : i % 100 === 50
               ? 'failed'
               : 'completed';
+    const resellerStoreId = smallStoreTakes(status) ? stores.small : stores.big;
+    const n = storeOrders.get(resellerStoreId) ?? 0;
+    storeOrders.set(resellerStoreId, n + 1);
+    // Numeric, as a platform's order ids are; the first job's id follows from it, as the service derives it.
+    const externalOrderId = String(size * 10_000_000 + i * 10);
+    const id = syncJobId(resellerStoreId, externalOrderId, 0);
     const job = seededJob({
-      id: `sj_${pad(size, 7)}${pad(i, 17)}`,
+      id,
       ownerId,
-      resellerStoreId: smallStoreTakes(status) ? stores.small : stores.big,
+      resellerStoreId,
       createdAt: new Date(start + i * 1000).toISOString(),
       status,
     });
-    job.order = order;
+    // The order's record: its first (here its only) job, its body inline, 2 % of the orders polled.
+    Object.assign(job, {
+      externalOrderId,
+      order,
+      orderJobIds: [id],
+      receivedVia: i % 50 === 7 ? 'poll' : 'webhook',
+      unroutedLines: n % 100 === 30 ? [{ position: 1, reason: 'no_vendor' }] : null,
+    } satisfies Partial<SyncJob>);
     jobs.push(job);
+    if (n % 1000 === 250) {
+      // An order none of whose items routes, half a second after this one, in the same store.
+      const unroutedId = String(size * 10_000_000 + i * 10 + 5);
+      unroutedOrders.push({
+        firstJobId: syncJobId(resellerStoreId, unroutedId, 0),
+        ownerId,
+        resellerStoreId,
+        externalOrderId: unroutedId,
+        receivedAt: new Date(start + i * 1000 + 500).toISOString(),
+        receivedVia: 'webhook',
+        unroutedLines: [
+          { position: 0, reason: 'no_vendor' },
+          { position: 1, reason: 'no_source_store' },
+        ],
+        cancelledAt: null,
+        order,
+      });
+    }
     if (status === 'dead') {
       const story: AuditAction[] = ['sync_job.dead', 'sync_job.retried', 'sync_job.dead'];
       for (const [n, action] of story.entries()) {
@@ -96,7 +144,19 @@ const ownerOf = (size: number, order: StoredOrder): Owner => {
       }
     }
   }
-  return { size, ownerId, stores, jobs: jobs.reverse(), entries: entries.reverse() };
+  const orders = [
+    ...jobs.map((j) => ({ ...j, unrouted: j.unroutedLines !== null })),
+    ...unroutedOrders.map((o) => ({ ...o, id: o.firstJobId, createdAt: o.receivedAt, unrouted: true })),
+  ]
+    .map(({ id, externalOrderId, resellerStoreId, createdAt, unrouted }) => ({
+      id,
+      externalOrderId,
+      resellerStoreId,
+      createdAt,
+      unrouted,
+    }))
+    .sort((a, b) => (a.createdAt === b.createdAt ? b.id.localeCompare(a.id) : b.createdAt.localeCompare(a.createdAt)));
+  return { size, ownerId, stores, jobs: jobs.reverse(), entries: entries.reverse(), unroutedOrders, orders };
 };
 
 type ListFunction = (
@@ -111,6 +171,8 @@ interface ListCase {
   /** The ids the list holds, newest first. */
   expected: (owner: Owner) => string[];
   read: ListFunction;
+  /** A page size of its own (full at the larger sizes only), instead of what the smallest size holds. */
+  limit?: number;
 }
 
 const main = async () => {
@@ -133,6 +195,8 @@ const main = async () => {
     const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
     const { resellerStoreItem } = await import('../shared/entities/reseller-store.js');
     const { sourceStoreItem } = await import('../shared/entities/source-store.js');
+    const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/entities/unrouted-order.js');
+    const { listOrders } = await import('../shared/orders/orders.js');
     const { listSyncJobs } = await import('../shared/sync-jobs/sync-jobs.js');
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
@@ -167,8 +231,16 @@ const main = async () => {
         };
         return [resellerStoreItem(store), sourceStoreItem(source)];
       });
+      // An order with unrouted items gets its mark beside its record, as the service writes it.
+      const marks = owner.orders
+        .filter((o) => o.unrouted)
+        .map((o) =>
+          unroutedOrderMarkItem({ firstJobId: o.id, resellerStoreId: o.resellerStoreId, receivedAt: o.createdAt }),
+        );
       await writeItems(dynamo, TABLE_NAME, [
         ...owner.jobs.map(syncJobItem),
+        ...owner.unroutedOrders.map(unroutedOrderItem),
+        ...marks,
         ...owner.entries.map(auditEntryItem),
         ...storeItems,
       ]);
@@ -177,7 +249,9 @@ const main = async () => {
         `seeded ${size.toLocaleString('en-US')} jobs in ${fixed((performance.now() - started) / 1000)} s: ` +
           `${count('dead')} dead, ${count('failed')} failed, ${count('pending')} pending, ` +
           `${count('processing')} processing, ${owner.entries.length} audit entries, ` +
-          `${owner.jobs.filter((j) => j.resellerStoreId === owner.stores.small).length} in the small store`,
+          `${owner.jobs.filter((j) => j.resellerStoreId === owner.stores.small).length} in the small store; ` +
+          `${owner.orders.length.toLocaleString('en-US')} orders, ` +
+          `${marks.length - owner.unroutedOrders.length} with unrouted items, ${owner.unroutedOrders.length} unrouted`,
       );
       owners.push(owner);
     }
@@ -249,6 +323,25 @@ const main = async () => {
       expected: (owner) => [`sst_${owner.stores.big.slice(4)}`],
       read: (owner, limit, after) => listSourceStores({ ownerId: owner.ownerId }, owner.stores.big, limit, after),
     });
+    // The unrouted orders are few at 1k (10 and 1): their lists again with pages of 20, as a client reads them.
+    for (const [unrouted, limit] of [[false], [true], [true, 20]] as const) {
+      for (const store of ['big', 'small'] as const) {
+        cases.push({
+          list: 'orders',
+          limit,
+          filter: [unrouted && 'unrouted=true', `store=${store}`].filter(Boolean).join(' '),
+          // The cursor (`starting_after`) is an order's external id: the pages are compared by it.
+          expected: (owner) =>
+            owner.orders
+              .filter((o) => o.resellerStoreId === owner.stores[store] && (!unrouted || o.unrouted))
+              .map((o) => o.externalOrderId),
+          read: async (owner, limit, after) => {
+            const page = await listOrders(owner, owner.stores[store], limit, after, { unrouted });
+            return { data: page.data.map((o) => ({ id: o.externalOrderId })), hasMore: page.hasMore };
+          },
+        });
+      }
+    }
 
     const failures: string[] = [];
     const rows: (string | number)[][] = [];
@@ -259,7 +352,7 @@ const main = async () => {
     for (const c of measured) {
       // The same page size at every size: what the smallest size holding any match holds, at most 20.
       const smallest = owners.map((o) => c.expected(o).length).find((n) => n > 0) ?? 0;
-      const limit = Math.max(1, Math.min(20, smallest));
+      const limit = c.limit ?? Math.max(1, Math.min(20, smallest));
       for (const page of ['first', 'middle', 'last', 'end'] as const) {
         const figures = [];
         for (const owner of owners) {
