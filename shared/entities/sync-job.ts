@@ -117,6 +117,8 @@ export interface Cancellation {
  * The order's fields an `orders/updated` changed, each as the JSON text it carried (absent:
  * unchanged since the order arrived), with its `updated_at`; `sentAt`: the version the supplier
  * order was last updated to. The stored order stays as it was signed; these are laid over it.
+ * `keptAt`: when the service last sent the placed supplier order an update message (our clock: the
+ * reconciler's lease runs from it), and `resends`: how many the reconciler sent since.
  */
 export interface OrderEdits {
   updatedAt: string;
@@ -125,7 +127,28 @@ export interface OrderEdits {
   note?: string;
   noteAttributes?: string;
   sentAt?: string;
+  keptAt?: string;
+  resends?: number;
 }
+
+/**
+ * A placed job whose supplier order was sent the reseller's latest edits and has not had them yet:
+ * the reconciler watches it (GSI3's propagating set) until it has, or a person is asked to.
+ */
+export const updatePending = (job: Pick<SyncJob, 'status' | 'orderEdits' | 'sourceOrderId' | 'attention'>) =>
+  job.status === 'completed' &&
+  job.sourceOrderId !== null &&
+  job.attention === null &&
+  job.orderEdits?.keptAt !== undefined &&
+  job.orderEdits.sentAt !== job.orderEdits.updatedAt;
+
+/**
+ * A completed job with a change of its supplier order on its way (a cancellation, an update): GSI3's
+ * propagating set watches it as it watches its fulfillments, and it leaves only once none is.
+ */
+export const supplierChangePending = (
+  job: Pick<SyncJob, 'status' | 'orderEdits' | 'sourceOrderId' | 'attention' | 'cancellation'>,
+) => job.cancellation?.status === 'requested' || updatePending(job);
 
 export interface Attention {
   reason: string;

@@ -16,7 +16,13 @@ import {
 } from '../entities/fulfillment-entry.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { type JobLine, jobLines } from '../entities/order-body.js';
-import { propagationIndex, type SyncJob, syncJobKey, syncJobOrNothing } from '../entities/sync-job.js';
+import {
+  propagationIndex,
+  type SyncJob,
+  supplierChangePending,
+  syncJobKey,
+  syncJobOrNothing,
+} from '../entities/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
 
 /**
@@ -353,7 +359,10 @@ export const moveEntry = (
     update.remove(...WAIT_FIELDS.map((field) => update.field(field)));
     update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
     const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
-    if (outcome.status !== 'failed' && current.status === 'completed' && !others.some(isPropagating)) {
+    // The last entry on its way ends: the job leaves the propagating set, unless a change of its supplier
+    // order is on its way too (the reconciler watches those there as well).
+    const last = !others.some(isPropagating) && !supplierChangePending(current);
+    if (outcome.status !== 'failed' && current.status === 'completed' && last) {
       update.index(propagationIndex(current, false));
       for (const [i, other] of others.entries()) {
         update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
@@ -410,13 +419,24 @@ export const resendEntry = (job: SyncJob, entry: FulfillmentEntry) => {
  */
 export const leavePropagating = (job: SyncJob) => {
   const entries = Object.values(job.fulfillments);
-  if (!entries.length) return Promise.resolve(false);
   const update = new EntryUpdate().index(propagationIndex(job, false));
   update.name('status');
   for (const [i, entry] of entries.entries()) {
     update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`);
   }
-  update.when(sameEntryCount(update, entries.length));
+  // A job watched for an update of its supplier order has no entry at all (no map until the first).
+  update.when(entries.length ? sameEntryCount(update, entries.length) : 'attribute_not_exists(#fulfillments)');
+  // Nothing else was put on its way since the read: no cancellation asked for, no edits sent.
+  const edits = job.orderEdits?.updatedAt;
+  update.when(
+    edits === undefined
+      ? `attribute_not_exists(${update.name('orderEdits')})`
+      : `${update.name('orderEdits')}.${update.name('updatedAt')} = ${update.value('edits', edits)}`,
+  );
+  update.when(
+    `(attribute_not_exists(${update.name('cancellation')}) OR ` +
+      `${update.name('cancellation')}.#status <> ${update.value('requested', 'requested')})`,
+  );
   return tryUpdate(job.id, update);
 };
 

@@ -2,7 +2,7 @@ import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { logger } from '../core/logger.js';
 import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
-import type { SyncJob } from '../entities/sync-job.js';
+import { type SyncJob, supplierChangePending } from '../entities/sync-job.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
 
@@ -33,8 +33,9 @@ export const reconcilePropagations = async (
 ) => {
   const open = Object.values(job.fulfillments).filter(isPropagating);
   if (!open.length) {
-    // A job whose supplier order is being cancelled stays: the reconciler watches that too (sync-jobs/cancel.ts).
-    if (job.status === 'completed' && job.cancellation?.status !== 'requested') await leavePropagating(job);
+    // A job whose supplier order is being cancelled or updated stays: the reconciler watches those
+    // too (sync-jobs/cancel.ts, edit.ts).
+    if (job.status === 'completed' && !supplierChangePending(job)) await leavePropagating(job);
     return;
   }
   report.propagating += open.length;

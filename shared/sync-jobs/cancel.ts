@@ -17,6 +17,7 @@ import {
   type SyncJob,
   syncJobKey,
   syncJobOrNothing,
+  updatePending,
 } from '../entities/sync-job.js';
 import { isUnroutedOrder, unroutedOrderCancellation } from '../entities/unrouted-order.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
@@ -70,7 +71,9 @@ const cancelMove = async (
   // move that ends the cancellation takes it out, unless a fulfillment of it is still on its way.
   const watched = move === 'requestCancel';
   const unwatched =
-    (move === 'cancelPlaced' || move === 'declineCancel') && !Object.values(job.fulfillments).some(isPropagating);
+    (move === 'cancelPlaced' || move === 'declineCancel') &&
+    !Object.values(job.fulfillments).some(isPropagating) &&
+    !updatePending(job);
   const moved = moveItem({
     move,
     job,

@@ -1,13 +1,15 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
-import { syncJobId } from '../core/ids.js';
+import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import { MAX_RESENDS } from '../core/work-policy.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
-import { TABLE, transactWrite } from '../dynamo/table.js';
+import { dynamo } from '../dynamo/client.js';
+import { isConditionFailure, TABLE } from '../dynamo/table.js';
 import { UpdateBuilder, withRereads } from '../dynamo/update.js';
 import { orderText } from '../entities/order-body.js';
-import { type OrderEdits, type SyncJob, syncJobKey } from '../entities/sync-job.js';
+import { type OrderEdits, propagationIndex, type SyncJob, syncJobKey, updatePending } from '../entities/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -37,17 +39,33 @@ const textOf = (value: JsonText | null) => (value === null ? 'null' : value.text
 const linesOf = (order: ResellerOrder) =>
   JSON.stringify(order.lineItems.map((line) => [line.id, line.quantity, line.vendor, line.giftCard]));
 
-/** Writes the job's edits, conditional on the version it had when read (a concurrent update wins once). */
-const keepEdits = async (job: SyncJob, edits: OrderEdits) => {
-  const update = new UpdateBuilder().setAttributes({ orderEdits: edits });
+/**
+ * Writes the job's edits, conditional on the version it had when read (a concurrent update wins once).
+ * `watch`: an update message goes to the placed supplier order; the job joins GSI3's propagating set,
+ * where the reconciler finds it if that message is lost (it leaves once the update is through).
+ */
+const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) => {
+  const update = new UpdateBuilder().setAttributes({
+    orderEdits: edits,
+    ...(watch ? propagationIndex(job, true).set : {}),
+  });
   const read = job.orderEdits?.updatedAt;
   if (read === undefined) update.when(`attribute_not_exists(${update.name('orderEdits')})`);
   else update.when(`${update.name('orderEdits')}.${update.name('updatedAt')} = ${update.value('read', read)}`);
+  // The same version written again (a re-send, the update through): only over what was read.
+  if (edits.updatedAt === read) {
+    for (const field of ['keptAt', 'sentAt'] as const) {
+      const was = job.orderEdits?.[field];
+      const path = `${update.name('orderEdits')}.${update.name(field)}`;
+      update.when(was === undefined ? `attribute_not_exists(${path})` : `${path} = ${update.value(field, was)}`);
+    }
+  }
   try {
-    await transactWrite([{ Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } }]);
+    // One item: a plain conditional UpdateItem (a transaction would bill it twice).
+    await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update.build(syncJobKey(job.id)) }));
     return true;
   } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
+    if (isConditionFailure(error)) return false;
     throw error;
   }
 };
@@ -108,13 +126,34 @@ const editJob = async (
   const edits: OrderEdits = { ...(job.orderEdits ?? {}), updatedAt };
   for (const field of changed) edits[field] = textOf(latest[field]);
   if (!changed.length && !job.orderEdits) return true;
-  if (!(await keepEdits(job, edits))) return false;
+  // Placed and nothing shipped: the supplier order is sent the edits, watched until they are through.
+  const sends = changed.length > 0 && job.status === 'completed' && !hasShipped(job);
+  if (sends) Object.assign(edits, { keptAt: now(), resends: 0 });
+  if (!(await keepEdits(job, edits, sends))) return false;
   if (!changed.length || job.status !== 'completed') return true; // not placed yet: it places the latest
-  if (hasShipped(job)) {
+  if (!sends) {
     await needsAttention(job, `the order was edited (${changed.join(', ')}) after its supplier shipped: not applied`);
     return true;
   }
   await enqueueJobs([jobMessage(job, 'webhook', requestId, 'update')]);
+  return true;
+};
+
+/**
+ * The reconciler's part: a placed job whose update message was lost (its edits not through past the
+ * lease from when it was sent) is sent a fresh one; after MAX_RESENDS, the job needs a person.
+ * Answers whether it acted.
+ */
+export const resendUpdate = async (job: SyncJob) => {
+  const edits = job.orderEdits;
+  if (!edits || !updatePending(job)) return false;
+  if ((edits.resends ?? 0) >= MAX_RESENDS) {
+    await updateGaveUp(job);
+    return true;
+  }
+  if (!(await keepEdits(job, { ...edits, keptAt: now(), resends: (edits.resends ?? 0) + 1 }))) return false;
+  await enqueueJobs([jobMessage(job, 'reconciler', undefined, 'update')]);
+  logger.warn('stalled update of the supplier order sent a new message', { resends: (edits.resends ?? 0) + 1 });
   return true;
 };
 

@@ -8,9 +8,10 @@ import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js'
 import { isOpen } from '../domain/sync-job-status.js';
 import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
-import { jobLogContext, type SyncJob, syncJobFrom } from '../entities/sync-job.js';
+import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../entities/sync-job.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
 import { resendCancellation } from './cancel.js';
+import { resendUpdate } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
 import { resendJob } from './moves.js';
@@ -43,6 +44,8 @@ export interface ReconcileReport extends PropagationReport {
   found: number;
   /** Cancellations of placed orders whose message was lost, sent again (or given to a person). */
   cancellationsResent: number;
+  /** Updates of placed orders (the reseller's edits) whose message was lost, sent again (or given to a person). */
+  updatesResent: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
   /** Jobs the run could not handle (logged each); the next run tries them again. */
@@ -59,6 +62,7 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     propagationsResent: 0,
     propagationsDead: 0,
     cancellationsResent: 0,
+    updatesResent: 0,
     readUnits: 0,
     errors: 0,
   };
@@ -89,6 +93,10 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
               if (job.cancellation?.status === 'requested' && leaseEnd(job, leaseSeconds) <= at) {
                 if (await resendCancellation(job)) report.cancellationsResent++;
               }
+              const keptAt = job.orderEdits?.keptAt;
+              if (keptAt && updatePending(job) && leaseEnd({ updatedAt: keptAt }, leaseSeconds) <= at) {
+                if (await resendUpdate(job)) report.updatesResent++;
+              }
               await reconcilePropagations(job, leaseSeconds, at, report);
             }),
           ),
@@ -102,7 +110,8 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
     report.found +
     report.propagationsResent +
     report.propagationsDead +
-    report.cancellationsResent;
+    report.cancellationsResent +
+    report.updatesResent;
   if (acted) logger.warn('reconciler acted on stalled work', { ...report });
   if (report.errors) throw new Error(`the reconciler could not handle ${report.errors} job(s); see the lines before`);
   return report;

@@ -1,4 +1,5 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import {
   createResellerStore,
   createSourceStore,
@@ -119,6 +120,47 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     expect((await simOrders(supplier.shopDomain))[0].cancelled_at).toEqual(expect.any(String));
     // Ended, it leaves the reconciler's view: a later run reads nothing of it.
     expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ cancellationsResent: 0 });
+  });
+
+  it('updates a placed order whose update message was lost, once its lease is up, then stops watching it', async () => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'LostUpdate' });
+    const payload = orderPayload([{ vendor: 'LostUpdate', price: '10.00' }]);
+    const [id] = (await order(payload)).body.syncJobIds;
+    await jobReaches(id, 'completed');
+    // The edit is kept, and its message to the worker never leaves (nothing reports it).
+    const lost = service.runtime.faults.inject({
+      function: 'OrdersWebhook',
+      service: 'SQS',
+      command: 'SendMessage',
+      action: 'drop',
+    });
+    const edited = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body: { ...payload, email: 'moved@example.com', updated_at: new Date(Date.now() + 5000).toISOString() },
+      topic: 'orders/updated',
+    });
+    expect(edited.status).toBe(200);
+    expect(lost.hits).toHaveLength(1);
+    const item = async () =>
+      (await service.doc.send(new GetCommand({ TableName: service.tableName, Key: { PK: `SJ#${id}`, SK: 'SJ' } })))
+        .Item!;
+    // Watched by the reconciler, as a cancellation on its way is.
+    expect((await item()).GSI3PK).toMatch(/^PROPAGATING#/);
+
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ updatesResent: 0 });
+    await pastLease();
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ updatesResent: 1 });
+    await eventually(async () => (await simOrders(supplier.shopDomain))[0].email === 'moved@example.com');
+    await eventually(async () => {
+      const { orderEdits } = await item();
+      return orderEdits.sentAt === orderEdits.updatedAt;
+    });
+    // Through, it leaves the reconciler's view: the next run takes it out.
+    expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ updatesResent: 0 });
+    expect((await item()).GSI3PK).toBeUndefined();
+    expect(await job(id)).toMatchObject({ status: 'completed', attention: null });
+    expect((await simCalls(supplier.shopDomain)).filter((c) => c.method === 'PUT')).toHaveLength(1);
   });
 
   it('completes an order whose function died between writing its job and sending the message', async () => {
