@@ -339,7 +339,7 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
     // Assess
     expect(result).toEqual({ fulfillmentId: '5' });
     expect(requests.map((r) => r.json.variables)).toEqual([
-      { id: 'gid://shopify/Order/42' },
+      { id: 'gid://shopify/Order/42', first: 5, lines: 50 },
       {
         fulfillment: {
           lineItemsByFulfillmentOrder: [
@@ -379,13 +379,18 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
       status: 'SUCCESS',
       trackingInfo: [{ company: 'UPS', number: '1Z999', url: null }],
     };
-    respond = graphqlAnswer({ orderFulfillmentOrders: fulfillmentOrders([earlier]), fulfillmentCreate: created });
+    respond = graphqlAnswer({
+      orderFulfillmentTracking: fulfillmentOrders([earlier]),
+      orderFulfillmentOrders: fulfillmentOrders(),
+      fulfillmentCreate: created,
+    });
 
     const resent = await adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1', {
       resend: true,
     });
     expect(resent).toEqual({ fulfillmentId: '77' });
     expect(requests).toHaveLength(1);
+    expect(requests[0].json.variables).toEqual({ id: 'gid://shopify/Order/42', first: 50 });
 
     // A first attempt does not look: a second parcel may carry the same number.
     requests = [];
@@ -707,7 +712,7 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
 
     expect(found).toEqual({ orderId: '42', lineItemIds: ['7'], lines: [{ sku: null, quantity: 2, vendor: 'Acme' }] });
     expect(requests[0].json.query).toMatch(/orders\(first: 1, query: \$query\)/);
-    expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'" });
+    expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'", lines: 250 });
   });
 
   it('storeplatform_b: null for no nodes; a throttled lookup is a retryable 429', async () => {
