@@ -1,9 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { maxCostExceededBody } from '../../lib/local/shopify-cost.js';
 import { signBody, verifySignature } from '../../shared/domain/hmac.js';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
+import { classify } from '../../shared/platforms/failure.js';
 import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
@@ -438,6 +440,16 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
 
     expect(error).toMatchObject({ retryable: false, outcomeUnknown: false });
     expect(error.message).toBe("storeplatform_b refused the request: Field 'bogus' doesn't exist on type 'Mutation'");
+  });
+
+  it('maps MAX_COST_EXCEEDED (a document over 1,000 points, never run) to a permanent refusal', async () => {
+    respond = (_request, res) => answer(res, 200, maxCostExceededBody(1234));
+
+    const error = await caught(adapter.ordersChangedSince(storeOn('storeplatform_b'), '2026-01-01T00:00:00Z'));
+
+    expect(error).toMatchObject({ retryable: false, outcomeUnknown: false });
+    expect(error.message).toMatch(/^storeplatform_b refused the request: Query cost is 1234, which exceeds/);
+    expect(classify(error, 'internal')).toMatchObject({ kind: 'permanent' });
   });
 
   it('maps THROTTLED (HTTP 200) to a 429 whose wait is the missing cost over the restore rate', async () => {
