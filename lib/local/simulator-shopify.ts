@@ -5,8 +5,11 @@
  * at a time), order with its fulfillment orders, fulfillments and lines, fulfillment by id, fulfillmentCreate,
  * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel. A document or a
  * variable Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that
- * exists on Shopify but is not simulated answers an error that says so. Orders are kept by
- * simulator-store.ts in storeplatform_a's shape, so `GET /_sim/orders` shows every shop alike.
+ * exists on Shopify but is not simulated answers an error that says so; a document whose requested cost
+ * is over Shopify's 1,000 points is refused with MAX_COST_EXCEEDED (shopify-cost.ts), nothing run.
+ * Nested connections (`lineItems`, `fulfillmentLineItems`, `fulfillmentOrders`) take `first` and `after`.
+ * Orders are kept by simulator-store.ts in storeplatform_a's shape, so `GET /_sim/orders` shows every
+ * shop alike.
  */
 import {
   defaultFieldResolver,
@@ -16,6 +19,7 @@ import {
   OperationTypeNode,
   parse,
 } from 'graphql';
+import { maxCostExceededBody, requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from './shopify-cost.js';
 import { shopifyAdminSchema } from './shopify-schema.js';
 import {
   cancelFulfillment,
@@ -96,8 +100,20 @@ export const THROTTLED_BODY = {
   },
 };
 
-/** A connection of nodes whose cursors are given; `first` nodes of them. */
-const connectionOf = <T>(nodes: T[], cursorOf: (node: T) => string, first: unknown, hasMore = false) => {
+/** A connection of nodes whose cursors are given; `first` nodes of them, after the cursor `after`. */
+const connectionOf = <T>(
+  all: T[],
+  cursorOf: (node: T) => string,
+  first: unknown,
+  hasMore = false,
+  after: unknown = undefined,
+) => {
+  let nodes = all;
+  if (typeof after === 'string') {
+    const at = all.findIndex((node) => cursorOf(node) === after);
+    if (at < 0) throw new GraphQLError(`Invalid cursor: ${after}`);
+    nodes = all.slice(at + 1);
+  }
   const page = typeof first === 'number' ? nodes.slice(0, first) : nodes;
   const last = page.at(-1);
   return {
@@ -111,8 +127,12 @@ const connectionOf = <T>(nodes: T[], cursorOf: (node: T) => string, first: unkno
     },
   };
 };
-const connection = <T extends { id: unknown }>(nodes: T[], first: unknown) =>
-  connectionOf(nodes, (node) => String(node.id), first);
+/** A nested connection (`lineItems`, `fulfillmentOrders`…) by `first` and `after`; a node's cursor is its id. */
+const connection = <T extends { id: unknown }>(nodes: T[], args: Json) => {
+  if (typeof args.first !== 'number') throw new GraphQLError('you must provide one of first or last');
+  if (args.first > 250) throw new GraphQLError('The first argument cannot exceed 250');
+  return connectionOf(nodes, (node) => String(node.id), args.first, false, args.after);
+};
 
 /** A stub's fulfillment order has one line that takes any quantity: the stub knows none of the order's lines. */
 const STUB_REMAINING = 1_000_000;
@@ -163,7 +183,7 @@ const fulfillmentOrderNodes = (order: SimOrder): Array<{ id: string; status: str
                 lineItem: { id: gid('LineItem', `${order.id}0`) },
               },
             ],
-            args.first,
+            args,
           ),
       },
     ];
@@ -182,7 +202,7 @@ const fulfillmentOrderNodes = (order: SimOrder): Array<{ id: string; status: str
             totalQuantity: line.quantity,
             lineItem: lineItemNode(line, currencyCodeOf(order)),
           })),
-          args.first,
+          args,
         ),
     },
   ];
@@ -220,7 +240,7 @@ const fulfillmentNode = (order: SimOrder, fulfillment: SimFulfillment) => {
     requiresShipping: true,
     totalQuantity: fulfillment.line_items.reduce((n, line) => n + line.quantity, 0),
     trackingInfo: (args: Json) => firstOf(tracking, args.first),
-    fulfillmentLineItems: (args: Json) => connection(lineItems, args.first),
+    fulfillmentLineItems: (args: Json) => connection(lineItems, args),
   };
 };
 
@@ -285,9 +305,9 @@ const orderNode = (order: SimOrder) => ({
   lineItems: (args: Json) =>
     connection(
       order.line_items.map((line) => lineItemNode(line, currencyCodeOf(order))),
-      args.first,
+      args,
     ),
-  fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args.first),
+  fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args),
   fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
 });
 
@@ -555,11 +575,26 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
   const request = asObject(body);
   if (typeof request.query !== 'string') return { errors: [{ message: 'Parameter Missing or Invalid: query' }] };
   const schema = shopifyAdminSchema();
+  const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
+  // Shopify costs a document before it runs it, and refuses one over its single-query limit.
+  let cost = 0;
+  try {
+    cost = requestedQueryCost(schema, request.query, asObject(request.variables), operationName);
+  } catch {
+    // not a document it can cost (a syntax error…): graphql-js answers what is wrong with it
+  }
+  if (cost > SHOPIFY_MAX_QUERY_COST) return maxCostExceededBody(cost);
   const queries: Record<string, (args: Json) => unknown> = {
     orders: (args) => ordersConnection(shop, args),
     order: (args) => {
       const id = idOf(args.id, 'Order');
       return id === null ? null : orderNode(orderOrStub(shop, id));
+    },
+    // One fulfillment order per order here, named by the order's number.
+    fulfillmentOrder: (args) => {
+      const id = idOf(args.id, 'FulfillmentOrder');
+      const order = id === null ? undefined : shop.orders.get(id);
+      return order ? (fulfillmentOrderNodes(order)[0] ?? null) : null;
     },
     // Jobs are done at once here: a client that asks after its job finds it done.
     job: (args) => ({ id: args.id, done: true, query: null }),
@@ -590,7 +625,7 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
     schema,
     source: request.query,
     variableValues: asObject(request.variables),
-    operationName: typeof request.operationName === 'string' ? request.operationName : undefined,
+    operationName,
     fieldResolver,
   });
   return JSON.parse(JSON.stringify(result));

@@ -9,6 +9,44 @@
 /** The Admin API version, in one place: the path and the schema the tests load. */
 export const SHOPIFY_API_VERSION = '2026-10';
 
+/**
+ * The page sizes the adapter sends as the documents' variables. Shopify refuses a document whose
+ * requested cost is over 1,000 points before it runs it (MAX_COST_EXCEEDED), and a connection costs
+ * 2 + `first` × one node, nested ones multiplied: these keep every document at most about 800
+ * (docs/design.md, "What a document costs"; `test/unit/shopify-documents.test.ts` holds them to it).
+ * What a page leaves out is read by a follow-up document for that order or fulfillment.
+ */
+export const SHOPIFY_PAGE_SIZES = {
+  /** Line items a lookup by `source_identifier` reads at once (an order is placed with at most 250). */
+  lookupLines: 250,
+  /** Orders a page of "orders changed since". */
+  changedOrders: 5,
+  /** Line items of each order on that page; the rest by `orderLineItems`. */
+  changedOrderLines: 20,
+  /** Fulfillments of each order on that page; more by `orderFulfillmentIds` and `fulfillmentLineItems`. */
+  changedFulfillments: 2,
+  /** Line items of each of those fulfillments; the rest by `fulfillmentLineItems`. */
+  changedFulfillmentLines: 10,
+  /** Line items a follow-up reads a page (an order's, a fulfillment's, a fulfillment order's). */
+  lines: 100,
+  /** An order's fulfillment ids read at once (`orderFulfillmentIds`, `fulfillments` has no `after`). */
+  fulfillmentIds: 250,
+  /** Fulfillment orders of an order a page, and the lines of each on that page. */
+  fulfillmentOrders: 5,
+  fulfillmentOrderLines: 50,
+  /** Fulfillments whose tracking a re-sent parcel is compared with (`orderFulfillmentTracking`). */
+  trackedFulfillments: 50,
+} as const;
+
+/** An order line as "orders changed since" and lookups read it (what an orders/create webhook carries). */
+const LINE_FIELDS = `id quantity vendor sku title variantTitle isGiftCard requiresShipping
+        originalUnitPriceSet { shopMoney { amount } }
+        customAttributes { key value }`;
+
+/** A fulfillment as "orders changed since" reads it, its line items aside. */
+const FULFILLMENT_FIELDS = `id status createdAt updatedAt
+        trackingInfo(first: 10) { company number url }`;
+
 /** Place the supplier order (PLATFORM-API.md: `orderCreate` with `OrderCreateOrderInput`). */
 const orderCreate = `mutation orderCreate($order: OrderCreateOrderInput!, $options: OrderCreateOptionsInput) {
   orderCreate(order: $order, options: $options) {
@@ -21,24 +59,59 @@ const orderCreate = `mutation orderCreate($order: OrderCreateOrderInput!, $optio
  * Find an order by its `source_identifier` (Lookups), with each line's sku, quantity and vendor: what
  * tells whether an order found by the identifier every job of a reseller order once shared is the job's.
  */
-const ordersBySourceIdentifier = `query ordersBySourceIdentifier($query: String!) {
+const ordersBySourceIdentifier = `query ordersBySourceIdentifier($query: String!, $lines: Int!) {
   orders(first: 1, query: $query) {
-    nodes { id sourceIdentifier lineItems(first: 250) { nodes { id sku quantity vendor } } }
+    nodes {
+      id sourceIdentifier
+      lineItems(first: $lines) { nodes { id sku quantity vendor } pageInfo { hasNextPage endCursor } }
+    }
+  }
+}`;
+
+/** An order's line items after a cursor: what a page of orders or a lookup left out. */
+const orderLineItems = `query orderLineItems($id: ID!, $first: Int!, $after: String) {
+  order(id: $id) {
+    id
+    lineItems(first: $first, after: $after) { nodes { ${LINE_FIELDS} } pageInfo { hasNextPage endCursor } }
   }
 }`;
 
 /**
  * What a fulfillment on a reseller's order needs first: the order's fulfillment orders with what
- * remains of each line, and its fulfillments with their tracking (an earlier attempt's parcel, found
- * before one is sent again).
+ * remains of each line, a page at a time (lines beyond a page by `fulfillmentOrderLineItems`).
  */
-const orderFulfillmentOrders = `query orderFulfillmentOrders($id: ID!) {
+const orderFulfillmentOrders = `query orderFulfillmentOrders($id: ID!, $first: Int!, $after: String, $lines: Int!) {
   order(id: $id) {
     id
-    fulfillmentOrders(first: 20) {
-      nodes { id status lineItems(first: 250) { nodes { id remainingQuantity lineItem { id } } } }
+    fulfillmentOrders(first: $first, after: $after) {
+      nodes {
+        id status
+        lineItems(first: $lines) {
+          nodes { id remainingQuantity lineItem { id } }
+          pageInfo { hasNextPage endCursor }
+        }
+      }
+      pageInfo { hasNextPage endCursor }
     }
-    fulfillments(first: 250) { id status trackingInfo(first: 10) { company number url } }
+  }
+}`;
+
+/** A fulfillment order's lines after a cursor: what a page of `orderFulfillmentOrders` left out. */
+const fulfillmentOrderLineItems = `query fulfillmentOrderLineItems($id: ID!, $first: Int!, $after: String) {
+  fulfillmentOrder(id: $id) {
+    id
+    lineItems(first: $first, after: $after) {
+      nodes { id remainingQuantity lineItem { id } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
+/** An order's fulfillments with their tracking: a parcel an earlier attempt made, found before one is sent again. */
+const orderFulfillmentTracking = `query orderFulfillmentTracking($id: ID!, $first: Int!) {
+  order(id: $id) {
+    id
+    fulfillments(first: $first) { id status trackingInfo(first: 10) { company number url } }
   }
 }`;
 
@@ -117,7 +190,14 @@ const fulfillmentCancel = `mutation fulfillmentCancel($id: ID!) {
  * Orders changed since a time (PLATFORM-API.md, "Orders changed since"): oldest change first, with
  * what the REST `orders/create` and `fulfillments/create` webhooks carry.
  */
-const ordersChangedSince = `query ordersChangedSince($first: Int!, $after: String, $query: String!) {
+const ordersChangedSince = `query ordersChangedSince(
+  $first: Int!
+  $after: String
+  $query: String!
+  $lines: Int!
+  $fulfillments: Int!
+  $fulfillmentLines: Int!
+) {
   orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
     nodes {
       id name sourceIdentifier email note currencyCode tags createdAt updatedAt cancelledAt cancelReason
@@ -125,27 +205,42 @@ const ordersChangedSince = `query ordersChangedSince($first: Int!, $after: Strin
       shippingAddress {
         firstName lastName name company address1 address2 city province provinceCode country countryCodeV2 zip phone
       }
-      lineItems(first: 250) {
-        nodes {
-          id quantity vendor sku title variantTitle isGiftCard requiresShipping
-          originalUnitPriceSet { shopMoney { amount } }
-          customAttributes { key value }
+      lineItems(first: $lines) { nodes { ${LINE_FIELDS} } pageInfo { hasNextPage endCursor } }
+      fulfillments(first: $fulfillments) {
+        ${FULFILLMENT_FIELDS}
+        fulfillmentLineItems(first: $fulfillmentLines) {
+          nodes { quantity lineItem { id } }
+          pageInfo { hasNextPage endCursor }
         }
-      }
-      fulfillments(first: 250) {
-        id status createdAt updatedAt
-        trackingInfo(first: 10) { company number url }
-        fulfillmentLineItems(first: 250) { nodes { quantity lineItem { id } } }
       }
     }
     pageInfo { hasNextPage endCursor }
   }
 }`;
 
+/** The ids of an order's fulfillments (the list has no `after`): those a page of orders left out. */
+const orderFulfillmentIds = `query orderFulfillmentIds($id: ID!, $first: Int!) {
+  order(id: $id) { id fulfillments(first: $first) { id } }
+}`;
+
+/** A fulfillment with its line items after a cursor: what a page of orders left out of it. */
+const fulfillmentLineItems = `query fulfillmentLineItems($id: ID!, $first: Int!, $after: String) {
+  fulfillment(id: $id) {
+    ${FULFILLMENT_FIELDS}
+    fulfillmentLineItems(first: $first, after: $after) {
+      nodes { quantity lineItem { id } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}`;
+
 export const SHOPIFY_DOCUMENTS = {
   orderCreate,
   ordersBySourceIdentifier,
+  orderLineItems,
   orderFulfillmentOrders,
+  fulfillmentOrderLineItems,
+  orderFulfillmentTracking,
   fulfillmentCreate,
   orderCancelled,
   jobDone,
@@ -155,6 +250,8 @@ export const SHOPIFY_DOCUMENTS = {
   fulfillmentTrackingInfoUpdate,
   fulfillmentCancel,
   ordersChangedSince,
+  orderFulfillmentIds,
+  fulfillmentLineItems,
 } as const;
 
 export type ShopifyDocumentName = keyof typeof SHOPIFY_DOCUMENTS;

@@ -20,7 +20,12 @@ import {
   type Tracking,
 } from './port.js';
 import { lineSummaryOf } from './rest.js';
-import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS, type ShopifyDocumentName } from './storeplatform-b-documents.js';
+import {
+  SHOPIFY_PAGE_SIZES as PAGE,
+  SHOPIFY_API_VERSION,
+  SHOPIFY_DOCUMENTS,
+  type ShopifyDocumentName,
+} from './storeplatform-b-documents.js';
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 const PLATFORM = 'storeplatform_b';
@@ -235,7 +240,82 @@ async function mutate(shop: ShopConnection, name: ShopifyDocumentName, variables
 const nodesOf = (connection: unknown): Json[] =>
   isObject(connection) && Array.isArray(connection.nodes) ? connection.nodes.filter(isObject) : [];
 
-const lineItemIdsOf = (order: Json) => nodesOf(order.lineItems).flatMap((line) => numericId(line.id) ?? []);
+const lineItemIdsOf = (lines: Json[]) => lines.flatMap((line) => numericId(line.id) ?? []);
+
+// ---------------------------------------------------------------- pages of a connection
+
+/** A page of a connection: its nodes and, when there is more, the cursor after them. */
+const pageOf = (connection: unknown) => {
+  const info = isObject(connection) && isObject(connection.pageInfo) ? connection.pageInfo : {};
+  const endCursor = typeof info.endCursor === 'string' && info.endCursor !== '' ? info.endCursor : null;
+  if (info.hasNextPage === true && endCursor === null)
+    throw unexpectedAnswer(PLATFORM, 200, 'a next page without a cursor');
+  return { nodes: nodesOf(connection), after: info.hasNextPage === true ? endCursor : null };
+};
+
+/**
+ * Every node of a connection: the page already read, then each page after it, read by `next` (which
+ * answers the same connection after the cursor). What keeps a document's cost under Shopify's limit
+ * while an order of 250 lines is still read whole.
+ */
+async function allNodes(connection: unknown, next: (after: string) => Promise<unknown>): Promise<Json[]> {
+  let page = pageOf(connection);
+  const nodes = [...page.nodes];
+  while (page.after !== null) {
+    const after: string = page.after;
+    page = pageOf(await next(after));
+    if (page.after === after) throw unexpectedAnswer(PLATFORM, 200, 'the same page twice');
+    nodes.push(...page.nodes);
+  }
+  return nodes;
+}
+
+/** An order's line items after a cursor (`orderLineItems`). */
+async function orderLinesAfter(shop: ShopConnection, orderGid: unknown, after: string): Promise<unknown> {
+  const data = await run(shop, 'orderLineItems', { id: orderGid, first: PAGE.lines, after });
+  if (!isObject(data.order)) throw unexpectedAnswer(PLATFORM, 200, 'the order of a line items page is gone');
+  return data.order.lineItems;
+}
+
+/** A fulfillment with its line items after a cursor, or its first page (`fulfillmentLineItems`). */
+async function fulfillmentPage(shop: ShopConnection, fulfillmentGid: unknown, after?: string): Promise<Json> {
+  const data = await run(shop, 'fulfillmentLineItems', { id: fulfillmentGid, first: PAGE.lines, after });
+  if (!isObject(data.fulfillment)) throw unexpectedAnswer(PLATFORM, 200, 'a fulfillment of the order is gone');
+  return data.fulfillment;
+}
+
+/** A fulfillment with every line item: those after its first page read by `fulfillmentLineItems`. */
+async function wholeFulfillment(shop: ShopConnection, fulfillment: Json): Promise<Json> {
+  const lines = await allNodes(
+    fulfillment.fulfillmentLineItems,
+    async (after) => (await fulfillmentPage(shop, fulfillment.id, after)).fulfillmentLineItems,
+  );
+  return { ...fulfillment, fulfillmentLineItems: { nodes: lines } };
+}
+
+/**
+ * An order node of a page of "orders changed since" made whole: its line items beyond the page, and,
+ * when the page held as many fulfillments as it asks for, every other one (their ids first: the list
+ * has no cursor), each with all its line items; in the order Shopify lists them.
+ */
+async function wholeOrderNode(shop: ShopConnection, node: Json): Promise<Json> {
+  const lines = await allNodes(node.lineItems, (after) => orderLinesAfter(shop, node.id, after));
+  let fulfillments = Array.isArray(node.fulfillments) ? node.fulfillments.filter(isObject) : [];
+  if (fulfillments.length >= PAGE.changedFulfillments) {
+    const data = await run(shop, 'orderFulfillmentIds', { id: node.id, first: PAGE.fulfillmentIds });
+    const listed = isObject(data.order) && Array.isArray(data.order.fulfillments) ? data.order.fulfillments : [];
+    const read = new Map(fulfillments.map((fulfillment) => [fulfillment.id, fulfillment]));
+    const all: Json[] = [];
+    for (const entry of listed.filter(isObject)) {
+      all.push(read.get(entry.id) ?? (await fulfillmentPage(shop, entry.id)));
+      read.delete(entry.id);
+    }
+    fulfillments = [...all, ...read.values()];
+  }
+  const whole: Json[] = [];
+  for (const fulfillment of fulfillments) whole.push(await wholeFulfillment(shop, fulfillment));
+  return { ...node, lineItems: { nodes: lines }, fulfillments: whole };
+}
 
 // ---------------------------------------------------------------- fulfillments
 
@@ -248,6 +328,40 @@ interface FulfillmentOrderLine {
 
 /** Fulfillment orders that can still ship (Shopify refuses the others). */
 const SHIPPABLE = new Set(['OPEN', 'IN_PROGRESS']);
+
+/**
+ * The order's fulfillment orders, each with every line (`orderFulfillmentOrders` a page at a time, lines
+ * beyond a page by `fulfillmentOrderLineItems`), as `{fulfillmentOrders: {nodes}}`; undefined without the order.
+ */
+async function fulfillmentOrdersOf(shop: ShopConnection, orderGid: string): Promise<Json | undefined> {
+  const all: Json[] = [];
+  let after: string | null | undefined;
+  do {
+    const data = await run(shop, 'orderFulfillmentOrders', {
+      id: orderGid,
+      first: PAGE.fulfillmentOrders,
+      after: after ?? undefined,
+      lines: PAGE.fulfillmentOrderLines,
+    });
+    if (!isObject(data.order)) return undefined;
+    const page = pageOf(data.order.fulfillmentOrders);
+    for (const fulfillmentOrder of page.nodes) {
+      const lines = await allNodes(fulfillmentOrder.lineItems, async (cursor) => {
+        const more = await run(shop, 'fulfillmentOrderLineItems', {
+          id: fulfillmentOrder.id,
+          first: PAGE.lines,
+          after: cursor,
+        });
+        if (!isObject(more.fulfillmentOrder)) throw unexpectedAnswer(PLATFORM, 200, 'a fulfillment order is gone');
+        return more.fulfillmentOrder.lineItems;
+      });
+      all.push({ ...fulfillmentOrder, lineItems: { nodes: lines } });
+    }
+    if (page.after === after) throw unexpectedAnswer(PLATFORM, 200, 'the same page twice');
+    after = page.after;
+  } while (after !== null);
+  return { fulfillmentOrders: { nodes: all } };
+}
 
 /** The lines of the order's shippable fulfillment orders with something left to ship. */
 const shippableLines = (order: Json): FulfillmentOrderLine[] =>
@@ -394,6 +508,16 @@ export const orderUpdateInput = (orderGid: string, changes: OrderChanges): Json 
 export const changedSinceSearch = (since: string, tag?: string) =>
   `updated_at:>=${quoted(since)}${tag === undefined ? '' : ` tag:${quoted(tag)}`}`;
 
+/** The variables of a page of "orders changed since": the search, the cursor and the page sizes. */
+export const changedSinceVariables = (since: string, options: { tag?: string; cursor?: string } = {}) => ({
+  first: PAGE.changedOrders,
+  after: options.cursor,
+  query: changedSinceSearch(since, options.tag),
+  lines: PAGE.changedOrderLines,
+  fulfillments: PAGE.changedFulfillments,
+  fulfillmentLines: PAGE.changedFulfillmentLines,
+});
+
 // ---------------------------------------------------------------- an Order node as the REST webhooks carry it
 
 const stringOrNull = (value: unknown): string | null => (typeof value === 'string' ? value : null);
@@ -494,11 +618,14 @@ export const storePlatformBAdapter: PlatformAdapter = {
     const created = isObject(payload.order) ? payload.order : undefined;
     const orderId = numericId(created?.id);
     if (!created || orderId === undefined) throw unexpectedAnswer(PLATFORM, 200, 'no order id');
-    return { orderId, status: 200, lineItemIds: lineItemIdsOf(created) };
+    return { orderId, status: 200, lineItemIds: lineItemIdsOf(nodesOf(created.lineItems)) };
   },
 
   async findOrder(shop, sourceIdentifier) {
-    const data = await run(shop, 'ordersBySourceIdentifier', { query: sourceIdentifierSearch(sourceIdentifier) });
+    const data = await run(shop, 'ordersBySourceIdentifier', {
+      query: sourceIdentifierSearch(sourceIdentifier),
+      lines: PAGE.lookupLines,
+    });
     if (!isObject(data.orders)) throw unexpectedAnswer(PLATFORM, 200, 'no orders result');
     const nodes = nodesOf(data.orders);
     const orders = nodes.map((node) => ({
@@ -510,28 +637,24 @@ export const storePlatformBAdapter: PlatformAdapter = {
     if (orderId === null) return null;
     const found = nodes[orders.findIndex((entry) => entry.id === orderId)];
     if (!found) return { orderId, lineItemIds: [] };
-    const lines = nodesOf(found.lineItems).flatMap((line) => lineSummaryOf(line) ?? []);
-    const answered = lines.length === nodesOf(found.lineItems).length && lines.length > 0;
-    return { orderId, lineItemIds: lineItemIdsOf(found), ...(answered ? { lines } : {}) };
+    const lineNodes = await allNodes(found.lineItems, (after) => orderLinesAfter(shop, found.id, after));
+    const lines = lineNodes.flatMap((line) => lineSummaryOf(line) ?? []);
+    const answered = lines.length === lineNodes.length && lines.length > 0;
+    return { orderId, lineItemIds: lineItemIdsOf(lineNodes), ...(answered ? { lines } : {}) };
   },
 
   async createFulfillment(shop, orderId, tracking, _idempotencyKey, options) {
-    const data = await run(shop, 'orderFulfillmentOrders', { id: shopifyGid('Order', restOrderId(orderId)) });
-    const order = isObject(data.order) ? data.order : undefined;
-    if (!order) {
-      throw new PlatformError({
-        platform: PLATFORM,
-        status: 404,
-        retryable: false,
-        message: `${PLATFORM} answered 404: order ${restOrderId(orderId)} not found`,
-      });
-    }
+    const id = shopifyGid('Order', restOrderId(orderId));
     const info = trackingInfo(tracking);
     if (options?.resend) {
-      const existing = alreadySent(order, info);
+      const data = await run(shop, 'orderFulfillmentTracking', { id, first: PAGE.trackedFulfillments });
+      if (!isObject(data.order)) throw notFound(`order ${restOrderId(orderId)} not found`);
+      const existing = alreadySent(data.order, info);
       if (existing !== undefined) return { fulfillmentId: existing };
     }
-    const byFulfillmentOrder = lineItemsByFulfillmentOrder(shippableLines(order), options?.lineItems);
+    const fulfillmentOrders = await fulfillmentOrdersOf(shop, id);
+    if (!fulfillmentOrders) throw notFound(`order ${restOrderId(orderId)} not found`);
+    const byFulfillmentOrder = lineItemsByFulfillmentOrder(shippableLines(fulfillmentOrders), options?.lineItems);
     if (byFulfillmentOrder.length === 0) {
       throw new PlatformError({
         platform: PLATFORM,
@@ -589,15 +712,11 @@ export const storePlatformBAdapter: PlatformAdapter = {
   },
 
   async ordersChangedSince(shop, since, options = {}) {
-    const data = await run(shop, 'ordersChangedSince', {
-      first: 250,
-      after: options.cursor,
-      query: changedSinceSearch(since, options.tag),
-    });
+    const data = await run(shop, 'ordersChangedSince', changedSinceVariables(since, options));
     if (!isObject(data.orders)) throw unexpectedAnswer(PLATFORM, 200, 'no orders result');
     const orders: ChangedOrder[] = [];
     for (const node of nodesOf(data.orders)) {
-      const changed = changedOrderOfNode(node);
+      const changed = changedOrderOfNode(await wholeOrderNode(shop, node));
       if (!changed) throw unexpectedAnswer(PLATFORM, 200, 'an order without an id or updatedAt');
       orders.push(changed);
     }

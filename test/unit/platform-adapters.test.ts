@@ -1,9 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { maxCostExceededBody } from '../../lib/local/shopify-cost.js';
 import { signBody, verifySignature } from '../../shared/domain/hmac.js';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
+import { classify } from '../../shared/platforms/failure.js';
 import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
@@ -339,7 +341,7 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
     // Assess
     expect(result).toEqual({ fulfillmentId: '5' });
     expect(requests.map((r) => r.json.variables)).toEqual([
-      { id: 'gid://shopify/Order/42' },
+      { id: 'gid://shopify/Order/42', first: 5, lines: 50 },
       {
         fulfillment: {
           lineItemsByFulfillmentOrder: [
@@ -379,13 +381,18 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
       status: 'SUCCESS',
       trackingInfo: [{ company: 'UPS', number: '1Z999', url: null }],
     };
-    respond = graphqlAnswer({ orderFulfillmentOrders: fulfillmentOrders([earlier]), fulfillmentCreate: created });
+    respond = graphqlAnswer({
+      orderFulfillmentTracking: fulfillmentOrders([earlier]),
+      orderFulfillmentOrders: fulfillmentOrders(),
+      fulfillmentCreate: created,
+    });
 
     const resent = await adapter.createFulfillment(storeOn('storeplatform_b'), '42', tracking, 'ful_1', {
       resend: true,
     });
     expect(resent).toEqual({ fulfillmentId: '77' });
     expect(requests).toHaveLength(1);
+    expect(requests[0].json.variables).toEqual({ id: 'gid://shopify/Order/42', first: 50 });
 
     // A first attempt does not look: a second parcel may carry the same number.
     requests = [];
@@ -433,6 +440,16 @@ describe("Platform adapter: storeplatform_b (Shopify's Admin GraphQL API)", () =
 
     expect(error).toMatchObject({ retryable: false, outcomeUnknown: false });
     expect(error.message).toBe("storeplatform_b refused the request: Field 'bogus' doesn't exist on type 'Mutation'");
+  });
+
+  it('maps MAX_COST_EXCEEDED (a document over 1,000 points, never run) to a permanent refusal', async () => {
+    respond = (_request, res) => answer(res, 200, maxCostExceededBody(1234));
+
+    const error = await caught(adapter.ordersChangedSince(storeOn('storeplatform_b'), '2026-01-01T00:00:00Z'));
+
+    expect(error).toMatchObject({ retryable: false, outcomeUnknown: false });
+    expect(error.message).toMatch(/^storeplatform_b refused the request: Query cost is 1234, which exceeds/);
+    expect(classify(error, 'internal')).toMatchObject({ kind: 'permanent' });
   });
 
   it('maps THROTTLED (HTTP 200) to a 429 whose wait is the missing cost over the restore rate', async () => {
@@ -707,7 +724,7 @@ describe('Platform adapters: lookups by source_identifier (PLATFORM-API.md, "Loo
 
     expect(found).toEqual({ orderId: '42', lineItemIds: ['7'], lines: [{ sku: null, quantity: 2, vendor: 'Acme' }] });
     expect(requests[0].json.query).toMatch(/orders\(first: 1, query: \$query\)/);
-    expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'" });
+    expect(requests[0].json.variables).toEqual({ query: "source_identifier:'it\\'s:1'", lines: 250 });
   });
 
   it('storeplatform_b: null for no nodes; a throttled lookup is a retryable 429', async () => {

@@ -60,14 +60,16 @@ const TRACKING_UPDATE = `mutation fulfillmentTrackingInfoUpdate($id: ID!, $track
 const FULFILLMENT_CANCEL = `mutation fulfillmentCancel($id: ID!) {
   fulfillmentCancel(id: $id) { fulfillment { id status } userErrors { field message } }
 }`;
+/** The page sizes `orderFulfillmentOrders` is sent with. */
+const FO_PAGE = { first: 5, lines: 50 };
 const ORDERS_CHANGED = `query ordersChanged($first: Int!, $after: String, $query: String!) {
   orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
     nodes {
       id sourceIdentifier createdAt updatedAt cancelledAt cancelReason tags
-      lineItems(first: 250) { nodes { id quantity unfulfilledQuantity } }
-      fulfillments(first: 250) {
+      lineItems(first: 10) { nodes { id quantity unfulfilledQuantity } }
+      fulfillments(first: 5) {
         id status updatedAt trackingInfo(first: 10) { company number url }
-        fulfillmentLineItems(first: 250) { nodes { quantity lineItem { id } } }
+        fulfillmentLineItems(first: 10) { nodes { quantity lineItem { id } } }
       }
     }
     pageInfo { hasNextPage endCursor }
@@ -463,7 +465,7 @@ describe('platform simulator, after the order', () => {
       (await graphql(SHOPIFY_DOCUMENTS.orderCreate, shopifyOrder(externalId, quantity))).orderCreate.order;
     /** Ships `quantity` of the order's one line through its fulfillment order. */
     const shipOn = async (orderGid: string, quantity: number, number = 'T1') => {
-      const { order } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, { id: orderGid });
+      const { order } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, { id: orderGid, ...FO_PAGE });
       const [fo] = order.fulfillmentOrders.nodes;
       const shipped = await graphql(SHOPIFY_DOCUMENTS.fulfillmentCreate, {
         fulfillment: {
@@ -578,7 +580,7 @@ describe('platform simulator, after the order', () => {
       });
       const { fulfillmentCancel } = await graphql(FULFILLMENT_CANCEL, { id: fulfillment.id });
       expect(fulfillmentCancel).toEqual({ fulfillment: { id: fulfillment.id, status: 'CANCELLED' }, userErrors: [] });
-      const { order: after } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, { id: order.id });
+      const { order: after } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, { id: order.id, ...FO_PAGE });
       expect(after.fulfillmentOrders.nodes[0].lineItems.nodes[0].remainingQuantity).toBe(3);
       const [stored] = await simOrders();
       expect(stored.line_items[0].fulfilled_quantity).toBe(0);
@@ -658,7 +660,7 @@ describe('platform simulator, after the order', () => {
       expect(page2.nodes[0]).toMatchObject({ cancelledAt: expect.any(String), cancelReason: 'CUSTOMER' });
       expect(numberOf(page2.nodes[0].id)).toBe(numberOf(b.id));
 
-      const later = (await graphql(ORDERS_CHANGED, { first: 250, query: `updated_at:>='${page2.nodes[0].updatedAt}'` }))
+      const later = (await graphql(ORDERS_CHANGED, { first: 5, query: `updated_at:>='${page2.nodes[0].updatedAt}'` }))
         .orders;
       expect(later.nodes.map((o: { id: string }) => o.id)).toEqual([b.id]);
     });
@@ -836,7 +838,10 @@ describe('platform simulator, after the order', () => {
         key: 'f2',
       });
       expect(viaCustom.status).toBe(201);
-      const { order } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, { id: 'gid://shopify/Order/903' });
+      const { order } = await graphql(SHOPIFY_DOCUMENTS.orderFulfillmentOrders, {
+        id: 'gid://shopify/Order/903',
+        ...FO_PAGE,
+      });
       expect(order.fulfillmentOrders.nodes[0].status).toBe('OPEN');
 
       const stubs = await simOrders();

@@ -31,6 +31,7 @@ const fulfillmentBody = {
 const {
   orderCreate: ORDER_CREATE,
   orderFulfillmentOrders: FULFILLMENT_ORDERS,
+  orderFulfillmentTracking: FULFILLMENT_TRACKING,
   fulfillmentCreate: FULFILLMENT_CREATE,
 } = SHOPIFY_DOCUMENTS;
 
@@ -238,7 +239,8 @@ describe('platform simulator', () => {
     it('ships through fulfillment orders, never more than remains, and shows it on the REST order', async () => {
       const created = await graphql(ORDER_CREATE, shopifyOrder('1001', 3));
       const orderId: string = created.json.data.orderCreate.order.id;
-      const read = async () => (await graphql(FULFILLMENT_ORDERS, { id: orderId })).json.data.order;
+      const read = async () =>
+        (await graphql(FULFILLMENT_ORDERS, { id: orderId, first: 5, lines: 50 })).json.data.order;
       const [fo] = (await read()).fulfillmentOrders.nodes;
       expect(fo).toMatchObject({ status: 'OPEN', lineItems: { nodes: [{ remainingQuantity: 3 }] } });
       const line = fo.lineItems.nodes[0];
@@ -263,7 +265,8 @@ describe('platform simulator', () => {
       ]);
       const after = await read();
       expect(after.fulfillmentOrders.nodes[0].lineItems.nodes[0].remainingQuantity).toBe(1);
-      expect(after.fulfillments).toEqual([
+      const tracked = await graphql(FULFILLMENT_TRACKING, { id: orderId, first: 50 });
+      expect(tracked.json.data.order.fulfillments).toEqual([
         expect.objectContaining({
           status: 'SUCCESS',
           trackingInfo: [{ company: 'UPS', number: '1Z1', url: 'https://ups.example/1Z1' }],
@@ -280,7 +283,7 @@ describe('platform simulator', () => {
     });
 
     it('makes a stub of an order it has never seen, whose fulfillment order takes any quantity', async () => {
-      const { json } = await graphql(FULFILLMENT_ORDERS, { id: 'gid://shopify/Order/4242' });
+      const { json } = await graphql(FULFILLMENT_ORDERS, { id: 'gid://shopify/Order/4242', first: 5, lines: 50 });
       const [fo] = json.data.order.fulfillmentOrders.nodes;
       const shipped = await graphql(FULFILLMENT_CREATE, {
         fulfillment: { lineItemsByFulfillmentOrder: [{ fulfillmentOrderId: fo.id }], trackingInfo: { numbers: ['T'] } },
@@ -458,7 +461,11 @@ describe('platform simulator', () => {
 
     it('answers the GraphQL orders query, with the search as a variable or inline', async () => {
       const ORDERS = SHOPIFY_DOCUMENTS.ordersBySourceIdentifier;
-      const byVariable = await graphql(ORDERS, { query: `source_identifier:'${id('1001')}'` }, { token: 'fail500' });
+      const byVariable = await graphql(
+        ORDERS,
+        { query: `source_identifier:'${id('1001')}'`, lines: 250 },
+        { token: 'fail500' },
+      );
       expect(byVariable.json.data.orders.nodes).toEqual([
         expect.objectContaining({
           id: expect.stringMatching(/^gid:\/\/shopify\/Order\//),
@@ -469,7 +476,7 @@ describe('platform simulator', () => {
       const byInline = await graphql(inline, {});
       expect(byInline.json.data.orders.nodes).toHaveLength(1);
       expect(byInline.json.data.orders.nodes[0].id).not.toBe(byVariable.json.data.orders.nodes[0].id);
-      const none = await graphql(ORDERS, { query: `source_identifier:'${id('9')}'` });
+      const none = await graphql(ORDERS, { query: `source_identifier:'${id('9')}'`, lines: 250 });
       expect(none.json.data.orders.nodes).toEqual([]);
     });
 

@@ -1,10 +1,12 @@
 import { coerceInputValue, getVariableValues, type OperationDefinitionNode, parse, validate } from 'graphql';
+import { requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from '../../lib/local/shopify-cost.js';
 import { shopifyAdminSchema } from '../../lib/local/shopify-schema.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
 import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 import {
   changedSinceSearch,
+  changedSinceVariables,
   lineItemsByFulfillmentOrder,
   orderCancelReason,
   orderCreateVariables,
@@ -12,7 +14,7 @@ import {
   sourceIdentifierSearch,
   trackingInfo,
 } from '../../shared/platforms/storeplatform-b.js';
-import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
+import { SHOPIFY_PAGE_SIZES as PAGE, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
 
 /**
  * Every document the storeplatform_b adapter sends, checked against the schema Shopify publishes for
@@ -63,12 +65,23 @@ const order = (() => {
   });
 })();
 
-/** The variables the adapter sends with each document of the table, as it builds them. */
+/** The variables the adapter sends with each document of the table, as it builds them (its page sizes). */
 const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>> = {
   // Sent as JSON, as the adapter sends it: kept reseller values written verbatim.
   orderCreate: JSON.parse(stringifyExact(orderCreateVariables(order))),
-  ordersBySourceIdentifier: { query: sourceIdentifierSearch("reseller.myshopify.com:it's:1:sj_1") },
-  orderFulfillmentOrders: { id: 'gid://shopify/Order/7002' },
+  ordersBySourceIdentifier: {
+    query: sourceIdentifierSearch("reseller.myshopify.com:it's:1:sj_1"),
+    lines: PAGE.lookupLines,
+  },
+  orderLineItems: { id: 'gid://shopify/Order/7002', first: PAGE.lines, after: 'eyJhIjoxfQ' },
+  orderFulfillmentOrders: {
+    id: 'gid://shopify/Order/7002',
+    first: PAGE.fulfillmentOrders,
+    after: 'eyJhIjoxfQ',
+    lines: PAGE.fulfillmentOrderLines,
+  },
+  fulfillmentOrderLineItems: { id: 'gid://shopify/FulfillmentOrder/1', first: PAGE.lines, after: 'eyJhIjoxfQ' },
+  orderFulfillmentTracking: { id: 'gid://shopify/Order/7002', first: PAGE.trackedFulfillments },
   fulfillmentCreate: {
     fulfillment: {
       lineItemsByFulfillmentOrder: lineItemsByFulfillmentOrder([
@@ -100,11 +113,12 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
     trackingInfoInput: trackingInfo({ company: null, number: null, numbers: ['A', 'B'], url: null, urls: ['u'] }),
   },
   fulfillmentCancel: { id: 'gid://shopify/Fulfillment/9001' },
-  ordersChangedSince: {
-    first: 250,
-    after: 'eyJhIjoxfQ',
-    query: changedSinceSearch('2026-01-01T00:00:00.000Z', 'reseller-order'),
-  },
+  ordersChangedSince: changedSinceVariables('2026-01-01T00:00:00.000Z', {
+    tag: 'reseller-order',
+    cursor: 'eyJhIjoxfQ',
+  }),
+  orderFulfillmentIds: { id: 'gid://shopify/Order/7002', first: PAGE.fulfillmentIds },
+  fulfillmentLineItems: { id: 'gid://shopify/Fulfillment/9001', first: PAGE.lines, after: 'eyJhIjoxfQ' },
 };
 
 describe("storeplatform_b's documents against Shopify's published Admin schema (2026-10)", () => {
@@ -207,6 +221,56 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       note: null,
       customAttributes: [{ key: 'gift-wrap', value: 'no' }],
     });
+  });
+
+  it.each(Object.entries(SHOPIFY_DOCUMENTS))('%s costs at most 1,000 points with its page sizes', (name, doc) => {
+    const cost = requestedQueryCost(schema, doc, VARIABLES[name as keyof typeof SHOPIFY_DOCUMENTS]);
+    expect(cost).toBeGreaterThan(0);
+    expect(cost).toBeLessThanOrEqual(SHOPIFY_MAX_QUERY_COST);
+  });
+
+  it('costs each document as docs/design.md states (Shopify: connection 2 + first × node, mutation 10)', () => {
+    const costs = Object.fromEntries(
+      Object.entries(SHOPIFY_DOCUMENTS).map(([name, doc]) => [
+        name,
+        requestedQueryCost(schema, doc, VARIABLES[name as keyof typeof SHOPIFY_DOCUMENTS]),
+      ]),
+    );
+    expect(costs).toEqual({
+      orderCreate: 264,
+      ordersBySourceIdentifier: 255,
+      orderLineItems: 403,
+      orderFulfillmentOrders: 518,
+      fulfillmentOrderLineItems: 203,
+      orderFulfillmentTracking: 653,
+      fulfillmentCreate: 12,
+      orderCancelled: 1,
+      jobDone: 1,
+      orderCancel: 12,
+      orderUpdate: 12,
+      fulfillmentStatus: 1,
+      fulfillmentTrackingInfoUpdate: 12,
+      fulfillmentCancel: 12,
+      ordersChangedSince: 787,
+      orderFulfillmentIds: 253,
+      fulfillmentLineItems: 215,
+    });
+  });
+
+  it('counts as Shopify documents it: objects 1, scalars 0, connections and sized lists multiplied', () => {
+    const cost = (doc: string, variables = {}) => requestedQueryCost(schema, doc, variables);
+    expect(cost('{ shop { id name } }')).toBe(1);
+    expect(cost('{ products(first: 10) { edges { node { id title } } pageInfo { hasNextPage } } }')).toBe(12);
+    expect(cost('query q($n: Int!) { products(first: $n) { nodes { id } } }', { n: 50 })).toBe(52);
+    // Nested connections multiply: 2 + 10 × (1 + (2 + 5 × 1)).
+    expect(cost('{ orders(first: 10) { nodes { id lineItems(first: 5) { nodes { id } } } } }')).toBe(82);
+    expect(cost('mutation m($id: ID!) { fulfillmentCancel(id: $id) { fulfillment { id } } }')).toBe(11);
+    // What the adapter used to send for a page of orders changed since: refused by Shopify.
+    const before = SHOPIFY_DOCUMENTS.ordersChangedSince
+      .replace('first: $lines', 'first: 250')
+      .replace('first: $fulfillments', 'first: 250')
+      .replace('first: $fulfillmentLines', 'first: 250');
+    expect(cost(before, { ...VARIABLES.ordersChangedSince, first: 250 })).toBeGreaterThan(1_000_000);
   });
 
   it('coerces the introspection once: every input type the adapter names exists', () => {
