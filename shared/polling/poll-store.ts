@@ -30,8 +30,13 @@ import { advance, type Change, handledAlready, isHistory, pollSince, waitingForS
 export const SERVICE_ORDER_TAG = 'reseller-order';
 /** Polls failing in a row before the store counts as failing (an hour at the default interval): alarmed. */
 export const POLL_FAILING_AFTER = 4;
-/** Pages one poll reads at most; the rest is the next poll's, from the watermark this one leaves. */
-export const MAX_PAGES = 20;
+/**
+ * What one poll reads at most; the rest is the next poll's, from the watermark this one leaves. In
+ * changed orders rather than pages (a Shopify page holds 5, a REST page 250: the platforms then poll
+ * alike), and in time, so the ten stores of a poller's invocation end well within its 120 s.
+ */
+export const MAX_ORDERS_PER_POLL = 5_000;
+export const POLL_BUDGET_MS = 45_000;
 
 export type PollOutcome = 'polled' | 'failed' | 'waiting' | 'gone';
 
@@ -174,7 +179,8 @@ const pollChanges = async (deps: Deps, store: PolledStore) => {
   const tag = store.kind === 'source' ? SERVICE_ORDER_TAG : undefined;
   const handled: Change[] = [];
   let cursor: string | undefined;
-  for (let page = 0; page < MAX_PAGES; page++) {
+  const until = Date.now() + POLL_BUDGET_MS;
+  do {
     let answer: Awaited<ReturnType<typeof adapter.ordersChangedSince>>;
     try {
       answer = await adapter.ordersChangedSince(shop, since, { tag, cursor });
@@ -196,7 +202,7 @@ const pollChanges = async (deps: Deps, store: PolledStore) => {
     }
     if (!answer.nextCursor) break;
     cursor = answer.nextCursor;
-  }
+  } while (handled.length < MAX_ORDERS_PER_POLL && Date.now() < until);
   return { handled, error: undefined };
 };
 
