@@ -161,6 +161,41 @@ describe('polling through the local runtime', () => {
     expect(again.fulfillments).toHaveLength(1);
   });
 
+  it('carries the reseller’s cancellations no webhook told of: before its order was routed, and after', async () => {
+    const { api, reseller, source, vendorTag } = await stores();
+    const simCancel = (id: number) =>
+      fetch(`${service.runtime.simulator!.url}/_sim/orders/${id}/cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ shopDomain: reseller.shopDomain, reason: 'customer' }),
+      });
+    // Placed and cancelled on the reseller's shop before any poll: its jobs are cancelled from the start.
+    const early = orderPayload([{ vendor: vendorTag, price: '8.00' }]);
+    await sim().placeOrder(reseller.shopDomain, early);
+    expect((await simCancel(early.id)).status).toBeLessThan(300);
+    // Routed by its webhook and placed, then cancelled on the shop with no webhook.
+    const late = orderPayload([{ vendor: vendorTag, price: '6.00' }]);
+    await sim().placeOrder(reseller.shopDomain, late);
+    const [lateJob] = (await webhook(reseller.shopDomain, reseller.secret, late)).body.syncJobIds;
+    await jobReaches(api, lateJob, 'completed');
+    expect((await simCancel(late.id)).status).toBeLessThan(300);
+
+    expect((await poll(reseller)).batchItemFailures).toEqual([]);
+    const jobs = await jobsOf(api, reseller.id);
+    const earlyJob = jobs.find((j) => j.externalOrderId === String(early.id));
+    expect(earlyJob).toMatchObject({ status: 'cancelled', cancellation: { requestedBy: 'reseller' } });
+    const cancelled = await jobReaches(api, lateJob, 'cancelled');
+    expect(cancelled.cancellation).toMatchObject({ requestedBy: 'reseller', status: 'done' });
+    // The supplier had only the late order, and it is cancelled once; the early one was never placed.
+    const supplierOrders = await sim().orders(source.shopDomain);
+    expect(supplierOrders).toHaveLength(1);
+    expect(supplierOrders[0].cancelled_at).toEqual(expect.any(String));
+    await poll(reseller);
+    await new Promise((r) => setTimeout(r, 1000));
+    const cancels = (await callsTo(source.shopDomain)).filter((c) => c.path.endsWith('/cancel.json'));
+    expect(cancels).toHaveLength(1);
+  });
+
   it('polls Shopify shops (storeplatform_b) as their webhooks would: once, shipped, never a false edit', async () => {
     const api = service.api('owner_a');
     const resellerSecret = unique('whsec_r');
