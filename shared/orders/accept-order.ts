@@ -1,10 +1,14 @@
 import { ValidationError } from '../core/errors.js';
+import { syncJobId } from '../core/ids.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { routeLineItems, unroutedLines } from '../domain/routing.js';
+import { getItem } from '../dynamo/table.js';
+import { isOrderCancellation } from '../entities/order-cancellation.js';
 import type { StoreOnShop } from '../entities/store.js';
+import { syncJobKey } from '../entities/sync-job.js';
 import { activeVendorTags } from '../stores/source-stores.js';
 import { createJobsForOrder } from '../sync-jobs/create.js';
 import { jobMessage } from '../sync-jobs/message.js';
@@ -20,6 +24,20 @@ export const readOrder = (rawBody: Buffer) => {
   if (reading.ok) return reading.order;
   const message = reading.param ? `Invalid ${reading.param}: ${reading.message}` : reading.message;
   throw new ValidationError(message, reading.param);
+};
+
+/**
+ * Whether the service has the order already (its first job, or its unrouted-order record, at the
+ * order's first job key): one eventually consistent read, half a read unit. A poll that sees an order
+ * again (it changed: shipped, edited) asks this rather than sending its create, whose failed
+ * conditional write would cost a write unit and a consistent read each time. A cancellation kept
+ * before its order is not the order. The create stays the guard: an order created meanwhile by its
+ * webhook makes its conditional write fail, as for any redelivery.
+ */
+export const orderKnown = async (reseller: Pick<StoreOnShop, 'id'>, rawBody: Buffer) => {
+  const order = readOrder(rawBody);
+  const found = await getItem(syncJobKey(syncJobId(reseller.id, order.externalOrderId, 0)), (item) => item);
+  return found !== undefined && !isOrderCancellation(found);
 };
 
 /** How an order reached the service (CONTRACT.md §10.7–10.8): its webhook (the request's id) or a poll. */

@@ -10,7 +10,7 @@ import { type StoreKind, storeKey } from '../entities/store.js';
 import { POLL_ATTRIBUTES, type PolledStore, polledStoreFrom, storeOnShopOf } from '../entities/store-poll.js';
 import { acceptFulfillment } from '../fulfillments/intake.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
-import { acceptOrder } from '../orders/accept-order.js';
+import { acceptOrder, orderKnown } from '../orders/accept-order.js';
 import { acceptCancellation } from '../orders/cancellation.js';
 import { acceptEdit } from '../orders/edit.js';
 import { classify } from '../platforms/failure.js';
@@ -66,12 +66,14 @@ const connectionOf = async (deps: Pick<Deps, 'cipher'>, store: PolledStore): Pro
 const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => {
   const reseller = storeOnShopOf(store);
   const rawBody = Buffer.from(JSON.stringify(change.payload), 'utf8');
+  // An order seen again (it changed since: shipped, edited) is not created again: one read says so.
+  const create = async () => (await orderKnown(reseller, rawBody)) || acceptOrder(reseller, rawBody, { via: 'poll' });
   if (text(change.payload.cancelled_at)) {
     await acceptCancellation({ resellers: [reseller], sources: [] }, change.payload);
-    await acceptOrder(reseller, rawBody, { via: 'poll' });
+    await create();
     return;
   }
-  await acceptOrder(reseller, rawBody, { via: 'poll' });
+  await create();
   if (text(change.payload.updated_at) !== text(change.payload.created_at))
     await acceptEdit([reseller], change.payload, rawBody);
 };

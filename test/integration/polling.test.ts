@@ -293,6 +293,29 @@ describe('polling through the local runtime', () => {
     }
   });
 
+  it('reads, never writes, the create of an order it sees again because it changed', async () => {
+    const { api, reseller, vendorTag } = await stores();
+    const order = orderPayload([{ vendor: vendorTag, price: '4.00' }]);
+    await sim().placeOrder(reseller.shopDomain, order);
+    const [jobId] = (await webhook(reseller.shopDomain, reseller.secret, order)).body.syncJobIds;
+    await jobReaches(api, jobId, 'completed');
+    // The reseller's shop ships it itself: the order changed, and the poll sees it.
+    await fetch(`${service.runtime.simulator!.url}/_sim/orders/${order.id}/fulfillments`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ shopDomain: reseller.shopDomain, fulfillment: { tracking_number: 'OWN-1' } }),
+    });
+    sdkCalls.length = 0;
+    expect((await poll(reseller)).batchItemFailures).toEqual([]);
+    const writes = sdkCalls
+      .filter((c) => c.functionName === 'StorePoller' && c.service.toLowerCase().includes('dynamo'))
+      .map((c) => c.command)
+      .filter((command) => !/^(Get|BatchGet|Query)/.test(command));
+    // Its watermark only: no create sent again (a failed conditional write is billed), no edit.
+    expect(writes).toEqual(['UpdateItem']);
+    expect(await jobsOf(api, reseller.id)).toHaveLength(1);
+  });
+
   it('costs one platform call, one DynamoDB read and no write when nothing changed', async () => {
     const { reseller, vendorTag } = await stores();
     await sim().placeOrder(reseller.shopDomain, orderPayload([{ vendor: vendorTag, price: '4.00' }]));
