@@ -10,9 +10,7 @@
  *   npm run bench:cancel [-- --orders 20]
  */
 import { createApiClient } from '../client/client.js';
-import { startLocalRuntime } from '../lib/local/runtime.js';
 import {
-  BENCH_API_KEYS,
   createStores,
   fixed,
   flags,
@@ -22,6 +20,7 @@ import {
   readJobs,
   sign,
   sleep,
+  startBenchRuntime,
   step,
   table,
 } from './common.js';
@@ -32,16 +31,7 @@ const orders = Math.round(positiveNumber('orders', args.orders, 20));
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 step('starting the local runtime');
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-const runtime = await startLocalRuntime({
-  port: 0,
-  dataDir: ':memory:',
-  simulator: { port: 0 },
-  apiKeys: BENCH_API_KEYS,
-  scheduleIntervalSeconds: 3600,
-  onInvoke,
-  onSdkCall,
-});
+const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);

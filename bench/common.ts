@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createApiClient, type Schemas, unwrap } from '../client/client.js';
+import { type LocalRuntimeOptions, startLocalRuntime } from '../lib/local/runtime.js';
 
 /** Helpers the three benchmarks share: flags, figures, tables, signed webhooks, API calls. */
 
@@ -190,3 +191,19 @@ export const progress = (label: string, total: number, initial = 0, everyMs = PR
 
 /** A one-off step that takes a while, said before it starts. */
 export const step = (what: string) => process.stderr.write(`${what}…\n`);
+
+/**
+ * The local runtime as a bench runs it: in memory, its own simulator, the bench's key, the functions'
+ * EMF metric lines off (they would bury the figures; POWERTOOLS_METRICS_DISABLED=false shows them).
+ */
+export const startBenchRuntime = (options: Partial<LocalRuntimeOptions> = {}) => {
+  process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
+  return startLocalRuntime({
+    port: 0,
+    dataDir: ':memory:',
+    simulator: { port: 0 },
+    apiKeys: BENCH_API_KEYS,
+    scheduleIntervalSeconds: 3600,
+    ...options,
+  });
+};

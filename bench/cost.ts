@@ -19,10 +19,8 @@ import { join } from 'node:path';
 import type { Node } from 'constructs';
 import { createApiClient } from '../client/client.js';
 import { loadConfig } from '../lib/config.js';
-import { startLocalRuntime } from '../lib/local/runtime.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
-  BENCH_API_KEYS,
   createStores,
   fixed,
   flags,
@@ -33,6 +31,7 @@ import {
   readJobs,
   sign,
   sleep,
+  startBenchRuntime,
   step,
   table,
 } from './common.js';
@@ -58,17 +57,7 @@ const memoryMb = (() => {
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 step('starting the local runtime');
-// The functions' EMF metric lines would bury the figures (set POWERTOOLS_METRICS_DISABLED=false to see them).
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-const runtime = await startLocalRuntime({
-  port: 0,
-  dataDir: ':memory:',
-  simulator: { port: 0 },
-  apiKeys: BENCH_API_KEYS,
-  scheduleIntervalSeconds: 3600,
-  onInvoke,
-  onSdkCall,
-});
+const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);

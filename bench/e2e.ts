@@ -23,9 +23,7 @@
  */
 import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
-import { startLocalRuntime } from '../lib/local/runtime.js';
 import {
-  BENCH_API_KEYS,
   benchApi,
   createStores,
   fixed,
@@ -37,6 +35,7 @@ import {
   positiveNumber,
   progress,
   sleep,
+  startBenchRuntime,
   step,
   table,
   webhookHeaders,
@@ -62,15 +61,7 @@ const amount = Math.round(rate * duration);
 step('starting the local runtime');
 const memory = memorySampler();
 const startedAt = performance.now();
-// The functions' EMF metric lines would bury the figures (set POWERTOOLS_METRICS_DISABLED=false to see them).
-process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
-const runtime = await startLocalRuntime({
-  port: 0,
-  dataDir: ':memory:',
-  simulator: { port: 0 },
-  apiKeys: BENCH_API_KEYS,
-  scheduleIntervalSeconds: 300,
-});
+const runtime = await startBenchRuntime({ scheduleIntervalSeconds: 300 });
 const readyMs = performance.now() - startedAt;
 let exitCode = 0;
 try {

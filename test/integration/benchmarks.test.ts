@@ -50,6 +50,16 @@ describe('benchmarks (quick mode)', () => {
     expect(code).toBe(0);
   });
 
+  it('bench:cancel cancels every placed order and prints what a cancellation costs', async () => {
+    const { code, output } = await runBench('bench/cancel-cost.ts', ['--orders', '5']);
+
+    expect(output).toContain('bench:cancel — 5 completed single-supplier orders cancelled by the reseller');
+    expect(output).toMatch(/DynamoDB write units\s+\d+\.\d{3}/);
+    // One platform call per cancellation: the supplier is asked once, never twice.
+    expect(output).toMatch(/platform calls to the supplier\s+1\.000/);
+    expect(code).toBe(0);
+  });
+
   it('bench:e2e loses and duplicates no order and prints the latency table', async () => {
     const { code, output } = await runBench('bench/e2e.ts');
 

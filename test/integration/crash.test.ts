@@ -69,6 +69,26 @@ const npmStart = (env: Record<string, string>): Started => {
   };
 };
 
+/**
+ * What a crash test's `npm start` runs with (a free port, the data on disk in `dataDir`, the platform
+ * simulator of the test process, one API key), and how the test calls its API.
+ */
+const startSettings = async (sim: PlatformSimulator, dataDir: string) => {
+  const port = await freePort();
+  const apiUrl = `http://127.0.0.1:${port}`;
+  const env = {
+    PORT: String(port),
+    DATA_DIR: dataDir,
+    PLATFORM_SIM_PORT: '0',
+    PLATFORM_API_URL: `${sim.url}/{shopDomain}`,
+    API_KEYS: `owner_a:${TEST_KEYS.owner_a}`,
+  };
+  const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
+  const post = async (path: string, body: unknown) =>
+    (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
+  return { apiUrl, env, headers, post };
+};
+
 /** The JSON log lines a run printed. */
 const logLines = (lines: string[]) =>
   lines
@@ -97,18 +117,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
   });
 
   it('brings every order answered 200 before the crash to its supplier exactly once, with no resend', async () => {
-    const port = await freePort();
-    const apiUrl = `http://127.0.0.1:${port}`;
-    const env = {
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PLATFORM_SIM_PORT: '0',
-      PLATFORM_API_URL: `${sim.url}/{shopDomain}`,
-      API_KEYS: `owner_a:${TEST_KEYS.owner_a}`,
-    };
-    const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown) =>
-      (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
+    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
 
     const first = npmStart(env);
     runs.push(first);
@@ -298,18 +307,7 @@ describe('a crash of the whole npm start process tree between a cancel call and 
   });
 
   it('cancels each supplier order exactly once after the restart, with nothing resent', async () => {
-    const port = await freePort();
-    const apiUrl = `http://127.0.0.1:${port}`;
-    const env = {
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PLATFORM_SIM_PORT: '0',
-      PLATFORM_API_URL: `${sim.url}/{shopDomain}`,
-      API_KEYS: `owner_a:${TEST_KEYS.owner_a}`,
-    };
-    const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
-    const post = async (path: string, body: unknown) =>
-      (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
+    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
     const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
 
     const first = npmStart(env);
