@@ -106,7 +106,8 @@ export const changedOrderOf = (order: unknown): ChangedOrder | undefined => {
   if (!isObject(order)) return undefined;
   const id = idText(order.id);
   const updatedAt = order.updated_at;
-  if (id === undefined || typeof updatedAt !== 'string') return undefined;
+  // A time the watermark cannot be moved past is no answer to "orders changed since" (a malformed page).
+  if (id === undefined || typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt))) return undefined;
   const { fulfillments, ...rest } = order;
   const payload: Json = { ...rest, id };
   if (Array.isArray(rest.line_items)) payload.line_items = objects(rest.line_items).map((line) => withIdText(line));

@@ -588,7 +588,7 @@ const restFulfillmentOf = (orderId: string, fulfillment: Json): Json => {
 export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
   const id = numericId(node.id);
   const updatedAt = stringOrNull(node.updatedAt);
-  if (id === undefined || updatedAt === null) return undefined;
+  if (id === undefined || updatedAt === null || Number.isNaN(Date.parse(updatedAt))) return undefined;
   const cancelReason = stringOrNull(node.cancelReason);
   const payload: Json = {
     id,

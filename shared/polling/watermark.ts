@@ -32,7 +32,10 @@ const iso = (ms: number) => new Date(ms).toISOString();
 export const NO_MARK: PollMark = { watermark: null, recent: [], failures: 0, notBefore: null };
 
 /** `<orderId>@<updated_at>`, the instant written as ISO, so two offsets of one instant are one change. */
-export const changeKey = (change: Change) => `${change.orderId}@${iso(instant(change.updatedAt))}`;
+export const changeKey = (change: Change) => {
+  const at = instant(change.updatedAt);
+  return `${change.orderId}@${Number.isFinite(at) ? iso(at) : change.updatedAt}`;
+};
 
 /** What a poll asks from: the watermark (the store's `createdAt` before any) less the overlap. */
 export const pollSince = (mark: PollMark, storeCreatedAt: string) =>
@@ -47,7 +50,8 @@ export const handledAlready = (mark: PollMark, change: Change) => mark.recent.in
  * back, and `recent` keeps the changes within the overlap before it. Failures are reset.
  */
 export const advance = (mark: PollMark, handled: Change[]): PollMark | null => {
-  const fresh = handled.filter((change) => !handledAlready(mark, change));
+  // A change whose time is no instant never moves the watermark (the adapters refuse those already).
+  const fresh = handled.filter((change) => Number.isFinite(instant(change.updatedAt)) && !handledAlready(mark, change));
   if (!fresh.length) return null;
   const latest = Math.max(...fresh.map((change) => instant(change.updatedAt)));
   const watermark = mark.watermark === null ? latest : Math.max(instant(mark.watermark), latest);

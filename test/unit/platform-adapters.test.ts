@@ -8,6 +8,7 @@ import { PlatformError } from '../../shared/platforms/errors.js';
 import { classify } from '../../shared/platforms/failure.js';
 import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
+import { changesPage } from '../../shared/platforms/rest.js';
 import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
 
 interface RecordedRequest {
@@ -787,5 +788,18 @@ describe('adapterFor', () => {
 
   it('throws for an unknown platform', () => {
     expect(() => adapterFor('shopify' as Platform)).toThrow('no adapter for platform "shopify"');
+  });
+});
+
+describe('Orders changed since: a page the watermark can follow', () => {
+  it('takes a REST page whose orders all have an id and a time, and refuses one whose time is no instant', () => {
+    const order = { id: 7, updated_at: '2026-11-25T10:00:00+05:30', line_items: [{ id: 1 }] };
+    expect(changesPage({ orders: [order], next_page_info: null })).toMatchObject({
+      orders: [{ updatedAt: '2026-11-25T10:00:00+05:30', payload: { id: '7' } }],
+      nextCursor: null,
+    });
+    // The poll fails loudly (counted, alarmed) rather than moving its watermark to nowhere.
+    expect(changesPage({ orders: [order, { ...order, id: 8, updated_at: 'yesterday' }] })).toBeUndefined();
+    expect(changesPage({ orders: [{ ...order, updated_at: 1732530000 }] })).toBeUndefined();
   });
 });

@@ -21,6 +21,15 @@ describe('poll watermark', () => {
     expect(advance(NO_MARK, [])).toBeNull();
   });
 
+  it('never moves to a time that is no instant, nor throws on one', () => {
+    expect(advance(NO_MARK, [{ orderId: '1', updatedAt: 'yesterday' }])).toBeNull();
+    const mark = advance(NO_MARK, [
+      { orderId: '1', updatedAt: at(3) },
+      { orderId: '2', updatedAt: '' },
+    ]);
+    expect(mark).toMatchObject({ watermark: at(3) });
+  });
+
   it('knows a change seen again in the overlap, whatever offset its time is written with', () => {
     const mark = advance(NO_MARK, [{ orderId: '7', updatedAt: at(10) }])!;
     expect(handledAlready(mark, { orderId: '7', updatedAt: '2026-01-01T01:10:00+01:00' })).toBe(true);
