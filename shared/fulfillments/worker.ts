@@ -76,19 +76,38 @@ const deliver = async (deps: Deps, message: FulfillmentMessage, received: SQSRec
   const tracking = trackingOf(entry);
   const key = fulfillmentIdempotencyKey(job.sourceStoreId, message.sourceFulfillmentId);
 
+  // An earlier call may have made the fulfillment (it failed, or its worker died mid-call and the
+  // message came back or was sent again): a platform without keys looks for it first.
+  const resend =
+    entry.attempts > 0 || (entry.resends ?? 0) > 0 || Number(received.attributes?.ApproximateReceiveCount) > 1;
+
+  /**
+   * The reseller's fulfillment an earlier create may have made without the service hearing of it (its
+   * answer lost, its worker dead mid-call), so that a voided parcel never leaves it standing: the same
+   * key answers the same fulfillment (Shopify, without keys, is searched first). A refusal (422:
+   * nothing left to fulfil) means none was made. Where none was, this makes it, and it is cancelled at
+   * once: better a fulfillment made and cancelled than one left claiming a parcel that will not come
+   * (its items fulfilled, the parcel that replaces it refused).
+   */
+  const madeEarlier = async () => {
+    try {
+      const lineItems = entry.lines ?? (await jobLineItems(job));
+      return (await platform.createFulfillment(shop, job.externalOrderId, tracking, key, { resend: true, lineItems }))
+        .fulfillmentId;
+    } catch (error) {
+      if (classify(error, 'internal error while looking for the fulfillment').kind === 'permanent') return null;
+      throw error;
+    }
+  };
+
   let outcome: FulfillmentOutcome;
   try {
     if (entry.cancelRequested) {
       // The supplier voided the parcel: the reseller's fulfillment of it is cancelled, if it was made.
-      if (entry.resellerFulfillmentId !== null) {
-        await platform.cancelFulfillment(shop, entry.resellerFulfillmentId, `${key}:cancel`);
-      }
+      const made = entry.resellerFulfillmentId ?? (resend ? await madeEarlier() : null);
+      if (made !== null) await platform.cancelFulfillment(shop, made, `${key}:cancel`);
       outcome = { status: 'cancelled' };
     } else if (entry.resellerFulfillmentId === null) {
-      // An earlier call may have made the fulfillment (it failed, or its worker died mid-call and the
-      // message came back or was sent again): a platform without keys looks for it first.
-      const resend =
-        entry.attempts > 0 || (entry.resends ?? 0) > 0 || Number(received.attributes?.ApproximateReceiveCount) > 1;
       const { fulfillmentId } = await platform.createFulfillment(shop, job.externalOrderId, tracking, key, {
         resend,
         // The parcel's own lines: never another supplier's items of the order (CONTRACT.md §10.2).

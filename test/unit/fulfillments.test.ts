@@ -183,6 +183,50 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     },
   );
 
+  describe('a parcel the supplier voided before the reseller’s fulfillment of it was recorded', () => {
+    const voided = (overrides: Record<string, unknown>) =>
+      dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ cancelRequested: true, ...overrides })) });
+    beforeEach(() => cancelFulfillment.mockReset());
+
+    it('calls nothing when no create was ever sent', async () => {
+      voided({});
+      expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
+      expect(createFulfillment).not.toHaveBeenCalled();
+      expect(cancelFulfillment).not.toHaveBeenCalled();
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+    });
+
+    it('finds the one an earlier create may have made (its answer lost), and cancels it', async () => {
+      voided({ attempts: 1, status: 'failed', errorMessage: 'storeplatform_b: no answer (timeout)' });
+      createFulfillment.mockResolvedValue({ fulfillmentId: 'gid://platform/Fulfillment/9100' });
+
+      expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
+      // The same key: the fulfillment the lost answer was about, never a second one.
+      expect(createFulfillment).toHaveBeenCalledWith(
+        expect.anything(),
+        '5551234',
+        tracking,
+        'ful:sst_1:9001',
+        expect.objectContaining({ resend: true }),
+      );
+      expect(cancelFulfillment).toHaveBeenCalledWith(
+        expect.anything(),
+        'gid://platform/Fulfillment/9100',
+        'ful:sst_1:9001:cancel',
+      );
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+    });
+
+    it('takes a refusal of that create (nothing left to fulfil) for none made', async () => {
+      voided({ attempts: 1, status: 'failed', errorMessage: 'answered 500' });
+      createFulfillment.mockRejectedValue(platformError(422, false));
+
+      expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
+      expect(cancelFulfillment).not.toHaveBeenCalled();
+      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+    });
+  });
+
   it('records a retryable platform failure as failed and leaves the message to SQS', async () => {
     createFulfillment.mockRejectedValue(platformError(500, true));
 
