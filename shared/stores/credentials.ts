@@ -5,6 +5,7 @@ import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { TABLE, transactWrite } from '../dynamo/table.js';
+import { withRereads } from '../dynamo/update.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { previousSecretAttributes, storeKey } from '../entities/store.js';
@@ -24,24 +25,41 @@ export const SECRET_OVERLAP_SECONDS = 24 * 3600;
 
 type AuditedStore = 'reseller_store' | 'source_store';
 
-export const rotateResellerStoreCredentials = async (
+/**
+ * Each rotation is conditional on the secrets it read; one that loses a race to another (two rotations
+ * at once) reads the store again, consistently, and rotates over what the other wrote, so the last
+ * one wins and the one before it is the secret that keeps verifying. A store deleted meanwhile is 404.
+ */
+export const rotateResellerStoreCredentials = (
   deps: Pick<Deps, 'cipher'>,
   owner: Owner,
   id: string,
   input: Partial<PlainSecrets>,
   actor: Actor,
-): Promise<ResellerStore> =>
-  rotate(deps, owner, await findResellerStore(owner, id), 'reseller_store', id, input, actor);
+): Promise<ResellerStore> => {
+  let reads = 0;
+  return withRereads(
+    () => findResellerStore(owner, id, 'id', reads++ > 0),
+    (store) => rotate(deps, owner, store, 'reseller_store', id, input, actor),
+    `reseller store ${id}, while its credentials were rotated,`,
+  );
+};
 
-export const rotateSourceStoreCredentials = async (
+export const rotateSourceStoreCredentials = (
   deps: Pick<Deps, 'cipher'>,
   owner: Owner,
   resellerStoreId: string,
   id: string,
   input: Partial<PlainSecrets>,
   actor: Actor,
-): Promise<SourceStore> =>
-  rotate(deps, owner, await findSourceStore(owner, resellerStoreId, id), 'source_store', resellerStoreId, input, actor);
+): Promise<SourceStore> => {
+  let reads = 0;
+  return withRereads(
+    () => findSourceStore(owner, resellerStoreId, id, reads++ > 0),
+    (store) => rotate(deps, owner, store, 'source_store', resellerStoreId, input, actor),
+    `source store ${id}, while its credentials were rotated,`,
+  );
+};
 
 const rotate = async <S extends ResellerStore | SourceStore>(
   deps: Pick<Deps, 'cipher'>,
@@ -51,7 +69,7 @@ const rotate = async <S extends ResellerStore | SourceStore>(
   resellerStoreId: string,
   input: Partial<PlainSecrets>,
   actor: Actor,
-): Promise<S> => {
+): Promise<S | 'again'> => {
   if (store.deletedAt) throw new ResourceMissingError(kind, store.id);
   const at = now();
   const encrypt = (field: keyof PlainSecrets, value: string | undefined) =>
@@ -106,8 +124,8 @@ const rotate = async <S extends ResellerStore | SourceStore>(
       }),
     ]);
   } catch (error) {
-    // Deleted or rotated meanwhile: the caller sees the store as it now is on its next read.
-    if (error instanceof TransactionCanceledException) throw new ResourceMissingError(kind, store.id);
+    // Deleted or rotated meanwhile: read again (a deleted store is then 404, a rotated one rotated over).
+    if (error instanceof TransactionCanceledException) return 'again';
     throw error;
   }
   return {

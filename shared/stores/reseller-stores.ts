@@ -55,13 +55,14 @@ export const createResellerStore = async (
 };
 
 /** The caller's reseller store, deleted or not, or undefined: another owner's is as missing as an unknown id. */
-const ownedResellerStore = async (owner: Owner, id: string) => {
-  const store = isId('rst', id) ? await getItem(resellerStoreKey(id), resellerStoreFrom) : undefined;
+const ownedResellerStore = async (owner: Owner, id: string, consistent = false) => {
+  const store = isId('rst', id) ? await getItem(resellerStoreKey(id), resellerStoreFrom, consistent) : undefined;
   return store?.ownerId === owner.ownerId ? store : undefined;
 };
 
-export const findResellerStore = async (owner: Owner, id: string, param = 'id') => {
-  const store = await ownedResellerStore(owner, id);
+/** The caller's reseller store, or 404 (`param` names the id); `consistent`: a read after a lost race. */
+export const findResellerStore = async (owner: Owner, id: string, param = 'id', consistent = false) => {
+  const store = await ownedResellerStore(owner, id, consistent);
   if (!store) throw new ResourceMissingError('reseller_store', id, param);
   return store;
 };

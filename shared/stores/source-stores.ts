@@ -77,14 +77,15 @@ export const createSourceStore = async (
 };
 
 /** A source store of the caller's reseller store, deleted or not, or undefined. */
-const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
+const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string, consistent = false) => {
   if (!isId('rst', resellerStoreId) || !isId('sst', id)) return undefined;
-  const store = await getItem(sourceStoreKey(id), sourceStoreFrom);
+  const store = await getItem(sourceStoreKey(id), sourceStoreFrom, consistent);
   return store?.ownerId === owner.ownerId && store.resellerStoreId === resellerStoreId ? store : undefined;
 };
 
-export const findSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
-  const store = await ownedSourceStore(owner, resellerStoreId, id);
+/** The caller's source store under that reseller store, or 404; `consistent`: a read after a lost race. */
+export const findSourceStore = async (owner: Owner, resellerStoreId: string, id: string, consistent = false) => {
+  const store = await ownedSourceStore(owner, resellerStoreId, id, consistent);
   if (!store) throw new ResourceMissingError('source_store', id);
   return store;
 };

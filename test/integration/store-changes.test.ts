@@ -177,6 +177,39 @@ describe('stores that can change', () => {
       expect(JSON.stringify(log.lines())).not.toMatch(new RegExp(`${oldSecret}|${newSecret}`));
     });
 
+    it('takes two rotations at once one after the other: neither is refused, both are audited', async () => {
+      const first = unique('whsec_first');
+      const [a, b] = [unique('whsec_a'), unique('whsec_b')];
+      const reseller = await createResellerStore(api(), { webhookSecret: first });
+      await createSourceStore(api(), reseller.id, { vendorTag: 'Twice' });
+      const path = `/v1/reseller_stores/${reseller.id}/credentials`;
+
+      // The first rotation has read the store and is held at its write while the second goes through.
+      const held = service.runtime.faults.inject({
+        function: 'RotateResellerStoreCredentials',
+        service: 'DynamoDB',
+        command: 'TransactWriteItems',
+        action: 'hold',
+        times: 1,
+      });
+      const slow = api().post(path, { webhookSecret: a });
+      await held.reached;
+      const fast = await api().post(path, { webhookSecret: b });
+      held.release();
+      const answers = [await slow, fast];
+
+      expect(answers.map((r) => r.status)).toEqual([200, 200]);
+      const entries = (
+        await api().get(`/v1/audit_log?action=reseller_store.credentials_rotated&resource_id=${reseller.id}`)
+      ).body.data;
+      expect(entries).toHaveLength(2);
+      // The held one, read again, rotated over the other: it is the last, and the one it replaced verifies.
+      const verifying = [];
+      for (const secret of [first, a, b])
+        if ((await order(reseller.shopDomain, secret, 'Twice')).status === 200) verifying.push(secret);
+      expect(verifying.sort()).toEqual([a, b].sort());
+    });
+
     it('refuses an empty body, an unknown field, and a deleted store', async () => {
       const reseller = await createResellerStore(api());
       const path = `/v1/reseller_stores/${reseller.id}/credentials`;
