@@ -69,6 +69,47 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
   afterAll(() => service?.stop());
   afterEach(() => service.runtime.faults.clear());
 
+  describe('a reseller’s shop that answers 429 for ever to the tracking of a parcel', () => {
+    it('is called no faster than Retry-After allows, until the parcel is dead with the 429 reason', async () => {
+      const busySecret = 'whsec_busy_reseller';
+      const busy = await createResellerStore(api(), { webhookSecret: busySecret, accessToken: 'tok_fail429' });
+      const supplier = await createSourceStore(api(), busy.id, { vendorTag: 'Ships', webhookSecret: 'whsec_ships' });
+      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: busy.shopDomain,
+        secret: busySecret,
+        body: orderPayload([{ vendor: 'Ships', price: '13.00' }]),
+      });
+      const [id] = receipt.body.syncJobIds;
+      const placed = await jobReaches(id, 'completed');
+      const shipped = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+        shopDomain: supplier.shopDomain,
+        secret: 'whsec_ships',
+        body: { id: 9_800_001, order_id: placed.sourceOrderId, tracking_number: '1ZBUSY', tracking_company: 'UPS' },
+      });
+      expect(shipped.status).toBe(200);
+
+      const parcel = await eventually(
+        async () => {
+          const [entry] = (await job(id)).fulfillments;
+          return entry?.status === 'dead' && entry;
+        },
+        BUDGET_SECONDS * 1000 + 20_000,
+        100,
+      );
+
+      expect(parcel.errorMessage).toBe(`storeplatform_a answered 429: Too Many Requests; throttled for more than 4 s`);
+      const calls = await callsTo(busy.shopDomain);
+      expect(calls.length).toBeGreaterThan(1);
+      // Retry-After: 1 between calls, and the budget ends it: a few calls, never a burst.
+      for (let i = 1; i < calls.length; i++)
+        expect(Date.parse(calls[i].at) - Date.parse(calls[i - 1].at)).toBeGreaterThanOrEqual(950);
+      expect(calls.every((c) => c.status === 429)).toBe(true);
+      // Ended, it calls no more.
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await callsTo(busy.shopDomain)).toHaveLength(calls.length);
+    });
+  });
+
   describe('a supplier that answers 429 for ever', () => {
     it('is called no faster than Retry-After allows, with one message at a time, until the job is dead', async () => {
       const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Busy', accessToken: 'tok_fail429' });
