@@ -1,6 +1,17 @@
-import { type ApiClient, createApiClient, type Schemas, unwrap } from '../client/client.js';
+import { type ApiClient, type Schemas, unwrap } from '../client/client.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import { type Io, parseOptions, positiveInteger, runAsMain, table, tool, UsageError } from './cli/command-line.js';
+import {
+  API_OPTIONS,
+  apiClientOf,
+  DEFAULT_API_URL,
+  type Io,
+  parseOptions,
+  positiveInteger,
+  runAsMain,
+  table,
+  tool,
+  UsageError,
+} from './cli/command-line.js';
 
 /**
  * `npm run jobs -- list | show <id> | retry <id> | retry --all-dead --store <rst_id>`: sync jobs
@@ -9,8 +20,6 @@ import { type Io, parseOptions, positiveInteger, runAsMain, table, tool, UsageEr
  */
 
 type SyncJob = Schemas['sync_job'];
-
-const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 const HELP = {
   main: `usage: npm run jobs -- <command> [options]
@@ -24,7 +33,7 @@ commands:
   retry --all-dead --store <rst_id>  retry every dead job of a reseller store
 
 options of every command:
-  --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_URL});
+  --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_API_URL});
                 deployed: the stack's ApiUrl output
   --key <key>   an API key (default: $API_KEY); \`npm start\` prints one, \`npm run keys -- create\` issues one
   --json        JSON instead of text
@@ -49,21 +58,6 @@ entries about it.`,
 Retries a failed or dead job: it becomes pending, is queued again, and the audit log records who
 retried it. With --all-dead, every dead job of the reseller store, one after the other; --dry-run
 only lists them. Exits 1 when any retry failed.`,
-};
-
-const common = {
-  url: { type: 'string' },
-  key: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const client = (values: { url?: string; key?: string }, io: Io) => {
-  const apiKey = values.key ?? io.env.API_KEY;
-  if (!apiKey) throw new UsageError('no API key: pass --key <key> or set API_KEY (`npm start` prints one)');
-  const baseUrl = values.url ?? io.env.API_URL ?? DEFAULT_URL;
-  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--url must be an http(s) URL, not '${baseUrl}'`);
-  return createApiClient({ baseUrl, apiKey });
 };
 
 /** Pages through `GET /v1/sync_jobs` until `limit` jobs (or the end). */
@@ -113,13 +107,13 @@ const status = (value: string | undefined) => {
 const list = async (args: string[], io: Io) => {
   const { values } = parseOptions(
     args,
-    { ...common, status: { type: 'string' }, store: { type: 'string' }, limit: { type: 'string' } },
+    { ...API_OPTIONS, status: { type: 'string' }, store: { type: 'string' }, limit: { type: 'string' } },
     0,
   );
   if (values.help) return void io.out(HELP.list);
   const filters = { status: status(values.status), reseller_store_id: values.store };
   const limit = positiveInteger('limit', values.limit, 20);
-  const jobs = await listJobs(client(values, io), filters, limit);
+  const jobs = await listJobs(apiClientOf(values, io), filters, limit);
   if (values.json) return void io.out(JSON.stringify(jobs, null, 2));
   if (!jobs.length) return void io.out('no sync jobs');
   for (const line of table(jobs.map(jobRow), JOB_COLUMNS)) io.out(line);
@@ -129,11 +123,11 @@ const field = (name: string, value: unknown) =>
   `${name.padEnd(18)}${value === null || value === undefined ? '-' : String(value)}`;
 
 const show = async (args: string[], io: Io) => {
-  const { values, positionals } = parseOptions(args, common, 1);
+  const { values, positionals } = parseOptions(args, API_OPTIONS, 1);
   if (values.help) return void io.out(HELP.show);
   const [id] = positionals;
   if (!id) throw new UsageError('show needs a sync job id (sj_…)');
-  const api = client(values, io);
+  const api = apiClientOf(values, io);
   const job = unwrap(await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } }));
   const audit = unwrap(
     await api.GET('/v1/audit_log', { params: { query: { resource_type: 'sync_job', resource_id: id, limit: 100 } } }),
@@ -238,7 +232,7 @@ const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json
 const retry = async (args: string[], io: Io) => {
   const { values, positionals } = parseOptions(
     args,
-    { ...common, 'all-dead': { type: 'boolean' }, store: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+    { ...API_OPTIONS, 'all-dead': { type: 'boolean' }, store: { type: 'string' }, 'dry-run': { type: 'boolean' } },
     1,
   );
   if (values.help) return void io.out(HELP.retry);
@@ -246,11 +240,11 @@ const retry = async (args: string[], io: Io) => {
   if (values['all-dead']) {
     if (id) throw new UsageError('give a job id or --all-dead, not both');
     if (!values.store) throw new UsageError('--all-dead needs --store <rst_id>');
-    return retryAllDead(client(values, io), values.store, values['dry-run'] ?? false, values.json ?? false, io);
+    return retryAllDead(apiClientOf(values, io), values.store, values['dry-run'] ?? false, values.json ?? false, io);
   }
   if (!id) throw new UsageError('retry needs a sync job id (sj_…), or --all-dead --store <rst_id>');
   if (values.store || values['dry-run']) throw new UsageError('--store and --dry-run go with --all-dead');
-  const job = await retryOne(client(values, io), id);
+  const job = await retryOne(apiClientOf(values, io), id);
   if (values.json) return void io.out(JSON.stringify(job, null, 2));
   io.out(`${job.id} is ${job.status} again (attempts so far: ${job.attempts})`);
 };

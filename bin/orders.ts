@@ -1,5 +1,16 @@
-import { type ApiClient, createApiClient, type Schemas, unwrap } from '../client/client.js';
-import { type Io, parseOptions, positiveInteger, runAsMain, table, tool, UsageError } from './cli/command-line.js';
+import { type ApiClient, type Schemas, unwrap } from '../client/client.js';
+import {
+  API_OPTIONS,
+  apiClientOf,
+  DEFAULT_API_URL,
+  type Io,
+  parseOptions,
+  positiveInteger,
+  runAsMain,
+  table,
+  tool,
+  UsageError,
+} from './cli/command-line.js';
 
 /**
  * `npm run orders -- show <rst_id> <order id> | list <rst_id> [--unrouted]`: a reseller store's orders
@@ -7,8 +18,6 @@ import { type Io, parseOptions, positiveInteger, runAsMain, table, tool, UsageEr
  */
 
 type Order = Schemas['order'];
-
-const DEFAULT_URL = 'http://127.0.0.1:3000';
 
 const HELP = {
   main: `usage: npm run orders -- <command> [options]
@@ -20,7 +29,7 @@ commands:
   show <rst_id> <order id>    one order: how it arrived, its jobs, its items that went to no supplier and why
 
 options of every command:
-  --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_URL})
+  --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_API_URL})
   --key <key>   an API key (default: $API_KEY)
   --json        JSON instead of text
   -h, --help    this help; \`npm run orders -- <command> --help\` for one command's`,
@@ -34,21 +43,6 @@ The reseller store's orders, newest first.
 
 One order: when and how it arrived (webhook or poll), its sync jobs, its cancellation, and each item
 that went to no supplier with why (no_source_store, no_vendor, gift_card).`,
-};
-
-const common = {
-  url: { type: 'string' },
-  key: { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-const client = (values: { url?: string; key?: string }, io: Io) => {
-  const apiKey = values.key ?? io.env.API_KEY;
-  if (!apiKey) throw new UsageError('no API key: pass --key <key> or set API_KEY (`npm start` prints one)');
-  const baseUrl = values.url ?? io.env.API_URL ?? DEFAULT_URL;
-  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--url must be an http(s) URL, not '${baseUrl}'`);
-  return createApiClient({ baseUrl, apiKey });
 };
 
 const listOrders = async (api: ApiClient, rstId: string, unrouted: boolean, limit: number) => {
@@ -91,14 +85,14 @@ const orderRow = (order: Order) => ({
 const list = async (args: string[], io: Io) => {
   const { values, positionals } = parseOptions(
     args,
-    { ...common, unrouted: { type: 'boolean' }, limit: { type: 'string' } },
+    { ...API_OPTIONS, unrouted: { type: 'boolean' }, limit: { type: 'string' } },
     1,
   );
   if (values.help) return void io.out(HELP.list);
   const [rstId] = positionals;
   if (!rstId) throw new UsageError('list needs a reseller store id (rst_…)');
   const limit = positiveInteger('limit', values.limit, 20);
-  const orders = await listOrders(client(values, io), rstId, values.unrouted ?? false, limit);
+  const orders = await listOrders(apiClientOf(values, io), rstId, values.unrouted ?? false, limit);
   if (values.json) return void io.out(JSON.stringify(orders, null, 2));
   if (!orders.length) return void io.out('no orders');
   for (const line of table(orders.map(orderRow), ORDER_COLUMNS)) io.out(line);
@@ -108,12 +102,12 @@ const field = (name: string, value: unknown) =>
   `${name.padEnd(18)}${value === null || value === undefined ? '-' : String(value)}`;
 
 const show = async (args: string[], io: Io) => {
-  const { values, positionals } = parseOptions(args, common, 2);
+  const { values, positionals } = parseOptions(args, API_OPTIONS, 2);
   if (values.help) return void io.out(HELP.show);
   const [rstId, externalOrderId] = positionals;
   if (!rstId || !externalOrderId) throw new UsageError('show needs a reseller store id (rst_…) and an order id');
   const order = unwrap(
-    await client(values, io).GET('/v1/reseller_stores/{rst_id}/orders/{externalOrderId}', {
+    await apiClientOf(values, io).GET('/v1/reseller_stores/{rst_id}/orders/{externalOrderId}', {
       params: { path: { rst_id: rstId, externalOrderId } },
     }),
   );

@@ -1,9 +1,9 @@
 import { pathToFileURL } from 'node:url';
 import { type ParseArgsOptionsConfig, parseArgs } from 'node:util';
-import { ApiRequestError, ApiUnreachableError } from '../../client/client.js';
+import { ApiRequestError, ApiUnreachableError, createApiClient } from '../../client/client.js';
 
 /**
- * What the command-line tools (`npm run keys`, `jobs`, `backfill-indexes`) share: argument parsing whose
+ * What the command-line tools (`npm run keys`, `jobs`, `orders`, `backfill-indexes`) share: argument parsing whose
  * mistakes are one clear line (exit 2), failures as one line (exit 1, never a stack trace), and
  * output through an `Io` so tests run a command in process and read what it printed.
  */
@@ -22,6 +22,26 @@ export const processIo: Io = {
 
 /** A mistake in the command line: printed as one line with a pointer to `--help`, exit 2. */
 export class UsageError extends Error {}
+
+/** Where the tools that go through the API (`jobs`, `orders`) find it without `--url` or `API_URL`. */
+export const DEFAULT_API_URL = 'http://127.0.0.1:3000';
+
+/** The options of every command that goes through the API. */
+export const API_OPTIONS = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+/** The typed API client of a command: `--key` or API_KEY, `--url` or API_URL (else the local one). */
+export const apiClientOf = (values: { url?: string; key?: string }, io: Io) => {
+  const apiKey = values.key ?? io.env.API_KEY;
+  if (!apiKey) throw new UsageError('no API key: pass --key <key> or set API_KEY (`npm start` prints one)');
+  const baseUrl = values.url ?? io.env.API_URL ?? DEFAULT_API_URL;
+  if (!/^https?:\/\//.test(baseUrl)) throw new UsageError(`--url must be an http(s) URL, not '${baseUrl}'`);
+  return createApiClient({ baseUrl, apiKey });
+};
 
 /** A failure the command explains itself (nothing found, nothing to do): one line, exit 1. */
 export class CommandError extends Error {}
