@@ -12,13 +12,13 @@
 import { createApiClient } from '../client/client.js';
 import {
   createStores,
+  dynamoByOperation,
   fixed,
   flags,
-  ORDERS_WEBHOOK_PATH,
   orderBody,
   positiveNumber,
+  postOrderWebhook,
   readJobs,
-  sign,
   sleep,
   startBenchRuntime,
   step,
@@ -37,17 +37,7 @@ try {
   const stores = await createStores(runtime.apiUrl);
   const platform = createApiClient({ baseUrl: runtime.apiUrl });
   const send = async (body: string, topic: 'orders/create' | 'orders/cancelled') => {
-    const { data, response } = await platform.POST(ORDERS_WEBHOOK_PATH, {
-      params: {
-        header: {
-          'X-Platform-Hmac-SHA256': sign(stores.resellerSecret, body),
-          'X-Platform-Shop-Domain': stores.resellerShopDomain,
-          'X-Platform-Topic': topic,
-        },
-      },
-      body: JSON.parse(body),
-      bodySerializer: () => body,
-    });
+    const { data, response } = await postOrderWebhook(platform, stores, body, topic);
     if (response.status !== 200 || !data) throw new Error(`${topic} answered ${response.status}`);
     return data.syncJobIds;
   };
@@ -102,14 +92,7 @@ try {
     ),
   );
   console.log('\nDynamoDB, by operation:');
-  console.log(
-    table(
-      ['operation (item kind or index)', 'calls', 'units', 'of which GSI'],
-      [...u.dynamo.byOperation]
-        .sort((a, b) => b[1].units - a[1].units)
-        .map(([op, o]) => [op, per(o.calls), per(o.units), per(o.gsiUnits)]),
-    ),
-  );
+  console.log(dynamoByOperation(u, per));
 } catch (error) {
   exitCode = 1;
   console.error(error);

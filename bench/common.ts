@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createApiClient, type Schemas, unwrap } from '../client/client.js';
 import { type LocalRuntimeOptions, startLocalRuntime } from '../lib/local/runtime.js';
+import type { Usage } from './meter.js';
 
 /** Helpers the three benchmarks share: flags, figures, tables, signed webhooks, API calls. */
 
@@ -79,6 +80,28 @@ export const webhookHeaders = (shopDomain: string, secret: string, body: string)
   'x-platform-hmac-sha256': sign(secret, body),
   'x-platform-topic': 'orders/create',
 });
+
+/**
+ * Sends a signed `orders/*` webhook of the bench's reseller store through the typed client, as the
+ * platform does: the signature covers these very bytes.
+ */
+export const postOrderWebhook = (
+  platform: ReturnType<typeof createApiClient>,
+  stores: Pick<BenchStores, 'resellerShopDomain' | 'resellerSecret'>,
+  body: string,
+  topic: 'orders/create' | 'orders/cancelled' = 'orders/create',
+) =>
+  platform.POST(ORDERS_WEBHOOK_PATH, {
+    params: {
+      header: {
+        'X-Platform-Hmac-SHA256': sign(stores.resellerSecret, body),
+        'X-Platform-Shop-Domain': stores.resellerShopDomain,
+        'X-Platform-Topic': topic,
+      },
+    },
+    body: JSON.parse(body),
+    bodySerializer: () => body,
+  });
 
 /** The typed API client (client/client.ts), authenticating as the bench owner. */
 export const benchApi = (apiUrl: string) => createApiClient({ baseUrl: apiUrl, apiKey: BENCH_KEY });
@@ -207,3 +230,12 @@ export const startBenchRuntime = (options: Partial<LocalRuntimeOptions> = {}) =>
     ...options,
   });
 };
+
+/** DynamoDB's units by operation, as a table: calls, units and GSI units, each divided by `per`'s count. */
+export const dynamoByOperation = (usage: Usage, per: (n: number) => string, unit = '') =>
+  table(
+    ['operation (item kind or index)', `calls${unit}`, `units${unit}`, 'of which GSI'],
+    [...usage.dynamo.byOperation]
+      .sort((a, b) => b[1].units - a[1].units)
+      .map(([op, o]) => [op, per(o.calls), per(o.units), per(o.gsiUnits)]),
+  );

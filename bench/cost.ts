@@ -22,14 +22,14 @@ import { loadConfig } from '../lib/config.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
   createStores,
+  dynamoByOperation,
   fixed,
   flags,
-  ORDERS_WEBHOOK_PATH,
   orderBody,
   positiveNumber,
+  postOrderWebhook,
   progress,
   readJobs,
-  sign,
   sleep,
   startBenchRuntime,
   step,
@@ -88,18 +88,7 @@ try {
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
         const body = orderBody(firstId + next++, stores.vendor);
-        const { data, error, response } = await platform.POST(ORDERS_WEBHOOK_PATH, {
-          params: {
-            header: {
-              'X-Platform-Hmac-SHA256': sign(stores.resellerSecret, body),
-              'X-Platform-Shop-Domain': stores.resellerShopDomain,
-              'X-Platform-Topic': 'orders/create',
-            },
-          },
-          body: JSON.parse(body),
-          // The signature covers these very bytes.
-          bodySerializer: () => body,
-        });
+        const { data, error, response } = await postOrderWebhook(platform, stores, body);
         webhookRequests++;
         if (data?.syncJobIds.length !== 1) refused.push(`${response.status} ${JSON.stringify(data ?? error)}`);
         for (const id of data?.syncJobIds ?? []) jobIds.add(id);
@@ -219,19 +208,7 @@ try {
     ),
   );
   console.log('\nDynamoDB, by operation (units as DynamoDB Local reports them with ReturnConsumedCapacity):');
-  console.log(
-    table(
-      ['operation (item kind or index)', 'calls/order', 'units/order', 'of which GSI'],
-      [...u.dynamo.byOperation]
-        .sort((a, b) => b[1].units - a[1].units)
-        .map(([op, o]) => [
-          op,
-          fixed(perOrder(o.calls), 3),
-          fixed(perOrder(o.units), 3),
-          fixed(perOrder(o.gsiUnits), 3),
-        ]),
-    ),
-  );
+  console.log(dynamoByOperation(u, (n) => fixed(perOrder(n), 3), '/order'));
   console.log(
     `  of the write units, ${fixed(perOrder(u.dynamo.gsiWru), 3)} per order are GSI writes: ` +
       'DynamoDB Local counts them in the total ' +
