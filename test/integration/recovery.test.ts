@@ -91,26 +91,38 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     expect(await simOrders(supplier.shopDomain)).toHaveLength(1);
   });
 
-  it('cancels a placed order whose cancellation message was lost, once its lease is up', async () => {
-    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'LostCancel' });
-    const payload = orderPayload([{ vendor: 'LostCancel', price: '10.00' }]);
+  /**
+   * An order of a new supplier, placed; then a webhook of the reseller's about it (`topic`, `body`)
+   * whose message to the worker never leaves (dropped: nothing reports it).
+   */
+  const placedThenLost = async (vendorTag: string, topic: string, body: (payload: any) => unknown) => {
+    const supplier = await createSourceStore(api(), reseller.id, { vendorTag });
+    const payload = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
     const [id] = (await order(payload)).body.syncJobIds;
     await jobReaches(id, 'completed');
-    // The cancellation is recorded, and its message never leaves (nothing reports it).
     const lost = service.runtime.faults.inject({
       function: 'OrdersWebhook',
       service: 'SQS',
       command: 'SendMessage',
       action: 'drop',
     });
-    const cancelled = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
       shopDomain: reseller.shopDomain,
       secret,
-      body: { id: payload.id, cancel_reason: 'customer' },
-      topic: 'orders/cancelled',
+      body: body(payload),
+      topic,
     });
-    expect(cancelled.status).toBe(200);
+    expect(receipt.status).toBe(200);
     expect(lost.hits).toHaveLength(1);
+    return { supplier, id };
+  };
+
+  it('cancels a placed order whose cancellation message was lost, once its lease is up', async () => {
+    // The cancellation is recorded, and its message never leaves.
+    const { supplier, id } = await placedThenLost('LostCancel', 'orders/cancelled', (payload) => ({
+      id: payload.id,
+      cancel_reason: 'customer',
+    }));
     expect(await job(id)).toMatchObject({ status: 'completed', cancellation: { status: 'requested' } });
 
     expect(await service.runtime.invoke('SyncReconciler')).toMatchObject({ cancellationsResent: 0 });
@@ -123,25 +135,12 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   });
 
   it('updates a placed order whose update message was lost, once its lease is up, then stops watching it', async () => {
-    const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'LostUpdate' });
-    const payload = orderPayload([{ vendor: 'LostUpdate', price: '10.00' }]);
-    const [id] = (await order(payload)).body.syncJobIds;
-    await jobReaches(id, 'completed');
-    // The edit is kept, and its message to the worker never leaves (nothing reports it).
-    const lost = service.runtime.faults.inject({
-      function: 'OrdersWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
-      action: 'drop',
-    });
-    const edited = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret,
-      body: { ...payload, email: 'moved@example.com', updated_at: new Date(Date.now() + 5000).toISOString() },
-      topic: 'orders/updated',
-    });
-    expect(edited.status).toBe(200);
-    expect(lost.hits).toHaveLength(1);
+    // The edit is kept, and its message to the worker never leaves.
+    const { supplier, id } = await placedThenLost('LostUpdate', 'orders/updated', (payload) => ({
+      ...payload,
+      email: 'moved@example.com',
+      updated_at: new Date(Date.now() + 5000).toISOString(),
+    }));
     const item = async () =>
       (await service.doc.send(new GetCommand({ TableName: service.tableName, Key: { PK: `SJ#${id}`, SK: 'SJ' } })))
         .Item!;
