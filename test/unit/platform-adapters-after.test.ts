@@ -5,13 +5,13 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { classify } from '../../shared/platforms/failure.js';
 import type { ChangedOrder, Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
+import { adaptersAgainstSimulator } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const SECRET = 'whsec_after_secret';
@@ -71,24 +71,10 @@ interface SimOrder {
   fulfillments: SimFulfillment[];
 }
 
-let sim: PlatformSimulator;
-const savedUrl = process.env.PLATFORM_API_URL;
-
-beforeAll(async () => {
-  sim = await startPlatformSimulator({ port: 0, slowMs: 50 });
-});
-beforeEach(() => {
-  sim.reset();
-  process.env.PLATFORM_API_URL = `${sim.url}/{shopDomain}`;
-});
-afterAll(async () => {
-  await sim.stop();
-  if (savedUrl === undefined) delete process.env.PLATFORM_API_URL;
-  else process.env.PLATFORM_API_URL = savedUrl;
-});
+const simulator = adaptersAgainstSimulator();
 
 async function simOrders(): Promise<SimOrder[]> {
-  const res = await fetch(`${sim.url}/_sim/orders?shopDomain=${SHOP}`);
+  const res = await fetch(`${simulator().url}/_sim/orders?shopDomain=${SHOP}`);
   return JSON.parse(await res.text()).orders;
 }
 const simOrder = async (orderId: string) => {
@@ -99,7 +85,7 @@ const simOrder = async (orderId: string) => {
 
 /** An order the shop has without the service placing it (`POST /_sim/orders`), for polling. */
 async function placedByShop(order: Record<string, unknown>): Promise<SimOrder> {
-  const res = await fetch(`${sim.url}/_sim/orders`, {
+  const res = await fetch(`${simulator().url}/_sim/orders`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify({ shopDomain: SHOP, order }),
@@ -362,7 +348,9 @@ describe.each(['storeplatform_a', 'custom'] as const)('%s: one idempotency key, 
     await adapter.updateOrder(shop, other.orderId, { note: 'first' }, 'update-a');
     expect((await simOrder(other.orderId)).note).toBe('second');
 
-    const keyed = sim.calls().filter((call) => call.idempotencyKey?.startsWith('track-'));
+    const keyed = simulator()
+      .calls()
+      .filter((call) => call.idempotencyKey?.startsWith('track-'));
     expect(keyed.map((call) => [call.method, call.path])).toEqual(
       Array(3).fill([
         'POST',

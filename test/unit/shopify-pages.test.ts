@@ -4,10 +4,11 @@
  * with a few lines and fulfillments each, and what it leaves out is read by follow-up documents for that
  * order or fulfillment. Against the simulator, which refuses a document over the limit as Shopify does.
  */
-import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
+
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import type { ChangedOrder, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_API_VERSION, SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
+import { adaptersAgainstSimulator } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const shop: ShopConnection = {
@@ -34,24 +35,10 @@ interface SimOrder {
   }>;
 }
 
-let sim: PlatformSimulator;
-const savedUrl = process.env.PLATFORM_API_URL;
-
-beforeAll(async () => {
-  sim = await startPlatformSimulator({ port: 0, slowMs: 50 });
-});
-beforeEach(() => {
-  sim.reset();
-  process.env.PLATFORM_API_URL = `${sim.url}/{shopDomain}`;
-});
-afterAll(async () => {
-  await sim.stop();
-  if (savedUrl === undefined) delete process.env.PLATFORM_API_URL;
-  else process.env.PLATFORM_API_URL = savedUrl;
-});
+const simulator = adaptersAgainstSimulator();
 
 const post = async (path: string, body: unknown) => {
-  const res = await fetch(`${sim.url}${path}`, {
+  const res = await fetch(`${simulator().url}${path}`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
     body: JSON.stringify(body),
@@ -61,7 +48,7 @@ const post = async (path: string, body: unknown) => {
 };
 
 async function simOrder(id: number): Promise<SimOrder> {
-  const res = await fetch(`${sim.url}/_sim/orders?shopDomain=${SHOP}`);
+  const res = await fetch(`${simulator().url}/_sim/orders?shopDomain=${SHOP}`);
   const found = (JSON.parse(await res.text()).orders as SimOrder[]).find((order) => order.id === id);
   if (!found) throw new Error(`the simulator has no order ${id}`);
   return found;
@@ -111,7 +98,10 @@ async function changedSince(since: string): Promise<ChangedOrder[][]> {
 }
 
 const lineIdsOf = (order: ChangedOrder) => (order.payload.line_items as Array<{ id: string }>).map((l) => l.id);
-const shopifyCalls = () => sim.calls().filter((call) => call.path.includes(`/admin/api/${SHOPIFY_API_VERSION}/`));
+const shopifyCalls = () =>
+  simulator()
+    .calls()
+    .filter((call) => call.path.includes(`/admin/api/${SHOPIFY_API_VERSION}/`));
 
 describe('storeplatform_b: every document under 1,000 points, every order still read whole', () => {
   it('reads an order of 250 lines and 3 fulfillments (one of 120 lines) whole through follow-ups', async () => {
@@ -183,7 +173,7 @@ describe('storeplatform_b: every document under 1,000 points, every order still 
   });
 
   it('the simulator refuses a document over 1,000 points as Shopify does: MAX_COST_EXCEEDED, nothing run', async () => {
-    const res = await fetch(`${sim.url}/${SHOP}/admin/api/${SHOPIFY_API_VERSION}/graphql.json`, {
+    const res = await fetch(`${simulator().url}/${SHOP}/admin/api/${SHOPIFY_API_VERSION}/graphql.json`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Shopify-Access-Token': shop.accessToken },
       body: JSON.stringify({ query: '{ orders(first: 250) { nodes { lineItems(first: 250) { nodes { id } } } } }' }),
