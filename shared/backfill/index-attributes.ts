@@ -1,13 +1,7 @@
-import { syncJobIdOfKey } from '../dynamo/keys.js';
+import { isSyncJobKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import {
-  JOB_INDEX_ATTRIBUTES,
-  type SyncJob,
-  syncJobIndexEntries,
-  syncJobKey,
-  syncJobOrNothing,
-} from '../entities/sync-job.js';
+import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries, syncJobOrNothing } from '../entities/sync-job.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of
@@ -36,7 +30,7 @@ const isKey = (item: Item, key: { PK: string; SK: string }) => item.PK === key.P
 export const indexedItem = (item: Item): IndexedItem | undefined => {
   // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
   // unrouted order kept at a first job's key is not a job.
-  if (typeof item.PK === 'string' && isKey(item, syncJobKey(syncJobIdOfKey({ PK: item.PK, SK: 'SJ' })))) {
+  if (isSyncJobKey(item)) {
     const job = syncJobOrNothing(item);
     return job && { kind: 'sync_job', job, wanted: syncJobIndexEntries(job) };
   }

@@ -132,14 +132,19 @@ export const keys = {
   }),
 };
 
-/** The id of the first job whose partition an item is in (its job, body parts, an order's mark…). */
-export const firstJobIdOf = (key: Key) => key.PK.slice(JOB.length);
+/**
+ * The id of the job whose partition (`SJ#<id>`) an item is in: a job item's own (it does not repeat
+ * it in an attribute), or the order's first job for what is kept beside it (body parts, an order's
+ * mark, an unrouted order or a cancellation at its key).
+ */
+export const jobIdOfPartition = (key: Key) => key.PK.slice(JOB.length);
 
-/** The id of the sync job whose item this is (`SJ#<id>`): a job item does not repeat it in an attribute. */
-export const syncJobIdOfKey = (key: Key) => key.PK.slice(JOB.length);
+/** Whether a key is a sync job's item key (or that of what is kept at an order's first job key). */
+export const isSyncJobKey = (key: { PK?: unknown; SK?: unknown }) =>
+  key.SK === 'SJ' && typeof key.PK === 'string' && key.PK.startsWith(JOB);
 
 /** The key of the order record (the first job, or an unrouted order) an item of its partition names. */
-export const orderRecordKeyOf = (key: Key): Key => keys.syncJob(firstJobIdOf(key));
+export const orderRecordKeyOf = (key: Key): Key => keys.syncJob(jobIdOfPartition(key));
 
 /** The store a store item's key names (a reseller's `RST#<id>`/`RST`, a source's `SST#<id>`/`SST`), else undefined. */
 export const storeOfKey = (key: Key): { kind: 'reseller' | 'source'; id: string } | undefined => {

@@ -1,5 +1,5 @@
 import type { UnroutedLine } from '../domain/routing.js';
-import { firstJobIdOf } from '../dynamo/keys.js';
+import { jobIdOfPartition } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
 import { isOrderCancellation } from './order-cancellation.js';
 import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobFrom } from './sync-job.js';
@@ -64,7 +64,7 @@ export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
  * order that has not arrived, or a job that is not an order's first (it is not an order's record).
  */
 export const orderOrNothing = (item: Item): Order | undefined => {
-  if (isUnroutedOrder(item)) return orderOfUnrouted(unroutedOrderFrom(firstJobIdOf(keyOf(item)), item));
+  if (isUnroutedOrder(item)) return orderOfUnrouted(unroutedOrderFrom(jobIdOfPartition(keyOf(item)), item));
   if (isOrderCancellation(item)) return undefined;
   const job = syncJobFrom(item);
   return job.orderJobIds ? orderOfJob(job) : undefined;

@@ -8,11 +8,11 @@ import {
   indexEntry,
   indexKeyNames,
   inFlight,
+  jobIdOfPartition,
   keys,
   listSortKey,
   lists,
   lookups,
-  syncJobIdOfKey,
 } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
@@ -177,7 +177,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...syncJobKey(job.id),
   ...indexEntry('lists', lists.syncJobs(job.ownerId), listSortKey(job.createdAt, job.id)),
   ...indexChanges({ ...job, status: null }, job.status).set,
-  // No `id`: the key holds it (syncJobIdOfKey), and every byte of the item is paid again on each write.
+  // No `id`: the key holds it (jobIdOfPartition), and every byte of the item is paid again on each write.
   ownerId: job.ownerId,
   resellerStoreId: job.resellerStoreId,
   sourceStoreId: job.sourceStoreId,
@@ -414,11 +414,8 @@ export const syncJobOrNothing = (item: Item): SyncJob | undefined =>
  */
 export const syncJobIdOf = (item: Item) => {
   const read = attributes(item, 'sync job');
-  return typeof item.id === 'string' ? item.id : syncJobIdOfKey({ PK: read.string('PK'), SK: read.string('SK') });
+  return typeof item.id === 'string' ? item.id : jobIdOfPartition({ PK: read.string('PK'), SK: read.string('SK') });
 };
-
-/** The job id an index entry names (shared/fulfillments/propagation.ts). */
-export const syncJobIdFrom = syncJobIdOf;
 
 const storedOrderAttributes = (order: StoredOrder | null): Item => {
   if (!order) return {};

@@ -13,7 +13,7 @@ import {
   keptFulfillmentsOf,
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
-import { type SyncJob, syncJobIdFrom } from '../entities/sync-job.js';
+import { type SyncJob, syncJobIdOf } from '../entities/sync-job.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
@@ -65,7 +65,7 @@ export const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: 
       }),
     ),
   );
-  return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdFrom)))];
+  return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdOf)))];
 };
 
 /** The fulfillments kept for a source order, read consistently, unexpired. */
