@@ -264,15 +264,14 @@ export const cancelBySource = async (sources: { id: string }[], sourceOrderId: s
     if (job.status !== 'completed') continue;
     // The echo of the reseller's own cancellation, which the service asked the supplier for (its
     // webhook, or a poll, can beat the worker's record of it): the reseller's cancellation is done.
-    if (job.cancellation?.status === 'requested' && job.cancellation.requestedBy === 'reseller') {
-      await cancelMove(job, 'cancelPlaced', done(job.cancellation), 'sync_job.cancelled');
-      continue;
-    }
-    const cancellation = requested('source', reason);
+    const echo = job.cancellation?.status === 'requested' && job.cancellation.requestedBy === 'reseller';
+    const cancellation = echo && job.cancellation ? job.cancellation : requested('source', reason);
     await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
-    logger.warn('the supplier cancelled an order the service placed; the reseller order needs the merchant', {
-      jobId: job.id,
-    });
+    if (!echo) {
+      logger.warn('the supplier cancelled an order the service placed; the reseller order needs the merchant', {
+        jobId: job.id,
+      });
+    }
   }
   return ids;
 };
