@@ -61,7 +61,7 @@ const deepestUnder = (node: ts.Node, level: number): number => {
   return Math.max(level, ...node.getChildren().map((child) => deepestUnder(child, level)));
 };
 
-export interface FunctionSize {
+interface FunctionSize {
   name: string;
   lines: number;
   depth: number;
@@ -87,10 +87,17 @@ const scopeName = (node: ts.Node): string[] => {
   return node.initializer && isFunctionWithBody(node.initializer) ? [] : [node.name.getText()];
 };
 
-/** Each function of `text` that offends, outermost first, named by its enclosing functions' names and its own. */
-export const offendingFunctions = (text: string, fileName = 'fixture.ts'): FunctionSize[] => {
-  const file = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const lineOf = (position: number) => file.getLineAndCharacterOfPosition(position).line;
+const parse = (text: string, fileName = 'fixture.ts') =>
+  ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+
+/** The lines a function's body spans and its depth. */
+const figuresOf = (fn: FunctionWithBody) => {
+  const lineOf = (position: number) => fn.getSourceFile().getLineAndCharacterOfPosition(position).line;
+  return { lines: lineOf(fn.body.getEnd()) - lineOf(fn.body.getStart()) + 1, depth: deepestUnder(fn.body, 0) };
+};
+
+/** The outermost offending functions of `text`, each named by the functions and declarations around it and its own. */
+const offendingFunctions = (text: string, fileName?: string): FunctionSize[] => {
   const found: FunctionSize[] = [];
   const visit = (node: ts.Node, path: string[]) => {
     if (!isFunctionWithBody(node)) {
@@ -99,28 +106,22 @@ export const offendingFunctions = (text: string, fileName = 'fixture.ts'): Funct
       return;
     }
     const name = [...path, ownName(node)].join(' › ');
-    const lines = lineOf(node.body.getEnd()) - lineOf(node.body.getStart()) + 1;
-    const depth = deepestUnder(node.body, 0);
+    const { lines, depth } = figuresOf(node);
     if (lines > MAX_LINES || depth > MAX_DEPTH) found.push({ name, lines, depth });
     else for (const child of node.getChildren()) visit(child, [...path, ownName(node)]);
   };
-  visit(file, []);
+  visit(parse(text, fileName), []);
   return found;
 };
 
 /** The figures of one named function of `text`, offending or not (for the checks of the measure). */
-export const sizeOf = (text: string, name: string): FunctionSize | undefined => {
-  const file = ts.createSourceFile('fixture.ts', text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
-  const lineOf = (position: number) => file.getLineAndCharacterOfPosition(position).line;
+const sizeOf = (text: string, name: string): FunctionSize | undefined => {
   let size: FunctionSize | undefined;
   const visit = (node: ts.Node) => {
-    if (isFunctionWithBody(node) && ownName(node) === name && !size) {
-      const lines = lineOf(node.body.getEnd()) - lineOf(node.body.getStart()) + 1;
-      size = { name, lines, depth: deepestUnder(node.body, 0) };
-    }
+    if (isFunctionWithBody(node) && ownName(node) === name && !size) size = { name, ...figuresOf(node) };
     node.forEachChild(visit);
   };
-  visit(file);
+  visit(parse(text));
   return size;
 };
 
