@@ -274,7 +274,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     throw new ConfigError('context hostedZoneId and hostedZoneName go together: give both or neither');
   if (domainName !== undefined && certificateArn === undefined && hostedZoneId === undefined) {
     throw new ConfigError(
-      'context domainName needs a certificate: add -c certificateArn=<ACM ARN> or -c hostedZoneId=… -c hostedZoneName=…',
+      'context domainName needs a certificate: add -c certificateArn=…, or -c hostedZoneId=… and hostedZoneName=…',
     );
   }
   if (domainName === undefined && (certificateArn !== undefined || hostedZoneId !== undefined))

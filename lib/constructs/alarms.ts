@@ -240,7 +240,7 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   // run of them is news. A 4xx kills its job at once, which JobsDeadAlarm already sees.
   alarms.push(
     new cloudwatch.Alarm(scope, 'PlatformErrorsAlarm', {
-      alarmDescription: `Platform calls failed (5xx or no answer) ${config.platformErrorsPer15Minutes} times in 15 minutes`,
+      alarmDescription: `Platform calls failed (5xx, no answer) ${config.platformErrorsPer15Minutes} times in 15 min`,
       metric: new cloudwatch.MathExpression({
         expression: 'FILL(serverErrors, 0) + FILL(network, 0)',
         label: 'platform 5xx and network failures',

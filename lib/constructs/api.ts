@@ -46,7 +46,7 @@ export const WEBHOOK_ROUTE_KEYS = routes.filter((r) => r.auth === 'webhook').map
 
 /** What the access log's metric filters count of the webhook routes' answers, by the `status` they log. */
 export const WEBHOOK_RESPONSE_METRICS = {
-  /** A delivery API Gateway refused with 429: a platform retries it, and gives up on a subscription that keeps failing. */
+  /** A delivery refused with 429: a platform retries it, and gives up on a subscription that keeps failing. */
   WebhookThrottled: '"429"',
   WebhookServerErrors: '"5*"',
 } as const;

@@ -179,7 +179,7 @@ describe('a flash sale on AWS (issue 32)', () => {
       },
     );
 
-    it('alarms on the failed records every consumer counts, p95 webhook → completed above an hour, platform errors', () => {
+    it('alarms on the failed records counted, p95 webhook → completed above an hour, platform errors', () => {
       const dims = [
         { Name: 'service', Value: 'reseller-routing' },
         { Name: 'stage', Value: 'dev' },
