@@ -140,6 +140,18 @@ describe('architecture: the import graph', () => {
     ).toEqual([]);
   });
 
+  it('keeps the work-item runner below the features: core, the domain, aws and the platform port only', () => {
+    expect(
+      violations(
+        'shared/work/',
+        (target) =>
+          target.startsWith('shared/') &&
+          !['shared/work', 'shared/core', 'shared/domain', 'shared/aws'].includes(folderOf(target)) &&
+          !PLATFORM_PORT.includes(target),
+      ),
+    ).toEqual([]);
+  });
+
   it('lets features depend one way: each imports only the features after it in FEATURES', () => {
     const backwards = [...featureEdges()].filter(([edge]) => {
       const [from, to] = edge.split(' → ');
