@@ -63,7 +63,7 @@ describe('the work-item runner', () => {
     for (const fn of [attempt, fail, defer]) fn.mockReset();
   });
 
-  it('gives an unexpected throw after the claim the backoff of a transient failure, its text never recorded', async () => {
+  it('gives an unexpected throw after the claim a transient failure’s backoff, its text never recorded', async () => {
     attempt.mockRejectedValue(new Error('KMS AccessDenied for arn:aws:kms:secret'));
 
     expect(await runWork(things, deps, record('2'))).toBe('retry');
