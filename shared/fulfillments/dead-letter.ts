@@ -9,6 +9,7 @@ import {
   type FulfillmentMessage,
   parseFulfillmentMessage,
   parseRecheckMessage,
+  propagationLogContext,
   sendFulfillmentMessage,
 } from './queue.js';
 
@@ -32,11 +33,7 @@ type Delivery = NonNullable<Awaited<ReturnType<typeof loadDelivery>>>;
 const deadPropagations = (redrives: number): DeadLetterKind<FulfillmentMessage, Delivery, undefined> => ({
   words: { item: 'fulfillment', queue: 'fulfillment' },
   parse: parseFulfillmentMessage,
-  messageContext: (message) => ({
-    jobId: message.jobId,
-    sourceFulfillmentId: message.sourceFulfillmentId,
-    request_id: message.requestId,
-  }),
+  messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
   current: loadDelivery,
   redrive: async (message) => {

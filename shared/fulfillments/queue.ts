@@ -27,6 +27,13 @@ export interface RecheckMessage {
   recheck: { sourceStoreId: string; sourceOrderId: string; sourceFulfillmentId: string };
 }
 
+/** What a message tells the log lines of its handler, before anything is read. */
+export const propagationLogContext = (message: FulfillmentMessage) => ({
+  jobId: message.jobId,
+  sourceFulfillmentId: message.sourceFulfillmentId,
+  request_id: message.requestId,
+});
+
 export const sendFulfillmentMessage = (message: FulfillmentMessage | RecheckMessage, delaySeconds = 0) =>
   sendWork(config.fulfillmentQueueUrl(), [message], delaySeconds);
 

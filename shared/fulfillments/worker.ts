@@ -15,7 +15,12 @@ import { runWork } from '../work/runner.js';
 import { deferEntry, type FulfillmentOutcome, loadDelivery, moveEntry, trackingKey, trackingOf } from './entries.js';
 import { jobLineItems } from './job-lines.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
-import { type FulfillmentMessage, parseFulfillmentMessage, parseRecheckMessage } from './queue.js';
+import {
+  type FulfillmentMessage,
+  parseFulfillmentMessage,
+  parseRecheckMessage,
+  propagationLogContext,
+} from './queue.js';
 
 /**
  * One fulfillment message, run by the work-item runner (shared/work/runner.ts): the propagation of a
@@ -62,11 +67,7 @@ const propagationWork: WorkKind<FulfillmentMessage, Propagation> = {
   },
   queueUrl: config.fulfillmentQueueUrl,
   parse: parseFulfillmentMessage,
-  messageContext: (message) => ({
-    jobId: message.jobId,
-    sourceFulfillmentId: message.sourceFulfillmentId,
-    request_id: message.requestId,
-  }),
+  messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
   claim: loadDelivery,
   startedAt: now,
@@ -104,7 +105,7 @@ const propagate = async (deps: Deps, attempt: PropagationAttempt): Promise<Messa
     platform: deps.platforms(shop.platform),
     key: fulfillmentIdempotencyKey(job.sourceStoreId, attempt.message.sourceFulfillmentId),
   };
-  const outcome = entry.cancelRequested ? await cancel(attempt, call) : await deliver(attempt, call);
+  const outcome = entry.cancelRequested ? await cancel(attempt, call) : await fulfil(attempt, call);
   // If this write fails the message comes back, and the same key gets the same answer.
   await moveTo(attempt, outcome);
   logger.info(
@@ -130,7 +131,7 @@ const mayHaveBeenMade = ({ item, received }: PropagationAttempt) =>
 const linesOf = ({ item }: PropagationAttempt) => (item.entry.lines ? item.entry.lines : jobLineItems(item.job));
 
 /** The entry's fulfillment made on the reseller order, or its new tracking applied (one update per tracking). */
-const deliver = async (attempt: PropagationAttempt, { shop, platform, key }: Call): Promise<FulfillmentOutcome> => {
+const fulfil = async (attempt: PropagationAttempt, { shop, platform, key }: Call): Promise<FulfillmentOutcome> => {
   const { job, entry } = attempt.item;
   // The entry says what the reseller's fulfillment must be; its latest tracking, not the message's.
   const tracking = trackingOf(entry);
