@@ -395,13 +395,15 @@ export const consumers: ConsumerSpec[] = [
     name: 'SyncReconciler',
     entry: 'functions/sync-reconciler.ts',
     trigger: { scheduleMinutes: 5 },
-    timeoutSeconds: 60,
+    // A run reads until RECONCILE_MARGIN_MS (15 s) before its end, then keeps its place in the pass:
+    // 105 s of reading a run, and never two runs of the schedule at once.
+    timeoutSeconds: 120,
     // The work in flight (GSI3) and its jobs; UpdateItem: a re-send, or a job found placed on the
     // supplier (GetItem and the secrets: the source store, for the lookup); TransactWriteItems: a job
     // ended as dead, with its audit entry. Query, DeleteItem and the fulfillment queue: kept
-    // fulfillments released, and propagations re-sent.
+    // fulfillments released, and propagations re-sent. GetItem and PutItem: the pass item (its place).
     access: {
-      table: ['BatchGetItem', 'GetItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
+      table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       indexes: ['inFlight'],
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },

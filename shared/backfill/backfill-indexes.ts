@@ -1,4 +1,5 @@
 import { ScanCommand, type ScanCommandOutput, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { inPool } from '../core/pool.js';
 import { dynamo } from '../dynamo/client.js';
 import type { Key } from '../dynamo/keys.js';
 import { type Item, isConditionFailure, keyOf, TABLE } from '../dynamo/table.js';
@@ -132,15 +133,6 @@ const repairUpdate = (item: Item, indexed: IndexedItem, repair: IndexRepair) => 
     ExpressionAttributeNames: expression.names,
     ExpressionAttributeValues: expression.values,
   });
-};
-
-/** Runs `work` over `items`, at most `limit` at a time. */
-const inPool = async <T>(items: T[], limit: number, work: (item: T) => Promise<void>) => {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await work(items[next++]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 };
 
 export const backfillIndexes = async (options: BackfillOptions = {}): Promise<BackfillSummary> => {

@@ -225,3 +225,6 @@ export const inFlight = {
   /** The sort-key prefix of one owner's entries. */
   ownerPrefix: (ownerId: string) => `${ownerId}#`,
 };
+
+/** The reconciler's place in its pass over GSI3's sets (shared/entities/reconcile-pass.ts): one small item. */
+export const reconcilePassKey = (): Key => ({ PK: 'RECONCILER', SK: 'PASS' });

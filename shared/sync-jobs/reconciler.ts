@@ -4,10 +4,17 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { inPool, limiter } from '../core/pool.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { inFlight } from '../dynamo/keys.js';
-import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
+import { inFlight, type Key } from '../dynamo/keys.js';
+import { batchGet, queryKeys } from '../dynamo/table.js';
 import type { AttemptEnd } from '../entities/attempt.js';
+import {
+  keepReconcilePass,
+  newReconcilePass,
+  type ReconcilePass,
+  readReconcilePass,
+} from '../entities/reconcile-pass.js';
 import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../entities/sync-job.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
 import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reconcile.js';
@@ -48,8 +55,14 @@ export interface ReconcileReport extends PropagationReport {
   updatesResent: number;
   /** Read units the run consumed, as DynamoDB reported them. */
   readUnits: number;
-  /** Jobs the run could not handle (logged each); the next run tries them again. */
+  /** Jobs the run could not handle (logged each); the next pass tries them again. */
   errors: number;
+  /** Pages of index keys the run read (up to PAGE_KEYS each). */
+  pages: number;
+  /** Whether the run ended the pass: every partition read to its end since the pass began. */
+  passComplete: boolean;
+  /** Runs the pass has taken so far, this one included. */
+  passRuns: number;
 }
 
 const emptyReport = (): ReconcileReport => ({
@@ -64,25 +77,80 @@ const emptyReport = (): ReconcileReport => ({
   updatesResent: 0,
   readUnits: 0,
   errors: 0,
+  pages: 0,
+  passComplete: false,
+  passRuns: 0,
 });
 
-/** One run: what it needs, when it began (every lease is measured against that), and its report. */
+/**
+ * What bounds a run. On AWS the handler passes the invocation's remaining time; without it (a
+ * test, a run by hand) a run reads every partition to its end.
+ */
+export interface RunBudget {
+  /** The invocation's remaining time (the Lambda context's `getRemainingTimeInMillis`). */
+  remainingMs?: () => number;
+  /** Under this remaining time the run reads no new page and takes on no new job: its last jobs' time. */
+  marginMs?: number;
+}
+
+/**
+ * Room for the jobs a run has taken on when the budget ends it: one job may ask its supplier for
+ * the order (a 10 s platform timeout at most) before it is made dead; then the pass item is kept.
+ */
+export const RECONCILE_MARGIN_MS = 15_000;
+/** Keys a Query reads at once: keys only, about 150 bytes each, so a page is one Query and five BatchGets. */
+const PAGE_KEYS = 500;
+/** Partitions read at once: with IN_FLIGHT_SHARDS = 4, all twelve of the three sets. */
+const PARTITIONS_AT_ONCE = 12;
+/** Jobs handled at once (re-sent, ended, watched), over every partition. */
+const JOBS_AT_ONCE = 32;
+
+/** One run: what it needs, when it began (every lease is measured against that), its pass and its report. */
 interface Run {
   deps: Deps;
   leaseSeconds: number;
   at: number;
   report: ReconcileReport;
+  pass: ReconcilePass;
+  /** Whether there is time left to read a page or take on a job. */
+  hasTime: () => boolean;
+  /** The gate every job's handling goes through. */
+  gate: <T>(task: () => Promise<T>) => Promise<T>;
 }
 
-export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
-  const run: Run = { deps, leaseSeconds, at: Date.now(), report: emptyReport() };
-  const open = [...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()];
-  await Promise.all([
-    ...open.map((partition) => eachJob(partition, run.report, (jobs) => reconcileOpen(run, jobs))),
-    ...inFlight.propagating
-      .allPartitions()
-      .map((partition) => eachJob(partition, run.report, (jobs) => reconcilePlaced(run, jobs))),
-  ]);
+/** A GSI3 partition and what a page of its jobs gets: whether every one of them was handled (or skipped). */
+interface Partition {
+  name: string;
+  visit: (run: Run, jobs: SyncJob[]) => Promise<boolean>;
+}
+
+const partitions = (): Partition[] => [
+  ...[...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map((name) => ({
+    name,
+    visit: reconcileOpen,
+  })),
+  ...inFlight.propagating.allPartitions().map((name) => ({ name, visit: reconcilePlaced })),
+];
+
+export const reconcile = async (
+  deps: Deps,
+  leaseSeconds = config.leaseSeconds(),
+  budget: RunBudget = {},
+): Promise<ReconcileReport> => {
+  const { remainingMs, marginMs = RECONCILE_MARGIN_MS } = budget;
+  const at = Date.now();
+  const run: Run = {
+    deps,
+    leaseSeconds,
+    at,
+    report: emptyReport(),
+    pass: (await readReconcilePass()) ?? newReconcilePass(new Date(at).toISOString()),
+    hasTime: () => !remainingMs || remainingMs() >= marginMs,
+    gate: limiter(JOBS_AT_ONCE),
+  };
+  const left = partitions().filter(({ name }) => run.pass.partitions[name] !== 'done');
+  await inPool(left, PARTITIONS_AT_ONCE, (partition) => readPartition(run, partition));
+  await endRun(run);
   const { report } = run;
   const acted =
     report.resent +
@@ -97,22 +165,74 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
   return report;
 };
 
-/** Every job under one GSI3 partition, a page (100 keys, one BatchGet) at a time. */
-const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJob[]) => Promise<unknown>) => {
-  let startKey: Item | undefined;
-  do {
-    const page = await queryKeys({
-      index: 'inFlight',
-      pk: partition,
-      limit: 100,
-      forward: true,
-      exclusiveStartKey: startKey,
-      meter,
+/**
+ * One partition's pages from its mark on, while the budget lasts; its mark moves past a page once
+ * every job of it was handled. A page it could not read stops the partition: the next run goes on
+ * from the same mark.
+ */
+const readPartition = async (run: Run, { name, visit }: Partition) => {
+  let mark = run.pass.partitions[name];
+  try {
+    while (mark !== 'done' && run.hasTime()) {
+      const page = await queryKeys({
+        index: 'inFlight',
+        pk: name,
+        limit: PAGE_KEYS,
+        forward: true,
+        exclusiveStartKey: mark?.after,
+        meter: run.report,
+      });
+      run.report.pages++;
+      if (!(await visitPage(run, page.keys, visit))) return;
+      mark = page.lastKey ? { after: page.lastKey } : 'done';
+      run.pass.partitions[name] = mark;
+    }
+  } catch (error) {
+    run.report.errors++;
+    logger.error('reconciler could not read a partition; the next run goes on from its mark', {
+      partition: name,
+      error,
     });
-    await visit(await batchGet(page.keys, syncJobFrom, meter));
-    startKey = page.lastKey;
-  } while (startKey);
+  }
 };
+
+/** A page's jobs, a BatchGet (100 keys) at a time, all at once; whether every job was handled. */
+const visitPage = async (run: Run, keys: Key[], visit: Partition['visit']) => {
+  const chunks = Array.from({ length: Math.ceil(keys.length / 100) }, (_, i) => keys.slice(i * 100, i * 100 + 100));
+  const handled = await Promise.all(
+    chunks.map(async (chunk) => visit(run, await batchGet(chunk, syncJobFrom, run.report))),
+  );
+  return handled.every(Boolean);
+};
+
+/**
+ * The pass kept for the next run; a pass whose every partition is done ends here, and the next
+ * run begins a new one from the head of each partition.
+ */
+const endRun = async (run: Run) => {
+  const names = partitions().map(({ name }) => name);
+  const complete = names.every((name) => run.pass.partitions[name] === 'done');
+  run.report.passRuns = run.pass.runs + 1;
+  run.report.passComplete = complete;
+  // Marks of partitions that no longer exist (the shards were changed) are left behind.
+  const marks = Object.fromEntries(
+    names.flatMap((name) => (name in run.pass.partitions ? [[name, run.pass.partitions[name]]] : [])),
+  );
+  await keepReconcilePass(
+    complete ? newReconcilePass(new Date().toISOString()) : { ...run.pass, runs: run.pass.runs + 1, partitions: marks },
+  );
+};
+
+/**
+ * A job's handling, through the run's gate, unless the budget has run out before its turn: then it
+ * is left (false) for the next run, with its page.
+ */
+const handle = (run: Run, job: SyncJob, work: () => Promise<unknown>) =>
+  run.gate(async () => {
+    if (!run.hasTime()) return false;
+    await onItsOwn(run.report, jobLogContext(job), work);
+    return true;
+  });
 
 /** A page of open jobs: the stalled ones re-sent or ended. */
 const reconcileOpen = async (run: Run, jobs: SyncJob[]) => {
@@ -120,12 +240,15 @@ const reconcileOpen = async (run: Run, jobs: SyncJob[]) => {
   const open = jobs.filter((job) => isOpen(job.status));
   run.report.inFlight += open.length;
   const stalled = open.filter((job) => isStalled(job, run.leaseSeconds, run.at));
-  await Promise.all(stalled.map((job) => onItsOwn(run.report, jobLogContext(job), () => resendOrEndStalled(run, job))));
+  const handled = await Promise.all(stalled.map((job) => handle(run, job, () => resendOrEndStalled(run, job))));
+  return handled.every(Boolean);
 };
 
 /** A page of placed jobs with work on its way: each one's lost changes and stalled propagations. */
-const reconcilePlaced = (run: Run, jobs: SyncJob[]) =>
-  Promise.all(jobs.map((job) => onItsOwn(run.report, jobLogContext(job), () => watchPlaced(run, job))));
+const reconcilePlaced = async (run: Run, jobs: SyncJob[]) => {
+  const handled = await Promise.all(jobs.map((job) => handle(run, job, () => watchPlaced(run, job))));
+  return handled.every(Boolean);
+};
 
 /** A lost cancellation or update of the supplier order sent again (or given to a person); then its propagations. */
 const watchPlaced = async ({ leaseSeconds, at, report }: Run, job: SyncJob) => {
