@@ -91,6 +91,8 @@ export interface RunBudget {
   remainingMs?: () => number;
   /** Under this remaining time the run reads no new page and takes on no new job: its last jobs' time. */
   marginMs?: number;
+  /** Keys a page reads (PAGE_KEYS); smaller in the tests, so a few hundred jobs make several pages. */
+  pageKeys?: number;
 }
 
 /**
@@ -116,6 +118,7 @@ interface Run {
   hasTime: () => boolean;
   /** The gate every job's handling goes through. */
   gate: <T>(task: () => Promise<T>) => Promise<T>;
+  pageKeys: number;
 }
 
 /** A GSI3 partition and what a page of its jobs gets: whether every one of them was handled (or skipped). */
@@ -137,7 +140,7 @@ export const reconcile = async (
   leaseSeconds = config.leaseSeconds(),
   budget: RunBudget = {},
 ): Promise<ReconcileReport> => {
-  const { remainingMs, marginMs = RECONCILE_MARGIN_MS } = budget;
+  const { remainingMs, marginMs = RECONCILE_MARGIN_MS, pageKeys = PAGE_KEYS } = budget;
   const at = Date.now();
   const run: Run = {
     deps,
@@ -147,6 +150,7 @@ export const reconcile = async (
     pass: (await readReconcilePass()) ?? newReconcilePass(new Date(at).toISOString()),
     hasTime: () => !remainingMs || remainingMs() >= marginMs,
     gate: limiter(JOBS_AT_ONCE),
+    pageKeys,
   };
   const left = partitions().filter(({ name }) => run.pass.partitions[name] !== 'done');
   await inPool(left, PARTITIONS_AT_ONCE, (partition) => readPartition(run, partition));
@@ -177,7 +181,7 @@ const readPartition = async (run: Run, { name, visit }: Partition) => {
       const page = await queryKeys({
         index: 'inFlight',
         pk: name,
-        limit: PAGE_KEYS,
+        limit: run.pageKeys,
         forward: true,
         exclusiveStartKey: mark?.after,
         meter: run.report,
