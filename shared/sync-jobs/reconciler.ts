@@ -43,7 +43,7 @@ import { resendJob } from './moves.js';
  */
 
 export interface ReconcileReport extends PropagationReport {
-  /** Jobs not ended, as read. */
+  /** Jobs not ended, as read in the pages the run got through (a page left for the next run counts there). */
   inFlight: number;
   resent: number;
   killed: number;
@@ -121,10 +121,19 @@ interface Run {
   pageKeys: number;
 }
 
-/** A GSI3 partition and what a page of its jobs gets: whether every one of them was handled (or skipped). */
+/**
+ * What became of a part of a page: its jobs in flight, and whether each one was handled, or some
+ * were left for want of time (then the whole page is the next run's, and counted there).
+ */
+interface Visited {
+  inFlight: number;
+  handled: boolean;
+}
+
+/** A GSI3 partition and what a page of its jobs gets. */
 interface Partition {
   name: string;
-  visit: (run: Run, jobs: SyncJob[]) => Promise<boolean>;
+  visit: (run: Run, jobs: SyncJob[]) => Promise<Visited>;
 }
 
 const partitions = (): Partition[] => [
@@ -187,7 +196,9 @@ const readPartition = async (run: Run, { name, visit }: Partition) => {
         meter: run.report,
       });
       run.report.pages++;
-      if (!(await visitPage(run, page.keys, visit))) return;
+      const visited = await visitPage(run, page.keys, visit);
+      if (!visited.handled) return;
+      run.report.inFlight += visited.inFlight;
       mark = page.lastKey ? { after: page.lastKey } : 'done';
       run.pass.partitions[name] = mark;
     }
@@ -200,13 +211,16 @@ const readPartition = async (run: Run, { name, visit }: Partition) => {
   }
 };
 
-/** A page's jobs, a BatchGet (100 keys) at a time, all at once; whether every job was handled. */
+/** A page's jobs, a BatchGet (100 keys) at a time, all at once. */
 const visitPage = async (run: Run, keys: Key[], visit: Partition['visit']) => {
   const chunks = Array.from({ length: Math.ceil(keys.length / 100) }, (_, i) => keys.slice(i * 100, i * 100 + 100));
   const handled = await Promise.all(
     chunks.map(async (chunk) => visit(run, await batchGet(chunk, syncJobFrom, run.report))),
   );
-  return handled.every(Boolean);
+  return {
+    inFlight: handled.reduce((n, part) => n + part.inFlight, 0),
+    handled: handled.every((part) => part.handled),
+  };
 };
 
 /**
@@ -239,19 +253,18 @@ const handle = (run: Run, job: SyncJob, work: () => Promise<unknown>) =>
   });
 
 /** A page of open jobs: the stalled ones re-sent or ended. */
-const reconcileOpen = async (run: Run, jobs: SyncJob[]) => {
+const reconcileOpen = async (run: Run, jobs: SyncJob[]): Promise<Visited> => {
   // The index lags the table: a job that has ended since is skipped.
   const open = jobs.filter((job) => isOpen(job.status));
-  run.report.inFlight += open.length;
   const stalled = open.filter((job) => isStalled(job, run.leaseSeconds, run.at));
   const handled = await Promise.all(stalled.map((job) => handle(run, job, () => resendOrEndStalled(run, job))));
-  return handled.every(Boolean);
+  return { inFlight: open.length, handled: handled.every(Boolean) };
 };
 
 /** A page of placed jobs with work on its way: each one's lost changes and stalled propagations. */
-const reconcilePlaced = async (run: Run, jobs: SyncJob[]) => {
+const reconcilePlaced = async (run: Run, jobs: SyncJob[]): Promise<Visited> => {
   const handled = await Promise.all(jobs.map((job) => handle(run, job, () => watchPlaced(run, job))));
-  return handled.every(Boolean);
+  return { inFlight: 0, handled: handled.every(Boolean) };
 };
 
 /** A lost cancellation or update of the supplier order sent again (or given to a person); then its propagations. */
