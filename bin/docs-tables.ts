@@ -18,6 +18,7 @@ import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/ide
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { orderBodyPartItem } from '../shared/entities/order-body.js';
 import { orderCancellationItem } from '../shared/entities/order-cancellation.js';
+import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
@@ -164,6 +165,7 @@ const ROWS: [string, Item][] = [
     'idempotent request',
     claimedRequestItem({ ownerId: OWNER, key: '<key>' }, { fingerprint: '', requestId: '', lockedUntil: 0 }, 0),
   ],
+  ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];
