@@ -9,10 +9,11 @@ import { getItem, type Item, TABLE } from '../dynamo/table.js';
  * the reconciler's pass over GSI3's partitions has come, so a run cut short by its time budget
  * leaves the next run the rest instead of the same head again. Per partition: `done` in this pass,
  * or the index key of the last entry it handled (a Query's LastEvaluatedKey, the next Query's start).
- * A partition it has no word of starts from the beginning. Written only by the reconciler, once a run.
+ * A partition it has no word of starts from the beginning. Written only by the reconciler, by a run
+ * that leaves a pass unfinished or ends one that took several runs.
  */
 export interface ReconcilePass {
-  /** When the pass began (ISO). */
+  /** When the pass began (ISO): the start of its first run, once a run has left it unfinished. */
   startedAt: string;
   /** Runs that ended before the pass did. */
   runs: number;

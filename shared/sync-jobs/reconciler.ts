@@ -230,19 +230,23 @@ const visitPage = async (run: Run, keys: Key[], visit: Partition['visit']) => {
 
 /**
  * The pass kept for the next run; a pass whose every partition is done ends here, and the next
- * run begins a new one from the head of each partition.
+ * run begins a new one from the head of each partition. A pass done in the run that began it (the
+ * usual run: a handful of jobs in flight) leaves the item as it was, fresh: no write.
  */
 const endRun = async (run: Run) => {
   const names = partitions().map(({ name }) => name);
   const complete = names.every((name) => run.pass.partitions[name] === 'done');
-  run.report.passRuns = run.pass.runs + 1;
+  const { runs, startedAt } = run.pass;
+  run.report.passRuns = runs + 1;
   run.report.passComplete = complete;
+  if (complete && runs === 0) return;
   // Marks of partitions that no longer exist (the shards were changed) are left behind.
   const marks = Object.fromEntries(
     names.flatMap((name) => (name in run.pass.partitions ? [[name, run.pass.partitions[name]]] : [])),
   );
+  const began = runs ? startedAt : new Date(run.at).toISOString();
   await keepReconcilePass(
-    complete ? newReconcilePass(new Date().toISOString()) : { ...run.pass, runs: run.pass.runs + 1, partitions: marks },
+    complete ? newReconcilePass(new Date().toISOString()) : { startedAt: began, runs: runs + 1, partitions: marks },
   );
 };
 

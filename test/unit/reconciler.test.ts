@@ -10,6 +10,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
 import { INDEX_KEYS } from '../../shared/dynamo/keys.js';
+import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
 import { syncJobItem, syncJobKey } from '../../shared/entities/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
 
@@ -169,9 +170,23 @@ describe('the reconciler', () => {
 
     it('starts a new pass at every partition’s head once a pass is done', async () => {
       await expect(runWithBudget(1_000)).resolves.toMatchObject({ passComplete: true, passRuns: 1, resent: 300 });
+      // Done in the run that began it: nothing to keep.
+      expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
 
       await expect(runWithBudget(1_000)).resolves.toMatchObject({ passComplete: true, passRuns: 1, inFlight: 300 });
       expect(queries.filter((q) => q.start === undefined)).toHaveLength(12);
+    });
+
+    it('reads a pass item as kept, and a mark it cannot read as a partition to read from its head', () => {
+      const after = { PK: 'SJ#sj_1', SK: 'SJ', [GSI3PK]: 'OPEN#1', [GSI3SK]: 'owner_1#2026-01-01T00:00:00.000Z#sj_1' };
+      const kept: ReconcilePass = {
+        startedAt: '2026-01-01T00:00:00.000Z',
+        runs: 2,
+        partitions: { 'OPEN#1': { after }, 'FAILED#0': 'done' },
+      };
+      expect(reconcilePassFrom(reconcilePassItem(kept))).toEqual(kept);
+      const item = { ...reconcilePassItem(kept), partitions: { 'OPEN#1': { after }, 'OPEN#2': 'half' } };
+      expect(reconcilePassFrom(item).partitions).toEqual({ 'OPEN#1': { after } });
     });
   });
 });
