@@ -88,4 +88,13 @@ describe('benchmarks (quick mode)', () => {
     expect(code).toBe(0);
     // Seeding 3,000 jobs into DynamoDB Local is most of it.
   }, 300_000);
+
+  it('bench:reconcile reaches every job of its pass once, run after run under a budget', async () => {
+    const { code, output } = await runBench('bench/reconcile.ts');
+
+    expect(output).toMatch(/seeded 2,000 jobs in [\d.]+ s \(\d+ puts\/s\): 20 stalled/);
+    expect(output).toMatch(/timeout s\s+reading s\/run\s+runs\s+jobs\/run \(max\)/);
+    expect(output).toMatch(/jobs read 2,000 of 2,000, stalled re-sent 20 of 20 \(20 messages\): ALL REACHED ONCE/);
+    expect(code).toBe(0);
+  }, 120_000);
 });
