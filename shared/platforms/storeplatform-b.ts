@@ -20,6 +20,7 @@ import {
   type Tracking,
 } from './port.js';
 import { lineSummaryOf } from './rest.js';
+import { storePlatformBConnect } from './storeplatform-b-connect.js';
 import {
   SHOPIFY_PAGE_SIZES as PAGE,
   SHOPIFY_API_VERSION,
@@ -612,6 +613,7 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
 
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
+  ...storePlatformBConnect({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode }),
 
   async createOrder(shop, order) {
     const payload = await mutate(shop, 'orderCreate', orderCreateVariables(order));
