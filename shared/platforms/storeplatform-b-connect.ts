@@ -35,7 +35,7 @@ export interface ShopifyRunner {
 
 /** `orders/create` ↔ `ORDERS_CREATE`: Shopify's enum spells the REST topic in capitals, `/` as `_`. */
 export const shopifyTopic = (topic: string) => topic.replace('/', '_').toUpperCase();
-/** `ORDERS_CREATE` → `orders/create`: the last `_` is the `/` (`ORDER_TRANSACTIONS_CREATE` → `order_transactions/create`). */
+/** `ORDERS_CREATE` → `orders/create`: the last `_` is the `/` (so `order_transactions/create` too). */
 export const restTopic = (topic: string) => topic.toLowerCase().replace(/_([^_]*)$/, '/$1');
 
 const subscriptionOf = (node: Json): WebhookSubscription | undefined =>
