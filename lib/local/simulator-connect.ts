@@ -229,7 +229,8 @@ export function refreshToken(shop: SimShop, body: unknown, now = Date.now()): Si
   tokens.refreshes += 1;
   return answer(200, {
     access_token: accessToken,
-    expires_in: Math.round(tokens.lifetimeMs / 1000),
+    // Shopify's lifetimes are whole seconds; a test's sub-second token keeps its own.
+    expires_in: tokens.lifetimeMs / 1000,
     refresh_token: next,
     refresh_token_expires_in: 7_776_000,
     scope: 'read_orders,write_orders',

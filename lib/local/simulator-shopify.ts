@@ -283,6 +283,17 @@ const mailingAddressNode = (value: unknown) => {
   };
 };
 
+/** The order's REST `shipping_lines` as Shopify's `ShippingLine`s (ids made from the order's). */
+const shippingLineNodes = (order: SimOrder) =>
+  list(order.shipping_lines).map((line, index) => {
+    const amount = { amount: textOf(line.price ?? '0.00'), currencyCode: currencyCodeOf(order) };
+    return {
+      id: gid('ShippingLine', `${order.id}${index}`),
+      title: line.title ?? '',
+      originalPriceSet: { shopMoney: amount, presentmentMoney: amount },
+    };
+  });
+
 const DISPLAY_FINANCIAL_STATUSES = new Set([
   'AUTHORIZED',
   'EXPIRED',
@@ -334,6 +345,7 @@ const orderNode = (order: SimOrder) => ({
       args,
     ),
   fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args),
+  shippingLines: (args: Json) => connection(shippingLineNodes(order), args),
   fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
 });
 

@@ -2,6 +2,7 @@
  * storeplatform_a's calls for staying connected (PLATFORM-API.md, "Staying connected"): the order read
  * before it goes, webhook subscriptions, token refresh and tags, on the REST Admin API.
  */
+import { randomUUID } from 'node:crypto';
 import { STOREPLATFORM_A_API_VERSION } from './api-version.js';
 import { restOrderRead, restWebhookOf, restWebhooksOf } from './connect-read.js';
 import { PlatformError } from './errors.js';
@@ -44,8 +45,9 @@ export const storePlatformAConnect: ConnectCalls = {
       shop,
       method: 'POST',
       path: `${API}/webhooks.json`,
-      // One key per topic and address: a create sent again answers the subscription the first one made.
-      headers: { ...token(shop), 'Idempotency-Key': `webhook:${topic}:${address}` },
+      // A fresh key each time: a subscription the platform dropped must be made again, not replayed from a
+      // key it remembers; the platform itself refuses a second subscription of one address to one topic.
+      headers: { ...token(shop), 'Idempotency-Key': `webhook:${randomUUID()}` },
       json: { webhook: { topic, address, format: 'json' } },
     });
     const webhook = restWebhookOf(isObject(answer.body) ? answer.body.webhook : undefined);
