@@ -207,6 +207,7 @@ const ordersChangedSince = `query ordersChangedSince(
   orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
     nodes {
       id name sourceIdentifier email note currencyCode tags createdAt updatedAt cancelledAt cancelReason
+      displayFinancialStatus test
       customAttributes { key value }
       shippingAddress {
         firstName lastName name company address1 address2 city province provinceCode country countryCodeV2 zip phone

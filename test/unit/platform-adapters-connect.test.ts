@@ -135,6 +135,16 @@ describe.each(HOSTED)('%s: staying connected against the simulator', (platform) 
       expect(Date.parse(after.updatedAt ?? '')).toBeGreaterThan(Date.parse(before.updatedAt ?? ''));
     });
 
+    it('shows a poll (orders changed since) the payment and test the shop changed', async () => {
+      const id = await placeOrder({ financial_status: 'pending', test: true });
+      const since = new Date(Date.now() - 60_000).toISOString();
+      await sim('PATCH', `/_sim/orders/${id}`, { shopDomain: SHOP, financial_status: 'paid', test: false });
+      const { orders } = await adapter.ordersChangedSince(shopOn(platform), since);
+      expect(orders.map((order) => order.payload)).toEqual([
+        expect.objectContaining({ id, financial_status: 'paid', test: false }),
+      ]);
+    });
+
     it('reads a cancelled order with its cancelledAt', async () => {
       const id = await placeOrder();
       await sim('POST', `/_sim/orders/${id}/cancel`, { shopDomain: SHOP });
