@@ -22,6 +22,12 @@
  *   `POST /_sim/orders/{id}/cancel` and `POST /_sim/orders/{id}/fulfillments` (the shop itself cancels
  *   or ships), `GET /_sim/orders?shopDomain=` (each order whole), `GET /_sim/calls`, `POST /_sim/reset`,
  *   `POST /_sim/outages` (a shop answering one status to every call, reads included, until cleared).
+ * - Staying connected (simulator-connect.ts): per order `financial_status`, `risk_recommendation` and
+ *   `test`, changed by `PATCH /_sim/orders/{id}`; per shop webhook subscriptions (REST `webhooks.json`,
+ *   GraphQL `webhookSubscriptions`/`webhookSubscriptionCreate`; `GET /_sim/webhooks`, `DELETE
+ *   /_sim/webhooks/{id}`), tokens with expiry and Token refresh (`POST /_sim/shops/{domain}/tokens`,
+ *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
+ *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */

@@ -3,7 +3,9 @@
  * graphql-js, with resolvers for the operations the service uses: orderCreate, the orders search
  * (by `source_identifier`, or changed since `updated_at` with a tag, sorted by UPDATED_AT, a page
  * at a time), order with its fulfillment orders, fulfillments and lines, fulfillment by id, fulfillmentCreate,
- * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel. A document or a
+ * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel, and for staying connected
+ * the order's displayFinancialStatus, risk and test, webhookSubscriptions, webhookSubscriptionCreate and
+ * tagsAdd. A document or a
  * variable Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that
  * exists on Shopify but is not simulated answers an error that says so; a document whose requested cost
  * is over Shopify's 1,000 points is refused with MAX_COST_EXCEEDED (shopify-cost.ts), nothing run.
@@ -651,26 +653,14 @@ const refusedPayload = (message: string) => {
   };
 };
 
-export interface ShopifyOptions {
-  /** Refuse every mutation with this message (a `fail422` token); queries still answer. */
-  refuseWrites?: string;
-}
-
-/** Answers one GraphQL request for one shop, as Shopify would: always HTTP 200, `data` and/or `errors`. */
-export const executeShopify = async (shop: SimShop, body: unknown, options: ShopifyOptions = {}): Promise<unknown> => {
-  const request = asObject(body);
-  if (typeof request.query !== 'string') return { errors: [{ message: 'Parameter Missing or Invalid: query' }] };
-  const schema = shopifyAdminSchema();
-  const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
-  // Shopify costs a document before it runs it, and refuses one over its single-query limit.
-  let cost = 0;
-  try {
-    cost = requestedQueryCost(schema, request.query, asObject(request.variables), operationName);
-  } catch {
-    // not a document it can cost (a syntax error…): graphql-js answers what is wrong with it
-  }
-  if (cost > SHOPIFY_MAX_QUERY_COST) return maxCostExceededBody(cost);
-  const queries: Record<string, (args: Json, info: GraphQLResolveInfo) => unknown> = {
+/** The root fields the simulator answers for one shop: Shopify's names, the store's model behind them. */
+const resolversOf = (
+  shop: SimShop,
+): {
+  queries: Record<string, (args: Json, info: GraphQLResolveInfo) => unknown>;
+  mutations: Record<string, (args: Json) => unknown>;
+} => ({
+  queries: {
     orders: (args) => ordersConnection(shop, args),
     order: (args, info) => {
       const id = idOf(args.id, 'Order');
@@ -691,8 +681,8 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
       const found = id === null ? undefined : findFulfillment(shop, id);
       return found ? fulfillmentNode(found.order, found.fulfillment) : null;
     },
-  };
-  const mutations: Record<string, (args: Json) => unknown> = {
+  },
+  mutations: {
     orderCreate: (args) => orderCreate(shop, args),
     fulfillmentCreate: (args) => fulfillmentCreate(shop, args),
     orderCancel: (args) => orderCancel(shop, args),
@@ -701,7 +691,29 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
     fulfillmentCancel: (args) => fulfillmentCancel(shop, args),
     webhookSubscriptionCreate: (args) => webhookSubscriptionCreate(shop, args),
     tagsAdd: (args) => tagsAdd(shop, args),
-  };
+  },
+});
+
+export interface ShopifyOptions {
+  /** Refuse every mutation with this message (a `fail422` token); queries still answer. */
+  refuseWrites?: string;
+}
+
+/** Answers one GraphQL request for one shop, as Shopify would: always HTTP 200, `data` and/or `errors`. */
+export const executeShopify = async (shop: SimShop, body: unknown, options: ShopifyOptions = {}): Promise<unknown> => {
+  const request = asObject(body);
+  if (typeof request.query !== 'string') return { errors: [{ message: 'Parameter Missing or Invalid: query' }] };
+  const schema = shopifyAdminSchema();
+  const operationName = typeof request.operationName === 'string' ? request.operationName : undefined;
+  // Shopify costs a document before it runs it, and refuses one over its single-query limit.
+  let cost = 0;
+  try {
+    cost = requestedQueryCost(schema, request.query, asObject(request.variables), operationName);
+  } catch {
+    // not a document it can cost (a syntax error…): graphql-js answers what is wrong with it
+  }
+  if (cost > SHOPIFY_MAX_QUERY_COST) return maxCostExceededBody(cost);
+  const { queries, mutations } = resolversOf(shop);
   const fieldResolver: GraphQLFieldResolver<unknown, unknown, Json> = (source, args, context, info) => {
     const mutation = info.parentType === schema.getMutationType();
     if (info.parentType !== schema.getQueryType() && !mutation) {
