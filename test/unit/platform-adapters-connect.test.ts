@@ -5,6 +5,8 @@
  * is read back through the simulator's `/_sim` controls; failures go through the one failure policy.
  */
 import { adapterFor } from '../../shared/platforms/adapters.js';
+import { apiVersionNotice, PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
+import { financialStatusOf, riskOf } from '../../shared/platforms/connect-read.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { classify } from '../../shared/platforms/failure.js';
 import {
@@ -14,6 +16,7 @@ import {
   type ShopConnection,
   WEBHOOK_TOPICS,
 } from '../../shared/platforms/port.js';
+import { restTopic, shopifyTopic } from '../../shared/platforms/storeplatform-b-connect.js';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
 import { isRefreshRefused } from '../../shared/platforms/token-refresh.js';
 import { adaptersAgainstSimulator } from './adapter-simulator.js';
@@ -360,5 +363,57 @@ describe('the simulator controls of staying connected', () => {
     expect((await post({ grant_type: 'password' })).status).toBe(400);
     const refused = await post({ grant_type: 'refresh_token', refresh_token: 'x', client_id: 'a', client_secret: 'b' });
     expect(await refused.json()).toMatchObject({ error: 'invalid_grant' });
+  });
+});
+
+describe("the platforms' words in CONTRACT's", () => {
+  it("lower-cases Shopify's payment and risk, an unknown risk reading none", () => {
+    expect(['PAID', 'PARTIALLY_REFUNDED', 'pending', '', null].map(financialStatusOf)).toEqual([
+      'paid',
+      'partially_refunded',
+      'pending',
+      null,
+      null,
+    ]);
+    expect(['ACCEPT', 'INVESTIGATE', 'cancel', 'PENDING', undefined].map(riskOf)).toEqual([
+      'accept',
+      'investigate',
+      'cancel',
+      'none',
+      'none',
+    ]);
+  });
+
+  it("spells every topic of the table as Shopify's enum and back", () => {
+    expect(WEBHOOK_TOPICS.map(shopifyTopic)).toEqual([
+      'ORDERS_CREATE',
+      'ORDERS_UPDATED',
+      'ORDERS_CANCELLED',
+      'FULFILLMENTS_CREATE',
+      'FULFILLMENTS_UPDATE',
+      'APP_UNINSTALLED',
+    ]);
+    expect(WEBHOOK_TOPICS.map(shopifyTopic).map(restTopic)).toEqual([...WEBHOOK_TOPICS]);
+    expect(restTopic('ORDER_TRANSACTIONS_CREATE')).toBe('order_transactions/create');
+  });
+
+  it('names one version per platform, and reports only answers that say something of it', () => {
+    expect(PLATFORM_API_VERSIONS).toEqual({
+      storeplatform_a: '2025-07',
+      storeplatform_b: SHOPIFY_API_VERSION,
+      custom: null,
+    });
+    const headers = (entries: Record<string, string>) => new Headers(entries);
+    const path = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
+    expect(apiVersionNotice('storeplatform_b', SHOP, path, headers({}))).toBeNull();
+    expect(
+      apiVersionNotice('storeplatform_b', SHOP, '/admin/oauth/access_token', headers({ 'X-Shopify-API-Version': 'x' })),
+    ).toMatchObject({ requested: null, served: 'x', deprecated: false });
+    expect(
+      apiVersionNotice('storeplatform_b', SHOP, path, headers({ 'X-Shopify-API-Version': SHOPIFY_API_VERSION })),
+    ).toMatchObject({ deprecated: false });
+    expect(
+      apiVersionNotice('storeplatform_b', SHOP, path, headers({ 'X-Shopify-API-Version': '2027-01' })),
+    ).toMatchObject({ requested: SHOPIFY_API_VERSION, served: '2027-01', deprecated: true });
   });
 });
