@@ -255,7 +255,7 @@ describe('events', () => {
     expect((await A().get(`/v1/events/${theirs}`)).status).toBe(404);
   });
 
-  it('shows an event with its deliveries, and lists with delivery_success=false those whose delivery fails', async () => {
+  it('shows an event with its deliveries; delivery_success=false lists those whose delivery fails', async () => {
     const endpoint = await createEndpoint({ enabledEvents: ['sync_job.failed'] });
     const other = await createEndpoint({ enabledEvents: ['order.unrouted'] });
     const failedOne = await seed('sync_job.failed', new Date().toISOString());
