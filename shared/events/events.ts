@@ -65,7 +65,7 @@ const typesOf = (filter: EventFilters['type']): readonly EventType[] => {
  * when the filter takes several types; or the owner's failing events (GSI6), few, kept when of the
  * types asked for.
  */
-const eventSources = (ownerId: string, filters: EventFilters) =>
+export const eventSources = (ownerId: string, filters: EventFilters) =>
   filters.failing
     ? { index: 'storeStateLists' as const, partitions: [eventLists.failing(ownerId)] }
     : { index: 'stateLists' as const, partitions: typesOf(filters.type).map((t) => eventLists.ofType(ownerId, t)) };
