@@ -22,7 +22,6 @@ import type { Actor, AuditAction } from '../entities/audit-entry.js';
 import {
   type EnabledEvents,
   type EndpointStatus,
-  endpointAttributes,
   endpointCountKey,
   endpointsPartition,
   MAX_ENDPOINTS,
@@ -181,6 +180,8 @@ export interface EndpointChanges {
   status?: EndpointStatus;
 }
 
+const CHANGEABLE = ['url', 'enabledEvents', 'description', 'status'] as const;
+
 /** Writes an endpoint's changed fields with its audit entry, if it still exists (404 otherwise). */
 const writeChanges = async (
   endpoint: WebhookEndpoint,
@@ -213,12 +214,21 @@ const writeChanges = async (
 export const updateEndpoint = async (owner: Owner, id: string, changes: EndpointChanges, actor: Actor) => {
   const endpoint = await findEndpoint(owner, id);
   if (changes.url !== undefined) await checkEndpointUrl(changes.url);
-  const set: Partial<WebhookEndpoint> = { ...changes, updatedAt: now() };
-  if (changes.status === 'enabled') set.disabledReason = null;
+  const updated: WebhookEndpoint = {
+    ...endpoint,
+    url: changes.url ?? endpoint.url,
+    enabledEvents: changes.enabledEvents ?? endpoint.enabledEvents,
+    description: changes.description === undefined ? endpoint.description : changes.description,
+    status: changes.status ?? endpoint.status,
+    disabledReason: changes.status === 'enabled' ? null : endpoint.disabledReason,
+    updatedAt: now(),
+  };
+  const changed = CHANGEABLE.filter((field) => changes[field] !== undefined);
+  const written: (keyof WebhookEndpoint)[] = [...changed, 'disabledReason', 'updatedAt'];
+  const set = Object.fromEntries(written.map((field) => [field, updated[field]]));
   // Field names only: a URL may carry a token of the integrator's in its query.
-  const metadata = { changed: Object.keys(changes).filter((k) => changes[k as keyof EndpointChanges] !== undefined) };
-  await writeChanges(endpoint, endpointAttributes(set), { action: 'webhook_endpoint.updated', actor, metadata });
-  return { ...endpoint, ...endpointAttributes(set) } as WebhookEndpoint;
+  await writeChanges(endpoint, set, { action: 'webhook_endpoint.updated', actor, metadata: { changed } });
+  return updated;
 };
 
 /** `DELETE`: the endpoint goes (its pending deliveries find it gone) and the owner's count goes down. */
