@@ -41,6 +41,7 @@ const FEATURES = [
   'shared/orders',
   'shared/sync-jobs',
   'shared/fulfillments',
+  'shared/events',
   'shared/webhooks',
   'shared/stores',
   'shared/audit-log',
