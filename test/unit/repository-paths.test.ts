@@ -12,10 +12,10 @@ import ts from 'typescript';
  *   read from the repository root; `.js` names the `.ts` it is compiled from;
  * - a token whose first folder is a tracked folder at any depth (`sync-jobs/moves.ts`, `local/`) and
  *   that ends with a file extension or `/`: it must end some tracked path;
- * - a bare file name (`moves.ts`, `design.md`, `x.cjs`): some tracked file must have that name; a
+ * - a bare file name (`moves.ts`, `design.md`, `jest.config.cjs`): some tracked file must have that name; a
  *   bare Markdown name the repo lacks is a companion doc (`CONTRACT.md`), looked up beside the checkout;
- * - a token after `./` or `../`: read from the folder of the file that names it (`../shared/SPEC.md` in
- *   README.md is the companion docs' folder beside the checkout).
+ * - a token after `./` or `../`: read from the folder of the file that names it; one that leaves the
+ *   checkout is a companion doc (README.md's `../shared/<doc>.md`).
  * A token with a placeholder (`functions/<name>.ts`, `test/unit/*.test.ts`, `shared/…`) names no
  * file, and so do bare `.json` names and paths under folders the repo does not track (`cdk.out/`):
  * they are runtime data or somebody else's files.
