@@ -14,6 +14,14 @@ export { meaningOf };
 /** The value the command writes to `path` (`status`, `fulfillments.9001.status`, `*` for a segment). */
 export const setsAttribute = (command: unknown, path: string): any => valuesAt(meaningOf(command).sets, path)[0];
 
+/** What the command writes under `prefix` (`fulfillments.9001`: one entry's fields), by the rest of their paths. */
+export const setsUnder = (command: unknown, prefix: string): Record<string, any> =>
+  Object.fromEntries(
+    Object.entries(meaningOf(command).sets)
+      .filter(([path]) => path.startsWith(`${prefix}.`))
+      .map(([path, value]) => [path.slice(prefix.length + 1), value]),
+  );
+
 /** Every attribute path the command writes, with its value (an expression of the item's own attributes as text). */
 export const setsOf = (command: unknown): Record<string, any> => meaningOf(command).sets;
 
@@ -36,6 +44,9 @@ export const requiresOf = (command: unknown): Record<string, any> => meaningOf(c
 export const writing = (writes: Record<string, unknown>) =>
   ((input: unknown) => writesAll(writes, input)) as unknown as never;
 
-/** A command whose condition requires what `requires` gives (compared as FaultSpec.match is). */
-export const requiring = (requires: Record<string, unknown>) =>
-  ((input: unknown) => matches(requires, requiresOf(input))) as unknown as never;
+/**
+ * A command whose condition requires what `requires` gives (compared as FaultSpec.match is), and whose
+ * input has the plain parts `input` gives (`{ IndexName: 'GSI2' }`), for aws-sdk-client-mock's `.on`.
+ */
+export const requiring = (requires: Record<string, unknown>, input: Record<string, unknown> = {}) =>
+  ((command: unknown) => matches(input, command) && matches(requires, requiresOf(command))) as unknown as never;

@@ -71,8 +71,8 @@ export const concerns = (fault: FaultSpec, clientName: string | undefined, comma
 /**
  * What a DynamoDB command means, its placeholders resolved: the values an update's SET writes (a
  * `PutItem`'s whole item), the paths it removes, what its ADD adds, and its condition (`ConditionExpression`
- * and `KeyConditionExpression`) both as text and, for each `path = value` or `path IN (…)` it ANDs, as
- * `requires`. A SET of an expression of the item's own attributes reads as that expression, resolved
+ * and `KeyConditionExpression`) both as text and, for each `path = value`, `path IN (…)` or
+ * `begins_with(path, prefix)` it ANDs, as `requires` (a value, the values, `{ begins_with: prefix }`). A SET of an expression of the item's own attributes reads as that expression, resolved
  * (`if_not_exists(attempts, 0) + 1`). Fault gates and tests read this, so that they hold whatever
  * placeholder names the code picks.
  */
@@ -144,8 +144,10 @@ export const meaningOf = (command: unknown): CommandMeaning => {
   for (const term of conditions.flatMap((condition) => topLevel(condition, /^\s+AND\s+/))) {
     const equal = /^([#\w.[\]]+)\s*=\s*(:\w+)$/.exec(term);
     const among = /^([#\w.[\]]+)\s+IN\s*\(([^)]*)\)$/.exec(term);
+    const prefix = /^begins_with\(([#\w.[\]]+),\s*(:\w+)\)$/.exec(term);
     if (equal) meaning.requires[path(equal[1])] = values[equal[2]];
     if (among) meaning.requires[path(among[1])] = among[2].split(',').map((v) => values[v.trim()]);
+    if (prefix) meaning.requires[path(prefix[1])] = { begins_with: values[prefix[2]] };
   }
   return meaning;
 };

@@ -387,7 +387,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { ExpressionAttributeValues: { ':status': 'completed' } },
+        writes: { status: 'completed' },
         action: 'hold',
       });
       const { api, reseller, source, sourceSecret, payload, jobId } = await placeOrder();

@@ -275,7 +275,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
       function: 'FulfillmentWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'delivered' } },
+      writes: { 'fulfillments.*.status': 'delivered' },
       action: 'crash',
     });
     const corrected = {

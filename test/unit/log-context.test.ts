@@ -7,6 +7,7 @@ import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { lambdaHandler } from '../../shared/core/lambda-handler.js';
 import { addLogContext, logger, withLogContext } from '../../shared/core/logger.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { requiresOf } from '../command-meaning.js';
 
 /**
  * Correlated logs (issue 14): the Lambda context on every function's lines, the work context of
@@ -133,8 +134,6 @@ describe('the sync worker', () => {
     const error = lines.find((l) => l.level === 'ERROR');
     expect(error).toMatchObject({ jobId: 'sj_old' });
     expect(error).not.toHaveProperty('request_id');
-    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':expectedGeneration': 3,
-    });
+    expect(requiresOf(dynamo.commandCalls(UpdateCommand)[0].args[0].input)).toMatchObject({ generation: 3 });
   });
 });
