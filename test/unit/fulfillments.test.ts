@@ -10,8 +10,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
 import { syncJobFrom, syncJobKey } from '../../shared/entities/sync-job.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
@@ -21,6 +19,7 @@ import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
+import { fakeDeps } from './fake-deps.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
@@ -29,21 +28,7 @@ const cancelFulfillment = jest.fn();
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
-// The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = {
-  cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({
-    takesIdempotencyKeys: true,
-    createOrder: jest.fn(),
-    findOrder: jest.fn(),
-    createFulfillment,
-    updateFulfillmentTracking,
-    cancelFulfillment,
-    cancelOrder: jest.fn(),
-    updateOrder: jest.fn(),
-    ordersChangedSince: jest.fn(),
-  }),
-};
+const deps = fakeDeps({ createFulfillment, updateFulfillmentTracking, cancelFulfillment });
 
 const tracking = {
   company: 'UPS',

@@ -11,12 +11,11 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
+import { fakeDeps } from './fake-deps.js';
 
 const createOrder = jest.fn();
 const findOrder = jest.fn();
@@ -24,21 +23,7 @@ const findOrder = jest.fn();
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
-// The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = {
-  cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({
-    takesIdempotencyKeys: true,
-    createOrder,
-    findOrder,
-    createFulfillment: jest.fn(),
-    updateFulfillmentTracking: jest.fn(),
-    cancelFulfillment: jest.fn(),
-    cancelOrder: jest.fn(),
-    updateOrder: jest.fn(),
-    ordersChangedSince: jest.fn(),
-  }),
-};
+const deps = fakeDeps({ createOrder, findOrder });
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
   ({
