@@ -31,7 +31,7 @@ export const removesOf = (command: unknown) => meaningOf(command).removes;
 /** What the command's ADD adds, by attribute path. */
 export const addsOf = (command: unknown) => meaningOf(command).adds;
 
-/** The command's condition (and key condition), names and values in place: `generation = 2 AND status = "processing"`. */
+/** The command's condition (and key condition), names and values in place: `generation = 2 AND status = "failed"`. */
 export const conditionOf = (command: unknown) => meaningOf(command).condition;
 
 /** What the condition requires of each attribute it compares: a value (`=`) or the values it may have (`IN`). */

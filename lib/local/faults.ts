@@ -70,11 +70,12 @@ export const concerns = (fault: FaultSpec, clientName: string | undefined, comma
 
 /**
  * What a DynamoDB command means, its placeholders resolved: the values an update's SET writes (a
- * `PutItem`'s whole item), the paths it removes, what its ADD adds, and its condition (`ConditionExpression`
- * and `KeyConditionExpression`) both as text and, for each `path = value`, `path IN (…)` or
- * `begins_with(path, prefix)` it ANDs, as `requires` (a value, the values, `{ begins_with: prefix }`). A SET of an expression of the item's own attributes reads as that expression, resolved
- * (`if_not_exists(attempts, 0) + 1`). Fault gates and tests read this, so that they hold whatever
- * placeholder names the code picks.
+ * `PutItem`'s whole item), the paths it removes, what its ADD adds, and its condition
+ * (`ConditionExpression` and `KeyConditionExpression`) both as text and, for each `path = value`,
+ * `path IN (…)` or `begins_with(path, prefix)` it ANDs, as `requires` (a value, the values,
+ * `{ begins_with: prefix }`). A SET of an expression of the item's own attributes reads as that
+ * expression, resolved (`if_not_exists(attempts, 0) + 1`). Fault gates and tests read this, so that
+ * they hold whatever placeholder names the code picks.
  */
 export interface CommandMeaning {
   sets: Record<string, unknown>;
