@@ -346,6 +346,9 @@ export const authorizer = {
  */
 export const DEAD_LETTER_CONCURRENCY = 2;
 
+/** Five supplier calls of 10 s at most, and 10 s for the rest (lib/routes.ts, SyncWorker). */
+export const SYNC_WORKER_TIMEOUT_SECONDS = 60;
+
 export type ScheduleTrigger = { scheduleMinutes: number } | { pollInterval: true };
 
 /** A schedule's period, in minutes, in a deployment of this poll interval. */
@@ -357,7 +360,10 @@ export const consumers: ConsumerSpec[] = [
     name: 'SyncWorker',
     entry: 'functions/sync-worker.ts',
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
-    timeoutSeconds: 30,
+    // A record may make up to five supplier calls of up to 10 s each (PLATFORM_TIMEOUT_MS), the batch's
+    // records side by side: 50 s of calls, plus the reads, writes and a cold start. A timed-out batch
+    // skips every record's backoff, so the timeout covers the worst record (docs/design.md, "Margins").
+    timeoutSeconds: SYNC_WORKER_TIMEOUT_SECONDS,
     access: {
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).

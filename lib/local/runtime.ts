@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
@@ -282,6 +283,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
       },
       pollIntervalSeconds,
+      jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
     };
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',

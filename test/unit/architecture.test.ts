@@ -140,6 +140,13 @@ describe('architecture: the import graph', () => {
     ).toEqual([]);
   });
 
+  it('keeps the work-item runner below the features: core, the domain, aws and the platform port only', () => {
+    const below = ['shared/work', 'shared/core', 'shared/domain', 'shared/aws'];
+    const above = (target: string) =>
+      target.startsWith('shared/') && !below.includes(folderOf(target)) && !PLATFORM_PORT.includes(target);
+    expect(violations('shared/work/', above)).toEqual([]);
+  });
+
   it('lets features depend one way: each imports only the features after it in FEATURES', () => {
     const backwards = [...featureEdges()].filter(([edge]) => {
       const [from, to] = edge.split(' → ');

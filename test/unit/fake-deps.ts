@@ -20,6 +20,11 @@ export const fakeDeps = (adapter: { [Call in keyof PlatformAdapter]?: unknown } 
       cancelOrder: jest.fn(),
       updateOrder: jest.fn(),
       ordersChangedSince: jest.fn(),
+      readOrder: jest.fn(),
+      listWebhooks: jest.fn(),
+      createWebhook: jest.fn(),
+      refreshAccessToken: jest.fn(),
+      addOrderTags: jest.fn(),
       ...adapter,
     }) as PlatformAdapter,
 });
