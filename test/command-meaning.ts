@@ -28,9 +28,6 @@ export const setsOf = (command: unknown): Record<string, any> => meaningOf(comma
 /** The attribute paths the command removes. */
 export const removesOf = (command: unknown) => meaningOf(command).removes;
 
-/** What the command's ADD adds, by attribute path. */
-export const addsOf = (command: unknown) => meaningOf(command).adds;
-
 /** The command's condition (and key condition), names and values in place: `generation = 2 AND status = "failed"`. */
 export const conditionOf = (command: unknown) => meaningOf(command).condition;
 
