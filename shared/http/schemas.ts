@@ -2,6 +2,7 @@ import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
+import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
 import { PRICING_MODES } from '../entities/source-store.js';
@@ -30,15 +31,8 @@ const requiredString = (max: number) =>
     v.maxLength(max, `must be at most ${max} characters`),
   );
 
-const LABEL = /^[a-z0-9][a-z0-9-]*$/;
-
 /** `<label>.<suffix>`: compared case-insensitively and stored lower-cased (CONTRACT.md §1-§2). */
-export const isShopDomain = (value: string) => {
-  const suffix = `.${config.shopDomainSuffix().toLowerCase()}`;
-  if (!value.endsWith(suffix)) return false;
-  const label = value.slice(0, -suffix.length);
-  return label.length <= 63 && LABEL.test(label);
-};
+export const isShopDomain = (value: string) => isShopDomainUnder(value, config.shopDomainSuffix());
 
 export const ShopDomain = v.pipe(
   v.string('must be a string'),
