@@ -463,7 +463,7 @@ export const consumers: ConsumerSpec[] = [
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).
       // BatchGetItem and PutItem: the first job of an order written in chunks writes any job a crash
-      // left unwritten (shared/orders/order-jobs.ts completeOrderJobs).
+      // left unwritten (shared/sync-jobs/create.ts completeOrderJobs).
       table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },

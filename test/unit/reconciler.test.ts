@@ -3,6 +3,7 @@ import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } 
 import { mockClient } from 'aws-sdk-client-mock';
 import { syncJobKey } from '../../shared/entities/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
+import { requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -36,7 +37,7 @@ describe('the reconciler', () => {
     dynamo
       .on(QueryCommand)
       .resolves({ Items: [] })
-      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'OPEN#0' } })
+      .on(QueryCommand, requiring({ GSI3PK: 'OPEN#0' }))
       .resolvesOnce({ Items: [key(broken)], LastEvaluatedKey: key(broken) })
       .resolvesOnce({ Items: [key(fine)] });
     dynamo.on(BatchGetCommand).callsFake((input) => {

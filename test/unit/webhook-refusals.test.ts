@@ -17,6 +17,7 @@ import {
   UNKNOWN_SHOP_MAX,
   UNKNOWN_SHOP_TTL_MS,
 } from '../../shared/webhooks/unknown-shops.js';
+import { requiresOf, requiring } from '../command-meaning.js';
 
 /**
  * A webhook delivery that cannot verify is refused before any read (docs/design.md, "An abusive
@@ -80,7 +81,7 @@ beforeEach(() => {
   kms.reset();
   kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from(SECRET) });
   dynamo.on(GetCommand).resolves({ Item: {} });
-  dynamo.on(QueryCommand, { KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)' }).resolves({
+  dynamo.on(QueryCommand, requiring({ SK: { begins_with: 'VENDOR#' } })).resolves({
     Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' }],
   });
   dynamo.on(PutCommand).resolves({});
@@ -211,8 +212,8 @@ describe('Webhooks: every valid form still verifies', () => {
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [storeOn('valid.myshopify.com')] });
     const res = await call(ordersWebhook, headers);
     expect(res.status).toBe(200);
-    expect(shopReads()[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':pk': expect.stringContaining('valid.myshopify.com'),
+    expect(requiresOf(shopReads()[0].args[0].input)).toMatchObject({
+      GSI2PK: expect.stringContaining('valid.myshopify.com'),
     });
   });
 });
