@@ -63,7 +63,7 @@ export const sdkClientsIn = (metafile: Metafile) =>
 
 /**
  * The shortest chain of imports from the bundle's entry to the first file of `pkg`, as project
- * paths (`functions/x.ts → shared/y.ts → @aws-sdk/client-sqs`): why a package is in a bundle.
+ * paths (`functions/<handler>.ts → shared/<feature>/<module>.ts → @aws-sdk/client-sqs`): why a package is in a bundle.
  */
 export const importChain = (metafile: Metafile, pkg: string): string[] | undefined => {
   const inputs = metafile.inputs;

@@ -2,6 +2,7 @@ import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dyn
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
 import type { SyncJob } from '../shared/entities/sync-job.js';
+import { newSyncJob, type OrderGroup } from '../shared/sync-jobs/create.js';
 
 /**
  * Items written straight to a local table, for `bench:lists` and the list tests: records built
@@ -9,39 +10,30 @@ import type { SyncJob } from '../shared/entities/sync-job.js';
  * a seeded item carries exactly the index attributes the service would have given it.
  */
 
-/** A job in `status`, with the fields that state implies set. */
+/** The source store every seeded job goes to. */
+const SEEDED_SOURCE: OrderGroup = { sourceStoreId: 'sst_seeded00000000000000000000', vendorTag: 'Seeded' };
+
+/**
+ * A job in `status`: the job the webhook would have created (`newSyncJob`), with the fields that
+ * state implies set. It keeps no order and no vendor tag: the lists never read them, and a seeded
+ * item stays as small as the list benchmarks assume.
+ */
 export const seededJob = (
   fields: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'createdAt'> & { status: SyncJobStatus },
 ): SyncJob => {
-  const { status, createdAt } = fields;
+  const { id, status, createdAt } = fields;
+  const order = { ...fields, resellerShopDomain: 'seeded.myshopify.com', externalOrderId: id.slice(3) };
   return {
-    sourceStoreId: 'sst_seeded00000000000000000000',
-    attempts: status === 'pending' ? 0 : 1,
-    generation: 1,
-    externalOrderId: fields.id.slice(3),
-    resellerShopDomain: 'seeded.myshopify.com',
+    ...newSyncJob(order, SEEDED_SOURCE, 0, { body: new Uint8Array() }, createdAt),
     order: null,
     vendorTag: null,
-    orderJobIds: null,
-    orderRouting: null,
-    receivedVia: 'webhook',
-    unroutedLines: null,
-    sourceOrderId: status === 'completed' ? `so-${fields.id.slice(3)}` : null,
-    sourceLines: null,
+    attempts: status === 'pending' ? 0 : 1,
+    sourceOrderId: status === 'completed' ? `so-${id.slice(3)}` : null,
     errorMessage: status === 'failed' || status === 'dead' ? 'supplier answered 503' : null,
     completedAt: status === 'completed' ? createdAt : null,
     failedAt: status === 'failed' ? createdAt : null,
     deadAt: status === 'dead' ? createdAt : null,
     cancelledAt: status === 'cancelled' ? createdAt : null,
-    cancellation: null,
-    attention: null,
-    orderEdits: null,
-    updatedAt: createdAt,
-    fulfillments: {},
-    resends: 0,
-    waitUntil: null,
-    throttledSince: null,
-    attemptLog: [],
     ...fields,
   };
 };

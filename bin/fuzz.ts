@@ -1,7 +1,7 @@
 /**
  * `npm run fuzz [-- --runs 500] [-- --seed 123]`: the fuzz suite (test/integration/fuzz.test.ts)
  * for a long run with a random seed, printed first so that a failure can be replayed:
- * `FUZZ_SEED=<seed> npx jest --selectProjects integration -- test/integration/fuzz`.
+ * `FUZZ_SEED=<seed> npx jest --selectProjects integration -- test/integration/fuzz.test.ts`.
  */
 import { spawnSync } from 'node:child_process';
 import { parseArgs } from 'node:util';

@@ -4,13 +4,18 @@ import type { INDEX } from '../shared/dynamo/keys.js';
 import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
+  CreateWebhookEndpointBody,
   ListAuditLogQuery,
+  ListEventsQuery,
   ListOrdersQuery,
   ListSyncJobsQuery,
   PlainListQuery,
+  RecoverWebhookEndpointBody,
   RotateCredentialsBody,
+  RotateWebhookEndpointSecretBody,
   UpdateResellerStoreBody,
   UpdateSourceStoreBody,
+  UpdateWebhookEndpointBody,
 } from '../shared/http/schemas.js';
 
 /**
@@ -105,6 +110,9 @@ const idempotent = (access: Access): Access => ({
   ...access,
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
 });
+
+/** A webhook endpoint's signing secret, encrypted on creation and rotation (never decrypted by the API). */
+const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
 const ROTATE_CREDENTIALS = idempotent({
@@ -287,6 +295,93 @@ export const routes: RouteSpec[] = [
     access: readList('lists', 'storeLists', 'stateLists', 'storeStateLists', 'resourceLists'),
   },
   {
+    name: 'ListEvents',
+    method: 'GET',
+    path: '/v1/events',
+    entry: 'functions/list-events.ts',
+    auth: 'apiKey',
+    request: { query: ListEventsQuery },
+    // Each type's list (GSI5, merged for a group or none), or the failing events (GSI6).
+    access: readList('stateLists', 'storeStateLists'),
+  },
+  {
+    name: 'GetEvent',
+    method: 'GET',
+    path: '/v1/events/{id}',
+    entry: 'functions/get-event.ts',
+    auth: 'apiKey',
+    // The event, then its deliveries (one BatchGet of the endpoints it names).
+    access: { table: ['GetItem', 'BatchGetItem'] },
+  },
+  {
+    name: 'CreateWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook_endpoints',
+    entry: 'functions/create-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: CreateWebhookEndpointBody },
+    // The owner's count (the limit of 16), the endpoint and its audit entry in one transaction.
+    access: idempotent({ table: ['TransactWriteItems', 'UpdateItem', 'PutItem'], key: ENDPOINT_SECRET_ENCRYPT }),
+  },
+  {
+    name: 'ListWebhookEndpoints',
+    method: 'GET',
+    path: '/v1/webhook_endpoints',
+    entry: 'functions/list-webhook-endpoints.ts',
+    auth: 'apiKey',
+    request: { query: PlainListQuery },
+    // The owner's endpoints are one partition of the table (at most 16).
+    access: { table: ['Query'] },
+  },
+  {
+    name: 'GetWebhookEndpoint',
+    method: 'GET',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/get-webhook-endpoint.ts',
+    auth: 'apiKey',
+    access: READ_ONE,
+  },
+  {
+    name: 'UpdateWebhookEndpoint',
+    method: 'PATCH',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/update-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: UpdateWebhookEndpointBody },
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'] }),
+  },
+  {
+    name: 'DeleteWebhookEndpoint',
+    method: 'DELETE',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/delete-webhook-endpoint.ts',
+    auth: 'apiKey',
+    // The endpoint deleted, the owner's count lowered and the audit entry, in one transaction.
+    access: { table: ['GetItem', 'TransactWriteItems', 'DeleteItem', 'UpdateItem', 'PutItem'] },
+  },
+  {
+    name: 'RotateWebhookEndpointSecret',
+    method: 'POST',
+    path: '/v1/webhook_endpoints/{id}/rotate_secret',
+    entry: 'functions/rotate-webhook-endpoint-secret.ts',
+    auth: 'apiKey',
+    request: { body: RotateWebhookEndpointSecretBody },
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+      key: ENDPOINT_SECRET_ENCRYPT,
+    }),
+  },
+  {
+    name: 'RecoverWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook_endpoints/{id}/recover',
+    entry: 'functions/recover-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: RecoverWebhookEndpointBody },
+    // The endpoint's failed deliveries (GSI7) from `since`, each made pending again; the audit entry.
+    access: idempotent({ table: ['GetItem', 'UpdateItem', 'PutItem'], indexes: ['resourceLists'] }),
+  },
+  {
     name: 'OrdersWebhook',
     method: 'POST',
     path: '/v1/orders/webhook',
@@ -368,7 +463,7 @@ export const consumers: ConsumerSpec[] = [
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).
       // BatchGetItem and PutItem: the first job of an order written in chunks writes any job a crash
-      // left unwritten (shared/orders/order-jobs.ts completeOrderJobs).
+      // left unwritten (shared/sync-jobs/create.ts completeOrderJobs).
       table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },

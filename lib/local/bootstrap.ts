@@ -2,7 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { __Client } from '@aws-sdk/client-sqs';
 import { logger } from '../../shared/core/logger.js';
-import { type ArmedFault, concerns, matches } from './faults.js';
+import { type ArmedFault, concerns, gates } from './faults.js';
 import { type LambdaHandler, lambdaContext } from './lambda.js';
 import type { EnvironmentData, FromEnvironment, ToEnvironment } from './protocol.js';
 
@@ -45,7 +45,7 @@ const hold = (faultId: number) =>
 /** `dropped` when the call must answer without reaching the service. */
 const injectFaults = async (clientName: string | undefined, commandName: string | undefined, input: unknown) => {
   for (const fault of faults) {
-    if (!concerns(fault, clientName, commandName) || !matches(fault.match ?? {}, input)) continue;
+    if (!concerns(fault, clientName, commandName) || !gates(fault, input)) continue;
     if (!(await claim(fault.id, input))) continue;
     if (fault.action === 'crash') process.exit(1);
     if (fault.action === 'hold') await hold(fault.id);

@@ -11,7 +11,7 @@ const BOOTSTRAP = resolve(ROOT, 'lib/local/bootstrap.ts');
 export interface Bundles {
   /** The environment's bootstrap, the worker thread's main module. */
   bootstrap: string;
-  /** The bundle of a handler module (`functions/x.ts` → absolute path of its `.mjs`). */
+  /** The bundle of a handler module (`functions/<handler>.ts` → absolute path of its `.mjs`). */
   of(entry: string): string;
   remove(): void;
 }

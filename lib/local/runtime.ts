@@ -295,6 +295,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+      // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
+      LOCAL_RUNTIME: '1',
       ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
       ...passThrough(),
     };

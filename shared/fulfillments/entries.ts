@@ -29,7 +29,7 @@ import type { Tracking } from '../platforms/port.js';
  * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one
  * entry per source fulfillment. Every write is conditional on what was read, and re-read when
  * someone else wrote first. While an entry is on its way (`pending`, `failed`) its job is among
- * GSI3's propagating jobs (sync-jobs/indexes.ts), so the reconciler finds an entry whose message
+ * GSI3's propagating jobs (entities/sync-job.ts), so the reconciler finds an entry whose message
  * was lost; the write that ends the last open entry takes it out again.
  */
 

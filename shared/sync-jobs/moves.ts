@@ -22,7 +22,7 @@ import { type MoveRequest, moveUpdate } from './state-machine.js';
 /**
  * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler), each one
  * conditional UpdateItem built by state-machine.ts. A move that ends an attempt records it in the
- * job's history (attempts.ts) in the same write.
+ * job's history (entities/attempt.ts) in the same write.
  */
 
 /** A wait's or a stall's attributes (re-sends, its end, a throttled run): dropped when the job ends or starts over. */
@@ -84,7 +84,7 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   ...lookupEntry(job, placed.orderId),
 });
 
-/** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
+/** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
 const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 
 /** A job that reached `completed`, counted once, with its time from the webhook to the supplier's order. */

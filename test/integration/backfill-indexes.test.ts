@@ -158,7 +158,8 @@ describe('npm run backfill-indexes', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { Key: syncJobKey(ids.failed), ExpressionAttributeValues: { ':status': 'processing' } },
+      match: { Key: syncJobKey(ids.failed) },
+      writes: { status: 'processing' },
       action: 'hold',
     });
 

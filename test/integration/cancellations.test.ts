@@ -103,7 +103,7 @@ describe('cancellations through the local runtime', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'cancelled' } },
+      writes: { status: 'cancelled' },
       action: 'crash',
     });
     await cancel(reseller.shopDomain, resellerSecret, payload.id);
@@ -145,7 +145,7 @@ describe('cancellations through the local runtime', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'completed' } },
+      writes: { status: 'completed' },
       action: 'hold',
     });
     const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
@@ -225,7 +225,7 @@ describe('cancellations through the local runtime', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'cancelled' } },
+      writes: { status: 'cancelled' },
       action: 'hold',
     });
     await cancel(reseller.shopDomain, resellerSecret, payload.id, 'customer');

@@ -13,7 +13,7 @@ import {
   type TestService,
   unique,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 // The local runtime can hold the worker's write that completes a job (lib/local/faults.ts): the
 // supplier has placed the order, the job is still `processing`. That is the moment a fulfillment
@@ -87,22 +87,6 @@ describe('reverse sync of fulfillments through the local runtime', () => {
     const placed = await placeOrder(setup);
     const job = await jobReaches(placed.api, placed.jobId, 'completed');
     return { ...placed, job };
-  };
-
-  let fulfillmentSequence = 9_100_000;
-  const fulfillmentBody = (orderId: string | number, overrides: Record<string, unknown> = {}) => {
-    const n = ++fulfillmentSequence;
-    return {
-      id: n,
-      order_id: orderId,
-      status: 'success',
-      tracking_company: 'UPS',
-      tracking_number: `1Z${n}`,
-      tracking_numbers: [`1Z${n}`],
-      tracking_url: `https://ups.example/1Z${n}`,
-      tracking_urls: [`https://ups.example/1Z${n}`],
-      ...overrides,
-    };
   };
 
   const fulfill = (
@@ -195,7 +179,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         }
 
         // The platform's webhook names the order by its number, also where the API answered a gid.
-        const body = fulfillmentBody(sourceOrder.id);
+        const body = fulfillmentPayload(sourceOrder.id);
         const receipt = await fulfill(source.shopDomain, sourceSecret, body);
 
         expect(receipt.status).toBe(200);
@@ -245,7 +229,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
 
     it('leaves one fulfillment on the reseller order when the webhook is redelivered, at once or later', async () => {
       const { api, reseller, source, sourceSecret, payload, job } = await completedOrder();
-      const body = fulfillmentBody(job.sourceOrderId);
+      const body = fulfillmentPayload(job.sourceOrderId);
 
       const first = await Promise.all([
         fulfill(source.shopDomain, sourceSecret, body),
@@ -271,8 +255,8 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       // Two parcels of one mug each: the job's line is of two (CONTRACT.md §10.2).
       const [line] = (await sim().orders(source.shopDomain)).find((o) => String(o.id) === job.sourceOrderId).line_items;
       const oneMug = [{ id: line.id, quantity: 1 }];
-      const first = fulfillmentBody(job.sourceOrderId, { tracking_company: 'UPS', line_items: oneMug });
-      const second = fulfillmentBody(job.sourceOrderId, { tracking_company: 'DHL', line_items: oneMug });
+      const first = fulfillmentPayload(job.sourceOrderId, { tracking_company: 'UPS', line_items: oneMug });
+      const second = fulfillmentPayload(job.sourceOrderId, { tracking_company: 'DHL', line_items: oneMug });
 
       await fulfill(source.shopDomain, sourceSecret, first);
       await fulfillmentReaches(api, job.id, first.id, 'delivered');
@@ -311,7 +295,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         const res = await fulfill(
           order.source.shopDomain,
           order.sourceSecret,
-          fulfillmentBody(order.job.sourceOrderId),
+          fulfillmentPayload(order.job.sourceOrderId),
           change(),
         );
         await new Promise((r) => setTimeout(r, 1000));
@@ -326,7 +310,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         const res = await fulfill(
           order.source.shopDomain,
           order.sourceSecret,
-          fulfillmentBody(order.job.sourceOrderId),
+          fulfillmentPayload(order.job.sourceOrderId),
           { topic: 'orders/create' },
         );
         expect(res.status).toBe(400);
@@ -348,8 +332,8 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(a.job.sourceOrderId).not.toBe(b.job.sourceOrderId);
       expect(await sim().orders(sharedShop)).toHaveLength(2);
 
-      const forA = fulfillmentBody(a.job.sourceOrderId, { tracking_company: 'UPS' });
-      const forB = fulfillmentBody(b.job.sourceOrderId, { tracking_company: 'FedEx' });
+      const forA = fulfillmentPayload(a.job.sourceOrderId, { tracking_company: 'UPS' });
+      const forB = fulfillmentPayload(b.job.sourceOrderId, { tracking_company: 'FedEx' });
       expect((await fulfill(sharedShop, sharedSecret, forA)).status).toBe(200);
       expect((await fulfill(sharedShop, sharedSecret, forB)).status).toBe(200);
 
@@ -368,7 +352,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       expect(await keptItem(a.source.id, b.job.sourceOrderId, forB.id)).toBeUndefined();
 
       // An order neither of them placed (the supplier's own customer) is kept for both, for a week.
-      const foreign = fulfillmentBody(99_999_001);
+      const foreign = fulfillmentPayload(99_999_001);
       expect((await fulfill(sharedShop, sharedSecret, foreign)).status).toBe(200);
       const kept = await Promise.all([
         keptItem(a.source.id, '99999001', foreign.id),
@@ -387,13 +371,13 @@ describe('reverse sync of fulfillments through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { ExpressionAttributeValues: { ':status': 'completed' } },
+        writes: { status: 'completed' },
         action: 'hold',
       });
       const { api, reseller, source, sourceSecret, payload, jobId } = await placeOrder();
       await eventually(async () => gate.hits.some((input: any) => input.Key.PK === `SJ#${jobId}`));
       const [sourceOrder] = await sim().orders(source.shopDomain);
-      const body = fulfillmentBody(sourceOrder.id);
+      const body = fulfillmentPayload(sourceOrder.id);
 
       const receipt = await fulfill(source.shopDomain, sourceSecret, body);
 
@@ -420,7 +404,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       // The race the recheck exists for: the job completed and read its (then empty) kept
       // fulfillments, and only afterwards did the webhook, not yet seeing the job in GSI2, keep one.
       const { api, reseller, source, payload, job } = await completedOrder();
-      const body = fulfillmentBody(job.sourceOrderId);
+      const body = fulfillmentPayload(job.sourceOrderId);
       const tracking = {
         company: 'UPS',
         number: body.tracking_number,
@@ -471,7 +455,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
       const { api, reseller, source, sourceSecret, payload, job } = await completedOrder({
         resellerToken: 'tok_fail500',
       });
-      const body = fulfillmentBody(job.sourceOrderId);
+      const body = fulfillmentPayload(job.sourceOrderId);
 
       await fulfill(source.shopDomain, sourceSecret, body);
       const failed = await fulfillmentReaches(api, job.id, body.id, 'failed');
@@ -492,7 +476,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
 
     it('marks the fulfillment dead at once, with the reason, when the reseller platform refuses it (401)', async () => {
       const { api, source, sourceSecret, job } = await completedOrder({ resellerToken: 'tok_fail401' });
-      const body = fulfillmentBody(job.sourceOrderId);
+      const body = fulfillmentPayload(job.sourceOrderId);
 
       await fulfill(source.shopDomain, sourceSecret, body);
       const dead = await fulfillmentReaches(api, job.id, body.id, 'dead');

@@ -16,10 +16,8 @@ const claimOf = (jobId?: string) =>
     function: 'SyncWorker',
     service: 'DynamoDB',
     command: 'UpdateItem',
-    match: {
-      ...(jobId ? { Key: syncJobKey(jobId) } : {}),
-      ExpressionAttributeValues: { ':status': 'processing' },
-    },
+    match: jobId ? { Key: syncJobKey(jobId) } : {},
+    writes: { status: 'processing' },
   }) as const;
 
 const setUp = (options: Parameters<typeof startService>[0]) => {

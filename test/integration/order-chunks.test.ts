@@ -4,7 +4,7 @@ jest.setTimeout(120_000);
 
 /**
  * An order with more jobs than one DynamoDB transaction holds is written in chunks
- * (shared/orders/order-jobs.ts). Here the writes run against DynamoDB Local and "crash" between
+ * (shared/sync-jobs/create.ts). Here the writes run against DynamoDB Local and "crash" between
  * chunks; a redelivery, or the first job's worker, must then write exactly the jobs planned, with
  * the same ids, and nothing else.
  */

@@ -283,7 +283,8 @@ describe('order routing through the local runtime', () => {
         function: 'SyncWorker',
         service: 'DynamoDB',
         command: 'UpdateItem',
-        match: { Key: syncJobKey(id), ExpressionAttributeValues: { ':status': 'processing' } },
+        match: { Key: syncJobKey(id) },
+        writes: { status: 'processing' },
         action: 'hold',
       });
 

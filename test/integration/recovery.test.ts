@@ -17,7 +17,7 @@ const COMPLETE_JOB = {
   function: 'SyncWorker',
   service: 'DynamoDB',
   command: 'UpdateItem',
-  match: { ExpressionAttributeValues: { ':status': 'completed' } },
+  writes: { status: 'completed' },
 } as const;
 
 jest.setTimeout(60_000);

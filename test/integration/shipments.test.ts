@@ -6,7 +6,7 @@ import {
   type TestService,
   unique,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
  * Shipments as they really happen (CONTRACT.md §10.1–10.3), through the local runtime, DynamoDB
@@ -81,22 +81,6 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     };
   };
 
-  let sequence = 8_200_000;
-  const parcel = (orderId: string | number, overrides: Record<string, unknown> = {}) => {
-    const n = ++sequence;
-    return {
-      id: n,
-      order_id: orderId,
-      status: 'success',
-      tracking_company: 'UPS',
-      tracking_number: `1Z${n}`,
-      tracking_numbers: [`1Z${n}`],
-      tracking_url: `https://ups.example/1Z${n}`,
-      tracking_urls: [`https://ups.example/1Z${n}`],
-      ...overrides,
-    };
-  };
-
   const send = (store: { shopDomain: string }, secret: string, body: unknown, topic = 'fulfillments/create') =>
     sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
       shopDomain: store.shopDomain,
@@ -148,10 +132,10 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect(jobs.a.fulfillmentStatus).toBe('unfulfilled');
 
     // Supplier A ships one mug, then the other: two parcels of line 1.
-    const first = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
+    const first = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
     expect((await send(stores.a, secrets.a, first)).status).toBe(200);
     await fulfillmentReaches(api, jobs.a.id, first.id, 'delivered');
-    const second = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
+    const second = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
     expect((await send(stores.a, secrets.a, second)).status).toBe(200);
     const job = await fulfillmentReaches(api, jobs.a.id, second.id, 'delivered');
 
@@ -177,21 +161,21 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     const [plate] = supplierOrders.b.line_items as any[];
 
     // Five mugs named where two were ordered: the parcel ships the two.
-    const tooMany = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 5 }] });
+    const tooMany = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 5 }] });
     await send(stores.a, secrets.a, tooMany);
     await fulfillmentReaches(api, jobs.a.id, tooMany.id, 'delivered');
     // A parcel of A naming only B's line: nothing of A's job, so nothing is sent.
-    const foreign = parcel(supplierOrders.a.id, { line_items: [{ id: plate.id, quantity: 1 }] });
+    const foreign = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: plate.id, quantity: 1 }] });
     await send(stores.a, secrets.a, foreign);
     const ignoredJob = await fulfillmentReaches(api, jobs.a.id, foreign.id, 'ignored');
     const ignored = ignoredJob.fulfillments.find((f: any) => f.sourceFulfillmentId === String(foreign.id));
     expect(ignored.errorMessage).toBe('the fulfillment names no line item of this job');
     // No lines named: the rest of A's job, the cup.
-    const rest = parcel(supplierOrders.a.id);
+    const rest = fulfillmentPayload(supplierOrders.a.id);
     await send(stores.a, secrets.a, rest);
     const job = await fulfillmentReaches(api, jobs.a.id, rest.id, 'delivered');
     // And once everything is shipped, one more parcel has nothing left.
-    const extra = parcel(supplierOrders.a.id);
+    const extra = fulfillmentPayload(supplierOrders.a.id);
     await send(stores.a, secrets.a, extra);
     await fulfillmentReaches(api, jobs.a.id, extra.id, 'ignored');
 
@@ -206,7 +190,10 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [mug] = supplierOrders.a.line_items as any[];
     const at = (minute: number) => `2026-11-25T10:${String(minute).padStart(2, '0')}:00-05:00`;
-    const created = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }], updated_at: at(0) });
+    const created = fulfillmentPayload(supplierOrders.a.id, {
+      line_items: [{ id: mug.id, quantity: 2 }],
+      updated_at: at(0),
+    });
     await send(stores.a, secrets.a, created);
     await fulfillmentReaches(api, jobs.a.id, created.id, 'delivered');
     const onReseller = async () => (await resellerOrder(reseller.shopDomain, payload.id)).fulfillments[0];
@@ -244,7 +231,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled['1']).toBe(0);
     expect(voided.fulfillmentStatus).toBe('unfulfilled');
     // A new parcel may ship them again.
-    const again = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }] });
+    const again = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }] });
     await send(stores.a, secrets.a, again);
     await fulfillmentReaches(api, jobs.a.id, again.id, 'delivered');
     expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled['1']).toBe(2);
@@ -253,7 +240,9 @@ describe('shipments in parts, from several suppliers, with tracking that changes
   it('never lets two parcels that arrive at once claim the same items', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [mug] = supplierOrders.a.line_items as any[];
-    const both = [1, 2].map(() => parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }] }));
+    const both = [1, 2].map(() =>
+      fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 2 }] }),
+    );
     const receipts = await Promise.all(both.map((body) => send(stores.a, secrets.a, body)));
     expect(receipts.map((r) => r.status)).toEqual([200, 200]);
     const settled = await eventually(async () => {
@@ -267,7 +256,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
 
   it('updates the tracking once when the worker dies between the update call and its record', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
-    const shipped = parcel(supplierOrders.a.id, { updated_at: '2026-11-25T10:00:00Z' });
+    const shipped = fulfillmentPayload(supplierOrders.a.id, { updated_at: '2026-11-25T10:00:00Z' });
     await send(stores.a, secrets.a, shipped);
     await fulfillmentReaches(api, jobs.a.id, shipped.id, 'delivered');
     // The worker's write that records the update: its environment dies there, once.
@@ -275,7 +264,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
       function: 'FulfillmentWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'delivered' } },
+      writes: { 'fulfillments.*.status': 'delivered' },
       action: 'crash',
     });
     const corrected = {
@@ -305,7 +294,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
   it('takes an update of a fulfillment it never received as its create', async () => {
     const { api, reseller, payload, stores, secrets, jobs, supplierOrders } = await splitOrder();
     const [, cup] = supplierOrders.a.line_items as any[];
-    const update = parcel(supplierOrders.a.id, { line_items: [{ id: cup.id, quantity: 1 }] });
+    const update = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: cup.id, quantity: 1 }] });
     expect((await send(stores.a, secrets.a, update, 'fulfillments/update')).status).toBe(200);
     await fulfillmentReaches(api, jobs.a.id, update.id, 'delivered');
     expect((await resellerOrder(reseller.shopDomain, payload.id)).fulfilled).toEqual({ '1': 0, '2': 1, '3': 0 });
@@ -313,7 +302,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
 
   it('refuses a topic the endpoint does not take, naming the header, and writes nothing', async () => {
     const { stores, secrets, supplierOrders } = await splitOrder();
-    const res = await send(stores.a, secrets.a, parcel(supplierOrders.a.id), 'fulfillments/delete');
+    const res = await send(stores.a, secrets.a, fulfillmentPayload(supplierOrders.a.id), 'fulfillments/delete');
     expect(res.status).toBe(400);
     expect(res.body.error).toMatchObject({ code: 'validation_failed', param: 'X-Platform-Topic' });
   });
@@ -339,12 +328,12 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     expect(job.lineItems.every((line: any) => line.sourceLineItemId !== null)).toBe(true);
     const supplierOrder = (await sim().orders(store.shopDomain)).find((o) => String(o.id) === job.sourceOrderId);
     // One parcel of the first ten lines, then one of the rest.
-    const some = parcel(supplierOrder.id, {
+    const some = fulfillmentPayload(supplierOrder.id, {
       line_items: (supplierOrder.line_items as any[]).slice(0, 10).map((l) => ({ id: l.id, quantity: l.quantity })),
     });
     await send(store, secret, some);
     await fulfillmentReaches(api, job.id, some.id, 'delivered');
-    const rest = parcel(supplierOrder.id);
+    const rest = fulfillmentPayload(supplierOrder.id);
     await send(store, secret, rest);
     const shipped = await fulfillmentReaches(api, job.id, rest.id, 'delivered');
     expect(shipped.fulfillmentStatus).toBe('fulfilled');
@@ -362,7 +351,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
       sourcePlatform,
     );
     const [mug] = supplierOrders.a.line_items as any[];
-    const shipped = parcel(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
+    const shipped = fulfillmentPayload(supplierOrders.a.id, { line_items: [{ id: mug.id, quantity: 1 }] });
     await send(stores.a, secrets.a, shipped);
     const job = await fulfillmentReaches(api, jobs.a.id, shipped.id, 'delivered');
     expect(job.lineItems.map((l: any) => l.fulfilledQuantity)).toEqual([1, 0]);

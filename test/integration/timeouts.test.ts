@@ -32,7 +32,7 @@ describe('timeouts', () => {
       function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
-      match: { ExpressionAttributeValues: { ':status': 'completed' } },
+      writes: { status: 'completed' },
       action: 'hold',
       times: 1,
     });

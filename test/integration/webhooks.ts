@@ -53,6 +53,26 @@ export const orderPayload = (
   ...overrides,
 });
 
+let fulfillmentSequence = 9_100_000;
+/**
+ * A source store's `fulfillments/create` (or `fulfillments/update`) payload for its order `orderId`:
+ * a fresh fulfillment id, and UPS tracking numbered after it.
+ */
+export const fulfillmentPayload = (orderId: string | number, overrides: Record<string, unknown> = {}) => {
+  const n = ++fulfillmentSequence;
+  return {
+    id: n,
+    order_id: orderId,
+    status: 'success',
+    tracking_company: 'UPS',
+    tracking_number: `1Z${n}`,
+    tracking_numbers: [`1Z${n}`],
+    tracking_url: `https://ups.example/1Z${n}`,
+    tracking_urls: [`https://ups.example/1Z${n}`],
+    ...overrides,
+  };
+};
+
 /** Polls until `check` returns a value, or fails after `timeoutMs`. */
 export const eventually = async <T>(
   check: () => Promise<T | undefined | false>,

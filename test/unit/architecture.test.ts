@@ -15,7 +15,7 @@ const inFolder = (folder: string) => [...source.keys()].filter((file) => file.st
 
 const SPECIFIER = /(?:\bfrom\s+|\bimport\s*\(\s*|\bimport\s+|\bjest\.mock\(\s*)['"]([^'"]+)['"]/g;
 
-/** The repository paths (`shared/x/y.ts`) and package names a file imports. */
+/** The repository paths (`shared/<feature>/<module>.ts`) and package names a file imports. */
 const importsOf = (file: string) =>
   [...(source.get(file) ?? '').matchAll(SPECIFIER)].map(([, specifier]) =>
     specifier.startsWith('.') ? normalize(join(dirname(file), specifier)).replace(/\.js$/, '.ts') : specifier,
@@ -41,6 +41,7 @@ const FEATURES = [
   'shared/orders',
   'shared/sync-jobs',
   'shared/fulfillments',
+  'shared/events',
   'shared/webhooks',
   'shared/stores',
   'shared/audit-log',

@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { BEGIN, DESIGN, END, itemTable, withTable } from '../../bin/docs-tables.js';
 import { ENTRY_MOVES } from '../../shared/fulfillments/entries.js';
 import { MOVES } from '../../shared/sync-jobs/state-machine.js';
@@ -31,6 +33,24 @@ const tableAfter = (document: string, heading: string) => {
   return cellsOf(lines.slice(start, end).join('\n'));
 };
 
+/**
+ * The Shape table of docs/design.md, as folder → the names its row gives in backticks: a bare file name
+ * (`moves.ts`) is a file of that folder, a bare `name/` one of its folders; paths from the root are
+ * test/unit/repository-paths.test.ts's.
+ */
+const shapeRows = (design: string) => {
+  const [, ...rows] = tableAfter(design, '\n## Shape\n');
+  return rows.map(([folder, holds]) => ({
+    folder: folder.replace(/^`|\/`$/g, ''),
+    names: [...holds.matchAll(/`([^`]+)`/g)]
+      .map(([, name]) => name)
+      .filter((name) => /^[\w.-]+(?:\.\w+|\/)$/.test(name)),
+  }));
+};
+
+/** A folder whose files another file lists: `functions/` holds the handlers `lib/routes.ts` names. */
+const LISTED_IN: Record<string, string> = { functions: 'lib/routes.ts' };
+
 const states = (cell: string) =>
   cell
     .split(',')
@@ -49,6 +69,31 @@ describe('docs that restate the code', () => {
     const document = `intro\n${BEGIN}\nold\n${END}\nrest\n`;
     expect(withTable(document, '| a |')).toBe(`intro\n${BEGIN}\n\n| a |\n\n${END}\nrest\n`);
     expect(() => withTable('no markers', '| a |')).toThrow('has no');
+  });
+
+  it('names in each row of docs/design.md’s Shape table files of its folder, and every module there', () => {
+    const tracked = execFileSync('git', ['ls-files', '-z'], { encoding: 'utf8' }).split('\0').filter(Boolean);
+    const inFolder = (folder: string) =>
+      tracked.filter((file) => dirname(file) === folder).map((file) => file.slice(folder.length + 1));
+    const folders = new Set(tracked.map((file) => dirname(file)));
+    const rows = shapeRows(design);
+    const stale = rows.flatMap(({ folder, names }) =>
+      names
+        .filter((name) =>
+          name.endsWith('/') ? !folders.has(`${folder}/${name.slice(0, -1)}`) : !tracked.includes(`${folder}/${name}`),
+        )
+        .map((name) => `${folder}/${name}`),
+    );
+    // Test suites name themselves; every other module (.ts, .cjs) is named by its folder's row.
+    const unnamed = rows.flatMap(({ folder, names }) => {
+      const list = LISTED_IN[folder] ? readFileSync(LISTED_IN[folder], 'utf8') : undefined;
+      return inFolder(folder)
+        .filter((file) => /\.c?ts$/.test(file) && !file.endsWith('.test.ts'))
+        .filter((file) => (list ? !list.includes(`${folder}/${file}`) : !names.includes(file)))
+        .map((file) => `${folder}/${file}`);
+    });
+    expect(rows.length).toBeGreaterThan(20);
+    expect({ stale, unnamed }).toEqual({ stale: [], unnamed: [] });
   });
 
   it('states in docs/design.md exactly the sync job moves of MOVES', () => {

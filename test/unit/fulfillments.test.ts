@@ -10,8 +10,6 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
 import { syncJobFrom, syncJobKey } from '../../shared/entities/sync-job.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
@@ -20,6 +18,8 @@ import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.j
 import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
+import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
+import { fakeDeps } from './fake-deps.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
@@ -28,21 +28,7 @@ const cancelFulfillment = jest.fn();
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
 const kmsMock = mockClient(KMSClient);
-// The real cipher over the mocked KMS client; the platform adapter is swapped through deps.
-const deps = {
-  cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({
-    takesIdempotencyKeys: true,
-    createOrder: jest.fn(),
-    findOrder: jest.fn(),
-    createFulfillment,
-    updateFulfillmentTracking,
-    cancelFulfillment,
-    cancelOrder: jest.fn(),
-    updateOrder: jest.fn(),
-    ordersChangedSince: jest.fn(),
-  }),
-};
+const deps = fakeDeps({ createFulfillment, updateFulfillmentTracking, cancelFulfillment });
 
 const tracking = {
   company: 'UPS',
@@ -95,6 +81,8 @@ const resellerStore = {
   accessToken: Buffer.from('cipher-token').toString('base64'),
   webhookSecret: Buffer.from('cipher-secret').toString('base64'),
 };
+/** Where the job item keeps the entry of source fulfillment 9001, the one these tests propagate. */
+const ENTRY = 'fulfillments.9001';
 const JOB_KEY = { Key: { PK: 'SJ#sj_1', SK: 'SJ' } };
 const RESELLER_KEY = { Key: { PK: 'RST#rst_1', SK: 'RST' } };
 
@@ -165,21 +153,19 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
         { storeId: 'rst_1', field: 'webhookSecret' },
       ]);
       const delivered = update();
-      expect(delivered.ExpressionAttributeValues).toMatchObject({
-        ':status': 'delivered',
-        ':resellerFulfillmentId': 'gid://platform/Fulfillment/9100',
-        ':errorMessage': null,
-        ':attempts': 1,
+      expect(setsUnder(delivered, ENTRY)).toMatchObject({
+        status: 'delivered',
+        resellerFulfillmentId: 'gid://platform/Fulfillment/9100',
+        errorMessage: null,
+        attempts: 1,
       });
-      expect(delivered.ExpressionAttributeNames).toMatchObject({ '#fid': '9001' });
+      expect(Object.keys(setsOf(delivered))).toContain(`${ENTRY}.status`);
       // Conditional on the entry as read: a concurrent write makes it read again. Its last entry on its
       // way delivered, the job leaves GSI3's propagating jobs, unless an entry was added meanwhile.
-      expect(delivered.ConditionExpression).toBe(
-        '#fulfillments.#fid.#attempts = :readAttempts AND #fulfillments.#fid.#status = :readStatus' +
-          ' AND size(#fulfillments) = :entries',
+      expect(conditionOf(delivered)).toBe(
+        `${ENTRY}.attempts = 0 AND ${ENTRY}.status = "pending" AND size(fulfillments) = 1`,
       );
-      expect(delivered.ExpressionAttributeValues).toMatchObject({ ':entries': 1 });
-      expect(delivered.UpdateExpression).toMatch(/REMOVE .*#GSI3PK, #GSI3SK$/);
+      expect(removesOf(delivered).slice(-2)).toEqual(['GSI3PK', 'GSI3SK']);
     },
   );
 
@@ -193,7 +179,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
       expect(createFulfillment).not.toHaveBeenCalled();
       expect(cancelFulfillment).not.toHaveBeenCalled();
-      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+      expect(setsUnder(update(), ENTRY)).toMatchObject({ status: 'cancelled' });
     });
 
     it('finds the one an earlier create may have made (its answer lost), and cancels it', async () => {
@@ -214,7 +200,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
         'gid://platform/Fulfillment/9100',
         'ful:sst_1:9001:cancel',
       );
-      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+      expect(setsUnder(update(), ENTRY)).toMatchObject({ status: 'cancelled' });
     });
 
     it('takes a refusal of that create (nothing left to fulfil) for none made', async () => {
@@ -223,7 +209,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
       expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
       expect(cancelFulfillment).not.toHaveBeenCalled();
-      expect(update().ExpressionAttributeValues).toMatchObject({ ':status': 'cancelled' });
+      expect(setsUnder(update(), ENTRY)).toMatchObject({ status: 'cancelled' });
     });
   });
 
@@ -233,10 +219,10 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     const outcome = await processFulfillmentMessage(deps, record(message(), '2'));
 
     expect(outcome).toBe('retry');
-    expect(update().ExpressionAttributeValues).toMatchObject({
-      ':status': 'failed',
-      ':errorMessage': 'storeplatform_b answered 500',
-      ':attempts': 1,
+    expect(setsUnder(update(), ENTRY)).toMatchObject({
+      status: 'failed',
+      errorMessage: 'storeplatform_b answered 500',
+      attempts: 1,
     });
   });
 
@@ -246,11 +232,9 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
     expect(await processFulfillmentMessage(deps, record(message(), '2'))).toBe('retry');
 
-    expect(update().ExpressionAttributeValues).toMatchObject({
-      ':status': 'failed',
-      ':GSI3PK': expect.stringMatching(/^PROPAGATING#\d+$/),
-    });
-    expect(update().UpdateExpression).toMatch(/#GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK/);
+    expect(setsUnder(update(), ENTRY)).toMatchObject({ status: 'failed' });
+    expect(setsOf(update())).toMatchObject({ GSI3PK: expect.stringMatching(/^PROPAGATING#\d+$/) });
+    expect(Object.keys(setsOf(update()))).toEqual(expect.arrayContaining(['GSI3PK', 'GSI3SK']));
   });
 
   it.each([401, 404, 422])(
@@ -261,10 +245,10 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       const outcome = await processFulfillmentMessage(deps, record(message()));
 
       expect(outcome).toBe('done');
-      expect(update().ExpressionAttributeValues).toMatchObject({
-        ':status': 'dead',
-        ':errorMessage': `storeplatform_b answered ${status}`,
-        ':attempts': 1,
+      expect(setsUnder(update(), ENTRY)).toMatchObject({
+        status: 'dead',
+        errorMessage: `storeplatform_b answered ${status}`,
+        attempts: 1,
       });
       expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
     },
@@ -288,11 +272,9 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
       expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
       // No failure is recorded: the entry only notes the wait (and when its throttled run began).
       expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
-      expect(update().UpdateExpression).toBe(
-        'SET #fulfillments.#fid.#waitUntil = :waitUntil, #fulfillments.#fid.#throttledSince = :throttledSince ' +
-          'REMOVE #fulfillments.#fid.#resends',
-      );
-      expect(Date.parse(update().ExpressionAttributeValues![':waitUntil'])).toBeGreaterThan(Date.now() + 6000);
+      expect(Object.keys(setsOf(update()))).toEqual([`${ENTRY}.waitUntil`, `${ENTRY}.throttledSince`]);
+      expect(removesOf(update())).toEqual([`${ENTRY}.resends`]);
+      expect(Date.parse(setsAttribute(update(), `${ENTRY}.waitUntil`))).toBeGreaterThan(Date.now() + 6000);
     },
   );
 
@@ -300,7 +282,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
     createFulfillment.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
 
     expect(await processFulfillmentMessage(deps, record(message()))).toBe('retry');
-    expect(update().ExpressionAttributeValues![':errorMessage']).toBe('internal error while creating the fulfillment');
+    expect(setsAttribute(update(), `${ENTRY}.errorMessage`)).toBe('internal error while creating the fulfillment');
   });
 
   it('makes the fulfillment dead when the reseller store no longer exists, without calling a platform', async () => {
@@ -308,11 +290,11 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
 
     expect(await processFulfillmentMessage(deps, record(message()))).toBe('done');
     expect(createFulfillment).not.toHaveBeenCalled();
-    expect(update().ExpressionAttributeValues).toMatchObject({
-      ':status': 'dead',
-      ':errorMessage': 'reseller store rst_1 no longer exists',
+    expect(setsUnder(update(), ENTRY)).toMatchObject({
+      status: 'dead',
+      errorMessage: 'reseller store rst_1 no longer exists',
     });
-    expect(update().ExpressionAttributeValues).not.toHaveProperty(':attempts');
+    expect(setsUnder(update(), ENTRY)).not.toHaveProperty('attempts');
   });
 
   it.each([
@@ -368,11 +350,11 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
     await processDeadFulfillmentMessage(record(message({ redrives: 3 })), 3);
 
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(0);
-    expect(update().ExpressionAttributeValues).toMatchObject({
-      ':status': 'dead',
-      ':errorMessage': 'storeplatform_b answered 503; gave up after 3 attempts',
+    expect(setsUnder(update(), ENTRY)).toMatchObject({
+      status: 'dead',
+      errorMessage: 'storeplatform_b answered 503; gave up after 3 attempts',
     });
-    expect(update().ExpressionAttributeValues).not.toHaveProperty(':attempts');
+    expect(setsUnder(update(), ENTRY)).not.toHaveProperty('attempts');
   });
 
   it('leaves a delivered fulfillment alone', async () => {
@@ -397,10 +379,11 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     tracking_urls: ['https://ups.example/1Z999'],
   };
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
-  const jobLookup = (sourceStoreId: string, orderId: string) => ({
-    IndexName: 'GSI2',
-    ExpressionAttributeValues: { ':pk': `SRCORDER#${sourceStoreId}#${orderId}`, ':prefix': 'SJ#' },
-  });
+  const jobLookup = (sourceStoreId: string, orderId: string) =>
+    requiring(
+      { GSI2PK: `SRCORDER#${sourceStoreId}#${orderId}`, GSI2SK: { begins_with: 'SJ#' } },
+      { IndexName: 'GSI2' },
+    );
   const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => JSON.parse(c.args[0].input.MessageBody!));
 
   beforeEach(() => {
@@ -418,9 +401,10 @@ describe('fulfillments webhook: acceptFulfillment', () => {
 
       const accepted = update();
       // The job joins GSI3's propagating jobs while the fulfillment is on its way.
-      expect(accepted.UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments = :map');
-      expect(accepted.ExpressionAttributeValues![':GSI3PK']).toBe(inFlight.propagating.partition('owner_a'));
-      expect(accepted.ExpressionAttributeValues![':map']).toEqual({
+      expect(Object.keys(setsOf(accepted))).toEqual(['GSI3PK', 'GSI3SK', 'fulfillments']);
+      expect(removesOf(accepted)).toEqual([]);
+      expect(setsAttribute(accepted, 'GSI3PK')).toBe(inFlight.propagating.partition('owner_a'));
+      expect(setsAttribute(accepted, 'fulfillments')).toEqual({
         9001: expect.objectContaining({
           sourceFulfillmentId: '9001',
           status: 'pending',
@@ -448,20 +432,20 @@ describe('fulfillments webhook: acceptFulfillment', () => {
     dynamo.on(QueryCommand, jobLookup('sst_1', '7002')).resolves({ Items: [{ id: 'sj_1' }] });
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ sourceFulfillmentId: '9000', status: 'delivered' })) });
     await acceptFulfillment([{ id: 'sst_1' }], payload);
-    expect(update().UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments.#fid = :entry');
-    expect(update().ConditionExpression).toBe(
-      'attribute_exists(#fulfillments) AND attribute_not_exists(#fulfillments.#fid)',
-    );
+    expect(Object.keys(setsOf(update()))).toEqual(['GSI3PK', 'GSI3SK', ENTRY]);
+    expect(removesOf(update())).toEqual([]);
+    expect(conditionOf(update())).toBe(`attribute_exists(fulfillments) AND attribute_not_exists(${ENTRY})`);
 
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job(entry({ status: 'dead', attempts: 2 })) });
     await acceptFulfillment([{ id: 'sst_1' }], payload);
-    expect(update(1).ExpressionAttributeValues).toMatchObject({
-      ':status': 'pending',
-      ':errorMessage': null,
-      ':trackingNumber': '1Z999',
+    expect(setsUnder(update(1), ENTRY)).toMatchObject({
+      status: 'pending',
+      errorMessage: null,
+      trackingNumber: '1Z999',
     });
-    expect(update(1).UpdateExpression).not.toMatch(/#attempts|receivedAt/);
-    expect(update(1).ConditionExpression).toBe('#fulfillments.#fid.#status <> :delivered');
+    const touched = [...Object.keys(setsOf(update(1))), ...removesOf(update(1))];
+    expect(touched.filter((path) => /(^|\.)(attempts|receivedAt)$/.test(path))).toEqual([]);
+    expect(conditionOf(update(1))).toBe(`${ENTRY}.status <> "delivered"`);
     expect(sent()).toHaveLength(2);
   });
 
@@ -485,7 +469,8 @@ describe('fulfillments webhook: acceptFulfillment', () => {
 
     await acceptFulfillment([{ id: 'sst_1' }], payload);
 
-    expect(update(1).UpdateExpression).toBe('SET #GSI3PK = :GSI3PK, #GSI3SK = :GSI3SK, #fulfillments.#fid = :entry');
+    expect(Object.keys(setsOf(update(1)))).toEqual(['GSI3PK', 'GSI3SK', ENTRY]);
+    expect(removesOf(update(1))).toEqual([]);
     expect(sent()).toHaveLength(1);
   });
 
@@ -552,12 +537,10 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
     await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: 'gid://platform/Order/7002' });
 
     const query = dynamo.commandCalls(QueryCommand)[0].args[0].input;
-    expect(query).toMatchObject({
-      ConsistentRead: true,
-      ExpressionAttributeValues: { ':pk': 'FULORDER#sst_1#7002', ':prefix': 'KEPT#' },
-    });
+    expect(query).toMatchObject({ ConsistentRead: true });
+    expect(requiresOf(query)).toEqual({ PK: 'FULORDER#sst_1#7002', SK: { begins_with: 'KEPT#' } });
     expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
-    expect(update().ExpressionAttributeValues![':map']).toEqual({
+    expect(setsAttribute(update(), 'fulfillments')).toEqual({
       9001: expect.objectContaining({ receivedAt: kept.receivedAt, status: 'pending' }),
     });
     expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({
@@ -627,10 +610,10 @@ describe('the delayed recheck of a kept fulfillment', () => {
     dynamo.on(GetCommand, KEPT_KEY).resolves({ Item: kept });
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
     dynamo
-      .on(QueryCommand, {
-        IndexName: 'GSI2',
-        ExpressionAttributeValues: { ':pk': 'SRCORDER#sst_1#7002', ':prefix': 'SJ#' },
-      })
+      .on(
+        QueryCommand,
+        requiring({ GSI2PK: 'SRCORDER#sst_1#7002', GSI2SK: { begins_with: 'SJ#' } }, { IndexName: 'GSI2' }),
+      )
       .resolves({ Items: [{ id: 'sj_1' }] });
 
     expect(await processFulfillmentMessage(deps, recheck)).toBe('done');

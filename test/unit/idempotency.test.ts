@@ -6,6 +6,7 @@ import { idempotentRequestKey } from '../../shared/entities/idempotent-request.j
 import { idempotentApiHandler } from '../../shared/http/idempotent-handler.js';
 import { created } from '../../shared/http/types.js';
 import { requestFingerprint } from '../../shared/idempotency/requests.js';
+import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
 
 /**
  * The idempotency middleware (shared/http/idempotency.ts) against a mocked table: what a request
@@ -42,10 +43,11 @@ const run = async (fn: () => Promise<any>, e = event()) => {
 };
 
 /** The updates that kept an answer, and those that released the key. */
-const kept = () =>
-  ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.UpdateExpression?.includes('responseStatus'));
+const kept = () => ddb.commandCalls(UpdateCommand).filter((c) => 'responseStatus' in setsOf(c.args[0].input));
 const released = () =>
-  ddb.commandCalls(UpdateCommand).filter((c) => c.args[0].input.UpdateExpression === 'SET expiresAt = :expired');
+  ddb
+    .commandCalls(UpdateCommand)
+    .filter((c) => Object.keys(setsOf(c.args[0].input)).join() === 'expiresAt' && !removesOf(c.args[0].input).length);
 
 const conditionFailed = () => new ConditionalCheckFailedException({ message: 'failed', $metadata: {} });
 const stored = (item: Record<string, unknown>) => ({
@@ -70,13 +72,13 @@ describe('idempotentApiHandler', () => {
     const claim = ddb.commandCalls(PutCommand)[0].args[0].input;
     expect(claim.Item).toMatchObject({ state: 'in_progress', requestId: res.body.request_id });
     expect(claim.Item!.lockedUntil).toBeGreaterThan(Date.now());
-    expect(claim.ConditionExpression).toContain('attribute_not_exists(PK)');
+    expect(conditionOf(claim)).toContain('attribute_not_exists(PK)');
     expect(kept()).toHaveLength(1);
-    expect(kept()[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':status': 201,
-      ':body': JSON.stringify({ object: 'thing', id: 't_1' }),
-      ':requestId': res.body.request_id,
+    expect(setsOf(kept()[0].args[0].input)).toMatchObject({
+      responseStatus: 201,
+      responseBody: JSON.stringify({ object: 'thing', id: 't_1' }),
     });
+    expect(requiresOf(kept()[0].args[0].input)).toMatchObject({ requestId: res.body.request_id });
     expect(released()).toHaveLength(0);
   });
 
@@ -85,7 +87,7 @@ describe('idempotentApiHandler', () => {
       throw new ResourceMissingError('thing', 't_404');
     });
     expect(res.status).toBe(404);
-    expect(kept()[0].args[0].input.ExpressionAttributeValues).toMatchObject({ ':status': 404 });
+    expect(setsOf(kept()[0].args[0].input)).toMatchObject({ responseStatus: 404 });
     expect(released()).toHaveLength(0);
   });
 
@@ -100,8 +102,8 @@ describe('idempotentApiHandler', () => {
     expect(kept()).toHaveLength(0);
     expect(released()).toHaveLength(1);
     const release = released()[0].args[0].input;
-    expect(release.ConditionExpression).toBe('requestId = :requestId AND #state = :inProgress');
-    expect(release.ExpressionAttributeValues?.[':requestId']).toBe(res.body.request_id);
+    expect(conditionOf(release)).toBe(`requestId = "${res.body.request_id}" AND state = "in_progress"`);
+    expect(requiresOf(release).requestId).toBe(res.body.request_id);
   });
 
   it('replays a completed record without running the handler', async () => {

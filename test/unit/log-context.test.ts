@@ -2,11 +2,11 @@ import { KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { lambdaHandler } from '../../shared/core/lambda-handler.js';
 import { addLogContext, logger, withLogContext } from '../../shared/core/logger.js';
 import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { requiresOf } from '../command-meaning.js';
+import { fakeDeps } from './fake-deps.js';
 
 /**
  * Correlated logs (issue 14): the Lambda context on every function's lines, the work context of
@@ -99,7 +99,7 @@ describe('the sync worker', () => {
       }),
       attributes: { ApproximateReceiveCount: '1' },
     } as unknown as SQSRecord;
-    const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: jest.fn() };
+    const deps = fakeDeps();
 
     let thrown: unknown;
     const lines = await linesOf(() =>
@@ -128,13 +128,11 @@ describe('the sync worker', () => {
       body: JSON.stringify({ jobId: 'sj_old', generation: 3 }),
       attributes: { ApproximateReceiveCount: '1' },
     } as unknown as SQSRecord;
-    const deps = { cipher: kmsCipher(kms, () => 'key'), platforms: jest.fn() };
+    const deps = fakeDeps();
     const lines = await linesOf(() => processSyncMessage(deps, record));
     const error = lines.find((l) => l.level === 'ERROR');
     expect(error).toMatchObject({ jobId: 'sj_old' });
     expect(error).not.toHaveProperty('request_id');
-    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':expectedGeneration': 3,
-    });
+    expect(requiresOf(dynamo.commandCalls(UpdateCommand)[0].args[0].input)).toMatchObject({ generation: 3 });
   });
 });

@@ -1,11 +1,10 @@
 import { brotliCompressSync } from 'node:zlib';
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.js';
 import { syncJobFrom } from '../../shared/entities/sync-job.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
 import { lookUpOrder } from '../../shared/sync-jobs/end.js';
+import { fakeDeps } from './fake-deps.js';
 
 /**
  * PLATFORM-API.md, "Lookups": an order is found by the `source_identifier` that names its job; one
@@ -14,20 +13,7 @@ import { lookUpOrder } from '../../shared/sync-jobs/end.js';
  */
 
 const findOrder = jest.fn<Promise<FoundOrder | null>, [ShopConnection, string]>();
-const deps = {
-  cipher: kmsCipher(kms, () => 'key'),
-  platforms: () => ({
-    takesIdempotencyKeys: true,
-    createOrder: jest.fn(),
-    findOrder,
-    createFulfillment: jest.fn(),
-    updateFulfillmentTracking: jest.fn(),
-    cancelFulfillment: jest.fn(),
-    cancelOrder: jest.fn(),
-    updateOrder: jest.fn(),
-    ordersChangedSince: jest.fn(),
-  }),
-};
+const deps = fakeDeps({ findOrder });
 const shop: ShopConnection = {
   platform: 'storeplatform_a',
   shopDomain: 'supplier.myshopify.com',

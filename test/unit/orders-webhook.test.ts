@@ -17,6 +17,7 @@ import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
+import { conditionOf, requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -66,7 +67,7 @@ describe('Function: orders-webhook', () => {
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [reseller] });
     // A store whose secret was never rotated: only its current secret verifies.
     dynamo.on(GetCommand).resolves({ Item: {} });
-    dynamo.on(QueryCommand, { KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)' }).resolves({
+    dynamo.on(QueryCommand, requiring({ SK: { begins_with: 'VENDOR#' } })).resolves({
       Items: [
         { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },
         { SK: 'VENDOR#Bolt', sourceStoreId: 'sst_b' },
@@ -111,7 +112,7 @@ describe('Function: orders-webhook', () => {
       expect(res.body).toMatchObject({ object: 'webhook_receipt', syncJobIds: ids });
       const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
       expect(items.map((i) => i.Put!.Item!.sourceStoreId)).toEqual(['sst_a', 'sst_b']);
-      expect(items.every((i) => i.Put!.ConditionExpression === 'attribute_not_exists(PK)')).toBe(true);
+      expect(items.every((i) => conditionOf(i.Put!) === 'attribute_not_exists(PK)')).toBe(true);
       // The dedup record: the job count (the ids follow from it), and the raw body, compressed, on each job.
       expect(items[0].Put!.Item!.orderJobCount).toBe(2);
       expect(items[1].Put!.Item!.orderJobCount).toBeUndefined();

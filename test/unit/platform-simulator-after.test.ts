@@ -4,12 +4,9 @@
  * cancellations, updates, tracking changes, cancelled fulfillments and polling, on all three
  * platforms and through the test controls, over real HTTP against a started simulator.
  */
-import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator';
-import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
+import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
+import { type CallOptions, SHOP, SHOPIFY_API, simulatorClient } from './simulator-client.js';
 
-const API = '/admin/api/2025-07';
-const SHOPIFY_API = `/admin/api/${SHOPIFY_API_VERSION}`;
-const SHOP = 'supplier.example.com';
 const SIGNED = { 'X-Platform-Hmac-SHA256': 'c2lnbmF0dXJl' };
 
 /** A supplier order as the service places it: two lines, tagged as the service tags its orders. */
@@ -100,49 +97,14 @@ const shopifyOrder = (externalId: string, quantity = 3) => ({
 const numberOf = (gid: string) => Number(gid.split('/').pop());
 
 describe('platform simulator, after the order', () => {
-  let sim: PlatformSimulator;
-
-  beforeAll(async () => {
-    sim = await startPlatformSimulator({ port: 0, slowMs: 50 });
-  });
-  afterAll(async () => {
-    await sim.stop();
-  });
-  beforeEach(() => sim.reset());
-
-  interface CallOptions {
-    method?: string;
-    token?: string | null;
-    key?: string;
-    headers?: Record<string, string>;
-    body?: unknown;
-  }
-
-  async function call(path: string, { method, token = 'shpat_test', key, headers = {}, body }: CallOptions = {}) {
-    const tokenHeader = path.includes(SHOPIFY_API) ? 'X-Shopify-Access-Token' : 'X-Platform-Access-Token';
-    const res = await fetch(`${sim.url}${path}`, {
-      method: method ?? (body === undefined ? 'GET' : 'POST'),
-      headers: {
-        'Content-Type': 'application/json',
-        ...(token ? { [tokenHeader]: token } : {}),
-        ...(key ? { 'Idempotency-Key': key } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, json: text ? JSON.parse(text) : null };
-  }
-
-  const rest = (path: string, options?: CallOptions) => call(`/${SHOP}${API}${path}`, options);
+  const { sim, call, rest, graphql: graphqlAnswer, reseller, simOrders } = simulatorClient();
   const graphql = async (query: string, variables: Record<string, unknown>, options: CallOptions = {}) => {
-    const answer = await call(`/${SHOP}${SHOPIFY_API}/graphql.json`, { ...options, body: { query, variables } });
+    const answer = await graphqlAnswer(query, variables, options);
     expect(answer.json.errors).toBeUndefined(); // a document the schema refuses fails here, as on Shopify
     return answer.json.data;
   };
   const custom = (path: string, options: CallOptions = {}) =>
-    call(`/${SHOP}/reseller${path}`, { token: null, ...options, headers: { ...SIGNED, ...options.headers } });
-  const simOrders = async (shopDomain = SHOP) => (await call(`/_sim/orders?shopDomain=${shopDomain}`)).json.orders;
+    reseller(path, { ...options, headers: { ...SIGNED, ...options.headers } });
   const control = (path: string, body: unknown) => call(`/_sim${path}`, { token: null, body });
 
   /** A REST order placed through the API, as the service places it. */
@@ -684,11 +646,11 @@ describe('platform simulator, after the order', () => {
       await control(`/orders/${shippedId}/fulfillments`, { shopDomain: SHOP, fulfillment: tracking('T1') });
       const refused = await custom(`/orders/${shippedId}/cancel`, { body: {}, key: 'c3' });
       expect(refused.status).toBe(422);
-      expect(sim.calls().map((c) => [c.method, c.path, c.status])).toContainEqual([
-        'POST',
-        `/reseller/orders/${shippedId}/cancel`,
-        422,
-      ]);
+      expect(
+        sim()
+          .calls()
+          .map((c) => [c.method, c.path, c.status]),
+      ).toContainEqual(['POST', `/reseller/orders/${shippedId}/cancel`, 422]);
     });
 
     it('updates an order with PATCH (wrapped in "order" or bare), 422 once cancelled', async () => {
@@ -737,7 +699,7 @@ describe('platform simulator, after the order', () => {
         (await custom(`${path}/cancel`, { body: {}, key: 'fc4', headers: { Authorization: 'Bearer fail500' } })).status,
       ).toBe(500);
       expect(
-        sim
+        sim()
           .calls()
           .filter((c) => c.path.startsWith('/reseller/fulfillments/'))
           .map((c) => c.status),
@@ -792,7 +754,7 @@ describe('platform simulator, after the order', () => {
         ],
       });
       expect(shown.updated_at > shown.created_at).toBe(true);
-      expect(sim.calls()).toEqual([]); // controls are not calls
+      expect(sim().calls()).toEqual([]); // controls are not calls
     });
 
     it('ships the lines named (422 past what remains), then cancels even a shipped order', async () => {
@@ -821,7 +783,7 @@ describe('platform simulator, after the order', () => {
       });
       expect((await control('/orders/43/cancel', { shopDomain: SHOP })).status).toBe(404);
       expect((await control('/orders/42/cancel', {})).status).toBe(400);
-      expect(sim.calls()).toEqual([]);
+      expect(sim().calls()).toEqual([]);
     });
 
     it('makes a stub of an order never seen, taking any lines, on every platform', async () => {

@@ -1,9 +1,6 @@
-import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator';
-import { SHOPIFY_API_VERSION, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
-
-const API = '/admin/api/2025-07';
-const SHOPIFY_API = `/admin/api/${SHOPIFY_API_VERSION}`;
-const SHOP = 'supplier.example.com';
+import { startPlatformSimulator } from '../../lib/local/platform-simulator';
+import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
+import { API, type CallOptions, SHOP, simulatorClient } from './simulator-client.js';
 
 const orderBody = (externalId = '1001') => ({
   order: {
@@ -60,50 +57,8 @@ const shopifyOrder = (externalId = '1001', quantity = 2) => ({
 });
 
 describe('platform simulator', () => {
-  let sim: PlatformSimulator;
-
-  beforeAll(async () => {
-    sim = await startPlatformSimulator({ port: 0, slowMs: 50 });
-  });
-  afterAll(async () => {
-    await sim.stop();
-  });
-  beforeEach(() => sim.reset());
-
-  interface CallOptions {
-    method?: string;
-    token?: string | null;
-    key?: string;
-    headers?: Record<string, string>;
-    body?: unknown;
-    rawBody?: string;
-  }
-
-  async function call(
-    path: string,
-    { method, token = 'shpat_test', key, headers = {}, body, rawBody }: CallOptions = {},
-  ) {
-    const tokenHeader = path.includes(SHOPIFY_API) ? 'X-Shopify-Access-Token' : 'X-Platform-Access-Token';
-    const res = await fetch(`${sim.url}${path}`, {
-      method: method ?? (body !== undefined || rawBody !== undefined ? 'POST' : 'GET'),
-      headers: {
-        'Content-Type': 'application/json',
-        ...(token ? { [tokenHeader]: token } : {}),
-        ...(key ? { 'Idempotency-Key': key } : {}),
-        ...headers,
-      },
-      body: rawBody ?? (body === undefined ? undefined : JSON.stringify(body)),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : null };
-  }
-
-  const rest = (path: string, options?: CallOptions) => call(`/${SHOP}${API}${path}`, options);
-  const graphql = (query: string, variables: Record<string, unknown>, options: CallOptions = {}) =>
-    call(`/${SHOP}${SHOPIFY_API}/graphql.json`, { ...options, body: { query, variables } });
-  const simOrders = async (shopDomain = SHOP) => (await call(`/_sim/orders?shopDomain=${shopDomain}`)).json.orders;
-  const push = (path: string, body: unknown, options: CallOptions = {}) =>
-    call(`/${SHOP}/reseller${path}`, { token: null, ...options, body });
+  const { sim, call, rest, graphql, reseller, simOrders } = simulatorClient({ headers: true });
+  const push = (path: string, body: unknown, options: CallOptions = {}) => reseller(path, { ...options, body });
 
   describe('storeplatform_a REST', () => {
     it('creates an order and answers the same order with 200 for a repeated idempotency key', async () => {
@@ -210,7 +165,11 @@ describe('platform simulator', () => {
       await graphql(ORDER_CREATE, shopifyOrder());
       await graphql(ORDER_CREATE, shopifyOrder(), { key: 'ignored' });
       expect(await simOrders()).toHaveLength(2);
-      expect(sim.calls().map((c) => c.idempotencyKey)).toEqual([null, 'ignored']);
+      expect(
+        sim()
+          .calls()
+          .map((c) => c.idempotencyKey),
+      ).toEqual([null, 'ignored']);
     });
 
     it('refuses, as Shopify does, a document or variables the schema does not allow, and creates nothing', async () => {
@@ -312,7 +271,7 @@ describe('platform simulator', () => {
       expect(again.status).toBe(200);
       expect(again.json).toEqual(first.json);
 
-      const calls = sim.calls();
+      const calls = sim().calls();
       expect(calls[0]).toMatchObject({
         platform: 'custom',
         path: '/reseller/orders',
@@ -325,7 +284,7 @@ describe('platform simulator', () => {
       const { status, json } = await push('/orders', orderBody(), { key: 'job-1' });
       expect(status).toBe(401);
       expect(json).toEqual({ errors: 'missing signature' });
-      expect(sim.calls()[0].signature).toBeNull();
+      expect(sim().calls()[0].signature).toBeNull();
     });
 
     it('accepts a signed fulfillment push for a reseller order', async () => {
@@ -424,7 +383,7 @@ describe('platform simulator', () => {
       await expect(rest('/orders.json', { body: orderBody('3001'), key: 'job-lost', token: 'lost' })).rejects.toThrow();
       const [order] = (await rest('/orders.json')).json.orders;
       expect(order.source_identifier).toBe('reseller.example.com:3001');
-      expect(sim.calls()[0]).toMatchObject({ method: 'POST', status: 201, lost: true });
+      expect(sim().calls()[0]).toMatchObject({ method: 'POST', status: 201, lost: true });
       // The same key again (from a worker that retries) still gets that one order back... and is lost again.
       await expect(rest('/orders.json', { body: orderBody('3001'), key: 'job-lost', token: 'lost' })).rejects.toThrow();
       expect((await rest('/orders.json')).json.orders).toHaveLength(1);
@@ -519,11 +478,11 @@ describe('platform simulator', () => {
         },
         expect.objectContaining({ method: 'GET', path: `${API}/orders.json`, idempotencyKey: null, status: 200 }),
       ]);
-      expect(sim.calls()).toEqual(json.calls);
+      expect(sim().calls()).toEqual(json.calls);
 
       const graphqlCall = await graphql(ORDER_CREATE, shopifyOrder());
       expect(graphqlCall.status).toBe(200);
-      expect(sim.calls()[2]).toMatchObject({ platform: 'storeplatform_b', idempotencyKey: null, status: 200 });
+      expect(sim().calls()[2]).toMatchObject({ platform: 'storeplatform_b', idempotencyKey: null, status: 200 });
 
       expect((await call('/_sim/reset', { method: 'POST' })).status).toBe(200);
       expect((await call('/_sim/calls')).json.calls).toEqual([]);
@@ -531,7 +490,7 @@ describe('platform simulator', () => {
       expect((await rest('/orders.json', { body: orderBody(), key: 'job-1' })).status).toBe(201);
 
       await call('/_sim/calls', { method: 'DELETE' });
-      expect(sim.calls()).toEqual([]);
+      expect(sim().calls()).toEqual([]);
     });
 
     it('lists a shop’s orders with their fulfillments', async () => {

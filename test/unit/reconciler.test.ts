@@ -13,6 +13,7 @@ import { INDEX_KEYS } from '../../shared/dynamo/keys.js';
 import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
 import { syncJobItem, syncJobKey } from '../../shared/entities/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
+import { requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -48,7 +49,7 @@ describe('the reconciler', () => {
     dynamo
       .on(QueryCommand)
       .resolves({ Items: [] })
-      .on(QueryCommand, { ExpressionAttributeValues: { ':pk': 'OPEN#0' } })
+      .on(QueryCommand, requiring({ GSI3PK: 'OPEN#0' }))
       .resolvesOnce({ Items: [key(broken)], LastEvaluatedKey: key(broken) })
       .resolvesOnce({ Items: [key(fine)] });
     dynamo.on(BatchGetCommand).callsFake((input) => {

@@ -2,6 +2,7 @@ import { OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shar
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
 import { indexChanges, propagationIndex } from '../../shared/entities/sync-job.js';
 import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/sync-jobs/state-machine.js';
+import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({
   id: 'sj_1',
@@ -64,22 +65,17 @@ describe('moveUpdate: every conditional update of a job', () => {
   it('conditions on the generation held and the status read, and sets the target status and updatedAt', () => {
     const update = moveUpdate({ move: 'fail', job: job('processing'), at, set: { errorMessage: 'down' } });
     expect(update.Key).toEqual({ PK: 'SJ#sj_1', SK: 'SJ' });
-    expect(update.ConditionExpression).toBe('#generation = :expectedGeneration AND #status = :from');
-    expect(update.ExpressionAttributeValues).toMatchObject({
-      ':expectedGeneration': 4,
-      ':from': 'processing',
-      ':status': 'failed',
-      ':updatedAt': at,
-      ':errorMessage': 'down',
-    });
+    expect(conditionOf(update)).toBe('generation = 4 AND status = "processing"');
+    expect(requiresOf(update)).toEqual({ generation: 4, status: 'processing' });
+    expect(setsOf(update)).toMatchObject({ status: 'failed', updatedAt: at, errorMessage: 'down' });
     expect(update.generation).toBe(4);
   });
 
   it('takes the next generation for a move that sends a fresh message', () => {
     const update = moveUpdate({ move: 'defer', job: job('processing'), at });
     expect(update.generation).toBe(5);
-    expect(update.UpdateExpression).toContain('#generation = :generation');
-    expect(update.ExpressionAttributeValues[':generation']).toBe(5);
+    expect(setsOf(update)).toHaveProperty('generation');
+    expect(setsAttribute(update, 'generation')).toBe(5);
   });
 
   it('refuses a move from a state it does not start from', () => {
@@ -89,17 +85,14 @@ describe('moveUpdate: every conditional update of a job', () => {
 
   it('claims a job known only by its message from any of the claimable states, counting the attempt', () => {
     const update = moveUpdate({ move: 'claim', job: { id: 'sj_1', generation: 2 }, at, add: { attempts: 1 } });
-    expect(update.ConditionExpression).toBe(
-      '#generation = :expectedGeneration AND #status IN (:from0, :from1, :from2)',
-    );
-    expect(update.UpdateExpression).toContain('#attempts = if_not_exists(#attempts, :zero) + :add_attempts');
+    expect(conditionOf(update)).toBe('generation = 2 AND status IN ("pending", "processing", "failed")');
+    expect(setsAttribute(update, 'attempts')).toBe('if_not_exists(attempts, 0) + 1');
     // It sets no index key (it does not know them); removing the failed lists' keys needs none.
     // It knows no key value: it copies its open partition back (a failed job waits apart) and
     // removes the failed lists' keys, the same from every state it may start from.
-    const [sets, removes] = update.UpdateExpression.split(' REMOVE ');
-    expect(sets).toContain('#GSI3PK = if_not_exists(#openPK, #GSI3PK)');
-    expect(Object.values(update.ExpressionAttributeValues)).not.toContain(inFlight.open.partition('owner_a'));
-    expect(removes).toBe('#GSI5PK, #GSI6PK');
+    expect(setsAttribute(update, 'GSI3PK')).toBe('if_not_exists(openPK, GSI3PK)');
+    expect(JSON.stringify(meaningOf(update))).not.toContain(inFlight.open.partition('owner_a'));
+    expect(removesOf(update)).toEqual(['GSI5PK', 'GSI6PK']);
   });
 
   it('refuses to move a job known only by its message where the index keys may change', () => {

@@ -10,6 +10,7 @@ import {
 import { mockClient } from 'aws-sdk-client-mock';
 import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
 import { sourceStoreKey } from '../../shared/entities/source-store.js';
+import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
 
 /**
  * The store handlers called as Lambda calls them, with the SDK clients mocked: what they ask
@@ -211,9 +212,9 @@ describe('Function: create-reseller-store', () => {
 
     const puts = dynamo.commandCalls(PutCommand);
     expect(puts).toHaveLength(1);
-    const { TableName, Item, ConditionExpression } = puts[0].args[0].input;
+    const { TableName, Item } = puts[0].args[0].input;
     expect(TableName).toBe('stores-table');
-    expect(ConditionExpression).toBe('attribute_not_exists(PK)');
+    expect(conditionOf(puts[0].args[0].input)).toBe('attribute_not_exists(PK)');
     expect(Item).toMatchObject({
       PK: `RST#${res.body.id}`,
       SK: 'RST',
@@ -330,8 +331,8 @@ describe('Function: update-reseller-store', () => {
 
     const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(update.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'RST' });
-    expect(update.ConditionExpression).toContain('ownerId = :owner');
-    expect(update.ExpressionAttributeValues).toMatchObject({ ':owner': 'owner_a', ':name': 'Renamed' });
+    expect(requiresOf(update)).toMatchObject({ ownerId: 'owner_a' });
+    expect(setsOf(update)).toMatchObject({ name: 'Renamed' });
     expect(res.text).not.toMatch(/accessToken|webhookSecret/);
   });
 
@@ -342,9 +343,7 @@ describe('Function: update-reseller-store', () => {
     const res = await patch('rst_111111111111111111111111', { name: 'Renamed' }, 'owner_b');
     expect(res.status).toBe(404);
     expect(res.body.error).toMatchObject({ code: 'resource_missing', param: 'id' });
-    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues).toMatchObject({
-      ':owner': 'owner_b',
-    });
+    expect(requiresOf(dynamo.commandCalls(UpdateCommand)[0].args[0].input)).toMatchObject({ ownerId: 'owner_b' });
   });
 
   it('answers 400 for a field other than name, without calling DynamoDB', async () => {
@@ -374,9 +373,9 @@ describe('Function: delete-reseller-store', () => {
     expect(res.headers['Request-Id']).toMatch(/^req_/);
     const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(update.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'RST' });
-    expect(update.UpdateExpression).toMatch(/SET deletedAt = :at/);
-    expect(update.UpdateExpression).toMatch(/REMOVE GSI1PK, GSI1SK/);
-    expect(update.ExpressionAttributeValues).toMatchObject({ ':owner': 'owner_a', ':null': null });
+    expect(setsOf(update)).toHaveProperty('deletedAt');
+    expect(removesOf(update)).toEqual(expect.arrayContaining(['GSI1PK', 'GSI1SK']));
+    expect(requiresOf(update)).toMatchObject({ ownerId: 'owner_a', deletedAt: null });
   });
 
   it('answers 404 when the condition fails (already deleted, unknown or not owned)', async () => {
@@ -442,13 +441,13 @@ describe('Function: create-source-store', () => {
       accessToken: sealed('accessToken'),
       webhookSecret: sealed('webhookSecret'),
     });
-    expect(store.Put!.ConditionExpression).toBe('attribute_not_exists(PK)');
+    expect(conditionOf(store.Put!)).toBe('attribute_not_exists(PK)');
     expect(tag.Put!.Item).toMatchObject({
       PK: 'RST#rst_111111111111111111111111',
       SK: 'VENDOR#Acme',
       sourceStoreId: res.body.id,
     });
-    expect(tag.Put!.ConditionExpression).toBe('attribute_not_exists(PK)');
+    expect(conditionOf(tag.Put!)).toBe('attribute_not_exists(PK)');
     expect(JSON.stringify(tx)).not.toMatch(/shpat_source_plain|whsec_source_plain/);
     expect(res.text).not.toMatch(/accessToken|webhookSecret|sealed/);
   });
@@ -568,9 +567,9 @@ describe('Function: delete-source-store', () => {
     const [tx] = dynamo.commandCalls(TransactWriteCommand).map((c) => c.args[0].input);
     const [update, tag] = tx.TransactItems!;
     expect(update.Update!.Key).toEqual({ PK: 'SST#sst_111111111111111111111111', SK: 'SST' });
-    expect(update.Update!.UpdateExpression).toMatch(/SET deletedAt = :at/);
+    expect(setsOf(update.Update!)).toHaveProperty('deletedAt');
     expect(tag.Delete!.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'VENDOR#Acme' });
-    expect(tag.Delete!.ExpressionAttributeValues).toEqual({ ':id': 'sst_111111111111111111111111' });
+    expect(requiresOf(tag.Delete!)).toEqual({ sourceStoreId: 'sst_111111111111111111111111' });
   });
 
   it("answers 404 for another owner's store without writing", async () => {
