@@ -1,7 +1,7 @@
 import { isSyncJobKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries, syncJobOrNothing } from '../entities/sync-job.js';
+import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries, syncJobOrNothing } from '../order/sync-job.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of

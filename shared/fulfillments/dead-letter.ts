@@ -3,7 +3,7 @@ import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { gaveUpReason } from '../core/work-policy.js';
-import { jobLogContext } from '../entities/sync-job.js';
+import { jobLogContext } from '../order/sync-job.js';
 import { loadDelivery, moveEntry } from './entries.js';
 import {
   type FulfillmentMessage,

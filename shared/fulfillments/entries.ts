@@ -13,16 +13,16 @@ import {
   type FulfillmentEntry,
   type FulfillmentStatus,
   isPropagating,
-} from '../entities/fulfillment-entry.js';
+} from '../order/fulfillment-entry.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
-import { type JobLine, jobLines } from '../entities/order-body.js';
+import { type JobLine, jobLines } from '../order/order-body.js';
 import {
   propagationIndex,
   type SyncJob,
   supplierChangePending,
   syncJobKey,
   syncJobOrNothing,
-} from '../entities/sync-job.js';
+} from '../order/sync-job.js';
 import type { Tracking } from '../platforms/port.js';
 
 /**

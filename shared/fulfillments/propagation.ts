@@ -13,7 +13,7 @@ import {
   keptFulfillmentsOf,
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
-import { type SyncJob, syncJobIdOf } from '../entities/sync-job.js';
+import { type SyncJob, syncJobIdOf } from '../order/sync-job.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';

@@ -1,8 +1,8 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { logger } from '../core/logger.js';
 import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
-import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
-import { type SyncJob, supplierChangePending } from '../entities/sync-job.js';
+import { type FulfillmentEntry, isPropagating } from '../order/fulfillment-entry.js';
+import { type SyncJob, supplierChangePending } from '../order/sync-job.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import { sendFulfillmentMessage } from './queue.js';
 

@@ -6,9 +6,9 @@ import type { UnroutedReason } from '../domain/routing.js';
 import { lists, orderRecordKeyOf } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
 import { getItem } from '../dynamo/table.js';
-import { type Order, orderFrom, orderOrNothing } from '../entities/order.js';
-import { storedOrderText, textOf, UnplaceableOrderError } from '../entities/order-body.js';
-import { syncJobKey } from '../entities/sync-job.js';
+import { type Order, orderFrom, orderOrNothing } from '../order/order.js';
+import { storedOrderText, textOf, UnplaceableOrderError } from '../order/order-body.js';
+import { syncJobKey } from '../order/sync-job.js';
 import { findResellerStore } from '../stores/reseller-stores.js';
 
 /**

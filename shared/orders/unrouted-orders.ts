@@ -2,19 +2,19 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { now, syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
 import { getItem, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from '../entities/order-body.js';
+import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from '../order/order-body.js';
 import {
   isOrderCancellation,
   orderCancellationFrom,
   REPLACES_ORDER_CANCELLATION,
-} from '../entities/order-cancellation.js';
-import { type ReceivedVia, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
+} from '../order/order-cancellation.js';
+import { type ReceivedVia, syncJobFrom, syncJobKey } from '../order/sync-job.js';
 import {
   isUnroutedOrder,
   type UnroutedOrder,
   unroutedOrderItem,
   unroutedOrderMarkItem,
-} from '../entities/unrouted-order.js';
+} from '../order/unrouted-order.js';
 
 export interface NewUnroutedOrder {
   ownerId: string;

@@ -9,8 +9,8 @@ import { MAX_RESENDS } from '../core/work-policy.js';
 import { dynamo } from '../dynamo/client.js';
 import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
-import { isPropagating } from '../entities/fulfillment-entry.js';
-import { isOrderCancellation, orderCancellationItem } from '../entities/order-cancellation.js';
+import { isPropagating } from '../order/fulfillment-entry.js';
+import { isOrderCancellation, orderCancellationItem } from '../order/order-cancellation.js';
 import {
   type Cancellation,
   propagationIndex,
@@ -18,8 +18,8 @@ import {
   syncJobKey,
   syncJobOrNothing,
   updatePending,
-} from '../entities/sync-job.js';
-import { isUnroutedOrder, unroutedOrderCancellation } from '../entities/unrouted-order.js';
+} from '../order/sync-job.js';
+import { isUnroutedOrder, unroutedOrderCancellation } from '../order/unrouted-order.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';

@@ -14,13 +14,13 @@ import {
   itemSize,
   orderBodyPartItem,
   splitParts,
-} from '../entities/order-body.js';
+} from '../order/order-body.js';
 import {
   isOrderCancellation,
   type OrderCancellation,
   orderCancellationFrom,
   REPLACES_ORDER_CANCELLATION,
-} from '../entities/order-cancellation.js';
+} from '../order/order-cancellation.js';
 import {
   type ReceivedVia,
   type StoredOrder,
@@ -28,8 +28,8 @@ import {
   syncJobFrom,
   syncJobItem,
   syncJobKey,
-} from '../entities/sync-job.js';
-import { isUnroutedOrder, unroutedOrderMarkItem } from '../entities/unrouted-order.js';
+} from '../order/sync-job.js';
+import { isUnroutedOrder, unroutedOrderMarkItem } from '../order/unrouted-order.js';
 import { MOVES } from '../sync-jobs/state-machine.js';
 
 /**

@@ -8,8 +8,8 @@ import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE } from '../dynamo/table.js';
 import { UpdateBuilder, withRereads } from '../dynamo/update.js';
-import { orderText } from '../entities/order-body.js';
-import { type OrderEdits, propagationIndex, type SyncJob, syncJobKey, updatePending } from '../entities/sync-job.js';
+import { orderText } from '../order/order-body.js';
+import { type OrderEdits, propagationIndex, type SyncJob, syncJobKey, updatePending } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';

@@ -4,8 +4,8 @@ import type { PricingConfig } from '../domain/pricing.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
-import { jobItems, orderText, UnplaceableOrderError } from '../entities/order-body.js';
-import type { OrderEdits, SourceLine, SyncJob } from '../entities/sync-job.js';
+import { jobItems, orderText, UnplaceableOrderError } from '../order/order-body.js';
+import type { OrderEdits, SourceLine, SyncJob } from '../order/sync-job.js';
 
 /**
  * The supplier order a job places: the stored order read exactly as the webhook read it, the items

@@ -1,4 +1,4 @@
-import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../entities/attempt.js';
+import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../order/attempt.js';
 
 /**
  * What a sync-queue message carries: which job, which generation of it (an older one is stale),

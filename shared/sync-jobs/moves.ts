@@ -7,7 +7,7 @@ import { countMetric, latencyMetric } from '../core/metrics.js';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
-import { type AttemptEnd, appendAttempt, storedAttempts } from '../entities/attempt.js';
+import { type AttemptEnd, appendAttempt, storedAttempts } from '../order/attempt.js';
 import {
   lookupEntry,
   type SourceLine,
@@ -15,7 +15,7 @@ import {
   sourceLinesAttribute,
   syncJobFrom,
   syncJobKey,
-} from '../entities/sync-job.js';
+} from '../order/sync-job.js';
 import type { JobMessage } from './message.js';
 import { type MoveRequest, moveUpdate } from './state-machine.js';
 

@@ -5,7 +5,7 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { Owner } from '../domain/owner.js';
 import { transactWrite } from '../dynamo/table.js';
-import type { SyncJob } from '../entities/sync-job.js';
+import type { SyncJob } from '../order/sync-job.js';
 import { jobMessage } from './message.js';
 import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
 import { enqueueJobs } from './queue.js';

@@ -1,6 +1,6 @@
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { UpdateBuilder } from '../dynamo/update.js';
-import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from '../entities/sync-job.js';
+import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from '../order/sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,

@@ -5,9 +5,9 @@ import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { batchGet, getItem } from '../dynamo/table.js';
-import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
-import { type JobLine, jobLines } from '../entities/order-body.js';
-import { isListedState, type SyncJob, syncJobFrom, syncJobKey, syncJobOrNothing } from '../entities/sync-job.js';
+import { type Attempt, attemptNumberOf } from '../order/attempt.js';
+import { type JobLine, jobLines } from '../order/order-body.js';
+import { isListedState, type SyncJob, syncJobFrom, syncJobKey, syncJobOrNothing } from '../order/sync-job.js';
 import type { JobMessage } from './message.js';
 
 /**

@@ -128,16 +128,19 @@ describe('architecture: the import graph', () => {
     expect(violations('lib/', adapters)).toEqual([]);
   });
 
-  it('keeps the entity modules below the features: core, the domain, the table and the platform port only', () => {
-    expect(
-      violations(
-        'shared/entities/',
-        (target) =>
-          target.startsWith('shared/') &&
-          !['shared/entities', 'shared/domain', 'shared/core', 'shared/dynamo'].includes(folderOf(target)) &&
-          target !== 'shared/platforms/port.ts',
-      ),
-    ).toEqual([]);
+  it('keeps the entity modules and the order aggregate below the features (core, domain, table, port)', () => {
+    const below = ['shared/entities', 'shared/order', 'shared/domain', 'shared/core', 'shared/dynamo'];
+    for (const folder of ['shared/entities/', 'shared/order/']) {
+      expect(
+        violations(
+          folder,
+          (target) =>
+            target.startsWith('shared/') && !below.includes(folderOf(target)) && target !== 'shared/platforms/port.ts',
+        ),
+      ).toEqual([]);
+    }
+    // The store entities know nothing of an order: only the aggregate's modules may import each other.
+    expect(violations('shared/entities/', (target) => target.startsWith('shared/order/'))).toEqual([]);
   });
 
   it('lets features depend one way: each imports only the features after it in FEATURES', () => {

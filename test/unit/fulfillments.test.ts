@@ -13,7 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
-import { syncJobFrom, syncJobKey } from '../../shared/entities/sync-job.js';
+import { syncJobFrom, syncJobKey } from '../../shared/order/sync-job.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
 import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
 import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';

@@ -1,7 +1,7 @@
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { BatchGetCommand, DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { syncJobKey } from '../../shared/entities/sync-job.js';
+import { syncJobKey } from '../../shared/order/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
