@@ -13,14 +13,14 @@ import { INDEX, INDEX_KEYS, type IndexRole, inFlight } from '../shared/dynamo/ke
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
-import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
-import { orderBodyPartItem } from '../shared/order/order-body.js';
-import { orderCancellationItem } from '../shared/order/order-cancellation.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
+import { orderBodyPartItem } from '../shared/order/order-body.js';
+import { orderCancellationItem } from '../shared/order/order-cancellation.js';
 import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order/sync-job.js';
 import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order/unrouted-order.js';
 

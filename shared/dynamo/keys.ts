@@ -118,6 +118,8 @@ export const keys = {
    * "Storing an order"): written once with that job, never updated.
    */
   orderBodyPart: (firstJobId: string, n: number): Key => ({ PK: `SJ#${firstJobId}`, SK: `${BODY}${n}` }),
+  /** Every part of an order's body: one partition, one sort-key prefix. */
+  orderBodyParts: (firstJobId: string) => ({ PK: `${JOB}${firstJobId}`, SKPrefix: BODY }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),

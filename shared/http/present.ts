@@ -1,13 +1,13 @@
 /** Record → API object: the only place that decides what a response shows. Secrets never pass. */
 
 import { fulfillmentStatusOf } from '../domain/shipment.js';
-import { type Attempt, attemptId } from '../order/attempt.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
+import type { ResellerStore } from '../entities/reseller-store.js';
+import type { SourceStore } from '../entities/source-store.js';
+import { type Attempt, attemptId } from '../order/attempt.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../order/fulfillment-entry.js';
 import type { Order } from '../order/order.js';
 import type { JobLine } from '../order/order-body.js';
-import type { ResellerStore } from '../entities/reseller-store.js';
-import type { SourceStore } from '../entities/source-store.js';
 import type { SyncJob } from '../order/sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({

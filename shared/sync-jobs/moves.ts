@@ -1,32 +1,26 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
-import { dynamo } from '../dynamo/client.js';
-import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from '../order/attempt.js';
+import { isLost, moveItem, moveJob, updateJobWith } from '../order/store.js';
 import {
   lookupEntry,
   type SourceLine,
   type SyncJob,
   sourceLinesAttribute,
-  syncJobFrom,
-  syncJobKey,
+  WAIT_ATTRIBUTES,
 } from '../order/sync-job.js';
+import { JobUpdate, type MoveRequest } from '../order/transitions.js';
 import type { JobMessage } from './message.js';
-import { type MoveRequest, moveUpdate } from './state-machine.js';
 
 /**
  * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler), each one
- * conditional UpdateItem built by state-machine.ts. A move that ends an attempt records it in the
- * job's history (attempts.ts) in the same write.
+ * conditional UpdateItem of the order aggregate (shared/order/transitions.ts builds it, store.ts
+ * runs it). A move that ends an attempt records it in the job's history (attempt.ts) in the same write.
  */
 
-/** A wait's or a stall's attributes (re-sends, its end, a throttled run): dropped when the job ends or starts over. */
-export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
+export { moveItem, WAIT_ATTRIBUTES };
 
 /** The job's history with the attempt this move ends, as attributes to set. */
 export const withAttempt = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
@@ -39,25 +33,12 @@ export const withAttempt = (job: SyncJob, at: string, attempt: AttemptEnd | unde
     : {};
 
 /**
- * Runs one move as a conditional UpdateItem; the job as it is after the move, or undefined when
- * its condition failed (another writer moved the job first, or the message is stale: an older
- * generation, or a job that has ended).
+ * Runs one move; the job as it is after the move, or undefined when its condition failed (another
+ * writer moved the job first, or the message is stale: an older generation, or a job that has ended).
  */
 const move = async (request: MoveRequest): Promise<SyncJob | undefined> => {
-  const { generation: _next, ...update } = moveUpdate(request);
-  try {
-    const out = await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update, ReturnValues: 'ALL_NEW' }));
-    return out.Attributes && syncJobFrom(out.Attributes);
-  } catch (error) {
-    if (isConditionFailure(error)) return undefined;
-    throw error;
-  }
-};
-
-/** A move as one item of a transaction (with its audit entry). */
-export const moveItem = (request: MoveRequest) => {
-  const { generation: _next, ...update } = moveUpdate(request);
-  return { Update: { TableName: TABLE(), ...update } };
+  const moved = await moveJob(request);
+  return isLost(moved) ? undefined : moved;
 };
 
 const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
@@ -171,28 +152,26 @@ export const resendJob = (job: SyncJob) =>
  */
 export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd) => {
   const at = now();
-  try {
-    await transactWrite([
-      moveItem({
-        move: 'kill',
-        job,
-        at,
-        set: { deadAt: at, errorMessage: reason, ...withAttempt(job, at, attempt) },
-        remove: WAIT_ATTRIBUTES,
-      }),
+  const killed = await updateJobWith(
+    moveItem({
+      move: 'kill',
+      job,
+      at,
+      set: { deadAt: at, errorMessage: reason, ...withAttempt(job, at, attempt) },
+      remove: WAIT_ATTRIBUTES,
+    }),
+    [
       auditPut({
         action: 'sync_job.dead',
         job,
         actor: SYSTEM,
         metadata: { previousStatus: job.status, reason, attempts: job.attempts },
       }),
-    ]);
-    countMetric(BUSINESS_METRICS.jobsDead);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
-    throw error;
-  }
+    ],
+  );
+  if (killed !== true) return false;
+  countMetric(BUSINESS_METRICS.jobsDead);
+  return true;
 };
 
 /**
@@ -201,16 +180,10 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
  * False when the job moved meanwhile. Not a move: the job stays in its state.
  */
 export const needsAttention = async (job: SyncJob, reason: string) => {
-  const update = new UpdateBuilder().setAttributes({ attention: { reason, since: now() } });
+  const update = new JobUpdate().setAttributes({ attention: { reason, since: now() } });
   update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
-  try {
-    await transactWrite([
-      { Update: { TableName: TABLE(), ...update.build(syncJobKey(job.id)) } },
-      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
-    ]);
-    return true;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) return false;
-    throw error;
-  }
+  const flagged = await updateJobWith(update.inTransaction(job.id), [
+    auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
+  ]);
+  return flagged === true;
 };

@@ -8,8 +8,8 @@ import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js'
 import { isOpen } from '../domain/sync-job-status.js';
 import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
-import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../order/sync-job.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
+import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../order/sync-job.js';
 import { resendCancellation } from './cancel.js';
 import { resendUpdate } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';

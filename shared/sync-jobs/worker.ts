@@ -7,12 +7,12 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
+import type { SourceStore } from '../entities/source-store.js';
+import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import type { AttemptEnd, AttemptOutcome, AttemptTrigger } from '../order/attempt.js';
 import { UnplaceableOrderError } from '../order/order-body.js';
-import type { SourceStore } from '../entities/source-store.js';
 import type { SyncJob } from '../order/sync-job.js';
 import { jobLogContext } from '../order/sync-job.js';
-import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import {
   classify,
   type Failure,

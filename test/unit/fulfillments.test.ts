@@ -13,12 +13,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { kms } from '../../shared/aws/kms.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
-import { syncJobFrom, syncJobKey } from '../../shared/order/sync-job.js';
 import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
 import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
 import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
 import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
+import { syncJobFrom, syncJobKey } from '../../shared/order/sync-job.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 
 const createFulfillment = jest.fn();

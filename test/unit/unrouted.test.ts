@@ -1,8 +1,9 @@
 import { routeLineItems, unroutedLines, unroutedReason } from '../../shared/domain/routing.js';
 import { INDEX_KEYS, keys, lists, orderRecordKeyOf } from '../../shared/dynamo/keys.js';
+import { syncJobOrNothing } from '../../shared/order/items.js';
 import { orderFrom, orderOrNothing } from '../../shared/order/order.js';
 import { orderCancellationItem } from '../../shared/order/order-cancellation.js';
-import { syncJobFrom, syncJobItem, syncJobOrNothing } from '../../shared/order/sync-job.js';
+import { syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
 import {
   type UnroutedOrder,
   unroutedLinesAttribute,
