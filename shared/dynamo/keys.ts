@@ -141,6 +141,12 @@ export const keys = {
  */
 export const jobIdOfPartition = (key: Key) => key.PK.slice(JOB.length);
 
+/** The part number of an order body part's key, or undefined for any other key. */
+export const bodyPartNumberOf = (key: Key) => (key.SK.startsWith(BODY) ? Number(key.SK.slice(BODY.length)) : undefined);
+
+/** Whether a key is an unrouted order's mark (`keys.unroutedOrderMark`). */
+export const isUnroutedOrderMarkKey = (key: Key) => key.SK === 'UNROUTED' && key.PK.startsWith(JOB);
+
 /** Whether a key is a sync job's item key (or that of what is kept at an order's first job key). */
 export const isSyncJobKey = (key: { PK?: unknown; SK?: unknown }) =>
   key.SK === 'SJ' && typeof key.PK === 'string' && key.PK.startsWith(JOB);

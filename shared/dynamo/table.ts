@@ -2,6 +2,7 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -227,10 +228,13 @@ const itemOf = (raw: unknown): Item | undefined => {
 
 const ALL_OLD = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
 
-/** Puts `item` on a condition (default: no item at its key); the item met when the condition failed. */
+/**
+ * Puts `item` on a condition (default: no item at its key; null: none); the item met when the
+ * condition failed.
+ */
 export const putIf = async (
   item: Item,
-  condition = 'attribute_not_exists(PK)',
+  condition: string | null = 'attribute_not_exists(PK)',
   values?: Item,
 ): Promise<true | ConditionFailed> => {
   try {
@@ -238,9 +242,8 @@ export const putIf = async (
       new PutCommand({
         TableName: TABLE(),
         Item: item,
-        ConditionExpression: condition,
+        ...(condition === null ? {} : { ConditionExpression: condition, ...ALL_OLD }),
         ...(values ? { ExpressionAttributeValues: values } : {}),
-        ...ALL_OLD,
       }),
     );
     return true;
@@ -357,3 +360,8 @@ export const scanPage = async (startKey: Item | undefined, limit?: number) => {
 /** A transaction's conditional Put (an audit entry's, say) written alone; the item it met when it was there. */
 export const putAlone = (write: { Put: { Item: Item; ConditionExpression?: string } }) =>
   putIf(write.Put.Item, write.Put.ConditionExpression);
+
+/** Deletes the item at `key`, whatever it is (a released kept fulfillment). */
+export const deleteItem = async (key: Key) => {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
+};

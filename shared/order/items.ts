@@ -1,5 +1,5 @@
 import { attributes } from '../dynamo/attributes.js';
-import { jobIdOfPartition } from '../dynamo/keys.js';
+import { bodyPartNumberOf, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
 import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
 import { type SyncJob, syncJobFrom } from './sync-job.js';
@@ -7,7 +7,7 @@ import { type OrderItemKind, TAG, TAGS } from './tag.js';
 import { type UnroutedOrder, unroutedOrderFrom } from './unrouted-order.js';
 
 /**
- * Every kind of item an order's partition (`SJ#<id>`) holds, as one union, and the one function that
+ * Every kind of item an order's partition (its first job's key) holds, as one union, and the one function that
  * tells them apart. At the partition's `SJ` key: a sync job (the order's first, or another order's
  * job's own item), the record of an order none of whose items routes, or a cancellation that came
  * before its order; beside it, the parts of a large order's body and the mark of an order with
@@ -35,9 +35,8 @@ const KIND_OF_TAG = new Map<unknown, OrderItemKind>(
 export const orderItemKindOf = (item: Item): OrderItemKind => {
   const tagged = KIND_OF_TAG.get(item[TAG]);
   if (tagged) return tagged;
-  const { SK } = keyOf(item);
-  if (SK === 'UNROUTED') return 'unroutedMark';
-  if (SK.startsWith('BODY#')) return 'bodyPart';
+  if (isUnroutedOrderMarkKey(keyOf(item))) return 'unroutedMark';
+  if (bodyPartNumberOf(keyOf(item)) !== undefined) return 'bodyPart';
   if (typeof item.unroutedOrderAt === 'string') return 'unroutedOrder';
   if (typeof item.orderCancelledAt === 'string') return 'orderCancellation';
   return 'job';
@@ -60,7 +59,7 @@ export const orderItemFrom = (item: Item): OrderItem => {
     case 'bodyPart': {
       const body = item.body;
       if (!(body instanceof Uint8Array)) throw new Error(`order body part ${key.SK} of ${firstJobId} is missing`);
-      return { kind: 'bodyPart', firstJobId, n: Number(key.SK.slice(key.SK.indexOf('#') + 1)), body };
+      return { kind: 'bodyPart', firstJobId, n: bodyPartNumberOf(key) ?? 0, body };
     }
     case 'unroutedMark':
       return { kind: 'unroutedMark', firstJobId };

@@ -1,8 +1,10 @@
+import { jobIdOfPartition } from '../dynamo/keys.js';
 import {
   batchGet,
   ConditionFailed,
   getItem,
   type Item,
+  keyOf,
   putIf,
   queryPartition,
   TABLE,
@@ -17,7 +19,7 @@ import { JobUpdate, type MoveRequest, moveUpdate } from './transitions.js';
 import { unroutedOrderCancellation } from './unrouted-order.js';
 
 /**
- * The order aggregate's reads and writes: every DynamoDB call on an order's partition (`SJ#<id>`)
+ * The order aggregate's reads and writes: every DynamoDB call on an order's partition (its first job's key)
  * and on its jobs' items goes through here, each write conditional on what its caller read. A write
  * whose condition failed answers the item it met (`ConditionFailed`), which the caller's next try
  * takes (`Met`) instead of reading it again; `withRereads` (dynamo/update.ts) reads only when the
@@ -80,7 +82,8 @@ export const writeOrderRecord = async (
   over: 'nothing' | 'cancellation' = 'nothing',
 ): Promise<true | { met: OrderRecord | undefined }> => {
   const condition = over === 'nothing' ? NEW_ITEM : REPLACES_ORDER_CANCELLATION;
-  const firstJobId = orderItemFrom(record).kind === 'job' ? syncJobFrom(record).id : String(record.PK).slice(3);
+  // A job item's key is its id's; an unrouted order's, its order's first job id.
+  const firstJobId = jobIdOfPartition(keyOf(record));
   const written = others.length
     ? await transactIf([put(record, condition), ...others.map((item) => put(item, NEW_ITEM))])
     : await putIf(record, condition);
@@ -124,7 +127,7 @@ export const updateJob = async (jobId: string, update: JobUpdate): Promise<true 
   return out instanceof ConditionFailed ? lostRace(out) : true;
 };
 
-/** Runs one move of the state machine (transitions.ts): the job after it (undefined: none came back), or the race lost. */
+/** Runs one move of the state machine (transitions.ts): the job after it (or undefined), or the race lost. */
 export const moveJob = async (request: MoveRequest): Promise<SyncJob | undefined | Lost> => {
   const { generation: _next, ...update } = moveUpdate(request);
   const out = await updateIf(update, true);

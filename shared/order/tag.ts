@@ -1,5 +1,5 @@
 /**
- * The entity tag every item of an order's partition (`SJ#<id>`) carries: which kind of item it is,
+ * The entity tag every item of an order's partition (its first job's key) carries: which kind of item it is,
  * written by its entity module, read by `orderItemFrom` (items.ts). One letter under a one-letter
  * name: every byte of the job item is billed again by each of its writes (docs/performance.md).
  */
