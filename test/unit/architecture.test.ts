@@ -196,6 +196,25 @@ describe('architecture: one source per fact', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('keeps DynamoDB in the table, the entity modules and the order aggregate: features orchestrate them', () => {
+    const OWNERS = ['shared/dynamo', 'shared/entities', 'shared/order'];
+    // Features that still write their own items (their stores, keys, requests, audit entries): their
+    // owners' turn comes after issue 27, which gave the order's partition to shared/order.
+    const NOT_YET = ['shared/stores', 'shared/api-keys', 'shared/idempotency', 'shared/audit-log'];
+    const SDK = ['@aws-sdk/lib-dynamodb', '@aws-sdk/client-dynamodb', 'shared/dynamo/client.ts'];
+    const EXPRESSION = /\b(?:Condition|Update|KeyCondition|Projection|Filter)Expression\b/;
+    const outside = [...inFolder('shared/'), ...inFolder('functions/')].filter(
+      (file) => ![...OWNERS, ...NOT_YET].includes(folderOf(file)),
+    );
+    const offenders = outside.flatMap((file) => [
+      ...importsOf(file)
+        .filter((target) => SDK.includes(target))
+        .map((target) => `${file} → ${target}`),
+      ...(EXPRESSION.test(source.get(file) ?? '') ? [`${file} builds an expression`] : []),
+    ]);
+    expect(offenders).toEqual([]);
+  });
+
   it('spells index attribute names (`GSI3PK`…) only in shared/dynamo/keys.ts: everything else names a role', () => {
     const NAME = /['"`]GSI\d+(?:PK|SK)\b|\bGSI\d+(?:PK|SK)\s*[:=]/;
     const offenders = [...inFolder('shared/'), ...inFolder('functions/'), ...inFolder('bin/')].flatMap((file) =>
