@@ -42,7 +42,7 @@ export interface SyncJob {
   /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
   resellerShopDomain: string;
   /**
-   * Where the reseller order is kept (shared/entities/order-body.ts): its compressed raw body inline,
+   * Where the reseller order is kept (shared/order/order-body.ts): its compressed raw body inline,
    * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
    * an item written without one (never by this service): the worker makes such a job dead.
    */
@@ -261,7 +261,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
 /**
  * The index attributes of a sync job item, and how each state move changes them: the one answer
  * to "which index entries does this write touch?". Job creation (shared/sync-jobs/create.ts) and every move
- * (state-machine.ts) take their index attributes from `indexChanges`, so no write can forget one.
+ * (transitions.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
  * - For life, from creation: its owner's list (GSI1, whose keys `syncJobItem` writes) and its reseller

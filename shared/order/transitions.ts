@@ -65,8 +65,8 @@ const JOB_MOVES = {
 } as const satisfies Record<string, MoveRule>;
 
 /**
- * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (MOVES in
- * shared/sync-jobs/state-machine.ts): the states each may start from (`null`: no entry yet) and
+ * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (`MOVES`, above:
+ * the other half of one table): the states each may start from (`null`: no entry yet) and
  * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
  * nothing. `delivered` moves on only by what the supplier says next (new tracking, a cancellation):
  * a late or duplicate message never undoes a delivery; `ignored` and `cancelled` are final.

@@ -11,7 +11,7 @@ import { loadRecord } from '../order/store.js';
 import { findResellerStore } from '../stores/reseller-stores.js';
 
 /**
- * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/entities/order.ts),
+ * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/order/order.ts),
  * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/pagination.ts).
  */
 

@@ -197,7 +197,7 @@ export const createJobsForOrder = async (
 };
 
 /**
- * An order whose cancellation arrived first (shared/entities/order-cancellation.ts): its jobs are
+ * An order whose cancellation arrived first (shared/order/order-cancellation.ts): its jobs are
  * written `cancelled` from the start, the first in place of the cancellation kept at its key, and
  * nothing is enqueued: no supplier call is ever made for them (CONTRACT.md §10.4).
  */
