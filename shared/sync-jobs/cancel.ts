@@ -8,16 +8,16 @@ import { MAX_RESENDS } from '../core/work-policy.js';
 import { putAlone } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
-import { isPropagating } from '../order/fulfillment-entry.js';
+import { cancellationRequest } from '../order/job-moves.js';
 import { cancelUnroutedOrder, isLost, keepOrderCancellation, type Lost, loadRecord, moveJob } from '../order/store.js';
-import { type Cancellation, propagationIndex, type SyncJob, updatePending } from '../order/sync-job.js';
+import type { Cancellation, SyncJob } from '../order/sync-job.js';
 import type { MoveName } from '../order/transitions.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
-import { needsAttention, WAIT_ATTRIBUTES } from './moves.js';
+import { needsAttention } from './moves.js';
 import { enqueueJobs } from './queue.js';
 import { loadJob, loadJobs } from './sync-jobs.js';
 
@@ -63,28 +63,8 @@ const cancelMoveOrLost = async (
   audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
   add?: Record<string, number>,
 ): Promise<true | Lost> => {
-  const at = now();
   const ended = move === 'cancel' || move === 'cancelPlaced';
-  // A completed job whose supplier order is being cancelled is among the jobs with work in flight
-  // (GSI3's propagating set), where the reconciler finds a cancellation whose message was lost; the
-  // move that ends the cancellation takes it out, unless a fulfillment of it is still on its way.
-  const watched = move === 'requestCancel';
-  const unwatched =
-    (move === 'cancelPlaced' || move === 'declineCancel') &&
-    !Object.values(job.fulfillments).some(isPropagating) &&
-    !updatePending(job);
-  const request = {
-    move,
-    job,
-    at,
-    set: {
-      cancellation,
-      ...(ended ? { cancelledAt: at } : {}),
-      ...(watched ? propagationIndex(job, true).set : {}),
-    },
-    ...(add ? { add } : {}),
-    remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
-  };
+  const request = cancellationRequest(job, move, cancellation, add);
   if (audit) await auditOnce(job, audit, cancellation);
   const moved = await moveJob(request);
   if (isLost(moved)) return moved;

@@ -1,149 +1,27 @@
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
-import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric, latencyMetric } from '../core/metrics.js';
-import { type AttemptEnd, appendAttempt, storedAttempts } from '../order/attempt.js';
-import { isLost, moveItem, moveJob, updateJobWith } from '../order/store.js';
-import {
-  lookupEntry,
-  type SourceLine,
-  type SyncJob,
-  sourceLinesAttribute,
-  WAIT_ATTRIBUTES,
-} from '../order/sync-job.js';
-import { JobUpdate, type MoveRequest } from '../order/transitions.js';
-import type { JobMessage } from './message.js';
+import { countMetric } from '../core/metrics.js';
+import type { AttemptEnd } from '../order/attempt.js';
+import { attentionUpdate, killRequest } from '../order/job-moves.js';
+import { moveItem, updateJobWith } from '../order/store.js';
+import type { SyncJob } from '../order/sync-job.js';
 
 /**
- * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler), each one
- * conditional UpdateItem of the order aggregate (shared/order/transitions.ts builds it, store.ts
- * runs it). A move that ends an attempt records it in the job's history (attempt.ts) in the same write.
+ * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler): the order
+ * aggregate's (shared/order/job-moves.ts), and here those written with their audit entry.
  */
-
-export { moveItem, WAIT_ATTRIBUTES };
-
-/** The job's history with the attempt this move ends, as attributes to set. */
-export const withAttempt = (job: SyncJob, at: string, attempt: AttemptEnd | undefined) =>
-  attempt
-    ? {
-        attemptLog: storedAttempts(
-          appendAttempt(job.attemptLog, { ...attempt, generation: job.generation, endedAt: at }),
-        ),
-      }
-    : {};
-
-/**
- * Runs one move; the job as it is after the move, or undefined when its condition failed (another
- * writer moved the job first, or the message is stale: an older generation, or a job that has ended).
- */
-const move = async (request: MoveRequest): Promise<SyncJob | undefined> => {
-  const moved = await moveJob(request);
-  return isLost(moved) ? undefined : moved;
-};
-
-const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString();
-
-/**
- * pending/processing/failed → processing, attempts + 1. Returns undefined when the message is
- * stale. Two workers holding the same job is harmless: the platform call carries the job id as
- * idempotency key.
- */
-export const claimJob = (message: JobMessage) =>
-  move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
-
-/** The supplier's order as the completion records it: its id and, per line the job carries, its id and price. */
-export interface PlacedOrder {
-  orderId: string;
-  lines: SourceLine[];
-}
-
-/** The attributes of a completion, however the order was known: the job becomes findable by its source order. */
-const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
-  sourceOrderId: placed.orderId,
-  completedAt: at,
-  ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
-  ...lookupEntry(job, placed.orderId),
-});
-
-/** What a completion clears: an absent attribute reads as null (record.ts), and costs no bytes. */
-const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
-
-/** A job that reached `completed`, counted once, with its time from the webhook to the supplier's order. */
-const counted = (completed: SyncJob | undefined) => {
-  if (completed) {
-    countMetric(BUSINESS_METRICS.jobsCompleted);
-    latencyMetric(
-      BUSINESS_METRICS.webhookToCompletedLatency,
-      Date.parse(completed.completedAt ?? '') - Date.parse(completed.createdAt),
-    );
-  }
-  return completed;
-};
-
-/**
- * → completed with the supplier's order: `complete` when the supplier answered the create (from
- * processing), `found` when an outcome that was unknown was looked up and the supplier has the order
- * (from the state the caller read). One write for both; only the move differs.
- */
-const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed: PlacedOrder, attempt: AttemptEnd) => {
-  const at = now();
-  return counted(
-    await move({
-      move: name,
-      job,
-      at,
-      set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
-      remove: COMPLETED_CLEARS,
-    }),
-  );
-};
-
-/** processing → completed: the supplier answered with its order. */
-export const completeJob = completeWith('complete');
-
-/** → completed: the supplier has the order a lookup found. */
-export const foundJob = completeWith('found');
-
-/** processing → failed; SQS brings the message back after `waitSeconds`. */
-export const failJob = (job: SyncJob, errorMessage: string, waitSeconds: number, attempt: AttemptEnd) => {
-  const at = now();
-  return move({
-    move: 'fail',
-    job,
-    at,
-    set: { errorMessage, failedAt: at, waitUntil: secondsFrom(at, waitSeconds), ...withAttempt(job, at, attempt) },
-    remove: ['resends', 'throttledSince'],
-  });
-};
-
-/**
- * processing → pending without counting as a failure: the platform asked us to wait (429). The
- * job takes a new generation, so the message that brought it here (and any other) is stale; the
- * caller sends the one fresh message, delayed by `delaySeconds`. The first throttled attempt of a
- * run starts the throttling budget (`throttledSince`). Answers the job after the move.
- */
-export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd) => {
-  const at = now();
-  return move({
-    move: 'defer',
-    job,
-    at,
-    set: {
-      waitUntil: secondsFrom(at, delaySeconds),
-      throttledSince: job.throttledSince ?? attempt.startedAt,
-      ...withAttempt(job, at, attempt),
-    },
-    remove: ['resends'],
-  });
-};
-
-/**
- * → pending under a new generation, because the job stayed past its lease with no move: the
- * reconciler sends the fresh message. Conditional on the state the reconciler read, so a job that
- * moved meanwhile is left alone.
- */
-export const resendJob = (job: SyncJob) =>
-  move({ move: 'resend', job, at: now(), add: { resends: 1 }, remove: ['waitUntil'] });
+export {
+  claimJob,
+  completeJob,
+  deferJob,
+  failJob,
+  foundJob,
+  type PlacedOrder,
+  resendJob,
+  withAttempt,
+} from '../order/job-moves.js';
+export { WAIT_ATTRIBUTES } from '../order/sync-job.js';
+export { moveItem };
 
 /**
  * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the
@@ -151,24 +29,14 @@ export const resendJob = (job: SyncJob) =>
  * found); false when the job moved meanwhile.
  */
 export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd) => {
-  const at = now();
-  const killed = await updateJobWith(
-    moveItem({
-      move: 'kill',
+  const killed = await updateJobWith(moveItem(killRequest(job, reason, attempt)), [
+    auditPut({
+      action: 'sync_job.dead',
       job,
-      at,
-      set: { deadAt: at, errorMessage: reason, ...withAttempt(job, at, attempt) },
-      remove: WAIT_ATTRIBUTES,
+      actor: SYSTEM,
+      metadata: { previousStatus: job.status, reason, attempts: job.attempts },
     }),
-    [
-      auditPut({
-        action: 'sync_job.dead',
-        job,
-        actor: SYSTEM,
-        metadata: { previousStatus: job.status, reason, attempts: job.attempts },
-      }),
-    ],
-  );
+  ]);
   if (killed !== true) return false;
   countMetric(BUSINESS_METRICS.jobsDead);
   return true;
@@ -179,11 +47,7 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
  * `sync_job.attention_required` audit entry, in one transaction conditional on the generation read.
  * False when the job moved meanwhile. Not a move: the job stays in its state.
  */
-export const needsAttention = async (job: SyncJob, reason: string) => {
-  const update = new JobUpdate().setAttributes({ attention: { reason, since: now() } });
-  update.when(`${update.name('generation')} = ${update.value('generation', job.generation)}`);
-  const flagged = await updateJobWith(update.inTransaction(job.id), [
+export const needsAttention = async (job: SyncJob, reason: string) =>
+  (await updateJobWith(attentionUpdate(job, reason), [
     auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
-  ]);
-  return flagged === true;
-};
+  ])) === true;

@@ -3,11 +3,12 @@ import { SyncJobNotRetryableError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { Owner } from '../domain/owner.js';
+import { retryRequest } from '../order/job-moves.js';
 import { loadJob, updateJobWith } from '../order/store.js';
 import type { SyncJob } from '../order/sync-job.js';
-import { type MoveRequest, moveUpdate } from '../order/transitions.js';
+import { moveUpdate } from '../order/transitions.js';
 import { jobMessage } from './message.js';
-import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
+import { moveItem } from './moves.js';
 import { enqueueJobs } from './queue.js';
 import { findSyncJob } from './sync-jobs.js';
 
@@ -27,12 +28,7 @@ export const retryJob = async (owner: Owner, id: string, actor: Actor, requestId
   const job = await findSyncJob(owner, id);
   if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
   const at = now();
-  const request: MoveRequest = {
-    move: 'retry',
-    job,
-    at,
-    remove: [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt', 'deadAt'],
-  };
+  const request = retryRequest(job, at);
   const retried = await updateJobWith(moveItem(request), [
     auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
   ]);
