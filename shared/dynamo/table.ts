@@ -309,36 +309,19 @@ export const transactIf = async (items: TransactItem[]): Promise<true | { met: (
   }
 };
 
-/** Every item of one partition, read consistently, page after page (an order's partition is a few items). */
-export const queryPartition = async (pk: string): Promise<Item[]> => {
+/**
+ * Every item of one partition (those whose sort key starts with `prefix`, when given), read
+ * consistently, page after page: an order's partition, a source order's kept fulfillments, a few items.
+ */
+export const queryPartition = async (pk: string, prefix?: string): Promise<Item[]> => {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
     const page = await dynamo.send(
       new QueryCommand({
         TableName: TABLE(),
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    items.push(...(page?.Items ?? []));
-    startKey = page?.LastEvaluatedKey;
-  } while (startKey);
-  return items;
-};
-
-/** Every item of a partition whose sort key starts with `prefix`, read consistently. */
-export const queryPrefix = async (pk: string, prefix: string): Promise<Item[]> => {
-  const items: Item[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ...(prefix === undefined ? {} : { ':prefix': prefix }) },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),

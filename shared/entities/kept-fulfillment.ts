@@ -1,6 +1,6 @@
 import { attributes } from '../dynamo/attributes.js';
 import { type Key, keys } from '../dynamo/keys.js';
-import { deleteItem, type Item, putIf, queryPrefix } from '../dynamo/table.js';
+import { deleteItem, type Item, putIf, queryPartition } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
 /** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */
@@ -76,7 +76,7 @@ export const keepUnlessOlder = async (kept: KeptFulfillment) =>
 /** The fulfillments kept for a source order, read consistently, unexpired. */
 export const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
   const prefix = keptFulfillmentsOf(sourceStoreId, sourceOrderId);
-  const kept = (await queryPrefix(prefix.PK, prefix.SKPrefix)).map(keptFulfillmentFrom);
+  const kept = (await queryPartition(prefix.PK, prefix.SKPrefix)).map(keptFulfillmentFrom);
   // TTL deletes lazily (up to days late), so an expired item is treated as gone.
   const nowSeconds = Math.floor(Date.now() / 1000);
   return kept.filter((item) => item.expiresAt > nowSeconds);

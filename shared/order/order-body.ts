@@ -4,7 +4,7 @@ import type { JsonText } from '../domain/json-text.js';
 import { type OrderReading, type ResellerLineItem, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { keys } from '../dynamo/keys.js';
-import { type Item, queryPrefix } from '../dynamo/table.js';
+import { type Item, queryPartition } from '../dynamo/table.js';
 import type { StoredOrder, SyncJob } from './sync-job.js';
 import { tagOf } from './tag.js';
 
@@ -63,7 +63,7 @@ export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer):
  */
 export const readBodyParts = async (firstJobId: string, parts: number): Promise<Buffer> => {
   const { PK, SKPrefix } = keys.orderBodyParts(firstJobId);
-  const found = new Map((await queryPrefix(PK, SKPrefix)).map((item) => [String(item.SK), item.body]));
+  const found = new Map((await queryPartition(PK, SKPrefix)).map((item) => [String(item.SK), item.body]));
   return Buffer.concat(
     Array.from({ length: parts }, (_, n) => {
       const body = found.get(keys.orderBodyPart(firstJobId, n).SK);

@@ -47,13 +47,7 @@ const KEEP_SECONDS = 7 * 24 * 3600;
  * decided; a move that then loses a race to another mover is taken again from a fresh read, whose
  * end finds the same entry.
  */
-const cancelMove = async (
-  job: SyncJob,
-  move: MoveName,
-  cancellation: Cancellation,
-  audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
-  add?: Record<string, number>,
-) => (await cancelMoveOrLost(job, move, cancellation, audit, add)) === true;
+const cancelMove = async (...move: Parameters<typeof cancelMoveOrLost>) => (await cancelMoveOrLost(...move)) === true;
 
 /** `cancelMove`, answering the race it lost (the job the move met) for the caller's next try. */
 const cancelMoveOrLost = async (
