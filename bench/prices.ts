@@ -2,7 +2,7 @@
  * AWS prices the cost benchmark (bench/cost.ts) multiplies its counts by: us-east-1, on-demand,
  * list prices without the free tier, as published on the services' pricing pages
  * (aws.amazon.com/api-gateway/pricing, /lambda/pricing, /dynamodb/pricing/on-demand,
- * /sqs/pricing, /kms/pricing), as of 2026-11. The one place to update when AWS changes them.
+ * /sqs/pricing, /kms/pricing, /cloudwatch/pricing), as of 2026-11. The one place to update when AWS changes them.
  */
 export const PRICES = {
   region: 'us-east-1',
@@ -24,6 +24,14 @@ export const PRICES = {
   sqsRequest: 0.4 / 1e6,
   /** KMS: per API request (Encrypt, Decrypt, …) with a customer managed key. */
   kmsRequest: 0.03 / 10_000,
+  /** KMS: per customer managed key a month (rotated keys included). */
+  kmsKeyMonth: 1.0,
+  /** CloudWatch: per metric of a standard-resolution alarm a month (a metric-math alarm pays each of its metrics). */
+  cloudwatchAlarmMetric: 0.1,
+  /** CloudWatch: per custom metric a month (first 10,000): EMF metrics, metric filters, API route metrics. */
+  cloudwatchCustomMetric: 0.3,
+  /** CloudWatch: per dashboard a month (beyond the account's first three). */
+  cloudwatchDashboard: 3.0,
 } as const;
 
 export type PriceTable = typeof PRICES;

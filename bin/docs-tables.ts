@@ -13,11 +13,15 @@ import { INDEX, INDEX_KEYS, type IndexRole, inFlight } from '../shared/dynamo/ke
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
+
+import { type Event, eventItem } from '../shared/entities/event.js';
+import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { orderBodyPartItem } from '../shared/order/order-body.js';
 import { orderCancellationItem } from '../shared/order/order-cancellation.js';
@@ -40,6 +44,7 @@ const PLACEHOLDERS: [string, string][] = [
   [idempotentRequestKey({ ownerId: OWNER, key: '<key>' }).PK, 'IDEM#<sha256 of owner, key>'],
   ['BODY#0', 'BODY#<n>'],
   ['sync_job.dead', '<action>'],
+  ['order.unrouted', '<type>'],
 ];
 
 const placeholders = (value: string) => PLACEHOLDERS.reduce((v, [from, to]) => v.split(from).join(to), value);
@@ -85,6 +90,17 @@ const onItsWay: FulfillmentEntry = {
   updatedAt: CREATED,
   deliveredAt: null,
 };
+
+const event: Event = {
+  id: '<id>',
+  ownerId: OWNER,
+  type: 'order.unrouted',
+  createdAt: CREATED,
+  object: {},
+  endpointIds: ['<endpoint>'],
+  failingEndpointIds: [],
+};
+const delivery = newDelivery(event, '<endpoint>');
 
 const withoutList = (item: Item) =>
   Object.fromEntries(Object.entries(item).filter(([name]) => !DELISTED.includes(name)));
@@ -161,6 +177,12 @@ const ROWS: [string, Item][] = [
       expiresAt: 0,
     }),
   ],
+  ['event', eventItem(event)],
+  ['event, a delivery failing', eventItem({ ...event, failingEndpointIds: ['<endpoint>'] })],
+  ['event delivery (pending, delivered)', eventDeliveryItem(delivery)],
+  ['event delivery, failed', eventDeliveryItem({ ...delivery, status: 'failed' })],
+  ['webhook endpoint', webhookEndpointKey(OWNER, '<id>')],
+  ['webhook endpoints’ count (of an owner)', endpointCountKey(OWNER)],
   [
     'idempotent request',
     claimedRequestItem({ ownerId: OWNER, key: '<key>' }, { fingerprint: '', requestId: '', lockedUntil: 0 }, 0),

@@ -44,13 +44,22 @@ const resources: Record<string, string> = {
   sync_jobs: 'sync_job',
   attempts: 'sync_job_attempt',
   audit_log: 'audit_log_entry',
+  events: 'event',
+  webhook_endpoints: 'webhook_endpoint',
 };
+
+/** Actions whose answer is not the object they act on. */
+const actionAnswers: Record<string, string> = { RecoverWebhookEndpoint: 'webhook_endpoint_recovery' };
+
+/** Routes whose DELETE removes the object (the others soft-delete it). */
+const hardDeletes = ['DeleteWebhookEndpoint'];
 
 /** Errors a route answers beyond those its shape implies (CONTRACT.md §3). */
 const routeErrors: Record<string, Record<number, string[]>> = {
   CreateSourceStore: { 409: ['vendor_tag_conflict'] },
   UpdateSourceStore: { 409: ['vendor_tag_conflict'] },
   RetrySyncJob: { 400: ['sync_job_not_retryable'] },
+  CreateWebhookEndpoint: { 400: ['webhook_endpoint_limit_reached'] },
 };
 
 const json = (schema: unknown) => ({ content: { 'application/json': { schema } } });
@@ -80,7 +89,13 @@ const successOf = (route: RouteSpec): [number, string, unknown] => {
   const resource = resourceOf(route);
   const onCollection = last in resources;
   const onItem = last.startsWith('{');
-  if (route.method === 'DELETE') return [204, 'Deleted (a soft delete: the object stays readable).', undefined];
+  if (route.method === 'DELETE')
+    return [
+      204,
+      hardDeletes.includes(route.name) ? 'Deleted.' : 'Deleted (a soft delete: the object stays readable).',
+      undefined,
+    ];
+  if (route.name in actionAnswers) return [200, 'Done.', ref(actionAnswers[route.name])];
   if (route.method === 'GET' && onCollection) return [200, 'A page, newest first.', ref(`${resource}_list`)];
   if (route.method === 'POST' && onCollection) return [201, 'Created.', ref(resource)];
   if (route.method === 'GET' || route.method === 'PATCH' || !onItem) return [200, 'The object.', ref(resource)];
@@ -187,11 +202,68 @@ const TAGS = [
   { name: 'Sync jobs', description: 'One order’s items for one supplier, and the placing of that supplier order.' },
   { name: 'Audit log', description: 'What was done to sync jobs, by whom: retries, and jobs that went dead.' },
   { name: 'Webhooks', description: 'What the platforms send: orders, and the suppliers’ fulfillments.' },
+  { name: 'Events', description: 'What happened to jobs, parcels, orders and stores, kept 30 days (CONTRACT.md §14).' },
+  {
+    name: 'Webhook endpoints',
+    description: 'Where events are delivered, signed per Standard Webhooks 1.0 (CONTRACT.md §14).',
+  },
 ] as const;
 type Tag = (typeof TAGS)[number]['name'];
 
 /** What linters and integrators read first: each operation's summary, description and tag. */
 const OPERATIONS: Record<string, { summary: string; description: string; tag: Tag }> = {
+  ListEvents: {
+    summary: 'List events',
+    description:
+      'The caller’s events of the last 30 days, newest first: `type` (one type, or a group such as ' +
+      '`sync_job.*`), `created_gte`, `created_lt`, and `delivery_success=false` for the events a delivery of ' +
+      'which has failed and not succeeded since.',
+    tag: 'Events',
+  },
+  GetEvent: {
+    summary: 'Retrieve an event',
+    description: 'One event of the caller, with where its delivery to each endpoint stands.',
+    tag: 'Events',
+  },
+  CreateWebhookEndpoint: {
+    summary: 'Create a webhook endpoint',
+    description:
+      'Events of the types in `enabledEvents` are delivered to `url` from now on. The answer carries the signing ' +
+      '`secret`, shown this once. At most 16 endpoints per owner.',
+    tag: 'Webhook endpoints',
+  },
+  ListWebhookEndpoints: {
+    summary: 'List webhook endpoints',
+    description: 'The caller’s webhook endpoints, newest first.',
+    tag: 'Webhook endpoints',
+  },
+  GetWebhookEndpoint: {
+    summary: 'Retrieve a webhook endpoint',
+    description: 'One webhook endpoint of the caller (never its secret).',
+    tag: 'Webhook endpoints',
+  },
+  UpdateWebhookEndpoint: {
+    summary: 'Update a webhook endpoint',
+    description: 'Its `url`, `enabledEvents`, `description`, or `status` (enabling one clears `disabledReason`).',
+    tag: 'Webhook endpoints',
+  },
+  DeleteWebhookEndpoint: {
+    summary: 'Delete a webhook endpoint',
+    description: 'Nothing more is delivered to it.',
+    tag: 'Webhook endpoints',
+  },
+  RotateWebhookEndpointSecret: {
+    summary: 'Rotate a webhook endpoint’s secret',
+    description:
+      'A new signing secret, shown in this answer only; the old one signs beside it for 24 hours, so ' +
+      'deliveries carry two signatures meanwhile.',
+    tag: 'Webhook endpoints',
+  },
+  RecoverWebhookEndpoint: {
+    summary: 'Resend failed deliveries',
+    description: 'Each event since `since` whose delivery to this endpoint `failed` is sent again.',
+    tag: 'Webhook endpoints',
+  },
   CreateResellerStore: {
     summary: 'Create a reseller store',
     description: 'Registers a merchant shop that sells; its secrets are encrypted and never returned.',

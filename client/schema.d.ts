@@ -294,6 +294,142 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List events
+     * @description The caller’s events of the last 30 days, newest first: `type` (one type, or a group such as
+     * `sync_job.*`), `created_gte`, `created_lt`, and `delivery_success=false` for the events a delivery of which has
+     * failed and not succeeded since.
+     */
+    get: operations['ListEvents'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/events/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve an event
+     * @description One event of the caller, with where its delivery to each endpoint stands.
+     */
+    get: operations['GetEvent'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook_endpoints': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List webhook endpoints
+     * @description The caller’s webhook endpoints, newest first.
+     */
+    get: operations['ListWebhookEndpoints'];
+    put?: never;
+    /**
+     * Create a webhook endpoint
+     * @description Events of the types in `enabledEvents` are delivered to `url` from now on. The answer carries the
+     * signing `secret`, shown this once. At most 16 endpoints per owner.
+     */
+    post: operations['CreateWebhookEndpoint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook_endpoints/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve a webhook endpoint
+     * @description One webhook endpoint of the caller (never its secret).
+     */
+    get: operations['GetWebhookEndpoint'];
+    put?: never;
+    post?: never;
+    /**
+     * Delete a webhook endpoint
+     * @description Nothing more is delivered to it.
+     */
+    delete: operations['DeleteWebhookEndpoint'];
+    options?: never;
+    head?: never;
+    /**
+     * Update a webhook endpoint
+     * @description Its `url`, `enabledEvents`, `description`, or `status` (enabling one clears `disabledReason`).
+     */
+    patch: operations['UpdateWebhookEndpoint'];
+    trace?: never;
+  };
+  '/v1/webhook_endpoints/{id}/rotate_secret': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a webhook endpoint’s secret
+     * @description A new signing secret, shown in this answer only; the old one signs beside it for 24 hours, so
+     * deliveries carry two signatures meanwhile.
+     */
+    post: operations['RotateWebhookEndpointSecret'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/webhook_endpoints/{id}/recover': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Resend failed deliveries
+     * @description Each event since `since` whose delivery to this endpoint `failed` is sent again.
+     */
+    post: operations['RecoverWebhookEndpoint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/orders/webhook': {
     parameters: {
       query?: never;
@@ -777,12 +913,20 @@ export interface components {
         | 'sync_job.cancellation_declined'
         | 'sync_job.attention_required'
         | 'reseller_store.credentials_rotated'
-        | 'source_store.credentials_rotated';
-      /** @example rst_0123456789abcdef */
-      resellerStoreId: string;
+        | 'source_store.credentials_rotated'
+        | 'webhook_endpoint.created'
+        | 'webhook_endpoint.updated'
+        | 'webhook_endpoint.deleted'
+        | 'webhook_endpoint.secret_rotated'
+        | 'webhook_endpoint.recovered';
+      /** @description null for a webhook endpoint */
+      resellerStoreId: string | null;
       /** @enum {unknown} */
-      resourceType: 'sync_job' | 'reseller_store' | 'source_store';
-      /** @description the sync job (`sj_`) or, for a credentials rotation, the store (`rst_`, `sst_`) */
+      resourceType: 'sync_job' | 'reseller_store' | 'source_store' | 'webhook_endpoint';
+      /**
+       * @description the sync job (`sj_`), for a credentials rotation the store (`rst_`, `sst_`), or the webhook
+       * endpoint (`we_`)
+       */
       resourceId: string;
       /** @description the key id (never the key), or `system` */
       actorId: string;
@@ -823,6 +967,105 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       createdAt: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    /**
+     * @description What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt,
+     * `fulfillment.delivered` a parcel that reached the reseller's order, `order.unrouted` an order with items no
+     * supplier takes.
+     * @enum {unknown}
+     */
+    event_type:
+      | 'sync_job.completed'
+      | 'sync_job.failed'
+      | 'sync_job.dead'
+      | 'sync_job.cancelled'
+      | 'sync_job.held'
+      | 'sync_job.released'
+      | 'sync_job.attention_required'
+      | 'fulfillment.delivered'
+      | 'fulfillment.dead'
+      | 'order.unrouted'
+      | 'store.disconnected'
+      | 'store.webhooks_failing';
+    /**
+     * @description Something that happened (CONTRACT.md §14), with the object as its GET answered at that moment and no
+     * personal data. Kept 30 days. `deliveries` only in `GET /v1/events/{id}`.
+     */
+    event: {
+      /** @example evt_0123456789abcdef */
+      id: string;
+      /** @constant */
+      object: 'event';
+      type: components['schemas']['event_type'];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      created: string;
+      data: {
+        /** @description a sync job, an order or a store, as its GET answers */
+        object: Record<string, never>;
+      };
+      deliveries?: {
+        /** @example we_0123456789abcdef */
+        endpointId: string;
+        /** @enum {unknown} */
+        status: 'pending' | 'delivered' | 'failed';
+        attempts: number;
+        lastResponseStatus: number | null;
+        nextAttemptAt: string | null;
+      }[];
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    /** @description Where events are delivered, signed per Standard Webhooks 1.0 (CONTRACT.md §14). */
+    webhook_endpoint: {
+      /** @example we_0123456789abcdef */
+      id: string;
+      /** @constant */
+      object: 'webhook_endpoint';
+      /** Format: uri */
+      url: string;
+      /** @description `["*"]` for every type */
+      enabledEvents: ['*'] | components['schemas']['event_type'][];
+      description: string | null;
+      /** @enum {unknown} */
+      status: 'enabled' | 'disabled';
+      /** @description why it was disabled, when the service disabled it */
+      disabledReason: string | null;
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      createdAt: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      updatedAt: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+      /** @description `whsec_` and the base64 of 32 random bytes; only in the answers of create and rotate_secret */
+      secret?: string;
+    };
+    webhook_endpoint_recovery: {
+      /** @constant */
+      object: 'webhook_endpoint_recovery';
+      /** @example we_0123456789abcdef */
+      endpointId: string;
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      since: string;
+      /** @description failed deliveries sent again */
+      deliveries: number;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -925,6 +1168,30 @@ export interface components {
       object: 'list';
       /** @description newest first */
       data: components['schemas']['audit_log_entry'][];
+      /** @description pass the last id as `starting_after` for the next page */
+      has_more: boolean;
+      /** @description the path of the list */
+      url: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    event_list: {
+      /** @constant */
+      object: 'list';
+      /** @description newest first */
+      data: components['schemas']['event'][];
+      /** @description pass the last id as `starting_after` for the next page */
+      has_more: boolean;
+      /** @description the path of the list */
+      url: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    webhook_endpoint_list: {
+      /** @constant */
+      object: 'list';
+      /** @description newest first */
+      data: components['schemas']['webhook_endpoint'][];
       /** @description pass the last id as `starting_after` for the next page */
       has_more: boolean;
       /** @description the path of the list */
@@ -2447,8 +2714,13 @@ export interface operations {
           | 'sync_job.cancellation_declined'
           | 'sync_job.attention_required'
           | 'reseller_store.credentials_rotated'
-          | 'source_store.credentials_rotated';
-        resource_type?: 'sync_job' | 'reseller_store' | 'source_store';
+          | 'source_store.credentials_rotated'
+          | 'webhook_endpoint.created'
+          | 'webhook_endpoint.updated'
+          | 'webhook_endpoint.deleted'
+          | 'webhook_endpoint.secret_rotated'
+          | 'webhook_endpoint.recovered';
+        resource_type?: 'sync_job' | 'reseller_store' | 'source_store' | 'webhook_endpoint';
         resource_id?: string;
         reseller_store_id?: string;
       };
@@ -2492,6 +2764,778 @@ export interface operations {
       500: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  ListEvents: {
+    parameters: {
+      query?: {
+        limit?: number;
+        starting_after?: string;
+        type?:
+          | 'sync_job.completed'
+          | 'sync_job.failed'
+          | 'sync_job.dead'
+          | 'sync_job.cancelled'
+          | 'sync_job.held'
+          | 'sync_job.released'
+          | 'sync_job.attention_required'
+          | 'fulfillment.delivered'
+          | 'fulfillment.dead'
+          | 'order.unrouted'
+          | 'store.disconnected'
+          | 'store.webhooks_failing'
+          | 'sync_job.*'
+          | 'fulfillment.*'
+          | 'order.*'
+          | 'store.*';
+        created_gte?: string;
+        created_lt?: string;
+        delivery_success?: 'false';
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page, newest first. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['event_list'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `invalid_cursor`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  GetEvent: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['event'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  ListWebhookEndpoints: {
+    parameters: {
+      query?: {
+        limit?: number;
+        starting_after?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description A page, newest first. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint_list'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `invalid_cursor`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  CreateWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description https:// (locally also http://127.0.0.1 and http://localhost); no private address */
+          url: string;
+          enabledEvents:
+            | ['*']
+            | (
+                | 'sync_job.completed'
+                | 'sync_job.failed'
+                | 'sync_job.dead'
+                | 'sync_job.cancelled'
+                | 'sync_job.held'
+                | 'sync_job.released'
+                | 'sync_job.attention_required'
+                | 'fulfillment.delivered'
+                | 'fulfillment.dead'
+                | 'order.unrouted'
+                | 'store.disconnected'
+                | 'store.webhooks_failing'
+              )[];
+          description?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Created. */
+      201: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint'];
+        };
+      };
+      /**
+       * @description The request is invalid: `validation_failed`, `idempotency_key_reused`,
+       * `webhook_endpoint_limit_reached`.
+       */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  GetWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  DeleteWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted. */
+      204: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  UpdateWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description https:// (locally also http://127.0.0.1 and http://localhost); no private address */
+          url?: string;
+          enabledEvents?:
+            | ['*']
+            | (
+                | 'sync_job.completed'
+                | 'sync_job.failed'
+                | 'sync_job.dead'
+                | 'sync_job.cancelled'
+                | 'sync_job.held'
+                | 'sync_job.released'
+                | 'sync_job.attention_required'
+                | 'fulfillment.delivered'
+                | 'fulfillment.dead'
+                | 'order.unrouted'
+                | 'store.disconnected'
+                | 'store.webhooks_failing'
+              )[];
+          description?: string | null;
+          /** @enum {string} */
+          status?: 'enabled' | 'disabled';
+        };
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  RotateWebhookEndpointSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': Record<string, never>;
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  RecoverWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** Format: date-time */
+          since: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['webhook_endpoint_recovery'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
           [name: string]: unknown;
         };
         content: {

@@ -9,6 +9,7 @@ const BEARER = /^Bearer\s+(\S+)\s*$/i;
  * Resolves `Authorization: Bearer <key>` to its owner. It always allows the request and passes
  * the verdict in its context: an HTTP API answers a denial with its own 403 body, while the
  * contract wants `401 unauthorized` in its error shape, which the route's middleware writes.
+ * A lookup that fails throws: API Gateway answers 500 and, unlike a verdict, caches no error.
  */
 export const handler = lambdaHandler(async (event: APIGatewayRequestAuthorizerEventV2) => {
   const header = Object.entries(event.headers ?? {}).find(([name]) => name.toLowerCase() === 'authorization')?.[1];
@@ -18,8 +19,8 @@ export const handler = lambdaHandler(async (event: APIGatewayRequestAuthorizerEv
     const record = await resolveKey(key);
     return { isAuthorized: true, context: record ? { ownerId: record.ownerId, keyId: record.keyId } : {} };
   } catch (error) {
-    // No owner is passed, so nothing is served; the route answers 500 rather than a misleading 401.
+    // A verdict would be cached for the key (docs/design.md, "Authentication"); an error is not.
     logger.error('key lookup failed', error as Error);
-    return { isAuthorized: true, context: { unavailable: true } };
+    throw new Error('the API keys could not be read');
   }
 });

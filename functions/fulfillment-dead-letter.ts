@@ -1,12 +1,10 @@
-import type { SQSRecord } from 'aws-lambda';
 import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
 import { processDeadFulfillmentMessage } from '../shared/fulfillments/dead-letter.js';
 
 /** A fulfillment message SQS gave up on: put back later while the reseller may recover, else `dead` on its job. */
-const giveUpOrRedrive = async (received: SQSRecord) => {
-  await processDeadFulfillmentMessage(received);
-};
-
-export const handler = lambdaHandler(sqsBatchHandler(giveUpOrRedrive), metricsMiddleware());
+export const handler = lambdaHandler(
+  sqsBatchHandler((received) => processDeadFulfillmentMessage(received)),
+  metricsMiddleware(),
+);

@@ -1,5 +1,4 @@
-import type { SQSRecord } from 'aws-lambda';
-import { sqsBatchHandler } from '../shared/aws/batch.js';
+import { workQueueHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
@@ -8,10 +7,8 @@ import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
 const deps = { cipher, platforms: adapterFor };
 
-const placeOrder = async (received: SQSRecord) => {
-  if ((await processSyncMessage(deps, received)) === 'retry')
-    throw new Error('sync job failed; left for SQS to deliver again');
-};
-
 /** The sync queue's consumer: each failed message is reported on its own (ReportBatchItemFailures). */
-export const handler = lambdaHandler(sqsBatchHandler(placeOrder), metricsMiddleware());
+export const handler = lambdaHandler(
+  workQueueHandler((received, context) => processSyncMessage(deps, received, context)),
+  metricsMiddleware(),
+);

@@ -38,10 +38,52 @@ export interface DeployConfig {
    * Optional in dev; prod needs it or `alarmTopicArn`, so its alarms reach someone.
    */
   alarmEmail?: string;
-  /** `-c webhookThrottleRate=…`, default 200 a second: each webhook route's own throttle, apart from the API's. */
+  /**
+   * `-c webhookThrottleRate=…`, default 1,000 a second: each webhook route's own throttle, apart from
+   * the API's, sized for a sale (200 orders a second is a fifth of it; docs/design.md, "Intake").
+   */
   webhookThrottleRate: number;
-  /** `-c webhookThrottleBurst=…`, default 400. */
+  /** `-c webhookThrottleBurst=…`, default 2,000. */
   webhookThrottleBurst: number;
+  /**
+   * `-c authorizerCacheSeconds=…`, default 60, at most 3,600: how long API Gateway keeps the
+   * authorizer's verdict for one `Authorization` header. 0 turns the cache off (and with it the
+   * identity source: a request without the header then reaches the authorizer, docs/design.md).
+   */
+  authorizerCacheSeconds: number;
+  /**
+   * `-c domainName=api.example.com`: the API's own host name. It needs `certificateArn` (an ACM
+   * certificate of this region) or `hostedZoneId` with `hostedZoneName` (a DNS-validated certificate
+   * and the alias record are made); the execute-api endpoint is then disabled.
+   */
+  domainName?: string;
+  /** `-c certificateArn=…`: an existing ACM certificate for `domainName`, in the stack's region. */
+  certificateArn?: string;
+  /** `-c hostedZoneId=…`: the Route 53 zone of `domainName`, for a DNS-validated certificate and the record. */
+  hostedZoneId?: string;
+  /** `-c hostedZoneName=…`: that zone's name (`example.com`). */
+  hostedZoneName?: string;
+  /**
+   * `-c jobRetentionDays=…`, default 400: how long an ended job (and what hangs off it) is kept
+   * before the table's TTL removes it; functions that end jobs get it as JOB_RETENTION_DAYS.
+   */
+  jobRetentionDays: number;
+  /**
+   * `-c pollMessageRetentionSeconds=…`, default 7,200 (and never below the poll interval): how long a
+   * poll message may wait. An older one is obsolete: the next runs poll the store again.
+   */
+  pollMessageRetentionSeconds: number;
+  /**
+   * `-c failedRecordsAlarmPercent=…`, default 50: the share of a consumer's receives that fail (are
+   * not deleted), over 15 minutes, that raises its alarm; a systemic fault fails all of them.
+   */
+  failedRecordsAlarmPercent: number;
+  /** `-c platformErrorsPer15Minutes=…`, default 50: supplier and reseller 5xx and network failures that alarm. */
+  platformErrorsPer15Minutes: number;
+  /** `-c webhook429Threshold=…`, default 1: webhook deliveries answered 429 within 5 minutes that alarm. */
+  webhook429Threshold: number;
+  /** `-c webhook5xxThreshold=…`, default 5: webhook deliveries answered 5xx within 5 minutes that alarm. */
+  webhook5xxThreshold: number;
   /** `-c alarmTopicArn=…`, default none: an existing SNS topic every alarm notifies (wins over `alarmEmail`). */
   alarmTopicArn?: string;
   /** `-c shopDomainSuffix=…`, default `myshopify.com`: becomes `PLATFORM_SHOP_DOMAIN_SUFFIX`. */
@@ -89,6 +131,15 @@ export interface DeployConfig {
 
 /** How often every active store is polled on AWS unless `-c pollIntervalSeconds` says (CONTRACT.md §10.7). */
 export const POLL_INTERVAL_SECONDS = 900;
+
+/** The longest an HTTP API keeps a Lambda authorizer's verdict. */
+export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
+
+/** How long an ended job is kept, unless `-c jobRetentionDays` says (locally too). */
+export const DEFAULT_JOB_RETENTION_DAYS = 400;
+
+/** A poll message kept longer than this is obsolete: later runs poll its store again. */
+export const POLL_MESSAGE_RETENTION_SECONDS = 7200;
 
 /** The indexes every deployed version had (lists, lookups, in flight): an upgrade starts from them. */
 export const MIN_INDEXES = 3;
@@ -208,6 +259,41 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     );
   }
 
+  const domainName = optionalStr('domainName');
+  if (domainName !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName))
+    throw new ConfigError(`context domainName is not a host name: ${domainName}`);
+  const certificateArn = optionalStr('certificateArn');
+  if (
+    certificateArn !== undefined &&
+    !/^arn:aws[a-z-]*:acm:[a-z0-9-]+:\d{12}:certificate\/[\w-]+$/.test(certificateArn)
+  )
+    throw new ConfigError(`context certificateArn is not an ACM certificate ARN: ${certificateArn}`);
+  const hostedZoneId = optionalStr('hostedZoneId');
+  const hostedZoneName = optionalStr('hostedZoneName');
+  if ((hostedZoneId === undefined) !== (hostedZoneName === undefined))
+    throw new ConfigError('context hostedZoneId and hostedZoneName go together: give both or neither');
+  if (domainName !== undefined && certificateArn === undefined && hostedZoneId === undefined) {
+    throw new ConfigError(
+      'context domainName needs a certificate: add -c certificateArn=…, or -c hostedZoneId=… and hostedZoneName=…',
+    );
+  }
+  if (domainName === undefined && (certificateArn !== undefined || hostedZoneId !== undefined))
+    throw new ConfigError('context certificateArn and hostedZoneId are for a custom domain: add -c domainName=…');
+  if (hostedZoneName !== undefined && domainName !== undefined && !`.${domainName}`.endsWith(`.${hostedZoneName}`))
+    throw new ConfigError(`context domainName ${domainName} is not in the zone ${hostedZoneName}`);
+
+  const pollMessageRetentionSeconds = int(
+    'pollMessageRetentionSeconds',
+    Math.max(POLL_MESSAGE_RETENTION_SECONDS, pollIntervalSeconds),
+    60,
+    1_209_600,
+  );
+  if (pollMessageRetentionSeconds < pollIntervalSeconds) {
+    throw new ConfigError(
+      `context pollMessageRetentionSeconds must be at least the poll interval, ${pollIntervalSeconds}`,
+    );
+  }
+
   return {
     stage,
     isProd,
@@ -217,8 +303,19 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     memorySize: int('memorySize', 256, 128, 10240),
     throttleRate: int('throttleRate', 50, 1, 100_000),
     throttleBurst: int('throttleBurst', 100, 1, 100_000),
-    webhookThrottleRate: int('webhookThrottleRate', 200, 1, 100_000),
-    webhookThrottleBurst: int('webhookThrottleBurst', 400, 1, 100_000),
+    webhookThrottleRate: int('webhookThrottleRate', 1000, 1, 100_000),
+    webhookThrottleBurst: int('webhookThrottleBurst', 2000, 1, 100_000),
+    authorizerCacheSeconds: int('authorizerCacheSeconds', 60, 0, MAX_AUTHORIZER_CACHE_SECONDS),
+    domainName,
+    certificateArn,
+    hostedZoneId,
+    hostedZoneName,
+    jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
+    pollMessageRetentionSeconds,
+    failedRecordsAlarmPercent: int('failedRecordsAlarmPercent', 50, 1, 100),
+    platformErrorsPer15Minutes: int('platformErrorsPer15Minutes', 50, 1, 1_000_000),
+    webhook429Threshold: int('webhook429Threshold', 1, 1, 1_000_000),
+    webhook5xxThreshold: int('webhook5xxThreshold', 5, 1, 1_000_000),
     logRetentionDays: logRetentionDays as RetentionDays,
     alarmEmail,
     alarmTopicArn,

@@ -18,6 +18,8 @@ export interface EnvironmentRefs {
   sync: SyncTimings;
   /** How often every active store is polled (CONTRACT.md §10.7): 900 on AWS, a few seconds locally. */
   pollIntervalSeconds: number;
+  /** How long an ended job is kept before the table's TTL removes it (`-c jobRetentionDays`). */
+  jobRetentionDays: number;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -58,6 +60,8 @@ export const functionEnvironment = (
     environment.SYNC_LEASE_SECONDS = String(refs.sync.leaseSeconds);
     environment.SYNC_BACKOFF_SECONDS = refs.sync.backoffSeconds.join(',');
     environment.THROTTLE_BUDGET_SECONDS = String(refs.sync.throttleBudgetSeconds);
+    // Whoever ends a job may set its `expiresAt` from it.
+    environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {

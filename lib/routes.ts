@@ -4,13 +4,18 @@ import type { INDEX } from '../shared/dynamo/keys.js';
 import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
+  CreateWebhookEndpointBody,
   ListAuditLogQuery,
+  ListEventsQuery,
   ListOrdersQuery,
   ListSyncJobsQuery,
   PlainListQuery,
+  RecoverWebhookEndpointBody,
   RotateCredentialsBody,
+  RotateWebhookEndpointSecretBody,
   UpdateResellerStoreBody,
   UpdateSourceStoreBody,
+  UpdateWebhookEndpointBody,
 } from '../shared/http/schemas.js';
 
 /**
@@ -105,6 +110,9 @@ const idempotent = (access: Access): Access => ({
   ...access,
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
 });
+
+/** A webhook endpoint's signing secret, encrypted on creation and rotation (never decrypted by the API). */
+const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
 const ROTATE_CREDENTIALS = idempotent({
@@ -287,6 +295,93 @@ export const routes: RouteSpec[] = [
     access: readList('lists', 'storeLists', 'stateLists', 'storeStateLists', 'resourceLists'),
   },
   {
+    name: 'ListEvents',
+    method: 'GET',
+    path: '/v1/events',
+    entry: 'functions/list-events.ts',
+    auth: 'apiKey',
+    request: { query: ListEventsQuery },
+    // Each type's list (GSI5, merged for a group or none), or the failing events (GSI6).
+    access: readList('stateLists', 'storeStateLists'),
+  },
+  {
+    name: 'GetEvent',
+    method: 'GET',
+    path: '/v1/events/{id}',
+    entry: 'functions/get-event.ts',
+    auth: 'apiKey',
+    // The event, then its deliveries (one BatchGet of the endpoints it names).
+    access: { table: ['GetItem', 'BatchGetItem'] },
+  },
+  {
+    name: 'CreateWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook_endpoints',
+    entry: 'functions/create-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: CreateWebhookEndpointBody },
+    // The owner's count (the limit of 16), the endpoint and its audit entry in one transaction.
+    access: idempotent({ table: ['TransactWriteItems', 'UpdateItem', 'PutItem'], key: ENDPOINT_SECRET_ENCRYPT }),
+  },
+  {
+    name: 'ListWebhookEndpoints',
+    method: 'GET',
+    path: '/v1/webhook_endpoints',
+    entry: 'functions/list-webhook-endpoints.ts',
+    auth: 'apiKey',
+    request: { query: PlainListQuery },
+    // The owner's endpoints are one partition of the table (at most 16).
+    access: { table: ['Query'] },
+  },
+  {
+    name: 'GetWebhookEndpoint',
+    method: 'GET',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/get-webhook-endpoint.ts',
+    auth: 'apiKey',
+    access: READ_ONE,
+  },
+  {
+    name: 'UpdateWebhookEndpoint',
+    method: 'PATCH',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/update-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: UpdateWebhookEndpointBody },
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'] }),
+  },
+  {
+    name: 'DeleteWebhookEndpoint',
+    method: 'DELETE',
+    path: '/v1/webhook_endpoints/{id}',
+    entry: 'functions/delete-webhook-endpoint.ts',
+    auth: 'apiKey',
+    // The endpoint deleted, the owner's count lowered and the audit entry, in one transaction.
+    access: { table: ['GetItem', 'TransactWriteItems', 'DeleteItem', 'UpdateItem', 'PutItem'] },
+  },
+  {
+    name: 'RotateWebhookEndpointSecret',
+    method: 'POST',
+    path: '/v1/webhook_endpoints/{id}/rotate_secret',
+    entry: 'functions/rotate-webhook-endpoint-secret.ts',
+    auth: 'apiKey',
+    request: { body: RotateWebhookEndpointSecretBody },
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+      key: ENDPOINT_SECRET_ENCRYPT,
+    }),
+  },
+  {
+    name: 'RecoverWebhookEndpoint',
+    method: 'POST',
+    path: '/v1/webhook_endpoints/{id}/recover',
+    entry: 'functions/recover-webhook-endpoint.ts',
+    auth: 'apiKey',
+    request: { body: RecoverWebhookEndpointBody },
+    // The endpoint's failed deliveries (GSI7) from `since`, each made pending again; the audit entry.
+    access: idempotent({ table: ['GetItem', 'UpdateItem', 'PutItem'], indexes: ['resourceLists'] }),
+  },
+  {
     name: 'OrdersWebhook',
     method: 'POST',
     path: '/v1/orders/webhook',
@@ -346,6 +441,9 @@ export const authorizer = {
  */
 export const DEAD_LETTER_CONCURRENCY = 2;
 
+/** Five supplier calls of 10 s at most, and 10 s for the rest (lib/routes.ts, SyncWorker). */
+export const SYNC_WORKER_TIMEOUT_SECONDS = 60;
+
 export type ScheduleTrigger = { scheduleMinutes: number } | { pollInterval: true };
 
 /** A schedule's period, in minutes, in a deployment of this poll interval. */
@@ -357,7 +455,10 @@ export const consumers: ConsumerSpec[] = [
     name: 'SyncWorker',
     entry: 'functions/sync-worker.ts',
     trigger: { queue: 'sync', batchSize: 10, maxConcurrency: 10 },
-    timeoutSeconds: 30,
+    // A record may make up to five supplier calls of up to 10 s each (PLATFORM_TIMEOUT_MS), the batch's
+    // records side by side: 50 s of calls, plus the reads, writes and a cold start. A timed-out batch
+    // skips every record's backoff, so the timeout covers the worst record (docs/design.md, "Margins").
+    timeoutSeconds: SYNC_WORKER_TIMEOUT_SECONDS,
     access: {
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).

@@ -11,7 +11,7 @@ import { addAlarms } from './constructs/alarms.js';
 import { addApi } from './constructs/api.js';
 import { addConsumerTriggers } from './constructs/consumers.js';
 import { addDashboard } from './constructs/dashboard.js';
-import { addSecretsKey, addTable } from './constructs/data.js';
+import { addSecretsKey, addTable, grantSecretsKeyUse } from './constructs/data.js';
 import { addFunctions } from './constructs/functions.js';
 import { addQueues } from './constructs/queues.js';
 import type { QueueName } from './routes.js';
@@ -41,7 +41,8 @@ export class ResellerRoutingStack extends Stack {
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: ResellerRoutingStackProps) {
-    super(scope, id, props);
+    // A prod stack cannot be deleted by one command: its table, key and queues hold accepted work.
+    super(scope, id, { terminationProtection: props.config.isProd, ...props });
     const { config, projectRoot } = props;
 
     this.secretsKey = addSecretsKey(this, config);
@@ -54,12 +55,25 @@ export class ResellerRoutingStack extends Stack {
       secretsKey: this.secretsKey,
       queues: this.queues,
     });
+    grantSecretsKeyUse(this.secretsKey, this.functions);
     addConsumerTriggers(this, this.functions, this.queues, config);
-    ({ api: this.api, stage: this.apiStage } = addApi(this, config, this.functions));
+    const { api, stage, domain } = addApi(this, config, this.functions);
+    this.api = api;
+    this.apiStage = stage;
     this.alarms = addAlarms(this, config, { queues: this.queues, functions: this.functions, api: this.api });
     this.dashboard = addDashboard(this, config);
 
-    new CfnOutput(this, 'ApiUrl', { value: this.apiStage.url, description: 'Base URL of the API' });
+    // With a domain of its own, the execute-api host is off: the domain is the only URL.
+    new CfnOutput(this, 'ApiUrl', {
+      value: domain ? `https://${config.domainName}/` : this.apiStage.url,
+      description: 'Base URL of the API: where every shop’s webhook subscriptions point',
+    });
+    if (domain) {
+      new CfnOutput(this, 'ApiDomainTarget', {
+        value: domain.regionalDomainName,
+        description: `The CNAME (or alias) target of ${config.domainName}, when its zone is not given`,
+      });
+    }
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });
   }
 }

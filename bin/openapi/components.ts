@@ -1,6 +1,9 @@
 import { UNROUTED_REASONS } from '../../shared/domain/routing.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
+import { EVENT_TYPES } from '../../shared/entities/event.js';
+import { DELIVERY_STATUSES } from '../../shared/entities/event-delivery.js';
+import { ENDPOINT_STATUSES } from '../../shared/entities/webhook-endpoint.js';
 
 /**
  * The response shapes of the OpenAPI document, in JSON Schema 2020-12. They mirror
@@ -110,6 +113,19 @@ export const listOf = (resource: string) => ({
     has_more: { type: 'boolean', description: 'pass the last id as `starting_after` for the next page' },
     url: { type: 'string', description: 'the path of the list' },
     request_id: requestId,
+  },
+});
+
+/** An endpoint as create and rotate_secret answer it: with its signing secret, shown there only. */
+const withSecret = (schema: ReturnType<typeof object>) => ({
+  ...schema,
+  properties: {
+    ...schema.properties,
+    secret: {
+      type: 'string',
+      pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
+      description: '`whsec_` and the base64 of 32 random bytes; only in the answers of create and rotate_secret',
+    },
   },
 });
 
@@ -318,12 +334,14 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'aud',
     {
       action: { enum: AUDIT_ACTIONS },
-      resellerStoreId: id('rst'),
+      resellerStoreId: { ...nullable(id('rst')), description: 'null for a webhook endpoint' },
       resourceType: { enum: AUDITED_RESOURCES },
       resourceId: {
         type: 'string',
-        pattern: '^(sj|rst|sst)_',
-        description: 'the sync job (`sj_`) or, for a credentials rotation, the store (`rst_`, `sst_`)',
+        pattern: '^(sj|rst|sst|we)_',
+        description:
+          'the sync job (`sj_`), for a credentials rotation the store (`rst_`, `sst_`), or the webhook ' +
+          'endpoint (`we_`)',
       },
       actorId: { type: 'string', description: 'the key id (never the key), or `system`' },
       actor: {
@@ -358,6 +376,78 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     },
     'An entry of the audit log (CONTRACT.md §6).',
   ),
+  event_type: {
+    enum: EVENT_TYPES,
+    description:
+      'What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt, `fulfillment.delivered` ' +
+      "a parcel that reached the reseller's order, `order.unrouted` an order with items no supplier takes.",
+  },
+  event: {
+    type: 'object',
+    description:
+      'Something that happened (CONTRACT.md §14), with the object as its GET answered at that moment and no ' +
+      'personal data. Kept 30 days. `deliveries` only in `GET /v1/events/{id}`.',
+    required: ['id', 'object', 'type', 'created', 'data', 'request_id'],
+    properties: {
+      id: id('evt'),
+      object: { const: 'event' },
+      type: ref('event_type'),
+      created: timestamp,
+      data: {
+        type: 'object',
+        required: ['object'],
+        properties: { object: { type: 'object', description: 'a sync job, an order or a store, as its GET answers' } },
+      },
+      deliveries: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['endpointId', 'status', 'attempts', 'lastResponseStatus', 'nextAttemptAt'],
+          properties: {
+            endpointId: id('we'),
+            status: { enum: DELIVERY_STATUSES },
+            attempts: count,
+            lastResponseStatus: nullable({ type: 'integer' }),
+            nextAttemptAt: nullable(timestamp),
+          },
+        },
+      },
+      request_id: requestId,
+    },
+  },
+  webhook_endpoint: withSecret(
+    object(
+      'webhook_endpoint',
+      'we',
+      {
+        url: { type: 'string', format: 'uri' },
+        enabledEvents: {
+          anyOf: [
+            { type: 'array', prefixItems: [{ const: '*' }], minItems: 1, maxItems: 1 },
+            { type: 'array', items: ref('event_type'), minItems: 1 },
+          ],
+          description: '`["*"]` for every type',
+        },
+        description: nullable(str),
+        status: { enum: ENDPOINT_STATUSES },
+        disabledReason: { ...nullable(str), description: 'why it was disabled, when the service disabled it' },
+        createdAt: timestamp,
+        updatedAt: timestamp,
+      },
+      'Where events are delivered, signed per Standard Webhooks 1.0 (CONTRACT.md §14).',
+    ),
+  ),
+  webhook_endpoint_recovery: {
+    type: 'object',
+    required: ['object', 'endpointId', 'since', 'deliveries', 'request_id'],
+    properties: {
+      object: { const: 'webhook_endpoint_recovery' },
+      endpointId: id('we'),
+      since: timestamp,
+      deliveries: { ...count, description: 'failed deliveries sent again' },
+      request_id: requestId,
+    },
+  },
   order_webhook_receipt: {
     type: 'object',
     required: ['object', 'syncJobIds', 'request_id'],

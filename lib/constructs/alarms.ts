@@ -11,10 +11,20 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
-import { consumers, type QueueName, scheduleMinutes } from '../routes.js';
+import { consumers, type QueueName, routes, scheduleMinutes } from '../routes.js';
+import { WEBHOOK_RESPONSE_METRICS, type WebhookResponseMetric, webhookResponseMetric } from './api.js';
 import { businessMetric } from './dashboard.js';
-import { keyPendingWindow } from './data.js';
+import { keyAdministrationPolicy, keyPendingWindow } from './data.js';
 import { deadLetterFor, queueId } from './queues.js';
+
+/** How long a dead-letter queue may hold a message before it alarms: its handler drains it in seconds. */
+export const DLQ_ALARM_MINUTES = 15;
+
+/** A consumer's failed share is only judged over this many receives or more (15 minutes). */
+export const FAILED_RECORDS_MIN_RECEIVES = 10;
+
+/** p95 of webhook → completed above this alarms: an hour (issue 32). */
+export const LATENCY_ALARM_MS = 3_600_000;
 
 /** What the alarms watch. */
 export interface Watched {
@@ -38,6 +48,8 @@ const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatc
     enableKeyRotation: true,
     removalPolicy: config.removalPolicy,
     pendingWindow: keyPendingWindow(config),
+    // Administered by the account, used by CloudWatch alone (below): not CDK's default `kms:*` for the account.
+    policy: keyAdministrationPolicy(),
   });
   key.addToResourcePolicy(
     new iam.PolicyStatement({
@@ -141,6 +153,129 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
         `The ${name} queue is not being drained`,
         queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
         config.queueAgeAlarmSeconds,
+      );
+    }
+  }
+
+  // Every dead-letter queue, whether a handler drains it or nothing does (the poll DLQ): messages in it
+  // (visible, or received and not deleted) every minute for 15 minutes. A handler drains its DLQ within
+  // seconds, so this fires only when the handler fails (records it reports failed are no Lambda error)
+  // or nothing consumes the queue, and one dead job still pages once (JobsDeadAlarm). SQS stops
+  // publishing for a queue idle six hours; missing data keeps the alarm as it was.
+  for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
+    if (!deadLetterFor(name)) continue;
+    alarms.push(
+      new cloudwatch.Alarm(scope, `${queueId(name)}BacklogAlarm`, {
+        alarmDescription: `The ${name} queue has held messages for ${DLQ_ALARM_MINUTES} minutes: nothing drains it`,
+        metric: new cloudwatch.MathExpression({
+          expression: 'visible + inFlight',
+          label: `${name} messages`,
+          period: minute,
+          usingMetrics: {
+            visible: queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
+            inFlight: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum' }),
+          },
+        }),
+        threshold: 1,
+        evaluationPeriods: DLQ_ALARM_MINUTES,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      }),
+    );
+  }
+
+  // The share of each queue consumer's receives that failed: received and not deleted (a failed record
+  // stays for SQS to deliver again; a done or deferred one is deleted). A consumer answers failed records
+  // without throwing, so a systemic fault (AccessDenied, a bug) never shows as a Lambda error; it fails
+  // every record, and this is how it is seen. Judged from `FAILED_RECORDS_MIN_RECEIVES` receives on.
+  const fifteenMinutes = Duration.minutes(15);
+  for (const consumer of consumers) {
+    if (!('queue' in consumer.trigger)) continue;
+    const queue = watched.queues[consumer.trigger.queue];
+    alarms.push(
+      new cloudwatch.Alarm(scope, `${consumer.name}FailedRecordsAlarm`, {
+        alarmDescription:
+          `${consumer.name} failed at least ${config.failedRecordsAlarmPercent}% of the records it received ` +
+          'in 15 minutes: a supplier down, or a fault of its own (every record failing)',
+        metric: new cloudwatch.MathExpression({
+          expression: `IF(received >= ${FAILED_RECORDS_MIN_RECEIVES}, 100 * (received - deleted) / received, 0)`,
+          label: `${consumer.name} failed records (%)`,
+          period: fifteenMinutes,
+          usingMetrics: {
+            received: queue.metricNumberOfMessagesReceived({ period: fifteenMinutes, statistic: 'Sum' }),
+            deleted: queue.metricNumberOfMessagesDeleted({ period: fifteenMinutes, statistic: 'Sum' }),
+          },
+        }),
+        threshold: config.failedRecordsAlarmPercent,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  }
+  // Every consumer's failed records together, as the functions count them (QueueRecordsFailed).
+  alarm(
+    'QueueRecordsFailedAlarm',
+    `Queue consumers reported at least ${20 * FAILED_RECORDS_MIN_RECEIVES} failed records within 15 minutes`,
+    businessMetric(config, BUSINESS_METRICS.queueRecordsFailed, { period: fifteenMinutes }),
+    20 * FAILED_RECORDS_MIN_RECEIVES,
+  );
+
+  // Orders slow to reach their suppliers: most complete in seconds, and an hour is past every backoff.
+  alarms.push(
+    new cloudwatch.Alarm(scope, 'WebhookToCompletedLatencyAlarm', {
+      alarmDescription: 'p95 of webhook → completed is above an hour, two quarter-hours running',
+      metric: businessMetric(config, BUSINESS_METRICS.webhookToCompletedLatency, {
+        statistic: 'p95',
+        period: fifteenMinutes,
+      }),
+      threshold: LATENCY_ALARM_MS,
+      evaluationPeriods: 2,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }),
+  );
+
+  // Suppliers' and resellers' platforms failing (5xx, or no answer): each failure is retried, so only a
+  // run of them is news. A 4xx kills its job at once, which JobsDeadAlarm already sees.
+  alarms.push(
+    new cloudwatch.Alarm(scope, 'PlatformErrorsAlarm', {
+      alarmDescription: `Platform calls failed (5xx, no answer) ${config.platformErrorsPer15Minutes} times in 15 min`,
+      metric: new cloudwatch.MathExpression({
+        expression: 'FILL(serverErrors, 0) + FILL(network, 0)',
+        label: 'platform 5xx and network failures',
+        period: fifteenMinutes,
+        usingMetrics: {
+          serverErrors: businessMetric(config, BUSINESS_METRICS.platformErrors, {
+            statusClass: '5xx',
+            period: fifteenMinutes,
+          }),
+          network: businessMetric(config, BUSINESS_METRICS.platformErrors, {
+            statusClass: 'network',
+            period: fifteenMinutes,
+          }),
+        },
+      }),
+      threshold: config.platformErrorsPer15Minutes,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    }),
+  );
+
+  // A platform's delivery refused with 429 is retried a few times and then its subscription is deleted;
+  // a 5xx likewise. Both, for each webhook route, from the access log (lib/constructs/api.ts).
+  for (const route of routes.filter((r) => r.auth === 'webhook')) {
+    const routeKey = `${route.method} ${route.path}`;
+    for (const name of Object.keys(WEBHOOK_RESPONSE_METRICS) as WebhookResponseMetric[]) {
+      const throttled = name === 'WebhookThrottled';
+      alarm(
+        `${route.name}${name.replace(/^Webhook/, '')}Alarm`,
+        throttled
+          ? `${routeKey} answered 429: deliveries beyond -c webhookThrottleRate / webhookThrottleBurst`
+          : `${routeKey} answered 5xx: deliveries the platform will retry, then give up on`,
+        webhookResponseMetric(watched.api, name, routeKey),
+        throttled ? config.webhook429Threshold : config.webhook5xxThreshold,
       );
     }
   }

@@ -3,9 +3,14 @@ import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaAuthorizer, HttpLambdaResponseType } from 'aws-cdk-lib/aws-apigatewayv2-authorizers';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as acm from 'aws-cdk-lib/aws-certificatemanager';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
+import * as route53 from 'aws-cdk-lib/aws-route53';
+import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import type { Construct } from 'constructs';
+import { METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
 import { authorizer, fallbackRoute, routes } from '../routes.js';
@@ -16,6 +21,8 @@ import { authorizer, fallbackRoute, routes } from '../routes.js';
  * invocation's `function_request_id`: from either, the function's lines of that request are found.
  */
 const ACCESS_LOG_FORMAT = {
+  // The webhook metric filters below take it as a dimension: two stages' APIs never share a metric.
+  apiId: '$context.apiId',
   requestId: '$context.requestId',
   integrationRequestId: '$context.integration.requestId',
   requestTime: '$context.requestTime',
@@ -34,6 +41,65 @@ const ACCESS_LOG_FORMAT = {
 /** The `$default` route only answers 404: a trickle is plenty. */
 export const FALLBACK_THROTTLE = { rate: 10, burst: 20 };
 
+/** The route keys of the platforms' deliveries, as API Gateway and the access log name them. */
+export const WEBHOOK_ROUTE_KEYS = routes.filter((r) => r.auth === 'webhook').map((r) => `${r.method} ${r.path}`);
+
+/** What the access log's metric filters count of the webhook routes' answers, by the `status` they log. */
+export const WEBHOOK_RESPONSE_METRICS = {
+  /** A delivery refused with 429: a platform retries it, and gives up on a subscription that keeps failing. */
+  WebhookThrottled: '"429"',
+  WebhookServerErrors: '"5*"',
+} as const;
+export type WebhookResponseMetric = keyof typeof WEBHOOK_RESPONSE_METRICS;
+
+/**
+ * A webhook route's 429s or 5xx, as counted from the access log. Counted there rather than read from
+ * API Gateway's route metrics: those have no 429 of their own (a 429 is one of the `4xx`, with every
+ * refused signature), and the log names the route exactly as its key.
+ */
+export const webhookResponseMetric = (api: apigw.IHttpApi, name: WebhookResponseMetric, routeKey: string) =>
+  new cloudwatch.Metric({
+    namespace: METRICS_NAMESPACE,
+    metricName: name,
+    dimensionsMap: { ApiId: api.apiId, routeKey },
+    statistic: 'Sum',
+    period: Duration.minutes(5),
+  });
+
+/** The custom domain: an existing certificate, or a DNS-validated one in the zone with the alias record. */
+const addDomain = (scope: Construct, config: DeployConfig): apigw.DomainName | undefined => {
+  const { domainName, certificateArn, hostedZoneId, hostedZoneName } = config;
+  if (!domainName) return undefined;
+  const zone =
+    hostedZoneId && hostedZoneName
+      ? route53.HostedZone.fromHostedZoneAttributes(scope, 'ApiHostedZone', {
+          hostedZoneId,
+          zoneName: hostedZoneName,
+        })
+      : undefined;
+  const certificate = certificateArn
+    ? acm.Certificate.fromCertificateArn(scope, 'ApiCertificate', certificateArn)
+    : new acm.Certificate(scope, 'ApiCertificate', {
+        domainName,
+        validation: acm.CertificateValidation.fromDns(zone),
+      });
+  const domain = new apigw.DomainName(scope, 'ApiDomain', {
+    domainName,
+    certificate,
+    securityPolicy: apigw.SecurityPolicy.TLS_1_2,
+  });
+  if (zone) {
+    new route53.ARecord(scope, 'ApiAliasRecord', {
+      zone,
+      recordName: domainName,
+      target: route53.RecordTarget.fromAlias(
+        new route53Targets.ApiGatewayv2DomainProperties(domain.regionalDomainName, domain.regionalHostedZoneId),
+      ),
+    });
+  }
+  return domain;
+};
+
 const WEBHOOK_AUTHENTICATION =
   'A webhook is authenticated by the HMAC of its raw body, which the handler checks and an authorizer cannot see.';
 
@@ -45,12 +111,16 @@ export const addApi = (
   scope: Construct,
   config: DeployConfig,
   functions: Map<string, lambda.Function>,
-): { api: apigw.HttpApi; stage: apigw.HttpStage } => {
+): { api: apigw.HttpApi; stage: apigw.HttpStage; domain?: apigw.DomainName } => {
+  const domain = addDomain(scope, config);
   const api = new apigw.HttpApi(scope, 'Api', {
     apiName: Stack.of(scope).stackName,
     description: 'Reseller order routing',
     // The stage is added below, with access logs and throttling, which the default stage lacks.
     createDefaultStage: false,
+    // With a domain of its own, the API answers there only: every shop's subscriptions name that host,
+    // which outlives a replaced API, and nothing reaches the API around it.
+    disableExecuteApiEndpoint: domain !== undefined,
   });
 
   const accessLogs = new logs.LogGroup(scope, 'ApiAccessLogs', {
@@ -61,34 +131,55 @@ export const addApi = (
     stageName: '$default',
     autoDeploy: true,
     throttle: { rateLimit: config.throttleRate, burstLimit: config.throttleBurst },
+    domainMapping: domain ? { domainName: domain } : undefined,
     accessLogSettings: {
       destination: new apigw.LogGroupLogDestination(accessLogs),
       format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FORMAT)),
     },
   });
 
-  // The platforms' deliveries get throttles of their own, and the catch-all route a small one: a flood
-  // of API calls or of unknown paths never gets a webhook answered 429 (a platform gives up on a
-  // subscription that keeps failing).
+  // The platforms' deliveries get throttles of their own, each route its own bucket, and the catch-all
+  // route a small one: a flood of API calls or of unknown paths never gets a webhook answered 429 (a
+  // platform gives up on a subscription that keeps failing). The webhooks also get route metrics
+  // (requests, 4xx, 5xx, latencies of their own): six custom metrics a route, so not on every route.
   const routeSettings = Object.fromEntries([
-    ...routes
-      .filter((route) => route.auth === 'webhook')
-      .map((route) => [
-        `${route.method} ${route.path}`,
-        { ThrottlingRateLimit: config.webhookThrottleRate, ThrottlingBurstLimit: config.webhookThrottleBurst },
-      ]),
+    ...WEBHOOK_ROUTE_KEYS.map((routeKey) => [
+      routeKey,
+      {
+        ThrottlingRateLimit: config.webhookThrottleRate,
+        ThrottlingBurstLimit: config.webhookThrottleBurst,
+        DetailedMetricsEnabled: true,
+      },
+    ]),
     ['$default', { ThrottlingRateLimit: FALLBACK_THROTTLE.rate, ThrottlingBurstLimit: FALLBACK_THROTTLE.burst }],
   ]);
   (stage.node.defaultChild as apigw.CfnStage).addPropertyOverride('RouteSettings', routeSettings);
 
-  // No identity source and no cache: API Gateway would answer a missing Authorization header with
-  // its own 401 body before calling the authorizer, and the contract wants its error shape. So the
-  // authorizer runs on every request, always allows, and passes the owner (or nothing) in its
-  // context; the route's middleware answers 401 when there is none.
+  // The webhooks' 429s and 5xx, counted from the access log by route (webhookResponseMetric).
+  for (const [name, status] of Object.entries(WEBHOOK_RESPONSE_METRICS)) {
+    const onWebhookRoute = WEBHOOK_ROUTE_KEYS.map((key) => `$.routeKey = "${key}"`).join(' || ');
+    new logs.MetricFilter(scope, `${name}Filter`, {
+      logGroup: accessLogs,
+      filterPattern: logs.FilterPattern.literal(`{ $.status = ${status} && (${onWebhookRoute}) }`),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: name,
+      metricValue: '1',
+      dimensions: { ApiId: '$.apiId', routeKey: '$.routeKey' },
+      unit: cloudwatch.Unit.COUNT,
+    });
+  }
+
+  // The verdict is cached by the Authorization header, for `authorizerCacheSeconds`: a key's owner is
+  // read once per TTL, not twice per call. The verdict depends on that header alone (functions/authorizer.ts),
+  // so one key's verdict is never another's. The price: API Gateway answers a request without the header
+  // with its own `401 {"message":"Unauthorized"}` before the authorizer runs (docs/design.md,
+  // "Authentication"). With the cache off there is no identity source, and every request reaches the
+  // authorizer, which always allows and passes the owner (or nothing) for the route's 401.
+  const cached = config.authorizerCacheSeconds > 0;
   const apiKeyAuthorizer = new HttpLambdaAuthorizer('ApiKeyAuthorizer', functions.get(authorizer.name)!, {
     responseTypes: [HttpLambdaResponseType.SIMPLE],
-    resultsCacheTtl: Duration.seconds(0),
-    identitySource: [],
+    resultsCacheTtl: Duration.seconds(config.authorizerCacheSeconds),
+    identitySource: cached ? ['$request.header.Authorization'] : [],
   });
 
   for (const route of routes) {
@@ -113,5 +204,5 @@ export const addApi = (
     }),
   });
   acknowledge(fallback, 'AwsSolutions-APIG4', 'The $default route only answers 404; it reads and returns nothing.');
-  return { api, stage };
+  return { api, stage, domain };
 };

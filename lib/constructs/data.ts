@@ -1,9 +1,14 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { type KeyAttribute, TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
+import { grantsFor } from '../access.js';
 import type { DeployConfig } from '../config.js';
+import { allFunctions } from '../functions.js';
+import type { KeyAction } from '../routes.js';
 
 const ATTRIBUTE_TYPE = { S: dynamodb.AttributeType.STRING } as const;
 const PROJECTION = { KEYS_ONLY: dynamodb.ProjectionType.KEYS_ONLY, INCLUDE: dynamodb.ProjectionType.INCLUDE } as const;
@@ -47,6 +52,50 @@ export const addTable = (scope: Construct, config: DeployConfig, secretsKey: kms
   return table;
 };
 
+/**
+ * What the account may do with the stack's keys: administer them (CloudFormation creates, updates,
+ * rotates and schedules their deletion through it), never use them. Named one by one, so that no
+ * wildcard lets the account encrypt, decrypt or grant.
+ */
+export const KEY_ADMINISTRATION_ACTIONS = [
+  'kms:CancelKeyDeletion',
+  'kms:CreateAlias',
+  'kms:DeleteAlias',
+  'kms:DescribeKey',
+  'kms:DisableKey',
+  'kms:DisableKeyRotation',
+  'kms:EnableKey',
+  'kms:EnableKeyRotation',
+  'kms:GetKeyPolicy',
+  'kms:GetKeyRotationStatus',
+  'kms:ListAliases',
+  'kms:ListGrants',
+  'kms:ListKeyPolicies',
+  'kms:ListKeyRotations',
+  'kms:ListResourceTags',
+  'kms:PutKeyPolicy',
+  'kms:RevokeGrant',
+  'kms:RotateKeyOnDemand',
+  'kms:ScheduleKeyDeletion',
+  'kms:TagResource',
+  'kms:UntagResource',
+  'kms:UpdateAlias',
+  'kms:UpdateKeyDescription',
+];
+
+/** A key policy in place of CDK's default (the account may do `kms:*`): administration only. */
+export const keyAdministrationPolicy = () =>
+  new iam.PolicyDocument({
+    statements: [
+      new iam.PolicyStatement({
+        sid: 'KeyAdministration',
+        principals: [new iam.AccountRootPrincipal()],
+        actions: KEY_ADMINISTRATION_ACTIONS,
+        resources: ['*'],
+      }),
+    ],
+  });
+
 /** Encrypts the stores' access tokens and webhook secrets (shared/aws/kms-cipher.ts) and nothing else. */
 export const addSecretsKey = (scope: Construct, config: DeployConfig): kms.Key => {
   const { stackName } = Stack.of(scope);
@@ -56,5 +105,36 @@ export const addSecretsKey = (scope: Construct, config: DeployConfig): kms.Key =
     enableKeyRotation: true,
     removalPolicy: config.dataRemovalPolicy,
     pendingWindow: keyPendingWindow(config),
+    // No use by the account at large: grantSecretsKeyUse names the roles that may encrypt or decrypt.
+    policy: keyAdministrationPolicy(),
   });
+};
+
+/**
+ * The secrets key's policy lets exactly the roles of the functions that declare the key (lib/routes.ts)
+ * encrypt or decrypt, under the encryption context the cipher sends; each role's own policy narrows
+ * it to its declared secrets. The account is the principal and the role a condition
+ * (`aws:PrincipalArn`): KMS refuses a policy naming a role IAM has not finished creating, and this
+ * one is written in the same deployment as the roles.
+ */
+export const grantSecretsKeyUse = (key: kms.Key, functions: Map<string, lambda.IFunction>) => {
+  const rolesFor = (action: KeyAction) =>
+    allFunctions()
+      .filter((spec) => spec.access.key?.actions.includes(action))
+      .map((spec) => functions.get(spec.name)!.role!.roleArn);
+  for (const action of ['Decrypt', 'Encrypt'] as const) {
+    const roles = rolesFor(action);
+    if (!roles.length) continue;
+    // The context conditions of any grant: every declared field, a store named, no other key.
+    const [{ conditions }] = grantsFor({ key: { actions: [action], fields: ['accessToken', 'webhookSecret'] } });
+    key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: `FunctionsMay${action}`,
+        principals: [new iam.AccountRootPrincipal()],
+        actions: [`kms:${action}`],
+        resources: ['*'],
+        conditions: { ...conditions, ArnEquals: { 'aws:PrincipalArn': roles } },
+      }),
+    );
+  }
 };

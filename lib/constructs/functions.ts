@@ -107,6 +107,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         apiKeyPrefix: 'sk_live_',
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
+        jobRetentionDays: config.jobRetentionDays,
       }),
     },
     bundling: BUNDLING,

@@ -22,11 +22,20 @@ export const deadLetterFor = (queue: QueueName) => QUEUE_LAYOUT[queue].deadLette
 /** AWS's advice for an SQS event source: a visibility timeout of six times the function's timeout. */
 export const VISIBILITY_TIMEOUT_FACTOR = 6;
 /**
- * SQS's longest retention, on every queue: a work queue's messages must outlast an outage of a
- * supplier or of the workers (SQS's default, 4 days, would silently drop accepted orders), and a
- * dead letter keeps its original enqueue time, so its DLQ must keep it at least as long.
+ * SQS's longest retention, on every queue but the poll queue: a work queue's messages must outlast an
+ * outage of a supplier or of the workers (SQS's default, 4 days, would silently drop accepted orders),
+ * and a dead letter keeps its original enqueue time, so its DLQ must keep it at least as long.
  */
 export const MESSAGE_RETENTION = Duration.days(14);
+
+/**
+ * A poll message is one store's "look for what changed" of one run: after an hour or two it is
+ * obsolete (the next runs poll the store again from its watermark), and a backlog of them after an
+ * outage would only poll every store many times over (`-c pollMessageRetentionSeconds`). Its DLQ keeps
+ * the 14 days: what lands there is the service's own failure, kept to be looked at.
+ */
+const retentionOf = (queue: QueueName, config: Pick<DeployConfig, 'pollMessageRetentionSeconds'>) =>
+  queue === 'poll' ? Duration.seconds(config.pollMessageRetentionSeconds) : MESSAGE_RETENTION;
 
 /** Six times the timeout of the queue's consumer(s); SQS's default when nothing consumes it. */
 export const visibilityTimeoutSeconds = (queue: QueueName): number | undefined => {
@@ -54,7 +63,7 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
       // messages carry ids, never secrets.
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: MESSAGE_RETENTION,
+      retentionPeriod: retentionOf(name, config),
       visibilityTimeout: visibility(name),
       removalPolicy: config.removalPolicy,
     });
@@ -64,7 +73,7 @@ export const addQueues = (scope: Construct, config: DeployConfig): Record<QueueN
     queues[name] = new sqs.Queue(scope, queueId(name), {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
-      retentionPeriod: MESSAGE_RETENTION,
+      retentionPeriod: retentionOf(name, config),
       visibilityTimeout: visibility(name),
       deadLetterQueue: deadLetter ? { queue: queues[deadLetter], maxReceiveCount: config.maxReceiveCount } : undefined,
       // Deleting a prod stack keeps what the queues hold (up to 14 days of accepted work), as it keeps the table.

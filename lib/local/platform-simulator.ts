@@ -22,6 +22,12 @@
  *   `POST /_sim/orders/{id}/cancel` and `POST /_sim/orders/{id}/fulfillments` (the shop itself cancels
  *   or ships), `GET /_sim/orders?shopDomain=` (each order whole), `GET /_sim/calls`, `POST /_sim/reset`,
  *   `POST /_sim/outages` (a shop answering one status to every call, reads included, until cleared).
+ * - Staying connected (simulator-connect.ts): per order `financial_status`, `risk_recommendation` and
+ *   `test`, changed by `PATCH /_sim/orders/{id}`; per shop webhook subscriptions (REST `webhooks.json`,
+ *   GraphQL `webhookSubscriptions`/`webhookSubscriptionCreate`; `GET /_sim/webhooks`, `DELETE
+ *   /_sim/webhooks/{id}`), tokens with expiry and Token refresh (`POST /_sim/shops/{domain}/tokens`,
+ *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
+ *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -29,12 +35,29 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
+import {
+  apiVersionHeaders,
+  dropWebhook,
+  isExpired,
+  issueTokens,
+  refreshToken,
+  revoke,
+  type SimWebhook,
+  setApiVersion,
+  shopChangeError,
+  subscribe,
+  tokensView,
+  webhooksOf,
+  withOrderFacts,
+} from './simulator-connect.js';
 import { executeShopify, shopifyFlakyKey, shopifyOperation, THROTTLED_BODY } from './simulator-shopify.js';
 import {
+  addTags,
   type ChangesQuery,
   cancelFulfillment,
   cancelOrder,
   changedOrders,
+  changeOrderAsShop,
   decodeCursor,
   encodeCursor,
   fulfil,
@@ -96,7 +119,15 @@ const MAX_BODY_BYTES = 4_000_000;
 
 type Json = Record<string, unknown>;
 /** A write's kind: the namespace of its idempotency keys and of a `flaky` token's first failure. */
-type Kind = 'order' | 'fulfillment' | 'order_cancel' | 'order_update' | 'fulfillment_tracking' | 'fulfillment_cancel';
+type Kind =
+  | 'order'
+  | 'fulfillment'
+  | 'order_cancel'
+  | 'order_update'
+  | 'fulfillment_tracking'
+  | 'fulfillment_cancel'
+  | 'webhook'
+  | 'order_tags';
 
 interface Reply {
   status: number;
@@ -356,6 +387,35 @@ const restCancelFulfillment = (ctx: Ctx): Reply =>
     return fulfillment ? json(200, { fulfillment: clone(fulfillment) }) : NOT_FOUND;
   });
 
+// ---------------------------------------------------------------- storeplatform_a: staying connected
+
+const restWebhook = (webhook: SimWebhook) => ({ id: webhook.id, topic: webhook.topic, address: webhook.address });
+
+/** GET webhooks.json: the shop's subscriptions, whichever platform's call made them. */
+const restListWebhooks = (ctx: Ctx): Reply => json(200, { webhooks: webhooksOf(ctx.shop).map(restWebhook) });
+
+/** POST webhooks.json `{"webhook": {topic, address, format}}`: 201, 422 for an address it cannot reach. */
+const restCreateWebhook = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'webhook', () => {
+    const input = asObject(asObject(ctx.body)?.webhook) ?? {};
+    const made = subscribe(ctx.shop, input.topic, input.address);
+    if ('field' in made) return json(422, { errors: { [made.field]: [made.message] } });
+    return json(201, { webhook: restWebhook(made.webhook) });
+  });
+
+/** POST orders/{id}/tags.json `{"tags": [...]}`: adds, never removes; a tag already there changes nothing. */
+function restAddTags(ctx: Ctx): Reply {
+  const tags = asObject(ctx.body)?.tags;
+  if (!Array.isArray(tags) || !tags.every((tag) => typeof tag === 'string')) {
+    return json(422, { errors: { tags: ['must be a list of strings'] } });
+  }
+  const order = addTags(ctx.shop, Number(ctx.params[0]), tags);
+  return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+}
+
+/** POST /admin/oauth/access_token: Token refresh, for storeplatform_a and storeplatform_b shops alike. */
+const tokenRefresh = (ctx: Ctx): Reply => refreshToken(ctx.shop, ctx.body);
+
 // ---------------------------------------------------------------- storeplatform_b (Shopify's GraphQL)
 
 const SHOPIFY_PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
@@ -372,6 +432,8 @@ const SHOPIFY_KINDS: Record<string, Kind> = {
   orderUpdate: 'order_update',
   fulfillmentTrackingInfoUpdate: 'fulfillment_tracking',
   fulfillmentCancel: 'fulfillment_cancel',
+  webhookSubscriptionCreate: 'webhook',
+  tagsAdd: 'order_tags',
 };
 
 /** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
@@ -455,6 +517,10 @@ const ROUTES: Route[] = [
   { method: 'POST', pattern: rest('/orders.json'), kind: kindOf('order'), handle: restCreateOrder },
   { method: 'GET', pattern: rest('/orders.json'), handle: restListOrders },
   { method: 'GET', pattern: rest('/orders/(\\d+).json'), handle: restGetOrder },
+  { method: 'GET', pattern: rest('/webhooks.json'), handle: restListWebhooks },
+  { method: 'POST', pattern: rest('/webhooks.json'), kind: kindOf('webhook'), handle: restCreateWebhook },
+  { method: 'POST', pattern: rest('/orders/(\\d+)/tags.json'), kind: kindOf('order_tags'), handle: restAddTags },
+  { method: 'POST', pattern: /^\/admin\/oauth\/access_token$/, handle: tokenRefresh },
   { method: 'PUT', pattern: rest('/orders/(\\d+).json'), kind: kindOf('order_update'), handle: restUpdateOrder },
   {
     method: 'POST',
@@ -607,7 +673,9 @@ async function platformCall(
   };
   state.calls.push(call);
   const outage = state.outages.get(shopDomain);
-  const reply = outage ? outageReply(outage) : await routeCall(state, req, call, query);
+  const routed = outage ? outageReply(outage) : await routeCall(state, req, call, query);
+  const versioned = platform === 'custom' ? {} : apiVersionHeaders(state.shops.get(shopDomain), path);
+  const reply = { ...routed, headers: { ...routed.headers, ...versioned } };
   call.status = reply.status;
   if (reply.drop) call.lost = true;
   await state.beforeReply?.(call);
@@ -642,6 +710,8 @@ async function routeCall(
     body,
     call,
   };
+  // An access token the shop issued and that has expired is refused on every call, reads included.
+  if (isExpired(ctx.shop, tokenOf(req, call.platform))) return INVALID_TOKEN;
   const kind = route.kind?.(ctx);
   // Reads (no kind) take no token and ignore test-mode tokens.
   const gated = kind ? await testModeGate(ctx, route, kind) : null;
@@ -679,7 +749,9 @@ function simPlaceOrder(state: State, body: unknown): Reply {
   const shop = shopOf(state, request.shopDomain);
   const id = typeof input.id === 'number' || /^\d+$/.test(String(input.id)) ? Number(input.id) : undefined;
   if (id !== undefined && shop.orders.has(id)) return json(409, { errors: `order ${id} exists` });
-  return json(201, { order: clone(placeOrder(shop, input, { id, keepGiven: true })) });
+  // Payment, risk and test as the body gives them, else paid, none and false (PLATFORM-API.md).
+  const placed = placeOrder(shop, withOrderFacts(input), { id, keepGiven: true });
+  return json(201, { order: clone(placed) });
 }
 
 /** `POST /_sim/orders/{id}/cancel` `{shopDomain, reason?}`: the shop itself cancels, shipped or not. */
@@ -742,6 +814,8 @@ async function simCall(
   query: URLSearchParams,
 ): Promise<Reply> {
   if (method === 'GET' && pathname === '/_sim/calls') return json(200, { calls: state.calls });
+  const connect = await connectControl(state, req, method, pathname, query);
+  if (connect) return connect;
   if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
     resetState(state);
     return json(200, { ok: true });
@@ -762,6 +836,59 @@ async function simCall(
   if (!control) return simPlaceOrder(state, read.parsed);
   const orderId = Number(control[1]);
   return control[2] === 'cancel' ? simCancelOrder(state, orderId, read.parsed) : simFulfil(state, orderId, read.parsed);
+}
+
+// ---------------------------------------------------------------- /_sim controls of staying connected
+
+/** `PATCH /_sim/orders/{id}` `{shopDomain, financial_status, risk_recommendation, test, shipping_address, email}`. */
+function simChangeOrder(state: State, orderId: number, body: unknown): Reply {
+  const request = asObject(body);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  const problem = shopChangeError(request);
+  if (problem) return json(400, { errors: problem });
+  const order = changeOrderAsShop(shopOf(state, request.shopDomain), orderId, request);
+  return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+}
+
+/** `GET /_sim/webhooks?shopDomain=`: the shop's subscriptions, REST-shaped whichever platform made them. */
+function simWebhooks(state: State, query: URLSearchParams): Reply {
+  const shopDomain = query.get('shopDomain');
+  if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
+  const shop = state.shops.get(shopDomain);
+  return json(200, { webhooks: shop ? webhooksOf(shop) : [] });
+}
+
+/** The shop controls: `tokens` (POST issues, GET counts refreshes), `revoke`, `api` (version, deprecation). */
+async function simShopControl(state: State, req: IncomingMessage, shopDomain: string, control: string) {
+  const shop = shopOf(state, shopDomain);
+  if (req.method === 'GET') return control === 'tokens' ? json(200, tokensView(shop)) : NOT_FOUND;
+  const read = await readJson(req);
+  if (!('parsed' in read)) return read;
+  if (control === 'tokens') return issueTokens(shop, read.parsed);
+  return control === 'revoke' ? revoke(shop) : setApiVersion(shop, read.parsed);
+}
+
+/** The controls of PLATFORM-API.md's last paragraph; null for any other path. */
+async function connectControl(
+  state: State,
+  req: IncomingMessage,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+): Promise<Reply | null> {
+  if (method === 'GET' && pathname === '/_sim/webhooks') return simWebhooks(state, query);
+  const webhook = /^\/_sim\/webhooks\/(\d+)$/.exec(pathname);
+  if (method === 'DELETE' && webhook) {
+    return dropWebhook(state.shops.values(), Number(webhook[1])) ? json(200, { ok: true }) : NOT_FOUND;
+  }
+  const order = /^\/_sim\/orders\/(\d+)$/.exec(pathname);
+  if (method === 'PATCH' && order) {
+    const read = await readJson(req);
+    return 'parsed' in read ? simChangeOrder(state, Number(order[1]), read.parsed) : read;
+  }
+  const shop = /^\/_sim\/shops\/([^/]+)\/(tokens|revoke|api)$/.exec(pathname);
+  const allowed = shop && (method === 'POST' || (method === 'GET' && shop[2] === 'tokens'));
+  return shop && allowed ? simShopControl(state, req, decodeURIComponent(shop[1]), shop[2]) : null;
 }
 
 // ---------------------------------------------------------------- server

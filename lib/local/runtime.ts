@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
@@ -282,6 +283,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
       },
       pollIntervalSeconds,
+      jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
     };
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
@@ -293,6 +295,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       PLATFORM_API_URL:
         options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+      // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
+      LOCAL_RUNTIME: '1',
       ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
       ...passThrough(),
     };

@@ -3,7 +3,9 @@
  * graphql-js, with resolvers for the operations the service uses: orderCreate, the orders search
  * (by `source_identifier`, or changed since `updated_at` with a tag, sorted by UPDATED_AT, a page
  * at a time), order with its fulfillment orders, fulfillments and lines, fulfillment by id, fulfillmentCreate,
- * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel. A document or a
+ * orderCancel, orderUpdate, fulfillmentTrackingInfoUpdate and fulfillmentCancel, and for staying connected
+ * the order's displayFinancialStatus, risk and test, webhookSubscriptions, webhookSubscriptionCreate and
+ * tagsAdd. A document or a
  * variable Shopify would reject is rejected here the same way (HTTP 200, `errors`); a field that
  * exists on Shopify but is not simulated answers an error that says so; a document whose requested cost
  * is over Shopify's 1,000 points is refused with MAX_COST_EXCEEDED (shopify-cost.ts), nothing run.
@@ -15,13 +17,16 @@ import {
   defaultFieldResolver,
   GraphQLError,
   type GraphQLFieldResolver,
+  type GraphQLResolveInfo,
   graphql,
   OperationTypeNode,
   parse,
 } from 'graphql';
 import { maxCostExceededBody, requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from './shopify-cost.js';
 import { shopifyAdminSchema } from './shopify-schema.js';
+import { orderFacts, type SimWebhook, subscribe, webhooksOf } from './simulator-connect.js';
 import {
+  addTags,
   cancelFulfillment,
   cancelOrder,
   changePosition,
@@ -280,6 +285,39 @@ const mailingAddressNode = (value: unknown) => {
   };
 };
 
+/** The order's REST `shipping_lines` as Shopify's `ShippingLine`s (ids made from the order's). */
+const shippingLineNodes = (order: SimOrder) =>
+  list(order.shipping_lines).map((line, index) => {
+    const amount = { amount: textOf(line.price ?? '0.00'), currencyCode: currencyCodeOf(order) };
+    return {
+      id: gid('ShippingLine', `${order.id}${index}`),
+      title: line.title ?? '',
+      originalPriceSet: { shopMoney: amount, presentmentMoney: amount },
+    };
+  });
+
+const DISPLAY_FINANCIAL_STATUSES = new Set([
+  'AUTHORIZED',
+  'EXPIRED',
+  'PAID',
+  'PARTIALLY_PAID',
+  'PARTIALLY_REFUNDED',
+  'PENDING',
+  'REFUNDED',
+  'VOIDED',
+]);
+
+/** `displayFinancialStatus`, `risk` and `test` of the order's REST facts (PAID, NONE, false by default). */
+const paymentAndRiskNode = (order: SimOrder) => {
+  const facts = orderFacts(order);
+  const status = facts.financial_status.toUpperCase();
+  return {
+    displayFinancialStatus: DISPLAY_FINANCIAL_STATUSES.has(status) ? status : null,
+    risk: { recommendation: facts.risk_recommendation.toUpperCase(), assessments: [] },
+    test: facts.test,
+  };
+};
+
 const orderNode = (order: SimOrder) => ({
   id: gid('Order', order.id),
   legacyResourceId: String(order.id),
@@ -302,12 +340,14 @@ const orderNode = (order: SimOrder) => ({
   cancelReason: cancelReasonNode(order.cancel_reason),
   closed: Boolean(order.cancelled_at),
   displayFulfillmentStatus: fulfillmentStatusNode(order),
+  ...paymentAndRiskNode(order),
   lineItems: (args: Json) =>
     connection(
       order.line_items.map((line) => lineItemNode(line, currencyCodeOf(order))),
       args,
     ),
   fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args),
+  shippingLines: (args: Json) => connection(shippingLineNodes(order), args),
   fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
 });
 
@@ -371,6 +411,54 @@ const ordersConnection = (shop: SimShop, args: Json) => {
     first,
     orders.length > page.length,
   );
+};
+
+// ---------------------------------------------------------------- staying connected
+
+/** `ORDERS_CREATE` ↔ `orders/create`, as the adapter spells them (the last `_` is the `/`). */
+const restTopicOf = (topic: unknown) =>
+  String(topic)
+    .toLowerCase()
+    .replace(/_([^_]*)$/, '/$1');
+const shopifyTopicOf = (topic: string) => topic.replace('/', '_').toUpperCase();
+
+const webhookNode = (webhook: SimWebhook) => ({
+  id: gid('WebhookSubscription', webhook.id),
+  legacyResourceId: String(webhook.id),
+  topic: shopifyTopicOf(webhook.topic),
+  uri: webhook.address,
+  callbackUrl: webhook.address,
+  format: 'JSON',
+  createdAt: webhook.created_at,
+  updatedAt: webhook.created_at,
+});
+
+const webhookSubscriptionCreate = (shop: SimShop, args: Json) => {
+  const made = subscribe(shop, restTopicOf(args.topic), asObject(args.webhookSubscription).uri);
+  if ('field' in made) {
+    const field = made.field === 'address' ? ['webhookSubscription', 'uri'] : ['topic'];
+    return { webhookSubscription: null, userErrors: [{ field, message: `Address ${made.message}` }] };
+  }
+  return { webhookSubscription: webhookNode(made.webhook), userErrors: NO_ERRORS };
+};
+
+/** `tagsAdd(id, tags)` on an order: adds, never removes; a tag already there changes nothing. */
+const tagsAdd = (shop: SimShop, args: Json) => {
+  const id = idOf(args.id, 'Order');
+  const tags = Array.isArray(args.tags) ? args.tags.map(String) : [];
+  const order = id === null ? undefined : addTags(shop, id, tags);
+  if (!order) return { node: null, userErrors: [{ field: ['id'], message: 'Order does not exist' }] };
+  return { node: { __typename: 'Order', ...orderNode(order) }, userErrors: NO_ERRORS };
+};
+
+/**
+ * An order the simulator has never seen: a stub when the document ships on it (its fulfillment orders or
+ * fulfillments, PLATFORM-API.md's stub rule), null otherwise, as Shopify answers an order it does not have.
+ */
+const unknownOrder = (shop: SimShop, id: number, info: GraphQLResolveInfo) => {
+  const asked = info.fieldNodes[0]?.selectionSet?.selections ?? [];
+  const ships = asked.some((s) => s.kind === 'Field' && ['fulfillmentOrders', 'fulfillments'].includes(s.name.value));
+  return ships ? orderNode(orderOrStub(shop, id)) : null;
 };
 
 // ---------------------------------------------------------------- mutations
@@ -565,6 +653,47 @@ const refusedPayload = (message: string) => {
   };
 };
 
+/** The root fields the simulator answers for one shop: Shopify's names, the store's model behind them. */
+const resolversOf = (
+  shop: SimShop,
+): {
+  queries: Record<string, (args: Json, info: GraphQLResolveInfo) => unknown>;
+  mutations: Record<string, (args: Json) => unknown>;
+} => ({
+  queries: {
+    orders: (args) => ordersConnection(shop, args),
+    order: (args, info) => {
+      const id = idOf(args.id, 'Order');
+      const known = id === null ? undefined : shop.orders.get(id);
+      return known ? orderNode(known) : id === null ? null : unknownOrder(shop, id, info);
+    },
+    webhookSubscriptions: (args) => connection(webhooksOf(shop).map(webhookNode), args),
+    // One fulfillment order per order here, named by the order's number.
+    fulfillmentOrder: (args) => {
+      const id = idOf(args.id, 'FulfillmentOrder');
+      const order = id === null ? undefined : shop.orders.get(id);
+      return order ? (fulfillmentOrderNodes(order)[0] ?? null) : null;
+    },
+    // Jobs are done at once here: a client that asks after its job finds it done.
+    job: (args) => ({ id: args.id, done: true, query: null }),
+    fulfillment: (args) => {
+      const id = idOf(args.id, 'Fulfillment');
+      const found = id === null ? undefined : findFulfillment(shop, id);
+      return found ? fulfillmentNode(found.order, found.fulfillment) : null;
+    },
+  },
+  mutations: {
+    orderCreate: (args) => orderCreate(shop, args),
+    fulfillmentCreate: (args) => fulfillmentCreate(shop, args),
+    orderCancel: (args) => orderCancel(shop, args),
+    orderUpdate: (args) => orderUpdate(shop, args),
+    fulfillmentTrackingInfoUpdate: (args) => fulfillmentTrackingInfoUpdate(shop, args),
+    fulfillmentCancel: (args) => fulfillmentCancel(shop, args),
+    webhookSubscriptionCreate: (args) => webhookSubscriptionCreate(shop, args),
+    tagsAdd: (args) => tagsAdd(shop, args),
+  },
+});
+
 export interface ShopifyOptions {
   /** Refuse every mutation with this message (a `fail422` token); queries still answer. */
   refuseWrites?: string;
@@ -584,34 +713,7 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
     // not a document it can cost (a syntax error…): graphql-js answers what is wrong with it
   }
   if (cost > SHOPIFY_MAX_QUERY_COST) return maxCostExceededBody(cost);
-  const queries: Record<string, (args: Json) => unknown> = {
-    orders: (args) => ordersConnection(shop, args),
-    order: (args) => {
-      const id = idOf(args.id, 'Order');
-      return id === null ? null : orderNode(orderOrStub(shop, id));
-    },
-    // One fulfillment order per order here, named by the order's number.
-    fulfillmentOrder: (args) => {
-      const id = idOf(args.id, 'FulfillmentOrder');
-      const order = id === null ? undefined : shop.orders.get(id);
-      return order ? (fulfillmentOrderNodes(order)[0] ?? null) : null;
-    },
-    // Jobs are done at once here: a client that asks after its job finds it done.
-    job: (args) => ({ id: args.id, done: true, query: null }),
-    fulfillment: (args) => {
-      const id = idOf(args.id, 'Fulfillment');
-      const found = id === null ? undefined : findFulfillment(shop, id);
-      return found ? fulfillmentNode(found.order, found.fulfillment) : null;
-    },
-  };
-  const mutations: Record<string, (args: Json) => unknown> = {
-    orderCreate: (args) => orderCreate(shop, args),
-    fulfillmentCreate: (args) => fulfillmentCreate(shop, args),
-    orderCancel: (args) => orderCancel(shop, args),
-    orderUpdate: (args) => orderUpdate(shop, args),
-    fulfillmentTrackingInfoUpdate: (args) => fulfillmentTrackingInfoUpdate(shop, args),
-    fulfillmentCancel: (args) => fulfillmentCancel(shop, args),
-  };
+  const { queries, mutations } = resolversOf(shop);
   const fieldResolver: GraphQLFieldResolver<unknown, unknown, Json> = (source, args, context, info) => {
     const mutation = info.parentType === schema.getMutationType();
     if (info.parentType !== schema.getQueryType() && !mutation) {
@@ -619,7 +721,7 @@ export const executeShopify = async (shop: SimShop, body: unknown, options: Shop
     }
     const resolve = (mutation ? mutations : queries)[info.fieldName];
     if (!resolve) throw new GraphQLError(`${info.fieldName} is not supported by the platform simulator`);
-    return mutation && options.refuseWrites !== undefined ? refusedPayload(options.refuseWrites) : resolve(args);
+    return mutation && options.refuseWrites !== undefined ? refusedPayload(options.refuseWrites) : resolve(args, info);
   };
   const result = await graphql({
     schema,

@@ -338,3 +338,48 @@ export const decodeCursor = (cursor: string): unknown => {
 };
 export const isPosition = (v: unknown): v is ChangePosition =>
   Array.isArray(v) && v.length === 2 && v.every((n) => typeof n === 'number' && Number.isFinite(n));
+
+// ---------------------------------------------------------------- staying connected (CONTRACT §11–§12)
+
+/** An order's tags as a list (a comma-separated string, or a list), empty ones left out. */
+export const tagsOf = (order: SimOrder): string[] =>
+  (Array.isArray(order.tags) ? order.tags.map(String) : String(order.tags ?? '').split(','))
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+
+/**
+ * Adds tags to an order, as platforms do: never removes one, a tag already there (case aside) changes
+ * nothing, and only a tag actually added moves `updated_at`. Kept as REST writes them, comma-separated.
+ * Undefined when the order is unknown.
+ */
+export function addTags(shop: SimShop, id: number, tags: string[]): SimOrder | undefined {
+  const order = shop.orders.get(id);
+  if (!order) return undefined;
+  const current = tagsOf(order);
+  const added: string[] = [];
+  for (const tag of tags.map((t) => t.trim()).filter(Boolean)) {
+    const known = [...current, ...added].some((t) => t.toLowerCase() === tag.toLowerCase());
+    if (!known) added.push(tag);
+  }
+  if (added.length === 0) return order;
+  order.tags = [...current, ...added].join(', ');
+  order.updated_at = tick(shop.ledger);
+  return order;
+}
+
+/** What the shop itself may change on an order in a test (`PATCH /_sim/orders/{id}`). */
+export const SHOP_CHANGES = ['financial_status', 'risk_recommendation', 'test', 'shipping_address', 'email'] as const;
+
+/**
+ * The shop changes an order without a webhook (a payment captured, a risk assessed, an address edited):
+ * the fields present are set, cancelled or shipped alike, and `updated_at` moves so a poll sees it.
+ */
+export function changeOrderAsShop(shop: SimShop, id: number, changes: Json): SimOrder | undefined {
+  const order = shop.orders.get(id);
+  if (!order) return undefined;
+  const present = SHOP_CHANGES.filter((field) => field in changes);
+  if (present.length === 0) return order;
+  for (const field of present) order[field] = changes[field];
+  order.updated_at = tick(shop.ledger);
+  return order;
+}

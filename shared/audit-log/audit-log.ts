@@ -24,7 +24,7 @@ export const SYSTEM: Actor = { type: 'system', id: 'system' };
 export const auditPut = (input: {
   action: AuditAction;
   /** The resource the entry is about: a sync job unless `resourceType` says otherwise. */
-  job: { id: string; ownerId: string; resellerStoreId: string };
+  job: { id: string; ownerId: string; resellerStoreId: string | null };
   resourceType?: AuditedResource;
   actor: Actor;
   metadata: Record<string, unknown>;

@@ -16,7 +16,7 @@ export type MessageOutcome = 'done' | 'retry';
  * and a transient supplier failure is no Lambda error, so the errors alarm keeps meaning a fault of
  * the function itself.
  */
-export const sqsBatchHandler = (handle: (received: SQSRecord) => Promise<unknown>) => {
+export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context) => Promise<unknown>) => {
   // One processor per environment: Lambda runs one invocation at a time in it.
   const processor = new BatchProcessor(EventType.SQS);
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
@@ -28,3 +28,12 @@ export const sqsBatchHandler = (handle: (received: SQSRecord) => Promise<unknown
     return response;
   };
 };
+
+/**
+ * A work queue's consumer (shared/work/runner.ts): a record whose outcome is `retry` is reported failed,
+ * for SQS to deliver again (after the backoff the runner gave it, if any).
+ */
+export const workQueueHandler = (run: (received: SQSRecord, context?: Context) => Promise<MessageOutcome>) =>
+  sqsBatchHandler(async (received, context) => {
+    if ((await run(received, context)) === 'retry') throw new Error('work item failed; left for SQS to deliver again');
+  });

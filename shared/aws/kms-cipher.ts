@@ -1,9 +1,13 @@
 import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-kms';
 
-/** Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context. */
+/**
+ * Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context.
+ * A webhook endpoint's signing secret (`endpointSecret`) names its endpoint in `storeId`, the one
+ * resource key the IAM condition requires (lib/access.ts).
+ */
 export interface SecretContext {
   storeId: string;
-  field: 'accessToken' | 'webhookSecret';
+  field: 'accessToken' | 'webhookSecret' | 'endpointSecret';
 }
 
 export interface SecretCipher {

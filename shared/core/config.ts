@@ -15,6 +15,11 @@ const seconds = (name: string, fallback: number) => {
 
 export const config = {
   tableName: () => required('TABLE_NAME'),
+  /**
+   * Set by the local runtime alone (lib/local/runtime.ts), never by the stack: a deployed stage,
+   * whatever its name, never lets a webhook endpoint point at a loopback address (CONTRACT.md §14).
+   */
+  localRuntime: () => process.env.LOCAL_RUNTIME === '1',
   keyId: () => required('KMS_KEY_ID'),
   syncQueueUrl: () => required('SYNC_QUEUE_URL'),
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),

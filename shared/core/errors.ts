@@ -114,3 +114,11 @@ export class UnsupportedMediaTypeError extends ApiError {
     super('The request body must be application/json.');
   }
 }
+
+export class WebhookEndpointLimitError extends ApiError {
+  readonly status = 400;
+  readonly code = 'webhook_endpoint_limit_reached';
+  constructor(max: number) {
+    super(`An owner may have at most ${max} webhook endpoints; delete one first.`);
+  }
+}

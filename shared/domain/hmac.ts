@@ -9,6 +9,15 @@ function digest(secret: string, raw: Buffer | string): Buffer {
   return createHmac('sha256', secret).update(raw).digest();
 }
 
+/**
+ * Whether a signature header has the one form a valid one can have (surrounding whitespace
+ * ignored): the standard base64 of a 32-byte digest, 44 characters ending in '='. Its form is not
+ * secret, so a webhook refuses any other before reading or decrypting anything.
+ */
+export function isWellFormedSignature(header: string | undefined | null): boolean {
+  return typeof header === 'string' && BASE64_DIGEST.test(header.trim());
+}
+
 export function signBody(secret: string, raw: Buffer | string): string {
   return digest(secret, raw).toString('base64');
 }
@@ -24,9 +33,8 @@ export function verifySignature(
   signatureBase64: string | undefined | null,
 ): boolean {
   const expected = digest(secret, raw);
-  const header = typeof signatureBase64 === 'string' ? signatureBase64.trim() : '';
-  const wellFormed = BASE64_DIGEST.test(header);
-  const given = wellFormed ? Buffer.from(header, 'base64') : Buffer.alloc(DIGEST_BYTES);
+  const wellFormed = isWellFormedSignature(signatureBase64);
+  const given = wellFormed ? Buffer.from(signatureBase64!.trim(), 'base64') : Buffer.alloc(DIGEST_BYTES);
   if (given.length !== DIGEST_BYTES) return false;
   const same = timingSafeEqual(expected, given);
   return wellFormed && same;

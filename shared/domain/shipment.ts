@@ -104,9 +104,10 @@ export const coveredQuantities = (
 ): number[] =>
   lines.map((line) => {
     let covered = 0;
-    for (const parcel of parcels) {
-      if (parcel === 'whole') covered = line.quantity;
-      else for (const item of parcel) if (item.id === line.resellerLineItemId) covered += item.quantity;
-    }
+    for (const parcel of parcels) covered = parcel === 'whole' ? line.quantity : covered + shippedOf(parcel, line);
     return Math.min(line.quantity, covered);
   });
+
+/** What one parcel's items ship of one line. */
+const shippedOf = (items: Exclude<ParcelCover, 'whole'>, line: { resellerLineItemId: string | null }): number =>
+  items.reduce((sum, item) => (item.id === line.resellerLineItemId ? sum + item.quantity : sum), 0);

@@ -233,3 +233,28 @@ export const inFlight = {
   /** The sort-key prefix of one owner's entries. */
   ownerPrefix: (ownerId: string) => `${ownerId}#`,
 };
+
+/**
+ * Events (CONTRACT.md §14) and webhook endpoints. An event is `EVT#<id>`/`EVT`, its delivery to an
+ * endpoint beside it (`DLV#<endpointId>`). An owner's endpoints (at most 16) and their count share
+ * one partition keyed by the owner, so another owner's endpoint id names no item (404) and the
+ * whole list is one Query.
+ */
+export const eventKeys = {
+  event: (id: string): Key => ({ PK: `EVT#${id}`, SK: 'EVT' }),
+  delivery: (eventId: string, endpointId: string): Key => ({ PK: `EVT#${eventId}`, SK: `DLV#${endpointId}` }),
+  endpoint: (ownerId: string, id: string): Key => ({ PK: `WHE#${ownerId}`, SK: `WHE#${id}` }),
+  /** The owner's number of endpoints, the key of the limit of 16 (a conditional update beside each create). */
+  endpointCount: (ownerId: string): Key => ({ PK: `WHE#${ownerId}`, SK: 'COUNT' }),
+  endpointsOf: (ownerId: string) => ({ PK: `WHE#${ownerId}`, SKPrefix: 'WHE#' }),
+};
+
+/** Event list partitions: GSI5 by type (every event), GSI6 the failing ones, GSI7 an endpoint's failed deliveries. */
+export const eventLists = {
+  ofType: (ownerId: string, type: string) => `OWNER#${ownerId}#EVT#${type}`,
+  failing: (ownerId: string) => `OWNER#${ownerId}#EVT#FAILING`,
+  endpointFailed: (endpointId: string) => `WHE#${endpointId}#FAILED`,
+};
+
+/** The list sort key an index entry carries (a page's bound when several partitions are merged). */
+export const entrySortKey = (role: IndexRole, entry: Record<string, unknown>) => String(entry[INDEX_KEYS[role].sk]);

@@ -148,6 +148,8 @@ export const queryIndex = async (input: {
   partition: string;
   prefix?: string;
   before?: string;
+  /** Only entries whose sort key is at least this (a time range's start); not with a prefix. */
+  atLeast?: string;
   /** Absent: one page, as much as DynamoDB answers (1 MB). */
   limit?: number;
   exclusiveStartKey?: Item;
@@ -155,15 +157,20 @@ export const queryIndex = async (input: {
   forward?: boolean;
 }): Promise<Item[]> => {
   const { pk, sk } = INDEX_KEYS[input.index];
+  if (input.prefix && input.atLeast !== undefined) throw new Error('queryIndex: a prefix and atLeast do not combine');
   const prefix = input.prefix ?? '';
+  const low = prefix || input.atLeast;
   const values: Item = { ':pk': input.partition };
   let range: string | undefined;
-  // One condition may bound a sort key: with a prefix, BETWEEN is the one that also bounds it
-  // above, and it includes the bound itself, so one more entry is asked for and the bound dropped.
+  // One condition may bound a sort key: with a prefix (or a lower bound), BETWEEN is the one that also
+  // bounds it above, and it includes the bound itself, so one more entry is asked for and the bound dropped.
   const bound = input.before === undefined ? undefined : `${prefix}${input.before}`;
-  if (bound !== undefined && prefix) {
+  if (bound !== undefined && low) {
     range = '#sk BETWEEN :prefix AND :bound';
-    Object.assign(values, { ':prefix': prefix, ':bound': bound });
+    Object.assign(values, { ':prefix': low, ':bound': bound });
+  } else if (input.atLeast !== undefined) {
+    range = '#sk >= :prefix';
+    values[':prefix'] = input.atLeast;
   } else if (bound !== undefined) {
     range = '#sk < :bound';
     values[':bound'] = bound;
@@ -179,7 +186,7 @@ export const queryIndex = async (input: {
       ExpressionAttributeNames: { '#pk': pk, ...(range ? { '#sk': sk } : {}) },
       ExpressionAttributeValues: values,
       ScanIndexForward: input.forward ?? false,
-      Limit: input.limit !== undefined && bound !== undefined && prefix ? input.limit + 1 : input.limit,
+      Limit: input.limit !== undefined && bound !== undefined && low ? input.limit + 1 : input.limit,
       ExclusiveStartKey: input.exclusiveStartKey,
     }),
   );

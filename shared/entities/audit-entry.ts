@@ -15,10 +15,15 @@ export const AUDIT_ACTIONS = [
   'sync_job.attention_required',
   'reseller_store.credentials_rotated',
   'source_store.credentials_rotated',
+  'webhook_endpoint.created',
+  'webhook_endpoint.updated',
+  'webhook_endpoint.deleted',
+  'webhook_endpoint.secret_rotated',
+  'webhook_endpoint.recovered',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
-export const AUDITED_RESOURCES = ['sync_job', 'reseller_store', 'source_store'] as const;
+export const AUDITED_RESOURCES = ['sync_job', 'reseller_store', 'source_store', 'webhook_endpoint'] as const;
 export type AuditedResource = (typeof AUDITED_RESOURCES)[number];
 
 export type Actor = { type: 'api_key'; id: string } | { type: 'system'; id: 'system' };
@@ -27,7 +32,8 @@ export interface AuditEntry {
   id: string;
   ownerId: string;
   action: AuditAction;
-  resellerStoreId: string;
+  /** Null for a resource of no store (a webhook endpoint): the entry is in no store's list. */
+  resellerStoreId: string | null;
   resourceType: AuditedResource;
   resourceId: string;
   /** The actor's id on its own, so a filter can compare one attribute. */
@@ -45,12 +51,16 @@ export interface AuditEntry {
  */
 export const auditEntryKey = (id: string) => keys.auditEntry(id);
 
+const storeEntries = (resellerStoreId: string, action: AuditAction) => ({
+  ...indexEntry('storeLists', lists.storeAuditEntries(resellerStoreId)),
+  ...indexEntry('storeStateLists', lists.storeAuditEntriesOf(resellerStoreId, action)),
+});
+
 /** Its entries in the lists; they never change, as the entry does not. */
 export const auditEntryIndexEntries = (entry: AuditEntry): Record<string, string> => ({
   ...indexEntry('lists', lists.auditEntries(entry.ownerId), listSortKey(entry.createdAt, entry.id)),
-  ...indexEntry('storeLists', lists.storeAuditEntries(entry.resellerStoreId)),
+  ...(entry.resellerStoreId === null ? {} : storeEntries(entry.resellerStoreId, entry.action)),
   ...indexEntry('stateLists', lists.auditEntriesOf(entry.ownerId, entry.action)),
-  ...indexEntry('storeStateLists', lists.storeAuditEntriesOf(entry.resellerStoreId, entry.action)),
   ...indexEntry('resourceLists', lists.resourceAuditEntries(entry.resourceId)),
 });
 
@@ -75,7 +85,7 @@ export const auditEntryFrom = (item: Item): AuditEntry => {
     id: read.string('id'),
     ownerId: read.string('ownerId'),
     action: read.oneOf('action', AUDIT_ACTIONS),
-    resellerStoreId: read.string('resellerStoreId'),
+    resellerStoreId: read.stringOrNull('resellerStoreId'),
     resourceType: read.oneOf('resourceType', AUDITED_RESOURCES),
     resourceId: read.string('resourceId'),
     actorId: read.string('actorId'),

@@ -1,14 +1,14 @@
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import type { Tracking } from '../platforms/port.js';
+import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
+import { sendWork } from '../work/queue.js';
 
 /**
  * What a fulfillment-queue message carries: which job's reseller order gets which source
  * fulfillment, with its tracking. `redrives` counts the times the dead-letter handler has put it
  * back on the queue after a reseller outage outlasted `maxReceiveCount` receives.
  */
-export interface FulfillmentMessage {
+export interface FulfillmentMessage extends WorkMessage {
   jobId: string;
   sourceFulfillmentId: string;
   tracking: Tracking;
@@ -27,58 +27,47 @@ export interface RecheckMessage {
   recheck: { sourceStoreId: string; sourceOrderId: string; sourceFulfillmentId: string };
 }
 
-export const sendFulfillmentMessage = async (message: FulfillmentMessage | RecheckMessage, delaySeconds = 0) => {
-  await sqs.send(
-    new SendMessageCommand({
-      QueueUrl: config.fulfillmentQueueUrl(),
-      MessageBody: JSON.stringify(message),
-      DelaySeconds: sqsDelay(delaySeconds),
-    }),
-  );
-};
+/** What a message tells the log lines of its handler, before anything is read. */
+export const propagationLogContext = (message: FulfillmentMessage) => ({
+  jobId: message.jobId,
+  sourceFulfillmentId: message.sourceFulfillmentId,
+  request_id: message.requestId,
+});
 
-const text = (value: unknown): value is string => typeof value === 'string';
-const texts = (value: unknown): value is string[] => Array.isArray(value) && value.every(text);
-const textOrNull = (value: unknown) => value === null || text(value);
+export const sendFulfillmentMessage = (message: FulfillmentMessage | RecheckMessage, delaySeconds = 0) =>
+  sendWork(config.fulfillmentQueueUrl(), [message], delaySeconds);
+
+const texts = (value: unknown): value is string[] => Array.isArray(value) && value.every(isText);
+const textOrNull = (value: unknown) => value === null || isText(value);
 
 const isTracking = (value: unknown): value is Tracking => {
   const t = value as Record<string, unknown> | null;
   return !!t && textOrNull(t.company) && textOrNull(t.number) && textOrNull(t.url) && texts(t.numbers) && texts(t.urls);
 };
 
-export const parseFulfillmentMessage = (body: string): FulfillmentMessage | undefined => {
-  try {
-    const parsed = JSON.parse(body);
-    if (!text(parsed?.jobId) || !text(parsed?.sourceFulfillmentId) || !isTracking(parsed?.tracking)) return undefined;
-    const redrives = Number.isInteger(parsed.redrives) ? (parsed.redrives as number) : 0;
-    return {
-      jobId: parsed.jobId,
-      sourceFulfillmentId: parsed.sourceFulfillmentId,
-      tracking: parsed.tracking,
-      redrives,
-      ...(text(parsed.requestId) ? { requestId: parsed.requestId } : {}),
-      ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: parsed.notBefore as number } : {}),
-    };
-  } catch {
-    // fall through: a malformed message can never be processed
-  }
-  return undefined;
+const readFulfillmentMessage = (parsed: Fields): FulfillmentMessage | undefined => {
+  if (!isText(parsed.jobId) || !isText(parsed.sourceFulfillmentId) || !isTracking(parsed.tracking)) return undefined;
+  return {
+    jobId: parsed.jobId,
+    sourceFulfillmentId: parsed.sourceFulfillmentId,
+    tracking: parsed.tracking,
+    redrives: Number.isInteger(parsed.redrives) ? Number(parsed.redrives) : 0,
+    ...workFields(parsed),
+  };
 };
 
-export const parseRecheckMessage = (body: string): RecheckMessage | undefined => {
-  try {
-    const recheck = JSON.parse(body)?.recheck;
-    if (text(recheck?.sourceStoreId) && text(recheck?.sourceOrderId) && text(recheck?.sourceFulfillmentId)) {
-      return {
-        recheck: {
-          sourceStoreId: recheck.sourceStoreId,
-          sourceOrderId: recheck.sourceOrderId,
-          sourceFulfillmentId: recheck.sourceFulfillmentId,
-        },
-      };
-    }
-  } catch {
-    // not a recheck
-  }
-  return undefined;
+export const parseFulfillmentMessage = (body: string) => parseWith(body, readFulfillmentMessage);
+
+const readRecheckMessage = ({ recheck }: Fields): RecheckMessage | undefined => {
+  const r = recheck as Fields | null | undefined;
+  if (!isText(r?.sourceStoreId) || !isText(r.sourceOrderId) || !isText(r.sourceFulfillmentId)) return undefined;
+  return {
+    recheck: {
+      sourceStoreId: r.sourceStoreId,
+      sourceOrderId: r.sourceOrderId,
+      sourceFulfillmentId: r.sourceFulfillmentId,
+    },
+  };
 };
+
+export const parseRecheckMessage = (body: string) => parseWith(body, readRecheckMessage);

@@ -1,16 +1,18 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
+import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { type FulfillmentEntry, isPropagating } from '../order/fulfillment-entry.js';
 import { type SyncJob, supplierChangePending } from '../order/sync-job.js';
+import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
-import { sendFulfillmentMessage } from './queue.js';
+import type { FulfillmentMessage } from './queue.js';
 
 /**
- * The reconciler's part of reverse sync (CONTRACT.md §6, docs/reverse-sync.md): a fulfillment
- * entry that stayed `pending` or `failed` past its lease is sent a fresh message, like a job, and
- * after MAX_RESENDS of them without progress it is `dead`. A `failed` entry's lease also
- * allows for the 15 minutes its message waits after a trip through the dead-letter queue.
+ * The reconciler's part of propagation (CONTRACT.md §6, docs/reverse-sync.md), through the runner's
+ * (shared/work/reconcile.ts): a fulfillment entry that stayed `pending` or `failed` past its lease is
+ * sent a fresh message, like a job, and after MAX_RESENDS of them without progress it is `dead`. A
+ * `failed` entry's lease also allows for the 15 minutes its message waits after a trip through the
+ * dead-letter queue.
  */
 
 export interface PropagationReport {
@@ -20,9 +22,23 @@ export interface PropagationReport {
   propagationsDead: number;
 }
 
-/** When the entry's lease ends: its last move or announced wait, plus the lease (and a redrive's delay). */
-export const entryLeaseEnd = (entry: FulfillmentEntry, leaseSeconds: number) =>
-  leaseEnd(entry, leaseSeconds, entry.status === 'failed' ? MAX_DELAY_SECONDS : 0);
+/** What a `failed` entry may still be waiting for beyond its lease: a redrive's delay. */
+const redriveAllowance = (entry: FulfillmentEntry) => (entry.status === 'failed' ? MAX_DELAY_SECONDS : 0);
+
+/** The entries of one job as stalled work items: the adapters over their moves (entries.ts). */
+const stalledEntries = (job: SyncJob): StalledKind<FulfillmentEntry, FulfillmentMessage> => ({
+  queueUrl: config.fulfillmentQueueUrl,
+  resends: (entry) => entry.resends ?? 0,
+  lastError: (entry) => entry.errorMessage,
+  resend: async (entry) =>
+    (await resendEntry(job, entry))
+      ? { jobId: job.id, sourceFulfillmentId: entry.sourceFulfillmentId, tracking: trackingOf(entry) }
+      : undefined,
+  end: async (entry, errorMessage) =>
+    (await moveEntry(job.id, entry.sourceFulfillmentId, { status: 'dead', errorMessage, attempted: false }, job))
+      ? 'dead'
+      : 'moved',
+});
 
 /** One propagating job: its stalled entries re-sent or ended; none left on its way, it leaves the index. */
 export const reconcilePropagations = async (
@@ -39,21 +55,14 @@ export const reconcilePropagations = async (
     return;
   }
   report.propagating += open.length;
-  for (const entry of open.filter((e) => entryLeaseEnd(e, leaseSeconds) <= at)) {
-    const context = { jobId: job.id, sourceFulfillmentId: entry.sourceFulfillmentId };
-    if ((entry.resends ?? 0) >= MAX_RESENDS) {
-      const errorMessage = noProgressReason(entry.errorMessage);
-      const outcome = { status: 'dead', errorMessage, attempted: false } as const;
-      if (await moveEntry(job.id, entry.sourceFulfillmentId, outcome, job)) report.propagationsDead++;
-      continue;
-    }
-    if (!(await resendEntry(job, entry))) continue; // it moved meanwhile: its message got through
-    await sendFulfillmentMessage({
-      jobId: job.id,
-      sourceFulfillmentId: entry.sourceFulfillmentId,
-      tracking: trackingOf(entry),
-    });
+  const kind = stalledEntries(job);
+  // One at a time: every move is a conditional write of the same job item.
+  for (const entry of open.filter((e) => isStalled(e, leaseSeconds, at, redriveAllowance(e)))) {
+    const outcome = await resendOrEnd(kind, entry);
+    if (outcome === 'dead') report.propagationsDead++;
+    if (outcome !== 'resent') continue;
     report.propagationsResent++;
+    const context = { jobId: job.id, sourceFulfillmentId: entry.sourceFulfillmentId };
     logger.warn('stalled fulfillment sent a new message', { ...context, resends: (entry.resends ?? 0) + 1 });
   }
 };

@@ -104,6 +104,8 @@ export const httpResponseMiddleware = (): Middleware => ({
 export const authenticateMiddleware = (): Middleware => ({
   before: function authenticate(request) {
     const auth = request.event.requestContext.authorizer?.lambda;
+    // The authorizer now throws instead, but API Gateway's cache may still hold such a verdict from
+    // before that change (60 s): still a 500, never a 401 for a key that may be valid.
     if (auth?.unavailable) throw new Error('the authorizer could not read the API keys');
     if (!auth?.ownerId) throw new UnauthorizedError();
     request.context.state.ownerId = auth.ownerId;

@@ -2,8 +2,11 @@
 
 import { fulfillmentStatusOf } from '../domain/shipment.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
+import type { Event } from '../entities/event.js';
+import type { EventDelivery } from '../entities/event-delivery.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
+import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import { type Attempt, attemptId } from '../order/attempt.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../order/fulfillment-entry.js';
 import type { Order } from '../order/order.js';
@@ -161,4 +164,47 @@ export const presentList = (url: string, data: unknown[], hasMore: boolean) => (
   data,
   has_more: hasMore,
   url,
+});
+
+export const presentEvent = (event: Event) => ({
+  id: event.id,
+  object: 'event',
+  type: event.type,
+  created: event.createdAt,
+  data: { object: event.object },
+});
+
+export const presentEventDelivery = (delivery: EventDelivery) => ({
+  endpointId: delivery.endpointId,
+  status: delivery.status,
+  attempts: delivery.attempts,
+  lastResponseStatus: delivery.lastResponseStatus,
+  nextAttemptAt: delivery.nextAttemptAt,
+});
+
+/** `GET /v1/events/{id}`: the event and where each of its deliveries stands. */
+export const presentEventWithDeliveries = (event: Event, deliveries: EventDelivery[]) => ({
+  ...presentEvent(event),
+  deliveries: deliveries.map(presentEventDelivery),
+});
+
+/** An endpoint; its `secret` only in the answers of create and rotate_secret, never its ciphertext. */
+export const presentWebhookEndpoint = (endpoint: WebhookEndpoint, secret?: string) => ({
+  id: endpoint.id,
+  object: 'webhook_endpoint',
+  url: endpoint.url,
+  enabledEvents: endpoint.enabledEvents,
+  description: endpoint.description,
+  status: endpoint.status,
+  disabledReason: endpoint.disabledReason,
+  createdAt: endpoint.createdAt,
+  updatedAt: endpoint.updatedAt,
+  ...(secret === undefined ? {} : { secret }),
+});
+
+export const presentRecovery = (recovery: { endpoint: WebhookEndpoint; since: string; deliveries: number }) => ({
+  object: 'webhook_endpoint_recovery',
+  endpointId: recovery.endpoint.id,
+  since: recovery.since,
+  deliveries: recovery.deliveries,
 });

@@ -2,9 +2,12 @@ import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
+import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
+import { EVENT_GROUPS, EVENT_TYPES } from '../entities/event.js';
 import { PRICING_MODES } from '../entities/source-store.js';
+import { ENDPOINT_STATUSES } from '../entities/webhook-endpoint.js';
 import { PLATFORMS } from '../platforms/port.js';
 
 /**
@@ -30,15 +33,8 @@ const requiredString = (max: number) =>
     v.maxLength(max, `must be at most ${max} characters`),
   );
 
-const LABEL = /^[a-z0-9][a-z0-9-]*$/;
-
 /** `<label>.<suffix>`: compared case-insensitively and stored lower-cased (CONTRACT.md §1-§2). */
-export const isShopDomain = (value: string) => {
-  const suffix = `.${config.shopDomainSuffix().toLowerCase()}`;
-  if (!value.endsWith(suffix)) return false;
-  const label = value.slice(0, -suffix.length);
-  return label.length <= 63 && LABEL.test(label);
-};
+export const isShopDomain = (value: string) => isShopDomainUnder(value, config.shopDomainSuffix());
 
 export const ShopDomain = v.pipe(
   v.string('must be a string'),
@@ -223,3 +219,71 @@ export const ListAuditLogQuery = v.pipe(
 );
 
 export const PlainListQuery = v.pipe(listQuery({}), v.transform(page));
+
+/** An ISO 8601 date-time with its offset, read as the instant it names (stored times are UTC with milliseconds). */
+const Instant = v.pipe(
+  v.string('must be a string'),
+  v.isoTimestamp('must be an ISO 8601 date-time with a time zone, like 2026-11-21T04:02:45.123Z'),
+  v.transform((value) => new Date(value).toISOString()),
+);
+
+/** `type`: one event type, or every type of a group (`sync_job.*`). */
+const EVENT_TYPE_FILTERS = [...EVENT_TYPES, ...EVENT_GROUPS.map((group) => `${group}.*`)];
+
+/** `GET /v1/events` (CONTRACT.md §14). */
+export const ListEventsQuery = v.pipe(
+  listQuery({
+    type: v.optional(v.picklist(EVENT_TYPE_FILTERS, 'must be an event type, or a group of them like sync_job.*')),
+    created_gte: v.optional(Instant),
+    created_lt: v.optional(Instant),
+    delivery_success: v.optional(v.picklist(['false'], 'must be false')),
+  }),
+  v.transform((query) => ({
+    ...page(query),
+    filters: {
+      type:
+        query.type === undefined
+          ? undefined
+          : query.type.endsWith('.*')
+            ? { group: query.type.slice(0, -2) }
+            : { exact: query.type as (typeof EVENT_TYPES)[number] },
+      createdGte: query.created_gte,
+      createdLt: query.created_lt,
+      failing: query.delivery_success === 'false',
+    },
+  })),
+);
+
+const EndpointUrl = v.pipe(
+  requiredString(2048),
+  v.metadata({ description: 'https:// (locally also http://127.0.0.1 and http://localhost); no private address' }),
+);
+const EnabledEvents = v.union(
+  [
+    v.strictTuple([v.literal('*')]),
+    v.pipe(v.array(v.picklist(EVENT_TYPES)), v.minLength(1, 'must name at least one event type')),
+  ],
+  'must be ["*"] or a list of event types',
+);
+const EndpointDescription = v.pipe(v.string('must be a string'), v.maxLength(255, 'must be at most 255 characters'));
+
+/** `POST /v1/webhook_endpoints` (CONTRACT.md §14). */
+export const CreateWebhookEndpointBody = strict({
+  url: EndpointUrl,
+  enabledEvents: EnabledEvents,
+  description: v.optional(EndpointDescription),
+});
+
+/** `PATCH /v1/webhook_endpoints/{id}`: the URL, the events, the description, enabled or disabled. */
+export const UpdateWebhookEndpointBody = strict({
+  url: v.optional(EndpointUrl),
+  enabledEvents: v.optional(EnabledEvents),
+  description: v.optional(v.nullable(EndpointDescription)),
+  status: v.optional(v.picklist(ENDPOINT_STATUSES, `must be ${ENDPOINT_STATUSES.join(' or ')}`)),
+});
+
+/** `POST /v1/webhook_endpoints/{id}/recover`: resend what failed since then. */
+export const RecoverWebhookEndpointBody = strict({ since: Instant });
+
+/** `POST /v1/webhook_endpoints/{id}/rotate_secret` takes no field: no body, or `{}`. */
+export const RotateWebhookEndpointSecretBody = v.optional(strict({}));

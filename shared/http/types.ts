@@ -5,7 +5,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 export interface AuthorizerContext {
   ownerId?: string;
   keyId?: string;
-  /** The API keys could not be read. */
+  /** The API keys could not be read: what the authorizer answered before it threw instead (issue 32). */
   unavailable?: boolean;
 }
 

@@ -16,4 +16,4 @@ export const TAGS = {
 export type OrderItemKind = keyof typeof TAGS;
 
 /** The tag attribute of an item of `kind`, to spread into the item. */
-export const tagOf = (kind: OrderItemKind) => ({ [TAG]: TAGS[kind] });
+export const tagOf = (kind: OrderItemKind): Record<string, string> => ({ [TAG]: TAGS[kind] });

@@ -1,5 +1,6 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
 import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
+import { reportApiVersion } from './api-version.js';
 import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './errors.js';
 import type { Platform, ShopConnection } from './port.js';
 
@@ -58,6 +59,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
       signal: AbortSignal.timeout(timeoutMs),
     });
     status = response.status;
+    reportApiVersion(platform, shop, call.path, response.headers);
     retryAfter = response.headers.get('retry-after');
     text = await response.text();
   } catch (error) {

@@ -18,6 +18,11 @@ export interface ShopConnection {
   shopDomain: string;
   accessToken: string;
   webhookSecret: string;
+  /**
+   * Told of every answer's API version headers (CONTRACT §12.4), errors included: what lets the caller
+   * count a deprecation and show it on the store without the adapters knowing of metrics or stores.
+   */
+  onApiVersion?: (notice: ApiVersionNotice) => void;
 }
 
 export interface Tracking {
@@ -92,6 +97,103 @@ export interface PlatformAdapter {
     since: string,
     options?: { tag?: string; cursor?: string },
   ): Promise<{ orders: ChangedOrder[]; nextCursor: string | null }>;
+  /**
+   * The reseller's order as the platform has it now (CONTRACT §11, PLATFORM-API.md "Before the order
+   * goes"): `not_found` when the shop no longer has it, `unsupported` where the platform has no such read
+   * (custom: judged on its webhooks alone).
+   */
+  readOrder(shop: ShopConnection, orderId: string): Promise<OrderReadResult>;
+  /** The shop's webhook subscriptions (CONTRACT §12.1); `unmanaged` where the platform has none (custom). */
+  listWebhooks(shop: ShopConnection): Promise<WebhookSubscription[] | 'unmanaged'>;
+  /**
+   * Subscribes `address` to `topic` (REST spelling, `orders/create`); `unmanaged` on custom. A platform's
+   * refusal (an address it cannot reach) is a 422 permanent failure.
+   */
+  createWebhook(shop: ShopConnection, topic: WebhookTopic, address: string): Promise<WebhookSubscription | 'unmanaged'>;
+  /**
+   * A new access token for a refresh token (CONTRACT §12.3). A refusal (400 `invalid_grant`, or 401) throws
+   * `RefreshRefusedError`, permanent; `unsupported` on custom, whose pushes are signed, not tokened.
+   */
+  refreshAccessToken(shop: ShopConnection, grant: RefreshGrant): Promise<RefreshedToken | 'unsupported'>;
+  /**
+   * Adds tags to the reseller's order (CONTRACT §12.5): never removes one, a tag already there changes
+   * nothing, so a repeated call is harmless. `unsupported` on custom (`tagged` stays null).
+   */
+  addOrderTags(shop: ShopConnection, orderId: string, tags: string[]): Promise<'tagged' | 'unsupported'>;
+}
+
+/** The calls of staying connected (CONTRACT §11–§12), which each adapter adds from its own module. */
+export type ConnectCalls = Pick<
+  PlatformAdapter,
+  'readOrder' | 'listWebhooks' | 'createWebhook' | 'refreshAccessToken' | 'addOrderTags'
+>;
+
+/** What an answer said of the API version (CONTRACT §12.4), for the caller to count and show. */
+export interface ApiVersionNotice {
+  platform: Platform;
+  shopDomain: string;
+  /** The version the call asked for (its path), null when the call names none (token refresh). */
+  requested: string | null;
+  /** `X-Shopify-API-Version`, null when the answer had none. */
+  served: string | null;
+  /** `X-Shopify-API-Deprecated-Reason`, null when absent. */
+  deprecatedReason: string | null;
+  /** Served another version than asked for, or told of a deprecation: what `PlatformApiDeprecated` counts. */
+  deprecated: boolean;
+}
+
+/** The platform's fraud recommendation in CONTRACT §11's words. */
+export type RiskRecommendation = 'accept' | 'investigate' | 'cancel' | 'none';
+
+export type OrderReadResult = { kind: 'found'; order: OrderRead } | { kind: 'not_found' } | { kind: 'unsupported' };
+
+/** The reseller's order as read before it goes (CONTRACT §11). */
+export interface OrderRead {
+  /** `financial_status` lower-cased (`paid`, `authorized`, `pending`…); null when the platform said none. */
+  financialStatus: string | null;
+  riskRecommendation: RiskRecommendation;
+  test: boolean;
+  cancelledAt: string | null;
+  updatedAt: string | null;
+  /**
+   * The order as its orders/create webhook carries it (snake_case, numeric-string ids), with
+   * `financial_status` and `test`: what goes to the suppliers, edits included.
+   */
+  payload: Record<string, unknown>;
+}
+
+/** The topics CONTRACT §12.1 subscribes, in the REST spelling (Shopify's GraphQL: `ORDERS_CREATE`…). */
+export const WEBHOOK_TOPICS = [
+  'orders/create',
+  'orders/updated',
+  'orders/cancelled',
+  'fulfillments/create',
+  'fulfillments/update',
+  'app/uninstalled',
+] as const;
+export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
+
+/** One subscription as the platform lists it; `topic` in the REST spelling whatever the platform. */
+export interface WebhookSubscription {
+  id: string;
+  topic: string;
+  address: string;
+}
+
+/** What a token refresh sends besides the shop: plaintext secrets, never logged. */
+export interface RefreshGrant {
+  clientId: string;
+  clientSecret: string;
+  refreshToken: string;
+}
+
+export interface RefreshedToken {
+  accessToken: string;
+  refreshToken: string;
+  /** ISO 8601, from `expires_in`; null when the platform gave no lifetime. */
+  accessTokenExpiresAt: string | null;
+  refreshTokenExpiresAt: string | null;
+  scope: string | null;
 }
 
 /**

@@ -1,4 +1,5 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
+import { STOREPLATFORM_A_API_VERSION } from './api-version.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import { type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
 import {
@@ -11,8 +12,9 @@ import {
   restOrderChanges,
   restTrackingUpdate,
 } from './rest.js';
+import { storePlatformAConnect } from './storeplatform-a-connect.js';
 
-const API = '/admin/api/2025-07';
+const API = `/admin/api/${STOREPLATFORM_A_API_VERSION}`;
 
 export interface RestFulfillment {
   /** The order's lines and quantities it ships; absent: every unfulfilled item. */
@@ -68,6 +70,7 @@ async function write(
 
 export const storePlatformAAdapter: PlatformAdapter = {
   takesIdempotencyKeys: true,
+  ...storePlatformAConnect,
 
   async createOrder(shop, order, idempotencyKey) {
     const answer = await callPlatform({

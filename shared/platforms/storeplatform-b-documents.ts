@@ -36,6 +36,12 @@ export const SHOPIFY_PAGE_SIZES = {
   fulfillmentOrderLines: 50,
   /** Fulfillments whose tracking a re-sent parcel is compared with (`orderFulfillmentTracking`). */
   trackedFulfillments: 50,
+  /** Line items of the order read before it goes (`orderBeforeRelease`); the rest by `orderLineItems`. */
+  releaseLines: 100,
+  /** Shipping lines of that order (an order has a handful). */
+  releaseShippingLines: 10,
+  /** Webhook subscriptions a page (a shop has a few per topic). */
+  webhookSubscriptions: 50,
 } as const;
 
 /** An order line as "orders changed since" and lookups read it (what an orders/create webhook carries). */
@@ -201,6 +207,7 @@ const ordersChangedSince = `query ordersChangedSince(
   orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
     nodes {
       id name sourceIdentifier email note currencyCode tags createdAt updatedAt cancelledAt cancelReason
+      displayFinancialStatus test
       customAttributes { key value }
       shippingAddress {
         firstName lastName name company address1 address2 city province provinceCode country countryCodeV2 zip phone
@@ -234,6 +241,51 @@ const fulfillmentLineItems = `query fulfillmentLineItems($id: ID!, $first: Int!,
   }
 }`;
 
+/**
+ * The reseller's order read again before it goes (CONTRACT §11): payment, risk, test and cancellation,
+ * and what its orders/create webhook carries, edits included. `order: null`: the shop no longer has it.
+ */
+const orderBeforeRelease = `query orderBeforeRelease($id: ID!, $lines: Int!, $shippingLines: Int!) {
+  order(id: $id) {
+    id name sourceIdentifier email note currencyCode tags createdAt updatedAt cancelledAt cancelReason test
+    displayFinancialStatus
+    risk { recommendation }
+    customAttributes { key value }
+    shippingAddress {
+      firstName lastName name company address1 address2 city province provinceCode country countryCodeV2 zip phone
+    }
+    shippingLines(first: $shippingLines) { nodes { title originalPriceSet { shopMoney { amount } } } }
+    lineItems(first: $lines) { nodes { ${LINE_FIELDS} } pageInfo { hasNextPage endCursor } }
+  }
+}`;
+
+/** The shop's webhook subscriptions (CONTRACT §12.1), a page at a time. */
+const webhookSubscriptions = `query webhookSubscriptions($first: Int!, $after: String) {
+  webhookSubscriptions(first: $first, after: $after) {
+    nodes { id topic uri }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+/** Subscribe the service's address to a topic (`ORDERS_CREATE`, `APP_UNINSTALLED`…). */
+const webhookSubscriptionCreate = `mutation webhookSubscriptionCreate(
+  $topic: WebhookSubscriptionTopic!
+  $webhookSubscription: WebhookSubscriptionInput!
+) {
+  webhookSubscriptionCreate(topic: $topic, webhookSubscription: $webhookSubscription) {
+    webhookSubscription { id topic uri }
+    userErrors { field message }
+  }
+}`;
+
+/** Tag the reseller's order (CONTRACT §12.5): adds, never removes; a tag already there changes nothing. */
+const tagsAdd = `mutation tagsAdd($id: ID!, $tags: [String!]!) {
+  tagsAdd(id: $id, tags: $tags) {
+    node { id }
+    userErrors { field message }
+  }
+}`;
+
 export const SHOPIFY_DOCUMENTS = {
   orderCreate,
   ordersBySourceIdentifier,
@@ -252,6 +304,10 @@ export const SHOPIFY_DOCUMENTS = {
   ordersChangedSince,
   orderFulfillmentIds,
   fulfillmentLineItems,
+  orderBeforeRelease,
+  webhookSubscriptions,
+  webhookSubscriptionCreate,
+  tagsAdd,
 } as const;
 
 export type ShopifyDocumentName = keyof typeof SHOPIFY_DOCUMENTS;

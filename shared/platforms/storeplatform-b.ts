@@ -20,6 +20,7 @@ import {
   type Tracking,
 } from './port.js';
 import { lineSummaryOf } from './rest.js';
+import { storePlatformBConnect } from './storeplatform-b-connect.js';
 import {
   SHOPIFY_PAGE_SIZES as PAGE,
   SHOPIFY_API_VERSION,
@@ -584,6 +585,17 @@ const restFulfillmentOf = (orderId: string, fulfillment: Json): Json => {
   };
 };
 
+/**
+ * `financial_status` (lower-cased `displayFinancialStatus`) and `test`, as Shopify's order webhooks carry
+ * them, when the node has them: what lets a poll see an order paid since (CONTRACT §11).
+ */
+const paymentAndTestOf = (node: Json): Json => ({
+  ...(typeof node.displayFinancialStatus === 'string'
+    ? { financial_status: node.displayFinancialStatus.toLowerCase() }
+    : {}),
+  ...(typeof node.test === 'boolean' ? { test: node.test } : {}),
+});
+
 /** An `Order` node of `ordersChangedSince` in storeplatform_a's webhook shape; undefined without id or updatedAt. */
 export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
   const id = numericId(node.id);
@@ -605,6 +617,7 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
     updated_at: updatedAt,
     cancelled_at: stringOrNull(node.cancelledAt),
     cancel_reason: cancelReason === null ? null : cancelReason.toLowerCase(),
+    ...paymentAndTestOf(node),
   };
   const fulfillments = Array.isArray(node.fulfillments) ? node.fulfillments.filter(isObject) : [];
   return { payload, fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)), updatedAt };
@@ -612,6 +625,7 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
 
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
+  ...storePlatformBConnect({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode }),
 
   async createOrder(shop, order) {
     const payload = await mutate(shop, 'orderCreate', orderCreateVariables(order));

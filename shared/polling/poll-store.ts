@@ -128,6 +128,9 @@ const saveProgress = async (store: PolledStore, mark: NonNullable<ReturnType<typ
   if (!(await savePollMark(store, mark))) logger.info('watermark already moved further (or the store is gone)');
 };
 
+/** A failure for a time, which ends the poll where it stands: the next poll starts again from there. */
+type Stop = { error: unknown };
+
 /** The changes of one poll, handled in the order answered until one fails for a time. */
 const pollChanges = async (deps: Deps, store: PolledStore) => {
   const shop = await connectionOf(deps, store);
@@ -144,23 +147,37 @@ const pollChanges = async (deps: Deps, store: PolledStore) => {
     } catch (error) {
       return { handled, error };
     }
-    for (const order of answer.orders) {
-      const change = { orderId: String(order.payload.id), updatedAt: order.updatedAt };
-      if (!handledAlready(store.mark, change)) {
-        try {
-          await withLogContext({ externalOrderId: change.orderId }, () => handleChange(store, order));
-          countMetric(BUSINESS_METRICS.pollChangesHandled);
-        } catch (error) {
-          if (!isPermanent(error)) return { handled, error };
-          logger.warn('a changed order its webhook could not take either; passed', { error: (error as Error).message });
-        }
-      }
-      handled.push(change);
-    }
+    const stop = await handlePage(store, answer.orders, handled);
+    if (stop) return { handled, error: stop.error };
     if (!answer.nextCursor) break;
     cursor = answer.nextCursor;
   } while (handled.length < MAX_ORDERS_PER_POLL && Date.now() < until);
   return { handled, error: undefined };
+};
+
+/** One page's changes in the order answered, each added to `handled` once taken (or passed). */
+const handlePage = async (store: PolledStore, orders: ChangedOrder[], handled: Change[]): Promise<Stop | undefined> => {
+  for (const order of orders) {
+    const change = { orderId: String(order.payload.id), updatedAt: order.updatedAt };
+    if (!handledAlready(store.mark, change)) {
+      const stop = await takeChange(store, order, change);
+      if (stop) return stop;
+    }
+    handled.push(change);
+  }
+  return undefined;
+};
+
+/** One change down its webhook's path: a permanent refusal is logged and passed, a failure for a time stops. */
+const takeChange = async (store: PolledStore, order: ChangedOrder, change: Change): Promise<Stop | undefined> => {
+  try {
+    await withLogContext({ externalOrderId: change.orderId }, () => handleChange(store, order));
+    countMetric(BUSINESS_METRICS.pollChangesHandled);
+  } catch (error) {
+    if (!isPermanent(error)) return { error };
+    logger.warn('a changed order its webhook could not take either; passed', { error: (error as Error).message });
+  }
+  return undefined;
 };
 
 /** Polls one store (reseller or source) by its kind and id; never throws for the shop's failures. */

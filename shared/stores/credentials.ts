@@ -72,48 +72,15 @@ const rotate = async <S extends ResellerStore | SourceStore>(
 ): Promise<S | 'again'> => {
   if (store.deletedAt) throw new ResourceMissingError(kind, store.id);
   const at = now();
-  const encrypt = (field: keyof PlainSecrets, value: string | undefined) =>
-    value === undefined ? undefined : deps.cipher.encrypt(value, { storeId: store.id, field });
-  const [accessToken, webhookSecret] = await Promise.all([
-    encrypt('accessToken', input.accessToken),
-    encrypt('webhookSecret', input.webhookSecret),
-  ]);
-  const previous =
-    webhookSecret === undefined
-      ? undefined
-      : {
-          ciphertext: store.secrets.webhookSecret,
-          until: new Date(Date.parse(at) + SECRET_OVERLAP_SECONDS * 1000).toISOString(),
-        };
-  const values: Record<string, unknown> = {
-    ':at': at,
-    ':owner': owner.ownerId,
-    ':null': null,
-    // Conditional on the secrets read: a rotation racing another keeps both replaced secrets honest.
-    ':readToken': store.secrets.accessToken,
-    ':readSecret': store.secrets.webhookSecret,
-    ...(accessToken === undefined ? {} : { ':accessToken': accessToken }),
-    ...(webhookSecret === undefined ? {} : { ':webhookSecret': webhookSecret }),
-    ...(previous === undefined
-      ? {}
-      : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
-  };
-  const sets = Object.keys(values)
-    .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
-    .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
-  const rotated = [...(accessToken ? ['accessToken'] : []), ...(webhookSecret ? ['webhookSecret'] : [])];
+  const secrets = await encryptSecrets(deps, store, input);
+  const previous = replacedSecretOf(store, secrets, at);
+  const rotated = [
+    ...(secrets.accessToken ? ['accessToken'] : []),
+    ...(secrets.webhookSecret ? ['webhookSecret'] : []),
+  ];
   try {
     await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: storeKey(kind === 'reseller_store' ? 'reseller' : 'source', store.id),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression:
-            'ownerId = :owner AND deletedAt = :null AND accessToken = :readToken AND webhookSecret = :readSecret',
-          ExpressionAttributeValues: values,
-        },
-      },
+      secretsUpdate(owner, store, kind, secrets, previous, at),
       auditPut({
         action: `${kind}.credentials_rotated`,
         job: { id: store.id, ownerId: store.ownerId, resellerStoreId },
@@ -131,10 +98,74 @@ const rotate = async <S extends ResellerStore | SourceStore>(
   return {
     ...store,
     secrets: {
-      accessToken: accessToken ?? store.secrets.accessToken,
-      webhookSecret: webhookSecret ?? store.secrets.webhookSecret,
+      accessToken: secrets.accessToken ?? store.secrets.accessToken,
+      webhookSecret: secrets.webhookSecret ?? store.secrets.webhookSecret,
     },
     previousWebhookSecret: previous ?? store.previousWebhookSecret,
     updatedAt: at,
+  };
+};
+
+/** The secrets a rotation sets, encrypted; one not given is undefined (kept as it is). */
+type NewSecrets = { accessToken: string | undefined; webhookSecret: string | undefined };
+
+/** The secrets given, encrypted for the store (one KMS call each). */
+const encryptSecrets = async (
+  deps: Pick<Deps, 'cipher'>,
+  store: ResellerStore | SourceStore,
+  input: Partial<PlainSecrets>,
+): Promise<NewSecrets> => {
+  const encrypt = (field: keyof PlainSecrets, value: string | undefined) =>
+    value === undefined ? undefined : deps.cipher.encrypt(value, { storeId: store.id, field });
+  const [accessToken, webhookSecret] = await Promise.all([
+    encrypt('accessToken', input.accessToken),
+    encrypt('webhookSecret', input.webhookSecret),
+  ]);
+  return { accessToken, webhookSecret };
+};
+
+/** The webhook secret a new one replaces, and until when it still verifies; none when it is kept. */
+const replacedSecretOf = (store: ResellerStore | SourceStore, secrets: NewSecrets, at: string) =>
+  secrets.webhookSecret === undefined
+    ? undefined
+    : {
+        ciphertext: store.secrets.webhookSecret,
+        until: new Date(Date.parse(at) + SECRET_OVERLAP_SECONDS * 1000).toISOString(),
+      };
+
+/** The store's new secrets (and the replaced one), conditional on the secrets read and the store alive. */
+const secretsUpdate = (
+  owner: Owner,
+  store: ResellerStore | SourceStore,
+  kind: AuditedStore,
+  secrets: NewSecrets,
+  previous: ReturnType<typeof replacedSecretOf>,
+  at: string,
+) => {
+  const values: Record<string, unknown> = {
+    ':at': at,
+    ':owner': owner.ownerId,
+    ':null': null,
+    // Conditional on the secrets read: a rotation racing another keeps both replaced secrets honest.
+    ':readToken': store.secrets.accessToken,
+    ':readSecret': store.secrets.webhookSecret,
+    ...(secrets.accessToken === undefined ? {} : { ':accessToken': secrets.accessToken }),
+    ...(secrets.webhookSecret === undefined ? {} : { ':webhookSecret': secrets.webhookSecret }),
+    ...(previous === undefined
+      ? {}
+      : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
+  };
+  const sets = Object.keys(values)
+    .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
+    .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: storeKey(kind === 'reseller_store' ? 'reseller' : 'source', store.id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression:
+        'ownerId = :owner AND deletedAt = :null AND accessToken = :readToken AND webhookSecret = :readSecret',
+      ExpressionAttributeValues: values,
+    },
   };
 };

@@ -62,7 +62,7 @@ export const createSourceStore = async (
   try {
     await transactWrite([
       { Put: { TableName: TABLE(), Item: sourceStoreItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
-      { Put: { TableName: TABLE(), Item: vendorTagItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
+      claimVendorTag(store),
     ]);
   } catch (error) {
     if (
@@ -195,53 +195,19 @@ export const updateSourceStore = async (
 ): Promise<SourceStore> => {
   const store = await findSourceStore(owner, resellerStoreId, id);
   if (store.deletedAt) throw new ResourceMissingError('source_store', id);
-  const at = now();
   const updated: SourceStore = {
     ...store,
     name: changes.name ?? store.name,
     vendorTag: changes.vendorTag ?? store.vendorTag,
     pricingMode: changes.pricing?.pricingMode ?? store.pricingMode,
     pricingConfig: changes.pricing?.pricingConfig ?? store.pricingConfig,
-    updatedAt: at,
+    updatedAt: now(),
   };
   const retag = updated.vendorTag !== store.vendorTag;
-  const update = {
-    Update: {
-      TableName: TABLE(),
-      Key: sourceStoreKey(id),
-      UpdateExpression:
-        'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
-        'updatedAt = :at',
-      // As read: a racing change or delete makes this one fail rather than undo it.
-      ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
-      ExpressionAttributeNames: { '#name': 'name' },
-      ExpressionAttributeValues: {
-        ':name': updated.name,
-        ':vendorTag': updated.vendorTag,
-        ':pricingMode': updated.pricingMode,
-        ':pricingConfig': updated.pricingConfig,
-        ':at': at,
-        ':null': null,
-        ':readTag': store.vendorTag,
-        ':readAt': store.updatedAt,
-      },
-    },
-  };
   try {
     await transactWrite([
-      update,
-      ...(retag
-        ? [
-            {
-              Put: {
-                TableName: TABLE(),
-                Item: vendorTagItem(updated),
-                ConditionExpression: 'attribute_not_exists(PK)',
-              },
-            },
-            releaseVendorTag(resellerStoreId, store.vendorTag, id),
-          ]
-        : []),
+      sourceStoreUpdate(store, updated),
+      ...(retag ? [claimVendorTag(updated), releaseVendorTag(resellerStoreId, store.vendorTag, id)] : []),
     ]);
   } catch (error) {
     if (error instanceof TransactionCanceledException) {
@@ -253,3 +219,31 @@ export const updateSourceStore = async (
   }
   return updated;
 };
+
+/** The store's new values, conditional on the store as read: a racing change or delete fails it, never undone. */
+const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: sourceStoreKey(store.id),
+    UpdateExpression:
+      'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
+      'updatedAt = :at',
+    ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
+    ExpressionAttributeNames: { '#name': 'name' },
+    ExpressionAttributeValues: {
+      ':name': updated.name,
+      ':vendorTag': updated.vendorTag,
+      ':pricingMode': updated.pricingMode,
+      ':pricingConfig': updated.pricingConfig,
+      ':at': updated.updatedAt,
+      ':null': null,
+      ':readTag': store.vendorTag,
+      ':readAt': store.updatedAt,
+    },
+  },
+});
+
+/** The new vendor tag's item, put only where no store holds the tag ("one active store per tag"). */
+const claimVendorTag = (updated: SourceStore) => ({
+  Put: { TableName: TABLE(), Item: vendorTagItem(updated), ConditionExpression: 'attribute_not_exists(PK)' },
+});

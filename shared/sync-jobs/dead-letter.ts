@@ -1,12 +1,11 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
-import { gaveUpReason } from '../core/work-policy.js';
+import { addLogContext } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import type { AttemptEnd } from '../order/attempt.js';
-import { failedAttemptsOf } from '../order/attempt.js';
-import { jobLogContext } from '../order/sync-job.js';
+import { type AttemptEnd, failedAttemptsOf } from '../order/attempt.js';
+import { jobLogContext, type SyncJob } from '../order/sync-job.js';
+import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
 import { cancellationGaveUp } from './cancel.js';
 import { updateGaveUp } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
@@ -14,57 +13,59 @@ import { type JobMessage, messageLogContext, parseJobMessage } from './message.j
 import { loadJob } from './sync-jobs.js';
 
 /**
- * A sync message SQS gave up on after `maxReceiveCount` receives. If it is still its job's current
- * message and its attempts failed, the job ends: `dead` with the last failure's reason and a
- * `sync_job.dead` audit entry, unless the supplier has the order (then `completed`). A stale
- * message (the job was retried, deferred or re-sent since, or has ended) changes nothing.
+ * A sync message SQS gave up on after `maxReceiveCount` receives (shared/work/dead-letter.ts). If it
+ * is still its job's current message and its attempts failed, the job ends: `dead` with the last
+ * failure's reason and a `sync_job.dead` audit entry, unless the supplier has the order (then
+ * `completed`). A stale message (the job was retried, deferred or re-sent since, or has ended)
+ * changes nothing.
  *
  * Receives that never reached an outcome (a throttled Lambda, a worker that died) are not
  * attempts: a message whose receives were all of that kind does not make its job dead. The job
- * stays open, and the reconciler sends it a new message once its lease is up. Every line names the
- * job, its order and the request that sent the message.
+ * stays open, and the reconciler sends it a new message once its lease is up.
  */
-export const processDeadSyncMessage = async (deps: Deps, received: SQSRecord) => {
-  const message = parseJobMessage(received.body);
-  if (!message) return logger.error('malformed message in the sync DLQ', { messageId: received.messageId });
-  await withLogContext(messageLogContext(message), () => endFromDeadMessage(deps, message));
-};
+export const processDeadSyncMessage = (deps: Deps, received: SQSRecord) => runDeadLetter(deadSyncJobs, deps, received);
 
-const endFromDeadMessage = async (deps: Deps, message: JobMessage) => {
+/** The job a message names, read consistently, in the log context once read. */
+const jobOf = async (message: JobMessage) => {
   const job = await loadJob(message.jobId, true);
   if (job) addLogContext(jobLogContext(job));
-  // A cancellation of a placed order that kept failing: the job needs a person (cancel.ts).
-  if (message.purpose === 'cancel') {
-    if (job?.generation === message.generation && job.cancellation?.status === 'requested') {
-      await cancellationGaveUp(job);
-    }
-    return;
-  }
-  if (message.purpose === 'update') {
-    if (job?.status === 'completed' && job.orderEdits && job.orderEdits.sentAt !== job.orderEdits.updatedAt) {
-      await updateGaveUp(job);
-    }
-    return;
-  }
-  if (!job || job.generation !== message.generation || !isOpen(job.status))
-    return logger.info('stale DLQ message ignored', { generation: message.generation });
+  return job;
+};
 
-  const attempts = failedAttemptsOf(job.attemptLog, job.generation);
-  if (!attempts)
-    return logger.warn('no attempt of this message reached an outcome; left to the reconciler', {
-      generation: message.generation,
-    });
-  // The last failure's reason stays the headline: it is what the on-call engineer needs.
-  const reason = gaveUpReason(job.errorMessage, attempts);
-  const attempt: AttemptEnd = {
-    trigger: 'redelivery',
-    outcome: 'dead',
-    platformStatus: null,
-    errorMessage: reason,
-    startedAt: now(),
-  };
-  const ended = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
-  // The supplier could not say whether it has the order: this message comes back, and asks again.
-  if (ended === 'unknown') throw new Error(`job ${job.id}: the supplier could not be asked for its order`);
-  logger.warn('sync DLQ message ended its job', { ended, reason });
+/** A cancellation or an update of a placed order that kept failing: the job needs a person (cancel.ts, edit.ts). */
+const changeGaveUp = async (message: JobMessage) => {
+  const job = await jobOf(message);
+  if (message.purpose === 'cancel') {
+    if (job?.generation === message.generation && job.cancellation?.status === 'requested')
+      await cancellationGaveUp(job);
+    return;
+  }
+  if (job?.status === 'completed' && job.orderEdits && job.orderEdits.sentAt !== job.orderEdits.updatedAt) {
+    await updateGaveUp(job);
+  }
+};
+
+const deadSyncJobs: DeadLetterKind<JobMessage, SyncJob> = {
+  words: { item: 'job', queue: 'sync' },
+  parse: parseJobMessage,
+  messageContext: messageLogContext,
+  itemContext: jobLogContext,
+  divert: (_deps, message) => (message.purpose ? changeGaveUp(message) : undefined),
+  current: async (message) => {
+    const job = await jobOf(message);
+    return job?.generation === message.generation && isOpen(job.status) ? job : undefined;
+  },
+  failedAttempts: (job) => failedAttemptsOf(job.attemptLog, job.generation),
+  lastError: (job) => job.errorMessage,
+  untriedToReconciler: true,
+  end: (deps, job, reason) => {
+    const attempt: AttemptEnd = {
+      trigger: 'redelivery',
+      outcome: 'dead',
+      platformStatus: null,
+      errorMessage: reason,
+      startedAt: now(),
+    };
+    return endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+  },
 };

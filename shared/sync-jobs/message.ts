@@ -1,4 +1,5 @@
 import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../order/attempt.js';
+import { type Fields, isText, optionalText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 
 /**
  * What a sync-queue message carries: which job, which generation of it (an older one is stale),
@@ -6,7 +7,7 @@ import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../order/attempt.js';
  * job is even read), the request that sent it (the order's webhook, or the manual retry) and the
  * job's order. No SDK here: the DLQ handler reads messages without sending any.
  */
-export interface JobMessage {
+export interface JobMessage extends WorkMessage {
   jobId: string;
   generation: number;
   /** Absent in messages from before the history: they came from the webhook. */
@@ -57,27 +58,21 @@ export const messageLogContext = (message: JobMessage) => ({
   externalOrderId: message.externalOrderId,
 });
 
-const optionalText = (parsed: Record<string, unknown>, key: string) =>
-  typeof parsed[key] === 'string' ? { [key]: parsed[key] } : {};
+const PURPOSES = ['cancel', 'update'] as const;
 
-export const parseJobMessage = (body: string): JobMessage | undefined => {
-  try {
-    const parsed = JSON.parse(body);
-    if (typeof parsed?.jobId === 'string' && Number.isInteger(parsed?.generation)) {
-      const trigger = ATTEMPT_TRIGGERS.find((t) => t === parsed.trigger);
-      return {
-        jobId: parsed.jobId,
-        generation: parsed.generation,
-        ...(trigger ? { trigger } : {}),
-        ...optionalText(parsed, 'requestId'),
-        ...optionalText(parsed, 'resellerStoreId'),
-        ...optionalText(parsed, 'externalOrderId'),
-        ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: parsed.notBefore } : {}),
-        ...(parsed.purpose === 'cancel' || parsed.purpose === 'update' ? { purpose: parsed.purpose } : {}),
-      };
-    }
-  } catch {
-    // fall through: a malformed message can never be processed
-  }
-  return undefined;
+const readJobMessage = (parsed: Fields): JobMessage | undefined => {
+  if (!isText(parsed.jobId) || !Number.isInteger(parsed.generation)) return undefined;
+  const trigger = ATTEMPT_TRIGGERS.find((t) => t === parsed.trigger);
+  const purpose = PURPOSES.find((p) => p === parsed.purpose);
+  return {
+    jobId: parsed.jobId,
+    generation: Number(parsed.generation),
+    ...(trigger ? { trigger } : {}),
+    ...workFields(parsed),
+    ...optionalText(parsed, 'resellerStoreId'),
+    ...optionalText(parsed, 'externalOrderId'),
+    ...(purpose ? { purpose } : {}),
+  };
 };
+
+export const parseJobMessage = (body: string) => parseWith(body, readJobMessage);

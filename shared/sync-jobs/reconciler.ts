@@ -1,21 +1,21 @@
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger, withLogContext } from '../core/logger.js';
+import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { inFlight } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
+import type { AttemptEnd } from '../order/attempt.js';
 import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../order/sync-job.js';
+import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { resendCancellation } from './cancel.js';
 import { resendUpdate } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
-import { jobMessage } from './message.js';
+import { type JobMessage, jobMessage } from './message.js';
 import { resendJob } from './moves.js';
-import { enqueueJobs } from './queue.js';
 
 /**
  * The reconciler (CONTRACT.md §6, docs/design.md "Every job ends"), in the manner of BullMQ's
@@ -52,58 +52,38 @@ export interface ReconcileReport extends PropagationReport {
   errors: number;
 }
 
+const emptyReport = (): ReconcileReport => ({
+  inFlight: 0,
+  resent: 0,
+  killed: 0,
+  found: 0,
+  propagating: 0,
+  propagationsResent: 0,
+  propagationsDead: 0,
+  cancellationsResent: 0,
+  updatesResent: 0,
+  readUnits: 0,
+  errors: 0,
+});
+
+/** One run: what it needs, when it began (every lease is measured against that), and its report. */
+interface Run {
+  deps: Deps;
+  leaseSeconds: number;
+  at: number;
+  report: ReconcileReport;
+}
+
 export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()): Promise<ReconcileReport> => {
-  const report: ReconcileReport = {
-    inFlight: 0,
-    resent: 0,
-    killed: 0,
-    found: 0,
-    propagating: 0,
-    propagationsResent: 0,
-    propagationsDead: 0,
-    cancellationsResent: 0,
-    updatesResent: 0,
-    readUnits: 0,
-    errors: 0,
-  };
-  /** One job's work, in its log context; its failure is its own, not the run's. */
-  const handle = (job: SyncJob, work: () => Promise<void>) =>
-    withLogContext(jobLogContext(job), () =>
-      work().catch((error: Error) => {
-        report.errors++;
-        logger.error('reconciler could not handle a job; the next run tries again', error);
-      }),
-    );
-  const at = Date.now();
+  const run: Run = { deps, leaseSeconds, at: Date.now(), report: emptyReport() };
+  const open = [...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()];
   await Promise.all([
-    ...[...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map((partition) =>
-      eachJob(partition, report, async (jobs) => {
-        // The index lags the table: a job that has ended since is skipped.
-        const open = jobs.filter((job) => isOpen(job.status));
-        report.inFlight += open.length;
-        const stalled = open.filter((job) => leaseEnd(job, leaseSeconds) <= at);
-        await Promise.all(stalled.map((job) => handle(job, () => resendOrEndStalled(deps, job, report))));
-      }),
-    ),
-    ...inFlight.propagating.allPartitions().map((partition) =>
-      eachJob(partition, report, async (jobs) => {
-        await Promise.all(
-          jobs.map((job) =>
-            handle(job, async () => {
-              if (job.cancellation?.status === 'requested' && leaseEnd(job, leaseSeconds) <= at) {
-                if (await resendCancellation(job)) report.cancellationsResent++;
-              }
-              const keptAt = job.orderEdits?.keptAt;
-              if (keptAt && updatePending(job) && leaseEnd({ updatedAt: keptAt }, leaseSeconds) <= at) {
-                if (await resendUpdate(job)) report.updatesResent++;
-              }
-              await reconcilePropagations(job, leaseSeconds, at, report);
-            }),
-          ),
-        );
-      }),
-    ),
+    ...open.map((partition) => eachJob(partition, run.report, (jobs) => reconcileOpen(run, jobs))),
+    ...inFlight.propagating
+      .allPartitions()
+      .map((partition) => eachJob(partition, run.report, (jobs) => reconcilePlaced(run, jobs))),
   ]);
+  const { report } = run;
   const acted =
     report.resent +
     report.killed +
@@ -118,7 +98,7 @@ export const reconcile = async (deps: Deps, leaseSeconds = config.leaseSeconds()
 };
 
 /** Every job under one GSI3 partition, a page (100 keys, one BatchGet) at a time. */
-const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJob[]) => Promise<void>) => {
+const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJob[]) => Promise<unknown>) => {
   let startKey: Item | undefined;
   do {
     const page = await queryKeys({
@@ -134,26 +114,59 @@ const eachJob = async (partition: string, meter: ReadMeter, visit: (jobs: SyncJo
   } while (startKey);
 };
 
-const resendOrEndStalled = async (deps: Deps, job: SyncJob, report: ReconcileReport) => {
-  if (job.resends >= MAX_RESENDS) {
-    const reason = noProgressReason(job.errorMessage);
-    const attempt = {
+/** A page of open jobs: the stalled ones re-sent or ended. */
+const reconcileOpen = async (run: Run, jobs: SyncJob[]) => {
+  // The index lags the table: a job that has ended since is skipped.
+  const open = jobs.filter((job) => isOpen(job.status));
+  run.report.inFlight += open.length;
+  const stalled = open.filter((job) => isStalled(job, run.leaseSeconds, run.at));
+  await Promise.all(stalled.map((job) => onItsOwn(run.report, jobLogContext(job), () => resendOrEndStalled(run, job))));
+};
+
+/** A page of placed jobs with work on its way: each one's lost changes and stalled propagations. */
+const reconcilePlaced = (run: Run, jobs: SyncJob[]) =>
+  Promise.all(jobs.map((job) => onItsOwn(run.report, jobLogContext(job), () => watchPlaced(run, job))));
+
+/** A lost cancellation or update of the supplier order sent again (or given to a person); then its propagations. */
+const watchPlaced = async ({ leaseSeconds, at, report }: Run, job: SyncJob) => {
+  if (job.cancellation?.status === 'requested' && isStalled(job, leaseSeconds, at)) {
+    if (await resendCancellation(job)) report.cancellationsResent++;
+  }
+  const keptAt = job.orderEdits?.keptAt;
+  if (keptAt && updatePending(job) && isStalled({ updatedAt: keptAt }, leaseSeconds, at)) {
+    if (await resendUpdate(job)) report.updatesResent++;
+  }
+  await reconcilePropagations(job, leaseSeconds, at, report);
+};
+
+/** Open jobs as stalled work items: the adapters over their moves (moves.ts, end.ts). */
+const stalledJobs = (deps: Deps): StalledKind<SyncJob, JobMessage> => ({
+  queueUrl: config.syncQueueUrl,
+  resends: (job) => job.resends,
+  lastError: (job) => job.errorMessage,
+  resend: async (job) => {
+    const moved = await resendJob(job);
+    return moved ? jobMessage(moved, 'reconciler') : undefined;
+  },
+  end: (job, reason) => {
+    const attempt: AttemptEnd = {
       trigger: 'reconciler',
       outcome: 'dead',
       platformStatus: null,
       errorMessage: reason,
       startedAt: now(),
-    } as const;
-    const ended = await endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
-    if (ended === 'dead') report.killed++;
-    if (ended === 'found') report.found++;
-    // `unknown`: the supplier could not say whether it has the order; the next run asks again.
-    return;
-  }
-  const moved = await resendJob(job);
-  if (!moved) return; // it moved meanwhile: its message did get through
-  await enqueueJobs([jobMessage(moved, 'reconciler')]);
-  report.resent++;
+    };
+    // Dead, unless the supplier has the order; `unknown` when it could not say: the next run asks again.
+    return endJob(deps, job, reason, attempt, { lookUp: mayHaveBeenPlaced(job) });
+  },
+});
+
+const resendOrEndStalled = async (run: Run, job: SyncJob) => {
+  const outcome = await resendOrEnd(stalledJobs(run.deps), job);
+  if (outcome === 'dead') run.report.killed++;
+  if (outcome === 'found') run.report.found++;
+  if (outcome !== 'resent') return;
+  run.report.resent++;
   countMetric(BUSINESS_METRICS.reconcilerResends);
-  logger.warn('stalled job sent a new message', { status: job.status, resends: moved.resends });
+  logger.warn('stalled job sent a new message', { status: job.status, resends: job.resends + 1 });
 };

@@ -1,9 +1,12 @@
 import type { Deps } from '../aws/deps.js';
+import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
-import { verifySignature } from '../domain/hmac.js';
+import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
+import { isShopDomainUnder } from '../domain/shop-domain.js';
 import type { StoreKind, StoreOnShop } from '../entities/store.js';
 import { webhookSecretOf } from '../stores/secrets.js';
 import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
+import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 
 export const WEBHOOK_TOPICS = [
   'orders/create',
@@ -23,6 +26,26 @@ export interface WebhookDelivery {
 }
 
 /**
+ * The delivery's shop domain, lower-cased, if the delivery could verify at all; otherwise a 401
+ * before anything is read or decrypted: a missing header, a signature that is not the base64 of a
+ * 32-byte digest, or a domain no store can be registered under (the creation schema's rule).
+ */
+const plausibleShopDomain = (delivery: WebhookDelivery): string => {
+  const shopDomain = delivery.shopDomain?.trim().toLowerCase();
+  if (!shopDomain || !isWellFormedSignature(delivery.signature)) throw new InvalidSignatureError();
+  if (!isShopDomainUnder(shopDomain, config.shopDomainSuffix())) throw new InvalidSignatureError();
+  return shopDomain;
+};
+
+/** The stores of one kind on a shop domain, none without a read if the domain had none a moment ago. */
+const storesOnKnownShop = async (shopDomain: string, kind: StoreKind): Promise<StoreOnShop[]> => {
+  if (isUnknownShop(kind, shopDomain)) return [];
+  const stores = await storesOnShop(shopDomain, kind);
+  if (!stores.length) rememberUnknownShop(kind, shopDomain);
+  return stores;
+};
+
+/**
  * The stores of one kind registered under the delivery's shop domain whose webhook secret
  * verifies the HMAC of the raw body, before anything of the body is parsed. Every candidate is
  * checked in constant time; none verifying (or no candidate, or no header) is a 401.
@@ -32,10 +55,9 @@ export const verifiedStores = async (
   kind: StoreKind,
   delivery: WebhookDelivery,
 ): Promise<StoreOnShop[]> => {
-  const shopDomain = delivery.shopDomain?.trim().toLowerCase();
-  if (!shopDomain || !delivery.signature) throw new InvalidSignatureError();
+  const shopDomain = plausibleShopDomain(delivery);
   // Active stores first, then the oldest: the order in which a shared shop domain is resolved.
-  const candidates = (await storesOnShop(shopDomain, kind)).sort(
+  const candidates = (await storesOnKnownShop(shopDomain, kind)).sort(
     (a, b) => Number(!!a.deletedAt) - Number(!!b.deletedAt) || a.createdAt.localeCompare(b.createdAt),
   );
   const verified: StoreOnShop[] = [];

@@ -22,8 +22,19 @@ describe('config', () => {
       memorySize: 256,
       throttleRate: 50,
       throttleBurst: 100,
-      webhookThrottleRate: 200,
-      webhookThrottleBurst: 400,
+      webhookThrottleRate: 1000,
+      webhookThrottleBurst: 2000,
+      authorizerCacheSeconds: 60,
+      domainName: undefined,
+      certificateArn: undefined,
+      hostedZoneId: undefined,
+      hostedZoneName: undefined,
+      jobRetentionDays: 400,
+      pollMessageRetentionSeconds: 7200,
+      failedRecordsAlarmPercent: 50,
+      platformErrorsPer15Minutes: 50,
+      webhook429Threshold: 1,
+      webhook5xxThreshold: 5,
       logRetentionDays: 30,
       alarmEmail: undefined,
       alarmTopicArn: undefined,
@@ -122,6 +133,33 @@ describe('config', () => {
     });
   });
 
+  it('takes a custom domain with a certificate ARN, or a zone to validate one in, and nothing half given', () => {
+    const arn = 'arn:aws:acm:eu-west-1:123456789012:certificate/0b1c2d3e-aaaa-bbbb-cccc-123456789012';
+    expect(configWith({ domainName: 'api.example.com', certificateArn: arn })).toMatchObject({
+      domainName: 'api.example.com',
+      certificateArn: arn,
+    });
+    expect(
+      configWith({ domainName: 'api.example.com', hostedZoneId: 'Z123', hostedZoneName: 'example.com' }),
+    ).toMatchObject({ domainName: 'api.example.com', hostedZoneId: 'Z123', hostedZoneName: 'example.com' });
+    expect(() => configWith({ domainName: 'api.example.com' })).toThrow(/domainName needs a certificate/);
+    expect(() => configWith({ domainName: 'api.example.com', hostedZoneId: 'Z123' })).toThrow(/go together/);
+    expect(() => configWith({ certificateArn: arn })).toThrow(/add -c domainName/);
+    expect(() =>
+      configWith({ domainName: 'api.example.org', hostedZoneId: 'Z123', hostedZoneName: 'example.com' }),
+    ).toThrow(/not in the zone/);
+  });
+
+  it('keeps poll messages two hours, never less than the poll interval', () => {
+    expect(configWith({ pollIntervalSeconds: '86400' }).pollMessageRetentionSeconds).toBe(86_400);
+    expect(() => configWith({ pollMessageRetentionSeconds: '600' })).toThrow(/at least the poll interval, 900/);
+  });
+
+  it('caches the authorizer at most the hour API Gateway allows', () => {
+    expect(configWith({ authorizerCacheSeconds: '0' }).authorizerCacheSeconds).toBe(0);
+    expect(() => configWith({ authorizerCacheSeconds: '3601' })).toThrow(/authorizerCacheSeconds/);
+  });
+
   it.each([
     ['maxReceiveCount', 'three'],
     ['maxReceiveCount', '0'],
@@ -131,6 +169,9 @@ describe('config', () => {
     ['stage', 'Prod!'],
     ['alarmEmail', 'not-an-address'],
     ['alarmTopicArn', 'arn:aws:sqs:eu-west-1:123456789012:x'],
+    ['domainName', 'https://api.example.com'],
+    ['jobRetentionDays', '0'],
+    ['failedRecordsAlarmPercent', '101'],
   ])('refuses %s=%p', (key, value) => {
     expect(() => configWith({ [key]: value })).toThrow(ConfigError);
     expect(() => configWith({ [key]: value })).toThrow(key);

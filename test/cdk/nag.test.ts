@@ -58,6 +58,16 @@ const acknowledgments = (root: IConstruct) =>
 const variants: [string, Record<string, unknown>][] = [
   ['dev', {}],
   ['prod with alarm e-mails and tracing', { stage: 'prod', alarmEmail: 'ops@example.com', tracing: 'true' }],
+  [
+    'prod at its own domain, with a DNS-validated certificate',
+    {
+      stage: 'prod',
+      alarmEmail: 'ops@example.com',
+      domainName: 'api.example.com',
+      hostedZoneId: 'Z0123456789',
+      hostedZoneName: 'example.com',
+    },
+  ],
 ];
 
 describe('stack under cdk-nag AwsSolutions', () => {

@@ -1,19 +1,30 @@
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { createResellerStore, REQUEST_ID, sourceStoreBody, startService, type TestService } from './support.js';
+import type { SdkCall } from '../../lib/local/protocol.js';
+import { authorizer } from '../../lib/routes.js';
+import {
+  createResellerStore,
+  REQUEST_ID,
+  sourceStoreBody,
+  startService,
+  TEST_KEYS,
+  type TestService,
+} from './support.js';
 import { orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
 /**
  * Unusual and hostile requests through the local front (issue 12): headers on every answer, the
- * `$default` route's 404, methods Node's parser treats apart, ids that cannot be ids, and a markup
- * DynamoDB could not store.
+ * `$default` route's 404, methods Node's parser treats apart, ids that cannot be ids, a markup
+ * DynamoDB could not store (issue 12); webhook deliveries refused before any read, and a key
+ * lookup that fails (issue 32).
  */
 
 let service: TestService;
+const sdkCalls: SdkCall[] = [];
 beforeAll(async () => {
-  service = await startService({ simulator: false });
+  service = await startService({ simulator: false, onSdkCall: (call) => sdkCalls.push(call) });
 }, 90_000);
 afterAll(() => service?.stop());
 
@@ -186,5 +197,60 @@ describe('markup precision', () => {
     );
     expect(res.status).toBe(201);
     expect(res.body.pricingConfig).toEqual(config);
+  });
+});
+
+describe('webhook deliveries that cannot verify (issue 32)', () => {
+  const body = orderPayload([{ vendor: 'Nobody', price: '1.00' }]);
+  const callsOf = (name: string) => sdkCalls.filter((call) => call.functionName === name);
+
+  it.each([
+    ['a signature that is not a base64 digest', { shopDomain: 'shop.myshopify.com', signature: 'deadbeef' }],
+    ['a shop domain no store can have', { shopDomain: 'shop.example.com', secret: 'whsec_any' }],
+  ])('%s is a 401 with no DynamoDB or KMS call', async (_, headers) => {
+    sdkCalls.length = 0;
+    for (const path of ['/v1/orders/webhook', '/v1/fulfillments/webhook'] as const) {
+      const res = await sendWebhook(service.runtime.apiUrl, path, { ...headers, body });
+      expect(res.status).toBe(401);
+      expect(res.body.error.code).toBe('invalid_signature');
+    }
+    expect(callsOf('OrdersWebhook')).toEqual([]);
+    expect(callsOf('FulfillmentsWebhook')).toEqual([]);
+  });
+
+  it('a flood on a shop domain without a store reads the stores once', async () => {
+    sdkCalls.length = 0;
+    for (let i = 0; i < 10; i++) {
+      const res = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: 'flood.myshopify.com',
+        secret: 'whsec_any',
+        body,
+      });
+      expect(res.status).toBe(401);
+    }
+    // Sequential requests go to the one warm environment, which remembers the domain.
+    expect(callsOf('OrdersWebhook').map((call) => call.command)).toEqual(['Query']);
+  });
+});
+
+describe('a key lookup that fails (issue 32)', () => {
+  it('answers 500, not 401, and caches nothing: the next request is served', async () => {
+    const fault = service.runtime.faults.inject({
+      function: authorizer.name,
+      service: 'DynamoDB',
+      command: 'GetItem',
+      action: 'fail',
+      message: 'ProvisionedThroughputExceededException',
+    });
+    // Fetched directly: the answer is API Gateway's own 500 body, not the contract's (docs/design.md).
+    const failed = await fetch(`${service.runtime.apiUrl}/v1/reseller_stores`, {
+      headers: { authorization: `Bearer ${TEST_KEYS.owner_a}` },
+    });
+    expect(fault.hits).toHaveLength(1);
+    expect(failed.status).toBe(500);
+    expect(await failed.json()).toEqual({ message: 'Internal Server Error' });
+
+    const served = await api().get('/v1/reseller_stores');
+    expect(served.status).toBe(200);
   });
 });

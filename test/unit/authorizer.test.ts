@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 
 /**
  * The bearer-key authorizer (functions/authorizer.ts): it always allows the request and says in
- * its context who the caller is, nobody, or that the API keys could not be read.
+ * its context who the caller is, or nobody; it throws when the API keys could not be read.
  */
 
 Object.assign(process.env, {
@@ -101,11 +101,24 @@ describe('Function: authorizer', () => {
     expect(verdict.context).toEqual({});
   });
 
-  it('marks the verdict unavailable, with no owner, when DynamoDB fails', async () => {
+  // Issue 32: the verdict is cached by API Gateway, so a failed lookup throws (a 500, cached for
+  // no one) instead of answering a verdict that would be served from the cache for a minute.
+  it('throws, passing no verdict and naming no key, when DynamoDB fails', async () => {
     dynamo.on(GetCommand).rejects(new Error('ProvisionedThroughputExceededException'));
+    const thrown = await authorize(event({ authorization: `Bearer ${KEY}` })).catch((error: Error) => error);
+    expect(thrown).toBeInstanceOf(Error);
+    expect((thrown as Error).message).toBe('the API keys could not be read');
+    expect(JSON.stringify(thrown, Object.getOwnPropertyNames(thrown))).not.toContain(KEY);
+  });
+
+  it('answers the next request from a fresh lookup once DynamoDB is back', async () => {
+    dynamo.on(GetCommand).rejectsOnce(new Error('ProvisionedThroughputExceededException'));
+    await expect(authorize(event({ authorization: `Bearer ${KEY}` }))).rejects.toThrow();
+    dynamo
+      .on(GetCommand, { Key: keyItem(KEY) })
+      .resolves({ Item: { ...keyItem(KEY), keyId: 'key_1', ownerId: 'owner_a' } });
     const verdict = await authorize(event({ authorization: `Bearer ${KEY}` }));
-    expect(verdict).toEqual({ isAuthorized: true, context: { unavailable: true } });
-    expect(verdict.context).not.toHaveProperty('ownerId');
+    expect(verdict.context).toEqual({ ownerId: 'owner_a', keyId: 'key_1' });
   });
 
   it('never puts the key itself in the context', async () => {

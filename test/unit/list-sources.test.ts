@@ -2,6 +2,8 @@ import { routes } from '../../lib/routes.js';
 import { auditListSource } from '../../shared/audit-log/audit-log.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
+import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
+import { eventSources } from '../../shared/events/events.js';
 import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
 
 /** Every filter combination of the two filtered lists, and the list source each one reads. */
@@ -43,5 +45,26 @@ describe('list sources', () => {
       { status: 'cancelled', resellerStoreId: 'rst_1' },
     ]);
     expect(auditSources.filter((s) => !exact(s)).every((s) => s.filters.resourceId !== undefined)).toBe(true);
+  });
+});
+
+describe('event list sources', () => {
+  const types = [undefined, ...EVENT_TYPES.map((exact) => ({ exact })), ...EVENT_GROUPS.map((group) => ({ group }))];
+  const sources = types.flatMap((type) => [false, true].map((failing) => eventSources('owner_a', { type, failing })));
+
+  it('declares on ListEvents exactly the indexes its filters read', () => {
+    expect(new Set(declared('ListEvents'))).toEqual(new Set(sources.map((s) => s.index)));
+  });
+
+  it('reads one partition per type, every type without a filter, the group’s with `group.*`', () => {
+    expect(eventSources('o', {}).partitions).toHaveLength(EVENT_TYPES.length);
+    expect(eventSources('o', { type: { exact: 'sync_job.dead' } }).partitions).toEqual(['OWNER#o#EVT#sync_job.dead']);
+    expect(eventSources('o', { type: { group: 'fulfillment' } }).partitions).toEqual([
+      'OWNER#o#EVT#fulfillment.delivered',
+      'OWNER#o#EVT#fulfillment.dead',
+    ]);
+    expect(eventSources('o', { type: { group: 'fulfillment' }, failing: true }).partitions).toEqual([
+      'OWNER#o#EVT#FAILING',
+    ]);
   });
 });

@@ -26,6 +26,11 @@ const deps = {
     cancelOrder: jest.fn(),
     updateOrder: jest.fn(),
     ordersChangedSince: jest.fn(),
+    readOrder: jest.fn(),
+    listWebhooks: jest.fn(),
+    createWebhook: jest.fn(),
+    refreshAccessToken: jest.fn(),
+    addOrderTags: jest.fn(),
   }),
 };
 const shop: ShopConnection = {

@@ -14,6 +14,7 @@ import {
   sourceIdentifierSearch,
   trackingInfo,
 } from '../../shared/platforms/storeplatform-b.js';
+import { shopifyTopic } from '../../shared/platforms/storeplatform-b-connect.js';
 import { SHOPIFY_PAGE_SIZES as PAGE, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
 
 /**
@@ -119,6 +120,17 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
   }),
   orderFulfillmentIds: { id: 'gid://shopify/Order/7002', first: PAGE.fulfillmentIds },
   fulfillmentLineItems: { id: 'gid://shopify/Fulfillment/9001', first: PAGE.lines, after: 'eyJhIjoxfQ' },
+  orderBeforeRelease: {
+    id: 'gid://shopify/Order/7002',
+    lines: PAGE.releaseLines,
+    shippingLines: PAGE.releaseShippingLines,
+  },
+  webhookSubscriptions: { first: PAGE.webhookSubscriptions, after: 'eyJhIjoxfQ' },
+  webhookSubscriptionCreate: {
+    topic: shopifyTopic('app/uninstalled'),
+    webhookSubscription: { uri: 'https://api.example.com/v1/app/webhook' },
+  },
+  tagsAdd: { id: 'gid://shopify/Order/7002', tags: ['routed-acme'] },
 };
 
 describe("storeplatform_b's documents against Shopify's published Admin schema (2026-10)", () => {
@@ -254,6 +266,10 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       ordersChangedSince: 787,
       orderFulfillmentIds: 253,
       fulfillmentLineItems: 215,
+      orderBeforeRelease: 438,
+      webhookSubscriptions: 52,
+      webhookSubscriptionCreate: 12,
+      tagsAdd: 12,
     });
   });
 

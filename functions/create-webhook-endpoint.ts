@@ -1,0 +1,16 @@
+import { cipher } from '../shared/aws/cipher.js';
+import { parseInput } from '../shared/core/validation.js';
+import { createEndpoint } from '../shared/events/endpoints.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
+import { presentWebhookEndpoint } from '../shared/http/present.js';
+import { CreateWebhookEndpointBody } from '../shared/http/schemas.js';
+import { created } from '../shared/http/types.js';
+
+const deps = { cipher };
+
+export const handler = idempotentApiHandler(async ({ ownerId, keyId, body }) => {
+  const input = parseInput(CreateWebhookEndpointBody, body);
+  const actor = { type: 'api_key', id: keyId ?? 'unknown' } as const;
+  const { endpoint, secret } = await createEndpoint(deps, { ownerId }, input, actor);
+  return created(presentWebhookEndpoint(endpoint, secret));
+});

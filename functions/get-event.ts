@@ -1,0 +1,9 @@
+import { findEvent } from '../shared/events/events.js';
+import { apiHandler } from '../shared/http/handler.js';
+import { presentEventWithDeliveries } from '../shared/http/present.js';
+import { ok } from '../shared/http/types.js';
+
+export const handler = apiHandler(async ({ ownerId, path }) => {
+  const { event, deliveries } = await findEvent({ ownerId }, path.id);
+  return ok(presentEventWithDeliveries(event, deliveries));
+});

@@ -1,0 +1,12 @@
+import { parseInput } from '../shared/core/validation.js';
+import { listEvents } from '../shared/events/events.js';
+import { apiHandler } from '../shared/http/handler.js';
+import { presentEvent, presentList } from '../shared/http/present.js';
+import { ListEventsQuery } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
+
+export const handler = apiHandler(async ({ ownerId, query }) => {
+  const { limit, startingAfter, filters } = parseInput(ListEventsQuery, query);
+  const page = await listEvents({ ownerId }, limit, startingAfter, filters);
+  return ok(presentList('/v1/events', page.data.map(presentEvent), page.hasMore));
+});

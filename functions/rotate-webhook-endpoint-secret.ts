@@ -1,0 +1,16 @@
+import { cipher } from '../shared/aws/cipher.js';
+import { parseInput } from '../shared/core/validation.js';
+import { rotateEndpointSecret } from '../shared/events/endpoints.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
+import { presentWebhookEndpoint } from '../shared/http/present.js';
+import { RotateWebhookEndpointSecretBody } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
+
+const deps = { cipher };
+
+export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
+  parseInput(RotateWebhookEndpointSecretBody, body);
+  const actor = { type: 'api_key', id: keyId ?? 'unknown' } as const;
+  const { endpoint, secret } = await rotateEndpointSecret(deps, { ownerId }, path.id, actor);
+  return ok(presentWebhookEndpoint(endpoint, secret));
+});

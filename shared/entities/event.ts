@@ -1,0 +1,93 @@
+import { attributes } from '../dynamo/attributes.js';
+import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+
+/**
+ * The event entity (CONTRACT.md §14): what happened, with the object as its GET answered at that
+ * moment. Written once, with the change it reports (shared/events/events.ts), and gone through the
+ * table's TTL 30 days later. The only place that knows an event's attributes.
+ */
+
+export const EVENT_TYPES = [
+  'sync_job.completed',
+  'sync_job.failed',
+  'sync_job.dead',
+  'sync_job.cancelled',
+  'sync_job.held',
+  'sync_job.released',
+  'sync_job.attention_required',
+  'fulfillment.delivered',
+  'fulfillment.dead',
+  'order.unrouted',
+  'store.disconnected',
+  'store.webhooks_failing',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** The part of a type before its dot (`sync_job`), which `type=sync_job.*` selects. */
+export const EVENT_GROUPS = [...new Set(EVENT_TYPES.map((type) => type.split('.')[0]))];
+
+export const EVENT_RETENTION_SECONDS = 30 * 86_400;
+
+export interface Event {
+  id: string;
+  ownerId: string;
+  type: EventType;
+  /** ISO 8601 with milliseconds: the list's order. */
+  createdAt: string;
+  /** The object as its GET answered when the event happened; never personal data (§13). */
+  object: Record<string, unknown>;
+  /** The endpoints it is delivered to, each with a delivery item beside it. */
+  endpointIds: string[];
+  /** Endpoints whose delivery has failed and not succeeded since: the event is in the failing list. */
+  failingEndpointIds: string[];
+}
+
+export const eventKey = (id: string) => eventKeys.event(id);
+
+/** Epoch seconds when DynamoDB's TTL deletes an event (and its deliveries). */
+export const eventExpiry = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + EVENT_RETENTION_SECONDS;
+
+/**
+ * Its entry in its type's list (GSI5), the only one the happy path pays for; the unfiltered list and
+ * `type=<group>.*` merge the types' lists. The failing list (GSI6) is entered on a failed delivery
+ * (`failingEventEntry`), off the happy path.
+ */
+export const eventIndexEntries = (event: Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt'>) =>
+  indexEntry('stateLists', eventLists.ofType(event.ownerId, event.type), listSortKey(event.createdAt, event.id));
+
+/** The entry of an event with a failed delivery, set beside the endpoint's id in `failingEndpointIds`. */
+export const failingEventEntry = (ownerId: string) => indexEntry('storeStateLists', eventLists.failing(ownerId));
+/** The attribute to remove when no delivery of the event is failing any more. */
+export const failingEventAttribute = indexPartitionName('storeStateLists');
+
+export const eventItem = (event: Event): Item => ({
+  ...eventKey(event.id),
+  ...eventIndexEntries(event),
+  ...(event.failingEndpointIds.length ? failingEventEntry(event.ownerId) : {}),
+  id: event.id,
+  ownerId: event.ownerId,
+  type: event.type,
+  createdAt: event.createdAt,
+  // JSON text rather than a map: smaller (a map spends bytes on every nested type), and shown as written.
+  object: JSON.stringify(event.object),
+  ...(event.endpointIds.length ? { endpointIds: event.endpointIds } : {}),
+  ...(event.failingEndpointIds.length ? { failingEndpointIds: new Set(event.failingEndpointIds) } : {}),
+  expiresAt: eventExpiry(event.createdAt),
+});
+
+const stringList = (value: unknown) =>
+  value instanceof Set ? [...value].map(String) : Array.isArray(value) ? value.map(String) : [];
+
+export const eventFrom = (item: Item): Event => {
+  const read = attributes(item, 'event');
+  return {
+    id: read.string('id'),
+    ownerId: read.string('ownerId'),
+    type: read.oneOf('type', EVENT_TYPES),
+    createdAt: read.string('createdAt'),
+    object: JSON.parse(read.string('object')),
+    endpointIds: stringList(item.endpointIds),
+    failingEndpointIds: stringList(item.failingEndpointIds).sort(),
+  };
+};

@@ -1,0 +1,105 @@
+import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { PlatformError } from '../../shared/platforms/errors.js';
+import type { WorkKind } from '../../shared/work/kind.js';
+import { parseWith, type WorkMessage } from '../../shared/work/message.js';
+import { runWork } from '../../shared/work/runner.js';
+
+/**
+ * The work-item runner (shared/work/runner.ts) with a kind of its own, no table behind it: what it
+ * does for every kind, whatever the kind's item is.
+ */
+
+const sqs = mockClient(SQSClient);
+const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: jest.fn() } as never;
+
+interface ThingMessage extends WorkMessage {
+  thingId: string;
+}
+
+const attempt = jest.fn();
+const fail = jest.fn();
+const defer = jest.fn();
+
+const things: WorkKind<ThingMessage, { id: string }> = {
+  words: {
+    item: 'thing',
+    queue: 'things',
+    refused: 'refused',
+    throttledPastBudget: 'past budget',
+    deferred: 'deferred',
+  },
+  queueUrl: () => 'https://sqs.us-east-1.amazonaws.com/000000000000/things',
+  parse: (body) => parseWith(body, (f) => (typeof f.thingId === 'string' ? { thingId: f.thingId } : undefined)),
+  messageContext: (message) => ({ thingId: message.thingId }),
+  itemContext: () => ({}),
+  claim: async (message) => ({ id: message.thingId }),
+  startedAt: () => new Date().toISOString(),
+  attempt: (_deps, a) => attempt(a),
+  internalReason: 'internal error while doing the thing',
+  throttledSince: () => undefined,
+  end: async () => 'dead',
+  defer: async (a, seconds) => defer(a, seconds),
+  fail: async (_a, reason, _status, waitSeconds) => fail(reason, waitSeconds),
+  backoffSeconds: () => [300, 1800, 60],
+};
+
+const record = (receiveCount = '1'): SQSRecord =>
+  ({
+    messageId: 'm-1',
+    receiptHandle: 'rh-1',
+    body: JSON.stringify({ thingId: 't_1' }),
+    attributes: { ApproximateReceiveCount: receiveCount },
+  }) as unknown as SQSRecord;
+
+const visibilities = () =>
+  sqs.commandCalls(ChangeMessageVisibilityCommand).map((c) => c.args[0].input.VisibilityTimeout);
+
+describe('the work-item runner', () => {
+  beforeEach(() => {
+    sqs.reset();
+    sqs.on(ChangeMessageVisibilityCommand).resolves({}).on(SendMessageCommand).resolves({});
+    for (const fn of [attempt, fail, defer]) fn.mockReset();
+  });
+
+  it('gives an unexpected throw after the claim a transient failure’s backoff, its text never recorded', async () => {
+    attempt.mockRejectedValue(new Error('KMS AccessDenied for arn:aws:kms:secret'));
+
+    expect(await runWork(things, deps, record('2'))).toBe('retry');
+
+    expect(fail).toHaveBeenCalledWith('internal error while doing the thing', 1800);
+    expect(visibilities()).toEqual([1800]);
+  });
+
+  it('defers a 429 in one fresh message, without a failure or a visibility change', async () => {
+    attempt.mockRejectedValue(
+      new PlatformError({ platform: 'custom', status: 429, retryable: true, retryAfterSeconds: 5, message: '429' }),
+    );
+    defer.mockResolvedValue({ thingId: 't_1' });
+
+    expect(await runWork(things, deps, record())).toBe('done');
+
+    expect(fail).not.toHaveBeenCalled();
+    expect(visibilities()).toEqual([]);
+    expect(JSON.parse(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!)).toEqual({ thingId: 't_1' });
+  });
+
+  it('gives a record still running near the invocation’s end its backoff, counted from that end', async () => {
+    attempt.mockImplementation(() => new Promise((resolve) => setTimeout(() => resolve('done'), 300)));
+    const context = { getRemainingTimeInMillis: () => 2_100 } as unknown as Context;
+
+    expect(await runWork(things, deps, record(), context)).toBe('done');
+
+    expect(visibilities()).toEqual([2 + 300]);
+  });
+
+  it('leaves a record that ends in time alone', async () => {
+    attempt.mockResolvedValue('done');
+    const context = { getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
+
+    expect(await runWork(things, deps, record(), context)).toBe('done');
+
+    expect(visibilities()).toEqual([]);
+  });
+});
