@@ -1,7 +1,7 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
-import type { SyncJob } from '../shared/entities/sync-job.js';
+import type { SyncJob } from '../shared/order/sync-job.js';
 import { newSyncJob, type OrderGroup } from '../shared/sync-jobs/create.js';
 
 /**

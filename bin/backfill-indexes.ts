@@ -22,7 +22,7 @@ options:
   --json          the summary as JSON
   -h, --help      this help`;
 
-const KIND = { sync_job: 'sync job', audit_entry: 'audit entry' } as const;
+const KIND = { sync_job: 'sync job', audit_entry: 'audit entry', order_item: 'order item' } as const;
 
 const describeChange = (change: BackfillChange) => {
   const what = `${change.key.PK} (${KIND[change.kind]}${change.status ? `, ${change.status}` : ''})`;
@@ -39,6 +39,7 @@ const report = (summary: BackfillSummary, dryRun: boolean, io: Io) => {
   const done = dryRun ? 'would be updated (--dry-run: nothing written)' : 'updated';
   io.out(`scanned ${summary.scanned} items`);
   io.out(`${jobs} sync job(s) and ${entries} audit entry(ies) ${done}`);
+  if (summary.updated.order_item) io.out(`${summary.updated.order_item} other order item(s) tagged`);
   io.out(`${summary.alreadyRight} already right, ${summary.others} other item(s) not concerned`);
   if (summary.moved.length) {
     io.out(`${summary.moved.length} skipped because they moved since the scan (run again for them):`);

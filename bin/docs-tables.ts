@@ -13,20 +13,22 @@ import { INDEX, INDEX_KEYS, type IndexRole, inFlight } from '../shared/dynamo/ke
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
+
 import { type Event, eventItem } from '../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
-import type { FulfillmentEntry } from '../shared/entities/fulfillment-entry.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
-import { orderBodyPartItem } from '../shared/entities/order-body.js';
-import { orderCancellationItem } from '../shared/entities/order-cancellation.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { DELISTED, type StoreFields } from '../shared/entities/store.js';
-import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/entities/sync-job.js';
-import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/entities/unrouted-order.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
+import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
+import { orderBodyPartItem } from '../shared/order/order-body.js';
+import { orderCancellationItem } from '../shared/order/order-cancellation.js';
+import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order/sync-job.js';
+import { TAG, tagOf } from '../shared/order/tag.js';
+import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order/unrouted-order.js';
 
 export const DESIGN = 'docs/design.md';
 export const BEGIN = '<!-- items:begin (written by npm run docs:tables from shared/entities) -->';
@@ -114,11 +116,11 @@ const ROWS: [string, Item][] = [
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
   ...(['pending', 'processing', 'failed', 'completed', 'dead', 'cancelled'] as const).map((status): [string, Item] => [
     `sync job, ${status}`,
-    { ...syncJobKey('<id>'), ...syncJobIndexEntries(job(status)) },
+    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries(job(status)) },
   ]),
   [
     'sync job, completed, a fulfillment on its way',
-    { ...syncJobKey('<id>'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
+    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
   ],
   [
     'order cancellation (an orders/cancelled before its order, at its first job’s key)',
@@ -126,7 +128,7 @@ const ROWS: [string, Item][] = [
   ],
   [
     'sync job, pending, first of its order (the order’s record, in its store’s list of orders)',
-    { ...syncJobKey('<id>'), ...syncJobIndexEntries({ ...job('pending'), orderJobIds: ['<id>'] }) },
+    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries({ ...job('pending'), orderJobIds: ['<id>'] }) },
   ],
   [
     'unrouted order (an order none of whose items routes, at its first job’s key)',
@@ -203,11 +205,12 @@ const escapePipes = (cell: string) => cell.replace(/\|/g, '\\|');
 
 /** The rows as a Markdown table, its columns padded as the formatter pads them. */
 export const itemTable = (): string => {
-  const header = ['item', 'PK', 'SK', ...ROLES.map((role) => `${INDEX[role]} (${role})`)];
+  const header = ['item', 'PK', 'SK', `tag (${TAG})`, ...ROLES.map((role) => `${INDEX[role]} (${role})`)];
   const rows = ROWS.map(([name, item]) => [
     name,
     `\`${placeholders(String(item.PK))}\``,
     `\`${placeholders(String(item.SK))}\``,
+    typeof item[TAG] === 'string' ? `\`${item[TAG]}\`` : '',
     ...ROLES.map((role) => entryOf(item, role)),
   ]).map((row) => row.map(escapePipes));
   const widths = header.map((_, i) => Math.max(3, ...[header, ...rows].map((row) => row[i].length)));

@@ -1,16 +1,20 @@
 import { isSyncJobKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries, syncJobOrNothing } from '../entities/sync-job.js';
+import { orderItemFrom } from '../order/items.js';
+import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order/sync-job.js';
+import { TAG, tagOf } from '../order/tag.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of
  * an index added to a deployed table (docs/design.md, "Deploying the indexes"). Each comes from
- * the entity modules (shared/entities), which the writers use too, never spelled here, so a new
- * index key is backfilled as soon as the writers set it.
+ * the entity modules (shared/entities, shared/order), which the writers use too, never spelled here,
+ * so a new index key is backfilled as soon as the writers set it. An item of an order's partition
+ * written before items carried their entity tag (shared/order/tag.ts) gets it too.
  */
 
-export type BackfilledKind = 'sync_job' | 'audit_entry';
+/** `order_item`: a record at an order's first job key that is not a job (an unrouted order, a cancellation kept). */
+export type BackfilledKind = 'sync_job' | 'audit_entry' | 'order_item';
 
 /** An item the backfill looks at: its kind, what it is now, and the index attributes it should have. */
 export interface IndexedItem {
@@ -29,10 +33,12 @@ const isKey = (item: Item, key: { PK: string; SK: string }) => item.PK === key.P
  */
 export const indexedItem = (item: Item): IndexedItem | undefined => {
   // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
-  // unrouted order kept at a first job's key is not a job.
+  // unrouted order kept at a first job's key is not a job: only its tag is the backfill's. Body parts
+  // and marks, never updated, are told apart by their sort key whether tagged or not: left as written.
   if (isSyncJobKey(item)) {
-    const job = syncJobOrNothing(item);
-    return job && { kind: 'sync_job', job, wanted: syncJobIndexEntries(job) };
+    const parsed = orderItemFrom(item);
+    if (parsed.kind !== 'job') return { kind: 'order_item', wanted: tagOf(parsed.kind) };
+    return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...tagOf('job') } };
   }
   if (typeof item.id !== 'string') return undefined;
   if (isKey(item, auditEntryKey(item.id)))
@@ -41,7 +47,7 @@ export const indexedItem = (item: Item): IndexedItem | undefined => {
 };
 
 export interface IndexRepair {
-  /** Attributes missing or with another value, to set. */
+  /** Attributes missing or with another value, to set (index attributes, and an order item's tag). */
   set: Record<string, string>;
   /** Index attributes the item has but should not. */
   remove: string[];
@@ -51,7 +57,7 @@ export interface IndexRepair {
 export const indexRepair = (item: Item, wanted: Record<string, string>): IndexRepair | undefined => {
   const set: Record<string, string> = {};
   const remove: string[] = [];
-  for (const name of JOB_INDEX_ATTRIBUTES) {
+  for (const name of [...JOB_INDEX_ATTRIBUTES, TAG]) {
     if (wanted[name] !== undefined && item[name] !== wanted[name]) set[name] = wanted[name];
     if (wanted[name] === undefined && item[name] !== undefined) remove.push(name);
   }

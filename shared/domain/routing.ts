@@ -45,10 +45,7 @@ export interface UnroutedLine {
 
 /** The order's items that route nowhere, in the order's order. */
 export const unroutedLines = (lineItems: RoutableItem[], storeByVendorTag: Map<string, string>): UnroutedLine[] =>
-  lineItems.flatMap((item, position) => {
-    const reason = unroutedReason(item, storeByVendorTag);
-    return reason === null ? [] : [{ position, reason }];
-  });
+  classifyLineItems(lineItems, storeByVendorTag).unrouted;
 
 /**
  * Groups line items by the vendor tag of an active source store; items of no active store stay
@@ -58,19 +55,33 @@ export const unroutedLines = (lineItems: RoutableItem[], storeByVendorTag: Map<s
 export const routeLineItems = <T extends RoutableItem>(
   lineItems: T[],
   storeByVendorTag: Map<string, string>,
-): RoutedGroup<T>[] => {
+): RoutedGroup<T>[] => classifyLineItems(lineItems, storeByVendorTag).groups;
+
+/**
+ * The one classifier of an order's lines: each line, looked at once, goes to the group of the active
+ * source store whose tag is its `vendor`, or stays with the reseller with why (`unroutedReason`).
+ */
+export const classifyLineItems = <T extends RoutableItem>(
+  lineItems: T[],
+  storeByVendorTag: Map<string, string>,
+): { groups: RoutedGroup<T>[]; unrouted: UnroutedLine[] } => {
   const groups = new Map<string, RoutedGroup<T>>();
-  for (const item of lineItems) {
+  const unrouted: UnroutedLine[] = [];
+  lineItems.forEach((item, position) => {
+    const reason = unroutedReason(item, storeByVendorTag);
     const vendorTag = item.vendor;
     const sourceStoreId = typeof vendorTag === 'string' ? storeByVendorTag.get(vendorTag) : undefined;
-    if (unroutedReason(item, storeByVendorTag) !== null || !sourceStoreId || typeof vendorTag !== 'string') continue;
+    if (reason !== null || !sourceStoreId || typeof vendorTag !== 'string') {
+      if (reason !== null) unrouted.push({ position, reason });
+      return;
+    }
     const group = groups.get(vendorTag) ?? { sourceStoreId, vendorTag, lineItems: [] };
     group.lineItems.push(item);
     groups.set(vendorTag, group);
-  }
+  });
   const order = (a: RoutedGroup<T>, b: RoutedGroup<T>) =>
     compare(a.sourceStoreId, b.sourceStoreId) || compare(a.vendorTag, b.vendorTag);
-  return [...groups.values()].sort(order);
+  return { groups: [...groups.values()].sort(order), unrouted };
 };
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);

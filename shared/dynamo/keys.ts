@@ -109,7 +109,7 @@ export const keys = {
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: VENDOR }),
   syncJob: (id: string): Key => ({ PK: `${JOB}${id}`, SK: 'SJ' }),
   /**
-   * The mark of an order with unrouted items, beside the order's first job (shared/entities/order.ts):
+   * The mark of an order with unrouted items, beside the order's first job (shared/order/order.ts):
    * its entry in the store's list of such orders names the partition of the order's record.
    */
   unroutedOrderMark: (firstJobId: string): Key => ({ PK: `${JOB}${firstJobId}`, SK: 'UNROUTED' }),
@@ -118,6 +118,8 @@ export const keys = {
    * "Storing an order"): written once with that job, never updated.
    */
   orderBodyPart: (firstJobId: string, n: number): Key => ({ PK: `SJ#${firstJobId}`, SK: `${BODY}${n}` }),
+  /** Every part of an order's body: one partition, one sort-key prefix. */
+  orderBodyParts: (firstJobId: string) => ({ PK: `${JOB}${firstJobId}`, SKPrefix: BODY }),
   auditEntry: (id: string): Key => ({ PK: `AUD#${id}`, SK: 'AUD' }),
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
@@ -138,6 +140,12 @@ export const keys = {
  * mark, an unrouted order or a cancellation at its key).
  */
 export const jobIdOfPartition = (key: Key) => key.PK.slice(JOB.length);
+
+/** The part number of an order body part's key, or undefined for any other key. */
+export const bodyPartNumberOf = (key: Key) => (key.SK.startsWith(BODY) ? Number(key.SK.slice(BODY.length)) : undefined);
+
+/** Whether a key is an unrouted order's mark (`keys.unroutedOrderMark`). */
+export const isUnroutedOrderMarkKey = (key: Key) => key.SK === 'UNROUTED' && key.PK.startsWith(JOB);
 
 /** Whether a key is a sync job's item key (or that of what is kept at an order's first job key). */
 export const isSyncJobKey = (key: { PK?: unknown; SK?: unknown }) =>

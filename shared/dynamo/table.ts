@@ -2,11 +2,16 @@ import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
+  DeleteCommand,
   GetCommand,
+  PutCommand,
   QueryCommand,
+  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
+  UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../core/config.js';
 import { dynamo } from './client.js';
 import { INDEX, INDEX_KEYS, type IndexRole, type Key } from './keys.js';
@@ -206,4 +211,147 @@ export const transactWrite = async (items: NonNullable<TransactWriteCommandInput
       await new Promise((r) => setTimeout(r, 20 * attempt + Math.random() * 30));
     }
   }
+};
+
+// ---------- conditional writes that answer the item they met
+
+/**
+ * A conditional write whose condition did not hold, with the item it met: DynamoDB answers it
+ * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so the writer needs no second read. `met` is
+ * undefined when there was no item, or when the answer carried none (a stand-in that ignores the
+ * option): the writer then reads (`withRereads`, dynamo/update.ts, is the one place that does).
+ */
+export class ConditionFailed {
+  constructor(readonly met: Item | undefined) {}
+}
+
+/** The item an error carries, as the document client would have answered it (errors are not converted). */
+const itemOf = (raw: unknown): Item | undefined => {
+  if (!raw || typeof raw !== 'object') return undefined;
+  const item = raw as Record<string, unknown>;
+  // Table keys are strings: a key that is an object is still in DynamoDB's wire form.
+  return typeof item.PK === 'object' ? unmarshall(item as Parameters<typeof unmarshall>[0]) : item;
+};
+
+const ALL_OLD = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
+
+/**
+ * Puts `item` on a condition (default: no item at its key; null: none); the item met when the
+ * condition failed.
+ */
+export const putIf = async (
+  item: Item,
+  condition: string | null = 'attribute_not_exists(PK)',
+  values?: Item,
+): Promise<true | ConditionFailed> => {
+  try {
+    await dynamo.send(
+      new PutCommand({
+        TableName: TABLE(),
+        Item: item,
+        ...(condition === null ? {} : { ConditionExpression: condition, ...ALL_OLD }),
+        ...(values ? { ExpressionAttributeValues: values } : {}),
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionFailure(error)) return new ConditionFailed(itemOf((error as { Item?: unknown }).Item));
+    throw error;
+  }
+};
+
+/** The parts of a conditional UpdateItem (dynamo/update.ts builds them), without the table name. */
+export interface UpdateParts {
+  Key: Key;
+  UpdateExpression: string;
+  ConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: Record<string, unknown>;
+}
+
+/**
+ * Runs an UpdateItem; with `returnNew`, the item after it (undefined when none came back), or the
+ * item its condition met.
+ */
+export const updateIf = async (parts: UpdateParts, returnNew = false): Promise<Item | undefined | ConditionFailed> => {
+  try {
+    const out = await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        ...parts,
+        ...(returnNew ? { ReturnValues: 'ALL_NEW' as const } : {}),
+        ...ALL_OLD,
+      }),
+    );
+    return out.Attributes;
+  } catch (error) {
+    if (isConditionFailure(error)) return new ConditionFailed(itemOf((error as { Item?: unknown }).Item));
+    throw error;
+  }
+};
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** Each write of a transaction answers the item its condition met, should one fail. */
+const answeringMet = (item: TransactItem): TransactItem => {
+  if (item.Put) return { ...item, Put: { ...item.Put, ...ALL_OLD } };
+  if (item.Update) return { ...item, Update: { ...item.Update, ...ALL_OLD } };
+  if (item.Delete) return { ...item, Delete: { ...item.Delete, ...ALL_OLD } };
+  if (item.ConditionCheck) return { ...item, ConditionCheck: { ...item.ConditionCheck, ...ALL_OLD } };
+  return item;
+};
+
+/**
+ * A transaction of conditional writes: true, or, when a condition failed, the item each write met
+ * (by position; undefined where there was none, or none was answered).
+ */
+export const transactIf = async (items: TransactItem[]): Promise<true | { met: (Item | undefined)[] }> => {
+  try {
+    await transactWrite(items.map(answeringMet));
+    return true;
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException) && !isConditionFailure(error)) throw error;
+    const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
+    return { met: items.map((_, i) => itemOf(reasons[i]?.Item)) };
+  }
+};
+
+/**
+ * Every item of one partition (those whose sort key starts with `prefix`, when given), read
+ * consistently, page after page: an order's partition, a source order's kept fulfillments, a few items.
+ */
+export const queryPartition = async (pk: string, prefix?: string): Promise<Item[]> => {
+  const items: Item[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await dynamo.send(
+      new QueryCommand({
+        TableName: TABLE(),
+        KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
+        ExpressionAttributeValues: { ':pk': pk, ...(prefix === undefined ? {} : { ':prefix': prefix }) },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    items.push(...(page?.Items ?? []));
+    startKey = page?.LastEvaluatedKey;
+  } while (startKey);
+  return items;
+};
+
+/** One page of a consistent Scan of the table (the index backfill's). */
+export const scanPage = async (startKey: Item | undefined, limit?: number) => {
+  const page = await dynamo.send(
+    new ScanCommand({ TableName: TABLE(), ExclusiveStartKey: startKey, ConsistentRead: true, Limit: limit }),
+  );
+  return { items: page.Items ?? [], lastKey: page.LastEvaluatedKey };
+};
+
+/** A transaction's conditional Put (an audit entry's, say) written alone; the item it met when it was there. */
+export const putAlone = (write: { Put: { Item: Item; ConditionExpression?: string } }) =>
+  putIf(write.Put.Item, write.Put.ConditionExpression);
+
+/** Deletes the item at `key`, whatever it is (a released kept fulfillment). */
+export const deleteItem = async (key: Key) => {
+  await dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
 };

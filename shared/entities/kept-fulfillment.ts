@@ -1,6 +1,6 @@
 import { attributes } from '../dynamo/attributes.js';
-import { keys } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { type Key, keys } from '../dynamo/keys.js';
+import { deleteItem, type Item, putIf, queryPartition } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
 /** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */
@@ -62,3 +62,25 @@ export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
     expiresAt: read.number('expiresAt'),
   };
 };
+
+// ---------- reads and writes of the kept fulfillments
+
+/** Keeps a fulfillment (an update replaces the version kept, unless it is older); false when it was older. */
+export const keepUnlessOlder = async (kept: KeptFulfillment) =>
+  (await (kept.updatedAt
+    ? putIf(keptFulfillmentItem(kept), 'attribute_not_exists(sourceUpdatedAt) OR sourceUpdatedAt <= :updatedAt', {
+        ':updatedAt': kept.updatedAt,
+      })
+    : putIf(keptFulfillmentItem(kept), null))) === true;
+
+/** The fulfillments kept for a source order, read consistently, unexpired. */
+export const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
+  const prefix = keptFulfillmentsOf(sourceStoreId, sourceOrderId);
+  const kept = (await queryPartition(prefix.PK, prefix.SKPrefix)).map(keptFulfillmentFrom);
+  // TTL deletes lazily (up to days late), so an expired item is treated as gone.
+  const nowSeconds = Math.floor(Date.now() / 1000);
+  return kept.filter((item) => item.expiresAt > nowSeconds);
+};
+
+/** A kept fulfillment released (or taken by its recheck). */
+export const deleteKept = (key: Key) => deleteItem(key);

@@ -1,6 +1,8 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { attributes } from '../dynamo/attributes.js';
-import type { Item } from '../dynamo/table.js';
-import { type StoreFields, type StoreKind, type StoreOnShop, storeFrom } from './store.js';
+import { dynamo } from '../dynamo/client.js';
+import { type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { type StoreFields, type StoreKind, type StoreOnShop, storeFrom, storeKey } from './store.js';
 
 /**
  * What the poller (shared/polling, CONTRACT.md §10.7) keeps of a store, on the store item itself, so
@@ -67,3 +69,61 @@ export const storeOnShopOf = (store: PolledStore): StoreOnShop => ({
   deletedAt: store.deletedAt,
   secrets: { webhookSecret: store.secrets.webhookSecret },
 });
+
+// ---------- the poller's writes, on the store item
+
+const names = {
+  '#w': POLL_ATTRIBUTES.watermark,
+  '#r': POLL_ATTRIBUTES.recent,
+  '#f': POLL_ATTRIBUTES.failures,
+  '#n': POLL_ATTRIBUTES.notBefore,
+};
+
+/** The watermark moved: never back (a poll of the same store that overlapped this one wins); false when it had. */
+export const savePollMark = async (store: PolledStore, mark: Pick<PollMark, 'watermark' | 'recent'>) => {
+  try {
+    await dynamo.send(
+      new UpdateCommand({
+        TableName: TABLE(),
+        Key: storeKey(store.kind, store.id),
+        UpdateExpression: 'SET #w = :w, #r = :r REMOVE #f, #n',
+        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(#w) OR #w <= :w)',
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: { ':w': mark.watermark, ':r': mark.recent },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (!isConditionFailure(error)) throw error;
+    return false;
+  }
+};
+
+/** A poll that went through after failures: their count is reset. */
+export const clearFailures = (store: PolledStore) =>
+  dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: storeKey(store.kind, store.id),
+      UpdateExpression: 'REMOVE #f, #n',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
+    }),
+  );
+
+/** One more failure in a row, and when to call the shop again after a 429. */
+export const saveFailure = async (store: PolledStore, notBefore: string | null) => {
+  const out = await dynamo.send(
+    new UpdateCommand({
+      TableName: TABLE(),
+      Key: storeKey(store.kind, store.id),
+      UpdateExpression: notBefore ? 'ADD #f :one SET #n = :n' : 'ADD #f :one REMOVE #n',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
+      ExpressionAttributeValues: notBefore ? { ':one': 1, ':n': notBefore } : { ':one': 1 },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  const failures = out.Attributes?.[POLL_ATTRIBUTES.failures];
+  return typeof failures === 'number' ? failures : store.mark.failures + 1;
+};

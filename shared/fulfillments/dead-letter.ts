@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { jobLogContext } from '../entities/sync-job.js';
+import { jobLogContext } from '../order/sync-job.js';
 import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
 import { loadDelivery, moveEntry } from './entries.js';
 import {

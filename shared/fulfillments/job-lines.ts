@@ -1,5 +1,5 @@
-import { jobItems } from '../entities/order-body.js';
-import type { SyncJob } from '../entities/sync-job.js';
+import { jobItems } from '../order/order-body.js';
+import type { SyncJob } from '../order/sync-job.js';
 
 /**
  * The reseller's line items a job carries, by their ids on the reseller's order, with their

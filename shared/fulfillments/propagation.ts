@@ -1,19 +1,18 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
-import { dynamo } from '../dynamo/client.js';
-import { type Key, lookups } from '../dynamo/keys.js';
-import { getItem, type Item, isConditionFailure, queryIndex, TABLE } from '../dynamo/table.js';
+import { lookups } from '../dynamo/keys.js';
+import { getItem, queryIndex } from '../dynamo/table.js';
 import {
+  deleteKept,
   type KeptFulfillment,
+  keepUnlessOlder,
+  keptFor,
   keptFulfillmentFrom,
-  keptFulfillmentItem,
   keptFulfillmentKey,
-  keptFulfillmentsOf,
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
-import { type SyncJob, syncJobIdOf } from '../entities/sync-job.js';
+import { type SyncJob, syncJobIdOf } from '../order/sync-job.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
@@ -68,31 +67,6 @@ export const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: 
   return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdOf)))];
 };
 
-/** The fulfillments kept for a source order, read consistently, unexpired. */
-const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
-  const prefix = keptFulfillmentsOf(sourceStoreId, sourceOrderId);
-  const kept: KeptFulfillment[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
-        ConsistentRead: true,
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    kept.push(...(page?.Items ?? []).map(keptFulfillmentFrom));
-    startKey = page?.LastEvaluatedKey;
-  } while (startKey);
-  // TTL deletes lazily (up to days late), so an expired item is treated as gone.
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  return kept.filter((item) => item.expiresAt > nowSeconds);
-};
-
-const deleteItem = (key: Key) => dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
-
 /**
  * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
  * source order. One case is left: the job completed just before this was kept, while the lookup
@@ -110,22 +84,8 @@ const keepFulfillment = async (sourceStoreId: string, fulfillment: SourceFulfill
     receivedAt,
     expiresAt: expiresAt(),
   };
-  try {
-    // An update kept before its job is known replaces the version kept, unless it is older.
-    await dynamo.send(
-      new PutCommand({
-        TableName: TABLE(),
-        Item: keptFulfillmentItem(kept),
-        ...(fulfillment.updatedAt
-          ? {
-              ConditionExpression: 'attribute_not_exists(sourceUpdatedAt) OR sourceUpdatedAt <= :updatedAt',
-              ExpressionAttributeValues: { ':updatedAt': fulfillment.updatedAt },
-            }
-          : {}),
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
+  // An update kept before its job is known replaces the version kept, unless it is older.
+  if (!(await keepUnlessOlder(kept))) {
     logger.info('an older version of a kept fulfillment changes nothing', { sourceFulfillmentId });
     return;
   }
@@ -148,7 +108,7 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
   for (const jobId of jobIds) await propagate(jobId, kept, kept.receivedAt);
-  await deleteItem(key);
+  await deleteKept(key);
 };
 
 /**
@@ -189,7 +149,7 @@ export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceS
     const kept = await keptFor(job.sourceStoreId, canonicalOrderId(job.sourceOrderId));
     for (const item of kept) {
       await propagate(job.id, item, item.receivedAt);
-      await deleteItem(keptFulfillmentKey(item));
+      await deleteKept(keptFulfillmentKey(item));
     }
     if (kept.length) logger.info('kept fulfillments released', { jobId: job.id, count: kept.length });
   } catch (error) {

@@ -1,8 +1,8 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { type FulfillmentEntry, isPropagating } from '../entities/fulfillment-entry.js';
-import { type SyncJob, supplierChangePending } from '../entities/sync-job.js';
+import { type FulfillmentEntry, isPropagating } from '../order/fulfillment-entry.js';
+import { type SyncJob, supplierChangePending } from '../order/sync-job.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import type { FulfillmentMessage } from './queue.js';

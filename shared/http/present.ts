@@ -1,17 +1,17 @@
 /** Record → API object: the only place that decides what a response shows. Secrets never pass. */
 
 import { fulfillmentStatusOf } from '../domain/shipment.js';
-import { type Attempt, attemptId } from '../entities/attempt.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
 import type { Event } from '../entities/event.js';
 import type { EventDelivery } from '../entities/event-delivery.js';
-import { type FulfillmentEntry, fulfilledQuantities } from '../entities/fulfillment-entry.js';
-import type { Order } from '../entities/order.js';
-import type { JobLine } from '../entities/order-body.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
-import type { SyncJob } from '../entities/sync-job.js';
 import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
+import { type Attempt, attemptId } from '../order/attempt.js';
+import { type FulfillmentEntry, fulfilledQuantities } from '../order/fulfillment-entry.js';
+import type { Order } from '../order/order.js';
+import type { JobLine } from '../order/order-body.js';
+import type { SyncJob } from '../order/sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,

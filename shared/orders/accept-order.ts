@@ -4,11 +4,9 @@ import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
-import { routeLineItems, unroutedLines } from '../domain/routing.js';
-import { getItem } from '../dynamo/table.js';
-import { isOrderCancellation } from '../entities/order-cancellation.js';
+import { classifyLineItems } from '../domain/routing.js';
 import type { StoreOnShop } from '../entities/store.js';
-import { syncJobKey } from '../entities/sync-job.js';
+import { loadRecord } from '../order/store.js';
 import { activeVendorTags } from '../stores/source-stores.js';
 import { createJobsForOrder } from '../sync-jobs/create.js';
 import { jobMessage } from '../sync-jobs/message.js';
@@ -36,8 +34,8 @@ export const readOrder = (rawBody: Buffer) => {
  */
 export const orderKnown = async (reseller: Pick<StoreOnShop, 'id'>, rawBody: Buffer) => {
   const order = readOrder(rawBody);
-  const found = await getItem(syncJobKey(syncJobId(reseller.id, order.externalOrderId, 0)), (item) => item);
-  return found !== undefined && !isOrderCancellation(found);
+  const found = await loadRecord(syncJobId(reseller.id, order.externalOrderId, 0));
+  return found !== undefined && found.kind !== 'orderCancellation';
 };
 
 /** How an order reached the service (CONTRACT.md §10.7–10.8): its webhook (the request's id) or a poll. */
@@ -77,8 +75,7 @@ const routeOrder = async (
   }
 
   const vendorTags = await activeVendorTags(reseller.id);
-  const groups = routeLineItems(order.lineItems, vendorTags);
-  const unrouted = unroutedLines(order.lineItems, vendorTags);
+  const { groups, unrouted } = classifyLineItems(order.lineItems, vendorTags);
   const recorded = { ownerId: reseller.ownerId, resellerStoreId: reseller.id, externalOrderId: order.externalOrderId };
   if (!groups.length) {
     // Recorded all the same (CONTRACT.md §10.8): the merchant sees which suppliers to add.

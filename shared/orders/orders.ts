@@ -1,18 +1,17 @@
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, syncJobId } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { MAX_ORDER_ID_LENGTH, readResellerOrder } from '../domain/reseller-order.js';
+import { MAX_ORDER_ID_LENGTH } from '../domain/reseller-order.js';
 import type { UnroutedReason } from '../domain/routing.js';
 import { lists, orderRecordKeyOf } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { getItem } from '../dynamo/table.js';
-import { type Order, orderFrom, orderOrNothing } from '../entities/order.js';
-import { storedOrderText, textOf, UnplaceableOrderError } from '../entities/order-body.js';
-import { syncJobKey } from '../entities/sync-job.js';
+import { type Order, orderFrom, orderOfRecord } from '../order/order.js';
+import { storedOrderReading, textOf } from '../order/order-body.js';
+import { loadRecord } from '../order/store.js';
 import { findResellerStore } from '../stores/reseller-stores.js';
 
 /**
- * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/entities/order.ts),
+ * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/order/order.ts),
  * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/pagination.ts).
  */
 
@@ -22,7 +21,8 @@ export type { Order };
 const ownedOrder = async ({ ownerId }: Owner, resellerStoreId: string, externalOrderId: string) => {
   if (!isId('rst', resellerStoreId) || !externalOrderId || externalOrderId.length > MAX_ORDER_ID_LENGTH) return;
   const firstJobId = syncJobId(resellerStoreId, externalOrderId, 0);
-  const order = await getItem(syncJobKey(firstJobId), orderOrNothing);
+  const record = await loadRecord(firstJobId);
+  const order = record && orderOfRecord(record);
   return order?.ownerId === ownerId && order.resellerStoreId === resellerStoreId ? order : undefined;
 };
 
@@ -83,15 +83,8 @@ export interface UnroutedLineItem {
  */
 export const unroutedLineItems = async (order: Order): Promise<UnroutedLineItem[]> => {
   if (!order.unroutedLines.length) return [];
-  let text: string;
-  try {
-    text = await storedOrderText(order.stored, order.id, order.externalOrderId);
-  } catch (error) {
-    if (error instanceof UnplaceableOrderError) return [];
-    throw error;
-  }
-  const reading = readResellerOrder(text);
-  if (!reading.ok) return [];
+  const reading = await storedOrderReading(order.stored, order.id, order.externalOrderId);
+  if (!reading?.ok) return [];
   return order.unroutedLines.flatMap(({ position, reason }) => {
     const line = reading.order.lineItems[position];
     if (!line) return [];

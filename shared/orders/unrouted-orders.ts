@@ -1,20 +1,10 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { now, syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
-import { getItem, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
-import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from '../entities/order-body.js';
-import {
-  isOrderCancellation,
-  orderCancellationFrom,
-  REPLACES_ORDER_CANCELLATION,
-} from '../entities/order-cancellation.js';
-import { type ReceivedVia, syncJobFrom, syncJobKey } from '../entities/sync-job.js';
-import {
-  isUnroutedOrder,
-  type UnroutedOrder,
-  unroutedOrderItem,
-  unroutedOrderMarkItem,
-} from '../entities/unrouted-order.js';
+import type { Item } from '../dynamo/table.js';
+import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from '../order/order-body.js';
+import { writeOrderRecord } from '../order/store.js';
+import type { ReceivedVia } from '../order/sync-job.js';
+import { type UnroutedOrder, unroutedOrderItem, unroutedOrderMarkItem } from '../order/unrouted-order.js';
 
 export interface NewUnroutedOrder {
   ownerId: string;
@@ -25,8 +15,6 @@ export interface NewUnroutedOrder {
   /** Every line of the order, none of which routes. */
   unroutedLines: UnroutedLine[];
 }
-
-const NEW_ITEM = 'attribute_not_exists(PK)';
 
 /**
  * Records an order none of whose items routes (CONTRACT.md §10.8): its record at its first job's key
@@ -55,24 +43,17 @@ export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ cr
     ...parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes)),
     unroutedOrderMarkItem({ firstJobId, resellerStoreId: input.resellerStoreId, receivedAt }),
   ];
-  const write = (item: Item, condition = NEW_ITEM) =>
-    transactWrite([item, ...others].map((Item, i) => put(Item, i === 0 ? condition : NEW_ITEM)));
-  try {
-    await write(unroutedOrderItem(record));
+  const written = await writeOrderRecord(unroutedOrderItem(record), others);
+  if (written === true) return { created: true, jobIds: [] };
+  const found = written.met;
+  if (found?.kind === 'orderCancellation') {
+    const { cancelledAt } = found.cancellation;
+    const replaced = await writeOrderRecord(unroutedOrderItem({ ...record, cancelledAt }), others, 'cancellation');
+    if (replaced !== true) throw new Error("the order's cancellation changed under its create"); // redelivered
     return { created: true, jobIds: [] };
-  } catch (error) {
-    if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
-    const found = await getItem(syncJobKey(firstJobId), (item) => item, true);
-    if (found && isOrderCancellation(found)) {
-      const { cancelledAt } = orderCancellationFrom(firstJobId, found);
-      await write(unroutedOrderItem({ ...record, cancelledAt }), REPLACES_ORDER_CANCELLATION);
-      return { created: true, jobIds: [] };
-    }
-    if (found && isUnroutedOrder(found)) return { created: false, jobIds: [] };
-    const job = found && syncJobFrom(found);
-    if (!job?.orderJobIds) throw error;
-    return { created: false, jobIds: job.orderJobIds };
   }
+  if (found?.kind === 'unroutedOrder') return { created: false, jobIds: [] };
+  const job = found?.kind === 'job' ? found.job : undefined;
+  if (!job?.orderJobIds) throw new Error("the order's first write was cancelled with no order at its key");
+  return { created: false, jobIds: job.orderJobIds };
 };
-
-const put = (Item: Item, ConditionExpression: string) => ({ Put: { TableName: TABLE(), Item, ConditionExpression } });

@@ -1,13 +1,18 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { dynamo } from '../dynamo/client.js';
-import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { getItem } from '../dynamo/table.js';
 import { type StoreKind, storeKey } from '../entities/store.js';
-import { POLL_ATTRIBUTES, type PolledStore, polledStoreFrom, storeOnShopOf } from '../entities/store-poll.js';
+import {
+  clearFailures,
+  type PolledStore,
+  polledStoreFrom,
+  saveFailure,
+  savePollMark,
+  storeOnShopOf,
+} from '../entities/store-poll.js';
 import { acceptFulfillment } from '../fulfillments/intake.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
 import { acceptOrder, orderKnown } from '../orders/accept-order.js';
@@ -118,59 +123,9 @@ const handleChange = (store: PolledStore, change: ChangedOrder) => {
   return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSourceOrder(store, change);
 };
 
-const names = {
-  '#w': POLL_ATTRIBUTES.watermark,
-  '#r': POLL_ATTRIBUTES.recent,
-  '#f': POLL_ATTRIBUTES.failures,
-  '#n': POLL_ATTRIBUTES.notBefore,
-};
-
 /** The watermark moved: never back (a poll of the same store that overlapped this one wins). */
 const saveProgress = async (store: PolledStore, mark: NonNullable<ReturnType<typeof advance>>) => {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: storeKey(store.kind, store.id),
-        UpdateExpression: 'SET #w = :w, #r = :r REMOVE #f, #n',
-        ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(#w) OR #w <= :w)',
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: { ':w': mark.watermark, ':r': mark.recent },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    logger.info('watermark already moved further (or the store is gone)');
-  }
-};
-
-/** A poll that went through after failures: their count is reset. */
-const clearFailures = (store: PolledStore) =>
-  dynamo.send(
-    new UpdateCommand({
-      TableName: TABLE(),
-      Key: storeKey(store.kind, store.id),
-      UpdateExpression: 'REMOVE #f, #n',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
-    }),
-  );
-
-/** One more failure in a row, and when to call the shop again after a 429. */
-const saveFailure = async (store: PolledStore, notBefore: string | null) => {
-  const out = await dynamo.send(
-    new UpdateCommand({
-      TableName: TABLE(),
-      Key: storeKey(store.kind, store.id),
-      UpdateExpression: notBefore ? 'ADD #f :one SET #n = :n' : 'ADD #f :one REMOVE #n',
-      ConditionExpression: 'attribute_exists(PK)',
-      ExpressionAttributeNames: { '#f': names['#f'], '#n': names['#n'] },
-      ExpressionAttributeValues: notBefore ? { ':one': 1, ':n': notBefore } : { ':one': 1 },
-      ReturnValues: 'UPDATED_NEW',
-    }),
-  );
-  const failures = out.Attributes?.[POLL_ATTRIBUTES.failures];
-  return typeof failures === 'number' ? failures : store.mark.failures + 1;
+  if (!(await savePollMark(store, mark))) logger.info('watermark already moved further (or the store is gone)');
 };
 
 /** A failure for a time, which ends the poll where it stands: the next poll starts again from there. */

@@ -1,4 +1,3 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
@@ -6,29 +5,20 @@ import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
-import { dynamo } from '../dynamo/client.js';
-import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { putAlone } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
-import { isPropagating } from '../entities/fulfillment-entry.js';
-import { isOrderCancellation, orderCancellationItem } from '../entities/order-cancellation.js';
-import {
-  type Cancellation,
-  propagationIndex,
-  type SyncJob,
-  syncJobKey,
-  syncJobOrNothing,
-  updatePending,
-} from '../entities/sync-job.js';
-import { isUnroutedOrder, unroutedOrderCancellation } from '../entities/unrouted-order.js';
 import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { cancellationRequest } from '../order/job-moves.js';
+import { cancelUnroutedOrder, isLost, keepOrderCancellation, type Lost, loadRecord, moveJob } from '../order/store.js';
+import type { Cancellation, SyncJob } from '../order/sync-job.js';
+import type { MoveName } from '../order/transitions.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { mayHaveBeenPlaced } from './end.js';
 import { jobMessage } from './message.js';
-import { moveItem, needsAttention, WAIT_ATTRIBUTES } from './moves.js';
+import { needsAttention } from './moves.js';
 import { enqueueJobs } from './queue.js';
-import type { MoveName } from './state-machine.js';
 import { loadJob, loadJobs } from './sync-jobs.js';
 
 /**
@@ -57,42 +47,21 @@ const KEEP_SECONDS = 7 * 24 * 3600;
  * decided; a move that then loses a race to another mover is taken again from a fresh read, whose
  * end finds the same entry.
  */
-const cancelMove = async (
+const cancelMove = async (...move: Parameters<typeof cancelMoveOrLost>) => (await cancelMoveOrLost(...move)) === true;
+
+/** `cancelMove`, answering the race it lost (the job the move met) for the caller's next try. */
+const cancelMoveOrLost = async (
   job: SyncJob,
   move: MoveName,
   cancellation: Cancellation,
   audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
   add?: Record<string, number>,
-) => {
-  const at = now();
+): Promise<true | Lost> => {
   const ended = move === 'cancel' || move === 'cancelPlaced';
-  // A completed job whose supplier order is being cancelled is among the jobs with work in flight
-  // (GSI3's propagating set), where the reconciler finds a cancellation whose message was lost; the
-  // move that ends the cancellation takes it out, unless a fulfillment of it is still on its way.
-  const watched = move === 'requestCancel';
-  const unwatched =
-    (move === 'cancelPlaced' || move === 'declineCancel') &&
-    !Object.values(job.fulfillments).some(isPropagating) &&
-    !updatePending(job);
-  const moved = moveItem({
-    move,
-    job,
-    at,
-    set: {
-      cancellation,
-      ...(ended ? { cancelledAt: at } : {}),
-      ...(watched ? propagationIndex(job, true).set : {}),
-    },
-    ...(add ? { add } : {}),
-    remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
-  });
-  try {
-    if (audit) await auditOnce(job, audit, cancellation);
-    await dynamo.send(new UpdateCommand(moved.Update));
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
+  const request = cancellationRequest(job, move, cancellation, add);
+  if (audit) await auditOnce(job, audit, cancellation);
+  const moved = await moveJob(request);
+  if (isLost(moved)) return moved;
   if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
   if (ended && cancellation.requestedBy === 'source') countMetric(BUSINESS_METRICS.jobsCancelledBySource);
   if (audit === 'sync_job.cancellation_declined') countMetric(BUSINESS_METRICS.cancellationsDeclined);
@@ -116,11 +85,8 @@ const auditOnce = async (
       ...(cancellation.reason ? { reason: cancellation.reason } : {}),
     },
   });
-  try {
-    await dynamo.send(new PutCommand(Put));
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
+  // An entry written already (an earlier try of the same end) is the one wanted.
+  await putAlone({ Put });
 };
 
 const requested = (requestedBy: Requester, reason: string | null, at = now()): Cancellation => ({
@@ -142,6 +108,9 @@ const done = (cancellation: Cancellation, reason = cancellation.reason): Cancell
 export const cancelNow = (job: SyncJob, cancellation: Cancellation) =>
   cancelMove(job, 'cancel', done(cancellation), 'sync_job.cancelled');
 
+const cancelNowOrLost = (job: SyncJob, cancellation: Cancellation) =>
+  cancelMoveOrLost(job, 'cancel', done(cancellation), 'sync_job.cancelled');
+
 /** Asks the sync worker to cancel a completed job's supplier order (a new generation, its message). */
 export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
   if (!(await cancelMove(job, 'requestCancel', { ...cancellation, status: 'requested' }))) return false;
@@ -152,9 +121,9 @@ export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancella
 
 /**
  * What one job of a cancelled order becomes, by the state it is in (CONTRACT.md §10.4's table).
- * False when the job moved between the read and the write: the caller reads it again.
+ * A lost race when the job moved between the read and the write: the caller tries again.
  */
-const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean> => {
+const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean | Lost> => {
   // A redelivery while the supplier's cancellation is on its way sends its message again (the send
   // that followed the first delivery may have failed); the platform's key makes it one cancellation.
   if (job.status === 'completed' && job.cancellation?.status === 'requested') {
@@ -168,12 +137,13 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
   // under way, or one that may have been placed, is flagged: its worker ends it (moves cannot race:
   // each is conditional on the state read, and the claim reads the flag).
   if (job.status === 'dead' || (job.status !== 'processing' && !mayHaveBeenPlaced(job))) {
-    return cancelNow(job, cancellation);
+    return cancelNowOrLost(job, cancellation);
   }
-  if (job.status === 'processing') return cancelMove(job, 'flagCancel', cancellation);
+  if (job.status === 'processing') return cancelMoveOrLost(job, 'flagCancel', cancellation);
   // pending or failed, and an earlier attempt may have placed the order: a fresh message, whose
   // claim finds the flag and looks the order up before it ends the job (worker.ts).
-  if (!(await cancelMove(job, 'flagResend', cancellation))) return false;
+  const flagged = await cancelMoveOrLost(job, 'flagResend', cancellation);
+  if (flagged !== true) return flagged;
   await enqueueJobs([jobMessage({ ...job, generation: job.generation + 1 }, 'webhook', requestId)]);
   return true;
 };
@@ -185,7 +155,10 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
 const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>
   withRereads(
     () => loadJob(id, true),
-    async (job) => (!job || (await cancelOne(job, reason, requestId)) ? undefined : 'again'),
+    async (job) => {
+      const cancelled = job && (await cancelOne(job, reason, requestId));
+      return cancelled === false ? 'again' : cancelled === undefined || cancelled === true ? undefined : cancelled;
+    },
     `job ${id}, while it was being cancelled,`,
     read,
   );
@@ -201,56 +174,42 @@ export const cancelResellerOrder = async (
   requestId?: string,
 ): Promise<string[]> => {
   const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
-  const found = await getItem(syncJobKey(firstJobId), (item) => item, true);
-  if (found && isUnroutedOrder(found)) {
-    await cancelUnroutedOrder(firstJobId);
+  return cancelRecorded(reseller, externalOrderId, reason, requestId, await loadRecord(firstJobId, true));
+};
+
+/** The cancellation of the order whose record (or the cancellation kept for it) is `found`. */
+const cancelRecorded = async (
+  reseller: { id: string },
+  externalOrderId: string,
+  reason: string | null,
+  requestId: string | undefined,
+  found: Awaited<ReturnType<typeof loadRecord>>,
+): Promise<string[]> => {
+  const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
+  if (found?.kind === 'unroutedOrder') {
+    if (await cancelUnroutedOrder(firstJobId, now())) {
+      logger.info('cancellation of an order none of whose items routed: recorded on it');
+    }
     return [];
   }
-  const first = found && syncJobOrNothing(found);
+  if (found?.kind === 'orderCancellation') return [];
+  const first = found?.job;
   if (!first) {
     // Before its order: kept (7 days) where the order's first job will be, which the order's create
     // then finds in its way and writes the jobs cancelled (sync-jobs/create.ts). An order that
-    // arrived meanwhile makes the write fail: the cancellation is then taken as for any order.
+    // arrived meanwhile makes the write fail: the cancellation is then taken, as the write met the order.
     const kept = { firstJobId, reason, cancelledAt: now(), expiresAt: Math.floor(Date.now() / 1000) + KEEP_SECONDS };
-    try {
-      await dynamo.send(
-        new PutCommand({
-          TableName: TABLE(),
-          Item: orderCancellationItem(kept),
-          ConditionExpression: 'attribute_not_exists(PK)',
-        }),
-      );
+    const written = await keepOrderCancellation(kept);
+    if (written === true) {
       logger.info('cancellation of an order not received yet: kept for its create');
       return [];
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-      const arrived = await getItem(syncJobKey(firstJobId), (item) => item, true);
-      if (!arrived || isOrderCancellation(arrived)) return [];
-      return cancelResellerOrder(reseller, externalOrderId, reason, requestId);
     }
+    if (!written.met || written.met.kind === 'orderCancellation') return [];
+    return cancelRecorded(reseller, externalOrderId, reason, requestId, written.met);
   }
   const ids = first.orderJobIds ?? [first.id];
   for (const id of ids) await cancelJob(id, reason, requestId, id === first.id ? first : undefined);
   return ids;
-};
-
-/**
- * The cancellation of an order none of whose items routed: no job to stop, its record says when
- * (CONTRACT.md §10.8). A redelivery keeps the first time.
- */
-const cancelUnroutedOrder = async (firstJobId: string) => {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: syncJobKey(firstJobId),
-        ...unroutedOrderCancellation(now()),
-      }),
-    );
-    logger.info('cancellation of an order none of whose items routed: recorded on it');
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
 };
 
 /**

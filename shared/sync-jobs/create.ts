@@ -1,12 +1,9 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import type { UnroutedLine } from '../domain/routing.js';
-import { dynamo } from '../dynamo/client.js';
-import { batchGet, getItem, type Item, isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
+import type { Item } from '../dynamo/table.js';
 import {
   compressBody,
   decompressBody,
@@ -14,23 +11,12 @@ import {
   itemSize,
   orderBodyPartItem,
   splitParts,
-} from '../entities/order-body.js';
-import {
-  isOrderCancellation,
-  type OrderCancellation,
-  orderCancellationFrom,
-  REPLACES_ORDER_CANCELLATION,
-} from '../entities/order-cancellation.js';
-import {
-  type ReceivedVia,
-  type StoredOrder,
-  type SyncJob,
-  syncJobFrom,
-  syncJobItem,
-  syncJobKey,
-} from '../entities/sync-job.js';
-import { isUnroutedOrder, unroutedOrderMarkItem } from '../entities/unrouted-order.js';
-import { MOVES } from '../sync-jobs/state-machine.js';
+} from '../order/order-body.js';
+import type { OrderCancellation } from '../order/order-cancellation.js';
+import { loadJobs, putJobIfNew, writeOrderRecord } from '../order/store.js';
+import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobItem } from '../order/sync-job.js';
+import { MOVES } from '../order/transitions.js';
+import { unroutedOrderMarkItem } from '../order/unrouted-order.js';
 
 /**
  * Writing an order's jobs exactly once (docs/hostile-input.md, "Any number of suppliers").
@@ -69,8 +55,6 @@ export interface NewOrder {
 const TRANSACTION_ITEMS = 100;
 /** Conditional puts in flight at once for the jobs past the first transaction. */
 const PUT_CONCURRENCY = 16;
-
-const NEW_ITEM = 'attribute_not_exists(PK)';
 
 /** What `orderJobCount` (the dedup record's count) adds to the first job: 13 name bytes and a number. */
 const ORDER_JOB_COUNT_BYTES = itemSize({ orderJobCount: 1 });
@@ -155,8 +139,6 @@ const plan = (input: NewOrder) => {
   return { jobs, partItems, firstTransaction };
 };
 
-const put = (Item: Item) => ({ Put: { TableName: TABLE(), Item, ConditionExpression: NEW_ITEM } });
-
 /**
  * A conditional put of each job; one that exists already (a concurrent or earlier attempt's) is left
  * as it is. Each job is counted created by the write that made it, whichever that is.
@@ -165,14 +147,7 @@ const putEach = async (jobs: SyncJob[]) => {
   for (let at = 0; at < jobs.length; at += PUT_CONCURRENCY) {
     await Promise.all(
       jobs.slice(at, at + PUT_CONCURRENCY).map(async (job) => {
-        try {
-          await dynamo.send(
-            new PutCommand({ TableName: TABLE(), Item: syncJobItem(job), ConditionExpression: NEW_ITEM }),
-          );
-          countMetric(BUSINESS_METRICS.jobsCreated);
-        } catch (error) {
-          if (!isConditionFailure(error)) throw error;
-        }
+        if (await putJobIfNew(job)) countMetric(BUSINESS_METRICS.jobsCreated);
       }),
     );
   }
@@ -195,26 +170,20 @@ export const createJobsForOrder = async (
   hooks: { afterWrite?: (written: number) => Promise<void> } = {},
 ): Promise<OrderJobsResult> => {
   const { jobs, partItems, firstTransaction } = plan(input);
-  const first = [syncJobItem(jobs[0]), ...partItems, ...jobs.slice(1, firstTransaction).map(syncJobItem)];
-  try {
-    if (first.length === 1) {
-      await dynamo.send(new PutCommand({ TableName: TABLE(), Item: first[0], ConditionExpression: NEW_ITEM }));
-    } else {
-      await transactWrite(first.map(put));
-    }
-  } catch (error) {
-    if (!isConditionFailure(error) && !(error instanceof TransactionCanceledException)) throw error;
-    // One read of what holds the first job's key: the first job, or a cancellation that came first.
-    const found = await getItem(syncJobKey(jobs[0].id), (item) => item, true);
-    if (found && isOrderCancellation(found)) {
-      return createCancelled(jobs, partItems, orderCancellationFrom(jobs[0].id, found));
-    }
+  const written = await writeOrderRecord(syncJobItem(jobs[0]), [
+    ...partItems,
+    ...jobs.slice(1, firstTransaction).map(syncJobItem),
+  ]);
+  if (written !== true) {
+    // What holds the first job's key (as the failed write met it): the first job, or a cancellation that came first.
+    const found = written.met;
+    if (found?.kind === 'orderCancellation') return createCancelled(jobs, partItems, found.cancellation);
     // The order came first with no item routed (a supplier was added since): its first routing
     // stands, as for any order (docs/design.md, "Orders, visible"): a redelivery changes nothing.
-    if (found && isUnroutedOrder(found)) return { created: false, jobIds: [], written: [] };
-    const existing = found && syncJobFrom(found);
+    if (found?.kind === 'unroutedOrder') return { created: false, jobIds: [], written: [] };
+    const existing = found?.kind === 'job' ? found.job : undefined;
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.
-    if (!existing?.orderJobIds) throw error;
+    if (!existing?.orderJobIds) throw new Error("the order's first write was cancelled with no order at its key");
     return { created: false, jobIds: existing.orderJobIds, written: await completeOrderJobs(existing) };
   }
   countMetric(BUSINESS_METRICS.jobsCreated, Math.min(jobs.length, firstTransaction));
@@ -228,7 +197,7 @@ export const createJobsForOrder = async (
 };
 
 /**
- * An order whose cancellation arrived first (shared/entities/order-cancellation.ts): its jobs are
+ * An order whose cancellation arrived first (shared/order/order-cancellation.ts): its jobs are
  * written `cancelled` from the start, the first in place of the cancellation kept at its key, and
  * nothing is enqueued: no supplier call is ever made for them (CONTRACT.md §10.4).
  */
@@ -247,12 +216,10 @@ const createCancelled = async (
   };
   const jobs = planned.map((job): SyncJob => ({ ...job, status: 'cancelled', cancelledAt: at, cancellation }));
   const [first, ...others] = jobs;
-  const items = [
-    { Put: { TableName: TABLE(), Item: syncJobItem(first), ConditionExpression: REPLACES_ORDER_CANCELLATION } },
-    ...partItems.map(put),
-    ...others.slice(0, TRANSACTION_ITEMS - 1 - partItems.length).map((job) => put(syncJobItem(job))),
-  ];
-  await transactWrite(items);
+  const inFirst = others.slice(0, TRANSACTION_ITEMS - 1 - partItems.length).map(syncJobItem);
+  if ((await writeOrderRecord(syncJobItem(first), [...partItems, ...inFirst], 'cancellation')) !== true) {
+    throw new Error("the order's cancellation changed under its create"); // the platform redelivers
+  }
   await putEach(others.slice(TRANSACTION_ITEMS - 1 - partItems.length));
   countMetric(BUSINESS_METRICS.jobsCancelled, jobs.length);
   logger.info('order cancelled before it arrived: its jobs are cancelled from the start');
@@ -267,7 +234,7 @@ const createCancelled = async (
 export const completeOrderJobs = async (firstJob: SyncJob): Promise<SyncJob[]> => {
   if (!firstJob.orderRouting || !firstJob.orderJobIds || !firstJob.order) return [];
   const groups = decodeRouting(firstJob.orderRouting);
-  const present = new Set((await batchGet(firstJob.orderJobIds.map(syncJobKey), syncJobFrom)).map((j) => j.id));
+  const present = new Set((await loadJobs(firstJob.orderJobIds)).map((j) => j.id));
   const missing = groups
     .map((group, position) => newSyncJob(firstJob, group, position, firstJob.order!, firstJob.createdAt))
     .filter((job) => !present.has(job.id));

@@ -1,15 +1,13 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
-import { dynamo } from '../dynamo/client.js';
-import { isConditionFailure, TABLE } from '../dynamo/table.js';
-import { UpdateBuilder, withRereads } from '../dynamo/update.js';
-import { orderText } from '../entities/order-body.js';
-import { type OrderEdits, propagationIndex, type SyncJob, syncJobKey, updatePending } from '../entities/sync-job.js';
+import { withRereads } from '../dynamo/update.js';
+import { storedOrderReading } from '../order/order-body.js';
+import { keepEdits, loadOrderPartition } from '../order/store.js';
+import { type OrderEdits, type SyncJob, updatePending } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -39,37 +37,6 @@ const textOf = (value: JsonText | null) => (value === null ? 'null' : value.text
 const linesOf = (order: ResellerOrder) =>
   JSON.stringify(order.lineItems.map((line) => [line.id, line.quantity, line.vendor, line.giftCard]));
 
-/**
- * Writes the job's edits, conditional on the version it had when read (a concurrent update wins once).
- * `watch`: an update message goes to the placed supplier order; the job joins GSI3's propagating set,
- * where the reconciler finds it if that message is lost (it leaves once the update is through).
- */
-const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) => {
-  const update = new UpdateBuilder().setAttributes({
-    orderEdits: edits,
-    ...(watch ? propagationIndex(job, true).set : {}),
-  });
-  const read = job.orderEdits?.updatedAt;
-  if (read === undefined) update.when(`attribute_not_exists(${update.name('orderEdits')})`);
-  else update.when(`${update.name('orderEdits')}.${update.name('updatedAt')} = ${update.value('read', read)}`);
-  // The same version written again (a re-send, the update through): only over what was read.
-  if (edits.updatedAt === read) {
-    for (const field of ['keptAt', 'sentAt'] as const) {
-      const was = job.orderEdits?.[field];
-      const path = `${update.name('orderEdits')}.${update.name(field)}`;
-      update.when(was === undefined ? `attribute_not_exists(${path})` : `${path} = ${update.value(field, was)}`);
-    }
-  }
-  try {
-    // One item: a plain conditional UpdateItem (a transaction would bill it twice).
-    await dynamo.send(new UpdateCommand({ TableName: TABLE(), ...update.build(syncJobKey(job.id)) }));
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-};
-
 /** Whether anything of the job's supplier order has shipped (a parcel on its way or delivered). */
 const hasShipped = (job: SyncJob) => Object.values(job.fulfillments).some((entry) => entry.status !== 'ignored');
 
@@ -87,10 +54,13 @@ export const editResellerOrder = async (
   const reading = readResellerOrder(rawBody.toString('utf8'));
   if (!reading.ok) return [];
   const latest = reading.order;
-  const first = await loadJob(syncJobId(reseller.id, latest.externalOrderId, 0), true);
+  // The order's record and its body's parts, in one Query of its partition.
+  const firstJobId = syncJobId(reseller.id, latest.externalOrderId, 0);
+  const partition = await loadOrderPartition(firstJobId);
+  const first = partition.record?.kind === 'job' ? partition.record.job : undefined;
   if (!first) return [];
-  const stored = readResellerOrder(await orderText(first));
-  if (!stored.ok) return [];
+  const stored = await storedOrderReading(first.order, firstJobId, first.externalOrderId, partition.parts);
+  if (!stored?.ok) return [];
   const ids = first.orderJobIds ?? [first.id];
   const linesChanged = linesOf(stored.order) !== linesOf(latest);
   for (const id of ids) {

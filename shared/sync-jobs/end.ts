@@ -1,8 +1,8 @@
 import type { Deps } from '../aws/deps.js';
 import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/supplier-order.js';
-import type { AttemptEnd } from '../entities/attempt.js';
-import type { SyncJob } from '../entities/sync-job.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import type { AttemptEnd } from '../order/attempt.js';
+import type { SyncJob } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';

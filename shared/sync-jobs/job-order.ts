@@ -1,11 +1,11 @@
 import { JsonText } from '../domain/json-text.js';
 import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
 import type { PricingConfig } from '../domain/pricing.js';
-import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
+import type { ResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
-import { jobItems, orderText, UnplaceableOrderError } from '../entities/order-body.js';
-import type { OrderEdits, SourceLine, SyncJob } from '../entities/sync-job.js';
+import { jobItems, jobOrderReading, UnplaceableOrderError } from '../order/order-body.js';
+import type { OrderEdits, SourceLine, SyncJob } from '../order/sync-job.js';
 
 /**
  * The supplier order a job places: the stored order read exactly as the webhook read it, the items
@@ -16,7 +16,8 @@ export const supplierOrderFor = async (
   resellerShopDomain: string,
   pricing: PricingConfig,
 ): Promise<SupplierOrder> => {
-  const reading = readResellerOrder(await orderText(job));
+  const reading = await jobOrderReading(job);
+  if (!reading) throw new UnplaceableOrderError('the job holds no order to place');
   if (!reading.ok) {
     throw new UnplaceableOrderError(`the stored order cannot be read: ${reading.param ?? ''} ${reading.message}`);
   }

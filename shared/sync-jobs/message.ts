@@ -1,4 +1,4 @@
-import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../entities/attempt.js';
+import { ATTEMPT_TRIGGERS, type AttemptTrigger } from '../order/attempt.js';
 import { type Fields, isText, optionalText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 
 /**

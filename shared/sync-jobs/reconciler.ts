@@ -8,15 +8,15 @@ import { inPool, limiter } from '../core/pool.js';
 import { isOpen } from '../domain/sync-job-status.js';
 import { inFlight, type Key } from '../dynamo/keys.js';
 import { batchGet, queryKeys } from '../dynamo/table.js';
-import type { AttemptEnd } from '../entities/attempt.js';
 import {
   keepReconcilePass,
   newReconcilePass,
   type ReconcilePass,
   readReconcilePass,
 } from '../entities/reconcile-pass.js';
-import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../entities/sync-job.js';
 import { type PropagationReport, reconcilePropagations } from '../fulfillments/reconcile.js';
+import type { AttemptEnd } from '../order/attempt.js';
+import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from '../order/sync-job.js';
 import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { resendCancellation } from './cancel.js';
 import { resendUpdate } from './edit.js';

@@ -1,16 +1,16 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import { SyncJobNotRetryableError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { Owner } from '../domain/owner.js';
-import { transactWrite } from '../dynamo/table.js';
-import type { SyncJob } from '../entities/sync-job.js';
+import { retryRequest } from '../order/job-moves.js';
+import { loadJob, updateJobWith } from '../order/store.js';
+import type { SyncJob } from '../order/sync-job.js';
+import { moveUpdate } from '../order/transitions.js';
 import { jobMessage } from './message.js';
-import { moveItem, WAIT_ATTRIBUTES } from './moves.js';
+import { moveItem } from './moves.js';
 import { enqueueJobs } from './queue.js';
-import { type MoveRequest, moveUpdate } from './state-machine.js';
-import { findSyncJob, loadJob } from './sync-jobs.js';
+import { findSyncJob } from './sync-jobs.js';
 
 /**
  * The manual retry (SPEC 4.4), apart from the reads of sync-jobs.ts: it alone sends a message, so
@@ -28,24 +28,14 @@ export const retryJob = async (owner: Owner, id: string, actor: Actor, requestId
   const job = await findSyncJob(owner, id);
   if (job.status !== 'failed' && job.status !== 'dead') throw new SyncJobNotRetryableError(job.status);
   const at = now();
-  const request: MoveRequest = {
-    move: 'retry',
-    job,
-    at,
-    remove: [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt', 'deadAt'],
-  };
-  try {
-    await transactWrite([
-      moveItem(request),
-      auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      // Someone else moved it first (a concurrent retry): answer with what it is now.
-      const current = await loadJob(job.id, true);
-      throw new SyncJobNotRetryableError(current?.status ?? 'unknown');
-    }
-    throw error;
+  const request = retryRequest(job, at);
+  const retried = await updateJobWith(moveItem(request), [
+    auditPut({ action: 'sync_job.retried', job, actor, metadata: { previousStatus: job.status } }),
+  ]);
+  if (retried !== true) {
+    // Someone else moved it first (a concurrent retry): answer with what it is now, as the write met it.
+    const current = retried.met ?? (await loadJob(job.id, true));
+    throw new SyncJobNotRetryableError(current?.status ?? 'unknown');
   }
   const updated: SyncJob = {
     ...job,

@@ -4,25 +4,22 @@ import type { Owner } from '../domain/owner.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
-import { batchGet, getItem } from '../dynamo/table.js';
-import { type Attempt, attemptNumberOf } from '../entities/attempt.js';
-import { type JobLine, jobLines } from '../entities/order-body.js';
-import { isListedState, type SyncJob, syncJobFrom, syncJobKey, syncJobOrNothing } from '../entities/sync-job.js';
+import { type Attempt, attemptNumberOf } from '../order/attempt.js';
+import { type JobLine, jobLines } from '../order/order-body.js';
+import { loadJob, loadJobs } from '../order/store.js';
+import { isListedState, type SyncJob, syncJobFrom } from '../order/sync-job.js';
 import type { JobMessage } from './message.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: create.ts; the manual retry: retry.ts). The
  * moves of the machinery (worker, DLQ handler, reconciler) are in moves.ts; all of them come from
- * state-machine.ts.
+ * the order aggregate's transition table (shared/order/transitions.ts).
  */
 
 export type { JobMessage, SyncJob };
 
-/** The jobs as they are now, in the order of `ids`; missing ones are skipped. */
-export const loadJobs = (ids: string[]) => batchGet(ids.map(syncJobKey), syncJobFrom);
-
-/** A job by id, whoever owns it (workers, dead letters, reverse sync: their messages name it). */
-export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id), syncJobOrNothing, consistent);
+/** The order aggregate's reads of jobs by id (shared/order/store.ts), for the pipelines that import them from here. */
+export { loadJob, loadJobs };
 
 // ---------- reads
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
-import { syncJobKey } from '../../shared/entities/sync-job.js';
+import { syncJobKey } from '../../shared/order/sync-job.js';
 import {
   createResellerStore,
   createSourceStore,

@@ -4,7 +4,7 @@ import type { SdkCall } from '../../lib/local/protocol.js';
 import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/entities/audit-entry.js';
-import { type SyncJob, syncJobItem } from '../../shared/entities/sync-job.js';
+import { type SyncJob, syncJobItem } from '../../shared/order/sync-job.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
 
 /**

@@ -2,8 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BEGIN, DESIGN, END, itemTable, withTable } from '../../bin/docs-tables.js';
-import { ENTRY_MOVES } from '../../shared/fulfillments/entries.js';
-import { MOVES } from '../../shared/sync-jobs/state-machine.js';
+import { ENTRY_MOVES, MOVES } from '../../shared/order/transitions.js';
 
 /**
  * The tables of the docs that restate the code (issue 18, item 5): the items table is written from

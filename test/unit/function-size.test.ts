@@ -132,7 +132,7 @@ const sizeOf = (text: string, name: string): FunctionSize | undefined => {
  * join it: an offender elsewhere is split before it merges.
  */
 const ALLOWED = new Set<string>([
-  'shared/fulfillments/entries.ts: acceptEntry', // 70 lines
+  'shared/order/entries.ts: acceptEntry', // 70 lines
 ]);
 
 const tracked = execFileSync('git', ['ls-files', '-z', '--', 'shared/*.ts'], { encoding: 'utf8' })

@@ -1,6 +1,6 @@
 import { brotliCompressSync } from 'node:zlib';
 import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.js';
-import { syncJobFrom } from '../../shared/entities/sync-job.js';
+import { syncJobFrom } from '../../shared/order/sync-job.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
 import { lookUpOrder } from '../../shared/sync-jobs/end.js';

@@ -11,7 +11,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
 import { INDEX_KEYS } from '../../shared/dynamo/keys.js';
 import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
-import { syncJobItem, syncJobKey } from '../../shared/entities/sync-job.js';
+import { syncJobItem, syncJobKey } from '../../shared/order/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
 import { requiring } from '../command-meaning.js';
 

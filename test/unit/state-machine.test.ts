@@ -1,7 +1,7 @@
 import { OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex } from '../../shared/entities/sync-job.js';
-import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/sync-jobs/state-machine.js';
+import { indexChanges, propagationIndex } from '../../shared/order/sync-job.js';
+import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order/transitions.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({

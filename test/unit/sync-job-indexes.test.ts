@@ -1,6 +1,6 @@
 import { seededJob } from '../../bench/seed.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { type IndexedJob, indexChanges, syncJobItem } from '../../shared/entities/sync-job.js';
+import { type IndexedJob, indexChanges, syncJobItem } from '../../shared/order/sync-job.js';
 
 const job = (status: SyncJobStatus | null): IndexedJob => ({
   id: 'sj_1',

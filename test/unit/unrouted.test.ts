@@ -1,8 +1,9 @@
 import { routeLineItems, unroutedLines, unroutedReason } from '../../shared/domain/routing.js';
 import { INDEX_KEYS, keys, lists, orderRecordKeyOf } from '../../shared/dynamo/keys.js';
-import { orderFrom, orderOrNothing } from '../../shared/entities/order.js';
-import { orderCancellationItem } from '../../shared/entities/order-cancellation.js';
-import { syncJobFrom, syncJobItem, syncJobOrNothing } from '../../shared/entities/sync-job.js';
+import { syncJobOrNothing } from '../../shared/order/items.js';
+import { orderFrom, orderOrNothing } from '../../shared/order/order.js';
+import { orderCancellationItem } from '../../shared/order/order-cancellation.js';
+import { syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
 import {
   type UnroutedOrder,
   unroutedLinesAttribute,
@@ -10,7 +11,7 @@ import {
   unroutedOrderFrom,
   unroutedOrderItem,
   unroutedOrderMarkItem,
-} from '../../shared/entities/unrouted-order.js';
+} from '../../shared/order/unrouted-order.js';
 import { newSyncJob } from '../../shared/sync-jobs/create.js';
 
 /** CONTRACT.md §10.8: which items route nowhere and why, and the records that keep them. */

@@ -1,6 +1,7 @@
 import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
+import { tagOf } from './tag.js';
 
 /**
  * The order cancellation entity (CONTRACT.md §10.4): an `orders/cancelled` that arrived before its
@@ -17,17 +18,16 @@ export interface OrderCancellation {
   expiresAt: number;
 }
 
-/** The attribute that tells this item from a job at the same key. */
+/** When the order was cancelled (items written before the tag also told this kind apart by it: items.ts). */
 const MARK = 'orderCancelledAt';
 
 export const orderCancellationItem = (cancellation: OrderCancellation): Item => ({
   ...keys.syncJob(cancellation.firstJobId),
+  ...tagOf('orderCancellation'),
   [MARK]: cancellation.cancelledAt,
   ...(cancellation.reason === null ? {} : { cancelReason: cancellation.reason }),
   expiresAt: cancellation.expiresAt,
 });
-
-export const isOrderCancellation = (item: Item) => typeof item[MARK] === 'string';
 
 export const orderCancellationFrom = (firstJobId: string, item: Item): OrderCancellation => {
   const read = attributes(item, 'order cancellation');

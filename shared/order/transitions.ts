@@ -1,12 +1,16 @@
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
-import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from '../entities/sync-job.js';
+import type { FulfillmentStatus } from './fulfillment-entry.js';
+import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from './sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
  * the states it may start from, the state it ends in, and whether it sends the job a new message.
  * Every conditional update of a job is built from this table by `moveUpdate`, so "which moves are
- * legal?" has one answer, here.
+ * legal?" has one answer, here. Its fulfillment entries' moves are the same table's other half
+ * (`ENTRY_MOVES`), and every update of the job item, a move of the job or of an entry, is built by
+ * the one `JobUpdate` below.
  *
  * Generations: a job's messages carry its `generation`, and every move is conditional on it. A
  * move that sends a fresh message (`newMessage`) takes the next generation, which makes every
@@ -21,7 +25,7 @@ export interface MoveRule {
 }
 
 /** Who makes each move, and when, is in the comments (docs/design.md has the same table). */
-export const MOVES = {
+const JOB_MOVES = {
   /** Orders webhook: one job per supplier of an order. */
   create: { from: [], to: 'pending', newMessage: true },
   /** Worker, on receiving the message (attempts + 1); `processing` too: a worker that died mid-job left it so. */
@@ -59,6 +63,55 @@ export const MOVES = {
   /** Worker: the supplier refused to cancel (it has shipped, 422): the job stays completed. */
   declineCancel: { from: ['completed'], to: 'completed', newMessage: false },
 } as const satisfies Record<string, MoveRule>;
+
+/**
+ * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (`MOVES`, above:
+ * the other half of one table): the states each may start from (`null`: no entry yet) and
+ * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
+ * nothing. `delivered` moves on only by what the supplier says next (new tracking, a cancellation):
+ * a late or duplicate message never undoes a delivery; `ignored` and `cancelled` are final.
+ */
+export interface EntryMoveRule {
+  from: readonly (FulfillmentStatus | null)[];
+  to: FulfillmentStatus | null;
+}
+
+const FULFILLMENT_ENTRY_MOVES = {
+  /**
+   * Fulfillments webhook (create or update), or a kept fulfillment released: a new entry, a
+   * redelivery that re-arms one not delivered yet, an update with new tracking or a cancellation.
+   */
+  accept: { from: [null, 'pending', 'failed', 'dead', 'delivered'], to: 'pending' },
+  /** Fulfillments webhook: a new parcel with nothing of the job left to ship; final. */
+  ignore: { from: [null], to: 'ignored' },
+  /** Worker: the reseller's platform has the fulfillment. */
+  deliver: { from: ['pending', 'failed', 'dead'], to: 'delivered' },
+  /** Worker: a failure that may heal; SQS brings the message back. */
+  fail: { from: ['pending', 'failed', 'dead'], to: 'failed' },
+  /** Worker (refused, throttled past the budget), DLQ handler (receives used up), reconciler. */
+  kill: { from: ['pending', 'failed', 'dead'], to: 'dead' },
+  /** Worker: the reseller's platform answered 429; the entry waits for its fresh message. */
+  defer: { from: ['pending', 'failed', 'dead'], to: null },
+  /** Reconciler: the entry stayed past its lease, its message presumed lost. */
+  resend: { from: ['pending', 'failed'], to: 'pending' },
+  /** Worker: the supplier voided the parcel, and the reseller's fulfillment of it is cancelled; final. */
+  cancel: { from: ['pending', 'failed', 'dead'], to: 'cancelled' },
+} as const satisfies Record<string, EntryMoveRule>;
+
+/**
+ * The one transition table of the job item: the job's moves and its fulfillment entries' (two work
+ * items that share one item, and so one update builder and one re-read loop: store.ts).
+ */
+export const TRANSITIONS = { job: JOB_MOVES, entry: FULFILLMENT_ENTRY_MOVES } as const;
+
+export const MOVES = TRANSITIONS.job;
+export const ENTRY_MOVES = TRANSITIONS.entry;
+
+export type EntryMove = keyof typeof ENTRY_MOVES;
+
+/** Whether `move` may start from an entry in `status` (undefined: the job has no such entry). */
+export const canMoveEntry = (move: EntryMove, status: FulfillmentStatus | undefined) =>
+  (ENTRY_MOVES[move].from as readonly (FulfillmentStatus | null)[]).includes(status ?? null);
 
 export type MoveName = Exclude<keyof typeof MOVES, 'create'>;
 
@@ -128,7 +181,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   const index = movesIndexes(rule, job);
   const generation = rule.newMessage ? job.generation + 1 : job.generation;
 
-  const update = new UpdateBuilder().setAttributes({
+  const update = new JobUpdate().setAttributes({
     status: rule.to,
     updatedAt: request.at,
     ...(rule.newMessage ? { generation } : {}),
@@ -153,3 +206,52 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
   return { ...parts, ConditionExpression, generation };
 };
+
+/**
+ * The one update builder of the job item (the table's UpdateBuilder, dynamo/update.ts), for a move
+ * of the job (`moveUpdate`) and of one of its entries: `#fid` names the entry an update is about,
+ * `#<field>` its fields, `#f1`, `#f2`… other entries of the job. `sourceFulfillmentId` undefined:
+ * an update of the job alone, which names no `fulfillments` (DynamoDB refuses unused names).
+ */
+export class JobUpdate extends UpdateBuilder {
+  constructor(readonly sourceFulfillmentId?: string) {
+    super();
+    if (sourceFulfillmentId !== undefined) this.name('fulfillments');
+  }
+
+  /** An update about the job's entries as a whole (no one entry): `#fulfillments` declared. */
+  static ofEntries() {
+    return new JobUpdate('');
+  }
+
+  /** `#fulfillments.#fid`: the entry the update is about (named only when used: DynamoDB refuses unused names). */
+  get path() {
+    return `#fulfillments.${this.name(this.sourceFulfillmentId ?? '', '#fid')}`;
+  }
+
+  /** `<entry>.#<field>` */
+  field(field: string) {
+    return `${this.path}.${this.name(field)}`;
+  }
+
+  /** `#fulfillments.#fN` for another entry of the job. */
+  other(sourceFulfillmentId: string) {
+    return `#fulfillments.${this.name(sourceFulfillmentId, `#f${Object.keys(this.names).length}`)}`;
+  }
+
+  /** `<entry>.#<field> = :<field>` for each field. */
+  setFields(fields: Record<string, unknown>) {
+    for (const [field, v] of Object.entries(fields)) this.set(this.field(field), field, v);
+    return this;
+  }
+
+  /** The UpdateItem's parts for the job's item. */
+  of(jobId: string) {
+    return this.build(syncJobKey(jobId));
+  }
+
+  /** The same, as an item of a transaction. */
+  inTransaction(jobId: string) {
+    return { Update: { TableName: TABLE(), ...this.of(jobId) } };
+  }
+}

@@ -1,9 +1,8 @@
 import type { UnroutedLine } from '../domain/routing.js';
-import { jobIdOfPartition } from '../dynamo/keys.js';
-import { type Item, keyOf } from '../dynamo/table.js';
-import { isOrderCancellation } from './order-cancellation.js';
-import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobFrom } from './sync-job.js';
-import { isUnroutedOrder, type UnroutedOrder, unroutedOrderFrom } from './unrouted-order.js';
+import type { Item } from '../dynamo/table.js';
+import { type OrderRecord, orderRecordFrom } from './items.js';
+import type { ReceivedVia, StoredOrder, SyncJob } from './sync-job.js';
+import type { UnroutedOrder } from './unrouted-order.js';
 
 /**
  * A reseller order as the service saw it (CONTRACT.md §10.8), read from its record at its first
@@ -63,11 +62,13 @@ export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
  * The order an item at a first job's key records, or undefined: an order cancellation kept for an
  * order that has not arrived, or a job that is not an order's first (it is not an order's record).
  */
-export const orderOrNothing = (item: Item): Order | undefined => {
-  if (isUnroutedOrder(item)) return orderOfUnrouted(unroutedOrderFrom(jobIdOfPartition(keyOf(item)), item));
-  if (isOrderCancellation(item)) return undefined;
-  const job = syncJobFrom(item);
-  return job.orderJobIds ? orderOfJob(job) : undefined;
+export const orderOrNothing = (item: Item): Order | undefined => orderOfRecord(orderRecordFrom(item));
+
+/** The order a record at a first job's key is, or undefined (a cancellation kept, a job not its order's first). */
+export const orderOfRecord = (record: OrderRecord): Order | undefined => {
+  if (record.kind === 'unroutedOrder') return orderOfUnrouted(record.order);
+  if (record.kind === 'orderCancellation') return undefined;
+  return record.job.orderJobIds ? orderOfJob(record.job) : undefined;
 };
 
 /** The order of an item of a list of orders, whose entries are all order records. */

@@ -17,8 +17,8 @@ import {
 import type { Item } from '../dynamo/table.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './fulfillment-entry.js';
-import { isOrderCancellation } from './order-cancellation.js';
-import { isUnroutedOrder, unroutedLinesAttribute, unroutedLinesFrom } from './unrouted-order.js';
+import { tagOf } from './tag.js';
+import { unroutedLinesAttribute, unroutedLinesFrom } from './unrouted-order.js';
 
 /**
  * The sync job entity: the record, its item's key, every index entry it carries in each state,
@@ -42,7 +42,7 @@ export interface SyncJob {
   /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
   resellerShopDomain: string;
   /**
-   * Where the reseller order is kept (shared/entities/order-body.ts): its compressed raw body inline,
+   * Where the reseller order is kept (shared/order/order-body.ts): its compressed raw body inline,
    * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
    * an item written without one (never by this service): the worker makes such a job dead.
    */
@@ -175,6 +175,7 @@ const present = (attributes: Record<string, string | null>) =>
  */
 export const syncJobItem = (job: SyncJob): Item => ({
   ...syncJobKey(job.id),
+  ...tagOf('job'),
   ...indexEntry('lists', lists.syncJobs(job.ownerId), listSortKey(job.createdAt, job.id)),
   ...indexChanges({ ...job, status: null }, job.status).set,
   // No `id`: the key holds it (jobIdOfPartition), and every byte of the item is paid again on each write.
@@ -260,7 +261,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
 /**
  * The index attributes of a sync job item, and how each state move changes them: the one answer
  * to "which index entries does this write touch?". Job creation (shared/sync-jobs/create.ts) and every move
- * (state-machine.ts) take their index attributes from `indexChanges`, so no write can forget one.
+ * (transitions.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
  * - For life, from creation: its owner's list (GSI1, whose keys `syncJobItem` writes) and its reseller
@@ -391,6 +392,12 @@ export const syncJobIndexEntries = (job: SyncJob): Record<string, string> => {
   };
 };
 
+/**
+ * A wait's or a stall's attributes (re-sends, its end, a throttled run), on the job and on each of
+ * its fulfillment entries alike: dropped when the work item ends, starts over or makes progress.
+ */
+export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
+
 /** What every log line about a job carries once the job is read. */
 export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'>) => ({
   jobId: job.id,
@@ -399,14 +406,6 @@ export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'ext
 });
 
 // ---------- ids
-
-/**
- * The job at a job's key, or undefined for another item kind kept at a first job's key: the order
- * cancellation that came before its order (order-cancellation.ts), the record of an order none of
- * whose items routes (unrouted-order.ts).
- */
-export const syncJobOrNothing = (item: Item): SyncJob | undefined =>
-  isOrderCancellation(item) || isUnroutedOrder(item) ? undefined : syncJobFrom(item);
 
 /**
  * The id of a job item, or of its index entry (every index carries the table's keys): its key's.

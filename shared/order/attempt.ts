@@ -1,7 +1,7 @@
 /**
  * A sync job's attempt history (CONTRACT.md §6, `GET /v1/sync_jobs/{id}/attempts`): what each try
  * to place the order came to, so an on-call engineer sees why a job is where it is without a log.
- * It lives on the job item and is written by the very update that moves the job (state-machine.ts),
+ * It lives on the job item and is written by the very update that moves the job (transitions.ts),
  * so it costs no write of its own; that is why it is kept short: at most MAX_KEPT_ATTEMPTS entries,
  * throttled attempts in a row folded into one with a `count`, and stored with one-letter keys
  * (every byte of the job item is paid again by each of its writes).

@@ -1,13 +1,12 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { syncJobId } from '../core/ids.js';
 import type { JsonText } from '../domain/json-text.js';
-import { type ResellerLineItem, readResellerOrder } from '../domain/reseller-order.js';
+import { type OrderReading, type ResellerLineItem, readResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
-import { dynamo } from '../dynamo/client.js';
 import { keys } from '../dynamo/keys.js';
-import { type Item, TABLE } from '../dynamo/table.js';
+import { type Item, queryPartition } from '../dynamo/table.js';
 import type { StoredOrder, SyncJob } from './sync-job.js';
+import { tagOf } from './tag.js';
 
 /**
  * The order body entity: how an accepted order is kept (docs/hostile-input.md, "Storing an
@@ -54,20 +53,24 @@ export const splitParts = (compressed: Buffer): Buffer[] => {
 
 export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer): Item => ({
   ...keys.orderBodyPart(firstJobId, n),
+  ...tagOf('bodyPart'),
   body: bytes,
 });
 
-/** The compressed body from its parts; consistent reads, since the worker may run right after the write. */
+/**
+ * The compressed body from its parts, all in one consistent Query of the order's partition (the
+ * worker may run right after the write).
+ */
 export const readBodyParts = async (firstJobId: string, parts: number): Promise<Buffer> => {
-  const read = Array.from({ length: parts }, async (_, n) => {
-    const out = await dynamo.send(
-      new GetCommand({ TableName: TABLE(), Key: keys.orderBodyPart(firstJobId, n), ConsistentRead: true }),
-    );
-    const body = out.Item?.body;
-    if (!(body instanceof Uint8Array)) throw new Error(`order body part ${n} of ${firstJobId} is missing`);
-    return body;
-  });
-  return Buffer.concat(await Promise.all(read));
+  const { PK, SKPrefix } = keys.orderBodyParts(firstJobId);
+  const found = new Map((await queryPartition(PK, SKPrefix)).map((item) => [String(item.SK), item.body]));
+  return Buffer.concat(
+    Array.from({ length: parts }, (_, n) => {
+      const body = found.get(keys.orderBodyPart(firstJobId, n).SK);
+      if (!(body instanceof Uint8Array)) throw new Error(`order body part ${n} of ${firstJobId} is missing`);
+      return body;
+    }),
+  );
 };
 
 /**
@@ -98,7 +101,10 @@ export class UnplaceableOrderError extends Error {
 
 /** The reseller order's raw JSON, however the job keeps it. */
 export const orderText = (job: SyncJob): Promise<string> =>
-  storedOrderText(job.order, syncJobId(job.resellerStoreId, job.externalOrderId, 0), job.externalOrderId);
+  storedOrderText(job.order, firstJobIdOf(job), job.externalOrderId);
+
+const firstJobIdOf = (job: Pick<SyncJob, 'resellerStoreId' | 'externalOrderId'>) =>
+  syncJobId(job.resellerStoreId, job.externalOrderId, 0);
 
 /**
  * The reseller order's raw JSON, however its record keeps it: inline, in parts beside its first
@@ -114,6 +120,52 @@ export const storedOrderText = async (
   if ('parts' in order) return decompressBody(await readBodyParts(firstJobId, order.parts));
   return JSON.stringify({ id: externalOrderId, ...order.legacy });
 };
+
+// ---------- the stored order, parsed once
+
+/** Readings kept: an invocation reads one order (a poll, a batch of messages: a few). */
+const KEPT_READINGS = 16;
+const readings = new Map<string, Promise<OrderReading | undefined>>();
+
+/**
+ * The stored order, read (decompressed, its parts fetched) and parsed once per invocation for every
+ * leg that needs it (its lines, the supplier order, an edit's comparison, the unrouted items): a
+ * stored order is written once with its record and never changed, so a reading stays right.
+ * Undefined when nothing readable is stored (`UnplaceableOrderError`: no order).
+ */
+export const storedOrderReading = (
+  order: StoredOrder | null,
+  firstJobId: string,
+  externalOrderId: string,
+  /** The body's parts when the caller read them with the order's record (store.ts `loadOrderPartition`). */
+  parts?: Buffer,
+): Promise<OrderReading | undefined> => {
+  if (!order) return Promise.resolve(undefined);
+  // An inline body (or an older map) is its own key; parts are the order's, written once.
+  const form =
+    'body' in order
+      ? Buffer.from(order.body).toString('base64')
+      : 'parts' in order
+        ? `parts ${order.parts}`
+        : JSON.stringify(order.legacy);
+  const key = `${firstJobId}|${form}`;
+  const kept = readings.get(key);
+  if (kept) return kept;
+  const text =
+    parts && 'parts' in order
+      ? Promise.resolve(decompressBody(parts))
+      : storedOrderText(order, firstJobId, externalOrderId);
+  const reading = text.then(readResellerOrder);
+  readings.set(key, reading);
+  // A failed read is not kept: the next leg tries again.
+  reading.catch(() => readings.delete(key));
+  const oldest = readings.keys().next();
+  if (readings.size > KEPT_READINGS && !oldest.done) readings.delete(oldest.value);
+  return reading;
+};
+
+/** The job's order, parsed once (`storedOrderReading`). */
+export const jobOrderReading = (job: SyncJob) => storedOrderReading(job.order, firstJobIdOf(job), job.externalOrderId);
 
 /** One reseller line item a job carries, as the stored order and the placed order tell it (CONTRACT.md §10.1). */
 export interface JobLine {
@@ -145,15 +197,8 @@ export const textOf = (value: JsonText | null): string | null => {
  * lines starts from: its lines as shown, as a lookup compares them, as a parcel ships them.
  */
 export const jobItems = async (job: SyncJob): Promise<ResellerLineItem[] | undefined> => {
-  let text: string;
-  try {
-    text = await orderText(job);
-  } catch (error) {
-    if (error instanceof UnplaceableOrderError) return undefined;
-    throw error;
-  }
-  const reading = readResellerOrder(text);
-  return reading.ok ? itemsOfVendorTag(reading.order.lineItems, job.vendorTag) : undefined;
+  const reading = await jobOrderReading(job);
+  return reading?.ok ? itemsOfVendorTag(reading.order.lineItems, job.vendorTag) : undefined;
 };
 
 /**

@@ -2,6 +2,7 @@ import { UNROUTED_REASONS, type UnroutedLine } from '../domain/routing.js';
 import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
+import { tagOf } from './tag.js';
 
 /**
  * The unrouted order entity (CONTRACT.md §10.8): the record of an order none of whose items routes
@@ -27,13 +28,12 @@ export interface UnroutedOrder {
   order: { body: Uint8Array } | { parts: number };
 }
 
-/** The attribute that tells this item from a job or an order cancellation at the same key. */
+/** When the order was received (items written before the tag also told this kind apart by it: items.ts). */
 const MARK = 'unroutedOrderAt';
-
-export const isUnroutedOrder = (item: Item) => typeof item[MARK] === 'string';
 
 export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   ...keys.syncJob(order.firstJobId),
+  ...tagOf('unroutedOrder'),
   ...indexEntry(
     'resourceLists',
     lists.storeOrders(order.resellerStoreId),
@@ -81,6 +81,7 @@ export const unroutedOrderMarkItem = (mark: {
   receivedAt: string;
 }): Item => ({
   ...keys.unroutedOrderMark(mark.firstJobId),
+  ...tagOf('unroutedMark'),
   ...indexEntry(
     'resourceLists',
     lists.storeUnroutedOrders(mark.resellerStoreId),
