@@ -225,3 +225,9 @@ export const inFlight = {
   /** The sort-key prefix of one owner's entries. */
   ownerPrefix: (ownerId: string) => `${ownerId}#`,
 };
+
+/**
+ * A source store's shop's pace (docs/design.md, "A pace per supplier"): one small item per supplier
+ * shop domain, written only once the shop has throttled a call, shared by every source store on it.
+ */
+export const supplierPaceKey = (shopDomain: string): Key => ({ PK: `PACE#${shopDomain}`, SK: 'PACE' });

@@ -1,0 +1,58 @@
+import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
+
+/**
+ * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
+ * has not throttled a call lately costs one eventually consistent read and no write; a hot one
+ * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away is held
+ * back to it (the runner's hold.ts) rather than calling into a 429.
+ */
+
+/** The longest a try waits in process for its slot: cheaper than a message, a claim and a hold. */
+export const WAIT_IN_PROCESS_MS = 1_500;
+
+const sleepUntil = (at: number) => {
+  const ms = Math.min(WAIT_IN_PROCESS_MS, at - Date.now());
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined;
+};
+
+/** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
+export interface PaceTurn {
+  pace?: SupplierPace;
+  holdUntil?: number;
+}
+
+/**
+ * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message holds
+ * (`slotAt`); else at the slot the pace gives it, waited for in process when it is close.
+ */
+export const takeTurn = async (shopDomain: string, slotAt: number | undefined): Promise<PaceTurn> => {
+  if (slotAt !== undefined) {
+    await sleepUntil(slotAt);
+    return {};
+  }
+  const pace = await readPace(shopDomain);
+  if (!pace) return {};
+  const slot = await takeSlot(shopDomain, pace);
+  if (slot === undefined) return {};
+  if (slot - Date.now() > WAIT_IN_PROCESS_MS) return { pace, holdUntil: slot };
+  await sleepUntil(slot);
+  return { pace };
+};
+
+/**
+ * A create the shop throttled (429, `throttleOf`): the shop turns hot, its pace takes the rate the
+ * platform states, or, without one, slows down (supplier-pace.ts).
+ */
+export const learnFrom = async (
+  shopDomain: string,
+  turn: PaceTurn,
+  throttle: { retryAfterSeconds: number; ratePerSecond?: number },
+) => {
+  const now = Date.now();
+  await learnThrottle(shopDomain, {
+    reopensAt: now + throttle.retryAfterSeconds * 1000,
+    statedIntervalMs: throttle.ratePerSecond ? 1000 / throttle.ratePerSecond : undefined,
+    fallbackIntervalMs: throttle.retryAfterSeconds * 1000,
+    pacedAt: turn.pace,
+  });
+};
