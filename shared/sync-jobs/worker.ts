@@ -112,8 +112,11 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   throttledSince: ({ job }) => job.throttledSince ?? undefined,
   end: giveUp,
   defer: async (attempt, delaySeconds, reason, error) => {
-    const deferred = await deferJob(attempt.item.job, delaySeconds, ended(attempt, 'throttled', 429, reason));
-    await learnThrottled(attempt, error);
+    // The pace learns at the same time: every call the shop receives meanwhile is one more 429.
+    const [deferred] = await Promise.all([
+      deferJob(attempt.item.job, delaySeconds, ended(attempt, 'throttled', 429, reason)),
+      learnThrottled(attempt, error),
+    ]);
     return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
   },
   holdBack: async (attempt, delaySeconds) => {
