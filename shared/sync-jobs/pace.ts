@@ -39,7 +39,8 @@ export interface PaceTurn {
 
 /**
  * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message holds
- * (`slotAt`), unless it came too late for it; else at the slot the pace gives it, waited for in process when it is close.
+ * (`slotAt`), unless it came too late for it; else at the slot the pace gives it, waited for in
+ * process when it is close.
  */
 export const takeTurn = async (shopDomain: string, slotAt: number | undefined): Promise<PaceTurn> => {
   if (slotAt !== undefined && Date.now() - slotAt <= LATE_MS) {

@@ -40,7 +40,7 @@ describe('a burst of orders into a slow supplier', () => {
     }
   };
 
-  it(`places ${ORDERS} orders at ${PER_SECOND} calls a second: none dead, none doubled, calls <= 1.05 x orders`, async () => {
+  it(`places ${ORDERS} orders at ${PER_SECOND} a second: none dead, none doubled, calls <= 1.05 x orders`, async () => {
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Slow' });
     const simUrl = service.runtime.simulator!.url;

@@ -94,7 +94,7 @@ describe('a create’s turn', () => {
     expect(turn.holdUntil).toBe(nextAt);
   });
 
-  it('calls at the slot its message holds, without reading the pace; a slot come too late takes a fresh one', async () => {
+  it('calls at the slot its message holds, without a read; a slot come too late takes a fresh one', async () => {
     expect(await takeTurn('hot.example', Date.now())).toEqual({});
     expect(dynamo.calls()).toHaveLength(0);
 
