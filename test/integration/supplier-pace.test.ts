@@ -1,4 +1,4 @@
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { allJobsOf, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -27,18 +27,7 @@ describe('a burst of orders into a slow supplier', () => {
   }, 90_000);
   afterAll(() => service?.stop());
 
-  /** The statuses of a reseller store's jobs, through the API's pages. */
-  const jobsOf = async (resellerStoreId: string) => {
-    const jobs: any[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const query = `reseller_store_id=${resellerStoreId}&limit=100${after ? `&starting_after=${after}` : ''}`;
-      const page = (await api().get(`/v1/sync_jobs?${query}`)).body;
-      jobs.push(...page.data);
-      if (!page.has_more) return jobs;
-      after = page.data.at(-1).id;
-    }
-  };
+  const jobsOf = (resellerStoreId: string) => allJobsOf(api(), resellerStoreId);
 
   it(`places ${ORDERS} orders at ${PER_SECOND} a second: none dead, none doubled, calls <= 1.05 x orders`, async () => {
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
