@@ -79,10 +79,16 @@ const giveUp = async (deps: Deps, attempt: JobAttempt, reason: string, status: n
     shop: await shopOf(deps, attempt),
   });
 
-/** A create throttled: its shop's pace learns of it (a lookup throttled teaches nothing: it took no turn). */
+/**
+ * A create throttled: its shop's pace learns of it (a lookup throttled teaches nothing: it took no
+ * turn). Best effort: the deferral beside it must send its message whatever the pace's write does.
+ */
 const learnThrottled = async ({ item }: JobAttempt, error: unknown) => {
   const throttle = throttleOf(error);
-  if (item.turn && item.source && throttle) await learnFrom(item.source.shopDomain, item.turn, throttle);
+  if (!item.turn || !item.source || !throttle) return;
+  await learnFrom(item.source.shopDomain, item.turn, throttle).catch((failure: Error) =>
+    logger.error("the supplier's pace could not learn of a 429", failure),
+  );
 };
 
 /**
