@@ -31,6 +31,12 @@ const sleepUntil = (at: number) => {
  */
 export const STATED_RATE_MARGIN = 1.05;
 
+/**
+ * This container's learning under way, by shop: the other records of its batch, in flight beside the
+ * one throttled, read the pace once it is written rather than call into the same empty bucket.
+ */
+const learning = new Map<string, Promise<unknown>>();
+
 /** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
 export interface PaceTurn {
   pace?: SupplierPace;
@@ -47,6 +53,7 @@ export const takeTurn = async (shopDomain: string, slotAt: number | undefined): 
     await sleepUntil(slotAt);
     return {};
   }
+  await learning.get(shopDomain)?.catch(() => undefined);
   const pace = await readPace(shopDomain);
   if (!pace) return {};
   const slot = await takeSlot(shopDomain, pace);
@@ -66,10 +73,16 @@ export const learnFrom = async (
   throttle: { retryAfterSeconds: number; ratePerSecond?: number },
 ) => {
   const now = Date.now();
-  await learnThrottle(shopDomain, {
+  const learnt = learnThrottle(shopDomain, {
     reopensAt: now + throttle.retryAfterSeconds * 1000,
     statedIntervalMs: throttle.ratePerSecond ? (1000 / throttle.ratePerSecond) * STATED_RATE_MARGIN : undefined,
     fallbackIntervalMs: throttle.retryAfterSeconds * 1000,
     pacedAt: turn.pace,
   });
+  learning.set(shopDomain, learnt);
+  try {
+    await learnt;
+  } finally {
+    if (learning.get(shopDomain) === learnt) learning.delete(shopDomain);
+  }
 };
