@@ -10,7 +10,8 @@ import { sendWork } from './queue.js';
  * later than the try can wait for: the kind puts it back under a new generation without counting a
  * try, and one fresh message, delayed to the slot's second, holds the slot (`slotAt`), so the next
  * try calls at that time without taking another. A fresh message rather than a visibility change:
- * it does not count towards `maxReceiveCount`. A wait past SQS's 15 minutes carries `notBefore`.
+ * it does not count towards `maxReceiveCount`. A wait past SQS's 15 minutes carries `notBefore`, a
+ * second before the slot.
  */
 export const holdBack = async <M extends WorkMessage, I>(
   kind: WorkKind<M, I>,
@@ -22,7 +23,9 @@ export const holdBack = async <M extends WorkMessage, I>(
   const delaySeconds = Math.floor(waitMs / 1000);
   const message = await kind.holdBack(attempt, Math.ceil(waitMs / 1000));
   if (message) {
-    const held = { ...message, slotAt, ...(delaySeconds > MAX_DEFERRAL_SECONDS ? { notBefore: slotAt } : {}) };
+    // A wait past 15 minutes is sent on until a second before the slot, so its last hop is not late for it.
+    const notBefore = delaySeconds > MAX_DEFERRAL_SECONDS ? { notBefore: slotAt - 1000 } : {};
+    const held = { ...message, slotAt, ...notBefore };
     await sendWork(kind.queueUrl(), [held], delaySeconds);
   }
   logger.info(`${kind.words.item} held back for its supplier's pace`, { delaySeconds, held: !!message });

@@ -121,3 +121,18 @@ describe('holding a work item back for its slot', () => {
     expect(JSON.parse(sent.MessageBody!)).toEqual({ jobId: 'sj_1', generation: 4, slotAt });
   });
 });
+
+describe('holding a work item back past SQS’s 15 minutes', () => {
+  it('carries notBefore a second before its slot, so the last hop of the early re-sends is not late', async () => {
+    const kind = {
+      words: { item: 'sync job' },
+      queueUrl: () => 'https://sqs/sync',
+      holdBack: jest.fn().mockResolvedValue({ jobId: 'sj_1', generation: 4 }),
+    } as unknown as WorkKind<Held, unknown>;
+    const slotAt = Date.now() + 3_600_000;
+    await holdBack(kind, {} as Attempt<Held, unknown>, slotAt);
+    const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
+    expect(sent.DelaySeconds).toBe(900);
+    expect(JSON.parse(sent.MessageBody!)).toEqual({ jobId: 'sj_1', generation: 4, slotAt, notBefore: slotAt - 1000 });
+  });
+});
