@@ -8,13 +8,14 @@ import { eventLists } from '../dynamo/keys.js';
 import { type Item, isConditionFailure, keyOf, queryIndex, TABLE, updateSet } from '../dynamo/table.js';
 import type { Actor } from '../entities/audit-entry.js';
 import { EVENT_RETENTION_SECONDS } from '../entities/event.js';
-import { failedDeliveryAttribute } from '../entities/event-delivery.js';
+import { eventDeliveryFrom, failedDeliveryAttribute } from '../entities/event-delivery.js';
+import { type DeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { findEndpoint } from './endpoints.js';
 
 /**
  * `POST /v1/webhook_endpoints/{id}/recover` (CONTRACT.md §14): every delivery to the endpoint that
- * `failed`, of an event created since `since`, is `pending` again, due now, for the delivery pipeline
- * to send; it leaves the endpoint's failed list. Reads that list (GSI7) from `since`: the cost grows
+ * `failed`, of an event created since `since`, is `pending` again, due now, and its message is sent
+ * to the delivery queue; it leaves the endpoint's failed list. Reads that list (GSI7) from `since`: the cost grows
  * with the failed deliveries recovered, never with the events delivered.
  */
 export const recoverEndpoint = async (owner: Owner, id: string, since: string, actor: Actor) => {
@@ -32,7 +33,10 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
       limit: 100,
       exclusiveStartKey: startKey,
     });
-    for (const entry of page) if (await requeue(keyOf(entry))) recovered++;
+    const requeued = (await Promise.all(page.map((entry) => requeue(keyOf(entry))))).filter((m) => m !== undefined);
+    // Their messages: the delivery pipeline sends each again, due now.
+    await sendDeliveries(requeued);
+    recovered += requeued.length;
     startKey = page.length === 100 ? page.at(-1) : undefined;
   } while (startKey);
   const entry = auditPut({
@@ -46,11 +50,14 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
   return { endpoint, since, deliveries: recovered };
 };
 
-/** One failed delivery made pending again, unless it has moved meanwhile (a send that succeeded). */
-const requeue = async (key: { PK: string; SK: string }) => {
+/**
+ * One failed delivery made pending again, unless it has moved meanwhile (a send that succeeded):
+ * the message of its next try, or undefined.
+ */
+const requeue = async (key: { PK: string; SK: string }): Promise<DeliveryMessage | undefined> => {
   const update = updateSet({ status: 'pending', nextAttemptAt: now() }, [failedDeliveryAttribute]);
   try {
-    await dynamo.send(
+    const out = await dynamo.send(
       new UpdateCommand({
         TableName: TABLE(),
         Key: key,
@@ -58,11 +65,13 @@ const requeue = async (key: { PK: string; SK: string }) => {
         ConditionExpression: '#st = :failed',
         ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#st': 'status' },
         ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':failed': 'failed' },
+        ReturnValues: 'ALL_NEW',
       }),
     );
-    return true;
+    const delivery = eventDeliveryFrom(out.Attributes!);
+    return { eventId: delivery.eventId, endpointId: delivery.endpointId, attempts: delivery.attempts };
   } catch (error) {
-    if (isConditionFailure(error)) return false;
+    if (isConditionFailure(error)) return undefined;
     throw error;
   }
 };

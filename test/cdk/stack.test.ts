@@ -41,6 +41,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   fulfillmentDlq: 'FulfillmentDlq',
   poll: 'PollQueue',
   pollDlq: 'PollDlq',
+  delivery: 'DeliveryQueue',
+  deliveryDlq: 'DeliveryDlq',
 };
 
 interface FunctionEntry {
