@@ -119,8 +119,11 @@ const idempotent = (access: Access): Access => ({
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
 });
 
-/** A webhook endpoint's signing secret, encrypted on creation and rotation (never decrypted by the API). */
-const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt'], fields: ['endpointSecret'] };
+/**
+ * A webhook endpoint's signing secret, encrypted on creation and rotation; decrypted only to replay
+ * an answer kept for an `Idempotency-Key`, which holds it encrypted (shared/http/idempotency.ts).
+ */
+const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt', 'Decrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
 const ROTATE_CREDENTIALS = idempotent({

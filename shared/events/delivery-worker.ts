@@ -10,7 +10,6 @@ import { getItem } from '../dynamo/table.js';
 import { type Event, eventFrom, eventKey } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
-import { presentEvent } from '../http/present.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
@@ -19,11 +18,16 @@ import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
 import { signingSecrets } from './endpoints.js';
 import type { PostWebhook } from './webhook-sender.js';
 
-/** What a delivery needs: the cipher of the signing secrets, the resolver the URL rules use, the POST. */
+/**
+ * What a delivery needs: the cipher of the signing secrets, the resolver the URL rules use, the POST,
+ * and the event as the API shows it (shared/http/present.ts' `presentEvent`: the body is what
+ * `GET /v1/events/{id}` answers, and use cases do not import the HTTP layer).
+ */
 export interface DeliveryDeps {
   cipher: SecretCipher;
   resolve: Resolve;
   post: PostWebhook;
+  present: (event: Event) => Record<string, unknown>;
 }
 
 /** A delivery in the runner's hands: the delivery as claimed, its event and its endpoint. */
@@ -116,7 +120,7 @@ const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
     logger.warn('event delivery refused by the URL rules', { problem });
     return null;
   }
-  const body = JSON.stringify(presentEvent(event));
+  const body = JSON.stringify(deps.present(event));
   const secrets = await signingSecrets(deps, endpoint);
   const headers = signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets });
   return deps.post(endpoint.url, body, headers);

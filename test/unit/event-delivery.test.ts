@@ -11,6 +11,7 @@ import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities
 import { type DeliveryDeps, nextAttemptAfter, processDeliveryMessage } from '../../shared/events/delivery-worker.js';
 import { DISABLED_REASON } from '../../shared/events/endpoint-health.js';
 import { postWebhook } from '../../shared/events/webhook-sender.js';
+import { presentEvent } from '../../shared/http/present.js';
 
 /** The delivery worker (shared/events/delivery-worker.ts) over mocked clients, with its POST and resolver swapped. */
 
@@ -55,6 +56,7 @@ const deps: DeliveryDeps = {
   cipher: { encrypt: async (text) => text, decrypt: async (text) => text },
   resolve,
   post,
+  present: presentEvent,
 };
 
 const stored = (attempts: number, endpoint: WebhookEndpoint) => {
