@@ -1,12 +1,13 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { main as events } from '../../bin/events.js';
 import { newId } from '../../shared/core/ids.js';
 import { getItem, transactWrite } from '../../shared/dynamo/table.js';
 import { type EventType, eventFrom, eventKey } from '../../shared/entities/event.js';
 import { eventWrites } from '../../shared/events/events.js';
 import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
-import { scanAll, startService, type TestService } from './support.js';
+import { scanAll, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually } from './webhooks.js';
 
 /**
@@ -200,5 +201,36 @@ describe('idempotent answers that carry a secret', () => {
     const rotatedAgain = await A().post(`/v1/webhook_endpoints/${created.body.id}/rotate_secret`, undefined, rotateKey);
     expect(rotatedAgain.body).toEqual(rotated.body);
     await cleanUp(created.body.id);
+  });
+});
+
+describe('npm run events', () => {
+  const cli = async (...argv: string[]) => {
+    const out: string[] = [];
+    const err: string[] = [];
+    const env = { API_URL: service.runtime.apiUrl, API_KEY: TEST_KEYS.owner_a };
+    const code = await events(argv, { out: (line) => out.push(line), err: (line) => err.push(line), env });
+    return { code, out: out.join('\n'), err: err.join('\n') };
+  };
+
+  it('creates, lists, rotates and recovers endpoints, and lists and shows events', async () => {
+    const created = await cli('endpoints', 'create', `${receiverUrl}/cli`, '--events', 'sync_job.completed', '--json');
+    expect(created).toMatchObject({ code: 0, err: '' });
+    const endpoint = JSON.parse(created.out);
+    expect(endpoint.secret).toMatch(/^whsec_/);
+    forgetEndpoints();
+    expect((await cli('endpoints', 'list')).out).toContain(endpoint.id);
+    const rotated = await cli('endpoints', 'rotate', endpoint.id);
+    expect(rotated.out).toMatch(/secret: whsec_/);
+    const event = await recordEvent();
+    await eventually(async () => forEvent('/cli', event.id).length > 0);
+    expect((await cli('list', '--type', 'sync_job.*')).out).toContain(event.id);
+    const shown = await eventually(async () => {
+      const result = await cli('show', event.id);
+      return result.out.includes(`${endpoint.id}  delivered`) && result;
+    });
+    expect(shown.code).toBe(0);
+    expect((await cli('endpoints', 'recover', endpoint.id)).out).toMatch(/^0 failed deliveries since /);
+    await cleanUp(endpoint.id);
   });
 });
