@@ -111,11 +111,19 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
 
 /**
  * The signed POST (Standard Webhooks, both secrets during a rotation), after the URL rules again:
- * a name may resolve elsewhere now than when the endpoint was made. Answers the receiver's status,
+ * a name may resolve elsewhere now than when the endpoint was made, and the POST connects only to
+ * the addresses just checked. Answers the receiver's status,
  * null when none came or the URL is refused.
  */
 const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
-  const problem = await endpointUrlProblem(endpoint.url, { local: config.localRuntime(), resolve: deps.resolve });
+  // The addresses checked are the ones connected to: the name is not resolved again.
+  const addresses: string[] = [];
+  const resolve: Resolve = async (hostname) => {
+    const resolved = await deps.resolve(hostname);
+    addresses.push(...resolved);
+    return resolved;
+  };
+  const problem = await endpointUrlProblem(endpoint.url, { local: config.localRuntime(), resolve });
   if (problem) {
     logger.warn('event delivery refused by the URL rules', { problem });
     return null;
@@ -123,7 +131,7 @@ const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
   const body = JSON.stringify(deps.present(event));
   const secrets = await signingSecrets(deps, endpoint);
   const headers = signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets });
-  return deps.post(endpoint.url, body, headers);
+  return deps.post(endpoint.url, body, headers, addresses);
 };
 
 /** When the try after `attempts` failed ones is due, or null when the schedule is spent. */

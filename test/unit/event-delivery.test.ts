@@ -104,8 +104,9 @@ describe('the delivery worker', () => {
     stored(0, endpointOf());
     post.mockResolvedValue(204);
     expect(await processDeliveryMessage(deps, record(0))).toBe('done');
-    const [url, body, headers] = post.mock.calls[0];
+    const [url, body, headers, addresses] = post.mock.calls[0];
     expect(url).toBe('https://hooks.example.com/in');
+    expect(addresses).toEqual(['93.184.216.34']);
     expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: 'evt_1', type: 'sync_job.completed' });
     expect(headers['webhook-id']).toBe('evt_1');
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
@@ -228,5 +229,34 @@ describe('the POST', () => {
       await new Promise((done) => server.close(done));
     }
     expect(await postWebhook(`http://127.0.0.1:${port}/`, '{}', {})).toBeNull();
+  });
+
+  it('connects only to the addresses the URL rules checked: the name is not resolved again', async () => {
+    const server = createServer((_req, res) => res.writeHead(202).end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // `.invalid` never resolves: only the pinned address can answer.
+      expect(await postWebhook(`http://hooks.invalid:${port}/`, '{}', {}, ['127.0.0.1'])).toBe(202);
+      expect(await postWebhook(`http://hooks.invalid:${port}/`, '{}', {})).toBeNull();
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  it('gives up on a receiver that does not answer within 15 seconds', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    const server = createServer(() => undefined);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const answer = postWebhook(`http://127.0.0.1:${port}/`, '{}', {});
+      await jest.advanceTimersByTimeAsync(15_001);
+      expect(await answer).toBeNull();
+    } finally {
+      jest.useRealTimers();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
   });
 });
