@@ -81,7 +81,9 @@ export const deliveryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps>
   attempt: (deps, attempt) => deliver(deps, attempt),
   internalReason: 'internal error while delivering the event',
   throttledSince: () => undefined,
-  end: async () => 'ended',
+  // Reached only if the service's own error were taken for a refusal: the delivery fails, for `recover`.
+  end: async (_deps, { item }, _reason, status) =>
+    (await deliveryFailed(item.delivery, status, null)) ? 'failed' : 'moved',
   defer: async (attempt) => attempt.message,
   fail: async () => undefined,
 };
