@@ -389,10 +389,10 @@ export const routes: RouteSpec[] = [
     entry: 'functions/recover-webhook-endpoint.ts',
     auth: 'apiKey',
     request: { body: RecoverWebhookEndpointBody },
-    // The endpoint's failed deliveries (GSI7) from `since`, each made pending again, its message sent
-    // to the delivery queue; the audit entry.
+    // The endpoint's failed deliveries (GSI7) from `since`, read (BatchGetItem), each message sent to the
+    // delivery queue and each delivery made pending again; the audit entry.
     access: idempotent({
-      table: ['GetItem', 'UpdateItem', 'PutItem'],
+      table: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem'],
       indexes: ['resourceLists'],
       queues: { delivery: ['SendMessage'] },
     }),
