@@ -66,7 +66,7 @@ describe('scheduleDeliveries', () => {
     expect(messages()).toEqual([]);
   });
 
-  it('writes the matching deliveries and the event’s endpointIds in one conditional transaction, then a message each', async () => {
+  it('writes the matching deliveries and endpointIds in one conditional transaction, then a message each', async () => {
     owning(
       endpoint('we_1'),
       endpoint('we_2', { enabledEvents: ['sync_job.completed'] }),
