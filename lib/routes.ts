@@ -41,7 +41,15 @@ export type SecretField = SecretContext['field'];
 /** An index of the table by its role in shared/dynamo/keys.ts: `lists` (GSI1), `lookups` (GSI2), `inFlight` (GSI3)… */
 export type IndexName = keyof typeof INDEX;
 
-export type QueueName = 'sync' | 'syncDlq' | 'fulfillment' | 'fulfillmentDlq' | 'poll' | 'pollDlq';
+export type QueueName =
+  | 'sync'
+  | 'syncDlq'
+  | 'fulfillment'
+  | 'fulfillmentDlq'
+  | 'poll'
+  | 'pollDlq'
+  | 'delivery'
+  | 'deliveryDlq';
 export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
@@ -111,8 +119,11 @@ const idempotent = (access: Access): Access => ({
   table: [...new Set([...(access.table ?? []), ...IDEMPOTENCY_ACTIONS])],
 });
 
-/** A webhook endpoint's signing secret, encrypted on creation and rotation (never decrypted by the API). */
-const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt'], fields: ['endpointSecret'] };
+/**
+ * A webhook endpoint's signing secret, encrypted on creation and rotation; decrypted only to replay
+ * an answer kept for an `Idempotency-Key`, which holds it encrypted (shared/http/idempotency.ts).
+ */
+const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt', 'Decrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
 const ROTATE_CREDENTIALS = idempotent({
@@ -378,8 +389,13 @@ export const routes: RouteSpec[] = [
     entry: 'functions/recover-webhook-endpoint.ts',
     auth: 'apiKey',
     request: { body: RecoverWebhookEndpointBody },
-    // The endpoint's failed deliveries (GSI7) from `since`, each made pending again; the audit entry.
-    access: idempotent({ table: ['GetItem', 'UpdateItem', 'PutItem'], indexes: ['resourceLists'] }),
+    // The endpoint's failed deliveries (GSI7) from `since`, read (BatchGetItem), each message sent to the
+    // delivery queue and each delivery made pending again; the audit entry.
+    access: idempotent({
+      table: ['GetItem', 'BatchGetItem', 'UpdateItem', 'PutItem'],
+      indexes: ['resourceLists'],
+      queues: { delivery: ['SendMessage'] },
+    }),
   },
   {
     name: 'OrdersWebhook',
@@ -525,6 +541,24 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: 30,
     // SendMessage: a message whose receives ran out goes back on the work queue, 15 minutes later.
     access: { table: ['GetItem', 'UpdateItem'], queues: { fulfillment: ['SendMessage'] } },
+  },
+  {
+    name: 'EventDeliveryWorker',
+    entry: 'functions/event-delivery-worker.ts',
+    // A delivery is one message, and the batch's records run side by side (Powertools' BatchProcessor),
+    // so a receiver that hangs holds its own record for 15 s at most, never the others' sends: each
+    // record's outcome is its own (ReportBatchItemFailures). Batch size 1 would isolate no better and
+    // pay an invocation per delivery.
+    trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
+    // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
+    timeoutSeconds: 30,
+    // The delivery, its event and its endpoint; the try's outcome (the delivery and the event's failing
+    // list in one transaction; the endpoint's failing state). The next try goes as a fresh delayed message.
+    access: {
+      table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
+      key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
+      queues: { delivery: ['SendMessage'] },
+    },
   },
   {
     name: 'PollScheduler',

@@ -11,7 +11,11 @@ const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   fulfillmentDlq: { deadLetterFor: 'fulfillment' },
   // A poll's message is never reported failed for a shop's failure; its DLQ only catches the service's own.
   pollDlq: { deadLetterFor: 'poll' },
+  // Nothing drains it: a delivery's own failures never reach it (its worker sends each next try), only
+  // the service's, which its backlog alarm reports.
+  deliveryDlq: { deadLetterFor: 'delivery' },
   sync: {},
+  delivery: {},
   fulfillment: {},
   poll: {},
 };

@@ -46,6 +46,8 @@ export interface LocalRuntimeOptions {
   pollIntervalSeconds?: number;
   /** A job's lease (CONTRACT.md §6); default visibility timeout × (MAX_RECEIVE_COUNT + 1) + 2 s. */
   leaseSeconds?: number;
+  /** DELIVERY_RETRY_SECONDS: a webhook delivery's waits after each failed try; default 1 to 3 s. */
+  deliveryRetrySeconds?: number[];
   /** THROTTLE_BUDGET_SECONDS; default 86400. */
   throttleBudgetSeconds?: number;
   /** Environments at most per HTTP route (Lambda's account-wide limit has no local meaning). */
@@ -247,10 +249,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const maxReceiveCount = options.maxReceiveCount ?? 3;
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 2;
-    const [sync, fulfillment, poll] = await Promise.all([
+    const [sync, fulfillment, poll, delivery] = await Promise.all([
       sqs.createQueuePair('sync', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('fulfillment', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('poll', { visibilityTimeoutSeconds, maxReceiveCount }),
+      sqs.createQueuePair('delivery', { visibilityTimeoutSeconds, maxReceiveCount }),
     ]);
     const queues: Record<QueueName, LocalQueue> = {
       sync: sync.queue,
@@ -259,10 +262,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       fulfillmentDlq: fulfillment.dlq,
       poll: poll.queue,
       pollDlq: poll.dlq,
+      delivery: delivery.queue,
+      deliveryDlq: delivery.dlq,
     };
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
-      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' ? visibilityTimeoutSeconds : 30;
+      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery'
+        ? visibilityTimeoutSeconds
+        : 30;
     const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
     const pollIntervalSeconds = options.pollIntervalSeconds ?? scheduleSeconds;
 
@@ -297,6 +304,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
       // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
       LOCAL_RUNTIME: '1',
+      // A webhook delivery's retry schedule (CONTRACT.md §14) in seconds, as the other local clocks.
+      DELIVERY_RETRY_SECONDS: (options.deliveryRetrySeconds ?? [1, 1, 2, 2, 3, 3, 3]).join(','),
       ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
       ...passThrough(),
     };
@@ -373,12 +382,13 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
   }
 };
 
+const PASSED_THROUGH =
+  /^(POWERTOOLS_\w+|PLATFORM_TIMEOUT_MS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|ENDPOINT_FAILING_SECONDS|TZ)$/;
+
 /** Settings an operator may give the functions through the shell (log level, platform timeout…). */
 const passThrough = () =>
   Object.fromEntries(
     Object.entries(process.env).filter(
-      (entry): entry is [string, string] =>
-        entry[1] !== undefined &&
-        /^(POWERTOOLS_\w+|PLATFORM_TIMEOUT_MS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|TZ)$/.test(entry[0]),
+      (entry): entry is [string, string] => entry[1] !== undefined && PASSED_THROUGH.test(entry[0]),
     ),
   );

@@ -24,6 +24,19 @@ export const config = {
   syncQueueUrl: () => required('SYNC_QUEUE_URL'),
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
   pollQueueUrl: () => required('POLL_QUEUE_URL'),
+  deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
+  /**
+   * The waits after a webhook delivery's 1st, 2nd, … failed try (CONTRACT.md §14), then `failed`; the
+   * local runtime sets seconds, a local scale like its other clocks.
+   */
+  deliveryRetrySeconds: () => {
+    const steps = (process.env.DELIVERY_RETRY_SECONDS || '5,300,1800,7200,18000,36000,36000').split(',').map(Number);
+    if (!steps.every((step) => Number.isInteger(step) && step >= 0))
+      throw new Error('DELIVERY_RETRY_SECONDS must be whole seconds, comma separated');
+    return steps;
+  },
+  /** How long every delivery to an endpoint may fail before the endpoint is disabled: 5 days. */
+  endpointFailingSeconds: () => seconds('ENDPOINT_FAILING_SECONDS', 5 * 86_400),
   /** How often every active store is polled (CONTRACT.md §10.7): 900 on AWS, a few seconds locally. */
   pollIntervalSeconds: () => seconds('POLL_INTERVAL_SECONDS', 900),
   shopDomainSuffix: () => process.env.PLATFORM_SHOP_DOMAIN_SUFFIX || 'myshopify.com',

@@ -20,6 +20,8 @@ export interface KeyScope {
 export interface KeptResponse {
   status: number;
   body?: Record<string, unknown>;
+  /** Fields of `body` kept encrypted (a webhook endpoint's `secret`): decrypted before a replay. */
+  sealed?: string[];
 }
 
 export type IdempotentRequest =
@@ -53,6 +55,7 @@ export const claimedRequestItem = (
 export const keptResponseAttributes = (response: KeptResponse) => ({
   responseStatus: response.status,
   responseBody: response.body === undefined ? null : JSON.stringify(response.body),
+  responseSealed: response.sealed?.length ? response.sealed : null,
 });
 
 /** A record past its 24 hours is gone, whether or not TTL has deleted it yet (TTL runs up to days late). */
@@ -65,6 +68,11 @@ export const idempotentRequestFrom = (item: Item): IdempotentRequest | undefined
     return read.number('lockedUntil') <= Date.now() ? undefined : { state: 'in_progress', ...common };
   }
   const body = read.stringOrNull('responseBody');
-  const response = { status: read.number('responseStatus'), ...(body === null ? {} : { body: JSON.parse(body) }) };
+  const sealed = Array.isArray(item.responseSealed) ? { sealed: item.responseSealed.map(String) } : {};
+  const response = {
+    status: read.number('responseStatus'),
+    ...(body === null ? {} : { body: JSON.parse(body) }),
+    ...sealed,
+  };
   return { state: 'completed', ...common, response };
 };

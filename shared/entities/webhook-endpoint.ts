@@ -33,6 +33,11 @@ export interface WebhookEndpoint {
   previousSecret: { secret: string; expiresAt: string } | null;
   createdAt: string;
   updatedAt: string;
+  /**
+   * When its deliveries began to fail with none delivered since (the delivery worker's): after 5
+   * days of it the endpoint is disabled. Absent or null while deliveries succeed.
+   */
+  failingSince?: string | null;
 }
 
 export const webhookEndpointKey = (ownerId: string, id: string) => eventKeys.endpoint(ownerId, id);
@@ -67,5 +72,6 @@ export const webhookEndpointFrom = (item: Item): WebhookEndpoint => {
     previousSecret: read.optionalObject<{ secret: string; expiresAt: string }>('previousSecret') ?? null,
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
+    failingSince: read.stringOrNull('failingSince'),
   };
 };

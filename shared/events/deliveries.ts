@@ -1,3 +1,4 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dynamo } from '../dynamo/client.js';
 import { isConditionFailure, TABLE, transactWrite } from '../dynamo/table.js';
@@ -27,7 +28,32 @@ const assignments = (set: Record<string, unknown>) => {
   };
 };
 
-/** A try that failed: `pending` with its next try, or `failed` when there is none (`nextAttemptAt` null). */
+/** Whether a transaction was cancelled by its first item's condition: the delivery moved meanwhile. */
+const movedMeanwhile = (error: unknown) =>
+  error instanceof TransactionCanceledException && error.CancellationReasons?.[0]?.Code === 'ConditionalCheckFailed';
+
+/** Runs a delivery's transaction; false when the delivery had moved past the try (another message's). */
+const ifStill = async (write: () => Promise<unknown>) => {
+  try {
+    await write();
+    return true;
+  } catch (error) {
+    if (movedMeanwhile(error)) return false;
+    throw error;
+  }
+};
+
+/** The condition that the delivery is still at the try that was made: a duplicate message's write fails. */
+const stillAt = (delivery: DeliveryRef) => ({
+  ConditionExpression: '#attempts = :was',
+  names: { '#attempts': 'attempts' },
+  values: { ':was': delivery.attempts },
+});
+
+/**
+ * A try that failed: `pending` with its next try, or `failed` when there is none (`nextAttemptAt` null).
+ * False when the delivery had moved past this try.
+ */
 export const deliveryFailed = async (
   delivery: DeliveryRef,
   responseStatus: number | null,
@@ -43,52 +69,69 @@ export const deliveryFailed = async (
   });
   const failing = failingEventEntry(delivery.ownerId);
   const [[entryName, entryValue]] = Object.entries(failing);
-  await transactWrite([
-    {
-      Update: {
-        TableName: TABLE(),
-        Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
-        UpdateExpression: `SET ${set.expression}`,
-        ExpressionAttributeNames: set.names,
-        ExpressionAttributeValues: set.values,
+  const at = stillAt(delivery);
+  return ifStill(() =>
+    transactWrite([
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
+          UpdateExpression: `SET ${set.expression}`,
+          ConditionExpression: at.ConditionExpression,
+          ExpressionAttributeNames: { ...set.names, ...at.names },
+          ExpressionAttributeValues: { ...set.values, ...at.values },
+        },
       },
-    },
-    {
-      Update: {
-        TableName: TABLE(),
-        Key: eventKey(delivery.eventId),
-        UpdateExpression: 'ADD #failing :endpoint SET #entry = :entry',
-        ExpressionAttributeNames: { '#failing': 'failingEndpointIds', '#entry': entryName },
-        ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]), ':entry': entryValue },
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: eventKey(delivery.eventId),
+          UpdateExpression: 'ADD #failing :endpoint SET #entry = :entry',
+          ExpressionAttributeNames: { '#failing': 'failingEndpointIds', '#entry': entryName },
+          ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]), ':entry': entryValue },
+        },
       },
-    },
-  ]);
+    ]),
+  );
 };
 
-/** A try that a 2xx answered: `delivered`; the event leaves the failing list when no delivery of it fails. */
+/**
+ * A try that a 2xx answered: `delivered`; the event leaves the failing list when no delivery of it fails.
+ * False when the delivery had moved past this try.
+ */
 export const deliveryDelivered = async (delivery: DeliveryRef, responseStatus: number) => {
   const set = assignments({ status: 'delivered', attempts: delivery.attempts + 1, lastResponseStatus: responseStatus });
-  await transactWrite([
-    {
-      Update: {
-        TableName: TABLE(),
-        Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
-        UpdateExpression: `SET ${set.expression}, #next = :null REMOVE #failedEntry`,
-        ExpressionAttributeNames: { ...set.names, '#next': 'nextAttemptAt', '#failedEntry': failedDeliveryAttribute },
-        ExpressionAttributeValues: { ...set.values, ':null': null },
+  const at = stillAt(delivery);
+  const written = await ifStill(() =>
+    transactWrite([
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
+          UpdateExpression: `SET ${set.expression}, #next = :null REMOVE #failedEntry`,
+          ConditionExpression: at.ConditionExpression,
+          ExpressionAttributeNames: {
+            ...set.names,
+            ...at.names,
+            '#next': 'nextAttemptAt',
+            '#failedEntry': failedDeliveryAttribute,
+          },
+          ExpressionAttributeValues: { ...set.values, ...at.values, ':null': null },
+        },
       },
-    },
-    {
-      Update: {
-        TableName: TABLE(),
-        Key: eventKey(delivery.eventId),
-        UpdateExpression: 'DELETE #failing :endpoint',
-        ExpressionAttributeNames: { '#failing': 'failingEndpointIds' },
-        ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]) },
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: eventKey(delivery.eventId),
+          UpdateExpression: 'DELETE #failing :endpoint',
+          ExpressionAttributeNames: { '#failing': 'failingEndpointIds' },
+          ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]) },
+        },
       },
-    },
-  ]);
-  if (delivery.attempts > 0) await leaveFailingList(delivery.eventId);
+    ]),
+  );
+  if (written && delivery.attempts > 0) await leaveFailingList(delivery.eventId);
+  return written;
 };
 
 /** DynamoDB drops an emptied set: the event leaves the failing list only then (a failure meanwhile keeps it). */

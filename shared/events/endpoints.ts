@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from '../audit-log/audit-log.js';
@@ -31,6 +30,7 @@ import {
   webhookEndpointItem,
   webhookEndpointKey,
 } from '../entities/webhook-endpoint.js';
+import { resolveHost } from './webhook-sender.js';
 
 /**
  * Webhook endpoints (CONTRACT.md §14): create (the secret shown once), list, get, update, delete,
@@ -39,10 +39,6 @@ import {
  */
 
 type CipherDeps = { cipher: SecretCipher };
-
-/** Every address a name resolves to, as the system resolver gives them. */
-const resolveHost = async (hostname: string) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
 
 /** The rules a URL is held to here: locally loopback receivers are allowed (shared/core/config.ts). */
 export const urlRules = (): UrlRules => ({ local: config.localRuntime(), resolve: resolveHost });

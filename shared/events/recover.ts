@@ -5,17 +5,18 @@ import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { dynamo } from '../dynamo/client.js';
 import { eventLists } from '../dynamo/keys.js';
-import { type Item, isConditionFailure, keyOf, queryIndex, TABLE, updateSet } from '../dynamo/table.js';
+import { batchGet, type Item, isConditionFailure, keyOf, queryIndex, TABLE, updateSet } from '../dynamo/table.js';
 import type { Actor } from '../entities/audit-entry.js';
 import { EVENT_RETENTION_SECONDS } from '../entities/event.js';
-import { failedDeliveryAttribute } from '../entities/event-delivery.js';
+import { eventDeliveryFrom, eventDeliveryKey, failedDeliveryAttribute } from '../entities/event-delivery.js';
+import { sendDeliveries } from './delivery-queue.js';
 import { findEndpoint } from './endpoints.js';
 
 /**
  * `POST /v1/webhook_endpoints/{id}/recover` (CONTRACT.md §14): every delivery to the endpoint that
- * `failed`, of an event created since `since`, is `pending` again, due now, for the delivery pipeline
- * to send; it leaves the endpoint's failed list. Reads that list (GSI7) from `since`: the cost grows
- * with the failed deliveries recovered, never with the events delivered.
+ * `failed`, of an event created since `since`, is `pending` again, due now, and its message is on the
+ * delivery queue; it leaves the endpoint's failed list. Reads that list (GSI7) from `since`, and the
+ * page's deliveries: the cost grows with the failed deliveries recovered, never with the events delivered.
  */
 export const recoverEndpoint = async (owner: Owner, id: string, since: string, actor: Actor) => {
   const endpoint = await findEndpoint(owner, id);
@@ -32,7 +33,7 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
       limit: 100,
       exclusiveStartKey: startKey,
     });
-    for (const entry of page) if (await requeue(keyOf(entry))) recovered++;
+    recovered += await requeuePage(page.map(keyOf));
     startKey = page.length === 100 ? page.at(-1) : undefined;
   } while (startKey);
   const entry = auditPut({
@@ -44,6 +45,23 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
   });
   await dynamo.send(new PutCommand(entry.Put));
   return { endpoint, since, deliveries: recovered };
+};
+
+/** How long a recovered delivery's message waits: time for its delivery to be made pending first. */
+export const RECOVER_DELAY_SECONDS = 2;
+
+/**
+ * A page of the failed list: each delivery's message first (delayed, carrying its `attempts`), then
+ * the delivery made pending. A message whose delivery did not move is dropped by the worker, so a
+ * recover that fails halfway and is sent again loses none: the other order could leave a delivery
+ * pending with no message, out of the failed list where a second recover would find it.
+ */
+const requeuePage = async (keys: { PK: string; SK: string }[]) => {
+  const failed = (await batchGet(keys, eventDeliveryFrom)).filter((delivery) => delivery.status === 'failed');
+  const messages = failed.map(({ eventId, endpointId, attempts }) => ({ eventId, endpointId, attempts }));
+  await sendDeliveries(messages, RECOVER_DELAY_SECONDS);
+  const requeued = await Promise.all(failed.map((d) => requeue(eventDeliveryKey(d.eventId, d.endpointId))));
+  return requeued.filter(Boolean).length;
 };
 
 /** One failed delivery made pending again, unless it has moved meanwhile (a send that succeeded). */

@@ -1,10 +1,12 @@
 import { type ApiRequest, apiHandler } from './handler.js';
-import { idempotencyMiddleware } from './idempotency.js';
+import { type IdempotencyOptions, idempotencyMiddleware } from './idempotency.js';
 import type { HttpResult } from './types.js';
 
 /**
  * A bearer-key POST or PATCH route: `apiHandler` with `Idempotency-Key` (CONTRACT.md §9). A module
  * of its own, so the routes that never take a key do not carry its code in their bundles.
  */
-export const idempotentApiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>) =>
-  apiHandler(fn, idempotencyMiddleware());
+export const idempotentApiHandler = (
+  fn: (request: ApiRequest) => Promise<HttpResult>,
+  options: IdempotencyOptions = {},
+) => apiHandler(fn, idempotencyMiddleware(options));

@@ -72,7 +72,9 @@ export const keepResponse = async (scope: KeyScope, requestId: string, response:
       new UpdateCommand({
         TableName: TABLE(),
         Key: idempotentRequestKey(scope),
-        UpdateExpression: 'SET #state = :completed, responseStatus = :status, responseBody = :body REMOVE lockedUntil',
+        UpdateExpression:
+          'SET #state = :completed, responseStatus = :status, responseBody = :body, responseSealed = :sealed ' +
+          'REMOVE lockedUntil',
         ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
         ExpressionAttributeNames: { '#state': 'state' },
         ExpressionAttributeValues: {
@@ -80,6 +82,7 @@ export const keepResponse = async (scope: KeyScope, requestId: string, response:
           ':inProgress': 'in_progress',
           ':status': kept.responseStatus,
           ':body': kept.responseBody,
+          ':sealed': kept.responseSealed,
           ':requestId': requestId,
         },
       }),

@@ -22,9 +22,9 @@ import { sendWork, setVisibility } from './queue.js';
  * a refusal ends it, an unknown outcome lets the kind look for what it made, anything else (an
  * unexpected throw too) is a failure that comes back after its backoff.
  */
-export const failed = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
-  deps: Deps,
+export const failed = async <M extends WorkMessage, I, D = Deps>(
+  kind: WorkKind<M, I, D>,
+  deps: D,
   attempt: Attempt<M, I>,
   error: unknown,
 ): Promise<MessageOutcome> => {
@@ -59,9 +59,9 @@ export const failed = async <M extends WorkMessage, I>(
  * SQS's 15 minutes), so throttling never uses up a receive. Throttled for longer than the budget
  * (THROTTLE_BUDGET_SECONDS, from its run's first 429), it ends instead.
  */
-const throttled = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
-  deps: Deps,
+const throttled = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
+  deps: D,
   attempt: Attempt<M, I>,
   failure: Extract<Failure, { kind: 'throttled' }>,
   error: unknown,
@@ -84,7 +84,7 @@ const throttled = async <M extends WorkMessage, I>(
 };
 
 /** The wait after the n-th failed receive of a message: the n-th backoff step, the last one repeating. */
-export const backoffOf = <M extends WorkMessage, I>(kind: WorkKind<M, I>, received: SQSRecord) => {
+export const backoffOf = <M extends WorkMessage, I, D>(kind: WorkKind<M, I, D>, received: SQSRecord) => {
   const steps = kind.backoffSeconds?.();
   if (!steps) return 0;
   const receive = Math.max(1, Number(received.attributes?.ApproximateReceiveCount) || 1);
@@ -96,8 +96,8 @@ export const backoffOf = <M extends WorkMessage, I>(kind: WorkKind<M, I>, receiv
  * delay, so its receives span an outage instead of being spent within minutes), or, for a kind
  * without one, after the queue's visibility timeout; after `maxReceiveCount`, the dead-letter queue.
  */
-export const retry = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
+export const retry = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
   attempt: Attempt<M, I>,
   reason: string,
   status: number | null,

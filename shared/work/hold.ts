@@ -13,8 +13,8 @@ import { sendWork } from './queue.js';
  * it does not count towards `maxReceiveCount`. A wait past SQS's 15 minutes carries `notBefore`, a
  * second before the slot.
  */
-export const holdBack = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
+export const holdBack = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
   attempt: Attempt<M, I>,
   slotAt: number,
 ): Promise<MessageOutcome> => {

@@ -48,9 +48,10 @@ export interface WorkWords {
  * what completes it, and the moves of its item, each a small adapter over the item's own module, so
  * that a change of how an item is stored changes only its adapters. The runner owns the rest:
  * parsing, the early re-send, the claim, the 429 deferral within THROTTLE_BUDGET_SECONDS, failure with
- * backoff, the end on a refusal, and every log line about them.
+ * backoff, the end on a refusal, and every log line about them. `D`: what its calls need (a platform's
+ * adapters, a webhook sender).
  */
-export interface WorkKind<M extends WorkMessage, I> {
+export interface WorkKind<M extends WorkMessage, I, D = Deps> {
   words: WorkWords;
   queueUrl: () => string;
   parse: (body: string) => M | undefined;
@@ -59,18 +60,18 @@ export interface WorkKind<M extends WorkMessage, I> {
   /** What the item adds to them once claimed. */
   itemContext: (item: I) => LogAttributes;
   /** A message that is not a try of its item (a change of a placed order, say): the kind's alone. */
-  divert?: (deps: Deps, message: M) => Promise<MessageOutcome> | undefined;
+  divert?: (deps: D, message: M) => Promise<MessageOutcome> | undefined;
   /** The item, claimed for this try; undefined for a stale message (or nothing left to do). */
   claim: (message: M) => Promise<I | undefined>;
   startedAt: (item: I) => string;
   /** The kind's own logic: the platform call and what completes the item. May throw: the runner classifies it. */
-  attempt: (deps: Deps, attempt: Attempt<M, I>) => Promise<MessageOutcome>;
+  attempt: (deps: D, attempt: Attempt<M, I>) => Promise<MessageOutcome>;
   /** The reason an internal error (not the platform's answer) records: never its text. */
   internalReason: string;
   /** When its current run of 429s began, if it is in one. */
   throttledSince: (item: I) => string | undefined;
   /** Ends the item (`dead`) on a refusal or a spent throttling budget; `status`: the platform's. */
-  end: (deps: Deps, attempt: Attempt<M, I>, reason: string, status: number | null) => Promise<EndOutcome>;
+  end: (deps: D, attempt: Attempt<M, I>, reason: string, status: number | null) => Promise<EndOutcome>;
   /**
    * Defers the item after a 429 (`error`, for what the kind learns of it: its supplier's pace);
    * answers the message to send it, or undefined if it moved meanwhile.
@@ -94,7 +95,7 @@ export interface WorkKind<M extends WorkMessage, I> {
    * undefined when that settled the item, or the reason to fail with. Absent: a transient failure.
    */
   unknownOutcome?: (
-    deps: Deps,
+    deps: D,
     attempt: Attempt<M, I>,
     reason: string,
     status: number | null,

@@ -17,9 +17,9 @@ import { sendWork, setVisibility } from './queue.js';
  * backoff of a transient failure rather than the queue's visibility timeout. Every line logged
  * meanwhile names the item and the request that sent its message.
  */
-export const runWork = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
-  deps: Deps,
+export const runWork = async <M extends WorkMessage, I, D = Deps>(
+  kind: WorkKind<M, I, D>,
+  deps: D,
   received: SQSRecord,
   context?: Context,
 ): Promise<MessageOutcome> => {
@@ -34,9 +34,9 @@ export const runWork = async <M extends WorkMessage, I>(
   );
 };
 
-const tryItem = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
-  deps: Deps,
+const tryItem = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
+  deps: D,
   message: M,
   received: SQSRecord,
 ): Promise<MessageOutcome> => {
@@ -64,7 +64,7 @@ const tryItem = async <M extends WorkMessage, I>(
 };
 
 /** A 429's wait longer than one message delay: on again, until its time (no claim, no platform call). */
-const sentOn = async <M extends WorkMessage, I>(kind: WorkKind<M, I>, message: M) => {
+const sentOn = async <M extends WorkMessage, I, D>(kind: WorkKind<M, I, D>, message: M) => {
   const early = secondsUntil(message.notBefore);
   if (early <= 0) return false;
   await sendWork(kind.queueUrl(), [message], early);
@@ -81,8 +81,8 @@ const END_MARGIN_MS = 2_000;
  * after the backoff rather than the queue's visibility timeout. The record goes on meanwhile: if it
  * ends in time, its own outcome stands (its writes are conditional, its platform calls keyed).
  */
-const beforeTheEnd = async <M extends WorkMessage, I>(
-  kind: WorkKind<M, I>,
+const beforeTheEnd = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
   received: SQSRecord,
   context: Context | undefined,
   work: () => Promise<MessageOutcome>,

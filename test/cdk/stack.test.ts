@@ -41,6 +41,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   fulfillmentDlq: 'FulfillmentDlq',
   poll: 'PollQueue',
   pollDlq: 'PollDlq',
+  delivery: 'DeliveryQueue',
+  deliveryDlq: 'DeliveryDlq',
 };
 
 interface FunctionEntry {
@@ -351,7 +353,7 @@ describe('stack', () => {
     it('encrypts every queue and keeps its messages 14 days', () => {
       // With -c pollMessageRetentionSeconds=1209600; the poll queue's 2 hours: test/cdk/flash-sale.test.ts.
       const dev = before32;
-      dev.template.resourceCountIs('AWS::SQS::Queue', 6);
+      dev.template.resourceCountIs('AWS::SQS::Queue', 8);
       for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
         const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
         expect(props.SqsManagedSseEnabled).toBe(true);

@@ -1,0 +1,15 @@
+import { workQueueHandler } from '../shared/aws/batch.js';
+import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
+import { processDeliveryMessage } from '../shared/events/delivery-worker.js';
+import { postWebhook, resolveHost } from '../shared/events/webhook-sender.js';
+import { presentEvent } from '../shared/http/present.js';
+
+const deps = { cipher, resolve: resolveHost, post: postWebhook, present: presentEvent };
+
+/** The delivery queue's consumer: one event's delivery to one endpoint per message (CONTRACT.md §14). */
+export const handler = lambdaHandler(
+  workQueueHandler((received, context) => processDeliveryMessage(deps, received, context)),
+  metricsMiddleware(),
+);

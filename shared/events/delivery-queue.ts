@@ -1,0 +1,36 @@
+import { config } from '../core/config.js';
+import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
+import { sendWork } from '../work/queue.js';
+
+/**
+ * One try of an event's delivery to one endpoint (CONTRACT.md §14): ids only, never the event's
+ * object or a secret. `attempts` is the delivery's count when the message was sent: a message whose
+ * count the delivery has moved past is stale (another message already tried it).
+ */
+export interface DeliveryMessage extends WorkMessage {
+  eventId: string;
+  endpointId: string;
+  attempts: number;
+}
+
+const readDelivery = (parsed: Fields): DeliveryMessage | undefined =>
+  isText(parsed.eventId) && isText(parsed.endpointId) && Number.isSafeInteger(parsed.attempts)
+    ? {
+        ...workFields(parsed),
+        eventId: parsed.eventId,
+        endpointId: parsed.endpointId,
+        attempts: Number(parsed.attempts),
+      }
+    : undefined;
+
+export const parseDeliveryMessage = (body: string) => parseWith(body, readDelivery);
+
+export const deliveryLogContext = (message: DeliveryMessage) => ({
+  eventId: message.eventId,
+  endpointId: message.endpointId,
+  request_id: message.requestId,
+});
+
+/** The messages of deliveries due in `delaySeconds` (up to SQS's 15 minutes; `notBefore` carries a longer wait). */
+export const sendDeliveries = (messages: DeliveryMessage[], delaySeconds = 0) =>
+  sendWork(config.deliveryQueueUrl(), messages, delaySeconds);

@@ -1,0 +1,167 @@
+import type { Context, SQSRecord } from 'aws-lambda';
+import type { MessageOutcome } from '../aws/batch.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
+import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
+import { signatureHeaders } from '../domain/webhook-signature.js';
+import { getItem } from '../dynamo/table.js';
+import { type Event, eventFrom, eventKey } from '../entities/event.js';
+import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
+import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
+import type { Attempt, WorkKind } from '../work/kind.js';
+import { runWork } from '../work/runner.js';
+import { deliveryDelivered, deliveryFailed } from './deliveries.js';
+import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
+import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
+import { signingSecrets } from './endpoints.js';
+import type { PostWebhook } from './webhook-sender.js';
+
+/**
+ * What a delivery needs: the cipher of the signing secrets, the resolver the URL rules use, the POST,
+ * and the event as the API shows it (shared/http/present.ts' `presentEvent`: the body is what
+ * `GET /v1/events/{id}` answers, and use cases do not import the HTTP layer).
+ */
+export interface DeliveryDeps {
+  cipher: SecretCipher;
+  resolve: Resolve;
+  post: PostWebhook;
+  present: (event: Event) => Record<string, unknown>;
+}
+
+/** A delivery in the runner's hands: the delivery as claimed, its event and its endpoint. */
+export interface DeliveryItem {
+  delivery: EventDelivery;
+  event: Event;
+  endpoint: WebhookEndpoint;
+}
+
+type DeliveryAttempt = Attempt<DeliveryMessage, DeliveryItem>;
+
+/** The longest delay one SQS message takes; a longer wait hops (`notBefore`, the runner sends it on). */
+const MAX_DELAY_SECONDS = 900;
+
+/**
+ * The delivery still waiting for this very try: pending, at the count the message was sent with
+ * (an older message, or one a recover made moot, is stale), its event still kept and its endpoint
+ * not deleted.
+ */
+const claimDelivery = async (message: DeliveryMessage): Promise<DeliveryItem | undefined> => {
+  const delivery = await getItem(eventDeliveryKey(message.eventId, message.endpointId), eventDeliveryFrom, true);
+  if (delivery?.status !== 'pending' || delivery.attempts !== message.attempts) return undefined;
+  const [event, endpoint] = await Promise.all([
+    getItem(eventKey(message.eventId), eventFrom),
+    getItem(webhookEndpointKey(delivery.ownerId, message.endpointId), webhookEndpointFrom, true),
+  ]);
+  return event && endpoint ? { delivery, event, endpoint } : undefined;
+};
+
+/**
+ * Event delivery as a work-item kind. A receiver's answer is no exception: every failed try is
+ * written and its next try sent as a fresh message here (a hop past SQS's 15 minutes carries
+ * `notBefore`), so a receiver failing for hours spends no receive of the queue. What reaches the
+ * runner's failure path is the service's own error (a read, a write), retried on the queue's
+ * visibility timeout and, after `maxReceiveCount`, the dead-letter queue.
+ */
+export const deliveryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps> = {
+  words: {
+    item: 'event delivery',
+    queue: 'delivery',
+    refused: 'event delivery refused',
+    throttledPastBudget: 'event delivery throttled past the budget',
+    deferred: 'event delivery deferred',
+  },
+  queueUrl: config.deliveryQueueUrl,
+  parse: parseDeliveryMessage,
+  messageContext: deliveryLogContext,
+  itemContext: ({ event }) => ({ eventType: event.type, ownerId: event.ownerId }),
+  claim: claimDelivery,
+  startedAt: now,
+  attempt: (deps, attempt) => deliver(deps, attempt),
+  internalReason: 'internal error while delivering the event',
+  throttledSince: () => undefined,
+  // Reached only if the service's own error were taken for a refusal: the delivery fails, for `recover`.
+  end: async (_deps, { item }, _reason, status) =>
+    (await deliveryFailed(item.delivery, status, null)) ? 'failed' : 'moved',
+  defer: async (attempt) => attempt.message,
+  fail: async () => undefined,
+};
+
+export const processDeliveryMessage = (deps: DeliveryDeps, received: SQSRecord, context?: Context) =>
+  runWork(deliveryWork, deps, received, context);
+
+const isSuccess = (status: number | null): status is number => status !== null && status >= 200 && status < 300;
+
+const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
+  const { delivery, endpoint } = attempt.item;
+  // A disabled endpoint's deliveries fail at once, for `recover` to send once it is enabled again.
+  if (endpoint.status !== 'enabled') {
+    await deliveryFailed(delivery, null, null);
+    logger.info('event delivery failed: its endpoint is disabled');
+    return 'done';
+  }
+  const status = await send(deps, attempt.item);
+  if (isSuccess(status)) {
+    if (await deliveryDelivered(delivery, status)) await endpointSucceeded(endpoint);
+    logger.info('event delivered', { status });
+    return 'done';
+  }
+  await tryAgainLater(attempt, status);
+  return 'done';
+};
+
+/**
+ * The signed POST (Standard Webhooks, both secrets during a rotation), after the URL rules again:
+ * a name may resolve elsewhere now than when the endpoint was made, and the POST connects only to
+ * the addresses just checked. Answers the receiver's status,
+ * null when none came or the URL is refused.
+ */
+const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
+  // The addresses checked are the ones connected to: the name is not resolved again.
+  const addresses: string[] = [];
+  const resolve: Resolve = async (hostname) => {
+    const resolved = await deps.resolve(hostname);
+    addresses.push(...resolved);
+    return resolved;
+  };
+  const problem = await endpointUrlProblem(endpoint.url, { local: config.localRuntime(), resolve });
+  if (problem) {
+    logger.warn('event delivery refused by the URL rules', { problem });
+    return null;
+  }
+  const body = JSON.stringify(deps.present(event));
+  const secrets = await signingSecrets(deps, endpoint);
+  const headers = signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets });
+  return deps.post(endpoint.url, body, headers, addresses);
+};
+
+/** When the try after `attempts` failed ones is due, or null when the schedule is spent. */
+export const nextAttemptAfter = (attempts: number, at = Date.now()) => {
+  const wait = config.deliveryRetrySeconds()[attempts - 1];
+  return wait === undefined ? null : { wait, at: new Date(at + wait * 1000).toISOString() };
+};
+
+/**
+ * A failed try: its message for the next try goes first (delayed, so it finds the write done; a
+ * write that failed leaves it stale and this message comes back), then the delivery records the try.
+ */
+const tryAgainLater = async ({ item, message }: DeliveryAttempt, status: number | null) => {
+  const attempts = item.delivery.attempts + 1;
+  const next = nextAttemptAfter(attempts);
+  if (next) {
+    const hop = next.wait > MAX_DELAY_SECONDS ? { notBefore: Date.parse(next.at) } : {};
+    const { requestId } = message;
+    await sendDeliveries(
+      [{ eventId: message.eventId, endpointId: message.endpointId, attempts, requestId, ...hop }],
+      next.wait,
+    );
+  }
+  if (!(await deliveryFailed(item.delivery, status, next?.at ?? null))) return;
+  await endpointFailed(item.endpoint);
+  logger.warn(next ? 'event delivery failed; tried again later' : 'event delivery failed; no try left', {
+    status,
+    attempts,
+    nextAttemptAt: next?.at ?? null,
+  });
+};

@@ -1,0 +1,83 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { getItem, TABLE, transactWrite } from '../dynamo/table.js';
+import { type Event, eventFrom, eventKey } from '../entities/event.js';
+import { eventDeliveryItem, newDelivery } from '../entities/event-delivery.js';
+import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
+import { type DeliveryMessage, sendDeliveries } from './delivery-queue.js';
+import { endpointsOf } from './endpoints.js';
+
+/**
+ * How long a container keeps an owner's endpoint list: a burst of one owner's events reads it once.
+ * An endpoint created (or disabled) meanwhile is seen this much later at worst.
+ */
+export const ENDPOINTS_CACHE_MS = 10_000;
+
+const cache = new Map<string, { endpoints: Promise<WebhookEndpoint[]>; expiresAt: number }>();
+
+/** The owner's endpoints, from this container's cache while fresh (a failed read is not kept). */
+const cachedEndpointsOf = (ownerId: string) => {
+  const hit = cache.get(ownerId);
+  if (hit && hit.expiresAt > Date.now()) return hit.endpoints;
+  const endpoints = endpointsOf(ownerId);
+  cache.set(ownerId, { endpoints, expiresAt: Date.now() + ENDPOINTS_CACHE_MS });
+  endpoints.catch(() => cache.delete(ownerId));
+  return endpoints;
+};
+
+/** For tests: forget every cached endpoint list. */
+export const forgetEndpoints = () => cache.clear();
+
+const messageOf = (event: Pick<Event, 'id'>, endpointId: string): DeliveryMessage => ({
+  eventId: event.id,
+  endpointId,
+  attempts: 0,
+});
+
+/**
+ * The deliveries of an event (CONTRACT.md §14): one item per enabled endpoint of its owner whose
+ * `enabledEvents` match, and one message each on the delivery queue. One transaction writes them
+ * with the event's `endpointIds`, on condition that it has none yet: called again for the same
+ * event (a redelivered stream record) it writes nothing, and only sends the messages again, which
+ * a delivery already tried ignores. An owner without a matching endpoint costs one read (or none,
+ * cached) and no write.
+ */
+export const scheduleDeliveries = async (event: Event): Promise<void> => {
+  const receivers = (await cachedEndpointsOf(event.ownerId)).filter((endpoint) => takesEvent(endpoint, event.type));
+  if (receivers.length === 0) return;
+  const endpointIds = receivers.map((endpoint) => endpoint.id);
+  try {
+    await transactWrite([
+      {
+        Update: {
+          TableName: TABLE(),
+          Key: eventKey(event.id),
+          UpdateExpression: 'SET #ids = :ids',
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#ids)',
+          ExpressionAttributeNames: { '#ids': 'endpointIds' },
+          ExpressionAttributeValues: { ':ids': endpointIds },
+        },
+      },
+      ...endpointIds.map((endpointId) => ({
+        Put: {
+          TableName: TABLE(),
+          Item: eventDeliveryItem(newDelivery(event, endpointId)),
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
+      })),
+    ]);
+  } catch (error) {
+    if (!(error instanceof TransactionCanceledException)) throw error;
+    return resendScheduled(event);
+  }
+  await sendDeliveries(endpointIds.map((endpointId) => messageOf(event, endpointId)));
+};
+
+/**
+ * Scheduled before (or the event is gone): the deliveries it has get their messages again, in case
+ * the call that wrote them died before sending; the worker drops a message of a delivery that moved.
+ */
+const resendScheduled = async (event: Event) => {
+  const stored = await getItem(eventKey(event.id), eventFrom, true);
+  if (!stored?.endpointIds.length) return;
+  await sendDeliveries(stored.endpointIds.map((endpointId) => messageOf(stored, endpointId)));
+};

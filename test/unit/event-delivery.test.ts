@@ -1,0 +1,262 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSRecord } from 'aws-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { Webhook } from 'standardwebhooks';
+import { eventItem } from '../../shared/entities/event.js';
+import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-delivery.js';
+import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
+import { type DeliveryDeps, nextAttemptAfter, processDeliveryMessage } from '../../shared/events/delivery-worker.js';
+import { DISABLED_REASON } from '../../shared/events/endpoint-health.js';
+import { postWebhook } from '../../shared/events/webhook-sender.js';
+import { presentEvent } from '../../shared/http/present.js';
+
+/** The delivery worker (shared/events/delivery-worker.ts) over mocked clients, with its POST and resolver swapped. */
+
+process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
+delete process.env.DELIVERY_RETRY_SECONDS;
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+const OLD_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+const DAY = 86_400_000;
+const createdAt = new Date(Date.now() - 60_000).toISOString();
+const event = {
+  id: 'evt_1',
+  ownerId: 'owner_a',
+  type: 'sync_job.completed' as const,
+  createdAt,
+  object: { id: 'sj_1', object: 'sync_job', status: 'completed' },
+  endpointIds: ['we_1'],
+  failingEndpointIds: [],
+};
+const endpointOf = (changes: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
+  id: 'we_1',
+  ownerId: 'owner_a',
+  url: 'https://hooks.example.com/in',
+  enabledEvents: ['*'],
+  description: null,
+  status: 'enabled',
+  disabledReason: null,
+  // The stub cipher below decrypts to the text itself.
+  secret: SECRET,
+  previousSecret: null,
+  createdAt,
+  updatedAt: createdAt,
+  ...changes,
+});
+
+const post = jest.fn();
+const resolve = jest.fn();
+const deps: DeliveryDeps = {
+  cipher: { encrypt: async (text) => text, decrypt: async (text) => text },
+  resolve,
+  post,
+  present: presentEvent,
+};
+
+const stored = (attempts: number, endpoint: WebhookEndpoint) => {
+  dynamo.on(GetCommand).callsFake(({ Key }) => {
+    if (Key.SK === 'EVT') return { Item: eventItem(event) };
+    if (String(Key.SK).startsWith('DLV#'))
+      return { Item: eventDeliveryItem({ ...newDelivery(event, 'we_1'), attempts }) };
+    return { Item: webhookEndpointItem(endpoint) };
+  });
+};
+
+const record = (attempts: number): SQSRecord =>
+  ({
+    messageId: 'm-1',
+    receiptHandle: 'rh-1',
+    body: JSON.stringify({ eventId: 'evt_1', endpointId: 'we_1', attempts }),
+    attributes: { ApproximateReceiveCount: '1' },
+  }) as unknown as SQSRecord;
+
+/** What the try wrote on the delivery: the SET of the transaction's first update, by attribute name. */
+const deliveryWrite = () => {
+  const update = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![0].Update!;
+  const names = update.ExpressionAttributeNames!;
+  const values = update.ExpressionAttributeValues!;
+  return Object.fromEntries(
+    Object.entries(names)
+      .filter(([placeholder]) => /^#a\d+$/.test(placeholder))
+      .map(([placeholder, name]) => [name, values[`:${placeholder.slice(1)}`]]),
+  );
+};
+const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+
+beforeEach(() => {
+  dynamo.reset();
+  sqs.reset();
+  post.mockReset();
+  resolve.mockReset().mockResolvedValue(['93.184.216.34']);
+  dynamo.on(TransactWriteCommand).resolves({});
+  dynamo.on(UpdateCommand).resolves({});
+  sqs.on(SendMessageCommand).resolves({});
+});
+
+describe('the delivery worker', () => {
+  it('delivers on a 2xx, signed so that standardwebhooks verifies it, and sends nothing more', async () => {
+    stored(0, endpointOf());
+    post.mockResolvedValue(204);
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    const [url, body, headers, addresses] = post.mock.calls[0];
+    expect(url).toBe('https://hooks.example.com/in');
+    expect(addresses).toEqual(['93.184.216.34']);
+    expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: 'evt_1', type: 'sync_job.completed' });
+    expect(headers['webhook-id']).toBe('evt_1');
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
+    expect(sent()).toEqual([]);
+  });
+
+  it('signs with both secrets during a rotation: either verifies', async () => {
+    const previousSecret = { secret: OLD_SECRET, expiresAt: new Date(Date.now() + DAY).toISOString() };
+    stored(0, endpointOf({ previousSecret }));
+    post.mockResolvedValue(200);
+    await processDeliveryMessage(deps, record(0));
+    const [, body, headers] = post.mock.calls[0];
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
+    expect(new Webhook(SECRET).verify(body, headers)).toBeTruthy();
+    expect(new Webhook(OLD_SECRET).verify(body, headers)).toBeTruthy();
+  });
+
+  it.each([
+    [302, 302],
+    [500, 500],
+    [null, null],
+  ])('takes %p (3xx, 5xx, no answer in time) for a failure, tried again 5 s later', async (answer, shown) => {
+    stored(0, endpointOf());
+    post.mockResolvedValue(answer);
+    const before = Date.now();
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    const written = deliveryWrite();
+    expect(written).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: shown });
+    expect(Date.parse(written.nextAttemptAt as string) - before).toBeGreaterThanOrEqual(5_000);
+    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
+    expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ eventId: 'evt_1', endpointId: 'we_1', attempts: 1 });
+  });
+
+  it('follows the schedule 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then none', () => {
+    const at = Date.parse('2026-11-01T00:00:00.000Z');
+    const waits = [1, 2, 3, 4, 5, 6, 7, 8].map((n) => {
+      const next = nextAttemptAfter(n, at);
+      return next && (Date.parse(next.at) - at) / 1000;
+    });
+    expect(waits).toEqual([5, 300, 1800, 7200, 18_000, 36_000, 36_000, null]);
+  });
+
+  it('hops over SQS’s 15 minutes: a wait of 2 h is a message of 900 s carrying its time', async () => {
+    stored(3, endpointOf());
+    post.mockResolvedValue(500);
+    const before = Date.now();
+    await processDeliveryMessage(deps, record(3));
+    expect(sent()[0].DelaySeconds).toBe(900);
+    const message = JSON.parse(sent()[0].MessageBody!);
+    expect(message.attempts).toBe(4);
+    expect(message.notBefore - before).toBeGreaterThanOrEqual(7_200_000);
+  });
+
+  it('is `failed` after the last try, with no message left', async () => {
+    stored(7, endpointOf());
+    post.mockResolvedValue(500);
+    await processDeliveryMessage(deps, record(7));
+    expect(deliveryWrite()).toMatchObject({ status: 'failed', attempts: 8, nextAttemptAt: null });
+    expect(sent()).toEqual([]);
+  });
+
+  it('drops a message its delivery has moved past', async () => {
+    stored(2, endpointOf());
+    expect(await processDeliveryMessage(deps, record(1))).toBe('done');
+    expect(post).not.toHaveBeenCalled();
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+  });
+
+  it.each([['127.0.0.1'], ['10.1.2.3'], ['169.254.169.254'], ['::1']])(
+    'refuses at send a name that now resolves to %s: no request, a failed try',
+    async (address) => {
+      stored(0, endpointOf());
+      resolve.mockResolvedValue([address]);
+      await processDeliveryMessage(deps, record(0));
+      expect(resolve).toHaveBeenCalledWith('hooks.example.com');
+      expect(post).not.toHaveBeenCalled();
+      expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    },
+  );
+
+  it('disables an endpoint whose every delivery has failed for 5 days, with its reason', async () => {
+    const longAgo = new Date(Date.now() - 6 * DAY).toISOString();
+    stored(0, endpointOf({ failingSince: longAgo, updatedAt: new Date(Date.now() - 7 * DAY).toISOString() }));
+    post.mockResolvedValue(500);
+    await processDeliveryMessage(deps, record(0));
+    const update = dynamo.commandCalls(UpdateCommand)[0].args[0].input;
+    expect(update.ExpressionAttributeValues).toMatchObject({ ':disabled': 'disabled', ':reason': DISABLED_REASON });
+  });
+
+  it('keeps an endpoint failing for less than 5 days (or changed since) enabled', async () => {
+    const since = new Date(Date.now() - 6 * DAY).toISOString();
+    stored(0, endpointOf({ failingSince: since, updatedAt: new Date(Date.now() - DAY).toISOString() }));
+    post.mockResolvedValue(500);
+    await processDeliveryMessage(deps, record(0));
+    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+  });
+
+  it('marks an endpoint failing at its first failure, and no longer at its next success', async () => {
+    stored(0, endpointOf());
+    post.mockResolvedValue(500);
+    await processDeliveryMessage(deps, record(0));
+    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.UpdateExpression).toBe('SET failingSince = :now');
+    dynamo.resetHistory();
+    stored(1, endpointOf({ failingSince: createdAt }));
+    post.mockResolvedValue(200);
+    await processDeliveryMessage(deps, record(1));
+    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input.UpdateExpression);
+    expect(updates).toContain('REMOVE failingSince');
+  });
+});
+
+describe('the POST', () => {
+  it('answers a redirect’s own status (never followed), and null when nothing answers', async () => {
+    const server = createServer((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/' }).end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      expect(await postWebhook(`http://127.0.0.1:${port}/`, '{}', {})).toBe(302);
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+    expect(await postWebhook(`http://127.0.0.1:${port}/`, '{}', {})).toBeNull();
+  });
+
+  it('connects only to the addresses the URL rules checked: the name is not resolved again', async () => {
+    const server = createServer((_req, res) => res.writeHead(202).end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // `.invalid` never resolves: only the pinned address can answer.
+      expect(await postWebhook(`http://hooks.invalid:${port}/`, '{}', {}, ['127.0.0.1'])).toBe(202);
+      expect(await postWebhook(`http://hooks.invalid:${port}/`, '{}', {})).toBeNull();
+    } finally {
+      await new Promise((done) => server.close(done));
+    }
+  });
+
+  it('gives up on a receiver that does not answer within 15 seconds', async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    const server = createServer(() => undefined);
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const answer = postWebhook(`http://127.0.0.1:${port}/`, '{}', {});
+      await jest.advanceTimersByTimeAsync(15_001);
+      expect(await answer).toBeNull();
+    } finally {
+      jest.useRealTimers();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    }
+  });
+});

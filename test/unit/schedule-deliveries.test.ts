@@ -1,0 +1,100 @@
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
+import { type Event, eventItem } from '../../shared/entities/event.js';
+import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
+import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+
+/** scheduleDeliveries (shared/events/schedule-deliveries.ts) over mocked clients: what it reads, writes and sends. */
+
+process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
+
+const dynamo = mockClient(DynamoDBDocumentClient);
+const sqs = mockClient(SQSClient);
+
+const at = '2026-11-01T00:00:00.000Z';
+const event: Event = {
+  id: 'evt_1',
+  ownerId: 'owner_a',
+  type: 'sync_job.completed',
+  createdAt: at,
+  object: { id: 'sj_1', object: 'sync_job' },
+  endpointIds: [],
+  failingEndpointIds: [],
+};
+const endpoint = (id: string, changes: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
+  id,
+  ownerId: 'owner_a',
+  url: 'https://hooks.example.com/in',
+  enabledEvents: ['*'],
+  description: null,
+  status: 'enabled',
+  disabledReason: null,
+  secret: 'ciphertext',
+  previousSecret: null,
+  createdAt: at,
+  updatedAt: at,
+  ...changes,
+});
+const owning = (...endpoints: WebhookEndpoint[]) =>
+  dynamo.on(QueryCommand).resolves({ Items: endpoints.map(webhookEndpointItem) });
+const messages = () =>
+  [
+    ...sqs.commandCalls(SendMessageCommand).map((c) => [c.args[0].input.MessageBody!]),
+    ...sqs.commandCalls(SendMessageBatchCommand).map((c) => c.args[0].input.Entries!.map((e) => e.MessageBody!)),
+  ]
+    .flat()
+    .map((body) => JSON.parse(body));
+
+beforeEach(() => {
+  dynamo.reset();
+  sqs.reset();
+  forgetEndpoints();
+  dynamo.on(TransactWriteCommand).resolves({});
+  sqs.on(SendMessageCommand).resolves({});
+  sqs.on(SendMessageBatchCommand).resolves({ Successful: [] });
+});
+
+describe('scheduleDeliveries', () => {
+  it('costs an owner without a matching endpoint one read and no write, and a burst one read', async () => {
+    owning(endpoint('we_dead', { enabledEvents: ['sync_job.dead'] }), endpoint('we_off', { status: 'disabled' }));
+    await scheduleDeliveries(event);
+    await scheduleDeliveries({ ...event, id: 'evt_2' });
+    expect(dynamo.commandCalls(QueryCommand)).toHaveLength(1);
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(messages()).toEqual([]);
+  });
+
+  it('writes the matching deliveries and endpointIds in one conditional transaction, then a message each', async () => {
+    owning(
+      endpoint('we_1'),
+      endpoint('we_2', { enabledEvents: ['sync_job.completed'] }),
+      endpoint('we_3', { enabledEvents: ['sync_job.dead'] }),
+    );
+    await scheduleDeliveries(event);
+    const [write] = dynamo.commandCalls(TransactWriteCommand);
+    const items = write.args[0].input.TransactItems!;
+    expect(items[0].Update?.ConditionExpression).toBe('attribute_exists(PK) AND attribute_not_exists(#ids)');
+    expect(items[0].Update?.ExpressionAttributeValues?.[':ids'].sort()).toEqual(['we_1', 'we_2']);
+    const puts = items.slice(1).map((i) => [i.Put?.Item?.SK, i.Put?.Item?.status, i.Put?.ConditionExpression]);
+    expect(puts.sort()).toEqual([
+      ['DLV#we_1', 'pending', 'attribute_not_exists(PK)'],
+      ['DLV#we_2', 'pending', 'attribute_not_exists(PK)'],
+    ]);
+    expect(messages().sort((a, b) => a.endpointId.localeCompare(b.endpointId))).toEqual([
+      { eventId: 'evt_1', endpointId: 'we_1', attempts: 0 },
+      { eventId: 'evt_1', endpointId: 'we_2', attempts: 0 },
+    ]);
+  });
+
+  it('called again for the same event, writes nothing and sends the stored deliveries’ messages again', async () => {
+    owning(endpoint('we_1'), endpoint('we_2'));
+    const cancelled = new TransactionCanceledException({ message: 'cancelled', $metadata: {} });
+    cancelled.CancellationReasons = [{ Code: 'ConditionalCheckFailed' }, { Code: 'ConditionalCheckFailed' }];
+    dynamo.on(TransactWriteCommand).rejects(cancelled);
+    dynamo.on(GetCommand).resolves({ Item: eventItem({ ...event, endpointIds: ['we_1'] }) });
+    await scheduleDeliveries(event);
+    expect(messages()).toEqual([{ eventId: 'evt_1', endpointId: 'we_1', attempts: 0 }]);
+  });
+});
