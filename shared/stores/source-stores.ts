@@ -7,7 +7,6 @@ import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem } from '../dynamo/table.js';
 import {
-  activeVendorTagsOf,
   deleteSourceStoreItems,
   type PricingMode,
   putSourceStore,
@@ -106,9 +105,6 @@ export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, i
   // Deleted meanwhile (a racing delete): as missing as before.
   if (!(await deleteSourceStoreItems(store, now()))) throw new ResourceMissingError('source_store', id);
 };
-
-/** The active source stores of a reseller store by vendor tag. */
-export const activeVendorTags = (resellerStoreId: string) => activeVendorTagsOf(resellerStoreId);
 
 /** What `PATCH …/source_stores/{id}` may change (CONTRACT.md §10.9); the pricing mode with its config. */
 export interface SourceStoreChanges {
