@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import { INDEX, INDEX_KEYS, type IndexRole, inFlight } from '../shared/dynamo/keys.js';
+import { INDEX, INDEX_KEYS, type IndexRole, inFlight, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
@@ -189,6 +189,7 @@ const ROWS: [string, Item][] = [
     claimedRequestItem({ ownerId: OWNER, key: '<key>' }, { fingerprint: '', requestId: '', lockedUntil: 0 }, 0),
   ],
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
+  ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

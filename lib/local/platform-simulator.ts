@@ -28,6 +28,7 @@
  *   /_sim/webhooks/{id}`), tokens with expiry and Token refresh (`POST /_sim/shops/{domain}/tokens`,
  *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
  *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
+ * - `POST /_sim/rate-limits` (a shop allowing N calls a second: see "Rate limits" below).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -150,6 +151,8 @@ interface State {
   shops: Map<string, Shop>;
   /** `POST /_sim/outages`: shops whose every call (reads too) answers this status, until cleared. */
   outages: Map<string, { status: number; retryAfter?: number }>;
+  /** `POST /_sim/rate-limits`: shops' buckets of calls (see "Rate limits"). */
+  rateLimits: Map<string, RateBucket>;
   calls: SimulatorCall[];
   ledger: SimLedger;
   slowMs: number;
@@ -673,7 +676,9 @@ async function platformCall(
   };
   state.calls.push(call);
   const outage = state.outages.get(shopDomain);
-  const routed = outage ? outageReply(outage) : await routeCall(state, req, call, query);
+  const routed = outage
+    ? outageReply(outage)
+    : (rateLimited(state, shopDomain, platform) ?? (await routeCall(state, req, call, query)));
   const versioned = platform === 'custom' ? {} : apiVersionHeaders(state.shops.get(shopDomain), path);
   const reply = { ...routed, headers: { ...routed.headers, ...versioned } };
   call.status = reply.status;
@@ -731,6 +736,7 @@ async function routeCall(
 function resetState(state: State): void {
   state.shops.clear();
   state.outages.clear();
+  state.rateLimits.clear();
   state.calls = [];
 }
 
@@ -825,6 +831,10 @@ async function simCall(
     if (!shopDomain) return json(400, { errors: 'shopDomain is required' });
     return json(200, { orders: [...(state.shops.get(shopDomain)?.orders.values() ?? [])] });
   }
+  if (method === 'POST' && pathname === '/_sim/rate-limits') {
+    const read = await readJson(req);
+    return 'parsed' in read ? simRateLimit(state, read.parsed) : read;
+  }
   if (method === 'POST' && pathname === '/_sim/outages') {
     const read = await readJson(req);
     return 'parsed' in read ? simOutage(state, read.parsed) : read;
@@ -891,6 +901,65 @@ async function connectControl(
   return shop && allowed ? simShopControl(state, req, decodeURIComponent(shop[1]), shop[2]) : null;
 }
 
+// ---------------------------------------------------------------- rate limits (a supplier's pace)
+
+/**
+ * A shop that allows `perSecond` calls a second, as a platform's bucket does (Shopify's leaky
+ * bucket): it holds `perSecond` calls, refills at `perSecond` a second, and every call takes one,
+ * reads included. A call finding it empty is answered as the platform throttles: REST and custom
+ * 429 with `Retry-After` (whole seconds until a call is free, at least 1) and `RateLimit-Policy:
+ * <perSecond>;w=1`; Shopify a THROTTLED 200 whose `throttleStatus` restores `perSecond` creates a
+ * second. A throttled call is recorded, as on a platform.
+ */
+interface RateBucket {
+  perSecond: number;
+  tokens: number;
+  at: number;
+}
+
+/** What a Shopify create asks for in points, in the simulator's THROTTLED answers. */
+const SHOPIFY_CREATE_COST = 10;
+
+function rateLimited(state: State, shopDomain: string, platform: SimulatorPlatform): Reply | undefined {
+  const bucket = state.rateLimits.get(shopDomain);
+  if (!bucket) return undefined;
+  const at = Date.now();
+  bucket.tokens = Math.min(bucket.perSecond, bucket.tokens + ((at - bucket.at) / 1000) * bucket.perSecond);
+  bucket.at = at;
+  if (bucket.tokens >= 1) {
+    bucket.tokens -= 1;
+    return undefined;
+  }
+  if (platform === 'storeplatform_b') {
+    const restoreRate = bucket.perSecond * SHOPIFY_CREATE_COST;
+    const currentlyAvailable = Math.floor(bucket.tokens * SHOPIFY_CREATE_COST);
+    const throttleStatus = { maximumAvailable: restoreRate, currentlyAvailable, restoreRate };
+    const cost = { requestedQueryCost: SHOPIFY_CREATE_COST, actualQueryCost: null, throttleStatus };
+    return json(200, { errors: THROTTLED_BODY.errors, extensions: { cost } });
+  }
+  const retryAfter = Math.max(1, Math.ceil((1 - bucket.tokens) / bucket.perSecond));
+  return json(
+    429,
+    { errors: 'Exceeded the rate limit of calls a second' },
+    { 'Retry-After': String(retryAfter), 'RateLimit-Policy': `${bucket.perSecond};w=1` },
+  );
+}
+
+/** `POST /_sim/rate-limits` `{shopDomain, perSecond}`: the shop allows that many calls a second; `null` lifts it. */
+function simRateLimit(state: State, body: unknown): Reply {
+  const request = asObject(body);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  if (request.perSecond === null) state.rateLimits.delete(request.shopDomain);
+  else if (typeof request.perSecond === 'number' && request.perSecond > 0) {
+    state.rateLimits.set(request.shopDomain, {
+      perSecond: request.perSecond,
+      tokens: request.perSecond,
+      at: Date.now(),
+    });
+  } else return json(400, { errors: 'perSecond must be a positive number, or null' });
+  return json(200, { ok: true });
+}
+
 // ---------------------------------------------------------------- server
 
 function send(res: ServerResponse, reply: Reply): void {
@@ -929,6 +998,7 @@ export async function startPlatformSimulator(options: PlatformSimulatorOptions =
   const state: State = {
     shops: new Map(),
     outages: new Map(),
+    rateLimits: new Map(),
     calls: [],
     ledger: newLedger(),
     slowMs: options.slowMs ?? 30_000,

@@ -98,7 +98,7 @@ const toRecord = (message: Message, queue: LocalQueue): SQSEvent['Records'][numb
 });
 
 /** Lambda's limit on a cold start: a batch's messages stay hidden for it on top of the timeout. */
-const INIT_ALLOWANCE_SECONDS = 10;
+export const INIT_ALLOWANCE_SECONDS = 10;
 
 /**
  * What Lambda's SQS event source mapping does: long-polls the queue, invokes the function with a

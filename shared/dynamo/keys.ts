@@ -260,3 +260,9 @@ export const eventLists = {
 export const entrySortKey = (role: IndexRole, entry: Record<string, unknown>) => String(entry[INDEX_KEYS[role].sk]);
 /** The reconciler's place in its pass over GSI3's sets (shared/entities/reconcile-pass.ts): one small item. */
 export const reconcilePassKey = (): Key => ({ PK: 'RECONCILER', SK: 'PASS' });
+
+/**
+ * A source store's shop's pace (docs/design.md, "A pace per supplier"): one small item per supplier
+ * shop domain, written only once the shop has throttled a call, shared by every source store on it.
+ */
+export const supplierPaceKey = (shopDomain: string): Key => ({ PK: `PACE#${shopDomain}`, SK: 'PACE' });

@@ -14,6 +14,11 @@ export class PlatformError extends Error {
   /** From `Retry-After`, when the platform asked to wait (429). */
   readonly retryAfterSeconds?: number;
   /**
+   * With a 429: the calls a second the platform says the shop allows (Shopify's `restoreRate` over
+   * the call's cost, a `RateLimit-Policy` header), when it says so.
+   */
+  readonly ratePerSecond?: number;
+  /**
    * The request left, but no usable answer came back (a timeout, a connection lost mid-call, a
    * 2xx without the created id): the platform may have acted on it.
    */
@@ -25,6 +30,7 @@ export class PlatformError extends Error {
     retryable: boolean;
     message: string;
     retryAfterSeconds?: number;
+    ratePerSecond?: number;
     outcomeUnknown?: boolean;
   }) {
     super(options.message);
@@ -33,6 +39,7 @@ export class PlatformError extends Error {
     this.retryable = options.retryable;
     this.outcomeUnknown = options.outcomeUnknown ?? false;
     if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.ratePerSecond !== undefined) this.ratePerSecond = options.ratePerSecond;
   }
 }
 

@@ -71,3 +71,12 @@ export const classify = (error: unknown, internalReason: string): Failure => {
   if (error.outcomeUnknown) return { kind: 'unknown_outcome', reason };
   return { kind: 'transient', reason, internal: false };
 };
+
+/**
+ * What a 429 tells a supplier's pace: `Retry-After` (1 s when absent) and the calls a second the
+ * platform states, when it does; undefined for any other failure.
+ */
+export const throttleOf = (error: unknown) =>
+  error instanceof PlatformError && error.status === 429
+    ? { retryAfterSeconds: error.retryAfterSeconds ?? 1, ratePerSecond: error.ratePerSecond }
+    : undefined;

@@ -48,6 +48,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
   let status: number;
   let text: string;
   let retryAfter: string | null;
+  let ratePolicy: string | null = null;
   try {
     // The signal also bounds reading the body, so a platform that stalls mid-answer times out too.
     const response = await fetch(`${platformBaseUrl(shop.shopDomain)}${call.path}`, {
@@ -61,6 +62,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
     status = response.status;
     reportApiVersion(platform, shop, call.path, response.headers);
     retryAfter = response.headers.get('retry-after');
+    if (status === 429) ratePolicy = response.headers.get('ratelimit-policy');
     text = await response.text();
   } catch (error) {
     throw networkError(platform, error, timeoutMs, secrets);
@@ -83,6 +85,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
     status,
     retryable: isRetryableStatus(status),
     retryAfterSeconds,
+    ratePerSecond: parseRatePolicy(ratePolicy),
     message: redact(`${platform} answered ${status}: ${reason}`, secrets),
   });
 }
@@ -150,4 +153,18 @@ export function parseRetryAfter(value: string | null, now: number = Date.now()):
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, Math.ceil((date - now) / 1000));
+}
+
+/**
+ * The calls a second a `RateLimit-Policy` header states (the IETF draft's `<quota>;w=<window seconds>`,
+ * the first policy when several are listed, `"name";q=<quota>;w=<window>` too); undefined when absent
+ * or unreadable.
+ */
+export function parseRatePolicy(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  const first = value.split(',')[0];
+  const quota = /(?:^|;)\s*(?:q=)?(\d+(?:\.\d+)?)\s*(?:;|$)/.exec(first.replace(/^\s*"[^"]*"\s*/, ''));
+  const window = /;\s*w=(\d+(?:\.\d+)?)/.exec(first);
+  const rate = quota && window ? Number(quota[1]) / Number(window[1]) : Number.NaN;
+  return Number.isFinite(rate) && rate > 0 ? rate : undefined;
 }

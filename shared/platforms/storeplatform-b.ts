@@ -149,6 +149,20 @@ export const throttledWaitSeconds = (body: unknown): number => {
   return Math.max(1, Math.ceil((requested - available) / rate));
 };
 
+/**
+ * The calls a second a THROTTLED answer implies for this call: the restore rate (points a second)
+ * over the call's requested cost; undefined when the answer does not say.
+ */
+export const throttledRatePerSecond = (body: unknown): number | undefined => {
+  const cost = isObject(body) && isObject(body.extensions) ? body.extensions.cost : undefined;
+  const status = isObject(cost) ? cost.throttleStatus : undefined;
+  const requested = isObject(cost) ? Number(cost.requestedQueryCost) : Number.NaN;
+  const rate = isObject(status) ? Number(status.restoreRate) : Number.NaN;
+  return Number.isFinite(requested) && Number.isFinite(rate) && requested > 0 && rate > 0
+    ? rate / requested
+    : undefined;
+};
+
 const isThrottled = (entry: unknown) =>
   isObject(entry) && isObject(entry.extensions) && entry.extensions.code === 'THROTTLED';
 
@@ -199,6 +213,7 @@ async function run(shop: ShopConnection, name: ShopifyDocumentName, variables: J
       status: 429,
       retryable: true,
       retryAfterSeconds: throttledWaitSeconds(body),
+      ratePerSecond: throttledRatePerSecond(body),
       message: `${PLATFORM} answered THROTTLED: the query cost is over what the shop has available`,
     });
   }

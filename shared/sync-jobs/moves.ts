@@ -16,6 +16,7 @@ export {
   deferJob,
   failJob,
   foundJob,
+  holdJob,
   type PlacedOrder,
   resendJob,
   withAttempt,

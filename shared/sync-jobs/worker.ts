@@ -9,6 +9,7 @@ import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import type { AttemptEnd, AttemptOutcome } from '../order/attempt.js';
 import { UnplaceableOrderError } from '../order/order-body.js';
 import { jobLogContext, type SyncJob } from '../order/sync-job.js';
+import { throttleOf } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
@@ -20,7 +21,8 @@ import { updateSupplierOrder } from './edit.js';
 import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
-import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
+import { claimJob, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './moves.js';
+import { learnFrom, type PaceTurn, takeTurn } from './pace.js';
 import { enqueueJobs } from './queue.js';
 import { loadJob } from './sync-jobs.js';
 
@@ -41,6 +43,8 @@ interface Placement {
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
   order?: SupplierOrder;
+  /** The create's turn in its shop's pace (pace.ts), once taken: what a 429 teaches the pace. */
+  turn?: PaceTurn;
 }
 
 type JobAttempt = Attempt<JobMessage, Placement>;
@@ -76,6 +80,18 @@ const giveUp = async (deps: Deps, attempt: JobAttempt, reason: string, status: n
   });
 
 /**
+ * A create throttled: its shop's pace learns of it (a lookup throttled teaches nothing: it took no
+ * turn). Best effort: the deferral beside it must send its message whatever the pace's write does.
+ */
+const learnThrottled = async ({ item }: JobAttempt, error: unknown) => {
+  const throttle = throttleOf(error);
+  if (!item.turn || !item.source || !throttle) return;
+  await learnFrom(item.source.shopDomain, item.turn, throttle).catch((failure: Error) =>
+    logger.error("the supplier's pace could not learn of a 429", failure),
+  );
+};
+
+/**
  * The sync job as a work-item kind: its message, its moves (moves.ts, end.ts: the adapters, so that a
  * change of how a job is stored changes only them) and the placing of its supplier order.
  */
@@ -101,9 +117,17 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   internalReason: 'internal error while placing the order',
   throttledSince: ({ job }) => job.throttledSince ?? undefined,
   end: giveUp,
-  defer: async (attempt, delaySeconds, reason) => {
-    const deferred = await deferJob(attempt.item.job, delaySeconds, ended(attempt, 'throttled', 429, reason));
+  defer: async (attempt, delaySeconds, reason, error) => {
+    // The pace learns at the same time: every call the shop receives meanwhile is one more 429.
+    const [deferred] = await Promise.all([
+      deferJob(attempt.item.job, delaySeconds, ended(attempt, 'throttled', 429, reason)),
+      learnThrottled(attempt, error),
+    ]);
     return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
+  },
+  holdBack: async (attempt, delaySeconds) => {
+    const held = await holdJob(attempt.item.job, delaySeconds);
+    return held ? jobMessage(held, 'redelivery', attempt.message.requestId) : undefined;
   },
   fail: (attempt, reason, status, waitSeconds) =>
     failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),
@@ -142,6 +166,9 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
     const earlier = await lookFirst(deps, attempt);
     if (earlier) return earlier;
   }
+  const turn = await takeTurn(item.source.shopDomain, attempt.message.slotAt);
+  if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
+  item.turn = turn;
   return completePlaced(attempt, await platform.createOrder(shop, order, item.job.id));
 };
 

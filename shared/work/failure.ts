@@ -34,7 +34,7 @@ export const failed = async <M extends WorkMessage, I>(
   if (statusClass) countPlatformError(statusClass);
   switch (failure.kind) {
     case 'throttled':
-      return throttled(kind, deps, attempt, failure);
+      return throttled(kind, deps, attempt, failure, error);
     case 'permanent': {
       // The kind may look first whether an earlier try made it (then the item ends done, not dead).
       const ended = await kind.end(deps, attempt, failure.reason, status);
@@ -64,6 +64,7 @@ const throttled = async <M extends WorkMessage, I>(
   deps: Deps,
   attempt: Attempt<M, I>,
   failure: Extract<Failure, { kind: 'throttled' }>,
+  error: unknown,
 ): Promise<MessageOutcome> => {
   const pastBudget = throttledPastBudget(failure.reason, kind.throttledSince(attempt.item), attempt.startedAt);
   if (pastBudget) {
@@ -71,7 +72,7 @@ const throttled = async <M extends WorkMessage, I>(
     logger.warn(kind.words.throttledPastBudget, { budgetSeconds: config.throttleBudgetSeconds(), ended });
     if (ended !== 'unknown') return 'done';
   }
-  const message = await kind.defer(attempt, failure.delaySeconds, failure.reason);
+  const message = await kind.defer(attempt, failure.delaySeconds, failure.reason, error);
   if (message) {
     const notBefore = Date.now() + failure.delaySeconds * 1000;
     const resent = failure.delaySeconds > MAX_DEFERRAL_SECONDS ? { ...message, notBefore } : message;

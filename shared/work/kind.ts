@@ -18,6 +18,11 @@ export interface Attempt<M extends WorkMessage, I> {
   /** A message SQS delivers again is a redelivery, whatever first sent it. */
   redelivered: boolean;
   retry: (reason: string, platformStatus: number | null) => Promise<MessageOutcome>;
+  /**
+   * Hands the item back to the runner until `slotAt` (epoch ms), the call slot its supplier's pace
+   * gave it: no try is counted, the throttling budget is untouched (hold.ts).
+   */
+  holdBack: (slotAt: number) => Promise<MessageOutcome>;
 }
 
 /**
@@ -66,8 +71,17 @@ export interface WorkKind<M extends WorkMessage, I> {
   throttledSince: (item: I) => string | undefined;
   /** Ends the item (`dead`) on a refusal or a spent throttling budget; `status`: the platform's. */
   end: (deps: Deps, attempt: Attempt<M, I>, reason: string, status: number | null) => Promise<EndOutcome>;
-  /** Defers the item after a 429; answers the message to send it, or undefined if it moved meanwhile. */
-  defer: (attempt: Attempt<M, I>, delaySeconds: number, reason: string) => Promise<M | undefined>;
+  /**
+   * Defers the item after a 429 (`error`, for what the kind learns of it: its supplier's pace);
+   * answers the message to send it, or undefined if it moved meanwhile.
+   */
+  defer: (attempt: Attempt<M, I>, delaySeconds: number, reason: string, error: unknown) => Promise<M | undefined>;
+  /**
+   * Puts the item back before its call, for `delaySeconds` (its supplier's pace had no slot sooner):
+   * like `defer` under a new generation, but neither a try nor a throttled run. Answers the message to
+   * send it, or undefined if it moved meanwhile. Absent: the kind never holds back.
+   */
+  holdBack?: (attempt: Attempt<M, I>, delaySeconds: number) => Promise<M | undefined>;
   /** Records a failed try, which waits `waitSeconds` (0: the queue's own visibility). */
   fail: (attempt: Attempt<M, I>, reason: string, status: number | null, waitSeconds: number) => Promise<unknown>;
   /**

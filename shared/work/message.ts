@@ -6,6 +6,11 @@
 export interface WorkMessage {
   requestId?: string;
   notBefore?: number;
+  /**
+   * The supplier's call slot (epoch ms) this message holds, taken from its shop's pace before the
+   * item was held back for it (hold.ts): the try calls at that time without taking another.
+   */
+  slotAt?: number;
 }
 
 export type Fields = Record<string, unknown>;
@@ -19,6 +24,7 @@ export const optionalText = (parsed: Fields, key: string) => (isText(parsed[key]
 export const workFields = (parsed: Fields): WorkMessage => ({
   ...optionalText(parsed, 'requestId'),
   ...(Number.isSafeInteger(parsed.notBefore) ? { notBefore: Number(parsed.notBefore) } : {}),
+  ...(Number.isSafeInteger(parsed.slotAt) ? { slotAt: Number(parsed.slotAt) } : {}),
 });
 
 /**

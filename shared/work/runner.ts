@@ -4,6 +4,7 @@ import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { secondsUntil } from '../platforms/failure.js';
 import { backoffOf, failed, retry } from './failure.js';
+import { holdBack } from './hold.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
@@ -53,6 +54,7 @@ const tryItem = async <M extends WorkMessage, I>(
     startedAt: kind.startedAt(item),
     redelivered: Number(received.attributes?.ApproximateReceiveCount) > 1,
     retry: (reason, status) => retry(kind, attempt, reason, status),
+    holdBack: (slotAt) => holdBack(kind, attempt, slotAt),
   };
   try {
     return await kind.attempt(deps, attempt);

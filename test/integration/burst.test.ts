@@ -1,4 +1,4 @@
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { allJobsOf, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -42,18 +42,7 @@ describe('a burst of orders to misbehaving suppliers', () => {
   }, 90_000);
   afterAll(() => service?.stop());
 
-  /** Every job of a reseller store, through the API's pages. */
-  const jobsOf = async (resellerStoreId: string) => {
-    const jobs: any[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const query = `reseller_store_id=${resellerStoreId}&limit=100${after ? `&starting_after=${after}` : ''}`;
-      const page = (await api().get(`/v1/sync_jobs?${query}`)).body;
-      jobs.push(...page.data);
-      if (!page.has_more) return jobs;
-      after = page.data.at(-1).id;
-    }
-  };
+  const jobsOf = (resellerStoreId: string) => allJobsOf(api(), resellerStoreId);
 
   it(`ends every job of ${ORDERS} orders, ${IN_FLIGHT} in flight: completed once on its supplier or dead`, async () => {
     const reseller = await createResellerStore(api(), { webhookSecret: secret });

@@ -187,3 +187,16 @@ export const createSourceStore = async (api: ApiClient, rstId: string, overrides
 /** ISO 8601 UTC with milliseconds (CONTRACT.md §2). */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const REQUEST_ID = /^req_[0-9a-z]+$/;
+
+/** Every sync job of a reseller store, through the API's pages of 100. */
+export const allJobsOf = async (api: ApiClient, resellerStoreId: string) => {
+  const jobs: any[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const query = `reseller_store_id=${resellerStoreId}&limit=100${after ? `&starting_after=${after}` : ''}`;
+    const page = (await api.get(`/v1/sync_jobs?${query}`)).body;
+    jobs.push(...page.data);
+    if (!page.has_more) return jobs;
+    after = page.data.at(-1).id;
+  }
+};

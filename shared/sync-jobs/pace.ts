@@ -1,0 +1,88 @@
+import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
+
+/**
+ * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
+ * has not throttled a call lately costs one eventually consistent read and no write; a hot one
+ * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away is held
+ * back to it (the runner's hold.ts) rather than calling into a 429.
+ */
+
+/** The longest a try waits in process for its slot: cheaper than a message, a claim and a hold. */
+export const WAIT_IN_PROCESS_MS = 1_500;
+
+/**
+ * A held slot that comes later than this (a busy queue, slow workers) is given up for a fresh one:
+ * late messages come together, and calling them all at once would empty the shop's bucket. Its
+ * own slot went unused, which leaves the shop a spare call.
+ */
+export const LATE_MS = 500;
+
+const sleepUntil = (at: number) => {
+  const ms = Math.min(WAIT_IN_PROCESS_MS, at - Date.now());
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined;
+};
+
+/**
+ * How much slower than the rate a platform states the pace goes. Calls come at their slot or a little
+ * later (the sleep, the network), never earlier; at exactly the stated rate the shop's bucket stays
+ * empty, and a call 2 ms late followed by one on time finds 0.99 of a call in it: a 429. Going 5 %
+ * slower refills the shop's bucket by a twentieth of a call per call, so after twenty calls it holds
+ * a spare one, and then up to its size, which absorbs any lateness shorter than a slot.
+ */
+export const STATED_RATE_MARGIN = 1.05;
+
+/**
+ * This container's learning under way, by shop: the other records of its batch, in flight beside the
+ * one throttled, read the pace once it is written rather than call into the same empty bucket.
+ */
+const learning = new Map<string, Promise<unknown>>();
+
+/** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
+export interface PaceTurn {
+  pace?: SupplierPace;
+  holdUntil?: number;
+}
+
+/**
+ * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message holds
+ * (`slotAt`), unless it came too late for it; else at the slot the pace gives it, waited for in
+ * process when it is close.
+ */
+export const takeTurn = async (shopDomain: string, slotAt: number | undefined): Promise<PaceTurn> => {
+  if (slotAt !== undefined && Date.now() - slotAt <= LATE_MS) {
+    await sleepUntil(slotAt);
+    return {};
+  }
+  await learning.get(shopDomain)?.catch(() => undefined);
+  const pace = await readPace(shopDomain);
+  if (!pace) return {};
+  const slot = await takeSlot(shopDomain, pace);
+  if (slot === undefined) return {};
+  if (slot - Date.now() > WAIT_IN_PROCESS_MS) return { pace, holdUntil: slot };
+  await sleepUntil(slot);
+  return { pace };
+};
+
+/**
+ * A create the shop throttled (429, `throttleOf`): the shop turns hot, its pace takes the rate the
+ * platform states, or, without one, slows down (supplier-pace.ts).
+ */
+export const learnFrom = async (
+  shopDomain: string,
+  turn: PaceTurn,
+  throttle: { retryAfterSeconds: number; ratePerSecond?: number },
+) => {
+  const now = Date.now();
+  const learnt = learnThrottle(shopDomain, {
+    reopensAt: now + throttle.retryAfterSeconds * 1000,
+    statedIntervalMs: throttle.ratePerSecond ? (1000 / throttle.ratePerSecond) * STATED_RATE_MARGIN : undefined,
+    fallbackIntervalMs: throttle.retryAfterSeconds * 1000,
+    pacedAt: turn.pace,
+  });
+  learning.set(shopDomain, learnt);
+  try {
+    await learnt;
+  } finally {
+    if (learning.get(shopDomain) === learnt) learning.delete(shopDomain);
+  }
+};
