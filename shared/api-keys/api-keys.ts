@@ -1,25 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { newId, now } from '../core/ids.js';
-import { dynamo } from '../dynamo/client.js';
 import { lists } from '../dynamo/keys.js';
-import {
-  batchGet,
-  getItem,
-  type Item,
-  isConditionFailure,
-  keyOf,
-  queryKeys,
-  TABLE,
-  updateSet,
-} from '../dynamo/table.js';
+import { batchGet, getItem, type Item, keyOf, queryKeys } from '../dynamo/table.js';
 import {
   type ApiKeyRecord,
   type ApiKeySummary,
   apiKeyFrom,
-  apiKeyItem,
   apiKeyKey,
-  apiKeyListEntry,
+  listApiKey,
+  putApiKey,
+  revokeApiKey,
 } from '../entities/api-key.js';
 
 export type { ApiKeyRecord, ApiKeySummary };
@@ -36,26 +26,13 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
   if (existing) {
     if (existing.ownerId !== ownerId) throw new Error('that key is already registered to another owner');
     // A key issued before keys were listed (a persistent local table) joins the list when registered again.
-    if (!existing.listed) {
-      await dynamo.send(
-        new UpdateCommand({
-          TableName: TABLE(),
-          Key: apiKeyKey(hash),
-          ...updateSet(apiKeyListEntry(existing.createdAt ?? now(), existing.keyId)),
-        }),
-      );
-    }
+    if (!existing.listed) await listApiKey(hash, existing, existing.createdAt ?? now());
     return { keyId: existing.keyId, ownerId: existing.ownerId };
   }
   const record = { keyId: newId('key'), ownerId };
   const createdAt = now();
-  await dynamo.send(
-    new PutCommand({
-      TableName: TABLE(),
-      Item: apiKeyItem(hash, record, createdAt),
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  );
+  // Registered meanwhile (two registrations at once): registering again answers the winner's.
+  if ((await putApiKey(hash, record, createdAt)) !== true) return registerKey(key, ownerId);
   return record;
 };
 
@@ -105,22 +82,11 @@ export const revokeKey = async (keyId: string): Promise<RevokeOutcome> => {
   const { tableKey, listed: _, ...summary } = match;
   if (summary.revokedAt) return { outcome: 'already_revoked', key: summary };
   const revokedAt = now();
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: tableKey,
-        UpdateExpression: 'SET revokedAt = :at',
-        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(revokedAt)',
-        ExpressionAttributeValues: { ':at': revokedAt },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-    const again = await getItem(tableKey, apiKeyFrom, true);
-    return again
-      ? { outcome: 'already_revoked', key: { ...summary, revokedAt: again.revokedAt } }
-      : { outcome: 'unknown' };
-  }
-  return { outcome: 'revoked', key: { ...summary, revokedAt } };
+  const revoked = await revokeApiKey(tableKey, revokedAt);
+  if (revoked === true) return { outcome: 'revoked', key: { ...summary, revokedAt } };
+  // Revoked meanwhile: the failed write answers the key it met (read only when it did not).
+  const again = revoked.met ?? (await getItem(tableKey, apiKeyFrom, true));
+  return again
+    ? { outcome: 'already_revoked', key: { ...summary, revokedAt: again.revokedAt } }
+    : { outcome: 'unknown' };
 };

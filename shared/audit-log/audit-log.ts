@@ -2,15 +2,15 @@ import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { lists } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { getItem, TABLE } from '../dynamo/table.js';
+import { getItem } from '../dynamo/table.js';
 import {
   type Actor,
   type AuditAction,
   type AuditEntry,
   type AuditedResource,
   auditEntryFrom,
-  auditEntryItem,
   auditEntryKey,
+  auditEntryPut,
 } from '../entities/audit-entry.js';
 
 export type { Actor };
@@ -43,7 +43,7 @@ export const auditPut = (input: {
     metadata: input.metadata,
     createdAt: now(),
   };
-  return { Put: { TableName: TABLE(), ConditionExpression: 'attribute_not_exists(PK)', Item: auditEntryItem(entry) } };
+  return auditEntryPut(entry);
 };
 
 export interface AuditFilters {

@@ -23,9 +23,25 @@ export const TABLE = () => config.tableName();
 /** A conditional write whose condition did not hold: a domain outcome, not a fault. */
 export const isConditionFailure = (error: unknown) => (error as Error)?.name === 'ConditionalCheckFailedException';
 
-/** One item by key, converted by its record module's `…From`; undefined when there is none. */
-export const getItem = async <T>(key: Key, from: (item: Item) => T, consistent = false): Promise<T | undefined> => {
-  const out = await dynamo.send(new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: consistent }));
+/**
+ * One item by key, converted by its record module's `…From`; undefined when there is none.
+ * `only`: the attributes to read, when the caller needs a few of a large item.
+ */
+export const getItem = async <T>(
+  key: Key,
+  from: (item: Item) => T,
+  consistent = false,
+  only?: string[],
+): Promise<T | undefined> => {
+  const projection = only?.length
+    ? {
+        ProjectionExpression: only.map((_, i) => `#p${i}`).join(', '),
+        ExpressionAttributeNames: Object.fromEntries(only.map((attribute, i) => [`#p${i}`, attribute])),
+      }
+    : {};
+  const out = await dynamo.send(
+    new GetCommand({ TableName: TABLE(), Key: key, ConsistentRead: consistent, ...projection }),
+  );
   return out.Item ? from(out.Item) : undefined;
 };
 
@@ -305,22 +321,29 @@ const answeringMet = (item: TransactItem): TransactItem => {
  * A transaction of conditional writes: true, or, when a condition failed, the item each write met
  * (by position; undefined where there was none, or none was answered).
  */
-export const transactIf = async (items: TransactItem[]): Promise<true | { met: (Item | undefined)[] }> => {
+export const transactIf = async (
+  items: TransactItem[],
+): Promise<true | { met: (Item | undefined)[]; failed: boolean[] }> => {
   try {
     await transactWrite(items.map(answeringMet));
     return true;
   } catch (error) {
     if (!(error instanceof TransactionCanceledException) && !isConditionFailure(error)) throw error;
     const reasons = error instanceof TransactionCanceledException ? (error.CancellationReasons ?? []) : [];
-    return { met: items.map((_, i) => itemOf(reasons[i]?.Item)) };
+    return {
+      met: items.map((_, i) => itemOf(reasons[i]?.Item)),
+      // Which writes' conditions failed (by position): the others were cancelled with them.
+      failed: items.map((_, i) => reasons[i]?.Code === 'ConditionalCheckFailed'),
+    };
   }
 };
 
 /**
  * Every item of one partition (those whose sort key starts with `prefix`, when given), read
- * consistently, page after page: an order's partition, a source order's kept fulfillments, a few items.
+ * consistently unless told otherwise, page after page: an order's partition, a source order's kept
+ * fulfillments, a few items.
  */
-export const queryPartition = async (pk: string, prefix?: string): Promise<Item[]> => {
+export const queryPartition = async (pk: string, prefix?: string, consistent = true): Promise<Item[]> => {
   const items: Item[] = [];
   let startKey: Item | undefined;
   do {
@@ -329,7 +352,7 @@ export const queryPartition = async (pk: string, prefix?: string): Promise<Item[
         TableName: TABLE(),
         KeyConditionExpression: prefix === undefined ? 'PK = :pk' : 'PK = :pk AND begins_with(SK, :prefix)',
         ExpressionAttributeValues: { ':pk': pk, ...(prefix === undefined ? {} : { ':prefix': prefix }) },
-        ConsistentRead: true,
+        ConsistentRead: consistent,
         ExclusiveStartKey: startKey,
       }),
     );

@@ -1,6 +1,6 @@
 import { attributes } from '../dynamo/attributes.js';
-import { INDEX_KEYS, indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { INDEX_KEYS, indexEntry, type Key, keys, listSortKey, lists } from '../dynamo/keys.js';
+import { ConditionFailed, type Item, putIf, updateIf, updateSet } from '../dynamo/table.js';
 
 /**
  * The API key entity. The key itself is stored only as its SHA-256 hash, which is the item's key;
@@ -47,4 +47,33 @@ export const apiKeyFrom = (item: Item): StoredApiKey => {
     revokedAt: read.stringOrNull('revokedAt'),
     listed: read.stringOrNull(INDEX_KEYS.lists.pk) !== null,
   };
+};
+
+/** Puts a new key's item; the item met when its hash was registered meanwhile. */
+export const putApiKey = (hash: string, key: ApiKeyRecord, createdAt: string) =>
+  putIf(apiKeyItem(hash, key, createdAt));
+
+/** Puts a key issued before keys were listed (a persistent local table) into the list. */
+export const listApiKey = async (hash: string, key: StoredApiKey, createdAt: string) => {
+  const listed = await updateIf({
+    Key: apiKeyKey(hash),
+    ...updateSet(apiKeyListEntry(createdAt, key.keyId)),
+    ConditionExpression: 'attribute_exists(PK)',
+  });
+  if (listed instanceof ConditionFailed) throw new Error(`API key ${key.keyId} was deleted while it was listed`);
+};
+
+/**
+ * Sets `revokedAt` on a key not revoked yet: true, or the key as the failed write met it (undefined
+ * when there was none, or the answer carried none: the caller then reads it).
+ */
+export const revokeApiKey = async (key: Key, revokedAt: string): Promise<true | { met: StoredApiKey | undefined }> => {
+  const written = await updateIf({
+    Key: key,
+    UpdateExpression: 'SET revokedAt = :at',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(revokedAt)',
+    ExpressionAttributeValues: { ':at': revokedAt },
+  });
+  if (!(written instanceof ConditionFailed)) return true;
+  return { met: written.met ? apiKeyFrom(written.met) : undefined };
 };

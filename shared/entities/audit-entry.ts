@@ -1,6 +1,6 @@
 import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { type Item, TABLE } from '../dynamo/table.js';
 
 /**
  * The audit entry entity: the record, its item's key and index entries, and its conversions to and
@@ -77,6 +77,14 @@ export const auditEntryItem = (entry: AuditEntry): Item => ({
   actor: entry.actor,
   metadata: entry.metadata,
   createdAt: entry.createdAt,
+});
+
+/**
+ * The entry as a transaction's Put, conditional on its id being new: written with the change it
+ * records, or alone under an id derived from that change, where a repeat writes nothing.
+ */
+export const auditEntryPut = (entry: AuditEntry) => ({
+  Put: { TableName: TABLE(), ConditionExpression: 'attribute_not_exists(PK)', Item: auditEntryItem(entry) },
 });
 
 export const auditEntryFrom = (item: Item): AuditEntry => {

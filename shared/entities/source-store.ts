@@ -1,8 +1,8 @@
 import type { PricingConfig } from '../domain/pricing.js';
 import { attributes } from '../dynamo/attributes.js';
 import { keys, lists, vendorTagOf } from '../dynamo/keys.js';
-import { type Item, keyOf } from '../dynamo/table.js';
-import { type StoreFields, storeAttributes, storeFrom, storeIndexEntries, storeKey } from './store.js';
+import { type Item, keyOf, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
+import { DELISTED, type StoreFields, storeAttributes, storeFrom, storeIndexEntries, storeKey } from './store.js';
 
 /**
  * The source store entity (a supplier's store, `sst_…`) and its vendor-tag item, which makes "one
@@ -63,3 +63,99 @@ export const vendorTagFrom = (item: Item) => ({
   vendorTag: vendorTagOf(keyOf(item)),
   sourceStoreId: attributes(item, 'vendor tag').string('sourceStoreId'),
 });
+
+/** The new vendor tag's item, put only where no store holds the tag ("one active store per tag"). */
+const claimVendorTag = (store: SourceStore) => ({
+  Put: { TableName: TABLE(), Item: vendorTagItem(store), ConditionExpression: 'attribute_not_exists(PK)' },
+});
+
+/**
+ * Frees a store's vendor tag for another store, as a transaction's Delete; the condition keeps a
+ * racing delete or retag from freeing a successor's tag.
+ */
+const releaseVendorTag = (resellerStoreId: string, vendorTag: string, id: string) => ({
+  Delete: {
+    TableName: TABLE(),
+    Key: vendorTagKey(resellerStoreId, vendorTag),
+    ConditionExpression: 'sourceStoreId = :id',
+    ExpressionAttributeValues: { ':id': id },
+  },
+});
+
+/**
+ * Puts a new source store's item with its vendor tag's, in one transaction: `vendor_tag_taken` when
+ * another active store holds the tag.
+ */
+export const putSourceStore = async (store: SourceStore): Promise<'created' | 'vendor_tag_taken'> => {
+  const written = await transactIf([
+    { Put: { TableName: TABLE(), Item: sourceStoreItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
+    claimVendorTag(store),
+  ]);
+  if (written === true) return 'created';
+  if (written.failed[1]) return 'vendor_tag_taken';
+  // The store's own id was taken, or the transaction was cancelled otherwise: a fault, not an outcome.
+  throw new Error(`source store ${store.id} was not created: its transaction was cancelled`);
+};
+
+/** Soft-deletes a store read active and frees its tag, in one transaction; false when it was deleted meanwhile. */
+export const deleteSourceStoreItems = async (store: SourceStore, at: string) =>
+  (await transactIf([
+    {
+      Update: {
+        TableName: TABLE(),
+        Key: sourceStoreKey(store.id),
+        UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
+        ConditionExpression: 'deletedAt = :null',
+        ExpressionAttributeValues: { ':at': at, ':null': null },
+      },
+    },
+    releaseVendorTag(store.resellerStoreId, store.vendorTag, store.id),
+  ])) === true;
+
+/** The store's new values, conditional on the store as read: a racing change or delete fails it, never undone. */
+const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: sourceStoreKey(store.id),
+    UpdateExpression:
+      'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
+      'updatedAt = :at',
+    ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
+    ExpressionAttributeNames: { '#name': 'name' },
+    ExpressionAttributeValues: {
+      ':name': updated.name,
+      ':vendorTag': updated.vendorTag,
+      ':pricingMode': updated.pricingMode,
+      ':pricingConfig': updated.pricingConfig,
+      ':at': updated.updatedAt,
+      ':null': null,
+      ':readTag': store.vendorTag,
+      ':readAt': store.updatedAt,
+    },
+  },
+});
+
+/**
+ * Writes a store's changes over the store as read; a new vendor tag moves the tag item in the same
+ * transaction. `vendor_tag_taken` when another store holds the new tag, `changed` when the store
+ * was changed or deleted meanwhile.
+ */
+export const updateSourceStoreItems = async (
+  store: SourceStore,
+  updated: SourceStore,
+): Promise<'updated' | 'vendor_tag_taken' | 'changed'> => {
+  const retag = updated.vendorTag !== store.vendorTag;
+  const written = await transactIf([
+    sourceStoreUpdate(store, updated),
+    ...(retag ? [claimVendorTag(updated), releaseVendorTag(store.resellerStoreId, store.vendorTag, store.id)] : []),
+  ]);
+  if (written === true) return 'updated';
+  return retag && written.failed[1] ? 'vendor_tag_taken' : 'changed';
+};
+
+/** The active source stores of a reseller store by vendor tag: one Query over its vendor-tag items. */
+export const activeVendorTagsOf = async (resellerStoreId: string) => {
+  const prefix = vendorTagsOf(resellerStoreId);
+  const items = await queryPartition(prefix.PK, prefix.SKPrefix, false);
+  return new Map(items.map(vendorTagFrom).map(({ vendorTag, sourceStoreId }) => [vendorTag, sourceStoreId]));
+};

@@ -9,7 +9,7 @@ import {
   lists,
   lookups,
 } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { getItem, type Item, TABLE } from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**
@@ -162,3 +162,61 @@ export const storeOnShopFrom =
       secrets: { webhookSecret: read.string('webhookSecret') },
     };
   };
+
+/** The condition of a change to a store: still its owner's, and not deleted. */
+export const OWNED_AND_ACTIVE = 'ownerId = :owner AND deletedAt = :null';
+
+/** The secrets a rotation sets, encrypted; one not given is undefined (kept as it is). */
+export interface NewSecrets {
+  accessToken: string | undefined;
+  webhookSecret: string | undefined;
+}
+
+/**
+ * A rotation's write of a store's new secrets (and the replaced one), as a transaction's Update:
+ * conditional on the store alive and on the secrets read, so a rotation racing another keeps both
+ * replaced secrets honest.
+ */
+export const secretsRotation = (
+  kind: StoreKind,
+  ownerId: string,
+  store: StoreFields,
+  secrets: NewSecrets,
+  previous: PreviousWebhookSecret | undefined,
+  at: string,
+) => {
+  const values: Record<string, unknown> = {
+    ':at': at,
+    ':owner': ownerId,
+    ':null': null,
+    ':readToken': store.secrets.accessToken,
+    ':readSecret': store.secrets.webhookSecret,
+    ...(secrets.accessToken === undefined ? {} : { ':accessToken': secrets.accessToken }),
+    ...(secrets.webhookSecret === undefined ? {} : { ':webhookSecret': secrets.webhookSecret }),
+    ...(previous === undefined
+      ? {}
+      : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
+  };
+  const sets = Object.keys(values)
+    .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
+    .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: storeKey(kind, store.id),
+      UpdateExpression: `SET ${sets.join(', ')}`,
+      ConditionExpression: `${OWNED_AND_ACTIVE} AND accessToken = :readToken AND webhookSecret = :readSecret`,
+      ExpressionAttributeValues: values,
+    },
+  };
+};
+
+/**
+ * The replaced webhook secret of a store, as its own item holds it, or null: two attributes read,
+ * not the whole item (the lookups index carries the current secret alone).
+ */
+export const readPreviousWebhookSecret = async (kind: StoreKind, id: string) =>
+  (await getItem(storeKey(kind, id), previousWebhookSecretFrom, false, [
+    'previousWebhookSecret',
+    'previousWebhookSecretUntil',
+  ])) ?? null;

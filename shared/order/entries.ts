@@ -141,75 +141,98 @@ const isOlder = (updatedAt: string | null, than: string | undefined) =>
  * is. The map is created by the first fulfillment of the job.
  */
 export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string) => {
-  const { sourceFulfillmentId, tracking } = fulfillment;
   let lines: JobLine[] | undefined | null = null;
+  // The job's lines are read once, whatever the number of lost races.
+  const linesOf = async (job: SyncJob) => {
+    if (lines === null) lines = await jobLines(job);
+    return lines;
+  };
   return withEntryRereads(jobId, undefined, async (job) => {
     if (!job) return false;
-    const current: FulfillmentEntry | undefined = job.fulfillments[sourceFulfillmentId];
-    const at = now();
-    const update = new JobUpdate(sourceFulfillmentId);
-    if (!current) {
-      // A parcel voided before it ever reached the service shipped nothing: nothing to pass on.
-      if (fulfillment.cancelled) return false;
-      if (lines === null) lines = await jobLines(job);
-      const plan = planParcel(job, lines, fulfillment);
-      const entry: FulfillmentEntry = {
-        sourceFulfillmentId,
-        status: plan.kind === 'ignored' ? 'ignored' : ENTRY_MOVES.accept.to,
-        ...trackingFields(tracking),
-        resellerFulfillmentId: null,
-        attempts: 0,
-        errorMessage: plan.kind === 'ignored' ? plan.reason : null,
-        receivedAt,
-        updatedAt: at,
-        deliveredAt: null,
-        ...(plan.kind === 'lines'
-          ? { lines: plan.lines.map((l) => ({ id: l.resellerLineItemId, quantity: l.quantity })) }
-          : {}),
-        ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
-      };
-      if (plan.kind !== 'ignored') update.index(propagating(job));
-      if (!Object.keys(job.fulfillments).length) {
-        update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
-        update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
-      } else {
-        update.set(update.path, 'entry', entry);
-        update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
-        // Planned against the parcels read: one added meanwhile may hold the same items, so plan again.
-        if (plan.kind !== 'whole') update.when(sameEntryCount(update, Object.keys(job.fulfillments).length));
-      }
-      const written = await tryUpdate(jobId, update);
-      if (written !== true) return written;
-      if (plan.kind === 'ignored')
-        logger.info('fulfillment has nothing of the job left to ship', { reason: plan.reason });
-      return plan.kind !== 'ignored';
-    }
-    // The same fulfillment again: a redelivery, or an update. One older than the version applied,
-    // and one of a parcel that has ended for good (ignored, cancelled), change nothing.
-    if (isOlder(fulfillment.updatedAt, current.sourceUpdatedAt)) return false;
-    if (!canMoveEntry('accept', current.status)) return false;
-    const delivered = current.status === 'delivered';
-    const cancel = fulfillment.cancelled || current.cancelRequested === true;
-    // Delivered as it is now: the same tracking, and no cancellation to make.
-    if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) return false;
-    // Attempts, receipt time, lines and any reseller id stay: this is the same fulfillment.
-    update.index(propagating(job)).setFields({
-      status: ENTRY_MOVES.accept.to,
-      errorMessage: null,
-      updatedAt: at,
-      ...trackingFields(tracking),
-      ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
-      ...(fulfillment.cancelled ? { cancelRequested: true } : {}),
-    });
-    update.when(
-      delivered
-        ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
-        : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
-    );
-    // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
-    update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
-    return tryUpdate(jobId, update);
+    const current: FulfillmentEntry | undefined = job.fulfillments[fulfillment.sourceFulfillmentId];
+    return current
+      ? acceptAgain(jobId, job, current, fulfillment)
+      : acceptNewParcel(jobId, job, fulfillment, receivedAt, linesOf);
   });
+};
+
+/** A parcel the job has no entry for: its entry, its lines planned against what the other parcels hold. */
+const acceptNewParcel = async (
+  jobId: string,
+  job: SyncJob,
+  fulfillment: SourceFulfillment,
+  receivedAt: string,
+  linesOf: (job: SyncJob) => Promise<JobLine[] | undefined>,
+) => {
+  // A parcel voided before it ever reached the service shipped nothing: nothing to pass on.
+  if (fulfillment.cancelled) return false;
+  const { sourceFulfillmentId } = fulfillment;
+  const plan = planParcel(job, await linesOf(job), fulfillment);
+  const entry = newEntry(fulfillment, plan, receivedAt);
+  const update = new JobUpdate(sourceFulfillmentId);
+  if (plan.kind !== 'ignored') update.index(propagating(job));
+  if (!Object.keys(job.fulfillments).length) {
+    update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
+    update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
+  } else {
+    update.set(update.path, 'entry', entry);
+    update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
+    // Planned against the parcels read: one added meanwhile may hold the same items, so plan again.
+    if (plan.kind !== 'whole') update.when(sameEntryCount(update, Object.keys(job.fulfillments).length));
+  }
+  const written = await tryUpdate(jobId, update);
+  if (written !== true) return written;
+  if (plan.kind === 'ignored') logger.info('fulfillment has nothing of the job left to ship', { reason: plan.reason });
+  return plan.kind !== 'ignored';
+};
+
+/** A new parcel's entry: `pending` with its planned lines, or `ignored` with the reason it ships nothing. */
+const newEntry = (fulfillment: SourceFulfillment, plan: ShipmentPlan, receivedAt: string): FulfillmentEntry => ({
+  sourceFulfillmentId: fulfillment.sourceFulfillmentId,
+  status: plan.kind === 'ignored' ? 'ignored' : ENTRY_MOVES.accept.to,
+  ...trackingFields(fulfillment.tracking),
+  resellerFulfillmentId: null,
+  attempts: 0,
+  errorMessage: plan.kind === 'ignored' ? plan.reason : null,
+  receivedAt,
+  updatedAt: now(),
+  deliveredAt: null,
+  ...(plan.kind === 'lines'
+    ? { lines: plan.lines.map((l) => ({ id: l.resellerLineItemId, quantity: l.quantity })) }
+    : {}),
+  ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+});
+
+/**
+ * The same fulfillment again: a redelivery, or an update. One older than the version applied, and
+ * one of a parcel that has ended for good (ignored, cancelled), change nothing.
+ */
+const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, fulfillment: SourceFulfillment) => {
+  const { tracking } = fulfillment;
+  if (isOlder(fulfillment.updatedAt, current.sourceUpdatedAt)) return false;
+  if (!canMoveEntry('accept', current.status)) return false;
+  const delivered = current.status === 'delivered';
+  const cancel = fulfillment.cancelled || current.cancelRequested === true;
+  // Delivered as it is now: the same tracking, and no cancellation to make.
+  if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) return false;
+  const update = new JobUpdate(fulfillment.sourceFulfillmentId);
+  // Attempts, receipt time, lines and any reseller id stay: this is the same fulfillment.
+  update.index(propagating(job)).setFields({
+    status: ENTRY_MOVES.accept.to,
+    errorMessage: null,
+    updatedAt: now(),
+    ...trackingFields(tracking),
+    ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+    ...(fulfillment.cancelled ? { cancelRequested: true } : {}),
+  });
+  update.when(
+    delivered
+      ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
+      : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
+  );
+  // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+  update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
+  return tryUpdate(jobId, update);
 };
 
 export type FulfillmentOutcome =

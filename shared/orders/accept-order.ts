@@ -5,9 +5,9 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { classifyLineItems } from '../domain/routing.js';
+import { activeVendorTagsOf } from '../entities/source-store.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { loadRecord } from '../order/store.js';
-import { activeVendorTags } from '../stores/source-stores.js';
 import { createJobsForOrder } from '../sync-jobs/create.js';
 import { jobMessage } from '../sync-jobs/message.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
@@ -74,7 +74,7 @@ const routeOrder = async (
     return [];
   }
 
-  const vendorTags = await activeVendorTags(reseller.id);
+  const vendorTags = await activeVendorTagsOf(reseller.id);
   const { groups, unrouted } = classifyLineItems(order.lineItems, vendorTags);
   const recorded = { ownerId: reseller.ownerId, resellerStoreId: reseller.id, externalOrderId: order.externalOrderId };
   if (!groups.length) {

@@ -1,14 +1,13 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { TABLE, transactWrite } from '../dynamo/table.js';
-import { withRereads } from '../dynamo/update.js';
-import type { ResellerStore } from '../entities/reseller-store.js';
-import type { SourceStore } from '../entities/source-store.js';
-import { previousSecretAttributes, storeKey } from '../entities/store.js';
+import { type Item, transactIf } from '../dynamo/table.js';
+import { Met, withRereads } from '../dynamo/update.js';
+import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
+import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
+import { type NewSecrets, secretsRotation } from '../entities/store.js';
 import { findResellerStore } from './reseller-stores.js';
 import type { PlainSecrets } from './secrets.js';
 import { findSourceStore } from './source-stores.js';
@@ -27,8 +26,9 @@ type AuditedStore = 'reseller_store' | 'source_store';
 
 /**
  * Each rotation is conditional on the secrets it read; one that loses a race to another (two rotations
- * at once) reads the store again, consistently, and rotates over what the other wrote, so the last
- * one wins and the one before it is the secret that keeps verifying. A store deleted meanwhile is 404.
+ * at once) takes the store as its failed write met it (read again, consistently, only when the write
+ * answered none) and rotates over what the other wrote, so the last one wins and the one before it is
+ * the secret that keeps verifying. A store deleted meanwhile is 404.
  */
 export const rotateResellerStoreCredentials = (
   deps: Pick<Deps, 'cipher'>,
@@ -40,7 +40,7 @@ export const rotateResellerStoreCredentials = (
   let reads = 0;
   return withRereads(
     () => findResellerStore(owner, id, 'id', reads++ > 0),
-    (store) => rotate(deps, owner, store, 'reseller_store', id, input, actor),
+    (store) => rotate(deps, owner, store, { kind: 'reseller_store', from: resellerStoreFrom }, id, input, actor),
     `reseller store ${id}, while its credentials were rotated,`,
   );
 };
@@ -56,20 +56,27 @@ export const rotateSourceStoreCredentials = (
   let reads = 0;
   return withRereads(
     () => findSourceStore(owner, resellerStoreId, id, reads++ > 0),
-    (store) => rotate(deps, owner, store, 'source_store', resellerStoreId, input, actor),
+    (store) =>
+      rotate(deps, owner, store, { kind: 'source_store', from: sourceStoreFrom }, resellerStoreId, input, actor),
     `source store ${id}, while its credentials were rotated,`,
   );
 };
+
+/** Which kind of store a rotation writes, and how its item reads (the item a lost race met). */
+interface RotatedKind<S> {
+  kind: AuditedStore;
+  from: (item: Item) => S;
+}
 
 const rotate = async <S extends ResellerStore | SourceStore>(
   deps: Pick<Deps, 'cipher'>,
   owner: Owner,
   store: S,
-  kind: AuditedStore,
+  { kind, from }: RotatedKind<S>,
   resellerStoreId: string,
   input: Partial<PlainSecrets>,
   actor: Actor,
-): Promise<S | 'again'> => {
+): Promise<S | 'again' | Met<S>> => {
   if (store.deletedAt) throw new ResourceMissingError(kind, store.id);
   const at = now();
   const secrets = await encryptSecrets(deps, store, input);
@@ -78,23 +85,19 @@ const rotate = async <S extends ResellerStore | SourceStore>(
     ...(secrets.accessToken ? ['accessToken'] : []),
     ...(secrets.webhookSecret ? ['webhookSecret'] : []),
   ];
-  try {
-    await transactWrite([
-      secretsUpdate(owner, store, kind, secrets, previous, at),
-      auditPut({
-        action: `${kind}.credentials_rotated`,
-        job: { id: store.id, ownerId: store.ownerId, resellerStoreId },
-        resourceType: kind,
-        actor,
-        // Which secrets were replaced, never a secret: names only.
-        metadata: { rotated, ...(previous ? { previousWebhookSecretValidUntil: previous.until } : {}) },
-      }),
-    ]);
-  } catch (error) {
-    // Deleted or rotated meanwhile: read again (a deleted store is then 404, a rotated one rotated over).
-    if (error instanceof TransactionCanceledException) return 'again';
-    throw error;
-  }
+  const written = await transactIf([
+    secretsRotation(kind === 'reseller_store' ? 'reseller' : 'source', owner.ownerId, store, secrets, previous, at),
+    auditPut({
+      action: `${kind}.credentials_rotated`,
+      job: { id: store.id, ownerId: store.ownerId, resellerStoreId },
+      resourceType: kind,
+      actor,
+      // Which secrets were replaced, never a secret: names only.
+      metadata: { rotated, ...(previous ? { previousWebhookSecretValidUntil: previous.until } : {}) },
+    }),
+  ]);
+  // Deleted or rotated meanwhile: over the store as the write met it (a deleted store is then 404).
+  if (written !== true) return written.met[0] ? new Met(from(written.met[0])) : 'again';
   return {
     ...store,
     secrets: {
@@ -105,9 +108,6 @@ const rotate = async <S extends ResellerStore | SourceStore>(
     updatedAt: at,
   };
 };
-
-/** The secrets a rotation sets, encrypted; one not given is undefined (kept as it is). */
-type NewSecrets = { accessToken: string | undefined; webhookSecret: string | undefined };
 
 /** The secrets given, encrypted for the store (one KMS call each). */
 const encryptSecrets = async (
@@ -132,40 +132,3 @@ const replacedSecretOf = (store: ResellerStore | SourceStore, secrets: NewSecret
         ciphertext: store.secrets.webhookSecret,
         until: new Date(Date.parse(at) + SECRET_OVERLAP_SECONDS * 1000).toISOString(),
       };
-
-/** The store's new secrets (and the replaced one), conditional on the secrets read and the store alive. */
-const secretsUpdate = (
-  owner: Owner,
-  store: ResellerStore | SourceStore,
-  kind: AuditedStore,
-  secrets: NewSecrets,
-  previous: ReturnType<typeof replacedSecretOf>,
-  at: string,
-) => {
-  const values: Record<string, unknown> = {
-    ':at': at,
-    ':owner': owner.ownerId,
-    ':null': null,
-    // Conditional on the secrets read: a rotation racing another keeps both replaced secrets honest.
-    ':readToken': store.secrets.accessToken,
-    ':readSecret': store.secrets.webhookSecret,
-    ...(secrets.accessToken === undefined ? {} : { ':accessToken': secrets.accessToken }),
-    ...(secrets.webhookSecret === undefined ? {} : { ':webhookSecret': secrets.webhookSecret }),
-    ...(previous === undefined
-      ? {}
-      : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
-  };
-  const sets = Object.keys(values)
-    .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
-    .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
-  return {
-    Update: {
-      TableName: TABLE(),
-      Key: storeKey(kind === 'reseller_store' ? 'reseller' : 'source', store.id),
-      UpdateExpression: `SET ${sets.join(', ')}`,
-      ConditionExpression:
-        'ownerId = :owner AND deletedAt = :null AND accessToken = :readToken AND webhookSecret = :readSecret',
-      ExpressionAttributeValues: values,
-    },
-  };
-};

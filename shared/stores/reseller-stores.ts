@@ -1,19 +1,18 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { dynamo } from '../dynamo/client.js';
 import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { getItem } from '../dynamo/table.js';
 import {
+  deleteResellerStoreItem,
+  putResellerStore,
   type ResellerStore,
+  renameResellerStoreItem,
   resellerStoreFrom,
-  resellerStoreItem,
   resellerStoreKey,
 } from '../entities/reseller-store.js';
-import { DELISTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 
@@ -44,13 +43,7 @@ export const createResellerStore = async (
     updatedAt: createdAt,
     deletedAt: null,
   };
-  await dynamo.send(
-    new PutCommand({
-      TableName: TABLE(),
-      Item: resellerStoreItem(store),
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  );
+  await putResellerStore(store);
   return store;
 };
 
@@ -80,51 +73,17 @@ export const listResellerStores = (owner: Owner, limit: number, startingAfter?: 
     cursorItem: (id) => ownedResellerStore(owner, id),
   });
 
-const ownedAndActive = 'ownerId = :owner AND deletedAt = :null';
-
 export const renameResellerStore = async (owner: Owner, id: string, name: string | undefined) => {
   if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
-  try {
-    const out = await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: resellerStoreKey(id),
-        // An empty PATCH still answers the current store, and still 404s for a missing one.
-        UpdateExpression: name === undefined ? 'SET updatedAt = updatedAt' : 'SET #name = :name, updatedAt = :now',
-        ConditionExpression: ownedAndActive,
-        ExpressionAttributeNames: name === undefined ? undefined : { '#name': 'name' },
-        ExpressionAttributeValues: {
-          ':owner': owner.ownerId,
-          ':null': null,
-          ...(name === undefined ? {} : { ':name': name, ':now': now() }),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return resellerStoreFrom(out.Attributes ?? {});
-  } catch (error) {
-    if (isConditionFailure(error)) throw new ResourceMissingError('reseller_store', id);
-    throw error;
-  }
+  // An empty PATCH still answers the current store, and still 404s for a missing one.
+  const store = await renameResellerStoreItem(owner.ownerId, id, name, now());
+  if (!store) throw new ResourceMissingError('reseller_store', id);
+  return store;
 };
 
 export const deleteResellerStore = async (owner: Owner, id: string) => {
   if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
-  const at = now();
-  try {
-    // Dropping the list keys takes the store out of its list; its shop lookup stays, so webhooks
-    // of a deleted store still verify and answer 200 with no jobs (CONTRACT.md §3, §5).
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: resellerStoreKey(id),
-        UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
-        ConditionExpression: ownedAndActive,
-        ExpressionAttributeValues: { ':owner': owner.ownerId, ':null': null, ':at': at },
-      }),
-    );
-  } catch (error) {
-    if (isConditionFailure(error)) throw new ResourceMissingError('reseller_store', id);
-    throw error;
-  }
+  // Dropping the list keys takes the store out of its list; its shop lookup stays, so webhooks
+  // of a deleted store still verify and answer 200 with no jobs (CONTRACT.md §3, §5).
+  if (!(await deleteResellerStoreItem(owner.ownerId, id, now()))) throw new ResourceMissingError('reseller_store', id);
 };

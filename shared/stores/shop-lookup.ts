@@ -1,14 +1,11 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { SecretCipher } from '../aws/kms-cipher.js';
-import { dynamo } from '../dynamo/client.js';
 import { lookups } from '../dynamo/keys.js';
-import { queryIndex, TABLE } from '../dynamo/table.js';
+import { queryIndex } from '../dynamo/table.js';
 import {
-  previousWebhookSecretFrom,
+  readPreviousWebhookSecret,
   type StoreKind,
   type StoreOnShop,
   shopStoresOfKind,
-  storeKey,
   storeOnShopFrom,
 } from '../entities/store.js';
 
@@ -33,15 +30,7 @@ export const previousWebhookSecretOf = async (
   store: Pick<StoreOnShop, 'kind' | 'id'>,
   at = Date.now(),
 ): Promise<string | undefined> => {
-  const key = storeKey(store.kind, store.id);
-  const out = await dynamo.send(
-    new GetCommand({
-      TableName: TABLE(),
-      Key: key,
-      ProjectionExpression: 'previousWebhookSecret, previousWebhookSecretUntil',
-    }),
-  );
-  const previous = out.Item ? previousWebhookSecretFrom(out.Item) : null;
+  const previous = await readPreviousWebhookSecret(store.kind, store.id);
   if (!previous || Date.parse(previous.until) <= at) return undefined;
   return cipher.decrypt(previous.ciphertext, { storeId: store.id, field: 'webhookSecret' });
 };

@@ -1,26 +1,20 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import type { PricingConfig } from '../domain/pricing.js';
-import { dynamo } from '../dynamo/client.js';
 import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
-import { getItem, type Item, TABLE, transactWrite } from '../dynamo/table.js';
+import { getItem } from '../dynamo/table.js';
 import {
+  deleteSourceStoreItems,
   type PricingMode,
+  putSourceStore,
   type SourceStore,
   sourceStoreFrom,
-  sourceStoreItem,
   sourceStoreKey,
-  vendorTagFrom,
-  vendorTagItem,
-  vendorTagKey,
-  vendorTagsOf,
+  updateSourceStoreItems,
 } from '../entities/source-store.js';
-import { DELISTED } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptSecrets } from './secrets.js';
@@ -59,20 +53,7 @@ export const createSourceStore = async (
     updatedAt: createdAt,
     deletedAt: null,
   };
-  try {
-    await transactWrite([
-      { Put: { TableName: TABLE(), Item: sourceStoreItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
-      claimVendorTag(store),
-    ]);
-  } catch (error) {
-    if (
-      error instanceof TransactionCanceledException &&
-      error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed'
-    ) {
-      throw new VendorTagConflictError(input.vendorTag);
-    }
-    throw error;
-  }
+  if ((await putSourceStore(store)) === 'vendor_tag_taken') throw new VendorTagConflictError(input.vendorTag);
   return store;
 };
 
@@ -118,60 +99,11 @@ export const listSourceStores = async (
   });
 };
 
-/**
- * Frees a store's vendor tag for another store, as a transaction's Delete; the condition keeps a
- * racing delete or retag from freeing a successor's tag.
- */
-const releaseVendorTag = (resellerStoreId: string, vendorTag: string, id: string) => ({
-  Delete: {
-    TableName: TABLE(),
-    Key: vendorTagKey(resellerStoreId, vendorTag),
-    ConditionExpression: 'sourceStoreId = :id',
-    ExpressionAttributeValues: { ':id': id },
-  },
-});
-
 export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {
   const store = await findSourceStore(owner, resellerStoreId, id);
   if (store.deletedAt) throw new ResourceMissingError('source_store', id);
-  const at = now();
-  try {
-    await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: sourceStoreKey(id),
-          UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
-          ConditionExpression: 'deletedAt = :null',
-          ExpressionAttributeValues: { ':at': at, ':null': null },
-        },
-      },
-      releaseVendorTag(resellerStoreId, store.vendorTag, id),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) throw new ResourceMissingError('source_store', id);
-    throw error;
-  }
-};
-
-/** The active source stores of a reseller store by vendor tag: one Query over the vendor-tag items. */
-export const activeVendorTags = async (resellerStoreId: string) => {
-  const prefix = vendorTagsOf(resellerStoreId);
-  const tags = new Map<string, string>();
-  let startKey: Item | undefined;
-  do {
-    const out = await dynamo.send(
-      new QueryCommand({
-        TableName: TABLE(),
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-        ExpressionAttributeValues: { ':pk': prefix.PK, ':prefix': prefix.SKPrefix },
-        ExclusiveStartKey: startKey,
-      }),
-    );
-    for (const { vendorTag, sourceStoreId } of (out.Items ?? []).map(vendorTagFrom)) tags.set(vendorTag, sourceStoreId);
-    startKey = out.LastEvaluatedKey;
-  } while (startKey);
-  return tags;
+  // Deleted meanwhile (a racing delete): as missing as before.
+  if (!(await deleteSourceStoreItems(store, now()))) throw new ResourceMissingError('source_store', id);
 };
 
 /** What `PATCH …/source_stores/{id}` may change (CONTRACT.md §10.9); the pricing mode with its config. */
@@ -203,47 +135,8 @@ export const updateSourceStore = async (
     pricingConfig: changes.pricing?.pricingConfig ?? store.pricingConfig,
     updatedAt: now(),
   };
-  const retag = updated.vendorTag !== store.vendorTag;
-  try {
-    await transactWrite([
-      sourceStoreUpdate(store, updated),
-      ...(retag ? [claimVendorTag(updated), releaseVendorTag(resellerStoreId, store.vendorTag, id)] : []),
-    ]);
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      if (retag && error.CancellationReasons?.[1]?.Code === 'ConditionalCheckFailed')
-        throw new VendorTagConflictError(updated.vendorTag);
-      throw new ResourceMissingError('source_store', id);
-    }
-    throw error;
-  }
+  const written = await updateSourceStoreItems(store, updated);
+  if (written === 'vendor_tag_taken') throw new VendorTagConflictError(updated.vendorTag);
+  if (written === 'changed') throw new ResourceMissingError('source_store', id);
   return updated;
 };
-
-/** The store's new values, conditional on the store as read: a racing change or delete fails it, never undone. */
-const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
-  Update: {
-    TableName: TABLE(),
-    Key: sourceStoreKey(store.id),
-    UpdateExpression:
-      'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
-      'updatedAt = :at',
-    ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
-    ExpressionAttributeNames: { '#name': 'name' },
-    ExpressionAttributeValues: {
-      ':name': updated.name,
-      ':vendorTag': updated.vendorTag,
-      ':pricingMode': updated.pricingMode,
-      ':pricingConfig': updated.pricingConfig,
-      ':at': updated.updatedAt,
-      ':null': null,
-      ':readTag': store.vendorTag,
-      ':readAt': store.updatedAt,
-    },
-  },
-});
-
-/** The new vendor tag's item, put only where no store holds the tag ("one active store per tag"). */
-const claimVendorTag = (updated: SourceStore) => ({
-  Put: { TableName: TABLE(), Item: vendorTagItem(updated), ConditionExpression: 'attribute_not_exists(PK)' },
-});
