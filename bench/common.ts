@@ -109,7 +109,7 @@ export const benchApi = (apiUrl: string) => createApiClient({ baseUrl: apiUrl, a
 export interface BenchStores {
   resellerShopDomain: string;
   resellerSecret: string;
-  supplierShopDomain: string;
+  sourceShopDomain: string;
   vendor: string;
 }
 
@@ -145,7 +145,7 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
       },
     }),
   );
-  return { resellerShopDomain: reseller.shopDomain, resellerSecret, supplierShopDomain: supplier.shopDomain, vendor };
+  return { resellerShopDomain: reseller.shopDomain, resellerSecret, sourceShopDomain: supplier.shopDomain, vendor };
 };
 
 export type JobView = Pick<Schemas['sync_job'], 'id' | 'status' | 'createdAt' | 'completedAt'>;

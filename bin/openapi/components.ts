@@ -157,7 +157,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
-        'A supplier store under a reseller store (SPEC 2.2). Its secrets are never returned.',
+        'A source store under a reseller store (SPEC 2.2). Its secrets are never returned.',
       ),
       {
         oneOf: [

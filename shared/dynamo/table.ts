@@ -318,7 +318,7 @@ export const transactIf = async (items: TransactItem[]): Promise<true | { met: (
 
 /**
  * Every item of one partition (those whose sort key starts with `prefix`, when given), read
- * consistently, page after page: an order's partition, a source order's kept fulfillments, a few items.
+ * consistently, page after page: an order's partition, a supplier order's kept fulfillments, a few items.
  */
 export const queryPartition = async (pk: string, prefix?: string): Promise<Item[]> => {
   const items: Item[] = [];

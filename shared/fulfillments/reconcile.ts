@@ -2,7 +2,7 @@ import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { type FulfillmentEntry, isPropagating } from '../order/fulfillment-entry.js';
-import { type SyncJob, supplierChangePending } from '../order/sync-job.js';
+import { type SyncJob, supplierOrderChangePending } from '../order/sync-job.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import type { FulfillmentMessage } from './queue.js';
@@ -51,7 +51,7 @@ export const reconcilePropagations = async (
   if (!open.length) {
     // A job whose supplier order is being cancelled or updated stays: the reconciler watches those
     // too (sync-jobs/cancel.ts, edit.ts).
-    if (job.status === 'completed' && !supplierChangePending(job)) await leavePropagating(job);
+    if (job.status === 'completed' && !supplierOrderChangePending(job)) await leavePropagating(job);
     return;
   }
   report.propagating += open.length;

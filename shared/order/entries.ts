@@ -10,7 +10,7 @@ import type { Tracking } from '../platforms/port.js';
 import { coverOf, type FulfillmentEntry, isPropagating } from './fulfillment-entry.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { type Lost, loadJob, updateJob } from './store.js';
-import { propagationIndex, type SyncJob, supplierChangePending, WAIT_ATTRIBUTES } from './sync-job.js';
+import { propagationIndex, type SyncJob, supplierOrderChangePending, WAIT_ATTRIBUTES } from './sync-job.js';
 import { canMoveEntry, ENTRY_MOVES, JobUpdate } from './transitions.js';
 
 /**
@@ -262,7 +262,7 @@ export const moveEntry = (
     const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
     // The last entry on its way ends: the job leaves the propagating set, unless a change of its supplier
     // order is on its way too (the reconciler watches those there as well).
-    const last = !others.some(isPropagating) && !supplierChangePending(current);
+    const last = !others.some(isPropagating) && !supplierOrderChangePending(current);
     if (outcome.status !== 'failed' && current.status === 'completed' && last) {
       update.index(propagationIndex(current, false));
       for (const [i, other] of others.entries()) {

@@ -58,7 +58,7 @@ export interface PlacedOrder {
   lines: SourceLine[];
 }
 
-/** The attributes of a completion, however the order was known: the job becomes findable by its source order. */
+/** The attributes of a completion, however the order was known: the job becomes findable by its supplier order. */
 const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   sourceOrderId: placed.orderId,
   completedAt: at,

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseInput } from '../core/validation.js';
 import type { StoreOnShop } from '../entities/store.js';
-import { cancelBySource, cancelResellerOrder } from '../sync-jobs/cancel.js';
+import { cancelBySourceStore, cancelResellerOrder } from '../sync-jobs/cancel.js';
 
 const Id = v.union(
   [v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.minLength(1), v.maxLength(100))],
@@ -34,5 +34,5 @@ export const acceptCancellation = async (
     const ids = await cancelResellerOrder(reseller, orderId, reason, requestId);
     if (ids.length) return ids;
   }
-  return stores.sources.length ? cancelBySource(stores.sources, orderId, reason) : [];
+  return stores.sources.length ? cancelBySourceStore(stores.sources, orderId, reason) : [];
 };

@@ -14,7 +14,7 @@ import {
   storeOnShopOf,
 } from '../entities/store-poll.js';
 import { acceptFulfillment } from '../fulfillments/intake.js';
-import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { jobIdsBySupplierOrder } from '../fulfillments/propagation.js';
 import { acceptOrder, orderKnown } from '../orders/accept-order.js';
 import { acceptCancellation } from '../orders/cancellation.js';
 import { acceptEdit } from '../orders/edit.js';
@@ -90,7 +90,7 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
  * orders; the others' are not this store's to route.
  */
 const placedBy = async (store: PolledStore, orderId: string, payload: Record<string, unknown>) => {
-  if ((await jobIdsBySourceOrder(store.id, orderId)).length) return true;
+  if ((await jobIdsBySupplierOrder(store.id, orderId)).length) return true;
   const identifier = text(payload.source_identifier);
   const jobId = identifier?.slice(identifier.lastIndexOf(':') + 1);
   if (!jobId) return false;
@@ -104,7 +104,7 @@ const updatedAtOf = (fulfillment: Record<string, unknown>) => text(fulfillment.u
  * new tracking or cancelled) through the fulfillments webhook's intake, in the order of their
  * `updated_at`, then its cancellation.
  */
-const handleSourceOrder = async (store: PolledStore, change: ChangedOrder) => {
+const handleSupplierOrder = async (store: PolledStore, change: ChangedOrder) => {
   const orderId = String(change.payload.id);
   if (!(await placedBy(store, orderId, change.payload))) return;
   const source = storeOnShopOf(store);
@@ -120,7 +120,7 @@ const handleChange = (store: PolledStore, change: ChangedOrder) => {
     logger.info('order created before its store: history, not routed by a poll');
     return Promise.resolve();
   }
-  return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSourceOrder(store, change);
+  return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSupplierOrder(store, change);
 };
 
 /** The watermark moved: never back (a poll of the same store that overlapped this one wins). */

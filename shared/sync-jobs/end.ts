@@ -30,7 +30,7 @@ export type LookupResult =
  * another job's order never places its own, a loss nobody sees, while one that answers absent at worst
  * sends its create again, which the idempotency key (storeplatform_a, custom) makes the same order.
  */
-export const lookUpOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
+export const lookUpSupplierOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
   try {
     const platform = deps.platforms(shop.platform);
     const found = await platform.findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId, job.id));
@@ -85,7 +85,7 @@ export const endJob = async (
   if (options.lookUp) {
     const source = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
     const shop = options.shop ?? (source ? await shopConnection(deps.cipher, source) : undefined);
-    const lookup = shop ? await lookUpOrder(deps, shop, job) : ({ kind: 'absent' } as const);
+    const lookup = shop ? await lookUpSupplierOrder(deps, shop, job) : ({ kind: 'absent' } as const);
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };

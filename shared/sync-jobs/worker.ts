@@ -14,10 +14,10 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
-import { cancelNow, cancelSupplierOrder, requestSupplierCancel } from './cancel.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancel.js';
 import { completeOrderJobs } from './create.js';
 import { updateSupplierOrder } from './edit.js';
-import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
+import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
@@ -177,7 +177,7 @@ const buildOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrde
 /** A platform without idempotency keys: found, the job completes with it; not known, it tries again later. */
 const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
   const reason = 'an earlier attempt may have placed the order';
-  const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
   if (lookup.kind === 'unknown' && !lookup.refused)
     return attempt.retry(`${reason}; looking it up failed: ${lookup.reason}`, null);
@@ -197,7 +197,7 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   await releaseKeptFulfillments(completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
-    await requestSupplierCancel(completed, completed.cancellation, attempt.message.requestId);
+    await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
   } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
     // Edited while this attempt was under way: the order just placed gets the edits.
     await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
@@ -215,13 +215,13 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
   const { job } = attempt.item;
   const cancellation = job.cancellation!;
   if (mayHaveBeenPlaced(job, 1)) {
-    const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), job);
+    const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), job);
     if (lookup.kind === 'unknown')
       return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
     if (lookup.kind === 'found') {
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
       const found = await foundJob(job, placed, ended(attempt, 'found_existing', null, foundReason('cancelled')));
-      if (found) await requestSupplierCancel(found, cancellation, attempt.message.requestId);
+      if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
       return 'done';
     }
   }
@@ -235,7 +235,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
  * the job completes with it; else the reason to fail with.
  */
 const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) => {
-  const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') {
     await completeFound(attempt, lookup, status, reason);
     return undefined;
