@@ -109,7 +109,11 @@ describe('lookUpSupplierOrder: the order that names the job, then the one placed
       new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'lookup 503' }),
     );
 
-    expect(await lookUpSupplierOrder(deps, shop, acme)).toEqual({ kind: 'unknown', reason: 'lookup 503', refused: false });
+    expect(await lookUpSupplierOrder(deps, shop, acme)).toEqual({
+      kind: 'unknown',
+      reason: 'lookup 503',
+      refused: false,
+    });
     expect(findOrder).toHaveBeenCalledTimes(1);
   });
 });
