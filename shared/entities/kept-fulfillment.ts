@@ -17,7 +17,7 @@ export interface SourceFulfillment {
 }
 
 /**
- * The kept fulfillment entity (docs/reverse-sync.md): a source fulfillment that matched no job yet,
+ * The kept fulfillment entity (docs/propagation.md): a source fulfillment that matched no job yet,
  * kept (with a TTL) under its supplier order until the job that placed that order records its id.
  */
 export interface KeptFulfillment extends SourceFulfillment {

@@ -5,7 +5,7 @@ import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { routeFulfillment } from './propagation.js';
 
 /**
- * The fulfillments webhook's side of reverse sync: reads the payload, then hands the tracking to
+ * The fulfillments webhook's side of propagation: reads the payload, then hands the tracking to
  * `routeFulfillment`. Kept apart from shared/fulfillments/propagation.ts so the sync worker, which
  * releases kept fulfillments, does not bundle the webhook's schema library.
  */

@@ -18,7 +18,7 @@ import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
 
 /**
- * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's
+ * Propagation (SPEC 4.8, CONTRACT.md §5, docs/propagation.md): a source store's
  * `fulfillments/create` carries its tracking to the reseller order of the sync job that placed
  * the supplier order. The state of each propagation lives on that job, in `fulfillments`, a map
  * keyed by the source fulfillment id, so every parcel of a split shipment keeps its own state.
@@ -141,7 +141,7 @@ export const routeFulfillment = async (
  * kept for that supplier order to the job's reseller order and deletes them. Never throws: the order
  * is placed and the job completed whatever happens here; a kept fulfillment that could not be
  * released stays kept, its recheck or a redelivery of its webhook finds the job through GSI2
- * (docs/reverse-sync.md).
+ * (docs/propagation.md).
  */
 export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceStoreId' | 'sourceOrderId'>) => {
   if (!job.sourceOrderId) return;

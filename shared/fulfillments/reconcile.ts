@@ -8,7 +8,7 @@ import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.
 import type { FulfillmentMessage } from './queue.js';
 
 /**
- * The reconciler's part of propagation (CONTRACT.md §6, docs/reverse-sync.md), through the runner's
+ * The reconciler's part of propagation (CONTRACT.md §6, docs/propagation.md), through the runner's
  * (shared/work/reconcile.ts): a fulfillment entry that stayed `pending` or `failed` past its lease is
  * sent a fresh message, like a job, and after MAX_RESENDS of them without progress it is `dead`. A
  * `failed` entry's lease also allows for the 15 minutes its message waits after a trip through the

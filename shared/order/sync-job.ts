@@ -83,7 +83,7 @@ export interface SyncJob {
   orderEdits: OrderEdits | null;
   createdAt: string;
   updatedAt: string;
-  /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
+  /** Propagation: one entry per source fulfillment of the supplier order (shared/fulfillments). */
   fulfillments: Record<string, FulfillmentEntry>;
   /** Messages the reconciler has sent since the job last made progress (CONTRACT.md §6). */
   resends: number;
