@@ -108,7 +108,7 @@ export const trackingKey = (tracking: Tracking) =>
     .digest('base64url')
     .slice(0, 16);
 
-/** What a delivered entry's reseller fulfillment has: recorded at each propagation (older entries: the one they hold). */
+/** What a delivered entry's reseller fulfillment has: recorded by each propagation (older entries: what they hold). */
 const appliedTracking = (entry: FulfillmentEntry) => entry.appliedTracking ?? trackingKey(trackingOf(entry));
 
 /**

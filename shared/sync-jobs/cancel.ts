@@ -227,7 +227,7 @@ export const cancelBySourceStore = async (sources: { id: string }[], sourceOrder
     const cancellation = echo && job.cancellation ? job.cancellation : requested('source', reason);
     await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
     if (!echo) {
-      logger.warn('the supplier cancelled an order the service placed; the reseller order needs the merchant', {
+      logger.warn('the source store cancelled a supplier order; the reseller order needs the merchant', {
         jobId: job.id,
       });
     }

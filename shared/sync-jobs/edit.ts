@@ -12,10 +12,10 @@ import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { withEdits } from './job-order.js';
 import { jobMessage } from './message.js';
 import { needsAttention } from './moves.js';
 import { enqueueJobs } from './queue.js';
+import { withEdits } from './supplier-order.js';
 import { loadJob } from './sync-jobs.js';
 
 /**

@@ -7,8 +7,8 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { jobLineSummaries, sourceLinesOf } from './job-order.js';
 import { foundJob, killJob } from './moves.js';
+import { jobLineSummaries, sourceLinesOf } from './supplier-order.js';
 
 /**
  * A job is never `dead` while its supplier holds its order (CONTRACT.md §6). When a create call's

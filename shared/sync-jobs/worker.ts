@@ -18,10 +18,10 @@ import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './ca
 import { completeOrderJobs } from './create.js';
 import { updateSupplierOrder } from './edit.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
-import { sourceLinesOf, supplierOrderFor } from './job-order.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, killJob } from './moves.js';
 import { enqueueJobs } from './queue.js';
+import { sourceLinesOf, supplierOrderFor } from './supplier-order.js';
 import { loadJob } from './sync-jobs.js';
 
 /**
@@ -40,7 +40,7 @@ interface Placement {
   source?: SourceStore;
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
-  order?: SupplierOrder;
+  supplierOrder?: SupplierOrder;
 }
 
 type JobAttempt = Attempt<JobMessage, Placement>;
@@ -133,8 +133,8 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
   if (!item.source) return sourceGone(attempt);
   if (item.job.cancellation?.status === 'requested') return endCancelled(deps, attempt);
   await completeSiblings(attempt);
-  const order = await buildOrder(deps, attempt);
-  if (typeof order === 'string') return order;
+  const supplierOrder = await buildSupplierOrder(deps, attempt);
+  if (typeof supplierOrder === 'string') return supplierOrder;
   const shop = await shopOf(deps, attempt);
   const platform = deps.platforms(shop.platform);
   // Without an idempotency key, a create an earlier attempt may have sent is looked up first.
@@ -142,7 +142,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
     const earlier = await lookFirst(deps, attempt);
     if (earlier) return earlier;
   }
-  return completePlaced(attempt, await platform.createOrder(shop, order, item.job.id));
+  return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
 
 const sourceGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
@@ -159,24 +159,24 @@ const completeSiblings = async ({ item, message }: JobAttempt) => {
 };
 
 /** The supplier order at the supplier's prices; or, when it cannot be built, the job's outcome. */
-const buildOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
+const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
   const { job, source } = attempt.item;
   try {
-    attempt.item.order = await supplierOrderFor(job, job.resellerShopDomain, source!.pricingConfig);
-    return attempt.item.order;
+    attempt.item.supplierOrder = await supplierOrderFor(job, job.resellerShopDomain, source!.pricingConfig);
+    return attempt.item.supplierOrder;
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
     const result = await giveUp(deps, attempt, error.message, null);
     if (result === 'unknown') return attempt.retry(`${error.message}; the supplier could not be asked for it`, null);
-    logger.warn('order cannot be placed', { reason: error.message, ended: result });
+    logger.warn('supplier order cannot be built', { reason: error.message, ended: result });
     return 'done';
   }
 };
 
 /** A platform without idempotency keys: found, the job completes with it; not known, it tries again later. */
 const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
-  const reason = 'an earlier attempt may have placed the order';
+  const reason = 'an earlier attempt may have placed the supplier order';
   const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
   if (lookup.kind === 'unknown' && !lookup.refused)
@@ -188,8 +188,8 @@ const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcom
 type Created = { orderId: string; status?: number; lineItemIds?: string[] };
 
 const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
-  const { job, order } = attempt.item;
-  const lines = sourceLinesOf(order, placed.lineItemIds);
+  const { job, supplierOrder } = attempt.item;
+  const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await completeJob(job, { orderId: placed.orderId, lines }, outcome);
   if (!completed) return 'done';
@@ -226,7 +226,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
     }
   }
   await cancelNow(job, cancellation);
-  logger.info('sync job cancelled before its order was placed');
+  logger.info('sync job cancelled before its supplier order was placed');
   return 'done';
 };
 
@@ -250,13 +250,13 @@ const completeFound = async (
   status: number | null,
   reason: string,
 ): Promise<MessageOutcome> => {
-  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.order, found.lineItemIds) };
+  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
   const completed = await foundJob(
     attempt.item.job,
     placed,
     ended(attempt, 'found_existing', status, foundReason(reason)),
   );
   if (completed) await releaseKeptFulfillments(completed);
-  logger.warn('outcome unknown; the supplier has the order');
+  logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };
