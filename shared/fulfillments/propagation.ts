@@ -117,14 +117,14 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
  * its own propagation; if none has one yet, the fulfillment is kept for each of them.
  */
 export const routeFulfillment = async (
-  sources: { id: string }[],
+  sourceStores: { id: string }[],
   fulfillment: SourceFulfillment,
   requestId?: string,
 ) => {
   const { sourceOrderId } = fulfillment;
   const receivedAt = now();
   const matches = await Promise.all(
-    sources.map(async (store) => ({ store, jobIds: await jobIdsBySupplierOrder(store.id, sourceOrderId) })),
+    sourceStores.map(async (store) => ({ store, jobIds: await jobIdsBySupplierOrder(store.id, sourceOrderId) })),
   );
 
   if (matches.some((match) => match.jobIds.length)) {

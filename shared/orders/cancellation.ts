@@ -25,14 +25,14 @@ export const OrderCancelledPayload = v.pipe(
  * finds the one that matches the order id. Answers the ids of the jobs it concerns.
  */
 export const acceptCancellation = async (
-  stores: { resellers: StoreOnShop[]; sources: StoreOnShop[] },
+  stores: { resellerStores: StoreOnShop[]; sourceStores: StoreOnShop[] },
   payload: unknown,
   requestId?: string,
 ): Promise<string[]> => {
   const { orderId, reason } = parseInput(OrderCancelledPayload, payload);
-  for (const reseller of stores.resellers) {
+  for (const reseller of stores.resellerStores) {
     const ids = await cancelResellerOrder(reseller, orderId, reason, requestId);
     if (ids.length) return ids;
   }
-  return stores.sources.length ? cancelBySourceStore(stores.sources, orderId, reason) : [];
+  return stores.sourceStores.length ? cancelBySourceStore(stores.sourceStores, orderId, reason) : [];
 };

@@ -74,7 +74,7 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
   // An order seen again (it changed since: shipped, edited) is not created again: one read says so.
   const create = async () => (await orderKnown(reseller, rawBody)) || acceptOrder(reseller, rawBody, { via: 'poll' });
   if (text(change.payload.cancelled_at)) {
-    await acceptCancellation({ resellers: [reseller], sources: [] }, change.payload);
+    await acceptCancellation({ resellerStores: [reseller], sourceStores: [] }, change.payload);
     await create();
     return;
   }
@@ -107,12 +107,13 @@ const updatedAtOf = (fulfillment: Record<string, unknown>) => text(fulfillment.u
 const handleSupplierOrder = async (store: PolledStore, change: ChangedOrder) => {
   const orderId = String(change.payload.id);
   if (!(await placedBy(store, orderId, change.payload))) return;
-  const source = storeOnShopOf(store);
+  const sourceStore = storeOnShopOf(store);
   const fulfillments = [...change.fulfillments].sort((a, b) => updatedAtOf(a).localeCompare(updatedAtOf(b)));
   // An update of a fulfillment never received is taken as its create (CONTRACT.md §10.3).
   for (const fulfillment of fulfillments)
-    await acceptFulfillment([source], fulfillment, undefined, 'fulfillments/update');
-  if (text(change.payload.cancelled_at)) await acceptCancellation({ resellers: [], sources: [source] }, change.payload);
+    await acceptFulfillment([sourceStore], fulfillment, undefined, 'fulfillments/update');
+  if (text(change.payload.cancelled_at))
+    await acceptCancellation({ resellerStores: [], sourceStores: [sourceStore] }, change.payload);
 };
 
 const handleChange = (store: PolledStore, change: ChangedOrder) => {

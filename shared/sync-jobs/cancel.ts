@@ -217,8 +217,12 @@ const cancelRecorded = async (
  * `cancelled`, requested by the source store (`source`), with the supplier's reason. The reseller's order is left to
  * the merchant; the metric `JobsCancelledBySource` (and its alarm) makes sure someone sees it.
  */
-export const cancelBySourceStore = async (sources: { id: string }[], sourceOrderId: string, reason: string | null) => {
-  const ids = (await Promise.all(sources.map((store) => jobIdsBySupplierOrder(store.id, sourceOrderId)))).flat();
+export const cancelBySourceStore = async (
+  sourceStores: { id: string }[],
+  sourceOrderId: string,
+  reason: string | null,
+) => {
+  const ids = (await Promise.all(sourceStores.map((store) => jobIdsBySupplierOrder(store.id, sourceOrderId)))).flat();
   for (const job of await loadJobs(ids)) {
     if (job.status !== 'completed') continue;
     // The echo of the reseller's own cancellation, which the service asked the supplier for (its
@@ -247,12 +251,12 @@ export const cancelBySourceStore = async (sources: { id: string }[], sourceOrder
 export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
   const cancellation = job.cancellation;
   if (job.status !== 'completed' || cancellation?.status !== 'requested' || !job.sourceOrderId) return 'done';
-  const source = await loadSourceStore(job.sourceStoreId);
-  if (!source) {
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) {
     await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, source);
+  const shop = await shopConnection(deps.cipher, sourceStore);
   try {
     await deps
       .platforms(shop.platform)

@@ -150,9 +150,9 @@ const changesOf = (edits: OrderEdits): OrderChanges => {
 export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
   const edits = job.orderEdits;
   if (job.status !== 'completed' || !edits || edits.sentAt === edits.updatedAt || !job.sourceOrderId) return 'done';
-  const source = await loadSourceStore(job.sourceStoreId);
-  if (!source) return 'done';
-  const shop = await shopConnection(deps.cipher, source);
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) return 'done';
+  const shop = await shopConnection(deps.cipher, sourceStore);
   try {
     await deps
       .platforms(shop.platform)

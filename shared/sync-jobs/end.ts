@@ -83,8 +83,8 @@ export const endJob = async (
   options: { lookUp: boolean; shop?: ShopConnection },
 ): Promise<EndResult> => {
   if (options.lookUp) {
-    const source = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
-    const shop = options.shop ?? (source ? await shopConnection(deps.cipher, source) : undefined);
+    const sourceStore = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
+    const shop = options.shop ?? (sourceStore ? await shopConnection(deps.cipher, sourceStore) : undefined);
     const lookup = shop ? await lookUpSupplierOrder(deps, shop, job) : ({ kind: 'absent' } as const);
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };

@@ -37,7 +37,7 @@ export const processSyncMessage = (deps: Deps, received: SQSRecord, context?: Co
 /** A claimed job in the runner's hands, with what its try learns on the way (for an end or a lookup). */
 interface Placement {
   job: SyncJob;
-  source?: SourceStore;
+  sourceStore?: SourceStore;
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
   supplierOrder?: SupplierOrder;
@@ -61,7 +61,7 @@ const ended = (
 
 /** The source store's connection, decrypted once per try, when first needed. */
 const shopOf = async (deps: Deps, { item }: JobAttempt) => {
-  item.shop ??= await shopConnection(deps.cipher, item.source!);
+  item.shop ??= await shopConnection(deps.cipher, item.sourceStore!);
   return item.shop;
 };
 
@@ -129,8 +129,8 @@ const changePlaced = async (deps: Deps, message: JobMessage): Promise<MessageOut
 /** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
 const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { item } = attempt;
-  item.source = await loadSourceStore(item.job.sourceStoreId);
-  if (!item.source) return sourceGone(attempt);
+  item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
+  if (!item.sourceStore) return sourceStoreGone(attempt);
   if (item.job.cancellation?.status === 'requested') return endCancelled(deps, attempt);
   await completeSiblings(attempt);
   const supplierOrder = await buildSupplierOrder(deps, attempt);
@@ -145,7 +145,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
   return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
 
-const sourceGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
+const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
   const reason = `source store ${job.sourceStoreId} no longer exists`;
   if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
@@ -160,9 +160,9 @@ const completeSiblings = async ({ item, message }: JobAttempt) => {
 
 /** The supplier order at the supplier's prices; or, when it cannot be built, the job's outcome. */
 const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
-  const { job, source } = attempt.item;
+  const { job, sourceStore } = attempt.item;
   try {
-    attempt.item.supplierOrder = await supplierOrderFor(job, job.resellerShopDomain, source!.pricingConfig);
+    attempt.item.supplierOrder = await supplierOrderFor(job, job.resellerShopDomain, sourceStore!.pricingConfig);
     return attempt.item.supplierOrder;
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
