@@ -91,7 +91,7 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   parse: parseJobMessage,
   messageContext: messageLogContext,
   itemContext: ({ job }) => ({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId }),
-  divert: (deps, message) => (message.purpose ? changePlaced(deps, message) : undefined),
+  divert: (deps, message) => (message.purpose ? changeSupplierOrder(deps, message) : undefined),
   claim: async (message) => {
     const job = await claimJob(message);
     return job ? { job } : undefined;
@@ -116,7 +116,7 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
  * edits (edit.ts). A cancellation is stale once the job moved on (a new generation); an update
  * carries the job's latest edits, whatever message asked for it.
  */
-const changePlaced = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
   const job = await loadJob(message.jobId, true);
   if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
     logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
