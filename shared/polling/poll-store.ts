@@ -84,7 +84,7 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
 };
 
 /**
- * Whether a supplier's order is one this source store placed: a job of the store recorded it, or its
+ * Whether a supplier order is one this source store placed: a job of the store recorded it, or its
  * `source_identifier` names a job of the store (placed, not recorded yet: the intake keeps its
  * fulfillments until it is). A shop shared by several resellers' source stores answers every one's
  * orders; the others' are not this store's to route.
