@@ -109,7 +109,7 @@ export const benchApi = (apiUrl: string) => createApiClient({ baseUrl: apiUrl, a
 export interface BenchStores {
   resellerShopDomain: string;
   resellerSecret: string;
-  supplierShopDomain: string;
+  sourceShopDomain: string;
   vendor: string;
 }
 
@@ -130,7 +130,7 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
     }),
   );
   const vendor = 'BenchSupplier';
-  const supplier = unwrap(
+  const sourceStore = unwrap(
     await api.POST('/v1/reseller_stores/{rst_id}/source_stores', {
       params: { path: { rst_id: reseller.id } },
       body: {
@@ -145,7 +145,7 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
       },
     }),
   );
-  return { resellerShopDomain: reseller.shopDomain, resellerSecret, supplierShopDomain: supplier.shopDomain, vendor };
+  return { resellerShopDomain: reseller.shopDomain, resellerSecret, sourceShopDomain: sourceStore.shopDomain, vendor };
 };
 
 export type JobView = Pick<Schemas['sync_job'], 'id' | 'status' | 'createdAt' | 'completedAt'>;

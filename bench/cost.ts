@@ -63,7 +63,7 @@ try {
   const stores = await createStores(runtime.apiUrl);
   const simOrders = async () =>
     (
-      (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as {
+      (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.sourceShopDomain}`)).json()) as {
         orders: unknown[];
       }
     ).orders.length;

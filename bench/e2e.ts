@@ -182,7 +182,7 @@ try {
   }
 
   const simOrders = (
-    (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as {
+    (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.sourceShopDomain}`)).json()) as {
       orders: { source_identifier: string }[];
     }
   ).orders;

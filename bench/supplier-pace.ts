@@ -60,7 +60,7 @@ try {
   await fetch(`${simUrl}/_sim/rate-limits`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ shopDomain: stores.supplierShopDomain, perSecond }),
+    body: JSON.stringify({ shopDomain: stores.sourceShopDomain, perSecond }),
   });
   console.log(
     `bench:supplier-pace — ${orders} orders into one supplier allowing ${perSecond} calls a second, ` +
@@ -104,9 +104,9 @@ try {
 
   const calls = (
     (await (await fetch(`${simUrl}/_sim/calls`)).json()) as { calls: { shopDomain: string; status: number }[] }
-  ).calls.filter((call) => call.shopDomain === stores.supplierShopDomain);
+  ).calls.filter((call) => call.shopDomain === stores.sourceShopDomain);
   const simOrders = (
-    (await (await fetch(`${simUrl}/_sim/orders?shopDomain=${stores.supplierShopDomain}`)).json()) as {
+    (await (await fetch(`${simUrl}/_sim/orders?shopDomain=${stores.sourceShopDomain}`)).json()) as {
       orders: { source_identifier: string }[];
     }
   ).orders;

@@ -735,7 +735,7 @@ export interface components {
       request_id: string;
     };
     /**
-     * @description A source fulfillment (a parcel) and where it stands on the reseller store (docs/reverse-sync.md):
+     * @description A source fulfillment (a parcel) and where it stands on the reseller store (docs/propagation.md):
      * `pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts,
      * `delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, `ignored` when
      * nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the supplier voided it and the

@@ -12,8 +12,8 @@ const deps = { cipher };
  * cancellation goes back to each reseller order (or is kept until its job is known).
  */
 export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
-  const sources = await verifiedStores(deps, 'source', delivery);
+  const sourceStores = await verifiedStores(deps, 'source', delivery);
   const topic = topicOf(delivery, ['fulfillments/create', 'fulfillments/update']);
-  await acceptFulfillment(sources, json(), requestId, topic);
+  await acceptFulfillment(sourceStores, json(), requestId, topic);
   return ok({ object: 'webhook_receipt' });
 });

@@ -30,7 +30,7 @@ export const handler = webhookHandler(async ({ delivery, event, rawBody, json, r
   assertJsonContentType(event);
   const syncJobIds =
     topic === 'orders/updated'
-      ? await acceptEdit(stores.resellers, json(), rawBody, requestId)
+      ? await acceptEdit(stores.resellerStores, json(), rawBody, requestId)
       : await acceptCancellation(stores, json(), requestId);
   return ok({ object: 'webhook_receipt', syncJobIds });
 }, metricsMiddleware());

@@ -424,7 +424,7 @@ export const routes: RouteSpec[] = [
       // UpdateItem: the fulfillment's state on the job. PutItem: a kept fulfillment (its recheck goes
       // on the fulfillment queue).
       table: ['GetItem', 'PutItem', 'UpdateItem'],
-      // The shop's stores, and the job by source order.
+      // The shop's stores, and the job by supplier order.
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
       queues: { fulfillment: ['SendMessage'] },
@@ -477,7 +477,7 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: SYNC_WORKER_TIMEOUT_SECONDS,
     access: {
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
-      // job releases the fulfillments kept for its source order (shared/fulfillments/propagation.ts).
+      // job releases the fulfillments kept for its supplier order (shared/fulfillments/propagation.ts).
       // BatchGetItem and PutItem: the first job of an order written in chunks writes any job a crash
       // left unwritten (shared/sync-jobs/create.ts completeOrderJobs).
       table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
@@ -496,7 +496,7 @@ export const consumers: ConsumerSpec[] = [
     access: {
       // TransactWriteItems: the job ends dead, with its audit entry. Or the supplier has the order
       // (a lookup, with the source store's secrets): UpdateItem completes the job, and Query,
-      // DeleteItem and the fulfillment queue release the fulfillments kept for its source order.
+      // DeleteItem and the fulfillment queue release the fulfillments kept for its supplier order.
       table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'Query', 'DeleteItem'],
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       queues: { fulfillment: ['SendMessage'] },
@@ -526,7 +526,7 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'fulfillment', batchSize: 10, maxConcurrency: 5 },
     timeoutSeconds: 30,
     // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. The lookups index
-    // and DeleteItem: the delayed recheck of a kept fulfillment (job by source order, then release).
+    // and DeleteItem: the delayed recheck of a kept fulfillment (job by supplier order, then release).
     access: {
       table: ['GetItem', 'UpdateItem', 'DeleteItem'],
       indexes: ['lookups'],

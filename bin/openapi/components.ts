@@ -42,7 +42,7 @@ const shopDomain = { $ref: '#/components/schemas/shop_domain', description: 'sto
 const fulfillment = {
   type: 'object',
   description:
-    'A source fulfillment (a parcel) and where it stands on the reseller store (docs/reverse-sync.md): ' +
+    'A source fulfillment (a parcel) and where it stands on the reseller store (docs/propagation.md): ' +
     '`pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts, ' +
     '`delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, ' +
     '`ignored` when nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the ' +
@@ -157,7 +157,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
-        'A supplier store under a reseller store (SPEC 2.2). Its secrets are never returned.',
+        'A source store under a reseller store (SPEC 2.2). Its secrets are never returned.',
       ),
       {
         oneOf: [

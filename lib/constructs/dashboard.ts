@@ -34,7 +34,7 @@ export const businessMetric = (
     label: options.label,
   });
 
-/** One dashboard of the service's business: orders, jobs, platform health, reverse sync, latency. */
+/** One dashboard of the service's business: orders, jobs, platform health, propagation, latency. */
 export const addDashboard = (scope: Construct, config: DeployConfig) => {
   const m = (name: BusinessMetric, options?: Parameters<typeof businessMetric>[2]) =>
     businessMetric(config, name, options);

@@ -1,4 +1,4 @@
-/** The order the service places on a supplier store for the items routed to it. */
+/** The supplier order: what the service places on a source store for the items routed to it. */
 import { JsonText } from './json-text.js';
 import { type PricingConfig, supplierShippingPrice, supplierUnitPrice } from './pricing.js';
 import type { ResellerLineItem, ResellerOrder } from './reseller-order.js';

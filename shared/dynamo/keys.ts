@@ -88,7 +88,7 @@ export interface Key {
 /** `<createdAt>#<id>`: ISO timestamps with milliseconds are fixed width, so the string order is the time order. */
 export const listSortKey = (createdAt: string, id: string) => `${createdAt}#${id}`;
 
-/** The partition of a source order's kept fulfillments (read with one consistent Query). */
+/** The partition of a supplier order's kept fulfillments (read with one consistent Query). */
 export const fulfillmentOrder = (sourceStoreId: string, sourceOrderId: string) =>
   `FULORDER#${sourceStoreId}#${sourceOrderId}`;
 
@@ -127,7 +127,7 @@ export const keys = {
   }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
-  /** Every kept fulfillment of a source order. */
+  /** Every kept fulfillment of a supplier order. */
   keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SKPrefix: KEPT,
@@ -202,9 +202,9 @@ export const lookups = {
   shopResellerStores: 'RST#',
   shopSourceStores: 'SST#',
   sourceOrder: (sourceStoreId: string, sourceOrderId: string) => `SRCORDER#${sourceStoreId}#${sourceOrderId}`,
-  /** A completed job's GSI2 sort key under its source order. */
+  /** A completed job's GSI2 sort key under its supplier order. */
   sourceOrderJob: (id: string) => `SJ#${id}`,
-  /** The GSI2 sort-key prefix of the jobs under a source order. */
+  /** The GSI2 sort-key prefix of the jobs under a supplier order. */
   sourceOrderJobs: 'SJ#',
 };
 

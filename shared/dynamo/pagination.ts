@@ -9,7 +9,8 @@ export interface Page<T> {
 
 /** What a list needs of its records: the cursor's position, and the owner every list is scoped to. */
 interface Listed {
-  id: string;
+  /** The id in the record's sort key, unless its list names another (`ListRequest.idOf`). */
+  id?: string;
   createdAt: string;
   ownerId: string;
 }
@@ -44,6 +45,8 @@ export interface ListRequest<T extends Listed> {
   ownerId: string;
   /** The record module's conversion of a loaded item. */
   from: (item: Item) => T;
+  /** The id in a record's sort key, when it is not its `id` (an order's is its first job's). */
+  idOf?: (record: T) => string;
   limit: number;
   startingAfter?: string;
   /** Loads the item a cursor names, or undefined when it was never in this list (another owner's, say). */
@@ -83,7 +86,9 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
   if (request.startingAfter !== undefined) {
     const cursor = await request.cursorItem(request.startingAfter);
     if (!cursor) throw new InvalidCursorError();
-    before = listSortKey(cursor.createdAt, cursor.id);
+    const id = request.idOf ? request.idOf(cursor) : cursor.id;
+    if (id === undefined) throw new Error('a listed record without an id: its list names one with idOf');
+    before = listSortKey(cursor.createdAt, id);
   }
 
   const loads = source.exact ? limit : source.small ? MAX_LOADED : Math.min(MAX_LOADED, limit + 1 + slack(limit));

@@ -340,7 +340,7 @@ export const transactIf = async (
 
 /**
  * Every item of one partition (those whose sort key starts with `prefix`, when given), read
- * consistently unless told otherwise, page after page: an order's partition, a source order's kept
+ * consistently unless told otherwise, page after page: an order's partition, a supplier order's kept
  * fulfillments, a few items.
  */
 export const queryPartition = async (pk: string, prefix?: string, consistent = true): Promise<Item[]> => {

@@ -17,8 +17,8 @@ export interface SourceFulfillment {
 }
 
 /**
- * The kept fulfillment entity (docs/reverse-sync.md): a source fulfillment that matched no job yet,
- * kept (with a TTL) under its source order until the job that placed that order records its id.
+ * The kept fulfillment entity (docs/propagation.md): a source fulfillment that matched no job yet,
+ * kept (with a TTL) under its supplier order until the job that placed that order records its id.
  */
 export interface KeptFulfillment extends SourceFulfillment {
   sourceStoreId: string;
@@ -27,7 +27,7 @@ export interface KeptFulfillment extends SourceFulfillment {
   expiresAt: number;
 }
 
-/** Every kept fulfillment of a source order: one partition, one sort-key prefix. */
+/** Every kept fulfillment of a supplier order: one partition, one sort-key prefix. */
 export const keptFulfillmentsOf = (sourceStoreId: string, sourceOrderId: string) =>
   keys.keptFulfillmentPrefix(sourceStoreId, sourceOrderId);
 
@@ -73,7 +73,7 @@ export const keepUnlessOlder = async (kept: KeptFulfillment) =>
       })
     : putIf(keptFulfillmentItem(kept), null))) === true;
 
-/** The fulfillments kept for a source order, read consistently, unexpired. */
+/** The fulfillments kept for a supplier order, read consistently, unexpired. */
 export const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
   const prefix = keptFulfillmentsOf(sourceStoreId, sourceOrderId);
   const kept = (await queryPartition(prefix.PK, prefix.SKPrefix)).map(keptFulfillmentFrom);

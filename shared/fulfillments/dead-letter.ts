@@ -4,7 +4,7 @@ import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { jobLogContext } from '../order/sync-job.js';
 import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
-import { loadDelivery, moveEntry } from './entries.js';
+import { loadPropagation, moveEntry, type Propagation } from './entries.js';
 import {
   type FulfillmentMessage,
   parseFulfillmentMessage,
@@ -28,14 +28,12 @@ export const processDeadFulfillmentMessage = async (received: SQSRecord, redrive
   await runDeadLetter(deadPropagations(redrives), undefined, received);
 };
 
-type Delivery = NonNullable<Awaited<ReturnType<typeof loadDelivery>>>;
-
-const deadPropagations = (redrives: number): DeadLetterKind<FulfillmentMessage, Delivery, undefined> => ({
+const deadPropagations = (redrives: number): DeadLetterKind<FulfillmentMessage, Propagation, undefined> => ({
   words: { item: 'fulfillment', queue: 'fulfillment' },
   parse: parseFulfillmentMessage,
   messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
-  current: loadDelivery,
+  current: loadPropagation,
   redrive: async (message) => {
     const done = message.redrives ?? 0;
     if (done >= redrives) return false;

@@ -5,7 +5,7 @@ import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { routeFulfillment } from './propagation.js';
 
 /**
- * The fulfillments webhook's side of reverse sync: reads the payload, then hands the tracking to
+ * The fulfillments webhook's side of propagation: reads the payload, then hands the tracking to
  * `routeFulfillment`. Kept apart from shared/fulfillments/propagation.ts so the sync worker, which
  * releases kept fulfillments, does not bundle the webhook's schema library.
  */
@@ -63,12 +63,12 @@ export const FulfillmentPayload = v.pipe(
 );
 
 /**
- * A verified `fulfillments/create` or `fulfillments/update` of the source stores `sources` (every
+ * A verified `fulfillments/create` or `fulfillments/update` of the source stores `sourceStores` (every
  * one whose secret verified). A create that shipped nothing passes nothing on; an update that
  * cancels a parcel cancels the reseller's fulfillment of it (CONTRACT.md §10.3).
  */
 export const acceptFulfillment = async (
-  sources: { id: string }[],
+  sourceStores: { id: string }[],
   payload: unknown,
   requestId?: string,
   topic: 'fulfillments/create' | 'fulfillments/update' = 'fulfillments/create',
@@ -81,5 +81,5 @@ export const acceptFulfillment = async (
     });
     return;
   }
-  await routeFulfillment(sources, fulfillment, requestId);
+  await routeFulfillment(sourceStores, fulfillment, requestId);
 };

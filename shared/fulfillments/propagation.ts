@@ -18,9 +18,9 @@ import { acceptEntry } from './entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
 
 /**
- * Reverse sync (SPEC 4.8, CONTRACT.md §5, docs/reverse-sync.md): a source store's
+ * Propagation (SPEC 4.8, CONTRACT.md §5, docs/propagation.md): a source store's
  * `fulfillments/create` carries its tracking to the reseller order of the sync job that placed
- * the source order. The state of each propagation lives on that job, in `fulfillments`, a map
+ * the supplier order. The state of each propagation lives on that job, in `fulfillments`, a map
  * keyed by the source fulfillment id, so every parcel of a split shipment keeps its own state.
  * A fulfillment whose job has not recorded `sourceOrderId` yet is kept (with a TTL) and released
  * when the job completes.
@@ -30,7 +30,7 @@ import { type RecheckMessage, sendFulfillmentMessage } from './queue.js';
 export const fulfillmentIdempotencyKey = (sourceStoreId: string, sourceFulfillmentId: string) =>
   `ful:${sourceStoreId}:${sourceFulfillmentId}`;
 
-/** How long a fulfillment is kept waiting for the job that placed its source order. */
+/** How long a fulfillment is kept waiting for the job that placed its supplier order. */
 export const KEEP_SECONDS = 7 * 24 * 3600;
 const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
 
@@ -52,8 +52,8 @@ const propagate = async (jobId: string, fulfillment: SourceFulfillment, received
   await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking, requestId });
 };
 
-/** Jobs of a source store that placed this source order (GSI2, written on completion), under any id spelling. */
-export const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: string) => {
+/** Jobs of a source store that placed this supplier order (GSI2, written on completion), under any id spelling. */
+export const jobIdsBySupplierOrder = async (sourceStoreId: string, sourceOrderId: string) => {
   const pages = await Promise.all(
     orderIdSpellings(sourceOrderId).map((form) =>
       queryIndex({
@@ -69,7 +69,7 @@ export const jobIdsBySourceOrder = async (sourceStoreId: string, sourceOrderId: 
 
 /**
  * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
- * source order. One case is left: the job completed just before this was kept, while the lookup
+ * supplier order. One case is left: the job completed just before this was kept, while the lookup
  * index (GSI2) did not show it yet, and its worker read the kept fulfillments before this write.
  * A delayed recheck covers it: by then GSI2 shows any completion from before the keep. So the
  * cost of the race falls on kept fulfillments, not on every order.
@@ -93,7 +93,7 @@ const keepFulfillment = async (sourceStoreId: string, fulfillment: SourceFulfill
     { recheck: { sourceStoreId, sourceOrderId: orderId, sourceFulfillmentId } },
     config.keptRecheckSeconds(),
   );
-  logger.info('fulfillment kept until its job records the source order', {
+  logger.info('fulfillment kept until its job records the supplier order', {
     sourceStoreId,
     sourceOrderId,
     sourceFulfillmentId,
@@ -105,7 +105,7 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   const key = keptFulfillmentKey(recheck);
   const kept = await getItem(key, keptFulfillmentFrom, true);
   if (!kept) return; // released meanwhile
-  const jobIds = await jobIdsBySourceOrder(recheck.sourceStoreId, recheck.sourceOrderId);
+  const jobIds = await jobIdsBySupplierOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
   for (const jobId of jobIds) await propagate(jobId, kept, kept.receivedAt);
   await deleteKept(key);
@@ -117,14 +117,14 @@ export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
  * its own propagation; if none has one yet, the fulfillment is kept for each of them.
  */
 export const routeFulfillment = async (
-  sources: { id: string }[],
+  sourceStores: { id: string }[],
   fulfillment: SourceFulfillment,
   requestId?: string,
 ) => {
   const { sourceOrderId } = fulfillment;
   const receivedAt = now();
   const matches = await Promise.all(
-    sources.map(async (store) => ({ store, jobIds: await jobIdsBySourceOrder(store.id, sourceOrderId) })),
+    sourceStores.map(async (store) => ({ store, jobIds: await jobIdsBySupplierOrder(store.id, sourceOrderId) })),
   );
 
   if (matches.some((match) => match.jobIds.length)) {
@@ -138,10 +138,10 @@ export const routeFulfillment = async (
 
 /**
  * Called by the sync worker right after a job records its `sourceOrderId`: sends the fulfillments
- * kept for that source order to the job's reseller order and deletes them. Never throws: the order
+ * kept for that supplier order to the job's reseller order and deletes them. Never throws: the order
  * is placed and the job completed whatever happens here; a kept fulfillment that could not be
  * released stays kept, its recheck or a redelivery of its webhook finds the job through GSI2
- * (docs/reverse-sync.md).
+ * (docs/propagation.md).
  */
 export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceStoreId' | 'sourceOrderId'>) => {
   if (!job.sourceOrderId) return;

@@ -2,13 +2,13 @@ import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { type FulfillmentEntry, isPropagating } from '../order/fulfillment-entry.js';
-import { type SyncJob, supplierChangePending } from '../order/sync-job.js';
+import { type SyncJob, supplierOrderChangePending } from '../order/sync-job.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './entries.js';
 import type { FulfillmentMessage } from './queue.js';
 
 /**
- * The reconciler's part of propagation (CONTRACT.md §6, docs/reverse-sync.md), through the runner's
+ * The reconciler's part of propagation (CONTRACT.md §6, docs/propagation.md), through the runner's
  * (shared/work/reconcile.ts): a fulfillment entry that stayed `pending` or `failed` past its lease is
  * sent a fresh message, like a job, and after MAX_RESENDS of them without progress it is `dead`. A
  * `failed` entry's lease also allows for the 15 minutes its message waits after a trip through the
@@ -51,7 +51,7 @@ export const reconcilePropagations = async (
   if (!open.length) {
     // A job whose supplier order is being cancelled or updated stays: the reconciler watches those
     // too (sync-jobs/cancel.ts, edit.ts).
-    if (job.status === 'completed' && !supplierChangePending(job)) await leavePropagating(job);
+    if (job.status === 'completed' && !supplierOrderChangePending(job)) await leavePropagating(job);
     return;
   }
   report.propagating += open.length;

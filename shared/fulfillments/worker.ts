@@ -4,15 +4,22 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
-import type { FulfillmentEntry } from '../order/fulfillment-entry.js';
-import { jobLogContext, type SyncJob } from '../order/sync-job.js';
+import { jobLogContext } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
-import { deferEntry, type FulfillmentOutcome, loadDelivery, moveEntry, trackingKey, trackingOf } from './entries.js';
+import {
+  deferEntry,
+  type FulfillmentOutcome,
+  loadPropagation,
+  moveEntry,
+  type Propagation,
+  trackingKey,
+  trackingOf,
+} from './entries.js';
 import { jobLineItems } from './job-lines.js';
 import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagation.js';
 import {
@@ -41,12 +48,6 @@ export const processFulfillmentMessage = async (
   return 'done';
 };
 
-/** A fulfillment entry in the runner's hands: its job and the entry as read. */
-interface Propagation {
-  job: SyncJob;
-  entry: FulfillmentEntry;
-}
-
 type PropagationAttempt = Attempt<FulfillmentMessage, Propagation>;
 
 /** One move of the entry the message names (entries.ts): the adapter every end and failure goes through. */
@@ -69,7 +70,7 @@ const propagationWork: WorkKind<FulfillmentMessage, Propagation> = {
   parse: parseFulfillmentMessage,
   messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
-  claim: loadDelivery,
+  claim: loadPropagation,
   startedAt: now,
   attempt: (deps, attempt) => propagate(deps, attempt),
   internalReason: 'internal error while creating the fulfillment',

@@ -98,7 +98,7 @@ const presentFulfillment = (entry: FulfillmentEntry) => ({
 });
 
 /**
- * Reverse sync on the sync job (docs/reverse-sync.md): `fulfillment` is the most recently
+ * Propagation on the sync job (docs/propagation.md): `fulfillment` is the most recently
  * received source fulfillment (null until one arrives), `fulfillments` every one, oldest first,
  * for a supplier that ships an order in several parcels.
  */

@@ -10,11 +10,11 @@ import type { Tracking } from '../platforms/port.js';
 import { coverOf, type FulfillmentEntry, isPropagating } from './fulfillment-entry.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { type Lost, loadJob, updateJob } from './store.js';
-import { propagationIndex, type SyncJob, supplierChangePending, WAIT_ATTRIBUTES } from './sync-job.js';
+import { propagationIndex, type SyncJob, supplierOrderChangePending, WAIT_ATTRIBUTES } from './sync-job.js';
 import { canMoveEntry, ENTRY_MOVES, JobUpdate } from './transitions.js';
 
 /**
- * The state of each propagation, on its job (docs/reverse-sync.md): the `fulfillments` map, one
+ * The state of each propagation, on its job (docs/propagation.md): the `fulfillments` map, one
  * entry per source fulfillment. Every write is conditional on what was read, and re-read when
  * someone else wrote first. While an entry is on its way (`pending`, `failed`) its job is among
  * GSI3's propagating jobs (`propagationIndex`, sync-job.ts), so the reconciler finds an entry whose message
@@ -26,9 +26,18 @@ export const loadJobWithFulfillments = (jobId: string) => loadJob(jobId, true);
 
 /**
  * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
- * first read); undefined, logged, when there is nothing (left) to deliver.
+ * first read); undefined, logged, when there is nothing (left) to propagate.
  */
-export const loadDelivery = async (message: { jobId: string; sourceFulfillmentId: string }) => {
+/** One propagation in hand: its job and its entry, as read. */
+export interface Propagation {
+  job: SyncJob;
+  entry: FulfillmentEntry;
+}
+
+export const loadPropagation = async (message: {
+  jobId: string;
+  sourceFulfillmentId: string;
+}): Promise<Propagation | undefined> => {
   const job = await loadJobWithFulfillments(message.jobId);
   const entry: FulfillmentEntry | undefined = job?.fulfillments[message.sourceFulfillmentId];
   if (!job || !entry) {
@@ -99,7 +108,7 @@ export const trackingKey = (tracking: Tracking) =>
     .digest('base64url')
     .slice(0, 16);
 
-/** What a delivered entry's reseller fulfillment has: recorded at each delivery (older entries: the one they hold). */
+/** What a delivered entry's reseller fulfillment has: recorded by each propagation (older entries: what they hold). */
 const appliedTracking = (entry: FulfillmentEntry) => entry.appliedTracking ?? trackingKey(trackingOf(entry));
 
 /**
@@ -132,7 +141,7 @@ const isOlder = (updatedAt: string | null, than: string | undefined) =>
 
 /**
  * Takes a source fulfillment, as its webhook (`fulfillments/create` or `/update`) or a release of
- * a kept one tells it (docs/reverse-sync.md). Answers whether there is work for the worker, which
+ * a kept one tells it (docs/propagation.md). Answers whether there is work for the worker, which
  * the caller then sends it: a new parcel to create (its lines planned now, against what the job's
  * other parcels hold); a redelivery that re-arms an entry not delivered (a dead one too); an update
  * with new tracking or a cancellation of a parcel the reseller has. Writes nothing, and answers
@@ -285,7 +294,7 @@ export const moveEntry = (
     const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
     // The last entry on its way ends: the job leaves the propagating set, unless a change of its supplier
     // order is on its way too (the reconciler watches those there as well).
-    const last = !others.some(isPropagating) && !supplierChangePending(current);
+    const last = !others.some(isPropagating) && !supplierOrderChangePending(current);
     if (outcome.status !== 'failed' && current.status === 'completed' && last) {
       update.index(propagationIndex(current, false));
       for (const [i, other] of others.entries()) {

@@ -3,8 +3,8 @@ import { attributes } from '../dynamo/attributes.js';
 import type { Item } from '../dynamo/table.js';
 
 /**
- * The fulfillment entry (docs/reverse-sync.md): the state a source fulfillment has on the sync job
- * that placed its source order, in the job item's `fulfillments` map, keyed by source fulfillment
+ * The fulfillment entry (docs/propagation.md): the state a source fulfillment has on the sync job
+ * that placed its supplier order, in the job item's `fulfillments` map, keyed by source fulfillment
  * id. It is no item of its own: the job item (sync-job.ts) carries it, and its writes are updates
  * of the job item (entries.ts).
  */

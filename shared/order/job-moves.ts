@@ -52,13 +52,13 @@ const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + s
 export const claimJob = (message: { jobId: string; generation: number }) =>
   move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
 
-/** The supplier's order as the completion records it: its id and, per line the job carries, its id and price. */
+/** The supplier order as the completion records it: its id and, per line the job carries, its id and price. */
 export interface PlacedOrder {
   orderId: string;
   lines: SourceLine[];
 }
 
-/** The attributes of a completion, however the order was known: the job becomes findable by its source order. */
+/** The attributes of a completion, however the order was known: the job becomes findable by its supplier order. */
 const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   sourceOrderId: placed.orderId,
   completedAt: at,
@@ -69,7 +69,7 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
 /** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
 const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 
-/** A job that reached `completed`, counted once, with its time from the webhook to the supplier's order. */
+/** A job that reached `completed`, counted once, with its time from the webhook to the supplier order. */
 const counted = (completed: SyncJob | undefined) => {
   if (completed) {
     countMetric(BUSINESS_METRICS.jobsCompleted);
@@ -82,7 +82,7 @@ const counted = (completed: SyncJob | undefined) => {
 };
 
 /**
- * → completed with the supplier's order: `complete` when the supplier answered the create (from
+ * → completed with the supplier order: `complete` when the supplier answered the create (from
  * processing), `found` when an outcome that was unknown was looked up and the supplier has the order
  * (from the state the caller read). One write for both; only the move differs.
  */

@@ -25,7 +25,7 @@ export const PART_BYTES = 350_000;
 
 /**
  * The size a new job item may reach with the body inline; above it the body goes to parts. Completion
- * adds about 110 bytes (the source order id, its lookup keys, the time, the attempt's history entry,
+ * adds about 110 bytes (the supplier order id, its lookup keys, the time, the attempt's history entry,
  * less the open-jobs index keys and `openPK` it removes), so a job stays within 1 KB: one write unit
  * per update.
  */

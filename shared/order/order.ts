@@ -11,8 +11,8 @@ import type { UnroutedOrder } from './unrouted-order.js';
  * (unrouted-order.ts). Not an item of its own: nothing more is written per order than those.
  */
 export interface Order {
-  /** The first job's id: where the order's record is, and its place in its store's list. */
-  id: string;
+  /** The first job's id: where the order's record is, and its place in its store's list (the API's `id`). */
+  firstJobId: string;
   ownerId: string;
   resellerStoreId: string;
   externalOrderId: string;
@@ -33,7 +33,7 @@ export interface Order {
  * order too): its `requestedAt` is when the order's cancellation came.
  */
 export const orderOfJob = (job: SyncJob): Order => ({
-  id: job.id,
+  firstJobId: job.id,
   ownerId: job.ownerId,
   resellerStoreId: job.resellerStoreId,
   externalOrderId: job.externalOrderId,
@@ -46,7 +46,7 @@ export const orderOfJob = (job: SyncJob): Order => ({
 });
 
 export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
-  id: order.firstJobId,
+  firstJobId: order.firstJobId,
   ownerId: order.ownerId,
   resellerStoreId: order.resellerStoreId,
   externalOrderId: order.externalOrderId,

@@ -83,7 +83,7 @@ export interface SyncJob {
   orderEdits: OrderEdits | null;
   createdAt: string;
   updatedAt: string;
-  /** Reverse sync: one entry per source fulfillment of the supplier order (shared/fulfillments). */
+  /** Propagation: one entry per source fulfillment of the supplier order (shared/fulfillments). */
   fulfillments: Record<string, FulfillmentEntry>;
   /** Messages the reconciler has sent since the job last made progress (CONTRACT.md §6). */
   resends: number;
@@ -146,7 +146,7 @@ export const updatePending = (job: Pick<SyncJob, 'status' | 'orderEdits' | 'sour
  * A completed job with a change of its supplier order on its way (a cancellation, an update): GSI3's
  * propagating set watches it as it watches its fulfillments, and it leaves only once none is.
  */
-export const supplierChangePending = (
+export const supplierOrderChangePending = (
   job: Pick<SyncJob, 'status' | 'orderEdits' | 'sourceOrderId' | 'attention' | 'cancellation'>,
 ) => job.cancellation?.status === 'requested' || updatePending(job);
 
@@ -360,7 +360,7 @@ export const propagationIndex = (
     : { set: {}, remove: [...IN_FLIGHT] };
 
 /**
- * GSI2, a completed job's lookup by its source order: written by the completion (moves.ts), which
+ * GSI2, a completed job's lookup by its supplier order: written by the completion (moves.ts), which
  * is final, so the job keeps it for life.
  */
 export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) =>
@@ -369,7 +369,7 @@ export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOr
 /**
  * Every index attribute a job item in its state has: those of a job created in that state (its
  * lists; GSI3's open or failed set; its state's lists), the propagating set while a fulfillment of
- * a completed job is on its way, and the lookup by source order of a completed job. The moves that
+ * a completed job is on its way, and the lookup by supplier order of a completed job. The moves that
  * led to the state give the same: a move changes what `indexChanges` says between two states.
  * The index backfill (shared/backfill) compares an item with this.
  */

@@ -65,7 +65,7 @@ const JOB_MOVES = {
 } as const satisfies Record<string, MoveRule>;
 
 /**
- * A fulfillment entry's moves (docs/reverse-sync.md), as the sync job's are (`MOVES`, above:
+ * A fulfillment entry's moves (docs/propagation.md), as the sync job's are (`MOVES`, above:
  * the other half of one table): the states each may start from (`null`: no entry yet) and
  * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
  * nothing. `delivered` moves on only by what the supplier says next (new tracking, a cancellation):

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseInput } from '../core/validation.js';
 import type { StoreOnShop } from '../entities/store.js';
-import { cancelBySource, cancelResellerOrder } from '../sync-jobs/cancel.js';
+import { cancelBySourceStore, cancelResellerOrder } from '../sync-jobs/cancel.js';
 
 const Id = v.union(
   [v.pipe(v.number(), v.integer(), v.minValue(0)), v.pipe(v.string(), v.minLength(1), v.maxLength(100))],
@@ -25,14 +25,14 @@ export const OrderCancelledPayload = v.pipe(
  * finds the one that matches the order id. Answers the ids of the jobs it concerns.
  */
 export const acceptCancellation = async (
-  stores: { resellers: StoreOnShop[]; sources: StoreOnShop[] },
+  stores: { resellerStores: StoreOnShop[]; sourceStores: StoreOnShop[] },
   payload: unknown,
   requestId?: string,
 ): Promise<string[]> => {
   const { orderId, reason } = parseInput(OrderCancelledPayload, payload);
-  for (const reseller of stores.resellers) {
+  for (const reseller of stores.resellerStores) {
     const ids = await cancelResellerOrder(reseller, orderId, reason, requestId);
     if (ids.length) return ids;
   }
-  return stores.sources.length ? cancelBySource(stores.sources, orderId, reason) : [];
+  return stores.sourceStores.length ? cancelBySourceStore(stores.sourceStores, orderId, reason) : [];
 };

@@ -15,14 +15,14 @@ export const OrderUpdatedPayload = v.looseObject({
  * latest). A supplier's own edits of its orders are not the service's to apply: nothing is done.
  */
 export const acceptEdit = async (
-  resellers: StoreOnShop[],
+  resellerStores: StoreOnShop[],
   payload: unknown,
   rawBody: Buffer,
   requestId?: string,
 ): Promise<string[]> => {
   const { updated_at } = parseInput(OrderUpdatedPayload, payload);
   const updatedAt = new Date(updated_at ?? Date.now()).toISOString();
-  for (const reseller of resellers) {
+  for (const reseller of resellerStores) {
     const ids = await editResellerOrder(reseller, rawBody, updatedAt, requestId);
     if (ids.length) return ids;
   }

@@ -61,6 +61,7 @@ export const listOrders = async (
     source: orderListSource(resellerStoreId, filters.unrouted),
     ownerId: owner.ownerId,
     from: orderFrom,
+    idOf: (order) => order.firstJobId,
     limit,
     startingAfter,
     cursorItem: async () => cursor,
@@ -83,7 +84,7 @@ export interface UnroutedLineItem {
  */
 export const unroutedLineItems = async (order: Order): Promise<UnroutedLineItem[]> => {
   if (!order.unroutedLines.length) return [];
-  const reading = await storedOrderReading(order.stored, order.id, order.externalOrderId);
+  const reading = await storedOrderReading(order.stored, order.firstJobId, order.externalOrderId);
   if (!reading?.ok) return [];
   return order.unroutedLines.flatMap(({ position, reason }) => {
     const line = reading.order.lineItems[position];

@@ -14,7 +14,7 @@ import {
   storeOnShopOf,
 } from '../entities/store-poll.js';
 import { acceptFulfillment } from '../fulfillments/intake.js';
-import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { jobIdsBySupplierOrder } from '../fulfillments/propagation.js';
 import { acceptOrder, orderKnown } from '../orders/accept-order.js';
 import { acceptCancellation } from '../orders/cancellation.js';
 import { acceptEdit } from '../orders/edit.js';
@@ -74,7 +74,7 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
   // An order seen again (it changed since: shipped, edited) is not created again: one read says so.
   const create = async () => (await orderKnown(reseller, rawBody)) || acceptOrder(reseller, rawBody, { via: 'poll' });
   if (text(change.payload.cancelled_at)) {
-    await acceptCancellation({ resellers: [reseller], sources: [] }, change.payload);
+    await acceptCancellation({ resellerStores: [reseller], sourceStores: [] }, change.payload);
     await create();
     return;
   }
@@ -84,13 +84,13 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
 };
 
 /**
- * Whether a supplier's order is one this source store placed: a job of the store recorded it, or its
+ * Whether a supplier order is one this source store placed: a job of the store recorded it, or its
  * `source_identifier` names a job of the store (placed, not recorded yet: the intake keeps its
  * fulfillments until it is). A shop shared by several resellers' source stores answers every one's
  * orders; the others' are not this store's to route.
  */
 const placedBy = async (store: PolledStore, orderId: string, payload: Record<string, unknown>) => {
-  if ((await jobIdsBySourceOrder(store.id, orderId)).length) return true;
+  if ((await jobIdsBySupplierOrder(store.id, orderId)).length) return true;
   const identifier = text(payload.source_identifier);
   const jobId = identifier?.slice(identifier.lastIndexOf(':') + 1);
   if (!jobId) return false;
@@ -104,15 +104,16 @@ const updatedAtOf = (fulfillment: Record<string, unknown>) => text(fulfillment.u
  * new tracking or cancelled) through the fulfillments webhook's intake, in the order of their
  * `updated_at`, then its cancellation.
  */
-const handleSourceOrder = async (store: PolledStore, change: ChangedOrder) => {
+const handleSupplierOrder = async (store: PolledStore, change: ChangedOrder) => {
   const orderId = String(change.payload.id);
   if (!(await placedBy(store, orderId, change.payload))) return;
-  const source = storeOnShopOf(store);
+  const sourceStore = storeOnShopOf(store);
   const fulfillments = [...change.fulfillments].sort((a, b) => updatedAtOf(a).localeCompare(updatedAtOf(b)));
   // An update of a fulfillment never received is taken as its create (CONTRACT.md §10.3).
   for (const fulfillment of fulfillments)
-    await acceptFulfillment([source], fulfillment, undefined, 'fulfillments/update');
-  if (text(change.payload.cancelled_at)) await acceptCancellation({ resellers: [], sources: [source] }, change.payload);
+    await acceptFulfillment([sourceStore], fulfillment, undefined, 'fulfillments/update');
+  if (text(change.payload.cancelled_at))
+    await acceptCancellation({ resellerStores: [], sourceStores: [sourceStore] }, change.payload);
 };
 
 const handleChange = (store: PolledStore, change: ChangedOrder) => {
@@ -120,7 +121,7 @@ const handleChange = (store: PolledStore, change: ChangedOrder) => {
     logger.info('order created before its store: history, not routed by a poll');
     return Promise.resolve();
   }
-  return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSourceOrder(store, change);
+  return store.kind === 'reseller' ? handleResellerOrder(store, change) : handleSupplierOrder(store, change);
 };
 
 /** The watermark moved: never back (a poll of the same store that overlapped this one wins). */

@@ -7,7 +7,7 @@ import { countMetric } from '../core/metrics.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { putAlone } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
-import { jobIdsBySourceOrder } from '../fulfillments/propagation.js';
+import { jobIdsBySupplierOrder } from '../fulfillments/propagation.js';
 import { cancellationRequest } from '../order/job-moves.js';
 import { cancelUnroutedOrder, isLost, keepOrderCancellation, type Lost, loadRecord, moveJob } from '../order/store.js';
 import type { Cancellation, SyncJob } from '../order/sync-job.js';
@@ -112,7 +112,7 @@ const cancelNowOrLost = (job: SyncJob, cancellation: Cancellation) =>
   cancelMoveOrLost(job, 'cancel', done(cancellation), 'sync_job.cancelled');
 
 /** Asks the sync worker to cancel a completed job's supplier order (a new generation, its message). */
-export const requestSupplierCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
+export const requestSupplierOrderCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
   if (!(await cancelMove(job, 'requestCancel', { ...cancellation, status: 'requested' }))) return false;
   const generation = job.generation + 1;
   await enqueueJobs([jobMessage({ ...job, generation }, 'webhook', requestId, 'cancel')]);
@@ -132,7 +132,7 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
   }
   if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
   const cancellation = requested('reseller', reason);
-  if (job.status === 'completed') return requestSupplierCancel(job, cancellation, requestId);
+  if (job.status === 'completed') return requestSupplierOrderCancel(job, cancellation, requestId);
   // No supplier order, nor any that an earlier attempt may have placed: cancelled at once. A job
   // under way, or one that may have been placed, is flagged: its worker ends it (moves cannot race:
   // each is conditional on the state read, and the claim reads the flag).
@@ -214,11 +214,15 @@ const cancelRecorded = async (
 
 /**
  * A supplier's own `orders/cancelled` (CONTRACT.md §10.5): the job that placed that order is
- * `cancelled`, requested by the source, with the supplier's reason. The reseller's order is left to
+ * `cancelled`, requested by the source store (`source`), with the supplier's reason. The reseller's order is left to
  * the merchant; the metric `JobsCancelledBySource` (and its alarm) makes sure someone sees it.
  */
-export const cancelBySource = async (sources: { id: string }[], sourceOrderId: string, reason: string | null) => {
-  const ids = (await Promise.all(sources.map((store) => jobIdsBySourceOrder(store.id, sourceOrderId)))).flat();
+export const cancelBySourceStore = async (
+  sourceStores: { id: string }[],
+  sourceOrderId: string,
+  reason: string | null,
+) => {
+  const ids = (await Promise.all(sourceStores.map((store) => jobIdsBySupplierOrder(store.id, sourceOrderId)))).flat();
   for (const job of await loadJobs(ids)) {
     if (job.status !== 'completed') continue;
     // The echo of the reseller's own cancellation, which the service asked the supplier for (its
@@ -227,7 +231,7 @@ export const cancelBySource = async (sources: { id: string }[], sourceOrderId: s
     const cancellation = echo && job.cancellation ? job.cancellation : requested('source', reason);
     await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
     if (!echo) {
-      logger.warn('the supplier cancelled an order the service placed; the reseller order needs the merchant', {
+      logger.warn('the source store cancelled a supplier order; the reseller order needs the merchant', {
         jobId: job.id,
       });
     }
@@ -247,12 +251,12 @@ export const cancelBySource = async (sources: { id: string }[], sourceOrderId: s
 export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
   const cancellation = job.cancellation;
   if (job.status !== 'completed' || cancellation?.status !== 'requested' || !job.sourceOrderId) return 'done';
-  const source = await loadSourceStore(job.sourceStoreId);
-  if (!source) {
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) {
     await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, source);
+  const shop = await shopConnection(deps.cipher, sourceStore);
   try {
     await deps
       .platforms(shop.platform)

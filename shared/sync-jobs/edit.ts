@@ -12,10 +12,10 @@ import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { withEdits } from './job-order.js';
 import { jobMessage } from './message.js';
 import { needsAttention } from './moves.js';
 import { enqueueJobs } from './queue.js';
+import { withEdits } from './supplier-order.js';
 import { loadJob } from './sync-jobs.js';
 
 /**
@@ -150,9 +150,9 @@ const changesOf = (edits: OrderEdits): OrderChanges => {
 export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
   const edits = job.orderEdits;
   if (job.status !== 'completed' || !edits || edits.sentAt === edits.updatedAt || !job.sourceOrderId) return 'done';
-  const source = await loadSourceStore(job.sourceStoreId);
-  if (!source) return 'done';
-  const shop = await shopConnection(deps.cipher, source);
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) return 'done';
+  const shop = await shopConnection(deps.cipher, sourceStore);
   try {
     await deps
       .platforms(shop.platform)

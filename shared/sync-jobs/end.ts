@@ -7,8 +7,8 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
-import { jobLineSummaries, sourceLinesOf } from './job-order.js';
 import { foundJob, killJob } from './moves.js';
+import { jobLineSummaries, sourceLinesOf } from './supplier-order.js';
 
 /**
  * A job is never `dead` while its supplier holds its order (CONTRACT.md §6). When a create call's
@@ -30,7 +30,7 @@ export type LookupResult =
  * another job's order never places its own, a loss nobody sees, while one that answers absent at worst
  * sends its create again, which the idempotency key (storeplatform_a, custom) makes the same order.
  */
-export const lookUpOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
+export const lookUpSupplierOrder = async (deps: Deps, shop: ShopConnection, job: SyncJob): Promise<LookupResult> => {
   try {
     const platform = deps.platforms(shop.platform);
     const found = await platform.findOrder(shop, sourceIdentifier(job.resellerShopDomain, job.externalOrderId, job.id));
@@ -83,9 +83,9 @@ export const endJob = async (
   options: { lookUp: boolean; shop?: ShopConnection },
 ): Promise<EndResult> => {
   if (options.lookUp) {
-    const source = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
-    const shop = options.shop ?? (source ? await shopConnection(deps.cipher, source) : undefined);
-    const lookup = shop ? await lookUpOrder(deps, shop, job) : ({ kind: 'absent' } as const);
+    const sourceStore = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
+    const shop = options.shop ?? (sourceStore ? await shopConnection(deps.cipher, sourceStore) : undefined);
+    const lookup = shop ? await lookUpSupplierOrder(deps, shop, job) : ({ kind: 'absent' } as const);
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };

@@ -15,15 +15,15 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
-import { cancelNow, cancelSupplierOrder, requestSupplierCancel } from './cancel.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancel.js';
 import { completeOrderJobs } from './create.js';
 import { updateSupplierOrder } from './edit.js';
-import { endJob, foundReason, lookUpOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
-import { sourceLinesOf, supplierOrderFor } from './job-order.js';
+import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './moves.js';
 import { learnFrom, type PaceTurn, takeTurn } from './pace.js';
 import { enqueueJobs } from './queue.js';
+import { sourceLinesOf, supplierOrderFor } from './supplier-order.js';
 import { loadJob } from './sync-jobs.js';
 
 /**
@@ -39,10 +39,10 @@ export const processSyncMessage = (deps: Deps, received: SQSRecord, context?: Co
 /** A claimed job in the runner's hands, with what its try learns on the way (for an end or a lookup). */
 interface Placement {
   job: SyncJob;
-  source?: SourceStore;
+  sourceStore?: SourceStore;
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
-  order?: SupplierOrder;
+  supplierOrder?: SupplierOrder;
   /** The create's turn in its shop's pace (pace.ts), once taken: what a 429 teaches the pace. */
   turn?: PaceTurn;
 }
@@ -65,7 +65,7 @@ const ended = (
 
 /** The source store's connection, decrypted once per try, when first needed. */
 const shopOf = async (deps: Deps, { item }: JobAttempt) => {
-  item.shop ??= await shopConnection(deps.cipher, item.source!);
+  item.shop ??= await shopConnection(deps.cipher, item.sourceStore!);
   return item.shop;
 };
 
@@ -85,9 +85,9 @@ const giveUp = async (deps: Deps, attempt: JobAttempt, reason: string, status: n
  */
 const learnThrottled = async ({ item }: JobAttempt, error: unknown) => {
   const throttle = throttleOf(error);
-  if (!item.turn || !item.source || !throttle) return;
-  await learnFrom(item.source.shopDomain, item.turn, throttle).catch((failure: Error) =>
-    logger.error("the supplier's pace could not learn of a 429", failure),
+  if (!item.turn || !item.sourceStore || !throttle) return;
+  await learnFrom(item.sourceStore.shopDomain, item.turn, throttle).catch((failure: Error) =>
+    logger.error("the source store's pace could not learn of a 429", failure),
   );
 };
 
@@ -107,7 +107,7 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   parse: parseJobMessage,
   messageContext: messageLogContext,
   itemContext: ({ job }) => ({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId }),
-  divert: (deps, message) => (message.purpose ? changePlaced(deps, message) : undefined),
+  divert: (deps, message) => (message.purpose ? changeSupplierOrder(deps, message) : undefined),
   claim: async (message) => {
     const job = await claimJob(message);
     return job ? { job } : undefined;
@@ -140,7 +140,7 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
  * edits (edit.ts). A cancellation is stale once the job moved on (a new generation); an update
  * carries the job's latest edits, whatever message asked for it.
  */
-const changePlaced = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
   const job = await loadJob(message.jobId, true);
   if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
     logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
@@ -153,12 +153,12 @@ const changePlaced = async (deps: Deps, message: JobMessage): Promise<MessageOut
 /** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
 const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { item } = attempt;
-  item.source = await loadSourceStore(item.job.sourceStoreId);
-  if (!item.source) return sourceGone(attempt);
+  item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
+  if (!item.sourceStore) return sourceStoreGone(attempt);
   if (item.job.cancellation?.status === 'requested') return endCancelled(deps, attempt);
   await completeSiblings(attempt);
-  const order = await buildOrder(deps, attempt);
-  if (typeof order === 'string') return order;
+  const supplierOrder = await buildSupplierOrder(deps, attempt);
+  if (typeof supplierOrder === 'string') return supplierOrder;
   const shop = await shopOf(deps, attempt);
   const platform = deps.platforms(shop.platform);
   // Without an idempotency key, a create an earlier attempt may have sent is looked up first.
@@ -166,13 +166,13 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
     const earlier = await lookFirst(deps, attempt);
     if (earlier) return earlier;
   }
-  const turn = await takeTurn(item.source.shopDomain, attempt.message.slotAt);
+  const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
   if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
   item.turn = turn;
-  return completePlaced(attempt, await platform.createOrder(shop, order, item.job.id));
+  return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
 
-const sourceGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
+const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
   const reason = `source store ${job.sourceStoreId} no longer exists`;
   if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
@@ -186,25 +186,25 @@ const completeSiblings = async ({ item, message }: JobAttempt) => {
 };
 
 /** The supplier order at the supplier's prices; or, when it cannot be built, the job's outcome. */
-const buildOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
-  const { job, source } = attempt.item;
+const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
+  const { job, sourceStore } = attempt.item;
   try {
-    attempt.item.order = await supplierOrderFor(job, job.resellerShopDomain, source!.pricingConfig);
-    return attempt.item.order;
+    attempt.item.supplierOrder = await supplierOrderFor(job, job.resellerShopDomain, sourceStore!.pricingConfig);
+    return attempt.item.supplierOrder;
   } catch (error) {
     if (!(error instanceof UnplaceableOrderError)) throw error;
     // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
     const result = await giveUp(deps, attempt, error.message, null);
     if (result === 'unknown') return attempt.retry(`${error.message}; the supplier could not be asked for it`, null);
-    logger.warn('order cannot be placed', { reason: error.message, ended: result });
+    logger.warn('supplier order cannot be built', { reason: error.message, ended: result });
     return 'done';
   }
 };
 
 /** A platform without idempotency keys: found, the job completes with it; not known, it tries again later. */
 const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
-  const reason = 'an earlier attempt may have placed the order';
-  const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  const reason = 'an earlier attempt may have placed the supplier order';
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
   if (lookup.kind === 'unknown' && !lookup.refused)
     return attempt.retry(`${reason}; looking it up failed: ${lookup.reason}`, null);
@@ -215,8 +215,8 @@ const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcom
 type Created = { orderId: string; status?: number; lineItemIds?: string[] };
 
 const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
-  const { job, order } = attempt.item;
-  const lines = sourceLinesOf(order, placed.lineItemIds);
+  const { job, supplierOrder } = attempt.item;
+  const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await completeJob(job, { orderId: placed.orderId, lines }, outcome);
   if (!completed) return 'done';
@@ -224,7 +224,7 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   await releaseKeptFulfillments(completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
-    await requestSupplierCancel(completed, completed.cancellation, attempt.message.requestId);
+    await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
   } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
     // Edited while this attempt was under way: the order just placed gets the edits.
     await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
@@ -242,18 +242,18 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
   const { job } = attempt.item;
   const cancellation = job.cancellation!;
   if (mayHaveBeenPlaced(job, 1)) {
-    const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), job);
+    const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), job);
     if (lookup.kind === 'unknown')
       return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
     if (lookup.kind === 'found') {
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
       const found = await foundJob(job, placed, ended(attempt, 'found_existing', null, foundReason('cancelled')));
-      if (found) await requestSupplierCancel(found, cancellation, attempt.message.requestId);
+      if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
       return 'done';
     }
   }
   await cancelNow(job, cancellation);
-  logger.info('sync job cancelled before its order was placed');
+  logger.info('sync job cancelled before its supplier order was placed');
   return 'done';
 };
 
@@ -262,7 +262,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
  * the job completes with it; else the reason to fail with.
  */
 const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) => {
-  const lookup = await lookUpOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') {
     await completeFound(attempt, lookup, status, reason);
     return undefined;
@@ -277,13 +277,13 @@ const completeFound = async (
   status: number | null,
   reason: string,
 ): Promise<MessageOutcome> => {
-  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.order, found.lineItemIds) };
+  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
   const completed = await foundJob(
     attempt.item.job,
     placed,
     ended(attempt, 'found_existing', status, foundReason(reason)),
   );
   if (completed) await releaseKeptFulfillments(completed);
-  logger.warn('outcome unknown; the supplier has the order');
+  logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };

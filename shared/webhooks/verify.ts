@@ -106,8 +106,8 @@ export const verifiedStoresOfEitherKind = async (deps: Pick<Deps, 'cipher'>, del
     if (error instanceof InvalidSignatureError) return [];
     throw error;
   };
-  const resellers = await verifiedStores(deps, 'reseller', delivery).catch(orNone);
-  const sources = await verifiedStores(deps, 'source', delivery).catch(orNone);
-  if (!resellers.length && !sources.length) throw new InvalidSignatureError();
-  return { resellers, sources };
+  const resellerStores = await verifiedStores(deps, 'reseller', delivery).catch(orNone);
+  const sourceStores = await verifiedStores(deps, 'source', delivery).catch(orNone);
+  if (!resellerStores.length && !sourceStores.length) throw new InvalidSignatureError();
+  return { resellerStores, sourceStores };
 };

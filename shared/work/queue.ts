@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { sqs, sqsDelay } from '../aws/sqs.js';
 
-/** Batches of ten in flight at once: an order with a hundred suppliers is enqueued in one round trip. */
+/** Batches of ten in flight at once: an order for a hundred source stores is enqueued in one round trip. */
 const BATCHES_IN_FLIGHT = 10;
 
 /** SendMessageBatch takes ten at a time. */

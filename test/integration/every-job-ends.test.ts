@@ -235,7 +235,7 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
       });
       const id = await order('Ships');
       const placed = await jobReaches(id, 'completed');
-      // The message is lost between the state written on the job and its send (docs/reverse-sync.md).
+      // The message is lost between the state written on the job and its send (docs/propagation.md).
       const outage = service.runtime.faults.inject({
         function: 'FulfillmentsWebhook',
         service: 'SQS',

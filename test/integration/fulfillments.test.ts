@@ -32,7 +32,7 @@ interface Setup {
   sourceSecret?: string;
 }
 
-describe('reverse sync of fulfillments through the local runtime', () => {
+describe('propagation of fulfillments through the local runtime', () => {
   let service: TestService;
   const sim = () => simulator(service.runtime.simulator!.url);
   const hmac = (secret: string, raw: string) => createHmac('sha256', secret).update(raw).digest('base64');
@@ -82,7 +82,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
     };
   };
 
-  /** As placeOrder, and waits until the job has placed the source order and recorded it. */
+  /** As placeOrder, and waits until the job has placed the supplier order and recorded it. */
   const completedOrder = async (setup: Setup = {}) => {
     const placed = await placeOrder(setup);
     const job = await jobReaches(placed.api, placed.jobId, 'completed');
@@ -151,7 +151,7 @@ describe('reverse sync of fulfillments through the local runtime', () => {
           resellerPlatform,
         });
 
-        // The source order exists, at the supplier's price.
+        // The supplier order exists, at the supplier's price.
         const [sourceOrder] = await sim().orders(source.shopDomain);
         expect(sourceOrder.line_items).toEqual([
           expect.objectContaining({ quantity: 2, price: '10.00', vendor: expect.any(String) }),

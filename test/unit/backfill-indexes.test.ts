@@ -84,7 +84,7 @@ describe('syncJobIndexEntries', () => {
     });
   });
 
-  it('gives a completed job its source order lookup, and the propagating set only while an entry is on its way', () => {
+  it('gives a completed job its supplier order lookup; the propagating set only while an entry is on its way', () => {
     const lookup = { GSI2PK: 'SRCORDER#sst_seeded00000000000000000000#so-1', GSI2SK: 'SJ#sj_1' };
     expect(syncJobIndexEntries(job('completed'))).toEqual({ ...LISTS, ...lookup });
     for (const status of ['pending', 'failed'] as const) {

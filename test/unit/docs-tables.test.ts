@@ -113,11 +113,8 @@ describe('docs that restate the code', () => {
     expect(documented).toEqual(coded);
   });
 
-  it('states in docs/reverse-sync.md exactly the fulfillment entry moves of ENTRY_MOVES', () => {
-    const [header, ...rows] = tableAfter(
-      readFileSync('docs/reverse-sync.md', 'utf8'),
-      "### The entry's moves, as data",
-    );
+  it('states in docs/propagation.md exactly the fulfillment entry moves of ENTRY_MOVES', () => {
+    const [header, ...rows] = tableAfter(readFileSync('docs/propagation.md', 'utf8'), "### The entry's moves, as data");
     expect(header.slice(0, 3)).toEqual(['move', 'from', 'to']);
     const documented = rows.map(([move, from, to]) => ({
       move: move.replace(/`/g, ''),

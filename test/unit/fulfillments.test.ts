@@ -533,7 +533,7 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
     dynamo.on(UpdateCommand).resolves({});
   });
 
-  it('sends each fulfillment kept for the source order to the job, then deletes it', async () => {
+  it('sends each fulfillment kept for the supplier order to the job, then deletes it', async () => {
     await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: 'gid://platform/Order/7002' });
 
     const query = dynamo.commandCalls(QueryCommand)[0].args[0].input;
@@ -568,13 +568,13 @@ describe('releaseKeptFulfillments (sync worker hook)', () => {
     expect(dynamo.commandCalls(DeleteCommand)).toHaveLength(0);
   });
 
-  it('does nothing for a job without a source order', async () => {
+  it('does nothing for a job without a supplier order', async () => {
     await releaseKeptFulfillments({ id: 'sj_1', sourceStoreId: 'sst_1', sourceOrderId: null });
     expect(dynamo.calls()).toHaveLength(0);
   });
 });
 
-describe('presentSyncJob: reverse sync', () => {
+describe('presentSyncJob: propagation', () => {
   it('shows null and an empty list before any fulfillment, the latest and all of them after', () => {
     expect(presentSyncJob(syncJobFrom(job()))).toMatchObject({ fulfillment: null, fulfillments: [] });
 

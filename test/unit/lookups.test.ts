@@ -3,7 +3,7 @@ import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.
 import { syncJobFrom } from '../../shared/order/sync-job.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
-import { lookUpOrder } from '../../shared/sync-jobs/end.js';
+import { lookUpSupplierOrder } from '../../shared/sync-jobs/end.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
@@ -53,13 +53,13 @@ const ACME_LINES: LineSummary[] = [
   { sku: null, quantity: 1, vendor: 'Acme' },
 ];
 
-describe('lookUpOrder: the order that names the job, then the one placed before', () => {
+describe('lookUpSupplierOrder: the order that names the job, then the one placed before', () => {
   beforeEach(() => findOrder.mockReset());
 
   it('asks by <reseller shop>:<order>:<job> first, and takes what it finds without asking again', async () => {
     findOrder.mockResolvedValueOnce({ orderId: '7001', lineItemIds: ['11', '12'] });
 
-    const lookup = await lookUpOrder(deps, shop, acme);
+    const lookup = await lookUpSupplierOrder(deps, shop, acme);
 
     expect(lookup).toEqual({ kind: 'found', orderId: '7001', lineItemIds: ['11', '12'] });
     expect(findOrder.mock.calls.map(([, source]) => source)).toEqual(['reseller.myshopify.com:5551234:sj_acme']);
@@ -70,7 +70,7 @@ describe('lookUpOrder: the order that names the job, then the one placed before'
       .mockResolvedValueOnce(null)
       .mockResolvedValueOnce({ orderId: '7002', lineItemIds: ['21', '22'], lines: ACME_LINES });
 
-    const lookup = await lookUpOrder(deps, shop, acme);
+    const lookup = await lookUpSupplierOrder(deps, shop, acme);
 
     expect(lookup).toEqual({ kind: 'found', orderId: '7002', lineItemIds: ['21', '22'] });
     expect(findOrder.mock.calls.map(([, source]) => source)).toEqual([
@@ -89,18 +89,18 @@ describe('lookUpOrder: the order that names the job, then the one placed before'
   ])('does not take an order placed before whose lines are %s: absent', async (_, lines) => {
     findOrder.mockResolvedValueOnce(null).mockResolvedValueOnce({ orderId: '7003', ...(lines ? { lines } : {}) });
 
-    expect(await lookUpOrder(deps, shop, acme)).toEqual({ kind: 'absent' });
+    expect(await lookUpSupplierOrder(deps, shop, acme)).toEqual({ kind: 'absent' });
   });
 
   it('does not take an order placed before when the job’s own order cannot be read', async () => {
     findOrder.mockResolvedValueOnce(null).mockResolvedValueOnce({ orderId: '7004', lines: ACME_LINES });
 
-    expect(await lookUpOrder(deps, shop, jobOf('sj_acme', 'Acme', 'not json'))).toEqual({ kind: 'absent' });
+    expect(await lookUpSupplierOrder(deps, shop, jobOf('sj_acme', 'Acme', 'not json'))).toEqual({ kind: 'absent' });
   });
 
   it('is absent when neither identifier finds an order', async () => {
     findOrder.mockResolvedValue(null);
-    expect(await lookUpOrder(deps, shop, acme)).toEqual({ kind: 'absent' });
+    expect(await lookUpSupplierOrder(deps, shop, acme)).toEqual({ kind: 'absent' });
     expect(findOrder).toHaveBeenCalledTimes(2);
   });
 
@@ -109,7 +109,11 @@ describe('lookUpOrder: the order that names the job, then the one placed before'
       new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'lookup 503' }),
     );
 
-    expect(await lookUpOrder(deps, shop, acme)).toEqual({ kind: 'unknown', reason: 'lookup 503', refused: false });
+    expect(await lookUpSupplierOrder(deps, shop, acme)).toEqual({
+      kind: 'unknown',
+      reason: 'lookup 503',
+      refused: false,
+    });
     expect(findOrder).toHaveBeenCalledTimes(1);
   });
 });

@@ -262,7 +262,7 @@ describe('Supplier order: buildSupplierOrder', () => {
   /** What a platform adapter sends: the supplier order's JSON, kept values verbatim. */
   const sent = (value: unknown) => JSON.parse(stringifyExact(value));
 
-  it('builds the source order for the routed items with supplier prices (percentage)', () => {
+  it('builds the supplier order for the routed items with supplier prices (percentage)', () => {
     // Act
     const result = buildSupplierOrder({
       resellerShopDomain: 'reseller.myshopify.com',

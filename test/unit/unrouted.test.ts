@@ -107,7 +107,7 @@ describe('the order records', () => {
   it('reads an order from its first job, never from another job', () => {
     const first = job(0, true, 'poll');
     expect(orderFrom(syncJobItem(first))).toEqual({
-      id: first.id,
+      firstJobId: first.id,
       ownerId: 'owner_a',
       resellerStoreId: 'rst_1',
       externalOrderId: '1001',
@@ -140,7 +140,7 @@ describe('the order records', () => {
     expect(item.id).toBeUndefined(); // the index backfill takes an item with an `id` at a job key for a job
     expect(unroutedOrderFrom('sj_first', item)).toEqual(unrouted);
     expect(syncJobOrNothing(item)).toBeUndefined();
-    expect(orderFrom(item)).toMatchObject({ id: 'sj_first', externalOrderId: '1002', syncJobIds: [] });
+    expect(orderFrom(item)).toMatchObject({ firstJobId: 'sj_first', externalOrderId: '1002', syncJobIds: [] });
     expect(orderFrom(unroutedOrderItem({ ...unrouted, order: { parts: 2 } })).stored).toEqual({ parts: 2 });
   });
 
