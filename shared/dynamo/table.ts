@@ -252,13 +252,14 @@ const itemOf = (raw: unknown): Item | undefined => {
 const ALL_OLD = { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const };
 
 /**
- * Puts `item` on a condition (default: no item at its key; null: none); the item met when the
- * condition failed.
+ * Puts `item` on a condition (default: no item at its key; null: none), with its values and names;
+ * the item met when the condition failed.
  */
 export const putIf = async (
   item: Item,
   condition: string | null = 'attribute_not_exists(PK)',
   values?: Item,
+  names?: Record<string, string>,
 ): Promise<true | ConditionFailed> => {
   try {
     await dynamo.send(
@@ -267,6 +268,7 @@ export const putIf = async (
         Item: item,
         ...(condition === null ? {} : { ConditionExpression: condition, ...ALL_OLD }),
         ...(values ? { ExpressionAttributeValues: values } : {}),
+        ...(names ? { ExpressionAttributeNames: names } : {}),
       }),
     );
     return true;

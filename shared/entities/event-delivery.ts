@@ -1,12 +1,13 @@
 import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { ConditionFailed, type Item, TABLE, updateIf, updateSet } from '../dynamo/table.js';
 import { type Event, eventExpiry } from './event.js';
 
 /**
  * An event's delivery to one endpoint (CONTRACT.md §14), beside its event (`EVT#<id>`/`DLV#<endpoint>`),
  * written with it, a work item of the delivery pipeline. A `failed` delivery is in its endpoint's
- * list of failed deliveries (GSI7, sorted as its event), which `recover` reads from `since` on.
+ * list of failed deliveries (GSI7, sorted as its event), which `recover` reads from `since` on. The
+ * only place that knows a delivery's attributes and writes them.
  */
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'failed'] as const;
@@ -73,4 +74,97 @@ export const eventDeliveryFrom = (item: Item): EventDelivery => {
     lastResponseStatus: item.lastResponseStatus == null ? null : read.number('lastResponseStatus'),
     nextAttemptAt: read.stringOrNull('nextAttemptAt'),
   };
+};
+
+/** A new delivery's Put, as a transaction item: on condition that there is none yet. */
+export const eventDeliveryPut = (delivery: EventDelivery) => ({
+  Put: { TableName: TABLE(), Item: eventDeliveryItem(delivery), ConditionExpression: 'attribute_not_exists(PK)' },
+});
+
+/** The delivery a try was made of: which, and how many tries it had then. */
+export type DeliveryRef = Pick<EventDelivery, 'eventId' | 'endpointId' | 'ownerId' | 'eventCreatedAt' | 'attempts'>;
+
+/** Names and values of an UpdateItem's SET, each through a placeholder. */
+const assignments = (set: Record<string, unknown>) => {
+  const entries = Object.entries(set);
+  return {
+    expression: entries.map((_, i) => `#a${i} = :a${i}`).join(', '),
+    names: Object.fromEntries(entries.map(([name], i) => [`#a${i}`, name])),
+    values: Object.fromEntries(entries.map(([, value], i) => [`:a${i}`, value])),
+  };
+};
+
+/** The condition that the delivery is still at the try that was made: a duplicate message's write fails. */
+const stillAt = (delivery: DeliveryRef) => ({
+  ConditionExpression: '#attempts = :was',
+  names: { '#attempts': 'attempts' },
+  values: { ':was': delivery.attempts },
+});
+
+/**
+ * A try that failed, as a transaction item: `pending` with its next try, or `failed` (in its
+ * endpoint's failed list) when there is none (`nextAttemptAt` null); on condition that the delivery
+ * is still at this try.
+ */
+export const deliveryTryFailed = (
+  delivery: DeliveryRef,
+  responseStatus: number | null,
+  nextAttemptAt: string | null,
+) => {
+  const failed = nextAttemptAt === null;
+  const set = assignments({
+    status: failed ? 'failed' : 'pending',
+    attempts: delivery.attempts + 1,
+    lastResponseStatus: responseStatus,
+    nextAttemptAt,
+    ...(failed ? failedDeliveryEntry(delivery) : {}),
+  });
+  const at = stillAt(delivery);
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
+      UpdateExpression: `SET ${set.expression}`,
+      ConditionExpression: at.ConditionExpression,
+      ExpressionAttributeNames: { ...set.names, ...at.names },
+      ExpressionAttributeValues: { ...set.values, ...at.values },
+    },
+  };
+};
+
+/** A try that a 2xx answered, as a transaction item: `delivered`, if the delivery is still at this try. */
+export const deliveryTryDelivered = (delivery: DeliveryRef, responseStatus: number) => {
+  const set = assignments({ status: 'delivered', attempts: delivery.attempts + 1, lastResponseStatus: responseStatus });
+  const at = stillAt(delivery);
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
+      UpdateExpression: `SET ${set.expression}, #next = :null REMOVE #failedEntry`,
+      ConditionExpression: at.ConditionExpression,
+      ExpressionAttributeNames: {
+        ...set.names,
+        ...at.names,
+        '#next': 'nextAttemptAt',
+        '#failedEntry': failedDeliveryAttribute,
+      },
+      ExpressionAttributeValues: { ...set.values, ...at.values, ':null': null },
+    },
+  };
+};
+
+/**
+ * A failed delivery made pending again, due at `at` and out of its endpoint's failed list; false
+ * when it is no longer failed (it moved meanwhile: a send that succeeded).
+ */
+export const requeueFailedDelivery = async (delivery: Pick<EventDelivery, 'eventId' | 'endpointId'>, at: string) => {
+  const update = updateSet({ status: 'pending', nextAttemptAt: at }, [failedDeliveryAttribute]);
+  const written = await updateIf({
+    Key: eventDeliveryKey(delivery.eventId, delivery.endpointId),
+    ...update,
+    ConditionExpression: '#st = :failed',
+    ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#st': 'status' },
+    ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':failed': 'failed' },
+  });
+  return !(written instanceof ConditionFailed);
 };

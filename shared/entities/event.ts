@@ -1,11 +1,11 @@
 import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { type Item, TABLE, updateIf } from '../dynamo/table.js';
 
 /**
  * The event entity (CONTRACT.md §14): what happened, with the object as its GET answered at that
  * moment. Written once, with the change it reports (shared/events/events.ts), and gone through the
- * table's TTL 30 days later. The only place that knows an event's attributes.
+ * table's TTL 30 days later. The only place that knows an event's attributes and writes them.
  */
 
 export const EVENT_TYPES = [
@@ -90,4 +90,59 @@ export const eventFrom = (item: Item): Event => {
     endpointIds: stringList(item.endpointIds),
     failingEndpointIds: stringList(item.failingEndpointIds).sort(),
   };
+};
+
+/** The event's Put, as a transaction item: on condition that its id is new. */
+export const eventPut = (event: Event) => ({
+  Put: { TableName: TABLE(), Item: eventItem(event), ConditionExpression: 'attribute_not_exists(PK)' },
+});
+
+/** Sets the endpoints an event is delivered to, as a transaction item: on condition that it has none yet. */
+export const eventEndpointsSet = (eventId: string, endpointIds: string[]) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: eventKey(eventId),
+    UpdateExpression: 'SET #ids = :ids',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#ids)',
+    ExpressionAttributeNames: { '#ids': 'endpointIds' },
+    ExpressionAttributeValues: { ':ids': endpointIds },
+  },
+});
+
+/** An endpoint's delivery of the event failed: it is among the failing ones, the event in the failing list. */
+export const eventFailingAdd = (delivery: { eventId: string; endpointId: string; ownerId: string }) => {
+  const [[entryName, entryValue]] = Object.entries(failingEventEntry(delivery.ownerId));
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: eventKey(delivery.eventId),
+      UpdateExpression: 'ADD #failing :endpoint SET #entry = :entry',
+      ExpressionAttributeNames: { '#failing': 'failingEndpointIds', '#entry': entryName },
+      ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]), ':entry': entryValue },
+    },
+  };
+};
+
+/** An endpoint's delivery of the event succeeded: it is no longer among the failing ones. */
+export const eventFailingDelete = (delivery: { eventId: string; endpointId: string }) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: eventKey(delivery.eventId),
+    UpdateExpression: 'DELETE #failing :endpoint',
+    ExpressionAttributeNames: { '#failing': 'failingEndpointIds' },
+    ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]) },
+  },
+});
+
+/**
+ * Takes the event out of the failing list when no delivery of it is failing: DynamoDB drops an
+ * emptied set, so only then (a failure meanwhile keeps it).
+ */
+export const leaveFailingList = async (eventId: string) => {
+  await updateIf({
+    Key: eventKey(eventId),
+    UpdateExpression: 'REMOVE #entry',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#failing)',
+    ExpressionAttributeNames: { '#entry': failingEventAttribute, '#failing': 'failingEndpointIds' },
+  });
 };

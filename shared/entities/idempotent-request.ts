@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { ConditionFailed, type Item, putIf, updateIf } from '../dynamo/table.js';
 
 /**
  * The idempotent request entity (CONTRACT.md §9): one item per owner and `Idempotency-Key`, keyed
  * by the hash of both, gone through the table's TTL (`expiresAt`) 24 hours after the first request.
- * The only place that knows its attributes; shared/idempotency/requests.ts claims, keeps and
- * releases it.
+ * The only place that knows its attributes and writes it; shared/idempotency/requests.ts claims,
+ * keeps and releases it through the writes below.
  */
 
 /** Who holds a key: the caller's owner and the key as sent. Keys of two owners never meet. */
@@ -75,4 +75,61 @@ export const idempotentRequestFrom = (item: Item): IdempotentRequest | undefined
     ...sealed,
   };
   return { state: 'completed', ...common, response };
+};
+
+/**
+ * Puts the item of a request claiming its key, on condition that no live request holds it (none,
+ * expired, or in progress past its lock): true, or the request the failed put met (undefined when
+ * none came back, or the one it met has lapsed since: the caller then reads, or claims again).
+ */
+export const putClaimedRequest = async (
+  scope: KeyScope,
+  request: { fingerprint: string; requestId: string; lockedUntil: number },
+  expiresAt: number,
+): Promise<true | { met: IdempotentRequest | undefined }> => {
+  const written = await putIf(
+    claimedRequestItem(scope, request, expiresAt),
+    'attribute_not_exists(PK) OR expiresAt <= :nowSeconds OR (#state = :inProgress AND lockedUntil <= :nowMs)',
+    { ':nowSeconds': nowSeconds(), ':nowMs': Date.now(), ':inProgress': 'in_progress' },
+    { '#state': 'state' },
+  );
+  if (written === true) return true;
+  return { met: written.met ? idempotentRequestFrom(written.met) : undefined };
+};
+
+/** Keeps the answer of the request holding the key; false if the key is no longer its own (its lock lapsed). */
+export const keepRequestResponse = async (scope: KeyScope, requestId: string, response: KeptResponse) => {
+  const kept = keptResponseAttributes(response);
+  const written = await updateIf({
+    Key: idempotentRequestKey(scope),
+    UpdateExpression:
+      'SET #state = :completed, responseStatus = :status, responseBody = :body, responseSealed = :sealed ' +
+      'REMOVE lockedUntil',
+    ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: {
+      ':completed': 'completed',
+      ':inProgress': 'in_progress',
+      ':status': kept.responseStatus,
+      ':body': kept.responseBody,
+      ':sealed': kept.responseSealed,
+      ':requestId': requestId,
+    },
+  });
+  return !(written instanceof ConditionFailed);
+};
+
+/**
+ * Expires the record of the request holding the key now, if it still holds it: a claim then treats
+ * it as no record, and TTL removes it later (now, not 0: DynamoDB's TTL never deletes an item whose
+ * time is more than five years past).
+ */
+export const expireClaimedRequest = async (scope: KeyScope, requestId: string) => {
+  await updateIf({
+    Key: idempotentRequestKey(scope),
+    UpdateExpression: 'SET expiresAt = :expired',
+    ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
+    ExpressionAttributeNames: { '#state': 'state' },
+    ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'in_progress', ':expired': nowSeconds() },
+  });
 };

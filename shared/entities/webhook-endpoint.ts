@@ -1,13 +1,13 @@
 import { attributes } from '../dynamo/attributes.js';
 import { eventKeys } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { type Item, queryPartition, TABLE, updateIf, updateSet } from '../dynamo/table.js';
 import type { EventType } from './event.js';
 
 /**
  * The webhook endpoint entity (CONTRACT.md §14): where an owner's events are delivered. An owner's
  * endpoints share one partition keyed by the owner, with the count that holds them to 16: a read
  * by id names the caller's owner in the key, so another owner's endpoint is simply not there. The
- * only place that knows an endpoint's attributes.
+ * only place that knows an endpoint's attributes and writes them.
  */
 
 export const MAX_ENDPOINTS = 16;
@@ -74,4 +74,110 @@ export const webhookEndpointFrom = (item: Item): WebhookEndpoint => {
     updatedAt: read.string('updatedAt'),
     failingSince: read.stringOrNull('failingSince'),
   };
+};
+
+/** Every endpoint of the owner (at most 16: one Query, consistent), in key order. */
+export const webhookEndpointsOf = async (ownerId: string) => {
+  const { PK, SKPrefix } = endpointsPartition(ownerId);
+  return (await queryPartition(PK, SKPrefix, true)).map(webhookEndpointFrom);
+};
+
+// ---------- transaction items (each write of an endpoint goes with its audit entry)
+
+/** The owner's count raised, as a transaction item: on condition that it stays within MAX_ENDPOINTS. */
+export const endpointCountRaise = (ownerId: string) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: endpointCountKey(ownerId),
+    UpdateExpression: 'ADD #n :one',
+    ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
+    ExpressionAttributeNames: { '#n': 'endpoints' },
+    ExpressionAttributeValues: { ':one': 1, ':max': MAX_ENDPOINTS },
+  },
+});
+
+/** The owner's count lowered, as a transaction item (an endpoint deleted). */
+export const endpointCountLower = (ownerId: string) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: endpointCountKey(ownerId),
+    UpdateExpression: 'ADD #n :minus',
+    ExpressionAttributeNames: { '#n': 'endpoints' },
+    ExpressionAttributeValues: { ':minus': -1 },
+  },
+});
+
+/** A new endpoint's Put, as a transaction item: on condition that its id is new. */
+export const webhookEndpointPut = (endpoint: WebhookEndpoint) => ({
+  Put: { TableName: TABLE(), Item: webhookEndpointItem(endpoint), ConditionExpression: 'attribute_not_exists(PK)' },
+});
+
+/**
+ * An endpoint's changed fields written, as a transaction item: on condition that it exists and,
+ * given `secretWas`, that its secret is still the one read (of two rotations at once, one fails).
+ */
+export const webhookEndpointChange = (
+  endpoint: Pick<WebhookEndpoint, 'ownerId' | 'id'>,
+  changes: Partial<WebhookEndpoint>,
+  secretWas?: string,
+) => {
+  const update = updateSet(endpointAttributes(changes));
+  const secret = secretWas === undefined ? undefined : { names: { '#was': 'secret' }, values: { ':was': secretWas } };
+  return {
+    Update: {
+      TableName: TABLE(),
+      Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+      ...update,
+      ConditionExpression: secret ? 'attribute_exists(PK) AND #was = :was' : 'attribute_exists(PK)',
+      ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...secret?.names },
+      ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...secret?.values },
+    },
+  };
+};
+
+/** An endpoint's Delete, as a transaction item: on condition that it exists. */
+export const webhookEndpointDelete = (ownerId: string, id: string) => ({
+  Delete: { TableName: TABLE(), Key: webhookEndpointKey(ownerId, id), ConditionExpression: 'attribute_exists(PK)' },
+});
+
+// ---------- its health (the delivery worker's): a failed condition means another worker did it first
+
+/** A delivered try: the endpoint is no longer failing. */
+export const clearEndpointFailing = async (endpoint: Pick<WebhookEndpoint, 'ownerId' | 'id'>) => {
+  await updateIf({
+    Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+    UpdateExpression: 'REMOVE failingSince',
+    ConditionExpression: 'attribute_exists(PK)',
+  });
+};
+
+/** A failed try of an endpoint not failing yet: it is failing from `at` (unless another try marked it first). */
+export const markEndpointFailing = async (endpoint: Pick<WebhookEndpoint, 'ownerId' | 'id'>, at: string) => {
+  await updateIf({
+    Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+    UpdateExpression: 'SET failingSince = :now',
+    ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(failingSince) OR failingSince = :null)',
+    ExpressionAttributeValues: { ':now': at, ':null': null },
+  });
+};
+
+/**
+ * Disables an endpoint failing since `failingSince` as read, with its reason: not if a delivery
+ * succeeded meanwhile, or the endpoint was changed.
+ */
+export const disableFailingEndpoint = async (endpoint: WebhookEndpoint, reason: string, at: string) => {
+  await updateIf({
+    Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+    UpdateExpression: 'SET #status = :disabled, disabledReason = :reason, updatedAt = :now',
+    ConditionExpression: 'failingSince = :since AND updatedAt = :updated AND #status = :enabled',
+    ExpressionAttributeNames: { '#status': 'status' },
+    ExpressionAttributeValues: {
+      ':disabled': 'disabled',
+      ':enabled': 'enabled',
+      ':reason': reason,
+      ':now': at,
+      ':since': endpoint.failingSince,
+      ':updated': endpoint.updatedAt,
+    },
+  });
 };

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from '../audit-log/audit-log.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { config } from '../core/config.js';
@@ -14,21 +12,23 @@ import { isId, newId, now } from '../core/ids.js';
 import { endpointUrlProblem, type UrlRules } from '../domain/endpoint-url.js';
 import type { Owner } from '../domain/owner.js';
 import { SECRET_PREFIX } from '../domain/webhook-signature.js';
-import { dynamo } from '../dynamo/client.js';
 import type { Page } from '../dynamo/pagination.js';
-import { getItem, type Item, TABLE, transactWrite, updateSet } from '../dynamo/table.js';
+import { getItem, transactIf } from '../dynamo/table.js';
 import type { Actor, AuditAction } from '../entities/audit-entry.js';
 import {
   type EnabledEvents,
   type EndpointStatus,
-  endpointCountKey,
-  endpointsPartition,
+  endpointCountLower,
+  endpointCountRaise,
   MAX_ENDPOINTS,
   SECRET_OVERLAP_SECONDS,
   type WebhookEndpoint,
+  webhookEndpointChange,
+  webhookEndpointDelete,
   webhookEndpointFrom,
-  webhookEndpointItem,
   webhookEndpointKey,
+  webhookEndpointPut,
+  webhookEndpointsOf,
 } from '../entities/webhook-endpoint.js';
 import { resolveHost } from './webhook-sender.js';
 
@@ -73,9 +73,13 @@ const audit = (endpoint: WebhookEndpoint, action: AuditAction, actor: Actor, met
     metadata,
   });
 
-const canceledAt = (error: unknown, index: number) =>
-  error instanceof TransactionCanceledException &&
-  error.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed';
+/** Runs an endpoint's transaction (its own write first); `refused` when that write's condition failed. */
+const transact = async (items: Parameters<typeof transactIf>[0], refused: () => Error) => {
+  const written = await transactIf(items);
+  if (written === true) return;
+  if (written.failed[0]) throw refused();
+  throw new Error('a webhook endpoint’s transaction was cancelled');
+};
 
 export interface NewEndpoint {
   url: string;
@@ -102,47 +106,21 @@ export const createEndpoint = async (deps: CipherDeps, owner: Owner, input: NewE
     createdAt: at,
     updatedAt: at,
   };
-  try {
-    await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: endpointCountKey(owner.ownerId),
-          UpdateExpression: 'ADD #n :one',
-          ConditionExpression: 'attribute_not_exists(#n) OR #n < :max',
-          ExpressionAttributeNames: { '#n': 'endpoints' },
-          ExpressionAttributeValues: { ':one': 1, ':max': MAX_ENDPOINTS },
-        },
-      },
-      {
-        Put: {
-          TableName: TABLE(),
-          Item: webhookEndpointItem(endpoint),
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      },
+  await transact(
+    [
+      endpointCountRaise(owner.ownerId),
+      webhookEndpointPut(endpoint),
       audit(endpoint, 'webhook_endpoint.created', actor, { url: endpoint.url, enabledEvents: endpoint.enabledEvents }),
-    ]);
-  } catch (error) {
-    if (canceledAt(error, 0)) throw new WebhookEndpointLimitError(MAX_ENDPOINTS);
-    throw error;
-  }
+    ],
+    () => new WebhookEndpointLimitError(MAX_ENDPOINTS),
+  );
   return { endpoint, secret };
 };
 
 /** Every endpoint of the owner (at most 16: one Query, consistent), newest first. */
 export const endpointsOf = async (ownerId: string): Promise<WebhookEndpoint[]> => {
-  const { PK, SKPrefix } = endpointsPartition(ownerId);
-  const out = await dynamo.send(
-    new QueryCommand({
-      TableName: TABLE(),
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': PK, ':prefix': SKPrefix },
-      ConsistentRead: true,
-    }),
-  );
   const order = (e: WebhookEndpoint) => `${e.createdAt}#${e.id}`;
-  return (out.Items ?? []).map(webhookEndpointFrom).sort((a, b) => (order(a) < order(b) ? 1 : -1));
+  return (await webhookEndpointsOf(ownerId)).sort((a, b) => (order(a) < order(b) ? 1 : -1));
 };
 
 /** A page of the owner's endpoints: they are few, so the page is cut from all of them. */
@@ -178,33 +156,20 @@ export interface EndpointChanges {
 
 const CHANGEABLE = ['url', 'enabledEvents', 'description', 'status'] as const;
 
-/** Writes an endpoint's changed fields with its audit entry, if it still exists (404 otherwise). */
+/**
+ * Writes an endpoint's changed fields with its audit entry, if it still exists (404 otherwise) and,
+ * given `secretWas`, its secret is still that one.
+ */
 const writeChanges = async (
   endpoint: WebhookEndpoint,
-  set: Item,
+  set: Partial<WebhookEndpoint>,
   entry: { action: AuditAction; actor: Actor; metadata: Record<string, unknown> },
-  condition?: { expression: string; names: Record<string, string>; values: Item },
-) => {
-  const update = updateSet(set);
-  try {
-    await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
-          ...update,
-          ConditionExpression: ['attribute_exists(PK)', condition?.expression].filter(Boolean).join(' AND '),
-          ExpressionAttributeNames: { ...update.ExpressionAttributeNames, ...condition?.names },
-          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ...condition?.values },
-        },
-      },
-      audit(endpoint, entry.action, entry.actor, entry.metadata),
-    ]);
-  } catch (error) {
-    if (canceledAt(error, 0)) throw new ResourceMissingError('webhook_endpoint', endpoint.id);
-    throw error;
-  }
-};
+  secretWas?: string,
+) =>
+  transact(
+    [webhookEndpointChange(endpoint, set, secretWas), audit(endpoint, entry.action, entry.actor, entry.metadata)],
+    () => new ResourceMissingError('webhook_endpoint', endpoint.id),
+  );
 
 /** `PATCH`: the URL is checked again; enabling an endpoint clears why it was disabled. */
 export const updateEndpoint = async (owner: Owner, id: string, changes: EndpointChanges, actor: Actor) => {
@@ -230,30 +195,14 @@ export const updateEndpoint = async (owner: Owner, id: string, changes: Endpoint
 /** `DELETE`: the endpoint goes (its pending deliveries find it gone) and the owner's count goes down. */
 export const deleteEndpoint = async (owner: Owner, id: string, actor: Actor) => {
   const endpoint = await findEndpoint(owner, id);
-  try {
-    await transactWrite([
-      {
-        Delete: {
-          TableName: TABLE(),
-          Key: webhookEndpointKey(owner.ownerId, id),
-          ConditionExpression: 'attribute_exists(PK)',
-        },
-      },
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: endpointCountKey(owner.ownerId),
-          UpdateExpression: 'ADD #n :minus',
-          ExpressionAttributeNames: { '#n': 'endpoints' },
-          ExpressionAttributeValues: { ':minus': -1 },
-        },
-      },
+  await transact(
+    [
+      webhookEndpointDelete(owner.ownerId, id),
+      endpointCountLower(owner.ownerId),
       audit(endpoint, 'webhook_endpoint.deleted', actor, { url: endpoint.url }),
-    ]);
-  } catch (error) {
-    if (canceledAt(error, 0)) throw new ResourceMissingError('webhook_endpoint', id);
-    throw error;
-  }
+    ],
+    () => new ResourceMissingError('webhook_endpoint', id),
+  );
 };
 
 /**
@@ -277,11 +226,7 @@ export const rotateEndpointSecret = async (deps: CipherDeps, owner: Owner, id: s
       metadata: { previousValidUntil: expiresAt },
     };
     try {
-      await writeChanges(endpoint, set, entry, {
-        expression: '#was = :was',
-        names: { '#was': 'secret' },
-        values: { ':was': endpoint.secret },
-      });
+      await writeChanges(endpoint, set, entry, endpoint.secret);
       return { endpoint: { ...endpoint, ...set }, secret };
     } catch (error) {
       if (!(error instanceof ResourceMissingError)) throw error;

@@ -3,9 +3,9 @@ import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { entrySortKey, eventLists, listSortKey } from '../dynamo/keys.js';
 import type { Page } from '../dynamo/pagination.js';
-import { batchGet, getItem, type Item, keyOf, queryIndex, TABLE } from '../dynamo/table.js';
-import { EVENT_TYPES, type Event, type EventType, eventFrom, eventItem, eventKey } from '../entities/event.js';
-import { eventDeliveryFrom, eventDeliveryItem, eventDeliveryKey, newDelivery } from '../entities/event-delivery.js';
+import { batchGet, getItem, keyOf, queryIndex } from '../dynamo/table.js';
+import { EVENT_TYPES, type Event, type EventType, eventFrom, eventKey, eventPut } from '../entities/event.js';
+import { eventDeliveryFrom, eventDeliveryKey, eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
 import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 
 export type { Event, EventType };
@@ -35,13 +35,7 @@ export const eventWrites = (input: NewEvent, endpoints: WebhookEndpoint[]) => {
   const id = input.id ?? newId('evt');
   const receivers = endpoints.filter((endpoint) => takesEvent(endpoint, input.type)).map((endpoint) => endpoint.id);
   const event: Event = { ...input, id, createdAt, endpointIds: receivers, failingEndpointIds: [] };
-  const put = (item: Item) => ({
-    Put: { TableName: TABLE(), Item: item, ConditionExpression: 'attribute_not_exists(PK)' },
-  });
-  return [
-    put(eventItem(event)),
-    ...receivers.map((endpointId) => put(eventDeliveryItem(newDelivery(event, endpointId)))),
-  ];
+  return [eventPut(event), ...receivers.map((endpointId) => eventDeliveryPut(newDelivery(event, endpointId)))];
 };
 
 export interface EventFilters {

@@ -1,14 +1,12 @@
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { auditPut } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { dynamo } from '../dynamo/client.js';
 import { eventLists } from '../dynamo/keys.js';
-import { batchGet, type Item, isConditionFailure, keyOf, queryIndex, TABLE, updateSet } from '../dynamo/table.js';
+import { batchGet, type Item, keyOf, putAlone, queryIndex } from '../dynamo/table.js';
 import type { Actor } from '../entities/audit-entry.js';
 import { EVENT_RETENTION_SECONDS } from '../entities/event.js';
-import { eventDeliveryFrom, eventDeliveryKey, failedDeliveryAttribute } from '../entities/event-delivery.js';
+import { eventDeliveryFrom, requeueFailedDelivery } from '../entities/event-delivery.js';
 import { sendDeliveries } from './delivery-queue.js';
 import { findEndpoint } from './endpoints.js';
 
@@ -43,7 +41,7 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
     actor,
     metadata: { since, deliveries: recovered },
   });
-  await dynamo.send(new PutCommand(entry.Put));
+  await putAlone(entry);
   return { endpoint, since, deliveries: recovered };
 };
 
@@ -60,27 +58,7 @@ const requeuePage = async (keys: { PK: string; SK: string }[]) => {
   const failed = (await batchGet(keys, eventDeliveryFrom)).filter((delivery) => delivery.status === 'failed');
   const messages = failed.map(({ eventId, endpointId, attempts }) => ({ eventId, endpointId, attempts }));
   await sendDeliveries(messages, RECOVER_DELAY_SECONDS);
-  const requeued = await Promise.all(failed.map((d) => requeue(eventDeliveryKey(d.eventId, d.endpointId))));
+  // Each unless it has moved meanwhile (a send that succeeded).
+  const requeued = await Promise.all(failed.map((delivery) => requeueFailedDelivery(delivery, now())));
   return requeued.filter(Boolean).length;
-};
-
-/** One failed delivery made pending again, unless it has moved meanwhile (a send that succeeded). */
-const requeue = async (key: { PK: string; SK: string }) => {
-  const update = updateSet({ status: 'pending', nextAttemptAt: now() }, [failedDeliveryAttribute]);
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: key,
-        ...update,
-        ConditionExpression: '#st = :failed',
-        ExpressionAttributeNames: { ...update.ExpressionAttributeNames, '#st': 'status' },
-        ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':failed': 'failed' },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
 };

@@ -1,7 +1,6 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { getItem, TABLE, transactWrite } from '../dynamo/table.js';
-import { type Event, eventFrom, eventKey } from '../entities/event.js';
-import { eventDeliveryItem, newDelivery } from '../entities/event-delivery.js';
+import { getItem, transactIf } from '../dynamo/table.js';
+import { type Event, eventEndpointsSet, eventFrom, eventKey } from '../entities/event.js';
+import { eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
 import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import { type DeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointsOf } from './endpoints.js';
@@ -45,30 +44,11 @@ export const scheduleDeliveries = async (event: Event): Promise<void> => {
   const receivers = (await cachedEndpointsOf(event.ownerId)).filter((endpoint) => takesEvent(endpoint, event.type));
   if (receivers.length === 0) return;
   const endpointIds = receivers.map((endpoint) => endpoint.id);
-  try {
-    await transactWrite([
-      {
-        Update: {
-          TableName: TABLE(),
-          Key: eventKey(event.id),
-          UpdateExpression: 'SET #ids = :ids',
-          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#ids)',
-          ExpressionAttributeNames: { '#ids': 'endpointIds' },
-          ExpressionAttributeValues: { ':ids': endpointIds },
-        },
-      },
-      ...endpointIds.map((endpointId) => ({
-        Put: {
-          TableName: TABLE(),
-          Item: eventDeliveryItem(newDelivery(event, endpointId)),
-          ConditionExpression: 'attribute_not_exists(PK)',
-        },
-      })),
-    ]);
-  } catch (error) {
-    if (!(error instanceof TransactionCanceledException)) throw error;
-    return resendScheduled(event);
-  }
+  const written = await transactIf([
+    eventEndpointsSet(event.id, endpointIds),
+    ...endpointIds.map((endpointId) => eventDeliveryPut(newDelivery(event, endpointId))),
+  ]);
+  if (written !== true) return resendScheduled(event);
   await sendDeliveries(endpointIds.map((endpointId) => messageOf(event, endpointId)));
 };
 

@@ -1,24 +1,23 @@
 import { createHash } from 'node:crypto';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../dynamo/client.js';
-import { getItem, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { getItem } from '../dynamo/table.js';
 import {
-  claimedRequestItem,
+  expireClaimedRequest,
   type IdempotentRequest,
   idempotentRequestFrom,
   idempotentRequestKey,
   type KeptResponse,
   type KeyScope,
-  keptResponseAttributes,
+  keepRequestResponse,
   nowSeconds,
+  putClaimedRequest,
 } from '../entities/idempotent-request.js';
 
 export type { IdempotentRequest, KeptResponse, KeyScope };
 
 /**
- * Idempotent requests (CONTRACT.md §9; the record: shared/entities/idempotent-request.ts). The first request
- * claims the key with a conditional put, so of concurrent requests with one key exactly one runs;
- * it then keeps its answer, or gives the key up when there is nothing to keep.
+ * Idempotent requests (CONTRACT.md §9; the record and its writes: shared/entities/idempotent-request.ts).
+ * The first request claims the key with a conditional put, so of concurrent requests with one key
+ * exactly one runs; it then keeps its answer, or gives the key up when there is nothing to keep.
  */
 
 export const KEEP_SECONDS = 24 * 3600;
@@ -38,26 +37,9 @@ export const claimKey = async (
   request: { fingerprint: string; requestId: string; lockedUntil: number },
 ): Promise<Claim> => {
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await dynamo.send(
-        new PutCommand({
-          TableName: TABLE(),
-          Item: claimedRequestItem(scope, request, nowSeconds() + KEEP_SECONDS),
-          ConditionExpression:
-            'attribute_not_exists(PK) OR expiresAt <= :nowSeconds OR (#state = :inProgress AND lockedUntil <= :nowMs)',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues: {
-            ':nowSeconds': nowSeconds(),
-            ':nowMs': Date.now(),
-            ':inProgress': 'in_progress',
-          },
-        }),
-      );
-      return { claimed: true };
-    } catch (error) {
-      if (!isConditionFailure(error)) throw error;
-    }
-    const existing = await getItem(idempotentRequestKey(scope), idempotentRequestFrom, true);
+    const written = await putClaimedRequest(scope, request, nowSeconds() + KEEP_SECONDS);
+    if (written === true) return { claimed: true };
+    const existing = written.met ?? (await getItem(idempotentRequestKey(scope), idempotentRequestFrom, true));
     if (existing) return { claimed: false, existing };
     // Given up or lapsed between the put and the read: claim it again.
   }
@@ -65,54 +47,12 @@ export const claimKey = async (
 };
 
 /** Keeps the answer of the request holding the key; false if the key is no longer its own (its lock lapsed). */
-export const keepResponse = async (scope: KeyScope, requestId: string, response: KeptResponse) => {
-  const kept = keptResponseAttributes(response);
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: idempotentRequestKey(scope),
-        UpdateExpression:
-          'SET #state = :completed, responseStatus = :status, responseBody = :body, responseSealed = :sealed ' +
-          'REMOVE lockedUntil',
-        ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: {
-          ':completed': 'completed',
-          ':inProgress': 'in_progress',
-          ':status': kept.responseStatus,
-          ':body': kept.responseBody,
-          ':sealed': kept.responseSealed,
-          ':requestId': requestId,
-        },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionFailure(error)) return false;
-    throw error;
-  }
-};
+export const keepResponse = (scope: KeyScope, requestId: string, response: KeptResponse) =>
+  keepRequestResponse(scope, requestId, response);
 
 /**
  * Gives the key up (nothing to keep: a 5xx, or input that never ran), so the same request may run
- * again: the record expires now, which a claim treats as no record, and TTL removes it later (now,
- * not 0: DynamoDB's TTL never deletes an item whose time is more than five years past). An update
- * rather than a delete, so the routes bundle and may call one write fewer.
+ * again: the record expires now (shared/entities/idempotent-request.ts `expireClaimedRequest`). An
+ * update rather than a delete, so the routes bundle and may call one write fewer.
  */
-export const releaseKey = async (scope: KeyScope, requestId: string) => {
-  try {
-    await dynamo.send(
-      new UpdateCommand({
-        TableName: TABLE(),
-        Key: idempotentRequestKey(scope),
-        UpdateExpression: 'SET expiresAt = :expired',
-        ConditionExpression: 'requestId = :requestId AND #state = :inProgress',
-        ExpressionAttributeNames: { '#state': 'state' },
-        ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'in_progress', ':expired': nowSeconds() },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionFailure(error)) throw error;
-  }
-};
+export const releaseKey = (scope: KeyScope, requestId: string) => expireClaimedRequest(scope, requestId);
