@@ -20,6 +20,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   name: store.name,
   platform: store.platform,
   shopDomain: store.shopDomain,
+  connection: store.connection,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -32,6 +33,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
+  connection: store.connection,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,

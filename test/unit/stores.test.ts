@@ -241,6 +241,7 @@ describe('Function: create-reseller-store', () => {
       name: 'Reseller',
       platform: 'storeplatform_a',
       shopDomain: 'reseller-one.myshopify.com',
+      connection: { state: 'connected', since: null, reason: null },
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       deletedAt: null,
       request_id: res.headers['Request-Id'],
