@@ -38,6 +38,8 @@ export interface FunctionResources {
   table: dynamodb.Table;
   secretsKey: kms.Key;
   queues: Record<QueueName, sqs.Queue>;
+  /** Where the platforms send webhooks: a token the stack resolves once its API exists. */
+  publicUrl: string;
 }
 
 const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
@@ -108,6 +110,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
         jobRetentionDays: config.jobRetentionDays,
+        publicUrl: resources.publicUrl,
       }),
     },
     bundling: BUNDLING,

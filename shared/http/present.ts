@@ -21,6 +21,8 @@ export const presentResellerStore = (store: ResellerStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -34,6 +36,8 @@ export const presentSourceStore = (store: SourceStore) => ({
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,
