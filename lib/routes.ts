@@ -5,6 +5,7 @@ import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
   CreateWebhookEndpointBody,
+  HoldSyncJobBody,
   ListAuditLogQuery,
   ListEventsQuery,
   ListOrdersQuery,
@@ -294,6 +295,25 @@ export const routes: RouteSpec[] = [
     path: '/v1/sync_jobs/{id}/retry',
     entry: 'functions/retry-sync-job.ts',
     auth: 'apiKey',
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
+  },
+  {
+    name: 'HoldSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/hold',
+    entry: 'functions/hold-sync-job.ts',
+    auth: 'apiKey',
+    request: { body: HoldSyncJobBody },
+    // The hold and its `sync_job.held` audit entry in one transaction (CONTRACT.md §11); no message.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'] }),
+  },
+  {
+    name: 'ReleaseSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/release',
+    entry: 'functions/release-sync-job.ts',
+    auth: 'apiKey',
+    // The release and its `sync_job.released` audit entry in one transaction, then the job's message.
     access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
   },
   {
