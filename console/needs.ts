@@ -170,6 +170,13 @@ export const readPage = async (
     if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
     else if (!shown.has(row.job.id)) rows.set(row.job.id, { ...row, reasons: [...row.reasons] });
   }
+  // What is read ahead of a job already shown is not shown again: its reasons join the row on this page.
+  for (const source of next.sources)
+    source.buffer = source.buffer.filter((row) => {
+      const same = rows.get(row.job.id);
+      if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
+      return !same && !shown.has(row.job.id);
+    });
   next.shown = [...shown, ...rows.keys()];
   return {
     rows: [...rows.values()],
