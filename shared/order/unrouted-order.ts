@@ -36,7 +36,7 @@ export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   ...tagOf('unroutedOrder'),
   ...indexEntry(
     'resourceLists',
-    lists.storeOrders(order.resellerStoreId),
+    lists.storeOrders(order.resellerStoreId).of(order.firstJobId),
     listSortKey(order.receivedAt, order.firstJobId),
   ),
   [MARK]: order.receivedAt,
@@ -84,7 +84,7 @@ export const unroutedOrderMarkItem = (mark: {
   ...tagOf('unroutedMark'),
   ...indexEntry(
     'resourceLists',
-    lists.storeUnroutedOrders(mark.resellerStoreId),
+    lists.storeUnroutedOrders(mark.resellerStoreId).of(mark.firstJobId),
     listSortKey(mark.receivedAt, mark.firstJobId),
   ),
 });

@@ -65,7 +65,7 @@ export const loadResellerStore = (id: string) => getItem(resellerStoreKey(id), r
 
 export const listResellerStores = (owner: Owner, limit: number, startingAfter?: string) =>
   listPage({
-    source: { index: 'lists', partition: lists.resellerStores(owner.ownerId), exact: true },
+    source: { index: 'lists', partitions: [lists.resellerStores(owner.ownerId)], exact: true },
     ownerId: owner.ownerId,
     from: resellerStoreFrom,
     limit,

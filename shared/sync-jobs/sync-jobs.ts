@@ -51,17 +51,17 @@ export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): 
   const { status, resellerStoreId: store } = filters;
   if (status !== undefined && isListedState(status)) {
     return store === undefined
-      ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, status), exact: true }
-      : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, status), exact: true };
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, status).all(), exact: true }
+      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, status).all(), exact: true };
   }
   if (status === 'pending' || status === 'processing') {
-    const partition = inFlight.open.partition(ownerId);
-    return { index: 'inFlight', partition, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
+    const partitions = inFlight.open.allPartitions();
+    return { index: 'inFlight', partitions, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
   }
   const exact = status === undefined;
   return store === undefined
-    ? { index: 'lists', partition: lists.syncJobs(ownerId), exact }
-    : { index: 'storeLists', partition: lists.storeSyncJobs(store), exact };
+    ? { index: 'lists', partitions: lists.syncJobs(ownerId).all(), exact }
+    : { index: 'storeLists', partitions: lists.storeSyncJobs(store).all(), exact };
 };
 
 /**
