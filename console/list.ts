@@ -173,6 +173,15 @@ export const listPage = async (main: HTMLElement, query: URLSearchParams) => {
   const listArea = h('div', {});
   show(main, heading('Needs a person'), searchForm(filters, dir, results), results, filterForm(filters, dir), listArea);
   const starts: ListState[] = [startList(filters)];
+  const go = (index: number) =>
+    renderPage(index)
+      .then(() => {
+        // The keyboard's place after a page turn: the new page's table, not the body.
+        const caption = listArea.querySelector<HTMLElement>('caption');
+        caption?.setAttribute('tabindex', '-1');
+        caption?.focus();
+      })
+      .catch((error) => show(listArea, alertBox(error)));
   const renderPage = async (index: number) => {
     show(listArea, h('p', { role: 'status' }, 'Loading…'));
     const started = performance.now();
@@ -181,15 +190,15 @@ export const listPage = async (main: HTMLElement, query: URLSearchParams) => {
     const pager = h(
       'nav',
       { 'aria-label': 'Pages', class: 'pager' },
-      index > 0 && h('button', { type: 'button', onclick: () => renderPage(index - 1) }, 'Previous page'),
+      index > 0 && h('button', { type: 'button', onclick: () => go(index - 1) }, 'Previous page'),
       ` Page ${index + 1} `,
-      page.hasMore && h('button', { type: 'button', onclick: () => renderPage(index + 1) }, 'Next page'),
+      page.hasMore && h('button', { type: 'button', onclick: () => go(index + 1) }, 'Next page'),
     );
     show(
       listArea,
       page.notes.map((note) => h('p', { class: 'note' }, note)),
       page.rows.length
-        ? jobsTable('Jobs that need a person, newest first', page.rows, dir)
+        ? jobsTable(`Jobs that need a person, newest first (page ${index + 1})`, page.rows, dir)
         : h('p', { role: 'status' }, 'Nothing needs a person.'),
       pager,
     );
