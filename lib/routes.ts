@@ -463,6 +463,17 @@ export const fallbackRoute = {
   access: {} satisfies Access,
 };
 
+/**
+ * The operator console's files (functions/console.ts): `GET /console` and `GET /console/{file+}`,
+ * without the authorizer. They hold no data: the page calls the API with the key its user pastes.
+ */
+export const consoleRoute = {
+  name: 'Console',
+  entry: 'functions/console.ts',
+  paths: ['/console', '/console/{file+}'],
+  access: {} satisfies Access,
+};
+
 /** The bearer-key authorizer in front of every `apiKey` route. */
 export const authorizer = {
   name: 'Authorizer',
