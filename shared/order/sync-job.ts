@@ -234,9 +234,9 @@ export const HELD_LIST = 'held';
  * which a pending job does not use otherwise): `GET /v1/sync_jobs?held=true` reads only matches. The
  * release removes them; a move to another state removes or replaces them as for any state list.
  */
-export const heldEntries = (job: Pick<SyncJob, 'ownerId' | 'resellerStoreId'>) => ({
-  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST)),
-  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST)),
+export const heldEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST).of(job.id)),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {

@@ -54,8 +54,12 @@ export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): 
   // Held jobs are in lists of their own (sync-job.ts heldEntries): a page reads only matches.
   if (filters.held === true) {
     return store === undefined
-      ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, HELD_LIST), exact: status === undefined }
-      : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, HELD_LIST), exact: status === undefined };
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, HELD_LIST).all(), exact: status === undefined }
+      : {
+          index: 'storeStateLists',
+          partitions: lists.storeSyncJobsIn(store, HELD_LIST).all(),
+          exact: status === undefined,
+        };
   }
   if (status !== undefined && isListedState(status)) {
     return store === undefined
