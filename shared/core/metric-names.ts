@@ -43,6 +43,12 @@ export const BUSINESS_METRICS = {
   storesFailingToPoll: 'StoresFailingToPoll',
   /** A run of the poll scheduler: one message per active store on the poll queue. */
   pollRuns: 'PollRuns',
+  /**
+   * A queue record that failed on an error no retry mends: the service's own permissions or key (IAM or
+   * KMS access denied, a disabled or missing key, table or queue) or a bug (a TypeError). Such a fault
+   * fails every record and is no Lambda error (failed records are reported, not thrown): alarmed at one.
+   */
+  systemicErrors: 'SystemicErrors',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
 } as const;
