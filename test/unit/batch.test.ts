@@ -76,7 +76,7 @@ describe('systemic errors inside a batch (issue 32)', () => {
     if (error) throw error;
   };
 
-  it('counts a record failed on access denied, a missing table or a bug as SystemicErrors, no Lambda error', async () => {
+  it('counts a record failed on access denied, a missing table or a bug as SystemicErrors', async () => {
     const { sqsBatchHandler } = await import('../../shared/aws/batch.js');
 
     const { result, emf } = await published(() =>
