@@ -5,9 +5,11 @@
  * `<owner>`…), in each state that changes its index entries. `test/unit/docs-tables.test.ts`
  * fails when the document differs from what this writes.
  */
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
@@ -132,8 +134,8 @@ const withoutList = (item: Item) =>
 /** Every kind of item, in each state that gives it other index entries. */
 const ROWS: [string, Item][] = [
   ['API key', apiKeyItem('<sha256 of key>', { keyId: '<id>', ownerId: OWNER }, CREATED)],
-  ['reseller store', resellerStoreItem(store)],
-  ['reseller store, deleted', withoutList(resellerStoreItem(store))],
+  ['reseller store', resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY })],
+  ['reseller store, deleted', withoutList(resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY }))],
   ['source store', sourceStoreItem(sourceStore)],
   ['source store, deleted', withoutList(sourceStoreItem(sourceStore))],
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],

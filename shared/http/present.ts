@@ -20,6 +20,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   name: store.name,
   platform: store.platform,
   shopDomain: store.shopDomain,
+  routingPolicy: store.routingPolicy,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -75,6 +76,7 @@ const presentJob = (job: SyncJob) => ({
   cancelledAt: job.cancelledAt,
   cancellation: job.cancellation,
   attention: job.attention,
+  hold: job.hold,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   ...presentFulfillments(job.fulfillments),

@@ -1,5 +1,6 @@
 import { syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
+import type { Hold } from '../domain/routing-policy.js';
 import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
@@ -96,6 +97,11 @@ export interface SyncJob {
   throttledSince: string | null;
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
+  /**
+   * Why a `pending` job does not go to its supplier yet (CONTRACT.md §11), since when, and the end of
+   * its delay; null when nothing holds it. A held job is in its owner's and store's list of held jobs.
+   */
+  hold: Hold | null;
 }
 
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
@@ -217,6 +223,20 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
+  ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+});
+
+/** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */
+export const HELD_LIST = 'held';
+
+/**
+ * A held job's entries in its owner's and its store's list of held jobs (GSI5, GSI6: the state lists,
+ * which a pending job does not use otherwise): `GET /v1/sync_jobs?held=true` reads only matches. The
+ * release removes them; a move to another state removes or replaces them as for any state list.
+ */
+export const heldEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST).of(job.id)),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -254,6 +274,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     waitUntil: read.stringOrNull('waitUntil'),
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
+    hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
   };
 };
 
@@ -311,7 +332,7 @@ type ListedState = (typeof LISTED_STATES)[number];
 export const isListedState = (status: SyncJobStatus): status is ListedState =>
   (LISTED_STATES as readonly SyncJobStatus[]).includes(status);
 
-const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
+export const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
 
 /**
  * The index attributes to set and remove when `job` (in its current status) moves to `to`. A

@@ -67,7 +67,8 @@ describe('Function: orders-webhook', () => {
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [reseller] });
     // A store whose secret was never rotated: only its current secret verifies.
     dynamo.on(GetCommand).resolves({ Item: {} });
-    dynamo.on(QueryCommand, requiring({ SK: { begins_with: 'VENDOR#' } })).resolves({
+    // The store's partition: its item (here none: the default routing policy) and its vendor tags (routingOf).
+    dynamo.on(QueryCommand, requiring({}, { KeyConditionExpression: 'PK = :pk' })).resolves({
       Items: [
         { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },
         { SK: 'VENDOR#Bolt', sourceStoreId: 'sst_b' },

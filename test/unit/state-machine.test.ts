@@ -45,7 +45,7 @@ describe('the sync job state machine (as data)', () => {
     const sending = Object.entries(MOVES)
       .filter(([, rule]) => rule.newMessage)
       .map(([name]) => name);
-    expect(sending.sort()).toEqual(['create', 'defer', 'flagResend', 'requestCancel', 'resend', 'retry']);
+    expect(sending.sort()).toEqual(['create', 'defer', 'flagResend', 'release', 'requestCancel', 'resend', 'retry']);
   });
 
   it('has a creation that starts pending, from nothing', () => {
@@ -86,7 +86,10 @@ describe('moveUpdate: every conditional update of a job', () => {
 
   it('claims a job known only by its message from any of the claimable states, counting the attempt', () => {
     const update = moveUpdate({ move: 'claim', job: { id: 'sj_1', generation: 2 }, at, add: { attempts: 1 } });
-    expect(conditionOf(update)).toBe('generation = 2 AND status IN ("pending", "processing", "failed")');
+    // A held job is never claimed (CONTRACT.md §11): its message, if any, is dropped as stale.
+    expect(conditionOf(update)).toBe(
+      'attribute_not_exists(hold) AND generation = 2 AND status IN ("pending", "processing", "failed")',
+    );
     expect(setsAttribute(update, 'attempts')).toBe('if_not_exists(attempts, 0) + 1');
     // It sets no index key (it does not know them); removing the failed lists' keys needs none.
     // It knows no key value: it copies its open partition back (a failed job waits apart) and
