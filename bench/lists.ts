@@ -28,6 +28,7 @@
 
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { syncJobId } from '../shared/core/ids.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
 import { CONNECTED } from '../shared/entities/store.js';
@@ -232,7 +233,7 @@ const main = async () => {
           pricingMode: 'percentage' as const,
           pricingConfig: { type: 'percentage' as const, value: 30 },
         };
-        return [resellerStoreItem(store), sourceStoreItem(source)];
+        return [resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY }), sourceStoreItem(source)];
       });
       // An order with unrouted items gets its mark beside its record, as the service writes it.
       const marks = owner.orders

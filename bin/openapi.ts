@@ -61,6 +61,8 @@ const routeErrors: Record<string, Record<number, string[]>> = {
   CreateSourceStore: { 409: ['vendor_tag_conflict'] },
   UpdateSourceStore: { 409: ['vendor_tag_conflict'] },
   RetrySyncJob: { 400: ['sync_job_not_retryable'] },
+  HoldSyncJob: { 409: ['invalid_state'] },
+  ReleaseSyncJob: { 409: ['invalid_state'] },
   CreateWebhookEndpoint: { 400: ['webhook_endpoint_limit_reached'] },
 };
 
@@ -349,7 +351,9 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   },
   ListSyncJobs: {
     summary: 'List sync jobs',
-    description: 'The caller’s sync jobs, newest first, filtered by `status` and `reseller_store_id`.',
+    description:
+      'The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id` and `held` ' +
+      '(`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11).',
     tag: 'Sync jobs',
   },
   GetSyncJob: {
@@ -365,6 +369,22 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   RetrySyncJob: {
     summary: 'Retry a sync job',
     description: 'Sends a `failed` or `dead` job again, with a fresh throttling budget; audited.',
+    tag: 'Sync jobs',
+  },
+  HoldSyncJob: {
+    summary: 'Hold a sync job',
+    description:
+      'Holds a `pending` job (`manual`, CONTRACT.md §11): it goes to no supplier until released or cancelled. ' +
+      'The body is optional; its `note` is kept in the `sync_job.held` audit entry. 409 `invalid_state` for a job ' +
+      'that is not `pending`.',
+    tag: 'Sync jobs',
+  },
+  ReleaseSyncJob: {
+    summary: 'Release a held sync job',
+    description:
+      'Ends every hold of a held job (`delay`, `payment`, `risk`, `test_order` and `manual` alike) and sends it ' +
+      'to its supplier at once; audited as `sync_job.released` with the reasons ended. 409 `invalid_state` when ' +
+      'the job is not held.',
     tag: 'Sync jobs',
   },
   ListAuditLog: {

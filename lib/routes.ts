@@ -5,6 +5,7 @@ import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
   CreateWebhookEndpointBody,
+  HoldSyncJobBody,
   ListAuditLogQuery,
   ListEventsQuery,
   ListOrdersQuery,
@@ -313,6 +314,25 @@ export const routes: RouteSpec[] = [
     access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
   },
   {
+    name: 'HoldSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/hold',
+    entry: 'functions/hold-sync-job.ts',
+    auth: 'apiKey',
+    request: { body: HoldSyncJobBody },
+    // The hold and its `sync_job.held` audit entry in one transaction (CONTRACT.md §11); no message.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'] }),
+  },
+  {
+    name: 'ReleaseSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/release',
+    entry: 'functions/release-sync-job.ts',
+    auth: 'apiKey',
+    // The release and its `sync_job.released` audit entry in one transaction, then the job's message.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
+  },
+  {
     name: 'ListAuditLog',
     method: 'GET',
     path: '/v1/audit_log',
@@ -472,6 +492,17 @@ export const routes: RouteSpec[] = [
 export const fallbackRoute = {
   name: 'NotFound',
   entry: 'functions/not-found.ts',
+  access: {} satisfies Access,
+};
+
+/**
+ * The operator console's files (functions/console.ts): `GET /console` and `GET /console/{file+}`,
+ * without the authorizer. They hold no data: the page calls the API with the key its user pastes.
+ */
+export const consoleRoute = {
+  name: 'Console',
+  entry: 'functions/console.ts',
+  paths: ['/console', '/console/{file+}'],
   access: {} satisfies Access,
 };
 

@@ -1,4 +1,11 @@
 import { UNROUTED_REASONS } from '../../shared/domain/routing.js';
+import {
+  HOLD_REASONS,
+  MAX_HOLD_DELAY_SECONDS,
+  PAYMENT_POLICIES,
+  RISK_POLICIES,
+  TEST_ORDER_POLICIES,
+} from '../../shared/domain/routing-policy.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
@@ -181,6 +188,17 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       name: str,
       platform: str,
       shopDomain,
+      routingPolicy: {
+        type: 'object',
+        description: 'when an order may go to its suppliers (CONTRACT.md §11); every field shown, defaults included',
+        required: ['holdSeconds', 'payment', 'risk', 'testOrders'],
+        properties: {
+          holdSeconds: { type: 'integer', minimum: 0, maximum: MAX_HOLD_DELAY_SECONDS },
+          payment: { enum: PAYMENT_POLICIES },
+          risk: { enum: RISK_POLICIES },
+          testOrders: { enum: TEST_ORDER_POLICIES },
+        },
+      },
       connection: storeConnection,
       webhooks: storeWebhooks,
       apiVersion: storeApiVersion,
@@ -245,6 +263,21 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           { type: 'null' },
         ],
         description: 'what needs a person (a cancellation that kept failing, say); null when nothing does',
+      },
+      hold: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['reasons', 'since', 'until'],
+            properties: {
+              reasons: { type: 'array', items: { enum: HOLD_REASONS } },
+              since: timestamp,
+              until: { ...nullable(timestamp), description: 'the end of a `delay`' },
+            },
+          },
+          { type: 'null' },
+        ],
+        description: 'why a `pending` job does not go to its supplier yet (CONTRACT.md §11); null when not held',
       },
       createdAt: timestamp,
       updatedAt: timestamp,

@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
+import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { authorizer, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
 import { type Bundles, bundleFunctions } from './bundle.js';
 import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
@@ -110,6 +112,7 @@ const HTTP_CONCURRENCY = 4;
 const DEFAULT_QUEUE_CONCURRENCY = 2;
 
 const allEntries = allFunctions().map((fn) => fn.entry);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -241,7 +244,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       part(startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
       part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
-      part(bundleFunctions(allEntries), (b) => async () => b.remove()),
+      part(bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT))), (b) => async () => b.remove()),
     ] as const;
     await Promise.allSettled(parts);
     const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
@@ -355,6 +358,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       routes,
       authorizerName: authorizer.name,
       fallbackName: fallbackRoute.name,
+      consoleName: consoleRoute.name,
       invoke,
     });
     stops.push(front.stop);
@@ -404,8 +408,10 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
   }
 };
 
-const PASSED_THROUGH =
-  /^(POWERTOOLS_\w+|PLATFORM_TIMEOUT_MS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|ENDPOINT_FAILING_SECONDS|TZ)$/;
+const PASSED_THROUGH = new RegExp(
+  '^(POWERTOOLS_\\w+|PLATFORM_TIMEOUT_MS|MAX_HOLD_SECONDS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|' +
+    'ENDPOINT_FAILING_SECONDS|TZ)$',
+);
 
 /** Settings an operator may give the functions through the shell (log level, platform timeout…). */
 const passThrough = () =>

@@ -54,6 +54,8 @@ export const config = {
    * sync queue's visibility timeout × (MAX_RECEIVE_COUNT + 1) + 5 minutes.
    */
   leaseSeconds: () => seconds('SYNC_LEASE_SECONDS', 1020),
+  /** How long a job may stay held before it gets `attention` `hold_expired` (CONTRACT.md §11): a week. */
+  maxHoldSeconds: () => seconds('MAX_HOLD_SECONDS', 604_800),
   /** How long a job may be throttled (429) before it is `dead` (CONTRACT.md §6). */
   throttleBudgetSeconds: () => seconds('THROTTLE_BUDGET_SECONDS', 86_400),
   /**

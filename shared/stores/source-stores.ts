@@ -93,7 +93,7 @@ export const listSourceStores = async (
     startingAfter === undefined ? undefined : await ownedSourceStore(owner, resellerStoreId, startingAfter);
   if (!cursor) await findResellerStore(owner, resellerStoreId, 'rst_id');
   return listPage({
-    source: { index: 'lists', partition: lists.sourceStores(resellerStoreId), exact: true },
+    source: { index: 'lists', partitions: [lists.sourceStores(resellerStoreId)], exact: true },
     ownerId: owner.ownerId,
     from: sourceStoreFrom,
     limit,

@@ -244,6 +244,8 @@ describe('Function: create-reseller-store', () => {
       name: 'Reseller',
       platform: 'storeplatform_a',
       shopDomain: 'reseller-one.myshopify.com',
+      // The defaults, shown whole (CONTRACT.md §11); none of them is written on the item.
+      routingPolicy: { holdSeconds: 0, payment: 'paid_or_authorized', risk: 'off', testOrders: 'hold' },
       connection: { state: 'connected', since: null, reason: null },
       apiVersion: null,
       // CONTRACT.md §12.1: creating a store never fails because its subscriptions cannot be made.
