@@ -315,7 +315,8 @@ describe('operations on AWS', () => {
 
     it('raise a queue-age alarm only above the longest deliberate wait (backoff, deferral, redrive)', () => {
       const ages = alarms(dev).filter((a) => a.Properties.MetricName === 'ApproximateAgeOfOldestMessage');
-      expect(ages).toHaveLength(4); // sync, fulfillment, poll, delivery (its hops wait 900 s at most)
+      // sync, fulfillment, poll, delivery (its hops wait 900 s at most), app (app webhooks handled durably)
+      expect(ages).toHaveLength(5);
       for (const age of ages) expect(age.Properties.Threshold).toBeGreaterThan(300 + 1800 + 60);
     });
 

@@ -44,6 +44,7 @@ const RESELLER_FIELDS = [
   'ownerId',
   'platform',
   'request_id',
+  'routingPolicy',
   'shopDomain',
   'webhooks',
 ];
