@@ -80,7 +80,7 @@ describe('the release message of a held order', () => {
     expect(readOrder).not.toHaveBeenCalled();
   });
 
-  it('does nothing for an order with no delay left to end (released, cancelled, or held for payment alone)', async () => {
+  it('does nothing for an order with no delay left (released, cancelled, or held for payment alone)', async () => {
     dynamo.on(GetCommand).resolves({ Item: heldItem(null) });
     expect(await release()).toBe('done');
     expect(sqs.commandCalls(SendMessageCommand)).toEqual([]);
