@@ -14,8 +14,8 @@ import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
+import { appWebhookItem } from '../shared/entities/app-webhook.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
-
 import { type Event, eventItem } from '../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
@@ -23,7 +23,7 @@ import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
-import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { CONNECTED, DELISTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { orderBodyPartItem } from '../shared/order/order-body.js';
@@ -83,6 +83,7 @@ const store: StoreFields = {
   shopDomain: '<domain>',
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
+  connection: CONNECTED,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,
@@ -200,6 +201,19 @@ const ROWS: [string, Item][] = [
       cancelled: false,
       updatedAt: null,
       receivedAt: CREATED,
+      expiresAt: 0,
+    }),
+  ],
+  [
+    'app webhook (queued)',
+    appWebhookItem({
+      id: '<id>',
+      topic: '<topic>',
+      shopDomain: '<domain>',
+      stores: [],
+      body: '<body>',
+      receivedAt: CREATED,
+      requestId: '<requestId>',
       expiresAt: 0,
     }),
   ],

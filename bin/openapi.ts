@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type * as v from 'valibot';
 import { type RouteSpec, routes } from '../lib/routes.js';
+import { AppWebhookPayload, appTopicNames } from '../shared/app-webhooks/topics.js';
 import { FulfillmentPayload } from '../shared/fulfillments/intake.js';
 import { OrderPayload } from '../shared/orders/order-payload.js';
 import { buildClientTypes } from './openapi/client-types.js';
@@ -32,6 +33,7 @@ export const webhookTopics: Record<string, { topics: string[]; payload: v.Generi
     payload: FulfillmentPayload,
     receipt: 'fulfillment_webhook_receipt',
   },
+  AppWebhook: { topics: appTopicNames(), payload: AppWebhookPayload, receipt: 'app_webhook_receipt' },
 };
 
 const topicList = (topics: string[]) => topics.map((topic) => `\`${topic}\``).join(' and ');
@@ -402,6 +404,14 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
     description:
       'A supplier platform’s `fulfillments/create` (a parcel, with the line items it ships) and ' +
       '`fulfillments/update` (new tracking, or `status: cancelled`), CONTRACT.md §10.2–10.3.',
+    tag: 'Webhooks',
+  },
+  AppWebhook: {
+    summary: 'Receive an app webhook',
+    description:
+      'The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called, ' +
+      'CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source ' +
+      'stores. A topic the service does not handle is answered 200 and ignored.',
     tag: 'Webhooks',
   },
 };

@@ -520,6 +520,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/app/webhook': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `app/uninstalled` webhook
+     * @description The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called,
+     * CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source stores. A
+     * topic the service does not handle is answered 200 and ignored. Signed by the platform with the store's
+     * `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'orders/create': {
@@ -637,6 +660,30 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'app/uninstalled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `app/uninstalled` webhook
+     * @description Subscribe `app/uninstalled` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s
+     * stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookAppUninstalledDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -682,6 +729,19 @@ export interface components {
         testOrders: 'route' | 'hold' | 'skip';
       };
       /**
+       * @description `uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token
+       * refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new credentials
+       * (`POST …/credentials`) reconnect it.
+       */
+      connection: {
+        /** @enum {unknown} */
+        state: 'connected' | 'uninstalled' | 'reauthorization_required';
+        /** @description when it left `connected` */
+        since: string | null;
+        /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
+        reason: string | null;
+      };
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -706,6 +766,19 @@ export interface components {
       shopDomain: components['schemas']['shop_domain'];
       /** @description line items whose `vendor` equals it are routed here */
       vendorTag: string;
+      /**
+       * @description `uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token
+       * refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new credentials
+       * (`POST …/credentials`) reconnect it.
+       */
+      connection: {
+        /** @enum {unknown} */
+        state: 'connected' | 'uninstalled' | 'reauthorization_required';
+        /** @description when it left `connected` */
+        since: string | null;
+        /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
+        reason: string | null;
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -1135,6 +1208,13 @@ export interface components {
       since: string;
       /** @description failed deliveries sent again */
       deliveries: number;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    /** @description handled (`app/uninstalled`), or kept and queued to be handled durably (compliance topics) */
+    app_webhook_receipt: {
+      /** @constant */
+      object: 'webhook_receipt';
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -4112,6 +4192,123 @@ export interface operations {
       };
     };
   };
+  AppWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   OrdersWebhookOrdersCreateDelivery: {
     parameters: {
       query?: never;
@@ -4754,6 +4951,123 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['fulfillment_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookAppUninstalledDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
         };
       };
       /** @description The request is invalid: `validation_failed`. */

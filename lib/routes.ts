@@ -50,7 +50,9 @@ export type QueueName =
   | 'poll'
   | 'pollDlq'
   | 'delivery'
-  | 'deliveryDlq';
+  | 'deliveryDlq'
+  | 'app'
+  | 'appDlq';
 export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
@@ -450,6 +452,22 @@ export const routes: RouteSpec[] = [
       queues: { fulfillment: ['SendMessage'] },
     },
   },
+  {
+    name: 'AppWebhook',
+    method: 'POST',
+    path: '/v1/app/webhook',
+    entry: 'functions/app-webhook.ts',
+    auth: 'webhook',
+    access: {
+      // GetItem: a store's replaced webhook secret. UpdateItem: `app/uninstalled` disconnects the
+      // shop's stores. PutItem: a delivery kept for the app-webhook queue (shared/app-webhooks/topics.ts).
+      table: ['GetItem', 'UpdateItem', 'PutItem'],
+      // The stores of the shop domain, reseller and source, with their webhook secrets.
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
+      queues: { app: ['SendMessage'] },
+    },
+  },
 ];
 
 /**
@@ -590,6 +608,15 @@ export const consumers: ConsumerSpec[] = [
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
       queues: { delivery: ['SendMessage'] },
     },
+  },
+  {
+    name: 'AppWebhookWorker',
+    entry: 'functions/app-webhook-worker.ts',
+    // The app webhooks handled durably (shared/app-webhooks/topics.ts, `queued`): few, and each its own.
+    trigger: { queue: 'app', batchSize: 10, maxConcurrency: 2 },
+    timeoutSeconds: 60,
+    // The kept delivery (read, then deleted once handled); what its topic's handler writes.
+    access: { table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
   },
   {
     name: 'PollScheduler',

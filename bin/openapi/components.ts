@@ -136,6 +136,21 @@ const withSecret = (schema: ReturnType<typeof object>) => ({
   },
 });
 
+/** Whether the service may call a store with its token (CONTRACT.md §12.2). */
+const storeConnection = {
+  type: 'object',
+  required: ['state', 'since', 'reason'],
+  properties: {
+    state: { enum: ['connected', 'uninstalled', 'reauthorization_required'] },
+    since: { ...nullable(timestamp), description: 'when it left `connected`' },
+    reason: { type: ['string', 'null'], description: 'what disconnected it: `app/uninstalled`, `invalid_grant`…' },
+  },
+  description:
+    '`uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token ' +
+    'refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new ' +
+    'credentials (`POST …/credentials`) reconnect it.',
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -156,6 +171,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           testOrders: { enum: TEST_ORDER_POLICIES },
         },
       },
+      connection: storeConnection,
       createdAt: timestamp,
       deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
     },
@@ -172,6 +188,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           platform: { enum: ['storeplatform_a', 'storeplatform_b', 'custom'] },
           shopDomain,
           vendorTag: { type: 'string', description: 'line items whose `vendor` equals it are routed here' },
+          connection: storeConnection,
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
@@ -480,6 +497,12 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       deliveries: { ...count, description: 'failed deliveries sent again' },
       request_id: requestId,
     },
+  },
+  app_webhook_receipt: {
+    type: 'object',
+    required: ['object', 'request_id'],
+    description: 'handled (`app/uninstalled`), or kept and queued to be handled durably (compliance topics)',
+    properties: { object: { const: 'webhook_receipt' }, request_id: requestId },
   },
   order_webhook_receipt: {
     type: 'object',

@@ -252,11 +252,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const maxReceiveCount = options.maxReceiveCount ?? 3;
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 2;
-    const [sync, fulfillment, poll, delivery] = await Promise.all([
+    const [sync, fulfillment, poll, delivery, app] = await Promise.all([
       sqs.createQueuePair('sync', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('fulfillment', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('poll', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('delivery', { visibilityTimeoutSeconds, maxReceiveCount }),
+      sqs.createQueuePair('app', { visibilityTimeoutSeconds, maxReceiveCount }),
     ]);
     const queues: Record<QueueName, LocalQueue> = {
       sync: sync.queue,
@@ -267,10 +268,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       pollDlq: poll.dlq,
       delivery: delivery.queue,
       deliveryDlq: delivery.dlq,
+      app: app.queue,
+      appDlq: app.dlq,
     };
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
-      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery'
+      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
         ? visibilityTimeoutSeconds
         : 30;
     const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;

@@ -25,6 +25,8 @@ export const config = {
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
   pollQueueUrl: () => required('POLL_QUEUE_URL'),
   deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
+  /** The app-webhook queue: app webhooks whose topic is handled durably (shared/app-webhooks/topics.ts). */
+  appQueueUrl: () => required('APP_QUEUE_URL'),
   /**
    * The waits after a webhook delivery's 1st, 2nd, … failed try (CONTRACT.md §14), then `failed`; the
    * local runtime sets seconds, a local scale like its other clocks.

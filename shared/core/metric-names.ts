@@ -49,6 +49,8 @@ export const BUSINESS_METRICS = {
    * fails every record and is no Lambda error (failed records are reported, not thrown): alarmed at one.
    */
   systemicErrors: 'SystemicErrors',
+  /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
+  storesDisconnected: 'StoresDisconnected',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
   /** A job held (CONTRACT.md §11), on its creation or by an operator, by `reason` (a dimension), once per reason. */

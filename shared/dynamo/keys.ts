@@ -135,6 +135,11 @@ export const keys = {
   }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
+  /**
+   * An app webhook kept for its queue's worker (shared/app-webhooks): by the hash of its shop domain
+   * and delivery id, so a redelivery finds it.
+   */
+  appWebhook: (id: string): Key => ({ PK: `APPHOOK#${id}`, SK: 'APPHOOK' }),
   /** Every kept fulfillment of a supplier order. */
   keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),

@@ -21,6 +21,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
+  connection: store.connection,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -33,6 +34,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
+  connection: store.connection,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,

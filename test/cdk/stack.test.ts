@@ -44,6 +44,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   pollDlq: 'PollDlq',
   delivery: 'DeliveryQueue',
   deliveryDlq: 'DeliveryDlq',
+  app: 'AppQueue',
+  appDlq: 'AppDlq',
 };
 
 interface FunctionEntry {
@@ -370,7 +372,7 @@ describe('stack', () => {
     it('encrypts every queue and keeps its messages 14 days', () => {
       // With -c pollMessageRetentionSeconds=1209600; the poll queue's 2 hours: test/cdk/flash-sale.test.ts.
       const dev = before32;
-      dev.template.resourceCountIs('AWS::SQS::Queue', 8);
+      dev.template.resourceCountIs('AWS::SQS::Queue', Object.keys(QUEUE_IDS).length);
       for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
         const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
         expect(props.SqsManagedSseEnabled).toBe(true);
