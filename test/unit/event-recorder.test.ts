@@ -57,7 +57,7 @@ beforeEach(() => {
 });
 
 describe('recordWrite', () => {
-  it('puts a completed job’s event once, on condition its id is new, and nothing more for an owner without endpoints', async () => {
+  it('puts a completed job’s event once, on condition its id is new; nothing more without an endpoint', async () => {
     dynamo.on(QueryCommand).resolves({ Items: [] });
     const [event] = await recordWrite(job('processing'), job('completed'), present);
 
