@@ -61,6 +61,13 @@ const statusChanges = (before: SyncJob | undefined, after: SyncJob): Change[] =>
   if (after.status === 'failed' && (before?.status !== 'failed' || before.attempts !== after.attempts)) {
     changes.push(jobChange(after, 'sync_job.failed', String(after.attempts)));
   }
+  // Held when written so (a new job) or put on hold; released when the hold is lifted without a cancellation.
+  if (after.hold && after.hold.since !== before?.hold?.since) {
+    changes.push(jobChange(after, 'sync_job.held', after.hold.since));
+  }
+  if (before?.hold && !after.hold && after.status !== 'cancelled') {
+    changes.push(jobChange(after, 'sync_job.released', before.hold.since));
+  }
   if (after.attention && after.attention.since !== before?.attention?.since) {
     changes.push(jobChange(after, 'sync_job.attention_required', after.attention.since));
   }
@@ -107,8 +114,8 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
 
 /**
  * The changes one write made: `before` and `after` are the item's images (either may be missing:
- * an insert, a removal). Only an order's record reports changes today: its job's status, attention
- * and fulfillment entries, and the order's unrouted items.
+ * an insert, a removal). Only an order's record reports changes today: its job's status, hold,
+ * attention and fulfillment entries, and the order's unrouted items.
  */
 export const changesOf = (before: Item | undefined, after: Item | undefined): Change[] => {
   const next = recordOf(after);

@@ -65,6 +65,15 @@ describe('changesOf', () => {
     expect(typesOf(item('completed', { attention }), item('completed', { attention }))).toEqual([]);
   });
 
+  it('reports a job held (written held, or put on hold) and released, but not a held job cancelled', () => {
+    const hold = { reasons: ['unpaid'], since: CREATED, until: null } as unknown as NonNullable<SyncJob['hold']>;
+    expect(typesOf(undefined, item('pending', { hold }))).toEqual(['sync_job.held']);
+    expect(typesOf(item('pending'), item('pending', { hold }))).toEqual(['sync_job.held']);
+    expect(typesOf(item('pending', { hold }), item('pending', { hold }))).toEqual([]);
+    expect(typesOf(item('pending', { hold }), item('pending', { updatedAt: LATER }))).toEqual(['sync_job.released']);
+    expect(typesOf(item('pending', { hold }), item('cancelled', { updatedAt: LATER }))).toEqual(['sync_job.cancelled']);
+  });
+
   it('reports a parcel delivered to the reseller or given up, by its entry', () => {
     const before = item('completed', { fulfillments: { 9001: entry('pending', CREATED) } });
     expect(typesOf(before, item('completed', { fulfillments: { 9001: entry('delivered') } }))).toEqual([
