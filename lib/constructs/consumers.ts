@@ -15,11 +15,12 @@ export const SCHEDULED_EVENT_MAX_AGE = Duration.minutes(5);
 
 /**
  * The items whose writes the event recorder reads (shared/events/changes.ts): an order's record, at its
- * first job's key (`SK` `SJ`). Lambda drops the other records before any invocation, so the writes that
- * report nothing cost nothing. A new kind of event from another item adds its key here.
+ * first job's key (`SK` `SJ`), and the stores (`RST`, `SST`: a disconnection). Lambda drops the other
+ * records before any invocation, so the writes that report nothing cost nothing. A new kind of event
+ * from another item adds its key here.
  */
 export const RECORDED_ITEMS = [
-  lambda.FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: lambda.FilterRule.isEqual('SJ') } } } }),
+  lambda.FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: lambda.FilterRule.or('SJ', 'RST', 'SST') } } } }),
 ];
 
 /**

@@ -1,7 +1,9 @@
 import { derivedId } from '../core/ids.js';
-import { isSyncJobKey } from '../dynamo/keys.js';
+import { isSyncJobKey, storeOfKey } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
 import type { EventType } from '../entities/event.js';
+import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
+import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
 import type { FulfillmentEntry } from '../order/fulfillment-entry.js';
 import { type OrderRecord, orderItemFrom } from '../order/items.js';
 import { type Order, orderOfRecord } from '../order/order.js';
@@ -15,7 +17,11 @@ import type { SyncJob } from '../order/sync-job.js';
  */
 
 /** What the event's `data.object` presents: the job as GET /v1/sync_jobs/{id}, the order as GET …/orders/{id}. */
-export type Subject = { kind: 'syncJob'; job: SyncJob } | { kind: 'order'; order: Order };
+export type Subject =
+  | { kind: 'syncJob'; job: SyncJob }
+  | { kind: 'order'; order: Order }
+  | { kind: 'resellerStore'; store: ResellerStore }
+  | { kind: 'sourceStore'; store: SourceStore };
 
 export interface Change {
   /** Derived from the item and the write (its `updatedAt`): the same write, the same id. */
@@ -117,7 +123,36 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
  * an insert, a removal). Only an order's record reports changes today: its job's status, hold,
  * attention and fulfillment entries, and the order's unrouted items.
  */
+/** A store's item (reseller or source), as its kind's subject: the one its GET presents. */
+const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> | undefined => {
+  const kind = item && typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined;
+  if (!item || !kind) return undefined;
+  return kind === 'reseller'
+    ? { kind: 'resellerStore', store: resellerStoreFrom(item) }
+    : { kind: 'sourceStore', store: sourceStoreFrom(item) };
+};
+
+/** A store that left `connected` (CONTRACT.md §12: uninstalled, or its token refused): once per disconnection. */
+const storeChanges = (before: Item | undefined, after: Item | undefined): Change[] => {
+  const next = storeOf(after);
+  if (!next || next.store.connection.state === 'connected') return [];
+  const was = storeOf(before)?.store.connection;
+  if (was && was.state !== 'connected' && was.since === next.store.connection.since) return [];
+  const since = next.store.connection.since ?? next.store.updatedAt;
+  return [
+    {
+      id: derivedId('evt', next.store.id, 'store.disconnected', since),
+      ownerId: next.store.ownerId,
+      type: 'store.disconnected',
+      createdAt: since,
+      subject: next,
+    },
+  ];
+};
+
 export const changesOf = (before: Item | undefined, after: Item | undefined): Change[] => {
+  const stores = storeChanges(before, after);
+  if (stores.length) return stores;
   const next = recordOf(after);
   if (!next) return [];
   const previous = recordOf(before);

@@ -437,7 +437,9 @@ describe('stack', () => {
           StartingPosition: 'TRIM_HORIZON',
           BisectBatchOnFunctionError: true,
           FunctionResponseTypes: ['ReportBatchItemFailures'],
-          FilterCriteria: { Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { SK: { S: ['SJ'] } } } }) }] },
+          FilterCriteria: {
+            Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { SK: { S: ['SJ', 'RST', 'SST'] } } } }) }],
+          },
         });
         dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
           MetricName: 'IteratorAge',

@@ -1,8 +1,11 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { seededJob } from '../../bench/seed.js';
+import { DEFAULT_ROUTING_POLICY } from '../../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { imagesOf } from '../../shared/dynamo/stream.js';
+import { type ResellerStore, resellerStoreItem } from '../../shared/entities/reseller-store.js';
+import { CONNECTED, type StoreConnection } from '../../shared/entities/store.js';
 import { changesOf } from '../../shared/events/changes.js';
 import type { FulfillmentEntry } from '../../shared/order/fulfillment-entry.js';
 import { type SyncJob, syncJobItem } from '../../shared/order/sync-job.js';
@@ -55,7 +58,7 @@ describe('changesOf', () => {
   it('reports nothing for a write that changes no status (a lease, an index backfilled), nor for other items', () => {
     expect(typesOf(item('processing'), item('processing', { updatedAt: LATER }))).toEqual([]);
     expect(typesOf(item('completed'), item('completed'))).toEqual([]);
-    expect(typesOf(undefined, { PK: 'RST#rst_1', SK: 'RST', ownerId: 'owner_a' })).toEqual([]);
+    expect(typesOf(undefined, { PK: 'AUD#aud_1', SK: 'AUD', ownerId: 'owner_a' })).toEqual([]);
     expect(typesOf(item('completed'), undefined)).toEqual([]);
   });
 
@@ -82,6 +85,41 @@ describe('changesOf', () => {
     expect(typesOf(before, item('completed', { fulfillments: { 9001: entry('dead') } }))).toEqual(['fulfillment.dead']);
     const delivered = item('completed', { fulfillments: { 9001: entry('delivered') } });
     expect(typesOf(delivered, delivered)).toEqual([]);
+  });
+
+  it('reports a store that left connected, once per disconnection, with the store as its subject', () => {
+    const store = (connection: StoreConnection): Record<string, unknown> => ({
+      ...resellerStoreItem({
+        id: 'rst_1',
+        ownerId: 'owner_a',
+        name: 'Shop',
+        platform: 'storeplatform_a',
+        shopDomain: 'shop.myshopify.com',
+        secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+        previousWebhookSecret: null,
+        connection,
+        createdAt: CREATED,
+        updatedAt: LATER,
+        deletedAt: null,
+        routingPolicy: DEFAULT_ROUTING_POLICY,
+      } as ResellerStore),
+      // As markDisconnected writes it (shared/entities/store.ts).
+      ...(connection.state === 'connected'
+        ? {}
+        : {
+            connectionState: connection.state,
+            connectionSince: connection.since,
+            connectionReason: connection.reason,
+          }),
+    });
+    const gone: StoreConnection = { state: 'uninstalled', since: LATER, reason: 'app/uninstalled' };
+    const [change, ...more] = changesOf(store(CONNECTED), store(gone));
+    expect(more).toEqual([]);
+    expect(change).toMatchObject({ type: 'store.disconnected', ownerId: 'owner_a', createdAt: LATER });
+    expect(change.subject).toMatchObject({ kind: 'resellerStore', store: { id: 'rst_1', connection: gone } });
+    expect(typesOf(store(gone), store(gone))).toEqual([]);
+    expect(typesOf(store(gone), store(CONNECTED))).toEqual([]);
+    expect(typesOf(store(CONNECTED), store(CONNECTED))).toEqual([]);
   });
 
   it('gives the same write the same event id, and another write another', () => {
