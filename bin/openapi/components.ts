@@ -497,6 +497,24 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       request_id: requestId,
     },
   },
+  delivered_event: {
+    type: 'object',
+    description:
+      'An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as ' +
+      '`GET /v1/events/{id}` answers the event, without `deliveries` or `request_id`.',
+    required: ['id', 'object', 'type', 'created', 'data'],
+    properties: {
+      id: { ...id('evt'), description: 'also the `webhook-id` header: the same on every try' },
+      object: { const: 'event' },
+      type: ref('event_type'),
+      created: timestamp,
+      data: {
+        type: 'object',
+        required: ['object'],
+        properties: { object: { type: 'object', description: 'a sync job or an order, as its GET answers it' } },
+      },
+    },
+  },
   webhook_endpoint: withSecret(
     object(
       'webhook_endpoint',
