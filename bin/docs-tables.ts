@@ -13,7 +13,7 @@ import { INDEX, INDEX_KEYS, type IndexRole, inFlight, supplierPaceKey } from '..
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
-
+import { dataRequestKey } from '../shared/entities/data-request.js';
 import { type Event, eventItem } from '../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
@@ -190,6 +190,7 @@ const ROWS: [string, Item][] = [
   ],
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
+  ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

@@ -720,6 +720,8 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the latest source fulfillment; null until one arrives */
       fulfillment: components['schemas']['fulfillment'] | null;
       /** @description every source fulfillment, oldest first */
@@ -804,6 +806,8 @@ export interface components {
       unroutedLineItems: components['schemas']['order_unrouted_line_item'][];
       /** @description when the reseller’s `orders/cancelled` came; null: none */
       cancelledAt: string | null;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -918,7 +922,10 @@ export interface components {
         | 'webhook_endpoint.updated'
         | 'webhook_endpoint.deleted'
         | 'webhook_endpoint.secret_rotated'
-        | 'webhook_endpoint.recovered';
+        | 'webhook_endpoint.recovered'
+        | 'customer.redacted'
+        | 'shop.redacted'
+        | 'customer.data_requested';
       /** @description null for a webhook endpoint */
       resellerStoreId: string | null;
       /** @enum {unknown} */
@@ -2719,7 +2726,10 @@ export interface operations {
           | 'webhook_endpoint.updated'
           | 'webhook_endpoint.deleted'
           | 'webhook_endpoint.secret_rotated'
-          | 'webhook_endpoint.recovered';
+          | 'webhook_endpoint.recovered'
+          | 'customer.redacted'
+          | 'shop.redacted'
+          | 'customer.data_requested';
         resource_type?: 'sync_job' | 'reseller_store' | 'source_store' | 'webhook_endpoint';
         resource_id?: string;
         reseller_store_id?: string;

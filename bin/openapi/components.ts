@@ -199,6 +199,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       createdAt: timestamp,
       updatedAt: timestamp,
+      redactedAt: {
+        ...nullable(timestamp),
+        description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',
+      },
       fulfillment: {
         anyOf: [ref('fulfillment'), { type: 'null' }],
         description: 'the latest source fulfillment; null until one arrives',
@@ -231,6 +235,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       'syncJobIds',
       'unroutedLineItems',
       'cancelledAt',
+      'redactedAt',
       'request_id',
     ],
     properties: {
@@ -246,6 +251,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         description: 'the items that went to no supplier, in the order’s order',
       },
       cancelledAt: { ...nullable(timestamp), description: 'when the reseller’s `orders/cancelled` came; null: none' },
+      redactedAt: {
+        ...nullable(timestamp),
+        description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',
+      },
       request_id: requestId,
     },
   },

@@ -77,6 +77,7 @@ const presentJob = (job: SyncJob) => ({
   attention: job.attention,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
+  redactedAt: job.redactedAt ?? null,
   ...presentFulfillments(job.fulfillments),
 });
 
@@ -128,6 +129,7 @@ export const presentOrder = (
   syncJobIds: order.syncJobIds,
   unroutedLineItems,
   cancelledAt: order.cancelledAt,
+  redactedAt: order.redactedAt,
 });
 
 /** One entry of a job's attempt history (CONTRACT.md §6); `count` > 1 for throttled attempts in a row. */

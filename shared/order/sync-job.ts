@@ -96,6 +96,11 @@ export interface SyncJob {
   throttledSince: string | null;
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
+  /**
+   * When the shopper's personal data was erased from the job's copy of the order (CONTRACT.md §13:
+   * a compliance request or the retention sweep, shared/order/redaction.ts); absent or null: not erased.
+   */
+  redactedAt?: string | null;
 }
 
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
@@ -217,6 +222,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
+  ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -254,6 +260,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     waitUntil: read.stringOrNull('waitUntil'),
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
+    redactedAt: read.stringOrNull('redactedAt'),
   };
 };
 
