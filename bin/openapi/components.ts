@@ -338,6 +338,40 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one ' +
       'entry with `count`. A job keeps its last 100 entries.',
   ),
+  data_request: {
+    type: 'object',
+    description:
+      'A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the orders ' +
+      'it names the service holds, and which personal fields it keeps of each (names, never values).',
+    required: ['id', 'object', 'resellerStoreId', 'customerId', 'orders', 'receivedAt', 'expiresAt', 'request_id'],
+    properties: {
+      id: { type: 'string', description: 'the platform’s id of the request (`data_request.id`)' },
+      object: { const: 'data_request' },
+      resellerStoreId: id('rst'),
+      customerId: { ...nullable(str), description: 'the platform’s id of the customer' },
+      orders: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['externalOrderId', 'held', 'syncJobIds', 'personalFields', 'redactedAt'],
+          properties: {
+            externalOrderId: str,
+            held: { type: 'boolean', description: 'whether the service holds a record of the order' },
+            syncJobIds: { type: 'array', items: id('sj') },
+            personalFields: {
+              type: 'array',
+              items: str,
+              description: 'the personal fields kept of the order (`email`, `shipping_address`, …), by name',
+            },
+            redactedAt: nullable(timestamp),
+          },
+        },
+      },
+      receivedAt: timestamp,
+      expiresAt: { ...timestamp, description: 'when the record is no longer kept' },
+      request_id: requestId,
+    },
+  },
   audit_log_entry: object(
     'audit_log_entry',
     'aud',

@@ -106,38 +106,43 @@ export const MIN_SCRUBBED_LENGTH = 4;
  * copied. Walked without recursion (a member may nest to any depth).
  */
 export const personalStringsOf = (orderText: string, extra: readonly string[] = []): string[] => {
-  const root = safeRoot(orderText);
   const found = new Set<string>();
-  const walk = (text: string) => {
-    const stack: unknown[] = [JSON.parse(text)];
-    while (stack.length) {
-      const value = stack.pop();
-      if (typeof value === 'string' || typeof value === 'number') {
-        const s = String(value);
-        if (s.length >= MIN_SCRUBBED_LENGTH) found.add(s);
-      } else if (Array.isArray(value)) stack.push(...value);
-      else if (value && typeof value === 'object') stack.push(...Object.values(value));
-    }
-  };
-  if (root) {
-    const members = membersOf(root);
-    for (const field of PERSONAL_ORDER_FIELDS) {
-      const span = members.get(field);
-      if (span) walk(textOf(span));
-    }
-    const lines = members.get('line_items');
-    if (lines && kindOf(lines) === 'array')
-      for (const line of elementsOf(lines)) {
-        if (kindOf(line) !== 'object') continue;
-        const lineMembers = membersOf(line);
-        for (const field of PERSONAL_LINE_FIELDS) {
-          const span = lineMembers.get(field);
-          if (span) walk(textOf(span));
-        }
-      }
-  }
-  for (const text of extra) walk(text);
+  for (const text of [...personalTextsOf(orderText), ...extra]) collectStrings(text, found);
   return [...found].sort((a, b) => b.length - a.length);
+};
+
+/** The text of each personal member the order holds, its lines' included. */
+const personalTextsOf = (orderText: string): string[] => {
+  const root = safeRoot(orderText);
+  if (!root) return [];
+  const members = membersOf(root);
+  const texts = PERSONAL_ORDER_FIELDS.flatMap((field) => {
+    const span = members.get(field);
+    return span ? [textOf(span)] : [];
+  });
+  const lines = members.get('line_items');
+  if (!lines || kindOf(lines) !== 'array') return texts;
+  for (const line of elementsOf(lines).filter((element) => kindOf(element) === 'object')) {
+    const lineMembers = membersOf(line);
+    for (const field of PERSONAL_LINE_FIELDS) {
+      const span = lineMembers.get(field);
+      if (span) texts.push(textOf(span));
+    }
+  }
+  return texts;
+};
+
+/** Adds every string and number of a JSON text (long enough to name someone) to `found`, without recursion. */
+const collectStrings = (text: string, found: Set<string>) => {
+  const stack: unknown[] = [JSON.parse(text)];
+  while (stack.length) {
+    const value = stack.pop();
+    if (typeof value === 'string' || typeof value === 'number') {
+      const s = String(value);
+      if (s.length >= MIN_SCRUBBED_LENGTH) found.add(s);
+    } else if (Array.isArray(value)) stack.push(...value);
+    else if (value && typeof value === 'object') stack.push(...Object.values(value));
+  }
 };
 
 /** The text with every one of `strings` replaced by `[redacted]`. */

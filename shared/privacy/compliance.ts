@@ -249,7 +249,7 @@ const recordDataRequest = async (work: Extract<ComplianceWork, { topic: 'custome
       customerId: work.customerId,
       orders,
       receivedAt: at,
-      expiresAt: Math.floor(Date.parse(at) / 1000) + DATA_REQUEST_RETENTION_SECONDS,
+      expiresAt: Math.ceil(Date.parse(at) / 1000) + DATA_REQUEST_RETENTION_SECONDS,
     });
     await audit('customer.data_requested', store, work.dataRequestId, {
       dataRequestId: work.dataRequestId,

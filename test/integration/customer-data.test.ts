@@ -73,7 +73,7 @@ describe('customer data: compliance topics, redaction and what still works after
   const auditOf = async (resellerStoreId: string, action: string) =>
     (await api().get(`/v1/audit_log?reseller_store_id=${resellerStoreId}&action=${action}`)).body.data;
 
-  it('customers/redact: Shopify’s own order, placed and fulfilled, is erased from every item; it still answers', async () => {
+  it('customers/redact: Shopify’s own order, placed and fulfilled, erased everywhere; it still answers', async () => {
     // Prepare: Shopify's fixture order, routed to two Shopify suppliers, one of which ships.
     const secret = unique('whsec_shopify');
     const reseller = await createResellerStore(api(), { platform: 'storeplatform_b', webhookSecret: secret });
@@ -215,7 +215,7 @@ describe('customer data: compliance topics, redaction and what still works after
     expect(entry.metadata).toEqual({ ordersHeld: 2, ordersErased: 2, jobs: 2, supplierOrders: 2, storeErased: true });
   });
 
-  it('a redacted order’s dead job can still be retried, then fulfilled and cancelled, with no personal data sent', async () => {
+  it('a redacted order’s dead job is still retried, fulfilled and cancelled, with no personal data sent', async () => {
     const shop = await resellerWithSupplier({ accessToken: 'tok_fail422' });
     const { payload, personal, jobIds } = await personalOrder(shop);
     const [id] = jobIds;
@@ -252,5 +252,53 @@ describe('customer data: compliance topics, redaction and what still works after
     expect(cancel.status).toBe(200);
     await eventually(async () => (await job(id)).cancellation !== null);
     expect(await holding(personal)).toEqual([]);
+  });
+  it('customers/data_request: a record of the orders held and the fields kept, names only, for 30 days', async () => {
+    const shop = await resellerWithSupplier();
+    const { payload, personal, jobIds } = await personalOrder(shop);
+    await jobReaches(api(), jobIds[0], 'completed');
+    const work: ComplianceWork = {
+      topic: 'customers/data_request',
+      shopDomain: shop.reseller.shopDomain,
+      customerId: '42',
+      orderIds: [String(payload.id), '999999999'],
+      dataRequestId: '9999',
+    };
+    await deliver(work);
+    await deliver(work);
+
+    const path = `/v1/reseller_stores/${shop.reseller.id}/data_requests/9999`;
+    const read = await api().get(path);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({
+      id: '9999',
+      object: 'data_request',
+      resellerStoreId: shop.reseller.id,
+      customerId: '42',
+      orders: [
+        {
+          externalOrderId: String(payload.id),
+          held: true,
+          syncJobIds: jobIds,
+          personalFields: ['email', 'phone', 'customer', 'shipping_address', 'note'],
+          redactedAt: null,
+        },
+        { externalOrderId: '999999999', held: false, syncJobIds: [], personalFields: [], redactedAt: null },
+      ],
+    });
+    const kept = Date.parse(read.body.expiresAt) - Date.parse(read.body.receivedAt);
+    expect(kept).toBe(30 * 86_400_000);
+    expect(JSON.stringify(read.body)).not.toMatch(
+      new RegExp(personal.map((s) => s.replace(/[+.]/g, '\\$&')).join('|')),
+    );
+    expect(await auditOf(shop.reseller.id, 'customer.data_requested')).toEqual([
+      expect.objectContaining({ metadata: { dataRequestId: '9999', ordersRequested: 2, ordersHeld: 1 } }),
+    ]);
+    // Another owner's key, another store, an unknown id: as missing.
+    expect((await service.api('owner_b').get(path)).status).toBe(404);
+    expect((await api().get(`/v1/reseller_stores/${shop.reseller.id}/data_requests/1`)).body.error).toMatchObject({
+      code: 'resource_missing',
+      param: 'id',
+    });
   });
 });
