@@ -28,8 +28,10 @@
 
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { syncJobId } from '../shared/core/ids.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
+import { CONNECTED } from '../shared/entities/store.js';
 import type { SyncJob } from '../shared/order/sync-job.js';
 import type { UnroutedOrder } from '../shared/order/unrouted-order.js';
 import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
@@ -216,6 +218,7 @@ const main = async () => {
           shopDomain: `${id}.myshopify.com`.replace(/_/g, '-'),
           secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
           previousWebhookSecret: null,
+          connection: CONNECTED,
           createdAt: new Date(Date.parse('2025-12-01T00:00:00.000Z') + n * 1000).toISOString(),
           updatedAt: '2025-12-01T00:00:00.000Z',
           deletedAt: null,
@@ -229,7 +232,7 @@ const main = async () => {
           pricingMode: 'percentage' as const,
           pricingConfig: { type: 'percentage' as const, value: 30 },
         };
-        return [resellerStoreItem(store), sourceStoreItem(source)];
+        return [resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY }), sourceStoreItem(source)];
       });
       // An order with unrouted items gets its mark beside its record, as the service writes it.
       const marks = owner.orders

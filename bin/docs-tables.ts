@@ -5,13 +5,16 @@
  * `<owner>`…), in each state that changes its index entries. `test/unit/docs-tables.test.ts`
  * fails when the document differs from what this writes.
  */
+
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import { INDEX, INDEX_KEYS, type IndexRole, inFlight, supplierPaceKey } from '../shared/dynamo/keys.js';
+import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
+import { appWebhookItem } from '../shared/entities/app-webhook.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
 import { dataRequestKey } from '../shared/entities/data-request.js';
 import { type Event, eventItem } from '../shared/entities/event.js';
@@ -21,7 +24,7 @@ import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
-import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { CONNECTED, DELISTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { orderBodyPartItem } from '../shared/order/order-body.js';
@@ -37,11 +40,34 @@ export const END = '<!-- items:end -->';
 const OWNER = '<owner>';
 const CREATED = '<createdAt>';
 
+/**
+ * The shard an id's entry is in (`<shard>`: shard 0 has no suffix, keys.ts `LIST_SHARDS`), for the
+ * placeholder ids: the sharded partitions an item with this id is written to, put back as `<shard>`.
+ */
+function shardPlaceholders(id: string): [string, string][] {
+  const RST = '<rst>';
+  const states = ['failed', 'dead', 'cancelled'];
+  const listed: [string, string][] = [
+    [lists.syncJobs(OWNER).of(id), `${lists.syncJobs(OWNER).all()[0]}#<shard>`],
+    [lists.storeSyncJobs(RST).of(id), `${lists.storeSyncJobs(RST).all()[0]}#<shard>`],
+    [lists.storeOrders(RST).of(id), `${lists.storeOrders(RST).all()[0]}#<shard>`],
+    [lists.storeUnroutedOrders(RST).of(id), `${lists.storeUnroutedOrders(RST).all()[0]}#<shard>`],
+    ...states.flatMap((state): [string, string][] => [
+      [lists.syncJobsIn(OWNER, state).of(id), `${lists.syncJobsIn(OWNER, state).all()[0]}#<shard>`],
+      [lists.storeSyncJobsIn(RST, state).of(id), `${lists.storeSyncJobsIn(RST, state).all()[0]}#<shard>`],
+    ]),
+    [inFlight.open.partition(id), 'OPEN#<shard>'],
+    [inFlight.failed.partition(id), 'FAILED#<shard>'],
+    [inFlight.propagating.partition(id), 'PROPAGATING#<shard>'],
+  ];
+  // Longest first: a list's name is the start of its states' (`…#SJ#8` of `…#SJ#failed#8`'s base).
+  return listed.sort(([a], [b]) => b.length - a.length);
+}
+
 /** Values the entity functions compute from a placeholder, put back as placeholders. */
 const PLACEHOLDERS: [string, string][] = [
-  [inFlight.open.partition(OWNER), 'OPEN#<shard of owner>'],
-  [inFlight.failed.partition(OWNER), 'FAILED#<shard of owner>'],
-  [inFlight.propagating.partition(OWNER), 'PROPAGATING#<shard of owner>'],
+  ...shardPlaceholders('<id>'),
+  ...shardPlaceholders('<first job id>'),
   [idempotentRequestKey({ ownerId: OWNER, key: '<key>' }).PK, 'IDEM#<sha256 of owner, key>'],
   ['BODY#0', 'BODY#<n>'],
   ['sync_job.dead', '<action>'],
@@ -58,6 +84,7 @@ const store: StoreFields = {
   shopDomain: '<domain>',
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
+  connection: CONNECTED,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,
@@ -109,8 +136,8 @@ const withoutList = (item: Item) =>
 /** Every kind of item, in each state that gives it other index entries. */
 const ROWS: [string, Item][] = [
   ['API key', apiKeyItem('<sha256 of key>', { keyId: '<id>', ownerId: OWNER }, CREATED)],
-  ['reseller store', resellerStoreItem(store)],
-  ['reseller store, deleted', withoutList(resellerStoreItem(store))],
+  ['reseller store', resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY })],
+  ['reseller store, deleted', withoutList(resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY }))],
   ['source store', sourceStoreItem(sourceStore)],
   ['source store, deleted', withoutList(sourceStoreItem(sourceStore))],
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
@@ -175,6 +202,19 @@ const ROWS: [string, Item][] = [
       cancelled: false,
       updatedAt: null,
       receivedAt: CREATED,
+      expiresAt: 0,
+    }),
+  ],
+  [
+    'app webhook (queued)',
+    appWebhookItem({
+      id: '<id>',
+      topic: '<topic>',
+      shopDomain: '<domain>',
+      stores: [],
+      body: '<body>',
+      receivedAt: CREATED,
+      requestId: '<requestId>',
       expiresAt: 0,
     }),
   ],

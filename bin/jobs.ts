@@ -1,4 +1,4 @@
-import { type ApiClient, type Schemas, unwrap } from '../client/client.js';
+import { type ApiClient, deadJobRetryKey, type Schemas, unwrap } from '../client/client.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import {
   API_OPTIONS,
@@ -193,8 +193,12 @@ const show = async (args: string[], io: Io) => {
     );
 };
 
-const retryOne = async (api: ApiClient, id: string) =>
-  unwrap(await api.POST('/v1/sync_jobs/{id}/retry', { params: { path: { id } } }));
+const retryOne = async (api: ApiClient, id: string, idempotencyKey?: string) =>
+  unwrap(
+    await api.POST('/v1/sync_jobs/{id}/retry', {
+      params: { path: { id }, header: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : undefined },
+    }),
+  );
 
 const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json: boolean, io: Io) => {
   // Every id first: a retried job leaves the `dead` list, which would move the cursor under us.
@@ -212,7 +216,8 @@ const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json
   let lastProgress = Date.now();
   for (const [i, job] of dead.entries()) {
     try {
-      retried.push(await retryOne(api, job.id));
+      // The console's bulk retry sends the same key: between them, a dead job is retried once.
+      retried.push(await retryOne(api, job.id, deadJobRetryKey(job)));
     } catch (error) {
       failures.push({ id: job.id, reason: error instanceof Error ? error.toString() : String(error) });
     }

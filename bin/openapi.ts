@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type * as v from 'valibot';
 import { type RouteSpec, routes } from '../lib/routes.js';
+import { AppWebhookPayload, appTopicNames } from '../shared/app-webhooks/topics.js';
 import { FulfillmentPayload } from '../shared/fulfillments/intake.js';
 import { OrderPayload } from '../shared/orders/order-payload.js';
 import { buildClientTypes } from './openapi/client-types.js';
@@ -32,6 +33,7 @@ export const webhookTopics: Record<string, { topics: string[]; payload: v.Generi
     payload: FulfillmentPayload,
     receipt: 'fulfillment_webhook_receipt',
   },
+  AppWebhook: { topics: appTopicNames(), payload: AppWebhookPayload, receipt: 'app_webhook_receipt' },
 };
 
 const topicList = (topics: string[]) => topics.map((topic) => `\`${topic}\``).join(' and ');
@@ -60,6 +62,8 @@ const routeErrors: Record<string, Record<number, string[]>> = {
   CreateSourceStore: { 409: ['vendor_tag_conflict'] },
   UpdateSourceStore: { 409: ['vendor_tag_conflict'] },
   RetrySyncJob: { 400: ['sync_job_not_retryable'] },
+  HoldSyncJob: { 409: ['invalid_state'] },
+  ReleaseSyncJob: { 409: ['invalid_state'] },
   CreateWebhookEndpoint: { 400: ['webhook_endpoint_limit_reached'] },
 };
 
@@ -355,7 +359,9 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   },
   ListSyncJobs: {
     summary: 'List sync jobs',
-    description: 'The caller’s sync jobs, newest first, filtered by `status` and `reseller_store_id`.',
+    description:
+      'The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id` and `held` ' +
+      '(`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11).',
     tag: 'Sync jobs',
   },
   GetSyncJob: {
@@ -371,6 +377,22 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   RetrySyncJob: {
     summary: 'Retry a sync job',
     description: 'Sends a `failed` or `dead` job again, with a fresh throttling budget; audited.',
+    tag: 'Sync jobs',
+  },
+  HoldSyncJob: {
+    summary: 'Hold a sync job',
+    description:
+      'Holds a `pending` job (`manual`, CONTRACT.md §11): it goes to no supplier until released or cancelled. ' +
+      'The body is optional; its `note` is kept in the `sync_job.held` audit entry. 409 `invalid_state` for a job ' +
+      'that is not `pending`.',
+    tag: 'Sync jobs',
+  },
+  ReleaseSyncJob: {
+    summary: 'Release a held sync job',
+    description:
+      'Ends every hold of a held job (`delay`, `payment`, `risk`, `test_order` and `manual` alike) and sends it ' +
+      'to its supplier at once; audited as `sync_job.released` with the reasons ended. 409 `invalid_state` when ' +
+      'the job is not held.',
     tag: 'Sync jobs',
   },
   ListAuditLog: {
@@ -390,6 +412,14 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
     description:
       'A supplier platform’s `fulfillments/create` (a parcel, with the line items it ships) and ' +
       '`fulfillments/update` (new tracking, or `status: cancelled`), CONTRACT.md §10.2–10.3.',
+    tag: 'Webhooks',
+  },
+  AppWebhook: {
+    summary: 'Receive an app webhook',
+    description:
+      'The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called, ' +
+      'CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source ' +
+      'stores. A topic the service does not handle is answered 200 and ignored.',
     tag: 'Webhooks',
   },
 };

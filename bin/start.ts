@@ -45,6 +45,7 @@ try {
 const row = (what: string, where: string) => console.log(`  ${what.padEnd(20)}${where}`);
 console.log(`Reseller order routing is running (ready in ${((performance.now() - started) / 1000).toFixed(1)} s)`);
 row('API', runtime.apiUrl);
+row('Operator console', `${runtime.apiUrl}/console/`);
 row(
   'Platform simulator',
   runtime.simulator ? runtime.simulator.url : `off; platform calls go to ${env.PLATFORM_API_URL}`,

@@ -77,3 +77,11 @@ export const unwrap = <T>(result: { data?: T; error?: unknown; response: Respons
     body.error?.param,
   );
 };
+
+/**
+ * The `Idempotency-Key` of the retry of a dead job by `npm run jobs -- retry --all-dead` and by the
+ * operator console's bulk retry: one key per death of a job (its `deadAt`), so both, or one run
+ * twice, retry a job once; the job dead again later is a new death and a new key.
+ */
+export const deadJobRetryKey = (job: { id: string; deadAt: string | null }) =>
+  `retry-dead-${job.id}-${job.deadAt ?? 'unknown'}`;

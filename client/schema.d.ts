@@ -224,7 +224,8 @@ export interface paths {
     };
     /**
      * List sync jobs
-     * @description The caller’s sync jobs, newest first, filtered by `status` and `reseller_store_id`.
+     * @description The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id` and `held`
+     * (`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11).
      */
     get: operations['ListSyncJobs'];
     put?: never;
@@ -289,6 +290,50 @@ export interface paths {
      * @description Sends a `failed` or `dead` job again, with a fresh throttling budget; audited.
      */
     post: operations['RetrySyncJob'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sync_jobs/{id}/hold': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Hold a sync job
+     * @description Holds a `pending` job (`manual`, CONTRACT.md §11): it goes to no supplier until released or
+     * cancelled. The body is optional; its `note` is kept in the `sync_job.held` audit entry. 409 `invalid_state` for a
+     * job that is not `pending`.
+     */
+    post: operations['HoldSyncJob'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/sync_jobs/{id}/release': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Release a held sync job
+     * @description Ends every hold of a held job (`delay`, `payment`, `risk`, `test_order` and `manual` alike) and
+     * sends it to its supplier at once; audited as `sync_job.released` with the reasons ended. 409 `invalid_state` when
+     * the job is not held.
+     */
+    post: operations['ReleaseSyncJob'];
     delete?: never;
     options?: never;
     head?: never;
@@ -496,6 +541,29 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/app/webhook': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `app/uninstalled` webhook
+     * @description The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called,
+     * CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source stores. A
+     * topic the service does not handle is answered 200 and ignored. Signed by the platform with the store's
+     * `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhook'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface webhooks {
   'orders/create': {
@@ -613,6 +681,30 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'app/uninstalled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `app/uninstalled` webhook
+     * @description Subscribe `app/uninstalled` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s
+     * stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookAppUninstalledDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -647,6 +739,29 @@ export interface components {
       platform: string;
       /** @description stored lower-cased */
       shopDomain: components['schemas']['shop_domain'];
+      /** @description when an order may go to its suppliers (CONTRACT.md §11); every field shown, defaults included */
+      routingPolicy: {
+        holdSeconds: number;
+        /** @enum {unknown} */
+        payment: 'any' | 'paid_or_authorized' | 'paid';
+        /** @enum {unknown} */
+        risk: 'off' | 'hold_cancel' | 'hold_investigate';
+        /** @enum {unknown} */
+        testOrders: 'route' | 'hold' | 'skip';
+      };
+      /**
+       * @description `uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token
+       * refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new credentials
+       * (`POST …/credentials`) reconnect it.
+       */
+      connection: {
+        /** @enum {unknown} */
+        state: 'connected' | 'uninstalled' | 'reauthorization_required';
+        /** @description when it left `connected` */
+        since: string | null;
+        /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
+        reason: string | null;
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -672,6 +787,19 @@ export interface components {
       shopDomain: components['schemas']['shop_domain'];
       /** @description line items whose `vendor` equals it are routed here */
       vendorTag: string;
+      /**
+       * @description `uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token
+       * refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new credentials
+       * (`POST …/credentials`) reconnect it.
+       */
+      connection: {
+        /** @enum {unknown} */
+        state: 'connected' | 'uninstalled' | 'reauthorization_required';
+        /** @description when it left `connected` */
+        since: string | null;
+        /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
+        reason: string | null;
+      };
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -728,6 +856,18 @@ export interface components {
          * @example 2026-11-21T04:02:45.123Z
          */
         since: string;
+      } | null;
+      /** @description why a `pending` job does not go to its supplier yet (CONTRACT.md §11); null when not held */
+      hold: {
+        reasons: ('delay' | 'payment' | 'risk' | 'test_order' | 'manual')[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        since: string;
+        /** @description the end of a `delay` */
+        until: string | null;
       } | null;
       /**
        * Format: date-time
@@ -844,7 +984,7 @@ export interface components {
       vendor: string | null;
       quantity: number;
       /** @enum {unknown} */
-      reason: 'no_source_store' | 'no_vendor' | 'gift_card';
+      reason: 'no_source_store' | 'no_vendor' | 'gift_card' | 'test_order';
     };
     /**
      * @description A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s
@@ -974,6 +1114,8 @@ export interface components {
         | 'sync_job.cancelled'
         | 'sync_job.cancellation_declined'
         | 'sync_job.attention_required'
+        | 'sync_job.held'
+        | 'sync_job.released'
         | 'reseller_store.credentials_rotated'
         | 'source_store.credentials_rotated'
         | 'webhook_endpoint.created'
@@ -1131,6 +1273,13 @@ export interface components {
       since: string;
       /** @description failed deliveries sent again */
       deliveries: number;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
+    /** @description handled (`app/uninstalled`), or kept and queued to be handled durably (compliance topics) */
+    app_webhook_receipt: {
+      /** @constant */
+      object: 'webhook_receipt';
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -1403,6 +1552,15 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret: string;
+          routingPolicy?: {
+            holdSeconds?: number;
+            /** @enum {string} */
+            payment?: 'any' | 'paid_or_authorized' | 'paid';
+            /** @enum {string} */
+            risk?: 'off' | 'hold_cancel' | 'hold_investigate';
+            /** @enum {string} */
+            testOrders?: 'route' | 'hold' | 'skip';
+          };
         };
       };
     };
@@ -1611,6 +1769,15 @@ export interface operations {
       content: {
         'application/json': {
           name?: string;
+          routingPolicy?: {
+            holdSeconds?: number;
+            /** @enum {string} */
+            payment?: 'any' | 'paid_or_authorized' | 'paid';
+            /** @enum {string} */
+            risk?: 'off' | 'hold_cancel' | 'hold_investigate';
+            /** @enum {string} */
+            testOrders?: 'route' | 'hold' | 'skip';
+          };
         };
       };
     };
@@ -2564,6 +2731,7 @@ export interface operations {
         starting_after?: string;
         status?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead' | 'cancelled';
         reseller_store_id?: string;
+        held?: 'true' | 'false';
       };
       header?: never;
       path?: never;
@@ -2821,6 +2989,208 @@ export interface operations {
       };
     };
   };
+  HoldSyncJob: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          note?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['sync_job'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`, `invalid_state`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  ReleaseSyncJob: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Makes a retried request safe (CONTRACT.md §9): the first request with a key runs, later ones
+         * with the same key, method, path and body get its response again with `Idempotent-Replayed: true`. Keys are
+         * scoped to the caller's owner and kept 24 hours. Another method, path or body: 400 `idempotency_key_reused`;
+         * while the first still runs: 409 `idempotency_key_in_progress`.
+         */
+        'Idempotency-Key'?: components['parameters']['Idempotency-Key'];
+      };
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['sync_job'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `idempotency_key_reused`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description A conflict: `idempotency_key_in_progress`, `invalid_state`. */
+      409: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   ListAuditLog: {
     parameters: {
       query?: {
@@ -2832,6 +3202,8 @@ export interface operations {
           | 'sync_job.cancelled'
           | 'sync_job.cancellation_declined'
           | 'sync_job.attention_required'
+          | 'sync_job.held'
+          | 'sync_job.released'
           | 'reseller_store.credentials_rotated'
           | 'source_store.credentials_rotated'
           | 'webhook_endpoint.created'
@@ -3942,6 +4314,123 @@ export interface operations {
       };
     };
   };
+  AppWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   OrdersWebhookOrdersCreateDelivery: {
     parameters: {
       query?: never;
@@ -4584,6 +5073,123 @@ export interface operations {
         };
         content: {
           'application/json': components['schemas']['fulfillment_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookAppUninstalledDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
+         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
         };
       };
       /** @description The request is invalid: `validation_failed`. */

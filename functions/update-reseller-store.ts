@@ -3,9 +3,9 @@ import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { UpdateResellerStoreBody } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { renameResellerStore } from '../shared/stores/reseller-stores.js';
+import { changeResellerStore } from '../shared/stores/reseller-stores.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
-  const { name } = parseInput(UpdateResellerStoreBody, body);
-  return ok(presentResellerStore(await renameResellerStore({ ownerId }, path.id, name)));
+  const changes = parseInput(UpdateResellerStoreBody, body);
+  return ok(presentResellerStore(await changeResellerStore({ ownerId }, path.id, changes)));
 });

@@ -2,6 +2,7 @@ import {
   type Access,
   authorizer,
   type ConsumerSpec,
+  consoleRoute,
   consumers,
   fallbackRoute,
   type QueueName,
@@ -32,6 +33,8 @@ export interface FunctionSpec {
   route?: RouteSpec;
   /** The `$default` route's function (lib/routes.ts `fallbackRoute`). */
   fallback?: true;
+  /** The operator console's files (lib/routes.ts `consoleRoute`): bundled with them (lib/console-build.ts). */
+  console?: true;
   consumer?: ConsumerSpec;
 }
 
@@ -54,6 +57,14 @@ export const allFunctions = (): FunctionSpec[] => [
     timeoutSeconds: HTTP_ROUTE_TIMEOUT_SECONDS,
     description: '$default route: 404 for an unknown route or method',
     fallback: true as const,
+  },
+  {
+    name: consoleRoute.name,
+    entry: consoleRoute.entry,
+    access: consoleRoute.access,
+    timeoutSeconds: HTTP_ROUTE_TIMEOUT_SECONDS,
+    description: `GET ${consoleRoute.paths.join(', ')}: the operator console's files`,
+    console: true as const,
   },
   {
     name: authorizer.name,

@@ -5,6 +5,7 @@ import {
   CreateResellerStoreBody,
   CreateSourceStoreBody,
   CreateWebhookEndpointBody,
+  HoldSyncJobBody,
   ListAuditLogQuery,
   ListEventsQuery,
   ListOrdersQuery,
@@ -49,7 +50,9 @@ export type QueueName =
   | 'poll'
   | 'pollDlq'
   | 'delivery'
-  | 'deliveryDlq';
+  | 'deliveryDlq'
+  | 'app'
+  | 'appDlq';
 export type QueueAction = 'SendMessage' | 'ChangeMessageVisibility';
 
 /** What a function's handler calls; its IAM policy grants exactly this and nothing more. */
@@ -306,6 +309,25 @@ export const routes: RouteSpec[] = [
     access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
   },
   {
+    name: 'HoldSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/hold',
+    entry: 'functions/hold-sync-job.ts',
+    auth: 'apiKey',
+    request: { body: HoldSyncJobBody },
+    // The hold and its `sync_job.held` audit entry in one transaction (CONTRACT.md §11); no message.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'] }),
+  },
+  {
+    name: 'ReleaseSyncJob',
+    method: 'POST',
+    path: '/v1/sync_jobs/{id}/release',
+    entry: 'functions/release-sync-job.ts',
+    auth: 'apiKey',
+    // The release and its `sync_job.released` audit entry in one transaction, then the job's message.
+    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
+  },
+  {
     name: 'ListAuditLog',
     method: 'GET',
     path: '/v1/audit_log',
@@ -439,6 +461,22 @@ export const routes: RouteSpec[] = [
       queues: { fulfillment: ['SendMessage'] },
     },
   },
+  {
+    name: 'AppWebhook',
+    method: 'POST',
+    path: '/v1/app/webhook',
+    entry: 'functions/app-webhook.ts',
+    auth: 'webhook',
+    access: {
+      // GetItem: a store's replaced webhook secret. UpdateItem: `app/uninstalled` disconnects the
+      // shop's stores. PutItem: a delivery kept for the app-webhook queue (shared/app-webhooks/topics.ts).
+      table: ['GetItem', 'UpdateItem', 'PutItem'],
+      // The stores of the shop domain, reseller and source, with their webhook secrets.
+      indexes: ['lookups'],
+      key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
+      queues: { app: ['SendMessage'] },
+    },
+  },
 ];
 
 /**
@@ -449,6 +487,17 @@ export const routes: RouteSpec[] = [
 export const fallbackRoute = {
   name: 'NotFound',
   entry: 'functions/not-found.ts',
+  access: {} satisfies Access,
+};
+
+/**
+ * The operator console's files (functions/console.ts): `GET /console` and `GET /console/{file+}`,
+ * without the authorizer. They hold no data: the page calls the API with the key its user pastes.
+ */
+export const consoleRoute = {
+  name: 'Console',
+  entry: 'functions/console.ts',
+  paths: ['/console', '/console/{file+}'],
   access: {} satisfies Access,
 };
 
@@ -568,6 +617,15 @@ export const consumers: ConsumerSpec[] = [
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
       queues: { delivery: ['SendMessage'] },
     },
+  },
+  {
+    name: 'AppWebhookWorker',
+    entry: 'functions/app-webhook-worker.ts',
+    // The app webhooks handled durably (shared/app-webhooks/topics.ts, `queued`): few, and each its own.
+    trigger: { queue: 'app', batchSize: 10, maxConcurrency: 2 },
+    timeoutSeconds: 60,
+    // The kept delivery (read, then deleted once handled); what its topic's handler writes.
+    access: { table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
   },
   {
     name: 'PollScheduler',

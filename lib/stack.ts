@@ -74,6 +74,10 @@ export class ResellerRoutingStack extends Stack {
         description: `The CNAME (or alias) target of ${config.domainName}, when its zone is not given`,
       });
     }
+    new CfnOutput(this, 'ConsoleUrl', {
+      value: `${domain ? `https://${config.domainName}/` : this.apiStage.url}console`,
+      description: 'The operator console, served by the API from its own origin (docs/design.md, "Operator console")',
+    });
     new CfnOutput(this, 'TableName', { value: this.table.tableName, description: 'The single DynamoDB table' });
   }
 }

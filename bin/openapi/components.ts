@@ -1,4 +1,11 @@
 import { UNROUTED_REASONS } from '../../shared/domain/routing.js';
+import {
+  HOLD_REASONS,
+  MAX_HOLD_DELAY_SECONDS,
+  PAYMENT_POLICIES,
+  RISK_POLICIES,
+  TEST_ORDER_POLICIES,
+} from '../../shared/domain/routing-policy.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
@@ -129,6 +136,21 @@ const withSecret = (schema: ReturnType<typeof object>) => ({
   },
 });
 
+/** Whether the service may call a store with its token (CONTRACT.md §12.2). */
+const storeConnection = {
+  type: 'object',
+  required: ['state', 'since', 'reason'],
+  properties: {
+    state: { enum: ['connected', 'uninstalled', 'reauthorization_required'] },
+    since: { ...nullable(timestamp), description: 'when it left `connected`' },
+    reason: { type: ['string', 'null'], description: 'what disconnected it: `app/uninstalled`, `invalid_grant`…' },
+  },
+  description:
+    '`uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token ' +
+    'refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new ' +
+    'credentials (`POST …/credentials`) reconnect it.',
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -138,6 +160,18 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       name: str,
       platform: str,
       shopDomain,
+      routingPolicy: {
+        type: 'object',
+        description: 'when an order may go to its suppliers (CONTRACT.md §11); every field shown, defaults included',
+        required: ['holdSeconds', 'payment', 'risk', 'testOrders'],
+        properties: {
+          holdSeconds: { type: 'integer', minimum: 0, maximum: MAX_HOLD_DELAY_SECONDS },
+          payment: { enum: PAYMENT_POLICIES },
+          risk: { enum: RISK_POLICIES },
+          testOrders: { enum: TEST_ORDER_POLICIES },
+        },
+      },
+      connection: storeConnection,
       createdAt: timestamp,
       deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
     },
@@ -154,6 +188,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           platform: { enum: ['storeplatform_a', 'storeplatform_b', 'custom'] },
           shopDomain,
           vendorTag: { type: 'string', description: 'line items whose `vendor` equals it are routed here' },
+          connection: storeConnection,
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
@@ -196,6 +231,21 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           { type: 'null' },
         ],
         description: 'what needs a person (a cancellation that kept failing, say); null when nothing does',
+      },
+      hold: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['reasons', 'since', 'until'],
+            properties: {
+              reasons: { type: 'array', items: { enum: HOLD_REASONS } },
+              since: timestamp,
+              until: { ...nullable(timestamp), description: 'the end of a `delay`' },
+            },
+          },
+          { type: 'null' },
+        ],
+        description: 'why a `pending` job does not go to its supplier yet (CONTRACT.md §11); null when not held',
       },
       createdAt: timestamp,
       updatedAt: timestamp,
@@ -490,6 +540,12 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       deliveries: { ...count, description: 'failed deliveries sent again' },
       request_id: requestId,
     },
+  },
+  app_webhook_receipt: {
+    type: 'object',
+    required: ['object', 'request_id'],
+    description: 'handled (`app/uninstalled`), or kept and queued to be handled durably (compliance topics)',
+    properties: { object: { const: 'webhook_receipt' }, request_id: requestId },
   },
   order_webhook_receipt: {
     type: 'object',

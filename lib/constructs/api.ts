@@ -13,7 +13,7 @@ import type { Construct } from 'constructs';
 import { METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
-import { authorizer, fallbackRoute, routes } from '../routes.js';
+import { authorizer, consoleRoute, fallbackRoute, routes } from '../routes.js';
 
 /**
  * One JSON line per request in the access log. `requestId` is what the function's lines carry as
@@ -102,6 +102,8 @@ const addDomain = (scope: Construct, config: DeployConfig): apigw.DomainName | u
 
 const WEBHOOK_AUTHENTICATION =
   'A webhook is authenticated by the HMAC of its raw body, which the handler checks and an authorizer cannot see.';
+const CONSOLE_AUTHENTICATION =
+  'The console routes answer the same static files to everyone; its page sends its user’s API key to the API.';
 
 /**
  * The HTTP API: its throttled stage with an access log, the bearer-key authorizer, and one route
@@ -192,6 +194,20 @@ export const addApi = (
       authorizer: route.auth === 'apiKey' ? apiKeyAuthorizer : undefined,
     });
     if (route.auth === 'webhook') acknowledge(httpRoute, 'AwsSolutions-APIG4', WEBHOOK_AUTHENTICATION);
+  }
+
+  // The operator console's files, from the API's own origin: its page calls the API with the key its
+  // user pastes, so the routes need no authorizer (docs/design.md, "Operator console").
+  const consoleIntegration = new HttpLambdaIntegration(
+    `${consoleRoute.name}Integration`,
+    functions.get(consoleRoute.name)!,
+    {
+      payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
+    },
+  );
+  for (const path of consoleRoute.paths) {
+    const [httpRoute] = api.addRoutes({ path, methods: [apigw.HttpMethod.GET], integration: consoleIntegration });
+    acknowledge(httpRoute, 'AwsSolutions-APIG4', CONSOLE_AUTHENTICATION);
   }
 
   // `$default` catches every request no route matches, so API Gateway's own 404 body (no

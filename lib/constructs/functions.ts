@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { type GrantTarget, grantsFor } from '../access.js';
 import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
 import type { DeployConfig } from '../config.js';
+import { buildConsole, consoleDefine } from '../console-build.js';
 import { functionEnvironment, type SyncTimings } from '../environment.js';
 import { allFunctions, type FunctionSpec } from '../functions.js';
 import { acknowledge } from '../nag.js';
@@ -110,7 +111,8 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         jobRetentionDays: config.jobRetentionDays,
       }),
     },
-    bundling: BUNDLING,
+    // The console's function carries the console's files (lib/console-build.ts).
+    bundling: spec.console ? { ...BUNDLING, define: consoleDefine(buildConsole(projectRoot)) } : BUNDLING,
   });
 
   if (config.tracing) {

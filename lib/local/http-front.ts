@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { newId } from '../../shared/core/ids.js';
 import { STANDARD_HEADERS } from '../../shared/http/middlewares.js';
-import type { HttpMethod, RouteSpec } from '../routes.js';
+import { consoleRoute, type HttpMethod, type RouteSpec } from '../routes.js';
 
 /**
  * The local stand-in for API Gateway (HTTP API, payload 2.0): matches a request against the
@@ -26,9 +26,11 @@ export const MAX_EVENT_BYTES = 6 * 1024 * 1024;
 
 const compile = (path: string) => {
   const names: string[] = [];
-  const pattern = path.replace(/\{(\w+)\}/g, (_, name: string) => {
+  // `{name+}` is API Gateway's greedy variable: the rest of the path, slashes included (here also
+  // empty, so `/console/` answers as `/console` does).
+  const pattern = path.replace(/\{(\w+)(\+?)\}/g, (_, name: string, greedy: string) => {
     names.push(name);
-    return '([^/]+)';
+    return greedy ? '(.*)' : '([^/]+)';
   });
   return { regex: new RegExp(`^${pattern}$`), names };
 };
@@ -68,9 +70,22 @@ export const startHttpFront = async (options: {
   authorizerName: string;
   /** The `$default` route's function: whatever no route matches (lib/routes.ts `fallbackRoute`). */
   fallbackName: string;
+  /** The operator console's function (lib/routes.ts `consoleRoute`): `GET /console` and below, no authorizer. */
+  consoleName?: string;
   invoke: Invoke;
 }): Promise<{ url: string; port: number; server: Server; stop(): Promise<void> }> => {
-  const table = options.routes.map((spec) => ({ spec, ...compile(spec.path) }));
+  const consoleRoutes: RouteSpec[] = options.consoleName
+    ? consoleRoute.paths.map((path) => ({
+        name: options.consoleName!,
+        method: 'GET',
+        path,
+        entry: consoleRoute.entry,
+        // Not an API key route: no authorizer, as on AWS.
+        auth: 'webhook',
+        access: consoleRoute.access,
+      }))
+    : [];
+  const table = [...options.routes, ...consoleRoutes].map((spec) => ({ spec, ...compile(spec.path) }));
 
   const server = createServer(async (req, res) => {
     const send = (status: number, headers: Record<string, string>, body?: string) => {

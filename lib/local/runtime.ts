@@ -1,10 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
+import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { authorizer, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
 import { type Bundles, bundleFunctions } from './bundle.js';
 import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
@@ -94,6 +96,7 @@ const HTTP_CONCURRENCY = 4;
 const DEFAULT_QUEUE_CONCURRENCY = 2;
 
 const allEntries = allFunctions().map((fn) => fn.entry);
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -225,7 +228,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       part(startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
       part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
-      part(bundleFunctions(allEntries), (b) => async () => b.remove()),
+      part(bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT))), (b) => async () => b.remove()),
     ] as const;
     await Promise.allSettled(parts);
     const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
@@ -249,11 +252,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
     const maxReceiveCount = options.maxReceiveCount ?? 3;
     const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 2;
-    const [sync, fulfillment, poll, delivery] = await Promise.all([
+    const [sync, fulfillment, poll, delivery, app] = await Promise.all([
       sqs.createQueuePair('sync', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('fulfillment', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('poll', { visibilityTimeoutSeconds, maxReceiveCount }),
       sqs.createQueuePair('delivery', { visibilityTimeoutSeconds, maxReceiveCount }),
+      sqs.createQueuePair('app', { visibilityTimeoutSeconds, maxReceiveCount }),
     ]);
     const queues: Record<QueueName, LocalQueue> = {
       sync: sync.queue,
@@ -264,10 +268,12 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       pollDlq: poll.dlq,
       delivery: delivery.queue,
       deliveryDlq: delivery.dlq,
+      app: app.queue,
+      appDlq: app.dlq,
     };
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
-      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery'
+      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
         ? visibilityTimeoutSeconds
         : 30;
     const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
@@ -333,6 +339,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       routes,
       authorizerName: authorizer.name,
       fallbackName: fallbackRoute.name,
+      consoleName: consoleRoute.name,
       invoke,
     });
     stops.push(front.stop);

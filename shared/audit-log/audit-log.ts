@@ -63,16 +63,16 @@ export const auditListSource = ({ ownerId }: Owner, filters: AuditFilters): List
   const { action, resellerStoreId: store, resourceId } = filters;
   if (resourceId !== undefined) {
     const exact = action === undefined && store === undefined;
-    return { index: 'resourceLists', partition: lists.resourceAuditEntries(resourceId), exact };
+    return { index: 'resourceLists', partitions: [lists.resourceAuditEntries(resourceId)], exact };
   }
   if (store !== undefined) {
     return action === undefined
-      ? { index: 'storeLists', partition: lists.storeAuditEntries(store), exact: true }
-      : { index: 'storeStateLists', partition: lists.storeAuditEntriesOf(store, action), exact: true };
+      ? { index: 'storeLists', partitions: [lists.storeAuditEntries(store)], exact: true }
+      : { index: 'storeStateLists', partitions: [lists.storeAuditEntriesOf(store, action)], exact: true };
   }
   return action === undefined
-    ? { index: 'lists', partition: lists.auditEntries(ownerId), exact: true }
-    : { index: 'stateLists', partition: lists.auditEntriesOf(ownerId, action), exact: true };
+    ? { index: 'lists', partitions: [lists.auditEntries(ownerId)], exact: true }
+    : { index: 'stateLists', partitions: [lists.auditEntriesOf(ownerId, action)], exact: true };
 };
 
 /** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */

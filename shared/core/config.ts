@@ -25,6 +25,8 @@ export const config = {
   fulfillmentQueueUrl: () => required('FULFILLMENT_QUEUE_URL'),
   pollQueueUrl: () => required('POLL_QUEUE_URL'),
   deliveryQueueUrl: () => required('DELIVERY_QUEUE_URL'),
+  /** The app-webhook queue: app webhooks whose topic is handled durably (shared/app-webhooks/topics.ts). */
+  appQueueUrl: () => required('APP_QUEUE_URL'),
   /**
    * The waits after a webhook delivery's 1st, 2nd, … failed try (CONTRACT.md §14), then `failed`; the
    * local runtime sets seconds, a local scale like its other clocks.
@@ -47,6 +49,8 @@ export const config = {
    * sync queue's visibility timeout × (MAX_RECEIVE_COUNT + 1) + 5 minutes.
    */
   leaseSeconds: () => seconds('SYNC_LEASE_SECONDS', 1020),
+  /** How long a job may stay held before it gets `attention` `hold_expired` (CONTRACT.md §11): a week. */
+  maxHoldSeconds: () => seconds('MAX_HOLD_SECONDS', 604_800),
   /** How long a job may be throttled (429) before it is `dead` (CONTRACT.md §6). */
   throttleBudgetSeconds: () => seconds('THROTTLE_BUDGET_SECONDS', 86_400),
   /**

@@ -30,6 +30,12 @@ export class SyncJobNotRetryableError extends ApiError {
   }
 }
 
+/** A move the job's state does not allow (CONTRACT.md §11: hold a job that is not pending, release one not held). */
+export class InvalidStateError extends ApiError {
+  readonly status = 409;
+  readonly code = 'invalid_state';
+}
+
 export class InvalidCursorError extends ApiError {
   readonly status = 400;
   readonly code = 'invalid_cursor';

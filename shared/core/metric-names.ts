@@ -43,8 +43,17 @@ export const BUSINESS_METRICS = {
   storesFailingToPoll: 'StoresFailingToPoll',
   /** A run of the poll scheduler: one message per active store on the poll queue. */
   pollRuns: 'PollRuns',
+  /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
+  storesDisconnected: 'StoresDisconnected',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
+  /** A job held (CONTRACT.md §11), on its creation or by an operator, by `reason` (a dimension), once per reason. */
+  jobsHeld: 'JobsHeld',
+  /** A held job released (its delay over, a lift, an operator), and the time from its receipt to then, in ms. */
+  jobsReleased: 'JobsReleased',
+  receiptToReleaseLatency: 'ReceiptToReleaseLatency',
+  /** A job held past MAX_HOLD_SECONDS: it gets `attention` `hold_expired`. */
+  holdsExpired: 'HoldsExpired',
 } as const;
 
 export type BusinessMetric = (typeof BUSINESS_METRICS)[keyof typeof BUSINESS_METRICS];

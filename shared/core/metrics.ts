@@ -32,6 +32,14 @@ export const countPlatformError = (statusClass: StatusClass) => {
   single.addMetric(BUSINESS_METRICS.platformErrors, MetricUnit.Count, 1);
 };
 
+/** Jobs held for a reason (CONTRACT.md §11), on a line of its own: `reason` is a dimension of that metric alone. */
+export const countHeld = (reason: string, jobs: number) => {
+  if (jobs <= 0) return;
+  const single = metrics().singleMetric();
+  single.addDimension('reason', reason);
+  single.addMetric(BUSINESS_METRICS.jobsHeld, MetricUnit.Count, jobs);
+};
+
 /** Writes what the invocation counted, once, at its end (a failed invocation's counts too). */
 const flush = () => {
   if (instance?.hasStoredMetrics()) instance.publishStoredMetrics();

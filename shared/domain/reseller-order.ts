@@ -53,6 +53,13 @@ export interface ResellerOrder {
   shippingAddress: JsonText | null;
   note: JsonText | null;
   noteAttributes: JsonText | null;
+  /**
+   * `financial_status` lower-cased (CONTRACT.md §11: Shopify sends `paid`, `pending`…); null when absent or not a
+   * string: the platform did not say, and the order counts as paid.
+   */
+  financialStatus: string | null;
+  /** `test: true`: a test order (§11). */
+  test: boolean;
 }
 
 /** Why a payload is refused: the contract's `param` (a dotted path) and what its value must be. */
@@ -196,7 +203,14 @@ const read = (text: string): ResellerOrder => {
     shippingAddress: kept(members.get('shipping_address')),
     note: keptAs(members.get('note'), 'string'),
     noteAttributes: keptAs(members.get('note_attributes'), 'array'),
+    financialStatus: financialStatusOf(members.get('financial_status')),
+    test: isTrue(members.get('test')),
   };
+};
+
+const financialStatusOf = (span: JsonSpan | undefined) => {
+  const status = span && kindOf(span) === 'string' ? stringOf(span).toLowerCase() : '';
+  return status === '' ? null : status;
 };
 
 /**

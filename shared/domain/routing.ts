@@ -22,8 +22,12 @@ export const itemsOfVendorTag = <T extends RoutableItem>(lineItems: T[], vendorT
   lineItems.filter((item) => isRoutable(item) && (vendorTag === null || item.vendor === vendorTag));
 
 /** Why a line item goes to no supplier (CONTRACT.md §10.8). */
-export const UNROUTED_REASONS = ['no_source_store', 'no_vendor', 'gift_card'] as const;
+export const UNROUTED_REASONS = ['no_source_store', 'no_vendor', 'gift_card', 'test_order'] as const;
 export type UnroutedReason = (typeof UNROUTED_REASONS)[number];
+
+/** Every item of a test order a store skips (CONTRACT.md §11, `testOrders: skip`): unrouted, reason `test_order`. */
+export const testOrderLines = (count: number): UnroutedLine[] =>
+  Array.from({ length: count }, (_, position) => ({ position, reason: 'test_order' as const }));
 
 /**
  * Why the item stays with the reseller, or null when it routes to the active source store whose tag

@@ -75,10 +75,18 @@ export const LOOKUP_PROJECTION = [
 ];
 
 /**
- * Partitions of each in-flight set of GSI3: a burst of orders heats no single key. An owner's jobs
- * all fall in one shard, so one owner's open jobs are one Query. Changing it moves every entry.
+ * Shards of every index partition a busy owner writes at the order rate (docs/design.md, "Hot keys"):
+ * its jobs' lists (GSI1, GSI4–6), its stores' lists of orders (GSI7) and GSI3's sets of work in
+ * flight. An entry goes to the shard of its item's id (a job's, an order's first job's), so one
+ * owner's 10,000 job writes a second are 625 a second on each, under DynamoDB's 1,000 write units a
+ * second per partition; a list page reads every shard (one Query each, in parallel) and merges them
+ * by sort key. Shard 0 of a list keeps the unsharded name every entry had before the shards, so those
+ * entries stay in their lists with no backfill; changing the count moves every other entry.
  */
-export const IN_FLIGHT_SHARDS = 4;
+export const LIST_SHARDS = 16;
+
+/** Partitions of each in-flight set of GSI3: the list shards (`OPEN#0`…`OPEN#15`), by job id. */
+export const IN_FLIGHT_SHARDS = LIST_SHARDS;
 
 export interface Key {
   PK: string;
@@ -132,6 +140,11 @@ export const keys = {
   dataRequest: (resellerStoreId: string, id: string): Key => ({ PK: `DREQ#${resellerStoreId}#${id}`, SK: 'DREQ' }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
+  /**
+   * An app webhook kept for its queue's worker (shared/app-webhooks): by the hash of its shop domain
+   * and delivery id, so a redelivery finds it.
+   */
+  appWebhook: (id: string): Key => ({ PK: `APPHOOK#${id}`, SK: 'APPHOOK' }),
   /** Every kept fulfillment of a supplier order. */
   keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
@@ -169,16 +182,41 @@ export const storeOfKey = (key: Key): { kind: 'reseller' | 'source'; id: string 
 /** The vendor tag a vendor-tag item's sort key names. */
 export const vendorTagOf = (key: Key) => key.SK.slice(VENDOR.length);
 
-/** List partitions, each of one index (see the tables above). */
+/** FNV-1a: a stable spread of ids over the shards, the same in every function. */
+const shardNumber = (id: string) => {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) hash = Math.imul(hash ^ id.charCodeAt(i), 0x01000193);
+  return (hash >>> 0) % LIST_SHARDS;
+};
+
+/** One list spread over `LIST_SHARDS` partitions: where an item's entry goes, and what a page reads. */
+export interface ShardedList {
+  /** The partition of the entry of the item with this id (a job's id, an order's first job's). */
+  of: (id: string) => string;
+  /** Every shard, read and merged by a page. */
+  all: () => string[];
+}
+
+const shardName = (base: string, n: number) => (n === 0 ? base : `${base}#${n}`);
+
+const sharded = (base: string): ShardedList => ({
+  of: (id) => shardName(base, shardNumber(id)),
+  all: () => Array.from({ length: LIST_SHARDS }, (_, n) => shardName(base, n)),
+});
+
+/**
+ * List partitions, each of one index (see the tables above). The lists a busy owner writes at the
+ * order rate (its jobs', its stores' orders') are sharded: `of(id)` for an entry, `all()` for a page.
+ */
 export const lists = {
   /** Every API key, for `npm run keys -- list|revoke` (keys are few: one partition holds them). */
   apiKeys: () => 'APIKEYS',
   resellerStores: (ownerId: string) => `OWNER#${ownerId}#RST`,
   sourceStores: (resellerStoreId: string) => `RST#${resellerStoreId}#SST`,
-  syncJobs: (ownerId: string) => `OWNER#${ownerId}#SJ`,
+  syncJobs: (ownerId: string) => sharded(`OWNER#${ownerId}#SJ`),
   auditEntries: (ownerId: string) => `OWNER#${ownerId}#AUD`,
   /** GSI4 */
-  storeSyncJobs: (resellerStoreId: string) => `RST#${resellerStoreId}#SJ`,
+  storeSyncJobs: (resellerStoreId: string) => sharded(`RST#${resellerStoreId}#SJ`),
   storeAuditEntries: (resellerStoreId: string) => `RST#${resellerStoreId}#AUD`,
   /** GSI5 */
   /**
@@ -186,17 +224,17 @@ export const lists = {
    * enumerates with a Query of keys instead of a Scan of a table that grows with orders (CONTRACT.md §10.7).
    */
   activeStores: () => 'STORES#ACTIVE',
-  syncJobsIn: (ownerId: string, state: string) => `OWNER#${ownerId}#SJ#${state}`,
+  syncJobsIn: (ownerId: string, state: string) => sharded(`OWNER#${ownerId}#SJ#${state}`),
   auditEntriesOf: (ownerId: string, action: string) => `OWNER#${ownerId}#AUD#${action}`,
   /** GSI6 */
-  storeSyncJobsIn: (resellerStoreId: string, state: string) => `RST#${resellerStoreId}#SJ#${state}`,
+  storeSyncJobsIn: (resellerStoreId: string, state: string) => sharded(`RST#${resellerStoreId}#SJ#${state}`),
   storeAuditEntriesOf: (resellerStoreId: string, action: string) => `RST#${resellerStoreId}#AUD#${action}`,
   /** GSI7 */
   resourceAuditEntries: (resourceId: string) => `RES#${resourceId}#AUD`,
   /** A reseller store's orders (CONTRACT.md §10.8): entries of the orders' first jobs or unrouted-order records. */
-  storeOrders: (resellerStoreId: string) => `RST#${resellerStoreId}#ORD`,
+  storeOrders: (resellerStoreId: string) => sharded(`RST#${resellerStoreId}#ORD`),
   /** Those with unrouted items: entries of their marks (`keys.unroutedOrderMark`). */
-  storeUnroutedOrders: (resellerStoreId: string) => `RST#${resellerStoreId}#ORD#UNROUTED`,
+  storeUnroutedOrders: (resellerStoreId: string) => sharded(`RST#${resellerStoreId}#ORD#UNROUTED`),
 };
 
 export const lookups = {
@@ -213,15 +251,9 @@ export const lookups = {
   sourceOrderJobs: 'SJ#',
 };
 
-/** FNV-1a: a stable spread of owner ids over the shards, the same in every function. */
-const shardNumber = (ownerId: string) => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < ownerId.length; i++) hash = Math.imul(hash ^ ownerId.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % IN_FLIGHT_SHARDS;
-};
-
 const inFlightSet = (prefix: string) => ({
-  partition: (ownerId: string) => `${prefix}#${shardNumber(ownerId)}`,
+  /** The partition of a job's entry: the shard of its id. */
+  partition: (jobId: string) => `${prefix}#${shardNumber(jobId)}`,
   allPartitions: () => Array.from({ length: IN_FLIGHT_SHARDS }, (_, n) => `${prefix}#${n}`),
 });
 

@@ -1,5 +1,5 @@
 import { InvalidCursorError } from '../core/errors.js';
-import { type IndexRole, type Key, listSortKey } from './keys.js';
+import { entrySortKey, type IndexRole, type Key, listSortKey } from './keys.js';
 import { batchGet, type Item, keyOf, queryIndex } from './table.js';
 
 export interface Page<T> {
@@ -16,15 +16,17 @@ interface Listed {
 }
 
 /**
- * Where a list's entries are: one partition of an index, sorted by `<prefix><createdAt>#<id>`.
- * `exact` sources hold just the list's items (a partition per filter); the others hold a superset
- * whose non-matching entries are few in practice (docs/performance.md, "Lists"), and a page
- * filters the items it loads.
+ * Where a list's entries are: partitions of an index, each sorted by `<prefix><createdAt>#<id>`: one,
+ * or the shards of a list a busy owner writes at the order rate (keys.ts `LIST_SHARDS`), which a
+ * page reads together and merges. `exact` sources hold just the list's items (a partition per
+ * filter); the others hold a superset whose non-matching entries are few in practice
+ * (docs/performance.md, "Lists"), and a page filters the items it loads.
  */
 export interface ListSource {
   /** The index by its role in keys.ts. */
   index: IndexRole;
-  partition: string;
+  /** The list's partitions: one, or every shard of it (`ShardedList.all()`). */
+  partitions: readonly string[];
   /** A sort-key prefix within the partition; none for the list indexes. */
   prefix?: string;
   exact: boolean;
@@ -66,15 +68,32 @@ const MAX_LOADED = 100;
 const slack = (limit: number) => Math.max(2, Math.ceil(limit / 4));
 
 /**
+ * The newest `limit` entries below `before` of a source's partitions: one Query per partition, in
+ * parallel, each of at most `limit` entries (all of a page's may be in one shard), merged by sort
+ * key. For a sharded list this reads `shards × limit` keys at most: a page's cost grows with the
+ * shards and the page, never with the list's length.
+ */
+const newestEntries = async (source: ListSource, before: string | undefined, limit: number) => {
+  const queries = source.partitions.map((partition) =>
+    queryIndex({ index: source.index, partition, prefix: source.prefix, before, limit }),
+  );
+  const all = (await Promise.all(queries)).flat();
+  if (source.partitions.length === 1) return all;
+  const sortKey = (entry: Item) => entrySortKey(source.index, entry);
+  return all.sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : sortKey(a) > sortKey(b) ? -1 : 0)).slice(0, limit);
+};
+
+/**
  * Cursor pagination for every list (SPEC 8.1, CONTRACT.md §8): newest first by (createdAt, id),
  * as every list index sorts by `<createdAt>#<id>`. The cursor is the last item's id; its sort key
  * bounds the Query, so items sharing a timestamp are neither skipped nor repeated, items created
  * meanwhile never shift later pages, and a cursor item deleted (or moved out of a filtered list)
  * since still marks its place.
  *
- * A page is at most three round trips: the cursor's GetItem, one Query for the keys (one more than
- * the page loads, to tell `has_more`) and one BatchGet of at most `limit` items (`limit + 1 +
- * slack` for an inexact source, up to 100 for a small one), whatever the list's length. It may hold fewer than `limit`
+ * A page is at most three round trips: the cursor's GetItem, the Queries for the keys (one per
+ * partition, side by side; one more entry than the page loads, to tell `has_more`) and one BatchGet
+ * of at most `limit` items (`limit + 1 + slack` for an inexact source, up to 100 for a small one),
+ * whatever the list's length. It may hold fewer than `limit`
  * items when some loaded ones do not match: `has_more` still says whether the list goes on. Only
  * when not one loaded item matches while the list goes on does the page read on, so a page is
  * never empty with `has_more` true (docs/design.md, "Lists").
@@ -94,9 +113,8 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
   const loads = source.exact ? limit : source.small ? MAX_LOADED : Math.min(MAX_LOADED, limit + 1 + slack(limit));
   const matches = request.matches ?? (() => true);
   const data: T[] = [];
-  let startKey: Item | undefined;
   for (;;) {
-    const entries = await queryIndex({ ...source, before, limit: loads + 1, exclusiveStartKey: startKey });
+    const entries = await newestEntries(source, before, loads + 1);
     const loaded = entries.slice(0, loads);
     const items = await batchGet(
       loaded.map((entry) => recordKeyOf(keyOf(entry))),
@@ -109,6 +127,9 @@ export const listPage = async <T extends Listed>(request: ListRequest<T>): Promi
     const more = entries.length > loads;
     if (data.length > limit) return { data: data.slice(0, limit), hasMore: true };
     if (data.length > 0 || !more) return { data, hasMore: more };
-    startKey = loaded.at(-1);
+    // Read on below the last entry loaded, in every partition (its sort key without the prefix).
+    const last = loaded.at(-1);
+    if (!last) return { data, hasMore: false };
+    before = entrySortKey(source.index, last).slice(source.prefix?.length ?? 0);
   }
 };

@@ -13,6 +13,8 @@ export const AUDIT_ACTIONS = [
   'sync_job.cancelled',
   'sync_job.cancellation_declined',
   'sync_job.attention_required',
+  'sync_job.held',
+  'sync_job.released',
   'reseller_store.credentials_rotated',
   'source_store.credentials_rotated',
   'webhook_endpoint.created',

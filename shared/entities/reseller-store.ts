@@ -1,5 +1,14 @@
-import { lists } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, putIf, updateIf } from '../dynamo/table.js';
+import {
+  DEFAULT_ROUTING_POLICY,
+  PAYMENT_POLICIES,
+  RISK_POLICIES,
+  type RoutingPolicy,
+  TEST_ORDER_POLICIES,
+} from '../domain/routing-policy.js';
+import { attributes } from '../dynamo/attributes.js';
+import { keys, lists } from '../dynamo/keys.js';
+import { ConditionFailed, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
+import { vendorTagFrom } from './source-store.js';
 import {
   DELISTED,
   OWNED_AND_ACTIVE,
@@ -12,9 +21,41 @@ import {
 
 /**
  * The reseller store entity: a merchant's store that resells (SPEC: `rst_…`). Its fields are the
- * stores' common ones (store.ts); the only place that knows its item.
+ * stores' common ones (store.ts) and its routing policy (CONTRACT.md §11); the only place that knows its item.
  */
-export type ResellerStore = StoreFields;
+export type ResellerStore = StoreFields & { routingPolicy: RoutingPolicy };
+
+/**
+ * The routing policy's attributes: one per field, so a PATCH of some fields is one UpdateItem that keeps
+ * the others; a field never set is absent, and reads as its default (no byte for a store that keeps them).
+ */
+const POLICY_ATTRIBUTES: Record<keyof RoutingPolicy, string> = {
+  holdSeconds: 'policyHoldSeconds',
+  payment: 'policyPayment',
+  risk: 'policyRisk',
+  testOrders: 'policyTestOrders',
+};
+
+const policyAttributes = (policy: Partial<RoutingPolicy>) =>
+  Object.fromEntries(
+    Object.entries(policy)
+      .filter(([field, value]) => value !== undefined && field in POLICY_ATTRIBUTES)
+      .map(([field, value]) => [POLICY_ATTRIBUTES[field as keyof RoutingPolicy], value]),
+  );
+
+/** The routing policy a store item holds (defaults for the fields it does not). */
+export const routingPolicyFrom = (item: Item): RoutingPolicy => {
+  const read = attributes(item, 'reseller store');
+  const has = (field: keyof RoutingPolicy) => item[POLICY_ATTRIBUTES[field]] !== undefined;
+  return {
+    holdSeconds: has('holdSeconds') ? read.number(POLICY_ATTRIBUTES.holdSeconds) : DEFAULT_ROUTING_POLICY.holdSeconds,
+    payment: has('payment') ? read.oneOf(POLICY_ATTRIBUTES.payment, PAYMENT_POLICIES) : DEFAULT_ROUTING_POLICY.payment,
+    risk: has('risk') ? read.oneOf(POLICY_ATTRIBUTES.risk, RISK_POLICIES) : DEFAULT_ROUTING_POLICY.risk,
+    testOrders: has('testOrders')
+      ? read.oneOf(POLICY_ATTRIBUTES.testOrders, TEST_ORDER_POLICIES)
+      : DEFAULT_ROUTING_POLICY.testOrders,
+  };
+};
 
 export const resellerStoreKey = (id: string) => storeKey('reseller', id);
 
@@ -23,35 +64,75 @@ export const resellerStoreItem = (store: ResellerStore): Item => ({
   ...resellerStoreKey(store.id),
   ...storeIndexEntries('reseller', store, lists.resellerStores(store.ownerId)),
   ...storeAttributes(store),
+  ...policyAttributes(changedFields(store.routingPolicy)),
 });
 
-export const resellerStoreFrom = (item: Item): ResellerStore => storeFrom(item, 'reseller store');
+/** The fields of a policy that differ from the defaults: all a new store's item needs to write. */
+const changedFields = (policy: RoutingPolicy): Partial<RoutingPolicy> =>
+  Object.fromEntries(
+    Object.entries(policy).filter(([field, value]) => DEFAULT_ROUTING_POLICY[field as keyof RoutingPolicy] !== value),
+  );
+
+export const resellerStoreFrom = (item: Item): ResellerStore => ({
+  ...storeFrom(item, 'reseller store'),
+  routingPolicy: routingPolicyFrom(item),
+});
+
+/**
+ * What the orders webhook routes an order with, in one Query of the store's partition: its routing
+ * policy (the store's own item) and its active source stores by vendor tag (its vendor-tag items).
+ * The store's item shares the read's 4 KB units with the tags, so the policy costs no read of its own.
+ */
+export const routingOf = async (resellerStoreId: string) => {
+  const items = await queryPartition(keys.resellerStore(resellerStoreId).PK, undefined, false);
+  const storeItem = items.find((item) => item.SK === keys.resellerStore(resellerStoreId).SK);
+  const prefix = keys.vendorTagPrefix(resellerStoreId).SKPrefix;
+  const tags = items.filter((item) => typeof item.SK === 'string' && item.SK.startsWith(prefix));
+  return {
+    routingPolicy: storeItem ? routingPolicyFrom(storeItem) : DEFAULT_ROUTING_POLICY,
+    vendorTags: new Map(tags.map(vendorTagFrom).map(({ vendorTag, sourceStoreId }) => [vendorTag, sourceStoreId])),
+  };
+};
 
 /** Puts a new reseller store's item; its id is new, so an item met there is a fault. */
 export const putResellerStore = async (store: ResellerStore) => {
   if ((await putIf(resellerStoreItem(store))) !== true) throw new Error(`reseller store ${store.id} exists already`);
 };
 
+/** What a PATCH of a reseller store changes (SPEC 4.2, CONTRACT.md §11): any of them, or none. */
+export interface ResellerStoreChanges {
+  name?: string;
+  routingPolicy?: Partial<RoutingPolicy>;
+}
+
 /**
- * Renames an active store of `ownerId` (no name: changes nothing, still answers it); the store as
- * written, or undefined when there is no such store (unknown, deleted or another owner's).
+ * Changes an active store of `ownerId`: its name and any fields of its routing policy (nothing given:
+ * changes nothing, still answers it); the store as written, or undefined when there is no such store
+ * (unknown, deleted or another owner's).
  */
-export const renameResellerStoreItem = async (
+export const changeResellerStoreItem = async (
   ownerId: string,
   id: string,
-  name: string | undefined,
+  changes: ResellerStoreChanges,
   at: string,
 ): Promise<ResellerStore | undefined> => {
+  const set: Record<string, unknown> = {
+    ...(changes.name === undefined ? {} : { name: changes.name }),
+    ...policyAttributes(changes.routingPolicy ?? {}),
+  };
+  const names = Object.keys(set);
   const written = await updateIf(
     {
       Key: resellerStoreKey(id),
-      UpdateExpression: name === undefined ? 'SET updatedAt = updatedAt' : 'SET #name = :name, updatedAt = :now',
+      UpdateExpression: names.length
+        ? `SET ${names.map((_, i) => `#a${i} = :a${i}`).join(', ')}, updatedAt = :now`
+        : 'SET updatedAt = updatedAt',
       ConditionExpression: OWNED_AND_ACTIVE,
-      ExpressionAttributeNames: name === undefined ? undefined : { '#name': 'name' },
+      ExpressionAttributeNames: names.length ? Object.fromEntries(names.map((name, i) => [`#a${i}`, name])) : undefined,
       ExpressionAttributeValues: {
         ':owner': ownerId,
         ':null': null,
-        ...(name === undefined ? {} : { ':name': name, ':now': at }),
+        ...(names.length ? { ':now': at, ...Object.fromEntries(names.map((name, i) => [`:a${i}`, set[name]])) } : {}),
       },
     },
     true,

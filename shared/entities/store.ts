@@ -45,6 +45,35 @@ export interface PreviousWebhookSecret {
   until: string;
 }
 
+/**
+ * Whether the service may call a store with its token (CONTRACT.md §12.2): `uninstalled` after the
+ * shop's `app/uninstalled`, `reauthorization_required` after a refused token refresh (§12.3); new
+ * credentials make it `connected` again.
+ */
+export const CONNECTION_STATES = ['connected', 'uninstalled', 'reauthorization_required'] as const;
+export type ConnectionState = (typeof CONNECTION_STATES)[number];
+
+export interface StoreConnection {
+  state: ConnectionState;
+  /** When it left `connected`; null while connected. */
+  since: string | null;
+  /** What disconnected it (`app/uninstalled`, `invalid_grant`…); null while connected. */
+  reason: string | null;
+}
+
+export const CONNECTED: StoreConnection = { state: 'connected', since: null, reason: null };
+
+/** The attributes that hold a store's connection (absent: connected). */
+export const CONNECTION_ATTRIBUTES = ['connectionState', 'connectionSince', 'connectionReason'];
+
+export const connectionFrom = (item: Item): StoreConnection => {
+  const read = attributes(item, 'store');
+  const state = item.connectionState === undefined ? 'connected' : read.oneOf('connectionState', CONNECTION_STATES);
+  return state === 'connected'
+    ? CONNECTED
+    : { state, since: read.stringOrNull('connectionSince'), reason: read.stringOrNull('connectionReason') };
+};
+
 export interface StoreFields {
   id: string;
   ownerId: string;
@@ -53,6 +82,7 @@ export interface StoreFields {
   shopDomain: string;
   secrets: EncryptedSecrets;
   previousWebhookSecret: PreviousWebhookSecret | null;
+  connection: StoreConnection;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -141,6 +171,7 @@ export const storeFrom = (item: Item, entity: string): StoreFields => {
     shopDomain: read.string('shopDomain'),
     secrets: { accessToken: read.string('accessToken'), webhookSecret: read.string('webhookSecret') },
     previousWebhookSecret: previousSecretFrom(read.stringOrNull('previousWebhookSecret'), read),
+    connection: connectionFrom(item),
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     deletedAt: read.stringOrNull('deletedAt'),
@@ -220,6 +251,28 @@ export const readPreviousWebhookSecret = async (kind: StoreKind, id: string) =>
     'previousWebhookSecret',
     'previousWebhookSecretUntil',
   ])) ?? null;
+
+/**
+ * Marks a store disconnected (CONTRACT.md §12.2): from then on nothing calls it with its token. A
+ * store already in that state keeps when and why it got there (a redelivered `app/uninstalled`);
+ * a store that is gone is left alone. True when this write disconnected it.
+ */
+export const disconnectStore = async (
+  kind: StoreKind,
+  id: string,
+  state: Exclude<ConnectionState, 'connected'>,
+  reason: string,
+  at: string,
+) => {
+  const written = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression: 'SET connectionState = :state, connectionSince = :at, connectionReason = :reason',
+    ConditionExpression:
+      'attribute_exists(PK) AND (attribute_not_exists(connectionState) OR connectionState <> :state)',
+    ExpressionAttributeValues: { ':state': state, ':at': at, ':reason': reason },
+  });
+  return !(written instanceof ConditionFailed);
+};
 
 /** What an erased secret's attribute holds: no ciphertext, so nothing decrypts it and no signature verifies. */
 export const ERASED_SECRET = '';

@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
@@ -61,7 +62,12 @@ const deliveryOf = (event: HttpEvent, rawBody: Buffer): WebhookDelivery => {
     'topic',
     () => new ValidationError('X-Platform-Topic and X-Shopify-Topic name different topics.', 'X-Platform-Topic'),
   );
-  return { shopDomain, signature, topic, rawBody };
+  const webhookId = deliveryHeader(
+    event,
+    'webhook-id',
+    () => new ValidationError('X-Platform-Webhook-Id and X-Shopify-Webhook-Id differ.', 'X-Platform-Webhook-Id'),
+  );
+  return { shopDomain, signature, topic, webhookId, rawBody };
 };
 
 const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): WebhookRequest => ({
@@ -151,3 +157,42 @@ export const notFoundHandler = (): Lambda =>
         throw new RouteNotFoundError(event.requestContext?.http?.method ?? '?', event.rawPath ?? '/');
       }) as unknown as Lambda,
   );
+
+/** A file a route answers as it is: its media type and its bytes, gzipped (the operator console's files). */
+export interface StaticFile {
+  contentType: string;
+  /** The gzipped bytes, base64. */
+  gzip: string;
+}
+
+/**
+ * A route that answers files (the operator console): the request id and the standard headers as
+ * every route, `headers` on each file, an unknown file the contract's 404. The file goes gzipped to
+ * a client that accepts it, and plain to any other.
+ */
+export const fileHandler = (files: Readonly<Record<string, StaticFile>>, headers: Record<string, string>): Lambda => {
+  const { before, onError } = httpResponseMiddleware();
+  return withStandardHeaders(
+    middy<HttpEvent, HttpResponse, Error, HttpContext>()
+      .use(injectLambdaContext(logger, { resetKeys: true }))
+      .use({ before, onError })
+      .handler((event, context) => {
+        const name = event.pathParameters?.file || 'index.html';
+        const file = Object.hasOwn(files, name) ? files[name] : undefined;
+        if (!file) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath ?? '/');
+        const gzip = /\bgzip\b/i.test(readHeader(event, 'accept-encoding') ?? '');
+        return Promise.resolve({
+          statusCode: 200,
+          headers: {
+            ...headers,
+            'Content-Type': file.contentType,
+            'Request-Id': context.state.requestId,
+            Vary: 'Accept-Encoding',
+            ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
+          },
+          body: gzip ? file.gzip : gunzipSync(Buffer.from(file.gzip, 'base64')).toString('base64'),
+          isBase64Encoded: true,
+        });
+      }) as unknown as Lambda,
+  );
+};

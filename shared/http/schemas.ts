@@ -2,6 +2,12 @@ import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
+import {
+  MAX_HOLD_DELAY_SECONDS,
+  PAYMENT_POLICIES,
+  RISK_POLICIES,
+  TEST_ORDER_POLICIES,
+} from '../domain/routing-policy.js';
 import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { SYNC_JOB_STATUSES } from '../domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
@@ -79,15 +85,39 @@ export const PricingConfig = v.variant(
   'must be percentage or field_rules',
 );
 
+const oneOf = <T extends string>(values: readonly T[]) => v.picklist(values, `must be one of ${values.join(', ')}`);
+
+/**
+ * A reseller store's routing policy (CONTRACT.md §11): any subset of its fields; the rest keep their
+ * values (PATCH) or defaults (POST).
+ */
+export const RoutingPolicyBody = strict({
+  holdSeconds: v.optional(
+    v.pipe(
+      v.number('must be a whole number'),
+      v.integer('must be a whole number'),
+      v.minValue(0, 'must be at least 0'),
+      v.maxValue(MAX_HOLD_DELAY_SECONDS, `must be at most ${MAX_HOLD_DELAY_SECONDS}`),
+    ),
+  ),
+  payment: v.optional(oneOf(PAYMENT_POLICIES)),
+  risk: v.optional(oneOf(RISK_POLICIES)),
+  testOrders: v.optional(oneOf(TEST_ORDER_POLICIES)),
+});
+
 export const CreateResellerStoreBody = strict({
   name: requiredString(255),
   platform: Platform,
   shopDomain: ShopDomain,
   accessToken: Secret,
   webhookSecret: Secret,
+  routingPolicy: v.optional(RoutingPolicyBody),
 });
 
-export const UpdateResellerStoreBody = strict({ name: v.optional(requiredString(255)) });
+export const UpdateResellerStoreBody = strict({
+  name: v.optional(requiredString(255)),
+  routingPolicy: v.optional(RoutingPolicyBody),
+});
 
 export const CreateSourceStoreBody = v.pipe(
   strict({
@@ -187,12 +217,20 @@ export const ListSyncJobsQuery = v.pipe(
   listQuery({
     status: v.optional(v.picklist(SYNC_JOB_STATUSES, `must be one of ${SYNC_JOB_STATUSES.join(', ')}`)),
     reseller_store_id: rstFilter,
+    held: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
   }),
   v.transform((query) => ({
     ...page(query),
-    filters: { status: query.status, resellerStoreId: query.reseller_store_id },
+    filters: {
+      status: query.status,
+      resellerStoreId: query.reseller_store_id,
+      ...(query.held === undefined ? {} : { held: query.held === 'true' }),
+    },
   })),
 );
+
+/** `POST /v1/sync_jobs/{id}/hold` (CONTRACT.md §11): the body is optional; its `note` goes to the audit entry. */
+export const HoldSyncJobBody = v.optional(strict({ note: v.optional(requiredString(1000)) }));
 
 /** `GET /v1/reseller_stores/{rst_id}/orders` (CONTRACT.md §10.8): `unrouted=true`, only orders with unrouted items. */
 export const ListOrdersQuery = v.pipe(

@@ -1,11 +1,13 @@
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
+import type { Hold } from '../domain/routing-policy.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './attempt.js';
 import { isPropagating } from './fulfillment-entry.js';
 import { isLost, moveJob } from './store.js';
 import {
   type Cancellation,
+  heldEntries,
   lookupEntry,
   propagationIndex,
   type SourceLine,
@@ -219,3 +221,26 @@ export const cancellationRequest = (
     remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
   };
 };
+
+/**
+ * pending → pending, held (CONTRACT.md §11): an operator's hold, or a held job judged again with reasons
+ * left. The job joins its owner's and store's lists of held jobs. No new generation: a held job has no
+ * message that would place it, since the claim refuses a job with a hold.
+ */
+export const holdRequest = (job: SyncJob, hold: Hold): MoveRequest => ({
+  move: 'hold',
+  job,
+  at: now(),
+  set: { hold, ...heldEntries(job) },
+});
+
+/**
+ * pending → pending, released: the hold and its lists dropped (the move's rule), under a new generation
+ * whose message the caller sends.
+ */
+export const releaseRequest = (job: SyncJob): MoveRequest => ({
+  move: 'release',
+  job,
+  at: now(),
+  remove: ['resends', 'waitUntil'],
+});

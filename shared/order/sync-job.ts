@@ -1,5 +1,6 @@
 import { syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
+import type { Hold } from '../domain/routing-policy.js';
 import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
@@ -97,6 +98,11 @@ export interface SyncJob {
   /** The attempt history, oldest first (attempt.ts). */
   attemptLog: Attempt[];
   /**
+   * Why a `pending` job does not go to its supplier yet (CONTRACT.md §11), since when, and the end of
+   * its delay; null when nothing holds it. A held job is in its owner's and store's list of held jobs.
+   */
+  hold: Hold | null;
+  /**
    * When the shopper's personal data was erased from the job's copy of the order (CONTRACT.md §13:
    * a compliance request or the retention sweep, shared/order/redaction.ts); absent or null: not erased.
    */
@@ -181,7 +187,7 @@ const present = (attributes: Record<string, string | null>) =>
 export const syncJobItem = (job: SyncJob): Item => ({
   ...syncJobKey(job.id),
   ...tagOf('job'),
-  ...indexEntry('lists', lists.syncJobs(job.ownerId), listSortKey(job.createdAt, job.id)),
+  ...indexEntry('lists', lists.syncJobs(job.ownerId).of(job.id), listSortKey(job.createdAt, job.id)),
   ...indexChanges({ ...job, status: null }, job.status).set,
   // No `id`: the key holds it (jobIdOfPartition), and every byte of the item is paid again on each write.
   ownerId: job.ownerId,
@@ -198,7 +204,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   // first job in its store's list of orders that is its order's only job needs no count.
   ...(job.orderJobIds && job.orderJobIds.length > 1 ? { orderJobCount: job.orderJobIds.length } : {}),
   // The first job is the order's record: in its store's list of orders (its list sort key is GSI1's).
-  ...(job.orderJobIds ? indexEntry('resourceLists', lists.storeOrders(job.resellerStoreId)) : {}),
+  ...(job.orderJobIds ? indexEntry('resourceLists', lists.storeOrders(job.resellerStoreId).of(job.id)) : {}),
   ...(job.orderJobIds && job.receivedVia !== 'webhook' ? { receivedVia: job.receivedVia } : {}),
   ...(job.unroutedLines?.length ? { unroutedLines: unroutedLinesAttribute(job.unroutedLines) } : {}),
   ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
@@ -223,6 +229,20 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
+  ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+});
+
+/** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */
+export const HELD_LIST = 'held';
+
+/**
+ * A held job's entries in its owner's and its store's list of held jobs (GSI5, GSI6: the state lists,
+ * which a pending job does not use otherwise): `GET /v1/sync_jobs?held=true` reads only matches. The
+ * release removes them; a move to another state removes or replaces them as for any state list.
+ */
+export const heldEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST).of(job.id)),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -261,6 +281,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
     redactedAt: read.stringOrNull('redactedAt'),
+    hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
   };
 };
 
@@ -275,10 +296,10 @@ export const syncJobFrom = (item: Item): SyncJob => {
  *   store's list (GSI4, docs/design.md "Lists"). These keys never change, so no move rewrites those
  *   index entries.
  * - GSI3, open jobs (docs/design.md, "Reconciler"): a job that has not ended is in
- *   `OPEN#<shard of owner>`, `<owner>#<createdAt>#<id>`. Its keys are set by the creating put, kept
+ *   `OPEN#<shard of id>`, `<owner>#<createdAt>#<id>`. Its keys are set by the creating put, kept
  *   through pending and processing (claims and deferrals write nothing to the index), removed by
  *   the move to completed or dead, and set again by a manual retry. A failed job waits apart, in
- *   `FAILED#<shard of owner>` (same sort key), so that an owner's pending and processing jobs are
+ *   `FAILED#<shard of id>` (same sort key), so that an owner's pending and processing jobs are
  *   one range for their lists (docs/design.md, "Lists"); the move back (a claim, a re-send, a
  *   retry) copies the partition from `openPK`, which the job keeps while open: the claim moves a job
  *   it has not read, and with a copy it needs no key values. DynamoDB writes an index entry only
@@ -307,8 +328,8 @@ export const OPEN_PK = 'openPK';
 const IN_FLIGHT = indexKeyNames('inFlight');
 
 const openEntry = (job: IndexedJob) => ({
-  ...indexEntry('inFlight', inFlight.open.partition(job.ownerId), inFlight.sortKey(job.ownerId, job.createdAt, job.id)),
-  [OPEN_PK]: inFlight.open.partition(job.ownerId),
+  ...indexEntry('inFlight', inFlight.open.partition(job.id), inFlight.sortKey(job.ownerId, job.createdAt, job.id)),
+  [OPEN_PK]: inFlight.open.partition(job.id),
 });
 
 /** The states with a list of their own. */
@@ -318,7 +339,7 @@ type ListedState = (typeof LISTED_STATES)[number];
 export const isListedState = (status: SyncJobStatus): status is ListedState =>
   (LISTED_STATES as readonly SyncJobStatus[]).includes(status);
 
-const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
+export const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
 
 /**
  * The index attributes to set and remove when `job` (in its current status) moves to `to`. A
@@ -331,15 +352,15 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
   const wasOpen = job.status !== null && isOpen(job.status);
   if (isOpen(to) && !wasOpen) Object.assign(changes.set, openEntry(job));
   if (!isOpen(to) && wasOpen) changes.remove.push(...IN_FLIGHT, OPEN_PK);
-  if (to === 'failed') Object.assign(changes.set, indexEntry('inFlight', inFlight.failed.partition(job.ownerId)));
+  if (to === 'failed') Object.assign(changes.set, indexEntry('inFlight', inFlight.failed.partition(job.id)));
   else if (isOpen(to) && wasOpen) changes.copy = { [INDEX_KEYS.inFlight.pk]: OPEN_PK };
   if (job.status === null)
-    Object.assign(changes.set, indexEntry('storeLists', lists.storeSyncJobs(job.resellerStoreId)));
+    Object.assign(changes.set, indexEntry('storeLists', lists.storeSyncJobs(job.resellerStoreId).of(job.id)));
   if (isListedState(to)) {
     Object.assign(
       changes.set,
-      indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to)),
-      indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to)),
+      indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to).of(job.id)),
+      indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to).of(job.id)),
     );
   } else if (job.status !== null) changes.remove.push(...STATE_LISTS);
   return changes;
@@ -347,7 +368,7 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
 
 /**
  * GSI3, completed jobs propagating a fulfillment: a completed job is in `PROPAGATING#<shard of
- * owner>` while one of its fulfillment entries is `pending` or `failed`, so the reconciler finds an
+ * id>` while one of its fulfillment entries is `pending` or `failed`, so the reconciler finds an
  * entry whose message was lost. Never while the job is open: a job records fulfillments only
  * once it is completed, and completed is final.
  */
@@ -359,7 +380,7 @@ export const propagationIndex = (
     ? {
         set: indexEntry(
           'inFlight',
-          inFlight.propagating.partition(job.ownerId),
+          inFlight.propagating.partition(job.id),
           inFlight.sortKey(job.ownerId, job.createdAt, job.id),
         ),
         remove: [],

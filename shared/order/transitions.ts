@@ -2,7 +2,7 @@ import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import type { FulfillmentStatus } from './fulfillment-entry.js';
-import { type IndexChanges, type IndexedJob, indexChanges, syncJobKey } from './sync-job.js';
+import { type IndexChanges, type IndexedJob, indexChanges, STATE_LISTS, syncJobKey } from './sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
@@ -22,6 +22,10 @@ export interface MoveRule {
   to: SyncJobStatus;
   /** The move is followed by a fresh message to the worker, under the next generation. */
   newMessage: boolean;
+  /** The move never takes a held job (CONTRACT.md §11): its condition says the job has no `hold`. */
+  unheld?: true;
+  /** The move ends the job's hold, whatever it was (a release, a cancellation's flag): `hold` and its lists removed. */
+  endsHold?: true;
 }
 
 /** Who makes each move, and when, is in the comments (docs/design.md has the same table). */
@@ -29,7 +33,7 @@ const JOB_MOVES = {
   /** Orders webhook: one job per supplier of an order. */
   create: { from: [], to: 'pending', newMessage: true },
   /** Worker, on receiving the message (attempts + 1); `processing` too: a worker that died mid-job left it so. */
-  claim: { from: ['pending', 'processing', 'failed'], to: 'processing', newMessage: false },
+  claim: { from: ['pending', 'processing', 'failed'], to: 'processing', newMessage: false, unheld: true },
   /** Worker: the supplier placed the order. */
   complete: { from: ['processing'], to: 'completed', newMessage: false },
   /** Worker: a failure that may heal; the same message comes back after a growing delay. */
@@ -46,7 +50,7 @@ const JOB_MOVES = {
   /** POST /v1/sync_jobs/{id}/retry. */
   retry: { from: ['failed', 'dead'], to: 'pending', newMessage: true },
   /** Reconciler: the job stayed past its lease, its message presumed lost. */
-  resend: { from: ['pending', 'processing', 'failed'], to: 'pending', newMessage: true },
+  resend: { from: ['pending', 'processing', 'failed'], to: 'pending', newMessage: true, unheld: true },
   /**
    * Orders webhook (`orders/cancelled`) for a job with no supplier order, nor any on its way; worker,
    * for a job whose cancellation was requested, once it knows nothing was placed (CONTRACT.md §10.4).
@@ -55,7 +59,14 @@ const JOB_MOVES = {
   /** Orders webhook: a cancellation of a job whose attempt is under way; the worker ends it. */
   flagCancel: { from: ['processing'], to: 'processing', newMessage: false },
   /** Orders webhook: a cancellation of a job an earlier attempt may have placed; its worker looks it up. */
-  flagResend: { from: ['pending', 'failed'], to: 'pending', newMessage: true },
+  flagResend: { from: ['pending', 'failed'], to: 'pending', newMessage: true, endsHold: true },
+  /**
+   * A hold set or changed (CONTRACT.md §11): an operator's `POST …/hold`, or a held job judged again
+   * with reasons left. No message: a held job has none that would place it (the claim refuses it).
+   */
+  hold: { from: ['pending'], to: 'pending', newMessage: false },
+  /** A held job released (its delay over and nothing else holding it, a lift, an operator): it goes on at once. */
+  release: { from: ['pending'], to: 'pending', newMessage: true, endsHold: true },
   /** Orders webhook (or the worker, for a flagged job it placed): the supplier order is to be cancelled. */
   requestCancel: { from: ['completed'], to: 'completed', newMessage: true },
   /** Worker: the supplier cancelled its order; or the supplier's own `orders/cancelled`. */
@@ -195,7 +206,13 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     const n = update.name(attribute);
     update.setTo(n, `if_not_exists(${n}, ${update.value('zero', 0)}) + ${update.value(`add_${attribute}`, by)}`);
   }
-  update.remove(...[...index.remove, ...(request.remove ?? [])].map((attribute) => update.name(attribute)));
+  // Every other state has no hold: a move out of pending, or one that ends the hold, drops it (an absent
+  // attribute costs nothing); a job still pending leaves its lists of held jobs too.
+  const endsHold = rule.endsHold || (rule.to !== 'pending' && !rule.unheld);
+  const dropsHold = endsHold ? ['hold', ...(rule.to === 'pending' ? STATE_LISTS : [])] : [];
+  const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold])];
+  update.remove(...removed.filter((attribute) => !(attribute in (request.set ?? {}))).map((a) => update.name(a)));
+  if (rule.unheld) update.when(`attribute_not_exists(${update.name('hold')})`);
 
   update.when(`${update.name('generation')} = ${update.value('expectedGeneration', job.generation)}`);
   update.when(

@@ -38,7 +38,7 @@ export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   ...tagOf('unroutedOrder'),
   ...indexEntry(
     'resourceLists',
-    lists.storeOrders(order.resellerStoreId),
+    lists.storeOrders(order.resellerStoreId).of(order.firstJobId),
     listSortKey(order.receivedAt, order.firstJobId),
   ),
   [MARK]: order.receivedAt,
@@ -91,7 +91,7 @@ export const unroutedOrderMarkItem = (mark: {
   ...tagOf('unroutedMark'),
   ...indexEntry(
     'resourceLists',
-    lists.storeUnroutedOrders(mark.resellerStoreId),
+    lists.storeUnroutedOrders(mark.resellerStoreId).of(mark.firstJobId),
     listSortKey(mark.receivedAt, mark.firstJobId),
   ),
 });
@@ -99,7 +99,7 @@ export const unroutedOrderMarkItem = (mark: {
 // ---------- unrouted lines, as this record and the first job of an order keep them
 
 /** One letter per reason: every byte of the first job is paid again by each of its writes. */
-const REASON_LETTERS = { no_source_store: 's', no_vendor: 'v', gift_card: 'g' } as const;
+const REASON_LETTERS = { no_source_store: 's', no_vendor: 'v', gift_card: 'g', test_order: 't' } as const;
 
 /** `<position><letter>,…`: `3s,5g` is line 3 (no source store) and line 5 (a gift card). */
 export const unroutedLinesAttribute = (lines: UnroutedLine[]) =>

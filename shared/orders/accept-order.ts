@@ -1,14 +1,17 @@
 import { ValidationError } from '../core/errors.js';
-import { syncJobId } from '../core/ids.js';
+import { now, syncJobId } from '../core/ids.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
-import { classifyLineItems } from '../domain/routing.js';
-import { activeVendorTagsOf } from '../entities/source-store.js';
+import { classifyLineItems, testOrderLines } from '../domain/routing.js';
+import { holdOnArrival, skipsTestOrder } from '../domain/routing-policy.js';
+import { routingOf } from '../entities/reseller-store.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { loadRecord } from '../order/store.js';
+import type { SyncJob } from '../order/sync-job.js';
 import { createJobsForOrder } from '../sync-jobs/create.js';
+import { countHolds, sendRelease } from '../sync-jobs/holds.js';
 import { jobMessage } from '../sync-jobs/message.js';
 import { enqueueJobs } from '../sync-jobs/queue.js';
 import { recordUnroutedOrder } from './unrouted-orders.js';
@@ -74,8 +77,14 @@ const routeOrder = async (
     return [];
   }
 
-  const vendorTags = await activeVendorTagsOf(reseller.id);
-  const { groups, unrouted } = classifyLineItems(order.lineItems, vendorTags);
+  // The store's policy and its vendor tags, in one Query of its partition: the policy costs no read of its own.
+  const { routingPolicy, vendorTags } = await routingOf(reseller.id);
+  const facts = { financialStatus: order.financialStatus, riskRecommendation: null, test: order.test };
+  const classified = classifyLineItems(order.lineItems, vendorTags);
+  // A test order under `testOrders: skip` is never routed: every item is unrouted, reason `test_order` (§11).
+  const { groups, unrouted } = skipsTestOrder(routingPolicy, facts)
+    ? { groups: [], unrouted: testOrderLines(order.lineItems.length) }
+    : classified;
   const recorded = { ownerId: reseller.ownerId, resellerStoreId: reseller.id, externalOrderId: order.externalOrderId };
   if (!groups.length) {
     // Recorded all the same (CONTRACT.md §10.8): the merchant sees which suppliers to add.
@@ -87,6 +96,8 @@ const routeOrder = async (
     return result.jobIds;
   }
 
+  // Held for each reason that applies (CONTRACT.md §11); none, and the jobs go on at once, as before.
+  const hold = holdOnArrival(routingPolicy, facts, now());
   const result = await createJobsForOrder({
     ...recorded,
     resellerShopDomain: reseller.shopDomain,
@@ -94,27 +105,39 @@ const routeOrder = async (
     groups,
     receivedVia: via,
     unroutedLines: unrouted,
+    hold,
   });
 
   if (result.created) {
     countMetric(BUSINESS_METRICS.ordersRouted);
+    if (hold) countHolds(hold, result.written.length);
     if (unrouted.length) countMetric(BUSINESS_METRICS.ordersWithUnroutedItems);
     logger.info('order routed', { jobIds: result.jobIds });
   } else {
     logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });
   }
-  // A redelivery sends nothing for the jobs that existed: their messages went out with the first
-  // delivery, and a job whose message was lost is the reconciler's (a second message here would be a
-  // second live one). The jobs it wrote itself (a crash had left them unwritten) get theirs now.
-  if (result.written.length) {
-    try {
-      await enqueueJobs(result.written.map((job) => jobMessage(job, via, requestId)));
-    } catch (error) {
-      logger.error('enqueue failed; the reconciler will send these jobs their message', {
-        jobIds: result.written.map((j) => j.id),
-        error: (error as Error).name,
-      });
-    }
-  }
+  await sendMessages(result.written, via, requestId);
   return result.jobIds;
+};
+
+/**
+ * The messages of the jobs a call wrote. A redelivery sends nothing for the jobs that existed: their
+ * messages went out with the first delivery, and a job whose message was lost is the reconciler's (a
+ * second message here would be a second live one). The jobs it wrote itself (a crash had left them
+ * unwritten) get theirs now. Held jobs get no message that would place them: a delay gets its order's
+ * one release message (shared/sync-jobs/holds.ts).
+ */
+const sendMessages = async (written: SyncJob[], via: 'webhook' | 'poll', requestId: string | undefined) => {
+  const going = written.filter((job) => !job.hold);
+  const delayed = written.find((job) => job.hold?.until);
+  if (!delayed && !going.length) return;
+  try {
+    if (delayed) await sendRelease(delayed, requestId);
+    if (going.length) await enqueueJobs(going.map((job) => jobMessage(job, via, requestId)));
+  } catch (error) {
+    logger.error('enqueue failed; the reconciler will send these jobs their message', {
+      jobIds: written.map((j) => j.id),
+      error: (error as Error).name,
+    });
+  }
 };

@@ -1,7 +1,10 @@
 import * as v from 'valibot';
 import { parseInput } from '../core/validation.js';
+import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
+import type { OrderFacts } from '../domain/routing-policy.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { editResellerOrder } from '../sync-jobs/edit.js';
+import { judgeHeldAgain } from '../sync-jobs/holds.js';
 
 /** The part of `orders/updated` read besides the order itself (CONTRACT.md §10.6). */
 export const OrderUpdatedPayload = v.looseObject({
@@ -24,7 +27,21 @@ export const acceptEdit = async (
   const updatedAt = new Date(updated_at ?? Date.now()).toISOString();
   for (const reseller of resellerStores) {
     const ids = await editResellerOrder(reseller, rawBody, updatedAt, requestId);
-    if (ids.length) return ids;
+    if (!ids.length) continue;
+    // Its held jobs judged again on the order as it is now (CONTRACT.md §11): paid, they go on.
+    const reading = readResellerOrder(rawBody.toString('utf8'));
+    if (reading.ok) await judgeHeldAgain(reseller.id, reading.order.externalOrderId, factsOf(reading.order, payload));
+    return ids;
   }
   return [];
+};
+
+/** What an update says of the order's payment, risk (a REST poll's `risk_recommendation`) and test. */
+const factsOf = (order: ResellerOrder, payload: unknown): OrderFacts => {
+  const risk = (payload as { risk_recommendation?: unknown } | null)?.risk_recommendation;
+  return {
+    financialStatus: order.financialStatus,
+    riskRecommendation: typeof risk === 'string' ? risk.toLowerCase() : null,
+    test: order.test,
+  };
 };

@@ -37,11 +37,11 @@ export const orderListSource = (resellerStoreId: string, unrouted: boolean): Lis
   unrouted
     ? {
         index: 'resourceLists',
-        partition: lists.storeUnroutedOrders(resellerStoreId),
+        partitions: lists.storeUnroutedOrders(resellerStoreId).all(),
         exact: true,
         recordKeyOf: orderRecordKeyOf,
       }
-    : { index: 'resourceLists', partition: lists.storeOrders(resellerStoreId), exact: true };
+    : { index: 'resourceLists', partitions: lists.storeOrders(resellerStoreId).all(), exact: true };
 
 /**
  * A page of a reseller store's orders, newest first; `unrouted`: only those with unrouted items. The

@@ -38,7 +38,7 @@ export type ComplianceWork =
       topic: 'shop/redact';
       shopDomain: string;
       /** Where the erasure of a large shop's orders goes on: the reseller store and its last order done. */
-      resume?: { resellerStoreId: string; after: Item };
+      resume?: { resellerStoreId: string; partition: string; after: Item };
       /** What the runs before this one erased, per reseller store (counts only). */
       counts?: Record<string, ShopCounts>;
     }
@@ -178,6 +178,40 @@ const redactCustomer = async (work: Extract<ComplianceWork, { topic: 'customers/
 export const SHOP_ORDERS_PER_RUN = 500;
 
 /**
+ * The orders of one list partition erased from `after` on, counted, until the budget runs out:
+ * where the next run goes on, or undefined once the partition is done.
+ */
+const redactOrdersOf = async (
+  partition: string,
+  start: Item | undefined,
+  count: ShopCounts,
+  budget: { left: number },
+  at: string,
+): Promise<Item | undefined> => {
+  let after = start;
+  do {
+    const page = await queryKeys({
+      index: 'resourceLists',
+      pk: partition,
+      limit: Math.max(1, Math.min(100, budget.left)),
+      exclusiveStartKey: after,
+      forward: true,
+    });
+    for (const key of page.keys) {
+      const redaction = await redactOrder(jobIdOfPartition(key), at);
+      if (redaction.held) count.ordersHeld++;
+      if (redaction.erased) count.ordersErased++;
+      count.jobs += redaction.jobs;
+      count.supplierOrders += redaction.supplierOrders.length;
+    }
+    budget.left -= page.keys.length;
+    after = page.lastKey;
+    if (after && budget.left <= 0) return after;
+  } while (after);
+  return undefined;
+};
+
+/**
  * A shop's erasure: every order of each of its reseller stores, then each store (reseller and source)
  * soft-deleted and its secrets erased. A shop with more orders than SHOP_ORDERS_PER_RUN is done in
  * several runs: the work to do next is returned (its `resume`), undefined once all is done.
@@ -188,31 +222,19 @@ const redactShop = async (
 ): Promise<ComplianceWork | undefined> => {
   const stores = await resellerStoresOf(work.shopDomain);
   const counts: Record<string, ShopCounts> = { ...work.counts };
-  let budget = SHOP_ORDERS_PER_RUN;
-  const from = work.resume ? stores.findIndex((store) => store.id === work.resume?.resellerStoreId) : 0;
-  for (const store of stores.slice(Math.max(0, from))) {
-    let after = store.id === work.resume?.resellerStoreId ? work.resume.after : undefined;
-    do {
-      const page = await queryKeys({
-        index: 'resourceLists',
-        pk: lists.storeOrders(store.id),
-        limit: Math.min(100, budget),
-        exclusiveStartKey: after,
-        forward: true,
-      });
-      counts[store.id] ??= { ordersHeld: 0, ordersErased: 0, jobs: 0, supplierOrders: 0 };
-      const count = counts[store.id];
-      for (const key of page.keys) {
-        const redaction = await redactOrder(jobIdOfPartition(key), at);
-        if (redaction.held) count.ordersHeld++;
-        if (redaction.erased) count.ordersErased++;
-        count.jobs += redaction.jobs;
-        count.supplierOrders += redaction.supplierOrders.length;
-      }
-      budget -= page.keys.length;
-      after = page.lastKey;
-      if (after && budget <= 0) return { ...work, resume: { resellerStoreId: store.id, after }, counts };
-    } while (after);
+  const budget = { left: SHOP_ORDERS_PER_RUN };
+  const orderLists = stores.flatMap((store) =>
+    lists
+      .storeOrders(store.id)
+      .all()
+      .map((partition) => ({ store, partition })),
+  );
+  const from = work.resume ? orderLists.findIndex(({ partition }) => partition === work.resume?.partition) : 0;
+  for (const { store, partition } of orderLists.slice(Math.max(0, from))) {
+    counts[store.id] ??= { ordersHeld: 0, ordersErased: 0, jobs: 0, supplierOrders: 0 };
+    const start = partition === work.resume?.partition ? work.resume.after : undefined;
+    const after = await redactOrdersOf(partition, start, counts[store.id], budget, at);
+    if (after) return { ...work, resume: { resellerStoreId: store.id, partition, after }, counts };
   }
   // Every order erased: the stores go, audited once each with the counts of what they held.
   for (const store of stores) {

@@ -2,17 +2,20 @@ import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
+import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing-policy.js';
 import { lists } from '../dynamo/keys.js';
 import { listPage } from '../dynamo/pagination.js';
 import { getItem } from '../dynamo/table.js';
 import {
+  changeResellerStoreItem,
   deleteResellerStoreItem,
   putResellerStore,
   type ResellerStore,
-  renameResellerStoreItem,
+  type ResellerStoreChanges,
   resellerStoreFrom,
   resellerStoreKey,
 } from '../entities/reseller-store.js';
+import { CONNECTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 
@@ -27,7 +30,7 @@ export interface NewResellerStore extends PlainSecrets {
 export const createResellerStore = async (
   deps: Pick<Deps, 'cipher'>,
   owner: Owner,
-  input: NewResellerStore,
+  input: NewResellerStore & { routingPolicy?: Partial<RoutingPolicy> },
 ): Promise<ResellerStore> => {
   const id = newId('rst');
   const createdAt = now();
@@ -39,9 +42,11 @@ export const createResellerStore = async (
     shopDomain: input.shopDomain,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    connection: CONNECTED,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,
+    routingPolicy: { ...DEFAULT_ROUTING_POLICY, ...input.routingPolicy },
   };
   await putResellerStore(store);
   return store;
@@ -65,7 +70,7 @@ export const loadResellerStore = (id: string) => getItem(resellerStoreKey(id), r
 
 export const listResellerStores = (owner: Owner, limit: number, startingAfter?: string) =>
   listPage({
-    source: { index: 'lists', partition: lists.resellerStores(owner.ownerId), exact: true },
+    source: { index: 'lists', partitions: [lists.resellerStores(owner.ownerId)], exact: true },
     ownerId: owner.ownerId,
     from: resellerStoreFrom,
     limit,
@@ -73,10 +78,11 @@ export const listResellerStores = (owner: Owner, limit: number, startingAfter?: 
     cursorItem: (id) => ownedResellerStore(owner, id),
   });
 
-export const renameResellerStore = async (owner: Owner, id: string, name: string | undefined) => {
+/** A PATCH (SPEC 4.2, CONTRACT.md §11): the name and any fields of the routing policy; the rest kept. */
+export const changeResellerStore = async (owner: Owner, id: string, changes: ResellerStoreChanges) => {
   if (!isId('rst', id)) throw new ResourceMissingError('reseller_store', id);
   // An empty PATCH still answers the current store, and still 404s for a missing one.
-  const store = await renameResellerStoreItem(owner.ownerId, id, name, now());
+  const store = await changeResellerStoreItem(owner.ownerId, id, changes, now());
   if (!store) throw new ResourceMissingError('reseller_store', id);
   return store;
 };

@@ -15,6 +15,7 @@ import {
   sourceStoreKey,
   updateSourceStoreItems,
 } from '../entities/source-store.js';
+import { CONNECTED } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptSecrets } from './secrets.js';
@@ -49,6 +50,7 @@ export const createSourceStore = async (
     pricingConfig: input.pricingConfig,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    connection: CONNECTED,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,
@@ -90,7 +92,7 @@ export const listSourceStores = async (
     startingAfter === undefined ? undefined : await ownedSourceStore(owner, resellerStoreId, startingAfter);
   if (!cursor) await findResellerStore(owner, resellerStoreId, 'rst_id');
   return listPage({
-    source: { index: 'lists', partition: lists.sourceStores(resellerStoreId), exact: true },
+    source: { index: 'lists', partitions: [lists.sourceStores(resellerStoreId)], exact: true },
     ownerId: owner.ownerId,
     from: sourceStoreFrom,
     limit,

@@ -3,6 +3,7 @@ import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import type { UnroutedLine } from '../domain/routing.js';
+import type { Hold } from '../domain/routing-policy.js';
 import type { Item } from '../dynamo/table.js';
 import {
   compressBody,
@@ -49,6 +50,8 @@ export interface NewOrder {
   receivedVia?: ReceivedVia;
   /** The order's items that go to no supplier; the first job keeps them, and the order gets a mark. */
   unroutedLines?: UnroutedLine[];
+  /** What holds the order as it arrives (CONTRACT.md §11): every job of it is created with it. Absent: none. */
+  hold?: Hold | null;
 }
 
 /** Items per DynamoDB transaction. */
@@ -61,7 +64,7 @@ const ORDER_JOB_COUNT_BYTES = itemSize({ orderJobCount: 1 });
 
 /** A new sync job: pending, under its first generation, at `position` among its order's suppliers. */
 export const newSyncJob = (
-  input: Omit<NewOrder, 'rawBody' | 'groups' | 'unroutedLines'>,
+  input: Omit<NewOrder, 'rawBody' | 'groups' | 'unroutedLines' | 'hold'>,
   group: OrderGroup,
   position: number,
   order: StoredOrder,
@@ -99,6 +102,7 @@ export const newSyncJob = (
   waitUntil: null,
   throttledSince: null,
   attemptLog: [],
+  hold: null,
 });
 
 const encodeRouting = (groups: OrderGroup[]) =>
@@ -112,17 +116,21 @@ const decodeRouting = (routing: Uint8Array): OrderGroup[] =>
 
 /** The plan of an order's writes: its jobs and body parts, and which go in the first transaction. */
 const plan = (input: NewOrder) => {
-  const createdAt = now();
+  const createdAt = input.hold?.since ?? now();
   const compressed = compressBody(input.rawBody);
   const firstId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
   const unroutedLines = input.unroutedLines?.length ? input.unroutedLines : null;
-  const inline = newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt);
+  const hold = input.hold ?? null;
+  const inline = { ...newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt), hold };
   // Measured as any job, without the first job's order attributes (its list entry, unrouted lines):
   // the same bodies stay inline as before orders were listed (docs/performance.md, "Orders, visible").
   const fitsInline = itemSize(syncJobItem(inline)) + ORDER_JOB_COUNT_BYTES <= INLINE_ITEM_BUDGET;
   const parts = fitsInline ? [] : splitParts(compressed);
   const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };
-  const jobs = input.groups.map((group, position) => newSyncJob(input, group, position, order, createdAt));
+  const jobs = input.groups.map((group, position) => ({
+    ...newSyncJob(input, group, position, order, createdAt),
+    hold,
+  }));
   // The order's mark, when some of its items route nowhere, goes with its first job (unrouted-order.ts).
   const partItems = [
     ...parts.map((bytes, n) => orderBodyPartItem(firstId, n, bytes)),
@@ -236,7 +244,11 @@ export const completeOrderJobs = async (firstJob: SyncJob): Promise<SyncJob[]> =
   const groups = decodeRouting(firstJob.orderRouting);
   const present = new Set((await loadJobs(firstJob.orderJobIds)).map((j) => j.id));
   const missing = groups
-    .map((group, position) => newSyncJob(firstJob, group, position, firstJob.order!, firstJob.createdAt))
+    // Held as the order is: a job a crash left unwritten is held as its first job (and as its siblings were written).
+    .map((group, position) => ({
+      ...newSyncJob(firstJob, group, position, firstJob.order!, firstJob.createdAt),
+      hold: firstJob.hold,
+    }))
     .filter((job) => !present.has(job.id));
   await putEach(missing);
   return missing;

@@ -26,9 +26,10 @@ export interface JobMessage extends WorkMessage {
   notBefore?: number;
   /**
    * `cancel`: the message cancels the job's supplier order (CONTRACT.md §10.4); `update`: it gives it
-   * the reseller's edits (§10.6); absent: it places it.
+   * the reseller's edits (§10.6); `release`: the delay of its held order has ended (§11, holds.ts): the
+   * order is read again and its held jobs judged; absent: it places it.
    */
-  purpose?: 'cancel' | 'update';
+  purpose?: 'cancel' | 'update' | 'release';
 }
 
 /**
@@ -58,7 +59,7 @@ export const messageLogContext = (message: JobMessage) => ({
   externalOrderId: message.externalOrderId,
 });
 
-const PURPOSES = ['cancel', 'update'] as const;
+const PURPOSES = ['cancel', 'update', 'release'] as const;
 
 const readJobMessage = (parsed: Fields): JobMessage | undefined => {
   if (!isText(parsed.jobId) || !Number.isInteger(parsed.generation)) return undefined;

@@ -21,6 +21,7 @@ import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reco
 import { resendCancellation } from './cancel.js';
 import { resendUpdate } from './edit.js';
 import { endJob, mayHaveBeenPlaced } from './end.js';
+import { watchHeld } from './holds.js';
 import { type JobMessage, jobMessage } from './message.js';
 import { resendJob } from './moves.js';
 
@@ -265,8 +266,13 @@ const handle = (run: Run, job: SyncJob, work: () => Promise<unknown>) =>
 const reconcileOpen = async (run: Run, jobs: SyncJob[]): Promise<Visited> => {
   // The index lags the table: a job that has ended since is skipped.
   const open = jobs.filter((job) => isOpen(job.status));
-  const stalled = open.filter((job) => isStalled(job, run.leaseSeconds, run.at));
-  const handled = await Promise.all(stalled.map((job) => handle(run, job, () => resendOrEndStalled(run, job))));
+  // A held job waits on purpose (CONTRACT.md §11): never re-sent nor ended, only watched (holds.ts).
+  const held = open.filter((job) => job.hold !== null);
+  const stalled = open.filter((job) => job.hold === null && isStalled(job, run.leaseSeconds, run.at));
+  const handled = await Promise.all([
+    ...stalled.map((job) => handle(run, job, () => resendOrEndStalled(run, job))),
+    ...held.map((job) => handle(run, job, () => watchHeld(job, run.leaseSeconds, run.at))),
+  ]);
   return { inFlight: open.length, handled: handled.every(Boolean) };
 };
 

@@ -7,7 +7,7 @@ import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from '../order/attempt.js';
 import { type JobLine, jobLines } from '../order/order-body.js';
 import { loadJob, loadJobs } from '../order/store.js';
-import { isListedState, type SyncJob, syncJobFrom } from '../order/sync-job.js';
+import { HELD_LIST, isListedState, type SyncJob, syncJobFrom } from '../order/sync-job.js';
 import type { JobMessage } from './message.js';
 
 /**
@@ -38,6 +38,8 @@ export const findSyncJob = async (owner: Owner, id: string) => {
 export interface SyncJobFilters {
   status?: SyncJobStatus;
   resellerStoreId?: string;
+  /** true: only held jobs (CONTRACT.md §11), read from their own lists; false: only jobs not held. */
+  held?: boolean;
 }
 
 /**
@@ -49,19 +51,29 @@ export interface SyncJobFilters {
  */
 export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): ListSource => {
   const { status, resellerStoreId: store } = filters;
+  // Held jobs are in lists of their own (sync-job.ts heldEntries): a page reads only matches.
+  if (filters.held === true) {
+    return store === undefined
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, HELD_LIST).all(), exact: status === undefined }
+      : {
+          index: 'storeStateLists',
+          partitions: lists.storeSyncJobsIn(store, HELD_LIST).all(),
+          exact: status === undefined,
+        };
+  }
   if (status !== undefined && isListedState(status)) {
     return store === undefined
-      ? { index: 'stateLists', partition: lists.syncJobsIn(ownerId, status), exact: true }
-      : { index: 'storeStateLists', partition: lists.storeSyncJobsIn(store, status), exact: true };
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, status).all(), exact: true }
+      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, status).all(), exact: true };
   }
   if (status === 'pending' || status === 'processing') {
-    const partition = inFlight.open.partition(ownerId);
-    return { index: 'inFlight', partition, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
+    const partitions = inFlight.open.allPartitions();
+    return { index: 'inFlight', partitions, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
   }
   const exact = status === undefined;
   return store === undefined
-    ? { index: 'lists', partition: lists.syncJobs(ownerId), exact }
-    : { index: 'storeLists', partition: lists.storeSyncJobs(store), exact };
+    ? { index: 'lists', partitions: lists.syncJobs(ownerId).all(), exact }
+    : { index: 'storeLists', partitions: lists.storeSyncJobs(store).all(), exact };
 };
 
 /**
@@ -75,7 +87,7 @@ export const listSyncJobs = (
   startingAfter: string | undefined,
   filters: SyncJobFilters,
 ) => {
-  const { status, resellerStoreId } = filters;
+  const { status, resellerStoreId, held } = filters;
   const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
   return listPage({
     source: syncJobListSource(owner, filters),
@@ -87,7 +99,10 @@ export const listSyncJobs = (
       const job = await ownedSyncJob(owner, id);
       return job && inStore(job) ? job : undefined;
     },
-    matches: (job) => (status === undefined || job.status === status) && inStore(job),
+    matches: (job) =>
+      (status === undefined || job.status === status) &&
+      inStore(job) &&
+      (held === undefined || (job.hold !== null) === held),
   });
 };
 

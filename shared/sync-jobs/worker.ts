@@ -19,6 +19,7 @@ import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './ca
 import { completeOrderJobs } from './create.js';
 import { updateSupplierOrder } from './edit.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
+import { releaseAfterDelay } from './holds.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
 import { claimJob, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './moves.js';
 import { learnFrom, type PaceTurn, takeTurn } from './pace.js';
@@ -136,11 +137,12 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
 };
 
 /**
- * A message that cancels a completed job's supplier order (cancel.ts), or gives it the reseller's
- * edits (edit.ts). A cancellation is stale once the job moved on (a new generation); an update
+ * A message that ends a held order's delay (holds.ts), cancels a completed job's supplier order (cancel.ts), or gives
+ * it the reseller's edits (edit.ts). A cancellation is stale once the job moved on (a new generation); an update
  * carries the job's latest edits, whatever message asked for it.
  */
 const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+  if (message.purpose === 'release') return releaseAfterDelay(deps, message);
   const job = await loadJob(message.jobId, true);
   if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
     logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
@@ -181,7 +183,8 @@ const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => 
 
 /** The first job of an order written in chunks completes what a crash may have left unwritten. */
 const completeSiblings = async ({ item, message }: JobAttempt) => {
-  const siblings = await completeOrderJobs(item.job);
+  // Held as their order is (CONTRACT.md §11): those go on when it is released.
+  const siblings = (await completeOrderJobs(item.job)).filter((sibling) => !sibling.hold);
   if (siblings.length) await enqueueJobs(siblings.map((sibling) => jobMessage(sibling, 'webhook', message.requestId)));
 };
 

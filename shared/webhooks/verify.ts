@@ -22,6 +22,8 @@ export interface WebhookDelivery {
   shopDomain: string | undefined;
   signature: string | undefined;
   topic: string | undefined;
+  /** `X-Platform-Webhook-Id`: the platform's id of the delivery, the same on its redeliveries. */
+  webhookId?: string;
   rawBody: Buffer;
 }
 

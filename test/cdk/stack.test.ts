@@ -5,6 +5,7 @@ import { iamActionsFor } from '../../lib/access.js';
 import {
   type Access,
   authorizer,
+  consoleRoute,
   consumers,
   fallbackRoute,
   type QueueName,
@@ -43,6 +44,8 @@ const QUEUE_IDS: Record<QueueName, string> = {
   pollDlq: 'PollDlq',
   delivery: 'DeliveryQueue',
   deliveryDlq: 'DeliveryDlq',
+  app: 'AppQueue',
+  appDlq: 'AppDlq',
 };
 
 interface FunctionEntry {
@@ -55,6 +58,7 @@ interface FunctionEntry {
 const allFunctions: FunctionEntry[] = [
   ...routes.map((r) => ({ name: r.name, access: r.access, kind: 'route' as const })),
   { name: fallbackRoute.name, access: fallbackRoute.access, kind: 'route' },
+  { name: consoleRoute.name, access: consoleRoute.access, kind: 'route' },
   { name: authorizer.name, access: authorizer.access, kind: 'authorizer' },
   ...consumers.map((c) => ({
     name: c.name,
@@ -196,8 +200,23 @@ describe('stack', () => {
   });
 
   describe('HTTP API', () => {
-    it('has exactly one route per entry of routes.ts, and the $default route', () => {
-      dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length + 1);
+    it('has exactly one route per entry of routes.ts, the console’s and the $default route', () => {
+      dev.template.resourceCountIs('AWS::ApiGatewayV2::Route', routes.length + consoleRoute.paths.length + 1);
+    });
+
+    it('serves the operator console from the API’s origin: GET routes without authorizer, its URL an output', () => {
+      const resources = resourcesOf(dev);
+      for (const path of consoleRoute.paths) {
+        const [, apiRoute] = Object.entries(resources).find(
+          ([, r]) => r.Type === 'AWS::ApiGatewayV2::Route' && r.Properties.RouteKey === `GET ${path}`,
+        )!;
+        expect(apiRoute.Properties.AuthorizationType).toBe('NONE');
+        const integrationId = apiRoute.Properties.Target['Fn::Join'][1][1].Ref;
+        expect(resources[integrationId].Properties.IntegrationUri).toEqual({
+          'Fn::GetAtt': [functionId(dev, consoleRoute.name), 'Arn'],
+        });
+      }
+      expect(JSON.stringify(dev.template.findOutputs('ConsoleUrl'))).toContain('console');
     });
 
     it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(
@@ -353,7 +372,7 @@ describe('stack', () => {
     it('encrypts every queue and keeps its messages 14 days', () => {
       // With -c pollMessageRetentionSeconds=1209600; the poll queue's 2 hours: test/cdk/flash-sale.test.ts.
       const dev = before32;
-      dev.template.resourceCountIs('AWS::SQS::Queue', 8);
+      dev.template.resourceCountIs('AWS::SQS::Queue', Object.keys(QUEUE_IDS).length);
       for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
         const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
         expect(props.SqsManagedSseEnabled).toBe(true);

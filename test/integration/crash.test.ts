@@ -128,6 +128,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     expect(first.lines).toEqual(
       expect.arrayContaining([
         `  ${'API'.padEnd(20)}${apiUrl}`,
+        `  ${'Operator console'.padEnd(20)}${apiUrl}/console/`,
         expect.stringMatching(/^ {2}DynamoDB Local {6}http:\/\/127\.0\.0\.1:\d+ {2}table reseller-routing$/),
         expect.stringMatching(/^ {2}SQS \(fauxqs\) {8}http:\/\/127\.0\.0\.1:\d+ /),
         `  ${'Data'.padEnd(20)}${dataDir}, on disk: table, queues with their messages, KMS key (kept across restarts)`,

@@ -53,7 +53,7 @@ const seedDeadJob = async () => {
       TableName: service.tableName,
       Item: {
         ...keys.syncJob(id),
-        GSI1PK: lists.syncJobs('owner_a'),
+        GSI1PK: lists.syncJobs('owner_a').of(id),
         GSI1SK: listSortKey(at, id),
         id,
         ownerId: 'owner_a',

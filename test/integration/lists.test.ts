@@ -3,6 +3,7 @@ import { seededAuditEntry, seededJob, writeItems } from '../../bench/seed.js';
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/entities/audit-entry.js';
 import { type SyncJob, syncJobItem } from '../../shared/order/sync-job.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
@@ -116,12 +117,14 @@ afterAll(() => service?.stop());
 
 /**
  * Reads a list to its end, page by page, and checks each page's requests: at most one cursor
- * GetItem (none on the first page), one Query, one BatchGetItem; and never an empty page that
+ * GetItem (none on the first page), one Query per partition of the list (side by side: every
+ * shard of a sharded list, keys.ts LIST_SHARDS), one BatchGetItem; and never an empty page that
  * says more follow.
  */
 const walk = async <T extends { id: string }>(
   page: (limit: number, startingAfter: string | undefined) => Promise<Page<T>>,
   limit: number,
+  queries = 1,
 ) => {
   const ids: string[] = [];
   let cursor: string | undefined;
@@ -129,9 +132,9 @@ const walk = async <T extends { id: string }>(
     const { result, trips } = await recorder.during(() => page(limit, cursor));
     const counts = countByOperation(trips);
     expect(counts.GetItem ?? 0).toBe(cursor === undefined ? 0 : 1);
-    expect(counts.Query).toBe(1);
+    expect(counts.Query).toBe(queries);
     expect(counts.BatchGetItem ?? 0).toBeLessThanOrEqual(1);
-    expect(trips).toHaveLength((counts.GetItem ?? 0) + 1 + (counts.BatchGetItem ?? 0));
+    expect(trips).toHaveLength((counts.GetItem ?? 0) + queries + (counts.BatchGetItem ?? 0));
     expect(result.data.length).toBeLessThanOrEqual(limit);
     ids.push(...result.data.map((item) => item.id));
     if (!result.hasMore) return ids;
@@ -148,7 +151,7 @@ const LIST_FUNCTIONS: Record<string, string> = { '/v1/sync_jobs': 'ListSyncJobs'
  * DynamoDB requests per page held to the same bound. A function reports its calls before it
  * answers (one message port, in order), so they are all in by the time the response is.
  */
-const walkApi = async (path: string, query: Record<string, string | undefined>, limit: number) => {
+const walkApi = async (path: string, query: Record<string, string | undefined>, limit: number, queries = 1) => {
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let n = 0; n < 100; n++) {
@@ -162,7 +165,7 @@ const walkApi = async (path: string, query: Record<string, string | undefined>, 
     const counts = countBy(calls.map((call) => call.command));
     expect(counts).toEqual({
       ...(cursor === undefined ? {} : { GetItem: 1 }),
-      Query: 1,
+      Query: queries,
       ...(counts.BatchGetItem ? { BatchGetItem: 1 } : {}),
     });
     ids.push(...res.body.data.map((item: { id: string }) => item.id));
@@ -192,17 +195,20 @@ describe('sync job lists: every filter combination', () => {
       ),
     ).map((j) => j.id);
 
-  it.each(jobCombos)('status $status, store $resellerStoreId: pages of 3 round trips at most', async (filters) => {
-    for (const limit of [1, 4, 100]) {
-      const page = (l: number, after?: string) => lists.syncJobs.listSyncJobs({ ownerId: OWNER }, l, after, filters);
-      const ids = await walk(page, limit);
-      expect(ids).toEqual(expected(filters));
-    }
-  });
+  it.each(jobCombos)(
+    'status $status, store $resellerStoreId: pages of 3 steps, every shard queried',
+    async (filters) => {
+      for (const limit of [1, 4, 100]) {
+        const page = (l: number, after?: string) => lists.syncJobs.listSyncJobs({ ownerId: OWNER }, l, after, filters);
+        const ids = await walk(page, limit, LIST_SHARDS);
+        expect(ids).toEqual(expected(filters));
+      }
+    },
+  );
 
   it.each(jobCombos)('status $status, store $resellerStoreId: the same answer through the API', async (filters) => {
     const query = { status: filters.status, reseller_store_id: filters.resellerStoreId };
-    expect(await walkApi('/v1/sync_jobs', query, 5)).toEqual(expected(filters));
+    expect(await walkApi('/v1/sync_jobs', query, 5, LIST_SHARDS)).toEqual(expected(filters));
   });
 
   it("answers an empty list for another owner's store, without reading it", async () => {
@@ -327,7 +333,8 @@ describe('lists while jobs change state', () => {
       const page = async (after?: string) => {
         const owner = { ownerId: OWNER_MOVING };
         const { result, trips } = await recorder.during(() => listSyncJobs(owner, 3, after, filters));
-        expect(trips.length).toBeLessThanOrEqual(3);
+        // A cursor's GetItem, a Query per shard, one BatchGet.
+        expect(trips.length).toBeLessThanOrEqual(2 + LIST_SHARDS);
         return result;
       };
 
@@ -392,4 +399,52 @@ describe('store lists', () => {
     } while (cursor);
     expect(ids).toEqual([...sources].reverse());
   });
+});
+
+describe('sharded lists (keys.ts LIST_SHARDS)', () => {
+  const OWNER_SHARDED = 'owner_sharded';
+  const STORE = newId('rst');
+  // Twelve jobs a second apart, every third written as before the shards (its lists' unsharded names).
+  const jobs = Array.from({ length: 12 }, (_, n) =>
+    seededJob({
+      id: newId('sj'),
+      ownerId: OWNER_SHARDED,
+      resellerStoreId: STORE,
+      createdAt: `2026-11-12T10:00:${String(n).padStart(2, '0')}.000Z`,
+      status: n % 4 === 0 ? 'dead' : 'completed',
+    }),
+  );
+  const legacy = (item: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(item).map(([name, value]) =>
+        /^GSI[1456]PK$/.test(name) && typeof value === 'string' ? [name, value.replace(/#\d+$/, '')] : [name, value],
+      ),
+    );
+
+  beforeAll(() =>
+    writeItems(
+      service.doc,
+      service.tableName,
+      jobs.map((job, n) => (n % 3 === 0 ? legacy(syncJobItem(job)) : syncJobItem(job))),
+    ),
+  );
+
+  it('spreads one owner’s jobs over several shards, and keeps the entries written before them in shard 0', () => {
+    const partitions = new Set(jobs.map((job, n) => (n % 3 === 0 ? undefined : syncJobItem(job).GSI1PK)));
+    expect(partitions.size).toBeGreaterThan(3);
+  });
+
+  it.each([{}, { resellerStoreId: STORE }, { status: 'dead' as const }])(
+    'lists them newest first, each once, across every shard and the unsharded partition (%o)',
+    async (filters) => {
+      const want = newestFirst(jobs)
+        .filter((job) => filters.status === undefined || job.status === filters.status)
+        .map((job) => job.id);
+      for (const limit of [1, 5, 100]) {
+        const page = (l: number, after?: string) =>
+          lists.syncJobs.listSyncJobs({ ownerId: OWNER_SHARDED }, l, after, filters);
+        expect(await walk(page, limit, LIST_SHARDS)).toEqual(want);
+      }
+    },
+  );
 });

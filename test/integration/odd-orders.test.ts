@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { lists } from '../../shared/dynamo/keys.js';
 import { createResellerStore, createSourceStore, scanAll, startService, type TestService } from './support.js';
 import { simulator, jobReaches as waitForJob } from './webhooks.js';
 
@@ -256,15 +257,24 @@ describe('any number of suppliers', () => {
     expect(again.body.syncJobIds).toEqual(first.body.syncJobIds);
     const counts = await Promise.all(stores.map(async (s) => (await simOrders(s.shopDomain)).length));
     expect(counts).toEqual(stores.map(() => 1));
-    const jobs = await service.doc.send(
-      new QueryCommand({
-        TableName: service.tableName,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk',
-        ExpressionAttributeValues: { ':pk': 'OWNER#owner_a#SJ' },
-      }),
+    // The owner's list of jobs, every shard of it (keys.ts LIST_SHARDS).
+    const shards = await Promise.all(
+      lists
+        .syncJobs('owner_a')
+        .all()
+        .map((pk) =>
+          service.doc.send(
+            new QueryCommand({
+              TableName: service.tableName,
+              IndexName: 'GSI1',
+              KeyConditionExpression: 'GSI1PK = :pk',
+              ExpressionAttributeValues: { ':pk': pk },
+            }),
+          ),
+        ),
     );
-    const ofThisOrder = (jobs.Items ?? []).filter((i) => first.body.syncJobIds.includes(i.PK.slice(3)));
+    const jobs = shards.flatMap((shard) => shard.Items ?? []);
+    const ofThisOrder = jobs.filter((i) => first.body.syncJobIds.includes(i.PK.slice(3)));
     expect(ofThisOrder).toHaveLength(101);
   }, 600_000);
 });

@@ -34,6 +34,7 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 const RESELLER_FIELDS = [
+  'connection',
   'createdAt',
   'deletedAt',
   'id',
@@ -45,6 +46,7 @@ const RESELLER_FIELDS = [
   'shopDomain',
 ];
 const SOURCE_FIELDS = [
+  'connection',
   'createdAt',
   'deletedAt',
   'id',

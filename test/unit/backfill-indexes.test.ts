@@ -5,7 +5,7 @@ import { seededAuditEntry, seededJob } from '../../bench/seed.js';
 import { backfillIndexes } from '../../shared/backfill/backfill-indexes.js';
 import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { inFlight } from '../../shared/dynamo/keys.js';
+import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
 import type { FulfillmentEntry } from '../../shared/order/fulfillment-entry.js';
 import {
@@ -43,9 +43,13 @@ const entry = (status: FulfillmentEntry['status']): FulfillmentEntry => ({
   deliveredAt: null,
 });
 
-const OPEN = inFlight.open.partition('owner_a');
+const OPEN = inFlight.open.partition('sj_1');
 const SORT = inFlight.sortKey('owner_a', CREATED, 'sj_1');
-const LISTS = { GSI1PK: 'OWNER#owner_a#SJ', GSI1SK: `${CREATED}#sj_1`, GSI4PK: 'RST#rst_1#SJ' };
+const LISTS = {
+  GSI1PK: lists.syncJobs('owner_a').of('sj_1'),
+  GSI1SK: `${CREATED}#sj_1`,
+  GSI4PK: lists.storeSyncJobs('rst_1').of('sj_1'),
+};
 
 /** The index attributes of an item: what the backfill compares. */
 const indexPart = (item: Record<string, unknown>) =>
@@ -68,19 +72,19 @@ describe('syncJobIndexEntries', () => {
   it('puts a failed job among the failed ones, keeping openPK for the claim, and in its state lists', () => {
     expect(syncJobIndexEntries(job('failed'))).toEqual({
       ...LISTS,
-      GSI3PK: inFlight.failed.partition('owner_a'),
+      GSI3PK: inFlight.failed.partition('sj_1'),
       GSI3SK: SORT,
       openPK: OPEN,
-      GSI5PK: 'OWNER#owner_a#SJ#failed',
-      GSI6PK: 'RST#rst_1#SJ#failed',
+      GSI5PK: lists.syncJobsIn('owner_a', 'failed').of('sj_1'),
+      GSI6PK: lists.storeSyncJobsIn('rst_1', 'failed').of('sj_1'),
     });
   });
 
   it('gives a dead job its state lists and no GSI3 entry', () => {
     expect(syncJobIndexEntries(job('dead'))).toEqual({
       ...LISTS,
-      GSI5PK: 'OWNER#owner_a#SJ#dead',
-      GSI6PK: 'RST#rst_1#SJ#dead',
+      GSI5PK: lists.syncJobsIn('owner_a', 'dead').of('sj_1'),
+      GSI6PK: lists.storeSyncJobsIn('rst_1', 'dead').of('sj_1'),
     });
   });
 
@@ -91,7 +95,7 @@ describe('syncJobIndexEntries', () => {
       expect(syncJobIndexEntries(job('completed', { fulfillments: { 9001: entry(status) } }))).toEqual({
         ...LISTS,
         ...lookup,
-        GSI3PK: inFlight.propagating.partition('owner_a'),
+        GSI3PK: inFlight.propagating.partition('sj_1'),
         GSI3SK: SORT,
       });
     }
@@ -141,7 +145,7 @@ describe('indexedItem and indexRepair', () => {
     const indexed = indexedItem(legacy);
     expect(indexed?.kind).toBe('sync_job');
     expect(indexRepair(legacy, indexed?.wanted ?? {})).toEqual({
-      set: { GSI3PK: OPEN, GSI3SK: SORT, openPK: OPEN, GSI4PK: 'RST#rst_1#SJ' },
+      set: { GSI3PK: OPEN, GSI3SK: SORT, openPK: OPEN, GSI4PK: LISTS.GSI4PK },
       remove: [],
     });
   });
@@ -149,7 +153,7 @@ describe('indexedItem and indexRepair', () => {
   it('moves a failed job still among the open ones to the failed set, and removes keys its state has not', () => {
     const old = { ...syncJobItem(job('failed')), GSI3PK: OPEN };
     expect(indexRepair(old, indexedItem(old)?.wanted ?? {})).toEqual({
-      set: { GSI3PK: inFlight.failed.partition('owner_a') },
+      set: { GSI3PK: inFlight.failed.partition('sj_1') },
       remove: [],
     });
     const dead = { ...syncJobItem(job('dead')), GSI3PK: OPEN, GSI3SK: SORT };

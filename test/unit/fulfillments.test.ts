@@ -403,7 +403,7 @@ describe('fulfillments webhook: acceptFulfillment', () => {
       // The job joins GSI3's propagating jobs while the fulfillment is on its way.
       expect(Object.keys(setsOf(accepted))).toEqual(['GSI3PK', 'GSI3SK', 'fulfillments']);
       expect(removesOf(accepted)).toEqual([]);
-      expect(setsAttribute(accepted, 'GSI3PK')).toBe(inFlight.propagating.partition('owner_a'));
+      expect(setsAttribute(accepted, 'GSI3PK')).toBe(inFlight.propagating.partition('sj_1'));
       expect(setsAttribute(accepted, 'fulfillments')).toEqual({
         9001: expect.objectContaining({
           sourceFulfillmentId: '9001',

@@ -4,6 +4,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import * as v from 'valibot';
 import { buildOpenApi, requests, webhookTopics } from '../../bin/openapi.js';
 import { routes } from '../../lib/routes.js';
+import { appTopicNames } from '../../shared/app-webhooks/topics.js';
 import { CreateResellerStoreBody, CreateSourceStoreBody } from '../../shared/http/schemas.js';
 import { inlineSchemas, responseChecker, schemaCompiler } from '../openapi-conformance.js';
 
@@ -18,7 +19,7 @@ describe('OpenAPI document', () => {
 
   it('gives every route that reads a body or a query its schema', () => {
     for (const route of routes.filter((r) => r.auth === 'apiKey')) {
-      if ((route.method === 'POST' && !route.path.endsWith('/retry')) || route.method === 'PATCH')
+      if ((route.method === 'POST' && !/\/(retry|release)$/.test(route.path)) || route.method === 'PATCH')
         expect(requests[route.name]?.body).toBeDefined();
       if (route.name.startsWith('List')) expect(requests[route.name]?.query).toBeDefined();
     }
@@ -148,6 +149,7 @@ describe('OpenAPI document', () => {
       id: 'sst_1',
       object: 'source_store',
       resellerStoreId: 'rst_1',
+      connection: { state: 'connected', since: null, reason: null },
       createdAt: '2026-11-21T04:02:45.123Z',
       deletedAt: null,
       request_id: 'req_1',
@@ -159,13 +161,18 @@ describe('OpenAPI document', () => {
   });
 
   it('has every platform webhook topic in `webhooks`, with their headers', () => {
-    expect(Object.keys(doc.webhooks).sort()).toEqual([
-      'fulfillments/create',
-      'fulfillments/update',
-      'orders/cancelled',
-      'orders/create',
-      'orders/updated',
-    ]);
+    // The app webhook's topics are its table's (shared/app-webhooks/topics.ts), `app/uninstalled` among them.
+    expect(appTopicNames()).toContain('app/uninstalled');
+    expect(Object.keys(doc.webhooks).sort()).toEqual(
+      [
+        'fulfillments/create',
+        'fulfillments/update',
+        'orders/cancelled',
+        'orders/create',
+        'orders/updated',
+        ...appTopicNames(),
+      ].sort(),
+    );
     for (const [route, topic] of routes
       .filter((r) => r.auth === 'webhook')
       .flatMap((r) => webhookTopics[r.name].topics.map((t) => [r, t] as const))) {
@@ -183,7 +190,11 @@ describe('OpenAPI document', () => {
         'X-Shopify-Webhook-Id',
       ]);
       expect(delivery.security).toEqual([]);
-      expect(delivery.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['id']));
+      // An order's or a parcel's topic names it by `id`; an app topic is about the shop (Shopify's shapes).
+      if (route.name !== 'AppWebhook')
+        expect(delivery.requestBody.content['application/json'].schema.required).toEqual(
+          expect.arrayContaining(['id']),
+        );
     }
   });
 

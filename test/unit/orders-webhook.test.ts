@@ -67,7 +67,8 @@ describe('Function: orders-webhook', () => {
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [reseller] });
     // A store whose secret was never rotated: only its current secret verifies.
     dynamo.on(GetCommand).resolves({ Item: {} });
-    dynamo.on(QueryCommand, requiring({ SK: { begins_with: 'VENDOR#' } })).resolves({
+    // The store's partition: its item (here none: the default routing policy) and its vendor tags (routingOf).
+    dynamo.on(QueryCommand, requiring({}, { KeyConditionExpression: 'PK = :pk' })).resolves({
       Items: [
         { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },
         { SK: 'VENDOR#Bolt', sourceStoreId: 'sst_b' },
@@ -135,7 +136,7 @@ describe('Function: orders-webhook', () => {
 
     expect(res.status).toBe(200);
     const item = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
-    expect(item.GSI3PK).toBe(inFlight.open.partition('owner_a'));
+    expect(item.GSI3PK).toBe(inFlight.open.partition(String(item.PK).slice('SJ#'.length)));
     expect(item.GSI3SK).toBe(`owner_a#${item.createdAt}#${String(item.PK).slice('SJ#'.length)}`);
     // The job's id is its key's: the item does not repeat it (each byte is paid on every write).
     expect(item.id).toBeUndefined();

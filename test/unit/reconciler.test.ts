@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
-import { INDEX_KEYS } from '../../shared/dynamo/keys.js';
+import { IN_FLIGHT_SHARDS, INDEX_KEYS } from '../../shared/dynamo/keys.js';
 import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
 import { syncJobItem, syncJobKey } from '../../shared/order/sync-job.js';
 import { reconcile } from '../../shared/sync-jobs/reconciler.js';
@@ -175,7 +175,7 @@ describe('the reconciler', () => {
       expect(dynamo.commandCalls(PutCommand)).toHaveLength(0);
 
       await expect(runWithBudget(1_000)).resolves.toMatchObject({ passComplete: true, passRuns: 1, inFlight: 300 });
-      expect(queries.filter((q) => q.start === undefined)).toHaveLength(12);
+      expect(queries.filter((q) => q.start === undefined)).toHaveLength(3 * IN_FLIGHT_SHARDS);
     });
 
     it('reads a pass item as kept, and a mark it cannot read as a partition to read from its head', () => {

@@ -34,7 +34,7 @@ const trackedFolders = new Set(
 const trackedNames = new Set(tracked.map((file) => basename(file)));
 const folderNames = new Set([...trackedFolders].map((folder) => basename(folder)));
 
-const TOP_FOLDERS = ['shared', 'lib', 'functions', 'bin', 'test', 'bench', 'docs', 'client'];
+const TOP_FOLDERS = ['shared', 'lib', 'functions', 'bin', 'test', 'bench', 'docs', 'client', 'console'];
 
 /** The folder of the companion docs (SPEC.md, CONTRACT.md…): beside the checkout, in development and in CI. */
 const COMPANION = resolve('..', 'shared');

@@ -1,3 +1,4 @@
+import { syncJobId } from '../../shared/core/ids.js';
 import { OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
 import { indexChanges, propagationIndex } from '../../shared/order/sync-job.js';
@@ -44,7 +45,7 @@ describe('the sync job state machine (as data)', () => {
     const sending = Object.entries(MOVES)
       .filter(([, rule]) => rule.newMessage)
       .map(([name]) => name);
-    expect(sending.sort()).toEqual(['create', 'defer', 'flagResend', 'requestCancel', 'resend', 'retry']);
+    expect(sending.sort()).toEqual(['create', 'defer', 'flagResend', 'release', 'requestCancel', 'resend', 'retry']);
   });
 
   it('has a creation that starts pending, from nothing', () => {
@@ -85,13 +86,16 @@ describe('moveUpdate: every conditional update of a job', () => {
 
   it('claims a job known only by its message from any of the claimable states, counting the attempt', () => {
     const update = moveUpdate({ move: 'claim', job: { id: 'sj_1', generation: 2 }, at, add: { attempts: 1 } });
-    expect(conditionOf(update)).toBe('generation = 2 AND status IN ("pending", "processing", "failed")');
+    // A held job is never claimed (CONTRACT.md §11): its message, if any, is dropped as stale.
+    expect(conditionOf(update)).toBe(
+      'attribute_not_exists(hold) AND generation = 2 AND status IN ("pending", "processing", "failed")',
+    );
     expect(setsAttribute(update, 'attempts')).toBe('if_not_exists(attempts, 0) + 1');
     // It sets no index key (it does not know them); removing the failed lists' keys needs none.
     // It knows no key value: it copies its open partition back (a failed job waits apart) and
     // removes the failed lists' keys, the same from every state it may start from.
     expect(setsAttribute(update, 'GSI3PK')).toBe('if_not_exists(openPK, GSI3PK)');
-    expect(JSON.stringify(meaningOf(update))).not.toContain(inFlight.open.partition('owner_a'));
+    expect(JSON.stringify(meaningOf(update))).not.toContain(inFlight.open.partition('sj_1'));
     expect(removesOf(update)).toEqual(['GSI5PK', 'GSI6PK']);
   });
 
@@ -114,12 +118,12 @@ const open = (changes: { set: Record<string, string>; remove: string[]; copy?: R
 });
 
 describe('indexChanges: the open jobs of GSI3', () => {
-  it('puts a new job among the open jobs of its owner’s shard', () => {
+  it('puts a new job among the open jobs of its id’s shard', () => {
     expect(open(indexChanges({ ...job('pending'), status: null }, 'pending'))).toEqual({
       set: {
-        GSI3PK: inFlight.open.partition('owner_a'),
+        GSI3PK: inFlight.open.partition('sj_1'),
         GSI3SK: 'owner_a#2026-11-21T04:00:00.000Z#sj_1',
-        openPK: inFlight.open.partition('owner_a'),
+        openPK: inFlight.open.partition('sj_1'),
       },
       remove: [],
     });
@@ -133,10 +137,11 @@ describe('indexChanges: the open jobs of GSI3', () => {
 
   it('moves a failed job apart, in the same shard and order, until its next attempt', () => {
     expect(open(indexChanges(job('processing'), 'failed'))).toEqual({
-      set: { GSI3PK: inFlight.failed.partition('owner_a') },
+      set: { GSI3PK: inFlight.failed.partition('sj_1') },
       remove: [],
     });
-    expect(inFlight.failed.partition('owner_a')).not.toBe(inFlight.open.partition('owner_a'));
+    expect(inFlight.failed.partition('sj_1')).not.toBe(inFlight.open.partition('sj_1'));
+    expect(inFlight.failed.partition('sj_1').split('#')[1]).toBe(inFlight.open.partition('sj_1').split('#')[1]);
   });
 
   it('removes a job that ends, and puts back a dead job that is retried', () => {
@@ -146,17 +151,23 @@ describe('indexChanges: the open jobs of GSI3', () => {
     expect(Object.keys(open(indexChanges(job('dead'), 'pending')).set)).toEqual(['GSI3PK', 'GSI3SK', 'openPK']);
   });
 
-  it('keeps one owner’s jobs in one shard, and spreads owners over every shard', () => {
-    expect(inFlight.open.partition('owner_a')).toBe(inFlight.open.partition('owner_a'));
-    const shards = new Set(Array.from({ length: 200 }, (_, i) => inFlight.open.partition(`owner_${i}`)));
+  it('keeps a job in one shard, and spreads one owner’s jobs over every shard (no hot key)', () => {
+    expect(inFlight.open.partition('sj_1')).toBe(inFlight.open.partition('sj_1'));
+    // One owner's orders of a sale: each shard takes about its share (100 of 1,600).
+    const ids = Array.from({ length: 1600 }, (_, i) => syncJobId('rst_1', `order_${i}`, 0));
+    const counts = new Map<string, number>();
+    for (const id of ids) counts.set(inFlight.open.partition(id), (counts.get(inFlight.open.partition(id)) ?? 0) + 1);
+    for (const n of counts.values()) expect(n).toBeGreaterThan(60);
+    for (const n of counts.values()) expect(n).toBeLessThan(140);
+    const shards = new Set(counts.keys());
     expect(shards.size).toBe(IN_FLIGHT_SHARDS);
     expect([...shards].sort()).toEqual(inFlight.open.allPartitions().sort());
   });
 
   it('keeps completed jobs with a fulfillment on its way apart from the open jobs', () => {
     const { set } = propagationIndex(job('completed'), true);
-    expect(set.GSI3PK).toBe(inFlight.propagating.partition('owner_a'));
-    expect(set.GSI3PK).not.toBe(inFlight.open.partition('owner_a'));
+    expect(set.GSI3PK).toBe(inFlight.propagating.partition('sj_1'));
+    expect(set.GSI3PK).not.toBe(inFlight.open.partition('sj_1'));
     expect(propagationIndex(job('completed'), false)).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
   });
 });

@@ -241,6 +241,9 @@ describe('Function: create-reseller-store', () => {
       name: 'Reseller',
       platform: 'storeplatform_a',
       shopDomain: 'reseller-one.myshopify.com',
+      // The defaults, shown whole (CONTRACT.md §11); none of them is written on the item.
+      routingPolicy: { holdSeconds: 0, payment: 'paid_or_authorized', risk: 'off', testOrders: 'hold' },
+      connection: { state: 'connected', since: null, reason: null },
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       deletedAt: null,
       request_id: res.headers['Request-Id'],

@@ -87,7 +87,7 @@ describe('the order records', () => {
 
   it('puts an order’s first job, and no other, in its store’s list of orders', () => {
     const first = syncJobItem(job(0, false));
-    expect(first[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeOrders('rst_1'));
+    expect(first[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeOrders('rst_1').of(job(0, false).id));
     expect(syncJobItem(job(1, false))[INDEX_KEYS.resourceLists.pk]).toBeUndefined();
   });
 
@@ -136,7 +136,7 @@ describe('the order records', () => {
   it('keeps an order that routes nowhere at its first job’s key, which no reader of jobs mistakes for a job', () => {
     const item = unroutedOrderItem(unrouted);
     expect(item).toMatchObject(keys.syncJob('sj_first'));
-    expect(item[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeOrders('rst_1'));
+    expect(item[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeOrders('rst_1').of('sj_first'));
     expect(item.id).toBeUndefined(); // the index backfill takes an item with an `id` at a job key for a job
     expect(unroutedOrderFrom('sj_first', item)).toEqual(unrouted);
     expect(syncJobOrNothing(item)).toBeUndefined();
@@ -146,7 +146,7 @@ describe('the order records', () => {
 
   it('marks an order with unrouted items where its list entry names the order’s record', () => {
     const mark = unroutedOrderMarkItem(unrouted);
-    expect(mark[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeUnroutedOrders('rst_1'));
+    expect(mark[INDEX_KEYS.resourceLists.pk]).toBe(lists.storeUnroutedOrders('rst_1').of('sj_first'));
     expect(mark[INDEX_KEYS.resourceLists.sk]).toBe(unroutedOrderItem(unrouted)[INDEX_KEYS.resourceLists.sk]);
     expect(orderRecordKeyOf({ PK: String(mark.PK), SK: String(mark.SK) })).toEqual(keys.syncJob('sj_first'));
   });

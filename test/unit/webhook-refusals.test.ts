@@ -81,7 +81,8 @@ beforeEach(() => {
   kms.reset();
   kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from(SECRET) });
   dynamo.on(GetCommand).resolves({ Item: {} });
-  dynamo.on(QueryCommand, requiring({ SK: { begins_with: 'VENDOR#' } })).resolves({
+  // The store's partition: its item (here none: the default routing policy) and its vendor tags (routingOf).
+  dynamo.on(QueryCommand, requiring({}, { KeyConditionExpression: 'PK = :pk' })).resolves({
     Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' }],
   });
   dynamo.on(PutCommand).resolves({});

@@ -1,0 +1,194 @@
+import { ApiRequestError, unwrap } from '../client/client.js';
+import type { ApiClient, AuditEntry, Job } from './types.js';
+
+/**
+ * "Needs a person" (issue 33): one list, newest first, of the jobs someone must look at, merged from
+ * the API's own lists, each paged by its cursor:
+ * - `dead` and `failed`: `GET /v1/sync_jobs?status=…`, by the job's `createdAt`;
+ * - `held`: `GET /v1/sync_jobs?held=true` (CONTRACT.md §11), by the job's `createdAt`;
+ * - `attention` and `declined` (a cancellation the supplier refused): the API has no such filter of
+ *   jobs, so their audit entries (`sync_job.attention_required`, `sync_job.cancellation_declined`),
+ *   by the entry's `createdAt`, each job read to keep only those it still applies to.
+ * A job in several lists shows once, with every reason. No list is read ahead of what a page needs.
+ */
+
+export const REASONS = ['dead', 'failed', 'held', 'attention', 'declined'] as const;
+export type Reason = (typeof REASONS)[number];
+
+export interface Row {
+  job: Job;
+  reasons: Reason[];
+  /** `<time>#<job id>`: the merge order, newest first. */
+  sortKey: string;
+}
+
+export interface Filters {
+  resellerStoreId?: string;
+  reason?: Reason;
+}
+
+interface Fetched {
+  rows: Row[];
+  cursor: string | null;
+}
+
+type Reader = (api: ApiClient, filters: Filters, limit: number, cursor: string | null) => Promise<Fetched>;
+
+const byJob = (reason: Reason) => (job: Job) => ({ job, reasons: [reason], sortKey: `${job.createdAt}#${job.id}` });
+
+const jobList =
+  (reason: Reason, query: { status?: 'dead' | 'failed'; held?: 'true' }): Reader =>
+  async (api, filters, limit, cursor) => {
+    const page = unwrap(
+      await api.GET('/v1/sync_jobs', {
+        params: {
+          // `held` is CONTRACT.md §11's filter, typed here until the document has it.
+          query: {
+            ...query,
+            reseller_store_id: filters.resellerStoreId,
+            limit,
+            starting_after: cursor ?? undefined,
+          } as { status?: 'dead' | 'failed' },
+        },
+      }),
+    );
+    return {
+      rows: (page.data as Job[]).map(byJob(reason)),
+      cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null,
+    };
+  };
+
+/** Whether a job still needs a person for this reason (an audit entry outlives what it recorded). */
+const STILL: Record<'attention' | 'declined', (job: Job) => boolean> = {
+  attention: (job) => job.attention !== null,
+  declined: (job) => job.cancellation?.status === 'declined' && job.status !== 'cancelled',
+};
+
+const auditList =
+  (reason: 'attention' | 'declined', action: AuditEntry['action']): Reader =>
+  async (api, filters, limit, cursor) => {
+    const page = unwrap(
+      await api.GET('/v1/audit_log', {
+        params: {
+          query: {
+            action,
+            resource_type: 'sync_job',
+            reseller_store_id: filters.resellerStoreId,
+            limit,
+            starting_after: cursor ?? undefined,
+          },
+        },
+      }),
+    );
+    const jobs = await Promise.all(
+      page.data.map(async (entry): Promise<Row | null> => {
+        const { data, response } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id: entry.resourceId } } });
+        return response.ok && data && STILL[reason](data as Job)
+          ? { job: data as Job, reasons: [reason], sortKey: `${entry.createdAt}#${entry.resourceId}` }
+          : null;
+      }),
+    );
+    return {
+      rows: jobs.filter((row): row is Row => row !== null),
+      cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null,
+    };
+  };
+
+const READERS: Record<Reason, Reader> = {
+  dead: jobList('dead', { status: 'dead' }),
+  failed: jobList('failed', { status: 'failed' }),
+  held: jobList('held', { held: 'true' }),
+  attention: auditList('attention', 'sync_job.attention_required'),
+  declined: auditList('declined', 'sync_job.cancellation_declined'),
+};
+
+/** One list's place: what was read and not shown yet, and where to read on. */
+interface SourceState {
+  reason: Reason;
+  buffer: Row[];
+  cursor: string | null;
+  done: boolean;
+  /** The API refused this list's filter (an API without holds): shown as a note, not an error. */
+  unsupported?: string;
+}
+
+/** Where the merged list stands: a page is read from here, and the next page from what it returns. */
+export interface ListState {
+  filters: Filters;
+  sources: SourceState[];
+  /** Jobs already shown on an earlier page (a job in two lists shows once). */
+  shown: string[];
+}
+
+export const startList = (filters: Filters): ListState => ({
+  filters,
+  sources: (filters.reason ? [filters.reason] : REASONS).map((reason) => ({
+    reason,
+    buffer: [],
+    cursor: null,
+    done: false,
+  })),
+  shown: [],
+});
+
+const refill = async (api: ApiClient, state: ListState, source: SourceState, limit: number) => {
+  try {
+    const { rows, cursor } = await READERS[source.reason](api, state.filters, limit, source.cursor);
+    source.buffer.push(...rows);
+    source.cursor = cursor;
+    source.done = cursor === null;
+  } catch (error) {
+    // An API from before holds refuses `held` as an unknown parameter: the other lists still show.
+    if (source.reason === 'held' && error instanceof ApiRequestError && error.param === 'held') {
+      source.done = true;
+      source.unsupported = 'This API does not list held jobs.';
+      return;
+    }
+    throw error;
+  }
+};
+
+/** The page of `limit` rows after `state`, and the state after it (`state` itself is left as it was). */
+export const readPage = async (
+  api: ApiClient,
+  state: ListState,
+  limit: number,
+): Promise<{ rows: Row[]; next: ListState; hasMore: boolean; notes: string[] }> => {
+  const next: ListState = structuredClone(state);
+  const shown = new Set(next.shown);
+  const rows = new Map<string, Row>();
+  while (rows.size < limit) {
+    // Every list that may hold the newest row must have one in hand before a row is chosen.
+    const empty = next.sources.filter((source) => source.buffer.length === 0 && !source.done);
+    await Promise.all(empty.map((source) => refill(api, next, source, limit)));
+    if (empty.length && empty.some((source) => source.buffer.length === 0 && !source.done)) continue;
+    const candidates = next.sources.filter((source) => source.buffer.length > 0);
+    if (!candidates.length) break;
+    const newest = candidates.reduce((a, b) => (b.buffer[0].sortKey > a.buffer[0].sortKey ? b : a));
+    const row = newest.buffer.shift()!;
+    const same = rows.get(row.job.id);
+    if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
+    else if (!shown.has(row.job.id)) rows.set(row.job.id, { ...row, reasons: [...row.reasons] });
+  }
+  // What is read ahead of a job already shown is not shown again: its reasons join the row on this page.
+  for (const source of next.sources)
+    source.buffer = source.buffer.filter((row) => {
+      const same = rows.get(row.job.id);
+      if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
+      return !same && !shown.has(row.job.id);
+    });
+  next.shown = [...shown, ...rows.keys()];
+  return {
+    rows: [...rows.values()],
+    next,
+    hasMore: next.sources.some((source) => source.buffer.length > 0 || !source.done),
+    notes: next.sources.flatMap((source) => (source.unsupported ? [source.unsupported] : [])),
+  };
+};
+
+/** Since when the job has needed a person, for the row's age: the latest of its reasons' times. */
+export const needsSince = (job: Job): string =>
+  [job.deadAt, job.failedAt, job.hold?.since, job.attention?.since, job.cancellation?.endedAt]
+    .filter((time): time is string => typeof time === 'string')
+    .sort()
+    .at(-1) ?? job.createdAt;

@@ -1,0 +1,13 @@
+import { parseInput } from '../shared/core/validation.js';
+import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
+import { presentSyncJob } from '../shared/http/present.js';
+import { HoldSyncJobBody } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
+import { holdByOperator } from '../shared/sync-jobs/holds.js';
+import { linesOf } from '../shared/sync-jobs/sync-jobs.js';
+
+export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
+  const input = parseInput(HoldSyncJobBody, body);
+  const job = await holdByOperator({ ownerId }, path.id, { type: 'api_key', id: keyId ?? 'unknown' }, input?.note);
+  return ok(presentSyncJob(job, await linesOf(job)));
+});
