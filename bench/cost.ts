@@ -7,7 +7,11 @@
  * configured memory, DynamoDB read and write request units as DynamoDB reports them, SQS
  * requests, KMS requests. Multiplied by bench/prices.ts.
  *
- *   npm run bench:cost [-- --orders 500] [-- --concurrency 4] [-- --quick]
+ *   npm run bench:cost [-- --orders 500] [-- --concurrency 4] [-- --quick] [-- --held <seconds>]
+ *
+ * `--held <seconds>`: the reseller store holds every order that long (`routingPolicy.holdSeconds`,
+ * CONTRACT.md §11), so the run measures the held path: each order is on the reseller's shop (the
+ * simulator) before its webhook, and is read again there when its delay ends.
  *
  * Counting runs from the first webhook until the work has ended; setting up the stores and
  * reading the jobs' statuses through the API are not counted, and long polls that return
@@ -44,10 +48,16 @@ const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
 /** The functions an order runs through; any other invocation (the API reads of the bench) is not the order's. */
 const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter']);
 
-const args = flags({ orders: { type: 'string' }, concurrency: { type: 'string' }, timeout: { type: 'string' } });
+const args = flags({
+  orders: { type: 'string' },
+  concurrency: { type: 'string' },
+  timeout: { type: 'string' },
+  held: { type: 'string' },
+});
+const heldSeconds = args.held === undefined ? 0 : Math.round(positiveNumber('held', args.held, 1));
 const orders = Math.round(positiveNumber('orders', args.orders, args.quick ? 20 : 500));
 const concurrency = Math.round(positiveNumber('concurrency', args.concurrency, 4));
-const timeoutMs = positiveNumber('timeout', args.timeout, 60 + orders / 5) * 1000;
+const timeoutMs = positiveNumber('timeout', args.timeout, 60 + heldSeconds + orders / 5) * 1000;
 
 /** The memory every function is deployed with: lib/config.ts's value for cdk.json's context. */
 const memoryMb = (() => {
@@ -55,12 +65,22 @@ const memoryMb = (() => {
   return loadConfig({ node: { tryGetContext: (key: string) => context[key] } } as unknown as { node: Node }).memorySize;
 })();
 
+/** The reseller's own order on its shop (the simulator), as the platform keeps it. */
+const placeOnResellerShop = async (simUrl: string, shopDomain: string, body: string) => {
+  const res = await fetch(`${simUrl}/_sim/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ shopDomain, order: JSON.parse(body) }),
+  });
+  if (res.status !== 201) throw new Error(`the simulator refused the order: ${res.status}`);
+};
+
 const { meter, onInvoke, onSdkCall } = createMeter();
 step('starting the local runtime');
 const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
 let exitCode = 0;
 try {
-  const stores = await createStores(runtime.apiUrl);
+  const stores = await createStores(runtime.apiUrl, heldSeconds ? { routingPolicy: { holdSeconds: heldSeconds } } : {});
   const simOrders = async () =>
     (
       (await (await fetch(`${runtime.simulator!.url}/_sim/orders?shopDomain=${stores.sourceShopDomain}`)).json()) as {
@@ -70,7 +90,7 @@ try {
 
   console.log(
     `bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ` +
-      `${memoryMb} MB functions, ${process.version}`,
+      `${memoryMb} MB functions, ${process.version}${heldSeconds ? `, every order held ${heldSeconds} s` : ''}`,
   );
 
   // 1. The orders, counted from the first webhook.
@@ -88,6 +108,8 @@ try {
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
         const body = orderBody(firstId + next++, stores.vendor);
+        // A held order is read again from the reseller's shop when its delay ends: it is there (not billed).
+        if (heldSeconds) await placeOnResellerShop(runtime.simulator!.url, stores.resellerShopDomain, body);
         const { data, error, response } = await postOrderWebhook(platform, stores, body);
         webhookRequests++;
         if (data?.syncJobIds.length !== 1) refused.push(`${response.status} ${JSON.stringify(data ?? error)}`);

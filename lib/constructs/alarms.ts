@@ -221,6 +221,15 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     20 * FAILED_RECORDS_MIN_RECEIVES,
   );
 
+  // A systemic fault inside a batch (AccessDenied on the key or the table, a bug): the consumers report
+  // the records failed without throwing, so no Lambda error shows it; they count it, and one pages.
+  alarm(
+    'SystemicErrorsAlarm',
+    'A queue consumer failed a record on an error no retry mends (access denied, a missing key or queue, a bug)',
+    businessMetric(config, BUSINESS_METRICS.systemicErrors, { period: fiveMinutes }),
+    1,
+  );
+
   // Orders slow to reach their suppliers: most complete in seconds, and an hour is past every backoff.
   alarms.push(
     new cloudwatch.Alarm(scope, 'WebhookToCompletedLatencyAlarm', {

@@ -67,9 +67,10 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       'Platform errors by status class',
       STATUS_CLASSES.map((statusClass) => m(BUSINESS_METRICS.platformErrors, { statusClass, label: statusClass })),
     ),
-    graph('429 deferrals, retried records, reconciler re-sends', [
+    graph('429 deferrals, retried records, systemic errors, reconciler re-sends', [
       m(BUSINESS_METRICS.throttleDeferrals),
       m(BUSINESS_METRICS.queueRecordsFailed),
+      m(BUSINESS_METRICS.systemicErrors),
       m(BUSINESS_METRICS.reconcilerResends),
     ]),
     graph('Fulfillments', [m(BUSINESS_METRICS.fulfillmentsPropagated), m(BUSINESS_METRICS.fulfillmentsDead)]),

@@ -1,7 +1,7 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { countIfSystemic, countMetric } from '../core/metrics.js';
 
 /**
  * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again
@@ -14,13 +14,22 @@ export type MessageOutcome = 'done' | 'retry';
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
  * message failed is answered the same way, not thrown: at low traffic most batches hold one message,
  * and a transient supplier failure is no Lambda error, so the errors alarm keeps meaning a fault of
- * the function itself.
+ * the function itself. A record that throws an error no retry mends (AccessDenied, a bug) is counted
+ * as `SystemicErrors` too, which pages at the first (lib/constructs/alarms.ts).
  */
 export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context) => Promise<unknown>) => {
   // One processor per environment: Lambda runs one invocation at a time in it.
   const processor = new BatchProcessor(EventType.SQS);
+  const counted = async (received: SQSRecord, context?: Context) => {
+    try {
+      return await handle(received, context);
+    } catch (error) {
+      countIfSystemic(error);
+      throw error;
+    }
+  };
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    const response = await processPartialResponse(event, handle, processor, {
+    const response = await processPartialResponse(event, counted, processor, {
       context,
       throwOnFullBatchFailure: false,
     });

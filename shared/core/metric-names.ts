@@ -45,6 +45,12 @@ export const BUSINESS_METRICS = {
   pollRuns: 'PollRuns',
   /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
   storesDisconnected: 'StoresDisconnected',
+  /**
+   * A queue record that failed on an error no retry mends: the service's own permissions or key (IAM or
+   * KMS access denied, a disabled or missing key, table or queue) or a bug (a TypeError). Such a fault
+   * fails every record and is no Lambda error (failed records are reported, not thrown): alarmed at one.
+   */
+  systemicErrors: 'SystemicErrors',
   /** From the job's creation by the webhook to its completion, in milliseconds. */
   webhookToCompletedLatency: 'WebhookToCompletedLatency',
   /** A job held (CONTRACT.md §11), on its creation or by an operator, by `reason` (a dimension), once per reason. */

@@ -210,11 +210,35 @@ describe('a flash sale on AWS (issue 32)', () => {
       expect(classes.sort()).toEqual(['5xx', 'network']);
     });
 
+    it('alarms on the first record a consumer fails on an error no retry mends (SystemicErrors)', () => {
+      expect(alarm(dev, 'SystemicErrorsAlarm')).toMatchObject({
+        MetricName: BUSINESS_METRICS.systemicErrors,
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [
+          { Name: 'service', Value: 'reseller-routing' },
+          { Name: 'stage', Value: 'dev' },
+        ],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
     it('sends every new alarm to the alarm topic in prod', () => {
       const [topicId] = Object.keys(prod.template.findResources('AWS::SNS::Topic'));
-      const ids = ['BacklogAlarm', 'FailedRecordsAlarm', 'LatencyAlarm', 'PlatformErrorsAlarm', 'ThrottledAlarm'];
+      const ids = [
+        'BacklogAlarm',
+        'FailedRecordsAlarm',
+        'LatencyAlarm',
+        'PlatformErrorsAlarm',
+        'ThrottledAlarm',
+        'SystemicErrorsAlarm',
+      ];
       const mine = alarmsOf(prod).filter(([logical]) => ids.some((id) => logical.includes(id)));
-      expect(mine.length).toBeGreaterThanOrEqual(3 + 5 + 1 + 1 + 2);
+      expect(mine.length).toBeGreaterThanOrEqual(3 + 5 + 1 + 1 + 2 + 1);
       for (const [, a] of mine) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
     });
   });
