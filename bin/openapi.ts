@@ -49,6 +49,7 @@ const resources: Record<string, string> = {
   audit_log: 'audit_log_entry',
   events: 'event',
   webhook_endpoints: 'webhook_endpoint',
+  data_requests: 'data_request',
 };
 
 /** Actions whose answer is not the object they act on. */
@@ -341,6 +342,13 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
       'The orders the service received for the store, newest first (CONTRACT.md §10.8); `unrouted=true`: only ' +
       'those with items that went to no supplier, a merchant’s list of suppliers to add. The cursor ' +
       '`starting_after` is an order’s `externalOrderId`.',
+    tag: 'Orders',
+  },
+  GetDataRequest: {
+    summary: 'Retrieve a shopper’s data request',
+    description:
+      'What a platform’s `customers/data_request` asked of the reseller store, and which personal fields the ' +
+      'service keeps of each order it named (names, never values); readable for 30 days (CONTRACT.md §13).',
     tag: 'Orders',
   },
   GetOrder: {

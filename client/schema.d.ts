@@ -194,6 +194,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/reseller_stores/{rst_id}/data_requests/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve a shopper’s data request
+     * @description What a platform’s `customers/data_request` asked of the reseller store, and which personal fields
+     * the service keeps of each order it named (names, never values); readable for 30 days (CONTRACT.md §13).
+     */
+    get: operations['GetDataRequest'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sync_jobs': {
     parameters: {
       query?: never;
@@ -1192,6 +1213,8 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the latest source fulfillment; null until one arrives */
       fulfillment: components['schemas']['fulfillment'] | null;
       /** @description every source fulfillment, oldest first */
@@ -1276,6 +1299,8 @@ export interface components {
       unroutedLineItems: components['schemas']['order_unrouted_line_item'][];
       /** @description when the reseller’s `orders/cancelled` came; null: none */
       cancelledAt: string | null;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -1371,6 +1396,43 @@ export interface components {
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
+    /**
+     * @description A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the
+     * orders it names the service holds, and which personal fields it keeps of each (names, never values).
+     */
+    data_request: {
+      /** @description the platform’s id of the request (`data_request.id`) */
+      id: string;
+      /** @constant */
+      object: 'data_request';
+      /** @example rst_0123456789abcdef */
+      resellerStoreId: string;
+      /** @description the platform’s id of the customer */
+      customerId: string | null;
+      orders: {
+        externalOrderId: string;
+        /** @description whether the service holds a record of the order */
+        held: boolean;
+        syncJobIds: string[];
+        /** @description the personal fields kept of the order (`email`, `shipping_address`, …), by name */
+        personalFields: string[];
+        redactedAt: string | null;
+      }[];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      receivedAt: string;
+      /**
+       * Format: date-time
+       * @description when the record is no longer kept
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      expiresAt: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
     /** @description An entry of the audit log (CONTRACT.md §6). */
     audit_log_entry: {
       /** @example aud_0123456789abcdef */
@@ -1392,7 +1454,10 @@ export interface components {
         | 'webhook_endpoint.updated'
         | 'webhook_endpoint.deleted'
         | 'webhook_endpoint.secret_rotated'
-        | 'webhook_endpoint.recovered';
+        | 'webhook_endpoint.recovered'
+        | 'customer.redacted'
+        | 'shop.redacted'
+        | 'customer.data_requested';
       /** @description null for a webhook endpoint */
       resellerStoreId: string | null;
       /** @enum {unknown} */
@@ -2961,6 +3026,60 @@ export interface operations {
       };
     };
   };
+  GetDataRequest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        rst_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['data_request'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   ListSyncJobs: {
     parameters: {
       query?: {
@@ -3447,7 +3566,10 @@ export interface operations {
           | 'webhook_endpoint.updated'
           | 'webhook_endpoint.deleted'
           | 'webhook_endpoint.secret_rotated'
-          | 'webhook_endpoint.recovered';
+          | 'webhook_endpoint.recovered'
+          | 'customer.redacted'
+          | 'shop.redacted'
+          | 'customer.data_requested';
         resource_type?: 'sync_job' | 'reseller_store' | 'source_store' | 'webhook_endpoint';
         resource_id?: string;
         reseller_store_id?: string;

@@ -279,6 +279,15 @@ export const routes: RouteSpec[] = [
     access: READ_ONE,
   },
   {
+    name: 'GetDataRequest',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/data_requests/{id}',
+    entry: 'functions/get-data-request.ts',
+    auth: 'apiKey',
+    // The reseller store (its owner), then the request kept under it.
+    access: READ_ONE,
+  },
+  {
     name: 'ListSyncJobs',
     method: 'GET',
     path: '/v1/sync_jobs',

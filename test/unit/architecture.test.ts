@@ -43,6 +43,7 @@ const FEATURES = [
   'shared/fulfillments',
   'shared/events',
   'shared/webhooks',
+  'shared/privacy',
   'shared/stores',
   'shared/audit-log',
   'shared/api-keys',
