@@ -551,7 +551,7 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The platform's `app/uninstalled` webhook
+     * The platform's `app/uninstalled` and `customers/redact` and `shop/redact` and `customers/data_request` webhooks
      * @description The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called,
      * CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source stores. A
      * topic the service does not handle is answered 200 and ignored. Signed by the platform with the store's
@@ -699,6 +699,78 @@ export interface webhooks {
      * any parsing (CONTRACT.md §5).
      */
     post: operations['AppWebhookAppUninstalledDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customers/redact': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `customers/redact` webhook
+     * @description Subscribe `customers/redact` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s
+     * stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookCustomersRedactDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'shop/redact': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `shop/redact` webhook
+     * @description Subscribe `shop/redact` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s stores
+     * become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13), verified
+     * against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and ignored.
+     * Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any
+     * parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookShopRedactDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customers/data_request': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `customers/data_request` webhook
+     * @description Subscribe `customers/data_request` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the
+     * shop’s stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookCustomersDataRequestDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -4687,10 +4759,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'app/uninstalled';
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -4706,10 +4779,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'app/uninstalled';
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -5500,10 +5574,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'app/uninstalled';
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -5519,10 +5594,368 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'app/uninstalled';
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookCustomersRedactDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookShopRedactDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookCustomersDataRequestDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };

@@ -667,8 +667,14 @@ export const consumers: ConsumerSpec[] = [
     // The app webhooks handled durably (shared/app-webhooks/topics.ts, `queued`): few, and each its own.
     trigger: { queue: 'app', batchSize: 10, maxConcurrency: 2 },
     timeoutSeconds: 60,
-    // The kept delivery (read, then deleted once handled); what its topic's handler writes.
-    access: { table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+    // The kept delivery (read, then deleted once handled); what its topic's handler writes. The
+    // compliance topics (CONTRACT.md §13): an order's partition (Query) and its jobs (BatchGetItem),
+    // erased (UpdateItem; PutItem and DeleteItem: its body's parts); a shop's orders (GSI7); the audit
+    // entry and the data request (PutItem); a source store's soft delete with its tag (TransactWriteItems).
+    access: {
+      table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'BatchGetItem', 'PutItem', 'TransactWriteItems'],
+      indexes: ['resourceLists'],
+    },
   },
   {
     name: 'PollScheduler',

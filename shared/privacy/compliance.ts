@@ -1,7 +1,6 @@
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { parseWithExactIntegers } from '../domain/json-text.js';
 import { jobIdOfPartition, lists } from '../dynamo/keys.js';
 import { type Item, putAlone, queryKeys } from '../dynamo/table.js';
 import type { AuditAction, AuditedResource } from '../entities/audit-entry.js';
@@ -9,15 +8,15 @@ import { DATA_REQUEST_RETENTION_SECONDS, type DataRequestOrder, putDataRequest }
 import { deleteResellerStoreItem } from '../entities/reseller-store.js';
 import { deleteSourceStoreItems } from '../entities/source-store.js';
 import { eraseStoreSecrets, type StoreOnShop } from '../entities/store.js';
-import { storesOnShop } from '../stores/shop-lookup.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { type OrderRedaction, personalFieldsHeld, redactOrder, type SupplierOrderCopy } from './redact.js';
 
 /**
  * The three compliance topics every Shopify app takes (CONTRACT.md §13), as work done after the
- * webhook's 200, through a queue: `complianceWorkOf` reads a verified delivery into the work it asks
- * for, which carries ids only (the shop domain, the customer's and the orders' ids, the request's id:
- * never the customer's email or phone the payload also holds); `doComplianceWork` does it. Each is
+ * webhook's 200, through the app-webhook queue (shared/app-webhooks/topics.ts): `complianceWorkOf`
+ * reads a verified delivery into the work it asks for, which holds ids only (the shop domain and its
+ * verified stores, the customer's and the orders' ids, the request's id: never the customer's email
+ * or phone the payload also holds); `doComplianceWork` does it. Each is
  * safe to do twice: the erasures leave what is erased, the audit entry's id follows from the request
  * (a repeat writes none), the data request's record is written again as it stands.
  */
@@ -32,7 +31,10 @@ export const isComplianceTopic = (topic: string | undefined): topic is Complianc
 export const MAX_REQUESTED_ORDERS = 5_000;
 const MAX_ID_LENGTH = 100;
 
-export type ComplianceWork =
+/** A store whose secret verified the delivery (the route's lookup): whose data the request is about. */
+export type ComplianceStore = Pick<StoreOnShop, 'kind' | 'id' | 'ownerId' | 'resellerStoreId'>;
+
+export type ComplianceWork = (
   | { topic: 'customers/redact'; shopDomain: string; customerId: string | null; orderIds: string[] }
   | {
       topic: 'shop/redact';
@@ -48,7 +50,8 @@ export type ComplianceWork =
       customerId: string | null;
       orderIds: string[];
       dataRequestId: string;
-    };
+    }
+) & { stores: ComplianceStore[] };
 
 const idText = (value: unknown): string | undefined => {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
@@ -80,21 +83,21 @@ const customerIdOf = (payload: Record<string, unknown>) => {
  * The work a verified compliance delivery asks for, its ids only. A body that is not a JSON object,
  * or whose ids are not ids, is a 400 naming the field (nothing is done).
  */
-export const complianceWorkOf = (topic: ComplianceTopic, shopDomain: string, rawBody: string): ComplianceWork => {
-  let payload: unknown;
-  try {
-    payload = parseWithExactIntegers(rawBody);
-  } catch {
-    throw new ValidationError('The body must be a JSON object.');
-  }
+export const complianceWorkOf = (
+  topic: ComplianceTopic,
+  shopDomain: string,
+  stores: ComplianceStore[],
+  payload: unknown,
+): ComplianceWork => {
   if (!payload || typeof payload !== 'object' || Array.isArray(payload))
     throw new ValidationError('The body must be a JSON object.');
   const body = payload as Record<string, unknown>;
-  if (topic === 'shop/redact') return { topic, shopDomain };
+  if (topic === 'shop/redact') return { topic, shopDomain, stores };
   if (topic === 'customers/redact')
     return {
       topic,
       shopDomain,
+      stores,
       customerId: customerIdOf(body),
       orderIds: idsOf(body.orders_to_redact, 'orders_to_redact'),
     };
@@ -104,6 +107,7 @@ export const complianceWorkOf = (topic: ComplianceTopic, shopDomain: string, raw
   return {
     topic,
     shopDomain,
+    stores,
     customerId: customerIdOf(body),
     orderIds: idsOf(body.orders_requested, 'orders_requested'),
     dataRequestId,
@@ -159,10 +163,10 @@ const audit = async (
   await putAlone(write);
 };
 
-const resellerStoresOf = (shopDomain: string) => storesOnShop(shopDomain, 'reseller');
+const resellerStoresOf = (work: ComplianceWork) => work.stores.filter((store) => store.kind === 'reseller');
 
 const redactCustomer = async (work: Extract<ComplianceWork, { topic: 'customers/redact' }>, at: string) => {
-  for (const store of await resellerStoresOf(work.shopDomain)) {
+  for (const store of resellerStoresOf(work)) {
     const tally = emptyTally();
     for (const orderId of work.orderIds) add(tally, await redactOrder(syncJobId(store.id, orderId, 0), at));
     const request = `${work.customerId ?? ''}\n${[...work.orderIds].sort().join(',')}`;
@@ -220,7 +224,7 @@ const redactShop = async (
   work: Extract<ComplianceWork, { topic: 'shop/redact' }>,
   at: string,
 ): Promise<ComplianceWork | undefined> => {
-  const stores = await resellerStoresOf(work.shopDomain);
+  const stores = resellerStoresOf(work);
   const counts: Record<string, ShopCounts> = { ...work.counts };
   const budget = { left: SHOP_ORDERS_PER_RUN };
   const orderLists = stores.flatMap((store) =>
@@ -242,7 +246,7 @@ const redactShop = async (
     await eraseStoreSecrets('reseller', store.id, at);
     await audit('shop.redacted', store, 'shop', { ...counts[store.id], storeErased: true });
   }
-  for (const store of await storesOnShop(work.shopDomain, 'source')) {
+  for (const store of work.stores.filter((candidate) => candidate.kind === 'source')) {
     const full = await loadSourceStore(store.id);
     if (full && !full.deletedAt) await deleteSourceStoreItems(full, at);
     await eraseStoreSecrets('source', store.id, at);
@@ -252,7 +256,7 @@ const redactShop = async (
 };
 
 const recordDataRequest = async (work: Extract<ComplianceWork, { topic: 'customers/data_request' }>, at: string) => {
-  for (const store of await resellerStoresOf(work.shopDomain)) {
+  for (const store of resellerStoresOf(work)) {
     const orders: DataRequestOrder[] = [];
     for (const externalOrderId of work.orderIds) {
       const held = await personalFieldsHeld(syncJobId(store.id, externalOrderId, 0));

@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
-import { type ComplianceWork, doComplianceWork } from '../../shared/privacy/compliance.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -60,8 +59,25 @@ describe('customer data: compliance topics, redaction and what still works after
   }, 120_000);
   afterAll(() => service?.stop());
 
-  /** The compliance topic's work, as its queue's consumer does it (the webhook route enqueues it). */
-  const deliver = (work: ComplianceWork) => doComplianceWork(work);
+  /** APPHOOK items still kept: deliveries the app-webhook queue's worker has not handled yet. */
+  const pendingDeliveries = async () =>
+    (await scanAll(service.doc, service.tableName)).filter((item) => String(item.PK).startsWith('APPHOOK#'));
+
+  /**
+   * A compliance topic as Shopify sends it to `POST /v1/app/webhook` (signed with the store's secret),
+   * answered 200 at once; resolves once the queue's worker has done its work.
+   */
+  const deliver = async (topic: string, shopDomain: string, secret: string, body: Record<string, unknown>) => {
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+      shopDomain,
+      secret,
+      body: { shop_domain: shopDomain, ...body },
+      topic,
+      spelling: 'shopify',
+    });
+    expect(receipt.status).toBe(200);
+    await eventually(async () => (await pendingDeliveries()).length === 0);
+  };
 
   /** Every item of the table holding any of `strings`, as `PK/SK: string`. */
   const holding = async (strings: string[]) =>
@@ -111,14 +127,12 @@ describe('customer data: compliance topics, redaction and what still works after
     const before = await Promise.all(jobIds.map(job));
 
     // Act: Shopify's customers/redact, delivered twice.
-    const work: ComplianceWork = {
-      topic: 'customers/redact',
-      shopDomain: reseller.shopDomain,
-      customerId: String(order.customer.id),
-      orderIds: [String(order.id)],
+    const redact = {
+      customer: { id: order.customer.id, email: order.email, phone: order.customer.phone },
+      orders_to_redact: [order.id],
     };
-    await deliver(work);
-    await deliver(work);
+    await deliver('customers/redact', reseller.shopDomain, secret, redact);
+    await deliver('customers/redact', reseller.shopDomain, secret, redact);
 
     // Assess: no item holds any of the order's personal strings.
     expect(await holding(FIXTURE_PERSONAL)).toEqual([]);
@@ -190,8 +204,8 @@ describe('customer data: compliance topics, redaction and what still works after
     const personal = orders.flatMap((o) => o.personal);
     expect(await holding(personal)).not.toEqual([]);
 
-    await deliver({ topic: 'shop/redact', shopDomain: shop.reseller.shopDomain });
-    await deliver({ topic: 'shop/redact', shopDomain: shop.reseller.shopDomain });
+    await deliver('shop/redact', shop.reseller.shopDomain, shop.secret, { shop_id: 1 });
+    await deliver('shop/redact', shop.reseller.shopDomain, shop.secret, { shop_id: 1 });
 
     expect(await holding(personal)).toEqual([]);
     for (const { payload } of orders) {
@@ -220,11 +234,9 @@ describe('customer data: compliance topics, redaction and what still works after
     const { payload, personal, jobIds } = await personalOrder(shop);
     const [id] = jobIds;
     await jobReaches(api(), id, 'dead');
-    await deliver({
-      topic: 'customers/redact',
-      shopDomain: shop.reseller.shopDomain,
-      customerId: '42',
-      orderIds: [String(payload.id)],
+    await deliver('customers/redact', shop.reseller.shopDomain, shop.secret, {
+      customer: { id: 42 },
+      orders_to_redact: [payload.id],
     });
     expect(await holding(personal)).toEqual([]);
 
@@ -257,15 +269,13 @@ describe('customer data: compliance topics, redaction and what still works after
     const shop = await resellerWithSupplier();
     const { payload, personal, jobIds } = await personalOrder(shop);
     await jobReaches(api(), jobIds[0], 'completed');
-    const work: ComplianceWork = {
-      topic: 'customers/data_request',
-      shopDomain: shop.reseller.shopDomain,
-      customerId: '42',
-      orderIds: [String(payload.id), '999999999'],
-      dataRequestId: '9999',
+    const request = {
+      customer: { id: 42, email: personal[0] },
+      orders_requested: [payload.id, 999999999],
+      data_request: { id: 9999 },
     };
-    await deliver(work);
-    await deliver(work);
+    await deliver('customers/data_request', shop.reseller.shopDomain, shop.secret, request);
+    await deliver('customers/data_request', shop.reseller.shopDomain, shop.secret, request);
 
     const path = `/v1/reseller_stores/${shop.reseller.id}/data_requests/9999`;
     const read = await api().get(path);

@@ -42,6 +42,7 @@ const FEATURES = [
   'shared/sync-jobs',
   'shared/fulfillments',
   'shared/events',
+  'shared/app-webhooks',
   'shared/webhooks',
   'shared/privacy',
   'shared/stores',
