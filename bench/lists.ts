@@ -255,6 +255,7 @@ const main = async () => {
           secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
           previousWebhookSecret: null,
           connection: CONNECTED,
+          webhooks: null,
           createdAt: new Date(Date.parse('2025-12-01T00:00:00.000Z') + n * 1000).toISOString(),
           updatedAt: '2025-12-01T00:00:00.000Z',
           deletedAt: null,

@@ -84,6 +84,7 @@ const store: StoreFields = {
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
   connection: CONNECTED,
+  webhooks: null,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,

@@ -1006,6 +1006,40 @@ export interface components {
         reason: string | null;
       };
       /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -1043,6 +1077,40 @@ export interface components {
         /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
         reason: string | null;
       };
+      /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds

@@ -71,6 +71,11 @@ export interface Access {
    */
   key?: { actions: KeyAction[]; fields: SecretField[] };
   queues?: Partial<Record<QueueName, QueueAction[]>>;
+  /**
+   * Keeps stores' webhook subscriptions (CONTRACT.md §12.1): it is told the service's public URL
+   * (`PUBLIC_URL`) and calls the platforms. No IAM grant.
+   */
+  publicUrl?: true;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -129,10 +134,14 @@ const idempotent = (access: Access): Access => ({
 const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt', 'Decrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
-const ROTATE_CREDENTIALS = idempotent({
-  table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
-  key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-});
+const ROTATE_CREDENTIALS: Access = {
+  ...idempotent({
+    table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+    key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+  }),
+  // A new token checks the store's webhook subscriptions (UpdateItem: what it found).
+  publicUrl: true,
+};
 
 export const routes: RouteSpec[] = [
   {
@@ -142,7 +151,11 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
     request: { body: CreateResellerStoreBody },
-    access: idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+    // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
+    access: {
+      ...idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      publicUrl: true,
+    },
   },
   {
     name: 'ListResellerStores',
@@ -194,10 +207,11 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-source-store.ts',
     auth: 'apiKey',
     request: { body: CreateSourceStoreBody },
-    access: idempotent({
-      table: ['GetItem', 'TransactWriteItems'],
-      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-    }),
+    // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
+    access: {
+      ...idempotent({ table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      publicUrl: true,
+    },
   },
   {
     name: 'ListSourceStores',
@@ -671,6 +685,8 @@ export const consumers: ConsumerSpec[] = [
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
+      // Each poll keeps the store's webhook subscriptions (CONTRACT.md §12.1).
+      publicUrl: true,
     },
   },
 ];

@@ -130,6 +130,21 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     businessMetric(config, BUSINESS_METRICS.storesFailingToPoll, { period: hour }),
     1,
   );
+  // CONTRACT.md §12.1: a store whose subscriptions stay failing loses its webhooks (the poller still
+  // finds its orders, late). Checked at every poll: three failed checks in an hour is a store that stays so.
+  alarm(
+    'SubscriptionsFailingAlarm',
+    'A store’s webhook subscriptions cannot be kept: its webhooks may not arrive',
+    businessMetric(config, BUSINESS_METRICS.subscriptionsFailing, { period: hour }),
+    3,
+  );
+  // CONTRACT.md §12.2: work ended without a call because its store was uninstalled or refused its token.
+  alarm(
+    'DisconnectedStoreWorkAlarm',
+    'A job or a fulfillment went dead: its store is uninstalled or needs reauthorization (store_disconnected)',
+    businessMetric(config, BUSINESS_METRICS.disconnectedStoreWork, { period: hour }),
+    1,
+  );
   alarm(
     'FulfillmentsDeadAlarm',
     'Tracking could not be delivered to a reseller order: a fulfillment went dead',

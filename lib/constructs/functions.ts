@@ -39,6 +39,8 @@ export interface FunctionResources {
   table: dynamodb.Table;
   secretsKey: kms.Key;
   queues: Record<QueueName, sqs.Queue>;
+  /** Where the platforms send webhooks: a token the stack resolves once its API exists. */
+  publicUrl: string;
 }
 
 const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
@@ -109,6 +111,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
         jobRetentionDays: config.jobRetentionDays,
+        publicUrl: resources.publicUrl,
       }),
     },
     // The console's function carries the console's files (lib/console-build.ts).

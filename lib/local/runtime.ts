@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
@@ -28,7 +29,22 @@ import { startStreamPoller } from './streams.js';
  * environment variables.
  */
 
+/** A port nothing listens on now: the API's, when asked for any, so its URL is known before it starts. */
+const freePort = () =>
+  new Promise<number>((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
+
 export interface LocalRuntimeOptions {
+  /**
+   * Where the platforms send webhooks (PUBLIC_URL, CONTRACT.md §12.1); default the API's own URL.
+   */
+  publicUrl?: string;
   /** API port; 0 picks a free one. */
   port?: number;
   /** Where DynamoDB Local and the SQS emulator keep their data; `:memory:` keeps nothing. */
@@ -279,6 +295,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         ? visibilityTimeoutSeconds
         : 30;
     const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
+    const apiPort = options.port === 0 ? await freePort() : (options.port ?? 3000);
     const pollIntervalSeconds = options.pollIntervalSeconds ?? scheduleSeconds;
 
     // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
@@ -299,6 +316,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       },
       pollIntervalSeconds,
       jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
+      // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
+      publicUrl: options.publicUrl ?? `http://127.0.0.1:${apiPort}`,
     };
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
@@ -337,7 +356,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     };
 
     const front = await startHttpFront({
-      port: options.port ?? 3000,
+      port: apiPort,
       routes,
       authorizerName: authorizer.name,
       fallbackName: fallbackRoute.name,

@@ -22,6 +22,8 @@ export const presentResellerStore = (store: ResellerStore) => ({
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -35,6 +37,8 @@ export const presentSourceStore = (store: SourceStore) => ({
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,

@@ -66,7 +66,10 @@ describe('a flash sale on AWS (issue 32)', () => {
           DetailedMetricsEnabled: true,
         });
       }
-      expect(routeKeys).toHaveLength(2);
+      // The platforms' deliveries: orders, fulfillments, and the app's own topics (CONTRACT.md §12.2).
+      expect(routeKeys).toEqual(
+        expect.arrayContaining(['POST /v1/orders/webhook', 'POST /v1/fulfillments/webhook', 'POST /v1/app/webhook']),
+      );
     });
 
     it('takes the webhook throttles from -c webhookThrottleRate and -c webhookThrottleBurst', () => {

@@ -151,6 +151,13 @@ describe('OpenAPI document', () => {
       object: 'source_store',
       resellerStoreId: 'rst_1',
       connection: { state: 'connected', since: null, reason: null },
+      apiVersion: { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-21T04:02:45.123Z' },
+      webhooks: {
+        status: 'repaired',
+        checkedAt: '2026-11-21T04:02:45.123Z',
+        missing: ['orders/cancelled'],
+        error: null,
+      },
       createdAt: '2026-11-21T04:02:45.123Z',
       deletedAt: null,
       request_id: 'req_1',
