@@ -120,8 +120,8 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
 
 /**
  * The changes one write made: `before` and `after` are the item's images (either may be missing:
- * an insert, a removal). Only an order's record reports changes today: its job's status, hold,
- * attention and fulfillment entries, and the order's unrouted items.
+ * an insert, a removal). An order's record reports its job's status, hold, attention and fulfillment
+ * entries, and the order's unrouted items; a store its connection and its webhook subscriptions.
  */
 /** A store's item (reseller or source), as its kind's subject: the one its GET presents. */
 const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> | undefined => {
