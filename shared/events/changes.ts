@@ -120,8 +120,8 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
 
 /**
  * The changes one write made: `before` and `after` are the item's images (either may be missing:
- * an insert, a removal). Only an order's record reports changes today: its job's status, hold,
- * attention and fulfillment entries, and the order's unrouted items.
+ * an insert, a removal). An order's record reports its job's status, hold, attention and fulfillment
+ * entries, and the order's unrouted items; a store its connection and its webhook subscriptions.
  */
 /** A store's item (reseller or source), as its kind's subject: the one its GET presents. */
 const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> | undefined => {
@@ -132,22 +132,31 @@ const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> |
     : { kind: 'sourceStore', store: sourceStoreFrom(item) };
 };
 
-/** A store that left `connected` (CONTRACT.md §12: uninstalled, or its token refused): once per disconnection. */
+/**
+ * A store that left `connected` (CONTRACT.md §12: uninstalled, or its token refused), once per
+ * disconnection; a store whose webhook subscriptions a check found failing.
+ */
 const storeChanges = (before: Item | undefined, after: Item | undefined): Change[] => {
   const next = storeOf(after);
-  if (!next || next.store.connection.state === 'connected') return [];
-  const was = storeOf(before)?.store.connection;
-  if (was && was.state !== 'connected' && was.since === next.store.connection.since) return [];
-  const since = next.store.connection.since ?? next.store.updatedAt;
-  return [
-    {
-      id: derivedId('evt', next.store.id, 'store.disconnected', since),
-      ownerId: next.store.ownerId,
-      type: 'store.disconnected',
-      createdAt: since,
-      subject: next,
-    },
-  ];
+  if (!next) return [];
+  const previous = storeOf(before)?.store;
+  const change = (type: EventType, at: string): Change => ({
+    id: derivedId('evt', next.store.id, type, at),
+    ownerId: next.store.ownerId,
+    type,
+    createdAt: at,
+    subject: next,
+  });
+  const changes: Change[] = [];
+  const connection = next.store.connection;
+  const was = previous?.connection;
+  if (connection.state !== 'connected' && !(was && was.state !== 'connected' && was.since === connection.since))
+    changes.push(change('store.disconnected', connection.since ?? next.store.updatedAt));
+  // Its webhook subscriptions found failing (CONTRACT.md §12.1): once, until a check finds them well again.
+  const webhooks = next.store.webhooks;
+  if (webhooks?.status === 'failing' && previous?.webhooks?.status !== 'failing')
+    changes.push(change('store.webhooks_failing', webhooks.checkedAt));
+  return changes;
 };
 
 export const changesOf = (before: Item | undefined, after: Item | undefined): Change[] => {

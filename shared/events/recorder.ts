@@ -1,4 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
+import { logger } from '../core/logger.js';
 import { imagesOf } from '../dynamo/stream.js';
 import type { Item } from '../dynamo/table.js';
 import { type Event, putEvent } from '../entities/event.js';
@@ -32,10 +33,26 @@ export const recordChange = async (change: Change, present: Presenter): Promise<
   return event;
 };
 
+/**
+ * The changes of a write, or none when an image cannot be read as its item (a corrupt item): logged
+ * and left, since a record that fails for ever would hold its shard's every later record (24 hours).
+ */
+const readableChanges = (before: Item | undefined, after: Item | undefined) => {
+  try {
+    return changesOf(before, after);
+  } catch (error) {
+    logger.error('change stream record not readable; no event recorded for it', {
+      key: { PK: after?.PK ?? before?.PK, SK: after?.SK ?? before?.SK },
+      error: (error as Error).message,
+    });
+    return [];
+  }
+};
+
 /** Every event one write reports (`before`/`after`: the item's images), recorded in turn. */
 export const recordWrite = async (before: Item | undefined, after: Item | undefined, present: Presenter) => {
   const events: Event[] = [];
-  for (const change of changesOf(before, after)) events.push(await recordChange(change, present));
+  for (const change of readableChanges(before, after)) events.push(await recordChange(change, present));
   return events;
 };
 

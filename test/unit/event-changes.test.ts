@@ -122,6 +122,32 @@ describe('changesOf', () => {
     expect(typesOf(store(CONNECTED), store(CONNECTED))).toEqual([]);
   });
 
+  it('reports a store whose webhook subscriptions a check found failing, once until they are well again', () => {
+    const base = resellerStoreItem({
+      id: 'rst_1',
+      ownerId: 'owner_a',
+      name: 'Shop',
+      platform: 'storeplatform_a',
+      shopDomain: 'shop.myshopify.com',
+      secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+      previousWebhookSecret: null,
+      connection: CONNECTED,
+      webhooks: null,
+      createdAt: CREATED,
+      updatedAt: LATER,
+      deletedAt: null,
+      routingPolicy: DEFAULT_ROUTING_POLICY,
+    } as ResellerStore);
+    const checked = (status: string, checkedAt = LATER) => ({
+      ...base,
+      webhooks: { status, checkedAt, missing: ['orders/create'], error: status === 'failing' ? '403' : null },
+    });
+    const [change] = changesOf(checked('healthy', CREATED), checked('failing'));
+    expect(change).toMatchObject({ type: 'store.webhooks_failing', createdAt: LATER, ownerId: 'owner_a' });
+    expect(typesOf(checked('failing', CREATED), checked('failing'))).toEqual([]);
+    expect(typesOf(checked('failing'), checked('healthy'))).toEqual([]);
+  });
+
   it('gives the same write the same event id, and another write another', () => {
     const before = item('processing');
     const after = item('completed', { updatedAt: LATER });

@@ -70,6 +70,12 @@ describe('recordWrite', () => {
     expect(sqs.calls()).toHaveLength(0);
   });
 
+  it('skips an item it cannot read rather than hold the stream, writing nothing', async () => {
+    const { status: _, ...broken } = job('completed');
+    expect(await recordWrite(job('processing'), broken, present)).toEqual([]);
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
   it('writes nothing for a write that reports no change', async () => {
     expect(await recordWrite(job('completed'), job('completed'), present)).toEqual([]);
     expect(dynamo.calls()).toHaveLength(0);
