@@ -59,7 +59,7 @@ export class ResellerRoutingStack extends Stack {
       publicUrl: Lazy.string({ produce: () => publicUrl }),
     });
     grantSecretsKeyUse(this.secretsKey, this.functions);
-    addConsumerTriggers(this, this.functions, this.queues, config);
+    addConsumerTriggers(this, this.functions, this.queues, this.table, config);
     const { api, stage, domain } = addApi(this, config, this.functions);
     this.api = api;
     this.apiStage = stage;

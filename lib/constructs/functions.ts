@@ -118,11 +118,19 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     bundling: spec.console ? { ...BUNDLING, define: consoleDefine(buildConsole(projectRoot)) } : BUNDLING,
   });
 
-  if (config.tracing) {
+  // The change stream's event source (lib/constructs/consumers.ts) grants dynamodb:ListStreams, on `*`.
+  const readsStream = spec.consumer !== undefined && 'stream' in spec.consumer.trigger;
+  if (config.tracing || readsStream) {
     acknowledge(
       role.node.findChild('DefaultPolicy'),
       'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+      [
+        config.tracing && 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+        readsStream &&
+          'dynamodb:ListStreams, which a stream event source needs, supports no resource-level permissions.',
+      ]
+        .filter(Boolean)
+        .join(' '),
     );
   }
   return fn;

@@ -19,6 +19,7 @@ import { startKmsEmulator } from './kms-emulator.js';
 import { type PlatformSimulator, startPlatformSimulator } from './platform-simulator.js';
 import type { SdkCall } from './protocol.js';
 import { type LocalQueue, startPoller, startSqs } from './sqs.js';
+import { startStreamPoller } from './streams.js';
 
 /**
  * The whole service on one machine: DynamoDB Local, the fauxqs SQS emulator, a KMS stand-in,
@@ -208,6 +209,7 @@ const functionConfigs = (
       : 'queue' in fn.consumer.trigger
         ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
         : 1,
+    // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
     memoryMb: MEMORY_MB,
     env: {
@@ -375,6 +377,17 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
           onInvoke: options.onInvoke,
         });
         // Before the functions stop, so no poll is left waiting for an environment.
+        stops.splice(stops.indexOf(front.stop), 0, poller.stop);
+      } else if ('stream' in consumer.trigger) {
+        const poller = startStreamPoller({
+          endpoint: dynamo.endpoint,
+          tableName: TABLE_NAME,
+          pool: functions.pool(consumer.name),
+          batchSize: consumer.trigger.batchSize,
+          // Beside the table it reads: a restart on the same data goes on where the last one stopped.
+          checkpointFile: dataDir ? join(dataDir, 'stream-places.json') : undefined,
+          onInvoke: options.onInvoke,
+        });
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
       } else {
         // The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval.

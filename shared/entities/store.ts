@@ -339,3 +339,27 @@ export const recordApiVersion = async (kind: StoreKind, id: string, version: Sto
     ExpressionAttributeValues: { ':version': version, ':at': version.checkedAt },
   });
 };
+
+/** What an erased secret's attribute holds: no ciphertext, so nothing decrypts it and no signature verifies. */
+export const ERASED_SECRET = '';
+
+/** Whether a store's secret was erased (`eraseStoreSecrets`): it verifies nothing and calls nothing. */
+export const isErasedSecret = (ciphertext: string) => ciphertext === ERASED_SECRET;
+
+/**
+ * A shop's erasure (CONTRACT.md §13, `shop/redact`), after its soft delete: every secret's
+ * ciphertext erased and the replaced webhook secret removed, `secretsErasedAt` set. Its shop lookup
+ * stays (with no secret: a later delivery is a 401). Repeatable: an erased store is erased again
+ * with nothing to change but the time. False when there is no such store.
+ */
+export const eraseStoreSecrets = async (kind: StoreKind, id: string, at: string) => {
+  const out = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression:
+      'SET accessToken = :erased, webhookSecret = :erased, secretsErasedAt = :at, updatedAt = :at ' +
+      'REMOVE previousWebhookSecret, previousWebhookSecretUntil',
+    ConditionExpression: 'attribute_exists(PK)',
+    ExpressionAttributeValues: { ':erased': ERASED_SECRET, ':at': at },
+  });
+  return !(out instanceof ConditionFailed);
+};

@@ -2,6 +2,7 @@
 
 import { fulfillmentStatusOf } from '../domain/shipment.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
+import { DATA_REQUEST_RETENTION_SECONDS, type DataRequest } from '../entities/data-request.js';
 import type { Event } from '../entities/event.js';
 import type { EventDelivery } from '../entities/event-delivery.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
@@ -85,6 +86,7 @@ const presentJob = (job: SyncJob) => ({
   hold: job.hold,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
+  redactedAt: job.redactedAt ?? null,
   ...presentFulfillments(job.fulfillments),
 });
 
@@ -136,6 +138,18 @@ export const presentOrder = (
   syncJobIds: order.syncJobIds,
   unroutedLineItems,
   cancelledAt: order.cancelledAt,
+  redactedAt: order.redactedAt,
+});
+
+/** A shopper's data request as kept (CONTRACT.md §13): field names, never values. */
+export const presentDataRequest = (request: DataRequest) => ({
+  id: request.id,
+  object: 'data_request',
+  resellerStoreId: request.resellerStoreId,
+  customerId: request.customerId,
+  orders: request.orders,
+  receivedAt: request.receivedAt,
+  expiresAt: new Date(Date.parse(request.receivedAt) + DATA_REQUEST_RETENTION_SECONDS * 1000).toISOString(),
 });
 
 /** One entry of a job's attempt history (CONTRACT.md §6); `count` > 1 for throttled attempts in a row. */
