@@ -92,6 +92,8 @@ export interface SimulatorCall {
   signature?: string | null;
   /** Set for a `lost` token: the call was carried out, then its connection closed without an answer. */
   lost?: true;
+  /** Set for a call that lists, makes or deletes webhook subscriptions (REST `webhooks.json`, GraphQL `webhookSubscription…`). */
+  subscription?: true;
 }
 
 export interface PlatformSimulator {
@@ -687,6 +689,11 @@ async function platformCall(
   return reply;
 }
 
+/** Whether a call keeps webhook subscriptions (CONTRACT.md §12.1) rather than doing an order's work. */
+const isSubscriptionCall = (call: SimulatorCall, body: unknown) =>
+  /\/webhooks(\/[^/]+)?\.json$/.test(call.path) ||
+  (call.platform === 'storeplatform_b' && /^webhookSubscription/.test(shopifyOperation(body).field ?? ''));
+
 async function routeCall(
   state: State,
   req: IncomingMessage,
@@ -704,6 +711,7 @@ async function routeCall(
       return json(400, { errors: 'invalid JSON' });
     }
   }
+  if (isSubscriptionCall(call, body)) call.subscription = true;
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,

@@ -32,7 +32,7 @@ describe('disconnected stores', () => {
       body: { id: 1, myshopify_domain: source.shopDomain },
     });
     expect(uninstalled.status).toBe(200);
-    const callsBefore = (await sim().calls()).filter((c) => c.shopDomain === source.shopDomain).length;
+    const callsBefore = (await sim().allCalls()).filter((c) => c.shopDomain === source.shopDomain).length;
 
     const order = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
     const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
@@ -45,7 +45,7 @@ describe('disconnected stores', () => {
     const dead = await jobReaches(api(), jobId, 'dead');
     expect(dead.errorMessage).toMatch(/^store_disconnected: source store sst_\w+ is uninstalled \(app\/uninstalled/);
     // No call reached the supplier's shop: not the create, not a lookup.
-    expect((await sim().calls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
+    expect((await sim().allCalls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
     expect(await sim().orders(source.shopDomain)).toEqual([]);
     const attempts = (await api().get(`/v1/sync_jobs/${jobId}/attempts`)).body.data;
     expect(attempts.map((a: { outcome: string; platformStatus: unknown }) => [a.outcome, a.platformStatus])).toEqual([
@@ -58,7 +58,7 @@ describe('disconnected stores', () => {
       const job = (await api().get(`/v1/sync_jobs/${jobId}`)).body;
       return job.status === 'dead' && job.attempts === 2 && job;
     });
-    expect((await sim().calls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
+    expect((await sim().allCalls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
 
     // New credentials reconnect the store; retry places the order, once.
     const rotated = await api().post(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/credentials`, {

@@ -98,7 +98,14 @@ export const eventually = async <T>(
 export const simulator = (baseUrl: string) => ({
   orders: async (shopDomain: string) =>
     ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
-  calls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
+  /**
+   * The calls that did the service's work: every call but those that keep a store's webhook
+   * subscriptions (CONTRACT.md §12.1), which a store's creation and each poll make on the side.
+   */
+  calls: async () =>
+    (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter((c) => !c.subscription),
+  /** Every call the simulator answered, the subscriptions' included. */
+  allCalls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
   /** Places an order on a shop without any webhook (POST /_sim/orders): the reseller's own order, say. */
   placeOrder: async (shopDomain: string, order: unknown) => {
     const res = await fetch(`${baseUrl}/_sim/orders`, {
