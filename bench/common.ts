@@ -114,7 +114,10 @@ export interface BenchStores {
 }
 
 /** One reseller store and one supplier (source store) through the API, as an integrator sets them up. */
-export const createStores = async (apiUrl: string): Promise<BenchStores> => {
+export const createStores = async (
+  apiUrl: string,
+  options: { routingPolicy?: { holdSeconds: number } } = {},
+): Promise<BenchStores> => {
   const api = benchApi(apiUrl);
   const tag = Date.now().toString(36);
   const resellerSecret = `whsec_bench_reseller_${tag}`;
@@ -126,6 +129,7 @@ export const createStores = async (apiUrl: string): Promise<BenchStores> => {
         shopDomain: `bench-reseller-${tag}.myshopify.com`,
         accessToken: `shpat_bench_reseller_${tag}`,
         webhookSecret: resellerSecret,
+        ...options,
       },
     }),
   );

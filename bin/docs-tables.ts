@@ -14,8 +14,9 @@ import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
+import { appWebhookItem } from '../shared/entities/app-webhook.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
-
+import { dataRequestKey } from '../shared/entities/data-request.js';
 import { type Event, eventItem } from '../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
@@ -23,7 +24,7 @@ import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
-import { DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { CONNECTED, DELISTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { orderBodyPartItem } from '../shared/order/order-body.js';
@@ -83,6 +84,8 @@ const store: StoreFields = {
   shopDomain: '<domain>',
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
+  connection: CONNECTED,
+  webhooks: null,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,
@@ -203,6 +206,19 @@ const ROWS: [string, Item][] = [
       expiresAt: 0,
     }),
   ],
+  [
+    'app webhook (queued)',
+    appWebhookItem({
+      id: '<id>',
+      topic: '<topic>',
+      shopDomain: '<domain>',
+      stores: [],
+      body: '<body>',
+      receivedAt: CREATED,
+      requestId: '<requestId>',
+      expiresAt: 0,
+    }),
+  ],
   ['event', eventItem(event)],
   ['event, a delivery failing', eventItem({ ...event, failingEndpointIds: ['<endpoint>'] })],
   ['event delivery (pending, delivered)', eventDeliveryItem(delivery)],
@@ -215,6 +231,7 @@ const ROWS: [string, Item][] = [
   ],
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
+  ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

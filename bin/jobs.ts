@@ -14,7 +14,8 @@ import {
 } from './cli/command-line.js';
 
 /**
- * `npm run jobs -- list | show <id> | retry <id> | retry --all-dead --store <rst_id>`: sync jobs
+ * `npm run jobs -- list [--held] | show <id> | retry <id> | retry --all-dead --store <rst_id> | hold <id> |
+ * release <id>`: sync jobs
  * for an on-call engineer, through the typed API client, against the local service or a deployed
  * API (`--url`, `--key`).
  */
@@ -27,10 +28,12 @@ const HELP = {
 Sync jobs, through the API: the local service by default, or a deployed one.
 
 commands:
-  list                               sync jobs, newest first
+  list                               sync jobs, newest first (--held: only held ones)
   show <sj_id>                       one job: status, cancellation, attempts, error, lines, parcels, audit
   retry <sj_id>                      retry a failed or dead job (it becomes pending again)
   retry --all-dead --store <rst_id>  retry every dead job of a reseller store
+  hold <sj_id> [--note <text>]       hold a pending job: it goes to no supplier until released
+  release <sj_id>                    release a held job: it goes to its supplier at once
 
 options of every command:
   --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_API_URL});
@@ -38,14 +41,23 @@ options of every command:
   --key <key>   an API key (default: $API_KEY); \`npm start\` prints one, \`npm run keys -- create\` issues one
   --json        JSON instead of text
   -h, --help    this help; \`npm run jobs -- <command> --help\` for one command's`,
-  list: `usage: npm run jobs -- list [--status <status>] [--store <rst_id>] [--limit <n>]
+  list: `usage: npm run jobs -- list [--status <status>] [--store <rst_id>] [--held] [--limit <n>]
                           [--url <url>] [--key <key>] [--json]
 
 Sync jobs of the key's owner, newest first.
 
   --status <status>  only jobs in this status: ${SYNC_JOB_STATUSES.join(', ')}
   --store <rst_id>   only jobs of this reseller store
+  --held             only held jobs (kept from their supplier: a delay, payment, risk, a test order, an operator)
   --limit <n>        at most n jobs (default 20; more than 100 are fetched page by page)`,
+  hold: `usage: npm run jobs -- hold <sj_id> [--note <text>] [--url <url>] [--key <key>] [--json]
+
+Holds a pending job (reason \`manual\`): it goes to no supplier until it is released or cancelled. The
+note is kept in the \`sync_job.held\` audit entry. A job that is not pending cannot be held (exit 1).`,
+  release: `usage: npm run jobs -- release <sj_id> [--url <url>] [--key <key>] [--json]
+
+Releases a held job: every hold ends (delay, payment, risk, test order, manual) and it goes to its
+supplier at once; audited as \`sync_job.released\`. A job that is not held cannot be released (exit 1).`,
   show: `usage: npm run jobs -- show <sj_id> [--url <url>] [--key <key>] [--json]
 
 One sync job: its status and error, its attempts (newest first), its line items (shipped of ordered,
@@ -63,7 +75,7 @@ only lists them. Exits 1 when any retry failed.`,
 /** Pages through `GET /v1/sync_jobs` until `limit` jobs (or the end). */
 const listJobs = async (
   api: ApiClient,
-  filters: { status?: SyncJobStatus; reseller_store_id?: string },
+  filters: { status?: SyncJobStatus; reseller_store_id?: string; held?: 'true' },
   limit: number,
   onPage?: (count: number) => void,
 ) => {
@@ -84,6 +96,7 @@ const listJobs = async (
 
 const jobRow = (job: SyncJob) => ({
   ...job,
+  held: job.hold ? job.hold.reasons.join(',') : '',
   error: job.errorMessage && job.errorMessage.length > 60 ? `${job.errorMessage.slice(0, 59)}…` : job.errorMessage,
 });
 
@@ -94,6 +107,7 @@ const JOB_COLUMNS = {
   resellerStoreId: 'RESELLER STORE',
   externalOrderId: 'ORDER',
   updatedAt: 'UPDATED',
+  held: 'HELD',
   error: 'ERROR',
 };
 
@@ -107,11 +121,21 @@ const status = (value: string | undefined) => {
 const list = async (args: string[], io: Io) => {
   const { values } = parseOptions(
     args,
-    { ...API_OPTIONS, status: { type: 'string' }, store: { type: 'string' }, limit: { type: 'string' } },
+    {
+      ...API_OPTIONS,
+      status: { type: 'string' },
+      store: { type: 'string' },
+      held: { type: 'boolean' },
+      limit: { type: 'string' },
+    },
     0,
   );
   if (values.help) return void io.out(HELP.list);
-  const filters = { status: status(values.status), reseller_store_id: values.store };
+  const filters = {
+    status: status(values.status),
+    reseller_store_id: values.store,
+    ...(values.held ? { held: 'true' as const } : {}),
+  };
   const limit = positiveInteger('limit', values.limit, 20);
   const jobs = await listJobs(apiClientOf(values, io), filters, limit);
   if (values.json) return void io.out(JSON.stringify(jobs, null, 2));
@@ -163,6 +187,10 @@ const show = async (args: string[], io: Io) => {
       ),
     );
   if (attention) io.out(field('attention', `since ${attention.since}: ${attention.reason}`));
+  if (job.hold) {
+    const until = job.hold.until ? `, delay until ${job.hold.until}` : '';
+    io.out(field('hold', `${job.hold.reasons.join(', ')} since ${job.hold.since}${until}`));
+  }
   io.out('');
   io.out(history.length ? 'attempt history (newest first):' : 'attempt history: none');
   for (const a of history)
@@ -254,6 +282,27 @@ const retry = async (args: string[], io: Io) => {
   io.out(`${job.id} is ${job.status} again (attempts so far: ${job.attempts})`);
 };
 
-export const main = tool('jobs', HELP.main, { list, show, retry });
+const hold = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(args, { ...API_OPTIONS, note: { type: 'string' } }, 1);
+  if (values.help) return void io.out(HELP.hold);
+  const [id] = positionals;
+  if (!id) throw new UsageError('hold needs a sync job id (sj_…)');
+  const body = values.note === undefined ? {} : { note: values.note };
+  const job = unwrap(await apiClientOf(values, io).POST('/v1/sync_jobs/{id}/hold', { params: { path: { id } }, body }));
+  if (values.json) return void io.out(JSON.stringify(job, null, 2));
+  io.out(`${job.id} is held (${job.hold?.reasons.join(', ')})`);
+};
+
+const release = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(args, API_OPTIONS, 1);
+  if (values.help) return void io.out(HELP.release);
+  const [id] = positionals;
+  if (!id) throw new UsageError('release needs a sync job id (sj_…)');
+  const job = unwrap(await apiClientOf(values, io).POST('/v1/sync_jobs/{id}/release', { params: { path: { id } } }));
+  if (values.json) return void io.out(JSON.stringify(job, null, 2));
+  io.out(`${job.id} is released: it goes to its supplier now`);
+};
+
+export const main = tool('jobs', HELP.main, { list, show, retry, hold, release });
 
 runAsMain(import.meta.url, main);

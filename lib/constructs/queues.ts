@@ -14,6 +14,10 @@ const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   // Nothing drains it: a delivery's own failures never reach it (its worker sends each next try), only
   // the service's, which its backlog alarm reports.
   deliveryDlq: { deadLetterFor: 'delivery' },
+  // An app webhook whose handler kept failing (a compliance request): its delivery is still kept in the
+  // table; the backlog alarm reports it and a redrive runs it again.
+  appDlq: { deadLetterFor: 'app' },
+  app: {},
   sync: {},
   delivery: {},
   fulfillment: {},

@@ -1,7 +1,15 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type {
+  Context,
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSRecord,
+} from 'aws-lambda';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { countIfSystemic, countMetric } from '../core/metrics.js';
 
 /**
  * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again
@@ -14,13 +22,22 @@ export type MessageOutcome = 'done' | 'retry';
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
  * message failed is answered the same way, not thrown: at low traffic most batches hold one message,
  * and a transient supplier failure is no Lambda error, so the errors alarm keeps meaning a fault of
- * the function itself.
+ * the function itself. A record that throws an error no retry mends (AccessDenied, a bug) is counted
+ * as `SystemicErrors` too, which pages at the first (lib/constructs/alarms.ts).
  */
 export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context) => Promise<unknown>) => {
   // One processor per environment: Lambda runs one invocation at a time in it.
   const processor = new BatchProcessor(EventType.SQS);
+  const counted = async (received: SQSRecord, context?: Context) => {
+    try {
+      return await handle(received, context);
+    } catch (error) {
+      countIfSystemic(error);
+      throw error;
+    }
+  };
   return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    const response = await processPartialResponse(event, handle, processor, {
+    const response = await processPartialResponse(event, counted, processor, {
       context,
       throwOnFullBatchFailure: false,
     });
@@ -37,3 +54,20 @@ export const workQueueHandler = (run: (received: SQSRecord, context?: Context) =
   sqsBatchHandler(async (received, context) => {
     if ((await run(received, context)) === 'retry') throw new Error('work item failed; left for SQS to deliver again');
   });
+
+/**
+ * A change stream consumer's batch (ReportBatchItemFailures): the records in order, each on its own; a
+ * failed one is reported, and Lambda hands the batch over again from it (the stream keeps its place,
+ * nothing after it is lost), bisecting a batch that keeps failing (lib/constructs/consumers.ts).
+ */
+export const streamBatchHandler = (handle: (record: DynamoDBRecord) => Promise<unknown>) => {
+  const processor = new BatchProcessor(EventType.DynamoDBStreams);
+  return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
+    const response = await processPartialResponse(event, handle, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+    countMetric(BUSINESS_METRICS.queueRecordsFailed, response.batchItemFailures.length);
+    return response;
+  };
+};

@@ -32,6 +32,36 @@ export const countPlatformError = (statusClass: StatusClass) => {
   single.addMetric(BUSINESS_METRICS.platformErrors, MetricUnit.Count, 1);
 };
 
+/**
+ * The names of errors that no retry mends (`SystemicErrors`): the AWS SDK's for a permission, a key, a
+ * table or a queue the function cannot use, and the engine's for a bug. A platform's answer, a
+ * throttled or timed-out AWS call, a lost condition: none of these (they are retried, or the record's own).
+ */
+const SYSTEMIC_ERRORS = new Set([
+  'AccessDenied',
+  'AccessDeniedException',
+  'UnrecognizedClientException',
+  'InvalidClientTokenId',
+  'ExpiredTokenException',
+  'DisabledException',
+  'KMSInvalidStateException',
+  'NotFoundException',
+  'ResourceNotFoundException',
+  'QueueDoesNotExist',
+  'AWS.SimpleQueueService.NonExistentQueue',
+  'TypeError',
+  'ReferenceError',
+]);
+
+export const isSystemicError = (error: unknown) => error instanceof Error && SYSTEMIC_ERRORS.has(error.name);
+
+/** Counts a record's failure as `SystemicErrors` when its error is one no retry mends; says whether it was. */
+export const countIfSystemic = (error: unknown) => {
+  if (!isSystemicError(error)) return false;
+  countMetric(BUSINESS_METRICS.systemicErrors);
+  return true;
+};
+
 /** Jobs held for a reason (CONTRACT.md §11), on a line of its own: `reason` is a dimension of that metric alone. */
 export const countHeld = (reason: string, jobs: number) => {
   if (jobs <= 0) return;

@@ -133,8 +133,18 @@ export const keys = {
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `${KEPT}${sourceFulfillmentId}`,
   }),
+  /**
+   * A shopper's data request (CONTRACT.md §13), under its reseller store: the store in the key, so
+   * another store's id names no item.
+   */
+  dataRequest: (resellerStoreId: string, id: string): Key => ({ PK: `DREQ#${resellerStoreId}#${id}`, SK: 'DREQ' }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
+  /**
+   * An app webhook kept for its queue's worker (shared/app-webhooks): by the hash of its shop domain
+   * and delivery id, so a redelivery finds it.
+   */
+  appWebhook: (id: string): Key => ({ PK: `APPHOOK#${id}`, SK: 'APPHOOK' }),
   /** Every kept fulfillment of a supplier order. */
   keptFulfillmentPrefix: (sourceStoreId: string, sourceOrderId: string) => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),

@@ -62,7 +62,12 @@ const deliveryOf = (event: HttpEvent, rawBody: Buffer): WebhookDelivery => {
     'topic',
     () => new ValidationError('X-Platform-Topic and X-Shopify-Topic name different topics.', 'X-Platform-Topic'),
   );
-  return { shopDomain, signature, topic, rawBody };
+  const webhookId = deliveryHeader(
+    event,
+    'webhook-id',
+    () => new ValidationError('X-Platform-Webhook-Id and X-Shopify-Webhook-Id differ.', 'X-Platform-Webhook-Id'),
+  );
+  return { shopDomain, signature, topic, webhookId, rawBody };
 };
 
 const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): WebhookRequest => ({

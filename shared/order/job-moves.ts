@@ -236,11 +236,14 @@ export const holdRequest = (job: SyncJob, hold: Hold): MoveRequest => ({
 
 /**
  * pending → pending, released: the hold and its lists dropped (the move's rule), under a new generation
- * whose message the caller sends.
+ * whose message the caller sends; an `attention` the hold itself raised (`hold_expired`) ends with it.
  */
 export const releaseRequest = (job: SyncJob): MoveRequest => ({
   move: 'release',
   job,
   at: now(),
-  remove: ['resends', 'waitUntil'],
+  remove: ['resends', 'waitUntil', ...(job.attention?.reason === HOLD_EXPIRED ? ['attention'] : [])],
 });
+
+/** The `attention` reason of a job held past MAX_HOLD_SECONDS (CONTRACT.md §11). */
+export const HOLD_EXPIRED = 'hold_expired';

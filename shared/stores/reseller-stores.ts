@@ -15,6 +15,7 @@ import {
   resellerStoreFrom,
   resellerStoreKey,
 } from '../entities/reseller-store.js';
+import { CONNECTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
 import { encryptSecrets, type PlainSecrets } from './secrets.js';
 
@@ -41,6 +42,8 @@ export const createResellerStore = async (
     shopDomain: input.shopDomain,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    connection: CONNECTED,
+    webhooks: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,

@@ -15,6 +15,7 @@ import {
   sourceStoreKey,
   updateSourceStoreItems,
 } from '../entities/source-store.js';
+import { CONNECTED } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptSecrets } from './secrets.js';
@@ -49,6 +50,8 @@ export const createSourceStore = async (
     pricingConfig: input.pricingConfig,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    connection: CONNECTED,
+    webhooks: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,

@@ -10,7 +10,7 @@ import { countHeld, countMetric, latencyMetric } from '../core/metrics.js';
 import type { Owner } from '../domain/owner.js';
 import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing-policy.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
-import { holdRequest, releaseRequest } from '../order/job-moves.js';
+import { HOLD_EXPIRED, holdRequest, releaseRequest } from '../order/job-moves.js';
 import { isLost, loadJob, loadJobs, moveJob, updateJobWith } from '../order/store.js';
 import type { SyncJob } from '../order/sync-job.js';
 import { classify, MAX_DEFERRAL_SECONDS, secondsUntil } from '../platforms/failure.js';
@@ -274,7 +274,13 @@ export const releaseByOperator = async (owner: Owner, id: string, actor: Actor, 
   ]);
   if (written !== true) throw new InvalidStateError(`Only held sync jobs can be released; this one is not held.`);
   countReleased(job);
-  const released: SyncJob = { ...job, hold: null, generation: job.generation + 1, updatedAt: request.at };
+  const released: SyncJob = {
+    ...job,
+    hold: null,
+    attention: job.attention?.reason === HOLD_EXPIRED ? null : job.attention,
+    generation: job.generation + 1,
+    updatedAt: request.at,
+  };
   await enqueueJobs([jobMessage(released, triggerOf(job), requestId)]).catch((error: Error) =>
     logger.error('enqueue after a release failed; the reconciler will send it', { jobId: job.id, error: error.name }),
   );
@@ -290,7 +296,7 @@ export const releaseByOperator = async (owner: Owner, id: string, actor: Actor, 
 export const watchHeld = async (job: SyncJob, leaseSeconds: number, at = Date.now()) => {
   if (!isHeld(job)) return undefined;
   if (!job.attention && at - Date.parse(job.hold.since) > config.maxHoldSeconds() * 1000) {
-    if (await needsAttention(job, 'hold_expired')) {
+    if (await needsAttention(job, HOLD_EXPIRED)) {
       countMetric(BUSINESS_METRICS.holdsExpired);
       logger.warn('sync job held past MAX_HOLD_SECONDS: it needs a person', { reasons: job.hold.reasons });
       return 'expired';

@@ -4,7 +4,7 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric, countPlatformError } from '../core/metrics.js';
+import { countIfSystemic, countMetric, countPlatformError } from '../core/metrics.js';
 import { throttledPastBudget } from '../core/work-policy.js';
 import {
   classify,
@@ -49,7 +49,12 @@ export const failed = async <M extends WorkMessage, I, D = Deps>(
       return reason === undefined ? 'done' : attempt.retry(reason, status);
     }
     case 'transient':
-      if (failure.internal) logger.error(`${kind.words.item} failed`, error as Error);
+      // The service's own error: an unexpected throw gets the backoff like any failure, and one no
+      // retry mends (AccessDenied, a bug) is counted apart, for its alarm.
+      if (failure.internal) {
+        logger.error(`${kind.words.item} failed`, error as Error);
+        countIfSystemic(error);
+      }
       return attempt.retry(failure.reason, status);
   }
 };

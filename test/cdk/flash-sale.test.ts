@@ -1,6 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { allFunctions } from '../../lib/functions.js';
-import { consumers, type QueueName, routes } from '../../lib/routes.js';
+import { consumers, isScheduled, type QueueName, routes } from '../../lib/routes.js';
 import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
 import { logicalId, type Resources, removeOutput, type Synthesized, synthesize } from './synth.js';
 
@@ -66,7 +66,10 @@ describe('a flash sale on AWS (issue 32)', () => {
           DetailedMetricsEnabled: true,
         });
       }
-      expect(routeKeys).toHaveLength(2);
+      // The platforms' deliveries: orders, fulfillments, and the app's own topics (CONTRACT.md §12.2).
+      expect(routeKeys).toEqual(
+        expect.arrayContaining(['POST /v1/orders/webhook', 'POST /v1/fulfillments/webhook', 'POST /v1/app/webhook']),
+      );
     });
 
     it('takes the webhook throttles from -c webhookThrottleRate and -c webhookThrottleBurst', () => {
@@ -210,18 +213,42 @@ describe('a flash sale on AWS (issue 32)', () => {
       expect(classes.sort()).toEqual(['5xx', 'network']);
     });
 
+    it('alarms on the first record a consumer fails on an error no retry mends (SystemicErrors)', () => {
+      expect(alarm(dev, 'SystemicErrorsAlarm')).toMatchObject({
+        MetricName: BUSINESS_METRICS.systemicErrors,
+        Namespace: METRICS_NAMESPACE,
+        Dimensions: [
+          { Name: 'service', Value: 'reseller-routing' },
+          { Name: 'stage', Value: 'dev' },
+        ],
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        EvaluationPeriods: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    });
+
     it('sends every new alarm to the alarm topic in prod', () => {
       const [topicId] = Object.keys(prod.template.findResources('AWS::SNS::Topic'));
-      const ids = ['BacklogAlarm', 'FailedRecordsAlarm', 'LatencyAlarm', 'PlatformErrorsAlarm', 'ThrottledAlarm'];
+      const ids = [
+        'BacklogAlarm',
+        'FailedRecordsAlarm',
+        'LatencyAlarm',
+        'PlatformErrorsAlarm',
+        'ThrottledAlarm',
+        'SystemicErrorsAlarm',
+      ];
       const mine = alarmsOf(prod).filter(([logical]) => ids.some((id) => logical.includes(id)));
-      expect(mine.length).toBeGreaterThanOrEqual(3 + 5 + 1 + 1 + 2);
+      expect(mine.length).toBeGreaterThanOrEqual(3 + 5 + 1 + 1 + 2 + 1);
       for (const [, a] of mine) expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
     });
   });
 
   describe('margins', () => {
     it('drops a scheduled run that could not start within 5 minutes, at EventBridge and at Lambda', () => {
-      const scheduled = consumers.filter((c) => !('queue' in c.trigger));
+      const scheduled = consumers.filter((c) => isScheduled(c.trigger));
       expect(scheduled.length).toBeGreaterThan(0);
       for (const c of scheduled) {
         dev.template.hasResourceProperties('AWS::Events::Rule', {

@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 /** Sends a platform webhook the way the platform does: HMAC-SHA256 of the raw bytes, base64. */
 export const sendWebhook = async (
   apiUrl: string,
-  path: '/v1/orders/webhook' | '/v1/fulfillments/webhook',
+  path: '/v1/orders/webhook' | '/v1/fulfillments/webhook' | '/v1/app/webhook',
   options: {
     shopDomain?: string;
     secret?: string;

@@ -42,7 +42,7 @@ describe('npm run jobs', () => {
 
   it.each([
     [['lst'], "unknown command 'lst' (did you mean list?); see `npm run jobs -- --help`"],
-    [['--status', 'dead'], 'a command comes first (list, show, retry), not --status'],
+    [['--status', 'dead'], 'a command comes first (list, show, retry, hold, release), not --status'],
     [
       ['list', '--stauts', 'dead'],
       'unknown option --stauts (did you mean --status?); see `npm run jobs -- list --help`',

@@ -72,6 +72,37 @@ describe('the work-item runner', () => {
     expect(visibilities()).toEqual([1800]);
   });
 
+  it('counts an AccessDenied or a bug after the claim as SystemicErrors, with the same backoff', async () => {
+    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
+    const { metricsMiddleware } = await import('../../shared/core/metrics.js');
+    const lines: string[] = [];
+    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
+      lines.push(String(chunk));
+      return true;
+    });
+    try {
+      await metricsMiddleware().after!({} as never); // what earlier tests counted
+      lines.length = 0;
+      const denied = Object.assign(new Error('User is not authorized to perform: kms:Decrypt'), {
+        name: 'AccessDeniedException',
+      });
+      for (const error of [denied, new TypeError('x is undefined'), new Error('socket hang up')]) {
+        attempt.mockRejectedValueOnce(error);
+        expect(await runWork(things, deps, record('1'))).toBe('retry');
+      }
+      await metricsMiddleware().after!({} as never);
+    } finally {
+      spy.mockRestore();
+      delete process.env.POWERTOOLS_METRICS_DISABLED;
+    }
+    expect(visibilities()).toEqual([300, 300, 300]);
+    const systemic = lines
+      .flatMap((line) => line.split('\n'))
+      .filter((line) => line.includes('"_aws"'))
+      .flatMap((line) => [JSON.parse(line).SystemicErrors ?? []].flat());
+    expect(systemic).toEqual([1, 1]);
+  });
+
   it('defers a 429 in one fresh message, without a failure or a visibility change', async () => {
     attempt.mockRejectedValue(
       new PlatformError({ platform: 'custom', status: 429, retryable: true, retryAfterSeconds: 5, message: '429' }),

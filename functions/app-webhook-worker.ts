@@ -1,0 +1,13 @@
+import { processAppWebhookMessage } from '../shared/app-webhooks/worker.js';
+import { workQueueHandler } from '../shared/aws/batch.js';
+import { cipher } from '../shared/aws/cipher.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
+
+const deps = { cipher };
+
+/** The app-webhook queue's consumer: the app webhooks handled durably, one kept delivery per message. */
+export const handler = lambdaHandler(
+  workQueueHandler((received) => processAppWebhookMessage(deps, received)),
+  metricsMiddleware(),
+);

@@ -1,0 +1,17 @@
+import { acceptAppWebhook } from '../shared/app-webhooks/intake.js';
+import { cipher } from '../shared/aws/cipher.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
+import { webhookHandler } from '../shared/http/handler.js';
+import { ok } from '../shared/http/types.js';
+
+const deps = { cipher };
+
+/**
+ * The app's own webhooks (CONTRACT.md §12.2, §13): `app/uninstalled` and the compliance topics,
+ * verified against the shop's reseller and source stores, then handled by their topic's entry in
+ * shared/app-webhooks/topics.ts; a topic the service does not handle is answered 200.
+ */
+export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
+  await acceptAppWebhook(deps, delivery, json, requestId);
+  return ok({ object: 'webhook_receipt' });
+}, metricsMiddleware());
