@@ -168,6 +168,10 @@ const filterForm = (filters: Filters, dir: Directory) =>
 
 export const listPage = async (main: HTMLElement, query: URLSearchParams) => {
   const filters = filtersOf(query);
+  const started = performance.now();
+  // The first page is read while the stores' names are: neither waits for the other.
+  let first: ReturnType<typeof readPage> | undefined = readPage(api(), startList(filters), PAGE_SIZE);
+  first.catch(() => undefined);
   const dir = await stores();
   const results = h('div', { 'aria-live': 'polite' });
   const listArea = h('div', {});
@@ -184,8 +188,9 @@ export const listPage = async (main: HTMLElement, query: URLSearchParams) => {
       .catch((error) => show(listArea, alertBox(error)));
   const renderPage = async (index: number) => {
     show(listArea, h('p', { role: 'status' }, 'Loading…'));
-    const started = performance.now();
-    const page = await readPage(api(), starts[index], PAGE_SIZE);
+    const since = first ? started : performance.now();
+    const page = await (first ?? readPage(api(), starts[index], PAGE_SIZE));
+    first = undefined;
     starts[index + 1] = page.next;
     const pager = h(
       'nav',
@@ -202,7 +207,8 @@ export const listPage = async (main: HTMLElement, query: URLSearchParams) => {
         : h('p', { role: 'status' }, 'Nothing needs a person.'),
       pager,
     );
-    listArea.dataset.renderMs = String(Math.round(performance.now() - started));
+    // For bench:console: from the page's start (the first page) or the page turn to the drawn table.
+    listArea.dataset.renderMs = String(Math.round(performance.now() - since));
   };
   await renderPage(0).catch((error) => show(listArea, alertBox(error)));
 };
