@@ -20,6 +20,8 @@ export interface EnvironmentRefs {
   pollIntervalSeconds: number;
   /** How long an ended job is kept before the table's TTL removes it (`-c jobRetentionDays`). */
   jobRetentionDays: number;
+  /** How long an ended order's personal data is kept (`-c personalDataRetentionDays`; a fraction locally). */
+  personalDataRetentionDays: number;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -45,7 +47,7 @@ export const SERVICE_NAME = 'reseller-routing';
  * function cannot reach what its `access` does not declare even by mistake.
  */
 export const functionEnvironment = (
-  fn: Pick<FunctionSpec, 'access' | 'consumes'>,
+  fn: Pick<FunctionSpec, 'access' | 'consumes'> & { name?: string },
   refs: EnvironmentRefs,
 ): Record<string, string> => {
   const environment: Record<string, string> = {
@@ -63,6 +65,7 @@ export const functionEnvironment = (
     // Whoever ends a job may set its `expiresAt` from it.
     environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
+  if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);

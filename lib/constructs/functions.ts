@@ -109,6 +109,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
         jobRetentionDays: config.jobRetentionDays,
+        personalDataRetentionDays: config.personalDataRetentionDays,
       }),
     },
     // The console's function carries the console's files (lib/console-build.ts).
