@@ -86,6 +86,7 @@ const store: StoreFields = {
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
   connection: CONNECTED,
+  webhooks: null,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,

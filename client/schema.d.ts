@@ -777,6 +777,270 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'sync_job.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.completed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.completed` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobCompletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.failed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.failed` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.dead': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.dead` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.dead` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobDeadEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.cancelled` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.cancelled` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobCancelledEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.held': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.held` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.held` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobHeldEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.released': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.released` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.released` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobReleasedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.attention_required': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.attention_required` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.attention_required` (or
+     * `*`). Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15
+     * seconds; anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobAttentionRequiredEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillment.delivered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.delivered` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.delivered` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentDeliveredEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillment.dead': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.dead` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.dead` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentDeadEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.unrouted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `order.unrouted` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `order.unrouted` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['orderUnroutedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.disconnected': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `store.disconnected` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `store.disconnected` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['storeDisconnectedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.webhooks_failing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `store.webhooks_failing` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `store.webhooks_failing` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['storeWebhooksFailingEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -835,6 +1099,40 @@ export interface components {
         reason: string | null;
       };
       /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -872,6 +1170,40 @@ export interface components {
         /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
         reason: string | null;
       };
+      /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -1299,6 +1631,30 @@ export interface components {
       }[];
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
+    };
+    /**
+     * @description An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as `GET
+     * /v1/events/{id}` answers the event, without `deliveries` or `request_id`.
+     */
+    delivered_event: {
+      /**
+       * @description also the `webhook-id` header: the same on every try
+       * @example evt_0123456789abcdef
+       */
+      id: string;
+      /** @constant */
+      object: 'event';
+      type: components['schemas']['event_type'];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      created: string;
+      data: {
+        /** @description a sync job or an order, as its GET answers it */
+        object: Record<string, never>;
+      };
     };
     /** @description Where events are delivered, signed per Standard Webhooks 1.0 (CONTRACT.md §14). */
     webhook_endpoint: {
@@ -5674,6 +6030,510 @@ export interface operations {
         content: {
           'application/json': components['schemas']['error'];
         };
+      };
+    };
+  };
+  syncJobCompletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.completed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.failed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobDeadEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.dead';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobCancelledEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.cancelled';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobHeldEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.held';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobReleasedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.released';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobAttentionRequiredEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.attention_required';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentDeliveredEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.delivered';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentDeadEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.dead';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  orderUnroutedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'order.unrouted';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeDisconnectedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'store.disconnected';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeWebhooksFailingEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'store.webhooks_failing';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

@@ -22,6 +22,8 @@ export interface EnvironmentRefs {
   jobRetentionDays: number;
   /** How long an ended order's personal data is kept (`-c personalDataRetentionDays`; a fraction locally). */
   personalDataRetentionDays: number;
+  /** Where the platforms send webhooks (CONTRACT.md §12.1): `-c publicUrl`, else the API's URL. */
+  publicUrl: string;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -66,6 +68,7 @@ export const functionEnvironment = (
     environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
   if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
+  if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);

@@ -8,6 +8,7 @@ import {
   STATUS_CLASSES,
   type StatusClass,
 } from '../../shared/core/metric-names.js';
+import { HOLD_REASONS } from '../../shared/domain/routing-policy.js';
 import type { DeployConfig } from '../config.js';
 import { SERVICE_NAME } from '../environment.js';
 
@@ -19,7 +20,7 @@ import { SERVICE_NAME } from '../environment.js';
 export const businessMetric = (
   config: Pick<DeployConfig, 'stage'>,
   name: BusinessMetric,
-  options: { statistic?: string; period?: Duration; statusClass?: StatusClass; label?: string } = {},
+  options: { statistic?: string; period?: Duration; statusClass?: StatusClass; reason?: string; label?: string } = {},
 ) =>
   new cloudwatch.Metric({
     namespace: METRICS_NAMESPACE,
@@ -28,6 +29,7 @@ export const businessMetric = (
       service: SERVICE_NAME,
       stage: config.stage,
       ...(options.statusClass ? { statusClass: options.statusClass } : {}),
+      ...(options.reason ? { reason: options.reason } : {}),
     },
     statistic: options.statistic ?? 'Sum',
     period: options.period ?? Duration.minutes(5),
@@ -89,6 +91,23 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
     graph('Polls failed, stores failing in a row', [
       m(BUSINESS_METRICS.pollsFailed),
       m(BUSINESS_METRICS.storesFailingToPoll),
+    ]),
+    graph('Staying connected (CONTRACT.md §12): subscriptions, disconnected stores', [
+      m(BUSINESS_METRICS.subscriptionsRepaired),
+      m(BUSINESS_METRICS.subscriptionsFailing),
+      m(BUSINESS_METRICS.storesDisconnected),
+      m(BUSINESS_METRICS.disconnectedStoreWork),
+    ]),
+  );
+  dashboard.addWidgets(
+    graph(
+      'Jobs held by reason (CONTRACT.md §11)',
+      HOLD_REASONS.map((reason) => m(BUSINESS_METRICS.jobsHeld, { reason, label: reason })),
+    ),
+    graph('Held jobs released, holds expired', [m(BUSINESS_METRICS.jobsReleased), m(BUSINESS_METRICS.holdsExpired)]),
+    graph('Receipt → release of held jobs (ms)', [
+      m(BUSINESS_METRICS.receiptToReleaseLatency, { statistic: 'p50', label: 'p50' }),
+      m(BUSINESS_METRICS.receiptToReleaseLatency, { statistic: 'p95', label: 'p95' }),
     ]),
   );
   return dashboard;

@@ -23,6 +23,8 @@ export const presentResellerStore = (store: ResellerStore) => ({
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -36,6 +38,8 @@ export const presentSourceStore = (store: SourceStore) => ({
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,

@@ -121,9 +121,10 @@ const plan = (input: NewOrder) => {
   const firstId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
   const unroutedLines = input.unroutedLines?.length ? input.unroutedLines : null;
   const hold = input.hold ?? null;
-  const inline = { ...newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt), hold };
+  const inline = newSyncJob(input, input.groups[0], 0, { body: compressed }, createdAt);
   // Measured as any job, without the first job's order attributes (its list entry, unrouted lines):
   // the same bodies stay inline as before orders were listed (docs/performance.md, "Orders, visible").
+  // Nor its hold, which its release removes: a held order keeps its body inline as an unheld one does.
   const fitsInline = itemSize(syncJobItem(inline)) + ORDER_JOB_COUNT_BYTES <= INLINE_ITEM_BUDGET;
   const parts = fitsInline ? [] : splitParts(compressed);
   const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };

@@ -1,4 +1,14 @@
-import { createResellerStore, createSourceStore, scanAll, startService, type TestService, unique } from './support.js';
+import { readFileSync } from 'node:fs';
+import { main as jobsCli } from '../../bin/jobs.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  scanAll,
+  startService,
+  TEST_KEYS,
+  type TestService,
+  unique,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -11,6 +21,10 @@ import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './
 
 jest.setTimeout(120_000);
 
+/** Past this, a held job gets `attention` `hold_expired` from the reconciler (passed through to the functions). */
+const MAX_HOLD_SECONDS = 4;
+const fixture = (name: string) => JSON.parse(readFileSync(`${__dirname}/../fixtures/shopify/${name}`, 'utf8'));
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('held jobs through the local runtime', () => {
@@ -20,9 +34,32 @@ describe('held jobs through the local runtime', () => {
   const api = () => service.api('owner_a');
 
   beforeAll(async () => {
+    process.env.MAX_HOLD_SECONDS = String(MAX_HOLD_SECONDS);
     service = await startService();
   }, 90_000);
-  afterAll(() => service?.stop());
+  afterAll(async () => {
+    delete process.env.MAX_HOLD_SECONDS;
+    await service?.stop();
+  });
+
+  let messageSequence = 0;
+  /** One poll of a store now, as the poll queue's message would invoke the poller. */
+  const poll = (store: { kind: 'reseller' | 'source'; id: string }) =>
+    service.runtime.invoke('StorePoller', {
+      Records: [
+        {
+          messageId: `poll-${++messageSequence}`,
+          receiptHandle: `receipt-${messageSequence}`,
+          body: JSON.stringify(store),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    });
 
   /** A reseller store with the policy given and one supplier. */
   const stores = async (routingPolicy?: Record<string, unknown>) => {
@@ -298,5 +335,106 @@ describe('held jobs through the local runtime', () => {
     expect(receipt.body.syncJobIds).toEqual([]);
     const recorded = (await api().get(`/v1/reseller_stores/${skipping.reseller.id}/orders/${payload.id}`)).body;
     expect(recorded.unroutedLineItems.map((line: any) => line.reason)).toEqual(['test_order']);
+  });
+
+  it('places a held order once a poll sees it paid, its webhook lost', async () => {
+    const setup = await stores();
+    const { payload, jobId } = await order(setup, { financial_status: 'pending' });
+    expect((await job(jobId)).hold.reasons).toEqual(['payment']);
+    // The shop takes the payment; its orders/updated never arrives.
+    await patchOnShop(setup.reseller.shopDomain, payload.id, { financial_status: 'paid' });
+    await poll({ kind: 'reseller', id: setup.reseller.id });
+    const completed = await jobReaches(api(), jobId, 'completed');
+    expect(completed.hold).toBeNull();
+    expect(await sim().orders(setup.source.shopDomain)).toHaveLength(1);
+  });
+
+  it('routes or holds Shopify’s own payloads as §11 says, reading a Shopify order again once per order', async () => {
+    const secret = unique('whsec_shopify');
+    const reseller = await createResellerStore(api(), {
+      platform: 'storeplatform_b',
+      webhookSecret: secret,
+      routingPolicy: { holdSeconds: 1, payment: 'paid' },
+    });
+    const suppliers = await Promise.all(
+      ['VCR', 'OMC'].map((vendorTag) => createSourceStore(api(), reseller.id, { vendorTag })),
+    );
+    // Shopify's fixture: `financial_status: "authorized"`, as Shopify sends it.
+    const { order: shopifyOrder } = fixture('order_with_properties.json');
+    const placed = { ...shopifyOrder, id: 8_100_000 + Math.floor(Math.random() * 100_000) };
+    await sim().placeOrder(reseller.shopDomain, placed);
+    const send = (body: unknown, topic: string) =>
+      sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret,
+        body,
+        topic,
+        spelling: 'shopify',
+      });
+    const receipt = await send(placed, 'orders/create');
+    const jobIds: string[] = receipt.body.syncJobIds;
+    expect(jobIds).toHaveLength(2);
+    for (const id of jobIds) expect((await job(id)).hold.reasons).toEqual(['delay', 'payment']);
+    // The delay ends: Shopify is asked once for the order (its two jobs), which is still only authorized.
+    const paymentOnly = await eventually(async () => {
+      const jobs = await Promise.all(jobIds.map(job));
+      return jobs.every((j) => j.hold?.reasons.join() === 'payment') && jobs;
+    }, 30_000);
+    expect(paymentOnly.map((j: any) => j.hold.until)).toEqual([null, null]);
+    const reads = (await supplierCalls(reseller.shopDomain)).filter((call) => call.path.endsWith('graphql.json'));
+    expect(reads).toHaveLength(1);
+    for (const supplier of suppliers) expect(await supplierCalls(supplier.shopDomain)).toEqual([]);
+
+    // Shopify says paid: both jobs go.
+    await patchOnShop(reseller.shopDomain, placed.id, { financial_status: 'paid' });
+    await send({ ...placed, financial_status: 'paid', updated_at: new Date().toISOString() }, 'orders/updated');
+    await Promise.all(jobIds.map((id) => jobReaches(api(), id, 'completed')));
+    for (const supplier of suppliers) expect(await sim().orders(supplier.shopDomain)).toHaveLength(1);
+  });
+
+  it('gives a job held past MAX_HOLD_SECONDS `attention` hold_expired, and keeps it held', async () => {
+    const setup = await stores();
+    const { jobId } = await order(setup, { financial_status: 'pending' });
+    await sleep(MAX_HOLD_SECONDS * 1000 + 500);
+    await service.runtime.invoke('SyncReconciler', {});
+    const expired = await job(jobId);
+    expect(expired).toMatchObject({
+      status: 'pending',
+      hold: { reasons: ['payment'] },
+      attention: { reason: 'hold_expired' },
+    });
+    const audit = (await api().get(`/v1/audit_log?resource_id=${jobId}`)).body.data;
+    expect(audit.map((entry: any) => [entry.action, entry.metadata.reason])).toEqual([
+      ['sync_job.attention_required', 'hold_expired'],
+    ]);
+    // Still held: the reconciler neither re-sent nor ended it.
+    expect(await supplierCalls(setup.source.shopDomain)).toEqual([]);
+    const released = await api().post(`/v1/sync_jobs/${jobId}/release`);
+    expect(released.body).toMatchObject({ hold: null, attention: null });
+    await jobReaches(api(), jobId, 'completed');
+  });
+
+  it('lists held jobs, holds and releases them with `npm run jobs`', async () => {
+    const cli = async (...argv: string[]) => {
+      const out: string[] = [];
+      const err: string[] = [];
+      const args = [...argv, '--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a];
+      const code = await jobsCli(args, { out: (l) => out.push(l), err: (l) => err.push(l), env: {} });
+      return { code, out: out.join('\n'), err: err.join('\n') };
+    };
+    const setup = await stores();
+    const { jobId } = await order(setup, { financial_status: 'pending' });
+    const listed = await cli('list', '--held', '--store', setup.reseller.id);
+    expect(listed.code).toBe(0);
+    expect(listed.out).toMatch(new RegExp(`${jobId}\\s+pending.*payment`));
+    const held = await cli('hold', jobId, '--note', 'fraud check');
+    expect(held).toMatchObject({ code: 0, out: `${jobId} is held (payment, manual)` });
+    const released = await cli('release', jobId);
+    expect(released).toMatchObject({ code: 0, out: `${jobId} is released: it goes to its supplier now` });
+    await jobReaches(api(), jobId, 'completed');
+    const again = await cli('release', jobId);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(/invalid_state \(409\)/);
+    expect((await cli('list', '--held', '--store', setup.reseller.id)).out).toBe('no sync jobs');
   });
 });

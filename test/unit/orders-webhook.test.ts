@@ -16,7 +16,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
-import { inFlight } from '../../shared/dynamo/keys.js';
+import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -171,6 +171,50 @@ describe('Function: orders-webhook', () => {
 
     expect(res.body.syncJobIds).toEqual(ids);
     expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('writes an unpaid order’s jobs held, in the lists of held jobs, and sends them no message', async () => {
+    const body = JSON.stringify({ ...payload, line_items: [payload.line_items[0]], financial_status: 'pending' });
+    dynamo.on(PutCommand).resolves({});
+
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
+    );
+
+    expect(res.status).toBe(200);
+    const item = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
+    expect(item).toMatchObject({
+      status: 'pending',
+      hold: { reasons: ['payment'], since: item.createdAt, until: null },
+      GSI5PK: lists.syncJobsIn('owner_a', 'held').of(String(item.PK).slice('SJ#'.length)),
+      GSI6PK: lists.storeSyncJobsIn('rst_1', 'held').of(String(item.PK).slice('SJ#'.length)),
+    });
+    // No delay: nothing is sent; the platform's word or an operator releases it.
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('sends a delayed order one release message, delayed to the end of the delay', async () => {
+    const body = JSON.stringify({ ...payload, line_items: [payload.line_items[0]] });
+    dynamo.on(PutCommand).resolves({});
+    dynamo.on(QueryCommand, requiring({}, { KeyConditionExpression: 'PK = :pk' })).resolves({
+      Items: [
+        { PK: 'RST#rst_1', SK: 'RST', policyHoldSeconds: 120 },
+        { SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' },
+      ],
+    });
+
+    const res = await call(
+      event(body, { 'x-platform-shop-domain': 'shop.myshopify.com', 'x-platform-hmac-sha256': sign(body) }),
+    );
+
+    expect(res.status).toBe(200);
+    const item = dynamo.commandCalls(PutCommand)[0].args[0].input.Item!;
+    expect(item.hold).toMatchObject({ reasons: ['delay'] });
+    expect(Date.parse(item.hold.until) - Date.parse(item.hold.since)).toBe(120_000);
+    const sent = sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+    expect(sent).toHaveLength(1);
+    expect(sent[0].DelaySeconds).toBeGreaterThanOrEqual(119);
+    expect(JSON.parse(sent[0].MessageBody!)).toMatchObject({ jobId: item.PK.slice(3), purpose: 'release' });
   });
 });
 
