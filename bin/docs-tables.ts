@@ -23,6 +23,7 @@ import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/ide
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
+import { retentionMarkKey } from '../shared/entities/retention-mark.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { CONNECTED, DELISTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
@@ -232,6 +233,7 @@ const ROWS: [string, Item][] = [
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
   ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
+  ['retention mark (the retention sweep’s place in a list of jobs)', { ...retentionMarkKey('<list>') }],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

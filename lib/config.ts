@@ -74,6 +74,11 @@ export interface DeployConfig {
    */
   jobRetentionDays: number;
   /**
+   * `-c personalDataRetentionDays=…`, default 90 (CONTRACT.md §13): how long after every job of an
+   * order ended its personal data is kept; the retention sweep gets it as PERSONAL_DATA_RETENTION_DAYS.
+   */
+  personalDataRetentionDays: number;
+  /**
    * `-c pollMessageRetentionSeconds=…`, default 7,200 (and never below the poll interval): how long a
    * poll message may wait. An older one is obsolete: the next runs poll the store again.
    */
@@ -142,6 +147,9 @@ export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
 
 /** How long an ended job is kept, unless `-c jobRetentionDays` says (locally too). */
 export const DEFAULT_JOB_RETENTION_DAYS = 400;
+
+/** How long an ended order's personal data is kept, unless `-c personalDataRetentionDays` says (CONTRACT.md §13). */
+export const DEFAULT_PERSONAL_DATA_RETENTION_DAYS = 90;
 
 /** A poll message kept longer than this is obsolete: later runs poll its store again. */
 export const POLL_MESSAGE_RETENTION_SECONDS = 7200;
@@ -320,6 +328,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     hostedZoneId,
     hostedZoneName,
     jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
+    personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
     pollMessageRetentionSeconds,
     failedRecordsAlarmPercent: int('failedRecordsAlarmPercent', 50, 1, 100),
     platformErrorsPer15Minutes: int('platformErrorsPer15Minutes', 50, 1, 1_000_000),

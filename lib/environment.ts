@@ -20,6 +20,8 @@ export interface EnvironmentRefs {
   pollIntervalSeconds: number;
   /** How long an ended job is kept before the table's TTL removes it (`-c jobRetentionDays`). */
   jobRetentionDays: number;
+  /** How long an ended order's personal data is kept (`-c personalDataRetentionDays`; a fraction locally). */
+  personalDataRetentionDays: number;
   /** Where the platforms send webhooks (CONTRACT.md §12.1): `-c publicUrl`, else the API's URL. */
   publicUrl: string;
 }
@@ -47,7 +49,7 @@ export const SERVICE_NAME = 'reseller-routing';
  * function cannot reach what its `access` does not declare even by mistake.
  */
 export const functionEnvironment = (
-  fn: Pick<FunctionSpec, 'access' | 'consumes'>,
+  fn: Pick<FunctionSpec, 'access' | 'consumes'> & { name?: string },
   refs: EnvironmentRefs,
 ): Record<string, string> => {
   const environment: Record<string, string> = {
@@ -65,6 +67,7 @@ export const functionEnvironment = (
     // Whoever ends a job may set its `expiresAt` from it.
     environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
+  if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
   if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {

@@ -677,6 +677,20 @@ export const consumers: ConsumerSpec[] = [
     },
   },
   {
+    name: 'RetentionSweep',
+    entry: 'functions/retention-sweep.ts',
+    // Daily (CONTRACT.md §13): the personal data of orders ended PERSONAL_DATA_RETENTION_DAYS ago, erased.
+    trigger: { scheduleMinutes: 1440 },
+    timeoutSeconds: 900,
+    // The API keys' owners (GSI1 `APIKEYS`, their items), each owner's jobs (GSI1) from its marks
+    // (GetItem, PutItem); an order's partition (Query) and jobs (BatchGetItem), erased (UpdateItem;
+    // PutItem and DeleteItem: a body's parts).
+    access: {
+      table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
+      indexes: ['lists'],
+    },
+  },
+  {
     name: 'PollScheduler',
     entry: 'functions/poll-scheduler.ts',
     // Every poll interval (CONTRACT.md §10.7): `-c pollIntervalSeconds` on AWS, POLL_INTERVAL_SECONDS locally.

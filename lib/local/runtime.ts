@@ -3,7 +3,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
+import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_PERSONAL_DATA_RETENTION_DAYS } from '../config.js';
 import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
@@ -61,6 +61,8 @@ export interface LocalRuntimeOptions {
   maxReceiveCount?: number;
   /** How often the scheduled consumers (the reconciler) run locally. */
   scheduleIntervalSeconds?: number;
+  /** PERSONAL_DATA_RETENTION_DAYS of the retention sweep: 90 by default, a fraction of a day for tests. */
+  personalDataRetentionDays?: number;
   /** POLL_INTERVAL_SECONDS: how often every active store is polled; default `scheduleIntervalSeconds`. */
   pollIntervalSeconds?: number;
   /** A job's lease (CONTRACT.md §6); default visibility timeout × (MAX_RECEIVE_COUNT + 1) + 2 s. */
@@ -316,6 +318,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       },
       pollIntervalSeconds,
       jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
+      personalDataRetentionDays: options.personalDataRetentionDays ?? DEFAULT_PERSONAL_DATA_RETENTION_DAYS,
       // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
       publicUrl: options.publicUrl ?? `http://127.0.0.1:${apiPort}`,
     };

@@ -73,4 +73,10 @@ export const config = {
   fulfillmentRedrives: () => Number(process.env.FULFILLMENT_REDRIVES || 48),
   /** Seconds after keeping a fulfillment that it is looked at again (its job may have completed meanwhile). */
   keptRecheckSeconds: () => Number(process.env.FULFILLMENT_RECHECK_SECONDS || 60),
+  /**
+   * PERSONAL_DATA_RETENTION_DAYS (CONTRACT.md §13; `-c personalDataRetentionDays` on AWS, default 90):
+   * how long after every job of an order ended its personal data is kept. A fraction of a day locally
+   * (the tests' short clock), in milliseconds here.
+   */
+  personalDataRetentionMs: () => seconds('PERSONAL_DATA_RETENTION_DAYS', 90) * 86_400_000,
 };

@@ -138,6 +138,8 @@ export const keys = {
    * another store's id names no item.
    */
   dataRequest: (resellerStoreId: string, id: string): Key => ({ PK: `DREQ#${resellerStoreId}#${id}`, SK: 'DREQ' }),
+  /** Where the retention sweep (shared/privacy/retention.ts) goes on in one list of jobs (a shard of an owner's). */
+  retentionMark: (list: string): Key => ({ PK: `RETENTION#${list}`, SK: 'MARK' }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
   /**

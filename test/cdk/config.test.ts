@@ -30,6 +30,7 @@ describe('config', () => {
       hostedZoneId: undefined,
       hostedZoneName: undefined,
       jobRetentionDays: 400,
+      personalDataRetentionDays: 90,
       pollMessageRetentionSeconds: 7200,
       failedRecordsAlarmPercent: 50,
       platformErrorsPer15Minutes: 50,

@@ -126,6 +126,18 @@ describe('customer data: compliance topics, redaction and what still works after
     expect(await holding(FIXTURE_PERSONAL)).not.toEqual([]);
     const before = await Promise.all(jobIds.map(job));
 
+    // A customers/redact with a bad signature is a 401 and changes nothing.
+    const forged = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: 'not-the-secret',
+      body: { shop_domain: reseller.shopDomain, orders_to_redact: [order.id] },
+      topic: 'customers/redact',
+      spelling: 'shopify',
+    });
+    expect(forged.status).toBe(401);
+    expect(await pendingDeliveries()).toEqual([]);
+    expect((await job(jobIds[0])).redactedAt).toBeNull();
+
     // Act: Shopify's customers/redact, delivered twice.
     const redact = {
       customer: { id: order.customer.id, email: order.email, phone: order.customer.phone },
@@ -205,7 +217,16 @@ describe('customer data: compliance topics, redaction and what still works after
     expect(await holding(personal)).not.toEqual([]);
 
     await deliver('shop/redact', shop.reseller.shopDomain, shop.secret, { shop_id: 1 });
-    await deliver('shop/redact', shop.reseller.shopDomain, shop.secret, { shop_id: 1 });
+    // The shop's secrets are erased with it: a redelivery no longer verifies, and changes nothing.
+    const again = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+      shopDomain: shop.reseller.shopDomain,
+      secret: shop.secret,
+      body: { shop_domain: shop.reseller.shopDomain },
+      topic: 'shop/redact',
+      spelling: 'shopify',
+    });
+    expect(again.status).toBe(401);
+    expect(await pendingDeliveries()).toEqual([]);
 
     expect(await holding(personal)).toEqual([]);
     for (const { payload } of orders) {

@@ -1,0 +1,114 @@
+import { listKeys } from '../api-keys/api-keys.js';
+import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { isOpen } from '../domain/sync-job-status.js';
+import { listSortKey, lists } from '../dynamo/keys.js';
+import { batchGet, type Item, queryKeys } from '../dynamo/table.js';
+import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
+import { isPropagating } from '../order/fulfillment-entry.js';
+import { loadJobs } from '../order/store.js';
+import { type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order/sync-job.js';
+import { redactOrder } from './redact.js';
+
+/**
+ * The retention sweep (CONTRACT.md §13; docs/design.md, "Customer data"): an order's personal data is
+ * erased PERSONAL_DATA_RETENTION_DAYS after every job of it ended. Daily on AWS (its heartbeat alarm
+ * is every schedule's), on a short clock locally. Each owner's jobs are read oldest first (GSI1) from
+ * where the last sweep stopped (its retention mark) up to the retention's cutoff: no order created
+ * after it can have ended before it. The mark moves over the jobs that are erased, and stops at the
+ * first that is not (an order still at work, or ended too recently), so the next run reads on from
+ * there; a run that is out of time stops where it is.
+ */
+
+/** When the order's last job ended, or undefined while one has not (open, or a change still on its way). */
+export const orderEndedAt = (jobs: SyncJob[]): string | undefined => {
+  let last = '';
+  for (const job of jobs) {
+    if (isOpen(job.status)) return undefined;
+    const entries = Object.values(job.fulfillments);
+    if (entries.some(isPropagating) || supplierOrderChangePending(job)) return undefined;
+    const times = [job.completedAt, job.deadAt, job.cancelledAt, ...entries.map((entry) => entry.updatedAt)];
+    for (const time of times) if (time && time > last) last = time;
+  }
+  return last || undefined;
+};
+
+/** Jobs read per page of an owner's list. */
+const PAGE = 100;
+/** The time a run keeps for writing its marks before its invocation ends. */
+const MARGIN_MS = 10_000;
+
+export interface SweepOutcome {
+  owners: number;
+  ordersErased: number;
+}
+
+/** Whether a job's order is erased, or is erased now because it is due (its first job decides for all). */
+const sweepJob = async (job: SyncJob, cutoff: string, at: string): Promise<'erased' | 'kept'> => {
+  if (job.redactedAt) return 'erased';
+  if (!job.orderJobIds) return 'kept';
+  const ended = orderEndedAt(await loadJobs(job.orderJobIds));
+  if (ended === undefined || ended > cutoff) return 'kept';
+  await redactOrder(job.id, at);
+  return 'erased';
+};
+
+/** One shard of an owner's list of jobs, from its mark up to the cutoff. */
+const sweepList = async (partition: string, cutoff: string, at: string, deadline: () => boolean) => {
+  const mark = await loadRetentionMark(partition);
+  let after = mark?.after;
+  let advancing = true;
+  let erased = 0;
+  let startKey: Item | undefined;
+  const before = listSortKey(cutoff, '~');
+  do {
+    const page = await queryKeys({
+      index: 'lists',
+      pk: partition,
+      ...(mark ? { after: mark.after, before } : { before }),
+      limit: PAGE,
+      forward: true,
+      exclusiveStartKey: startKey,
+    });
+    const jobs = await batchGet(page.keys, syncJobFrom);
+    for (const job of jobs.sort((a, b) =>
+      listSortKey(a.createdAt, a.id).localeCompare(listSortKey(b.createdAt, b.id)),
+    )) {
+      const sortKey = listSortKey(job.createdAt, job.id);
+      if (sortKey === mark?.after) continue;
+      const was = job.redactedAt;
+      const outcome = await sweepJob(job, cutoff, at);
+      if (outcome === 'erased' && !was && job.orderJobIds) erased++;
+      if (outcome === 'kept') advancing = false;
+      else if (advancing) after = sortKey;
+    }
+    startKey = page.lastKey;
+  } while (startKey && !deadline());
+  if (after && after !== mark?.after) await keepRetentionMark({ list: partition, after, updatedAt: at });
+  return erased;
+};
+
+const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
+  let erased = 0;
+  for (const partition of lists.syncJobs(ownerId).all()) {
+    if (deadline()) break;
+    erased += await sweepList(partition, cutoff, at, deadline);
+  }
+  return erased;
+};
+
+/** One run of the sweep over every owner (those of the API keys, revoked ones too). */
+export const sweepPersonalData = async (remainingMs: () => number, at = now()): Promise<SweepOutcome> => {
+  const cutoff = new Date(Date.parse(at) - config.personalDataRetentionMs()).toISOString();
+  const owners = [...new Set((await listKeys()).map((key) => key.ownerId))];
+  const deadline = () => remainingMs() < MARGIN_MS;
+  const outcome: SweepOutcome = { owners: 0, ordersErased: 0 };
+  for (const ownerId of owners) {
+    if (deadline()) break;
+    outcome.ordersErased += await sweepOwner(ownerId, cutoff, at, deadline);
+    outcome.owners++;
+  }
+  logger.info('personal data sweep', { ...outcome, cutoff });
+  return outcome;
+};

@@ -1,0 +1,57 @@
+import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+
+/**
+ * The retention sweep (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds
+ * here. An order whose jobs all ended that long ago is erased by the sweep; one still at work is not.
+ */
+
+jest.setTimeout(90_000);
+
+const RETENTION_SECONDS = 2;
+
+describe('the retention sweep', () => {
+  let service: TestService;
+  const api = () => service.api('owner_a');
+
+  beforeAll(async () => {
+    service = await startService({ personalDataRetentionDays: RETENTION_SECONDS / 86_400, platformTimeoutMs: 1_000 });
+  }, 90_000);
+  afterAll(() => service?.stop());
+
+  it('erases an ended order’s personal data after the retention, and leaves an order still at work alone', async () => {
+    const secret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const ok = await createSourceStore(api(), reseller.id, { vendorTag: unique('Ok') });
+    const down = await createSourceStore(api(), reseller.id, { vendorTag: unique('Down'), accessToken: 'tok_fail500' });
+    const send = async (vendor: string) => {
+      const email = `${unique('kept')}@example.org`;
+      const body = orderPayload([{ vendor, price: '3.00' }], { email });
+      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret,
+        body,
+      });
+      return { order: body, jobId: receipt.body.syncJobIds[0] as string };
+    };
+    const ended = await send(ok.vendorTag);
+    const working = await send(down.vendorTag);
+    await jobReaches(api(), ended.jobId, 'completed');
+
+    // Within the retention: the sweep keeps it.
+    await service.runtime.invoke('RetentionSweep', {});
+    expect((await api().get(`/v1/sync_jobs/${ended.jobId}`)).body.redactedAt).toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    await service.runtime.invoke('RetentionSweep', {});
+
+    const order = (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${ended.order.id}`)).body;
+    expect(order.redactedAt).toEqual(expect.any(String));
+    expect((await api().get(`/v1/sync_jobs/${ended.jobId}`)).body).toMatchObject({
+      status: 'completed',
+      redactedAt: order.redactedAt,
+    });
+    const still = (await api().get(`/v1/sync_jobs/${working.jobId}`)).body;
+    expect(['pending', 'processing', 'failed']).toContain(still.status);
+    expect(still.redactedAt).toBeNull();
+  });
+});
