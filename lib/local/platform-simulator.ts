@@ -92,7 +92,7 @@ export interface SimulatorCall {
   signature?: string | null;
   /** Set for a `lost` token: the call was carried out, then its connection closed without an answer. */
   lost?: true;
-  /** Set for a call that lists, makes or deletes webhook subscriptions (REST `webhooks.json`, GraphQL `webhookSubscription…`). */
+  /** Set for a call that lists, makes or deletes webhook subscriptions (`webhooks.json`, `webhookSubscription…`). */
   subscription?: true;
 }
 
