@@ -311,12 +311,13 @@ describe('polling through the local runtime', () => {
       .filter((c) => c.functionName === 'StorePoller' && c.service.toLowerCase().includes('dynamo'))
       .map((c) => c.command)
       .filter((command) => !/^(Get|BatchGet|Query)/.test(command));
-    // Its watermark only: no create sent again (a failed conditional write is billed), no edit.
-    expect(writes).toEqual(['UpdateItem']);
+    // The subscription check's record (CONTRACT.md §12.1: its checkedAt), then its watermark: no create
+    // sent again (a failed conditional write is billed), no edit.
+    expect(writes).toEqual(['UpdateItem', 'UpdateItem']);
     expect(await jobsOf(api, reseller.id)).toHaveLength(1);
   });
 
-  it('costs one platform call, one DynamoDB read and no write when nothing changed', async () => {
+  it('costs one platform call, one read and only the subscription check’s write when nothing changed', async () => {
     const { reseller, vendorTag } = await stores();
     await sim().placeOrder(reseller.shopDomain, orderPayload([{ vendor: vendorTag, price: '4.00' }]));
     await poll(reseller);
@@ -330,7 +331,9 @@ describe('polling through the local runtime', () => {
     const dynamo = sdkCalls.filter(
       (c) => c.functionName === 'StorePoller' && c.service.toLowerCase().includes('dynamo'),
     );
-    expect(dynamo.map((c) => c.command)).toEqual(['GetItem']);
+    // The store, then what its subscription check found (CONTRACT.md §12.1 shows `checkedAt`: a write a
+    // poll); the check's own platform call is left out of callsTo, as every subscription call is.
+    expect(dynamo.map((c) => c.command)).toEqual(['GetItem', 'UpdateItem']);
     expect(await callsTo(reseller.shopDomain)).toHaveLength(platformBefore + 1);
     expect((await storeItem('reseller', reseller.id)).pollWatermark).toBe(watermark);
   });
