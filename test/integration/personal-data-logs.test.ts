@@ -33,6 +33,8 @@ describe('no personal data in logs, errors, metrics, events or queue messages', 
 
   beforeAll(async () => {
     log = captureLog();
+    // Every line, info included, and the metrics' EMF lines: all of them are searched.
+    process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
     process.env.POWERTOOLS_METRICS_DISABLED = 'false';
     service = await startService({
       visibilityTimeoutSeconds: 1,
@@ -46,6 +48,7 @@ describe('no personal data in logs, errors, metrics, events or queue messages', 
   afterAll(async () => {
     log?.stop();
     process.env.POWERTOOLS_METRICS_DISABLED = 'true';
+    delete process.env.POWERTOOLS_LOG_LEVEL;
     await service?.stop();
   });
 
@@ -87,8 +90,8 @@ describe('no personal data in logs, errors, metrics, events or queue messages', 
     );
     const jobIds: string[] = [];
     for (const order of orders) jobIds.push(...(await send(order)).body.syncJobIds);
-    // A body that is not an order (its email where an id must be) is refused, and the refusal names no value.
-    const refused = await send({ ...orders[0], id: people[0].strings[0] });
+    // A body that is not an order (its email where a currency must be) is refused, naming no value.
+    const refused = await send({ ...orders[0], currency: people[0].strings[0] });
     expect(refused.status).toBe(400);
 
     const placed = await jobReaches(api(), jobIds[0], 'completed');

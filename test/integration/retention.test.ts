@@ -23,7 +23,7 @@ describe('the retention sweep', () => {
     const secret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
     const ok = await createSourceStore(api(), reseller.id, { vendorTag: unique('Ok') });
-    const down = await createSourceStore(api(), reseller.id, { vendorTag: unique('Down'), accessToken: 'tok_fail500' });
+    const down = await createSourceStore(api(), reseller.id, { vendorTag: unique('Down'), accessToken: 'tok_fail429' });
     const send = async (vendor: string) => {
       const email = `${unique('kept')}@example.org`;
       const body = orderPayload([{ vendor, price: '3.00' }], { email });
