@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import { Schedule } from 'aws-cdk-lib/aws-events';
 import { iamActionsFor } from '../../lib/access.js';
 import {
   type Access,
@@ -460,7 +462,8 @@ describe('stack', () => {
       (_name, consumer) => {
         const minutes = scheduleMinutes(consumer.trigger as ScheduleTrigger, dev.config);
         dev.template.hasResourceProperties('AWS::Events::Rule', {
-          ScheduleExpression: minutes === 1 ? 'rate(1 minute)' : `rate(${minutes} minutes)`,
+          // As CDK writes a rate: `rate(1 minute)`, `rate(15 minutes)`, `rate(1 day)`.
+          ScheduleExpression: Schedule.rate(Duration.minutes(minutes)).expressionString,
           State: 'ENABLED',
           Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [functionId(dev, consumer.name), 'Arn'] } })],
         });
