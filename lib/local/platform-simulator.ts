@@ -676,6 +676,8 @@ async function platformCall(
     at: now(),
     ...(platform === 'custom' ? { signature: header(req, 'x-platform-hmac-sha256') } : {}),
   };
+  // Marked before any outage or rate limit answers it (a GraphQL call is marked once its body is read).
+  if (REST_SUBSCRIPTIONS.test(path)) call.subscription = true;
   state.calls.push(call);
   const outage = state.outages.get(shopDomain);
   const routed = outage
@@ -690,8 +692,9 @@ async function platformCall(
 }
 
 /** Whether a call keeps webhook subscriptions (CONTRACT.md §12.1) rather than doing an order's work. */
+const REST_SUBSCRIPTIONS = /\/webhooks(\/[^/]+)?\.json$/;
 const isSubscriptionCall = (call: SimulatorCall, body: unknown) =>
-  /\/webhooks(\/[^/]+)?\.json$/.test(call.path) ||
+  REST_SUBSCRIPTIONS.test(call.path) ||
   (call.platform === 'storeplatform_b' && /^webhookSubscription/.test(shopifyOperation(body).field ?? ''));
 
 async function routeCall(
