@@ -125,7 +125,7 @@ describe('npm run jobs', () => {
   it('lists the dead jobs of a store, newest first', async () => {
     const result = await run(jobs, ['list', '--status', 'dead', '--store', rstId, ...api()]);
     expect(result).toMatchObject({ code: 0, err: '' });
-    expect(result.outLines[0]).toMatch(/^ID\s+STATUS\s+ATTEMPTS\s+RESELLER STORE\s+ORDER\s+UPDATED\s+ERROR$/);
+    expect(result.outLines[0]).toMatch(/^ID\s+STATUS\s+ATTEMPTS\s+RESELLER STORE\s+ORDER\s+UPDATED\s+HELD\s+ERROR$/);
     expect(result.outLines.slice(1).map((line) => line.split(/\s+/)[0])).toEqual([...deadIds].reverse());
     expect(result.outLines[1]).toMatch(/\sdead\s+\d+\s+rst_/);
 

@@ -68,6 +68,7 @@ describe('orders through the local runtime', () => {
         { resellerLineItemId: '4', sku: 'SKU-4', title: 'Item 4', vendor: '', quantity: 1, reason: 'no_vendor' },
       ],
       cancelledAt: null,
+      redactedAt: null,
       request_id: expect.stringMatching(REQUEST_ID),
     });
   });
