@@ -3,6 +3,7 @@ import { main as jobsCli } from '../../bin/jobs.js';
 import {
   createResellerStore,
   createSourceStore,
+  pollStores,
   scanAllButEvents,
   startService,
   TEST_KEYS,
@@ -42,24 +43,8 @@ describe('held jobs through the local runtime', () => {
     await service?.stop();
   });
 
-  let messageSequence = 0;
   /** One poll of a store now, as the poll queue's message would invoke the poller. */
-  const poll = (store: { kind: 'reseller' | 'source'; id: string }) =>
-    service.runtime.invoke('StorePoller', {
-      Records: [
-        {
-          messageId: `poll-${++messageSequence}`,
-          receiptHandle: `receipt-${messageSequence}`,
-          body: JSON.stringify(store),
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    });
+  const poll = (store: { kind: 'reseller' | 'source'; id: string }) => pollStores(service.runtime, store);
 
   /** A reseller store with the policy given and one supplier. */
   const stores = async (routingPolicy?: Record<string, unknown>) => {

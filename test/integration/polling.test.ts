@@ -1,6 +1,13 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { SdkCall } from '../../lib/local/protocol.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  pollStores,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -22,22 +29,8 @@ describe('polling through the local runtime', () => {
   }, 90_000);
   afterAll(() => service?.stop());
 
-  let messageSequence = 0;
   /** Polls these stores now: one invocation of the poller with their messages, as SQS would deliver them. */
-  const poll = (...stores: { kind: 'reseller' | 'source'; id: string }[]) =>
-    service.runtime.invoke('StorePoller', {
-      Records: stores.map((store) => ({
-        messageId: `poll-${++messageSequence}`,
-        receiptHandle: `receipt-${messageSequence}`,
-        body: JSON.stringify(store),
-        attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
-        messageAttributes: {},
-        md5OfBody: '',
-        eventSource: 'aws:sqs',
-        eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
-        awsRegion: 'us-east-1',
-      })),
-    }) as Promise<{ batchItemFailures: unknown[] }>;
+  const poll = (...stores: { kind: 'reseller' | 'source'; id: string }[]) => pollStores(service.runtime, ...stores);
 
   const outage = (shopDomain: string, status: number | null, retryAfter?: number) =>
     fetch(`${service.runtime.simulator!.url}/_sim/outages`, {

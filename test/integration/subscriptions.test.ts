@@ -1,4 +1,4 @@
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, pollStores, startService, type TestService } from './support.js';
 
 jest.setTimeout(90_000);
 
@@ -19,23 +19,7 @@ describe('webhook subscriptions kept', () => {
       address: string;
     }>;
   const pairs = (subs: Array<{ topic: string; address: string }>) => subs.map((s) => `${s.topic} ${s.address}`).sort();
-  let sequence = 0;
-  const poll = (store: { kind: 'reseller' | 'source'; id: string }) =>
-    service.runtime.invoke('StorePoller', {
-      Records: [
-        {
-          messageId: `poll-${++sequence}`,
-          receiptHandle: `receipt-${sequence}`,
-          body: JSON.stringify(store),
-          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
-          awsRegion: 'us-east-1',
-        },
-      ],
-    });
+  const poll = (store: { kind: 'reseller' | 'source'; id: string }) => pollStores(service.runtime, store);
 
   it('subscribes a new reseller store (REST) to every topic of the table, at the API’s URL', async () => {
     const reseller = await createResellerStore(api(), { platform: 'storeplatform_a' });

@@ -109,6 +109,23 @@ export const scanAll = async (doc: DynamoDBDocumentClient, tableName: string) =>
   return items;
 };
 
+let pollSequence = 0;
+/** Polls these stores now: one invocation of the poller with their messages, as SQS would deliver them. */
+export const pollStores = (runtime: LocalRuntime, ...stores: { kind: 'reseller' | 'source'; id: string }[]) =>
+  runtime.invoke('StorePoller', {
+    Records: stores.map((store) => ({
+      messageId: `poll-${++pollSequence}`,
+      receiptHandle: `receipt-${pollSequence}`,
+      body: JSON.stringify(store),
+      attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
+      awsRegion: 'us-east-1',
+    })),
+  }) as Promise<{ batchItemFailures: unknown[] }>;
+
 /**
  * Every item but events: the change stream's recorder writes those a moment after the writes they report,
  * so a test that asserts a request changed nothing compares the rest (what the request itself could write).
