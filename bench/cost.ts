@@ -19,12 +19,15 @@
  * The exit code is 0 unless an order was refused or not completed; the cost never fails the run.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Node } from 'constructs';
 import { createApiClient } from '../client/client.js';
 import { loadConfig } from '../lib/config.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
+  benchApi,
   createStores,
   dynamoByOperation,
   fixed,
@@ -39,14 +42,25 @@ import {
   step,
   table,
 } from './common.js';
-import { createMeter } from './meter.js';
+import { createMeter, emptyUsage } from './meter.js';
 import { PRICES } from './prices.js';
 
 const TARGET_PER_MILLION = 5;
 /** 0.0000002 rather than 2e-7: the way AWS's pages can be checked against it. */
 const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
 /** The functions an order runs through; any other invocation (the API reads of the bench) is not the order's. */
-const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter']);
+const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder']);
+/** What an event and its delivery run through, for the delivery's own cost (phase 4). */
+const DELIVERY = new Set([...PIPELINE, 'EventDeliveryWorker']);
+/** CONTRACT.md §14 / issue 31: an order with no endpoint pays at most this many write units for its event. */
+const EVENT_WRU_BUDGET = 1.0;
+/** Write units of the event items (`EVT#…`: the event, its deliveries) in a usage. */
+const eventWru = (u: ReturnType<typeof createMeter>['meter']['usage']) =>
+  [...u.dynamo.byOperation]
+    .filter(
+      ([op]) => /\bEVT\b/.test(op) && !op.startsWith('Query') && !op.startsWith('Get') && !op.startsWith('BatchGet'),
+    )
+    .reduce((s, [, o]) => s + o.units, 0);
 
 const args = flags({
   orders: { type: 'string' },
@@ -241,6 +255,13 @@ try {
       `  ${u.dynamo.failedWrites} conditional write(s) failed: estimated at ${u.dynamo.failedWritesWru} WRU ` +
         '(DynamoDB bills them but reports no capacity).',
     );
+  const eventUnits = perOrder(eventWru(u));
+  console.log(
+    `\nEvents (CONTRACT.md §14), no webhook endpoint: ${fixed(eventUnits, 3)} write units per order for its ` +
+      `sync_job.completed (the event's PutItem and its type's list entry, written by EventRecorder from the ` +
+      `change stream; the order's own writes are unchanged). Budget +${EVENT_WRU_BUDGET.toFixed(1)}: ` +
+      (eventUnits <= EVENT_WRU_BUDGET ? 'PASS' : 'MISS'),
+  );
   console.log('\nSQS, by action (billable requests, 64 KiB chunks):');
   console.log(
     table(
@@ -263,6 +284,83 @@ try {
     `\nReconciler run after the ${jobIds.size} orders: ${reconciler.inFlight} job(s) in flight, ` +
       `${reconciler.readUnits} read units (its Queries of the in-flight index; none of the completed jobs).`,
   );
+
+  // 4. A delivery's own cost: the same orders with one webhook endpoint (a receiver on 127.0.0.1 that
+  // answers 204), per order, less phase 1's per order.
+  const deliveries = Math.min(orders, 100);
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+  try {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await benchApi(runtime.apiUrl).POST('/v1/webhook_endpoints', { body: { url, enabledEvents: ['*'] } });
+    // The recorder keeps an owner's endpoints 10 s (shared/events/schedule-deliveries.ts).
+    await sleep(11_000);
+    const phase1 = u;
+    meter.usage = emptyUsage();
+    meter.counting = true;
+    const base = firstId + orders;
+    for (let i = 0; i < deliveries; i += concurrency)
+      await Promise.all(
+        Array.from({ length: Math.min(concurrency, deliveries - i) }, (_, k) =>
+          postOrderWebhook(platform, stores, orderBody(base + i + k, stores.vendor)),
+        ),
+      );
+    const last = () => Math.max(0, ...[...DELIVERY].map((n) => meter.lastInvokeAt.get(n) ?? 0));
+    const until = Date.now() + timeoutMs;
+    while ((received < deliveries || Date.now() - last() < 1500) && Date.now() < until) await sleep(250);
+    meter.counting = false;
+    const d = meter.usage;
+    const lambda = (usage: typeof d, names: Set<string>) =>
+      [...usage.invocations].filter(([n]) => names.has(n)).reduce((s, [, i]) => s + i.count, 0);
+    const sqsOf = (usage: typeof d) => [...usage.sqs.requests.values()].reduce((s, n) => s + n, 0);
+    const delta = (withOne: number, without: number) => withOne / deliveries - without / orders;
+    const rows: [string, number, number][] = [
+      ['DynamoDB write request units', delta(d.dynamo.wru + d.dynamo.failedWritesWru, wru), PRICES.dynamoWru],
+      ['DynamoDB read request units', delta(d.dynamo.rru, phase1.dynamo.rru), PRICES.dynamoRru],
+      ['Lambda requests', delta(lambda(d, DELIVERY), lambda(phase1, DELIVERY)), PRICES.lambdaRequest],
+      ['SQS requests', delta(sqsOf(d), sqsRequests), PRICES.sqsRequest],
+      [
+        'KMS requests',
+        delta(
+          [...d.kms.values()].reduce((s, n) => s + n, 0),
+          kmsRequests,
+        ),
+        PRICES.kmsRequest,
+      ],
+    ];
+    const perMillion = rows.reduce((s, [, n, price]) => s + n * price * 1e6, 0);
+    console.log(
+      `\nA delivery (${deliveries} orders to one endpoint answering 204, ${received} deliveries received), ` +
+        'per order with one endpoint less per order with none:\n',
+    );
+    console.log(
+      table(
+        ['item', 'per delivery', '$ per million deliveries'],
+        [
+          ...rows.map(([item, n, price]) => [item, fixed(n, 3), fixed(n * price * 1e6, 4)]),
+          ['total', '', fixed(perMillion, 4)],
+        ],
+      ),
+    );
+    console.log(
+      `  of the write units, ${fixed(eventWru(d) / deliveries - eventUnits, 3)} on the event and delivery ` +
+        'items (EVT#…).',
+    );
+    console.log(
+      '  (Lambda GB-seconds left out: a delivery is a POST whose time is the receiver’s; 20 ms at 256 MB would add ' +
+        `$${fixed(0.02 * (memoryMb / 1024) * PRICES.lambdaGbSecond * 1e6, 4)} per million.)`,
+    );
+  } finally {
+    await new Promise((done) => receiver.close(done));
+  }
+
   if (invocationsWhilePaused)
     console.log(
       `Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`,

@@ -11,6 +11,13 @@
  * as the simulator recorded them). Both must be zero.
  *
  *   npm run bench:e2e [-- --rate 50 --duration 60 --connections 5 --grace 30] [-- --quick]
+ *                     [-- --endpoint slow [--endpoint-delay 10]]
+ *
+ * `--endpoint slow` makes a webhook endpoint (CONTRACT.md §14) first, for every event, on a receiver on
+ * 127.0.0.1 that holds each delivery `--endpoint-delay` seconds (default 10) and then answers 500: its
+ * deliveries fail and are tried again on AWS's schedule (5 s, 5 min, …). The orders' figures are to
+ * match a run without (issue 31: deliveries are never in the order's path). A burst of 500:
+ * `--rate 100 --duration 5`.
  *
  * autocannon's rate limit is per connection and per second: each connection sends its share of a
  * second's requests back to back, then waits for the next second. So the load arrives in small
@@ -21,6 +28,8 @@
  * runtime took to be ready (target: 15 s) and the peak resident memory of this process and the
  * processes it started (target: 1.5 GB), which is what `npm start` costs under this load.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
 import {
@@ -51,7 +60,11 @@ const args = flags({
   duration: { type: 'string' },
   connections: { type: 'string' },
   grace: { type: 'string' },
+  endpoint: { type: 'string' },
+  'endpoint-delay': { type: 'string' },
 });
+if (args.endpoint !== undefined && args.endpoint !== 'slow') throw new Error('--endpoint takes `slow` only');
+const endpointDelayMs = positiveNumber('endpoint-delay', args['endpoint-delay'], 10) * 1000;
 const rate = Math.round(positiveNumber('rate', args.rate, args.quick ? 10 : 50));
 const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
 const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
@@ -61,15 +74,37 @@ const amount = Math.round(rate * duration);
 step('starting the local runtime');
 const memory = memorySampler();
 const startedAt = performance.now();
-const runtime = await startBenchRuntime({ scheduleIntervalSeconds: 300 });
+// With an endpoint, deliveries are tried again on AWS's schedule (CONTRACT.md §14: 5 s, 5 min, …), not the
+// local runtime's seconds, which would try a failing receiver many times more than AWS would in a run.
+const runtime = await startBenchRuntime({
+  scheduleIntervalSeconds: 300,
+  ...(args.endpoint ? { deliveryRetrySeconds: [5, 300, 1800, 7200, 18_000, 36_000, 36_000] } : {}),
+});
 const readyMs = performance.now() - startedAt;
 let exitCode = 0;
+// The slow receiver: each delivery held, then refused.
+let deliveriesReceived = 0;
+const receiver = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    deliveriesReceived++;
+    setTimeout(() => res.writeHead(500).end(), endpointDelayMs).unref();
+  });
+});
 try {
   const stores = await createStores(runtime.apiUrl);
   const api = benchApi(runtime.apiUrl);
+  if (args.endpoint) {
+    await new Promise<void>((done) => receiver.listen(0, '127.0.0.1', done));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/slow`;
+    unwrap(await api.POST('/v1/webhook_endpoints', { body: { url, enabledEvents: ['*'] } }));
+  }
   console.log(
     `bench:e2e — ${rate} orders/s for ${duration} s (${amount} orders) ` +
-      `over ${connections} connection(s), ${process.version}`,
+      `over ${connections} connection(s), ${process.version}` +
+      (args.endpoint
+        ? `; a webhook endpoint whose receiver holds each delivery ${endpointDelayMs / 1000} s, then answers 500`
+        : '; no webhook endpoint'),
   );
 
   // What each accepted order became: its job, when its webhook was sent, when the job completed.
@@ -222,6 +257,11 @@ try {
     `achieved rate: ${fixed(webhookMs.length / loadSeconds, 1)} orders/s over ${fixed(loadSeconds, 1)} s; ` +
       `${pollRequests} API reads to observe completion`,
   );
+  if (args.endpoint)
+    console.log(
+      `slow endpoint: ${deliveriesReceived} deliveries reached it during the run (each held ` +
+        `${endpointDelayMs / 1000} s, then 500); the orders' figures above are to match a run without one`,
+    );
   if (lost)
     console.log(
       `lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`,
@@ -240,6 +280,8 @@ try {
   exitCode = 1;
   console.error(error);
 } finally {
+  receiver.closeAllConnections();
+  receiver.close();
   await runtime.stop();
 }
 process.exit(exitCode);

@@ -1,6 +1,7 @@
 /**
  * `npm run bench:lists`: what a list page costs when an owner has 1,000, 10,000 and 100,000 sync
- * jobs, for every list and filter of SPEC 4.6, 4.7 and CONTRACT.md §2 and §6.
+ * jobs, for every list and filter of SPEC 4.6, 4.7 and CONTRACT.md §2, §6 and §14 (one event per
+ * ended job: as many events as jobs, less those under way).
  *
  * For each size it seeds one owner straight into a DynamoDB Local table (BatchWriteItem, items
  * built by the record modules, so they carry the service's own index attributes): 0.1 % of the
@@ -31,6 +32,7 @@ import { syncJobId } from '../shared/core/ids.js';
 import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
+import type { Event, EventType } from '../shared/entities/event.js';
 import { CONNECTED } from '../shared/entities/store.js';
 import type { SyncJob } from '../shared/order/sync-job.js';
 import type { UnroutedOrder } from '../shared/order/unrouted-order.js';
@@ -57,6 +59,8 @@ interface Owner {
   entries: AuditEntry[];
   /** The orders none of whose items routes: records of their own, no job. */
   unroutedOrders: UnroutedOrder[];
+  /** One event per job, of the type its status reports (CONTRACT.md §14), newest first; 1 % failing a delivery. */
+  events: Event[];
   /** Every order (its first job's or its unrouted record's), newest first as its store's list. */
   orders: { id: string; externalOrderId: string; resellerStoreId: string; createdAt: string; unrouted: boolean }[];
 }
@@ -158,7 +162,37 @@ const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
       unrouted,
     }))
     .sort((a, b) => (a.createdAt === b.createdAt ? b.id.localeCompare(a.id) : b.createdAt.localeCompare(a.createdAt)));
-  return { size, ownerId, stores, jobs: jobs.reverse(), entries: entries.reverse(), unroutedOrders, orders };
+  // Its event, a quarter second after the job: completed, dead, failed; none for a job still under way.
+  const EVENT_OF: Partial<Record<SyncJobStatus, EventType>> = {
+    completed: 'sync_job.completed',
+    dead: 'sync_job.dead',
+    failed: 'sync_job.failed',
+  };
+  const events = jobs.flatMap((job, i): Event[] => {
+    const type = EVENT_OF[job.status];
+    if (!type) return [];
+    return [
+      {
+        id: `evt_${pad(size, 7)}${pad(i, 17)}`,
+        ownerId,
+        type,
+        createdAt: new Date(Date.parse(job.createdAt) + 250).toISOString(),
+        object: { id: job.id, object: 'sync_job', status: job.status },
+        endpointIds: ['we_seeded00000000000000000000'],
+        failingEndpointIds: i % 100 === 3 ? ['we_seeded00000000000000000000'] : [],
+      },
+    ];
+  });
+  return {
+    size,
+    ownerId,
+    stores,
+    jobs: jobs.reverse(),
+    entries: entries.reverse(),
+    events: events.reverse(),
+    unroutedOrders,
+    orders,
+  };
 };
 
 type ListFunction = (
@@ -203,6 +237,8 @@ const main = async () => {
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
     const { listSourceStores } = await import('../shared/stores/source-stores.js');
+    const { eventItem } = await import('../shared/entities/event.js');
+    const { listEvents } = await import('../shared/events/events.js');
     const recorder = recordRoundTrips(dynamo);
 
     const owners: Owner[] = [];
@@ -219,6 +255,7 @@ const main = async () => {
           secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
           previousWebhookSecret: null,
           connection: CONNECTED,
+          webhooks: null,
           createdAt: new Date(Date.parse('2025-12-01T00:00:00.000Z') + n * 1000).toISOString(),
           updatedAt: '2025-12-01T00:00:00.000Z',
           deletedAt: null,
@@ -245,6 +282,7 @@ const main = async () => {
         ...owner.unroutedOrders.map(unroutedOrderItem),
         ...marks,
         ...owner.entries.map(auditEntryItem),
+        ...owner.events.map(eventItem),
         ...storeItems,
       ]);
       const count = (status: SyncJobStatus) => owner.jobs.filter((j) => j.status === status).length;
@@ -254,7 +292,9 @@ const main = async () => {
           `${count('processing')} processing, ${owner.entries.length} audit entries, ` +
           `${owner.jobs.filter((j) => j.resellerStoreId === owner.stores.small).length} in the small store; ` +
           `${owner.orders.length.toLocaleString('en-US')} orders, ` +
-          `${marks.length - owner.unroutedOrders.length} with unrouted items, ${owner.unroutedOrders.length} unrouted`,
+          `${marks.length - owner.unroutedOrders.length} with unrouted items, ` +
+          `${owner.unroutedOrders.length} unrouted; ` +
+          `${owner.events.length.toLocaleString('en-US')} events`,
       );
       owners.push(owner);
     }
@@ -344,6 +384,27 @@ const main = async () => {
           },
         });
       }
+    }
+
+    // Events (CONTRACT.md §14): every type's list merged, one type, a group, the failing ones.
+    const eventFilters: [string, Parameters<typeof listEvents>[3]][] = [
+      ['(none)', {}],
+      ['type=sync_job.completed', { type: { exact: 'sync_job.completed' } }],
+      ['type=sync_job.dead', { type: { exact: 'sync_job.dead' } }],
+      ['type=sync_job.*', { type: { group: 'sync_job' } }],
+      ['delivery_success=false', { failing: true }],
+    ];
+    for (const [filter, filters] of eventFilters) {
+      const types = filters.type && 'exact' in filters.type ? [filters.type.exact] : undefined;
+      cases.push({
+        list: 'events',
+        filter,
+        expected: (owner) =>
+          owner.events
+            .filter((e) => (!types || types.includes(e.type)) && (!filters.failing || e.failingEndpointIds.length > 0))
+            .map((e) => e.id),
+        read: (owner, limit, after) => listEvents({ ownerId: owner.ownerId }, limit, after, filters),
+      });
     }
 
     const failures: string[] = [];

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { loadConfig, stackName } from '../lib/config.js';
-import { consumers, routes, scheduleMinutes } from '../lib/routes.js';
+import { consumers, isScheduled, routes, scheduleMinutes } from '../lib/routes.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
 import { BUSINESS_METRICS, STATUS_CLASSES } from '../shared/core/metric-names.js';
 import { PROJECT_ROOT } from './bundling.js';
@@ -102,7 +102,7 @@ const customMetrics =
 // Scheduled runs a month, and the SQS event sources' idle long polls: each of Lambda's pollers
 // long-polls 20 s at a time whatever the traffic; Lambda keeps at least five per event source.
 const scheduledRuns = consumers
-  .filter((c) => !('queue' in c.trigger))
+  .filter((c) => isScheduled(c.trigger))
   .reduce((sum, c) => sum + MONTH_MINUTES / scheduleMinutes(c.trigger as never, config), 0);
 const POLLERS_PER_EVENT_SOURCE = 5;
 const idlePolls = count('AWS::Lambda::EventSourceMapping') * POLLERS_PER_EVENT_SOURCE * (MONTH_MINUTES * 3);

@@ -16,6 +16,7 @@ import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { appWebhookItem } from '../shared/entities/app-webhook.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
+import { dataRequestKey } from '../shared/entities/data-request.js';
 import { type Event, eventItem } from '../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../shared/entities/event-delivery.js';
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
@@ -84,6 +85,7 @@ const store: StoreFields = {
   secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
   previousWebhookSecret: null,
   connection: CONNECTED,
+  webhooks: null,
   createdAt: CREATED,
   updatedAt: CREATED,
   deletedAt: null,
@@ -229,6 +231,7 @@ const ROWS: [string, Item][] = [
   ],
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
+  ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url';
 import type * as v from 'valibot';
 import { type RouteSpec, routes } from '../lib/routes.js';
 import { AppWebhookPayload, appTopicNames } from '../shared/app-webhooks/topics.js';
+import { EVENT_TYPES } from '../shared/entities/event.js';
 import { FulfillmentPayload } from '../shared/fulfillments/intake.js';
 import { OrderPayload } from '../shared/orders/order-payload.js';
 import { buildClientTypes } from './openapi/client-types.js';
@@ -48,6 +49,7 @@ const resources: Record<string, string> = {
   audit_log: 'audit_log_entry',
   events: 'event',
   webhook_endpoints: 'webhook_endpoint',
+  data_requests: 'data_request',
 };
 
 /** Actions whose answer is not the object they act on. */
@@ -342,6 +344,13 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
       '`starting_after` is an order’s `externalOrderId`.',
     tag: 'Orders',
   },
+  GetDataRequest: {
+    summary: 'Retrieve a shopper’s data request',
+    description:
+      'What a platform’s `customers/data_request` asked of the reseller store, and which personal fields the ' +
+      'service keeps of each order it named (names, never values); readable for 30 days (CONTRACT.md §13).',
+    tag: 'Orders',
+  },
   GetOrder: {
     summary: 'Retrieve an order',
     description:
@@ -533,6 +542,63 @@ const components = () => {
   };
 };
 
+/** A Standard Webhooks 1.0 header of an event's delivery (CONTRACT.md §14). */
+const deliveryHeader = (name: string, description: string, schema: Record<string, unknown>) => ({
+  name,
+  in: 'header',
+  required: true,
+  description,
+  schema,
+});
+
+/**
+ * What the service sends to a webhook endpoint: one entry per event type, the signed POST of the event
+ * (CONTRACT.md §14), which any Standard Webhooks library verifies with the endpoint's secret.
+ */
+const eventWebhooks = () =>
+  Object.fromEntries(
+    EVENT_TYPES.map((type) => [
+      type,
+      {
+        post: {
+          summary: `The \`${type}\` event, sent to your endpoint`,
+          description:
+            `Sent to each enabled webhook endpoint whose \`enabledEvents\` take \`${type}\` (or \`*\`). ` +
+            "Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within " +
+            '15 seconds; anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.',
+          operationId: `${type.replace(/[._]([a-z])/g, (_, c: string) => c.toUpperCase())}Event`,
+          tags: ['Webhook endpoints'],
+          security: [],
+          parameters: [
+            deliveryHeader('webhook-id', 'The event id: the same on every try, your idempotency key', {
+              type: 'string',
+              pattern: '^evt_',
+            }),
+            deliveryHeader('webhook-timestamp', 'Unix seconds of this try', { type: 'string', pattern: '^[0-9]+$' }),
+            deliveryHeader(
+              'webhook-signature',
+              '`v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the ' +
+                "secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs",
+              { type: 'string', pattern: '^v1,' },
+            ),
+          ],
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: { allOf: [ref('delivered_event'), { type: 'object', properties: { type: { const: type } } }] },
+              },
+            },
+          },
+          responses: {
+            '200': { description: 'Delivered (any 2xx within 15 seconds)' },
+            '500': { description: 'Not delivered (as is any answer but 2xx, or none): tried again later' },
+          },
+        },
+      },
+    ]),
+  );
+
 export const buildOpenApi = () => {
   const paths: Record<string, Record<string, unknown>> = {};
   const webhooks: Record<string, unknown> = {};
@@ -557,6 +623,7 @@ export const buildOpenApi = () => {
       };
     }
   }
+  Object.assign(webhooks, eventWebhooks());
   const document = {
     openapi: '3.1.0',
     info: {

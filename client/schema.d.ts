@@ -194,6 +194,27 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/reseller_stores/{rst_id}/data_requests/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve a shopper’s data request
+     * @description What a platform’s `customers/data_request` asked of the reseller store, and which personal fields
+     * the service keeps of each order it named (names, never values); readable for 30 days (CONTRACT.md §13).
+     */
+    get: operations['GetDataRequest'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/sync_jobs': {
     parameters: {
       query?: never;
@@ -530,7 +551,7 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The platform's `app/uninstalled` webhook
+     * The platform's `app/uninstalled` and `customers/redact` and `shop/redact` and `customers/data_request` webhooks
      * @description The platform’s `app/uninstalled` (the shop’s stores become `uninstalled` and are no longer called,
      * CONTRACT.md §12.2) and the compliance topics (§13), verified against the shop’s reseller and source stores. A
      * topic the service does not handle is answered 200 and ignored. Signed by the platform with the store's
@@ -684,6 +705,342 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'customers/redact': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `customers/redact` webhook
+     * @description Subscribe `customers/redact` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s
+     * stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookCustomersRedactDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'shop/redact': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `shop/redact` webhook
+     * @description Subscribe `shop/redact` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the shop’s stores
+     * become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13), verified
+     * against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and ignored.
+     * Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any
+     * parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookShopRedactDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'customers/data_request': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `customers/data_request` webhook
+     * @description Subscribe `customers/data_request` to `/v1/app/webhook`. The platform’s `app/uninstalled` (the
+     * shop’s stores become `uninstalled` and are no longer called, CONTRACT.md §12.2) and the compliance topics (§13),
+     * verified against the shop’s reseller and source stores. A topic the service does not handle is answered 200 and
+     * ignored. Signed by the platform with the store's `webhookSecret`; no bearer key. Verified on the raw bytes before
+     * any parsing (CONTRACT.md §5).
+     */
+    post: operations['AppWebhookCustomersDataRequestDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.completed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.completed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.completed` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobCompletedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.failed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.failed` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.dead': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.dead` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.dead` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobDeadEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.cancelled': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.cancelled` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.cancelled` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobCancelledEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.held': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.held` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.held` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobHeldEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.released': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.released` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.released` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobReleasedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.attention_required': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.attention_required` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.attention_required` (or
+     * `*`). Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15
+     * seconds; anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobAttentionRequiredEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillment.delivered': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.delivered` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.delivered` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentDeliveredEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillment.dead': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.dead` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.dead` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentDeadEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'order.unrouted': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `order.unrouted` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `order.unrouted` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['orderUnroutedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.disconnected': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `store.disconnected` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `store.disconnected` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['storeDisconnectedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'store.webhooks_failing': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `store.webhooks_failing` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `store.webhooks_failing` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['storeWebhooksFailingEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -742,6 +1099,40 @@ export interface components {
         reason: string | null;
       };
       /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -779,6 +1170,40 @@ export interface components {
         /** @description what disconnected it: `app/uninstalled`, `invalid_grant`… */
         reason: string | null;
       };
+      /**
+       * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
+       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
+       * check.
+       */
+      webhooks: {
+        /** @enum {unknown} */
+        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+        /** @description topics found missing */
+        missing: string[];
+        /** @description the platform’s reason, when `failing` */
+        error: string | null;
+      } | null;
+      /** @description Null until the store was first called; another version served, or a deprecation, is counted. */
+      apiVersion: {
+        /** @description the version every call names (one constant per platform) */
+        requested: string;
+        /** @description `X-Shopify-API-Version` of the last answer */
+        served: string | null;
+        /** @description `X-Shopify-API-Deprecated-Reason`s */
+        deprecations: string[];
+        /**
+         * Format: date-time
+         * @description ISO 8601 UTC with milliseconds
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        checkedAt: string;
+      } | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -860,6 +1285,8 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the latest source fulfillment; null until one arrives */
       fulfillment: components['schemas']['fulfillment'] | null;
       /** @description every source fulfillment, oldest first */
@@ -944,6 +1371,8 @@ export interface components {
       unroutedLineItems: components['schemas']['order_unrouted_line_item'][];
       /** @description when the reseller’s `orders/cancelled` came; null: none */
       cancelledAt: string | null;
+      /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
+      redactedAt: string | null;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -1039,6 +1468,43 @@ export interface components {
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
+    /**
+     * @description A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the
+     * orders it names the service holds, and which personal fields it keeps of each (names, never values).
+     */
+    data_request: {
+      /** @description the platform’s id of the request (`data_request.id`) */
+      id: string;
+      /** @constant */
+      object: 'data_request';
+      /** @example rst_0123456789abcdef */
+      resellerStoreId: string;
+      /** @description the platform’s id of the customer */
+      customerId: string | null;
+      orders: {
+        externalOrderId: string;
+        /** @description whether the service holds a record of the order */
+        held: boolean;
+        syncJobIds: string[];
+        /** @description the personal fields kept of the order (`email`, `shipping_address`, …), by name */
+        personalFields: string[];
+        redactedAt: string | null;
+      }[];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      receivedAt: string;
+      /**
+       * Format: date-time
+       * @description when the record is no longer kept
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      expiresAt: string;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
+    };
     /** @description An entry of the audit log (CONTRACT.md §6). */
     audit_log_entry: {
       /** @example aud_0123456789abcdef */
@@ -1060,7 +1526,10 @@ export interface components {
         | 'webhook_endpoint.updated'
         | 'webhook_endpoint.deleted'
         | 'webhook_endpoint.secret_rotated'
-        | 'webhook_endpoint.recovered';
+        | 'webhook_endpoint.recovered'
+        | 'customer.redacted'
+        | 'shop.redacted'
+        | 'customer.data_requested';
       /** @description null for a webhook endpoint */
       resellerStoreId: string | null;
       /** @enum {unknown} */
@@ -1162,6 +1631,30 @@ export interface components {
       }[];
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
+    };
+    /**
+     * @description An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as `GET
+     * /v1/events/{id}` answers the event, without `deliveries` or `request_id`.
+     */
+    delivered_event: {
+      /**
+       * @description also the `webhook-id` header: the same on every try
+       * @example evt_0123456789abcdef
+       */
+      id: string;
+      /** @constant */
+      object: 'event';
+      type: components['schemas']['event_type'];
+      /**
+       * Format: date-time
+       * @description ISO 8601 UTC with milliseconds
+       * @example 2026-11-21T04:02:45.123Z
+       */
+      created: string;
+      data: {
+        /** @description a sync job or an order, as its GET answers it */
+        object: Record<string, never>;
+      };
     };
     /** @description Where events are delivered, signed per Standard Webhooks 1.0 (CONTRACT.md §14). */
     webhook_endpoint: {
@@ -2605,6 +3098,60 @@ export interface operations {
       };
     };
   };
+  GetDataRequest: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        rst_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The object. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['data_request'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
   ListSyncJobs: {
     parameters: {
       query?: {
@@ -3091,7 +3638,10 @@ export interface operations {
           | 'webhook_endpoint.updated'
           | 'webhook_endpoint.deleted'
           | 'webhook_endpoint.secret_rotated'
-          | 'webhook_endpoint.recovered';
+          | 'webhook_endpoint.recovered'
+          | 'customer.redacted'
+          | 'shop.redacted'
+          | 'customer.data_requested';
         resource_type?: 'sync_job' | 'reseller_store' | 'source_store' | 'webhook_endpoint';
         resource_id?: string;
         reseller_store_id?: string;
@@ -4209,10 +4759,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'app/uninstalled';
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -4228,10 +4779,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'app/uninstalled';
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -5022,10 +5574,11 @@ export interface operations {
          */
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'app/uninstalled';
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -5041,10 +5594,11 @@ export interface operations {
          */
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
-         * @description When present it must name a topic of this endpoint (`app/uninstalled`; absent:
-         * `app/uninstalled`), else 400 `validation_failed`. Either spelling; both with different values: 400.
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'app/uninstalled';
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -5119,6 +5673,867 @@ export interface operations {
         content: {
           'application/json': components['schemas']['error'];
         };
+      };
+    };
+  };
+  AppWebhookCustomersRedactDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookShopRedactDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  AppWebhookCustomersDataRequestDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`app/uninstalled` and `customers/redact` and
+         * `shop/redact` and `customers/data_request`; absent: `app/uninstalled`), else 400 `validation_failed`. Either
+         * spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'app/uninstalled' | 'customers/redact' | 'shop/redact' | 'customers/data_request';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          /** @description the shop the delivery is about */
+          shop_domain?: string;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['app_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  syncJobCompletedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.completed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.failed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobDeadEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.dead';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobCancelledEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.cancelled';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobHeldEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.held';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobReleasedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.released';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobAttentionRequiredEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.attention_required';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentDeliveredEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.delivered';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentDeadEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.dead';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  orderUnroutedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'order.unrouted';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeDisconnectedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'store.disconnected';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  storeWebhooksFailingEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'store.webhooks_failing';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
       };
     };
   };

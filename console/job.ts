@@ -115,15 +115,11 @@ export const actionsFor = (job: Job): Action[] => [
 const LABELS: Record<Action, string> = { retry: 'Retry', hold: 'Hold', release: 'Release' };
 
 /** One POST per click; the key is the button's, made when it was drawn: a second click repeats it. */
-const act = (client: ApiClient, action: Action, id: string, key: string) => {
+const act = async (client: ApiClient, action: Action, id: string, key: string) => {
   const params = { path: { id }, header: { 'Idempotency-Key': key } };
-  if (action === 'retry') return client.POST('/v1/sync_jobs/{id}/retry', { params }).then(unwrap);
-  // CONTRACT.md §11's routes, typed here until docs/openapi.json has them (issue 28).
-  const post = client.POST as unknown as (
-    path: string,
-    init: { params: typeof params },
-  ) => ReturnType<ApiClient['POST']>;
-  return post(`/v1/sync_jobs/{id}/${action}`, { params }).then(unwrap);
+  if (action === 'retry') return unwrap(await client.POST('/v1/sync_jobs/{id}/retry', { params }));
+  if (action === 'hold') return unwrap(await client.POST('/v1/sync_jobs/{id}/hold', { params, body: {} }));
+  return unwrap(await client.POST('/v1/sync_jobs/{id}/release', { params }));
 };
 
 const lineItems = (job: Job) =>

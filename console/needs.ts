@@ -42,20 +42,11 @@ const jobList =
     const page = unwrap(
       await api.GET('/v1/sync_jobs', {
         params: {
-          // `held` is CONTRACT.md §11's filter, typed here until the document has it.
-          query: {
-            ...query,
-            reseller_store_id: filters.resellerStoreId,
-            limit,
-            starting_after: cursor ?? undefined,
-          } as { status?: 'dead' | 'failed' },
+          query: { ...query, reseller_store_id: filters.resellerStoreId, limit, starting_after: cursor ?? undefined },
         },
       }),
     );
-    return {
-      rows: (page.data as Job[]).map(byJob(reason)),
-      cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null,
-    };
+    return { rows: page.data.map(byJob(reason)), cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null };
   };
 
 /** Whether a job still needs a person for this reason (an audit entry outlives what it recorded). */
@@ -83,8 +74,8 @@ const auditList =
     const jobs = await Promise.all(
       page.data.map(async (entry): Promise<Row | null> => {
         const { data, response } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id: entry.resourceId } } });
-        return response.ok && data && STILL[reason](data as Job)
-          ? { job: data as Job, reasons: [reason], sortKey: `${entry.createdAt}#${entry.resourceId}` }
+        return response.ok && data && STILL[reason](data)
+          ? { job: data, reasons: [reason], sortKey: `${entry.createdAt}#${entry.resourceId}` }
           : null;
       }),
     );

@@ -1,19 +1,12 @@
 import type { ApiClient, Schemas } from '../client/client.js';
 
 /**
- * The API's shapes as the console reads them. Holds (CONTRACT.md §11) and a store's health
- * (§12) come with issues 28 and 29: until docs/openapi.json has them, they are read as optional
- * here, in the contract's shapes, and a value the API does not send shows as unknown.
+ * The API's shapes as the console reads them, from docs/openapi.json. A store's health (CONTRACT.md
+ * §12) comes with issue 29: until the document has it, it is read as optional here, in the
+ * contract's shapes, and a value the API does not send shows as not shown.
  */
 
-export type HoldReason = 'delay' | 'payment' | 'risk' | 'test_order' | 'manual';
-export interface Hold {
-  reasons: HoldReason[];
-  since: string;
-  until: string | null;
-}
-
-export type Job = Schemas['sync_job'] & { hold?: Hold | null };
+export type Job = Schemas['sync_job'];
 export type Attempt = Schemas['sync_job_attempt'];
 export type AuditEntry = Schemas['audit_log_entry'];
 export type Order = Schemas['order'];

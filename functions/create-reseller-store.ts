@@ -1,14 +1,18 @@
 import { cipher } from '../shared/aws/cipher.js';
+import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { CreateResellerStoreBody } from '../shared/http/schemas.js';
 import { created } from '../shared/http/types.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { createResellerStore } from '../shared/stores/reseller-stores.js';
 
-const deps = { cipher };
+const deps = { cipher, platforms: adapterFor };
 
 export const handler = idempotentApiHandler(async ({ ownerId, body }) => {
   const input = parseInput(CreateResellerStoreBody, body);
-  return created(presentResellerStore(await createResellerStore(deps, { ownerId }, input)));
+  const store = await createResellerStore(deps, { ownerId }, input);
+  // Its webhooks subscribed (CONTRACT.md §12.1); the store is created whatever the platform answers.
+  return created(presentResellerStore(await withSubscriptions(deps, 'reseller', store, input, true)));
 });

@@ -1,14 +1,18 @@
 import { cipher } from '../shared/aws/cipher.js';
+import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
 import { created } from '../shared/http/types.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { createSourceStore } from '../shared/stores/source-stores.js';
 
-const deps = { cipher };
+const deps = { cipher, platforms: adapterFor };
 
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
   const input = parseInput(CreateSourceStoreBody, body);
-  return created(presentSourceStore(await createSourceStore(deps, { ownerId }, path.rst_id, input)));
+  const store = await createSourceStore(deps, { ownerId }, path.rst_id, input);
+  // Its webhooks subscribed (CONTRACT.md §12.1); the store is created whatever the platform answers.
+  return created(presentSourceStore(await withSubscriptions(deps, 'source', store, input, true)));
 });

@@ -1,16 +1,21 @@
 import { cipher } from '../shared/aws/cipher.js';
+import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { RotateCredentialsBody } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
 import { rotateSourceStoreCredentials } from '../shared/stores/credentials.js';
 
-const deps = { cipher };
+const deps = { cipher, platforms: adapterFor };
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
   const secrets = parseInput(RotateCredentialsBody, body);
   const actor = { type: 'api_key', id: keyId ?? 'unknown' } as const;
   const store = await rotateSourceStoreCredentials(deps, { ownerId }, path.rst_id, path.id, secrets, actor);
-  return ok(presentSourceStore(store));
+  // A new token: the subscriptions are checked with it (CONTRACT.md §12.1).
+  if (secrets.accessToken === undefined) return ok(presentSourceStore(store));
+  const plain = { accessToken: secrets.accessToken, webhookSecret: secrets.webhookSecret ?? '' };
+  return ok(presentSourceStore(await withSubscriptions(deps, 'source', store, plain, false)));
 });

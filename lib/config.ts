@@ -57,6 +57,11 @@ export interface DeployConfig {
    * and the alias record are made); the execute-api endpoint is then disabled.
    */
   domainName?: string;
+  /**
+   * `-c publicUrl=https://…`: where the platforms send webhooks (CONTRACT.md §12.1), when not the API's
+   * own URL (a proxy, a CDN in front of it).
+   */
+  publicUrl?: string;
   /** `-c certificateArn=…`: an existing ACM certificate for `domainName`, in the stack's region. */
   certificateArn?: string;
   /** `-c hostedZoneId=…`: the Route 53 zone of `domainName`, for a DNS-validated certificate and the record. */
@@ -259,6 +264,9 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     );
   }
 
+  const publicUrl = optionalStr('publicUrl');
+  if (publicUrl !== undefined && !/^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl))
+    throw new ConfigError(`context publicUrl is not an https URL without query: ${publicUrl}`);
   const domainName = optionalStr('domainName');
   if (domainName !== undefined && !/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/.test(domainName))
     throw new ConfigError(`context domainName is not a host name: ${domainName}`);
@@ -307,6 +315,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     webhookThrottleBurst: int('webhookThrottleBurst', 2000, 1, 100_000),
     authorizerCacheSeconds: int('authorizerCacheSeconds', 60, 0, MAX_AUTHORIZER_CACHE_SECONDS),
     domainName,
+    publicUrl,
     certificateArn,
     hostedZoneId,
     hostedZoneName,

@@ -20,6 +20,8 @@ export interface EnvironmentRefs {
   pollIntervalSeconds: number;
   /** How long an ended job is kept before the table's TTL removes it (`-c jobRetentionDays`). */
   jobRetentionDays: number;
+  /** Where the platforms send webhooks (CONTRACT.md §12.1): `-c publicUrl`, else the API's URL. */
+  publicUrl: string;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -63,6 +65,7 @@ export const functionEnvironment = (
     // Whoever ends a job may set its `expiresAt` from it.
     environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
+  if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);

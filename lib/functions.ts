@@ -81,9 +81,11 @@ export const allFunctions = (): FunctionSpec[] => [
     description:
       'queue' in consumer.trigger
         ? `Consumer of the ${consumer.trigger.queue} queue`
-        : 'pollInterval' in consumer.trigger
-          ? 'Every poll interval (-c pollIntervalSeconds, default 15 minutes)'
-          : `Every ${consumer.trigger.scheduleMinutes} minutes`,
+        : 'stream' in consumer.trigger
+          ? "Consumer of the table's change stream"
+          : 'pollInterval' in consumer.trigger
+            ? 'Every poll interval (-c pollIntervalSeconds, default 15 minutes)'
+            : `Every ${consumer.trigger.scheduleMinutes} minutes`,
     consumes: consumedQueue(consumer),
     consumer,
   })),

@@ -71,6 +71,11 @@ export interface Access {
    */
   key?: { actions: KeyAction[]; fields: SecretField[] };
   queues?: Partial<Record<QueueName, QueueAction[]>>;
+  /**
+   * Keeps stores' webhook subscriptions (CONTRACT.md §12.1): it is told the service's public URL
+   * (`PUBLIC_URL`) and calls the platforms. No IAM grant.
+   */
+  publicUrl?: true;
 }
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -100,7 +105,7 @@ export interface ConsumerSpec {
    * The queue whose messages invoke it, or a schedule: every `scheduleMinutes`, or (`pollInterval`)
    * every poll interval of the deployment (`-c pollIntervalSeconds`; POLL_INTERVAL_SECONDS locally).
    */
-  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | ScheduleTrigger;
+  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | ScheduleTrigger | StreamTrigger;
   /** Seconds; its queue's visibility timeout is derived from it (lib/constructs/queues.ts). */
   timeoutSeconds: number;
   access: Access;
@@ -129,10 +134,14 @@ const idempotent = (access: Access): Access => ({
 const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt', 'Decrypt'], fields: ['endpointSecret'] };
 
 /** A credentials rotation: the store and its audit entry in one transaction, the new secrets encrypted. */
-const ROTATE_CREDENTIALS = idempotent({
-  table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
-  key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-});
+const ROTATE_CREDENTIALS: Access = {
+  ...idempotent({
+    table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
+    key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+  }),
+  // A new token checks the store's webhook subscriptions (UpdateItem: what it found).
+  publicUrl: true,
+};
 
 export const routes: RouteSpec[] = [
   {
@@ -142,7 +151,11 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-reseller-store.ts',
     auth: 'apiKey',
     request: { body: CreateResellerStoreBody },
-    access: idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+    // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
+    access: {
+      ...idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      publicUrl: true,
+    },
   },
   {
     name: 'ListResellerStores',
@@ -194,10 +207,11 @@ export const routes: RouteSpec[] = [
     entry: 'functions/create-source-store.ts',
     auth: 'apiKey',
     request: { body: CreateSourceStoreBody },
-    access: idempotent({
-      table: ['GetItem', 'TransactWriteItems'],
-      key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
-    }),
+    // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
+    access: {
+      ...idempotent({ table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      publicUrl: true,
+    },
   },
   {
     name: 'ListSourceStores',
@@ -262,6 +276,15 @@ export const routes: RouteSpec[] = [
     entry: 'functions/get-order.ts',
     auth: 'apiKey',
     // The order's record at its first job's key; a large order's body parts.
+    access: READ_ONE,
+  },
+  {
+    name: 'GetDataRequest',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/data_requests/{id}',
+    entry: 'functions/get-data-request.ts',
+    auth: 'apiKey',
+    // The reseller store (its owner), then the request kept under it.
     access: READ_ONE,
   },
   {
@@ -511,6 +534,19 @@ export const SYNC_WORKER_TIMEOUT_SECONDS = 60;
 
 export type ScheduleTrigger = { scheduleMinutes: number } | { pollInterval: true };
 
+/**
+ * The table's change stream (shared/dynamo/table-definition.ts): batches of writes in order, each shard's
+ * next batch only once this one succeeded (the failed records of a batch are handed over again).
+ */
+export interface StreamTrigger {
+  stream: 'table';
+  batchSize: number;
+}
+
+/** Whether a consumer runs on a schedule (as opposed to a queue's messages or the change stream). */
+export const isScheduled = (trigger: ConsumerSpec['trigger']): trigger is ScheduleTrigger =>
+  'scheduleMinutes' in trigger || 'pollInterval' in trigger;
+
 /** A schedule's period, in minutes, in a deployment of this poll interval. */
 export const scheduleMinutes = (trigger: ScheduleTrigger, config: { pollIntervalSeconds: number }) =>
   'pollInterval' in trigger ? config.pollIntervalSeconds / 60 : trigger.scheduleMinutes;
@@ -610,13 +646,35 @@ export const consumers: ConsumerSpec[] = [
     },
   },
   {
+    name: 'EventRecorder',
+    entry: 'functions/event-recorder.ts',
+    // The change stream (docs/design.md, "Events and webhook endpoints"): each write that reports a change
+    // becomes its event. 100 records a batch: most writes report nothing, and a burst shares invocations.
+    trigger: { stream: 'table', batchSize: 100 },
+    // A batch's events, each a Put and its deliveries' schedule, plus the objects' reads and a cold start.
+    timeoutSeconds: 60,
+    // PutItem: the event (conditional: a record handed over again writes nothing). GetItem: an order's body
+    // (a job's lines), a cursor's event. Query: the owner's endpoints (kept 10 s). TransactWriteItems: the
+    // event's deliveries with its `endpointIds`; their messages on the delivery queue.
+    access: {
+      table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query', 'TransactWriteItems'],
+      queues: { delivery: ['SendMessage'] },
+    },
+  },
+  {
     name: 'AppWebhookWorker',
     entry: 'functions/app-webhook-worker.ts',
     // The app webhooks handled durably (shared/app-webhooks/topics.ts, `queued`): few, and each its own.
     trigger: { queue: 'app', batchSize: 10, maxConcurrency: 2 },
     timeoutSeconds: 60,
-    // The kept delivery (read, then deleted once handled); what its topic's handler writes.
-    access: { table: ['GetItem', 'DeleteItem', 'UpdateItem'] },
+    // The kept delivery (read, then deleted once handled); what its topic's handler writes. The
+    // compliance topics (CONTRACT.md §13): an order's partition (Query) and its jobs (BatchGetItem),
+    // erased (UpdateItem; PutItem and DeleteItem: its body's parts); a shop's orders (GSI7); the audit
+    // entry and the data request (PutItem); a source store's soft delete with its tag (TransactWriteItems).
+    access: {
+      table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'BatchGetItem', 'PutItem', 'TransactWriteItems'],
+      indexes: ['resourceLists'],
+    },
   },
   {
     name: 'PollScheduler',
@@ -642,6 +700,8 @@ export const consumers: ConsumerSpec[] = [
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
+      // Each poll keeps the store's webhook subscriptions (CONTRACT.md §12.1).
+      publicUrl: true,
     },
   },
 ];

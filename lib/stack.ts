@@ -1,4 +1,4 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Lazy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -48,18 +48,22 @@ export class ResellerRoutingStack extends Stack {
     this.secretsKey = addSecretsKey(this, config);
     this.table = addTable(this, config, this.secretsKey);
     this.queues = addQueues(this, config);
+    let publicUrl: string | undefined;
     this.functions = addFunctions(this, {
       config,
       projectRoot,
       table: this.table,
       secretsKey: this.secretsKey,
       queues: this.queues,
+      // The API is made after its functions: the URL is read when the template is written.
+      publicUrl: Lazy.string({ produce: () => publicUrl }),
     });
     grantSecretsKeyUse(this.secretsKey, this.functions);
-    addConsumerTriggers(this, this.functions, this.queues, config);
+    addConsumerTriggers(this, this.functions, this.queues, this.table, config);
     const { api, stage, domain } = addApi(this, config, this.functions);
     this.api = api;
     this.apiStage = stage;
+    publicUrl = config.publicUrl ?? (domain ? `https://${config.domainName}` : stage.url);
     this.alarms = addAlarms(this, config, { queues: this.queues, functions: this.functions, api: this.api });
     this.dashboard = addDashboard(this, config);
 

@@ -151,6 +151,34 @@ const storeConnection = {
     'credentials (`POST …/credentials`) reconnect it.',
 };
 
+/** What the last check of the store's webhook subscriptions found (CONTRACT.md §12.1). */
+const storeWebhooks = {
+  type: ['object', 'null'],
+  required: ['status', 'checkedAt', 'missing', 'error'],
+  properties: {
+    status: { enum: ['healthy', 'repaired', 'failing', 'unmanaged'] },
+    checkedAt: timestamp,
+    missing: { type: 'array', items: { type: 'string' }, description: 'topics found missing' },
+    error: { type: ['string', 'null'], description: 'the platform’s reason, when `failing`' },
+  },
+  description:
+    'Checked on creation, on new credentials and at every poll: `repaired` when some were missing and are ' +
+    'made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first check.',
+};
+
+/** The platform API version the store's answers named (CONTRACT.md §12.4). */
+const storeApiVersion = {
+  type: ['object', 'null'],
+  required: ['requested', 'served', 'deprecations', 'checkedAt'],
+  properties: {
+    requested: { type: 'string', description: 'the version every call names (one constant per platform)' },
+    served: { type: ['string', 'null'], description: '`X-Shopify-API-Version` of the last answer' },
+    deprecations: { type: 'array', items: { type: 'string' }, description: '`X-Shopify-API-Deprecated-Reason`s' },
+    checkedAt: timestamp,
+  },
+  description: 'Null until the store was first called; another version served, or a deprecation, is counted.',
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -172,6 +200,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         },
       },
       connection: storeConnection,
+      webhooks: storeWebhooks,
+      apiVersion: storeApiVersion,
       createdAt: timestamp,
       deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
     },
@@ -189,6 +219,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           shopDomain,
           vendorTag: { type: 'string', description: 'line items whose `vendor` equals it are routed here' },
           connection: storeConnection,
+          webhooks: storeWebhooks,
+          apiVersion: storeApiVersion,
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
@@ -249,6 +281,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       createdAt: timestamp,
       updatedAt: timestamp,
+      redactedAt: {
+        ...nullable(timestamp),
+        description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',
+      },
       fulfillment: {
         anyOf: [ref('fulfillment'), { type: 'null' }],
         description: 'the latest source fulfillment; null until one arrives',
@@ -281,6 +317,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       'syncJobIds',
       'unroutedLineItems',
       'cancelledAt',
+      'redactedAt',
       'request_id',
     ],
     properties: {
@@ -296,6 +333,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         description: 'the items that went to no supplier, in the order’s order',
       },
       cancelledAt: { ...nullable(timestamp), description: 'when the reseller’s `orders/cancelled` came; null: none' },
+      redactedAt: {
+        ...nullable(timestamp),
+        description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',
+      },
       request_id: requestId,
     },
   },
@@ -379,6 +420,40 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one ' +
       'entry with `count`. A job keeps its last 100 entries.',
   ),
+  data_request: {
+    type: 'object',
+    description:
+      'A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the orders ' +
+      'it names the service holds, and which personal fields it keeps of each (names, never values).',
+    required: ['id', 'object', 'resellerStoreId', 'customerId', 'orders', 'receivedAt', 'expiresAt', 'request_id'],
+    properties: {
+      id: { type: 'string', description: 'the platform’s id of the request (`data_request.id`)' },
+      object: { const: 'data_request' },
+      resellerStoreId: id('rst'),
+      customerId: { ...nullable(str), description: 'the platform’s id of the customer' },
+      orders: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['externalOrderId', 'held', 'syncJobIds', 'personalFields', 'redactedAt'],
+          properties: {
+            externalOrderId: str,
+            held: { type: 'boolean', description: 'whether the service holds a record of the order' },
+            syncJobIds: { type: 'array', items: id('sj') },
+            personalFields: {
+              type: 'array',
+              items: str,
+              description: 'the personal fields kept of the order (`email`, `shipping_address`, …), by name',
+            },
+            redactedAt: nullable(timestamp),
+          },
+        },
+      },
+      receivedAt: timestamp,
+      expiresAt: { ...timestamp, description: 'when the record is no longer kept' },
+      request_id: requestId,
+    },
+  },
   audit_log_entry: object(
     'audit_log_entry',
     'aud',
@@ -463,6 +538,24 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         },
       },
       request_id: requestId,
+    },
+  },
+  delivered_event: {
+    type: 'object',
+    description:
+      'An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as ' +
+      '`GET /v1/events/{id}` answers the event, without `deliveries` or `request_id`.',
+    required: ['id', 'object', 'type', 'created', 'data'],
+    properties: {
+      id: { ...id('evt'), description: 'also the `webhook-id` header: the same on every try' },
+      object: { const: 'event' },
+      type: ref('event_type'),
+      created: timestamp,
+      data: {
+        type: 'object',
+        required: ['object'],
+        properties: { object: { type: 'object', description: 'a sync job or an order, as its GET answers it' } },
+      },
     },
   },
   webhook_endpoint: withSecret(

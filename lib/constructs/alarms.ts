@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
-import { consumers, type QueueName, routes, scheduleMinutes } from '../routes.js';
+import { consumers, isScheduled, type QueueName, routes, scheduleMinutes } from '../routes.js';
 import { WEBHOOK_RESPONSE_METRICS, type WebhookResponseMetric, webhookResponseMetric } from './api.js';
 import { businessMetric } from './dashboard.js';
 import { keyAdministrationPolicy, keyPendingWindow } from './data.js';
@@ -19,6 +19,9 @@ import { deadLetterFor, queueId } from './queues.js';
 
 /** How long a dead-letter queue may hold a message before it alarms: its handler drains it in seconds. */
 export const DLQ_ALARM_MINUTES = 15;
+
+/** How far behind the change stream its consumer may fall (its records' age) before it pages. */
+export const STREAM_AGE_ALARM_MINUTES = 5;
 
 /** A consumer's failed share is only judged over this many receives or more (15 minutes). */
 export const FAILED_RECORDS_MIN_RECEIVES = 10;
@@ -125,6 +128,21 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     'StoresFailingToPollAlarm',
     'A store’s polls keep failing (four in a row or more): orders its webhooks miss are not found',
     businessMetric(config, BUSINESS_METRICS.storesFailingToPoll, { period: hour }),
+    1,
+  );
+  // CONTRACT.md §12.1: a store whose subscriptions stay failing loses its webhooks (the poller still
+  // finds its orders, late). Checked at every poll: three failed checks in an hour is a store that stays so.
+  alarm(
+    'SubscriptionsFailingAlarm',
+    'A store’s webhook subscriptions cannot be kept: its webhooks may not arrive',
+    businessMetric(config, BUSINESS_METRICS.subscriptionsFailing, { period: hour }),
+    3,
+  );
+  // CONTRACT.md §12.2: work ended without a call because its store was uninstalled or refused its token.
+  alarm(
+    'DisconnectedStoreWorkAlarm',
+    'A job or a fulfillment went dead: its store is uninstalled or needs reauthorization (store_disconnected)',
+    businessMetric(config, BUSINESS_METRICS.disconnectedStoreWork, { period: hour }),
     1,
   );
   alarm(
@@ -309,7 +327,7 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
   // its absence is the signal. Missing data breaches.
   for (const consumer of consumers) {
-    if ('queue' in consumer.trigger) continue;
+    if (!isScheduled(consumer.trigger)) continue;
     const every = scheduleMinutes(consumer.trigger, config);
     alarms.push(
       new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
@@ -323,6 +341,18 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         treatMissingData: cloudwatch.TreatMissingData.BREACHING,
       }),
+    );
+  }
+
+  // The change stream's consumer falling behind (a fault that fails its records, or too slow for the writes):
+  // events and their deliveries wait, and the stream keeps a record 24 hours only.
+  for (const consumer of consumers) {
+    if (!('stream' in consumer.trigger)) continue;
+    alarm(
+      `${consumer.name}IteratorAgeAlarm`,
+      `${consumer.name} is more than ${STREAM_AGE_ALARM_MINUTES} minutes behind the table's change stream`,
+      watched.functions.get(consumer.name)!.metric('IteratorAge', { period: fiveMinutes, statistic: 'Maximum' }),
+      STREAM_AGE_ALARM_MINUTES * 60_000,
     );
   }
 

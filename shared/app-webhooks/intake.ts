@@ -49,6 +49,7 @@ export const acceptAppWebhook = async (
   const stores = [...resellerStores, ...sourceStores].map(storeOf);
   // Parsed even when queued: a body that is not JSON is the sender's 400 now, not a dead letter later.
   const payload = json();
+  handler.check?.(payload);
   const shopDomain = resellerStores[0]?.shopDomain ?? sourceStores[0].shopDomain;
   const receivedAt = now();
   if (handler.run === 'now') {

@@ -1,6 +1,12 @@
 import * as v from 'valibot';
 import type { Deps } from '../aws/deps.js';
 import type { AppWebhookStore } from '../entities/app-webhook.js';
+import {
+  type ComplianceTopic,
+  type ComplianceWork,
+  complianceWorkOf,
+  doComplianceWork,
+} from '../privacy/compliance.js';
 import { uninstallShop } from './uninstall.js';
 
 /** One verified delivery of an app topic, as its handler gets it (at once, or from the queue's worker). */
@@ -25,8 +31,30 @@ export interface AppTopicDelivery {
  */
 export interface AppTopic {
   run: 'now' | 'queued';
+  /** Checks the payload before the answer (a 400 naming the field, nothing kept); none: any JSON. */
+  check?: (payload: unknown) => void;
   handle: (deps: Pick<Deps, 'cipher'>, delivery: AppTopicDelivery) => Promise<void>;
 }
+
+/**
+ * A compliance topic (CONTRACT.md §13): queued, its work read from the payload as ids only
+ * (shared/privacy/compliance.ts) and done to the end; a large shop's erasure goes on run after run.
+ */
+const compliance = (topic: ComplianceTopic): AppTopic => ({
+  run: 'queued',
+  check: (payload) => {
+    complianceWorkOf(topic, '', [], payload);
+  },
+  handle: async (_deps, delivery) => {
+    let work: ComplianceWork | undefined = complianceWorkOf(
+      topic,
+      delivery.shopDomain,
+      delivery.stores,
+      delivery.payload,
+    );
+    while (work) work = await doComplianceWork(work);
+  },
+});
 
 /**
  * The topics the route takes (CONTRACT.md §12.2, §13), one line each. A topic not listed answers 200
@@ -35,6 +63,9 @@ export interface AppTopic {
  */
 export const APP_TOPICS: Readonly<Record<string, AppTopic>> = {
   'app/uninstalled': { run: 'now', handle: uninstallShop },
+  'customers/redact': compliance('customers/redact'),
+  'shop/redact': compliance('shop/redact'),
+  'customers/data_request': compliance('customers/data_request'),
 };
 
 /**

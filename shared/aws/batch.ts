@@ -1,5 +1,13 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
-import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type {
+  Context,
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  SQSBatchResponse,
+  SQSEvent,
+  SQSRecord,
+} from 'aws-lambda';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countIfSystemic, countMetric } from '../core/metrics.js';
 
@@ -46,3 +54,20 @@ export const workQueueHandler = (run: (received: SQSRecord, context?: Context) =
   sqsBatchHandler(async (received, context) => {
     if ((await run(received, context)) === 'retry') throw new Error('work item failed; left for SQS to deliver again');
   });
+
+/**
+ * A change stream consumer's batch (ReportBatchItemFailures): the records in order, each on its own; a
+ * failed one is reported, and Lambda hands the batch over again from it (the stream keeps its place,
+ * nothing after it is lost), bisecting a batch that keeps failing (lib/constructs/consumers.ts).
+ */
+export const streamBatchHandler = (handle: (record: DynamoDBRecord) => Promise<unknown>) => {
+  const processor = new BatchProcessor(EventType.DynamoDBStreams);
+  return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
+    const response = await processPartialResponse(event, handle, processor, {
+      context,
+      throwOnFullBatchFailure: false,
+    });
+    countMetric(BUSINESS_METRICS.queueRecordsFailed, response.batchItemFailures.length);
+    return response;
+  };
+};

@@ -28,6 +28,11 @@ export const config = {
   /** The app-webhook queue: app webhooks whose topic is handled durably (shared/app-webhooks/topics.ts). */
   appQueueUrl: () => required('APP_QUEUE_URL'),
   /**
+   * Where the platforms send webhooks (CONTRACT.md §12.1): the API's URL, or `-c publicUrl` on AWS; the
+   * local runtime's API URL locally.
+   */
+  publicUrl: () => required('PUBLIC_URL'),
+  /**
    * The waits after a webhook delivery's 1st, 2nd, … failed try (CONTRACT.md §14), then `failed`; the
    * local runtime sets seconds, a local scale like its other clocks.
    */

@@ -45,6 +45,14 @@ export const BUSINESS_METRICS = {
   pollRuns: 'PollRuns',
   /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
   storesDisconnected: 'StoresDisconnected',
+  /** A job or a fulfillment ended `dead` with `store_disconnected`, without a call (CONTRACT.md §12.2): alarmed. */
+  disconnectedStoreWork: 'DisconnectedStoreWork',
+  /** Webhook subscriptions found missing and made again (CONTRACT.md §12.1). */
+  subscriptionsRepaired: 'SubscriptionsRepaired',
+  /** A check of a store's subscriptions that failed (listing or creating): alarmed when it lasts. */
+  subscriptionsFailing: 'SubscriptionsFailing',
+  /** An answer of another API version than asked for, or with a deprecation notice (CONTRACT.md §12.4). */
+  platformApiDeprecated: 'PlatformApiDeprecated',
   /**
    * A queue record that failed on an error no retry mends: the service's own permissions or key (IAM or
    * KMS access denied, a disabled or missing key, table or queue) or a bug (a TypeError). Such a fault

@@ -133,6 +133,11 @@ export const keys = {
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `${KEPT}${sourceFulfillmentId}`,
   }),
+  /**
+   * A shopper's data request (CONTRACT.md §13), under its reseller store: the store in the key, so
+   * another store's id names no item.
+   */
+  dataRequest: (resellerStoreId: string, id: string): Key => ({ PK: `DREQ#${resellerStoreId}#${id}`, SK: 'DREQ' }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),
   /**

@@ -24,6 +24,8 @@ export interface TableDefinition {
   billingMode: 'PAY_PER_REQUEST';
   /** Epoch seconds after which DynamoDB deletes the item (kept fulfillments). */
   timeToLiveAttribute: string;
+  /** The change stream the event recorder reads (functions/event-recorder.ts): both images of every write. */
+  stream: 'NEW_AND_OLD_IMAGES';
   globalIndexes: GlobalIndexDefinition[];
 }
 
@@ -42,6 +44,7 @@ export const TABLE_DEFINITION: TableDefinition = {
   sortKey: string('SK'),
   billingMode: 'PAY_PER_REQUEST',
   timeToLiveAttribute: 'expiresAt',
+  stream: 'NEW_AND_OLD_IMAGES',
   globalIndexes: [
     index('lists', { type: 'KEYS_ONLY' }),
     index('lookups', { type: 'INCLUDE', nonKeyAttributes: LOOKUP_PROJECTION }),

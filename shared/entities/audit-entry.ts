@@ -22,6 +22,9 @@ export const AUDIT_ACTIONS = [
   'webhook_endpoint.deleted',
   'webhook_endpoint.secret_rotated',
   'webhook_endpoint.recovered',
+  'customer.redacted',
+  'shop.redacted',
+  'customer.data_requested',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

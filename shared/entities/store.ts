@@ -63,6 +63,20 @@ export interface StoreConnection {
 
 export const CONNECTED: StoreConnection = { state: 'connected', since: null, reason: null };
 
+/** The error code of work that would call a disconnected store (CONTRACT.md §12.2). */
+export const STORE_DISCONNECTED = 'store_disconnected';
+
+/**
+ * Why work for a store ends without a call, or undefined while it is connected: `store_disconnected`
+ * first (the code integrators match), then what disconnected it.
+ */
+export const disconnectedReason = (kind: StoreKind, store: { id: string; connection: StoreConnection }) =>
+  store.connection.state === 'connected'
+    ? undefined
+    : `${STORE_DISCONNECTED}: ${kind} store ${store.id} is ${store.connection.state} ` +
+      `(${store.connection.reason ?? 'no reason given'}, since ${store.connection.since ?? 'unknown'}); ` +
+      'new credentials reconnect it, then retry';
+
 /** The attributes that hold a store's connection (absent: connected). */
 export const CONNECTION_ATTRIBUTES = ['connectionState', 'connectionSince', 'connectionReason'];
 
@@ -74,6 +88,26 @@ export const connectionFrom = (item: Item): StoreConnection => {
     : { state, since: read.stringOrNull('connectionSince'), reason: read.stringOrNull('connectionReason') };
 };
 
+/** What the last check of a store's webhook subscriptions found (CONTRACT.md §12.1). */
+export interface StoreWebhooks {
+  status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+  checkedAt: string;
+  /** The topics found missing (made again when `repaired`). */
+  missing: string[];
+  /** The platform's reason, when `failing`. */
+  error: string | null;
+}
+
+/** The platform API version a store's answers named (CONTRACT.md §12.4). */
+export interface StoreApiVersion {
+  requested: string;
+  /** `X-Shopify-API-Version`; null when the answer had none. */
+  served: string | null;
+  /** `X-Shopify-API-Deprecated-Reason`s seen on the last answer. */
+  deprecations: string[];
+  checkedAt: string;
+}
+
 export interface StoreFields {
   id: string;
   ownerId: string;
@@ -83,6 +117,10 @@ export interface StoreFields {
   secrets: EncryptedSecrets;
   previousWebhookSecret: PreviousWebhookSecret | null;
   connection: StoreConnection;
+  /** Null until the subscriptions were first checked. */
+  webhooks: StoreWebhooks | null;
+  /** Null until the store was first called. */
+  apiVersion?: StoreApiVersion | null;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -172,6 +210,8 @@ export const storeFrom = (item: Item, entity: string): StoreFields => {
     secrets: { accessToken: read.string('accessToken'), webhookSecret: read.string('webhookSecret') },
     previousWebhookSecret: previousSecretFrom(read.stringOrNull('previousWebhookSecret'), read),
     connection: connectionFrom(item),
+    webhooks: read.optionalObject<StoreWebhooks>('webhooks') ?? null,
+    apiVersion: read.optionalObject<StoreApiVersion>('apiVersion') ?? null,
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     deletedAt: read.stringOrNull('deletedAt'),
@@ -235,7 +275,10 @@ export const secretsRotation = (
     Update: {
       TableName: TABLE(),
       Key: storeKey(kind, store.id),
-      UpdateExpression: `SET ${sets.join(', ')}`,
+      // A new access token reconnects a store that was uninstalled or refused (CONTRACT.md §12.2).
+      UpdateExpression: `SET ${sets.join(', ')}${
+        secrets.accessToken === undefined ? '' : ` REMOVE ${CONNECTION_ATTRIBUTES.join(', ')}`
+      }`,
       ConditionExpression: `${OWNED_AND_ACTIVE} AND accessToken = :readToken AND webhookSecret = :readSecret`,
       ExpressionAttributeValues: values,
     },
@@ -272,4 +315,51 @@ export const disconnectStore = async (
     ExpressionAttributeValues: { ':state': state, ':at': at, ':reason': reason },
   });
   return !(written instanceof ConditionFailed);
+};
+
+/**
+ * Records what a check of the store's subscriptions found; a check that began before the one
+ * recorded changes nothing (two polls of a store may overlap), nor does one of a store that is gone.
+ */
+export const recordWebhooks = async (kind: StoreKind, id: string, webhooks: StoreWebhooks) => {
+  await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression: 'SET webhooks = :webhooks',
+    ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(webhooks) OR webhooks.checkedAt <= :at)',
+    ExpressionAttributeValues: { ':webhooks': webhooks, ':at': webhooks.checkedAt },
+  });
+};
+
+/** Records the API version the store's last answers named; an older observation changes nothing. */
+export const recordApiVersion = async (kind: StoreKind, id: string, version: StoreApiVersion) => {
+  await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression: 'SET apiVersion = :version',
+    ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(apiVersion) OR apiVersion.checkedAt <= :at)',
+    ExpressionAttributeValues: { ':version': version, ':at': version.checkedAt },
+  });
+};
+
+/** What an erased secret's attribute holds: no ciphertext, so nothing decrypts it and no signature verifies. */
+export const ERASED_SECRET = '';
+
+/** Whether a store's secret was erased (`eraseStoreSecrets`): it verifies nothing and calls nothing. */
+export const isErasedSecret = (ciphertext: string) => ciphertext === ERASED_SECRET;
+
+/**
+ * A shop's erasure (CONTRACT.md §13, `shop/redact`), after its soft delete: every secret's
+ * ciphertext erased and the replaced webhook secret removed, `secretsErasedAt` set. Its shop lookup
+ * stays (with no secret: a later delivery is a 401). Repeatable: an erased store is erased again
+ * with nothing to change but the time. False when there is no such store.
+ */
+export const eraseStoreSecrets = async (kind: StoreKind, id: string, at: string) => {
+  const out = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression:
+      'SET accessToken = :erased, webhookSecret = :erased, secretsErasedAt = :at, updatedAt = :at ' +
+      'REMOVE previousWebhookSecret, previousWebhookSecretUntil',
+    ConditionExpression: 'attribute_exists(PK)',
+    ExpressionAttributeValues: { ':erased': ERASED_SECRET, ':at': at },
+  });
+  return !(out instanceof ConditionFailed);
 };

@@ -4,6 +4,9 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
 import { jobLogContext } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
@@ -98,6 +101,15 @@ const propagate = async (deps: Deps, attempt: PropagationAttempt): Promise<Messa
   if (!reseller) {
     const errorMessage = `reseller store ${job.resellerStoreId} no longer exists`;
     await moveTo(attempt, { status: 'dead', errorMessage, attempted: false });
+    return 'done';
+  }
+  // Uninstalled, or its token refused (CONTRACT.md §12.2): dead without a call, until a retry.
+  const disconnected = disconnectedReason('reseller', reseller);
+  if (disconnected) {
+    if (await moveTo(attempt, { status: 'dead', errorMessage: disconnected, attempted: false })) {
+      countMetric(BUSINESS_METRICS.disconnectedStoreWork);
+      logger.warn('fulfillment is dead: its reseller store is disconnected', { code: STORE_DISCONNECTED });
+    }
     return 'done';
   }
   const shop = await shopConnection(deps.cipher, reseller);

@@ -2,6 +2,7 @@
 
 import { fulfillmentStatusOf } from '../domain/shipment.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
+import { DATA_REQUEST_RETENTION_SECONDS, type DataRequest } from '../entities/data-request.js';
 import type { Event } from '../entities/event.js';
 import type { EventDelivery } from '../entities/event-delivery.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
@@ -22,6 +23,8 @@ export const presentResellerStore = (store: ResellerStore) => ({
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -35,6 +38,8 @@ export const presentSourceStore = (store: SourceStore) => ({
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
   connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,
@@ -81,6 +86,7 @@ const presentJob = (job: SyncJob) => ({
   hold: job.hold,
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
+  redactedAt: job.redactedAt ?? null,
   ...presentFulfillments(job.fulfillments),
 });
 
@@ -132,6 +138,18 @@ export const presentOrder = (
   syncJobIds: order.syncJobIds,
   unroutedLineItems,
   cancelledAt: order.cancelledAt,
+  redactedAt: order.redactedAt,
+});
+
+/** A shopper's data request as kept (CONTRACT.md §13): field names, never values. */
+export const presentDataRequest = (request: DataRequest) => ({
+  id: request.id,
+  object: 'data_request',
+  resellerStoreId: request.resellerStoreId,
+  customerId: request.customerId,
+  orders: request.orders,
+  receivedAt: request.receivedAt,
+  expiresAt: new Date(Date.parse(request.receivedAt) + DATA_REQUEST_RETENTION_SECONDS * 1000).toISOString(),
 });
 
 /** One entry of a job's attempt history (CONTRACT.md §6); `count` > 1 for throttled attempts in a row. */

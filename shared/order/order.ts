@@ -25,6 +25,8 @@ export interface Order {
   cancelledAt: string | null;
   /** Where the order's body is: what the unrouted lines' details are read from (order-body.ts). */
   stored: StoredOrder | null;
+  /** When the shopper's personal data was erased from the order (CONTRACT.md §13); null: not erased. */
+  redactedAt: string | null;
 }
 
 /**
@@ -43,6 +45,7 @@ export const orderOfJob = (job: SyncJob): Order => ({
   unroutedLines: job.unroutedLines ?? [],
   cancelledAt: job.cancellation?.requestedBy === 'reseller' ? job.cancellation.requestedAt : null,
   stored: job.order,
+  redactedAt: job.redactedAt ?? null,
 });
 
 export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
@@ -56,6 +59,7 @@ export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
   unroutedLines: order.unroutedLines,
   cancelledAt: order.cancelledAt,
   stored: order.order,
+  redactedAt: order.redactedAt ?? null,
 });
 
 /**

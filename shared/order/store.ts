@@ -43,6 +43,8 @@ export interface OrderPartition {
   record: OrderRecord | undefined;
   /** The compressed body from its parts, in order; undefined when it has none (inline on the record). */
   parts: Buffer | undefined;
+  /** How many body parts the partition holds (0 when the body is inline). */
+  partCount: number;
   /** Whether the order has a mark of unrouted items. */
   marked: boolean;
 }
@@ -56,6 +58,7 @@ export const loadOrderPartition = async (firstJobId: string): Promise<OrderParti
   return {
     record: items.find((item): item is OrderRecord => item.kind !== 'bodyPart' && item.kind !== 'unroutedMark'),
     parts: parts.length ? Buffer.concat(parts.map((part) => part.body)) : undefined,
+    partCount: parts.length,
     marked: items.some((item) => item.kind === 'unroutedMark'),
   };
 };

@@ -102,6 +102,11 @@ export interface SyncJob {
    * its delay; null when nothing holds it. A held job is in its owner's and store's list of held jobs.
    */
   hold: Hold | null;
+  /**
+   * When the shopper's personal data was erased from the job's copy of the order (CONTRACT.md §13:
+   * a compliance request or the retention sweep, shared/order/redaction.ts); absent or null: not erased.
+   */
+  redactedAt?: string | null;
 }
 
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
@@ -223,6 +228,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
+  ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
 });
 
@@ -274,6 +280,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     waitUntil: read.stringOrNull('waitUntil'),
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
+    redactedAt: read.stringOrNull('redactedAt'),
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
   };
 };

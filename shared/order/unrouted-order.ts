@@ -26,6 +26,8 @@ export interface UnroutedOrder {
   cancelledAt: string | null;
   /** The order's compressed raw body inline, or the number of its parts (order-body.ts). */
   order: { body: Uint8Array } | { parts: number };
+  /** When the shopper's personal data was erased from the kept order (shared/order/redaction.ts); null: not. */
+  redactedAt?: string | null;
 }
 
 /** When the order was received (items written before the tag also told this kind apart by it: items.ts). */
@@ -47,6 +49,7 @@ export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   unroutedLines: unroutedLinesAttribute(order.unroutedLines),
   ...(order.cancelledAt === null ? {} : { cancelledAt: order.cancelledAt }),
   ...('body' in order.order ? { orderBody: order.order.body } : { orderBodyParts: order.order.parts }),
+  ...(order.redactedAt ? { redactedAt: order.redactedAt } : {}),
 });
 
 export const unroutedOrderFrom = (firstJobId: string, item: Item): UnroutedOrder => {
@@ -61,8 +64,12 @@ export const unroutedOrderFrom = (firstJobId: string, item: Item): UnroutedOrder
     unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')) ?? [],
     cancelledAt: read.stringOrNull('cancelledAt'),
     order: item.orderBody instanceof Uint8Array ? { body: item.orderBody } : { parts: read.number('orderBodyParts') },
+    redactedAt: read.stringOrNull('redactedAt'),
   };
 };
+
+/** The condition of a write to the record itself (its erasure: redaction.ts). */
+export const UNROUTED_ORDER_EXISTS = `attribute_exists(${MARK})`;
 
 /** The update that records the order's cancellation at `at`, once: a redelivery keeps the first time. */
 export const unroutedOrderCancellation = (at: string) => ({

@@ -1,4 +1,5 @@
 import type { Deps } from '../aws/deps.js';
+import { keepSubscriptions } from '../connection/subscriptions.js';
 import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
@@ -43,7 +44,7 @@ export const POLL_FAILING_AFTER = 4;
 export const MAX_ORDERS_PER_POLL = 5_000;
 export const POLL_BUDGET_MS = 45_000;
 
-export type PollOutcome = 'polled' | 'failed' | 'waiting' | 'gone';
+export type PollOutcome = 'polled' | 'failed' | 'waiting' | 'gone' | 'disconnected';
 
 /** A failure that no later poll heals (a payload the webhook would answer 400): logged, passed. */
 const isPermanent = (error: unknown) => error instanceof ApiError || classify(error, 'internal').kind === 'permanent';
@@ -133,8 +134,7 @@ const saveProgress = async (store: PolledStore, mark: NonNullable<ReturnType<typ
 type Stop = { error: unknown };
 
 /** The changes of one poll, handled in the order answered until one fails for a time. */
-const pollChanges = async (deps: Deps, store: PolledStore) => {
-  const shop = await connectionOf(deps, store);
+const pollChanges = async (deps: Deps, store: PolledStore, shop: ShopConnection) => {
   const adapter = deps.platforms(store.platform);
   const since = pollSince(store.mark, store.createdAt);
   const tag = store.kind === 'source' ? SERVICE_ORDER_TAG : undefined;
@@ -186,12 +186,17 @@ export const pollStore = async (deps: Deps, ref: { kind: StoreKind; id: string }
   withLogContext({ storeId: ref.id }, async (): Promise<PollOutcome> => {
     const store = await getItem(storeKey(ref.kind, ref.id), polledStoreFrom(ref.kind));
     if (!store || store.deletedAt) return 'gone';
+    // Uninstalled or its token refused (CONTRACT.md §12.2): never called with its token until reconnected.
+    if (store.connection.state !== 'connected') return 'disconnected';
     if (waitingForShop(store.mark, now)) {
       logger.info('the shop asked to wait (429): not polled before', { notBefore: store.mark.notBefore });
       return 'waiting';
     }
     countMetric(BUSINESS_METRICS.storesPolled);
-    const { handled, error } = await pollChanges(deps, store);
+    const shop = await connectionOf(deps, store);
+    // Every poll checks the store's webhook subscriptions (CONTRACT.md §12.1); it never fails the poll.
+    await keepSubscriptions(deps, store, shop);
+    const { handled, error } = await pollChanges(deps, store, shop);
     const mark = advance(store.mark, handled);
     if (mark) await saveProgress(store, mark);
     if (!error) {

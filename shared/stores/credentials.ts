@@ -7,7 +7,7 @@ import { type Item, transactIf } from '../dynamo/table.js';
 import { Met, withRereads } from '../dynamo/update.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
-import { type NewSecrets, secretsRotation } from '../entities/store.js';
+import { CONNECTED, type NewSecrets, secretsRotation } from '../entities/store.js';
 import { findResellerStore } from './reseller-stores.js';
 import type { PlainSecrets } from './secrets.js';
 import { findSourceStore } from './source-stores.js';
@@ -105,6 +105,7 @@ const rotate = async <S extends ResellerStore | SourceStore>(
       webhookSecret: secrets.webhookSecret ?? store.secrets.webhookSecret,
     },
     previousWebhookSecret: previous ?? store.previousWebhookSecret,
+    connection: secrets.accessToken === undefined ? store.connection : CONNECTED,
     updatedAt: at,
   };
 };

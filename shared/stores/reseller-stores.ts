@@ -43,6 +43,7 @@ export const createResellerStore = async (
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
     connection: CONNECTED,
+    webhooks: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,

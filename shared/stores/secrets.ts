@@ -1,4 +1,5 @@
 import type { SecretCipher } from '../aws/kms-cipher.js';
+import { watchApiVersion } from '../connection/api-version.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { EncryptedSecrets } from '../entities/store.js';
@@ -36,5 +37,8 @@ export const shopConnection = async (
     cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
     webhookSecretOf(cipher, store),
   ]);
-  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret };
+  const kind = 'resellerStoreId' in store ? 'source' : 'reseller';
+  // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
+  const onApiVersion = watchApiVersion(kind, store.id);
+  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret, onApiVersion };
 };

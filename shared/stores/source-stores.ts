@@ -51,6 +51,7 @@ export const createSourceStore = async (
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
     connection: CONNECTED,
+    webhooks: null,
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,

@@ -3,8 +3,11 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { addLogContext, logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { SourceStore } from '../entities/source-store.js';
+import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
 import type { AttemptEnd, AttemptOutcome } from '../order/attempt.js';
 import { UnplaceableOrderError } from '../order/order-body.js';
@@ -157,6 +160,8 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
   const { item } = attempt;
   item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
   if (!item.sourceStore) return sourceStoreGone(attempt);
+  const disconnected = disconnectedReason('source', item.sourceStore);
+  if (disconnected) return sourceStoreDisconnected(attempt, disconnected);
   if (item.job.cancellation?.status === 'requested') return endCancelled(deps, attempt);
   await completeSiblings(attempt);
   const supplierOrder = await buildSupplierOrder(deps, attempt);
@@ -178,6 +183,19 @@ const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => 
   const { job } = attempt.item;
   const reason = `source store ${job.sourceStoreId} no longer exists`;
   if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
+  return 'done';
+};
+
+/**
+ * The supplier uninstalled the app or refused its token (CONTRACT.md §12.2): the job ends `dead` at
+ * once, without a call, not even a lookup (its token is dead); `retry` brings it back once new
+ * credentials reconnect the store.
+ */
+const sourceStoreDisconnected = async (attempt: JobAttempt, reason: string): Promise<MessageOutcome> => {
+  if (await killJob(attempt.item.job, reason, ended(attempt, 'dead', null, reason))) {
+    countMetric(BUSINESS_METRICS.disconnectedStoreWork);
+    logger.warn('sync job is dead: its source store is disconnected', { code: STORE_DISCONNECTED });
+  }
   return 'done';
 };
 

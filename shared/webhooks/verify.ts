@@ -3,7 +3,7 @@ import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
 import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
 import { isShopDomainUnder } from '../domain/shop-domain.js';
-import type { StoreKind, StoreOnShop } from '../entities/store.js';
+import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
 import { webhookSecretOf } from '../stores/secrets.js';
 import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
 import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
@@ -64,6 +64,8 @@ export const verifiedStores = async (
   );
   const verified: StoreOnShop[] = [];
   for (const store of candidates) {
+    // A store whose shop was erased (`shop/redact`, CONTRACT.md §13) keeps no secret: nothing verifies.
+    if (isErasedSecret(store.secrets.webhookSecret)) continue;
     const secret = await webhookSecretOf(deps.cipher, store);
     if (verifySignature(secret, delivery.rawBody, delivery.signature)) verified.push(store);
     else {

@@ -8,6 +8,7 @@ import {
   consoleRoute,
   consumers,
   fallbackRoute,
+  isScheduled,
   type QueueName,
   routes,
   type ScheduleTrigger,
@@ -33,6 +34,13 @@ const SQS_EVENT_SOURCE_ACTIONS = [
   'sqs:GetQueueUrl',
   'sqs:ReceiveMessage',
 ];
+/** The change stream's event source: its reads on the table's stream, and ListStreams (no resource of its own). */
+const STREAM_EVENT_SOURCE_ACTIONS = [
+  'dynamodb:DescribeStream',
+  'dynamodb:GetRecords',
+  'dynamodb:GetShardIterator',
+  'dynamodb:ListStreams',
+];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
 const QUEUE_IDS: Record<QueueName, string> = {
@@ -53,6 +61,8 @@ interface FunctionEntry {
   access: Access;
   kind: 'route' | 'authorizer' | 'consumer';
   consumes?: QueueName;
+  /** Invoked by the table's change stream. */
+  streams?: true;
 }
 
 const allFunctions: FunctionEntry[] = [
@@ -65,6 +75,7 @@ const allFunctions: FunctionEntry[] = [
     access: c.access,
     kind: 'consumer' as const,
     consumes: 'queue' in c.trigger ? c.trigger.queue : undefined,
+    ...('stream' in c.trigger ? { streams: true as const } : {}),
   })),
 ];
 
@@ -75,6 +86,7 @@ const expectedActions = (fn: FunctionEntry, tracing: boolean) =>
     ...iamActionsFor(fn.access),
     ...LOG_ACTIONS,
     ...(fn.consumes ? SQS_EVENT_SOURCE_ACTIONS : []),
+    ...(fn.streams ? STREAM_EVENT_SOURCE_ACTIONS : []),
     ...(tracing ? XRAY_ACTIONS : []),
   ]);
 
@@ -413,14 +425,37 @@ describe('stack', () => {
       },
     );
 
+    it.each(consumers.filter((c) => 'stream' in c.trigger).map((c) => [c.name, c] as const))(
+      "invokes %s with the table's change stream: both images, failed records again, only the recorded items",
+      (_name, consumer) => {
+        dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
+          StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' },
+        });
+        dev.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+          FunctionName: { Ref: functionId(dev, consumer.name) },
+          EventSourceArn: Match.objectLike({ 'Fn::GetAtt': Match.arrayWith(['StreamArn']) }),
+          StartingPosition: 'TRIM_HORIZON',
+          BisectBatchOnFunctionError: true,
+          FunctionResponseTypes: ['ReportBatchItemFailures'],
+          FilterCriteria: {
+            Filters: [{ Pattern: JSON.stringify({ dynamodb: { Keys: { SK: { S: ['SJ', 'RST', 'SST'] } } } }) }],
+          },
+        });
+        dev.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          MetricName: 'IteratorAge',
+          Dimensions: [{ Name: 'FunctionName', Value: { Ref: functionId(dev, consumer.name) } }],
+        });
+      },
+    );
+
     it('has no event source mapping other than those', () => {
       dev.template.resourceCountIs(
         'AWS::Lambda::EventSourceMapping',
-        consumers.filter((c) => 'queue' in c.trigger).length,
+        consumers.filter((c) => !isScheduled(c.trigger)).length,
       );
     });
 
-    it.each(consumers.filter((c) => !('queue' in c.trigger)).map((c) => [c.name, c] as const))(
+    it.each(consumers.filter((c) => isScheduled(c.trigger)).map((c) => [c.name, c] as const))(
       'runs %s on its schedule',
       (_name, consumer) => {
         const minutes = scheduleMinutes(consumer.trigger as ScheduleTrigger, dev.config);
@@ -488,7 +523,12 @@ describe('stack', () => {
           const resources = Array.isArray(statement.Resource) ? statement.Resource : [statement.Resource];
           const service = new Set(actions.map((a) => a.split(':')[0]));
           expect(service.size).toBe(1);
-          if (service.has('dynamodb')) {
+          if (service.has('dynamodb') && actions.some((a) => STREAM_EVENT_SOURCE_ACTIONS.includes(a))) {
+            // The stream consumer's reads: the table's stream only (ListStreams takes no resource).
+            expect(fn.streams).toBe(true);
+            const streamArn = { 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.table), 'StreamArn'] };
+            expect(resources).toEqual(actions.includes('dynamodb:ListStreams') ? ['*'] : [streamArn]);
+          } else if (service.has('dynamodb')) {
             for (const r of resources) expect([tableArn, ...Object.values(INDEX).map(indexArn)]).toContainEqual(r);
             // Only Query reads an index.
             if (resources.some((r) => JSON.stringify(r).includes('/index/')))

@@ -118,7 +118,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('brings every order answered 200 before the crash to its supplier exactly once, with no resend', async () => {
+  it('brings each order answered 200 before the crash to its supplier once, no resend, its events once', async () => {
     const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
 
     const first = npmStart(env);
@@ -248,9 +248,52 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         })),
     );
     expect(wrong).toEqual([]);
+
+    // Events (CONTRACT.md §14), recorded from the change stream across the kill: each completed job has its
+    // sync_job.completed exactly once, and no event tells of a job that did not complete.
+    const getJson = async (path: string) => (await (await fetch(`${apiUrl}${path}`, { headers })).json()) as any;
+    const answeredJobs = answered.flatMap((a) => a.jobIds);
+    await eventually(
+      async () =>
+        (await Promise.all(answeredJobs.map((id) => getJson(`/v1/sync_jobs/${id}`)))).every(
+          (j) => j.status === 'completed',
+        ),
+      BOUND_MS,
+      500,
+    );
+    const completedEvents = async () => {
+      const events: any[] = [];
+      for (let after = ''; ; ) {
+        const page = await getJson(
+          `/v1/events?type=sync_job.completed&limit=100${after && `&starting_after=${after}`}`,
+        );
+        events.push(...page.data);
+        if (!page.has_more) return events;
+        after = page.data.at(-1).id;
+      }
+    };
+    const events = await eventually(
+      async () => {
+        const listed = await completedEvents();
+        const told = new Set(listed.map((e) => e.data.object.id));
+        return answeredJobs.every((id) => told.has(id)) && listed;
+      },
+      30_000,
+      500,
+    );
+    expect(new Set(events.map((e) => e.id)).size).toBe(events.length);
+    const perJob = new Map<string, number>();
+    for (const event of events) perJob.set(event.data.object.id, (perJob.get(event.data.object.id) ?? 0) + 1);
+    expect([...perJob].filter(([, n]) => n !== 1)).toEqual([]);
+    // Jobs of orders whose answer the kill cut short are there too: each of them did complete.
+    const told = await Promise.all([...perJob.keys()].map((id) => getJson(`/v1/sync_jobs/${id}`)));
+    expect(told.filter((j) => j.status !== 'completed')).toEqual([]);
+    for (const event of events) expect(event.data.object.status).toBe('completed');
+
     console.log(
       `crash: ${answered.length} orders answered 200 before the kill (supplier orders then: ` +
-        `${[...beforeRestart.values()].join(' + ')}); all ${expected.length} placed ${tookMs} ms after the restart`,
+        `${[...beforeRestart.values()].join(' + ')}); all ${expected.length} placed ${tookMs} ms after the restart; ` +
+        `${events.length} sync_job.completed events, one per completed job`,
     );
 
     // Worker and DLQ log lines name their own function and invocation, whichever ran alongside.

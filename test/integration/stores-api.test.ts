@@ -34,6 +34,7 @@ beforeAll(async () => {
 afterAll(() => service?.stop());
 
 const RESELLER_FIELDS = [
+  'apiVersion',
   'connection',
   'createdAt',
   'deletedAt',
@@ -44,8 +45,10 @@ const RESELLER_FIELDS = [
   'platform',
   'request_id',
   'shopDomain',
+  'webhooks',
 ];
 const SOURCE_FIELDS = [
+  'apiVersion',
   'connection',
   'createdAt',
   'deletedAt',
@@ -59,6 +62,7 @@ const SOURCE_FIELDS = [
   'resellerStoreId',
   'shopDomain',
   'vendorTag',
+  'webhooks',
 ];
 
 const TYPE_OF_STATUS: Record<number, string> = {

@@ -142,6 +142,7 @@ describe('fulfillment worker: processFulfillmentMessage', () => {
           shopDomain: 'reseller.myshopify.com',
           accessToken: 'plain-accessToken',
           webhookSecret: 'plain-webhookSecret',
+          onApiVersion: expect.any(Function),
         },
         '5551234',
         tracking,

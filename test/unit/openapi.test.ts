@@ -5,6 +5,7 @@ import * as v from 'valibot';
 import { buildOpenApi, requests, webhookTopics } from '../../bin/openapi.js';
 import { routes } from '../../lib/routes.js';
 import { appTopicNames } from '../../shared/app-webhooks/topics.js';
+import { EVENT_TYPES } from '../../shared/entities/event.js';
 import { CreateResellerStoreBody, CreateSourceStoreBody } from '../../shared/http/schemas.js';
 import { inlineSchemas, responseChecker, schemaCompiler } from '../openapi-conformance.js';
 
@@ -150,6 +151,13 @@ describe('OpenAPI document', () => {
       object: 'source_store',
       resellerStoreId: 'rst_1',
       connection: { state: 'connected', since: null, reason: null },
+      apiVersion: { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-21T04:02:45.123Z' },
+      webhooks: {
+        status: 'repaired',
+        checkedAt: '2026-11-21T04:02:45.123Z',
+        missing: ['orders/cancelled'],
+        error: null,
+      },
       createdAt: '2026-11-21T04:02:45.123Z',
       deletedAt: null,
       request_id: 'req_1',
@@ -163,7 +171,11 @@ describe('OpenAPI document', () => {
   it('has every platform webhook topic in `webhooks`, with their headers', () => {
     // The app webhook's topics are its table's (shared/app-webhooks/topics.ts), `app/uninstalled` among them.
     expect(appTopicNames()).toContain('app/uninstalled');
-    expect(Object.keys(doc.webhooks).sort()).toEqual(
+    expect(
+      Object.keys(doc.webhooks)
+        .filter((name) => name.includes('/'))
+        .sort(),
+    ).toEqual(
       [
         'fulfillments/create',
         'fulfillments/update',
@@ -195,6 +207,24 @@ describe('OpenAPI document', () => {
         expect(delivery.requestBody.content['application/json'].schema.required).toEqual(
           expect.arrayContaining(['id']),
         );
+    }
+  });
+
+  it('has every event type in `webhooks`: the signed POST an endpoint receives, its body the event', () => {
+    expect(Object.keys(doc.webhooks).filter((name) => !name.includes('/'))).toEqual([...EVENT_TYPES]);
+    expect(doc.components.schemas.event_type.enum).toEqual([...EVENT_TYPES]);
+    for (const type of EVENT_TYPES) {
+      const delivery = doc.webhooks[type].post;
+      expect(delivery.parameters.map((p: any) => p.name)).toEqual([
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]);
+      expect(delivery.security).toEqual([]);
+      const body = schemaCompiler(doc)(delivery.requestBody.content['application/json'].schema);
+      const event = { id: 'evt_1', object: 'event', type, created: '2026-11-27T10:00:00.000Z', data: { object: {} } };
+      expect(body(event)).toBe(true);
+      expect(body({ ...event, type: type === 'sync_job.dead' ? 'sync_job.completed' : 'sync_job.dead' })).toBe(false);
     }
   });
 

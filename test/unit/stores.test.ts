@@ -26,6 +26,9 @@ Object.assign(process.env, {
   KMS_KEY_ID: 'arn:aws:kms:us-east-1:000000000000:key/stores-test',
   PLATFORM_SHOP_DOMAIN_SUFFIX: 'myshopify.com',
   POWERTOOLS_LOG_LEVEL: 'SILENT',
+  // The platforms answer nothing here: a store's webhook subscriptions fail, and the store is created anyway.
+  PLATFORM_API_URL: 'http://127.0.0.1:9/{shopDomain}',
+  PUBLIC_URL: 'https://api.example.com',
 });
 
 type Handler = (
@@ -244,6 +247,9 @@ describe('Function: create-reseller-store', () => {
       // The defaults, shown whole (CONTRACT.md §11); none of them is written on the item.
       routingPolicy: { holdSeconds: 0, payment: 'paid_or_authorized', risk: 'off', testOrders: 'hold' },
       connection: { state: 'connected', since: null, reason: null },
+      apiVersion: null,
+      // CONTRACT.md §12.1: creating a store never fails because its subscriptions cannot be made.
+      webhooks: { status: 'failing', checkedAt: expect.any(String), missing: [], error: expect.any(String) },
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       deletedAt: null,
       request_id: res.headers['Request-Id'],

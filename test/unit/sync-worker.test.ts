@@ -132,6 +132,8 @@ describe('sync worker: processSyncMessage', () => {
       shopDomain: 'acme.myshopify.com',
       accessToken: 'plain-accessToken',
       webhookSecret: 'plain-webhookSecret',
+      // Its answers' API version headers go to the store (CONTRACT.md §12.4).
+      onApiVersion: expect.any(Function),
     });
     expect(key).toBe('sj_1');
     // A job written by older code (its items as a DynamoDB map) is read the same way.

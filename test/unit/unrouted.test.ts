@@ -116,6 +116,7 @@ describe('the order records', () => {
       syncJobIds: [first.id],
       unroutedLines: [{ position: 2, reason: 'gift_card' }],
       cancelledAt: null,
+      redactedAt: null,
       stored: { body: Buffer.from('{}') },
     });
     expect(orderOrNothing(syncJobItem(job(1, false)))).toBeUndefined();
@@ -130,6 +131,7 @@ describe('the order records', () => {
     receivedVia: 'poll',
     unroutedLines: [{ position: 0, reason: 'no_source_store' }],
     cancelledAt: null,
+    redactedAt: null,
     order: { body: new Uint8Array([1, 2, 3]) },
   };
 

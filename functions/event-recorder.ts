@@ -1,0 +1,28 @@
+import { streamBatchHandler } from '../shared/aws/batch.js';
+import { lambdaHandler } from '../shared/core/lambda-handler.js';
+import { metricsMiddleware } from '../shared/core/metrics.js';
+import type { Subject } from '../shared/events/changes.js';
+import { recordStreamRecord } from '../shared/events/recorder.js';
+import { presentOrder, presentResellerStore, presentSourceStore, presentSyncJob } from '../shared/http/present.js';
+import { unroutedLineItems } from '../shared/orders/orders.js';
+import { linesOf } from '../shared/sync-jobs/sync-jobs.js';
+
+/** The object of an event, as its GET answers it (functions/get-sync-job.ts, get-order.ts, get-*-store.ts). */
+const present = async (subject: Subject): Promise<Record<string, unknown>> => {
+  switch (subject.kind) {
+    case 'syncJob':
+      return presentSyncJob(subject.job, await linesOf(subject.job));
+    case 'order':
+      return presentOrder(subject.order, await unroutedLineItems(subject.order));
+    case 'resellerStore':
+      return presentResellerStore(subject.store);
+    case 'sourceStore':
+      return presentSourceStore(subject.store);
+  }
+};
+
+/** The table's change stream consumer: the events the writes report (CONTRACT.md §14). */
+export const handler = lambdaHandler(
+  streamBatchHandler((record) => recordStreamRecord(record, present)),
+  metricsMiddleware(),
+);

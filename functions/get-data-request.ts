@@ -1,0 +1,8 @@
+import { apiHandler } from '../shared/http/handler.js';
+import { presentDataRequest } from '../shared/http/present.js';
+import { ok } from '../shared/http/types.js';
+import { findDataRequest } from '../shared/privacy/data-requests.js';
+
+export const handler = apiHandler(async ({ ownerId, path }) =>
+  ok(presentDataRequest(await findDataRequest({ ownerId }, path.rst_id, path.id))),
+);

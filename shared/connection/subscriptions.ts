@@ -1,0 +1,105 @@
+import type { Deps } from '../aws/deps.js';
+import { config } from '../core/config.js';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { recordWebhooks, type StoreFields, type StoreKind, type StoreWebhooks } from '../entities/store.js';
+import { classify } from '../platforms/failure.js';
+import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
+
+/** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
+export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopic; path: string }>> = {
+  reseller: [
+    { topic: 'orders/create', path: '/v1/orders/webhook' },
+    { topic: 'orders/updated', path: '/v1/orders/webhook' },
+    { topic: 'orders/cancelled', path: '/v1/orders/webhook' },
+    { topic: 'app/uninstalled', path: '/v1/app/webhook' },
+  ],
+  source: [
+    { topic: 'fulfillments/create', path: '/v1/fulfillments/webhook' },
+    { topic: 'fulfillments/update', path: '/v1/fulfillments/webhook' },
+    { topic: 'orders/cancelled', path: '/v1/orders/webhook' },
+    { topic: 'app/uninstalled', path: '/v1/app/webhook' },
+  ],
+};
+
+/** The address of a path at the service's public URL (`PUBLIC_URL`, without its trailing slash). */
+export const addressOf = (path: string) => `${config.publicUrl().replace(/\/+$/, '')}${path}`;
+
+/** The subscriptions the store lacks: a topic with no subscription at its address. */
+export const missingSubscriptions = (kind: StoreKind, found: WebhookSubscription[]) =>
+  SUBSCRIPTIONS[kind].filter(
+    ({ topic, path }) => !found.some((s) => s.topic === topic && s.address === addressOf(path)),
+  );
+
+/** Why a platform call failed, in words that hold no secret (the adapters redact theirs). */
+const reasonOf = (error: unknown) => classify(error, 'internal error while keeping the subscriptions').reason;
+
+/**
+ * Keeps a store's webhook subscriptions (CONTRACT.md §12.1): lists them, creates each missing one and
+ * records what it found on the store: `healthy`, `repaired` (some were missing and are made again;
+ * counted and logged), `failing` (the platform's reason; counted, alarmed when it lasts), `unmanaged`
+ * (custom). `created`: the store was just made, so nothing missing is news (`healthy` once made).
+ * Never throws for the platform: a store is never refused or a poll failed because of it.
+ */
+export const keepSubscriptions = async (
+  deps: Pick<Deps, 'platforms'>,
+  store: { kind: StoreKind; id: string; platform: Platform },
+  shop: ShopConnection,
+  created = false,
+): Promise<StoreWebhooks> => {
+  const webhooks = await checkSubscriptions(deps, store.kind, shop, created);
+  if (webhooks.status === 'repaired') {
+    countMetric(BUSINESS_METRICS.subscriptionsRepaired, webhooks.missing.length);
+    logger.warn('webhook subscriptions were missing and are made again', {
+      storeId: store.id,
+      missing: webhooks.missing,
+    });
+  } else if (webhooks.status === 'failing') {
+    countMetric(BUSINESS_METRICS.subscriptionsFailing);
+    logger.warn('webhook subscriptions could not be kept', { storeId: store.id, error: webhooks.error });
+  }
+  // What was found is shown on the store; a write that fails loses one check, never the caller's work.
+  await recordWebhooks(store.kind, store.id, webhooks).catch((error: Error) =>
+    logger.error("the store's webhook check could not be recorded", error),
+  );
+  return webhooks;
+};
+
+/**
+ * A store just created, or given new credentials, with its subscriptions kept (CONTRACT.md §12.1), its
+ * secrets as the request gave them (no decrypt). Creating a store never fails for it: `failing` then.
+ */
+export const withSubscriptions = async <S extends StoreFields>(
+  deps: Pick<Deps, 'platforms'>,
+  kind: StoreKind,
+  store: S,
+  secrets: { accessToken: string; webhookSecret: string },
+  created: boolean,
+): Promise<S> => {
+  const shop = { platform: store.platform, shopDomain: store.shopDomain, ...secrets };
+  return { ...store, webhooks: await keepSubscriptions(deps, { kind, ...store }, shop, created) };
+};
+
+const checkSubscriptions = async (
+  deps: Pick<Deps, 'platforms'>,
+  kind: StoreKind,
+  shop: ShopConnection,
+  created: boolean,
+): Promise<StoreWebhooks> => {
+  const checkedAt = now();
+  const platform = deps.platforms(shop.platform);
+  let missing: Array<{ topic: WebhookTopic; path: string }> = [];
+  try {
+    const found = await platform.listWebhooks(shop);
+    if (found === 'unmanaged') return { status: 'unmanaged', checkedAt, missing: [], error: null };
+    missing = missingSubscriptions(kind, found);
+    for (const { topic, path } of missing) await platform.createWebhook(shop, topic, addressOf(path));
+  } catch (error) {
+    return { status: 'failing', checkedAt, missing: missing.map((m) => m.topic), error: reasonOf(error) };
+  }
+  return missing.length && !created
+    ? { status: 'repaired', checkedAt, missing: missing.map((m) => m.topic), error: null }
+    : { status: 'healthy', checkedAt, missing: [], error: null };
+};

@@ -1,0 +1,172 @@
+import { derivedId } from '../core/ids.js';
+import { isSyncJobKey, storeOfKey } from '../dynamo/keys.js';
+import { type Item, keyOf } from '../dynamo/table.js';
+import type { EventType } from '../entities/event.js';
+import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
+import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
+import type { FulfillmentEntry } from '../order/fulfillment-entry.js';
+import { type OrderRecord, orderItemFrom } from '../order/items.js';
+import { type Order, orderOfRecord } from '../order/order.js';
+import type { SyncJob } from '../order/sync-job.js';
+
+/**
+ * What an item's change reports (CONTRACT.md §14), read from the table's change stream: the item
+ * before and after one write (docs/design.md, "Events and webhook endpoints"). Pure: the same
+ * images always give the same changes, with the same ids, so a stream record handed over again
+ * writes no second event.
+ */
+
+/** What the event's `data.object` presents: the job as GET /v1/sync_jobs/{id}, the order as GET …/orders/{id}. */
+export type Subject =
+  | { kind: 'syncJob'; job: SyncJob }
+  | { kind: 'order'; order: Order }
+  | { kind: 'resellerStore'; store: ResellerStore }
+  | { kind: 'sourceStore'; store: SourceStore };
+
+export interface Change {
+  /** Derived from the item and the write (its `updatedAt`): the same write, the same id. */
+  id: string;
+  ownerId: string;
+  type: EventType;
+  /** When the change happened, as the item records it. */
+  createdAt: string;
+  subject: Subject;
+}
+
+const recordOf = (item: Item | undefined): OrderRecord | undefined => {
+  if (!item || !isSyncJobKey(keyOf(item))) return undefined;
+  const parsed = orderItemFrom(item);
+  return parsed.kind === 'job' || parsed.kind === 'unroutedOrder' || parsed.kind === 'orderCancellation'
+    ? parsed
+    : undefined;
+};
+
+const jobOf = (record: OrderRecord | undefined) => (record?.kind === 'job' ? record.job : undefined);
+
+/** A status the job reached in this write, and the event type it reports. */
+const STATUS_EVENTS = {
+  completed: 'sync_job.completed',
+  dead: 'sync_job.dead',
+  cancelled: 'sync_job.cancelled',
+} as const satisfies Partial<Record<SyncJob['status'], EventType>>;
+
+const jobChange = (job: SyncJob, type: EventType, ...parts: string[]): Change => ({
+  id: derivedId('evt', job.id, type, job.updatedAt, ...parts),
+  ownerId: job.ownerId,
+  type,
+  createdAt: job.updatedAt,
+  subject: { kind: 'syncJob', job },
+});
+
+const statusChanges = (before: SyncJob | undefined, after: SyncJob): Change[] => {
+  const changes: Change[] = [];
+  if (after.status !== before?.status && after.status in STATUS_EVENTS) {
+    changes.push(jobChange(after, STATUS_EVENTS[after.status as keyof typeof STATUS_EVENTS]));
+  }
+  // Each failed attempt: the job enters `failed`, or stays there with one attempt more.
+  if (after.status === 'failed' && (before?.status !== 'failed' || before.attempts !== after.attempts)) {
+    changes.push(jobChange(after, 'sync_job.failed', String(after.attempts)));
+  }
+  // Held when written so (a new job) or put on hold; released when the hold is lifted without a cancellation.
+  if (after.hold && after.hold.since !== before?.hold?.since) {
+    changes.push(jobChange(after, 'sync_job.held', after.hold.since));
+  }
+  if (before?.hold && !after.hold && after.status !== 'cancelled') {
+    changes.push(jobChange(after, 'sync_job.released', before.hold.since));
+  }
+  if (after.attention && after.attention.since !== before?.attention?.since) {
+    changes.push(jobChange(after, 'sync_job.attention_required', after.attention.since));
+  }
+  return changes;
+};
+
+const FULFILLMENT_EVENTS = {
+  delivered: 'fulfillment.delivered',
+  dead: 'fulfillment.dead',
+} as const satisfies Partial<Record<FulfillmentEntry['status'], EventType>>;
+
+/** A parcel reached the reseller's order, or was given up: the job, with its fulfillments, is the object. */
+const fulfillmentChanges = (before: SyncJob | undefined, after: SyncJob): Change[] =>
+  Object.values(after.fulfillments).flatMap((entry) => {
+    const was = before?.fulfillments[entry.sourceFulfillmentId];
+    if (entry.status === was?.status || !(entry.status in FULFILLMENT_EVENTS)) return [];
+    const type = FULFILLMENT_EVENTS[entry.status as keyof typeof FULFILLMENT_EVENTS];
+    return [
+      {
+        id: derivedId('evt', after.id, type, entry.sourceFulfillmentId, entry.updatedAt),
+        ownerId: after.ownerId,
+        type,
+        createdAt: entry.updatedAt,
+        subject: { kind: 'syncJob', job: after },
+      },
+    ];
+  });
+
+/** An order recorded with items no supplier takes: once, when its record is first written. */
+const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): Change[] => {
+  if (before) return [];
+  const order = orderOfRecord(after);
+  if (!order?.unroutedLines.length) return [];
+  return [
+    {
+      id: derivedId('evt', order.firstJobId, 'order.unrouted'),
+      ownerId: order.ownerId,
+      type: 'order.unrouted',
+      createdAt: order.createdAt,
+      subject: { kind: 'order', order },
+    },
+  ];
+};
+
+/**
+ * The changes one write made: `before` and `after` are the item's images (either may be missing:
+ * an insert, a removal). An order's record reports its job's status, hold, attention and fulfillment
+ * entries, and the order's unrouted items; a store its connection and its webhook subscriptions.
+ */
+/** A store's item (reseller or source), as its kind's subject: the one its GET presents. */
+const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> | undefined => {
+  const kind = item && typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined;
+  if (!item || !kind) return undefined;
+  return kind === 'reseller'
+    ? { kind: 'resellerStore', store: resellerStoreFrom(item) }
+    : { kind: 'sourceStore', store: sourceStoreFrom(item) };
+};
+
+/**
+ * A store that left `connected` (CONTRACT.md §12: uninstalled, or its token refused), once per
+ * disconnection; a store whose webhook subscriptions a check found failing.
+ */
+const storeChanges = (before: Item | undefined, after: Item | undefined): Change[] => {
+  const next = storeOf(after);
+  if (!next) return [];
+  const previous = storeOf(before)?.store;
+  const change = (type: EventType, at: string): Change => ({
+    id: derivedId('evt', next.store.id, type, at),
+    ownerId: next.store.ownerId,
+    type,
+    createdAt: at,
+    subject: next,
+  });
+  const changes: Change[] = [];
+  const connection = next.store.connection;
+  const was = previous?.connection;
+  if (connection.state !== 'connected' && !(was && was.state !== 'connected' && was.since === connection.since))
+    changes.push(change('store.disconnected', connection.since ?? next.store.updatedAt));
+  // Its webhook subscriptions found failing (CONTRACT.md §12.1): once, until a check finds them well again.
+  const webhooks = next.store.webhooks;
+  if (webhooks?.status === 'failing' && previous?.webhooks?.status !== 'failing')
+    changes.push(change('store.webhooks_failing', webhooks.checkedAt));
+  return changes;
+};
+
+export const changesOf = (before: Item | undefined, after: Item | undefined): Change[] => {
+  const stores = storeChanges(before, after);
+  if (stores.length) return stores;
+  const next = recordOf(after);
+  if (!next) return [];
+  const previous = recordOf(before);
+  const job = jobOf(next);
+  const changes = unroutedChanges(previous, next);
+  if (job) changes.push(...statusChanges(jobOf(previous), job), ...fulfillmentChanges(jobOf(previous), job));
+  return changes;
+};

@@ -1,0 +1,73 @@
+import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+
+jest.setTimeout(90_000);
+
+/**
+ * CONTRACT.md §12.2: a store the shop uninstalled is never called with its token again. Its work ends
+ * `dead` with `store_disconnected`, without a call; new credentials reconnect it and `retry` completes
+ * the work.
+ */
+describe('disconnected stores', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService();
+  }, 90_000);
+  afterAll(() => service?.stop());
+
+  const api = () => service.api('owner_a');
+  const sim = () => simulator(service.runtime.simulator!.url);
+
+  it('ends a job dead store_disconnected without a call; credentials and retry complete it', async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api(), reseller.id, { webhookSecret: sourceSecret, vendorTag });
+
+    const uninstalled = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+      shopDomain: source.shopDomain,
+      secret: sourceSecret,
+      topic: 'app/uninstalled',
+      body: { id: 1, myshopify_domain: source.shopDomain },
+    });
+    expect(uninstalled.status).toBe(200);
+    const callsBefore = (await sim().calls()).filter((c) => c.shopDomain === source.shopDomain).length;
+
+    const order = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
+    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: order,
+    });
+    expect(sent.status).toBe(200);
+    const [jobId] = sent.body.syncJobIds;
+    const dead = await jobReaches(api(), jobId, 'dead');
+    expect(dead.errorMessage).toMatch(/^store_disconnected: source store sst_\w+ is uninstalled \(app\/uninstalled/);
+    // No call reached the supplier's shop: not the create, not a lookup.
+    expect((await sim().calls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
+    expect(await sim().orders(source.shopDomain)).toEqual([]);
+    const attempts = (await api().get(`/v1/sync_jobs/${jobId}/attempts`)).body.data;
+    expect(attempts.map((a: { outcome: string; platformStatus: unknown }) => [a.outcome, a.platformStatus])).toEqual([
+      ['dead', null],
+    ]);
+
+    // A retry before new credentials ends the same way, still without a call.
+    expect((await api().post(`/v1/sync_jobs/${jobId}/retry`)).status).toBe(200);
+    await eventually(async () => {
+      const job = (await api().get(`/v1/sync_jobs/${jobId}`)).body;
+      return job.status === 'dead' && job.attempts === 2 && job;
+    });
+    expect((await sim().calls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
+
+    // New credentials reconnect the store; retry places the order, once.
+    const rotated = await api().post(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/credentials`, {
+      accessToken: `shpat_${unique('new')}`,
+    });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.connection).toEqual({ state: 'connected', since: null, reason: null });
+    expect((await api().post(`/v1/sync_jobs/${jobId}/retry`)).status).toBe(200);
+    await jobReaches(api(), jobId, 'completed');
+    expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,97 @@
+import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+
+jest.setTimeout(90_000);
+
+/** CONTRACT.md §12.1: the service makes and keeps each store's webhook subscriptions. */
+describe('webhook subscriptions kept', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService();
+  }, 90_000);
+  afterAll(() => service?.stop());
+
+  const api = () => service.api('owner_a');
+  const simUrl = () => service.runtime.simulator!.url;
+  const subscriptionsOf = async (shopDomain: string) =>
+    ((await (await fetch(`${simUrl()}/_sim/webhooks?shopDomain=${shopDomain}`)).json()) as any).webhooks as Array<{
+      id: number;
+      topic: string;
+      address: string;
+    }>;
+  const pairs = (subs: Array<{ topic: string; address: string }>) => subs.map((s) => `${s.topic} ${s.address}`).sort();
+  let sequence = 0;
+  const poll = (store: { kind: 'reseller' | 'source'; id: string }) =>
+    service.runtime.invoke('StorePoller', {
+      Records: [
+        {
+          messageId: `poll-${++sequence}`,
+          receiptHandle: `receipt-${sequence}`,
+          body: JSON.stringify(store),
+          attributes: { ApproximateReceiveCount: '1', SentTimestamp: String(Date.now()) },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: 'arn:aws:sqs:us-east-1:000000000000:poll',
+          awsRegion: 'us-east-1',
+        },
+      ],
+    });
+
+  it('subscribes a new reseller store (REST) to every topic of the table, at the API’s URL', async () => {
+    const reseller = await createResellerStore(api(), { platform: 'storeplatform_a' });
+    expect(reseller.webhooks).toEqual({ status: 'healthy', checkedAt: expect.any(String), missing: [], error: null });
+    const url = service.runtime.apiUrl;
+    expect(pairs(await subscriptionsOf(reseller.shopDomain))).toEqual(
+      [
+        `app/uninstalled ${url}/v1/app/webhook`,
+        `orders/cancelled ${url}/v1/orders/webhook`,
+        `orders/create ${url}/v1/orders/webhook`,
+        `orders/updated ${url}/v1/orders/webhook`,
+      ].sort(),
+    );
+    // Read back, the store shows the same.
+    expect((await api().get(`/v1/reseller_stores/${reseller.id}`)).body.webhooks).toEqual(reseller.webhooks);
+  });
+
+  it('subscribes a source store (GraphQL), and makes one the platform dropped again at the next poll', async () => {
+    const reseller = await createResellerStore(api());
+    const source = await createSourceStore(api(), reseller.id, { platform: 'storeplatform_b' });
+    expect(source.webhooks.status).toBe('healthy');
+    const url = service.runtime.apiUrl;
+    const subs = await subscriptionsOf(source.shopDomain);
+    expect(pairs(subs)).toEqual(
+      [
+        `app/uninstalled ${url}/v1/app/webhook`,
+        `fulfillments/create ${url}/v1/fulfillments/webhook`,
+        `fulfillments/update ${url}/v1/fulfillments/webhook`,
+        `orders/cancelled ${url}/v1/orders/webhook`,
+      ].sort(),
+    );
+
+    // A poll that finds them all: healthy, nothing made.
+    await poll({ kind: 'source', id: source.id });
+    expect(await subscriptionsOf(source.shopDomain)).toEqual(subs);
+    const healthy = (await api().get(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}`)).body.webhooks;
+    expect(healthy).toMatchObject({ status: 'healthy', missing: [] });
+
+    // The platform drops one (as after 8 failed deliveries): the next poll makes it again.
+    const dropped = subs.find((s) => s.topic === 'fulfillments/create')!;
+    expect((await fetch(`${simUrl()}/_sim/webhooks/${dropped.id}`, { method: 'DELETE' })).status).toBeLessThan(300);
+    expect(pairs(await subscriptionsOf(source.shopDomain))).not.toContain(`fulfillments/create ${dropped.address}`);
+    await poll({ kind: 'source', id: source.id });
+    expect(pairs(await subscriptionsOf(source.shopDomain))).toEqual(pairs(subs));
+    const repaired = (await api().get(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}`)).body.webhooks;
+    expect(repaired).toEqual({
+      status: 'repaired',
+      checkedAt: expect.any(String),
+      missing: ['fulfillments/create'],
+      error: null,
+    });
+    expect(repaired.checkedAt > healthy.checkedAt).toBe(true);
+  });
+
+  it('shows a custom store `unmanaged`', async () => {
+    const reseller = await createResellerStore(api(), { platform: 'custom' });
+    expect(reseller.webhooks).toMatchObject({ status: 'unmanaged', missing: [], error: null });
+  });
+});
