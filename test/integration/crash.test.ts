@@ -425,3 +425,94 @@ describe('a crash of the whole npm start process tree between a cancel call and 
     expect(new Set(keyed.map((c) => c.idempotencyKey))).toEqual(new Set([`cancel:${keyedJob.id}`]));
   });
 });
+
+describe('a crash of the whole npm start process tree while orders are held (CONTRACT.md §11)', () => {
+  let sim: PlatformSimulator;
+  let dataDir: string;
+  const runs: Started[] = [];
+  const HOLD_SECONDS = 20;
+
+  beforeAll(async () => {
+    sim = await startPlatformSimulator({ port: 0 });
+    dataDir = mkdtempSync(join(tmpdir(), 'crash-holds-test-'));
+  });
+  afterAll(async () => {
+    for (const run of runs) await run.stop().catch(() => undefined);
+    await sim?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('loses no hold and places nothing early: delayed orders go after their delay, unpaid ones stay held', async () => {
+    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
+    const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+    const first = npmStart(env);
+    runs.push(first);
+    await first.ready;
+    const secret = 'whsec_crash_holds';
+    const reseller = await post('/v1/reseller_stores', {
+      name: 'Held Reseller',
+      platform: 'storeplatform_a',
+      shopDomain: 'crash-held-reseller.myshopify.com',
+      accessToken: 'tok_reseller',
+      webhookSecret: secret,
+      routingPolicy: { holdSeconds: HOLD_SECONDS },
+    });
+    const supplier = await post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+      name: 'Held Supplier',
+      platform: 'storeplatform_a',
+      shopDomain: 'crash-held-supplier.myshopify.com',
+      accessToken: 'tok_supplier',
+      webhookSecret: 'whsec_held_supplier',
+      vendorTag: 'Held',
+      pricingMode: 'percentage',
+      pricingConfig: { type: 'percentage', value: 30 },
+    });
+    // Paid orders, held for the delay alone; unpaid ones, held for the delay and their payment.
+    const orders: { jobId: string; paid: boolean; until: number }[] = [];
+    for (let n = 0; n < 8; n++) {
+      const paid = n % 2 === 0;
+      const body = orderPayload([{ vendor: 'Held', price: '9.00' }], { financial_status: paid ? 'paid' : 'pending' });
+      await simulator(sim.url).placeOrder(reseller.shopDomain, body);
+      const receipt = await sendWebhook(apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret,
+        body,
+      });
+      expect(receipt.status).toBe(200);
+      const held = await job(receipt.body.syncJobIds[0]);
+      expect(held.hold.reasons).toEqual(paid ? ['delay'] : ['delay', 'payment']);
+      orders.push({ jobId: held.id, paid, until: Date.parse(held.hold.until) });
+    }
+    first.killTree();
+    await first.exited;
+    expect(await simulator(sim.url).orders(supplier.shopDomain)).toEqual([]);
+
+    const second = npmStart(env);
+    runs.push(second);
+    await second.ready;
+    // Every hold is still there (a paid order's only until its delay ends: the restart may take that long).
+    for (const { jobId, paid, until } of orders) {
+      const after = await job(jobId);
+      if (!paid || Date.now() < until - 1_000) expect([jobId, after.hold]).toEqual([jobId, expect.any(Object)]);
+    }
+    const paidOrders = orders.filter((o) => o.paid);
+    const placed = await eventually(
+      async () => {
+        const supplierOrders = await simulator(sim.url).orders(supplier.shopDomain);
+        return supplierOrders.length >= paidOrders.length && supplierOrders;
+      },
+      (HOLD_SECONDS + 60) * 1000,
+    );
+    expect(placed).toHaveLength(paidOrders.length);
+    // Each supplier order (its `source_identifier` ends with its job's id) came after its job's delay.
+    for (const order of placed) {
+      const held = orders.find((o) => order.source_identifier.endsWith(`:${o.jobId}`))!;
+      expect(Date.parse(order.created_at)).toBeGreaterThanOrEqual(held.until - 1_000);
+    }
+    for (const { jobId } of paidOrders) expect((await job(jobId)).status).toBe('completed');
+    // The unpaid ones stay held for their payment: the delay ended, their payment did not come.
+    for (const { jobId } of orders.filter((o) => !o.paid)) {
+      expect(await job(jobId)).toMatchObject({ status: 'pending', hold: { reasons: ['payment'], until: null } });
+    }
+  });
+});
