@@ -39,6 +39,9 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The functions are bundled once for every runtime of the run (global-setup.ts).
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/quiet-output.ts'],
     },
   ],
