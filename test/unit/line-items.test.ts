@@ -125,7 +125,7 @@ describe('Line items: the supplier order', () => {
     expect(sent.line_items.map((line: { title: string }) => line.title)).toEqual(['IPod Nano - 8gb', 'Case', 'No id']);
   });
 
-  it('sends no note, properties or variant_title keys the reseller order did not have; note_attributes names the order', () => {
+  it('sends no note, properties or variant_title the reseller order did not have; note_attributes names it', () => {
     // Arrange
     const order = read('{"id":1,"currency":"USD","line_items":[{"quantity":1,"price":"1.00","vendor":"Acme"}]}');
 
