@@ -2,6 +2,7 @@ import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
 import type { Hold } from '../domain/routing-policy.js';
+import { Met } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './attempt.js';
 import { isPropagating } from './fulfillment-entry.js';
 import { isLost, moveJob } from './store.js';
@@ -53,6 +54,24 @@ const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + s
  */
 export const claimJob = (message: { jobId: string; generation: number }) =>
   move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
+
+/**
+ * `claimJob`, and for a stale message the job as the failed claim met it (the write answers it: no
+ * read), undefined when none came back or the job is gone.
+ */
+export const claimJobOrMet = async (message: {
+  jobId: string;
+  generation: number;
+}): Promise<{ claimed: SyncJob } | { met: SyncJob | undefined }> => {
+  const moved = await moveJob({
+    move: 'claim',
+    job: { id: message.jobId, generation: message.generation },
+    at: now(),
+    add: { attempts: 1 },
+  });
+  if (moved === 'again' || moved === undefined) return { met: undefined };
+  return moved instanceof Met ? { met: moved.current } : { claimed: moved };
+};
 
 /** The supplier order as the completion records it: its id and, per line the job carries, its id and price. */
 export interface PlacedOrder {

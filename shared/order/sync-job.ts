@@ -107,7 +107,18 @@ export interface SyncJob {
    * a compliance request or the retention sweep, shared/order/redaction.ts); absent or null: not erased.
    */
   redactedAt?: string | null;
+  /**
+   * Whether the reseller's order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false
+   * when it could not be written, null (absent) while pending or where the platform takes no tags.
+   */
+  tagged?: boolean | null;
 }
+
+/**
+ * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
+ * writes (docs/performance.md), and the completed job is close to 1 KB.
+ */
+export const TAGGED_ATTRIBUTE = 'tg';
 
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
 export const RECEIVED_VIA = ['webhook', 'poll'] as const;
@@ -229,6 +240,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
+  ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
 });
 
@@ -281,6 +293,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
     redactedAt: read.stringOrNull('redactedAt'),
+    tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
   };
 };
