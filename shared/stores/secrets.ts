@@ -1,5 +1,7 @@
+import type { Deps } from '../aws/deps.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { watchApiVersion } from '../connection/api-version.js';
+import { tokenKeeper } from '../connection/token-keeper.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { EncryptedSecrets } from '../entities/store.js';
@@ -28,11 +30,15 @@ export const encryptSecrets = async (
 export const webhookSecretOf = (cipher: SecretCipher, store: { id: string; secrets: { webhookSecret: string } }) =>
   cipher.decrypt(store.secrets.webhookSecret, { storeId: store.id, field: 'webhookSecret' });
 
-/** What a platform adapter needs to call a store's shop (either kind), secrets decrypted. */
+/**
+ * What a platform adapter needs to call a store's shop (either kind), secrets decrypted; with the keeper
+ * of its token when the token expires (CONTRACT.md §12.3), which refreshes it through `deps.platforms`.
+ */
 export const shopConnection = async (
-  cipher: SecretCipher,
+  deps: Pick<Deps, 'cipher' | 'platforms'>,
   store: ResellerStore | SourceStore,
 ): Promise<ShopConnection> => {
+  const { cipher } = deps;
   const [accessToken, webhookSecret] = await Promise.all([
     cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
     webhookSecretOf(cipher, store),
@@ -40,5 +46,13 @@ export const shopConnection = async (
   const kind = 'resellerStoreId' in store ? 'source' : 'reseller';
   // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
   const onApiVersion = watchApiVersion(kind, store.id);
-  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret, onApiVersion };
+  const tokens = tokenKeeper(deps, kind, store, accessToken);
+  return {
+    platform: store.platform,
+    shopDomain: store.shopDomain,
+    accessToken,
+    webhookSecret,
+    onApiVersion,
+    ...(tokens ? { tokens } : {}),
+  };
 };

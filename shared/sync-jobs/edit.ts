@@ -152,7 +152,7 @@ export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
   if (job.status !== 'completed' || !edits || edits.sentAt === edits.updatedAt || !job.sourceOrderId) return 'done';
   const sourceStore = await loadSourceStore(job.sourceStoreId);
   if (!sourceStore) return 'done';
-  const shop = await shopConnection(deps.cipher, sourceStore);
+  const shop = await shopConnection(deps, sourceStore);
   try {
     await deps
       .platforms(shop.platform)
