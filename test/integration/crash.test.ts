@@ -163,6 +163,17 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
       await supplier('Shopify', 'tok_shopify', 'storeplatform_b'),
     ];
 
+    // An order placed before the rush, whose shopper asks to be forgotten (CONTRACT.md §13) right
+    // before the kill: the `customers/redact` answered 200 is done after the restart.
+    const forgotten = orderPayload([{ vendor: 'Steady', price: '9.00' }], { email: 'forget-me@example.com' });
+    const forgottenJobId: string = (
+      await sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body: forgotten })
+    ).body.syncJobIds[0];
+    const getJob = async (id: string) =>
+      (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+    await eventually(async () => (await getJob(forgottenJobId)).status === 'completed', 30_000);
+    let redactAnswer: number | undefined;
+
     // Orders keep coming, eight at a time, and the tree is killed while some are in flight.
     const answered: { body: ReturnType<typeof orderPayload>; jobIds: string[] }[] = [];
     let killed = false;
@@ -189,6 +200,19 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         if (receipt?.status === 200 && !killed) answered.push({ body, jobIds: receipt.body.syncJobIds });
         if (answered.length >= 30 && !killed) {
           killed = true;
+          // Killed as soon as the 200 is in: the erasure is queued work, not yet done.
+          redactAnswer = (
+            await sendWebhook(apiUrl, '/v1/app/webhook', {
+              shopDomain: reseller.shopDomain,
+              secret,
+              topic: 'customers/redact',
+              body: {
+                shop_domain: reseller.shopDomain,
+                customer: { id: 1, email: forgotten.email },
+                orders_to_redact: [forgotten.id],
+              },
+            })
+          ).status;
           first.killTree();
         }
       }
@@ -196,10 +220,12 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     await Promise.all(Array.from({ length: 8 }, sender));
     await first.exited;
     expect(answered.length).toBeGreaterThanOrEqual(30);
+    expect(redactAnswer).toBe(200);
     const beforeRestart = new Map<string, number>();
     for (const store of stores)
       beforeRestart.set(store.shopDomain, (await simulator(sim.url).orders(store.shopDomain)).length);
 
+    const restartedAt = Date.now();
     const second = npmStart(env);
     runs.push(second);
     await second.ready;
@@ -289,6 +315,14 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     const told = await Promise.all([...perJob.keys()].map((id) => getJson(`/v1/sync_jobs/${id}`)));
     expect(told.filter((j) => j.status !== 'completed')).toEqual([]);
     for (const event of events) expect(event.data.object.status).toBe('completed');
+
+    // The erasure answered 200 before the kill was done by the second run, from its queue: the order
+    // and its job show `redactedAt`, a moment after the restart, and still answer.
+    const redactedAt = await eventually(async () => (await getJob(forgottenJobId)).redactedAt, BOUND_MS, 500);
+    expect(Date.parse(redactedAt)).toBeGreaterThanOrEqual(restartedAt);
+    const forgottenOrder = await getJson(`/v1/reseller_stores/${reseller.id}/orders/${forgotten.id}`);
+    expect(forgottenOrder).toMatchObject({ redactedAt, syncJobIds: [forgottenJobId] });
+    expect(await getJob(forgottenJobId)).toMatchObject({ status: 'completed', redactedAt });
 
     console.log(
       `crash: ${answered.length} orders answered 200 before the kill (supplier orders then: ` +
