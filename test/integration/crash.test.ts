@@ -7,6 +7,7 @@ import { freePort } from '../../lib/local/dynamodb.js';
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
 import { INIT_ALLOWANCE_SECONDS } from '../../lib/local/sqs.js';
 import { SYNC_WORKER_TIMEOUT_SECONDS } from '../../lib/routes.js';
+import { keepInRun } from '../run-logs.js';
 import { TEST_KEYS } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
@@ -47,7 +48,10 @@ const npmStart = (env: Record<string, string>): Started => {
   let partial = '';
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   const ready = new Promise<void>((done, fail) => {
+    // What it prints is part of the run's captured logs, searched for personal data at the end.
+    const kept = `npm-start-${child.pid}.log`;
     child.stdout.on('data', (chunk: Buffer) => {
+      keepInRun(kept, chunk.toString());
       const text = partial + chunk.toString();
       const split = text.split('\n');
       partial = split.pop() ?? '';
@@ -55,7 +59,10 @@ const npmStart = (env: Record<string, string>): Started => {
       // The accepted keys are the last thing it prints once it is ready.
       if (split.some((line) => /^ {2}owner_a: sk_/.test(line))) done();
     });
-    child.stderr.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+    child.stderr.on('data', (chunk: Buffer) => {
+      keepInRun(kept, chunk.toString());
+      lines.push(...chunk.toString().split('\n'));
+    });
     void exited.then((code) => fail(new Error(`npm start exited with ${code}:\n${lines.join('\n')}`)));
   });
   return {
