@@ -19,6 +19,10 @@ const base = {
 };
 
 module.exports = {
+  // A directory per run for the service's log lines and queue messages, searched for the fixtures'
+  // personal data at the end (test/run-logs.ts): a string found fails the run.
+  globalSetup: '<rootDir>/test/run-setup.ts',
+  globalTeardown: '<rootDir>/test/run-teardown.ts',
   projects: [
     {
       ...base,

@@ -83,6 +83,11 @@ export interface LocalRuntimeOptions {
   onInvoke?: (name: string, ms: number, batch?: number) => void;
   /** Called with every AWS SDK call a function makes, for the cost benchmark's meter. */
   onSdkCall?: (call: SdkCall) => void;
+  /**
+   * Called with every message a queue delivers to its function, and, on stop, with each message left
+   * in a DLQ (the tests search them for personal data: test/run-logs.ts).
+   */
+  onMessage?: (queue: QueueName, body: string) => void;
 }
 
 export interface LocalRuntime {
@@ -384,16 +389,21 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     stops.push(front.stop);
 
+    const onMessage = options.onMessage;
     for (const consumer of consumers) {
       if ('queue' in consumer.trigger) {
+        const queueName = consumer.trigger.queue;
         const poller = startPoller({
           client: sqs.client,
-          queue: queues[consumer.trigger.queue],
+          queue: queues[queueName],
           pool: functions.pool(consumer.name),
           batchSize: consumer.trigger.batchSize,
           maxConcurrency: functions.pool(consumer.name).fn.maxConcurrency,
           visibilityTimeoutSeconds: visibilityOf(consumer.trigger.queue),
           onInvoke: options.onInvoke,
+          onReceive: (messages) => {
+            for (const message of messages) onMessage?.(queueName, message.Body ?? '');
+          },
         });
         // Before the functions stop, so no poll is left waiting for an environment.
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
@@ -419,6 +429,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         timer.unref();
         stops.push(async () => clearInterval(timer));
       }
+    }
+
+    if (onMessage) {
+      // First of the stops: what the DLQs still hold, read while the queues are there.
+      const dlqs = (Object.keys(queues) as QueueName[]).filter((queue) => queue.endsWith('Dlq'));
+      stops.push(async () => {
+        for (const queue of dlqs) for (const body of await sqs.drain(queues[queue].url)) onMessage(queue, body);
+      });
     }
 
     return {
