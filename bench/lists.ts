@@ -69,7 +69,10 @@ interface Owner {
  * One owner's jobs, audit entries and orders, newest first; each has a timestamp of its own (a second
  * apart; an unrouted order half-way between two jobs), so every list's order is known.
  */
-const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
+/** An event's id (`eventId`, shared/entities/event.ts), handed in: that module is loaded once the table's endpoint is set. */
+type EventIdOf = (type: EventType, createdAt: string, ...parts: string[]) => string;
+
+const ownerOf = (size: number, order: { body: Uint8Array }, eventIdOf: EventIdOf): Owner => {
   const ownerId = `owner_lists_${size}`;
   const stores = { big: `rst_b${pad(size, 23)}`, small: `rst_s${pad(size, 23)}` };
   const start = Date.parse('2026-01-01T00:00:00.000Z');
@@ -171,12 +174,14 @@ const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
   const events = jobs.flatMap((job, i): Event[] => {
     const type = EVENT_OF[job.status];
     if (!type) return [];
+    const createdAt = new Date(Date.parse(job.createdAt) + 250).toISOString();
     return [
       {
-        id: `evt_${pad(size, 7)}${pad(i, 17)}`,
+        // Its id spells its type and time (its key), as the recorder's do.
+        id: eventIdOf(type, createdAt, String(size), String(i)),
         ownerId,
         type,
-        createdAt: new Date(Date.parse(job.createdAt) + 250).toISOString(),
+        createdAt,
         object: { id: job.id, object: 'sync_job', status: job.status },
         endpointIds: ['we_seeded00000000000000000000'],
         failingEndpointIds: i % 100 === 3 ? ['we_seeded00000000000000000000'] : [],
@@ -189,7 +194,8 @@ const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
     stores,
     jobs: jobs.reverse(),
     entries: entries.reverse(),
-    events: events.reverse(),
+    // Newest first, as the list sorts them (`<created>#<id>`).
+    events: events.sort((a, b) => (`${a.createdAt}#${a.id}` < `${b.createdAt}#${b.id}` ? 1 : -1)),
     unroutedOrders,
     orders,
   };
@@ -237,14 +243,14 @@ const main = async () => {
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
     const { listSourceStores } = await import('../shared/stores/source-stores.js');
-    const { eventItem } = await import('../shared/entities/event.js');
+    const { eventId, eventItem } = await import('../shared/entities/event.js');
     const { listEvents } = await import('../shared/events/events.js');
     const recorder = recordRoundTrips(dynamo);
 
     const owners: Owner[] = [];
     for (const size of SIZES) {
       const started = performance.now();
-      const owner = ownerOf(size, order);
+      const owner = ownerOf(size, order, eventId);
       const storeItems = Object.values(owner.stores).flatMap((id, n) => {
         const store = {
           id,
