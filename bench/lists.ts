@@ -69,7 +69,7 @@ interface Owner {
  * One owner's jobs, audit entries and orders, newest first; each has a timestamp of its own (a second
  * apart; an unrouted order half-way between two jobs), so every list's order is known.
  */
-/** An event's id (`eventId`, shared/entities/event.ts), handed in: that module is loaded once the table's endpoint is set. */
+/** An event's id (`eventId`, shared/entities/event.ts), handed in: that module loads once the endpoint is set. */
 type EventIdOf = (type: EventType, createdAt: string, ...parts: string[]) => string;
 
 const ownerOf = (size: number, order: { body: Uint8Array }, eventIdOf: EventIdOf): Owner => {
