@@ -108,10 +108,70 @@ const eventsOf = async (entries: Entry[]) => {
   });
 };
 
+/** Where the merge stands in one source: what it has read, and below which sort key the rest is. */
+interface Cursor {
+  source: EventSource;
+  entries: Entry[];
+  /** Its unread entries sort below this (the lowest read), or the page's bound before any read. */
+  below: string | undefined;
+  /** Its last Query answered all it asked for: there may be more. */
+  more: boolean;
+}
+
 /**
- * A page of the owner's events, newest first (CONTRACT.md §8, §14): one Query per partition the
- * filters read (in parallel: the 16 shards of each type's list, and the list of the first layout),
- * merged by sort key; the events of the table come with their Query, those of an index with one
+ * How many entries a source's first Query asks for: three times its share of the page (an owner's
+ * events spread evenly over the shards by id, so a page takes about `(limit + 1) / sources` from
+ * each), at least 2. A source that may hold more of the page is read again (`mergedPage`).
+ */
+const firstAsk = (limit: number, sources: number) =>
+  Math.min(limit + 1, Math.max(2, Math.ceil((3 * (limit + 1)) / sources) + 1));
+
+/**
+ * The `limit + 1` newest entries of the sources below `before` (and from `atLeast`), merged by sort
+ * key. A first Query per source asks for its share; then each source that has more and whose lowest
+ * read entry still sorts above the page's last is read again for `limit + 1`, at most once more: after
+ * that, either it has no more or `limit + 1` of its own entries are above the rest of it. Each Query
+ * answers a bounded number of items, whatever the number of events.
+ */
+const mergedPage = async (
+  sources: EventSource[],
+  limit: number,
+  before: string | undefined,
+  atLeast: string | undefined,
+): Promise<Entry[]> => {
+  const cursors: Cursor[] = sources.map((source) => ({ source, entries: [], below: before, more: true }));
+  const read = (cursor: Cursor, ask: number) =>
+    queryIndex({ ...cursor.source, before: cursor.below, atLeast, limit: ask }).then((items) => {
+      const entries = items.map(
+        (item): Entry => ({
+          source: cursor.source,
+          item,
+          sortKey: entrySortKey(cursor.source.index, item),
+        }),
+      );
+      cursor.entries.push(...entries);
+      cursor.more = items.length === ask;
+      cursor.below = entries.at(-1)?.sortKey ?? cursor.below;
+    });
+  const top = () =>
+    cursors
+      .flatMap((cursor) => cursor.entries)
+      .sort((a, b) => (a.sortKey < b.sortKey ? 1 : -1))
+      .slice(0, limit + 1);
+  await Promise.all(cursors.map((cursor) => read(cursor, firstAsk(limit, cursors.length))));
+  for (;;) {
+    const page = top();
+    const last = page.length > limit ? page[limit].sortKey : undefined;
+    const short = cursors.filter((c) => c.more && (last === undefined || (c.below !== undefined && c.below > last)));
+    if (short.length === 0) return page;
+    await Promise.all(short.map((cursor) => read(cursor, limit + 1)));
+  }
+};
+
+/**
+ * A page of the owner's events, newest first (CONTRACT.md §8, §14): the partitions the filters read
+ * (the 16 shards of each type's list, and the list of the first layout) merged by sort key
+ * (`mergedPage`); the events of the table come with their Query, those of an index with one
  * BatchGet. A page costs the same at 1k or 100k events. Items sharing a timestamp sort by id.
  */
 export const listEvents = async (
@@ -127,15 +187,7 @@ export const listEvents = async (
   const data: Event[] = [];
   for (;;) {
     if (before !== undefined && atLeast !== undefined && before <= atLeast) return { data, hasMore: false };
-    const queries = sources.map(async (source) =>
-      (await queryIndex({ index: source.index, partition: source.partition, before, atLeast, limit: limit + 1 })).map(
-        (item): Entry => ({ source, item, sortKey: entrySortKey(source.index, item) }),
-      ),
-    );
-    const entries = (await Promise.all(queries))
-      .flat()
-      .sort((a, b) => (a.sortKey < b.sortKey ? 1 : -1))
-      .slice(0, limit + 1);
+    const entries = await mergedPage(sources, limit, before, atLeast);
     const loaded = entries.slice(0, limit);
     // Only the failing list with a type filter drops loaded items; an empty page reads on.
     data.push(...(await eventsOf(loaded)).filter(matches));
