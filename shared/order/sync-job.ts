@@ -1,7 +1,8 @@
+import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
 import type { Hold } from '../domain/routing-policy.js';
-import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
   INDEX_ATTRIBUTES,
@@ -173,6 +174,21 @@ export interface SourceLine {
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
+/**
+ * The job item's TTL attribute (the table's `timeToLiveAttribute`): set by every write that leaves a
+ * job ended (a move into `completed`, `dead` or `cancelled`, or within them; a job created ended), to
+ * that write's time + JOB_RETENTION_DAYS, in epoch seconds; removed by the move out of an ended state
+ * (a manual retry). The job's history and its fulfillment entries live in the item and go with it.
+ */
+export const EXPIRES_AT = 'expiresAt';
+
+/** When a job that ended at `at` is removed by the table's TTL, in epoch seconds. */
+export const jobExpiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + config.jobRetentionDays() * 86_400;
+
+/** The expiry a job in `status` carries after a write at `at`: none while it has not ended. */
+export const expiryOf = (status: SyncJobStatus, at: string) =>
+  isEnded(status) ? { [EXPIRES_AT]: jobExpiresAt(at) } : {};
+
 /** The attributes that have a value: an absent one reads as null, and costs no bytes. */
 const present = (attributes: Record<string, string | null>) =>
   Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
@@ -230,6 +246,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+  ...expiryOf(job.status, job.updatedAt),
 });
 
 /** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */

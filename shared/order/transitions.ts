@@ -1,8 +1,16 @@
-import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import type { FulfillmentStatus } from './fulfillment-entry.js';
-import { type IndexChanges, type IndexedJob, indexChanges, STATE_LISTS, syncJobKey } from './sync-job.js';
+import {
+  EXPIRES_AT,
+  expiryOf,
+  type IndexChanges,
+  type IndexedJob,
+  indexChanges,
+  STATE_LISTS,
+  syncJobKey,
+} from './sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
@@ -197,6 +205,8 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     updatedAt: request.at,
     ...(rule.newMessage ? { generation } : {}),
     ...index.set,
+    // The table's TTL: an ended job is kept JOB_RETENTION_DAYS after its last move (sync-job.ts).
+    ...expiryOf(rule.to, request.at),
     ...request.set,
   });
   // An item written before it kept `openPK` keeps the partition it has.
@@ -210,7 +220,9 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   // attribute costs nothing); a job still pending leaves its lists of held jobs too.
   const endsHold = rule.endsHold || (rule.to !== 'pending' && !rule.unheld);
   const dropsHold = endsHold ? ['hold', ...(rule.to === 'pending' ? STATE_LISTS : [])] : [];
-  const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold])];
+  // A move out of an ended state (a retry) takes the job's expiry off: it is at work again.
+  const revives = !isEnded(rule.to) && rule.from.some(isEnded) ? [EXPIRES_AT] : [];
+  const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold, ...revives])];
   update.remove(...removed.filter((attribute) => !(attribute in (request.set ?? {}))).map((a) => update.name(a)));
   if (rule.unheld) update.when(`attribute_not_exists(${update.name('hold')})`);
 
