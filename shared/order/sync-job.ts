@@ -182,6 +182,13 @@ export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: R
  */
 export const EXPIRES_AT = 'expiresAt';
 
+/**
+ * A completed job's completion time: its `updatedAt`, not stored apart (35 bytes of a job item that must
+ * stay within 1 KB); the first move from `completed` (a cancellation's) copies it here first
+ * (transitions.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
+ */
+export const COMPLETED_AT = 'completedAt';
+
 /** When a job that ended at `at` is removed by the table's TTL, in epoch seconds. */
 export const jobExpiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + config.jobRetentionDays() * 86_400;
 
@@ -282,7 +289,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')),
     sourceOrderId: read.stringOrNull('sourceOrderId'),
     errorMessage: read.stringOrNull('errorMessage'),
-    completedAt: read.stringOrNull('completedAt'),
+    completedAt: read.stringOrNull(COMPLETED_AT) ?? (item.status === 'completed' ? read.string('updatedAt') : null),
     failedAt: read.stringOrNull('failedAt'),
     deadAt: read.stringOrNull('deadAt'),
     cancelledAt: read.stringOrNull('cancelledAt'),

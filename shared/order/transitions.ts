@@ -3,6 +3,7 @@ import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import type { FulfillmentStatus } from './fulfillment-entry.js';
 import {
+  COMPLETED_AT,
   EXPIRES_AT,
   expiryOf,
   type IndexChanges,
@@ -209,6 +210,12 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     ...expiryOf(rule.to, request.at),
     ...request.set,
   });
+  // A move from `completed` keeps the completion's time, which a completed job holds as its `updatedAt`
+  // only (sync-job.ts `COMPLETED_AT`): the operands are read before the update, so this is the old one.
+  if ((rule.from as readonly SyncJobStatus[]).includes('completed') && !(COMPLETED_AT in (request.set ?? {}))) {
+    const completedAt = update.name(COMPLETED_AT);
+    update.setTo(completedAt, `if_not_exists(${completedAt}, ${update.name('updatedAt')})`);
+  }
   // An item written before it kept `openPK` keeps the partition it has.
   for (const [attribute, source] of Object.entries(index.copy ?? {}))
     update.setTo(update.name(attribute), `if_not_exists(${update.name(source)}, ${update.name(attribute)})`);

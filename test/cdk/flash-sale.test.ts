@@ -346,7 +346,7 @@ describe('a flash sale on AWS (issue 32)', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
     });
 
-    it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for the table’s TTL', () => {
+    it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for TTL', () => {
       dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       });

@@ -5,8 +5,9 @@ import { createResellerStore, createSourceStore, startService, type TestService,
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
- * Ended jobs' retention (JOB_RETENTION_DAYS, the table's TTL `expiresAt`) and the retention sweep (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds
- * here. An order whose jobs all ended that long ago is erased by the sweep; one still at work is not.
+ * Ended jobs' retention (JOB_RETENTION_DAYS, the table's TTL `expiresAt`), and the retention sweep
+ * (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds here. An order
+ * whose jobs all ended that long ago is erased by the sweep; one still at work is not.
  */
 
 jest.setTimeout(90_000);
@@ -58,7 +59,7 @@ describe('the retention sweep', () => {
     expect(still.redactedAt).toBeNull();
   });
 
-  it('gives a job that ends expiresAt = its end + JOB_RETENTION_DAYS, and takes it off when the job is retried', async () => {
+  it('gives an ended job expiresAt = its end + JOB_RETENTION_DAYS, taken off when it is retried', async () => {
     const secret = unique('whsec_t');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
     const ok = await createSourceStore(api(), reseller.id, { vendorTag: unique('Ttl') });

@@ -7,7 +7,7 @@ import {
   type SyncJobStatus,
 } from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex, syncJobItem } from '../../shared/order/sync-job.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
 import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order/transitions.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
@@ -149,6 +149,25 @@ describe('moveUpdate: every conditional update of a job', () => {
           expect(setsOf(update)).not.toHaveProperty('expiresAt');
           expect(removesOf(update)).not.toContain('expiresAt');
         }
+    });
+
+    it('keeps a completed job’s completion time as its updatedAt, copied by the first move from completed', () => {
+      for (const name of ['requestCancel', 'cancelPlaced', 'declineCancel'] as const)
+        expect(setsAttribute(moveUpdate({ move: name, job: job('completed'), at }), 'completedAt')).toBe(
+          'if_not_exists(completedAt, updatedAt)',
+        );
+      expect(setsOf(moveUpdate({ move: 'complete', job: job('processing'), at }))).not.toHaveProperty('completedAt');
+      const seeded = seededJob({
+        id: 'sj_1',
+        ownerId: 'owner_a',
+        resellerStoreId: 'rst_1',
+        createdAt: at,
+        status: 'completed',
+      });
+      const { completedAt: _dropped, ...item } = syncJobItem({ ...seeded, updatedAt: '2026-11-21T06:00:00.000Z' });
+      expect(syncJobFrom(item).completedAt).toBe('2026-11-21T06:00:00.000Z');
+      expect(syncJobFrom({ ...item, completedAt: at }).completedAt).toBe(at);
+      expect(syncJobFrom({ ...item, status: 'dead' }).completedAt).toBeNull();
     });
 
     it('is on a job created ended (an order cancelled before it arrived), and not on one created at work', () => {
