@@ -16,6 +16,7 @@ import {
   fixed,
   flags,
   orderBody,
+  placeOnResellerShop,
   positiveNumber,
   postOrderWebhook,
   readJobs,
@@ -41,10 +42,13 @@ try {
     if (response.status !== 200 || !data) throw new Error(`${topic} answered ${response.status}`);
     return data.syncJobIds;
   };
+  // Placed means tagged too (its tag is the reseller's order's, CONTRACT.md §12.5): no tag call falls in the count.
   const waitFor = async (ids: Set<string>, status: string) => {
     for (let tries = 0; tries < 240; tries++) {
       const { jobs } = await readJobs(runtime.apiUrl, ids);
-      if ([...ids].every((id) => jobs.get(id)?.status === status)) return true;
+      const done = (id: string) =>
+        jobs.get(id)?.status === status && (status !== 'completed' || jobs.get(id)?.tagged !== null);
+      if ([...ids].every(done)) return true;
       await sleep(250);
     }
     return false;
@@ -53,8 +57,11 @@ try {
   step(`placing ${orders} orders`);
   const firstId = Date.now() * 1000;
   const ids = new Set<string>();
-  for (let n = 0; n < orders; n++)
-    for (const id of await send(orderBody(firstId + n, stores.vendor), 'orders/create')) ids.add(id);
+  for (let n = 0; n < orders; n++) {
+    const body = orderBody(firstId + n, stores.vendor);
+    await placeOnResellerShop(runtime.simulator!.url, stores.resellerShopDomain, body);
+    for (const id of await send(body, 'orders/create')) ids.add(id);
+  }
   if (!(await waitFor(ids, 'completed'))) throw new Error('not every order was placed');
   await sleep(1000);
 
@@ -75,7 +82,10 @@ try {
   }
   meter.counting = false;
   if (!ended) throw new Error('not every job ended cancelled');
-  const calls = runtime.simulator!.calls().slice(callsBefore);
+  const calls = runtime
+    .simulator!.calls()
+    .slice(callsBefore)
+    .filter((call) => call.shopDomain === stores.sourceShopDomain);
 
   const u = meter.usage;
   const per = (n: number) => fixed(n / orders, 3);

@@ -243,3 +243,13 @@ export const dynamoByOperation = (usage: Usage, per: (n: number) => string, unit
       .sort((a, b) => b[1].units - a[1].units)
       .map(([op, o]) => [op, per(o.calls), per(o.units), per(o.gsiUnits)]),
   );
+
+/** The reseller's own order on its shop (the simulator), as the platform keeps it. */
+export const placeOnResellerShop = async (simUrl: string, shopDomain: string, body: string) => {
+  const res = await fetch(`${simUrl}/_sim/orders`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ shopDomain, order: JSON.parse(body) }),
+  });
+  if (res.status !== 201) throw new Error(`the simulator refused the order: ${res.status}`);
+};

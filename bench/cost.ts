@@ -34,6 +34,7 @@ import {
   fixed,
   flags,
   orderBody,
+  placeOnResellerShop,
   positiveNumber,
   postOrderWebhook,
   progress,
@@ -85,16 +86,6 @@ const memoryMb = (() => {
   const context = JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')).context ?? {};
   return loadConfig({ node: { tryGetContext: (key: string) => context[key] } } as unknown as { node: Node }).memorySize;
 })();
-
-/** The reseller's own order on its shop (the simulator), as the platform keeps it. */
-const placeOnResellerShop = async (simUrl: string, shopDomain: string, body: string) => {
-  const res = await fetch(`${simUrl}/_sim/orders`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ shopDomain, order: JSON.parse(body) }),
-  });
-  if (res.status !== 201) throw new Error(`the simulator refused the order: ${res.status}`);
-};
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 /**

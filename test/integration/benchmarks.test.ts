@@ -31,7 +31,8 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toMatch(/Cost per million single-supplier orders: \$\d+\.\d\d/);
     expect(output).toMatch(/^sending orders… 20\/20$/m);
     expect(code).toBe(0);
-  });
+    // Each order waits for its reseller order's tag too (CONTRACT.md §12.5).
+  }, 180_000);
 
   it('bench:cancel cancels every placed order and prints what a cancellation costs', async () => {
     const { code, output } = await runBench('bench/cancel-cost.ts', ['--orders', '5']);
