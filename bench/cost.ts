@@ -291,8 +291,9 @@ try {
   const eventUnits = perOrder(eventWru(u));
   console.log(
     `\nEvents (CONTRACT.md §14), no webhook endpoint: ${fixed(eventUnits, 3)} write units per order for its ` +
-      `sync_job.completed (the event's PutItem and its type's list entry, written by EventRecorder from the ` +
-      `change stream; the order's own writes are unchanged). Budget +${EVENT_WRU_BUDGET.toFixed(1)}: ` +
+      `sync_job.completed (the event's one PutItem at its place in its type's list, no index entry, written by ` +
+      `EventRecorder from the change stream; the order's own writes are unchanged). ` +
+      `Budget +${EVENT_WRU_BUDGET.toFixed(1)}: ` +
       (eventUnits <= EVENT_WRU_BUDGET ? 'PASS' : 'MISS'),
   );
   // The tag's platform calls: every call the reseller's shop answered but those keeping its subscriptions.

@@ -1133,6 +1133,11 @@ export interface components {
         checkedAt: string;
       } | null;
       /**
+       * @description when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null
+       * when it does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.
+       */
+      tokenExpiresAt: string | null;
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -1204,6 +1209,11 @@ export interface components {
          */
         checkedAt: string;
       } | null;
+      /**
+       * @description when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null
+       * when it does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.
+       */
+      tokenExpiresAt: string | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -1985,6 +1995,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
           routingPolicy?: {
             holdSeconds?: number;
             /** @enum {string} */
@@ -2335,6 +2365,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
         };
       };
     };
@@ -2529,6 +2579,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
           vendorTag: string;
           /** @enum {string} */
           pricingMode: 'percentage' | 'field_rules';
@@ -2888,6 +2958,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
         };
       };
     };

@@ -179,6 +179,14 @@ const storeApiVersion = {
   description: 'Null until the store was first called; another version served, or a deprecation, is counted.',
 };
 
+/** The access token's expiry (CONTRACT.md §12.3). */
+const tokenExpiresAt = {
+  ...nullable(timestamp),
+  description:
+    'when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null when it ' +
+    'does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.',
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -202,6 +210,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       connection: storeConnection,
       webhooks: storeWebhooks,
       apiVersion: storeApiVersion,
+      tokenExpiresAt,
       createdAt: timestamp,
       deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
     },
@@ -221,6 +230,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           connection: storeConnection,
           webhooks: storeWebhooks,
           apiVersion: storeApiVersion,
+          tokenExpiresAt,
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },

@@ -70,7 +70,7 @@ const tag = async (deps: Deps, attempt: TagAttempt): Promise<MessageOutcome> => 
     await giveUpTag(job, disconnected);
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, reseller);
+  const shop = await shopConnection(deps, reseller);
   const tags = [routedTag(job.vendorTag!)];
   const outcome = await deps.platforms(shop.platform).addOrderTags(shop, job.externalOrderId, tags);
   // A platform that takes no tags (custom): `tagged` stays null.

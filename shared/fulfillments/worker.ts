@@ -117,7 +117,7 @@ const propagate = async (deps: Deps, attempt: PropagationAttempt): Promise<Messa
     }
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, reseller);
+  const shop = await shopConnection(deps, reseller);
   const call = {
     shop,
     platform: deps.platforms(shop.platform),

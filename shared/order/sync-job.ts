@@ -1,7 +1,8 @@
+import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
 import type { Hold } from '../domain/routing-policy.js';
-import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
   INDEX_ATTRIBUTES,
@@ -184,6 +185,28 @@ export interface SourceLine {
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
+/**
+ * The job item's TTL attribute (the table's `timeToLiveAttribute`): set by every write that leaves a
+ * job ended (a move into `completed`, `dead` or `cancelled`, or within them; a job created ended), to
+ * that write's time + JOB_RETENTION_DAYS, in epoch seconds; removed by the move out of an ended state
+ * (a manual retry). The job's history and its fulfillment entries live in the item and go with it.
+ */
+export const EXPIRES_AT = 'expiresAt';
+
+/**
+ * A completed job's completion time: its `updatedAt`, not stored apart (35 bytes of a job item that must
+ * stay within 1 KB); the first move from `completed` (a cancellation's) copies it here first
+ * (transitions.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
+ */
+export const COMPLETED_AT = 'completedAt';
+
+/** When a job that ended at `at` is removed by the table's TTL, in epoch seconds. */
+export const jobExpiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + config.jobRetentionDays() * 86_400;
+
+/** The expiry a job in `status` carries after a write at `at`: none while it has not ended. */
+export const expiryOf = (status: SyncJobStatus, at: string) =>
+  isEnded(status) ? { [EXPIRES_AT]: jobExpiresAt(at) } : {};
+
 /** The attributes that have a value: an absent one reads as null, and costs no bytes. */
 const present = (attributes: Record<string, string | null>) =>
   Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
@@ -242,6 +265,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+  ...expiryOf(job.status, job.updatedAt),
 });
 
 /** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */
@@ -277,7 +301,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')),
     sourceOrderId: read.stringOrNull('sourceOrderId'),
     errorMessage: read.stringOrNull('errorMessage'),
-    completedAt: read.stringOrNull('completedAt'),
+    completedAt: read.stringOrNull(COMPLETED_AT) ?? (item.status === 'completed' ? read.string('updatedAt') : null),
     failedAt: read.stringOrNull('failedAt'),
     deadAt: read.stringOrNull('deadAt'),
     cancelledAt: read.stringOrNull('cancelledAt'),

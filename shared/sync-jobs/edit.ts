@@ -157,7 +157,7 @@ export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
   if (job.status !== 'completed' || !edits || edits.sentAt === edits.updatedAt || !job.sourceOrderId) return 'done';
   const sourceStore = await loadSourceStore(job.sourceStoreId);
   if (!sourceStore) return 'done';
-  const shop = await shopConnection(deps.cipher, sourceStore);
+  const shop = await shopConnection(deps, sourceStore);
   const reading = edits.noteAttributes === undefined ? undefined : await jobOrderReading(job);
   const orderName = reading?.ok ? resellerOrderName(reading.order) : job.externalOrderId;
   try {

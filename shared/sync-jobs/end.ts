@@ -85,7 +85,7 @@ export const endJob = async (
 ): Promise<EndResult> => {
   if (options.lookUp) {
     const sourceStore = options.shop ? undefined : await loadSourceStore(job.sourceStoreId);
-    const shop = options.shop ?? (sourceStore ? await shopConnection(deps.cipher, sourceStore) : undefined);
+    const shop = options.shop ?? (sourceStore ? await shopConnection(deps, sourceStore) : undefined);
     const lookup = shop ? await lookUpSupplierOrder(deps, shop, job) : ({ kind: 'absent' } as const);
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };

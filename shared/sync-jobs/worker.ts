@@ -70,7 +70,7 @@ const ended = (
 
 /** The source store's connection, decrypted once per try, when first needed. */
 const shopOf = async (deps: Deps, { item }: JobAttempt) => {
-  item.shop ??= await shopConnection(deps.cipher, item.sourceStore!);
+  item.shop ??= await shopConnection(deps, item.sourceStore!);
   return item.shop;
 };
 
