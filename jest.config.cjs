@@ -19,6 +19,8 @@ const base = {
 };
 
 module.exports = {
+  // The longest files first, with or without jest's cache of the last run's durations.
+  testSequencer: '<rootDir>/test/sequencer.cjs',
   // A directory per run for the service's log lines and queue messages, searched for the fixtures'
   // personal data at the end (test/run-logs.ts): a string found fails the run.
   globalSetup: '<rootDir>/test/run-setup.ts',
