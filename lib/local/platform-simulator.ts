@@ -94,6 +94,8 @@ export interface SimulatorCall {
   lost?: true;
   /** Set for a call that lists, makes or deletes webhook subscriptions (`webhooks.json`, `webhookSubscription…`). */
   subscription?: true;
+  /** Set for a call that tags an order (`orders/{id}/tags.json`, `tagsAdd`). */
+  tag?: true;
 }
 
 export interface PlatformSimulator {
@@ -697,6 +699,11 @@ const isSubscriptionCall = (call: SimulatorCall, body: unknown) =>
   REST_SUBSCRIPTIONS.test(call.path) ||
   (call.platform === 'storeplatform_b' && /^webhookSubscription/.test(shopifyOperation(body).field ?? ''));
 
+/** Whether a call tags an order (CONTRACT.md §12.5): the merchant's view, beside an order's own work. */
+const REST_TAGS = /\/orders\/[^/]+\/tags\.json$/;
+const isTagCall = (call: SimulatorCall, body: unknown) =>
+  REST_TAGS.test(call.path) || (call.platform === 'storeplatform_b' && shopifyOperation(body).field === 'tagsAdd');
+
 async function routeCall(
   state: State,
   req: IncomingMessage,
@@ -715,6 +722,7 @@ async function routeCall(
     }
   }
   if (isSubscriptionCall(call, body)) call.subscription = true;
+  if (isTagCall(call, body)) call.tag = true;
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,

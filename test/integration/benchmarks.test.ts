@@ -29,6 +29,9 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toContain('refused 0');
     expect(output).toMatch(/DynamoDB write request units\s+\d/);
     expect(output).toMatch(/Cost per million single-supplier orders: \$\d+\.\d\d/);
+    // The reseller order's tag (CONTRACT.md §12.5): one platform call per job, its write units stated.
+    expect(output).toMatch(/Tags \(CONTRACT\.md §12\.5\): 1\.000 platform call\(s\) per job /);
+    expect(output).toMatch(/\d\.\d{3} write units per order in \d\.\d{3} write\(s\) \(`tagged` on the job/);
     expect(output).toMatch(/^sending orders… 20\/20$/m);
     expect(code).toBe(0);
     // Each order waits for its reseller order's tag too (CONTRACT.md §12.5).

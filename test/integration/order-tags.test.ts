@@ -45,11 +45,10 @@ describe("the reseller's order tagged", () => {
       .split(',')
       .map((tag) => tag.trim())
       .filter(Boolean);
-  /**
-   * The calls the reseller's shop answered, but those keeping its subscriptions: nothing else of the
-   * service calls it here (no poll, no fulfillment), so each is a tag call.
-   */
-  const tagCalls = async (shopDomain: string) => (await sim().calls()).filter((c) => c.shopDomain === shopDomain);
+  /** The tag calls the reseller's shop answered (the simulator marks them). */
+  const tagCalls = async (shopDomain: string) => (await sim().tagCalls()).filter((c) => c.shopDomain === shopDomain);
+  /** Every other call it answered, but those keeping its subscriptions: none here (no poll, no fulfillment). */
+  const otherCalls = async (shopDomain: string) => (await sim().calls()).filter((c) => c.shopDomain === shopDomain);
   const taggedJob = (jobId: string, tagged: boolean) =>
     eventually(async () => {
       const job = (await api().get(`/v1/sync_jobs/${jobId}`)).body;
@@ -66,6 +65,7 @@ describe("the reseller's order tagged", () => {
       const order = await resellerOrder(reseller.shopDomain, payload.id);
       expect(tagsOf(order)).toEqual([`routed-${vendorTag.toLowerCase()}`]);
       expect(await tagCalls(reseller.shopDomain)).toHaveLength(1);
+      expect(await otherCalls(reseller.shopDomain)).toEqual([]);
       // The supplier order carried the reseller order's name from its create.
       const [supplierOrder] = await sim().orders(source.shopDomain);
       expect(supplierOrder.note_attributes).toEqual([

@@ -101,11 +101,17 @@ export const simulator = (baseUrl: string) => ({
   orders: async (shopDomain: string) =>
     ((await (await fetch(`${baseUrl}/_sim/orders?shopDomain=${shopDomain}`)).json()) as any).orders as any[],
   /**
-   * The calls that did the service's work: every call but those that keep a store's webhook
-   * subscriptions (CONTRACT.md §12.1), which a store's creation and each poll make on the side.
+   * The calls that did an order's work: every call but those that keep a store's webhook
+   * subscriptions (CONTRACT.md §12.1), which a store's creation and each poll make on the side, and
+   * those that tag a placed order on the reseller's shop (§12.5), which follow its job on their own.
    */
   calls: async () =>
-    (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter((c) => !c.subscription),
+    (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter(
+      (c) => !c.subscription && !c.tag,
+    ),
+  /** The calls that tagged an order (CONTRACT.md §12.5). */
+  tagCalls: async () =>
+    (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter((c) => c.tag),
   /** Every call the simulator answered, the subscriptions' included. */
   allCalls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
   /** Places an order on a shop without any webhook (POST /_sim/orders): the reseller's own order, say. */

@@ -1,0 +1,65 @@
+import { JsonText } from '../../shared/domain/json-text.js';
+import { withResellerOrder } from '../../shared/domain/supplier-order.js';
+import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/fulfillments/tag-queue.js';
+
+/** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
+describe('routedTag', () => {
+  it('is routed-<vendorTag>, lower-cased', () => {
+    expect(routedTag('Acme')).toBe('routed-acme');
+    expect(routedTag('ACME Tools')).toBe('routed-acme tools');
+  });
+
+  it('is cut to 40 characters', () => {
+    const tag = routedTag(`Vendor${'X'.repeat(60)}`);
+    expect(tag).toHaveLength(MAX_TAG_LENGTH);
+    expect(tag).toBe(`routed-vendor${'x'.repeat(MAX_TAG_LENGTH - 13)}`);
+  });
+});
+
+describe('parseTagMessage', () => {
+  it('reads a tag message with what it carries', () => {
+    const body = JSON.stringify({
+      tagJobId: 'sj_1',
+      requestId: 'req_1',
+      redrives: 2,
+      throttledSince: '2026-11-27T10:00:00.000Z',
+      notBefore: 1_800_000_000_000,
+    });
+    expect(parseTagMessage(body)).toEqual({
+      tagJobId: 'sj_1',
+      requestId: 'req_1',
+      redrives: 2,
+      throttledSince: '2026-11-27T10:00:00.000Z',
+      notBefore: 1_800_000_000_000,
+    });
+  });
+
+  it('refuses what is not a tag message: a fulfillment, a recheck, malformed JSON', () => {
+    expect(parseTagMessage(JSON.stringify({ jobId: 'sj_1', sourceFulfillmentId: 'f1', tracking: {} }))).toBeUndefined();
+    expect(parseTagMessage(JSON.stringify({ recheck: { sourceStoreId: 'sst_1' } }))).toBeUndefined();
+    expect(parseTagMessage(JSON.stringify({ tagJobId: 7 }))).toBeUndefined();
+    expect(parseTagMessage('{')).toBeUndefined();
+  });
+});
+
+describe('withResellerOrder', () => {
+  it('appends reseller_order to the attributes as sent, their text untouched', () => {
+    const sent = new JsonText('[ {"name":"gift","value":1e400} ]');
+    expect(withResellerOrder(sent, '#1001').text).toBe(
+      '[ {"name":"gift","value":1e400} ,{"name":"reseller_order","value":"#1001"}]',
+    );
+  });
+
+  it('is reseller_order alone when the order has no attributes, or an empty list', () => {
+    const alone = '[{"name":"reseller_order","value":"#7"}]';
+    expect(withResellerOrder(null, '#7').text).toBe(alone);
+    expect(withResellerOrder(new JsonText('[ ]'), '#7').text).toBe(alone);
+    expect(withResellerOrder([], '#7').text).toBe(alone);
+  });
+
+  it('writes a name with quotes as JSON', () => {
+    expect(JSON.parse(withResellerOrder(null, 'A "quoted" #1').text)).toEqual([
+      { name: 'reseller_order', value: 'A "quoted" #1' },
+    ]);
+  });
+});
