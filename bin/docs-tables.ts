@@ -11,7 +11,7 @@ import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
 import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
+import { INDEX, INDEX_KEYS, type IndexRole, inFlight, keys, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { appWebhookItem } from '../shared/entities/app-webhook.js';
@@ -234,6 +234,10 @@ const ROWS: [string, Item][] = [
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
   ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
   ['retention mark (the retention sweep’s place in a list of jobs)', { ...retentionMarkKey('<list>') }],
+  [
+    'rate window (an API key’s changes in one second, kept a minute)',
+    { PK: keys.rateWindow('<keyId>', 0).PK.replace(/0$/, '<second>'), SK: 'RATE' },
+  ],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

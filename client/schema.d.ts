@@ -1884,6 +1884,8 @@ export interface components {
   headers: {
     /** @description The request id, the same as the body's `request_id`; quote it when asking for help. */
     'Request-Id': string;
+    /** @description On a 429: the seconds after which the key may make changes again. */
+    'Retry-After': string;
     /**
      * @description `true` when this response is the stored one of an earlier request with the same `Idempotency-Key`
      * (CONTRACT.md §9); absent otherwise.
@@ -2059,6 +2061,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2158,6 +2175,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2287,6 +2318,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2405,6 +2451,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2611,6 +2672,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2712,6 +2788,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2839,6 +2929,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2958,6 +3063,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3404,6 +3524,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -3519,6 +3654,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -3600,6 +3750,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3985,6 +4150,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -4084,6 +4264,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -4224,6 +4418,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -4331,6 +4540,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -4447,6 +4671,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
