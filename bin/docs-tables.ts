@@ -17,6 +17,7 @@ import {
   INDEX_KEYS,
   type IndexRole,
   inFlight,
+  keys,
   lists,
   supplierPaceKey,
 } from '../shared/dynamo/keys.js';
@@ -246,6 +247,10 @@ const ROWS: [string, Item][] = [
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
   ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
   ['retention mark (the retention sweep’s place in a list of jobs)', { ...retentionMarkKey('<list>') }],
+  [
+    'rate window (an API key’s changes in one second, kept a minute)',
+    { PK: keys.rateWindow('<keyId>', 0).PK.replace(/0$/, '<second>'), SK: 'RATE' },
+  ],
 ];
 
 const ROLES = Object.keys(INDEX) as IndexRole[];

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import type * as v from 'valibot';
+import { isRateLimited } from '../lib/environment.js';
 import { type RouteSpec, routes } from '../lib/routes.js';
 import { AppWebhookPayload, appTopicNames } from '../shared/app-webhooks/topics.js';
 import { EVENT_TYPES } from '../shared/entities/event.js';
@@ -133,6 +134,8 @@ const errorsOf = (route: RouteSpec) => {
     add(400, 'validation_failed', 'idempotency_key_reused');
     add(409, 'idempotency_key_in_progress');
   }
+  // A change counts against its key's rate (shared/http/rate-limit.ts).
+  if (isRateLimited({ route })) add(429, 'rate_limited');
   for (const [status, list] of Object.entries(routeErrors[route.name] ?? {})) add(Number(status), ...list);
   return codes;
 };
@@ -151,7 +154,10 @@ const responsesOf = (route: RouteSpec) => {
   for (const [code, list] of Object.entries(errorsOf(route)))
     responses[code] = {
       description: `${errorStatuses[Number(code)]}: ${list.map((c) => `\`${c}\``).join(', ')}.`,
-      headers: responseHeaders(route),
+      headers: {
+        ...responseHeaders(route),
+        ...(code === '429' ? { 'Retry-After': headerRef('Retry-After') } : {}),
+      },
       ...json(ref('error')),
     };
   return responses;

@@ -1899,6 +1899,8 @@ export interface components {
   headers: {
     /** @description The request id, the same as the body's `request_id`; quote it when asking for help. */
     'Request-Id': string;
+    /** @description On a 429: the seconds after which the key may make changes again. */
+    'Retry-After': string;
     /**
      * @description `true` when this response is the stored one of an earlier request with the same `Idempotency-Key`
      * (CONTRACT.md §9); absent otherwise.
@@ -2094,6 +2096,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2193,6 +2210,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2316,6 +2347,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2460,6 +2506,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2686,6 +2747,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -2787,6 +2863,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -2908,6 +2998,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3053,6 +3158,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -3499,6 +3619,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -3614,6 +3749,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -3695,6 +3845,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -4080,6 +4245,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -4179,6 +4359,20 @@ export interface operations {
       404: {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -4319,6 +4513,21 @@ export interface operations {
           'application/json': components['schemas']['error'];
         };
       };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
       /** @description An internal error; the message says nothing internal: `internal_error`. */
       500: {
         headers: {
@@ -4426,6 +4635,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {
@@ -4542,6 +4766,21 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /**
+       * @description The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After`
+       * seconds: `rate_limited`.
+       */
+      429: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          'Retry-After': components['headers']['Retry-After'];
           [name: string]: unknown;
         };
         content: {

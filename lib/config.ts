@@ -79,6 +79,12 @@ export interface DeployConfig {
    */
   personalDataRetentionDays: number;
   /**
+   * `-c apiKeyRateLimit=…`, default 10: the POST, PATCH and DELETE requests one API key may make in one
+   * second, all routes together (docs/design.md, "Per-key rate limits"); 0: no limit. The key's routes
+   * that change things get it as API_KEY_RATE_LIMIT.
+   */
+  apiKeyRateLimit: number;
+  /**
    * `-c pollMessageRetentionSeconds=…`, default 7,200 (and never below the poll interval): how long a
    * poll message may wait. An older one is obsolete: the next runs poll the store again.
    */
@@ -144,6 +150,9 @@ export const POLL_INTERVAL_SECONDS = 900;
 
 /** The longest an HTTP API keeps a Lambda authorizer's verdict. */
 export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
+
+/** The changes a second one API key may request, unless `-c apiKeyRateLimit` says (docs/design.md). */
+export const DEFAULT_API_KEY_RATE_LIMIT = 10;
 
 /** How long an ended job is kept, unless `-c jobRetentionDays` says (locally too). */
 export const DEFAULT_JOB_RETENTION_DAYS = 400;
@@ -329,6 +338,7 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     hostedZoneName,
     jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
     personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
+    apiKeyRateLimit: int('apiKeyRateLimit', DEFAULT_API_KEY_RATE_LIMIT, 0, 100_000),
     pollMessageRetentionSeconds,
     failedRecordsAlarmPercent: int('failedRecordsAlarmPercent', 50, 1, 100),
     platformErrorsPer15Minutes: int('platformErrorsPer15Minutes', 50, 1, 1_000_000),

@@ -24,6 +24,8 @@ export interface EnvironmentRefs {
   personalDataRetentionDays: number;
   /** Where the platforms send webhooks (CONTRACT.md §12.1): `-c publicUrl`, else the API's URL. */
   publicUrl: string;
+  /** The changes a second one API key may request (`-c apiKeyRateLimit`); 0: none counted (locally by default). */
+  apiKeyRateLimit: number;
 }
 
 /** The timings of sync jobs (CONTRACT.md §1, §6; docs/design.md), for the functions that move them. */
@@ -46,6 +48,10 @@ const TABLE_WRITES = ['PutItem', 'UpdateItem', 'TransactWriteItems'];
 const writesTable = (fn: Pick<FunctionSpec, 'access'>) =>
   (fn.access.table ?? []).some((action) => TABLE_WRITES.includes(action));
 
+/** A bearer-key route that changes something: its requests count against the key's rate (shared/http/rate-limit.ts). */
+export const isRateLimited = (fn: Partial<Pick<FunctionSpec, 'route'>>) =>
+  fn.route?.auth === 'apiKey' && fn.route.method !== 'GET';
+
 export const SERVICE_NAME = 'reseller-routing';
 
 /**
@@ -54,7 +60,7 @@ export const SERVICE_NAME = 'reseller-routing';
  * function cannot reach what its `access` does not declare even by mistake.
  */
 export const functionEnvironment = (
-  fn: Pick<FunctionSpec, 'access' | 'consumes'> & { name?: string },
+  fn: Pick<FunctionSpec, 'access' | 'consumes'> & Partial<Pick<FunctionSpec, 'route'>> & { name?: string },
   refs: EnvironmentRefs,
 ): Record<string, string> => {
   const environment: Record<string, string> = {
@@ -72,6 +78,7 @@ export const functionEnvironment = (
   }
   // Whatever writes the table may end a job (a move, a job created cancelled) and sets its `expiresAt` from it.
   if (writesTable(fn)) environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
+  if (isRateLimited(fn) && refs.apiKeyRateLimit > 0) environment.API_KEY_RATE_LIMIT = String(refs.apiKeyRateLimit);
   if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
   if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);

@@ -152,7 +152,20 @@ const ROTATE_CREDENTIALS: Access = {
   publicUrl: true,
 };
 
-export const routes: RouteSpec[] = [
+/**
+ * A bearer-key route that changes something counts its key's requests (shared/http/rate-limit.ts): one
+ * conditional UpdateItem of the key's rate window, whatever else the route does.
+ */
+const RATE_WINDOW_ACTIONS: TableAction[] = ['UpdateItem'];
+const withRateWindow = (route: RouteSpec): RouteSpec =>
+  route.auth === 'apiKey' && route.method !== 'GET'
+    ? {
+        ...route,
+        access: { ...route.access, table: [...new Set([...(route.access.table ?? []), ...RATE_WINDOW_ACTIONS])] },
+      }
+    : route;
+
+const ROUTES: RouteSpec[] = [
   {
     name: 'CreateResellerStore',
     method: 'POST',
@@ -502,6 +515,8 @@ export const routes: RouteSpec[] = [
     },
   },
 ];
+
+export const routes: RouteSpec[] = ROUTES.map(withRateWindow);
 
 /**
  * The HTTP API's `$default` route: every request no route above matches (an unknown path, or a

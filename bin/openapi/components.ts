@@ -661,6 +661,11 @@ export const headers = {
     required: true,
     schema: requestId,
   },
+  'Retry-After': {
+    description: 'On a 429: the seconds after which the key may make changes again.',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
   'Idempotent-Replayed': {
     description:
       '`true` when this response is the stored one of an earlier request with the same `Idempotency-Key` ' +
@@ -677,5 +682,6 @@ export const errorStatuses: Record<number, string> = {
   409: 'A conflict',
   413: 'The body is too large (API 64 KiB, webhooks 1 MiB)',
   415: 'The body is not `application/json`',
+  429: 'The API key has made its changes of this second (`-c apiKeyRateLimit`); retry after `Retry-After` seconds',
   500: 'An internal error; the message says nothing internal',
 };

@@ -111,6 +111,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
         sync: syncTimings(config),
         pollIntervalSeconds: config.pollIntervalSeconds,
         jobRetentionDays: config.jobRetentionDays,
+        apiKeyRateLimit: config.apiKeyRateLimit,
         personalDataRetentionDays: config.personalDataRetentionDays,
         publicUrl: resources.publicUrl,
       }),

@@ -63,6 +63,11 @@ export interface LocalRuntimeOptions {
   scheduleIntervalSeconds?: number;
   /** PERSONAL_DATA_RETENTION_DAYS of the retention sweep: 90 by default, a fraction of a day for tests. */
   personalDataRetentionDays?: number;
+  /**
+   * API_KEY_RATE_LIMIT: the changes a second one key may request. Off (0) by default locally, where tests
+   * and scripts make many with one key; the tests that check the limit set it.
+   */
+  apiKeyRateLimit?: number;
   /** POLL_INTERVAL_SECONDS: how often every active store is polled; default `scheduleIntervalSeconds`. */
   pollIntervalSeconds?: number;
   /** A job's lease (CONTRACT.md §6); default visibility timeout × (MAX_RECEIVE_COUNT + 1) + 2 s. */
@@ -339,6 +344,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       },
       pollIntervalSeconds,
       jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
+      apiKeyRateLimit: options.apiKeyRateLimit ?? 0,
       personalDataRetentionDays: options.personalDataRetentionDays ?? DEFAULT_PERSONAL_DATA_RETENTION_DAYS,
       // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
       publicUrl: options.publicUrl ?? `http://127.0.0.1:${apiPort}`,

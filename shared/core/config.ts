@@ -84,4 +84,6 @@ export const config = {
    * (completed, dead, cancelled) is kept after its last move before the table's TTL removes it.
    */
   jobRetentionDays: () => seconds('JOB_RETENTION_DAYS', 400),
+  /** API_KEY_RATE_LIMIT (`-c apiKeyRateLimit`): the changes a second one API key may request; 0 or unset: none. */
+  apiKeyRateLimit: () => seconds('API_KEY_RATE_LIMIT', 0),
 };

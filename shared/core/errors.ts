@@ -8,6 +8,8 @@ export abstract class ApiError extends Error {
   abstract readonly status: number;
   abstract readonly code: string;
   readonly type: ErrorType = 'invalid_request_error';
+  /** Headers the error's response carries besides the standard ones (a 429's `Retry-After`). */
+  readonly headers?: Record<string, string>;
   constructor(
     message: string,
     readonly param?: string,
@@ -126,5 +128,19 @@ export class WebhookEndpointLimitError extends ApiError {
   readonly code = 'webhook_endpoint_limit_reached';
   constructor(max: number) {
     super(`An owner may have at most ${max} webhook endpoints; delete one first.`);
+  }
+}
+
+/**
+ * 429 (docs/design.md, "Per-key rate limits"): the API key has made its second's changes already.
+ * `Retry-After` says in how many seconds the next window opens.
+ */
+export class RateLimitedError extends ApiError {
+  readonly status = 429;
+  readonly code = 'rate_limited';
+  override readonly headers: Record<string, string>;
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(`This API key may make ${limit} changes (POST, PATCH, DELETE) a second; retry after ${retryAfterSeconds} s.`);
+    this.headers = { 'Retry-After': String(retryAfterSeconds) };
   }
 }

@@ -16,6 +16,7 @@ import {
   STANDARD_HEADERS,
   WEBHOOK_BODY_LIMIT,
 } from './middlewares.js';
+import { rateLimitMiddleware } from './rate-limit.js';
 import type { HttpContext, HttpEvent, HttpMiddleware, HttpResponse, HttpResult } from './types.js';
 
 export interface ApiRequest {
@@ -100,7 +101,8 @@ const withStandardHeaders =
   };
 
 /**
- * A bearer-key route: request id, error mapping, owner from the authorizer, 64 KiB JSON body; then
+ * A bearer-key route: request id, error mapping, owner from the authorizer, the key's rate (a change:
+ * shared/http/rate-limit.ts), 64 KiB JSON body; then
  * the route's own middlewares (`Idempotency-Key` for POST and PATCH: shared/http/idempotent-handler.ts).
  */
 export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...own: HttpMiddleware[]): Lambda =>
@@ -109,6 +111,7 @@ export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...
       .use(injectLambdaContext(logger, { resetKeys: true }))
       .use(httpResponseMiddleware())
       .use(authenticateMiddleware())
+      .use(rateLimitMiddleware())
       .use(bodyLimitMiddleware(API_BODY_LIMIT))
       .use(jsonBodyMiddleware())
       .use(own)

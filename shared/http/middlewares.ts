@@ -82,7 +82,8 @@ export const httpResponseMiddleware = (): Middleware => ({
     const error = request.error;
     if (error instanceof ApiError) {
       if (error.status >= 500) logger.error('request failed', { code: error.code });
-      request.response = json(error.status, errorBody(error), requestId);
+      const response = json(error.status, errorBody(error), requestId);
+      request.response = { ...response, headers: { ...error.headers, ...response.headers } };
       return;
     }
     logger.error('unexpected error', error as Error);

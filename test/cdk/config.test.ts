@@ -31,6 +31,7 @@ describe('config', () => {
       hostedZoneName: undefined,
       jobRetentionDays: 400,
       personalDataRetentionDays: 90,
+      apiKeyRateLimit: 10,
       pollMessageRetentionSeconds: 7200,
       failedRecordsAlarmPercent: 50,
       platformErrorsPer15Minutes: 50,

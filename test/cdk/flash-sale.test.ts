@@ -346,6 +346,25 @@ describe('a flash sale on AWS (issue 32)', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
     });
 
+    it('counts each key’s changes: API_KEY_RATE_LIMIT (-c apiKeyRateLimit, 10) on the key routes that change', () => {
+      const variable = (s: Synthesized, name: string) =>
+        resourcesOf(s)[functionId(s, name)].Properties.Environment.Variables.API_KEY_RATE_LIMIT;
+      const changing = routes.filter((route) => route.auth === 'apiKey' && route.method !== 'GET');
+      const others = allFunctions().filter((fn) => !changing.some((route) => route.name === fn.name));
+      expect(changing.map((route) => route.name)).toEqual(
+        expect.arrayContaining(['CreateResellerStore', 'UpdateResellerStore', 'RetrySyncJob']),
+      );
+      for (const route of changing) {
+        expect([route.name, variable(dev, route.name)]).toEqual([route.name, '10']);
+        expect(route.access.table).toContain('UpdateItem');
+      }
+      for (const fn of others) expect([fn.name, variable(dev, fn.name)]).toEqual([fn.name, undefined]);
+      const five = synth({ apiKeyRateLimit: '5' });
+      expect(variable(five, 'UpdateResellerStore')).toBe('5');
+      const off = synth({ apiKeyRateLimit: '0' });
+      expect(variable(off, 'UpdateResellerStore')).toBeUndefined();
+    });
+
     it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for TTL', () => {
       dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
