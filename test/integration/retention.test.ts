@@ -1,9 +1,17 @@
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  itemsHolding,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
 import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * The retention sweep (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds
- * here. An order whose jobs all ended that long ago is erased by the sweep; one still at work is not.
+ * here. An order whose jobs all ended that long ago is erased by the sweep; one still at work is not;
+ * an order none of whose items routed (it has no job) is erased that long after its receipt.
  */
 
 jest.setTimeout(90_000);
@@ -53,5 +61,47 @@ describe('the retention sweep', () => {
     const still = (await api().get(`/v1/sync_jobs/${working.jobId}`)).body;
     expect(['pending', 'processing', 'failed']).toContain(still.status);
     expect(still.redactedAt).toBeNull();
+  });
+
+  it('erases an order none of whose items routed (no job) the retention after its receipt, a newer one later', async () => {
+    const secret = unique('whsec_u');
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const send = async () => {
+      const strings = [`${unique('unrouted')}@example.org`, `${unique('Oak')} Avenue 3`];
+      const body = orderPayload([{ vendor: unique('Nobody'), price: '4.00' }], {
+        email: strings[0],
+        shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
+      });
+      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret,
+        body,
+      });
+      expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
+      const read = async () => (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${body.id}`)).body;
+      return { strings, read };
+    };
+    const wait = () => new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+
+    const older = await send();
+    await service.runtime.invoke('RetentionSweep', {});
+    expect((await older.read()).redactedAt).toBeNull();
+    expect(await itemsHolding(service, older.strings)).not.toEqual([]);
+
+    await wait();
+    const newer = await send();
+    await service.runtime.invoke('RetentionSweep', {});
+    const erased = await older.read();
+    expect(erased).toMatchObject({ redactedAt: expect.any(String), syncJobIds: [] });
+    expect(erased.unroutedLineItems).toHaveLength(1);
+    expect(await itemsHolding(service, older.strings)).toEqual([]);
+    // Received within the retention: kept, then erased by a later run that reads on from the mark.
+    expect((await newer.read()).redactedAt).toBeNull();
+    expect(await itemsHolding(service, newer.strings)).not.toEqual([]);
+    await wait();
+    await service.runtime.invoke('RetentionSweep', {});
+    expect((await newer.read()).redactedAt).toEqual(expect.any(String));
+    expect(await itemsHolding(service, newer.strings)).toEqual([]);
+    expect((await older.read()).redactedAt).toBe(erased.redactedAt);
   });
 });
