@@ -63,7 +63,7 @@ describe('the retention sweep', () => {
     expect(still.redactedAt).toBeNull();
   });
 
-  it('erases an order none of whose items routed (no job) the retention after its receipt, a newer one later', async () => {
+  it('erases an order none of whose items routed (no job) the retention after its receipt', async () => {
     const secret = unique('whsec_u');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
     const send = async () => {
