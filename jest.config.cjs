@@ -19,6 +19,8 @@ const base = {
 };
 
 module.exports = {
+  // The longest files first, with or without jest's cache of the last run's durations.
+  testSequencer: '<rootDir>/test/sequencer.cjs',
   // A directory per run for the service's log lines and queue messages, searched for the fixtures'
   // personal data at the end (test/run-logs.ts): a string found fails the run.
   globalSetup: '<rootDir>/test/run-setup.ts',
@@ -43,6 +45,9 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The functions are bundled once for every runtime of the run (global-setup.ts).
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/quiet-output.ts'],
     },
   ],

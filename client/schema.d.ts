@@ -1133,6 +1133,11 @@ export interface components {
         checkedAt: string;
       } | null;
       /**
+       * @description when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null
+       * when it does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.
+       */
+      tokenExpiresAt: string | null;
+      /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
        * @example 2026-11-21T04:02:45.123Z
@@ -1204,6 +1209,11 @@ export interface components {
          */
         checkedAt: string;
       } | null;
+      /**
+       * @description when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null
+       * when it does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.
+       */
+      tokenExpiresAt: string | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -1285,6 +1295,11 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+      /**
+       * @description whether the reseller’s order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false
+       * when it could not be written, null while pending or where the platform takes no tags (custom)
+       */
+      tagged: boolean | null;
       /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
       redactedAt: string | null;
       /** @description the latest source fulfillment; null until one arrives */
@@ -1980,6 +1995,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
           routingPolicy?: {
             holdSeconds?: number;
             /** @enum {string} */
@@ -2330,6 +2365,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
         };
       };
     };
@@ -2524,6 +2579,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
           vendorTag: string;
           /** @enum {string} */
           pricingMode: 'percentage' | 'field_rules';
@@ -2883,6 +2958,26 @@ export interface operations {
            * @description accepted on creation, never returned
            */
           webhookSecret?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          refreshToken?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientId?: string;
+          /**
+           * Format: password
+           * @description accepted on creation, never returned
+           */
+          clientSecret?: string;
+          /**
+           * Format: date-time
+           * @description when the access token expires; absent: it does not, or is not known to
+           */
+          accessTokenExpiresAt?: string;
         };
       };
     };

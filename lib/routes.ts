@@ -115,6 +115,15 @@ const READ_ONE: Access = { table: ['GetItem'] };
 /** A page: the keys from one of `indexes`, then the items; GetItem reads the cursor's item. */
 const readList = (...indexes: IndexName[]): Access => ({ table: ['GetItem', 'BatchGetItem'], indexes });
 const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
+/** An expiring token's refresh grant (CONTRACT.md §12.3), each secret under its own field. */
+const REFRESH_SECRETS: SecretField[] = ['refreshToken', 'clientId', 'clientSecret'];
+/** What a store's creation or new credentials encrypt: its two secrets and an expiring token's grant. */
+const STORE_SECRETS: SecretField[] = [...BOTH_SECRETS, ...REFRESH_SECRETS];
+/**
+ * A function that calls the stores with their tokens: it decrypts them, and refreshes an expiring one
+ * (shared/connection/token-keeper.ts), encrypting the new access and refresh tokens.
+ */
+const CALLS_STORES: Access['key'] = { actions: ['Decrypt', 'Encrypt'], fields: STORE_SECRETS };
 
 /**
  * What `Idempotency-Key` adds to a POST or PATCH route (shared/idempotency/requests.ts): the claim
@@ -137,7 +146,7 @@ const ENDPOINT_SECRET_ENCRYPT: Access['key'] = { actions: ['Encrypt', 'Decrypt']
 const ROTATE_CREDENTIALS: Access = {
   ...idempotent({
     table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem'],
-    key: { actions: ['Encrypt'], fields: BOTH_SECRETS },
+    key: { actions: ['Encrypt'], fields: STORE_SECRETS },
   }),
   // A new token checks the store's webhook subscriptions (UpdateItem: what it found).
   publicUrl: true,
@@ -153,7 +162,7 @@ export const routes: RouteSpec[] = [
     request: { body: CreateResellerStoreBody },
     // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
     access: {
-      ...idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      ...idempotent({ table: ['PutItem'], key: { actions: ['Encrypt'], fields: STORE_SECRETS } }),
       publicUrl: true,
     },
   },
@@ -209,7 +218,7 @@ export const routes: RouteSpec[] = [
     request: { body: CreateSourceStoreBody },
     // UpdateItem (in idempotent's): the webhook subscriptions found, kept on the store (CONTRACT.md §12.1).
     access: {
-      ...idempotent({ table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: BOTH_SECRETS } }),
+      ...idempotent({ table: ['GetItem', 'TransactWriteItems'], key: { actions: ['Encrypt'], fields: STORE_SECRETS } }),
       publicUrl: true,
     },
   },
@@ -357,8 +366,9 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-events.ts',
     auth: 'apiKey',
     request: { query: ListEventsQuery },
-    // Each type's list (GSI5, merged for a group or none), or the failing events (GSI6).
-    access: readList('stateLists', 'storeStateLists'),
+    // Each type's list: the events themselves (a Query of the table: 16 shards each, merged for a group
+    // or none) and GSI5's list of the first layout's until they expire; or the failing events (GSI6).
+    access: { ...readList('stateLists', 'storeStateLists'), table: ['GetItem', 'BatchGetItem', 'Query'] },
   },
   {
     name: 'GetEvent',
@@ -567,7 +577,7 @@ export const consumers: ConsumerSpec[] = [
       // left unwritten (shared/sync-jobs/create.ts completeOrderJobs).
       table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
-      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      key: CALLS_STORES,
       // SendMessage: a throttled job is deferred in a fresh, delayed message. ChangeMessageVisibility:
       // a failed attempt's message comes back after a growing backoff (docs/design.md).
       queues: { sync: ['SendMessage', 'ChangeMessageVisibility'], fulfillment: ['SendMessage'] },
@@ -583,7 +593,7 @@ export const consumers: ConsumerSpec[] = [
       // (a lookup, with the source store's secrets): UpdateItem completes the job, and Query,
       // DeleteItem and the fulfillment queue release the fulfillments kept for its supplier order.
       table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'Query', 'DeleteItem'],
-      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      key: CALLS_STORES,
       queues: { fulfillment: ['SendMessage'] },
     },
   },
@@ -601,7 +611,7 @@ export const consumers: ConsumerSpec[] = [
     access: {
       table: ['BatchGetItem', 'GetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       indexes: ['inFlight'],
-      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      key: CALLS_STORES,
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
     },
   },
@@ -615,7 +625,7 @@ export const consumers: ConsumerSpec[] = [
     access: {
       table: ['GetItem', 'UpdateItem', 'DeleteItem'],
       indexes: ['lookups'],
-      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      key: CALLS_STORES,
       queues: { fulfillment: ['SendMessage'] },
     },
   },
@@ -713,7 +723,7 @@ export const consumers: ConsumerSpec[] = [
     access: {
       table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
       indexes: ['lookups'],
-      key: { actions: ['Decrypt'], fields: BOTH_SECRETS },
+      key: CALLS_STORES,
       queues: { sync: ['SendMessage'], fulfillment: ['SendMessage'] },
       // Each poll keeps the store's webhook subscriptions (CONTRACT.md §12.1).
       publicUrl: true,

@@ -179,6 +179,14 @@ const storeApiVersion = {
   description: 'Null until the store was first called; another version served, or a deprecation, is counted.',
 };
 
+/** The access token's expiry (CONTRACT.md §12.3). */
+const tokenExpiresAt = {
+  ...nullable(timestamp),
+  description:
+    'when the access token expires, as given (`accessTokenExpiresAt`) or as its last refresh said; null when it ' +
+    'does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.',
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -202,6 +210,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       connection: storeConnection,
       webhooks: storeWebhooks,
       apiVersion: storeApiVersion,
+      tokenExpiresAt,
       createdAt: timestamp,
       deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
     },
@@ -221,6 +230,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           connection: storeConnection,
           webhooks: storeWebhooks,
           apiVersion: storeApiVersion,
+          tokenExpiresAt,
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
@@ -281,6 +291,12 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       createdAt: timestamp,
       updatedAt: timestamp,
+      tagged: {
+        ...nullable({ type: 'boolean' }),
+        description:
+          'whether the reseller’s order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false when it ' +
+          'could not be written, null while pending or where the platform takes no tags (custom)',
+      },
       redactedAt: {
         ...nullable(timestamp),
         description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',

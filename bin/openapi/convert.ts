@@ -10,6 +10,7 @@ import {
   PricingTogether,
   ShopDomain,
   SomeSecret,
+  TOKEN_RULES,
 } from '../../shared/http/schemas.js';
 
 /**
@@ -51,6 +52,17 @@ const written: [readonly unknown[], JsonSchema][] = [
   [Limit.pipe, limitSchema],
 ];
 
+/** A rule added to a schema: `dependentRequired` merged with the one there, field by field. */
+const withRule = (schema: JsonSchema, rule: Record<string, unknown>): JsonSchema => {
+  const before = (schema as { dependentRequired?: Record<string, string[]> }).dependentRequired ?? {};
+  const added = (rule.dependentRequired ?? {}) as Record<string, string[]>;
+  const fields = [...new Set([...Object.keys(before), ...Object.keys(added)])];
+  const merged = Object.fromEntries(
+    fields.map((field) => [field, [...new Set([...(before[field] ?? []), ...(added[field] ?? [])])]]),
+  );
+  return { ...schema, ...rule, ...(fields.length ? { dependentRequired: merged } : {}) } as JsonSchema;
+};
+
 const conversion: ConversionConfig = {
   target: 'draft-2020-12',
   typeMode: 'input',
@@ -63,6 +75,8 @@ const conversion: ConversionConfig = {
   overrideAction: ({ valibotAction, jsonSchema }) => {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
     if (valibotAction === SomeSecret) return { ...jsonSchema, minProperties: 1 };
+    const tokenRule = TOKEN_RULES.get(valibotAction);
+    if (tokenRule) return withRule(jsonSchema, tokenRule);
     if (valibotAction === PricingTogether)
       return { ...jsonSchema, dependentRequired: { pricingMode: ['pricingConfig'], pricingConfig: ['pricingMode'] } };
     if (valibotAction === MarkupDecimals)

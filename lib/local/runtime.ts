@@ -8,7 +8,7 @@ import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
-import { type Bundles, bundleFunctions } from './bundle.js';
+import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
 import { assertPortFree, StartupError } from './errors.js';
@@ -121,6 +121,22 @@ const DEFAULT_QUEUE_CONCURRENCY = 2;
 
 const allEntries = allFunctions().map((fn) => fn.entry);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Bundles what a runtime runs: every function and the console. `into` a directory that outlives
+ * the runtimes, for a run that starts many (the integration tests' global set-up).
+ */
+export const bundleRuntime = (into?: string) => bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT)), into);
+
+/**
+ * Set by a test run that bundled once for all its runtimes (test/integration/global-setup.ts): the
+ * directory of those bundles, which a runtime then uses and leaves in place.
+ */
+export const PREBUILT_BUNDLES_ENV = 'LOCAL_RUNTIME_BUNDLES';
+const prebuiltBundles = () => {
+  const dir = process.env[PREBUILT_BUNDLES_ENV];
+  return dir && existsSync(dir) ? bundlesIn(dir) : undefined;
+};
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -253,7 +269,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       part(startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
       part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
-      part(bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT))), (b) => async () => b.remove()),
+      part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
     ] as const;
     await Promise.allSettled(parts);
     const [dynamo, sqs, kms, bundles] = await Promise.all(parts);

@@ -25,8 +25,10 @@ interface SimTokens {
   /** access token → when it expires (ms). */
   access: Map<string, number>;
   /** refresh token → the refresh token it replaced (null for the first), and whether it is spent. */
-  refresh: Map<string, { parent: string | null; spent: boolean }>;
+  refresh: Map<string, { parent: string | null; spent: boolean; used?: boolean }>;
   refreshes: number;
+  /** Refreshes with a refresh token already used once: two refreshes of one token's expiry. */
+  reused: number;
 }
 
 interface ConnectState {
@@ -175,6 +177,7 @@ export function issueTokens(shop: SimShop, body: unknown, now = Date.now()): Sim
     access: new Map(),
     refresh: new Map(),
     refreshes: 0,
+    reused: 0,
   };
   Object.assign(tokens, { clientId, clientSecret, lifetimeMs: expiresInSeconds * 1000 });
   tokens.access.set(accessToken as string, now + expiresInSeconds * 1000);
@@ -184,11 +187,19 @@ export function issueTokens(shop: SimShop, body: unknown, now = Date.now()): Sim
   return answer(201, tokensView(shop, now));
 }
 
-/** What a test reads of a shop's tokens: how many refreshes it served, and none of the tokens themselves. */
+/**
+ * What a test reads of a shop's tokens: how many refreshes it served, how many of them with a refresh token
+ * used before (one expiry refreshed twice), and none of the tokens themselves.
+ */
 export function tokensView(shop: SimShop, now = Date.now()) {
   const state = connectOf(shop);
   const live = state.tokens ? [...state.tokens.access.values()].filter((expiry) => expiry > now).length : 0;
-  return { refreshes: state.tokens?.refreshes ?? 0, liveAccessTokens: live, revoked: state.revoked };
+  return {
+    refreshes: state.tokens?.refreshes ?? 0,
+    reusedRefreshTokens: state.tokens?.reused ?? 0,
+    liveAccessTokens: live,
+    revoked: state.revoked,
+  };
 }
 
 /** An access token the shop issued and that has expired: refused with 401. A token it never issued passes. */
@@ -222,6 +233,8 @@ export function refreshToken(shop: SimShop, body: unknown, now = Date.now()): Si
   // Using a successor spends the token it replaced: the rotation is complete.
   const parent = entry.parent === null ? undefined : tokens.refresh.get(entry.parent);
   if (parent) parent.spent = true;
+  if (entry.used) tokens.reused += 1;
+  entry.used = true;
   const accessToken = newToken('shpat');
   const next = newToken('shprt');
   tokens.access.set(accessToken, now + tokens.lifetimeMs);

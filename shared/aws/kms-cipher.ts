@@ -7,7 +7,7 @@ import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-
  */
 export interface SecretContext {
   storeId: string;
-  field: 'accessToken' | 'webhookSecret' | 'endpointSecret';
+  field: 'accessToken' | 'webhookSecret' | 'endpointSecret' | 'refreshToken' | 'clientId' | 'clientSecret';
 }
 
 export interface SecretCipher {

@@ -45,6 +45,8 @@ export const BUSINESS_METRICS = {
   pollRuns: 'PollRuns',
   /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
   storesDisconnected: 'StoresDisconnected',
+  /** An expiring access token refreshed (CONTRACT.md §12.3): one per token's expiry, whatever the workers. */
+  tokensRefreshed: 'TokensRefreshed',
   /** A job or a fulfillment ended `dead` with `store_disconnected`, without a call (CONTRACT.md §12.2): alarmed. */
   disconnectedStoreWork: 'DisconnectedStoreWork',
   /** Webhook subscriptions found missing and made again (CONTRACT.md §12.1). */

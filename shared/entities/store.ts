@@ -34,7 +34,54 @@ export const shopStoresOfKind = (kind: StoreKind) =>
 export interface EncryptedSecrets {
   accessToken: string;
   webhookSecret: string;
+  /** What refreshes an expiring access token (CONTRACT.md §12.3): all three, or none. */
+  refresh?: EncryptedRefreshGrant | null;
 }
+
+/** A store's refresh token and its app's client id and secret, each a ciphertext under its own field. */
+export interface EncryptedRefreshGrant {
+  refreshToken: string;
+  clientId: string;
+  clientSecret: string;
+}
+
+/** The secrets of an expiring token's refresh (KMS encryption context `field`), besides the two of every store. */
+export const REFRESH_FIELDS = ['refreshToken', 'clientId', 'clientSecret'] as const;
+
+/** The attributes of a store's access token's life (CONTRACT.md §12.3), absent for a token that does not expire. */
+export interface TokenLife {
+  /** When the access token expires (ISO 8601); null when it does not, or was not told. */
+  tokenExpiresAt: string | null;
+  /** When the service got it (created, rotated or refreshed): its life is from then to `tokenExpiresAt`. */
+  tokenIssuedAt: string | null;
+}
+
+/** The attributes of the token refresh's lease (shared/entities/store-token.ts); removed by a rotation. */
+export const REFRESH_LEASE_ATTRIBUTES = ['refreshLeaseHolder', 'refreshLeaseUntil'];
+
+/** The attributes of a refreshable token besides the access token: removed when a token without them replaces it. */
+export const TOKEN_ATTRIBUTES = [...REFRESH_FIELDS, 'tokenExpiresAt', 'tokenIssuedAt'];
+
+/** The refresh grant a store item holds, or null when it holds none. */
+export const refreshGrantFrom = (item: Item): EncryptedRefreshGrant | null => {
+  const read = attributes(item, 'store');
+  const refreshToken = read.stringOrNull('refreshToken');
+  return refreshToken === null
+    ? null
+    : { refreshToken, clientId: read.string('clientId'), clientSecret: read.string('clientSecret') };
+};
+
+export const tokenLifeFrom = (item: Item): TokenLife => {
+  const read = attributes(item, 'store');
+  return { tokenExpiresAt: read.stringOrNull('tokenExpiresAt'), tokenIssuedAt: read.stringOrNull('tokenIssuedAt') };
+};
+
+/** A refresh grant's and a token life's attributes, for a write: only those present. */
+export const tokenAttributes = (refresh: EncryptedRefreshGrant | null | undefined, life: Partial<TokenLife>) => ({
+  ...(refresh ? { ...refresh } : {}),
+  ...(life.tokenExpiresAt ? { tokenExpiresAt: life.tokenExpiresAt } : {}),
+  ...(life.tokenExpiresAt && life.tokenIssuedAt ? { tokenIssuedAt: life.tokenIssuedAt } : {}),
+});
 
 /**
  * The webhook secret a rotation replaced (its ciphertext), which keeps verifying until `until`
@@ -121,6 +168,8 @@ export interface StoreFields {
   webhooks: StoreWebhooks | null;
   /** Null until the store was first called. */
   apiVersion?: StoreApiVersion | null;
+  /** The access token's expiry and when it was got (CONTRACT.md §12.3); absent or null: it does not expire. */
+  tokenLife?: TokenLife;
   createdAt: string;
   updatedAt: string;
   deletedAt: string | null;
@@ -182,6 +231,7 @@ export const storeAttributes = (store: StoreFields) => ({
   accessToken: store.secrets.accessToken,
   webhookSecret: store.secrets.webhookSecret,
   ...(store.previousWebhookSecret ? previousSecretAttributes(store.previousWebhookSecret) : {}),
+  ...tokenAttributes(store.secrets.refresh, store.tokenLife ?? {}),
   createdAt: store.createdAt,
   updatedAt: store.updatedAt,
   deletedAt: store.deletedAt,
@@ -207,8 +257,13 @@ export const storeFrom = (item: Item, entity: string): StoreFields => {
     name: read.string('name'),
     platform: read.oneOf('platform', PLATFORMS),
     shopDomain: read.string('shopDomain'),
-    secrets: { accessToken: read.string('accessToken'), webhookSecret: read.string('webhookSecret') },
+    secrets: {
+      accessToken: read.string('accessToken'),
+      webhookSecret: read.string('webhookSecret'),
+      refresh: refreshGrantFrom(item),
+    },
     previousWebhookSecret: previousSecretFrom(read.stringOrNull('previousWebhookSecret'), read),
+    tokenLife: tokenLifeFrom(item),
     connection: connectionFrom(item),
     webhooks: read.optionalObject<StoreWebhooks>('webhooks') ?? null,
     apiVersion: read.optionalObject<StoreApiVersion>('apiVersion') ?? null,
@@ -241,7 +296,19 @@ export const OWNED_AND_ACTIVE = 'ownerId = :owner AND deletedAt = :null';
 export interface NewSecrets {
   accessToken: string | undefined;
   webhookSecret: string | undefined;
+  /** With a new access token only: its refresh grant, none when it does not refresh (CONTRACT.md §12.3). */
+  refresh?: EncryptedRefreshGrant;
+  /** With a new access token only: when it expires, none when it does not. */
+  tokenExpiresAt?: string;
 }
+
+/** The `:name` values of a new access token's refresh grant and life, those it has. */
+const newTokenValues = (secrets: NewSecrets, at: string) =>
+  Object.fromEntries(
+    Object.entries(
+      tokenAttributes(secrets.refresh, { tokenExpiresAt: secrets.tokenExpiresAt ?? null, tokenIssuedAt: at }),
+    ).map(([name, value]) => [`:${name}`, value]),
+  );
 
 /**
  * A rotation's write of a store's new secrets (and the replaced one), as a transaction's Update:
@@ -264,6 +331,7 @@ export const secretsRotation = (
     ':readSecret': store.secrets.webhookSecret,
     ...(secrets.accessToken === undefined ? {} : { ':accessToken': secrets.accessToken }),
     ...(secrets.webhookSecret === undefined ? {} : { ':webhookSecret': secrets.webhookSecret }),
+    ...(secrets.accessToken === undefined ? {} : newTokenValues(secrets, at)),
     ...(previous === undefined
       ? {}
       : Object.fromEntries(Object.entries(previousSecretAttributes(previous)).map(([k, v]) => [`:${k}`, v]))),
@@ -271,14 +339,21 @@ export const secretsRotation = (
   const sets = Object.keys(values)
     .filter((name) => !['owner', 'null', 'readToken', 'readSecret'].includes(name.slice(1)))
     .map((name) => (name === ':at' ? 'updatedAt = :at' : `${name.slice(1)} = ${name}`));
+  // A new access token reconnects a store that was uninstalled or refused (CONTRACT.md §12.2); what
+  // refreshed the token it replaces goes with it, and a refresh under way loses its lease (§12.3).
+  const removed =
+    secrets.accessToken === undefined
+      ? []
+      : [
+          ...CONNECTION_ATTRIBUTES,
+          ...REFRESH_LEASE_ATTRIBUTES,
+          ...TOKEN_ATTRIBUTES.filter((name) => !(`:${name}` in values)),
+        ];
   return {
     Update: {
       TableName: TABLE(),
       Key: storeKey(kind, store.id),
-      // A new access token reconnects a store that was uninstalled or refused (CONTRACT.md §12.2).
-      UpdateExpression: `SET ${sets.join(', ')}${
-        secrets.accessToken === undefined ? '' : ` REMOVE ${CONNECTION_ATTRIBUTES.join(', ')}`
-      }`,
+      UpdateExpression: `SET ${sets.join(', ')}${removed.length ? ` REMOVE ${removed.join(', ')}` : ''}`,
       ConditionExpression: `${OWNED_AND_ACTIVE} AND accessToken = :readToken AND webhookSecret = :readSecret`,
       ExpressionAttributeValues: values,
     },

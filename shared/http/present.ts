@@ -25,6 +25,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   connection: store.connection,
   webhooks: store.webhooks,
   apiVersion: store.apiVersion ?? null,
+  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -40,6 +41,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   connection: store.connection,
   webhooks: store.webhooks,
   apiVersion: store.apiVersion ?? null,
+  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   createdAt: store.createdAt,
@@ -87,6 +89,7 @@ const presentJob = (job: SyncJob) => ({
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   redactedAt: job.redactedAt ?? null,
+  tagged: job.tagged ?? null,
   ...presentFulfillments(job.fulfillments),
 });
 

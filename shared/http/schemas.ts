@@ -105,31 +105,124 @@ export const RoutingPolicyBody = strict({
   testOrders: v.optional(oneOf(TEST_ORDER_POLICIES)),
 });
 
-export const CreateResellerStoreBody = strict({
+/**
+ * An expiring access token's extras (CONTRACT.md §12.3), on creation and with a new access token: its
+ * refresh token with the app's client id and secret (write-only, encrypted as the token is), and when it expires.
+ */
+const TokenGrantFields = {
+  refreshToken: v.optional(Secret),
+  clientId: v.optional(Secret),
+  clientSecret: v.optional(Secret),
+  accessTokenExpiresAt: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      v.isoTimestamp('must be an ISO 8601 timestamp with a time zone (2027-01-01T00:00:00Z)'),
+      v.metadata({ description: 'when the access token expires; absent: it does not, or is not known to' }),
+    ),
+  ),
+};
+
+type TokenGrantInput = { refreshToken?: string; clientId?: string; clientSecret?: string };
+
+/**
+ * The rules of the expiring token's extras that valibot keeps in functions, each with what the OpenAPI
+ * document writes for it (bin/openapi/convert.ts reads this map).
+ */
+export const TOKEN_RULES = new Map<unknown, Record<string, unknown>>();
+
+const GRANT = ['refreshToken', 'clientId', 'clientSecret'] as const;
+
+/** `refreshToken`, `clientId` and `clientSecret` come together or not at all (OpenAPI: `dependentRequired`). */
+const tokenGrantTogether = <T extends TokenGrantInput>() => {
+  const rule = v.forward(
+    v.check(
+      (input: T) => new Set(GRANT.map((field) => input[field] === undefined)).size === 1,
+      'goes with clientId and clientSecret (all three, or none)',
+    ),
+    // The path every input of the rule has (T's constraint): valibot cannot see it through a type parameter.
+    ['refreshToken'] as never,
+  );
+  TOKEN_RULES.set(rule, {
+    dependentRequired: Object.fromEntries(GRANT.map((field) => [field, GRANT.filter((other) => other !== field)])),
+  });
+  return rule;
+};
+
+/** A custom store's pushes are signed, not tokened: its token is never refreshed (OpenAPI: if/then). */
+const noRefreshOnCustom = <T extends { platform: string; refreshToken?: string }>() => {
+  const rule = v.forward(
+    v.check(
+      (input: T) => input.platform !== 'custom' || input.refreshToken === undefined,
+      'is not taken for a custom store (its token is not refreshed)',
+    ),
+    // The path every input of the rule has (T's constraint): valibot cannot see it through a type parameter.
+    ['refreshToken'] as never,
+  );
+  TOKEN_RULES.set(rule, {
+    if: { properties: { platform: { const: 'custom' } }, required: ['platform'] },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then, never awaited.
+    then: { properties: { refreshToken: false } },
+  });
+  return rule;
+};
+
+/** An expiring token's extras come with the access token they are of (OpenAPI: `dependentRequired`). */
+const tokenWithItsExtras = <
+  T extends { accessToken?: string; refreshToken?: string; accessTokenExpiresAt?: string },
+>() => {
+  const rule = v.forward(
+    v.check(
+      (input: T) =>
+        input.accessToken !== undefined ||
+        (input.refreshToken === undefined && input.accessTokenExpiresAt === undefined),
+      'goes with the accessToken it refreshes',
+    ),
+    // The path every input of the rule has (T's constraint): valibot cannot see it through a type parameter.
+    ['refreshToken'] as never,
+  );
+  TOKEN_RULES.set(rule, {
+    dependentRequired: { refreshToken: ['accessToken'], accessTokenExpiresAt: ['accessToken'] },
+  });
+  return rule;
+};
+
+const ResellerStoreFields = strict({
   name: requiredString(255),
   platform: Platform,
   shopDomain: ShopDomain,
   accessToken: Secret,
   webhookSecret: Secret,
+  ...TokenGrantFields,
   routingPolicy: v.optional(RoutingPolicyBody),
 });
+type ResellerStoreInput = v.InferOutput<typeof ResellerStoreFields>;
+
+export const CreateResellerStoreBody = v.pipe(
+  ResellerStoreFields,
+  tokenGrantTogether<ResellerStoreInput>(),
+  noRefreshOnCustom<ResellerStoreInput>(),
+);
 
 export const UpdateResellerStoreBody = strict({
   name: v.optional(requiredString(255)),
   routingPolicy: v.optional(RoutingPolicyBody),
 });
 
+const SourceStoreFields = strict({
+  name: requiredString(255),
+  platform: Platform,
+  shopDomain: ShopDomain,
+  accessToken: Secret,
+  webhookSecret: Secret,
+  ...TokenGrantFields,
+  vendorTag: requiredString(255),
+  pricingMode: v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`),
+  pricingConfig: PricingConfig,
+});
+type SourceStoreInput = v.InferOutput<typeof SourceStoreFields>;
+
 export const CreateSourceStoreBody = v.pipe(
-  strict({
-    name: requiredString(255),
-    platform: Platform,
-    shopDomain: ShopDomain,
-    accessToken: Secret,
-    webhookSecret: Secret,
-    vendorTag: requiredString(255),
-    pricingMode: v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`),
-    pricingConfig: PricingConfig,
-  }),
+  SourceStoreFields,
   v.forward(
     v.partialCheck(
       [['pricingMode'], ['pricingConfig', 'type']],
@@ -138,6 +231,8 @@ export const CreateSourceStoreBody = v.pipe(
     ),
     ['pricingConfig', 'type'],
   ),
+  tokenGrantTogether<SourceStoreInput>(),
+  noRefreshOnCustom<SourceStoreInput>(),
 );
 
 /**
@@ -182,9 +277,18 @@ export const SomeSecret = v.check(
   'needs accessToken, webhookSecret or both',
 );
 
+const RotationFields = strict({
+  accessToken: v.optional(Secret),
+  webhookSecret: v.optional(Secret),
+  ...TokenGrantFields,
+});
+type RotationInput = v.InferOutput<typeof RotationFields>;
+
 export const RotateCredentialsBody = v.pipe(
-  strict({ accessToken: v.optional(Secret), webhookSecret: v.optional(Secret) }),
+  RotationFields,
   SomeSecret,
+  tokenGrantTogether<RotationInput>(),
+  tokenWithItsExtras<RotationInput>(),
 );
 
 /** SPEC 8.1's `limit`, as the query string carries it. */

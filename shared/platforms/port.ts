@@ -23,6 +23,22 @@ export interface ShopConnection {
    * count a deprecation and show it on the store without the adapters knowing of metrics or stores.
    */
   onApiVersion?: (notice: ApiVersionNotice) => void;
+  /**
+   * A token that expires (CONTRACT.md §12.3): what the adapters (adapters.ts, fresh-tokens.ts) ask for the
+   * token to call with, and for a new one after a 401. Absent: `accessToken` is used as it is.
+   */
+  tokens?: TokenKeeper;
+}
+
+/** Keeps a shop's expiring access token fresh (shared/connection/token-keeper.ts); plaintext tokens, never logged. */
+export interface TokenKeeper {
+  /** The token to call with: refreshed first when in the last tenth of its life (at most 5 minutes). */
+  current(): Promise<string>;
+  /**
+   * After a 401 answered to `refused`: a newer token (refreshed now, or by another worker meanwhile), or
+   * null when there is none to be had (the call's 401 stands). Throws when the refresh was refused.
+   */
+  afterUnauthorized(refused: string): Promise<string | null>;
 }
 
 export interface Tracking {

@@ -9,7 +9,7 @@ import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-stor
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
 import { CONNECTED, type NewSecrets, secretsRotation } from '../entities/store.js';
 import { findResellerStore } from './reseller-stores.js';
-import type { PlainSecrets } from './secrets.js';
+import { encryptRefreshGrant, type PlainSecrets, tokenLifeOf } from './secrets.js';
 import { findSourceStore } from './source-stores.js';
 
 /**
@@ -79,11 +79,12 @@ const rotate = async <S extends ResellerStore | SourceStore>(
 ): Promise<S | 'again' | Met<S>> => {
   if (store.deletedAt) throw new ResourceMissingError(kind, store.id);
   const at = now();
-  const secrets = await encryptSecrets(deps, store, input);
+  const secrets = await encryptSecrets(deps, store, input, at);
   const previous = replacedSecretOf(store, secrets, at);
   const rotated = [
     ...(secrets.accessToken ? ['accessToken'] : []),
     ...(secrets.webhookSecret ? ['webhookSecret'] : []),
+    ...(secrets.refresh ? ['refreshToken', 'clientId', 'clientSecret'] : []),
   ];
   const written = await transactIf([
     secretsRotation(kind === 'reseller_store' ? 'reseller' : 'source', owner.ownerId, store, secrets, previous, at),
@@ -103,26 +104,42 @@ const rotate = async <S extends ResellerStore | SourceStore>(
     secrets: {
       accessToken: secrets.accessToken ?? store.secrets.accessToken,
       webhookSecret: secrets.webhookSecret ?? store.secrets.webhookSecret,
+      refresh: secrets.accessToken === undefined ? store.secrets.refresh : (secrets.refresh ?? null),
     },
+    tokenLife:
+      secrets.accessToken === undefined
+        ? store.tokenLife
+        : { tokenExpiresAt: secrets.tokenExpiresAt ?? null, tokenIssuedAt: secrets.tokenExpiresAt ? at : null },
     previousWebhookSecret: previous ?? store.previousWebhookSecret,
     connection: secrets.accessToken === undefined ? store.connection : CONNECTED,
     updatedAt: at,
   };
 };
 
-/** The secrets given, encrypted for the store (one KMS call each). */
+/**
+ * The secrets given, encrypted for the store (one KMS call each). A new access token comes with its own
+ * refresh grant and expiry, or none (the schema refuses them without it): the old ones go with the old token.
+ */
 const encryptSecrets = async (
   deps: Pick<Deps, 'cipher'>,
   store: ResellerStore | SourceStore,
   input: Partial<PlainSecrets>,
+  at: string,
 ): Promise<NewSecrets> => {
-  const encrypt = (field: keyof PlainSecrets, value: string | undefined) =>
+  const encrypt = (field: 'accessToken' | 'webhookSecret', value: string | undefined) =>
     value === undefined ? undefined : deps.cipher.encrypt(value, { storeId: store.id, field });
-  const [accessToken, webhookSecret] = await Promise.all([
+  const [accessToken, webhookSecret, refresh] = await Promise.all([
     encrypt('accessToken', input.accessToken),
     encrypt('webhookSecret', input.webhookSecret),
+    input.accessToken === undefined ? null : encryptRefreshGrant(deps.cipher, store.id, input),
   ]);
-  return { accessToken, webhookSecret };
+  const { tokenExpiresAt } = tokenLifeOf(input, at);
+  return {
+    accessToken,
+    webhookSecret,
+    ...(refresh ? { refresh } : {}),
+    ...(accessToken !== undefined && tokenExpiresAt ? { tokenExpiresAt } : {}),
+  };
 };
 
 /** The webhook secret a new one replaces, and until when it still verifies; none when it is kept. */

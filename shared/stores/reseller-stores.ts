@@ -17,7 +17,7 @@ import {
 } from '../entities/reseller-store.js';
 import { CONNECTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
-import { encryptSecrets, type PlainSecrets } from './secrets.js';
+import { encryptSecrets, type PlainSecrets, tokenLifeOf } from './secrets.js';
 
 /** Reseller stores: creation with encrypted secrets, owner-scoped reads, rename, soft delete. */
 
@@ -42,6 +42,7 @@ export const createResellerStore = async (
     shopDomain: input.shopDomain,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    tokenLife: tokenLifeOf(input, createdAt),
     connection: CONNECTED,
     webhooks: null,
     createdAt,

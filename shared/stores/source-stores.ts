@@ -18,7 +18,7 @@ import {
 import { CONNECTED } from '../entities/store.js';
 import type { NewResellerStore } from './reseller-stores.js';
 import { findResellerStore } from './reseller-stores.js';
-import { encryptSecrets } from './secrets.js';
+import { encryptSecrets, tokenLifeOf } from './secrets.js';
 
 /** Source stores (suppliers): creation under a reseller store with a unique vendor tag, reads, soft delete. */
 
@@ -50,6 +50,7 @@ export const createSourceStore = async (
     pricingConfig: input.pricingConfig,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
+    tokenLife: tokenLifeOf(input, createdAt),
     connection: CONNECTED,
     webhooks: null,
     createdAt,

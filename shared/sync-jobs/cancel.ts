@@ -256,7 +256,7 @@ export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
     await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
     return 'done';
   }
-  const shop = await shopConnection(deps.cipher, sourceStore);
+  const shop = await shopConnection(deps, sourceStore);
   try {
     await deps
       .platforms(shop.platform)

@@ -104,7 +104,7 @@ type Reading =
 const readAgain = async (deps: Deps, reseller: ResellerStore | undefined, externalOrderId: string) => {
   if (!reseller) return { kind: 'unread' } as const;
   try {
-    const shop = await shopConnection(deps.cipher, reseller);
+    const shop = await shopConnection(deps, reseller);
     const result = await deps.platforms(shop.platform).readOrder(shop, externalOrderId);
     if (result.kind === 'found') return { kind: 'found', read: result.order } as const;
     return result.kind === 'not_found' ? ({ kind: 'gone' } as const) : ({ kind: 'unread' } as const);

@@ -111,7 +111,7 @@ describe('OpenAPI document', () => {
     const validate = schemaCompiler(doc)(doc.components.schemas.shop_domain);
     for (const domain of ['acme.myshopify.com', 'ACME-2.MyShopify.com', `${'a'.repeat(63)}.myshopify.com`]) {
       expect(validate(domain)).toBe(true);
-      expect(v.safeParse(CreateResellerStoreBody.entries.shopDomain, domain).success).toBe(true);
+      expect(v.safeParse(CreateResellerStoreBody.pipe[0].entries.shopDomain, domain).success).toBe(true);
     }
     for (const domain of [
       '-acme.myshopify.com',
@@ -120,7 +120,7 @@ describe('OpenAPI document', () => {
       `${'a'.repeat(64)}.myshopify.com`,
     ]) {
       expect(validate(domain)).toBe(false);
-      expect(v.safeParse(CreateResellerStoreBody.entries.shopDomain, domain).success).toBe(false);
+      expect(v.safeParse(CreateResellerStoreBody.pipe[0].entries.shopDomain, domain).success).toBe(false);
     }
   });
 
@@ -151,6 +151,7 @@ describe('OpenAPI document', () => {
       object: 'source_store',
       resellerStoreId: 'rst_1',
       connection: { state: 'connected', since: null, reason: null },
+      tokenExpiresAt: '2027-01-01T00:00:00.000Z',
       apiVersion: { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-21T04:02:45.123Z' },
       webhooks: {
         status: 'repaired',

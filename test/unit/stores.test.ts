@@ -248,6 +248,7 @@ describe('Function: create-reseller-store', () => {
       routingPolicy: { holdSeconds: 0, payment: 'paid_or_authorized', risk: 'off', testOrders: 'hold' },
       connection: { state: 'connected', since: null, reason: null },
       apiVersion: null,
+      tokenExpiresAt: null,
       // CONTRACT.md §12.1: creating a store never fails because its subscriptions cannot be made.
       webhooks: { status: 'failing', checkedAt: expect.any(String), missing: [], error: expect.any(String) },
       createdAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
@@ -268,6 +269,47 @@ describe('Function: create-reseller-store', () => {
   it('answers 500 internal_error, with nothing of the SDK message, when DynamoDB fails', async () => {
     dynamo.on(PutCommand).rejects(internalError());
     expectInternalError(await create());
+  });
+
+  describe('an expiring token (CONTRACT.md §12.3)', () => {
+    const expiring = {
+      ...resellerBody,
+      refreshToken: 'shprt_plain_refresh',
+      clientId: 'client_plain_id',
+      clientSecret: 'client_plain_secret',
+      accessTokenExpiresAt: '2027-01-01T01:00:00+01:00',
+    };
+
+    it('keeps the refresh token, client id and secret encrypted, each under its field; shows the expiry', async () => {
+      dynamo.on(PutCommand).resolves({});
+      const res = await create(expiring);
+      expect(res.status).toBe(201);
+      expect(res.body.tokenExpiresAt).toBe('2027-01-01T00:00:00.000Z');
+      const { Item } = dynamo.commandCalls(PutCommand)[0].args[0].input;
+      expect(Item).toMatchObject({
+        refreshToken: sealed('refreshToken'),
+        clientId: sealed('clientId'),
+        clientSecret: sealed('clientSecret'),
+        tokenExpiresAt: '2027-01-01T00:00:00.000Z',
+        tokenIssuedAt: res.body.createdAt,
+      });
+      expect(JSON.stringify(Item)).not.toMatch(/_plain/);
+      expect(res.text).not.toMatch(/refreshToken|clientId|clientSecret|_plain|sealed/);
+    });
+
+    it.each([
+      [{ refreshToken: 'r', clientId: 'c' }, 'refreshToken'],
+      [{ clientSecret: 's' }, 'refreshToken'],
+      [{ accessTokenExpiresAt: 'tomorrow' }, 'accessTokenExpiresAt'],
+      [{ platform: 'custom', refreshToken: 'r', clientId: 'c', clientSecret: 's' }, 'refreshToken'],
+    ])('refuses %j with 400 on %s, calling nothing', async (extra, param) => {
+      const res = await create({ ...resellerBody, ...extra });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'validation_failed', param });
+      expect(res.text).not.toMatch(/"r"|"c"|"s"/);
+      expect(kms.calls()).toHaveLength(0);
+      expect(dynamo.calls()).toHaveLength(0);
+    });
   });
 
   it('answers 500 internal_error when KMS fails, and writes nothing', async () => {

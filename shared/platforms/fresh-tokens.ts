@@ -1,0 +1,45 @@
+/**
+ * Expiring tokens at the adapters' door (CONTRACT.md §12.3): every call of a shop whose connection has
+ * a `TokenKeeper` is made with the token it hands (refreshed first when about to expire), and a call
+ * answered 401 is made once more with a newer one, when there is one. What an adapter does stays as it
+ * is; a call of a shop without a keeper is made as before. A 401 is a refusal before any change: the
+ * call made again cannot make a second order (and the writes carry their idempotency keys anyway).
+ */
+import { PlatformError } from './errors.js';
+import type { PlatformAdapter, ShopConnection } from './port.js';
+
+type ShopCall<A extends unknown[], R> = (shop: ShopConnection, ...args: A) => Promise<R>;
+
+const keepingToken =
+  <A extends unknown[], R>(call: ShopCall<A, R>): ShopCall<A, R> =>
+  async (shop, ...args) => {
+    const tokens = shop.tokens;
+    if (!tokens) return call(shop, ...args);
+    const token = await tokens.current();
+    try {
+      return await call({ ...shop, accessToken: token }, ...args);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status !== 401) throw error;
+      const next = await tokens.afterUnauthorized(token);
+      if (next === null) throw error;
+      return call({ ...shop, accessToken: next }, ...args);
+    }
+  };
+
+/** The adapter with every shop call keeping its token fresh; the token refresh itself is left as it is. */
+export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({
+  takesIdempotencyKeys: adapter.takesIdempotencyKeys,
+  createOrder: keepingToken(adapter.createOrder.bind(adapter)),
+  findOrder: keepingToken(adapter.findOrder.bind(adapter)),
+  createFulfillment: keepingToken(adapter.createFulfillment.bind(adapter)),
+  updateFulfillmentTracking: keepingToken(adapter.updateFulfillmentTracking.bind(adapter)),
+  cancelFulfillment: keepingToken(adapter.cancelFulfillment.bind(adapter)),
+  cancelOrder: keepingToken(adapter.cancelOrder.bind(adapter)),
+  updateOrder: keepingToken(adapter.updateOrder.bind(adapter)),
+  ordersChangedSince: keepingToken(adapter.ordersChangedSince.bind(adapter)),
+  readOrder: keepingToken(adapter.readOrder.bind(adapter)),
+  listWebhooks: keepingToken(adapter.listWebhooks.bind(adapter)),
+  createWebhook: keepingToken(adapter.createWebhook.bind(adapter)),
+  refreshAccessToken: adapter.refreshAccessToken.bind(adapter),
+  addOrderTags: keepingToken(adapter.addOrderTags.bind(adapter)),
+});
