@@ -709,10 +709,11 @@ export const consumers: ConsumerSpec[] = [
     timeoutSeconds: 900,
     // The API keys' owners (GSI1 `APIKEYS`, their items), each owner's jobs (GSI1) from its marks
     // (GetItem, PutItem); an order's partition (Query) and jobs (BatchGetItem), erased (UpdateItem;
-    // PutItem and DeleteItem: a body's parts).
+    // PutItem and DeleteItem: a body's parts). The owner's reseller stores (GSI1) and each store's
+    // orders with unrouted items (GSI7), for the orders that have no job.
     access: {
       table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem', 'DeleteItem'],
-      indexes: ['lists'],
+      indexes: ['lists', 'resourceLists'],
     },
   },
   {

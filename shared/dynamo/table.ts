@@ -150,6 +150,8 @@ export const queryKeys = async (input: {
   count(input.meter, out.ConsumedCapacity);
   return {
     keys: (out.Items ?? []).map(keyOf),
+    /** Each key's sort key in the index, in the same order. */
+    sortKeys: (out.Items ?? []).map((item) => String(item[INDEX_KEYS[input.index].sk])),
     lastKey: out.LastEvaluatedKey,
   };
 };

@@ -3,11 +3,11 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { listSortKey, lists } from '../dynamo/keys.js';
+import { jobIdOfPartition, listSortKey, lists, storeOfKey } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys } from '../dynamo/table.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
 import { isPropagating } from '../order/fulfillment-entry.js';
-import { loadJobs } from '../order/store.js';
+import { loadJobs, loadRecord } from '../order/store.js';
 import { type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order/sync-job.js';
 import { redactOrder } from './redact.js';
 
@@ -18,7 +18,9 @@ import { redactOrder } from './redact.js';
  * where the last sweep stopped (its retention mark) up to the retention's cutoff: no order created
  * after it can have ended before it. The mark moves over the jobs that are erased, and stops at the
  * first that is not (an order still at work, or ended too recently), so the next run reads on from
- * there; a run that is out of time stops where it is.
+ * there; a run that is out of time stops where it is. An order none of whose items routed has no job:
+ * it is found in its store's list of orders with unrouted items, and erased the retention after its
+ * receipt.
  */
 
 /** When the order's last job ended, or undefined while one has not (open, or a change still on its way). */
@@ -89,12 +91,72 @@ const sweepList = async (partition: string, cutoff: string, at: string, deadline
   return erased;
 };
 
+/**
+ * One shard of a reseller store's orders with unrouted items (GSI7), from its mark up to the cutoff:
+ * those none of whose items routed have no job to end, so their end is their receipt, and each
+ * received before the cutoff is erased (its unrouted record). An order with jobs is left to its jobs'
+ * sweep. Nothing here waits on anything, so the mark moves over every entry read.
+ */
+const sweepUnroutedList = async (partition: string, cutoff: string, at: string, deadline: () => boolean) => {
+  const mark = await loadRetentionMark(partition);
+  let after = mark?.after;
+  let erased = 0;
+  let startKey: Item | undefined;
+  const before = listSortKey(cutoff, '~');
+  do {
+    const page = await queryKeys({
+      index: 'resourceLists',
+      pk: partition,
+      ...(mark ? { after: mark.after, before } : { before }),
+      limit: PAGE,
+      forward: true,
+      exclusiveStartKey: startKey,
+    });
+    for (const [n, key] of page.keys.entries()) {
+      if (page.sortKeys[n] === mark?.after) continue;
+      const firstJobId = jobIdOfPartition(key);
+      const record = await loadRecord(firstJobId);
+      if (record?.kind === 'unroutedOrder' && !record.order.redactedAt && (await redactOrder(firstJobId, at)).erased)
+        erased++;
+      after = page.sortKeys[n];
+    }
+    startKey = page.lastKey;
+  } while (startKey && !deadline());
+  if (after && after !== mark?.after) await keepRetentionMark({ list: partition, after, updatedAt: at });
+  return erased;
+};
+
+/** The owner's reseller stores (soft-deleted ones are out of the list: docs/design.md, "Customer data"). */
+const resellerStoreIdsOf = async (ownerId: string) => {
+  const ids: string[] = [];
+  let startKey: Item | undefined;
+  do {
+    const page = await queryKeys({
+      index: 'lists',
+      pk: lists.resellerStores(ownerId),
+      limit: PAGE,
+      exclusiveStartKey: startKey,
+    });
+    for (const key of page.keys) {
+      const store = storeOfKey(key);
+      if (store?.kind === 'reseller') ids.push(store.id);
+    }
+    startKey = page.lastKey;
+  } while (startKey);
+  return ids;
+};
+
 const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
   let erased = 0;
   for (const partition of lists.syncJobs(ownerId).all()) {
     if (deadline()) break;
     erased += await sweepList(partition, cutoff, at, deadline);
   }
+  for (const storeId of await resellerStoreIdsOf(ownerId))
+    for (const partition of lists.storeUnroutedOrders(storeId).all()) {
+      if (deadline()) return erased;
+      erased += await sweepUnroutedList(partition, cutoff, at, deadline);
+    }
   return erased;
 };
 

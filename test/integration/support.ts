@@ -1,3 +1,4 @@
+import { brotliDecompressSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
@@ -137,6 +138,26 @@ export const pollStores = (runtime: LocalRuntime, ...stores: { kind: 'reseller' 
  * Every item but events: the change stream's recorder writes those a moment after the writes they report,
  * so a test that asserts a request changed nothing compares the rest (what the request itself could write).
  */
+/** An item's text as it could be read back: strings, and binary attributes decompressed where they can be. */
+export const readableItem = (item: Record<string, unknown>): string =>
+  JSON.stringify(item, (_key, value) => {
+    if (value instanceof Uint8Array) {
+      try {
+        return brotliDecompressSync(value).toString('utf8');
+      } catch {
+        return Buffer.from(value).toString('latin1');
+      }
+    }
+    return value;
+  });
+
+/** Every item of the table holding any of `strings` (a shopper's: CONTRACT.md §13), as `PK/SK: string`. */
+export const itemsHolding = async (service: Pick<TestService, 'doc' | 'tableName'>, strings: string[]) =>
+  (await scanAll(service.doc, service.tableName)).flatMap((item) => {
+    const text = readableItem(item);
+    return strings.filter((s) => text.includes(s)).map((s) => `${String(item.PK)}/${String(item.SK)}: ${s}`);
+  });
+
 export const scanAllButEvents = async (doc: DynamoDBDocumentClient, tableName: string) =>
   (await scanAll(doc, tableName)).filter((item) => !String(item.PK).startsWith('EVT#'));
 
