@@ -8,7 +8,9 @@ import type { ApiClient, AuditEntry, Job } from './types.js';
  * - `held`: `GET /v1/sync_jobs?held=true` (CONTRACT.md §11), by the job's `createdAt`;
  * - `attention` and `declined` (a cancellation the supplier refused): the API has no such filter of
  *   jobs, so their audit entries (`sync_job.attention_required`, `sync_job.cancellation_declined`),
- *   by the entry's `createdAt`, each job read to keep only those it still applies to.
+ *   by the entry's `createdAt`, each job read to keep only those it still applies to. A job is read
+ *   only when its entry is among the rows the page still needs (the newest of what is in hand), so a
+ *   page costs one read per audit entry it may show, not one per entry listed.
  * A job in several lists shows once, with every reason. No list is read ahead of what a page needs.
  */
 
@@ -27,8 +29,21 @@ export interface Filters {
   reason?: Reason;
 }
 
+/** An audit entry's row before its job is read: the job id and the entry's place in the merge. */
+interface Unread {
+  jobId: string;
+  reason: 'attention' | 'declined';
+  sortKey: string;
+}
+
+/** A row in a list's buffer: read, or an audit entry whose job is read when it may be shown. */
+type Buffered = Row | Unread;
+
+const isRead = (row: Buffered): row is Row => 'job' in row;
+const jobIdOf = (row: Buffered) => (isRead(row) ? row.job.id : row.jobId);
+
 interface Fetched {
-  rows: Row[];
+  rows: Buffered[];
   cursor: string | null;
 }
 
@@ -71,19 +86,35 @@ const auditList =
         },
       }),
     );
-    const jobs = await Promise.all(
-      page.data.map(async (entry): Promise<Row | null> => {
-        const { data, response } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id: entry.resourceId } } });
-        return response.ok && data && STILL[reason](data)
-          ? { job: data, reasons: [reason], sortKey: `${entry.createdAt}#${entry.resourceId}` }
-          : null;
-      }),
-    );
     return {
-      rows: jobs.filter((row): row is Row => row !== null),
+      rows: page.data.map((entry) => ({
+        jobId: entry.resourceId,
+        reason,
+        sortKey: `${entry.createdAt}#${entry.resourceId}`,
+      })),
       cursor: page.has_more ? (page.data.at(-1)?.id ?? null) : null,
     };
   };
+
+/** An audit entry's job, read: its row, or null when the job is gone or the reason has passed. */
+const readJob = async (api: ApiClient, row: Unread): Promise<Row | null> => {
+  const { data, response } = await api.GET('/v1/sync_jobs/{id}', { params: { path: { id: row.jobId } } });
+  return response.ok && data && STILL[row.reason](data)
+    ? { job: data, reasons: [row.reason], sortKey: row.sortKey }
+    : null;
+};
+
+/** Reads the jobs of the unread rows among `chosen` (in parallel), in place in their buffers. */
+const readJobs = async (api: ApiClient, sources: SourceState[], chosen: Set<Buffered>) => {
+  await Promise.all(
+    sources.map(async (source) => {
+      const read = await Promise.all(
+        source.buffer.map((row) => (chosen.has(row) && !isRead(row) ? readJob(api, row) : row)),
+      );
+      source.buffer = read.filter((row): row is Buffered => row !== null);
+    }),
+  );
+};
 
 const READERS: Record<Reason, Reader> = {
   dead: jobList('dead', { status: 'dead' }),
@@ -96,7 +127,7 @@ const READERS: Record<Reason, Reader> = {
 /** One list's place: what was read and not shown yet, and where to read on. */
 interface SourceState {
   reason: Reason;
-  buffer: Row[];
+  buffer: Buffered[];
   cursor: string | null;
   done: boolean;
   /** The API refused this list's filter (an API without holds): shown as a note, not an error. */
@@ -156,18 +187,42 @@ export const readPage = async (
     const candidates = next.sources.filter((source) => source.buffer.length > 0);
     if (!candidates.length) break;
     const newest = candidates.reduce((a, b) => (b.buffer[0].sortKey > a.buffer[0].sortKey ? b : a));
-    const row = newest.buffer.shift()!;
+    if (!isRead(newest.buffer[0]) && shown.has(jobIdOf(newest.buffer[0]))) {
+      // Shown on an earlier page: not shown again, whatever its job says now.
+      newest.buffer.shift();
+      continue;
+    }
+    if (!isRead(newest.buffer[0])) {
+      // Its job is read now, with those of the other unread entries that may still make this page: the
+      // newest rows in hand, as many as the page lacks (a row read and dropped only makes room).
+      const inHand = next.sources
+        .flatMap((source) => source.buffer)
+        .filter((row) => !shown.has(jobIdOf(row)))
+        .sort((a, b) => (a.sortKey < b.sortKey ? 1 : a.sortKey > b.sortKey ? -1 : 0));
+      await readJobs(api, next.sources, new Set([newest.buffer[0], ...inHand.slice(0, limit - rows.size)]));
+      continue;
+    }
+    const row = newest.buffer.shift() as Row;
     const same = rows.get(row.job.id);
     if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
     else if (!shown.has(row.job.id)) rows.set(row.job.id, { ...row, reasons: [...row.reasons] });
   }
-  // What is read ahead of a job already shown is not shown again: its reasons join the row on this page.
+  // What is read ahead of a job already shown is not shown again: its reasons join the row on this page
+  // (an unread entry of a job on this page is read first: its reason joins only if it still applies).
+  await readJobs(
+    api,
+    next.sources,
+    new Set(next.sources.flatMap((source) => source.buffer.filter((row) => rows.has(jobIdOf(row))))),
+  );
   for (const source of next.sources)
     source.buffer = source.buffer.filter((row) => {
-      const same = rows.get(row.job.id);
-      if (same) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
-      return !same && !shown.has(row.job.id);
+      const same = rows.get(jobIdOf(row));
+      if (same && isRead(row)) same.reasons.push(...row.reasons.filter((reason) => !same.reasons.includes(reason)));
+      return !same && !shown.has(jobIdOf(row));
     });
+  // At the lists' end, whether anything is left depends on the unread entries' jobs: they are read.
+  if (next.sources.every((source) => source.done && !source.buffer.some(isRead)))
+    await readJobs(api, next.sources, new Set(next.sources.flatMap((source) => source.buffer)));
   next.shown = [...shown, ...rows.keys()];
   return {
     rows: [...rows.values()],

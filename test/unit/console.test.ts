@@ -178,6 +178,31 @@ describe('needs a person: the merged list', () => {
     expect(reasons.get('sj_c')).toEqual(['attention']);
   });
 
+  it('reads an audit entry’s job only when its row may be on the page, and every page still right', async () => {
+    const jobs = [
+      ...[30, 31, 32, 33, 34].map((n) => job(`sj_dead${n}`, n)),
+      ...[1, 2, 3, 4, 5, 6].map((n) =>
+        job(`sj_att${n}`, n, { status: 'completed', attention: n === 2 ? null : { reason: 'edited', since: at(n) } }),
+      ),
+    ];
+    const attention = [1, 2, 3, 4, 5, 6].map((n) => ({ id: `aud_${n}`, jobId: `sj_att${n}`, n }));
+    const { api, calls } = fakeApi({ jobs, attention, holds: true });
+    const reads = () => calls.filter((call) => call.startsWith('/v1/sync_jobs/{id}')).length;
+    // The first page is all dead jobs, newer than every audit entry: no job is read for it.
+    const first = await readPage(api, startList({}), 4);
+    expect(first.rows.map((row) => row.job.id)).toEqual(['sj_dead34', 'sj_dead33', 'sj_dead32', 'sj_dead31']);
+    expect(reads()).toBe(0);
+    // The second: one dead job, then the newest audit entries' jobs, only as many as the page lacks.
+    const second = await readPage(api, first.next, 4);
+    expect(second.rows.map((row) => row.job.id)).toEqual(['sj_dead30', 'sj_att6', 'sj_att5', 'sj_att4']);
+    expect(reads()).toBe(3);
+    // The third: the rest, sj_att2 read and dropped (it needs nobody now), and nothing left after it.
+    const third = await readPage(api, second.next, 4);
+    expect(third.rows.map((row) => row.job.id)).toEqual(['sj_att3', 'sj_att1']);
+    expect(third.hasMore).toBe(false);
+    expect(reads()).toBe(6);
+  });
+
   it('reads only the list of the reason filtered on, with the store filter passed on', async () => {
     const { api, calls } = fakeApi({ jobs: [job('sj_f', 1, { status: 'failed' })] });
     const { pages } = await everyPage(api, startList({ reason: 'failed', resellerStoreId: 'rst_1' }), 25);
