@@ -19,6 +19,10 @@ const base = {
 };
 
 module.exports = {
+  // A directory per run for the service's log lines and queue messages, searched for the fixtures'
+  // personal data at the end (test/run-logs.ts): a string found fails the run.
+  globalSetup: '<rootDir>/test/run-setup.ts',
+  globalTeardown: '<rootDir>/test/run-teardown.ts',
   projects: [
     {
       ...base,
@@ -39,6 +43,9 @@ module.exports = {
       ...base,
       displayName: 'integration',
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      // The functions are bundled once for every runtime of the run (global-setup.ts).
+      globalSetup: '<rootDir>/test/integration/global-setup.ts',
+      globalTeardown: '<rootDir>/test/integration/global-teardown.ts',
       setupFiles: ['<rootDir>/test/integration/env.ts', '<rootDir>/test/quiet-output.ts'],
     },
   ],

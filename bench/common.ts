@@ -152,7 +152,7 @@ export const createStores = async (
   return { resellerShopDomain: reseller.shopDomain, resellerSecret, sourceShopDomain: sourceStore.shopDomain, vendor };
 };
 
-export type JobView = Pick<Schemas['sync_job'], 'id' | 'status' | 'createdAt' | 'completedAt'>;
+export type JobView = Pick<Schemas['sync_job'], 'id' | 'status' | 'createdAt' | 'completedAt' | 'tagged'>;
 
 /**
  * Reads the statuses of `wanted` jobs through the API: pages of `GET /v1/sync_jobs?limit=100`

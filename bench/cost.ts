@@ -25,6 +25,7 @@ import { join } from 'node:path';
 import type { Node } from 'constructs';
 import { createApiClient } from '../client/client.js';
 import { loadConfig } from '../lib/config.js';
+import type { SdkCall } from '../lib/local/protocol.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
   benchApi,
@@ -48,12 +49,18 @@ import { PRICES } from './prices.js';
 const TARGET_PER_MILLION = 5;
 /** 0.0000002 rather than 2e-7: the way AWS's pages can be checked against it. */
 const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
-/** The functions an order runs through; any other invocation (the API reads of the bench) is not the order's. */
-const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder']);
+/**
+ * The functions an order runs through; any other invocation (the API reads of the bench) is not the order's.
+ * FulfillmentWorker: the reseller order's tag (CONTRACT.md §12.5), once the job is placed.
+ */
+const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder', 'FulfillmentWorker']);
 /** What an event and its delivery run through, for the delivery's own cost (phase 4). */
 const DELIVERY = new Set([...PIPELINE, 'EventDeliveryWorker']);
 /** CONTRACT.md §14 / issue 31: an order with no endpoint pays at most this many write units for its event. */
 const EVENT_WRU_BUDGET = 1.0;
+/** CONTRACT.md §12.5 / issue 29: the reseller order's tag adds one platform call per job and at most this many WRU. */
+const TAG_WRU_BUDGET = 1.0;
+const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
 /** Write units of the event items (`EVT#…`: the event, its deliveries) in a usage. */
 const eventWru = (u: ReturnType<typeof createMeter>['meter']['usage']) =>
   [...u.dynamo.byOperation]
@@ -90,8 +97,22 @@ const placeOnResellerShop = async (simUrl: string, shopDomain: string, body: str
 };
 
 const { meter, onInvoke, onSdkCall } = createMeter();
+/**
+ * The tag's writes: those of FulfillmentWorker, which in this run handles nothing but tags (no
+ * fulfillment arrives). A failed conditional write is billed 1 unit, as the meter counts it.
+ */
+const tagWrites = { calls: 0, wru: 0 };
+const onSdkCallAndTags = (call: SdkCall) => {
+  onSdkCall(call);
+  if (!meter.counting || call.functionName !== 'FulfillmentWorker' || call.service !== 'DynamoDB') return;
+  if (!WRITES.has(call.command)) return;
+  tagWrites.calls++;
+  const consumed = call.consumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
+  const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+  tagWrites.wru += call.error === undefined ? units : 1;
+};
 step('starting the local runtime');
-const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
+const runtime = await startBenchRuntime({ onInvoke, onSdkCall: onSdkCallAndTags });
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl, heldSeconds ? { routingPolicy: { holdSeconds: heldSeconds } } : {});
@@ -122,8 +143,9 @@ try {
     Array.from({ length: concurrency }, async () => {
       while (next < orders) {
         const body = orderBody(firstId + next++, stores.vendor);
-        // A held order is read again from the reseller's shop when its delay ends: it is there (not billed).
-        if (heldSeconds) await placeOnResellerShop(runtime.simulator!.url, stores.resellerShopDomain, body);
+        // The order is on the reseller's shop, as a real one is (not billed): a held order is read again
+        // there when its delay ends, and every placed order gets its tag there (CONTRACT.md §12.5).
+        await placeOnResellerShop(runtime.simulator!.url, stores.resellerShopDomain, body);
         const { data, error, response } = await postOrderWebhook(platform, stores, body);
         webhookRequests++;
         if (data?.syncJobIds.length !== 1) refused.push(`${response.status} ${JSON.stringify(data ?? error)}`);
@@ -134,9 +156,10 @@ try {
   );
   const sentMs = performance.now() - started;
 
-  // 2. Wait until every job is completed. EndResult = the worker has handled a message per job, the
-  // supplier has every order, and nothing of the order's pipeline ran for a moment (the poller
-  // deletes a batch after its invocation). Only then is counting paused to read the jobs through
+  // 2. Wait until every job is completed and its reseller order tagged. EndResult = the workers have handled
+  // a message per job (the sync worker its job, the fulfillment worker its tag), the supplier has every
+  // order, and nothing of the order's pipeline ran for a moment (the poller deletes a batch after its
+  // invocation). Only then is counting paused to read the jobs through
   // the API, whose own reads are not the orders' cost; if some job is not completed yet (a retry
   // is due), counting resumes until the next settle.
   const lastPipelineInvoke = () => Math.max(0, ...[...PIPELINE].map((n) => meter.lastInvokeAt.get(n) ?? 0));
@@ -146,12 +169,18 @@ try {
   const settling = progress('waiting for the worker to handle every job', jobIds.size);
   for (;;) {
     const handled = meter.usage.invocations.get('SyncWorker')?.records ?? 0;
+    const tagged = meter.usage.invocations.get('FulfillmentWorker')?.records ?? 0;
     settling.at(Math.min(handled, jobIds.size), `${fixed((performance.now() - started) / 1000)} s`);
-    if (handled >= jobIds.size && Date.now() - lastPipelineInvoke() > 750 && (await simOrders()) >= jobIds.size) {
+    if (
+      handled >= jobIds.size &&
+      tagged >= jobIds.size &&
+      Date.now() - lastPipelineInvoke() > 750 &&
+      (await simOrders()) >= jobIds.size
+    ) {
       const before = lastPipelineInvoke();
       meter.counting = false;
       const { jobs } = await readJobs(runtime.apiUrl, new Set(notCompleted));
-      notCompleted = notCompleted.filter((id) => jobs.get(id)?.status !== 'completed');
+      notCompleted = notCompleted.filter((id) => jobs.get(id)?.status !== 'completed' || jobs.get(id)?.tagged === null);
       if (lastPipelineInvoke() !== before) invocationsWhilePaused++;
       if (!notCompleted.length) break;
       meter.counting = true;
@@ -258,9 +287,26 @@ try {
   const eventUnits = perOrder(eventWru(u));
   console.log(
     `\nEvents (CONTRACT.md §14), no webhook endpoint: ${fixed(eventUnits, 3)} write units per order for its ` +
-      `sync_job.completed (the event's PutItem and its type's list entry, written by EventRecorder from the ` +
-      `change stream; the order's own writes are unchanged). Budget +${EVENT_WRU_BUDGET.toFixed(1)}: ` +
+      `sync_job.completed (the event's one PutItem at its place in its type's list, no index entry, written by ` +
+      `EventRecorder from the change stream; the order's own writes are unchanged). ` +
+      `Budget +${EVENT_WRU_BUDGET.toFixed(1)}: ` +
       (eventUnits <= EVENT_WRU_BUDGET ? 'PASS' : 'MISS'),
+  );
+  // The tag's platform calls: every call the reseller's shop answered but those keeping its subscriptions.
+  const simCalls = (
+    (await (await fetch(`${runtime.simulator!.url}/_sim/calls`)).json()) as {
+      calls: { shopDomain: string; subscription?: true }[];
+    }
+  ).calls.filter((c) => !c.subscription);
+  const callsTo = (shopDomain: string) => simCalls.filter((c) => c.shopDomain === shopDomain).length;
+  const tagUnits = perOrder(tagWrites.wru);
+  const tagCalls = perOrder(callsTo(stores.resellerShopDomain));
+  console.log(
+    `\nTags (CONTRACT.md §12.5): ${fixed(tagCalls, 3)} platform call(s) per job to the reseller's shop ` +
+      `(the supplier's: ${fixed(perOrder(callsTo(stores.sourceShopDomain)), 3)}); ${fixed(tagUnits, 3)} write units ` +
+      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) (\`tagged\` on the job, by FulfillmentWorker). ` +
+      `Budget 1 call and +${TAG_WRU_BUDGET.toFixed(1)} write units: ` +
+      (tagCalls <= 1 && tagUnits <= TAG_WRU_BUDGET ? 'PASS' : 'MISS'),
   );
   console.log('\nSQS, by action (billable requests, 64 KiB chunks):');
   console.log(

@@ -20,7 +20,7 @@
  * and the latency (median of `--runs`), and for the read units the ratio of the largest size to
  * the smallest size where the page is as full.
  *
- *   npm run bench:lists [-- --runs 3] [-- --skip <regexp of "list filter">] [-- --quick]
+ *   npm run bench:lists [-- --runs 3] [-- --skip <regexp of "list filter">] [-- --quick] [-- --sizes 1000,10000]
  *
  * A page's size is the same at every size: `limit` = the matches at the smallest size that has
  * any, at most 20. Target: every read-unit ratio ≤ 1.2. The exit code is 0 unless a page is wrong (an item
@@ -40,10 +40,16 @@ import { fixed, flags, median, orderBody, positiveNumber, table } from './common
 import { type RoundTrip, readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
 
-const args = flags({ runs: { type: 'string' }, skip: { type: 'string' } });
+const args = flags({ runs: { type: 'string' }, skip: { type: 'string' }, sizes: { type: 'string' } });
 /** `--skip 'status=pending'`: leaves out the lists whose `<list> <filter>` matches the pattern. */
 const SKIP = args.skip === undefined ? undefined : new RegExp(args.skip);
-const SIZES = args.quick ? [1_000, 2_000] : [1_000, 10_000, 100_000];
+/** `--sizes 1000,10000`: the owners' sizes, smallest first (a shorter run than 100k on a busy machine). */
+const SIZES =
+  args.sizes !== undefined
+    ? args.sizes.split(',').map((size) => Math.round(positiveNumber('sizes', size, 1000)))
+    : args.quick
+      ? [1_000, 2_000]
+      : [1_000, 10_000, 100_000];
 const RUNS = Math.round(positiveNumber('runs', args.runs, args.quick ? 1 : 3));
 const TARGET_RATIO = 1.2;
 const TABLE_NAME = 'bench-lists';
@@ -69,7 +75,10 @@ interface Owner {
  * One owner's jobs, audit entries and orders, newest first; each has a timestamp of its own (a second
  * apart; an unrouted order half-way between two jobs), so every list's order is known.
  */
-const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
+/** An event's id (`eventId`, shared/entities/event.ts), handed in: that module loads once the endpoint is set. */
+type EventIdOf = (type: EventType, createdAt: string, ...parts: string[]) => string;
+
+const ownerOf = (size: number, order: { body: Uint8Array }, eventIdOf: EventIdOf): Owner => {
   const ownerId = `owner_lists_${size}`;
   const stores = { big: `rst_b${pad(size, 23)}`, small: `rst_s${pad(size, 23)}` };
   const start = Date.parse('2026-01-01T00:00:00.000Z');
@@ -171,12 +180,14 @@ const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
   const events = jobs.flatMap((job, i): Event[] => {
     const type = EVENT_OF[job.status];
     if (!type) return [];
+    const createdAt = new Date(Date.parse(job.createdAt) + 250).toISOString();
     return [
       {
-        id: `evt_${pad(size, 7)}${pad(i, 17)}`,
+        // Its id spells its type and time (its key), as the recorder's do.
+        id: eventIdOf(type, createdAt, String(size), String(i)),
         ownerId,
         type,
-        createdAt: new Date(Date.parse(job.createdAt) + 250).toISOString(),
+        createdAt,
         object: { id: job.id, object: 'sync_job', status: job.status },
         endpointIds: ['we_seeded00000000000000000000'],
         failingEndpointIds: i % 100 === 3 ? ['we_seeded00000000000000000000'] : [],
@@ -189,7 +200,8 @@ const ownerOf = (size: number, order: { body: Uint8Array }): Owner => {
     stores,
     jobs: jobs.reverse(),
     entries: entries.reverse(),
-    events: events.reverse(),
+    // Newest first, as the list sorts them (`<created>#<id>`).
+    events: events.sort((a, b) => (`${a.createdAt}#${a.id}` < `${b.createdAt}#${b.id}` ? 1 : -1)),
     unroutedOrders,
     orders,
   };
@@ -237,14 +249,14 @@ const main = async () => {
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
     const { listSourceStores } = await import('../shared/stores/source-stores.js');
-    const { eventItem } = await import('../shared/entities/event.js');
+    const { eventId, eventItem } = await import('../shared/entities/event.js');
     const { listEvents } = await import('../shared/events/events.js');
     const recorder = recordRoundTrips(dynamo);
 
     const owners: Owner[] = [];
     for (const size of SIZES) {
       const started = performance.now();
-      const owner = ownerOf(size, order);
+      const owner = ownerOf(size, order, eventId);
       const storeItems = Object.values(owner.stores).flatMap((id, n) => {
         const store = {
           id,

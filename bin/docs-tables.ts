@@ -11,7 +11,15 @@ import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
 import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import { INDEX, INDEX_KEYS, type IndexRole, inFlight, lists, supplierPaceKey } from '../shared/dynamo/keys.js';
+import {
+  eventLists,
+  INDEX,
+  INDEX_KEYS,
+  type IndexRole,
+  inFlight,
+  lists,
+  supplierPaceKey,
+} from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { apiKeyItem } from '../shared/entities/api-key.js';
 import { appWebhookItem } from '../shared/entities/app-webhook.js';
@@ -57,6 +65,10 @@ function shardPlaceholders(id: string): [string, string][] {
       [lists.syncJobsIn(OWNER, state).of(id), `${lists.syncJobsIn(OWNER, state).all()[0]}#<shard>`],
       [lists.storeSyncJobsIn(RST, state).of(id), `${lists.storeSyncJobsIn(RST, state).all()[0]}#<shard>`],
     ]),
+    [
+      eventLists.ofType(OWNER, 'order.unrouted').of(id),
+      `${eventLists.ofType(OWNER, 'order.unrouted').all()[0]}#<shard>`,
+    ],
     [inFlight.open.partition(id), 'OPEN#<shard>'],
     [inFlight.failed.partition(id), 'FAILED#<shard>'],
     [inFlight.propagating.partition(id), 'PROPAGATING#<shard>'],

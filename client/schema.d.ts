@@ -1295,6 +1295,11 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       updatedAt: string;
+      /**
+       * @description whether the reseller’s order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false
+       * when it could not be written, null while pending or where the platform takes no tags (custom)
+       */
+      tagged: boolean | null;
       /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
       redactedAt: string | null;
       /** @description the latest source fulfillment; null until one arrives */

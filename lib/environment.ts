@@ -41,6 +41,11 @@ const WORK_QUEUES: QueueName[] = ['sync', 'syncDlq', 'fulfillment', 'fulfillment
 const movesWork = (fn: Pick<FunctionSpec, 'access' | 'consumes'>) =>
   [...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])].some((queue) => WORK_QUEUES.includes(queue));
 
+/** Functions that may write the table's items. */
+const TABLE_WRITES = ['PutItem', 'UpdateItem', 'TransactWriteItems'];
+const writesTable = (fn: Pick<FunctionSpec, 'access'>) =>
+  (fn.access.table ?? []).some((action) => TABLE_WRITES.includes(action));
+
 export const SERVICE_NAME = 'reseller-routing';
 
 /**
@@ -64,9 +69,9 @@ export const functionEnvironment = (
     environment.SYNC_LEASE_SECONDS = String(refs.sync.leaseSeconds);
     environment.SYNC_BACKOFF_SECONDS = refs.sync.backoffSeconds.join(',');
     environment.THROTTLE_BUDGET_SECONDS = String(refs.sync.throttleBudgetSeconds);
-    // Whoever ends a job may set its `expiresAt` from it.
-    environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   }
+  // Whatever writes the table may end a job (a move, a job created cancelled) and sets its `expiresAt` from it.
+  if (writesTable(fn)) environment.JOB_RETENTION_DAYS = String(refs.jobRetentionDays);
   if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
   if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);

@@ -366,8 +366,9 @@ export const routes: RouteSpec[] = [
     entry: 'functions/list-events.ts',
     auth: 'apiKey',
     request: { query: ListEventsQuery },
-    // Each type's list (GSI5, merged for a group or none), or the failing events (GSI6).
-    access: readList('stateLists', 'storeStateLists'),
+    // Each type's list: the events themselves (a Query of the table: 16 shards each, merged for a group
+    // or none) and GSI5's list of the first layout's until they expire; or the failing events (GSI6).
+    access: { ...readList('stateLists', 'storeStateLists'), table: ['GetItem', 'BatchGetItem', 'Query'] },
   },
   {
     name: 'GetEvent',

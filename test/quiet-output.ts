@@ -1,19 +1,16 @@
-import { appendFileSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { format } from 'node:util';
+import { keepInRun } from './run-logs.js';
 
 /**
  * `npm test` prints the runner's report and nothing else: what the service writes while a test file
  * runs (the functions' JSON log and metric lines, whether from this thread or from the execution
  * environments' worker threads piped into it; the local runtime's console lines; CDK's bundling
- * lines) goes to `.local/test-logs/jest-worker-<pid>.log` instead (one file per jest worker process),
- * where a failing test's story can be read. Tests that read the log (test/integration/logs.ts) tap
+ * lines) goes to `jest-worker-<pid>.log` in the run's directory under `.local/test-logs/` instead (one
+ * file per jest worker process, test/run-logs.ts), where a failing test's story can be read, and where
+ * the run's end searches it for personal data. Tests that read the log (test/integration/logs.ts) tap
  * the streams on top of this and still see every line.
  */
-const dir = join(__dirname, '..', '.local', 'test-logs');
-mkdirSync(dir, { recursive: true });
-const file = join(dir, `jest-worker-${process.pid}.log`);
-const keep = (text: string) => appendFileSync(file, text);
+const keep = (text: string) => keepInRun(`jest-worker-${process.pid}.log`, text);
 
 /** A line the service or its tooling wrote, as opposed to anything else on the stream. */
 const DIVERTED = /^\s*(\{|Bundling asset |npm warn )/;

@@ -291,6 +291,12 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       createdAt: timestamp,
       updatedAt: timestamp,
+      tagged: {
+        ...nullable({ type: 'boolean' }),
+        description:
+          'whether the reseller’s order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false when it ' +
+          'could not be written, null while pending or where the platform takes no tags (custom)',
+      },
       redactedAt: {
         ...nullable(timestamp),
         description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',

@@ -8,7 +8,7 @@ import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
-import { type Bundles, bundleFunctions } from './bundle.js';
+import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
 import { assertPortFree, StartupError } from './errors.js';
@@ -83,6 +83,11 @@ export interface LocalRuntimeOptions {
   onInvoke?: (name: string, ms: number, batch?: number) => void;
   /** Called with every AWS SDK call a function makes, for the cost benchmark's meter. */
   onSdkCall?: (call: SdkCall) => void;
+  /**
+   * Called with every message a queue delivers to its function, and, on stop, with each message left
+   * in a DLQ (the tests search them for personal data: test/run-logs.ts).
+   */
+  onMessage?: (queue: QueueName, body: string) => void;
 }
 
 export interface LocalRuntime {
@@ -116,6 +121,22 @@ const DEFAULT_QUEUE_CONCURRENCY = 2;
 
 const allEntries = allFunctions().map((fn) => fn.entry);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+/**
+ * Bundles what a runtime runs: every function and the console. `into` a directory that outlives
+ * the runtimes, for a run that starts many (the integration tests' global set-up).
+ */
+export const bundleRuntime = (into?: string) => bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT)), into);
+
+/**
+ * Set by a test run that bundled once for all its runtimes (test/integration/global-setup.ts): the
+ * directory of those bundles, which a runtime then uses and leaves in place.
+ */
+export const PREBUILT_BUNDLES_ENV = 'LOCAL_RUNTIME_BUNDLES';
+const prebuiltBundles = () => {
+  const dir = process.env[PREBUILT_BUNDLES_ENV];
+  return dir && existsSync(dir) ? bundlesIn(dir) : undefined;
+};
 
 /** The KMS stand-in's key lives beside the data it protects, so a persistent table stays readable. */
 const keyMaterial = (dataDir?: string) => {
@@ -248,7 +269,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       part(startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
       part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
-      part(bundleFunctions(allEntries, consoleDefine(buildConsole(ROOT))), (b) => async () => b.remove()),
+      part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
     ] as const;
     await Promise.allSettled(parts);
     const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
@@ -368,16 +389,21 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     });
     stops.push(front.stop);
 
+    const onMessage = options.onMessage;
     for (const consumer of consumers) {
       if ('queue' in consumer.trigger) {
+        const queueName = consumer.trigger.queue;
         const poller = startPoller({
           client: sqs.client,
-          queue: queues[consumer.trigger.queue],
+          queue: queues[queueName],
           pool: functions.pool(consumer.name),
           batchSize: consumer.trigger.batchSize,
           maxConcurrency: functions.pool(consumer.name).fn.maxConcurrency,
           visibilityTimeoutSeconds: visibilityOf(consumer.trigger.queue),
           onInvoke: options.onInvoke,
+          onReceive: (messages) => {
+            for (const message of messages) onMessage?.(queueName, message.Body ?? '');
+          },
         });
         // Before the functions stop, so no poll is left waiting for an environment.
         stops.splice(stops.indexOf(front.stop), 0, poller.stop);
@@ -403,6 +429,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
         timer.unref();
         stops.push(async () => clearInterval(timer));
       }
+    }
+
+    if (onMessage) {
+      // First of the stops: what the DLQs still hold, read while the queues are there.
+      const dlqs = (Object.keys(queues) as QueueName[]).filter((queue) => queue.endsWith('Dlq'));
+      stops.push(async () => {
+        for (const queue of dlqs) for (const body of await sqs.drain(queues[queue].url)) onMessage(queue, body);
+      });
     }
 
     return {

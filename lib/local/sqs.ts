@@ -69,10 +69,31 @@ export const startSqs = async (dataDir?: string) => {
     return { queue: { url, arn: await arnOf(url) }, dlq };
   };
 
+  /**
+   * Every message left in a queue, received once and hidden for the rest of the run (so each is read
+   * once): what a stopping runtime's DLQs still hold.
+   */
+  const drain = async (url: string) => {
+    const bodies: string[] = [];
+    for (;;) {
+      const out = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: 10,
+          WaitTimeSeconds: 0,
+          VisibilityTimeout: 3600,
+        }),
+      );
+      if (!out.Messages?.length) return bodies;
+      bodies.push(...out.Messages.map((m) => m.Body ?? ''));
+    }
+  };
+
   return {
     endpoint,
     client,
     createQueuePair,
+    drain,
     stop: async () => {
       client.destroy();
       await server.stop();
@@ -125,6 +146,8 @@ export const startPoller = (options: {
   maxConcurrency: number;
   visibilityTimeoutSeconds: number;
   onInvoke?: (name: string, ms: number, batch: number) => void;
+  /** Called with each batch received, before its invocation (tests search the messages). */
+  onReceive?: (messages: Message[]) => void;
 }) => {
   const { client, queue, pool } = options;
   const name = pool.fn.name;
@@ -184,6 +207,7 @@ export const startPoller = (options: {
     const receivedAt = Date.now();
     const messages = out.Messages ?? [];
     if (!messages.length || !running) return 'idle';
+    options.onReceive?.(messages);
     // Someone keeps polling while this batch is being handled, so a message arriving meanwhile
     // starts another invocation (in another environment) rather than waiting for this one.
     if (polling === 0) grow();

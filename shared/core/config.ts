@@ -79,4 +79,9 @@ export const config = {
    * (the tests' short clock), in milliseconds here.
    */
   personalDataRetentionMs: () => seconds('PERSONAL_DATA_RETENTION_DAYS', 90) * 86_400_000,
+  /**
+   * JOB_RETENTION_DAYS (`-c jobRetentionDays` on AWS, default 400): how long a job that has ended
+   * (completed, dead, cancelled) is kept after its last move before the table's TTL removes it.
+   */
+  jobRetentionDays: () => seconds('JOB_RETENTION_DAYS', 400),
 };

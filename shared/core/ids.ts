@@ -56,3 +56,44 @@ export const derivedId = (prefix: IdPrefix, ...parts: string[]) =>
   `${prefix}_${base32(createHash('sha256').update(parts.join('\n')).digest(), ID_LENGTH)}`;
 
 export const now = () => new Date().toISOString();
+
+const TIME_CHARS = 9;
+const KIND_AT = TIME_CHARS;
+const CHECK_AT = ID_LENGTH - 1;
+
+/** A check character over the others: an id that was not made by `placedId` rarely passes it (1 in 32). */
+const checkOf = (body: string) => {
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) sum = (sum + (i + 1) * ALPHABET.indexOf(body[i])) % 32;
+  return ALPHABET[sum];
+};
+
+/**
+ * An id that says where its item is (an event's: docs/design.md, "Events and webhook endpoints"):
+ * the 24 characters are the time in milliseconds (9, big-endian base32, so ids of one kind sort by
+ * time), a kind (1, 0–31), 13 from `seed` (random or a hash) and a check character. It has the shape
+ * of every id (`isId`), so the API's patterns do not change.
+ */
+export const placedId = (prefix: IdPrefix, ms: number, kind: number, seed: Uint8Array) => {
+  if (!Number.isInteger(ms) || ms < 0 || ms >= 2 ** (5 * TIME_CHARS))
+    throw new Error(`placedId: time ${ms} out of range`);
+  if (!Number.isInteger(kind) || kind < 0 || kind > 31) throw new Error(`placedId: kind ${kind} out of range`);
+  let time = '';
+  for (let rest = ms, i = 0; i < TIME_CHARS; i++, rest = Math.floor(rest / 32)) time = ALPHABET[rest % 32] + time;
+  const body = `${time}${ALPHABET[kind]}${base32(seed, CHECK_AT - KIND_AT - 1)}`;
+  return `${prefix}_${body}${checkOf(body)}`;
+};
+
+/** The place a `placedId` names (its time and kind), or undefined for any other value. */
+export const placeOfId = (prefix: IdPrefix, id: unknown): { ms: number; kind: number } | undefined => {
+  if (!isId(prefix, id)) return undefined;
+  const chars = id.slice(prefix.length + 1);
+  if (checkOf(chars.slice(0, CHECK_AT)) !== chars[CHECK_AT]) return undefined;
+  let ms = 0;
+  for (let i = 0; i < TIME_CHARS; i++) ms = ms * 32 + ALPHABET.indexOf(chars[i]);
+  return { ms, kind: ALPHABET.indexOf(chars[KIND_AT]) };
+};
+
+/** Random bytes for `placedId`'s seed, or the hash of `parts` (the same parts, the same id). */
+export const idSeed = (...parts: string[]) =>
+  parts.length ? createHash('sha256').update(parts.join('\n')).digest() : randomBytes(16);

@@ -46,6 +46,11 @@ export interface ResellerShippingLine {
 export interface ResellerOrder {
   /** The order id's string form: a string as sent, a number as its exact digits. */
   externalOrderId: string;
+  /**
+   * The order's `name` as the merchant's admin shows it (`#1001`), when a string of 1 to
+   * MAX_ORDER_NAME_LENGTH characters; null otherwise. The supplier order carries it (CONTRACT.md §12.5).
+   */
+  name: string | null;
   currency: string;
   email: JsonText | null;
   lineItems: ResellerLineItem[];
@@ -73,6 +78,8 @@ export type OrderReading = { ok: true; order: ResellerOrder } | ({ ok: false } &
 export const MAX_QUANTITY = 1_000_000;
 /** The longest order id, as a string or as a number's digits. */
 export const MAX_ORDER_ID_LENGTH = 100;
+/** The longest order `name` passed on; a longer one (never a platform's) is treated as absent. */
+export const MAX_ORDER_NAME_LENGTH = 255;
 /** The longest price string: far past any real amount, short enough that exact arithmetic stays instant. */
 export const MAX_PRICE_LENGTH = 64;
 
@@ -147,6 +154,13 @@ const lineItemId = (span: JsonSpan | undefined): string | null => {
   return id.length >= 1 && id.length <= MAX_LINE_ITEM_ID_LENGTH ? id : null;
 };
 
+/** The order's `name`, unchecked (read, never required: a custom platform may have none). */
+const orderName = (span: JsonSpan | undefined): string | null => {
+  if (!span || kindOf(span) !== 'string') return null;
+  const name = stringOf(span);
+  return name.length >= 1 && name.length <= MAX_ORDER_NAME_LENGTH ? name : null;
+};
+
 const isTrue = (span: JsonSpan | undefined) =>
   span !== undefined && kindOf(span) === 'literal' && textOf(span) === 'true';
 
@@ -196,6 +210,7 @@ const read = (text: string): ResellerOrder => {
       }));
   return {
     externalOrderId,
+    name: orderName(members.get('name')),
     currency: currency!,
     email: kept(members.get('email')),
     lineItems,

@@ -17,11 +17,38 @@ export interface SupplierOrder {
   line_items: OrderLineItem[];
   shipping_lines: ShippingLine[];
   shipping_address: JsonText | Record<string, unknown> | null;
-  /** The order's `note` and `note_attributes`, exactly as sent; absent when the reseller order has none. */
+  /**
+   * The order's `note` as sent (absent when the reseller order has none), and its `note_attributes`
+   * as sent with `reseller_order` (the reseller order's name) appended (CONTRACT.md §12.5).
+   */
   note?: JsonText | string | null;
   note_attributes?: JsonText | Array<{ name: string; value: string }>;
   tags: 'reseller-order';
 }
+
+/** The note attribute that names, on the supplier order, the reseller order it comes from (CONTRACT.md §12.5). */
+export const RESELLER_ORDER_ATTRIBUTE = 'reseller_order';
+
+/**
+ * The reseller order as the merchant and the supplier know it: its `name` (`#1001`), or its id when
+ * it has none (a custom platform's order may not).
+ */
+export const resellerOrderName = (order: Pick<ResellerOrder, 'name' | 'externalOrderId'>) =>
+  order.name ?? order.externalOrderId;
+
+/**
+ * The reseller's note attributes (an array's text, kept as sent, or values) with `reseller_order`
+ * appended: its own elements untouched, so a value of any kind passes on exactly as it came.
+ */
+export const withResellerOrder = (
+  attributes: JsonText | Array<{ name: string; value: string }> | null | undefined,
+  name: string,
+): JsonText => {
+  const entry = JSON.stringify({ name: RESELLER_ORDER_ATTRIBUTE, value: name });
+  const text = attributes instanceof JsonText ? attributes.text : JSON.stringify(attributes ?? []);
+  const inner = text.trim().slice(1, -1);
+  return new JsonText(`[${inner.trim() ? `${inner},` : ''}${entry}]`);
+};
 
 export interface OrderLineItem {
   title: JsonText | string;
@@ -133,7 +160,7 @@ export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrde
     ),
     shipping_address: order.shippingAddress,
     note: order.note ?? undefined,
-    note_attributes: order.noteAttributes ?? undefined,
+    note_attributes: withResellerOrder(order.noteAttributes, resellerOrderName(order)),
     tags: 'reseller-order',
   };
 }

@@ -274,13 +274,33 @@ export const inFlight = {
 };
 
 /**
- * Events (CONTRACT.md §14) and webhook endpoints. An event is `EVT#<id>`/`EVT`, its delivery to an
- * endpoint beside it (`DLV#<endpointId>`). An owner's endpoints (at most 16) and their count share
- * one partition keyed by the owner, so another owner's endpoint id names no item (404) and the
- * whole list is one Query.
+ * Event list partitions of the table itself and of the indexes. An event is kept in its list
+ * (`ofType`: its owner's events of its type, sharded by its id, sorted by `<created>#<id>`), with no
+ * index entry on the happy path; GSI6 holds the failing ones and GSI7 an endpoint's failed deliveries.
+ * `legacyOfType` is GSI5's list of the events written before (at `EVT#<id>`/`EVT`), read until they
+ * expire (docs/design.md, "Events and webhook endpoints").
+ */
+export const eventLists = {
+  ofType: (ownerId: string, type: string) => sharded(`EVT#${ownerId}#${type}`),
+  legacyOfType: (ownerId: string, type: string) => `OWNER#${ownerId}#EVT#${type}`,
+  failing: (ownerId: string) => `OWNER#${ownerId}#EVT#FAILING`,
+  endpointFailed: (endpointId: string) => `WHE#${endpointId}#FAILED`,
+};
+
+/**
+ * Events (CONTRACT.md §14) and webhook endpoints. An event is an item of its list (`eventLists.ofType`),
+ * its key spelled by its id (shared/entities/event.ts); its delivery to an endpoint is
+ * `EVT#<eventId>`/`DLV#<endpointId>`. An owner's endpoints (at most 16) and their count share one
+ * partition keyed by the owner, so another owner's endpoint id names no item (404) and the whole
+ * list is one Query.
  */
 export const eventKeys = {
-  event: (id: string): Key => ({ PK: `EVT#${id}`, SK: 'EVT' }),
+  event: (ownerId: string, type: string, createdAt: string, id: string): Key => ({
+    PK: eventLists.ofType(ownerId, type).of(id),
+    SK: listSortKey(createdAt, id),
+  }),
+  /** An event written before its list was its key (30 days' TTL): read, never written. */
+  legacyEvent: (id: string): Key => ({ PK: `EVT#${id}`, SK: 'EVT' }),
   delivery: (eventId: string, endpointId: string): Key => ({ PK: `EVT#${eventId}`, SK: `DLV#${endpointId}` }),
   endpoint: (ownerId: string, id: string): Key => ({ PK: `WHE#${ownerId}`, SK: `WHE#${id}` }),
   /** The owner's number of endpoints, the key of the limit of 16 (a conditional update beside each create). */
@@ -288,15 +308,9 @@ export const eventKeys = {
   endpointsOf: (ownerId: string) => ({ PK: `WHE#${ownerId}`, SKPrefix: 'WHE#' }),
 };
 
-/** Event list partitions: GSI5 by type (every event), GSI6 the failing ones, GSI7 an endpoint's failed deliveries. */
-export const eventLists = {
-  ofType: (ownerId: string, type: string) => `OWNER#${ownerId}#EVT#${type}`,
-  failing: (ownerId: string) => `OWNER#${ownerId}#EVT#FAILING`,
-  endpointFailed: (endpointId: string) => `WHE#${endpointId}#FAILED`,
-};
-
 /** The list sort key an index entry carries (a page's bound when several partitions are merged). */
-export const entrySortKey = (role: IndexRole, entry: Record<string, unknown>) => String(entry[INDEX_KEYS[role].sk]);
+export const entrySortKey = (role: IndexRole | 'table', entry: Record<string, unknown>) =>
+  String(entry[role === 'table' ? 'SK' : INDEX_KEYS[role].sk]);
 /** The reconciler's place in its pass over GSI3's sets (shared/entities/reconcile-pass.ts): one small item. */
 export const reconcilePassKey = (): Key => ({ PK: 'RECONCILER', SK: 'PASS' });
 

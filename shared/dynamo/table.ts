@@ -160,7 +160,8 @@ export const queryKeys = async (input: {
  * index carry the table's keys (`keyOf`) and serve as an `exclusiveStartKey`.
  */
 export const queryIndex = async (input: {
-  index: IndexRole;
+  /** `table`: the table's own partition (`PK`, sorted by `SK`). */
+  index: IndexRole | 'table';
   partition: string;
   prefix?: string;
   before?: string;
@@ -172,7 +173,7 @@ export const queryIndex = async (input: {
   /** Oldest (lowest sort key) first; newest first by default. */
   forward?: boolean;
 }): Promise<Item[]> => {
-  const { pk, sk } = INDEX_KEYS[input.index];
+  const { pk, sk } = input.index === 'table' ? { pk: 'PK', sk: 'SK' } : INDEX_KEYS[input.index];
   if (input.prefix && input.atLeast !== undefined) throw new Error('queryIndex: a prefix and atLeast do not combine');
   const prefix = input.prefix ?? '';
   const low = prefix || input.atLeast;
@@ -197,7 +198,7 @@ export const queryIndex = async (input: {
   const out = await dynamo.send(
     new QueryCommand({
       TableName: TABLE(),
-      IndexName: INDEX[input.index],
+      IndexName: input.index === 'table' ? undefined : INDEX[input.index],
       KeyConditionExpression: range ? `#pk = :pk AND ${range}` : '#pk = :pk',
       ExpressionAttributeNames: { '#pk': pk, ...(range ? { '#sk': sk } : {}) },
       ExpressionAttributeValues: values,

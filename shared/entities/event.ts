@@ -1,6 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
+import { type IdPrefix, idSeed, placedId, placeOfId } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
-import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
+import { eventKeys, eventLists, indexEntry, indexPartitionName, type Key, listSortKey } from '../dynamo/keys.js';
 import { getItem, type Item, putAlone, TABLE, updateIf } from '../dynamo/table.js';
 
 /**
@@ -42,30 +43,67 @@ export interface Event {
   endpointIds: string[];
   /** Endpoints whose delivery has failed and not succeeded since: the event is in the failing list. */
   failingEndpointIds: string[];
+  /** Stored at the key of the first layout (`EVT#<id>`/`EVT`, until its TTL): read, updated, never written anew. */
+  legacy?: true;
 }
 
-export const eventKey = (id: string) => eventKeys.event(id);
+const EVENT_PREFIX: IdPrefix = 'evt';
+
+/**
+ * A new event's id (docs/design.md, "Events and webhook endpoints"): it spells the event's time and
+ * type, so the id and the caller's owner give the event's key (`eventKeyOfId`). Derived from `parts`
+ * when given (the same change, the same id), random otherwise.
+ */
+export const eventId = (type: EventType, createdAt: string, ...parts: string[]) =>
+  placedId(
+    EVENT_PREFIX,
+    Date.parse(createdAt),
+    EVENT_TYPES.indexOf(type),
+    parts.length ? idSeed(type, ...parts) : idSeed(),
+  );
+
+/** The time and type an event id spells; undefined for an id of the first layout (or not an event's). */
+export const eventPlaceOf = (id: unknown): { type: EventType; createdAt: string } | undefined => {
+  const place = placeOfId(EVENT_PREFIX, id);
+  const type = place && EVENT_TYPES[place.kind];
+  return type ? { type, createdAt: new Date(place.ms).toISOString() } : undefined;
+};
+
+/**
+ * Where an event is: in its list, its type's shard of its owner's events at `<created>#<id>`
+ * (docs/design.md, "Events and webhook endpoints"), or at the first layout's key when read from there.
+ */
+export const eventKey = (event: Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt' | 'legacy'>): Key =>
+  event.legacy
+    ? eventKeys.legacyEvent(event.id)
+    : eventKeys.event(event.ownerId, event.type, event.createdAt, event.id);
+
+/** The key an owner's event id names, from the id alone (no read); undefined for any other id. */
+export const eventKeyOfId = (ownerId: string, id: string): Key | undefined => {
+  const place = eventPlaceOf(id);
+  return place && eventKey({ id, ownerId, ...place });
+};
 
 /** Epoch seconds when DynamoDB's TTL deletes an event (and its deliveries). */
 export const eventExpiry = (createdAt: string) => Math.floor(Date.parse(createdAt) / 1000) + EVENT_RETENTION_SECONDS;
 
 /**
- * Its entry in its type's list (GSI5), the only one the happy path pays for; the unfiltered list and
- * `type=<group>.*` merge the types' lists. The failing list (GSI6) is entered on a failed delivery
- * (`failingEventEntry`), off the happy path.
+ * The entry of an event with a failed delivery in the failing list (GSI6, sorted as every list),
+ * set beside the endpoint's id in `failingEndpointIds`: the only index entry an event has, off the
+ * happy path (its own key is its place in its type's list).
  */
-export const eventIndexEntries = (event: Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt'>) =>
-  indexEntry('stateLists', eventLists.ofType(event.ownerId, event.type), listSortKey(event.createdAt, event.id));
-
-/** The entry of an event with a failed delivery, set beside the endpoint's id in `failingEndpointIds`. */
-export const failingEventEntry = (ownerId: string) => indexEntry('storeStateLists', eventLists.failing(ownerId));
+export const failingEventEntry = (event: Pick<Event, 'id' | 'ownerId' | 'createdAt'>) =>
+  indexEntry('storeStateLists', eventLists.failing(event.ownerId), listSortKey(event.createdAt, event.id));
 /** The attribute to remove when no delivery of the event is failing any more. */
 export const failingEventAttribute = indexPartitionName('storeStateLists');
 
+/**
+ * The event's item, at its key (`eventKey`): no index entry but the failing list's, so its Put is
+ * one write unit (under 1 KB, the object deflated).
+ */
 export const eventItem = (event: Event): Item => ({
-  ...eventKey(event.id),
-  ...eventIndexEntries(event),
-  ...(event.failingEndpointIds.length ? failingEventEntry(event.ownerId) : {}),
+  ...eventKey(event),
+  ...(event.failingEndpointIds.length ? failingEventEntry(event) : {}),
   id: event.id,
   ownerId: event.ownerId,
   type: event.type,
@@ -98,13 +136,20 @@ export const eventFrom = (item: Item): Event => {
     object: objectOf(item.object),
     endpointIds: stringList(item.endpointIds),
     failingEndpointIds: stringList(item.failingEndpointIds).sort(),
+    ...(item.SK === eventKeys.legacyEvent('').SK ? { legacy: true as const } : {}),
   };
 };
 
-/** The event's Put, as a transaction item: on condition that its id is new. */
-export const eventPut = (event: Event) => ({
-  Put: { TableName: TABLE(), Item: eventItem(event), ConditionExpression: 'attribute_not_exists(PK)' },
-});
+/**
+ * The event's Put, as a transaction item: on condition that its id is new. Its id must spell its time
+ * and type (`eventId`), or `GET /v1/events/{id}` would look for it elsewhere.
+ */
+export const eventPut = (event: Event) => {
+  const place = eventPlaceOf(event.id);
+  if (event.legacy || place?.type !== event.type || place.createdAt !== event.createdAt)
+    throw new Error(`event ${event.id}: its id does not spell its type and time (eventId)`);
+  return { Put: { TableName: TABLE(), Item: eventItem(event), ConditionExpression: 'attribute_not_exists(PK)' } };
+};
 
 /**
  * Writes the event alone (the change stream's recorder: one PutItem), on condition that its id is new;
@@ -113,16 +158,19 @@ export const eventPut = (event: Event) => ({
 export const putEvent = async (event: Event): Promise<Event> => {
   const written = await putAlone(eventPut(event));
   if (written === true) return event;
-  const met = written.met ? eventFrom(written.met) : await getItem(eventKey(event.id), eventFrom, true);
+  const met = written.met ? eventFrom(written.met) : await getItem(eventKey(event), eventFrom, true);
   if (!met) throw new Error(`event ${event.id} was refused and is not there`);
   return met;
 };
 
+/** What names an event's item (`eventKey`): its id, owner, type and time, and its layout. */
+export type EventRef = Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt' | 'legacy'>;
+
 /** Sets the endpoints an event is delivered to, as a transaction item: on condition that it has none yet. */
-export const eventEndpointsSet = (eventId: string, endpointIds: string[]) => ({
+export const eventEndpointsSet = (event: EventRef, endpointIds: string[]) => ({
   Update: {
     TableName: TABLE(),
-    Key: eventKey(eventId),
+    Key: eventKey(event),
     UpdateExpression: 'SET #ids = :ids',
     ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#ids)',
     ExpressionAttributeNames: { '#ids': 'endpointIds' },
@@ -130,28 +178,40 @@ export const eventEndpointsSet = (eventId: string, endpointIds: string[]) => ({
   },
 });
 
-/** An endpoint's delivery of the event failed: it is among the failing ones, the event in the failing list. */
-export const eventFailingAdd = (delivery: { eventId: string; endpointId: string; ownerId: string }) => {
-  const [[entryName, entryValue]] = Object.entries(failingEventEntry(delivery.ownerId));
+/**
+ * An endpoint's delivery of the event failed: it is among the failing ones, the event in the failing
+ * list. On condition that the event is there: an update of a key that names no item would write one,
+ * and in a list partition (the event's key) a list would read it.
+ */
+export const eventFailingAdd = (event: EventRef, endpointId: string) => {
+  const entry = Object.entries(failingEventEntry(event));
   return {
     Update: {
       TableName: TABLE(),
-      Key: eventKey(delivery.eventId),
-      UpdateExpression: 'ADD #failing :endpoint SET #entry = :entry',
-      ExpressionAttributeNames: { '#failing': 'failingEndpointIds', '#entry': entryName },
-      ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]), ':entry': entryValue },
+      Key: eventKey(event),
+      UpdateExpression: `ADD #failing :endpoint SET ${entry.map((_, i) => `#e${i} = :e${i}`).join(', ')}`,
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeNames: {
+        '#failing': 'failingEndpointIds',
+        ...Object.fromEntries(entry.map(([name], i) => [`#e${i}`, name])),
+      },
+      ExpressionAttributeValues: {
+        ':endpoint': new Set([endpointId]),
+        ...Object.fromEntries(entry.map(([, value], i) => [`:e${i}`, value])),
+      },
     },
   };
 };
 
-/** An endpoint's delivery of the event succeeded: it is no longer among the failing ones. */
-export const eventFailingDelete = (delivery: { eventId: string; endpointId: string }) => ({
+/** An endpoint's delivery of the event succeeded: it is no longer among the failing ones (if the event is there). */
+export const eventFailingDelete = (event: EventRef, endpointId: string) => ({
   Update: {
     TableName: TABLE(),
-    Key: eventKey(delivery.eventId),
+    Key: eventKey(event),
     UpdateExpression: 'DELETE #failing :endpoint',
+    ConditionExpression: 'attribute_exists(PK)',
     ExpressionAttributeNames: { '#failing': 'failingEndpointIds' },
-    ExpressionAttributeValues: { ':endpoint': new Set([delivery.endpointId]) },
+    ExpressionAttributeValues: { ':endpoint': new Set([endpointId]) },
   },
 });
 
@@ -159,11 +219,24 @@ export const eventFailingDelete = (delivery: { eventId: string; endpointId: stri
  * Takes the event out of the failing list when no delivery of it is failing: DynamoDB drops an
  * emptied set, so only then (a failure meanwhile keeps it).
  */
-export const leaveFailingList = async (eventId: string) => {
+export const leaveFailingList = async (event: EventRef) => {
   await updateIf({
-    Key: eventKey(eventId),
+    Key: eventKey(event),
     UpdateExpression: 'REMOVE #entry',
     ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(#failing)',
     ExpressionAttributeNames: { '#entry': failingEventAttribute, '#failing': 'failingEndpointIds' },
   });
+};
+
+/**
+ * An owner's event by id, with one GetItem: at the key its id spells; an id of the first layout (or
+ * one spelling a key where nothing is) is read at the first layout's key too, until those expire
+ * (docs/design.md, "Events and webhook endpoints"). Undefined when neither holds it.
+ */
+export const getEvent = async (ownerId: string, id: string, consistent = false): Promise<Event | undefined> => {
+  const key = eventKeyOfId(ownerId, id);
+  const placed = key && (await getItem(key, eventFrom, consistent));
+  if (placed) return placed;
+  const legacy = await getItem(eventKeys.legacyEvent(id), eventFrom, consistent);
+  return legacy?.ownerId === ownerId ? legacy : undefined;
 };

@@ -1,7 +1,6 @@
-import { derivedId } from '../core/ids.js';
 import { isSyncJobKey, storeOfKey } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
-import type { EventType } from '../entities/event.js';
+import { type EventType, eventId } from '../entities/event.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
 import type { FulfillmentEntry } from '../order/fulfillment-entry.js';
@@ -33,6 +32,15 @@ export interface Change {
   subject: Subject;
 }
 
+/**
+ * The id and time of the event of `type` that happened `at` (ISO 8601): the id spells the type and
+ * time (its key, shared/entities/event.ts) and follows from `parts`, so the same write gives the same id.
+ */
+const placed = (type: EventType, at: string, ...parts: string[]) => ({
+  id: eventId(type, at, ...parts),
+  createdAt: new Date(Date.parse(at)).toISOString(),
+});
+
 const recordOf = (item: Item | undefined): OrderRecord | undefined => {
   if (!item || !isSyncJobKey(keyOf(item))) return undefined;
   const parsed = orderItemFrom(item);
@@ -51,10 +59,9 @@ const STATUS_EVENTS = {
 } as const satisfies Partial<Record<SyncJob['status'], EventType>>;
 
 const jobChange = (job: SyncJob, type: EventType, ...parts: string[]): Change => ({
-  id: derivedId('evt', job.id, type, job.updatedAt, ...parts),
+  ...placed(type, job.updatedAt, job.id, job.updatedAt, ...parts),
   ownerId: job.ownerId,
   type,
-  createdAt: job.updatedAt,
   subject: { kind: 'syncJob', job },
 });
 
@@ -93,10 +100,9 @@ const fulfillmentChanges = (before: SyncJob | undefined, after: SyncJob): Change
     const type = FULFILLMENT_EVENTS[entry.status as keyof typeof FULFILLMENT_EVENTS];
     return [
       {
-        id: derivedId('evt', after.id, type, entry.sourceFulfillmentId, entry.updatedAt),
+        ...placed(type, entry.updatedAt, after.id, entry.sourceFulfillmentId, entry.updatedAt),
         ownerId: after.ownerId,
         type,
-        createdAt: entry.updatedAt,
         subject: { kind: 'syncJob', job: after },
       },
     ];
@@ -109,10 +115,9 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
   if (!order?.unroutedLines.length) return [];
   return [
     {
-      id: derivedId('evt', order.firstJobId, 'order.unrouted'),
+      ...placed('order.unrouted', order.createdAt, order.firstJobId),
       ownerId: order.ownerId,
       type: 'order.unrouted',
-      createdAt: order.createdAt,
       subject: { kind: 'order', order },
     },
   ];
@@ -141,10 +146,9 @@ const storeChanges = (before: Item | undefined, after: Item | undefined): Change
   if (!next) return [];
   const previous = storeOf(before)?.store;
   const change = (type: EventType, at: string): Change => ({
-    id: derivedId('evt', next.store.id, type, at),
+    ...placed(type, at, next.store.id, at),
     ownerId: next.store.ownerId,
     type,
-    createdAt: at,
     subject: next,
   });
   const changes: Change[] = [];

@@ -1,5 +1,5 @@
 import { transactIf } from '../dynamo/table.js';
-import { eventFailingAdd, eventFailingDelete, leaveFailingList } from '../entities/event.js';
+import { type EventRef, eventFailingAdd, eventFailingDelete, leaveFailingList } from '../entities/event.js';
 import { type DeliveryRef, deliveryTryDelivered, deliveryTryFailed } from '../entities/event-delivery.js';
 
 /**
@@ -11,7 +11,8 @@ import { type DeliveryRef, deliveryTryDelivered, deliveryTryFailed } from '../en
 
 /**
  * Runs a delivery's transaction (the delivery's write first); false when the delivery had moved past
- * the try (another message's). Cancelled otherwise, it is a fault.
+ * the try (another message's). Cancelled otherwise (the event gone meanwhile, say), it is a fault:
+ * the message comes again and its claim finds no event.
  */
 const ifStill = async (items: Parameters<typeof transactIf>[0]) => {
   const written = await transactIf(items);
@@ -25,17 +26,23 @@ const ifStill = async (items: Parameters<typeof transactIf>[0]) => {
  * False when the delivery had moved past this try.
  */
 export const deliveryFailed = async (
-  delivery: DeliveryRef,
+  { event, delivery }: { event: EventRef; delivery: DeliveryRef },
   responseStatus: number | null,
   nextAttemptAt: string | null,
-) => ifStill([deliveryTryFailed(delivery, responseStatus, nextAttemptAt), eventFailingAdd(delivery)]);
+) => ifStill([deliveryTryFailed(delivery, responseStatus, nextAttemptAt), eventFailingAdd(event, delivery.endpointId)]);
 
 /**
  * A try that a 2xx answered: `delivered`; the event leaves the failing list when no delivery of it fails.
  * False when the delivery had moved past this try.
  */
-export const deliveryDelivered = async (delivery: DeliveryRef, responseStatus: number) => {
-  const written = await ifStill([deliveryTryDelivered(delivery, responseStatus), eventFailingDelete(delivery)]);
-  if (written && delivery.attempts > 0) await leaveFailingList(delivery.eventId);
+export const deliveryDelivered = async (
+  { event, delivery }: { event: EventRef; delivery: DeliveryRef },
+  responseStatus: number,
+) => {
+  const written = await ifStill([
+    deliveryTryDelivered(delivery, responseStatus),
+    eventFailingDelete(event, delivery.endpointId),
+  ]);
+  if (written && delivery.attempts > 0) await leaveFailingList(event);
   return written;
 };

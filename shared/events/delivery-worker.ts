@@ -7,7 +7,7 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
-import { type Event, eventFrom, eventKey } from '../entities/event.js';
+import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
@@ -51,7 +51,7 @@ const claimDelivery = async (message: DeliveryMessage): Promise<DeliveryItem | u
   const delivery = await getItem(eventDeliveryKey(message.eventId, message.endpointId), eventDeliveryFrom, true);
   if (delivery?.status !== 'pending' || delivery.attempts !== message.attempts) return undefined;
   const [event, endpoint] = await Promise.all([
-    getItem(eventKey(message.eventId), eventFrom),
+    getEvent(delivery.ownerId, message.eventId),
     getItem(webhookEndpointKey(delivery.ownerId, message.endpointId), webhookEndpointFrom, true),
   ]);
   return event && endpoint ? { delivery, event, endpoint } : undefined;
@@ -82,8 +82,7 @@ export const deliveryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps>
   internalReason: 'internal error while delivering the event',
   throttledSince: () => undefined,
   // Reached only if the service's own error were taken for a refusal: the delivery fails, for `recover`.
-  end: async (_deps, { item }, _reason, status) =>
-    (await deliveryFailed(item.delivery, status, null)) ? 'failed' : 'moved',
+  end: async (_deps, { item }, _reason, status) => ((await deliveryFailed(item, status, null)) ? 'failed' : 'moved'),
   defer: async (attempt) => attempt.message,
   fail: async () => undefined,
 };
@@ -94,16 +93,16 @@ export const processDeliveryMessage = (deps: DeliveryDeps, received: SQSRecord, 
 const isSuccess = (status: number | null): status is number => status !== null && status >= 200 && status < 300;
 
 const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
-  const { delivery, endpoint } = attempt.item;
+  const { endpoint } = attempt.item;
   // A disabled endpoint's deliveries fail at once, for `recover` to send once it is enabled again.
   if (endpoint.status !== 'enabled') {
-    await deliveryFailed(delivery, null, null);
+    await deliveryFailed(attempt.item, null, null);
     logger.info('event delivery failed: its endpoint is disabled');
     return 'done';
   }
   const status = await send(deps, attempt.item);
   if (isSuccess(status)) {
-    if (await deliveryDelivered(delivery, status)) await endpointSucceeded(endpoint);
+    if (await deliveryDelivered(attempt.item, status)) await endpointSucceeded(endpoint);
     logger.info('event delivered', { status });
     return 'done';
   }
@@ -157,7 +156,7 @@ const tryAgainLater = async ({ item, message }: DeliveryAttempt, status: number 
       next.wait,
     );
   }
-  if (!(await deliveryFailed(item.delivery, status, next?.at ?? null))) return;
+  if (!(await deliveryFailed(item, status, next?.at ?? null))) return;
   await endpointFailed(item.endpoint);
   logger.warn(next ? 'event delivery failed; tried again later' : 'event delivery failed; no try left', {
     status,

@@ -1,10 +1,10 @@
 import { InvalidCursorError, ResourceMissingError } from '../core/errors.js';
-import { isId, newId, now } from '../core/ids.js';
+import { isId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { entrySortKey, eventLists, listSortKey } from '../dynamo/keys.js';
 import type { Page } from '../dynamo/pagination.js';
-import { batchGet, getItem, keyOf, queryIndex } from '../dynamo/table.js';
-import { EVENT_TYPES, type Event, type EventType, eventFrom, eventKey, eventPut } from '../entities/event.js';
+import { batchGet, type Item, keyOf, queryIndex } from '../dynamo/table.js';
+import { EVENT_TYPES, type Event, type EventType, eventFrom, eventId, eventPut, getEvent } from '../entities/event.js';
 import { eventDeliveryFrom, eventDeliveryKey, eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
 import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 
@@ -17,8 +17,8 @@ export interface NewEvent {
   /** The object as its GET answers it after the change (presented, without personal data). */
   object: Record<string, unknown>;
   /**
-   * The event's id when it follows from the change (`derivedId('evt', …)`): a change written again
-   * (a redelivered message) writes its event at most once. A new one otherwise.
+   * The event's id when it follows from the change (`eventId(type, createdAt, …parts)`): a change
+   * written again (a redelivered message) writes its event at most once. A new one otherwise.
    */
   id?: string;
   createdAt?: string;
@@ -32,7 +32,7 @@ export interface NewEvent {
  */
 export const eventWrites = (input: NewEvent, endpoints: WebhookEndpoint[]) => {
   const createdAt = input.createdAt ?? now();
-  const id = input.id ?? newId('evt');
+  const id = input.id ?? eventId(input.type, createdAt);
   const receivers = endpoints.filter((endpoint) => takesEvent(endpoint, input.type)).map((endpoint) => endpoint.id);
   const event: Event = { ...input, id, createdAt, endpointIds: receivers, failingEndpointIds: [] };
   return [eventPut(event), ...receivers.map((endpointId) => eventDeliveryPut(newDelivery(event, endpointId)))];
@@ -54,15 +54,28 @@ const typesOf = (filter: EventFilters['type']): readonly EventType[] => {
   return EVENT_TYPES.filter((type) => type.startsWith(`${filter.group}.`));
 };
 
+/** One partition a list reads: of the table (the events themselves) or of an index (their keys). */
+export interface EventSource {
+  index: 'table' | 'stateLists' | 'storeStateLists';
+  partition: string;
+}
+
 /**
- * The partitions a filtered list reads (docs/design.md, "Events"): each type's list (GSI5), merged
- * when the filter takes several types; or the owner's failing events (GSI6), few, kept when of the
- * types asked for.
+ * The partitions a filtered list reads (docs/design.md, "Events and webhook endpoints"): each shard
+ * of each type's list, the events themselves (the table), merged when there are several, with GSI5's
+ * list of that type's events of the first layout until they expire; or the owner's failing events
+ * (GSI6), few, kept when of the types asked for.
  */
-export const eventSources = (ownerId: string, filters: EventFilters) =>
+export const eventSources = (ownerId: string, filters: EventFilters): EventSource[] =>
   filters.failing
-    ? { index: 'storeStateLists' as const, partitions: [eventLists.failing(ownerId)] }
-    : { index: 'stateLists' as const, partitions: typesOf(filters.type).map((t) => eventLists.ofType(ownerId, t)) };
+    ? [{ index: 'storeStateLists', partition: eventLists.failing(ownerId) }]
+    : typesOf(filters.type).flatMap((type) => [
+        ...eventLists
+          .ofType(ownerId, type)
+          .all()
+          .map((partition) => ({ index: 'table' as const, partition })),
+        { index: 'stateLists' as const, partition: eventLists.legacyOfType(ownerId, type) },
+      ]);
 
 const matcher = (filters: EventFilters) => {
   const types = typesOf(filters.type);
@@ -73,16 +86,93 @@ const matcher = (filters: EventFilters) => {
 const upperBound = async (owner: Owner, startingAfter: string | undefined, filters: EventFilters) => {
   const lt = filters.createdLt;
   if (startingAfter === undefined) return lt;
-  const cursor = isId('evt', startingAfter) ? await getItem(eventKey(startingAfter), eventFrom) : undefined;
-  if (cursor?.ownerId !== owner.ownerId || !typesOf(filters.type).includes(cursor.type)) throw new InvalidCursorError();
+  const cursor = isId('evt', startingAfter) ? await getEvent(owner.ownerId, startingAfter) : undefined;
+  if (!cursor || !typesOf(filters.type).includes(cursor.type)) throw new InvalidCursorError();
   const place = listSortKey(cursor.createdAt, cursor.id);
   return lt !== undefined && lt < place ? lt : place;
 };
 
+interface Entry {
+  source: EventSource;
+  item: Item;
+  sortKey: string;
+}
+
+/** The page's events, in the entries' order: those of the table as read, index entries loaded with one BatchGet. */
+const eventsOf = async (entries: Entry[]) => {
+  const keyed = entries.filter((entry) => entry.source.index !== 'table').map((entry) => keyOf(entry.item));
+  const loaded = new Map((await batchGet(keyed, (item) => item)).map((item) => [`${item.PK}|${item.SK}`, item]));
+  return entries.flatMap((entry) => {
+    const item = entry.source.index === 'table' ? entry.item : loaded.get(`${entry.item.PK}|${entry.item.SK}`);
+    return item ? [eventFrom(item)] : [];
+  });
+};
+
+/** Where the merge stands in one source: what it has read, and below which sort key the rest is. */
+interface Cursor {
+  source: EventSource;
+  entries: Entry[];
+  /** Its unread entries sort below this (the lowest read), or the page's bound before any read. */
+  below: string | undefined;
+  /** Its last Query answered all it asked for: there may be more. */
+  more: boolean;
+}
+
 /**
- * A page of the owner's events, newest first (CONTRACT.md §8, §14): one Query per partition the
- * filters read (in parallel, at most 12, one per type), merged by sort key, then one BatchGet of the
- * page, so a page costs the same at 1k or 100k events. Items sharing a timestamp sort by id.
+ * How many entries a source's first Query asks for: three times its share of the page (an owner's
+ * events spread evenly over the shards by id, so a page takes about `(limit + 1) / sources` from
+ * each), at least 2. A source that may hold more of the page is read again (`mergedPage`).
+ */
+const firstAsk = (limit: number, sources: number) =>
+  Math.min(limit + 1, Math.max(2, Math.ceil((3 * (limit + 1)) / sources) + 1));
+
+/**
+ * The `limit + 1` newest entries of the sources below `before` (and from `atLeast`), merged by sort
+ * key. A first Query per source asks for its share; then each source that has more and whose lowest
+ * read entry still sorts above the page's last is read again for `limit + 1`, at most once more: after
+ * that, either it has no more or `limit + 1` of its own entries are above the rest of it. Each Query
+ * answers a bounded number of items, whatever the number of events.
+ */
+const mergedPage = async (
+  sources: EventSource[],
+  limit: number,
+  before: string | undefined,
+  atLeast: string | undefined,
+): Promise<Entry[]> => {
+  const cursors: Cursor[] = sources.map((source) => ({ source, entries: [], below: before, more: true }));
+  const read = (cursor: Cursor, ask: number) =>
+    queryIndex({ ...cursor.source, before: cursor.below, atLeast, limit: ask }).then((items) => {
+      const entries = items.map(
+        (item): Entry => ({
+          source: cursor.source,
+          item,
+          sortKey: entrySortKey(cursor.source.index, item),
+        }),
+      );
+      cursor.entries.push(...entries);
+      cursor.more = items.length === ask;
+      cursor.below = entries.at(-1)?.sortKey ?? cursor.below;
+    });
+  const top = () =>
+    cursors
+      .flatMap((cursor) => cursor.entries)
+      .sort((a, b) => (a.sortKey < b.sortKey ? 1 : -1))
+      .slice(0, limit + 1);
+  await Promise.all(cursors.map((cursor) => read(cursor, firstAsk(limit, cursors.length))));
+  for (;;) {
+    const page = top();
+    const last = page.length > limit ? page[limit].sortKey : undefined;
+    const short = cursors.filter((c) => c.more && (last === undefined || (c.below !== undefined && c.below > last)));
+    if (short.length === 0) return page;
+    await Promise.all(short.map((cursor) => read(cursor, limit + 1)));
+  }
+};
+
+/**
+ * A page of the owner's events, newest first (CONTRACT.md §8, §14): the partitions the filters read
+ * (the 16 shards of each type's list, and the list of the first layout) merged by sort key
+ * (`mergedPage`); the events of the table come with their Query, those of an index with one
+ * BatchGet. A page costs the same at 1k or 100k events. Items sharing a timestamp sort by id.
  */
 export const listEvents = async (
   owner: Owner,
@@ -90,32 +180,28 @@ export const listEvents = async (
   startingAfter: string | undefined,
   filters: EventFilters,
 ): Promise<Page<Event>> => {
-  const { index, partitions } = eventSources(owner.ownerId, filters);
+  const sources = eventSources(owner.ownerId, filters);
   const matches = matcher(filters);
   const atLeast = filters.createdGte;
   let before = await upperBound(owner, startingAfter, filters);
   const data: Event[] = [];
   for (;;) {
     if (before !== undefined && atLeast !== undefined && before <= atLeast) return { data, hasMore: false };
-    const queries = partitions.map((partition) => queryIndex({ index, partition, before, atLeast, limit: limit + 1 }));
-    const entries = (await Promise.all(queries))
-      .flat()
-      .sort((a, b) => (entrySortKey(index, a) < entrySortKey(index, b) ? 1 : -1))
-      .slice(0, limit + 1);
+    const entries = await mergedPage(sources, limit, before, atLeast);
     const loaded = entries.slice(0, limit);
     // Only the failing list with a type filter drops loaded items; an empty page reads on.
-    data.push(...(await batchGet(loaded.map(keyOf), eventFrom)).filter(matches));
+    data.push(...(await eventsOf(loaded)).filter(matches));
     const more = entries.length > limit;
     const last = loaded.at(-1);
     if (data.length > 0 || !more || !last) return { data, hasMore: more };
-    before = entrySortKey(index, last);
+    before = last.sortKey;
   }
 };
 
 /** An event of the owner's with its deliveries, or 404 (another owner's event is missing too). */
 export const findEvent = async ({ ownerId }: Owner, id: string) => {
-  const event = isId('evt', id) ? await getItem(eventKey(id), eventFrom) : undefined;
-  if (event?.ownerId !== ownerId) throw new ResourceMissingError('event', id);
+  const event = isId('evt', id) ? await getEvent(ownerId, id) : undefined;
+  if (!event) throw new ResourceMissingError('event', id);
   const deliveries = await batchGet(
     event.endpointIds.map((endpointId) => eventDeliveryKey(event.id, endpointId)),
     eventDeliveryFrom,

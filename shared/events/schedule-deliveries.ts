@@ -45,7 +45,7 @@ export const scheduleDeliveries = async (event: Event): Promise<void> => {
   if (receivers.length === 0) return;
   const endpointIds = receivers.map((endpoint) => endpoint.id);
   const written = await transactIf([
-    eventEndpointsSet(event.id, endpointIds),
+    eventEndpointsSet(event, endpointIds),
     ...endpointIds.map((endpointId) => eventDeliveryPut(newDelivery(event, endpointId))),
   ]);
   if (written !== true) return resendScheduled(event);
@@ -57,7 +57,7 @@ export const scheduleDeliveries = async (event: Event): Promise<void> => {
  * the call that wrote them died before sending; the worker drops a message of a delivery that moved.
  */
 const resendScheduled = async (event: Event) => {
-  const stored = await getItem(eventKey(event.id), eventFrom, true);
+  const stored = await getItem(eventKey(event), eventFrom, true);
   if (!stored?.endpointIds.length) return;
   await sendDeliveries(stored.endpointIds.map((endpointId) => messageOf(stored, endpointId)));
 };

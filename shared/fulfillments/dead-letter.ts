@@ -12,6 +12,8 @@ import {
   propagationLogContext,
   sendFulfillmentMessage,
 } from './queue.js';
+import { processDeadTagMessage } from './tag-dead-letter.js';
+import { parseTagMessage } from './tag-queue.js';
 
 /**
  * A message SQS gave up on after `maxReceiveCount` receives (shared/work/dead-letter.ts). A reseller
@@ -24,6 +26,7 @@ export const processDeadFulfillmentMessage = async (received: SQSRecord, redrive
     // Its kept fulfillment still waits for the job's worker, which releases it on completion.
     return logger.warn('a kept-fulfillment recheck gave up', { messageId: received.messageId });
   }
+  if (parseTagMessage(received.body)) return processDeadTagMessage(received);
   // No platform is called on the way to an end: the entry's end is a write.
   await runDeadLetter(deadPropagations(redrives), undefined, received);
 };

@@ -11,6 +11,7 @@ export {
   loadPropagation,
   moveEntry,
   type Propagation,
+  recordTagged,
   resendEntry,
   trackingKey,
   trackingOf,

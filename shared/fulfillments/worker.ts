@@ -31,6 +31,8 @@ import {
   parseRecheckMessage,
   propagationLogContext,
 } from './queue.js';
+import { parseTagMessage } from './tag-queue.js';
+import { processTagMessage } from './tags.js';
 
 /**
  * One fulfillment message, run by the work-item runner (shared/work/runner.ts): the propagation of a
@@ -38,7 +40,7 @@ import {
  * reseller store's platform, with the source fulfillment as idempotency key, its outcome written on
  * the job's entry. A soft-deleted reseller store still gets its tracking: the order was accepted
  * while it was active, and its customer still waits. The same queue carries the delayed rechecks of
- * kept fulfillments (shared/fulfillments/propagation.ts).
+ * kept fulfillments (shared/fulfillments/propagation.ts) and the reseller orders' tags (tags.ts).
  */
 export const processFulfillmentMessage = async (
   deps: Deps,
@@ -46,9 +48,12 @@ export const processFulfillmentMessage = async (
   context?: Context,
 ): Promise<MessageOutcome> => {
   const recheck = parseRecheckMessage(received.body);
-  if (!recheck) return runWork(propagationWork, deps, received, context);
-  await recheckKeptFulfillment(recheck);
-  return 'done';
+  if (recheck) {
+    await recheckKeptFulfillment(recheck);
+    return 'done';
+  }
+  if (parseTagMessage(received.body)) return processTagMessage(deps, received);
+  return runWork(propagationWork, deps, received, context);
 };
 
 type PropagationAttempt = Attempt<FulfillmentMessage, Propagation>;

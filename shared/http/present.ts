@@ -89,6 +89,7 @@ const presentJob = (job: SyncJob) => ({
   createdAt: job.createdAt,
   updatedAt: job.updatedAt,
   redactedAt: job.redactedAt ?? null,
+  tagged: job.tagged ?? null,
   ...presentFulfillments(job.fulfillments),
 });
 

@@ -10,7 +10,13 @@ import type { Tracking } from '../platforms/port.js';
 import { coverOf, type FulfillmentEntry, isPropagating } from './fulfillment-entry.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { type Lost, loadJob, updateJob } from './store.js';
-import { propagationIndex, type SyncJob, supplierOrderChangePending, WAIT_ATTRIBUTES } from './sync-job.js';
+import {
+  propagationIndex,
+  type SyncJob,
+  supplierOrderChangePending,
+  TAGGED_ATTRIBUTE,
+  WAIT_ATTRIBUTES,
+} from './sync-job.js';
 import { canMoveEntry, ENTRY_MOVES, JobUpdate } from './transitions.js';
 
 /**
@@ -379,3 +385,14 @@ export const leavePropagating = (job: SyncJob) => {
  * job must stay among the propagating jobs (the reconciler's safety net for its message).
  */
 const sameEntryCount = (update: JobUpdate, count: number) => `size(#fulfillments) = ${update.value('entries', count)}`;
+
+/**
+ * The reseller order's tag recorded on its job (CONTRACT.md §12.5): `tagged` true once written, false
+ * once given up on. Once: a second outcome (a message delivered twice) changes nothing. False when the
+ * job is gone or already says.
+ */
+export const recordTagged = (jobId: string, tagged: boolean) => {
+  const update = new JobUpdate().setAttributes({ [TAGGED_ATTRIBUTE]: tagged });
+  update.when(`attribute_exists(PK) AND attribute_not_exists(${update.name(TAGGED_ATTRIBUTE)})`);
+  return updated(jobId, update);
+};

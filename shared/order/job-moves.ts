@@ -2,6 +2,7 @@ import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
 import type { Hold } from '../domain/routing-policy.js';
+import { Met } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './attempt.js';
 import { isPropagating } from './fulfillment-entry.js';
 import { isLost, moveJob } from './store.js';
@@ -54,16 +55,38 @@ const secondsFrom = (at: string, seconds: number) => new Date(Date.parse(at) + s
 export const claimJob = (message: { jobId: string; generation: number }) =>
   move({ move: 'claim', job: { id: message.jobId, generation: message.generation }, at: now(), add: { attempts: 1 } });
 
+/**
+ * `claimJob`, and for a stale message the job as the failed claim met it (the write answers it: no
+ * read), undefined when none came back or the job is gone.
+ */
+export const claimJobOrMet = async (message: {
+  jobId: string;
+  generation: number;
+}): Promise<{ claimed: SyncJob } | { met: SyncJob | undefined }> => {
+  const moved = await moveJob({
+    move: 'claim',
+    job: { id: message.jobId, generation: message.generation },
+    at: now(),
+    add: { attempts: 1 },
+  });
+  if (moved === 'again' || moved === undefined) return { met: undefined };
+  return moved instanceof Met ? { met: moved.current } : { claimed: moved };
+};
+
 /** The supplier order as the completion records it: its id and, per line the job carries, its id and price. */
 export interface PlacedOrder {
   orderId: string;
   lines: SourceLine[];
 }
 
-/** The attributes of a completion, however the order was known: the job becomes findable by its supplier order. */
-const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
+/**
+ * The attributes of a completion, however the order was known: the job becomes findable by its supplier
+ * order. No `completedAt`: the completion's time is the job's `updatedAt` until a later move, which copies
+ * it (transitions.ts, `COMPLETED_AT`), so the completed item keeps its 35 bytes for its `expiresAt`
+ * and stays within one write unit (docs/performance.md, "Ended jobs expire").
+ */
+const completion = (job: SyncJob, placed: PlacedOrder) => ({
   sourceOrderId: placed.orderId,
-  completedAt: at,
   ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
   ...lookupEntry(job, placed.orderId),
 });
@@ -95,7 +118,7 @@ const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed
       move: name,
       job,
       at,
-      set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
+      set: { ...completion(job, placed), ...withAttempt(job, at, attempt) },
       remove: COMPLETED_CLEARS,
     }),
   );

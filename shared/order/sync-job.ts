@@ -1,7 +1,8 @@
+import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
 import type { Hold } from '../domain/routing-policy.js';
-import { isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { attributes } from '../dynamo/attributes.js';
 import {
   INDEX_ATTRIBUTES,
@@ -107,7 +108,18 @@ export interface SyncJob {
    * a compliance request or the retention sweep, shared/order/redaction.ts); absent or null: not erased.
    */
   redactedAt?: string | null;
+  /**
+   * Whether the reseller's order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false
+   * when it could not be written, null (absent) while pending or where the platform takes no tags.
+   */
+  tagged?: boolean | null;
 }
+
+/**
+ * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
+ * writes (docs/performance.md), and the completed job is close to 1 KB.
+ */
+export const TAGGED_ATTRIBUTE = 'tg';
 
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
 export const RECEIVED_VIA = ['webhook', 'poll'] as const;
@@ -173,6 +185,28 @@ export interface SourceLine {
 
 export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
 
+/**
+ * The job item's TTL attribute (the table's `timeToLiveAttribute`): set by every write that leaves a
+ * job ended (a move into `completed`, `dead` or `cancelled`, or within them; a job created ended), to
+ * that write's time + JOB_RETENTION_DAYS, in epoch seconds; removed by the move out of an ended state
+ * (a manual retry). The job's history and its fulfillment entries live in the item and go with it.
+ */
+export const EXPIRES_AT = 'expiresAt';
+
+/**
+ * A completed job's completion time: its `updatedAt`, not stored apart (35 bytes of a job item that must
+ * stay within 1 KB); the first move from `completed` (a cancellation's) copies it here first
+ * (transitions.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
+ */
+export const COMPLETED_AT = 'completedAt';
+
+/** When a job that ended at `at` is removed by the table's TTL, in epoch seconds. */
+export const jobExpiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + config.jobRetentionDays() * 86_400;
+
+/** The expiry a job in `status` carries after a write at `at`: none while it has not ended. */
+export const expiryOf = (status: SyncJobStatus, at: string) =>
+  isEnded(status) ? { [EXPIRES_AT]: jobExpiresAt(at) } : {};
+
 /** The attributes that have a value: an absent one reads as null, and costs no bytes. */
 const present = (attributes: Record<string, string | null>) =>
   Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
@@ -229,7 +263,9 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
+  ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+  ...expiryOf(job.status, job.updatedAt),
 });
 
 /** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */
@@ -265,7 +301,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')),
     sourceOrderId: read.stringOrNull('sourceOrderId'),
     errorMessage: read.stringOrNull('errorMessage'),
-    completedAt: read.stringOrNull('completedAt'),
+    completedAt: read.stringOrNull(COMPLETED_AT) ?? (item.status === 'completed' ? read.string('updatedAt') : null),
     failedAt: read.stringOrNull('failedAt'),
     deadAt: read.stringOrNull('deadAt'),
     cancelledAt: read.stringOrNull('cancelledAt'),
@@ -281,6 +317,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     throttledSince: read.stringOrNull('throttledSince'),
     attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
     redactedAt: read.stringOrNull('redactedAt'),
+    tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
   };
 };

@@ -1,8 +1,17 @@
-import type { SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import type { FulfillmentStatus } from './fulfillment-entry.js';
-import { type IndexChanges, type IndexedJob, indexChanges, STATE_LISTS, syncJobKey } from './sync-job.js';
+import {
+  COMPLETED_AT,
+  EXPIRES_AT,
+  expiryOf,
+  type IndexChanges,
+  type IndexedJob,
+  indexChanges,
+  STATE_LISTS,
+  syncJobKey,
+} from './sync-job.js';
 
 /**
  * The sync job's state machine, as data (SPEC 3.1, CONTRACT.md §6, docs/design.md): every move,
@@ -197,8 +206,16 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     updatedAt: request.at,
     ...(rule.newMessage ? { generation } : {}),
     ...index.set,
+    // The table's TTL: an ended job is kept JOB_RETENTION_DAYS after its last move (sync-job.ts).
+    ...expiryOf(rule.to, request.at),
     ...request.set,
   });
+  // A move from `completed` keeps the completion's time, which a completed job holds as its `updatedAt`
+  // only (sync-job.ts `COMPLETED_AT`): the operands are read before the update, so this is the old one.
+  if ((rule.from as readonly SyncJobStatus[]).includes('completed') && !(COMPLETED_AT in (request.set ?? {}))) {
+    const completedAt = update.name(COMPLETED_AT);
+    update.setTo(completedAt, `if_not_exists(${completedAt}, ${update.name('updatedAt')})`);
+  }
   // An item written before it kept `openPK` keeps the partition it has.
   for (const [attribute, source] of Object.entries(index.copy ?? {}))
     update.setTo(update.name(attribute), `if_not_exists(${update.name(source)}, ${update.name(attribute)})`);
@@ -210,7 +227,9 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   // attribute costs nothing); a job still pending leaves its lists of held jobs too.
   const endsHold = rule.endsHold || (rule.to !== 'pending' && !rule.unheld);
   const dropsHold = endsHold ? ['hold', ...(rule.to === 'pending' ? STATE_LISTS : [])] : [];
-  const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold])];
+  // A move out of an ended state (a retry) takes the job's expiry off: it is at work again.
+  const revives = !isEnded(rule.to) && rule.from.some(isEnded) ? [EXPIRES_AT] : [];
+  const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold, ...revives])];
   update.remove(...removed.filter((attribute) => !(attribute in (request.set ?? {}))).map((a) => update.name(a)));
   if (rule.unheld) update.when(`attribute_not_exists(${update.name('hold')})`);
 

@@ -4,8 +4,9 @@ import { logger } from '../core/logger.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
+import { resellerOrderName, withResellerOrder } from '../domain/supplier-order.js';
 import { withRereads } from '../dynamo/update.js';
-import { storedOrderReading } from '../order/order-body.js';
+import { jobOrderReading, storedOrderReading } from '../order/order-body.js';
 import { keepEdits, loadOrderPartition } from '../order/store.js';
 import { type OrderEdits, type SyncJob, updatePending } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
@@ -129,14 +130,18 @@ export const resendUpdate = async (job: SyncJob) => {
 
 const parsed = (text: string | undefined) => (text === undefined ? undefined : JSON.parse(text));
 
-/** The platform's changes of an edit: the fields it changed, as values. */
-const changesOf = (edits: OrderEdits): OrderChanges => {
+/**
+ * The platform's changes of an edit: the fields it changed, as values. Edited note attributes keep
+ * `reseller_order` (`orderName`: CONTRACT.md §12.5), which the create set, at their end.
+ */
+const changesOf = (edits: OrderEdits, orderName: string): OrderChanges => {
   const changes: OrderChanges = {};
   const fields: Record<EditedField, (value: unknown) => void> = {
     email: (v) => typeof v === 'string' && Object.assign(changes, { email: v }),
     shippingAddress: (v) => v && typeof v === 'object' && Object.assign(changes, { shippingAddress: v }),
     note: (v) => (typeof v === 'string' || v === null) && Object.assign(changes, { note: v }),
-    noteAttributes: (v) => Array.isArray(v) && Object.assign(changes, { noteAttributes: v }),
+    noteAttributes: (v) =>
+      Array.isArray(v) && Object.assign(changes, { noteAttributes: parsed(withResellerOrder(v, orderName).text) }),
   };
   for (const field of FIELDS) if (edits[field] !== undefined) fields[field](parsed(edits[field]));
   return changes;
@@ -153,10 +158,12 @@ export const updateSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'do
   const sourceStore = await loadSourceStore(job.sourceStoreId);
   if (!sourceStore) return 'done';
   const shop = await shopConnection(deps, sourceStore);
+  const reading = edits.noteAttributes === undefined ? undefined : await jobOrderReading(job);
+  const orderName = reading?.ok ? resellerOrderName(reading.order) : job.externalOrderId;
   try {
     await deps
       .platforms(shop.platform)
-      .updateOrder(shop, job.sourceOrderId, changesOf(edits), `update:${job.id}:${edits.updatedAt}`);
+      .updateOrder(shop, job.sourceOrderId, changesOf(edits, orderName), `update:${job.id}:${edits.updatedAt}`);
   } catch (error) {
     const failure = classify(error, 'internal error while updating the order');
     if (failure.kind !== 'permanent') return 'retry';

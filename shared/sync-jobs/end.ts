@@ -1,6 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/supplier-order.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import { requestTag } from '../fulfillments/tag-queue.js';
 import type { AttemptEnd } from '../order/attempt.js';
 import type { SyncJob } from '../order/sync-job.js';
 import { classify } from '../platforms/failure.js';
@@ -90,7 +91,10 @@ export const endJob = async (
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
       const completed = await foundJob(job, placed, found);
-      if (completed) await releaseKeptFulfillments(completed);
+      if (completed) {
+        await releaseKeptFulfillments(completed);
+        await requestTag(completed);
+      }
       return completed ? 'found' : 'moved';
     }
     if (lookup.kind === 'unknown' && !lookup.refused) return 'unknown';

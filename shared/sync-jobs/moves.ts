@@ -12,6 +12,7 @@ import type { SyncJob } from '../order/sync-job.js';
  */
 export {
   claimJob,
+  claimJobOrMet,
   completeJob,
   deferJob,
   failJob,

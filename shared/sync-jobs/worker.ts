@@ -9,6 +9,7 @@ import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
 import { releaseKeptFulfillments } from '../fulfillments/propagation.js';
+import { requestTag } from '../fulfillments/tag-queue.js';
 import type { AttemptEnd, AttemptOutcome } from '../order/attempt.js';
 import { UnplaceableOrderError } from '../order/order-body.js';
 import { jobLogContext, type SyncJob } from '../order/sync-job.js';
@@ -24,7 +25,7 @@ import { updateSupplierOrder } from './edit.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './end.js';
 import { releaseAfterDelay } from './holds.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './message.js';
-import { claimJob, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './moves.js';
+import { claimJobOrMet, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './moves.js';
 import { learnFrom, type PaceTurn, takeTurn } from './pace.js';
 import { enqueueJobs } from './queue.js';
 import { sourceLinesOf, supplierOrderFor } from './supplier-order.js';
@@ -113,8 +114,10 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   itemContext: ({ job }) => ({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId }),
   divert: (deps, message) => (message.purpose ? changeSupplierOrder(deps, message) : undefined),
   claim: async (message) => {
-    const job = await claimJob(message);
-    return job ? { job } : undefined;
+    const claim = await claimJobOrMet(message);
+    if ('claimed' in claim) return { job: claim.claimed };
+    await tagIfPlacedUntagged(claim.met, message);
+    return undefined;
   },
   startedAt: ({ job }) => job.updatedAt,
   attempt: (deps, attempt) => place(deps, attempt),
@@ -137,6 +140,17 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
     failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),
   backoffSeconds: config.backoffSeconds,
   unknownOutcome: (deps, attempt, reason, status) => lookForPlaced(deps, attempt, reason, status),
+};
+
+/**
+ * A message of the try that placed its job, back after its worker died between the completion's write
+ * and the tag's message (or the send failed): the tag is asked for again. A message of an older
+ * generation, or a job tagged already, asks nothing.
+ */
+const tagIfPlacedUntagged = async (met: SyncJob | undefined, message: JobMessage) => {
+  if (met?.status !== 'completed' || met.generation !== message.generation || met.tagged != null) return;
+  await requestTag(met, message.requestId);
+  logger.info('a message of a placed job came back; its reseller order tag asked for again');
 };
 
 /**
@@ -243,6 +257,7 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   if (!completed) return 'done';
   logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
   await releaseKeptFulfillments(completed);
+  await requestTag(completed, attempt.message.requestId);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
@@ -269,7 +284,10 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
     if (lookup.kind === 'found') {
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
       const found = await foundJob(job, placed, ended(attempt, 'found_existing', null, foundReason('cancelled')));
-      if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
+      if (found) {
+        await requestTag(found, attempt.message.requestId);
+        await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
+      }
       return 'done';
     }
   }
@@ -304,7 +322,10 @@ const completeFound = async (
     placed,
     ended(attempt, 'found_existing', status, foundReason(reason)),
   );
-  if (completed) await releaseKeptFulfillments(completed);
+  if (completed) {
+    await releaseKeptFulfillments(completed);
+    await requestTag(completed, attempt.message.requestId);
+  }
   logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };

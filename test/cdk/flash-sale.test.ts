@@ -346,16 +346,23 @@ describe('a flash sale on AWS (issue 32)', () => {
       dev.template.resourceCountIs('AWS::ApiGatewayV2::DomainName', 0);
     });
 
-    it('gives the functions that end jobs JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for the table’s TTL', () => {
+    it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for TTL', () => {
       dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       });
       const days = (s: Synthesized, name: string) =>
         resourcesOf(s)[functionId(s, name)].Properties.Environment.Variables.JOB_RETENTION_DAYS;
-      for (const name of ['SyncWorker', 'SyncDeadLetter', 'SyncReconciler', 'OrdersWebhook'])
-        expect(days(dev, name)).toBe('400');
+      const writers = allFunctions().filter((fn) =>
+        (fn.access.table ?? []).some((action) => ['PutItem', 'UpdateItem', 'TransactWriteItems'].includes(action)),
+      );
+      // Whatever ends a job (a move to completed, dead or cancelled; a job created cancelled) or retries one.
+      expect(writers.map((fn) => fn.name)).toEqual(
+        expect.arrayContaining(['SyncWorker', 'SyncDeadLetter', 'SyncReconciler', 'OrdersWebhook', 'RetrySyncJob']),
+      );
+      for (const fn of writers) expect([fn.name, days(dev, fn.name)]).toEqual([fn.name, '400']);
       expect(days(dev, 'GetSyncJob')).toBeUndefined();
-      expect(days(synth({ jobRetentionDays: '30' }), 'SyncWorker')).toBe('30');
+      const thirty = synth({ jobRetentionDays: '30' });
+      for (const fn of writers) expect([fn.name, days(thirty, fn.name)]).toEqual([fn.name, '30']);
     });
 
     describe.each([

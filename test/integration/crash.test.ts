@@ -7,6 +7,7 @@ import { freePort } from '../../lib/local/dynamodb.js';
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
 import { INIT_ALLOWANCE_SECONDS } from '../../lib/local/sqs.js';
 import { SYNC_WORKER_TIMEOUT_SECONDS } from '../../lib/routes.js';
+import { keepInRun } from '../run-logs.js';
 import { TEST_KEYS } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
@@ -47,7 +48,10 @@ const npmStart = (env: Record<string, string>): Started => {
   let partial = '';
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   const ready = new Promise<void>((done, fail) => {
+    // What it prints is part of the run's captured logs, searched for personal data at the end.
+    const kept = `npm-start-${child.pid}.log`;
     child.stdout.on('data', (chunk: Buffer) => {
+      keepInRun(kept, chunk.toString());
       const text = partial + chunk.toString();
       const split = text.split('\n');
       partial = split.pop() ?? '';
@@ -55,7 +59,10 @@ const npmStart = (env: Record<string, string>): Started => {
       // The accepted keys are the last thing it prints once it is ready.
       if (split.some((line) => /^ {2}owner_a: sk_/.test(line))) done();
     });
-    child.stderr.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+    child.stderr.on('data', (chunk: Buffer) => {
+      keepInRun(kept, chunk.toString());
+      lines.push(...chunk.toString().split('\n'));
+    });
     void exited.then((code) => fail(new Error(`npm start exited with ${code}:\n${lines.join('\n')}`)));
   });
   return {
@@ -163,6 +170,17 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
       await supplier('Shopify', 'tok_shopify', 'storeplatform_b'),
     ];
 
+    // An order placed before the rush, whose shopper asks to be forgotten (CONTRACT.md §13) right
+    // before the kill: the `customers/redact` answered 200 is done after the restart.
+    const forgotten = orderPayload([{ vendor: 'Steady', price: '9.00' }], { email: 'forget-me@example.com' });
+    const forgottenJobId: string = (
+      await sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body: forgotten })
+    ).body.syncJobIds[0];
+    const getJob = async (id: string) =>
+      (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+    await eventually(async () => (await getJob(forgottenJobId)).status === 'completed', 30_000);
+    let redactAnswer: number | undefined;
+
     // Orders keep coming, eight at a time, and the tree is killed while some are in flight.
     const answered: { body: ReturnType<typeof orderPayload>; jobIds: string[] }[] = [];
     let killed = false;
@@ -189,6 +207,19 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         if (receipt?.status === 200 && !killed) answered.push({ body, jobIds: receipt.body.syncJobIds });
         if (answered.length >= 30 && !killed) {
           killed = true;
+          // Killed as soon as the 200 is in: the erasure is queued work, not yet done.
+          redactAnswer = (
+            await sendWebhook(apiUrl, '/v1/app/webhook', {
+              shopDomain: reseller.shopDomain,
+              secret,
+              topic: 'customers/redact',
+              body: {
+                shop_domain: reseller.shopDomain,
+                customer: { id: 1, email: forgotten.email },
+                orders_to_redact: [forgotten.id],
+              },
+            })
+          ).status;
           first.killTree();
         }
       }
@@ -196,10 +227,12 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     await Promise.all(Array.from({ length: 8 }, sender));
     await first.exited;
     expect(answered.length).toBeGreaterThanOrEqual(30);
+    expect(redactAnswer).toBe(200);
     const beforeRestart = new Map<string, number>();
     for (const store of stores)
       beforeRestart.set(store.shopDomain, (await simulator(sim.url).orders(store.shopDomain)).length);
 
+    const restartedAt = Date.now();
     const second = npmStart(env);
     runs.push(second);
     await second.ready;
@@ -289,6 +322,14 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     const told = await Promise.all([...perJob.keys()].map((id) => getJson(`/v1/sync_jobs/${id}`)));
     expect(told.filter((j) => j.status !== 'completed')).toEqual([]);
     for (const event of events) expect(event.data.object.status).toBe('completed');
+
+    // The erasure answered 200 before the kill was done by the second run, from its queue: the order
+    // and its job show `redactedAt`, a moment after the restart, and still answer.
+    const redactedAt = await eventually(async () => (await getJob(forgottenJobId)).redactedAt, BOUND_MS, 500);
+    expect(Date.parse(redactedAt)).toBeGreaterThanOrEqual(restartedAt);
+    const forgottenOrder = await getJson(`/v1/reseller_stores/${reseller.id}/orders/${forgotten.id}`);
+    expect(forgottenOrder).toMatchObject({ redactedAt, syncJobIds: [forgottenJobId] });
+    expect(await getJob(forgottenJobId)).toMatchObject({ status: 'completed', redactedAt });
 
     console.log(
       `crash: ${answered.length} orders answered 200 before the kill (supplier orders then: ` +

@@ -1,5 +1,5 @@
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -69,5 +69,51 @@ describe('disconnected stores', () => {
     expect((await api().post(`/v1/sync_jobs/${jobId}/retry`)).status).toBe(200);
     await jobReaches(api(), jobId, 'completed');
     expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+  });
+
+  it('ends a fulfillment for an uninstalled reseller store dead store_disconnected, without a call', async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api(), reseller.id, { webhookSecret: sourceSecret, vendorTag });
+    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: orderPayload([{ vendor: vendorTag, price: '10.00' }]),
+    });
+    const [jobId] = sent.body.syncJobIds;
+    const placed = await jobReaches(api(), jobId, 'completed');
+    // The reseller order's tag settled (its call, if any, made) before the store goes.
+    await eventually(async () => (await api().get(`/v1/sync_jobs/${jobId}`)).body.tagged !== null);
+
+    const uninstalled = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      topic: 'app/uninstalled',
+      body: { id: 1, myshopify_domain: reseller.shopDomain },
+    });
+    expect(uninstalled.status).toBe(200);
+    const callsBefore = (await sim().allCalls()).filter((c) => c.shopDomain === reseller.shopDomain).length;
+
+    // The supplier ships: its tracking would go to the reseller's order, whose store is gone.
+    const fulfillment = fulfillmentPayload(placed.sourceOrderId);
+    const shipped = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+      shopDomain: source.shopDomain,
+      secret: sourceSecret,
+      topic: 'fulfillments/create',
+      body: fulfillment,
+    });
+    expect(shipped.status).toBe(200);
+    const job = await eventually(async () => {
+      const read = (await api().get(`/v1/sync_jobs/${jobId}`)).body;
+      const entry = read.fulfillments.find((f: any) => f.sourceFulfillmentId === String(fulfillment.id));
+      return entry?.status === 'dead' && read;
+    });
+    const entry = job.fulfillments.find((f: any) => f.sourceFulfillmentId === String(fulfillment.id));
+    expect(entry.errorMessage).toMatch(/^store_disconnected: reseller store rst_\w+ is uninstalled \(app\/uninstalled/);
+    expect(entry.resellerFulfillmentId).toBeNull();
+    // No call reached the reseller's shop: not the fulfillment, nothing else.
+    expect((await sim().allCalls()).filter((c) => c.shopDomain === reseller.shopDomain)).toHaveLength(callsBefore);
   });
 });

@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { main as events } from '../../bin/events.js';
 import { newId } from '../../shared/core/ids.js';
-import { getItem, transactWrite } from '../../shared/dynamo/table.js';
-import { type EventType, eventFrom, eventKey } from '../../shared/entities/event.js';
+import { transactWrite } from '../../shared/dynamo/table.js';
+import { type EventType, eventId, getEvent } from '../../shared/entities/event.js';
 import { eventWrites } from '../../shared/events/events.js';
 import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
 import { scanAll, startService, TEST_KEYS, type TestService } from './support.js';
@@ -66,10 +66,11 @@ const createEndpoint = async (url: string, enabledEvents: string[] = ['*']) => {
 
 /** An event recorded as the pipeline records one, then its deliveries scheduled (the stream recorder's call). */
 const recordEvent = async (type: EventType = 'sync_job.completed') => {
-  const id = newId('evt');
+  const createdAt = new Date().toISOString();
+  const id = eventId(type, createdAt);
   const object = { id: newId('sj'), object: 'sync_job', status: 'completed' };
-  await transactWrite(eventWrites({ id, ownerId: 'owner_a', type, object }, []));
-  const event = (await getItem(eventKey(id), eventFrom, true))!;
+  await transactWrite(eventWrites({ id, ownerId: 'owner_a', type, object, createdAt }, []));
+  const event = (await getEvent('owner_a', id, true))!;
   await scheduleDeliveries(event);
   return event;
 };

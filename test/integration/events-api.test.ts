@@ -1,6 +1,7 @@
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../shared/core/ids.js';
 import { transactWrite } from '../../shared/dynamo/table.js';
-import type { EventType } from '../../shared/entities/event.js';
+import { type EventType, eventExpiry, eventId } from '../../shared/entities/event.js';
 import { deliveryDelivered, deliveryFailed } from '../../shared/events/deliveries.js';
 import { endpointsOf } from '../../shared/events/endpoints.js';
 import { eventWrites } from '../../shared/events/events.js';
@@ -176,11 +177,33 @@ describe('webhook endpoints', () => {
 });
 
 const seed = async (type: EventType, createdAt: string, ownerId = 'owner_a') => {
-  const id = newId('evt');
+  const id = eventId(type, createdAt);
   const endpoints = await endpointsOf(ownerId);
   await transactWrite(
     eventWrites({ id, ownerId, type, createdAt, object: { id: 'sj_x', object: 'sync_job' } }, endpoints),
   );
+  return id;
+};
+
+/**
+ * An event as the first layout wrote it (`EVT#<id>`/`EVT`, its entry in its type's list on GSI5, a
+ * random id): kept until its TTL, listed and shown beside the events of its list's key.
+ */
+const seedLegacy = async (type: EventType, createdAt: string, ownerId = 'owner_a') => {
+  const id = newId('evt');
+  const Item = {
+    PK: `EVT#${id}`,
+    SK: 'EVT',
+    GSI5PK: `OWNER#${ownerId}#EVT#${type}`,
+    GSI1SK: `${createdAt}#${id}`,
+    id,
+    ownerId,
+    type,
+    createdAt,
+    object: JSON.stringify({ id: 'sj_x', object: 'sync_job' }),
+    expiresAt: eventExpiry(createdAt),
+  };
+  await service.doc.send(new PutCommand({ TableName: service.tableName, Item }));
   return id;
 };
 
@@ -197,7 +220,9 @@ describe('events', () => {
       // Pairs share a timestamp: the list orders them by id.
       const createdAt = at(Math.floor(i / 2));
       const type = types[i % types.length];
-      seeded.push({ id: await seed(type, createdAt), type, createdAt });
+      // One in five as the first layout wrote it: the lists merge both until those expire.
+      const id = i % 5 === 2 ? await seedLegacy(type, createdAt) : await seed(type, createdAt);
+      seeded.push({ id, type, createdAt });
     }
     await seed('sync_job.completed', at(5), 'owner_b');
   });
@@ -240,6 +265,14 @@ describe('events', () => {
     expect(await pages(`&created_lt=${encodeURIComponent(at(0))}`)).toEqual([]);
   });
 
+  it('shows an event by id with one read of the key its id spells, and one of the first layout', async () => {
+    for (const { id, type, createdAt } of seeded) {
+      expect((await A().get(`/v1/events/${id}`)).body).toMatchObject({ id, type, created: createdAt, object: 'event' });
+      expect((await B().get(`/v1/events/${id}`)).status).toBe(404);
+    }
+    expect((await A().get(`/v1/events/${eventId('sync_job.completed', at(1))}`)).status).toBe(404);
+  });
+
   it('refuses bad filters and foreign cursors', async () => {
     for (const query of ['type=sync_job', 'type=nope.*', 'created_gte=yesterday', 'delivery_success=true']) {
       const res = await A().get(`/v1/events?${query}`);
@@ -267,7 +300,8 @@ describe('events', () => {
 
     const ref = { eventId: failedOne, endpointId: endpoint.id, ownerId: 'owner_a', attempts: 0 };
     const eventCreatedAt = got.body.created;
-    await deliveryFailed({ ...ref, eventCreatedAt }, 500, null);
+    const event = { id: failedOne, ownerId: 'owner_a', type: 'sync_job.failed' as const, createdAt: eventCreatedAt };
+    await deliveryFailed({ event, delivery: { ...ref, eventCreatedAt } }, 500, null);
     expect(ids(await A().get('/v1/events?delivery_success=false'))).toEqual([failedOne]);
     expect(ids(await A().get('/v1/events?delivery_success=false&type=order.unrouted'))).toEqual([]);
     const shown = (await A().get(`/v1/events/${failedOne}`)).body.deliveries[0];
@@ -285,7 +319,7 @@ describe('events', () => {
     const again = await A().post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { since });
     expect(again.body.deliveries).toBe(0);
 
-    await deliveryDelivered({ ...ref, eventCreatedAt, attempts: 1 }, 204);
+    await deliveryDelivered({ event, delivery: { ...ref, eventCreatedAt, attempts: 1 } }, 204);
     expect(ids(await A().get('/v1/events?delivery_success=false'))).toEqual([]);
     expect((await A().get(`/v1/events/${failedOne}`)).body.deliveries[0]).toMatchObject({
       status: 'delivered',

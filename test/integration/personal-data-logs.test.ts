@@ -1,6 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { SdkCall } from '../../lib/local/protocol.js';
+import { findPersonalStrings, fixturePersonalStrings, runLogDir } from '../run-logs.js';
 import { type CapturedLog, captureLog } from './logs.js';
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
@@ -10,20 +9,12 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook }
  * unique personal strings are sent down every path that logs or sends (placed, failing until dead
  * through the DLQ, refused by the supplier, edited, fulfilled, cancelled, redacted), and every log
  * line the service wrote, every message any function sent (the DLQs hold those), every event and
- * every API answer is searched for them. Then the logs every test file of the run wrote so far
- * (.local/test-logs, test/quiet-output.ts) are searched for the test suites' own shoppers.
+ * every API answer is searched for them. Then what the run captured so far (every test file's log
+ * lines and queue messages, test/run-logs.ts) is searched for the fixtures' shoppers, as the run's
+ * end does again over all of it.
  */
 
 jest.setTimeout(120_000);
-
-/** The personal strings the test suites' orders carry (test/integration/webhooks.ts, the Shopify fixture). */
-const SUITE_PERSONAL = [
-  'customer@example.com',
-  '1 Main St',
-  'bob.norman@hostmail.com',
-  'Chestnut Street 92',
-  '555-625-1199',
-];
 
 describe('no personal data in logs, errors, metrics, events or queue messages', () => {
   let service: TestService;
@@ -141,13 +132,10 @@ describe('no personal data in logs, errors, metrics, events or queue messages', 
     expect(answers.flatMap((answer) => leaks(JSON.stringify(answer)))).toEqual([]);
   });
 
-  it('finds none of the test suites’ shoppers in the logs the run’s test files wrote (.local/test-logs)', () => {
-    const dir = join(__dirname, '..', '..', '.local', 'test-logs');
-    const files = existsSync(dir) ? readdirSync(dir).filter((file) => file.endsWith('.log')) : [];
-    const found = files.flatMap((file) => {
-      const text = readFileSync(join(dir, file), 'utf8');
-      return SUITE_PERSONAL.filter((s) => text.includes(s)).map((s) => `${file}: ${s}`);
-    });
-    expect(found).toEqual([]);
+  it('finds none of the fixtures’ shoppers in what the run captured so far (test/run-logs.ts)', () => {
+    // The same search ends the whole run (jest's globalTeardown), over every file's logs and messages.
+    const strings = fixturePersonalStrings();
+    expect(strings).toEqual(expect.arrayContaining(['customer@example.com', 'bob.norman@hostmail.com']));
+    expect(findPersonalStrings(runLogDir(), strings)).toEqual([]);
   });
 });

@@ -1,9 +1,13 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_JOB_RETENTION_DAYS } from '../../lib/config.js';
+import { syncJobKey } from '../../shared/order/sync-job.js';
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
- * The retention sweep (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds
- * here. An order whose jobs all ended that long ago is erased by the sweep; one still at work is not.
+ * Ended jobs' retention (JOB_RETENTION_DAYS, the table's TTL `expiresAt`), and the retention sweep
+ * (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is two seconds here. An order
+ * whose jobs all ended that long ago is erased by the sweep; one still at work is not.
  */
 
 jest.setTimeout(90_000);
@@ -53,5 +57,63 @@ describe('the retention sweep', () => {
     const still = (await api().get(`/v1/sync_jobs/${working.jobId}`)).body;
     expect(['pending', 'processing', 'failed']).toContain(still.status);
     expect(still.redactedAt).toBeNull();
+  });
+
+  it('gives an ended job expiresAt = its end + JOB_RETENTION_DAYS, taken off when it is retried', async () => {
+    const secret = unique('whsec_t');
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const ok = await createSourceStore(api(), reseller.id, { vendorTag: unique('Ttl') });
+    const refusing = await createSourceStore(api(), reseller.id, {
+      vendorTag: unique('Refuse'),
+      accessToken: 'tok_fail422',
+    });
+    const send = async (vendor: string) =>
+      (
+        await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+          shopDomain: reseller.shopDomain,
+          secret,
+          body: orderPayload([{ vendor, price: '4.00' }]),
+        })
+      ).body.syncJobIds[0] as string;
+    const item = async (id: string) =>
+      (
+        await service.doc.send(
+          new GetCommand({ TableName: service.tableName, Key: syncJobKey(id), ConsistentRead: true }),
+        )
+      ).Item!;
+    const expiry = (at: string) => Math.floor(Date.parse(at) / 1000) + DEFAULT_JOB_RETENTION_DAYS * 86_400;
+
+    const completedId = await send(ok.vendorTag);
+    const completed = await jobReaches(api(), completedId, 'completed');
+    expect((await item(completedId)).expiresAt).toBe(expiry(completed.completedAt));
+
+    const deadId = await send(refusing.vendorTag);
+    const dead = await jobReaches(api(), deadId, 'dead');
+    expect((await item(deadId)).expiresAt).toBe(expiry(dead.deadAt));
+
+    // The retried job is at work again: no expiry (its claim is held, so it stays pending to be read).
+    const claim = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'UpdateItem',
+      match: { Key: syncJobKey(deadId) },
+      writes: { status: 'processing' },
+      action: 'hold',
+    });
+    try {
+      expect((await api().post(`/v1/sync_jobs/${deadId}/retry`)).status).toBe(200);
+      await claim.reached;
+      const retried = await item(deadId);
+      expect(retried.status).toBe('pending');
+      expect(retried).not.toHaveProperty('expiresAt');
+    } finally {
+      claim.release();
+    }
+    // Refused again, it ends again, with an expiry from its new end.
+    const again = await eventually(async () => {
+      const job = (await api().get(`/v1/sync_jobs/${deadId}`)).body;
+      return job.status === 'dead' && job.deadAt !== dead.deadAt && job;
+    });
+    expect((await item(deadId)).expiresAt).toBe(expiry(again.deadAt));
   });
 });

@@ -29,7 +29,9 @@ const A = () => service.api('owner_a');
 const B = () => service.api('owner_b');
 
 beforeAll(async () => {
-  service = await startService({ simulator: false });
+  // No simulator: the platform calls a store's creation makes (its subscriptions, CONTRACT.md §12.1) go to a
+  // port where nothing listens, refused at once, never to https://<shop>.myshopify.com on the internet.
+  service = await startService({ simulator: false, platformApiUrl: 'http://127.0.0.1:9/{shopDomain}' });
 }, 60_000);
 afterAll(() => service?.stop());
 

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
+import { keepInRun } from '../run-logs.js';
 import { apiClient as client } from './api-client.js';
 
 /**
@@ -70,6 +71,12 @@ export const startService = async (options: LocalRuntimeOptions = {}): Promise<T
     visibilityTimeoutSeconds: 1,
     scheduleIntervalSeconds: 3600,
     ...options,
+    // Every message the queues delivered, and what the DLQs hold at the end: the run's end searches
+    // them for personal data (test/run-logs.ts).
+    onMessage: (queue, body) => {
+      keepInRun(`messages-${process.pid}.log`, `${JSON.stringify({ queue, body })}\n`);
+      options.onMessage?.(queue, body);
+    },
   });
   const doc = DynamoDBDocumentClient.from(
     new DynamoDBClient({

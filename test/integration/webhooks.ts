@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import shopper from '../fixtures/shopper.json';
 
 /** Sends a platform webhook the way the platform does: HMAC-SHA256 of the raw bytes, base64. */
 export const sendWebhook = async (
@@ -31,13 +32,14 @@ export const sendWebhook = async (
 };
 
 let orderSequence = 5_550_000;
+/** An order with these lines, its shopper the one of test/fixtures/shopper.json (whose data no log may hold). */
 export const orderPayload = (
   lineItems: { vendor: string; price: string; quantity?: number; sku?: string }[],
   overrides: Record<string, unknown> = {},
 ) => ({
   id: ++orderSequence,
   name: `#${orderSequence}`,
-  email: 'customer@example.com',
+  email: shopper.email,
   currency: 'USD',
   line_items: lineItems.map((item, i) => ({
     id: i + 1,
@@ -49,7 +51,7 @@ export const orderPayload = (
     vendor: item.vendor,
   })),
   shipping_lines: [{ title: 'Standard', price: '5.00' }],
-  shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+  shipping_address: { ...shopper.shipping_address },
   ...overrides,
 });
 

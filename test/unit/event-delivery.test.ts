@@ -5,7 +5,7 @@ import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
-import { eventItem } from '../../shared/entities/event.js';
+import { eventId, eventItem, eventKey } from '../../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import { type DeliveryDeps, nextAttemptAfter, processDeliveryMessage } from '../../shared/events/delivery-worker.js';
@@ -25,8 +25,9 @@ const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const OLD_SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 const DAY = 86_400_000;
 const createdAt = new Date(Date.now() - 60_000).toISOString();
+const EVENT_ID = eventId('sync_job.completed', createdAt, 'sj_1');
 const event = {
-  id: 'evt_1',
+  id: EVENT_ID,
   ownerId: 'owner_a',
   type: 'sync_job.completed' as const,
   createdAt,
@@ -61,7 +62,9 @@ const deps: DeliveryDeps = {
 
 const stored = (attempts: number, endpoint: WebhookEndpoint) => {
   dynamo.on(GetCommand).callsFake(({ Key }) => {
-    if (Key.SK === 'EVT') return { Item: eventItem(event) };
+    // The event at the key its id spells, read once (its first layout's key never: it is found there).
+    if (Key.PK === eventKey(event).PK && Key.SK === eventKey(event).SK) return { Item: eventItem(event) };
+    if (Key.SK === 'EVT') throw new Error('the first layout read for an event found at its key');
     if (String(Key.SK).startsWith('DLV#'))
       return { Item: eventDeliveryItem({ ...newDelivery(event, 'we_1'), attempts }) };
     return { Item: webhookEndpointItem(endpoint) };
@@ -72,7 +75,7 @@ const record = (attempts: number): SQSRecord =>
   ({
     messageId: 'm-1',
     receiptHandle: 'rh-1',
-    body: JSON.stringify({ eventId: 'evt_1', endpointId: 'we_1', attempts }),
+    body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts }),
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
 
@@ -107,8 +110,8 @@ describe('the delivery worker', () => {
     const [url, body, headers, addresses] = post.mock.calls[0];
     expect(url).toBe('https://hooks.example.com/in');
     expect(addresses).toEqual(['93.184.216.34']);
-    expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: 'evt_1', type: 'sync_job.completed' });
-    expect(headers['webhook-id']).toBe('evt_1');
+    expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: EVENT_ID, type: 'sync_job.completed' });
+    expect(headers['webhook-id']).toBe(EVENT_ID);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
     expect(sent()).toEqual([]);
   });
@@ -137,7 +140,17 @@ describe('the delivery worker', () => {
     expect(written).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: shown });
     expect(Date.parse(written.nextAttemptAt as string) - before).toBeGreaterThanOrEqual(5_000);
     expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
-    expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ eventId: 'evt_1', endpointId: 'we_1', attempts: 1 });
+    expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 });
+    // The event, at its key, enters the failing list (GSI6, sorted as its list), if it is still there.
+    const onEvent = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![1].Update!;
+    expect(onEvent.Key).toEqual(eventKey(event));
+    expect(onEvent.ConditionExpression).toBe('attribute_exists(PK)');
+    expect(Object.values(onEvent.ExpressionAttributeNames!)).toEqual(['failingEndpointIds', 'GSI6PK', 'GSI1SK']);
+    expect(Object.values(onEvent.ExpressionAttributeValues!)).toEqual([
+      new Set(['we_1']),
+      'OWNER#owner_a#EVT#FAILING',
+      `${createdAt}#${EVENT_ID}`,
+    ]);
   });
 
   it('follows the schedule 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, then none', () => {

@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
-import { eventFrom, eventItem } from '../../shared/entities/event.js';
+import { eventFrom, eventItem, eventKeyOfId } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import type { Subject } from '../../shared/events/changes.js';
 import { recordWrite } from '../../shared/events/recorder.js';
@@ -65,6 +65,11 @@ describe('recordWrite', () => {
     expect(puts).toHaveLength(1);
     expect(puts[0].ConditionExpression).toBe('attribute_not_exists(PK)');
     expect(puts[0].Item).toMatchObject({ id: event.id, type: 'sync_job.completed', createdAt: LATER });
+    // Its key is its place in its list (the shard of its type's list, `<created>#<id>`): no index entry,
+    // one write unit (docs/design.md, "Events and webhook endpoints").
+    expect(puts[0].Item).toMatchObject({ ...eventKeyOfId('owner_a', event.id), SK: `${LATER}#${event.id}` });
+    expect(String(puts[0].Item!.PK)).toMatch(/^EVT#owner_a#sync_job\.completed(#\d+)?$/);
+    expect(Object.keys(puts[0].Item!).filter((name) => name.startsWith('GSI'))).toEqual([]);
     expect(eventFrom(puts[0].Item!).object).toEqual({ id: 'sj_1', object: 'sync_job', status: 'completed' });
     expect(dynamo.commandCalls(TransactWriteCommand)).toHaveLength(0);
     expect(sqs.calls()).toHaveLength(0);

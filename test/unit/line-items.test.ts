@@ -112,7 +112,11 @@ describe('Line items: the supplier order', () => {
     const sent = JSON.parse(text);
     expect(text).toContain('"properties":[{"name":"Engraving","value":"Happy Birthday"}]');
     expect(sent.note).toBe('Leave at the back door');
-    expect(sent.note_attributes).toEqual([{ name: 'gift-wrap', value: 'yes' }]);
+    // The reseller's own attributes as sent, then the reseller order's name (CONTRACT.md §12.5).
+    expect(sent.note_attributes).toEqual([
+      { name: 'gift-wrap', value: 'yes' },
+      { name: 'reseller_order', value: '820982911946154508' },
+    ]);
     expect(sent.line_items.map((line: { variant_title?: unknown }) => line.variant_title)).toEqual([
       'green',
       undefined,
@@ -121,7 +125,7 @@ describe('Line items: the supplier order', () => {
     expect(sent.line_items.map((line: { title: string }) => line.title)).toEqual(['IPod Nano - 8gb', 'Case', 'No id']);
   });
 
-  it('sends no note, note_attributes, properties or variant_title keys the reseller order did not have', () => {
+  it('sends no note, properties or variant_title the reseller order did not have; note_attributes names it', () => {
     // Arrange
     const order = read('{"id":1,"currency":"USD","line_items":[{"quantity":1,"price":"1.00","vendor":"Acme"}]}');
 
@@ -130,7 +134,7 @@ describe('Line items: the supplier order', () => {
 
     // Assess
     expect(sent).not.toHaveProperty('note');
-    expect(sent).not.toHaveProperty('note_attributes');
+    expect(sent.note_attributes).toEqual([{ name: 'reseller_order', value: '1' }]);
     expect(sent.line_items[0]).not.toHaveProperty('properties');
     expect(sent.line_items[0]).not.toHaveProperty('variant_title');
   });
@@ -148,9 +152,9 @@ describe('Line items: values of another kind', () => {
     // Act
     const sent = sentFor(order);
 
-    // Assess
+    // Assess: of the attributes, only the reseller order's name (CONTRACT.md §12.5).
     expect(sent).not.toHaveProperty('note');
-    expect(sent).not.toHaveProperty('note_attributes');
+    expect(sent.note_attributes).toEqual([{ name: 'reseller_order', value: '1' }]);
     expect(sent.line_items[0]).not.toHaveProperty('variant_title');
     expect(sent.line_items[0]).not.toHaveProperty('properties');
   });

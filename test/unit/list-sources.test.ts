@@ -1,6 +1,7 @@
 import { routes } from '../../lib/routes.js';
 import { auditListSource } from '../../shared/audit-log/audit-log.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
 import { eventSources } from '../../shared/events/events.js';
@@ -50,21 +51,34 @@ describe('list sources', () => {
 
 describe('event list sources', () => {
   const types = [undefined, ...EVENT_TYPES.map((exact) => ({ exact })), ...EVENT_GROUPS.map((group) => ({ group }))];
-  const sources = types.flatMap((type) => [false, true].map((failing) => eventSources('owner_a', { type, failing })));
+  const sources = types.flatMap((type) =>
+    [false, true].flatMap((failing) => eventSources('owner_a', { type, failing })),
+  );
+  const route = routes.find((r) => r.name === 'ListEvents');
 
-  it('declares on ListEvents exactly the indexes its filters read', () => {
-    expect(new Set(declared('ListEvents'))).toEqual(new Set(sources.map((s) => s.index)));
+  it('declares on ListEvents exactly the indexes its filters read, and a Query of the table', () => {
+    const indexes = sources.map((s) => s.index).filter((index) => index !== 'table');
+    expect(new Set(declared('ListEvents'))).toEqual(new Set(indexes));
+    expect(route?.access.table).toContain('Query');
   });
 
-  it('reads one partition per type, every type without a filter, the group’s with `group.*`', () => {
-    expect(eventSources('o', {}).partitions).toHaveLength(EVENT_TYPES.length);
-    expect(eventSources('o', { type: { exact: 'sync_job.dead' } }).partitions).toEqual(['OWNER#o#EVT#sync_job.dead']);
-    expect(eventSources('o', { type: { group: 'fulfillment' } }).partitions).toEqual([
-      'OWNER#o#EVT#fulfillment.delivered',
-      'OWNER#o#EVT#fulfillment.dead',
+  it('reads the 16 shards of each type’s list in the table, and its list of the first layout', () => {
+    const partitions = (filters: Parameters<typeof eventSources>[1]) =>
+      eventSources('o', filters).map((s) => `${s.index} ${s.partition}`);
+    expect(partitions({})).toHaveLength(EVENT_TYPES.length * (LIST_SHARDS + 1));
+    expect(partitions({ type: { exact: 'sync_job.dead' } })).toEqual([
+      'table EVT#o#sync_job.dead',
+      ...Array.from({ length: LIST_SHARDS - 1 }, (_, n) => `table EVT#o#sync_job.dead#${n + 1}`),
+      'stateLists OWNER#o#EVT#sync_job.dead',
     ]);
-    expect(eventSources('o', { type: { group: 'fulfillment' }, failing: true }).partitions).toEqual([
-      'OWNER#o#EVT#FAILING',
+    const group = partitions({ type: { group: 'fulfillment' } });
+    expect(group).toHaveLength(2 * (LIST_SHARDS + 1));
+    expect(group.filter((p) => p.startsWith('stateLists'))).toEqual([
+      'stateLists OWNER#o#EVT#fulfillment.delivered',
+      'stateLists OWNER#o#EVT#fulfillment.dead',
+    ]);
+    expect(partitions({ type: { group: 'fulfillment' }, failing: true })).toEqual([
+      'storeStateLists OWNER#o#EVT#FAILING',
     ]);
   });
 });

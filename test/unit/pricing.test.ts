@@ -244,6 +244,7 @@ describe('Pricing: malformed input', () => {
 describe('Supplier order: buildSupplierOrder', () => {
   const raw = JSON.stringify({
     id: 5551234,
+    name: '#1042',
     currency: 'USD',
     email: 'a@example.com',
     line_items: [
@@ -280,6 +281,8 @@ describe('Supplier order: buildSupplierOrder', () => {
       line_items: [{ title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 2, price: '10.00', vendor: 'Acme' }],
       shipping_lines: [{ title: 'Standard', price: '5.00' }],
       shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
+      // The reseller order's name, set in the create itself (CONTRACT.md §12.5).
+      note_attributes: [{ name: 'reseller_order', value: '#1042' }],
       tags: 'reseller-order',
     });
   });
@@ -320,6 +323,8 @@ describe('Supplier order: buildSupplierOrder', () => {
       line_items: [{ title: '', sku: null, variant_id: null, quantity: 1, price: '1000', vendor: 'Acme' }],
       shipping_lines: [],
       shipping_address: null,
+      // An order with no name is named by its id.
+      note_attributes: [{ name: 'reseller_order', value: 'abc' }],
       tags: 'reseller-order',
     });
   });

@@ -148,7 +148,10 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       sourceIdentifier: 'reseller.myshopify.com:5551234:sj_1',
       currency: 'USD',
       note: 'Leave at the back door',
-      customAttributes: [{ key: 'gift-wrap', value: 'yes' }],
+      customAttributes: [
+        { key: 'gift-wrap', value: 'yes' },
+        { key: 'reseller_order', value: '5551234' },
+      ],
       tags: ['reseller-order'],
       shippingAddress: { firstName: 'Ada', lastName: 'B Lovelace', address1: '1 Main St', countryCode: 'US' },
     });

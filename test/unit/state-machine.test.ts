@@ -1,7 +1,13 @@
+import { seededJob } from '../../bench/seed.js';
 import { syncJobId } from '../../shared/core/ids.js';
-import { OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import {
+  ENDED_STATUSES,
+  OPEN_STATUSES,
+  SYNC_JOB_STATUSES,
+  type SyncJobStatus,
+} from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex } from '../../shared/order/sync-job.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
 import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order/transitions.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
@@ -102,6 +108,80 @@ describe('moveUpdate: every conditional update of a job', () => {
   it('refuses to move a job known only by its message where the index keys may change', () => {
     // A retry puts a dead job back among the open jobs, but not a failed one (it is there already).
     expect(() => moveUpdate({ move: 'retry', job: { id: 'sj_1', generation: 2 }, at })).toThrow(IllegalMoveError);
+  });
+
+  describe('the ended job’s expiry (the table’s TTL, JOB_RETENTION_DAYS)', () => {
+    const days = (n: number) => n * 86_400;
+    const atSeconds = Date.parse(at) / 1000;
+    afterEach(() => {
+      delete process.env.JOB_RETENTION_DAYS;
+    });
+
+    it('sets expiresAt to the move’s time + the retention on every move that leaves the job ended', () => {
+      process.env.JOB_RETENTION_DAYS = '30';
+      const ending = moves.filter((name) => ENDED_STATUSES.includes(MOVES[name].to as never));
+      expect(ending.sort()).toEqual([
+        'cancel',
+        'cancelPlaced',
+        'complete',
+        'declineCancel',
+        'found',
+        'kill',
+        'requestCancel',
+      ]);
+      for (const name of ending)
+        for (const from of MOVES[name].from)
+          expect(setsAttribute(moveUpdate({ move: name, job: job(from), at }), 'expiresAt')).toBe(atSeconds + days(30));
+    });
+
+    it('is 400 days when the retention is not set', () => {
+      const update = moveUpdate({ move: 'kill', job: job('failed'), at, set: { deadAt: at } });
+      expect(setsAttribute(update, 'expiresAt')).toBe(atSeconds + days(400));
+    });
+
+    it('is removed by a retry of a dead job, and neither set nor removed by the moves of a job at work', () => {
+      const retried = moveUpdate({ move: 'retry', job: job('dead'), at });
+      expect(removesOf(retried)).toContain('expiresAt');
+      expect(setsOf(retried)).not.toHaveProperty('expiresAt');
+      for (const name of moves.filter((m) => m !== 'retry' && !ENDED_STATUSES.includes(MOVES[m].to as never)))
+        for (const from of MOVES[name].from) {
+          const update = moveUpdate({ move: name, job: job(from), at });
+          expect(setsOf(update)).not.toHaveProperty('expiresAt');
+          expect(removesOf(update)).not.toContain('expiresAt');
+        }
+    });
+
+    it('keeps a completed job’s completion time as its updatedAt, copied by the first move from completed', () => {
+      for (const name of ['requestCancel', 'cancelPlaced', 'declineCancel'] as const)
+        expect(setsAttribute(moveUpdate({ move: name, job: job('completed'), at }), 'completedAt')).toBe(
+          'if_not_exists(completedAt, updatedAt)',
+        );
+      expect(setsOf(moveUpdate({ move: 'complete', job: job('processing'), at }))).not.toHaveProperty('completedAt');
+      const seeded = seededJob({
+        id: 'sj_1',
+        ownerId: 'owner_a',
+        resellerStoreId: 'rst_1',
+        createdAt: at,
+        status: 'completed',
+      });
+      const { completedAt: _dropped, ...item } = syncJobItem({ ...seeded, updatedAt: '2026-11-21T06:00:00.000Z' });
+      expect(syncJobFrom(item).completedAt).toBe('2026-11-21T06:00:00.000Z');
+      expect(syncJobFrom({ ...item, completedAt: at }).completedAt).toBe(at);
+      expect(syncJobFrom({ ...item, status: 'dead' }).completedAt).toBeNull();
+    });
+
+    it('is on a job created ended (an order cancelled before it arrived), and not on one created at work', () => {
+      process.env.JOB_RETENTION_DAYS = '2';
+      const created = seededJob({
+        id: 'sj_1',
+        ownerId: 'owner_a',
+        resellerStoreId: 'rst_1',
+        createdAt: at,
+        status: 'pending',
+      });
+      expect(syncJobItem({ ...created, status: 'cancelled', updatedAt: at }).expiresAt).toBe(atSeconds + days(2));
+      expect(syncJobItem({ ...created, status: 'pending', updatedAt: at })).not.toHaveProperty('expiresAt');
+    });
   });
 
   it.each(moves)('builds %s from every state it starts from', (name) => {

@@ -94,6 +94,21 @@ describe('a create’s turn', () => {
     expect(turn.holdUntil).toBe(nextAt);
   });
 
+  it('gives up a slot that was already behind when its write answered, for a fresh one', async () => {
+    // The write's answer puts the slot it took more than LATE_MS in the past, as a slow write does.
+    const behind = Date.now() - LATE_MS - 1_000;
+    dynamo.on(GetCommand).resolves({ Item: { intervalMs: 200, nextAt: Date.now() + 50 } });
+    dynamo
+      .on(UpdateCommand)
+      .resolvesOnce({ Attributes: { intervalMs: 200, nextAt: behind + 200 } })
+      .resolves({ Attributes: { intervalMs: 200, nextAt: Date.now() + 400 } });
+    const started = Date.now();
+    await takeTurn('hot.example', undefined);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(2);
+    // The fresh slot is 200 ms ahead: the turn waited for it rather than calling at once.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+  });
+
   it('calls at the slot its message holds, without a read; a slot come too late takes a fresh one', async () => {
     expect(await takeTurn('hot.example', Date.now())).toEqual({});
     expect(dynamo.calls()).toHaveLength(0);
