@@ -43,6 +43,18 @@ export const isAboutToExpire = (life: TokenLife, now: number) => {
   return now >= expires - Math.min(REFRESH_MARGIN_MAX_MS, Math.max(0, lifetime) / 10);
 };
 
+/**
+ * A refreshed token's life, counted from when the refresh was asked (the platform's clock starts before
+ * its answer arrives): its `expires_in` (read at `answered` into `expiresAt`) from `asked`.
+ */
+const lifeFrom = (expiresAt: string | null, asked: number, answered: number): TokenLife =>
+  expiresAt === null
+    ? { tokenExpiresAt: null, tokenIssuedAt: null }
+    : {
+        tokenExpiresAt: new Date(Date.parse(expiresAt) - (answered - asked)).toISOString(),
+        tokenIssuedAt: new Date(asked).toISOString(),
+      };
+
 /** The token a keeper holds: its plaintext to call with, its ciphertext (what a refresh conditions on), its life. */
 interface HeldToken extends TokenLife {
   plain: string;
@@ -154,6 +166,7 @@ class Refresher {
       webhookSecret: '',
     };
     let refreshed: Awaited<ReturnType<ReturnType<KeeperDeps['platforms']>['refreshAccessToken']>>;
+    const asked = Date.now();
     try {
       refreshed = await this.deps.platforms(this.store.platform).refreshAccessToken(shop, {
         refreshToken,
@@ -171,15 +184,11 @@ class Refresher {
       await releaseRefreshLease(this.kind, this.store.id, holder);
       return this.held(token);
     }
-    const issuedAt = new Date().toISOString();
+    const life = lifeFrom(refreshed.accessTokenExpiresAt, asked, Date.now());
     const [accessCiphertext, refreshCiphertext] = await Promise.all([
       this.encrypt(refreshed.accessToken, 'accessToken'),
       this.encrypt(refreshed.refreshToken, 'refreshToken'),
     ]);
-    const life = {
-      tokenExpiresAt: refreshed.accessTokenExpiresAt,
-      tokenIssuedAt: refreshed.accessTokenExpiresAt === null ? null : issuedAt,
-    };
     const written = await recordRefreshedToken(this.kind, this.store.id, holder, grant.refreshToken, {
       accessToken: accessCiphertext,
       refreshToken: refreshCiphertext,
