@@ -94,6 +94,7 @@ export const tokenKeeper = (
       held = await refresher.renew(held.ciphertext);
       return held.plain === refused ? null : held.plain;
     },
+    isStale: (token) => token !== held.plain || isAboutToExpire(held, Date.now()),
   };
 };
 
@@ -118,14 +119,21 @@ class Refresher {
    * or a rotation replaced it; refreshed by this worker under the lease otherwise. Waits for a lease in
    * force (at most its length, then takes it over); the same token back when the store has no refresh grant.
    */
-  async renew(used: string): Promise<HeldToken> {
+  async renew(replaced: string): Promise<HeldToken> {
+    let used = replaced;
     const giveUpAt = Date.now() + 2 * REFRESH_LEASE_MS;
     for (;;) {
       const token = await readStoreToken(this.kind, this.store.id);
       if (!token || token.deletedAt) throw this.failure(404, `${this.kind} store ${this.store.id} no longer exists`);
       const disconnected = disconnectedReason(this.kind, { id: this.store.id, connection: token.connection });
       if (disconnected) throw this.failure(401, disconnected);
-      if (token.accessToken !== used || !token.refresh) return this.held(token);
+      if (!token.refresh) return this.held(token);
+      if (token.accessToken !== used) {
+        // Refreshed by another worker, or rotated: used as found, unless it is itself about to expire.
+        if (!isAboutToExpire(token, Date.now())) return this.held(token);
+        used = token.accessToken;
+        continue;
+      }
       const now = Date.now();
       if (token.lease && Date.parse(token.lease.until) > now) {
         if (now > giveUpAt) throw this.failure(0, 'the token refresh of another worker did not end in time', true);
