@@ -43,6 +43,18 @@ export const isAboutToExpire = (life: TokenLife, now: number) => {
   return now >= expires - Math.min(REFRESH_MARGIN_MAX_MS, Math.max(0, lifetime) / 10);
 };
 
+/**
+ * A refreshed token's life, counted from when the refresh was asked (the platform's clock starts before
+ * its answer arrives): its `expires_in` (read at `answered` into `expiresAt`) from `asked`.
+ */
+const lifeFrom = (expiresAt: string | null, asked: number, answered: number): TokenLife =>
+  expiresAt === null
+    ? { tokenExpiresAt: null, tokenIssuedAt: null }
+    : {
+        tokenExpiresAt: new Date(Date.parse(expiresAt) - (answered - asked)).toISOString(),
+        tokenIssuedAt: new Date(asked).toISOString(),
+      };
+
 /** The token a keeper holds: its plaintext to call with, its ciphertext (what a refresh conditions on), its life. */
 interface HeldToken extends TokenLife {
   plain: string;
@@ -82,6 +94,7 @@ export const tokenKeeper = (
       held = await refresher.renew(held.ciphertext);
       return held.plain === refused ? null : held.plain;
     },
+    isStale: (token) => token !== held.plain || isAboutToExpire(held, Date.now()),
   };
 };
 
@@ -106,14 +119,21 @@ class Refresher {
    * or a rotation replaced it; refreshed by this worker under the lease otherwise. Waits for a lease in
    * force (at most its length, then takes it over); the same token back when the store has no refresh grant.
    */
-  async renew(used: string): Promise<HeldToken> {
+  async renew(replaced: string): Promise<HeldToken> {
+    let used = replaced;
     const giveUpAt = Date.now() + 2 * REFRESH_LEASE_MS;
     for (;;) {
       const token = await readStoreToken(this.kind, this.store.id);
       if (!token || token.deletedAt) throw this.failure(404, `${this.kind} store ${this.store.id} no longer exists`);
       const disconnected = disconnectedReason(this.kind, { id: this.store.id, connection: token.connection });
       if (disconnected) throw this.failure(401, disconnected);
-      if (token.accessToken !== used || !token.refresh) return this.held(token);
+      if (!token.refresh) return this.held(token);
+      if (token.accessToken !== used) {
+        // Refreshed by another worker, or rotated: used as found, unless it is itself about to expire.
+        if (!isAboutToExpire(token, Date.now())) return this.held(token);
+        used = token.accessToken;
+        continue;
+      }
       const now = Date.now();
       if (token.lease && Date.parse(token.lease.until) > now) {
         if (now > giveUpAt) throw this.failure(0, 'the token refresh of another worker did not end in time', true);
@@ -154,6 +174,7 @@ class Refresher {
       webhookSecret: '',
     };
     let refreshed: Awaited<ReturnType<ReturnType<KeeperDeps['platforms']>['refreshAccessToken']>>;
+    const asked = Date.now();
     try {
       refreshed = await this.deps.platforms(this.store.platform).refreshAccessToken(shop, {
         refreshToken,
@@ -171,15 +192,11 @@ class Refresher {
       await releaseRefreshLease(this.kind, this.store.id, holder);
       return this.held(token);
     }
-    const issuedAt = new Date().toISOString();
+    const life = lifeFrom(refreshed.accessTokenExpiresAt, asked, Date.now());
     const [accessCiphertext, refreshCiphertext] = await Promise.all([
       this.encrypt(refreshed.accessToken, 'accessToken'),
       this.encrypt(refreshed.refreshToken, 'refreshToken'),
     ]);
-    const life = {
-      tokenExpiresAt: refreshed.accessTokenExpiresAt,
-      tokenIssuedAt: refreshed.accessTokenExpiresAt === null ? null : issuedAt,
-    };
     const written = await recordRefreshedToken(this.kind, this.store.id, holder, grant.refreshToken, {
       accessToken: accessCiphertext,
       refreshToken: refreshCiphertext,

@@ -22,9 +22,27 @@ const keepingToken =
       if (!(error instanceof PlatformError) || error.status !== 401) throw error;
       const next = await tokens.afterUnauthorized(token);
       if (next === null) throw error;
-      return call({ ...shop, accessToken: next }, ...args);
+      try {
+        return await call({ ...shop, accessToken: next }, ...args);
+      } catch (again) {
+        throw expiredMeanwhile(again, tokens.isStale(next));
+      }
     }
   };
+
+/**
+ * A second 401, to a token that expired or was replaced while the call was under way (a slow call, a
+ * short-lived token): the next try, with a fresh token, may succeed, so it is retryable, not a refusal.
+ */
+const expiredMeanwhile = (error: unknown, stale: boolean) =>
+  error instanceof PlatformError && error.status === 401 && stale
+    ? new PlatformError({
+        platform: error.platform,
+        status: 401,
+        retryable: true,
+        message: `${error.message} (its token expired during the call)`,
+      })
+    : error;
 
 /** The adapter with every shop call keeping its token fresh; the token refresh itself is left as it is. */
 export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({

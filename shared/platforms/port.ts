@@ -39,6 +39,8 @@ export interface TokenKeeper {
    * null when there is none to be had (the call's 401 stands). Throws when the refresh was refused.
    */
   afterUnauthorized(refused: string): Promise<string | null>;
+  /** Whether `token` is no longer the one to call with: replaced, or about to expire (a 401 to it may heal). */
+  isStale(token: string): boolean;
 }
 
 export interface Tracking {

@@ -1,5 +1,6 @@
 import type { Deps } from '../aws/deps.js';
 import { keepSubscriptions } from '../connection/subscriptions.js';
+import { tokenKeeper } from '../connection/token-keeper.js';
 import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
@@ -56,12 +57,20 @@ const text = (value: unknown) => (typeof value === 'string' ? value : null);
  * token alone; custom signs its reads with the webhook secret too. One KMS call per secret, cached
  * by the cipher (shared/aws/kms-cipher.ts).
  */
-const connectionOf = async (deps: Pick<Deps, 'cipher'>, store: PolledStore): Promise<ShopConnection> => {
+const connectionOf = async (deps: Pick<Deps, 'cipher' | 'platforms'>, store: PolledStore): Promise<ShopConnection> => {
   const [accessToken, webhookSecret] = await Promise.all([
     deps.cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
     store.platform === 'custom' ? webhookSecretOf(deps.cipher, store) : '',
   ]);
-  return { platform: store.platform, shopDomain: store.shopDomain, accessToken, webhookSecret };
+  // An expiring token is refreshed before it is read with, or after a 401 (CONTRACT.md §12.3).
+  const tokens = tokenKeeper(deps, store.kind, store, accessToken);
+  return {
+    platform: store.platform,
+    shopDomain: store.shopDomain,
+    accessToken,
+    webhookSecret,
+    ...(tokens ? { tokens } : {}),
+  };
 };
 
 /**

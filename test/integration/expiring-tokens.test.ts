@@ -4,13 +4,14 @@ import {
   allJobsOf,
   createResellerStore,
   createSourceStore,
+  pollStores,
   startService,
   type TestService,
   unique,
 } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 /**
  * CONTRACT.md §12.3: a store's access token that expires is refreshed before its expiry (its last tenth)
@@ -109,7 +110,12 @@ describe('expiring tokens', () => {
     await eventually(async () => {
       const jobs = await allJobsOf(api(), reseller.id);
       return jobs.length === 50 && jobs.every((job) => job.status === 'completed') && jobs;
-    }, 90_000);
+    }, 180_000).catch(async (error) => {
+      // What the jobs say, for the failure's message.
+      const jobs = await allJobsOf(api(), reseller.id);
+      const seen = jobs.map((job) => `${job.status} ${job.attempts} ${job.errorMessage ?? ''}`);
+      throw new Error(`${error}: ${JSON.stringify(seen.filter((line) => !line.startsWith('completed')))}`);
+    });
     const elapsed = Date.now() - startedAt;
 
     // No order lost or doubled: one supplier order per job.
@@ -128,9 +134,17 @@ describe('expiring tokens', () => {
     const store = (await api().get(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}`)).body;
     expect(Date.parse(store.tokenExpiresAt)).toBeGreaterThan(Date.parse(expiresAt));
     expect(store.connection).toEqual({ state: 'connected', since: null, reason: null });
+
+    // The poller reads with a fresh token too: an expired one is refreshed once for the poll.
+    await new Promise((resolve) => setTimeout(resolve, 2_100));
+    const polled = await pollStores(service.runtime, { kind: 'source', id: source.id });
+    expect(polled.batchItemFailures).toEqual([]);
+    const after = await simShop(source.shopDomain, 'tokens');
+    expect(after.refreshes).toBe(tokens.refreshes + 1);
+    expect(after.reusedRefreshTokens).toBe(0);
   });
 
-  it('makes a revoked shop’s store reauthorization_required; new credentials and retry complete its job', async () => {
+  it('makes a revoked shop’s store reauthorization_required; new credentials and retry end the job', async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const vendorTag = unique('Vendor');
@@ -206,6 +220,7 @@ describe('expiring tokens', () => {
     expect(partial.body.error).toMatchObject({ code: 'validation_failed', param: 'refreshToken' });
     expect(partial.text).not.toContain('shprt_partial_secret');
     const alone = await api().post(`/v1/reseller_stores/${reseller.id}/credentials`, {
+      webhookSecret: 'whsec_new_one',
       refreshToken: 'shprt_alone_secret',
       clientId: 'c',
       clientSecret: 'shpss_alone_secret',

@@ -127,6 +127,17 @@ describe('the delivery worker', () => {
     expect(new Webhook(OLD_SECRET).verify(body, headers)).toBeTruthy();
   });
 
+  it('signs with the new secret alone once the overlap is over: the old one verifies nothing', async () => {
+    const previousSecret = { secret: OLD_SECRET, expiresAt: new Date(Date.now() - 1_000).toISOString() };
+    stored(0, endpointOf({ previousSecret }));
+    post.mockResolvedValue(200);
+    await processDeliveryMessage(deps, record(0));
+    const [, body, headers] = post.mock.calls[0];
+    expect(headers['webhook-signature'].split(' ')).toHaveLength(1);
+    expect(new Webhook(SECRET).verify(body, headers)).toBeTruthy();
+    expect(() => new Webhook(OLD_SECRET).verify(body, headers)).toThrow();
+  });
+
   it.each([
     [302, 302],
     [500, 500],

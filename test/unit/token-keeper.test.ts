@@ -5,7 +5,7 @@ import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { isAboutToExpire, tokenKeeper } from '../../shared/connection/token-keeper.js';
 import { PlatformError } from '../../shared/platforms/errors.js';
 import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
-import type { PlatformAdapter, RefreshedToken, RefreshGrant } from '../../shared/platforms/port.js';
+import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
 import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
 import { fakeDeps } from './fake-deps.js';
 
@@ -213,11 +213,33 @@ describe('the token keeper', () => {
     expect(refreshing).toHaveBeenCalledTimes(1);
   });
 
+  it('refreshes a token another worker wrote when it is itself about to expire', async () => {
+    const stale = { ...row };
+    Object.assign(row, { accessToken: ct('at_other'), refreshToken: ct('rt_other') });
+    await expect(keeperOf(refreshing, stale).current()).resolves.toBe('at_2');
+    expect(refreshing).toHaveBeenCalledTimes(1);
+    expect(refreshing.mock.calls[0][1].refreshToken).toBe('rt_other');
+  });
+
+  it('tells a token stale once replaced or about to expire', async () => {
+    const keeper = keeperOf(refreshing);
+    expect(keeper.isStale('at_1')).toBe(true);
+    await keeper.current();
+    expect(keeper.isStale('at_1')).toBe(true);
+    expect(keeper.isStale('at_2')).toBe(false);
+  });
+
   it('waits for a lease in force, then uses the token its holder wrote', async () => {
     row.refreshLeaseHolder = 'another';
     row.refreshLeaseUntil = new Date(Date.now() + 10_000).toISOString();
     setTimeout(() => {
-      Object.assign(row, { accessToken: ct('at_9'), refreshToken: ct('rt_9') });
+      const now = Date.now();
+      Object.assign(row, {
+        accessToken: ct('at_9'),
+        refreshToken: ct('rt_9'),
+        tokenExpiresAt: new Date(now + 3_000).toISOString(),
+        tokenIssuedAt: new Date(now).toISOString(),
+      });
       delete row.refreshLeaseHolder;
       delete row.refreshLeaseUntil;
     }, 120);
@@ -236,8 +258,9 @@ describe('the token keeper', () => {
     const rotating = jest.fn(async (shop: unknown, grant: RefreshGrant) => {
       // New credentials by the API while the refresh is under way (secretsRotation removes the lease).
       Object.assign(row, { accessToken: ct('at_rotated'), refreshToken: ct('rt_rotated') });
-      delete row.refreshLeaseHolder;
-      delete row.refreshLeaseUntil;
+      // New credentials without an expiry: the token does not expire (secretsRotation removes the old life).
+      for (const name of ['refreshLeaseHolder', 'refreshLeaseUntil', 'tokenExpiresAt', 'tokenIssuedAt'])
+        delete row[name];
       return refreshing(shop, { ...grant, refreshToken: 'rt_rotated' });
     });
     await expect(keeperOf(rotating).current()).resolves.toBe('at_rotated');
@@ -294,15 +317,14 @@ describe('the adapters with fresh tokens', () => {
   });
   const adapterWith = (createOrder: jest.Mock) =>
     withFreshTokens(fakeDeps({ createOrder }).platforms() as PlatformAdapter);
-  const shop = (tokens?: {
-    current: () => Promise<string>;
-    afterUnauthorized: (t: string) => Promise<string | null>;
-  }) => ({
+  const shop = (
+    tokens?: Omit<TokenKeeper, 'isStale'> & { isStale?: TokenKeeper['isStale'] },
+  ): Parameters<PlatformAdapter['createOrder']>[0] => ({
     platform: 'storeplatform_b' as const,
     shopDomain: 'supplier.example',
     accessToken: 'at_read',
     webhookSecret: '',
-    ...(tokens ? { tokens } : {}),
+    ...(tokens ? { tokens: { isStale: () => false, ...tokens } } : {}),
   });
   const order = {} as Parameters<PlatformAdapter['createOrder']>[1];
 
@@ -337,6 +359,16 @@ describe('the adapters with fresh tokens', () => {
     const refused = jest.fn().mockRejectedValue(other);
     await expect(adapterWith(refused).createOrder(shop(keeper), order, 'k')).rejects.toBe(other);
     expect(refused).toHaveBeenCalledTimes(1);
+  });
+
+  it('makes a second 401 retryable when its token expired during the call', async () => {
+    const twice = jest.fn().mockRejectedValue(unauthorized);
+    const keeper = { current: async () => 'a', afterUnauthorized: async () => 'b', isStale: (t: string) => t === 'b' };
+    await expect(adapterWith(twice).createOrder(shop(keeper), order, 'k')).rejects.toMatchObject({
+      status: 401,
+      retryable: true,
+    });
+    expect(twice).toHaveBeenCalledTimes(2);
   });
 
   it('calls a shop without a keeper with its token as it is', async () => {
