@@ -26,11 +26,11 @@ export const MAX_EVENT_BYTES = 6 * 1024 * 1024;
 
 const compile = (path: string) => {
   const names: string[] = [];
-  // `{name+}` is API Gateway's greedy variable: the rest of the path, slashes included (here also
-  // empty, so `/console/` answers as `/console` does).
+  // `{name+}` is API Gateway's greedy variable: the rest of the path, slashes included, never empty
+  // (as there: `/console/` matches no route and goes to `$default`, which sends it on to `/console`).
   const pattern = path.replace(/\{(\w+)(\+?)\}/g, (_, name: string, greedy: string) => {
     names.push(name);
-    return greedy ? '(.*)' : '([^/]+)';
+    return greedy ? '(.+)' : '([^/]+)';
   });
   return { regex: new RegExp(`^${pattern}$`), names };
 };

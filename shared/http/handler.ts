@@ -150,14 +150,19 @@ export const webhookHandler = (
 /**
  * The `$default` route: any method and path no route matches answers the contract's 404
  * `resource_missing` with a request id, on AWS and locally alike (never API Gateway's own body).
+ * `redirects`: a GET (or HEAD) of a path no route can hold answers a 308 to the path that serves it.
  */
-export const notFoundHandler = (): Lambda =>
+export const notFoundHandler = (redirects: Readonly<Record<string, string>> = {}): Lambda =>
   withStandardHeaders(
     middy<HttpEvent, HttpResult, Error, HttpContext>()
       .use(injectLambdaContext(logger, { resetKeys: true }))
       .use(httpResponseMiddleware())
-      .handler((event) => {
-        throw new RouteNotFoundError(event.requestContext?.http?.method ?? '?', event.rawPath ?? '/');
+      .handler(async (event) => {
+        const method = event.requestContext?.http?.method ?? '?';
+        const path = event.rawPath ?? '/';
+        if ((method === 'GET' || method === 'HEAD') && Object.hasOwn(redirects, path))
+          return { status: 308, headers: { Location: redirects[path] } };
+        throw new RouteNotFoundError(method, path);
       }) as unknown as Lambda,
   );
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
 import { Match, type Template } from 'aws-cdk-lib/assertions';
+import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { Schedule } from 'aws-cdk-lib/aws-events';
 import { iamActionsFor } from '../../lib/access.js';
 import {
@@ -231,6 +232,23 @@ describe('stack', () => {
         });
       }
       expect(JSON.stringify(dev.template.findOutputs('ConsoleUrl'))).toContain('console');
+    });
+
+    it('answers /console/ through the $default route: no route can hold it, so NotFound sends it on', () => {
+      // API Gateway refuses a route key that ends with `/` (and CDK's HttpRouteKey throws on one), and
+      // `/console/{file+}` does not match an empty segment: `GET /console/` reaches `$default`, whose
+      // function (functions/not-found.ts, test/unit/console.test.ts) answers a 308 to `/console`.
+      const keys = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Route')).map(
+        (r: any) => r.Properties.RouteKey as string,
+      );
+      expect(keys).toEqual(expect.arrayContaining(['GET /console', 'GET /console/{file+}', '$default']));
+      expect(keys.filter((key) => key.endsWith('/'))).toEqual([]);
+      expect(() => apigw.HttpRouteKey.with('/console/', apigw.HttpMethod.GET)).toThrow(/not end with a "\/"/);
+      const [route] = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Route')).filter(
+        (r: any) => r.Properties.RouteKey === '$default',
+      ) as any[];
+      const integration = resourcesOf(dev)[route.Properties.Target['Fn::Join'][1][1].Ref];
+      expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(functionId(dev, fallbackRoute.name));
     });
 
     it.each(routes.map((r) => [`${r.method} ${r.path}`, r] as const))(

@@ -126,8 +126,13 @@ const keep = async (page: Page, name: string) => {
 
 describe('the operator console', () => {
   it('is served from the API’s origin with a strict CSP, X-Frame-Options DENY and no inline script', async () => {
+    // `npm start`'s URL, `/console/`, matches no route (as on API Gateway): `$default` sends it on.
+    const moved = await fetch(consoleUrl, { redirect: 'manual' });
+    expect(moved.status).toBe(308);
+    expect(moved.headers.get('location')).toBe('/console');
     const page = await fetch(consoleUrl, { headers: { 'accept-encoding': 'gzip' } });
     expect(page.status).toBe(200);
+    expect(page.url).toBe(`${service.runtime.apiUrl}/console`);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
     const csp = page.headers.get('content-security-policy')!;
     expect(csp).toContain("default-src 'none'");

@@ -67,6 +67,30 @@ describe('the console’s files', () => {
     }
   });
 
+  it('is reached at /console/ through the $default route, which sends it on to /console; nothing else', async () => {
+    // An HTTP API route cannot end with `/`, and `/console/{file+}` does not match an empty segment.
+    const { handler: fallback } = (await import('../../functions/not-found')) as any;
+    const ask = (method: string, path: string) =>
+      fallback(
+        { rawPath: path, headers: {}, requestContext: { requestId: 'apigw-2', http: { method, path } } },
+        { awsRequestId: 'lambda-2', functionName: 'NotFound' },
+      );
+    for (const method of ['GET', 'HEAD']) {
+      const moved = await ask(method, '/console/');
+      expect(moved.statusCode).toBe(308);
+      expect(moved.headers).toMatchObject({ Location: '/console', 'Request-Id': expect.stringMatching(/^req_/) });
+    }
+    for (const [method, path] of [
+      ['POST', '/console/'],
+      ['GET', '/console//'],
+      ['GET', '/v1/nothing/'],
+    ]) {
+      const missing = await ask(method, path);
+      expect(missing.statusCode).toBe(404);
+      expect(JSON.parse(missing.body).error.code).toBe('resource_missing');
+    }
+  });
+
   it('stays far under its budget of 150 kB gzipped', () => {
     const total = Object.values(files).reduce((sum, file) => sum + file.gzipBytes, 0);
     expect(total).toBeLessThan(150 * 1024);
