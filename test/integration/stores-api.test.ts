@@ -48,6 +48,7 @@ const RESELLER_FIELDS = [
   'request_id',
   'routingPolicy',
   'shopDomain',
+  'tokenExpiresAt',
   'webhooks',
 ];
 const SOURCE_FIELDS = [
@@ -64,6 +65,7 @@ const SOURCE_FIELDS = [
   'request_id',
   'resellerStoreId',
   'shopDomain',
+  'tokenExpiresAt',
   'vendorTag',
   'webhooks',
 ];
