@@ -92,11 +92,12 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.pollsFailed),
       m(BUSINESS_METRICS.storesFailingToPoll),
     ]),
-    graph('Staying connected (CONTRACT.md §12): subscriptions, disconnected stores, API versions', [
+    graph('Staying connected (CONTRACT.md §12): subscriptions, disconnected stores, tokens, API versions', [
       m(BUSINESS_METRICS.subscriptionsRepaired),
       m(BUSINESS_METRICS.subscriptionsFailing),
       m(BUSINESS_METRICS.storesDisconnected),
       m(BUSINESS_METRICS.disconnectedStoreWork),
+      m(BUSINESS_METRICS.tokensRefreshed),
       m(BUSINESS_METRICS.platformApiDeprecated),
     ]),
   );
