@@ -1,5 +1,4 @@
 import type { SQSRecord } from 'aws-lambda';
-import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { jobLogContext } from '../order/sync-job.js';
@@ -10,7 +9,7 @@ import {
   parseFulfillmentMessage,
   parseRecheckMessage,
   propagationLogContext,
-  sendFulfillmentMessage,
+  redriveLater,
 } from './queue.js';
 import { processDeadTagMessage } from './tag-dead-letter.js';
 import { parseTagMessage } from './tag-queue.js';
@@ -26,7 +25,7 @@ export const processDeadFulfillmentMessage = async (received: SQSRecord, redrive
     // Its kept fulfillment still waits for the job's worker, which releases it on completion.
     return logger.warn('a kept-fulfillment recheck gave up', { messageId: received.messageId });
   }
-  if (parseTagMessage(received.body)) return processDeadTagMessage(received);
+  if (parseTagMessage(received.body)) return processDeadTagMessage(received, redrives);
   // No platform is called on the way to an end: the entry's end is a write.
   await runDeadLetter(deadPropagations(redrives), undefined, received);
 };
@@ -37,13 +36,7 @@ const deadPropagations = (redrives: number): DeadLetterKind<FulfillmentMessage, 
   messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
   current: loadPropagation,
-  redrive: async (message) => {
-    const done = message.redrives ?? 0;
-    if (done >= redrives) return false;
-    await sendFulfillmentMessage({ ...message, redrives: done + 1 }, MAX_DELAY_SECONDS);
-    logger.warn('fulfillment put back on the queue after its receives ran out', { redrives: done + 1 });
-    return true;
-  },
+  redrive: redriveLater(redrives, 'fulfillment'),
   failedAttempts: ({ entry }) => entry.attempts,
   lastError: ({ entry }) => entry.errorMessage,
   end: async (_deps, { job, entry }, errorMessage) =>

@@ -1,4 +1,6 @@
+import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
+import { logger } from '../core/logger.js';
 import type { Tracking } from '../platforms/port.js';
 import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 import { sendWork } from '../work/queue.js';
@@ -71,3 +73,18 @@ const readRecheckMessage = ({ recheck }: Fields): RecheckMessage | undefined => 
 };
 
 export const parseRecheckMessage = (body: string) => parseWith(body, readRecheckMessage);
+
+/**
+ * The dead-letter handlers' redrive of a fulfillment-queue message (a fulfillment's, a tag's): back
+ * on the queue 15 minutes later, up to `redrives` times, as long as the reseller's platform may still
+ * recover; false once they are spent.
+ */
+export const redriveLater =
+  <M extends WorkMessage & { redrives?: number }>(redrives: number, what: string) =>
+  async (message: M) => {
+    const done = message.redrives ?? 0;
+    if (done >= redrives) return false;
+    await sendWork(config.fulfillmentQueueUrl(), [{ ...message, redrives: done + 1 }], MAX_DELAY_SECONDS);
+    logger.warn(`${what} put back on the queue after its receives ran out`, { redrives: done + 1 });
+    return true;
+  };
