@@ -1632,7 +1632,7 @@ export interface components {
        */
       created: string;
       data: {
-        /** @description a sync job, an order or a store, as its GET answers */
+        /** @description a sync job, an order or a store, as its GET answers it */
         object: Record<string, never>;
       };
       deliveries?: {
@@ -1667,7 +1667,7 @@ export interface components {
        */
       created: string;
       data: {
-        /** @description a sync job or an order, as its GET answers it */
+        /** @description a sync job, an order or a store, as its GET answers it */
         object: Record<string, never>;
       };
     };

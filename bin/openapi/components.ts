@@ -187,6 +187,13 @@ const tokenExpiresAt = {
     'does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.',
 };
 
+/** What an event carries (CONTRACT.md §14), alike in the API's answer and in a delivery's body. */
+const eventData = {
+  type: 'object',
+  required: ['object'],
+  properties: { object: { type: 'object', description: 'a sync job, an order or a store, as its GET answers it' } },
+} as const;
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   reseller_store: object(
     'reseller_store',
@@ -534,11 +541,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       object: { const: 'event' },
       type: ref('event_type'),
       created: timestamp,
-      data: {
-        type: 'object',
-        required: ['object'],
-        properties: { object: { type: 'object', description: 'a sync job, an order or a store, as its GET answers' } },
-      },
+      data: eventData,
       deliveries: {
         type: 'array',
         items: {
@@ -567,11 +570,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       object: { const: 'event' },
       type: ref('event_type'),
       created: timestamp,
-      data: {
-        type: 'object',
-        required: ['object'],
-        properties: { object: { type: 'object', description: 'a sync job or an order, as its GET answers it' } },
-      },
+      data: eventData,
     },
   },
   webhook_endpoint: withSecret(
