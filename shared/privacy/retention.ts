@@ -56,23 +56,40 @@ const sweepJob = async (job: SyncJob, cutoff: string, at: string): Promise<'eras
   return 'erased';
 };
 
+/**
+ * The pages of one list partition (`index`), oldest first, from the sweep's mark (`after`) up to the
+ * cutoff; no further page once the run is out of time.
+ */
+async function* pagesFromMark(
+  index: 'lists' | 'resourceLists',
+  partition: string,
+  after: string | undefined,
+  cutoff: string,
+  deadline: () => boolean,
+) {
+  const before = listSortKey(cutoff, '~');
+  let startKey: Item | undefined;
+  do {
+    const page = await queryKeys({
+      index,
+      pk: partition,
+      ...(after ? { after, before } : { before }),
+      limit: PAGE,
+      forward: true,
+      exclusiveStartKey: startKey,
+    });
+    yield page;
+    startKey = page.lastKey;
+  } while (startKey && !deadline());
+}
+
 /** One shard of an owner's list of jobs, from its mark up to the cutoff. */
 const sweepList = async (partition: string, cutoff: string, at: string, deadline: () => boolean) => {
   const mark = await loadRetentionMark(partition);
   let after = mark?.after;
   let advancing = true;
   let erased = 0;
-  let startKey: Item | undefined;
-  const before = listSortKey(cutoff, '~');
-  do {
-    const page = await queryKeys({
-      index: 'lists',
-      pk: partition,
-      ...(mark ? { after: mark.after, before } : { before }),
-      limit: PAGE,
-      forward: true,
-      exclusiveStartKey: startKey,
-    });
+  for await (const page of pagesFromMark('lists', partition, mark?.after, cutoff, deadline)) {
     const jobs = await batchGet(page.keys, syncJobFrom);
     for (const job of jobs.sort((a, b) =>
       listSortKey(a.createdAt, a.id).localeCompare(listSortKey(b.createdAt, b.id)),
@@ -85,8 +102,7 @@ const sweepList = async (partition: string, cutoff: string, at: string, deadline
       if (outcome === 'kept') advancing = false;
       else if (advancing) after = sortKey;
     }
-    startKey = page.lastKey;
-  } while (startKey && !deadline());
+  }
   if (after && after !== mark?.after) await keepRetentionMark({ list: partition, after, updatedAt: at });
   return erased;
 };
@@ -101,17 +117,7 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
   const mark = await loadRetentionMark(partition);
   let after = mark?.after;
   let erased = 0;
-  let startKey: Item | undefined;
-  const before = listSortKey(cutoff, '~');
-  do {
-    const page = await queryKeys({
-      index: 'resourceLists',
-      pk: partition,
-      ...(mark ? { after: mark.after, before } : { before }),
-      limit: PAGE,
-      forward: true,
-      exclusiveStartKey: startKey,
-    });
+  for await (const page of pagesFromMark('resourceLists', partition, mark?.after, cutoff, deadline)) {
     for (const [n, key] of page.keys.entries()) {
       if (page.sortKeys[n] === mark?.after) continue;
       const firstJobId = jobIdOfPartition(key);
@@ -120,8 +126,7 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
         erased++;
       after = page.sortKeys[n];
     }
-    startKey = page.lastKey;
-  } while (startKey && !deadline());
+  }
   if (after && after !== mark?.after) await keepRetentionMark({ list: partition, after, updatedAt: at });
   return erased;
 };
