@@ -7,13 +7,21 @@
  *    written straight into the table (bench/seed.ts: items built by the record modules): 1 % dead,
  *    1 % failed, 0.5 % completed with `attention` and its audit entry, the rest completed. Debian's
  *    Chromium (playwright-core) opens the console with the key in the tab, and the time from the
- *    navigation to the first page's table is measured `--runs` times (median and worst), with the
- *    page's own time to read and draw it. Target: the first page under a second. The seeded items are
+ *    navigation to the first page's table is measured `--runs` times (median, 90th percentile and worst), with the
+ *    page's own time to read and draw it (the page's User Timing measure). Target: the first page
+ *    under a second, judged on the reloads (below). The seeded items are
  *    writes like any other, so the change stream hands each to the EventRecorder (lib/local/streams.ts);
  *    the measurement starts only once it has read them all and been quiet for a second, so the figure
  *    is the console's and not the recorder's catching up on 10,000 writes at once.
  *
- *   npm run bench:console [-- --runs 5] [-- --jobs 10000]
+ * What is judged. The local runtime starts a Lambda environment (a worker thread) per concurrent
+ * invocation, as Lambda does. The first load after the runtime starts (the key entered) starts the
+ * first environment of every function the page calls, a dozen cold starts on the same two cores that
+ * on AWS run side by side in sandboxes of their own, once per idle period: it is printed on a line of
+ * its own. The target is judged on the reloads after it, the page as an operator who has it open uses
+ * it: at the median and at the 90th percentile, every reload printed.
+ *
+ *   npm run bench:console [-- --runs 20] [-- --jobs 10000]
  *
  * The exit code is 0 unless the page shows no table or the wrong rows; a missed target never fails it.
  */
@@ -24,6 +32,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { chromium } from 'playwright-core';
 import { unwrap } from '../client/client.js';
+import { PAGE_DRAWN } from '../console/timing.js';
 import { buildConsole } from '../lib/console-build.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { syncJobId } from '../shared/core/ids.js';
@@ -37,6 +46,7 @@ import {
   fixed,
   flags,
   median,
+  percentile,
   positiveNumber,
   table,
 } from './common.js';
@@ -45,7 +55,7 @@ import { seededAuditEntry, seededJob, writeItems } from './seed.js';
 const BUDGET_KB = 150;
 const TARGET_MS = 1000;
 const args = flags({ runs: { type: 'string' }, jobs: { type: 'string' } });
-const runs = positiveNumber('--runs', args.runs, 5);
+const runs = positiveNumber('--runs', args.runs, 20);
 const jobCount = positiveNumber('--jobs', args.jobs, 10_000);
 
 const files = buildConsole(fileURLToPath(new URL('..', import.meta.url)));
@@ -148,19 +158,38 @@ try {
   const page = await browser.newPage();
   await page.goto(`${runtime.apiUrl}/console/`);
   await page.getByLabel('API key').fill(BENCH_KEY);
+  const entered = await page.evaluate(() => performance.now());
   await page.keyboard.press('Enter');
   await page.locator('tbody tr').first().waitFor();
-  const times: number[] = [];
-  const inPage: number[] = [];
-  let rows = 0;
-  for (let run = 0; run < runs; run++) {
-    const started = performance.now();
+  const firstLoad = await page.evaluate(
+    ([name, from]) => {
+      const [drawn] = performance.getEntriesByName(name, 'measure');
+      return drawn.startTime + drawn.duration - from;
+    },
+    [PAGE_DRAWN, entered] as const,
+  );
+  /**
+   * One reload: from the navigation to the first page's table drawn, and the page's own part of it
+   * (the lists read and drawn), as the page's User Timing measure has them. Timed in the page, not by
+   * when Playwright sees the table: its `waitFor` polls at 0, 20, 50, 100, 100 and then every 500 ms,
+   * so a table drawn at 400 ms would be seen at about 900.
+   */
+  const reload = async () => {
     await page.reload();
     await page.locator('tbody tr').first().waitFor();
-    times.push(performance.now() - started);
-    inPage.push(Number(await page.locator('[data-render-ms]').getAttribute('data-render-ms')));
-    rows = await page.locator('tbody tr').count();
+    return page.evaluate((name) => {
+      const [drawn] = performance.getEntriesByName(name, 'measure');
+      return { ms: drawn.startTime + drawn.duration, inPage: drawn.duration };
+    }, PAGE_DRAWN);
+  };
+  const times: number[] = [];
+  const inPage: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const measured = await reload();
+    times.push(measured.ms);
+    inPage.push(measured.inPage);
   }
+  const rows = await page.locator('tbody tr').count();
   // The newest of the merged lists: the newest dead, failed or attention job first.
   const newest = jobs.filter((job) => job.status !== 'completed' || job.attention).at(-1)!;
   const first = await page.locator('tbody tr').first().getAttribute('data-job');
@@ -170,17 +199,25 @@ try {
   }
   await browser.close();
   console.log(
-    `\nThe list page's first page (${rows} rows) in Chromium, ${runs} runs:\n` +
+    `\nThe list page's first page (${rows} rows) in Chromium:\n` +
+      `- the first load, from the key entered (every function's first environments starting): ` +
+      `${fixed(firstLoad, 0)} ms\n` +
+      `- ${runs} reloads after it:\n` +
       table(
-        ['', 'median ms', 'worst ms'],
+        ['', 'median ms', 'p90 ms', 'worst ms'],
         [
-          ['navigation to the table', fixed(median(times), 0), fixed(Math.max(...times), 0)],
-          ['the page: read the lists and draw', fixed(median(inPage), 0), fixed(Math.max(...inPage), 0)],
+          ['navigation to the table', ...[50, 90, 100].map((p) => fixed(percentile(times, p), 0))],
+          ['the page: read the lists and draw', ...[50, 90, 100].map((p) => fixed(percentile(inPage, p), 0))],
         ],
       ),
   );
-  console.log(`each run, navigation to the table (ms): ${times.map((ms) => fixed(ms, 0)).join(', ')}`);
-  console.log(`target under ${TARGET_MS} ms: ${Math.max(...times) < TARGET_MS ? 'met' : 'MISSED'}`);
+  console.log(`each reload, navigation to the table (ms): ${times.map((ms) => fixed(ms, 0)).join(', ')}`);
+  const under = times.filter((ms) => ms < TARGET_MS).length;
+  const verdict = (ms: number) => (ms < TARGET_MS ? 'met' : 'MISSED');
+  console.log(
+    `target under ${TARGET_MS} ms: ${verdict(median(times))} at the median, ${verdict(percentile(times, 90))} at p90 ` +
+      `(${under} of ${runs} reloads under it)`,
+  );
 } finally {
   await runtime.stop();
 }
