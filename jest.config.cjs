@@ -30,10 +30,9 @@ module.exports = {
       ...base,
       displayName: 'unit',
       testMatch: ['<rootDir>/test/unit/**/*.test.ts'],
-      // A few unit tests talk to the platform simulator over HTTP (the adapters' contract tests); Shopify's
-      // schema is built on their first call, which takes seconds on a loaded two-core machine.
-      testTimeout: 20_000,
       setupFiles: ['<rootDir>/test/unit/env.ts', '<rootDir>/test/quiet-output.ts'],
+      // 20 s a test (test/unit/timeout.ts): jest ignores a project's `testTimeout`.
+      setupFilesAfterEnv: ['<rootDir>/test/unit/timeout.ts'],
     },
     {
       ...base,
