@@ -88,6 +88,8 @@ export interface SimulatorCall {
   status: number;
   /** When the call was received (ISO, ms precision). */
   at: string;
+  /** When its answer was sent (ISO, ms precision); unset while it is in progress. */
+  answeredAt?: string;
   /** X-Platform-Hmac-SHA256 of custom pushes (null when absent); not set for the other platforms. */
   signature?: string | null;
   /** Set for a `lost` token: the call was carried out, then its connection closed without an answer. */
@@ -690,6 +692,7 @@ async function platformCall(
   call.status = reply.status;
   if (reply.drop) call.lost = true;
   await state.beforeReply?.(call);
+  call.answeredAt = now();
   return reply;
 }
 

@@ -475,6 +475,7 @@ describe('platform simulator', () => {
           idempotencyKey: 'job-1',
           status: 201,
           at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+          answeredAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         },
         expect.objectContaining({ method: 'GET', path: `${API}/orders.json`, idempotencyKey: null, status: 200 }),
       ]);
