@@ -34,7 +34,7 @@ import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcil
 import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { retentionMarkKey } from '../shared/entities/retention-mark.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
-import { CONNECTED, DELISTED, type StoreFields } from '../shared/entities/store.js';
+import { CONNECTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
 import { orderBodyPartItem } from '../shared/order/order-body.js';
@@ -145,16 +145,16 @@ const event: Event = {
 };
 const delivery = newDelivery(event, '<endpoint>');
 
-const withoutList = (item: Item) =>
-  Object.fromEntries(Object.entries(item).filter(([name]) => !DELISTED.includes(name)));
-
 /** Every kind of item, in each state that gives it other index entries. */
 const ROWS: [string, Item][] = [
   ['API key', apiKeyItem('<sha256 of key>', { keyId: '<id>', ownerId: OWNER }, CREATED)],
   ['reseller store', resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY })],
-  ['reseller store, deleted', withoutList(resellerStoreItem({ ...store, routingPolicy: DEFAULT_ROUTING_POLICY }))],
+  [
+    'reseller store, deleted',
+    resellerStoreItem({ ...store, deletedAt: CREATED, routingPolicy: DEFAULT_ROUTING_POLICY }),
+  ],
   ['source store', sourceStoreItem(sourceStore)],
-  ['source store, deleted', withoutList(sourceStoreItem(sourceStore))],
+  ['source store, deleted', sourceStoreItem({ ...sourceStore, deletedAt: CREATED })],
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
   ...(['pending', 'processing', 'failed', 'completed', 'dead', 'cancelled'] as const).map((status): [string, Item] => [
     `sync job, ${status}`,

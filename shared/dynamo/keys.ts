@@ -216,6 +216,8 @@ export const lists = {
   /** Every API key, for `npm run keys -- list|revoke` (keys are few: one partition holds them). */
   apiKeys: () => 'APIKEYS',
   resellerStores: (ownerId: string) => `OWNER#${ownerId}#RST`,
+  /** Its soft-deleted reseller stores, which no page lists: the retention sweep reads their unrouted orders. */
+  deletedResellerStores: (ownerId: string) => `OWNER#${ownerId}#RST#DELETED`,
   sourceStores: (resellerStoreId: string) => `RST#${resellerStoreId}#SST`,
   syncJobs: (ownerId: string) => sharded(`OWNER#${ownerId}#SJ`),
   auditEntries: (ownerId: string) => `OWNER#${ownerId}#AUD`,

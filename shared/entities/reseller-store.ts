@@ -6,11 +6,10 @@ import {
   TEST_ORDER_POLICIES,
 } from '../domain/routing-policy.js';
 import { attributes } from '../dynamo/attributes.js';
-import { keys, lists } from '../dynamo/keys.js';
+import { indexPartitionName, keys, lists } from '../dynamo/keys.js';
 import { ConditionFailed, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import { vendorTagFrom } from './source-store.js';
 import {
-  DELISTED,
   OWNED_AND_ACTIVE,
   type StoreFields,
   storeAttributes,
@@ -59,10 +58,18 @@ export const routingPolicyFrom = (item: Item): RoutingPolicy => {
 
 export const resellerStoreKey = (id: string) => storeKey('reseller', id);
 
-/** A new reseller store's item: in its owner's list (GSI1) and under its shop domain (GSI2). */
+/**
+ * A reseller store's item: in its owner's list (GSI1), or its list of deleted stores once deleted, and
+ * under its shop domain (GSI2).
+ */
 export const resellerStoreItem = (store: ResellerStore): Item => ({
   ...resellerStoreKey(store.id),
-  ...storeIndexEntries('reseller', store, lists.resellerStores(store.ownerId)),
+  ...storeIndexEntries(
+    'reseller',
+    store,
+    lists.resellerStores(store.ownerId),
+    lists.deletedResellerStores(store.ownerId),
+  ),
   ...storeAttributes(store),
   ...policyAttributes(changedFields(store.routingPolicy)),
 });
@@ -141,15 +148,23 @@ export const changeResellerStoreItem = async (
 };
 
 /**
- * Soft-deletes an active store of `ownerId`: out of its lists, its shop lookup kept (store.ts
- * `DELISTED`); false when there is no such store.
+ * Soft-deletes an active store of `ownerId`: out of the active stores, its shop lookup kept, and its
+ * list entry moved (same sort key) from its owner's list to the owner's deleted reseller stores,
+ * which the retention sweep reads for the store's unrouted orders (docs/design.md, "Customer data");
+ * false when there is no such store.
  */
 export const deleteResellerStoreItem = async (ownerId: string, id: string, at: string) =>
   !(
     (await updateIf({
       Key: resellerStoreKey(id),
-      UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
+      UpdateExpression: 'SET deletedAt = :at, updatedAt = :at, #list = :deleted REMOVE #active',
       ConditionExpression: OWNED_AND_ACTIVE,
-      ExpressionAttributeValues: { ':owner': ownerId, ':null': null, ':at': at },
+      ExpressionAttributeNames: { '#list': indexPartitionName('lists'), '#active': indexPartitionName('stateLists') },
+      ExpressionAttributeValues: {
+        ':owner': ownerId,
+        ':null': null,
+        ':at': at,
+        ':deleted': lists.deletedResellerStores(ownerId),
+      },
     })) instanceof ConditionFailed
   );

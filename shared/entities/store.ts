@@ -191,11 +191,20 @@ export interface StoreOnShop {
 /**
  * A store's entries in the indexes: its list (GSI1; `list` is its partition), the active stores the
  * poller reads (GSI5, sorted by the same list sort key; CONTRACT.md §10.7) and its shop domain's
- * stores (GSI2), which verify a webhook's signature with one Query. A deleted store has only the last.
+ * stores (GSI2), which verify a webhook's signature with one Query. A deleted store has only the last,
+ * and, when its kind keeps one (`deletedList`: reseller stores, for the retention sweep), an entry in
+ * its owner's list of deleted stores.
  */
-export const storeIndexEntries = (kind: StoreKind, store: StoreFields, list: string): Record<string, string> => ({
+export const storeIndexEntries = (
+  kind: StoreKind,
+  store: StoreFields,
+  list: string,
+  deletedList?: string,
+): Record<string, string> => ({
   ...(store.deletedAt
-    ? {}
+    ? deletedList === undefined
+      ? {}
+      : indexEntry('lists', deletedList, listSortKey(store.createdAt, store.id))
     : {
         ...indexEntry('lists', list, listSortKey(store.createdAt, store.id)),
         ...indexEntry('stateLists', lists.activeStores()),

@@ -131,23 +131,23 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
   return erased;
 };
 
-/** The owner's reseller stores (soft-deleted ones are out of the list: docs/design.md, "Customer data"). */
+/**
+ * The owner's reseller stores, soft-deleted ones included: their orders were received all the same
+ * (the owner's list and its list of deleted stores; docs/design.md, "Customer data").
+ */
 const resellerStoreIdsOf = async (ownerId: string) => {
   const ids: string[] = [];
-  let startKey: Item | undefined;
-  do {
-    const page = await queryKeys({
-      index: 'lists',
-      pk: lists.resellerStores(ownerId),
-      limit: PAGE,
-      exclusiveStartKey: startKey,
-    });
-    for (const key of page.keys) {
-      const store = storeOfKey(key);
-      if (store?.kind === 'reseller') ids.push(store.id);
-    }
-    startKey = page.lastKey;
-  } while (startKey);
+  for (const pk of [lists.resellerStores(ownerId), lists.deletedResellerStores(ownerId)]) {
+    let startKey: Item | undefined;
+    do {
+      const page = await queryKeys({ index: 'lists', pk, limit: PAGE, exclusiveStartKey: startKey });
+      for (const key of page.keys) {
+        const store = storeOfKey(key);
+        if (store?.kind === 'reseller') ids.push(store.id);
+      }
+      startKey = page.lastKey;
+    } while (startKey);
+  }
   return ids;
 };
 

@@ -15,7 +15,7 @@ import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js
  * Ended jobs' retention (JOB_RETENTION_DAYS, the table's TTL `expiresAt`), and the retention sweep
  * (CONTRACT.md §13) on a short clock: PERSONAL_DATA_RETENTION_DAYS is four seconds here. An order
  * whose jobs all ended that long ago is erased by the sweep; one still at work is not; an order none
- * of whose items routed (it has no job) is erased that long after its receipt.
+ * of whose items routed (it has no job) is erased that long after its receipt, its store deleted or not.
  */
 
 jest.setTimeout(90_000);
@@ -110,6 +110,32 @@ describe('the retention sweep', () => {
     expect((await newer.read()).redactedAt).toEqual(expect.any(String));
     expect(await itemsHolding(service, newer.strings)).toEqual([]);
     expect((await older.read()).redactedAt).toBe(erased.redactedAt);
+  });
+
+  it('erases the unrouted orders of a reseller store deleted since, whose store no list shows', async () => {
+    const secret = unique('whsec_d');
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const strings = [`${unique('deleted')}@example.org`, `${unique('Elm')} Street 9`];
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body: orderPayload([{ vendor: unique('Nobody'), price: '4.00' }], {
+        email: strings[0],
+        shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
+      }),
+    });
+    expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
+    expect((await api().delete(`/v1/reseller_stores/${reseller.id}`)).status).toBe(204);
+    const listed = (await api().get('/v1/reseller_stores?limit=100')).body.data.map(
+      (store: { id: string }) => store.id,
+    );
+    expect(listed).not.toContain(reseller.id);
+
+    await service.runtime.invoke('RetentionSweep', {});
+    expect(await itemsHolding(service, strings)).not.toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    await service.runtime.invoke('RetentionSweep', {});
+    expect(await itemsHolding(service, strings)).toEqual([]);
   });
 
   it('gives an ended job expiresAt = its end + JOB_RETENTION_DAYS, taken off when it is retried', async () => {

@@ -425,7 +425,10 @@ describe('Function: delete-reseller-store', () => {
     const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
     expect(update.Key).toEqual({ PK: 'RST#rst_111111111111111111111111', SK: 'RST' });
     expect(setsOf(update)).toHaveProperty('deletedAt');
-    expect(removesOf(update)).toEqual(expect.arrayContaining(['GSI1PK', 'GSI1SK']));
+    // Out of the owner's list and the active stores, into the owner's deleted stores (same sort key),
+    // which the retention sweep reads for the store's unrouted orders.
+    expect(setsOf(update)).toMatchObject({ GSI1PK: 'OWNER#owner_a#RST#DELETED' });
+    expect(removesOf(update)).toEqual(['GSI5PK']);
     expect(requiresOf(update)).toMatchObject({ ownerId: 'owner_a', deletedAt: null });
   });
 
