@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import {
   CreateTableCommand,
+  DeleteTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
   ResourceNotFoundException,
@@ -30,7 +31,7 @@ export const freePort = () =>
  * compiler alone halves its start on a busy machine (16 s → 7 s at a load of 25 on 2 cores) and
  * still serves far more requests than the local service makes.
  */
-const JAVA_OPTIONS = '-Xmx256m -XX:+UseSerialGC -XX:TieredStopAtLevel=1';
+const javaOptions = (heapMb: number) => `-Xmx${heapMb}m -XX:+UseSerialGC -XX:TieredStopAtLevel=1`;
 
 export const assertJava = () => {
   const probe = spawnSync('java', ['-version'], { encoding: 'utf8' });
@@ -44,22 +45,30 @@ export const assertJava = () => {
 
 export interface LocalDynamo {
   endpoint: string;
-  process: ChildProcess;
+  /** The Java process; none for a shared DynamoDB Local (`useSharedDynamoDb`), which is not this runtime's. */
+  process?: ChildProcess;
   stop(): Promise<void>;
 }
 
+/**
+ * The endpoint of a DynamoDB Local that in-memory runtimes share rather than each starting its own,
+ * each with a table of its own (the integration tests' run: test/integration/global-setup.ts). A
+ * Java start is seconds of both cores, and a long-lived one has its code compiled once.
+ */
+export const SHARED_DYNAMODB_ENV = 'LOCAL_RUNTIME_DYNAMODB';
+
 /** Starts DynamoDB Local from the npm package; `dataDir` undefined keeps everything in memory. */
-export const startDynamoDbLocal = async (dataDir?: string): Promise<LocalDynamo> => {
+export const startDynamoDbLocal = async (dataDir?: string, heapMb = 256): Promise<LocalDynamo> => {
   assertJava();
   const port = await freePort();
   // The package starts Java in its own folder, so a relative path would land there.
   const path = dataDir ? resolve(dataDir) : undefined;
   if (path) mkdirSync(path, { recursive: true });
-  const javaOptions = process.env.JAVA_TOOL_OPTIONS;
-  process.env.JAVA_TOOL_OPTIONS = [javaOptions, JAVA_OPTIONS].filter(Boolean).join(' ');
+  const inherited = process.env.JAVA_TOOL_OPTIONS;
+  process.env.JAVA_TOOL_OPTIONS = [inherited, javaOptions(heapMb)].filter(Boolean).join(' ');
   const child = dynamoDbLocal.spawn({ port, path, sharedDb: true, stdio: 'ignore' }) as ChildProcess;
-  if (javaOptions === undefined) delete process.env.JAVA_TOOL_OPTIONS;
-  else process.env.JAVA_TOOL_OPTIONS = javaOptions;
+  if (inherited === undefined) delete process.env.JAVA_TOOL_OPTIONS;
+  else process.env.JAVA_TOOL_OPTIONS = inherited;
   const endpoint = `http://127.0.0.1:${port}`;
   const client = localClient(endpoint);
   const started = Date.now();
@@ -86,6 +95,21 @@ export const startDynamoDbLocal = async (dataDir?: string): Promise<LocalDynamo>
       }),
   };
 };
+
+/** A shared DynamoDB Local (`SHARED_DYNAMODB_ENV`) as one runtime uses it: stopping deletes its table. */
+export const useSharedDynamoDb = (endpoint: string, tableName: string): LocalDynamo => ({
+  endpoint,
+  stop: async () => {
+    const client = localClient(endpoint);
+    try {
+      await client.send(new DeleteTableCommand({ TableName: tableName }));
+    } catch (error) {
+      if (!(error instanceof ResourceNotFoundException)) throw error;
+    } finally {
+      client.destroy();
+    }
+  },
+});
 
 export const localClient = (endpoint: string) =>
   new DynamoDBClient({

@@ -9,7 +9,7 @@ import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
-import { assertJava, ensureTable, startDynamoDbLocal } from './dynamodb.js';
+import { assertJava, ensureTable, SHARED_DYNAMODB_ENV, startDynamoDbLocal, useSharedDynamoDb } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
 import { assertPortFree, StartupError } from './errors.js';
 import type { FaultHandle, FaultSpec } from './faults.js';
@@ -270,8 +270,11 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       stops.push(stopOf(value));
       return value;
     };
+    // In memory, a DynamoDB Local the caller shares (SHARED_DYNAMODB_ENV) is used with a table of its own.
+    const shared = dataDir ? undefined : process.env[SHARED_DYNAMODB_ENV];
+    const tableName = shared ? `${TABLE_NAME}-${randomBytes(6).toString('hex')}` : TABLE_NAME;
     const parts = [
-      part(startDynamoDbLocal(dataDir), (d) => d.stop),
+      part(shared ? Promise.resolve(useSharedDynamoDb(shared, tableName)) : startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
       part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
       part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
@@ -283,14 +286,14 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       const file = join(dataDir, RUNNING_FILE);
       const running = {
         dynamodb: dynamo.endpoint,
-        tableName: TABLE_NAME,
+        tableName,
         pid: process.pid,
-        javaPid: dynamo.process.pid,
+        javaPid: dynamo.process?.pid,
       };
       writeFileSync(file, JSON.stringify(running));
       stops.push(async () => rmSync(file, { force: true }));
     }
-    await ensureTable(dynamo.endpoint, TABLE_NAME);
+    await ensureTable(dynamo.endpoint, tableName);
 
     const simulator =
       options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
@@ -331,7 +334,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     // so tests and scripts can use the shared modules against the same engines.
     const refs: EnvironmentRefs = {
       stage: 'local',
-      tableName: TABLE_NAME,
+      tableName,
       keyId: kms.keyId,
       queueUrl: (queue) => queues[queue].url,
       shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
@@ -416,7 +419,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       } else if ('stream' in consumer.trigger) {
         const poller = startStreamPoller({
           endpoint: dynamo.endpoint,
-          tableName: TABLE_NAME,
+          tableName,
           pool: functions.pool(consumer.name),
           batchSize: consumer.trigger.batchSize,
           // Beside the table it reads: a restart on the same data goes on where the last one stopped.
@@ -449,7 +452,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       apiUrl: front.url,
       apiKeys,
       simulator,
-      tableName: TABLE_NAME,
+      tableName,
       queues,
       endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url },
       dataDir,
