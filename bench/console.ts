@@ -7,12 +7,12 @@
  *    written straight into the table (bench/seed.ts: items built by the record modules): 1 % dead,
  *    1 % failed, 0.5 % completed with `attention` and its audit entry, the rest completed. Debian's
  *    Chromium (playwright-core) opens the console with the key in the tab, and the time from the
- *    navigation to the first page's table is measured `--runs` times (median, 90th percentile and worst), with the
- *    page's own time to read and draw it (the page's User Timing measure). Target: the first page
- *    under a second, judged on the reloads (below). The seeded items are
- *    writes like any other, so the change stream hands each to the EventRecorder (lib/local/streams.ts);
- *    the measurement starts only once it has read them all and been quiet for a second, so the figure
- *    is the console's and not the recorder's catching up on 10,000 writes at once.
+ *    navigation to the first page's table is measured `--runs` times (median, 90th percentile and
+ *    worst), with the page's own time to read and draw it (the page's User Timing measure). Target:
+ *    the first page under a second, judged on the reloads (below). The seeded items are writes like
+ *    any other, so the change stream hands each to the EventRecorder (lib/local/streams.ts); the
+ *    measurement starts only once it has read them all and been quiet for a second, so the figure is
+ *    the console's and not the recorder's catching up on 10,000 writes at once.
  *
  * What is judged. The local runtime starts a Lambda environment (a worker thread) per concurrent
  * invocation, as Lambda does. The first load after the runtime starts (the key entered) starts the
