@@ -200,21 +200,18 @@ export const storeIndexEntries = (
   store: StoreFields,
   list: string,
   deletedList?: string,
-): Record<string, string> => ({
-  ...(store.deletedAt
-    ? deletedList === undefined
-      ? {}
-      : indexEntry('lists', deletedList, listSortKey(store.createdAt, store.id))
-    : {
-        ...indexEntry('lists', list, listSortKey(store.createdAt, store.id)),
-        ...indexEntry('stateLists', lists.activeStores()),
-      }),
-  ...indexEntry(
-    'lookups',
-    lookups.shop(store.shopDomain),
-    kind === 'reseller' ? lookups.shopResellerStore(store.id) : lookups.shopSourceStore(store.id),
-  ),
-});
+): Record<string, string> => {
+  const listed = store.deletedAt ? deletedList : list;
+  return {
+    ...(listed === undefined ? {} : indexEntry('lists', listed, listSortKey(store.createdAt, store.id))),
+    ...(store.deletedAt ? {} : indexEntry('stateLists', lists.activeStores())),
+    ...indexEntry(
+      'lookups',
+      lookups.shop(store.shopDomain),
+      kind === 'reseller' ? lookups.shopResellerStore(store.id) : lookups.shopSourceStore(store.id),
+    ),
+  };
+};
 
 /**
  * What a soft delete removes: the list entry (GSI1 is sparse) and the active stores' entry (GSI5); the
