@@ -34,6 +34,29 @@ describe('the retention sweep', () => {
   }, 90_000);
   afterAll(() => service?.stop());
 
+  /** Waits past the retention. */
+  const pastRetention = () => new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+
+  /**
+   * An order none of whose items routes (no job) with a shopper's email and address, sent to a store
+   * made with `secret`: the strings to look for, and a read of the order as the API shows it.
+   */
+  const sendUnrouted = async (reseller: { id: string; shopDomain: string }, secret: string) => {
+    const strings = [`${unique('unrouted')}@example.org`, `${unique('Oak')} Avenue 3`];
+    const body = orderPayload([{ vendor: unique('Nobody'), price: '4.00' }], {
+      email: strings[0],
+      shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
+    });
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body,
+    });
+    expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
+    const read = async () => (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${body.id}`)).body;
+    return { strings, read };
+  };
+
   it('erases an ended order’s personal data after the retention, and leaves an order still at work alone', async () => {
     const secret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
@@ -56,7 +79,7 @@ describe('the retention sweep', () => {
     // Within the retention: the sweep keeps it.
     await service.runtime.invoke('RetentionSweep', {});
     expect((await api().get(`/v1/sync_jobs/${ended.jobId}`)).body.redactedAt).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    await pastRetention();
     await service.runtime.invoke('RetentionSweep', {});
 
     const order = (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${ended.order.id}`)).body;
@@ -73,29 +96,14 @@ describe('the retention sweep', () => {
   it('erases an order none of whose items routed (no job) the retention after its receipt', async () => {
     const secret = unique('whsec_u');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
-    const send = async () => {
-      const strings = [`${unique('unrouted')}@example.org`, `${unique('Oak')} Avenue 3`];
-      const body = orderPayload([{ vendor: unique('Nobody'), price: '4.00' }], {
-        email: strings[0],
-        shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
-      });
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret,
-        body,
-      });
-      expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
-      const read = async () => (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${body.id}`)).body;
-      return { strings, read };
-    };
-    const wait = () => new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    const send = () => sendUnrouted(reseller, secret);
 
     const older = await send();
     await service.runtime.invoke('RetentionSweep', {});
     expect((await older.read()).redactedAt).toBeNull();
     expect(await itemsHolding(service, older.strings)).not.toEqual([]);
 
-    await wait();
+    await pastRetention();
     const newer = await send();
     await service.runtime.invoke('RetentionSweep', {});
     const erased = await older.read();
@@ -105,7 +113,7 @@ describe('the retention sweep', () => {
     // Received within the retention: kept, then erased by a later run that reads on from the mark.
     expect((await newer.read()).redactedAt).toBeNull();
     expect(await itemsHolding(service, newer.strings)).not.toEqual([]);
-    await wait();
+    await pastRetention();
     await service.runtime.invoke('RetentionSweep', {});
     expect((await newer.read()).redactedAt).toEqual(expect.any(String));
     expect(await itemsHolding(service, newer.strings)).toEqual([]);
@@ -115,16 +123,7 @@ describe('the retention sweep', () => {
   it('erases the unrouted orders of a reseller store deleted since, whose store no list shows', async () => {
     const secret = unique('whsec_d');
     const reseller = await createResellerStore(api(), { webhookSecret: secret });
-    const strings = [`${unique('deleted')}@example.org`, `${unique('Elm')} Street 9`];
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret,
-      body: orderPayload([{ vendor: unique('Nobody'), price: '4.00' }], {
-        email: strings[0],
-        shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
-      }),
-    });
-    expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
+    const { strings } = await sendUnrouted(reseller, secret);
     expect((await api().delete(`/v1/reseller_stores/${reseller.id}`)).status).toBe(204);
     const listed = (await api().get('/v1/reseller_stores?limit=100')).body.data.map(
       (store: { id: string }) => store.id,
@@ -133,7 +132,7 @@ describe('the retention sweep', () => {
 
     await service.runtime.invoke('RetentionSweep', {});
     expect(await itemsHolding(service, strings)).not.toEqual([]);
-    await new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));
+    await pastRetention();
     await service.runtime.invoke('RetentionSweep', {});
     expect(await itemsHolding(service, strings)).toEqual([]);
   });
