@@ -186,13 +186,18 @@ const tokenWithItsExtras = <
   return rule;
 };
 
-const ResellerStoreFields = strict({
+/** What every store is created with: its name and its connection to its shop. */
+const StoreConnectionFields = {
   name: requiredString(255),
   platform: Platform,
   shopDomain: ShopDomain,
   accessToken: Secret,
   webhookSecret: Secret,
   ...TokenGrantFields,
+};
+
+const ResellerStoreFields = strict({
+  ...StoreConnectionFields,
   routingPolicy: v.optional(RoutingPolicyBody),
 });
 type ResellerStoreInput = v.InferOutput<typeof ResellerStoreFields>;
@@ -209,12 +214,7 @@ export const UpdateResellerStoreBody = strict({
 });
 
 const SourceStoreFields = strict({
-  name: requiredString(255),
-  platform: Platform,
-  shopDomain: ShopDomain,
-  accessToken: Secret,
-  webhookSecret: Secret,
-  ...TokenGrantFields,
+  ...StoreConnectionFields,
   vendorTag: requiredString(255),
   pricingMode: v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`),
   pricingConfig: PricingConfig,
