@@ -325,23 +325,30 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   }
 
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
-  // its absence is the signal. Missing data breaches.
+  // its absence is the signal. Lambda publishes no Invocations for a period without a run, so missing
+  // data is left missing: when none of the last three periods has a run the alarm goes to
+  // INSUFFICIENT_DATA, which pages (its insufficient-data action, below). Treated as breaching, it
+  // went to ALARM as soon as it was made, a day long for the daily retention sweep, until the first
+  // run; a new alarm starts in INSUFFICIENT_DATA and actions fire on a change, so a deploy pages no one.
+  const heartbeats: cloudwatch.Alarm[] = [];
   for (const consumer of consumers) {
     if (!isScheduled(consumer.trigger)) continue;
     const every = scheduleMinutes(consumer.trigger, config);
-    alarms.push(
-      new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
-        alarmDescription: `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped`,
-        metric: watched.functions.get(consumer.name)!.metricInvocations({
-          period: Duration.minutes(every),
-          statistic: 'Sum',
-        }),
-        threshold: 1,
-        evaluationPeriods: 3,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    const heartbeat = new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
+      alarmDescription:
+        `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped ` +
+        '(the alarm shows INSUFFICIENT_DATA, and pages, when no period has a run)',
+      metric: watched.functions.get(consumer.name)!.metricInvocations({
+        period: Duration.minutes(every),
+        statistic: 'Sum',
       }),
-    );
+      threshold: 1,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.MISSING,
+    });
+    alarms.push(heartbeat);
+    heartbeats.push(heartbeat);
   }
 
   // The change stream's consumer falling behind (a fault that fails its records, or too slow for the writes):
@@ -365,5 +372,6 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
 
   const topic = addAlarmTopic(scope, config, alarms);
   if (topic) for (const a of alarms) a.addAlarmAction(new SnsAction(topic));
+  if (topic) for (const a of heartbeats) a.addInsufficientDataAction(new SnsAction(topic));
   return alarms;
 };

@@ -330,7 +330,7 @@ describe('operations on AWS', () => {
       }
     });
 
-    it('alarm when the reconciler’s schedule stops: no run in three periods, missing data breaching', () => {
+    it('alarm when the reconciler’s schedule stops: no run in three periods pages, as INSUFFICIENT_DATA', () => {
       const heartbeat = alarms(dev).find((a) => a.Properties.AlarmDescription?.includes('schedule stopped'));
       expect(heartbeat?.Properties).toMatchObject({
         MetricName: 'Invocations',
@@ -338,9 +338,40 @@ describe('operations on AWS', () => {
         ComparisonOperator: 'LessThanThreshold',
         Threshold: 1,
         EvaluationPeriods: 3,
-        TreatMissingData: 'breaching',
+        // Lambda publishes nothing for a period without a run: all three missing is INSUFFICIENT_DATA.
+        TreatMissingData: 'missing',
         Period: 300,
       });
+    });
+
+    it('page no one on the day of a deploy, and page when the daily retention sweep misses its runs', () => {
+      const topicId = Object.keys(prod.template.findResources('AWS::SNS::Topic'))[0];
+      const fn = prod.stack.functions.get('RetentionSweep')!;
+      const [sweep] = alarms(prod).filter(
+        (a) =>
+          a.Properties.MetricName === 'Invocations' &&
+          JSON.stringify(a.Properties.Dimensions).includes(logicalId(prod.stack, fn)),
+      );
+      expect(sweep?.Properties).toMatchObject({
+        Period: 86_400,
+        EvaluationPeriods: 3,
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+      });
+      // Missing data breaching would put a new alarm in ALARM until the first run, a day after the
+      // deploy. Left missing, a new alarm stays in INSUFFICIENT_DATA, where every alarm starts, and
+      // actions fire on a change of state only; three days without a run go there from OK, and page.
+      expect(sweep.Properties.TreatMissingData).toBe('missing');
+      expect(sweep.Properties.InsufficientDataActions).toEqual([{ Ref: topicId }]);
+      expect(sweep.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      // Every schedule's heartbeat the same way; no other alarm pages on missing data.
+      const paging = alarms(prod).filter((a) => a.Properties.InsufficientDataActions);
+      expect(paging.length).toBeGreaterThanOrEqual(3);
+      for (const a of paging) {
+        expect(a.Properties).toMatchObject({ MetricName: 'Invocations', TreatMissingData: 'missing' });
+        expect(a.Properties.AlarmDescription).toContain('schedule stopped');
+      }
+      expect(alarms(prod).filter((a) => a.Properties.TreatMissingData === 'breaching')).toEqual([]);
     });
   });
 
