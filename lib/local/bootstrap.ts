@@ -113,6 +113,16 @@ const enforceAccess =
     if (!access) return next(args);
     const refused = authorize(args.request.headers['x-amz-target'], args.input, access);
     if (!refused) return next(args);
+    // One line a refusal, whatever the handler makes of the error: a declaration to fix in lib/routes.ts.
+    process.stderr.write(
+      `${JSON.stringify({
+        level: 'ERROR',
+        message: 'local runtime: access denied, as AWS would (lib/routes.ts declares what a function may do)',
+        function: data.functionName,
+        action: refused.request.action,
+        resource: refused.request.resource,
+      })}\n`,
+    );
     const { statusCode, headers, body } = refused.denial;
     return { response: { statusCode, headers, body: Buffer.from(body) } };
   };

@@ -92,6 +92,9 @@ export const startKmsEmulator = async (options: {
     };
     if (decide(options.keyPolicy!.statements, request) === 'allow') return undefined;
     const denial = accessDenied('kms', request, accessKeyId!, 'resource-based');
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: 'local KMS: refused by the key policy', function: accessKeyId }),
+    );
     return { status: denial.statusCode, body: JSON.parse(denial.body) };
   };
 
