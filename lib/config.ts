@@ -12,11 +12,16 @@ export interface DeployConfig {
   stage: string;
   /** True for `stage=prod`: table, key and log groups are retained and the table has deletion protection. */
   isProd: boolean;
-  /** What deleting the stack does to the log groups and the alarm topic's key: RETAIN in prod, else DESTROY. */
+  /**
+   * What deleting the stack does to the log groups, the queues and the alarm topic's key: in prod
+   * RETAIN_ON_UPDATE_OR_DELETE (CloudFormation's `RetainExceptOnCreate`: kept, except by the rollback of
+   * the deployment that created them, so a failed first deploy leaves nothing behind), else DESTROY.
+   */
   removalPolicy: RemovalPolicy;
   /**
-   * What deleting the stack does to the table and the secrets key, together: RETAIN in prod or while
-   * deletion protection is on, else DESTROY. One policy for both, because the table's secrets are
+   * What deleting the stack does to the table and the secrets key, together: RETAIN_ON_UPDATE_OR_DELETE
+   * in prod or while deletion protection is on (kept, unless the deployment that created them rolls
+   * back), else DESTROY. One policy for both, because the table's secrets are
    * ciphertexts of that key: a kept table whose key is scheduled for deletion would be unreadable.
    */
   dataRemovalPolicy: RemovalPolicy;
@@ -322,8 +327,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   return {
     stage,
     isProd,
-    removalPolicy: isProd ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    removalPolicy: isProd ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
+    dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
     maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
     memorySize: int('memorySize', 256, 128, 10240),
     throttleRate: int('throttleRate', 50, 1, 100_000),

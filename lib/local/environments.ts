@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
+import type { LocalAccess } from './authorize.js';
 import type { ArmedFault } from './faults.js';
 import type { EnvironmentData, ErrorShape, FromEnvironment, SdkCall, ToEnvironment } from './protocol.js';
 
@@ -39,6 +40,8 @@ export interface FunctionConfig {
   /** The function's environment variables. */
   env: Record<string, string>;
   memoryMb: number;
+  /** Its role's policy: what its SDK calls may do (authorize.ts); none, unchecked. */
+  access?: LocalAccess;
 }
 
 export interface InvokeOptions {
@@ -77,6 +80,7 @@ class Environment {
       memoryMb: fn.memoryMb,
       faults: runtime.faults(fn.name),
       observeSdk: Boolean(runtime.onSdkCall),
+      access: fn.access,
     };
     this.worker = new Worker(runtime.bootstrap, {
       name: `${fn.name} #${this.id}`,

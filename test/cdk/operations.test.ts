@@ -274,7 +274,7 @@ describe('operations on AWS', () => {
   describe('work queues in prod', () => {
     it('are kept when the stack is deleted, with what they hold (up to 14 days of accepted work)', () => {
       for (const queue of Object.values(prod.stack.queues))
-        expect(resourcesOf(prod)[logicalId(prod.stack, queue)].DeletionPolicy).toBe('Retain');
+        expect(resourcesOf(prod)[logicalId(prod.stack, queue)].DeletionPolicy).toBe('RetainExceptOnCreate');
       for (const queue of Object.values(dev.stack.queues))
         expect(resourcesOf(dev)[logicalId(dev.stack, queue)].DeletionPolicy).toBe('Delete');
     });
@@ -410,7 +410,7 @@ describe('operations on AWS', () => {
     it('keeps both the table and its key of a protected dev stack', () => {
       const { table, key } = tableAndKey(dev);
       expect(table.Properties.DeletionProtectionEnabled).toBe(true);
-      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['RetainExceptOnCreate', 'RetainExceptOnCreate']);
     });
 
     it('removes both of an unprotected dev stack', () => {
@@ -421,7 +421,7 @@ describe('operations on AWS', () => {
 
     it('keeps both in prod', () => {
       const { table, key } = tableAndKey(prod);
-      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['RetainExceptOnCreate', 'RetainExceptOnCreate']);
     });
 
     it('deletes the table before the key, so a table that stays stops the key from going', () => {

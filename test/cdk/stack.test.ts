@@ -627,7 +627,7 @@ describe('stack', () => {
 
     it('retains the table, with deletion protection', () => {
       prod.template.hasResource('AWS::DynamoDB::Table', {
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
         UpdateReplacePolicy: 'Retain',
         Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
       });
@@ -635,13 +635,13 @@ describe('stack', () => {
 
     it('retains the secrets key and every log group, and keeps logs longer', () => {
       prod.template.hasResource('AWS::KMS::Key', {
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
         Properties: Match.objectLike({ Description: Match.stringLikeRegexp('secrets') }),
       });
       const logGroups = Object.values(prod.template.findResources('AWS::Logs::LogGroup'));
       expect(logGroups.length).toBe(allFunctions.length + 1);
       for (const g of logGroups) {
-        expect(g.DeletionPolicy).toBe('Retain');
+        expect(g.DeletionPolicy).toBe('RetainExceptOnCreate');
         expect(g.Properties.RetentionInDays).toBe(90);
       }
     });
