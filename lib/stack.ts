@@ -74,7 +74,8 @@ export class ResellerRoutingStack extends Stack {
       // The API is made after its functions: the URL is read when the template is written.
       publicUrl: Lazy.string({ produce: () => publicUrl }),
       // The authorizer beside the API, which holds it (a route names it, and it names its function).
-      placeOf: (spec) => (spec.consumer ? this.consumersStack : spec.name === authorizer.name ? this : this.routesStack),
+      placeOf: (spec) =>
+        spec.consumer ? this.consumersStack : spec.name === authorizer.name ? this : this.routesStack,
     });
     grantSecretsKeyUse(this.secretsKey, this.functions);
     addConsumerTriggers(this.consumersStack, this.functions, this.queues, this.table, config, this.streamFailures);

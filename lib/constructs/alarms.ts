@@ -361,12 +361,32 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
 
   // A batch of the change stream the event recorder gave up on (its retries spent, or too old): events
   // not recorded until `npm run events -- replay-failed` replays them, while the stream still holds them.
+  // Nothing else drains the queue: in ALARM from the first message until the replay has deleted them all.
   if (watched.streamFailures)
-    alarm(
-      'EventRecorderFailuresAlarm',
-      'The event recorder gave up on change stream records: run `npm run events -- replay-failed` within 24 hours',
-      watched.streamFailures.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
-      1,
+    alarms.push(
+      new cloudwatch.Alarm(scope, 'EventRecorderFailuresAlarm', {
+        alarmDescription:
+          'The event recorder gave up on change stream records: run `npm run events -- replay-failed` within 24 hours',
+        metric: new cloudwatch.MathExpression({
+          expression: 'visible + inFlight',
+          label: 'batches given up on',
+          period: minute,
+          usingMetrics: {
+            visible: watched.streamFailures.metricApproximateNumberOfMessagesVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+            inFlight: watched.streamFailures.metricApproximateNumberOfMessagesNotVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+          },
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      }),
     );
 
   alarm(

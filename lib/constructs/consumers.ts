@@ -7,8 +7,8 @@ import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambd
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import type { DeployConfig } from '../config.js';
-import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
 import { acknowledge } from '../nag.js';
+import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
 import { STREAM_MAPPING } from '../stream-mapping.js';
 import { deadLetterFor, MESSAGE_RETENTION } from './queues.js';
 
