@@ -34,6 +34,8 @@ export interface Watched {
   queues: Record<QueueName, sqs.Queue>;
   functions: Map<string, lambda.Function>;
   api: apigw.HttpApi;
+  /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts). */
+  streamFailures?: sqs.IQueue;
 }
 
 /**
@@ -44,7 +46,8 @@ const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatc
   // An existing topic's policy is its owner's: it must let CloudWatch publish (README, Deploy).
   if (config.alarmTopicArn) return sns.Topic.fromTopicArn(scope, 'AlarmTopic', config.alarmTopicArn);
   if (!config.alarmEmail) return undefined;
-  const stack = Stack.of(scope);
+  // The deployment's own stack, named as the operator knows it, when the alarms are in a nested stack of it.
+  const stack = Stack.of(scope).nestedStackParent ?? Stack.of(scope);
   // Its own key: CloudWatch must be allowed to use it, which the secrets key must never allow.
   const key = new kms.Key(scope, 'AlarmTopicKey', {
     description: `${stack.stackName}: alarm notifications`,
@@ -362,6 +365,36 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
       STREAM_AGE_ALARM_MINUTES * 60_000,
     );
   }
+
+  // A batch of the change stream the event recorder gave up on (its retries spent, or too old): events
+  // not recorded until `npm run events -- replay-failed` replays them, while the stream still holds them.
+  // Nothing else drains the queue: in ALARM from the first message until the replay has deleted them all.
+  if (watched.streamFailures)
+    alarms.push(
+      new cloudwatch.Alarm(scope, 'EventRecorderFailuresAlarm', {
+        alarmDescription:
+          'The event recorder gave up on change stream records: run `npm run events -- replay-failed` within 24 hours',
+        metric: new cloudwatch.MathExpression({
+          expression: 'visible + inFlight',
+          label: 'batches given up on',
+          period: minute,
+          usingMetrics: {
+            visible: watched.streamFailures.metricApproximateNumberOfMessagesVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+            inFlight: watched.streamFailures.metricApproximateNumberOfMessagesNotVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+          },
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      }),
+    );
 
   alarm(
     'Api5xxAlarm',

@@ -3,12 +3,14 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { identityStatements, keyUseGrants, keyUseStatements } from '../access.js';
 import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_PERSONAL_DATA_RETENTION_DAYS } from '../config.js';
 import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
 import { type Access, authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { isRecordedItem, STREAM_MAPPING } from '../stream-mapping.js';
 import { LOCAL_ACCOUNT, type LocalAccess, localRoleArn, localTableArn } from './authorize.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, SHARED_DYNAMODB_ENV, startDynamoDbLocal, useSharedDynamoDb } from './dynamodb.js';
@@ -108,6 +110,8 @@ export interface LocalRuntime {
   simulator?: PlatformSimulator;
   tableName: string;
   queues: Record<QueueName, LocalQueue>;
+  /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts, EventRecorderFailures). */
+  streamFailures: LocalQueue;
   endpoints: { dynamodb: string; sqs: string; kms: string };
   /** The data directory, or undefined when everything is in memory. */
   dataDir?: string;
@@ -352,6 +356,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       app: app.queue,
       appDlq: app.dlq,
     };
+    const streamFailures = await sqs.createQueue('event-recorder-failures');
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
       queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
@@ -463,7 +468,19 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
           endpoint: dynamo.endpoint,
           tableName,
           pool: functions.pool(consumer.name),
+          // As the deployed mapping reads it (lib/stream-mapping.ts): batches, bisection, bounded retries
+          // and record age, the on-failure destination.
           batchSize: consumer.trigger.batchSize,
+          batchingWindowMs: STREAM_MAPPING.batchingWindowSeconds * 1000,
+          filter: isRecordedItem,
+          bisect: true,
+          retryAttempts: STREAM_MAPPING.retryAttempts,
+          maxRecordAgeMs: STREAM_MAPPING.maxRecordAgeSeconds * 1000,
+          onFailure: async (failure) => {
+            await sqs.client.send(
+              new SendMessageCommand({ QueueUrl: streamFailures.url, MessageBody: JSON.stringify(failure) }),
+            );
+          },
           // Beside the table it reads: a restart on the same data goes on where the last one stopped.
           checkpointFile: dataDir ? join(dataDir, 'stream-places.json') : undefined,
           onInvoke: options.onInvoke,
@@ -496,6 +513,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       simulator,
       tableName,
       queues,
+      streamFailures,
       endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url },
       dataDir,
       invoke: (name, event = {}) => invoke(name, event),
