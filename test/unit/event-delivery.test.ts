@@ -79,9 +79,15 @@ const record = (attempts: number): SQSRecord =>
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
 
-/** What the try wrote on the delivery: the SET of the transaction's first update, by attribute name. */
+/**
+ * What the try wrote on the delivery, by attribute name: the SET of the transaction's first update, or
+ * of the delivery's own UpdateItem (a first try delivered: a single-item write).
+ */
 const deliveryWrite = () => {
-  const update = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![0].Update!;
+  const [transaction] = dynamo.commandCalls(TransactWriteCommand);
+  const update = transaction
+    ? transaction.args[0].input.TransactItems![0].Update!
+    : dynamo.commandCalls(UpdateCommand).find((c) => String(c.args[0].input.Key!.SK).startsWith('DLV#'))!.args[0].input;
   const names = update.ExpressionAttributeNames!;
   const values = update.ExpressionAttributeValues!;
   return Object.fromEntries(
@@ -113,6 +119,14 @@ describe('the delivery worker', () => {
     expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: EVENT_ID, type: 'sync_job.completed' });
     expect(headers['webhook-id']).toBe(EVENT_ID);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
+    // A first try delivered is one UpdateItem of the delivery, on condition that it is still at this try.
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({
+      ConditionExpression: '#attempts = :was',
+      ExpressionAttributeValues: { ':was': 0 },
+    });
     expect(sent()).toEqual([]);
   });
 
