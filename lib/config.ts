@@ -79,6 +79,17 @@ export interface DeployConfig {
    */
   jobRetentionDays: number;
   /**
+   * `-c routeMetrics=true`, default off: API Gateway's detailed metrics (six custom metrics, $1.80 a month)
+   * on each webhook route. Off because the access log's metric filters count and alarm on their 429s and
+   * 5xx already (lib/constructs/api.ts); the API's own metrics (requests, 4xx, 5xx, latency) are free.
+   */
+  routeMetrics: boolean;
+  /**
+   * `-c logLevel=…`, default INFO: the functions' application log level (Lambda's advanced logging
+   * controls, JSON lines). Lambda's own lines (START, END, REPORT) are logged from WARN only.
+   */
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
    * `-c personalDataRetentionDays=…`, default 90 (CONTRACT.md §13): how long after every job of an
    * order ended its personal data is kept; the retention sweep gets it as PERSONAL_DATA_RETENTION_DAYS.
    */
@@ -342,6 +353,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     hostedZoneId,
     hostedZoneName,
     jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
+    routeMetrics: bool('routeMetrics', false),
+    logLevel: logLevelOf(str('logLevel', 'INFO')),
     personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
     apiKeyRateLimit: int('apiKeyRateLimit', DEFAULT_API_KEY_RATE_LIMIT, 0, 100_000),
     pollMessageRetentionSeconds,
@@ -363,6 +376,13 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
     pollIntervalSeconds,
   };
+};
+
+const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+const logLevelOf = (value: string): DeployConfig['logLevel'] => {
+  const level = LOG_LEVELS.find((l) => l === value.toUpperCase());
+  if (!level) throw new ConfigError(`context logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${value}`);
+  return level;
 };
 
 /** `ResellerRouting-<stage>`. */

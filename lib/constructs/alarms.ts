@@ -29,6 +29,15 @@ export const FAILED_RECORDS_MIN_RECEIVES = 10;
 /** p95 of webhook → completed above this alarms: an hour (issue 32). */
 export const LATENCY_ALARM_MS = 3_600_000;
 
+/** Lambda's `Throttles` for the whole account and region: no dimension, so every function is in it. */
+export const accountThrottles = () =>
+  new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName: 'Throttles',
+    statistic: 'Sum',
+    period: Duration.minutes(5),
+  });
+
 /** What the alarms watch. */
 export interface Watched {
   queues: Record<QueueName, sqs.Queue>;
@@ -319,13 +328,15 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
       fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
       1,
     );
-    alarm(
-      `${consumer.name}ThrottlesAlarm`,
-      `${consumer.name} invocations were throttled`,
-      fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }),
-      1,
-    );
   }
+  // Throttles: one alarm on Lambda's account-level metric (no dimension: every function of the account
+  // and region, each consumer and each route), where one per consumer cost $0.10 a month each (issue 44).
+  alarm(
+    'LambdaThrottlesAlarm',
+    'Lambda invocations were throttled (any function of the account: a consumer, a route, the authorizer)',
+    accountThrottles(),
+    1,
+  );
 
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
   // its absence is the signal. Lambda publishes no Invocations for a period without a run, so missing

@@ -145,15 +145,15 @@ export const addApi = (
 
   // The platforms' deliveries get throttles of their own, each route its own bucket, and the catch-all
   // route a small one: a flood of API calls or of unknown paths never gets a webhook answered 429 (a
-  // platform gives up on a subscription that keeps failing). The webhooks also get route metrics
-  // (requests, 4xx, 5xx, latencies of their own): six custom metrics a route, so not on every route.
+  // platform gives up on a subscription that keeps failing). Route metrics (six custom metrics a route)
+  // only with -c routeMetrics=true: the access log's filters below count the webhooks' 429s and 5xx.
   const routeSettings = Object.fromEntries([
     ...WEBHOOK_ROUTE_KEYS.map((routeKey) => [
       routeKey,
       {
         ThrottlingRateLimit: config.webhookThrottleRate,
         ThrottlingBurstLimit: config.webhookThrottleBurst,
-        DetailedMetricsEnabled: true,
+        ...(config.routeMetrics ? { DetailedMetricsEnabled: true } : {}),
       },
     ]),
     ['$default', { ThrottlingRateLimit: FALLBACK_THROTTLE.rate, ThrottlingBurstLimit: FALLBACK_THROTTLE.burst }],

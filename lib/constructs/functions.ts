@@ -105,6 +105,11 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     timeout: Duration.seconds(spec.timeoutSeconds),
     role,
     logGroup,
+    // JSON lines and Lambda's advanced logging controls: its own START/END/REPORT lines (about 400 bytes
+    // an invocation) only from WARN, the functions' from -c logLevel (issue 44).
+    loggingFormat: lambda.LoggingFormat.JSON,
+    systemLogLevelV2: lambda.SystemLogLevel.WARN,
+    applicationLogLevelV2: lambda.ApplicationLogLevel[config.logLevel],
     tracing: config.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     environment: {
       NODE_OPTIONS,

@@ -30,6 +30,8 @@ describe('config', () => {
       hostedZoneId: undefined,
       hostedZoneName: undefined,
       jobRetentionDays: 400,
+      routeMetrics: false,
+      logLevel: 'INFO',
       personalDataRetentionDays: 90,
       apiKeyRateLimit: 10,
       pollMessageRetentionSeconds: 7200,

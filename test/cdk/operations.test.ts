@@ -166,6 +166,62 @@ describe('operations on AWS', () => {
       expect(body).toContain(`\\"${METRICS_NAMESPACE}\\"`);
       expect(body).toContain('\\"stage\\",\\"dev\\"');
     });
+
+    it('stays within CloudWatch’s free allowance: at most 50 metrics (issue 44)', () => {
+      const [dashboard] = Object.values(dev.template.findResources('AWS::CloudWatch::Dashboard'));
+      const body = JSON.stringify(dashboard.Properties.DashboardBody);
+      // Each metric of a widget is an array that starts with its namespace.
+      const metrics = body.split(`[\\"${METRICS_NAMESPACE}\\"`).length - 1;
+      expect(metrics).toBeGreaterThan(20);
+      expect(metrics).toBeLessThanOrEqual(50);
+    });
+  });
+
+  describe('throttles (issue 44: one alarm for the account, not one per function)', () => {
+    const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
+
+    it('pages on any throttled invocation of any function: Lambda’s Throttles without a dimension', () => {
+      const throttles = alarms(prod).filter((a) => a.Properties.MetricName === 'Throttles');
+      expect(throttles).toHaveLength(1);
+      expect(throttles[0].Properties).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        AlarmActions: [expect.anything()],
+      });
+      // No dimension: the account's and region's every function, so each function of the stack (the
+      // consumers that had an alarm each, and the routes and the authorizer, which had none) is in it.
+      expect(throttles[0].Properties.Dimensions).toBeUndefined();
+      expect(prod.stack.functions.size).toBe(allFunctions().length);
+    });
+
+    it('still pages on each consumer’s errors, one alarm each', () => {
+      const errors = alarms(prod).filter((a) => a.Properties.MetricName === 'Errors');
+      const consumers = allFunctions().filter((f) => f.consumer);
+      expect(errors).toHaveLength(consumers.length);
+    });
+  });
+
+  describe('logs (issue 44)', () => {
+    it('writes JSON lines; Lambda’s own from WARN, the functions’ from INFO, or -c logLevel', () => {
+      const functions = Object.values(dev.template.findResources('AWS::Lambda::Function'));
+      expect(functions.length).toBeGreaterThanOrEqual(allFunctions().length);
+      for (const fn of functions.filter((f) => f.Properties.LoggingConfig?.LogGroup))
+        expect(fn.Properties.LoggingConfig).toMatchObject({
+          LogFormat: 'JSON',
+          SystemLogLevel: 'WARN',
+          ApplicationLogLevel: 'INFO',
+        });
+      const warn = synthesize({ bundle: false, context: { logLevel: 'warn' } });
+      onExit.push(warn);
+      const levels = Object.values(warn.template.findResources('AWS::Lambda::Function'))
+        .filter((f) => f.Properties.LoggingConfig?.LogGroup)
+        .map((f) => f.Properties.LoggingConfig.ApplicationLogLevel);
+      expect(new Set(levels)).toEqual(new Set(['WARN']));
+    });
   });
 
   describe('a prod synth without an alarm destination', () => {
