@@ -11,7 +11,15 @@
  * as the simulator recorded them). Both must be zero.
  *
  *   npm run bench:e2e [-- --rate 50 --duration 60 --connections 5 --grace 30] [-- --quick]
- *                     [-- --endpoint slow [--endpoint-delay 10]]
+ *                     [-- --endpoint slow [--endpoint-delay 10]] [-- --profile <dir>] [-- --log <file>]
+ *
+ * The functions' log lines go to a file (`--log`, default one in the temp dir), named in the report,
+ * not to the terminal, where they would bury the figures. Per stage it reports p50/p99 of intake (the
+ * webhook's answer), queue wait (answer → the worker's attempt starts), placement (the attempt: claim,
+ * supplier call, completion write) and completion (webhook → `completed`), the stages read from the
+ * attempt history of a sample of the jobs after the load. `--profile <dir>` also writes the runtime's
+ * per-invocation log and a CPU profile of every thread there (lib/local/environments.ts), which
+ * `npm run bench:profile -- <dir>` sums up per function and per source.
  *
  * `--endpoint slow` makes a webhook endpoint (CONTRACT.md §14) first, for every event, on a receiver on
  * 127.0.0.1 that holds each delivery `--endpoint-delay` seconds (default 10) and then answers 500: its
@@ -28,10 +36,15 @@
  * runtime took to be ready (target: 15 s) and the peak resident memory of this process and the
  * processes it started (target: 1.5 GB), which is what `npm start` costs under this load.
  */
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
+import { CPU_PROF_DIR_ENV, INVOCATION_LOG_ENV, LOG_FILE_ENV } from '../lib/local/environments.js';
 import {
   benchApi,
   createStores,
@@ -62,6 +75,8 @@ const args = flags({
   grace: { type: 'string' },
   endpoint: { type: 'string' },
   'endpoint-delay': { type: 'string' },
+  profile: { type: 'string' },
+  log: { type: 'string' },
 });
 if (args.endpoint !== undefined && args.endpoint !== 'slow') throw new Error('--endpoint takes `slow` only');
 const endpointDelayMs = positiveNumber('endpoint-delay', args['endpoint-delay'], 10) * 1000;
@@ -70,6 +85,19 @@ const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
 const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
 const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
 const amount = Math.round(rate * duration);
+
+// The functions log to a file; with --profile, the runtime records every invocation and profiles every thread.
+const logFile = resolve(args.log ?? join(tmpdir(), `bench-e2e-${Date.now()}.log`));
+process.env[LOG_FILE_ENV] = logFile;
+const profileDir = args.profile === undefined ? undefined : resolve(args.profile);
+const mainProfile = new Session();
+if (profileDir) {
+  process.env[CPU_PROF_DIR_ENV] = profileDir;
+  process.env[INVOCATION_LOG_ENV] = join(profileDir, 'invocations.jsonl');
+  mainProfile.connect();
+  await mainProfile.post('Profiler.enable');
+  await mainProfile.post('Profiler.start');
+}
 
 step('starting the local runtime');
 const memory = memorySampler();
@@ -109,8 +137,10 @@ try {
 
   // What each accepted order became: its job, when its webhook was sent, when the job completed.
   const sentAt = new Map<number, number>();
-  const outstanding = new Map<string, { orderId: number; sentAt: number }>();
+  const outstanding = new Map<string, { orderId: number; sentAt: number; answeredAt: number }>();
   const completedAfter: number[] = [];
+  /** The completed orders, for the stages read after the load. */
+  const completedOrders: { id: string; sentAt: number; answeredAt: number; completedAt: number }[] = [];
   const dead: string[] = [];
   const refused: string[] = [];
   const webhookMs: number[] = [];
@@ -145,6 +175,7 @@ try {
       }
       if (job?.status === 'completed' && job.completedAt) {
         completedAfter.push(Date.parse(job.completedAt) - order.sentAt);
+        completedOrders.push({ id, ...order, completedAt: Date.parse(job.completedAt) });
         outstanding.delete(id);
       } else if (job?.status === 'dead') {
         dead.push(id);
@@ -194,7 +225,7 @@ try {
             return;
           }
           accepted++;
-          outstanding.set(receipt.syncJobIds[0], { orderId, sentAt: sentAt.get(orderId)! });
+          outstanding.set(receipt.syncJobIds[0], { orderId, sentAt: sentAt.get(orderId)!, answeredAt: Date.now() });
         },
       },
     ],
@@ -214,6 +245,24 @@ try {
     await poll();
     waiting.at(accepted - outstanding.size);
     if (outstanding.size) await sleep(500);
+  }
+
+  // The stages of a sample of the completed orders, from their attempt history (read after the load).
+  const sample = completedOrders.filter((_, i) => i % Math.max(1, Math.floor(completedOrders.length / 300)) === 0);
+  const stages = {
+    intake: [] as number[],
+    queue: [] as number[],
+    placement: [] as number[],
+    completion: [] as number[],
+  };
+  for (const order of sample) {
+    const { data } = await api.GET('/v1/sync_jobs/{id}/attempts', { params: { path: { id: order.id } } });
+    const attempt = data?.data.find((a) => a.outcome === 'completed');
+    if (!attempt) continue;
+    stages.intake.push(order.answeredAt - order.sentAt);
+    stages.queue.push(Date.parse(attempt.startedAt) - order.answeredAt);
+    stages.placement.push(attempt.durationMs);
+    stages.completion.push(order.completedAt - order.sentAt);
   }
 
   const simOrders = (
@@ -248,6 +297,24 @@ try {
       ],
     ),
   );
+  const stageRow = (name: string, what: string, values: number[]) => [
+    name,
+    what,
+    fixed(percentile(values, 50)),
+    fixed(percentile(values, 99)),
+  ];
+  console.log(`\nper stage, ${stages.completion.length} of the completed orders (every nth):`);
+  console.log(
+    table(
+      ['stage (ms)', 'from → to', 'p50', 'p99'],
+      [
+        stageRow('intake', 'webhook sent → answered', stages.intake),
+        stageRow('queue wait', 'answered → the attempt starts', stages.queue),
+        stageRow('placement', 'claim → supplier order → completed', stages.placement),
+        stageRow('completion', 'webhook sent → completed', stages.completion),
+      ],
+    ),
+  );
   console.log(
     `\norders: sent ${sentAt.size}, accepted ${accepted}, refused ${refused.length}, connection errors ${errors}, ` +
       `completed ${completedAfter.length}, lost ${lost}, duplicated ${duplicated}`,
@@ -275,6 +342,14 @@ try {
       `(this process and its worker threads ${megabytes(peak.self)}, DynamoDB Local the rest; ` +
       `target ${megabytes(TARGET_MEMORY_BYTES)}: ${peak.total < TARGET_MEMORY_BYTES ? 'PASS' : 'MISS'})`,
   );
+  console.log(`the functions' log: ${logFile}`);
+  if (profileDir) {
+    const { profile } = await mainProfile.post('Profiler.stop');
+    writeFileSync(join(profileDir, 'CPU.main.cpuprofile'), JSON.stringify(profile));
+    console.log(
+      `profiles and invocations (written as the threads end): ${profileDir}; npm run bench:profile -- ${profileDir}`,
+    );
+  }
   if (lost || duplicated || refused.length || errors) exitCode = 1;
 } catch (error) {
   exitCode = 1;
