@@ -20,8 +20,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_OPTIONS } from '../lib/bundling.js';
+import { buildConsole, consoleDefine } from '../lib/console-build.js';
 import { type LocalRuntime, startLocalRuntime } from '../lib/local/runtime.js';
-import { type BuiltBundle, bundle, bytesByPackage, importChain, sdkClientsIn } from './bundling.js';
+import { type BuiltBundle, bundle, bytesByPackage, importChain, PROJECT_ROOT, sdkClientsIn } from './bundling.js';
 import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, progress, step, table } from './common.js';
 import { allFunctions, answeredWell, type BenchFunction, describeAnswer, firstEvent } from './functions.js';
 
@@ -126,7 +127,7 @@ try {
   const bundling = progress(`building ${functions.length * 2} bundles (function and baseline)`, functions.length * 2);
   for (const fn of functions) {
     const [fnBundle, baseBundle] = await Promise.all([
-      bundle(fn.entry, join(work, fn.name)),
+      bundle(fn.entry, join(work, fn.name), fn.console ? consoleDefine(buildConsole(PROJECT_ROOT)) : undefined),
       bundle({ contents: baselineSource(fn) }, join(work, `${fn.name}.baseline`)),
     ]);
     built.set(fn.name, { fn: fnBundle, base: baseBundle });

@@ -36,7 +36,7 @@
  * runtime took to be ready (target: 15 s) and the peak resident memory of this process and the
  * processes it started (target: 1.5 GB), which is what `npm start` costs under this load.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
@@ -54,6 +54,7 @@ import {
   ORDERS_WEBHOOK_PATH,
   orderBody,
   percentile,
+  placeOnResellerShop,
   positiveNumber,
   progress,
   sleep,
@@ -145,7 +146,23 @@ try {
   const refused: string[] = [];
   const webhookMs: number[] = [];
   let accepted = 0;
-  let nextOrderId = Date.now() * 1000;
+  // Each order is first placed on the reseller's shop (the simulator), as it is in life, so its tag
+  // (CONTRACT.md §12.5) succeeds. Small ids: the simulator's own ids go on after the highest it was given.
+  const firstOrderId = 1001;
+  let nextOrderId = firstOrderId;
+  const placing = progress("placing the orders on the reseller's shop", amount);
+  for (let at = 0; at < amount; at += 50) {
+    await Promise.all(
+      Array.from({ length: Math.min(50, amount - at) }, (_, i) =>
+        placeOnResellerShop(
+          runtime.simulator!.url,
+          stores.resellerShopDomain,
+          orderBody(firstOrderId + at + i, stores.vendor),
+        ),
+      ),
+    );
+    placing.at(Math.min(amount, at + 50));
+  }
 
   // Completion is read from the jobs' `completedAt`, so polling about once a second costs no precision.
   let pollRequests = 0;
@@ -342,7 +359,11 @@ try {
       `(this process and its worker threads ${megabytes(peak.self)}, DynamoDB Local the rest; ` +
       `target ${megabytes(TARGET_MEMORY_BYTES)}: ${peak.total < TARGET_MEMORY_BYTES ? 'PASS' : 'MISS'})`,
   );
-  console.log(`the functions' log: ${logFile}`);
+  const logLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean) : [];
+  const levels = (level: string) => logLines.filter((line) => line.includes(`"level":"${level}"`)).length;
+  console.log(
+    `the functions' log: ${logFile} (${logLines.length} lines: ${levels('WARN')} WARN, ${levels('ERROR')} ERROR)`,
+  );
   if (profileDir) {
     const { profile } = await mainProfile.post('Profiler.stop');
     writeFileSync(join(profileDir, 'CPU.main.cpuprofile'), JSON.stringify(profile));
