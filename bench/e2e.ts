@@ -31,7 +31,7 @@
  * second's requests back to back, then waits for the next second. So the load arrives in small
  * bursts at the start of each second rather than evenly spread, which is the harder case.
  *
- * Target: p99 webhook → completed under 2 s. Exit code 1 when an order was lost, duplicated or
+ * Targets (issue 41): webhook p50 under 100 ms, p99 webhook → completed under 1 s. Exit code 1 when an order was lost, duplicated or
  * refused; a missed timing target is reported, not failed. It also reports how long the local
  * runtime took to be ready (target: 15 s) and the peak resident memory of this process and the
  * processes it started (target: 1.5 GB), which is what `npm start` costs under this load.
@@ -45,6 +45,7 @@ import { join, resolve } from 'node:path';
 import autocannon from 'autocannon';
 import { unwrap } from '../client/client.js';
 import { CPU_PROF_DIR_ENV, INVOCATION_LOG_ENV, LOG_FILE_ENV } from '../lib/local/environments.js';
+import { bundleRuntime, PREBUILT_BUNDLES_ENV } from '../lib/local/runtime.js';
 import {
   benchApi,
   createStores,
@@ -65,7 +66,9 @@ import {
 } from './common.js';
 import { megabytes, memorySampler } from './memory.js';
 
-const TARGET_P99_MS = 2000;
+const TARGET_P99_MS = 1000;
+/** Issue 41: the webhook answers within 100 ms at the median at 50 orders/s. */
+const TARGET_INTAKE_P50_MS = 100;
 const TARGET_READY_MS = 15_000;
 const TARGET_MEMORY_BYTES = 1.5 * 2 ** 30;
 
@@ -95,6 +98,10 @@ const mainProfile = new Session();
 if (profileDir) {
   process.env[CPU_PROF_DIR_ENV] = profileDir;
   process.env[INVOCATION_LOG_ENV] = join(profileDir, 'invocations.jsonl');
+  // The bundles stay beside the profiles, so bench:profile maps them to their sources after the run.
+  const bundles = join(profileDir, 'bundles');
+  await bundleRuntime(bundles);
+  process.env[PREBUILT_BUNDLES_ENV] = bundles;
   mainProfile.connect();
   await mainProfile.post('Profiler.enable');
   await mainProfile.post('Profiler.start');
@@ -105,8 +112,12 @@ const memory = memorySampler();
 const startedAt = performance.now();
 // With an endpoint, deliveries are tried again on AWS's schedule (CONTRACT.md §14: 5 s, 5 min, …), not the
 // local runtime's seconds, which would try a failing receiver many times more than AWS would in a run.
+// An environment per connection for the webhook: the sender keeps `connections` requests in flight, and
+// on AWS each would get an environment; the local default (4 per route, for the 2 cores) would make one
+// of them wait for another's whole invocation, a queue AWS does not have.
 const runtime = await startBenchRuntime({
   scheduleIntervalSeconds: 300,
+  httpConcurrency: Math.max(4, connections),
   ...(args.endpoint ? { deliveryRetrySeconds: [5, 300, 1800, 7200, 18_000, 36_000, 36_000] } : {}),
 });
 const readyMs = performance.now() - startedAt;
@@ -309,7 +320,11 @@ try {
     table(
       ['measure (ms)', 'count', 'p50', 'p95', 'p99', 'max', 'target'],
       [
-        row('webhook response', webhookMs),
+        row(
+          'webhook response',
+          webhookMs,
+          `p50 < ${TARGET_INTAKE_P50_MS}: ${percentile(webhookMs, 50) < TARGET_INTAKE_P50_MS ? 'PASS' : 'MISS'}`,
+        ),
         row('webhook → completed', completedAfter, `p99 < ${TARGET_P99_MS}: ${p99 < TARGET_P99_MS ? 'PASS' : 'MISS'}`),
       ],
     ),
