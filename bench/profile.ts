@@ -78,9 +78,26 @@ const sourceOf = (frame: CallFrame): string => {
   return source.startsWith('/') ? relative(ROOT, source) : source;
 };
 
-/** Frames of Node's module loader: a sample under one of them is time spent loading code (a cold start, a lazy import). */
-const LOADING =
-  /^(compileSourceTextModule|compileForInternalLoader|syncLink|link|instantiate|evaluate|moduleEvaluation|ModuleJob\.run|importModuleDynamically|loadESM|require|Module\._load|__require|maybeCacheSourceMap|lineLengths)$/;
+/** Frames of Node's module loader: time under one of them is spent loading code (a cold start, a lazy import). */
+const LOADING = new RegExp(
+  `^(${[
+    'compileSourceTextModule',
+    'compileForInternalLoader',
+    'syncLink',
+    'link',
+    'instantiate',
+    'evaluate',
+    'moduleEvaluation',
+    'ModuleJob\\.run',
+    'importModuleDynamically',
+    'loadESM',
+    'require',
+    'Module\\._load',
+    '__require',
+    'maybeCacheSourceMap',
+    'lineLengths',
+  ].join('|')})$`,
+);
 
 /** Self time (ms) by source, the CPU (ms) that was not idle, and the part of it spent loading code, of one profile. */
 const selfTimes = (profile: CpuProfile) => {
