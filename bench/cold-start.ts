@@ -40,7 +40,8 @@ if (!functions.length) throw new Error(`no function named ${only?.join(', ')}`);
 
 /** The baseline of a function: its SDK clients, built as shared/aws/*.ts builds them, and one GetItem. */
 const baselineSource = (fn: BenchFunction) => {
-  const table = !!fn.access.table?.length;
+  // A function that only queries an index (the poll scheduler) reads the table as much as one that gets an item.
+  const table = !!fn.access.table?.length || !!fn.access.indexes?.length;
   const queues = Object.values(fn.access.queues ?? {}).some((a) => a?.length);
   const key = !!fn.access.key?.actions.length;
   return [
