@@ -36,6 +36,7 @@ const list = (values: Values | undefined): string[] =>
 
 /** IAM's wildcards: `*` any run of characters, `?` one. */
 const glob = (pattern: string, value: string, ignoreCase = false) => {
+  if (pattern === '*') return true;
   if (!pattern.includes('*') && !pattern.includes('?'))
     return ignoreCase ? pattern.toLowerCase() === value.toLowerCase() : pattern === value;
   const source = pattern

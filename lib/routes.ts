@@ -114,6 +114,14 @@ export interface ConsumerSpec {
 const READ_ONE: Access = { table: ['GetItem'] };
 /** A page: the keys from one of `indexes`, then the items; GetItem reads the cursor's item. */
 const readList = (...indexes: IndexName[]): Access => ({ table: ['GetItem', 'BatchGetItem'], indexes });
+/**
+ * Reads an order's lines: a large order's body is in parts beside its first job, read in one Query of
+ * the order's partition (shared/order/order-body.ts `readBodyParts`).
+ */
+const readsOrderBody = (access: Access): Access => ({
+  ...access,
+  table: [...new Set([...(access.table ?? []), 'Query' as const])],
+});
 const BOTH_SECRETS: SecretField[] = ['accessToken', 'webhookSecret'];
 /** An expiring token's refresh grant (CONTRACT.md §12.3), each secret under its own field. */
 const REFRESH_SECRETS: SecretField[] = ['refreshToken', 'clientId', 'clientSecret'];
@@ -288,8 +296,8 @@ const ROUTES: RouteSpec[] = [
     auth: 'apiKey',
     request: { query: ListOrdersQuery },
     // The store's orders and those with unrouted items are both in GSI7; a large order's body parts
-    // (for its unrouted items' details) are read by GetItem.
-    access: readList('resourceLists'),
+    // (for its unrouted items' details) are read by a Query of its partition.
+    access: readsOrderBody(readList('resourceLists')),
   },
   {
     name: 'GetOrder',
@@ -298,7 +306,7 @@ const ROUTES: RouteSpec[] = [
     entry: 'functions/get-order.ts',
     auth: 'apiKey',
     // The order's record at its first job's key; a large order's body parts.
-    access: READ_ONE,
+    access: readsOrderBody(READ_ONE),
   },
   {
     name: 'GetDataRequest',
@@ -316,7 +324,7 @@ const ROUTES: RouteSpec[] = [
     entry: 'functions/list-sync-jobs.ts',
     auth: 'apiKey',
     request: { query: ListSyncJobsQuery },
-    access: readList('lists', 'inFlight', 'storeLists', 'stateLists', 'storeStateLists'),
+    access: readsOrderBody(readList('lists', 'inFlight', 'storeLists', 'stateLists', 'storeStateLists')),
   },
   {
     name: 'GetSyncJob',
@@ -324,7 +332,7 @@ const ROUTES: RouteSpec[] = [
     path: '/v1/sync_jobs/{id}',
     entry: 'functions/get-sync-job.ts',
     auth: 'apiKey',
-    access: READ_ONE,
+    access: readsOrderBody(READ_ONE),
   },
   {
     name: 'ListSyncJobAttempts',
@@ -342,7 +350,7 @@ const ROUTES: RouteSpec[] = [
     path: '/v1/sync_jobs/{id}/retry',
     entry: 'functions/retry-sync-job.ts',
     auth: 'apiKey',
-    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
+    access: readsOrderBody(idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } })),
   },
   {
     name: 'HoldSyncJob',
@@ -352,7 +360,7 @@ const ROUTES: RouteSpec[] = [
     auth: 'apiKey',
     request: { body: HoldSyncJobBody },
     // The hold and its `sync_job.held` audit entry in one transaction (CONTRACT.md §11); no message.
-    access: idempotent({ table: ['GetItem', 'TransactWriteItems'] }),
+    access: readsOrderBody(idempotent({ table: ['GetItem', 'TransactWriteItems'] })),
   },
   {
     name: 'ReleaseSyncJob',
@@ -361,7 +369,7 @@ const ROUTES: RouteSpec[] = [
     entry: 'functions/release-sync-job.ts',
     auth: 'apiKey',
     // The release and its `sync_job.released` audit entry in one transaction, then the job's message.
-    access: idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } }),
+    access: readsOrderBody(idempotent({ table: ['GetItem', 'TransactWriteItems'], queues: { sync: ['SendMessage'] } })),
   },
   {
     name: 'ListAuditLog',
@@ -491,7 +499,8 @@ const ROUTES: RouteSpec[] = [
     access: {
       // UpdateItem: the fulfillment's state on the job. PutItem: a kept fulfillment (its recheck goes
       // on the fulfillment queue).
-      table: ['GetItem', 'PutItem', 'UpdateItem'],
+      // Query: the order's lines, for a new parcel (readsOrderBody).
+      table: ['GetItem', 'PutItem', 'UpdateItem', 'Query'],
       // The shop's stores, and the job by supplier order.
       indexes: ['lookups'],
       key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
@@ -638,7 +647,8 @@ export const consumers: ConsumerSpec[] = [
     // SendMessage: a throttled fulfillment is deferred in a fresh, delayed message. The lookups index
     // and DeleteItem: the delayed recheck of a kept fulfillment (job by supplier order, then release).
     access: {
-      table: ['GetItem', 'UpdateItem', 'DeleteItem'],
+      // Query: the order's lines (readsOrderBody).
+      table: ['GetItem', 'UpdateItem', 'DeleteItem', 'Query'],
       indexes: ['lookups'],
       key: CALLS_STORES,
       queues: { fulfillment: ['SendMessage'] },

@@ -141,7 +141,8 @@ export const accessDenied = (
 ): Denial => {
   const message =
     `User: arn:aws:sts::${LOCAL_ACCOUNT}:assumed-role/${functionName}/${functionName} is not authorized to perform: ` +
-    `${request.action} on resource: ${request.resource} because no ${policy} policy allows the ${request.action} action`;
+    `${request.action} on resource: ${request.resource} ` +
+    `because no ${policy} policy allows the ${request.action} action`;
   const requestId = randomUUID();
   if (service === 'sqs')
     return {

@@ -153,7 +153,7 @@ describe('least privilege (lib/local/authorize.ts, the KMS stand-in)', () => {
   const refusals = (functionName: string) =>
     calls.filter((c) => c.functionName === functionName && c.error).map((c) => `${c.service} ${c.command} ${c.error}`);
 
-  it('refuses a table action or an index the function did not declare: AccessDeniedException, as DynamoDB answers', async () => {
+  it('refuses a table action or an index the function did not declare: DynamoDB’s AccessDeniedException', async () => {
     expect((await api().get(`/v1/reseller_stores/${context.reseller.id}`)).status).toBe(500);
     expect(refusals('GetResellerStore')).toEqual(['DynamoDB GetItem AccessDeniedException']);
     expect((await api().get('/v1/reseller_stores')).status).toBe(500);
