@@ -2,7 +2,7 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { recordApiVersion, type StoreKind } from '../entities/store.js';
+import { recordApiVersion, type StoreApiVersion, type StoreKind } from '../entities/store.js';
 import type { ApiVersionNotice } from '../platforms/port.js';
 
 /** What this environment last recorded per store, so an unchanged answer writes nothing. */
@@ -14,9 +14,10 @@ const REMEMBERED = 10_000;
  * The `onApiVersion` of a store's connection (CONTRACT.md §12.4): every answer's version headers,
  * counted when deprecated (`PlatformApiDeprecated`) and shown on the store as `apiVersion`, written
  * only when they change (not once per call). A write that fails is logged: it never fails the call.
+ * `written` is told each version it writes, for an answer that shows the store (withSubscriptions).
  */
 export const watchApiVersion =
-  (kind: StoreKind, storeId: string) =>
+  (kind: StoreKind, storeId: string, written?: (version: StoreApiVersion) => void) =>
   (notice: ApiVersionNotice): Promise<void> | undefined => {
     if (notice.deprecated) {
       countMetric(BUSINESS_METRICS.platformApiDeprecated);
@@ -41,6 +42,7 @@ export const watchApiVersion =
       deprecations: notice.deprecatedReason ? [notice.deprecatedReason] : [],
       checkedAt: now(),
     };
+    written?.(version);
     return recordApiVersion(kind, storeId, version).catch((error: Error) => {
       recorded.delete(key);
       logger.error("the store's API version could not be recorded", error);
