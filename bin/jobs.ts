@@ -1,4 +1,4 @@
-import { type ApiClient, deadJobRetryKey, type Schemas, unwrap } from '../client/client.js';
+import { type ApiClient, deadJobRetryKey, type Schemas, unwrap, waitingOutRateLimits } from '../client/client.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import {
   API_OPTIONS,
@@ -69,7 +69,8 @@ entries about it.`,
 
 Retries a failed or dead job: it becomes pending, is queued again, and the audit log records who
 retried it. With --all-dead, every dead job of the reseller store, one after the other; --dry-run
-only lists them. Exits 1 when any retry failed.`,
+only lists them. A retry answered 429 (the key's changes a second used up) is sent again once its
+Retry-After has passed. Exits 1 when any retry failed.`,
 };
 
 /** Pages through `GET /v1/sync_jobs` until `limit` jobs (or the end). */
@@ -221,11 +222,16 @@ const show = async (args: string[], io: Io) => {
     );
 };
 
-const retryOne = async (api: ApiClient, id: string, idempotencyKey?: string) =>
+/** A retry, sent again after each `429 rate_limited` once its `Retry-After` has passed (said on stderr). */
+const retryOne = async (api: ApiClient, io: Io, id: string, idempotencyKey?: string) =>
   unwrap(
-    await api.POST('/v1/sync_jobs/{id}/retry', {
-      params: { path: { id }, header: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : undefined },
-    }),
+    await waitingOutRateLimits(
+      () =>
+        api.POST('/v1/sync_jobs/{id}/retry', {
+          params: { path: { id }, header: idempotencyKey ? { 'Idempotency-Key': idempotencyKey } : undefined },
+        }),
+      { onWait: (ms) => io.err(`rate limited (429): waiting ${ms / 1000} s, as Retry-After says`) },
+    ),
   );
 
 const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json: boolean, io: Io) => {
@@ -245,7 +251,7 @@ const retryAllDead = async (api: ApiClient, store: string, dryRun: boolean, json
   for (const [i, job] of dead.entries()) {
     try {
       // The console's bulk retry sends the same key: between them, a dead job is retried once.
-      retried.push(await retryOne(api, job.id, deadJobRetryKey(job)));
+      retried.push(await retryOne(api, io, job.id, deadJobRetryKey(job)));
     } catch (error) {
       failures.push({ id: job.id, reason: error instanceof Error ? error.toString() : String(error) });
     }
@@ -277,7 +283,7 @@ const retry = async (args: string[], io: Io) => {
   }
   if (!id) throw new UsageError('retry needs a sync job id (sj_…), or --all-dead --store <rst_id>');
   if (values.store || values['dry-run']) throw new UsageError('--store and --dry-run go with --all-dead');
-  const job = await retryOne(apiClientOf(values, io), id);
+  const job = await retryOne(apiClientOf(values, io), io, id);
   if (values.json) return void io.out(JSON.stringify(job, null, 2));
   io.out(`${job.id} is ${job.status} again (attempts so far: ${job.attempts})`);
 };

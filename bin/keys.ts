@@ -20,7 +20,7 @@ API keys: each authenticates as one owner (CONTRACT.md §4).
 commands:
   create --owner <ownerId>   issue a key for an owner; the key is printed once
   list [--owner <ownerId>]   key ids, owners, created and revoked dates (never a key or its hash)
-  revoke <key_id>            revoke a key: the API refuses it from the next request on
+  revoke <key_id>            revoke a key: the API refuses it from the next request on (on AWS within 60 s)
 
 options of every command:
   --table <name>  a deployed stack's table (its TableName output), with your AWS credentials and region;
@@ -37,8 +37,9 @@ Every key, newest first: its id (key_…, the actorId of the audit log), owner, 
 revocation dates. Never the key nor its hash.`,
   revoke: `usage: npm run keys -- revoke <key_id> [--table <name>] [--json]
 
-Revokes a key by its id (see list): the API answers 401 to it from the next request on. Revoking a
-revoked key changes nothing.`,
+Revokes a key by its id (see list): the API answers 401 to it from the next request on, and on
+AWS within 60 s, the time API Gateway keeps a key's verdict (or the -c authorizerCacheSeconds the
+stack was deployed with). Revoking a revoked key changes nothing.`,
 };
 
 const common = { table: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
@@ -90,9 +91,13 @@ const revoke = async (args: string[], io: Io) => {
   const result = await withKeyTable(values.table, io, async () => (await apiKeys()).revokeKey(keyId));
   if (result.outcome === 'unknown') throw new CommandError(`no key ${keyId} (\`npm run keys -- list\` shows them)`);
   if (values.json) return void io.out(JSON.stringify(result, null, 2));
+  // On AWS a key's verdict is cached by API Gateway: the bound is its TTL (lib/constructs/api.ts).
+  const refused = values.table
+    ? 'the API refuses it within 60 s (or the -c authorizerCacheSeconds the stack was deployed with).'
+    : 'the API refuses it from now on.';
   io.out(
     result.outcome === 'revoked'
-      ? `Revoked ${keyId} (owner ${result.key.ownerId}); the API refuses it from now on.`
+      ? `Revoked ${keyId} (owner ${result.key.ownerId}); ${refused}`
       : `${keyId} was already revoked at ${result.key.revokedAt}; nothing changed.`,
   );
 };

@@ -33,8 +33,8 @@ row(
 row('DynamoDB Local', `${runtime.endpoints.dynamodb}  table ${runtime.tableName}`);
 row(
   'SQS (fauxqs)',
-  `${runtime.endpoints.sqs}  sync, fulfillment, poll and their DLQs; visibility ${options.visibilityTimeoutSeconds} s, ` +
-    `DLQ after ${options.maxReceiveCount} receives`,
+  `${runtime.endpoints.sqs}  sync, fulfillment, poll and their DLQs; ` +
+    `visibility ${options.visibilityTimeoutSeconds} s, DLQ after ${options.maxReceiveCount} receives`,
 );
 row('KMS stand-in', runtime.endpoints.kms);
 row(

@@ -85,3 +85,43 @@ export const unwrap = <T>(result: { data?: T; error?: unknown; response: Respons
  */
 export const deadJobRetryKey = (job: { id: string; deadAt: string | null }) =>
   `retry-dead-${job.id}-${job.deadAt ?? 'unknown'}`;
+
+/**
+ * How long a `429` answer asks to wait, in ms: its `Retry-After`, seconds or an HTTP date (a second
+ * when it has none, as API Gateway's own throttle answers); undefined for any other answer.
+ */
+export const retryAfterMs = (response: Response, now = Date.now()): number | undefined => {
+  if (response.status !== 429) return undefined;
+  const header = response.headers.get('retry-after')?.trim() ?? '';
+  if (/^\d+$/.test(header)) return Number(header) * 1000;
+  const date = Date.parse(header);
+  return Number.isNaN(date) ? 1000 : Math.max(0, date - now);
+};
+
+export interface RateLimitWaits {
+  /** Called before each wait, with its length in ms (for a progress line). */
+  onWait?: (ms: number) => void;
+  /** How to wait; setTimeout by default (tests pass their own clock). */
+  sleep?: (ms: number) => Promise<void>;
+  /** Waits at most for one request; then its last 429 is the answer. Default 30. */
+  maxWaits?: number;
+}
+
+/**
+ * Sends a change, and sends it again each time it is answered `429` (`rate_limited`, the key's changes
+ * of this second used up: CONTRACT.md §3) once its `Retry-After` has passed. A 429 is answered before
+ * the API reads or changes anything (shared/http/rate-limit.ts), so the same request, with the same
+ * `Idempotency-Key`, is safe to send again. The bulk retries of `npm run jobs` and the console use it.
+ */
+export const waitingOutRateLimits = async <R extends { response: Response }>(
+  send: () => Promise<R>,
+  { onWait, sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms)), maxWaits = 30 }: RateLimitWaits = {},
+): Promise<R> => {
+  for (let waits = 0; ; waits++) {
+    const result = await send();
+    const wait = retryAfterMs(result.response);
+    if (wait === undefined || waits >= maxWaits) return result;
+    onWait?.(wait);
+    await sleep(wait);
+  }
+};

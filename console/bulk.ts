@@ -1,14 +1,15 @@
-import { deadJobRetryKey, unwrap } from '../client/client.js';
+import { unwrap } from '../client/client.js';
 import { h, show } from './dom.js';
+import { retryDeadJobs } from './retry-dead.js';
 import { api } from './session.js';
 import type { Job } from './types.js';
-import { alertBox, errorText, everyPage, heading, storeSelect, stores } from './ui.js';
+import { alertBox, everyPage, heading, storeSelect, stores } from './ui.js';
 
 /**
  * "Retry every dead job of this store": the dead jobs are counted first (every page, as
  * `npm run jobs -- retry --all-dead` does: a retried job leaves the list, which would move a
- * cursor under us), then retried one after the other with the keys that command sends
- * (`deadJobRetryKey`), so the console and the command never retry one death twice.
+ * cursor under us), then retried one after the other as that command does (console/retry-dead.ts:
+ * the same keys, and a `429` waited out).
  */
 
 const deadJobs = (rst: string) =>
@@ -19,23 +20,6 @@ const deadJobs = (rst: string) =>
       }),
     ),
   ) as Promise<Job[]>;
-
-const retryAll = async (jobs: Job[], progress: HTMLElement) => {
-  const client = api();
-  const failures: string[] = [];
-  for (const [i, job] of jobs.entries()) {
-    const result = await client.POST('/v1/sync_jobs/{id}/retry', {
-      params: { path: { id: job.id }, header: { 'Idempotency-Key': deadJobRetryKey(job) } },
-    });
-    try {
-      unwrap(result);
-    } catch (error) {
-      failures.push(`${job.id}: ${errorText(error)}`);
-    }
-    progress.textContent = `Retried ${i + 1} of ${jobs.length}…`;
-  }
-  return failures;
-};
 
 export const bulkPage = async (main: HTMLElement, query: URLSearchParams) => {
   const dir = await stores();
@@ -48,7 +32,9 @@ export const bulkPage = async (main: HTMLElement, query: URLSearchParams) => {
     const button = h('button', { type: 'button' }, `Retry ${jobs.length} dead job(s)`);
     button.addEventListener('click', async () => {
       button.disabled = true;
-      const failures = await retryAll(jobs, progress);
+      const failures = await retryDeadJobs(api(), jobs, (text) => {
+        progress.textContent = text;
+      });
       show(
         area,
         h('p', { role: 'status' }, `Retried ${jobs.length - failures.length} of ${jobs.length} dead job(s).`),

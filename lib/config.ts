@@ -164,6 +164,12 @@ export interface DeployConfig {
 /** How often every active store is polled on AWS unless `-c pollIntervalSeconds` says (CONTRACT.md §10.7). */
 export const POLL_INTERVAL_SECONDS = 900;
 
+/**
+ * How long API Gateway keeps the authorizer's verdict for one key unless `-c authorizerCacheSeconds`
+ * says: the longest a revoked key keeps working on AWS (README, "Command-line tools").
+ */
+export const DEFAULT_AUTHORIZER_CACHE_SECONDS = 60;
+
 /** The longest an HTTP API keeps a Lambda authorizer's verdict. */
 export const MAX_AUTHORIZER_CACHE_SECONDS = 3600;
 
@@ -346,7 +352,12 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     throttleBurst: int('throttleBurst', 100, 1, 100_000),
     webhookThrottleRate: int('webhookThrottleRate', 1000, 1, 100_000),
     webhookThrottleBurst: int('webhookThrottleBurst', 2000, 1, 100_000),
-    authorizerCacheSeconds: int('authorizerCacheSeconds', 60, 0, MAX_AUTHORIZER_CACHE_SECONDS),
+    authorizerCacheSeconds: int(
+      'authorizerCacheSeconds',
+      DEFAULT_AUTHORIZER_CACHE_SECONDS,
+      0,
+      MAX_AUTHORIZER_CACHE_SECONDS,
+    ),
     domainName,
     publicUrl,
     certificateArn,

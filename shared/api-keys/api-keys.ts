@@ -38,7 +38,9 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
 
 /** The owner of a bearer key, or undefined for an unknown or revoked one. */
 export const resolveKey = async (key: string): Promise<ApiKeyRecord | undefined> => {
-  const found = await getItem(apiKeyKey(hashKey(key)), apiKeyFrom);
+  // Read consistently: a key revoked a moment ago is refused by the next lookup, so on AWS the
+  // authorizer cache's TTL alone bounds how long a revoked key still works (docs/design.md).
+  const found = await getItem(apiKeyKey(hashKey(key)), apiKeyFrom, true);
   if (!found || found.revokedAt) return undefined;
   return { keyId: found.keyId, ownerId: found.ownerId };
 };

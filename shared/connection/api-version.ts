@@ -14,8 +14,14 @@ const REMEMBERED = 10_000;
  * The `onApiVersion` of a store's connection (CONTRACT.md §12.4): every answer's version headers,
  * counted when deprecated (`PlatformApiDeprecated`) and shown on the store as `apiVersion`, written
  * only when they change (not once per call). A write that fails is logged: it never fails the call.
+ * `written` is told each version it writes, for an answer that shows the store (withSubscriptions).
  */
-export const watchApiVersion = (kind: StoreKind, storeId: string, stored?: StoreApiVersion | null) => {
+export const watchApiVersion = (
+  kind: StoreKind,
+  storeId: string,
+  stored?: StoreApiVersion | null,
+  written?: (version: StoreApiVersion) => void,
+) => {
   // What the store's item already says counts as recorded: an environment's first answer that says the
   // same writes nothing (issue 44: each environment's first write cost every store a write unit).
   if (stored && !recorded.has(`${kind}#${storeId}`))
@@ -47,6 +53,7 @@ export const watchApiVersion = (kind: StoreKind, storeId: string, stored?: Store
       deprecations: notice.deprecatedReason ? [notice.deprecatedReason] : [],
       checkedAt: now(),
     };
+    written?.(version);
     return recordApiVersion(kind, storeId, version).catch((error: Error) => {
       recorded.delete(key);
       logger.error("the store's API version could not be recorded", error);

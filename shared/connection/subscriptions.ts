@@ -4,10 +4,17 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { recordWebhooks, type StoreFields, type StoreKind, type StoreWebhooks } from '../entities/store.js';
+import {
+  recordWebhooks,
+  type StoreApiVersion,
+  type StoreFields,
+  type StoreKind,
+  type StoreWebhooks,
+} from '../entities/store.js';
 import { classify } from '../platforms/failure.js';
 import { withPlatformSignal } from '../platforms/http.js';
 import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
+import { watchApiVersion } from './api-version.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
 export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopic; path: string }>> = {
@@ -86,7 +93,8 @@ export const keepSubscriptions = async (
 /**
  * A store just created, or given new credentials, with its subscriptions kept (CONTRACT.md §12.1)
  * within `STORE_PLATFORM_BUDGET_MS`, its secrets as the request gave them (no decrypt). Creating a
- * store never fails for it: `failing` then, and the next poll finishes it.
+ * store never fails for it: `failing` then, and the next poll finishes it. The API version its
+ * answers named is recorded and shown, as every other call's (CONTRACT.md §12.4).
  */
 export const withSubscriptions = async <S extends StoreFields>(
   deps: Pick<Deps, 'platforms'>,
@@ -96,8 +104,20 @@ export const withSubscriptions = async <S extends StoreFields>(
   created: boolean,
   budgetMs = STORE_PLATFORM_BUDGET_MS,
 ): Promise<S> => {
-  const shop = { platform: store.platform, shopDomain: store.shopDomain, ...secrets };
-  return { ...store, webhooks: await keepSubscriptions(deps, { kind, ...store }, shop, created, budgetMs) };
+  let apiVersion: StoreApiVersion | undefined;
+  const writes: Promise<void>[] = [];
+  const watch = watchApiVersion(kind, store.id, undefined, (version) => {
+    apiVersion = version;
+  });
+  const onApiVersion: ShopConnection['onApiVersion'] = (notice) => {
+    const write = watch(notice);
+    if (write) writes.push(write);
+  };
+  const shop = { platform: store.platform, shopDomain: store.shopDomain, ...secrets, onApiVersion };
+  const webhooks = await keepSubscriptions(deps, { kind, ...store }, shop, created, budgetMs);
+  // Written before the answer (an invocation's unawaited write may never run), which shows it.
+  await Promise.all(writes);
+  return { ...store, webhooks, ...(apiVersion ? { apiVersion } : {}) };
 };
 
 /** The topics a check found missing and has not made yet: what a check cut short still lacks. */

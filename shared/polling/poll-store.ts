@@ -1,4 +1,5 @@
 import type { Deps } from '../aws/deps.js';
+import { watchApiVersion } from '../connection/api-version.js';
 import { keepSubscriptions } from '../connection/subscriptions.js';
 import { tokenKeeper } from '../connection/token-keeper.js';
 import { ApiError } from '../core/errors.js';
@@ -69,6 +70,8 @@ const connectionOf = async (deps: Pick<Deps, 'cipher' | 'platforms'>, store: Pol
     shopDomain: store.shopDomain,
     accessToken,
     webhookSecret,
+    // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
+    onApiVersion: watchApiVersion(store.kind, store.id),
     ...(tokens ? { tokens } : {}),
   };
 };

@@ -1,7 +1,14 @@
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import { PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
 import { type CapturedLog, captureLog, metricValues } from './logs.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  pollStores,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -116,5 +123,38 @@ describe('the platform’s API version watched', () => {
         ).length >= 1,
     );
     expect(deprecatedCount(from)).toBe(0);
+  });
+
+  it('records the version the subscription calls named when a store is created, and shows it at once', async () => {
+    for (const platform of ['storeplatform_a', 'storeplatform_b'] as const) {
+      const requested = PLATFORM_API_VERSIONS[platform];
+      const reseller = await createResellerStore(api(), { platform });
+      const source = await createSourceStore(api(), reseller.id, { platform });
+      for (const [answer, path] of [
+        [reseller, `/v1/reseller_stores/${reseller.id}`],
+        [source, `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}`],
+      ] as const) {
+        // No order, no poll: only the creation's calls (list and create the subscriptions) were made.
+        expect(answer.webhooks.status).toBe('healthy');
+        expect(answer.apiVersion).toEqual({
+          requested,
+          served: requested,
+          deprecations: [],
+          checkedAt: expect.any(String),
+        });
+        expect((await api().get(path)).body.apiVersion).toEqual(answer.apiVersion);
+      }
+    }
+  });
+
+  it('records the version a poll’s answers named', async () => {
+    const reseller = await createResellerStore(api(), { platform: 'storeplatform_a' });
+    await answerAs(reseller.shopDomain, { servedVersion: '2024-04' });
+    expect((await pollStores(service.runtime, { kind: 'reseller', id: reseller.id })).batchItemFailures).toEqual([]);
+    const shown = await eventually(async () => {
+      const store = (await api().get(`/v1/reseller_stores/${reseller.id}`)).body;
+      return store.apiVersion?.served === '2024-04' && store.apiVersion;
+    });
+    expect(shown).toMatchObject({ requested: PLATFORM_API_VERSIONS.storeplatform_a, served: '2024-04' });
   });
 });

@@ -86,6 +86,18 @@ describe('npm run keys', () => {
     expect(again.out).toContain('was already revoked at');
   });
 
+  it('says, revoking on a deployed table (--table), the bound API Gateway’s cache of verdicts sets', async () => {
+    // --table names the table; the AWS endpoint is this process's, pointed at the local service.
+    const created = await run(keys, ['create', '--owner', 'ops_cli_aws', '--table', service.tableName, '--json']);
+    const { keyId } = JSON.parse(created.out);
+    const result = await run(keys, ['revoke', keyId, '--table', service.tableName]);
+    expect(result).toMatchObject({ code: 0, err: '' });
+    expect(result.out).toBe(
+      `Revoked ${keyId} (owner ops_cli_aws); the API refuses it within 60 s ` +
+        '(or the -c authorizerCacheSeconds the stack was deployed with).',
+    );
+  });
+
   it('says in one line, exit 1, that an unknown key id names no key', async () => {
     const result = await run(keys, ['revoke', 'key_nosuchkey']);
     expect(result.code).toBe(1);

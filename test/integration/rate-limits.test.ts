@@ -1,4 +1,14 @@
-import { createResellerStore, REQUEST_ID, scanAll, startService, type TestService } from './support.js';
+import { main as jobs } from '../../bin/jobs.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  REQUEST_ID,
+  scanAll,
+  startService,
+  TEST_KEYS,
+  type TestService,
+} from './support.js';
+import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Per-key rate limits (docs/design.md, "Per-key rate limits"): API_KEY_RATE_LIMIT changes a second per
@@ -67,5 +77,51 @@ describe('per-key rate limits', () => {
     // The next second the key is let through again.
     await nextSecond();
     expect((await a.patch(`/v1/reseller_stores/${mine.id}`, { name: 'Later' })).status).toBe(200);
+  });
+
+  it('npm run jobs -- retry --all-dead waits out each 429 for its Retry-After and retries every dead job', async () => {
+    const a = service.api('owner_a');
+    await nextSecond();
+    const secret = 'whsec_rate_bulk';
+    const reseller = await createResellerStore(a, { webhookSecret: secret });
+    // The platform refuses it (401): each job dead after its first attempt.
+    const failing = await createSourceStore(a, reseller.id, { accessToken: 'tok_fail401' });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret,
+        body: orderPayload([{ vendor: failing.vendorTag, price: '5.00' }]),
+      });
+      ids.push(receipt.body.syncJobIds[0]);
+    }
+    await Promise.all(ids.map((id) => jobReaches(a, id, 'dead', 45_000)));
+
+    // The same key's changes go on beside the command, so its retries meet the limit every second.
+    let running = true;
+    const beside = (async () => {
+      while (running) {
+        await a.patch(`/v1/reseller_stores/${reseller.id}`, { name: 'Busy beside' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    })();
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await jobs(
+      ['retry', '--all-dead', '--store', reseller.id, '--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a],
+      { out: (line) => out.push(line), err: (line) => err.push(line), env: {} },
+    ).finally(() => {
+      running = false;
+    });
+    await beside;
+
+    expect(err.filter((line) => line.startsWith('rate limited')).length).toBeGreaterThan(0);
+    expect(err).toContain('rate limited (429): waiting 1 s, as Retry-After says');
+    expect(out).toEqual([`retried 5 of 5 dead job(s) in ${reseller.id}`]);
+    expect(code).toBe(0);
+    const retried = (await a.get('/v1/audit_log?action=sync_job.retried&limit=100')).body.data.map(
+      (entry: { resourceId: string }) => entry.resourceId,
+    );
+    expect(retried).toEqual(expect.arrayContaining(ids));
   });
 });

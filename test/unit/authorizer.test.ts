@@ -54,6 +54,9 @@ describe('Function: authorizer', () => {
     const gets = dynamo.commandCalls(GetCommand).map((c) => c.args[0].input);
     expect(gets).toHaveLength(1);
     expect(gets[0]).toMatchObject({ TableName: 'authorizer-table', Key: keyItem(KEY) });
+    // Consistently: a key revoked a moment ago is refused by the next lookup, so on AWS the cache's
+    // TTL alone bounds how long it still works (test/cdk/revocation.test.ts).
+    expect(gets[0].ConsistentRead).toBe(true);
     expect(JSON.stringify(gets[0])).not.toContain(KEY);
   });
 

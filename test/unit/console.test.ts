@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createApiClient, deadJobRetryKey } from '../../client/client';
 import { type ListState, readPage, startList } from '../../console/needs';
+import { retryDeadJobs } from '../../console/retry-dead';
 import { buildConsole, consoleDefine } from '../../lib/console-build';
 
 /**
@@ -246,5 +248,87 @@ describe('needs a person: the merged list', () => {
     const { pages, notes } = await everyPage(api, startList({}), 25);
     expect(pages).toEqual([['sj_d']]);
     expect(notes).toEqual(['This API does not list held jobs.']);
+  });
+});
+
+describe('bulk retry of dead jobs (console/retry-dead.ts), past the key’s rate limit', () => {
+  /**
+   * The API over a fake fetch: each job's retry is answered `429 rate_limited` with `Retry-After` as
+   * many times as `limited` says, then 200 (or `failing`'s 400); every request kept.
+   */
+  const fakeRetries = (limited: Record<string, number>, retryAfter: string, failing: string[] = []) => {
+    const sent: { id: string; key: string | null }[] = [];
+    const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify(body), {
+        status,
+        headers: { 'Content-Type': 'application/json', 'Request-Id': 'req_1', ...headers },
+      });
+    const fetch = async (request: Request) => {
+      const id = /\/v1\/sync_jobs\/([^/]+)\/retry$/.exec(new URL(request.url).pathname)![1];
+      sent.push({ id, key: request.headers.get('idempotency-key') });
+      if ((limited[id] ?? 0) > 0) {
+        limited[id]--;
+        return answer(
+          429,
+          { error: { type: 'invalid_request_error', code: 'rate_limited', message: 'Rate limited.' } },
+          { 'Retry-After': retryAfter },
+        );
+      }
+      if (failing.includes(id))
+        return answer(400, {
+          error: { type: 'invalid_request_error', code: 'sync_job_not_retryable', message: 'No.' },
+        });
+      return answer(200, { object: 'sync_job', id, status: 'pending' });
+    };
+    return { sent, client: createApiClient({ baseUrl: 'http://api.test', apiKey: 'sk_test_x', fetch }) };
+  };
+  const dead = (id: string) => ({ id, deadAt: '2026-01-01T00:00:00.000Z' }) as any;
+
+  it('waits out each 429 for its Retry-After and sends the same retry again, with its key, then goes on', async () => {
+    const { sent, client } = fakeRetries({ sj_b: 2 }, '2');
+    const waits: number[] = [];
+    const progress: string[] = [];
+    const failures = await retryDeadJobs(
+      client,
+      [dead('sj_a'), dead('sj_b'), dead('sj_c')],
+      (text) => progress.push(text),
+      async (ms) => void waits.push(ms),
+    );
+
+    expect(failures).toEqual([]);
+    expect(waits).toEqual([2000, 2000]);
+    expect(sent.map((s) => s.id)).toEqual(['sj_a', 'sj_b', 'sj_b', 'sj_b', 'sj_c']);
+    const keys = sent.filter((s) => s.id === 'sj_b').map((s) => s.key);
+    expect(new Set(keys)).toEqual(new Set([deadJobRetryKey(dead('sj_b'))]));
+    expect(progress).toContain('Retried 1 of 3; rate limited, waiting 2 s…');
+    expect(progress.at(-1)).toBe('Retried 3 of 3…');
+  });
+
+  it('reads a Retry-After given as a date, and still reports a refusal that is not a 429 as a failure', async () => {
+    const { client } = fakeRetries({ sj_a: 1 }, new Date(Date.now() + 3_000).toUTCString(), ['sj_b']);
+    const waits: number[] = [];
+    const failures = await retryDeadJobs(
+      client,
+      [dead('sj_a'), dead('sj_b')],
+      () => {},
+      async (ms) => void waits.push(ms),
+    );
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(1_000);
+    expect(waits[0]).toBeLessThanOrEqual(3_000);
+    expect(failures).toEqual(['sj_b: No.']);
+  });
+
+  it('gives up on a job still refused after 30 waits, and says so', async () => {
+    const { client } = fakeRetries({ sj_a: 1_000 }, '1');
+    let waited = 0;
+    const failures = await retryDeadJobs(
+      client,
+      [dead('sj_a')],
+      () => {},
+      async () => void waited++,
+    );
+    expect(waited).toBe(30);
+    expect(failures).toEqual(['sj_a: Rate limited.']);
   });
 });

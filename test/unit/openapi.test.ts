@@ -70,9 +70,7 @@ describe('OpenAPI document', () => {
     const offending: string[] = [];
     const walk = (node: unknown, path: string) => {
       if (Array.isArray(node)) {
-        node.forEach((item, i) => {
-          walk(item, `${path}[${i}]`);
-        });
+        for (const [i, item] of node.entries()) walk(item, `${path}[${i}]`);
         return;
       }
       if (!node || typeof node !== 'object') return;
