@@ -192,7 +192,8 @@ export const awsRequest = async (options: {
     headers = signed.headers as Record<string, string>;
   } else {
     // DynamoDB Local reads the access key of a SigV4 header and checks nothing else.
-    headers.authorization = `AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/${options.service}/aws4_request, SignedHeaders=host, Signature=0`;
+    const scope = `local/20200101/us-east-1/${options.service}/aws4_request`;
+    headers.authorization = `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`;
   }
   const { host: _, ...sent } = headers;
   return fetch(url, { method: 'POST', headers: sent, body: options.body });

@@ -1,7 +1,10 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { type BatchInfo, type FailedBatch, readStreamRange, replayFailed } from '../../bin/cli/replay-failed.js';
 
-/** The replay's decisions (bin/cli/replay-failed.ts); its run against the local runtime: test/integration/event-recorder-failures.test.ts. */
+/**
+ * The replay's decisions (bin/cli/replay-failed.ts); its run against the local runtime:
+ * test/integration/event-recorder-failures.test.ts.
+ */
 
 const info = (start: number, end: number): BatchInfo => ({
   shardId: 'shardId-1',
@@ -32,7 +35,7 @@ const queue = (bodies: string[]) => {
 };
 
 describe('replayFailed', () => {
-  it('hands the recorded items of each range to the recorder, 100 at a time, and deletes what it recorded', async () => {
+  it('hands the recorded items of each range to the recorder, 100 at a time, deletes what it recorded', async () => {
     const body = JSON.stringify({ DDBStreamBatchInfo: info(1, 250) });
     const q = queue([body]);
     const handed: number[][] = [];
