@@ -1,8 +1,12 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { type ApiClient, type Schemas, unwrap } from '../client/client.js';
 import { EVENT_TYPES } from '../shared/entities/event.js';
 import {
   API_OPTIONS,
   apiClientOf,
+  CommandError,
   DEFAULT_API_URL,
   type Io,
   parseOptions,
@@ -12,6 +16,14 @@ import {
   tool,
   UsageError,
 } from './cli/command-line.js';
+import {
+  invokeRecorder,
+  type ReplayPorts,
+  readStreamRange,
+  receiveFrom,
+  replayFailed,
+  streamsApi,
+} from './cli/replay-failed.js';
 
 /**
  * `npm run events -- list | show <id> | endpoints list|create|rotate|recover …`: events and webhook
@@ -43,8 +55,10 @@ commands:
   endpoints rotate <we_id>               a new secret (the old one signs beside it for 24 hours)
   endpoints recover <we_id> [--since <date-time>]
                                          send again what failed since then (default: 24 hours ago)
+  replay-failed [--queue-url <url> --function <name>]
+                                         record the change stream batches the event recorder gave up on
 
-options of every command:
+options of every command but replay-failed:
   --url <url>   the API's base URL (default: $API_URL, else ${DEFAULT_API_URL})
   --key <key>   an API key (default: $API_KEY)
   --json        JSON instead of text
@@ -59,6 +73,18 @@ options of every command:
                                  | rotate <we_id> | recover <we_id> [--since <date-time>]
 
 --events: a comma-separated list of event types, or * (the default) for every type.`,
+  replay: `usage: npm run events -- replay-failed [--queue-url <url> --function <name> [--region <region>]] [--json]
+
+Records the change stream batches the event recorder gave up on (its alarm EventRecorderFailuresAlarm):
+each message of its on-failure queue names a batch's place in the stream; its records are read again
+from the stream (which keeps them 24 hours) and handed to the event recorder, which records each event
+once however often it is replayed. A message is deleted once its batch is recorded; one that is not
+stays, and is listed with the reason (exit code 1).
+
+  --queue-url <url>   a deployed stack's EventRecorderFailuresUrl output; with your AWS credentials
+  --function <name>   its EventRecorderFunction output
+  --region <region>   default: $AWS_REGION, else the queue URL's
+without --queue-url: the running \`npm start\` (DATA_DIR, default .local/)`,
 };
 
 const EVENT_COLUMNS = { id: 'ID', type: 'TYPE', created: 'CREATED', objectId: 'OBJECT' };
@@ -166,6 +192,71 @@ const endpoints = async (args: string[], io: Io) => {
   return run(apiClientOf(values, io), [...rest, ...passed], io, values.json);
 };
 
-export const main = tool('events', HELP.main, { list, show, endpoints });
+/** The ports of a replay: a deployed stack's (signed, with the usual credentials) or the running `npm start`'s. */
+const replayPorts = (values: { 'queue-url'?: string; function?: string; region?: string }, io: Io) => {
+  const queueUrl = values['queue-url'];
+  if (queueUrl) {
+    if (!values.function)
+      throw new UsageError('replay-failed --queue-url needs --function (the EventRecorderFunction output)');
+    const region =
+      values.region ??
+      io.env.AWS_REGION ??
+      io.env.AWS_DEFAULT_REGION ??
+      /^https:\/\/sqs\.([a-z0-9-]+)\./.exec(queueUrl)?.[1];
+    if (!region) throw new UsageError('replay-failed needs --region (or AWS_REGION)');
+    const sqs = new SQSClient({ region });
+    const ports: ReplayPorts = {
+      receive: receiveFrom(sqs, queueUrl),
+      readRange: (info) => readStreamRange(streamsApi({ region }), info),
+      record: invokeRecorder({ region }, values.function),
+    };
+    return { ports, close: () => sqs.destroy() };
+  }
+  const dataDir = resolve(io.env.DATA_DIR && io.env.DATA_DIR !== ':memory:' ? io.env.DATA_DIR : '.local');
+  const file = join(dataDir, 'endpoints.json');
+  const running = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : undefined;
+  if (!running?.streamFailures)
+    throw new CommandError(
+      `no running \`npm start\` in ${dataDir}; for a deployed stack give --queue-url and --function (its outputs)`,
+    );
+  const sqs = new SQSClient({
+    endpoint: running.sqs,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const ports: ReplayPorts = {
+    receive: receiveFrom(sqs, running.streamFailures),
+    readRange: (info) => readStreamRange(streamsApi({ endpoint: running.dynamodb }), info),
+    record: invokeRecorder({ endpoint: running.lambda }, 'EventRecorder'),
+  };
+  return { ports, close: () => sqs.destroy() };
+};
+
+const replay = async (args: string[], io: Io) => {
+  const options = {
+    'queue-url': { type: 'string' },
+    function: { type: 'string' },
+    region: { type: 'string' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  } as const;
+  const { values } = parseOptions(args, options, 0);
+  if (values.help) return void io.out(HELP.replay);
+  const { ports, close } = replayPorts(values, io);
+  try {
+    const report = await replayFailed(ports);
+    if (values.json) io.out(JSON.stringify(report, null, 2));
+    else {
+      io.out(`${report.replayed} batches replayed (${report.records} records handed to the event recorder)`);
+      for (const kept of report.kept)
+        io.out(`kept: ${kept.shardId ? `shard ${kept.shardId} ${kept.range}: ` : ''}${kept.reason}`);
+    }
+    return report.kept.length ? 1 : 0;
+  } finally {
+    close();
+  }
+};
+
+export const main = tool('events', HELP.main, { list, show, endpoints, 'replay-failed': replay });
 
 runAsMain(import.meta.url, main);

@@ -32,9 +32,9 @@ export interface ResellerRoutingStackProps extends StackProps {
  * CloudFormation takes at most 500 resources a stack, and a route costs 7: what grows with the routes
  * and consumers is in nested stacks (docs/design.md, "Stacks"), deployed with this one by `cdk deploy`.
  * Here: the data, each function's log group and role (the secrets key's policy names the roles, and a
- * key's policy is part of the key), the API with its stage and authorizer, the dashboard. `Routes`: the routes' functions
- * with their routes, integrations and permissions. `Consumers`: the consumers' functions and their
- * triggers. `Alarms`: the alarms and their topic.
+ * key's policy is part of the key), the API with its stage and authorizer, the dashboard. `Routes`: the
+ * routes' functions with their routes, integrations and permissions. `Consumers`: the consumers'
+ * functions and their triggers. `Alarms`: the alarms and their topic.
  */
 export class ResellerRoutingStack extends Stack {
   readonly routesStack: NestedStack;

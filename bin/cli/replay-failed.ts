@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { isRecordedItem, type StreamFailure } from '../../lib/stream-mapping.js';
 
@@ -80,6 +81,27 @@ export const replayFailed = async (ports: ReplayPorts): Promise<ReplayReport> =>
     }
   }
   return report;
+};
+
+/**
+ * The on-failure queue's messages, ten at a time, each hidden for the rest of the run once received
+ * (a message kept is received again by the next run, not by this one).
+ */
+export const receiveFrom = (sqs: SQSClient, queueUrl: string) => async (): Promise<FailedBatch[]> => {
+  const { Messages = [] } = await sqs.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queueUrl,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+      VisibilityTimeout: 900,
+    }),
+  );
+  return Messages.map((m) => ({
+    body: m.Body ?? '',
+    remove: async () => {
+      await sqs.send(new DeleteMessageCommand({ QueueUrl: queueUrl, ReceiptHandle: m.ReceiptHandle }));
+    },
+  }));
 };
 
 /** A JSON-protocol call of the DynamoDB Streams API (`target`: `GetRecords`…), answered as JSON. */
@@ -170,7 +192,8 @@ export const awsRequest = async (options: {
     headers = signed.headers as Record<string, string>;
   } else {
     // DynamoDB Local reads the access key of a SigV4 header and checks nothing else.
-    headers.authorization = `AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/${options.service}/aws4_request, SignedHeaders=host, Signature=0`;
+    const scope = `local/20200101/us-east-1/${options.service}/aws4_request`;
+    headers.authorization = `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`;
   }
   const { host: _, ...sent } = headers;
   return fetch(url, { method: 'POST', headers: sent, body: options.body });

@@ -19,6 +19,7 @@ import { assertPortFree, StartupError } from './errors.js';
 import type { FaultHandle, FaultSpec } from './faults.js';
 import { LocalFunctions } from './functions.js';
 import { startHttpFront } from './http-front.js';
+import { startInvokeEndpoint } from './invoke-endpoint.js';
 import { startKmsEmulator } from './kms-emulator.js';
 import { type PlatformSimulator, startPlatformSimulator } from './platform-simulator.js';
 import type { SdkCall } from './protocol.js';
@@ -112,7 +113,8 @@ export interface LocalRuntime {
   queues: Record<QueueName, LocalQueue>;
   /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts, EventRecorderFailures). */
   streamFailures: LocalQueue;
-  endpoints: { dynamodb: string; sqs: string; kms: string };
+  /** `lambda`: Lambda's Invoke API for the functions (invoke-endpoint.ts). */
+  endpoints: { dynamodb: string; sqs: string; kms: string; lambda: string };
   /** The data directory, or undefined when everything is in memory. */
   dataDir?: string;
   /** Invokes a function once, as a direct invocation or its trigger would (the reconciler, for instance). */
@@ -444,6 +446,16 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       invoke,
     });
     stops.push(front.stop);
+    const invokeEndpoint = await startInvokeEndpoint(invoke);
+    stops.push(invokeEndpoint.stop);
+    if (dataDir) {
+      // What `npm run events -- replay-failed` needs of a running service: the on-failure queue, the
+      // engines it reads and the recorder it invokes.
+      const file = join(dataDir, RUNNING_FILE);
+      const running = JSON.parse(readFileSync(file, 'utf8'));
+      const replay = { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: invokeEndpoint.url };
+      writeFileSync(file, JSON.stringify({ ...running, ...replay }));
+    }
 
     const onMessage = options.onMessage;
     for (const consumer of consumers) {
@@ -514,7 +526,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       tableName,
       queues,
       streamFailures,
-      endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url },
+      endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: invokeEndpoint.url },
       dataDir,
       invoke: (name, event = {}) => invoke(name, event),
       environments: () => functions.environments(),

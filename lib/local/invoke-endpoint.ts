@@ -1,0 +1,44 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * Lambda's Invoke API (RequestResponse) for the local runtime's functions, on 127.0.0.1: `POST
+ * /2015-03-31/functions/<name>/invocations` with the event as its body answers what the function
+ * returned, or 200 with `X-Amz-Function-Error: Unhandled` and the error when it threw, as Lambda does.
+ * What an operator's command invokes on AWS (`npm run events -- replay-failed` hands the event
+ * recorder its records) it invokes here the same way.
+ */
+export const startInvokeEndpoint = async (invoke: (name: string, event: unknown) => Promise<unknown>) => {
+  const server = createServer((req, res) => {
+    const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || !match) return void res.writeHead(404).end();
+    let body = '';
+    req.on('data', (chunk) => {
+      body += chunk;
+    });
+    req.on('end', async () => {
+      const answer = (status: number, payload: unknown, headers: Record<string, string> = {}) =>
+        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(payload ?? null));
+      let event: unknown;
+      try {
+        event = body ? JSON.parse(body) : {};
+      } catch {
+        return answer(400, { Type: 'User', message: 'InvalidRequestContentException: the event is not JSON' });
+      }
+      try {
+        answer(200, await invoke(decodeURIComponent(match[1]), event));
+      } catch (error) {
+        answer(
+          200,
+          { errorType: (error as Error).name, errorMessage: (error as Error).message },
+          { 'x-amz-function-error': 'Unhandled' },
+        );
+      }
+    });
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    stop: () => new Promise<void>((done) => server.close(() => done())),
+  };
+};
