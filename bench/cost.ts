@@ -376,7 +376,7 @@ try {
   );
   console.log(
     `\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run ` +
-      '(secrets are cached per container for 5 minutes).',
+      '(a decrypted secret is kept for its execution environment’s life).',
   );
   console.log(
     `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing ` +
