@@ -4,14 +4,16 @@
  * and 1,000 stores polled). Computed, never written down (bench/monthly-model.ts):
  *
  * - per order: a `bench:cost` run's measurement (bench/cost-measurement.ts): the one it starts, or the
- *   one `bench:cost` wrote less than `--max-age` minutes ago (default 60), or `--from <file>`;
+ *   one `bench:cost` wrote to .local/bench/cost.json less than `--max-age` minutes ago (default 60), or
+ *   `--from <file>` (`--from bench/measured/cost.json`: the one README.md's figures come from);
  * - per month: what the prod template holds, counted on its synthesized stacks (bench/template-counts.ts);
  * - prices: bench/prices.ts; assumptions: `ASSUMPTIONS` of bench/monthly-model.ts, printed with each line.
  *
  *   npm run bench:monthly [-- --json] [-- --from bench/measured/cost.json] [-- --write] [-- --quick]
  *
  * `--json` prints `{"scenarios": [{"ordersPerMonth", "month", "usd"}], "idle": {"stores", "usd"}, "idlePolled": …}`;
- * `--write` puts the summary in README.md's generated block (test/cdk/monthly.test.ts checks it);
+ * `--write` puts the summary in README.md's generated block and the measurement it used in
+ * bench/measured/cost.json (test/cdk/monthly.test.ts recomputes the one from the other);
  * `--quick` passes to the `bench:cost` run it starts.
  */
 import { spawnSync } from 'node:child_process';
@@ -23,7 +25,7 @@ import { consumers } from '../lib/routes.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
 import { PROJECT_ROOT } from './bundling.js';
 import { fixed, flags, positiveNumber, table } from './common.js';
-import { COST_MEASUREMENT, type CostMeasurement } from './cost-measurement.js';
+import { COST_MEASUREMENT, COST_MEASUREMENT_RUN, type CostMeasurement } from './cost-measurement.js';
 import { ASSUMPTIONS, IDLE_STORES, monthLines, SCENARIO_MONTHS, SCENARIO_ORDERS, total } from './monthly-model.js';
 import { readmeBlock, replaceReadmeBlock } from './monthly-readme.js';
 import { PRICES } from './prices.js';
@@ -42,7 +44,7 @@ const log = (text: string) => {
 
 /** The measurement: `--from`, or bench:cost's own file when fresh, or a bench:cost run started now. */
 const measurement = (): { m: CostMeasurement; source: string } => {
-  const file = args.from ?? join(PROJECT_ROOT, COST_MEASUREMENT);
+  const file = args.from ?? join(PROJECT_ROOT, COST_MEASUREMENT_RUN);
   const age = (() => {
     try {
       return (Date.now() - statSync(file).mtimeMs) / 60_000;
@@ -157,5 +159,6 @@ if (args.json) {
 if (args.write) {
   const readme = join(PROJECT_ROOT, 'README.md');
   writeFileSync(readme, replaceReadmeBlock(readFileSync(readme, 'utf8'), block.text));
-  log('README.md: the bench:monthly block written.');
+  writeFileSync(join(PROJECT_ROOT, COST_MEASUREMENT), `${JSON.stringify(m, null, 2)}\n`);
+  log(`README.md: the bench:monthly block written, from ${COST_MEASUREMENT} (a copy of the measurement used).`);
 }
