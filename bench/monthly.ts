@@ -54,7 +54,8 @@ const measurement = (): { m: CostMeasurement; source: string } => {
   })();
   if (!args.from && age > maxAgeMinutes) {
     log(
-      `no bench:cost measurement from the last ${maxAgeMinutes} minutes: running bench:cost${args.quick ? ' --quick' : ''}…`,
+      `no bench:cost measurement from the last ${maxAgeMinutes} minutes: ` +
+        `running bench:cost${args.quick ? ' --quick' : ''}…`,
     );
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', ...(args.quick ? ['--quick'] : [])], {
       cwd: PROJECT_ROOT,

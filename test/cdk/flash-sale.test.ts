@@ -54,7 +54,7 @@ describe('a flash sale on AWS (issue 32)', () => {
   });
 
   describe('intake, sized and isolated', () => {
-    it('gives each webhook route a bucket of 1,000 a second, burst 2,000, and route metrics only with -c routeMetrics', () => {
+    it('gives each webhook route a bucket of 1,000 a second, burst 2,000, route metrics with -c routeMetrics', () => {
       const [stage] = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Stage'));
       // Route metrics are custom metrics (six a route): none by default (issue 44), as the access log's
       // filters count each webhook route's 429s and 5xx (and alarm on them: test/cdk/operations.test.ts).
