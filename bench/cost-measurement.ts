@@ -3,7 +3,13 @@
  * monthly figures, test/cdk/monthly.test.ts): nothing in it is typed in by hand.
  */
 
-/** Where `bench:cost` writes its measurement (relative to the project root), kept in git. */
+/** Where `bench:cost` writes its measurement (relative to the project root; not in git). */
+export const COST_MEASUREMENT_RUN = '.local/bench/cost.json';
+
+/**
+ * The measurement README.md's figures were computed from, kept in git: `bench:monthly -- --write` copies
+ * the one it used here (a test run of `bench:cost` never changes it).
+ */
 export const COST_MEASUREMENT = 'bench/measured/cost.json';
 
 export interface CostMeasurement {

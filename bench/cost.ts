@@ -50,7 +50,7 @@ import {
   step,
   table,
 } from './common.js';
-import { COST_MEASUREMENT, type CostMeasurement, medianOf, percentileOf } from './cost-measurement.js';
+import { COST_MEASUREMENT_RUN, type CostMeasurement, medianOf, percentileOf } from './cost-measurement.js';
 import { captureFunctionLogs } from './logs.js';
 import { createMeter, emptyUsage } from './meter.js';
 import { PRICES } from './prices.js';
@@ -85,7 +85,7 @@ const args = flags({
   held: { type: 'string' },
   out: { type: 'string' },
 });
-const outFile = args.out ?? join(PROJECT_ROOT, COST_MEASUREMENT);
+const outFile = args.out ?? join(PROJECT_ROOT, COST_MEASUREMENT_RUN);
 const heldSeconds = args.held === undefined ? 0 : Math.round(positiveNumber('held', args.held, 1));
 const orders = Math.round(positiveNumber('orders', args.orders, args.quick ? 20 : 500));
 const concurrency = Math.round(positiveNumber('concurrency', args.concurrency, 4));
@@ -376,7 +376,7 @@ try {
   );
   console.log(
     `\nKMS: ${[...u.kms].map(([action, n]) => `${action} ${n}`).join(', ') || 'no calls'} over the run ` +
-      '(secrets are cached per container for 5 minutes).',
+      '(a decrypted secret is kept for its execution environment’s life).',
   );
   console.log(
     `\nNot billed to the orders: ${u.sqs.emptyReceives} long polls that returned nothing ` +

@@ -181,7 +181,8 @@ export const monthLines = (
     lines.push(
       line(
         'Lambda',
-        `requests: the order's functions (measured), ${a.orderWebhooksPerOrder} order and ${fulfillments} fulfillment webhooks, ${deliveries} deliveries an order`,
+        `requests: the order's functions (measured), ${a.orderWebhooksPerOrder} order and ${fulfillments} ` +
+          `fulfillment webhooks, ${deliveries} deliveries an order`,
         lambdaRequests,
         PRICES.lambdaRequest,
       ),
@@ -189,7 +190,8 @@ export const monthLines = (
     lines.push(
       line(
         'Lambda',
-        `GB-s at ${t.memoryMb} MB: measured durations (fastest tenth × ${unloaded.toFixed(3)}, cores ÷ load) + ${a.platformLatencyMs} ms a platform call`,
+        `GB-s at ${t.memoryMb} MB: measured durations (fastest tenth × ${unloaded.toFixed(3)}, cores ÷ load) ` +
+          `+ ${a.platformLatencyMs} ms a platform call`,
         lambdaGbs,
         PRICES.lambdaGbSecond,
       ),
@@ -201,7 +203,8 @@ export const monthLines = (
   lines.push(
     line(
       'Lambda',
-      `scheduled runs (${Math.round(t.scheduledRuns)}) and polls (${stores} stores every ${t.pollIntervalMinutes} min, ${a.storesPerPollInvocation} an invocation): requests`,
+      `scheduled runs (${Math.round(t.scheduledRuns)}) and polls (${stores} stores every ` +
+        `${t.pollIntervalMinutes} min, ${a.storesPerPollInvocation} an invocation): requests`,
       t.scheduledRuns + pollInvocations,
       PRICES.lambdaRequest,
     ),
@@ -235,7 +238,8 @@ export const monthLines = (
     lines.push(
       line(
         'DynamoDB',
-        `write units: ${m.perOrder.wru.toFixed(2)} an order measured, + 2 a fulfillment, + a delivery's (transactions twice)`,
+        `write units: ${m.perOrder.wru.toFixed(2)} an order measured, + 2 a fulfillment, ` +
+          `+ a delivery's (transactions twice)`,
         orders * wru,
         PRICES.dynamoWru,
       ),
@@ -259,7 +263,8 @@ export const monthLines = (
     lines.push(
       line(
         'DynamoDB',
-        `storage: ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} B an order (items and index entries, measured), ${keptMonths.toFixed(1)} months kept (jobRetentionDays ${t.jobRetentionDays}), GB`,
+        `storage: ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} B an order (items and index ` +
+          `entries, measured), ${keptMonths.toFixed(1)} months kept (jobRetentionDays ${t.jobRetentionDays}), GB`,
         storedGb,
         PRICES.dynamoStorageGbMonth,
       ),
@@ -332,7 +337,9 @@ export const monthLines = (
   lines.push(
     line(
       'KMS',
-      `Decrypts: ${stores} stores' secrets once per environment ${options.secretTtlMinutes ? `every ${options.secretTtlMinutes} min` : `life (${a.environmentLifeHours} h)`}; the poller's once a life`,
+      `Decrypts: ${stores} stores' secrets once per environment ` +
+        `${options.secretTtlMinutes ? `every ${options.secretTtlMinutes} min` : `life (${a.environmentLifeHours} h)`}` +
+        "; the poller's once a life",
       decrypts + pollDecrypts,
       PRICES.kmsRequest,
     ),
@@ -345,7 +352,8 @@ export const monthLines = (
   lines.push(
     line(
       'CloudWatch',
-      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), 2 of the polls, ${t.routeMetrics} route metrics`,
+      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), 2 of the polls, ` +
+        `${t.routeMetrics} route metrics`,
       businessMetrics + t.routeMetrics,
       PRICES.cloudwatchCustomMetric,
     ),
@@ -378,7 +386,8 @@ export const monthLines = (
   lines.push(
     line(
       'CloudWatch',
-      `Logs ingested: ${orders ? Math.round(logBytesMonth / orders) : 0} B an order (measured at ${t.logLevel}, EMF, access log${t.systemLogs ? ', Lambda’s own lines' : ''}), GB`,
+      `Logs ingested: ${orders ? Math.round(logBytesMonth / orders) : 0} B an order (measured at ${t.logLevel}, ` +
+        `EMF, access log${t.systemLogs ? ', Lambda’s own lines' : ''}), GB`,
       logBytesMonth / GB,
       PRICES.cloudwatchLogsIngestedGb,
     ),

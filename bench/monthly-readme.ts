@@ -19,15 +19,23 @@ export const readmeBlock = (m: CostMeasurement, counts: TemplateCounts) => {
   const cell = (orders: number, month: number) =>
     usd(report.scenarios.find((s) => s.ordersPerMonth === orders && s.month === month)!.usd);
   const orders = [...new Set(report.scenarios.map((s) => s.ordersPerMonth))];
+  const loggedBytes = Object.values(m.perOrder.logBytes).reduce((s, b) => s + b, 0);
+  const rows = [
+    ['orders a month', 'month 1', 'month 13'],
+    ...orders.map((n) => [n.toLocaleString('en-US'), cell(n, 1), cell(n, 13)]),
+    ...report.idle.map((i) => [`none, ${i.stores.toLocaleString('en-US')} stores polled`, usd(i.usd), '']),
+  ];
+  // Right-aligned and padded as the formatter (biome) lays a markdown table out.
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const row = (r: string[]) => `| ${r.map((v, c) => v.padStart(widths[c])).join(' | ')} |`;
   const text = [
-    '| orders a month | month 1 | month 13 |',
-    '| -------------: | ------: | -------: |',
-    ...orders.map((n) => `| ${n.toLocaleString('en-US')} | ${cell(n, 1)} | ${cell(n, 13)} |`),
-    ...report.idle.map((i) => `| none, ${i.stores.toLocaleString('en-US')} stores polled | ${usd(i.usd)} | |`),
+    row(rows[0]),
+    `| ${widths.map((w) => `${'-'.repeat(w - 1)}:`).join(' | ')} |`,
+    ...rows.slice(1).map(row),
     '',
     `Per order: \`${m.command}\` of ${m.measuredAt.slice(0, 10)} (\`bench/measured/cost.json\`: ` +
       `${m.perOrder.wru.toFixed(2)} write and ${m.perOrder.rru.toFixed(2)} read units, the functions' ` +
-      `invocations and billed ms (fastest tenth), ${Math.round(Object.values(m.perOrder.logBytes).reduce((s, b) => s + b, 0))} ` +
+      `invocations and billed ms (fastest tenth), ${Math.round(loggedBytes)} ` +
       `bytes logged, ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} bytes stored). ` +
       `The prod template: ${counts.alarms} alarms (${counts.alarmMetrics} metrics), ${counts.kmsKeys} keys, ` +
       `${counts.dashboards} dashboard of ${counts.dashboardMetrics} metrics, ${counts.routeMetrics} route metrics, ` +

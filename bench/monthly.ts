@@ -4,14 +4,16 @@
  * and 1,000 stores polled). Computed, never written down (bench/monthly-model.ts):
  *
  * - per order: a `bench:cost` run's measurement (bench/cost-measurement.ts): the one it starts, or the
- *   one `bench:cost` wrote less than `--max-age` minutes ago (default 60), or `--from <file>`;
+ *   one `bench:cost` wrote to .local/bench/cost.json less than `--max-age` minutes ago (default 60), or
+ *   `--from <file>` (`--from bench/measured/cost.json`: the one README.md's figures come from);
  * - per month: what the prod template holds, counted on its synthesized stacks (bench/template-counts.ts);
  * - prices: bench/prices.ts; assumptions: `ASSUMPTIONS` of bench/monthly-model.ts, printed with each line.
  *
  *   npm run bench:monthly [-- --json] [-- --from bench/measured/cost.json] [-- --write] [-- --quick]
  *
  * `--json` prints `{"scenarios": [{"ordersPerMonth", "month", "usd"}], "idle": {"stores", "usd"}, "idlePolled": …}`;
- * `--write` puts the summary in README.md's generated block (test/cdk/monthly.test.ts checks it);
+ * `--write` puts the summary in README.md's generated block and the measurement it used in
+ * bench/measured/cost.json (test/cdk/monthly.test.ts recomputes the one from the other);
  * `--quick` passes to the `bench:cost` run it starts.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,10 +21,11 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { loadConfig, stackName } from '../lib/config.js';
+import { consumers } from '../lib/routes.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
 import { PROJECT_ROOT } from './bundling.js';
 import { fixed, flags, positiveNumber, table } from './common.js';
-import { COST_MEASUREMENT, type CostMeasurement } from './cost-measurement.js';
+import { COST_MEASUREMENT, COST_MEASUREMENT_RUN, type CostMeasurement } from './cost-measurement.js';
 import { ASSUMPTIONS, IDLE_STORES, monthLines, SCENARIO_MONTHS, SCENARIO_ORDERS, total } from './monthly-model.js';
 import { readmeBlock, replaceReadmeBlock } from './monthly-readme.js';
 import { PRICES } from './prices.js';
@@ -41,7 +44,7 @@ const log = (text: string) => {
 
 /** The measurement: `--from`, or bench:cost's own file when fresh, or a bench:cost run started now. */
 const measurement = (): { m: CostMeasurement; source: string } => {
-  const file = args.from ?? join(PROJECT_ROOT, COST_MEASUREMENT);
+  const file = args.from ?? join(PROJECT_ROOT, COST_MEASUREMENT_RUN);
   const age = (() => {
     try {
       return (Date.now() - statSync(file).mtimeMs) / 60_000;
@@ -51,7 +54,8 @@ const measurement = (): { m: CostMeasurement; source: string } => {
   })();
   if (!args.from && age > maxAgeMinutes) {
     log(
-      `no bench:cost measurement from the last ${maxAgeMinutes} minutes: running bench:cost${args.quick ? ' --quick' : ''}…`,
+      `no bench:cost measurement from the last ${maxAgeMinutes} minutes: ` +
+        `running bench:cost${args.quick ? ' --quick' : ''}…`,
     );
     const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/cost.ts', ...(args.quick ? ['--quick'] : [])], {
       cwd: PROJECT_ROOT,
@@ -115,23 +119,29 @@ if (args.json) {
   const at1M = (c = counts, options = {}) =>
     total(monthLines(m, c, { orders: 1_000_000, month: 1, stores: ASSUMPTIONS.stores }, options));
   const now = at1M();
-  const consumersWithQueues = Object.keys(counts.batching).length + 1; // and the stream's consumer
+  const perConsumer = consumers.length - 1;
   const levers: [string, number][] = [
     [
-      `secrets kept ${ASSUMPTIONS.previousSecretTtlMinutes} minutes instead of the environment's life`,
+      `secrets kept ${ASSUMPTIONS.previousSecretTtlMinutes} minutes, not the environment's life`,
       at1M(counts, { secretTtlMinutes: ASSUMPTIONS.previousSecretTtlMinutes }),
     ],
     ['route metrics on the webhook routes (-c routeMetrics=true)', at1M(prodCounts({ routeMetrics: 'true' }).counts)],
     [
-      `a throttles alarm per consumer (${consumersWithQueues}) instead of one for the account`,
+      `an errors and a throttles alarm per consumer (${consumers.length}), not one each for the account`,
+      at1M({ ...counts, alarms: counts.alarms + 2 * perConsumer, alarmMetrics: counts.alarmMetrics + 2 * perConsumer }),
+    ],
+    ["Lambda's own START/END/REPORT lines (text format)", at1M({ ...counts, systemLogs: true })],
+    [
+      'the fulfillment queue batched 1 s, not 10 s',
       at1M({
         ...counts,
-        alarms: counts.alarms + consumersWithQueues - 1,
-        alarmMetrics: counts.alarmMetrics + consumersWithQueues - 1,
+        batching: {
+          ...counts.batching,
+          FulfillmentWorker: { ...counts.batching.FulfillmentWorker, windowSeconds: 1 },
+        },
       }),
     ],
-    ["Lambda's own START/END/REPORT lines (text format, before)", at1M({ ...counts, systemLogs: true })],
-    ['-c logLevel=WARN instead of INFO (saves)', at1M({ ...counts, logLevel: 'WARN' })],
+    ['-c logLevel=INFO, not WARN (its happy-path lines)', at1M({ ...counts, logLevel: 'INFO' })],
   ];
   log(`What each lever saves at 1M orders, month 1 (now $${fixed(now, 2)}):`);
   log(
@@ -150,5 +160,6 @@ if (args.json) {
 if (args.write) {
   const readme = join(PROJECT_ROOT, 'README.md');
   writeFileSync(readme, replaceReadmeBlock(readFileSync(readme, 'utf8'), block.text));
-  log('README.md: the bench:monthly block written.');
+  writeFileSync(join(PROJECT_ROOT, COST_MEASUREMENT), `${JSON.stringify(m, null, 2)}\n`);
+  log(`README.md: the bench:monthly block written, from ${COST_MEASUREMENT} (a copy of the measurement used).`);
 }

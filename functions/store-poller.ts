@@ -11,7 +11,8 @@ import { pollStore } from '../shared/polling/poll-store.js';
 import { pollMessageOf } from '../shared/polling/schedule.js';
 
 /**
- * The secrets are kept for the environment's life as everywhere, for up to 20,000 stores rather than 1,000: each store comes back every interval to one
+ * The secrets are kept for the environment's life as everywhere, for up to 20,000 stores rather than
+ * 1,000: each store comes back every interval to one
  * of two environments (the poll queue's concurrency), so a warm environment decrypts a store's token
  * once in its life instead of at every poll (docs/performance.md, "Polling"). A rotated token is
  * another ciphertext, so another entry: the cache never answers an old secret for a new one.

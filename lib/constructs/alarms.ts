@@ -29,11 +29,11 @@ export const FAILED_RECORDS_MIN_RECEIVES = 10;
 /** p95 of webhook → completed above this alarms: an hour (issue 32). */
 export const LATENCY_ALARM_MS = 3_600_000;
 
-/** Lambda's `Throttles` for the whole account and region: no dimension, so every function is in it. */
-export const accountThrottles = () =>
+/** A Lambda metric for the whole account and region: no dimension, so every function is in it. */
+export const accountLambdaMetric = (metricName: 'Errors' | 'Throttles') =>
   new cloudwatch.Metric({
     namespace: 'AWS/Lambda',
-    metricName: 'Throttles',
+    metricName,
     statistic: 'Sum',
     period: Duration.minutes(5),
   });
@@ -319,22 +319,21 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     }
   }
 
-  // Route and authorizer failures show as API 5xx; consumers have no caller to notice theirs.
-  for (const consumer of consumers) {
-    const fn = watched.functions.get(consumer.name)!;
-    alarm(
-      `${consumer.name}ErrorsAlarm`,
-      `${consumer.name} invocations failed`,
-      fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
-      1,
-    );
-  }
-  // Throttles: one alarm on Lambda's account-level metric (no dimension: every function of the account
-  // and region, each consumer and each route), where one per consumer cost $0.10 a month each (issue 44).
+  // Consumers have no caller to notice their failures (a route's show as API 5xx too). One alarm on
+  // Lambda's account-level Errors (no dimension: every function of the account and region, so each
+  // consumer's and, beyond what paged before, each route's), where one per consumer cost $0.10 a month
+  // each (issue 44). Which function failed is in the function's metrics and logs.
+  alarm(
+    'LambdaErrorsAlarm',
+    'Lambda invocations failed (any function of the account: a consumer, a route, the authorizer)',
+    accountLambdaMetric('Errors'),
+    1,
+  );
+  // Throttles: one alarm on Lambda's account-level metric likewise, in place of one per consumer.
   alarm(
     'LambdaThrottlesAlarm',
     'Lambda invocations were throttled (any function of the account: a consumer, a route, the authorizer)',
-    accountThrottles(),
+    accountLambdaMetric('Throttles'),
     1,
   );
 

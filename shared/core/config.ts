@@ -80,10 +80,10 @@ export const config = {
    */
   personalDataRetentionMs: () => seconds('PERSONAL_DATA_RETENTION_DAYS', 90) * 86_400_000,
   /**
-   * JOB_RETENTION_DAYS (`-c jobRetentionDays` on AWS, default 400): how long a job that has ended
+   * JOB_RETENTION_DAYS (`-c jobRetentionDays` on AWS, default 365): how long a job that has ended
    * (completed, dead, cancelled) is kept after its last move before the table's TTL removes it.
    */
-  jobRetentionDays: () => seconds('JOB_RETENTION_DAYS', 400),
+  jobRetentionDays: () => seconds('JOB_RETENTION_DAYS', 365),
   /** API_KEY_RATE_LIMIT (`-c apiKeyRateLimit`): the changes a second one API key may request; 0 or unset: none. */
   apiKeyRateLimit: () => seconds('API_KEY_RATE_LIMIT', 0),
 };

@@ -54,7 +54,7 @@ describe('a flash sale on AWS (issue 32)', () => {
   });
 
   describe('intake, sized and isolated', () => {
-    it('gives each webhook route a bucket of 1,000 a second, burst 2,000, and route metrics only with -c routeMetrics', () => {
+    it('gives each webhook route a bucket of 1,000 a second, burst 2,000, route metrics with -c routeMetrics', () => {
       const [stage] = Object.values(dev.template.findResources('AWS::ApiGatewayV2::Stage'));
       // Route metrics are custom metrics (six a route): none by default (issue 44), as the access log's
       // filters count each webhook route's 429s and 5xx (and alarm on them: test/cdk/operations.test.ts).
@@ -374,7 +374,7 @@ describe('a flash sale on AWS (issue 32)', () => {
       expect(variable(off, 'UpdateResellerStore')).toBeUndefined();
     });
 
-    it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 400), for TTL', () => {
+    it('gives every function that writes the table JOB_RETENTION_DAYS (-c jobRetentionDays, 365), for TTL', () => {
       dev.template.hasResourceProperties('AWS::DynamoDB::Table', {
         TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       });
@@ -387,7 +387,7 @@ describe('a flash sale on AWS (issue 32)', () => {
       expect(writers.map((fn) => fn.name)).toEqual(
         expect.arrayContaining(['SyncWorker', 'SyncDeadLetter', 'SyncReconciler', 'OrdersWebhook', 'RetrySyncJob']),
       );
-      for (const fn of writers) expect([fn.name, days(dev, fn.name)]).toEqual([fn.name, '400']);
+      for (const fn of writers) expect([fn.name, days(dev, fn.name)]).toEqual([fn.name, '365']);
       expect(days(dev, 'GetSyncJob')).toBeUndefined();
       const thirty = synth({ jobRetentionDays: '30' });
       for (const fn of writers) expect([fn.name, days(thirty, fn.name)]).toEqual([fn.name, '30']);

@@ -177,7 +177,7 @@ describe('operations on AWS', () => {
     });
   });
 
-  describe('throttles (issue 44: one alarm for the account, not one per function)', () => {
+  describe('throttles and errors (issue 44: one alarm each for the account, not one per function)', () => {
     const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
 
     it('pages on any throttled invocation of any function: Lambda’s Throttles without a dimension', () => {
@@ -198,29 +198,54 @@ describe('operations on AWS', () => {
       expect(prod.stack.functions.size).toBe(allFunctions().length);
     });
 
-    it('still pages on each consumer’s errors, one alarm each', () => {
+    it('pages on any failed invocation of any function likewise: Lambda’s Errors without a dimension', () => {
       const errors = alarms(prod).filter((a) => a.Properties.MetricName === 'Errors');
-      const consumers = allFunctions().filter((f) => f.consumer);
-      expect(errors).toHaveLength(consumers.length);
+      expect(errors).toHaveLength(1);
+      expect(errors[0].Properties).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        AlarmActions: [expect.anything()],
+      });
+      // Every consumer that had an alarm of its own is a function of this account and region: in it.
+      expect(errors[0].Properties.Dimensions).toBeUndefined();
+      for (const consumer of allFunctions().filter((f) => f.consumer))
+        expect(prod.stack.functions.get(consumer.name)).toBeDefined();
+    });
+  });
+
+  describe('batching windows (issue 44)', () => {
+    it('gathers the fulfillment queue’s messages 10 s, the sync queue’s 1 s, a dead letter’s not at all', () => {
+      const mappings = Object.values(dev.template.findResources('AWS::Lambda::EventSourceMapping'));
+      const windowOf = (name: string) => {
+        const id = logicalId(dev.stack, dev.stack.functions.get(name)! as never);
+        return mappings.find((m) => JSON.stringify(m.Properties.FunctionName).includes(id))?.Properties
+          .MaximumBatchingWindowInSeconds;
+      };
+      expect(windowOf('FulfillmentWorker')).toBe(10);
+      expect(windowOf('SyncWorker')).toBe(1);
+      expect(windowOf('SyncDeadLetter')).toBeUndefined();
     });
   });
 
   describe('logs (issue 44)', () => {
-    it('writes JSON lines; Lambda’s own from WARN, the functions’ from INFO, or -c logLevel', () => {
+    it('writes JSON lines; Lambda’s own from WARN, the functions’ from WARN, or -c logLevel', () => {
       const functions = Object.values(dev.template.findResources('AWS::Lambda::Function'));
       expect(functions.length).toBeGreaterThanOrEqual(allFunctions().length);
       for (const fn of functions.filter((f) => f.Properties.LoggingConfig?.LogGroup))
         expect(fn.Properties.LoggingConfig).toMatchObject({
           LogFormat: 'JSON',
           SystemLogLevel: 'WARN',
-          ApplicationLogLevel: 'INFO',
+          ApplicationLogLevel: 'WARN',
         });
-      const warn = synthesize({ bundle: false, context: { logLevel: 'warn' } });
-      onExit.push(warn);
-      const levels = Object.values(warn.template.findResources('AWS::Lambda::Function'))
+      const info = synthesize({ bundle: false, context: { logLevel: 'info' } });
+      onExit.push(info);
+      const levels = Object.values(info.template.findResources('AWS::Lambda::Function'))
         .filter((f) => f.Properties.LoggingConfig?.LogGroup)
         .map((f) => f.Properties.LoggingConfig.ApplicationLogLevel);
-      expect(new Set(levels)).toEqual(new Set(['WARN']));
+      expect(new Set(levels)).toEqual(new Set(['INFO']));
     });
   });
 

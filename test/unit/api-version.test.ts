@@ -54,7 +54,7 @@ describe('watchApiVersion', () => {
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(2);
   });
 
-  it("writes nothing when the store's item already says what the answer says (issue 44), and writes a change", async () => {
+  it("writes nothing when the store's item says what the answer says (issue 44), and writes a change", async () => {
     const stored = { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-01T00:00:00.000Z' };
     const watch = watchApiVersion('source', 'sst_stored', stored);
     await watch(notice());

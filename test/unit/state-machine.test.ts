@@ -134,9 +134,9 @@ describe('moveUpdate: every conditional update of a job', () => {
           expect(setsAttribute(moveUpdate({ move: name, job: job(from), at }), 'expiresAt')).toBe(atSeconds + days(30));
     });
 
-    it('is 400 days when the retention is not set', () => {
+    it('is 365 days when the retention is not set', () => {
       const update = moveUpdate({ move: 'kill', job: job('failed'), at, set: { deadAt: at } });
-      expect(setsAttribute(update, 'expiresAt')).toBe(atSeconds + days(400));
+      expect(setsAttribute(update, 'expiresAt')).toBe(atSeconds + days(365));
     });
 
     it('is removed by a retry of a dead job, and neither set nor removed by the moves of a job at work', () => {
