@@ -7,6 +7,14 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
+import {
+  type EndpointLeases,
+  isSlow,
+  probeMs,
+  readLeases,
+  releaseLease,
+  takeLease,
+} from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
@@ -15,7 +23,6 @@ import { runWork } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
-import { type EndpointLeases, isSlow, probeMs, readLeases, releaseLease, takeLease } from './endpoint-leases.js';
 import { signingSecrets } from './endpoints.js';
 import type { PostWebhook } from './webhook-sender.js';
 
@@ -128,7 +135,7 @@ const sleep = (ms: number) => {
 };
 
 /**
- * The send within the endpoint's share of delivery capacity (shared/events/endpoint-leases.ts): an
+ * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): an
  * endpoint marked slow sends only under a lease; any other sends at once, and a send not over after
  * `PROBE_MS` goes on only if it gets a lease, aborted otherwise. What is timed is the receiver's part
  * (its name's resolution, the POST), not the signing. `busy`: no lease was free.

@@ -305,7 +305,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 
-  it('a try past the probe with no lease free is aborted and fails at once; with one, it goes on and marks the endpoint slow', async () => {
+  it('a try past the probe: aborted, failed with no lease free; with one, goes on, endpoint slow', async () => {
     // No lease free (another worker's, taken after this one read them): the conditional writes fail.
     stored(0, endpointOf());
     const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });

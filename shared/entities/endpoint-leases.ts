@@ -11,8 +11,9 @@ import { ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.j
  * the receiver did not answer (tried again on §14's schedule). A receiver that answers within
  * `PROBE_MS` never writes here: the happy path costs one eventually consistent read of a missing item.
  *
- * The item (`eventKeys.endpointLeases`): `s0`, `s1`… the epoch ms until which each lease is held (a
- * worker that died frees it then), `slowUntil`, and `expiresAt` for the table's TTL.
+ * The entity: the only place that knows the lease item (`eventKeys.endpointLeases`) and writes it.
+ * The item: `s0`, `s1`… the epoch ms until which each lease is held (a worker that died frees it
+ * then), `slowUntil`, and `expiresAt` for the table's TTL.
  */
 
 /** How many of one endpoint's tries may run past `PROBE_MS` at once, across every worker. */
