@@ -85,7 +85,7 @@ Object.assign(process.env, {
 // The shared clients are built when first imported: only now, with the environment set.
 const { eventId, putEvent } = await import('../shared/entities/event.js');
 const { scheduleDeliveries } = await import('../shared/events/schedule-deliveries.js');
-const { LEASES_PER_ENDPOINT, PROBE_MS } = await import('../shared/events/endpoint-leases.js');
+const { LEASES_PER_ENDPOINT, PROBE_MS } = await import('../shared/entities/endpoint-leases.js');
 
 const answering = await receiver(false);
 const hanging = await receiver(true);

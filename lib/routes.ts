@@ -666,15 +666,17 @@ export const consumers: ConsumerSpec[] = [
     name: 'EventDeliveryWorker',
     entry: 'functions/event-delivery-worker.ts',
     // A delivery is one message, and the batch's records run side by side (Powertools' BatchProcessor),
-    // so a receiver that hangs holds its own record for 15 s at most, never the others' sends: each
-    // record's outcome is its own (ReportBatchItemFailures). Batch size 1 would isolate no better and
-    // pay an invocation per delivery.
+    // each record's outcome its own (ReportBatchItemFailures). A batch lasts as long as its slowest
+    // send, so one endpoint's tries past 2 s run only under its 2 leases (shared/entities/endpoint-leases.ts):
+    // a receiver that hangs holds at most 2 of these 10 batches. Batch size 1 would pay an invocation
+    // per delivery.
     trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
     // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
     timeoutSeconds: 30,
-    // The delivery, its event and its endpoint; the try's outcome (a first try delivered: the delivery
-    // alone; otherwise the delivery and the event's failing list in one transaction; the endpoint's
-    // failing state). The next try goes as a fresh delayed message.
+    // The delivery, its event, its endpoint and its leases item; the try's outcome (a first try
+    // delivered: the delivery alone; otherwise the delivery and the event's failing list in one
+    // transaction; the endpoint's failing state; a lease taken and given back). The next try goes as a
+    // fresh delayed message.
     access: {
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },

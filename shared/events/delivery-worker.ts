@@ -7,6 +7,14 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
+import {
+  type EndpointLeases,
+  isSlow,
+  probeMs,
+  readLeases,
+  releaseLease,
+  takeLease,
+} from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
@@ -15,7 +23,6 @@ import { runWork } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
-import { type EndpointLeases, isSlow, PROBE_MS, readLeases, releaseLease, takeLease } from './endpoint-leases.js';
 import { signingSecrets } from './endpoints.js';
 import type { PostWebhook } from './webhook-sender.js';
 
@@ -128,26 +135,27 @@ const sleep = (ms: number) => {
 };
 
 /**
- * The send within the endpoint's share of delivery capacity (shared/events/endpoint-leases.ts): an
+ * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): an
  * endpoint marked slow sends only under a lease; any other sends at once, and a send not over after
- * `PROBE_MS` (its name's resolution included) goes on only if it gets a lease, aborted otherwise.
- * `busy`: no lease was free.
+ * `PROBE_MS` goes on only if it gets a lease, aborted otherwise. What is timed is the receiver's part
+ * (its name's resolution, the POST), not the signing. `busy`: no lease was free.
  */
 const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
   const endpointId = item.endpoint.id;
+  const signed = await sign(deps, item);
   const started = Date.now();
   if (isSlow(item.leases, started)) {
     const lease = await takeLease(endpointId, item.leases, false, started);
     if (!lease) return 'busy';
     try {
-      return await send(deps, item);
+      return await send(deps, item, signed);
     } finally {
-      await releaseLease(endpointId, lease, Date.now() - started >= PROBE_MS);
+      await releaseLease(endpointId, lease, Date.now() - started >= probeMs());
     }
   }
   const controller = new AbortController();
-  const sending = send(deps, item, controller.signal);
-  const probe = sleep(PROBE_MS);
+  const sending = send(deps, item, signed, controller.signal);
+  const probe = sleep(probeMs());
   const first = await Promise.race([sending, probe.done]);
   probe.cancel();
   if (first !== 'late') return first;
@@ -165,13 +173,24 @@ const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<
   }
 };
 
+/** The event's body and its signature headers (Standard Webhooks, both secrets during a rotation). */
+const sign = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
+  const body = JSON.stringify(deps.present(event));
+  const secrets = await signingSecrets(deps, endpoint);
+  return { body, headers: signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets }) };
+};
+
 /**
- * The signed POST (Standard Webhooks, both secrets during a rotation), after the URL rules again:
- * a name may resolve elsewhere now than when the endpoint was made, and the POST connects only to
- * the addresses just checked. Answers the receiver's status,
+ * The signed POST, after the URL rules again: a name may resolve elsewhere now than when the endpoint
+ * was made, and the POST connects only to the addresses just checked. Answers the receiver's status,
  * null when none came, the URL is refused or `signal` aborted it.
  */
-const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem, signal?: AbortSignal) => {
+const send = async (
+  deps: DeliveryDeps,
+  { endpoint }: DeliveryItem,
+  { body, headers }: { body: string; headers: Record<string, string> },
+  signal?: AbortSignal,
+) => {
   // The addresses checked are the ones connected to: the name is not resolved again.
   const addresses: string[] = [];
   const resolve: Resolve = async (hostname) => {
@@ -184,9 +203,6 @@ const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem, signa
     logger.warn('event delivery refused by the URL rules', { problem });
     return null;
   }
-  const body = JSON.stringify(deps.present(event));
-  const secrets = await signingSecrets(deps, endpoint);
-  const headers = signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets });
   if (signal?.aborted) return null;
   return deps.post(endpoint.url, body, headers, addresses, signal);
 };

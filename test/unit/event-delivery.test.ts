@@ -298,10 +298,14 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(take.UpdateExpression).not.toContain('slowUntil');
     expect(give).toMatchObject({ ConditionExpression: '#slot = :until', UpdateExpression: 'SET #slot = :free' });
     expect(give.ExpressionAttributeValues![':until']).toBe(take.ExpressionAttributeValues![':until']);
+    // A quick answer: the endpoint is no longer slow, once no other lease is held.
+    const [, , clear] = leaseWrites();
+    expect(clear).toMatchObject({ UpdateExpression: 'SET slowUntil = :free' });
+    expect(clear.ConditionExpression).toBe('slowUntil > :at AND (attribute_not_exists(s0) OR s0 <= :at)');
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 
-  it('a try past the probe with no lease free is aborted and fails at once; with one, it goes on and marks the endpoint slow', async () => {
+  it('a try past the probe: aborted, failed with no lease free; with one, goes on, endpoint slow', async () => {
     // No lease free (another worker's, taken after this one read them): the conditional writes fail.
     stored(0, endpointOf());
     const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
@@ -328,7 +332,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     dynamo.on(UpdateCommand).resolves({});
     sqs.on(SendMessageCommand).resolves({});
     stored(0, endpointOf());
-    post.mockReset().mockImplementation(() => new Promise((settle) => setTimeout(() => settle(204), 1_300)));
+    post.mockReset().mockImplementation(() => new Promise((settle) => setTimeout(() => settle(204), 2_300)));
     await processDeliveryMessage(deps, record(0));
     const [take, give] = leaseWrites();
     expect(take.UpdateExpression).toContain('slowUntil = :slow');

@@ -11,14 +11,19 @@ import { ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.j
  * the receiver did not answer (tried again on §14's schedule). A receiver that answers within
  * `PROBE_MS` never writes here: the happy path costs one eventually consistent read of a missing item.
  *
- * The item (`eventKeys.endpointLeases`): `s0`, `s1`… the epoch ms until which each lease is held (a
- * worker that died frees it then), `slowUntil`, and `expiresAt` for the table's TTL.
+ * The entity: the only place that knows the lease item (`eventKeys.endpointLeases`) and writes it.
+ * The item: `s0`, `s1`… the epoch ms until which each lease is held (a worker that died frees it
+ * then), `slowUntil`, and `expiresAt` for the table's TTL.
  */
 
 /** How many of one endpoint's tries may run past `PROBE_MS` at once, across every worker. */
 export const LEASES_PER_ENDPOINT = 2;
-/** How long a try runs before it needs a lease. */
-export const PROBE_MS = 1_000;
+/** How long a try runs before it needs a lease (`DELIVERY_PROBE_MS` for tests on a loaded machine). */
+export const PROBE_MS = 2_000;
+export const probeMs = () => {
+  const configured = Number(process.env.DELIVERY_PROBE_MS);
+  return Number.isSafeInteger(configured) && configured > 0 ? configured : PROBE_MS;
+};
 /** How long an endpoint stays slow after its last slow try (each try takes a lease meanwhile). */
 export const SLOW_FOR_MS = 60_000;
 /** How long a lease holds at most: the POST's 15 s, the writes around it; past it, a dead holder's is free. */
@@ -73,16 +78,27 @@ export const takeLease = async (endpointId: string, leases: EndpointLeases, mark
 };
 
 /**
- * Gives a lease back (if still this try's); `slow`: the try ran past `PROBE_MS`, so the endpoint
- * stays slow for `SLOW_FOR_MS` more.
+ * Gives a lease back (if still this try's). `slow`: the try ran past `PROBE_MS`, so the endpoint stays
+ * slow for `SLOW_FOR_MS` more; otherwise, when no other lease is held, it is no longer slow (a
+ * receiver that stalled a moment has its full capacity again at its first quick answer).
  */
 export const releaseLease = async (endpointId: string, lease: { slot: number; until: number }, slow: boolean) => {
   const at = Date.now();
-  await updateIf({
+  const others = Array.from({ length: LEASES_PER_ENDPOINT }, (_, slot) => slot).filter((slot) => slot !== lease.slot);
+  const othersFree = others.map((slot) => `(attribute_not_exists(${slotName(slot)}) OR ${slotName(slot)} <= :at)`);
+  const quick = !slow;
+  const released = await updateIf({
     Key: eventKeys.endpointLeases(endpointId),
     UpdateExpression: `SET #slot = :free${slow ? ', slowUntil = :slow' : ''}`,
     ConditionExpression: '#slot = :until',
     ExpressionAttributeNames: { '#slot': slotName(lease.slot) },
     ExpressionAttributeValues: { ':free': 0, ':until': lease.until, ...(slow ? { ':slow': at + SLOW_FOR_MS } : {}) },
+  });
+  if (!quick || released instanceof ConditionFailed) return;
+  await updateIf({
+    Key: eventKeys.endpointLeases(endpointId),
+    UpdateExpression: 'SET slowUntil = :free',
+    ConditionExpression: ['slowUntil > :at', ...othersFree].join(' AND '),
+    ExpressionAttributeValues: { ':free': 0, ':at': at },
   });
 };

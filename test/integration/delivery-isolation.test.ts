@@ -1,0 +1,118 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { newId } from '../../shared/core/ids.js';
+import { getItem } from '../../shared/dynamo/table.js';
+import { type Event, eventId, putEvent } from '../../shared/entities/event.js';
+import { eventDeliveryFrom, eventDeliveryKey } from '../../shared/entities/event-delivery.js';
+import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+import { startService, type TestService } from './support.js';
+import { eventually } from './webhooks.js';
+
+/**
+ * Integrators isolated (issue 39, item 4; docs/design.md, "Integrators isolated"): one endpoint whose
+ * receiver never answers beside one that answers at once, more events than the delivery worker has
+ * slots (its 10 batches of 10). Asserted on counts, never on a time: every event reaches the
+ * answering receiver, and most of the hanging endpoint's tries end without ever being sent, for want
+ * of a lease, where a shared pool would have sent each and waited its 15 s.
+ */
+
+jest.setTimeout(300_000);
+
+/** More than the worker's slots (lib/routes.ts: 10 batches of 10 at once). */
+const EVENTS = 150;
+
+let service: TestService;
+const A = () => service.api('owner_a');
+
+/** Requests by event id; the hanging one holds each open (the sender gives up after its 15 s). */
+const answered = new Set<string>();
+const hung = new Set<string>();
+const open = new Set<ServerResponse>();
+let answering: Server;
+let hanging: Server;
+
+const listen = async (server: Server) => {
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/in`;
+};
+
+beforeAll(async () => {
+  // Quick tries again (locally seconds, as `npm start`'s): a try that lost its lease comes back soon.
+  // A probe of 5 s, not 2: on this shared machine a 204 from 127.0.0.1 can take seconds to be read,
+  // and the answering endpoint must not be taken for a slow one.
+  process.env.DELIVERY_PROBE_MS = '5000';
+  service = await startService({ simulator: false, deliveryRetrySeconds: [2, 2, 2, 2, 2, 2, 2] });
+  answering = createServer((req, res) => {
+    answered.add(String(req.headers['webhook-id']));
+    req.resume();
+    res.writeHead(204).end();
+  });
+  hanging = createServer((req, res) => {
+    hung.add(String(req.headers['webhook-id']));
+    req.resume();
+    open.add(res);
+    res.on('close', () => open.delete(res));
+  });
+}, 120_000);
+afterAll(async () => {
+  delete process.env.DELIVERY_PROBE_MS;
+  for (const res of open) res.destroy();
+  await new Promise((done) => answering?.close(done));
+  await new Promise((done) => hanging?.close(done));
+  await service?.stop();
+});
+
+const endpoint = async (url: string) => {
+  const res = await A().post('/v1/webhook_endpoints', { url, enabledEvents: ['*'] });
+  expect(res.status).toBe(201);
+  return res.body.id as string;
+};
+
+/** An event written as the recorder writes one, and its deliveries scheduled as it schedules them. */
+const recordEvent = async (): Promise<Event> => {
+  const createdAt = new Date().toISOString();
+  const event = await putEvent({
+    id: eventId('sync_job.completed', createdAt),
+    ownerId: 'owner_a',
+    type: 'sync_job.completed',
+    createdAt,
+    object: { id: newId('sj'), object: 'sync_job', status: 'completed' },
+    endpointIds: [],
+    failingEndpointIds: [],
+  });
+  await scheduleDeliveries(event);
+  return event;
+};
+
+describe('one endpoint that hangs beside one that answers at once', () => {
+  it('takes its leases only: every event reaches the answering one, most hanging tries end unsent', async () => {
+    const answeringId = await endpoint(await listen(answering));
+    const hangingId = await endpoint(await listen(hanging));
+    forgetEndpoints();
+
+    // One after the other, as a stream shard's records are handled.
+    const events: Event[] = [];
+    for (let i = 0; i < EVENTS; i++) events.push(await recordEvent());
+
+    // Every event reaches the answering receiver.
+    await eventually(async () => events.every((e) => answered.has(e.id)), 180_000, 500);
+    expect(events.filter((e) => !answered.has(e.id))).toEqual([]);
+
+    // Each delivery to the hanging endpoint has ended its first try (failed, to be tried again).
+    const deliveries = async (endpointId: string) =>
+      Promise.all(events.map((e) => getItem(eventDeliveryKey(e.id, endpointId), eventDeliveryFrom, true)));
+    await eventually(async () => (await deliveries(hangingId)).every((d) => d && d.attempts >= 1), 60_000, 1_000);
+    const tried = await deliveries(hangingId);
+    expect(tried.filter((d) => d?.status === 'delivered' || d?.lastResponseStatus !== null)).toEqual([]);
+
+    // Most of those tries were never sent: no lease was free. A shared pool sends every one. Sent: the
+    // tries that began before the endpoint was known slow (at most the worker's slots, and the batches
+    // begun within the first probe), and those under its leases.
+    const unsent = events.filter((e) => !hung.has(e.id));
+    expect(unsent.length).toBeGreaterThanOrEqual(EVENTS / 4);
+
+    // The answering endpoint's deliveries are all delivered.
+    const delivered = await deliveries(answeringId);
+    expect(delivered.map((d) => d?.status)).toEqual(events.map(() => 'delivered'));
+  });
+});
