@@ -1,4 +1,4 @@
-import { syncJobKey } from '../../shared/order/sync-job.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 

@@ -1,6 +1,6 @@
 import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
-import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/fulfillments/tag-queue.js';
+import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/order-flow/tagging-queue.js';
 
 /** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
 describe('routedTag', () => {

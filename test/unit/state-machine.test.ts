@@ -7,8 +7,8 @@ import {
   type SyncJobStatus,
 } from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
-import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order/transitions.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order-flow/order-transitions.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({
