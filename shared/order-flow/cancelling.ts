@@ -16,6 +16,8 @@ import {
   isLost,
   keepOrderCancellation,
   type Lost,
+  loadJob,
+  loadJobs,
   loadRecord,
   moveJob,
 } from './order-repository.js';
@@ -26,7 +28,6 @@ import { jobMessage } from './placing-message.js';
 import { needsAttention } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { jobIdsBySupplierOrder } from './propagating.js';
-import { loadJob, loadJobs } from './reading-sync-jobs.js';
 
 /**
  * Cancellations (CONTRACT.md §10.4–10.5). The reseller's `orders/cancelled` stops every job of the

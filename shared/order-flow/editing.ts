@@ -11,13 +11,12 @@ import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { jobOrderReading, storedOrderReading } from './order-body.js';
-import { keepEdits, loadOrderPartition } from './order-repository.js';
+import { keepEdits, loadJob, loadOrderPartition } from './order-repository.js';
 import { type OrderEdits, type SyncJob, updatePending } from './order-sync-job.js';
 import { jobMessage } from './placing-message.js';
 import { needsAttention } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { withEdits } from './placing-supplier-order.js';
-import { loadJob } from './reading-sync-jobs.js';
 
 /**
  * Edits by the reseller (CONTRACT.md §10.6): `orders/updated`. A changed shipping address, email,

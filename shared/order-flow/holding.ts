@@ -17,10 +17,10 @@ import { shopConnection } from '../stores/secrets.js';
 import { cancelNow } from './cancelling.js';
 import { editResellerOrder } from './editing.js';
 import { HOLD_EXPIRED, holdRequest, releaseRequest } from './order-job-moves.js';
-import { isLost, loadJob, loadJobs, moveJob, updateJobWith } from './order-repository.js';
+import { isLost, loadJob, loadJobs, moveItem, moveJob, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { type JobMessage, jobMessage } from './placing-message.js';
-import { moveItem, needsAttention } from './placing-moves.js';
+import { needsAttention } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { findSyncJob } from './reading-sync-jobs.js';
 

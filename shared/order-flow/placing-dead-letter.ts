@@ -7,10 +7,10 @@ import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
 import { cancellationGaveUp } from './cancelling.js';
 import { updateGaveUp } from './editing.js';
 import { type AttemptEnd, failedAttemptsOf } from './order-attempt.js';
+import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './placing-end.js';
 import { type JobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
-import { loadJob } from './reading-sync-jobs.js';
 
 /**
  * A sync message SQS gave up on after `maxReceiveCount` receives (shared/work/dead-letter.ts). If it

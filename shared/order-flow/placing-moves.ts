@@ -7,23 +7,9 @@ import { moveItem, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /**
- * The moves of a sync job that its machinery makes (worker, DLQ handler, reconciler): the order
- * aggregate's (shared/order-flow/order-job-moves.ts), and here those written with their audit entry.
+ * The moves of a sync job that its machinery writes with their audit entry (the others are the
+ * order aggregate's, order-job-moves.ts).
  */
-export {
-  claimJob,
-  claimJobOrMet,
-  completeJob,
-  deferJob,
-  failJob,
-  foundJob,
-  holdJob,
-  type PlacedOrder,
-  resendJob,
-  withAttempt,
-} from './order-job-moves.js';
-export { WAIT_ATTRIBUTES } from './order-sync-job.js';
-export { moveItem };
 
 /**
  * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the

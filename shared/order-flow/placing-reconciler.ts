@@ -19,10 +19,10 @@ import { resendCancellation } from './cancelling.js';
 import { resendUpdate } from './editing.js';
 import { watchHeld } from './holding.js';
 import type { AttemptEnd } from './order-attempt.js';
+import { resendJob } from './order-job-moves.js';
 import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from './order-sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './placing-end.js';
 import { type JobMessage, jobMessage } from './placing-message.js';
-import { resendJob } from './placing-moves.js';
 import { type PropagationReport, reconcilePropagations } from './propagating-reconcile.js';
 
 /**

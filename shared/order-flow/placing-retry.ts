@@ -4,11 +4,10 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { Owner } from '../domain/owner.js';
 import { retryRequest } from './order-job-moves.js';
-import { loadJob, updateJobWith } from './order-repository.js';
+import { loadJob, moveItem, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { moveUpdate } from './order-transitions.js';
 import { jobMessage } from './placing-message.js';
-import { moveItem } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { findSyncJob } from './reading-sync-jobs.js';
 

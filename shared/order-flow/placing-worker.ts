@@ -20,14 +20,15 @@ import { releaseAfterDelay } from './holding.js';
 import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
+import { claimJobOrMet, completeJob, deferJob, failJob, foundJob, holdJob } from './order-job-moves.js';
+import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
-import { claimJobOrMet, completeJob, deferJob, failJob, foundJob, holdJob, killJob } from './placing-moves.js';
+import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
 import { releaseKeptFulfillments } from './propagating.js';
-import { loadJob } from './reading-sync-jobs.js';
 import { completeOrderJobs } from './routing-jobs.js';
 import { requestTag } from './tagging-queue.js';
 

@@ -2,8 +2,8 @@ import type { SQSRecord } from 'aws-lambda';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
+import { loadPropagation, moveEntry, type Propagation } from './order-entries.js';
 import { jobLogContext } from './order-sync-job.js';
-import { loadPropagation, moveEntry, type Propagation } from './propagating-entries.js';
 import {
   type FulfillmentMessage,
   parseFulfillmentMessage,

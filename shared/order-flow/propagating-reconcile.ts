@@ -2,9 +2,9 @@ import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
+import { leavePropagating, moveEntry, resendEntry, trackingOf } from './order-entries.js';
 import { type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
 import { type SyncJob, supplierOrderChangePending } from './order-sync-job.js';
-import { leavePropagating, moveEntry, resendEntry, trackingOf } from './propagating-entries.js';
 import type { FulfillmentMessage } from './propagating-queue.js';
 
 /**
@@ -25,7 +25,7 @@ export interface PropagationReport {
 /** What a `failed` entry may still be waiting for beyond its lease: a redrive's delay. */
 const redriveAllowance = (entry: FulfillmentEntry) => (entry.status === 'failed' ? MAX_DELAY_SECONDS : 0);
 
-/** The entries of one job as stalled work items: the adapters over their moves (propagating-entries.ts). */
+/** The entries of one job as stalled work items: the adapters over their moves (order-entries.ts). */
 const stalledEntries = (job: SyncJob): StalledKind<FulfillmentEntry, FulfillmentMessage> => ({
   queueUrl: config.fulfillmentQueueUrl,
   resends: (entry) => entry.resends ?? 0,

@@ -13,8 +13,6 @@ import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
-import { jobLogContext } from './order-sync-job.js';
-import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagating.js';
 import {
   deferEntry,
   type FulfillmentOutcome,
@@ -23,7 +21,9 @@ import {
   type Propagation,
   trackingKey,
   trackingOf,
-} from './propagating-entries.js';
+} from './order-entries.js';
+import { jobLogContext } from './order-sync-job.js';
+import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagating.js';
 import { jobLineItems } from './propagating-job-lines.js';
 import {
   type FulfillmentMessage,
@@ -58,7 +58,7 @@ export const processFulfillmentMessage = async (
 
 type PropagationAttempt = Attempt<FulfillmentMessage, Propagation>;
 
-/** One move of the entry the message names (propagating-entries.ts): the adapter every end and failure goes through. */
+/** One move of the entry the message names (order-entries.ts): the adapter every end and failure goes through. */
 const moveTo = ({ item, message }: PropagationAttempt, outcome: FulfillmentOutcome) =>
   moveEntry(item.job.id, message.sourceFulfillmentId, outcome, item.job);
 

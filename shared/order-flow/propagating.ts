@@ -13,8 +13,8 @@ import {
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
+import { acceptEntry } from './order-entries.js';
 import { type SyncJob, syncJobIdOf } from './order-sync-job.js';
-import { acceptEntry } from './propagating-entries.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './propagating-queue.js';
 
 /**

@@ -15,8 +15,6 @@ import { loadRecord } from './order-repository.js';
  * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/pagination.ts).
  */
 
-export type { Order };
-
 /** The caller's order of that store, or undefined: another owner's is as missing as an unknown one. */
 const ownedOrder = async ({ ownerId }: Owner, resellerStoreId: string, externalOrderId: string) => {
   if (!isId('rst', resellerStoreId) || !externalOrderId || externalOrderId.length > MAX_ORDER_ID_LENGTH) return;

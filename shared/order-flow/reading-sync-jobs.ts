@@ -6,20 +6,14 @@ import { inFlight, lists } from '../dynamo/keys.js';
 import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from './order-attempt.js';
 import { type JobLine, jobLines } from './order-body.js';
-import { loadJob, loadJobs } from './order-repository.js';
+import { loadJob } from './order-repository.js';
 import { HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
-import type { JobMessage } from './placing-message.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: routing-jobs.ts; the manual retry: placing-retry.ts). The
  * moves of the machinery (worker, DLQ handler, reconciler) are in placing-moves.ts; all of them come from
  * the order aggregate's transition table (shared/order-flow/order-transitions.ts).
  */
-
-export type { JobMessage, SyncJob };
-
-/** The order aggregate's reads of jobs by id (order-repository.ts), for the pipelines that import them from here. */
-export { loadJob, loadJobs };
 
 // ---------- reads
 

@@ -2,8 +2,8 @@ import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
 import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 import { sendWork } from '../work/queue.js';
+import { loadJobWithFulfillments, recordTagged } from './order-entries.js';
 import type { SyncJob } from './order-sync-job.js';
-import { loadJobWithFulfillments, recordTagged } from './propagating-entries.js';
 
 /**
  * The reseller order's tag (CONTRACT.md §12.5) as a work item of the fulfillment queue: once a job is

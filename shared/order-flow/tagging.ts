@@ -9,8 +9,8 @@ import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
+import { recordTagged } from './order-entries.js';
 import { jobLogContext } from './order-sync-job.js';
-import { recordTagged } from './propagating-entries.js';
 import {
   giveUpTag,
   parseTagMessage,

@@ -17,9 +17,9 @@ import {
 } from '../entities/store-poll.js';
 import { acceptCancellation } from '../order-flow/cancelling-request.js';
 import { acceptEdit } from '../order-flow/editing-request.js';
+import { loadJob } from '../order-flow/order-repository.js';
 import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
 import { acceptFulfillment } from '../order-flow/propagating-intake.js';
-import { loadJob } from '../order-flow/reading-sync-jobs.js';
 import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
 import { classify } from '../platforms/failure.js';
 import type { ChangedOrder, ShopConnection } from '../platforms/port.js';

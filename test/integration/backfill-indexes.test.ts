@@ -199,7 +199,7 @@ describe('npm run backfill-indexes', () => {
       resourceEntries: 0,
     });
     // The claim copies GSI3PK from openPK, and neither exists on the item.
-    const { claimJob } = await import('../../shared/order-flow/placing-moves.js');
+    const { claimJob } = await import('../../shared/order-flow/order-job-moves.js');
     const item = (await scanAll(service.doc, service.tableName)).find((i) => i.PK === `SJ#${ids.pending}`);
     await expect(claimJob({ jobId: ids.pending, generation: Number(item?.generation) })).rejects.toMatchObject({
       name: 'ValidationException',

@@ -21,7 +21,7 @@ jest.setTimeout(120_000);
 type Page<T> = { data: T[]; hasMore: boolean };
 type Lists = {
   syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
-  moves: typeof import('../../shared/order-flow/placing-moves.js');
+  moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/audit-log/audit-log.js');
   resellerStores: typeof import('../../shared/stores/reseller-stores.js');
   sourceStores: typeof import('../../shared/stores/source-stores.js');
@@ -101,7 +101,7 @@ beforeAll(async () => {
   });
   lists = {
     syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
-    moves: await import('../../shared/order-flow/placing-moves.js'),
+    moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/audit-log/audit-log.js'),
     resellerStores: await import('../../shared/stores/reseller-stores.js'),
     sourceStores: await import('../../shared/stores/source-stores.js'),

@@ -11,7 +11,7 @@ jest.setTimeout(120_000);
 
 let service: TestService;
 let orderJobs: typeof import('../../shared/order-flow/routing-jobs.js');
-let syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
+let syncJobs: typeof import('../../shared/order-flow/order-repository.js');
 
 beforeAll(async () => {
   service = await startService({ simulator: false });
@@ -24,7 +24,7 @@ beforeAll(async () => {
     AWS_SECRET_ACCESS_KEY: 'local',
   });
   orderJobs = await import('../../shared/order-flow/routing-jobs.js');
-  syncJobs = await import('../../shared/order-flow/reading-sync-jobs.js');
+  syncJobs = await import('../../shared/order-flow/order-repository.js');
 }, 90_000);
 afterAll(() => service?.stop());
 

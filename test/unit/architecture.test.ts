@@ -201,6 +201,38 @@ describe('architecture: the import graph', () => {
     expect([...violations('shared/', outside), ...violations('functions/', outside)]).toEqual([]);
   });
 
+  it('gives each value of shared/ one import path: no module forwards another’s (`export … from`)', () => {
+    const forwarded = inFolder('shared/').flatMap((file) => {
+      const text = source.get(file) ?? '';
+      const imported = new Set(
+        [...text.matchAll(/^import\s+\{([^}]*)\}/gm)].flatMap(([, list]) =>
+          list
+            .split(',')
+            .map(
+              (name) =>
+                name
+                  .trim()
+                  .split(/\s+as\s+/)
+                  .pop() ?? '',
+            )
+            .filter((name) => name && !name.startsWith('type ')),
+        ),
+      );
+      const reExports = [...text.matchAll(/^export\s+(?:type\s+)?(?:\*|\{([^}]*)\})(\s+from\b)?/gm)].flatMap(
+        ([statement, list, from]) =>
+          from
+            ? [`${file}: ${statement.replace(/\s+/g, ' ')}`]
+            : (list ?? '')
+                .split(',')
+                .map((name) => name.trim().split(/\s+as\s+/)[0])
+                .filter((name) => imported.has(name))
+                .map((name) => `${file}: export { ${name} }`),
+      );
+      return reExports;
+    });
+    expect(forwarded).toEqual([]);
+  });
+
   it('has no barrel index.ts files (bundles are budgeted)', () => {
     expect(tracked.filter((file) => /(^|\/)index\.ts$/.test(file))).toEqual([]);
   });

@@ -145,8 +145,8 @@ describe('comments and docs that name repository paths', () => {
   it('resolves each kind of path, and finds the missing ones', () => {
     expect(resolvePath('shared/order-flow/placing-worker.ts', 'shared/order-flow/placing-moves.ts').exists).toBe(true);
     expect(resolvePath('lib/routes.ts', 'shared/orders/order-jobs.ts').exists).toBe(false);
-    expect(resolvePath('shared/order-flow/propagating-entries.ts', 'order-flow/indexes.ts').exists).toBe(false);
-    expect(resolvePath('shared/order-flow/propagating-entries.ts', 'dynamo/keys.ts').exists).toBe(true);
+    expect(resolvePath('shared/order-flow/propagating-worker.ts', 'order-flow/indexes.ts').exists).toBe(false);
+    expect(resolvePath('shared/order-flow/propagating-worker.ts', 'dynamo/keys.ts').exists).toBe(true);
     expect(resolvePath('shared/order-flow/placing-moves.ts', 'attempts.ts').exists).toBe(false);
     expect(resolvePath('test/unit/x.test.ts', '../../shared/dynamo/keys.js').exists).toBe(true);
     expect(resolvePath('README.md', '../shared/SPEC.md')).toMatchObject({ path: 'SPEC.md', where: 'companion' });
