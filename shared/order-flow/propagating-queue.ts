@@ -4,6 +4,7 @@ import { logger } from '../core/logger.js';
 import type { Tracking } from '../platforms/port.js';
 import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 import { sendWork } from '../work/queue.js';
+import { readTagMessage, type TagMessage } from './tagging-queue.js';
 
 /**
  * What a fulfillment-queue message carries: which job's reseller order gets which source
@@ -72,7 +73,30 @@ const readRecheckMessage = ({ recheck }: Fields): RecheckMessage | undefined => 
   };
 };
 
-export const parseRecheckMessage = (body: string) => parseWith(body, readRecheckMessage);
+/**
+ * The fulfillment queue's one message type: a fulfillment to propagate, a kept fulfillment's
+ * recheck, or a reseller order's tag (tagging-queue.ts). The body names its kind by its key field
+ * (`recheck`, `tagJobId`, else a fulfillment's `jobId`), read once, here, at the queue's door.
+ */
+export type FulfillmentQueueMessage =
+  | { kind: 'propagation'; message: FulfillmentMessage }
+  | { kind: 'recheck'; message: RecheckMessage }
+  | { kind: 'tag'; message: TagMessage };
+
+const readFulfillmentQueueMessage = (parsed: Fields): FulfillmentQueueMessage | undefined => {
+  if ('recheck' in parsed) {
+    const message = readRecheckMessage(parsed);
+    return message && { kind: 'recheck', message };
+  }
+  if ('tagJobId' in parsed) {
+    const message = readTagMessage(parsed);
+    return message && { kind: 'tag', message };
+  }
+  const message = readFulfillmentMessage(parsed);
+  return message && { kind: 'propagation', message };
+};
+
+export const parseFulfillmentQueueMessage = (body: string) => parseWith(body, readFulfillmentQueueMessage);
 
 /**
  * The dead-letter handlers' redrive of a fulfillment-queue message (a fulfillment's, a tag's): back

@@ -12,7 +12,7 @@ import type { ShopConnection } from '../platforms/port.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
-import { runWork } from '../work/runner.js';
+import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
 import {
   deferEntry,
   type FulfillmentOutcome,
@@ -27,12 +27,12 @@ import { fulfillmentIdempotencyKey, recheckKeptFulfillment } from './propagating
 import { jobLineItems } from './propagating-job-lines.js';
 import {
   type FulfillmentMessage,
+  type FulfillmentQueueMessage,
   parseFulfillmentMessage,
-  parseRecheckMessage,
+  parseFulfillmentQueueMessage,
   propagationLogContext,
 } from './propagating-queue.js';
-import { processTagMessage } from './tagging.js';
-import { parseTagMessage } from './tagging-queue.js';
+import { tagWork } from './tagging.js';
 
 /**
  * One fulfillment message, run by the work-item runner (shared/work/runner.ts): the propagation of a
@@ -42,18 +42,21 @@ import { parseTagMessage } from './tagging-queue.js';
  * while it was active, and its customer still waits. The same queue carries the delayed rechecks of
  * kept fulfillments (shared/order-flow/propagating.ts) and the reseller orders' tags (tagging.ts).
  */
-export const processFulfillmentMessage = async (
-  deps: Deps,
-  received: SQSRecord,
-  context?: Context,
-): Promise<MessageOutcome> => {
-  const recheck = parseRecheckMessage(received.body);
-  if (recheck) {
-    await recheckKeptFulfillment(recheck);
-    return 'done';
-  }
-  if (parseTagMessage(received.body)) return processTagMessage(deps, received);
-  return runWork(propagationWork, deps, received, context);
+export const processFulfillmentMessage = (deps: Deps, received: SQSRecord, context?: Context) =>
+  openDoor(fulfillmentDoor, deps, received, context);
+
+const fulfillmentDoor: QueueDoor<FulfillmentQueueMessage, Deps, MessageOutcome> = {
+  queue: 'fulfillment',
+  parse: parseFulfillmentQueueMessage,
+  malformed: 'done',
+  handlers: {
+    propagation: (deps, { message }, received, context) => runParsed(propagationWork, deps, message, received, context),
+    recheck: async (_deps, { message }) => {
+      await recheckKeptFulfillment(message);
+      return 'done';
+    },
+    tag: (deps, { message }, received, context) => runParsed(tagWork, deps, message, received, context),
+  },
 };
 
 type PropagationAttempt = Attempt<FulfillmentMessage, Propagation>;

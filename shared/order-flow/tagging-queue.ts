@@ -40,7 +40,7 @@ export const requestTag = async (job: Pick<SyncJob, 'id' | 'vendorTag' | 'tagged
   await sendTagMessage({ tagJobId: job.id, ...(requestId ? { requestId } : {}) });
 };
 
-const readTagMessage = (parsed: Fields): TagMessage | undefined => {
+export const readTagMessage = (parsed: Fields): TagMessage | undefined => {
   if (!isText(parsed.tagJobId)) return undefined;
   return {
     tagJobId: parsed.tagJobId,

@@ -1,4 +1,3 @@
-import type { SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
@@ -8,7 +7,6 @@ import { disconnectedReason } from '../entities/store.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
-import { runWork } from '../work/runner.js';
 import { recordTagged } from './order-entries.js';
 import { jobLogContext } from './order-sync-job.js';
 import {
@@ -27,13 +25,10 @@ import {
  * refusal ends it, any other failure comes back on the queue's visibility timeout, and the dead-letter
  * handler puts it back while the reseller may recover. Its end is `tagged` on the job: true, or false
  * with the reason in the log; a tag never fails the job. The platforms add a tag already there as
- * nothing (PLATFORM-API.md, "Tags"), so a message delivered twice leaves the tag once.
+ * nothing (PLATFORM-API.md, "Tags"), so a message delivered twice leaves the tag once. The queue's
+ * door (propagating-worker.ts) hands it its messages.
  */
-export const processTagMessage = (deps: Deps, received: SQSRecord) => runWork(tagWork, deps, received);
-
-type TagAttempt = Attempt<TagMessage, Tagging>;
-
-const tagWork: WorkKind<TagMessage, Tagging> = {
+export const tagWork: WorkKind<TagMessage, Tagging> = {
   words: {
     item: 'reseller order tag',
     queue: 'fulfillment',
@@ -56,6 +51,8 @@ const tagWork: WorkKind<TagMessage, Tagging> = {
   // Nothing written either: the message comes back on the queue's visibility timeout.
   fail: async () => undefined,
 };
+
+type TagAttempt = Attempt<TagMessage, Tagging>;
 
 const tag = async (deps: Deps, attempt: TagAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
