@@ -25,6 +25,13 @@ import {
  * move that sends a fresh message (`newMessage`) takes the next generation, which makes every
  * older message of the job stale: a job has at most one live message.
  */
+/**
+ * What the flow does once a move is written (placing-follow-ups.ts runs them, from there alone):
+ * `releaseKeptFulfillments`, the fulfillments that arrived before the job's supplier order was known
+ * sent on (propagating.ts); `requestTag`, the reseller order's tag asked for (tagging-queue.ts).
+ */
+export type FollowUp = 'releaseKeptFulfillments' | 'requestTag';
+
 export interface MoveRule {
   /** The states the move may start from; empty for the creation, which starts from nothing. */
   from: readonly SyncJobStatus[];
@@ -35,7 +42,12 @@ export interface MoveRule {
   unheld?: true;
   /** The move ends the job's hold, whatever it was (a release, a cancellation's flag): `hold` and its lists removed. */
   endsHold?: true;
+  /** What follows the move once written, in this order (`FollowUp`). */
+  after?: readonly FollowUp[];
 }
+
+/** A job's supplier order known at last: its kept fulfillments go on, and its reseller order is tagged. */
+const PLACED: readonly FollowUp[] = ['releaseKeptFulfillments', 'requestTag'];
 
 /** Who makes each move, and when, is in the comments (docs/design.md has the same table). */
 const JOB_MOVES = {
@@ -44,13 +56,13 @@ const JOB_MOVES = {
   /** Worker, on receiving the message (attempts + 1); `processing` too: a worker that died mid-job left it so. */
   claim: { from: ['pending', 'processing', 'failed'], to: 'processing', newMessage: false, unheld: true },
   /** Worker: the supplier placed the order. */
-  complete: { from: ['processing'], to: 'completed', newMessage: false },
+  complete: { from: ['processing'], to: 'completed', newMessage: false, after: PLACED },
   /** Worker: a failure that may heal; the same message comes back after a growing delay. */
   fail: { from: ['processing'], to: 'failed', newMessage: false },
   /** Worker: the supplier answered 429; a fresh message waits for Retry-After. */
   defer: { from: ['processing'], to: 'pending', newMessage: true },
   /** Worker, DLQ handler or reconciler: an unknown outcome looked up, and the supplier has the order. */
-  found: { from: ['pending', 'processing', 'failed'], to: 'completed', newMessage: false },
+  found: { from: ['pending', 'processing', 'failed'], to: 'completed', newMessage: false, after: PLACED },
   /**
    * Worker (refused, throttled too long, order unplaceable, source store gone), DLQ handler (receives
    * used up), reconciler (no progress).

@@ -5,12 +5,10 @@ import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { AttemptEnd } from './order-attempt.js';
-import { foundJob } from './order-job-moves.js';
 import type { SyncJob } from './order-sync-job.js';
+import { jobPlaced } from './placing-follow-ups.js';
 import { killJob } from './placing-moves.js';
 import { jobLineSummaries, sourceLinesOf } from './placing-supplier-order.js';
-import { releaseKeptFulfillments } from './propagating.js';
-import { requestTag } from './tagging-queue.js';
 
 /**
  * A job is never `dead` while its supplier holds its order (CONTRACT.md §6). When a create call's
@@ -91,11 +89,7 @@ export const endJob = async (
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
-      const completed = await foundJob(job, placed, found);
-      if (completed) {
-        await releaseKeptFulfillments(completed);
-        await requestTag(completed);
-      }
+      const completed = await jobPlaced('found', job, placed, found);
       return completed ? 'found' : 'moved';
     }
     if (lookup.kind === 'unknown' && !lookup.refused) return 'unknown';

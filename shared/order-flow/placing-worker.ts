@@ -20,17 +20,16 @@ import { releaseAfterDelay } from './holding.js';
 import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
-import { claimJobOrMet, completeJob, deferJob, failJob, foundJob, holdJob } from './order-job-moves.js';
+import { claimJobOrMet, deferJob, failJob, holdJob } from './order-job-moves.js';
 import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
+import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
-import { releaseKeptFulfillments } from './propagating.js';
 import { completeOrderJobs } from './routing-jobs.js';
-import { requestTag } from './tagging-queue.js';
 
 /**
  * One sync-job message, run by the work-item runner (shared/work/runner.ts): claim the job, place the
@@ -144,17 +143,6 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
 };
 
 /**
- * A message of the try that placed its job, back after its worker died between the completion's write
- * and the tag's message (or the send failed): the tag is asked for again. A message of an older
- * generation, or a job tagged already, asks nothing.
- */
-const tagIfPlacedUntagged = async (met: SyncJob | undefined, message: JobMessage) => {
-  if (met?.status !== 'completed' || met.generation !== message.generation || met.tagged != null) return;
-  await requestTag(met, message.requestId);
-  logger.info('a message of a placed job came back; its reseller order tag asked for again');
-};
-
-/**
  * A message that ends a held order's delay (holding.ts), cancels a completed job's supplier order
  * (cancelling.ts), or gives it the reseller's edits (editing.ts). A cancellation is stale once
  * the job moved on (a new generation); an update
@@ -255,11 +243,15 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   const { job, supplierOrder } = attempt.item;
   const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
-  const completed = await completeJob(job, { orderId: placed.orderId, lines }, outcome);
+  const completed = await jobPlaced(
+    'complete',
+    job,
+    { orderId: placed.orderId, lines },
+    outcome,
+    attempt.message.requestId,
+  );
   if (!completed) return 'done';
   logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
-  await releaseKeptFulfillments(completed);
-  await requestTag(completed, attempt.message.requestId);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
@@ -285,11 +277,9 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
       return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
     if (lookup.kind === 'found') {
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
-      const found = await foundJob(job, placed, ended(attempt, 'found_existing', null, foundReason('cancelled')));
-      if (found) {
-        await requestTag(found, attempt.message.requestId);
-        await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
-      }
+      const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
+      const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
+      if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
       return 'done';
     }
   }
@@ -319,15 +309,8 @@ const completeFound = async (
   reason: string,
 ): Promise<MessageOutcome> => {
   const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
-  const completed = await foundJob(
-    attempt.item.job,
-    placed,
-    ended(attempt, 'found_existing', status, foundReason(reason)),
-  );
-  if (completed) {
-    await releaseKeptFulfillments(completed);
-    await requestTag(completed, attempt.message.requestId);
-  }
+  const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
+  await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
   logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };

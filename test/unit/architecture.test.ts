@@ -264,6 +264,19 @@ describe('architecture: one source per fact', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('runs the follow-ups of a move from one place: its moves and follow-ups are imported there alone', () => {
+    const ONE_PLACE = 'shared/order-flow/placing-follow-ups.ts';
+    const FOLLOWED = /\b(?:completeJob|foundJob|releaseKeptFulfillments|requestTag)\b/;
+    const offenders = [...inFolder('shared/'), ...inFolder('functions/')].filter(
+      (file) =>
+        file !== ONE_PLACE &&
+        [...(source.get(file) ?? '').matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}/gm)].some(([, list]) =>
+          FOLLOWED.test(list),
+        ),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('spells index attribute names (`GSI3PK`…) only in shared/dynamo/keys.ts: everything else names a role', () => {
     const NAME = /['"`]GSI\d+(?:PK|SK)\b|\bGSI\d+(?:PK|SK)\s*[:=]/;
     const offenders = [...inFolder('shared/'), ...inFolder('functions/'), ...inFolder('bin/')].flatMap((file) =>
