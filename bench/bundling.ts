@@ -18,7 +18,12 @@ export interface BuiltBundle {
  * NodejsFunction runs esbuild: a path relative to the project root, or the source of a module
  * (`{ contents }`, resolved from the project root) for the baselines.
  */
-export const bundle = async (entry: string | { contents: string }, outDir: string): Promise<BuiltBundle> => {
+export const bundle = async (
+  entry: string | { contents: string },
+  outDir: string,
+  /** esbuild's `define`, as the stack gives one function (the console's files: lib/constructs/functions.ts). */
+  define?: Record<string, string>,
+): Promise<BuiltBundle> => {
   const outfile = resolve(outDir, 'index.mjs');
   const input: BuildOptions =
     typeof entry === 'string'
@@ -32,6 +37,7 @@ export const bundle = async (entry: string | { contents: string }, outDir: strin
     outfile,
     metafile: true,
     write: true,
+    ...(define ? { define } : {}),
   });
   const output = Object.entries(result.metafile.outputs).find(([name]) => name.endsWith('index.mjs'))!;
   return { file: outfile, bytes: output[1].bytes, metafile: result.metafile };

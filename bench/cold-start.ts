@@ -20,8 +20,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NODE_OPTIONS } from '../lib/bundling.js';
+import { buildConsole, consoleDefine } from '../lib/console-build.js';
 import { type LocalRuntime, startLocalRuntime } from '../lib/local/runtime.js';
-import { type BuiltBundle, bundle, bytesByPackage, importChain, sdkClientsIn } from './bundling.js';
+import { type BuiltBundle, bundle, bytesByPackage, importChain, PROJECT_ROOT, sdkClientsIn } from './bundling.js';
 import { BENCH_API_KEYS, fixed, flags, median, positiveNumber, progress, step, table } from './common.js';
 import { allFunctions, answeredWell, type BenchFunction, describeAnswer, firstEvent } from './functions.js';
 
@@ -39,7 +40,8 @@ if (!functions.length) throw new Error(`no function named ${only?.join(', ')}`);
 
 /** The baseline of a function: its SDK clients, built as shared/aws/*.ts builds them, and one GetItem. */
 const baselineSource = (fn: BenchFunction) => {
-  const table = !!fn.access.table?.length;
+  // A function that only queries an index (the poll scheduler) reads the table as much as one that gets an item.
+  const table = !!fn.access.table?.length || !!fn.access.indexes?.length;
   const queues = Object.values(fn.access.queues ?? {}).some((a) => a?.length);
   const key = !!fn.access.key?.actions.length;
   return [
@@ -126,7 +128,7 @@ try {
   const bundling = progress(`building ${functions.length * 2} bundles (function and baseline)`, functions.length * 2);
   for (const fn of functions) {
     const [fnBundle, baseBundle] = await Promise.all([
-      bundle(fn.entry, join(work, fn.name)),
+      bundle(fn.entry, join(work, fn.name), fn.console ? consoleDefine(buildConsole(PROJECT_ROOT)) : undefined),
       bundle({ contents: baselineSource(fn) }, join(work, `${fn.name}.baseline`)),
     ]);
     built.set(fn.name, { fn: fnBundle, base: baseBundle });

@@ -18,14 +18,20 @@
  * nothing (the pollers waiting) are reported apart. Target: under $5 per million orders.
  * The exit code is 0 unless an order was refused or not completed; the cost never fails the run.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { availableParallelism, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Node } from 'constructs';
 import { createApiClient } from '../client/client.js';
 import { loadConfig } from '../lib/config.js';
 import type { SdkCall } from '../lib/local/protocol.js';
+import type { Item } from '../shared/dynamo/table.js';
+import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
+import { itemSize } from '../shared/order-flow/order-body.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
   benchApi,
@@ -44,6 +50,8 @@ import {
   step,
   table,
 } from './common.js';
+import { COST_MEASUREMENT, type CostMeasurement, medianOf, percentileOf } from './cost-measurement.js';
+import { captureFunctionLogs } from './logs.js';
 import { createMeter, emptyUsage } from './meter.js';
 import { PRICES } from './prices.js';
 
@@ -75,7 +83,9 @@ const args = flags({
   concurrency: { type: 'string' },
   timeout: { type: 'string' },
   held: { type: 'string' },
+  out: { type: 'string' },
 });
+const outFile = args.out ?? join(PROJECT_ROOT, COST_MEASUREMENT);
 const heldSeconds = args.held === undefined ? 0 : Math.round(positiveNumber('held', args.held, 1));
 const orders = Math.round(positiveNumber('orders', args.orders, args.quick ? 20 : 500));
 const concurrency = Math.round(positiveNumber('concurrency', args.concurrency, 4));
@@ -104,8 +114,55 @@ const onSdkCallAndTags = (call: SdkCall) => {
   const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
   tagWrites.wru += call.error === undefined ? units : 1;
 };
+// The functions log as deployed (lib/config.ts's default logLevel, INFO) and write their EMF metrics lines,
+// so the bytes they log per order are measured (bench/logs.ts).
+process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
+process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 step('starting the local runtime');
 const runtime = await startBenchRuntime({ onInvoke, onSdkCall: onSdkCallAndTags });
+const logs = captureFunctionLogs(() => meter.counting);
+const logSnapshot = () => new Map([...logs.count.byLevel].map(([level, c]) => [level, { ...c }]));
+
+/**
+ * What the table holds, in bytes as DynamoDB bills storage: each item's size plus 100 bytes, and each
+ * index entry's (its keys and projected attributes, plus 100 bytes).
+ */
+const tableBytes = async () => {
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: runtime.endpoints.dynamodb,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
+  const byKind = new Map<string, { items: number; bytes: number }>();
+  let indexBytes = 0;
+  for await (const page of paginateScan({ client: doc }, { TableName: runtime.tableName })) {
+    for (const item of (page.Items ?? []) as Item[]) {
+      const kind = String(item.PK).split('#')[0];
+      const entry = byKind.get(kind) ?? { items: 0, bytes: 0 };
+      entry.items++;
+      entry.bytes += itemSize(item) + 100;
+      byKind.set(kind, entry);
+      for (const gsi of TABLE_DEFINITION.globalIndexes) {
+        const pk = gsi.partitionKey.name;
+        const sk = gsi.sortKey.name;
+        if (item[pk] === undefined || item[sk] === undefined) continue;
+        const names = [
+          'PK',
+          'SK',
+          pk,
+          sk,
+          ...(gsi.projection.type === 'INCLUDE' ? gsi.projection.nonKeyAttributes : []),
+        ];
+        indexBytes +=
+          itemSize(Object.fromEntries(names.filter((n) => item[n] !== undefined).map((n) => [n, item[n]]))) + 100;
+      }
+    }
+  }
+  const bytes = [...byKind.values()].reduce((sum, k) => sum + k.bytes, 0);
+  return { bytes, indexBytes, byKind };
+};
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl, heldSeconds ? { routingPolicy: { holdSeconds: heldSeconds } } : {});
@@ -120,6 +177,8 @@ try {
     `bench:cost — ${orders} single-supplier orders, ${concurrency} at a time, ` +
       `${memoryMb} MB functions, ${process.version}${heldSeconds ? `, every order held ${heldSeconds} s` : ''}`,
   );
+
+  const storedBefore = await tableBytes();
 
   // 1. The orders, counted from the first webhook.
   const jobIds = new Set<string>();
@@ -187,6 +246,10 @@ try {
     await sleep(250);
   }
   const settledMs = performance.now() - started;
+
+  const phase1Logs = logSnapshot();
+  const phase1ByFunction = new Map(logs.count.byFunction);
+  const storedAfter = await tableBytes();
 
   // 3. The bill.
   const u = meter.usage;
@@ -327,6 +390,8 @@ try {
       `${reconciler.readUnits} read units (its Queries of the in-flight index; none of the completed jobs).`,
   );
 
+  let deliveryRecord: CostMeasurement['delivery'] = null;
+  let phase4LogsStart = logSnapshot();
   // 4. A delivery's own cost: the same orders with one webhook endpoint (a receiver on 127.0.0.1 that
   // answers 204), per order, less phase 1's per order.
   const deliveries = Math.min(orders, 100);
@@ -345,6 +410,7 @@ try {
     // The recorder keeps an owner's endpoints 10 s (shared/events/schedule-deliveries.ts).
     await sleep(11_000);
     const phase1 = u;
+    phase4LogsStart = logSnapshot();
     meter.usage = emptyUsage();
     meter.counting = true;
     const base = firstId + orders;
@@ -356,7 +422,16 @@ try {
       );
     const last = () => Math.max(0, ...[...DELIVERY].map((n) => meter.lastInvokeAt.get(n) ?? 0));
     const until = Date.now() + timeoutMs;
-    while ((received < deliveries || Date.now() - last() < 1500) && Date.now() < until) await sleep(250);
+    // Until every delivery arrived and every order of this phase was placed and tagged, as in phase 1.
+    const records = (name: string) => meter.usage.invocations.get(name)?.records ?? 0;
+    while (
+      (received < deliveries ||
+        records('SyncWorker') < deliveries ||
+        records('FulfillmentWorker') < deliveries ||
+        Date.now() - last() < 1500) &&
+      Date.now() < until
+    )
+      await sleep(250);
     meter.counting = false;
     const d = meter.usage;
     const lambda = (usage: typeof d, names: Set<string>) =>
@@ -378,6 +453,23 @@ try {
       ],
     ];
     const perMillion = rows.reduce((s, [, n, price]) => s + n * price * 1e6, 0);
+    deliveryRecord = {
+      deliveries,
+      wru: rows[0][1],
+      rru: rows[1][1],
+      lambdaRequests: rows[2][1],
+      sqsRequests: rows[3][1],
+      kmsRequests: rows[4][1],
+      logBytes:
+        [...logs.count.byLevel].reduce(
+          (sum, [level, c]) => sum + c.bytes - (phase4LogsStart.get(level)?.bytes ?? 0),
+          0,
+        ) /
+          deliveries -
+        [...phase1Logs.values()].reduce((sum, c) => sum + c.bytes, 0) / orders,
+      workerBilledMs: medianOf(d.invocations.get('EventDeliveryWorker')?.billed ?? []),
+      workerBilledMsP10: percentileOf(d.invocations.get('EventDeliveryWorker')?.billed ?? [], 10),
+    };
     console.log(
       `\nA delivery (${deliveries} orders to one endpoint answering 204, ${received} deliveries received), ` +
         'per order with one endpoint less per order with none:\n',
@@ -403,6 +495,47 @@ try {
     await new Promise((done) => receiver.close(done));
   }
 
+  // 5. The measurement, for bench:monthly (bench/cost-measurement.ts).
+  const measurement: CostMeasurement = {
+    measuredAt: new Date().toISOString(),
+    command: `npm run bench:cost --${args.quick ? ' --quick' : ''} --orders ${orders} --concurrency ${concurrency}`,
+    node: process.version,
+    loadAverage: Number(loadavg()[0].toFixed(1)),
+    cores: availableParallelism(),
+    memoryMb,
+    orders,
+    completed: jobIds.size - notCompleted.length,
+    perOrder: {
+      httpRequests: perOrder(webhookRequests),
+      wru: perOrder(wru),
+      rru: perOrder(u.dynamo.rru),
+      sqs: Object.fromEntries([...u.sqs.requests].map(([action, n]) => [action, perOrder(n)])),
+      kms: Object.fromEntries([...u.kmsByFunction].map(([fn, n]) => [fn, perOrder(n)])),
+      platformCalls: { supplier: perOrder(callsTo(stores.sourceShopDomain)), reseller: tagCalls },
+      logBytes: Object.fromEntries([...phase1Logs].map(([level, c]) => [level, perOrder(c.bytes)])),
+      logBytesByFunction: Object.fromEntries([...phase1ByFunction].map(([fn, b]) => [fn, perOrder(b)])),
+      storedBytes: perOrder(storedAfter.bytes - storedBefore.bytes),
+      indexBytes: perOrder(storedAfter.indexBytes - storedBefore.indexBytes),
+    },
+    emfMetrics: [...logs.count.metrics].sort(),
+    functions: Object.fromEntries(
+      invocations.map(([name, i]) => [
+        name,
+        {
+          invocations: perOrder(i.count),
+          recordsPerInvocation: i.records ? i.records / i.count : 1,
+          billedMsMedian: medianOf(i.billed),
+          billedMsMean: i.billedMs / i.count,
+          billedMsP10: percentileOf(i.billed, 10),
+        },
+      ]),
+    ),
+    delivery: deliveryRecord,
+  };
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, `${JSON.stringify(measurement, null, 2)}\n`);
+  console.log(`\nThe measurement for bench:monthly: ${outFile}`);
+
   if (invocationsWhilePaused)
     console.log(
       `Warning: the pipeline ran while counting was paused ${invocationsWhilePaused} time(s); the counts may be low.`,
@@ -420,6 +553,7 @@ try {
   console.error(error);
 } finally {
   meter.counting = false;
+  logs.stop();
   await runtime.stop();
 }
 process.exit(exitCode);

@@ -8,7 +8,15 @@ import { BENCH_OWNER, orderBody, sign } from './common.js';
  * aimed at the local engines.
  */
 
-export type FunctionKind = 'api' | 'webhook' | 'fallback' | 'authorizer' | 'consumer' | 'schedule';
+export type FunctionKind =
+  | 'api'
+  | 'webhook'
+  | 'fallback'
+  | 'console'
+  | 'authorizer'
+  | 'consumer'
+  | 'stream'
+  | 'schedule';
 
 export interface BenchFunction extends FunctionSpec {
   kind: FunctionKind;
@@ -17,7 +25,8 @@ export interface BenchFunction extends FunctionSpec {
 const kindOf = (fn: FunctionSpec): FunctionKind => {
   if (fn.route) return fn.route.auth === 'apiKey' ? 'api' : 'webhook';
   if (fn.fallback) return 'fallback';
-  if (fn.consumer) return fn.consumes ? 'consumer' : 'schedule';
+  if (fn.console) return 'console';
+  if (fn.consumer) return fn.consumes ? 'consumer' : 'stream' in fn.consumer.trigger ? 'stream' : 'schedule';
   return 'authorizer';
 };
 
@@ -193,6 +202,48 @@ const sqsEvent = (queue: string) => {
   };
 };
 
+/** The operator console's page, as a browser asks for it. */
+const consoleEvent = () => ({
+  version: '2.0',
+  routeKey: 'GET /console/{file+}',
+  rawPath: '/console/index.html',
+  rawQueryString: '',
+  headers: { host: 'bench.execute-api.us-east-1.amazonaws.com', 'accept-encoding': 'gzip' },
+  pathParameters: { file: 'index.html' },
+  requestContext: requestContext('GET', '/console/index.html', 'GET /console/{file+}'),
+  isBase64Encoded: false,
+});
+
+/**
+ * A change stream batch of one record: a write that reports no event (a supplier's pace item, whose
+ * changes no integrator is told of), so the recorder reads and classifies it and writes nothing.
+ */
+const streamEvent = () => {
+  const key = { PK: { S: 'PACE#bench-cold.myshopify.com' }, SK: { S: 'PACE' } };
+  const image = (updatedAt: string) => ({ ...key, updatedAt: { S: updatedAt } });
+  return {
+    Records: [
+      {
+        eventID: randomUUID().replace(/-/g, ''),
+        eventName: 'MODIFY',
+        eventVersion: '1.1',
+        eventSource: 'aws:dynamodb',
+        awsRegion: 'us-east-1',
+        dynamodb: {
+          ApproximateCreationDateTime: Math.floor(Date.now() / 1000),
+          Keys: key,
+          OldImage: image('2026-01-01T00:00:00.000Z'),
+          NewImage: image(new Date().toISOString()),
+          SequenceNumber: String(Date.now()),
+          SizeBytes: 100,
+          StreamViewType: 'NEW_AND_OLD_IMAGES',
+        },
+        eventSourceARN: 'arn:aws:dynamodb:us-east-1:000000000000:table/bench/stream/2026-01-01T00:00:00.000',
+      },
+    ],
+  };
+};
+
 const scheduleEvent = () => ({
   version: '0',
   id: randomUUID(),
@@ -214,10 +265,14 @@ export const firstEvent = (fn: BenchFunction, run: number): unknown => {
       return webhookEvent(fn.route!);
     case 'fallback':
       return fallbackEvent();
+    case 'console':
+      return consoleEvent();
     case 'authorizer':
       return authorizerEvent();
     case 'consumer':
       return sqsEvent(fn.consumes ?? 'none');
+    case 'stream':
+      return streamEvent();
     case 'schedule':
       return scheduleEvent();
   }
@@ -231,9 +286,12 @@ export const answeredWell = (fn: BenchFunction, result: any): boolean => {
       return typeof result?.statusCode === 'number' && result.statusCode < 500;
     case 'fallback':
       return result?.statusCode === 404;
+    case 'console':
+      return result?.statusCode === 200;
     case 'authorizer':
       return result?.isAuthorized === true && !result.context?.unavailable;
     case 'consumer':
+    case 'stream':
       return Array.isArray(result?.batchItemFailures) && result.batchItemFailures.length === 0;
     case 'schedule':
       return result !== undefined;
@@ -246,10 +304,12 @@ export const describeAnswer = (fn: BenchFunction, result: any): string => {
     case 'api':
     case 'webhook':
     case 'fallback':
+    case 'console':
       return String(result?.statusCode);
     case 'authorizer':
       return result?.isAuthorized ? (result.context?.ownerId ? 'allow+owner' : 'allow') : 'deny';
     case 'consumer':
+    case 'stream':
       return `${result?.batchItemFailures?.length ?? '?'} failed`;
     case 'schedule':
       return JSON.stringify(result);

@@ -14,7 +14,7 @@ import type { SdkCall } from '../lib/local/protocol.js';
  */
 
 export interface Usage {
-  invocations: Map<string, { count: number; billedMs: number; rawMs: number; records: number }>;
+  invocations: Map<string, { count: number; billedMs: number; rawMs: number; records: number; billed: number[] }>;
   dynamo: {
     rru: number;
     wru: number;
@@ -37,6 +37,8 @@ export interface Usage {
     messagesReceived: number;
   };
   kms: Map<string, number>;
+  /** KMS requests by the function that made them. */
+  kmsByFunction: Map<string, number>;
 }
 
 const CHUNK = 64 * 1024;
@@ -51,6 +53,7 @@ export const emptyUsage = (): Usage => ({
   dynamo: { rru: 0, wru: 0, gsiWru: 0, unexplained: 0, byOperation: new Map(), failedWrites: 0, failedWritesWru: 0 },
   sqs: { requests: new Map(), emptyReceives: 0, messagesReceived: 0 },
   kms: new Map(),
+  kmsByFunction: new Map(),
 });
 
 type Capacity = {
@@ -112,8 +115,10 @@ export const createMeter = () => {
   /** Every AWS SDK call a function made, reported by the local runtime from the function's environment. */
   const onSdkCall = (call: SdkCall) => {
     if (!meter.counting) return;
-    if (call.service === 'KMS') bump(meter.usage.kms, call.command);
-    else if (call.service === 'SQS') countSqs(call.command, call.input);
+    if (call.service === 'KMS') {
+      bump(meter.usage.kms, call.command);
+      bump(meter.usage.kmsByFunction, call.functionName);
+    } else if (call.service === 'SQS') countSqs(call.command, call.input);
     else if (call.service === 'DynamoDB') countDynamo(call);
   };
 
@@ -177,10 +182,11 @@ export const createMeter = () => {
   const onInvoke = (name: string, ms: number, batch?: number) => {
     meter.lastInvokeAt.set(name, Date.now());
     if (!meter.counting) return;
-    const entry = meter.usage.invocations.get(name) ?? { count: 0, billedMs: 0, rawMs: 0, records: 0 };
+    const entry = meter.usage.invocations.get(name) ?? { count: 0, billedMs: 0, rawMs: 0, records: 0, billed: [] };
     entry.count++;
     // Lambda bills each invocation's duration rounded up to the next millisecond.
     entry.billedMs += Math.max(1, Math.ceil(ms));
+    entry.billed.push(Math.max(1, Math.ceil(ms)));
     entry.rawMs += ms;
     entry.records += batch ?? 0;
     meter.usage.invocations.set(name, entry);

@@ -30,6 +30,14 @@ export const PRICES = {
   cloudwatchAlarmMetric: 0.1,
   /** CloudWatch: per custom metric a month (first 10,000): EMF metrics, metric filters, API route metrics. */
   cloudwatchCustomMetric: 0.3,
+  /** DynamoDB Standard table class: per GB-month stored (first 25 GB free, not counted here). */
+  dynamoStorageGbMonth: 0.25,
+  /** DynamoDB continuous backups (point-in-time recovery): per GB-month of the table. */
+  dynamoPitrGbMonth: 0.2,
+  /** CloudWatch Logs: per GB ingested (standard log class). */
+  cloudwatchLogsIngestedGb: 0.5,
+  /** CloudWatch Logs: per GB-month archived. */
+  cloudwatchLogsStoredGbMonth: 0.03,
   /** CloudWatch: per dashboard a month (beyond the account's first three). */
   cloudwatchDashboard: 3.0,
 } as const;

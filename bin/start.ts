@@ -1,5 +1,6 @@
 import { StartupError } from '../lib/local/errors.js';
 import { type LocalRuntime, startLocalRuntime } from '../lib/local/runtime.js';
+import { startOptions } from './cli/start-options.js';
 
 /** `npm start`: the whole service locally, configured by the variables of CONTRACT.md §1. */
 const env = process.env;
@@ -11,32 +12,11 @@ const refuse = (message: string): never => {
   process.exit(1);
 };
 
-const number = (name: string, fallback: number) => {
-  const value = env[name];
-  if (value === undefined || value === '') return fallback;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) refuse(`${name} must be a non-negative integer, got '${value}'`);
-  return parsed;
-};
-
-const simPort = number('PLATFORM_SIM_PORT', 3001);
-const visibilityTimeoutSeconds = number('SYNC_VISIBILITY_TIMEOUT_SECONDS', 2);
-const maxReceiveCount = number('MAX_RECEIVE_COUNT', 3);
+let options: ReturnType<typeof startOptions>;
 let runtime: LocalRuntime;
 try {
-  runtime = await startLocalRuntime({
-    port: number('PORT', 3000),
-    dataDir: env.DATA_DIR || '.local',
-    apiKeys: env.API_KEYS,
-    simulator: simPort === 0 ? false : { port: simPort },
-    platformApiUrl: env.PLATFORM_API_URL || undefined,
-    shopDomainSuffix: env.PLATFORM_SHOP_DOMAIN_SUFFIX || undefined,
-    visibilityTimeoutSeconds,
-    maxReceiveCount,
-    throttleBudgetSeconds: number('THROTTLE_BUDGET_SECONDS', 86_400),
-    // Every active store is polled for what its webhooks may have missed (CONTRACT.md §10.7).
-    pollIntervalSeconds: number('POLL_INTERVAL_SECONDS', 5) || 5,
-  });
+  options = startOptions(env);
+  runtime = await startLocalRuntime(options);
 } catch (error) {
   if (error instanceof StartupError) refuse(error.message);
   throw error;
@@ -53,8 +33,8 @@ row(
 row('DynamoDB Local', `${runtime.endpoints.dynamodb}  table ${runtime.tableName}`);
 row(
   'SQS (fauxqs)',
-  `${runtime.endpoints.sqs}  sync, fulfillment, poll and their DLQs; visibility ${visibilityTimeoutSeconds} s, ` +
-    `DLQ after ${maxReceiveCount} receives`,
+  `${runtime.endpoints.sqs}  sync, fulfillment, poll and their DLQs; visibility ${options.visibilityTimeoutSeconds} s, ` +
+    `DLQ after ${options.maxReceiveCount} receives`,
 );
 row('KMS stand-in', runtime.endpoints.kms);
 row(
@@ -62,6 +42,11 @@ row(
   runtime.dataDir
     ? `${runtime.dataDir}, on disk: table, queues with their messages, KMS key (kept across restarts)`
     : 'in memory (DATA_DIR=:memory:): nothing is kept after a stop',
+);
+row(
+  'Retention',
+  `personal data erased ${options.personalDataRetentionDays} days after an order's jobs ended ` +
+    '(PERSONAL_DATA_RETENTION_DAYS; the sweep runs every minute)',
 );
 row('Functions', 'each in execution environments of its own (worker threads), started on first use');
 console.log('API keys accepted (Authorization: Bearer <key>):');

@@ -1680,7 +1680,7 @@ export interface components {
       /** Format: uri */
       url: string;
       /** @description `["*"]` for every type */
-      enabledEvents: ['*'] | components['schemas']['event_type'][];
+      enabledEvents: '*'[] | components['schemas']['event_type'][];
       description: string | null;
       /** @enum {unknown} */
       status: 'enabled' | 'disabled';
@@ -4156,7 +4156,7 @@ export interface operations {
           /** @description https:// (locally also http://127.0.0.1 and http://localhost); no private address */
           url: string;
           enabledEvents:
-            | ['*']
+            | '*'[]
             | (
                 | 'sync_job.completed'
                 | 'sync_job.failed'
@@ -4414,7 +4414,7 @@ export interface operations {
           /** @description https:// (locally also http://127.0.0.1 and http://localhost); no private address */
           url?: string;
           enabledEvents?:
-            | ['*']
+            | '*'[]
             | (
                 | 'sync_job.completed'
                 | 'sync_job.failed'

@@ -1,7 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { kms } from '../shared/aws/kms.js';
-import { kmsCipher } from '../shared/aws/kms-cipher.js';
+import { ENVIRONMENT_LIFE, kmsCipher } from '../shared/aws/kms-cipher.js';
 import { config } from '../shared/core/config.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { logger } from '../shared/core/logger.js';
@@ -11,12 +11,12 @@ import { pollStore } from '../shared/polling/poll-store.js';
 import { pollMessageOf } from '../shared/polling/schedule.js';
 
 /**
- * The secrets are kept for a day, for up to 20,000 stores: each store comes back every interval to one
+ * The secrets are kept for the environment's life as everywhere, for up to 20,000 stores rather than 1,000: each store comes back every interval to one
  * of two environments (the poll queue's concurrency), so a warm environment decrypts a store's token
  * once in its life instead of at every poll (docs/performance.md, "Polling"). A rotated token is
  * another ciphertext, so another entry: the cache never answers an old secret for a new one.
  */
-const deps = { cipher: kmsCipher(kms, config.keyId, { ttlMs: 86_400_000, max: 20_000 }), platforms: adapterFor };
+const deps = { cipher: kmsCipher(kms, config.keyId, { ttlMs: ENVIRONMENT_LIFE, max: 20_000 }), platforms: adapterFor };
 
 const poll = async (received: SQSRecord) => {
   const store = pollMessageOf(received);

@@ -1,6 +1,7 @@
 import type { SecretContext } from '../shared/aws/kms-cipher.js';
 import { INDEX } from '../shared/dynamo/keys.js';
-import type { Access, IndexName, QueueName, TableAction } from './routes.js';
+import type { Statement } from './policy.js';
+import type { Access, IndexName, KeyAction, QueueName, SecretField, TableAction } from './routes.js';
 
 /**
  * The IAM side of a function's `access` declaration (lib/routes.ts): pure data, so the stack
@@ -73,6 +74,103 @@ export const grantsFor = (access: Access): Grant[] => {
   }
   return grants;
 };
+
+/** A function's `access` under its name, as lib/functions.ts lists them. */
+export interface Declared {
+  name: string;
+  access: Access;
+}
+
+/**
+ * One statement of the secrets key's policy: the functions (by name) that declare exactly these key
+ * actions on exactly these secrets, and the context conditions of their own grant (`grantsFor`). The
+ * stack names each function's role, the local KMS stand-in its local principal.
+ */
+export interface KeyUseGrant {
+  sid: string;
+  actions: string[];
+  fields: SecretField[];
+  functions: string[];
+  conditions: NonNullable<Grant['conditions']>;
+}
+
+const capitalized = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+/**
+ * The secrets key's use statements, written from the same declarations as the roles' own policies:
+ * the functions are grouped by their declared (actions, fields), and each group may use the key
+ * for those actions and those secrets only. KMS needs an allow in both the key policy and the
+ * role's policy, so neither can give a role a secret the other does not.
+ */
+export const keyUseGrants = (functions: Declared[]): KeyUseGrant[] => {
+  const groups = new Map<string, KeyUseGrant>();
+  for (const { name, access } of functions) {
+    if (!access.key?.actions.length || !access.key.fields.length) continue;
+    const actions = unique(access.key.actions as KeyAction[]);
+    const fields = unique(access.key.fields) as SecretField[];
+    const id = `${actions.join('')}:${fields.join(',')}`;
+    const group = groups.get(id);
+    if (group) {
+      group.functions.push(name);
+      continue;
+    }
+    const [grant] = grantsFor({ key: { actions: actions as KeyAction[], fields } });
+    groups.set(id, {
+      sid: `FunctionsMay${actions.join('And')}${fields.map(capitalized).join('')}`,
+      actions: grant.actions,
+      fields,
+      functions: [name],
+      conditions: grant.conditions!,
+    });
+  }
+  return [...groups.values()].sort((a, b) => a.sid.localeCompare(b.sid));
+};
+
+/** Where a function's grants point: the ARNs of the resources its `access` names. */
+export interface GrantResources {
+  tableArn: string;
+  keyArn: string;
+  queueArn: (queue: QueueName) => string;
+}
+
+export const resourceArns = (target: GrantTarget, resources: GrantResources): string[] => {
+  switch (target.kind) {
+    case 'table':
+      return [resources.tableArn];
+    case 'tableIndexes':
+      return target.indexes.map((name) => `${resources.tableArn}/index/${name}`);
+    case 'key':
+      return [resources.keyArn];
+    case 'queue':
+      return [resources.queueArn(target.queue)];
+  }
+};
+
+/** A function's role policy as IAM reads it (lib/constructs/functions.ts writes the same statements). */
+export const identityStatements = (access: Access, resources: GrantResources): Statement[] =>
+  grantsFor(access).map((grant) => ({
+    Effect: 'Allow',
+    Action: grant.actions,
+    Resource: resourceArns(grant.target, resources),
+    ...(grant.conditions ? { Condition: grant.conditions } : {}),
+  }));
+
+/**
+ * The secrets key's use statements as KMS reads them: the account is the principal and each group's
+ * roles a condition (`aws:PrincipalArn`), as lib/constructs/data.ts writes them.
+ */
+export const keyUseStatements = (
+  grants: KeyUseGrant[],
+  options: { accountRoot: string; principalArn: (functionName: string) => string },
+): Statement[] =>
+  grants.map((grant) => ({
+    Sid: grant.sid,
+    Effect: 'Allow',
+    Principal: { AWS: options.accountRoot },
+    Action: grant.actions,
+    Resource: '*',
+    Condition: { ...grant.conditions, ArnEquals: { 'aws:PrincipalArn': grant.functions.map(options.principalArn) } },
+  }));
 
 /** Every IAM action `access` stands for, sorted and without duplicates. */
 export const iamActionsFor = (access: Access): string[] => unique(grantsFor(access).flatMap((g) => g.actions));

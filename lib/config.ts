@@ -12,11 +12,16 @@ export interface DeployConfig {
   stage: string;
   /** True for `stage=prod`: table, key and log groups are retained and the table has deletion protection. */
   isProd: boolean;
-  /** What deleting the stack does to the log groups and the alarm topic's key: RETAIN in prod, else DESTROY. */
+  /**
+   * What deleting the stack does to the log groups, the queues and the alarm topic's key: in prod
+   * RETAIN_ON_UPDATE_OR_DELETE (CloudFormation's `RetainExceptOnCreate`: kept, except by the rollback of
+   * the deployment that created them, so a failed first deploy leaves nothing behind), else DESTROY.
+   */
   removalPolicy: RemovalPolicy;
   /**
-   * What deleting the stack does to the table and the secrets key, together: RETAIN in prod or while
-   * deletion protection is on, else DESTROY. One policy for both, because the table's secrets are
+   * What deleting the stack does to the table and the secrets key, together: RETAIN_ON_UPDATE_OR_DELETE
+   * in prod or while deletion protection is on (kept, unless the deployment that created them rolls
+   * back), else DESTROY. One policy for both, because the table's secrets are
    * ciphertexts of that key: a kept table whose key is scheduled for deletion would be unreadable.
    */
   dataRemovalPolicy: RemovalPolicy;
@@ -73,6 +78,17 @@ export interface DeployConfig {
    * before the table's TTL removes it; functions that end jobs get it as JOB_RETENTION_DAYS.
    */
   jobRetentionDays: number;
+  /**
+   * `-c routeMetrics=true`, default off: API Gateway's detailed metrics (six custom metrics, $1.80 a month)
+   * on each webhook route. Off because the access log's metric filters count and alarm on their 429s and
+   * 5xx already (lib/constructs/api.ts); the API's own metrics (requests, 4xx, 5xx, latency) are free.
+   */
+  routeMetrics: boolean;
+  /**
+   * `-c logLevel=…`, default INFO: the functions' application log level (Lambda's advanced logging
+   * controls, JSON lines). Lambda's own lines (START, END, REPORT) are logged from WARN only.
+   */
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /**
    * `-c personalDataRetentionDays=…`, default 90 (CONTRACT.md §13): how long after every job of an
    * order ended its personal data is kept; the retention sweep gets it as PERSONAL_DATA_RETENTION_DAYS.
@@ -322,8 +338,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   return {
     stage,
     isProd,
-    removalPolicy: isProd ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
-    dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    removalPolicy: isProd ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
+    dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
     maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
     memorySize: int('memorySize', 256, 128, 10240),
     throttleRate: int('throttleRate', 50, 1, 100_000),
@@ -337,6 +353,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     hostedZoneId,
     hostedZoneName,
     jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
+    routeMetrics: bool('routeMetrics', false),
+    logLevel: logLevelOf(str('logLevel', 'INFO')),
     personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
     apiKeyRateLimit: int('apiKeyRateLimit', DEFAULT_API_KEY_RATE_LIMIT, 0, 100_000),
     pollMessageRetentionSeconds,
@@ -358,6 +376,13 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
     pollIntervalSeconds,
   };
+};
+
+const LOG_LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+const logLevelOf = (value: string): DeployConfig['logLevel'] => {
+  const level = LOG_LEVELS.find((l) => l === value.toUpperCase());
+  if (!level) throw new ConfigError(`context logLevel must be one of ${LOG_LEVELS.join(', ')}, got ${value}`);
+  return level;
 };
 
 /** `ResellerRouting-<stage>`. */

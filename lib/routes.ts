@@ -662,8 +662,9 @@ export const consumers: ConsumerSpec[] = [
     trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
     // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
     timeoutSeconds: 30,
-    // The delivery, its event and its endpoint; the try's outcome (the delivery and the event's failing
-    // list in one transaction; the endpoint's failing state). The next try goes as a fresh delayed message.
+    // The delivery, its event and its endpoint; the try's outcome (a first try delivered: the delivery
+    // alone; otherwise the delivery and the event's failing list in one transaction; the endpoint's
+    // failing state). The next try goes as a fresh delayed message.
     access: {
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
@@ -678,11 +679,12 @@ export const consumers: ConsumerSpec[] = [
     trigger: { stream: 'table', batchSize: 100 },
     // A batch's events, each a Put and its deliveries' schedule, plus the objects' reads and a cold start.
     timeoutSeconds: 60,
-    // PutItem: the event (conditional: a record handed over again writes nothing). GetItem: an order's body
-    // (a job's lines), a cursor's event. Query: the owner's endpoints (kept 10 s). TransactWriteItems: the
-    // event's deliveries with its `endpointIds`; their messages on the delivery queue.
+    // PutItem: the event (conditional: a record handed over again writes nothing), then each of its
+    // deliveries (conditional). GetItem: an order's body (a job's lines), a cursor's event. Query: the
+    // owner's endpoints (kept 10 s). UpdateItem: the event's `endpointIds` (conditional, before its
+    // deliveries); their messages on the delivery queue.
     access: {
-      table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query', 'TransactWriteItems'],
+      table: ['GetItem', 'BatchGetItem', 'PutItem', 'Query', 'UpdateItem'],
       queues: { delivery: ['SendMessage'] },
     },
   },

@@ -21,6 +21,13 @@ import { ENDPOINT_STATUSES } from '../../shared/entities/webhook-endpoint.js';
 export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const nullable = (schema: Record<string, unknown>) => ({ anyOf: [schema, { type: 'null' }] });
 
+/**
+ * `["*"]` (shared/http/schemas.ts `EveryEventType`) in requests and answers: an array of one `"*"`, with
+ * an `items` schema as linters (Spectral's array-items) and code generators want, not a tuple's
+ * `prefixItems` with `items: false`.
+ */
+export const EVERY_EVENT_TYPE = { type: 'array', items: { const: '*' }, minItems: 1, maxItems: 1 };
+
 const str = { type: 'string' };
 const count = { type: 'integer', minimum: 0 };
 const timestamp = {
@@ -580,10 +587,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       {
         url: { type: 'string', format: 'uri' },
         enabledEvents: {
-          anyOf: [
-            { type: 'array', prefixItems: [{ const: '*' }], minItems: 1, maxItems: 1 },
-            { type: 'array', items: ref('event_type'), minItems: 1 },
-          ],
+          anyOf: [EVERY_EVENT_TYPE, { type: 'array', items: ref('event_type'), minItems: 1 }],
           description: '`["*"]` for every type',
         },
         description: nullable(str),

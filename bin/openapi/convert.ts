@@ -4,6 +4,7 @@ import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
 import { PRICING_MODES } from '../../shared/entities/source-store.js';
 import {
+  EveryEventType,
   Limit,
   MarkupDecimals,
   PricingConfig,
@@ -12,6 +13,7 @@ import {
   SomeSecret,
   TOKEN_RULES,
 } from '../../shared/http/schemas.js';
+import { EVERY_EVENT_TYPE } from './components.js';
 
 /**
  * valibot → JSON Schema 2020-12 for the OpenAPI document: the input side of each schema (what a
@@ -70,8 +72,13 @@ const conversion: ConversionConfig = {
   definitions,
   // Every JSON number is finite.
   ignoreActions: ['finite'],
-  overrideSchema: ({ valibotSchema }) =>
-    'wrapped' in valibotSchema && valibotSchema.wrapped === Limit ? limitSchema : undefined,
+  overrideSchema: ({ valibotSchema }) => {
+    if ('wrapped' in valibotSchema && valibotSchema.wrapped === Limit) return limitSchema;
+    // A tuple is `prefixItems` with `items: false`: valid 2020-12, yet linters (Spectral's array-items)
+    // and code generators want an `items` schema. One `"*"` and nothing else, said their way.
+    if (valibotSchema === EveryEventType) return EVERY_EVENT_TYPE as JsonSchema;
+    return undefined;
+  },
   overrideAction: ({ valibotAction, jsonSchema }) => {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
     if (valibotAction === SomeSecret) return { ...jsonSchema, minProperties: 1 };

@@ -29,11 +29,22 @@ export const FAILED_RECORDS_MIN_RECEIVES = 10;
 /** p95 of webhook → completed above this alarms: an hour (issue 32). */
 export const LATENCY_ALARM_MS = 3_600_000;
 
+/** Lambda's `Throttles` for the whole account and region: no dimension, so every function is in it. */
+export const accountThrottles = () =>
+  new cloudwatch.Metric({
+    namespace: 'AWS/Lambda',
+    metricName: 'Throttles',
+    statistic: 'Sum',
+    period: Duration.minutes(5),
+  });
+
 /** What the alarms watch. */
 export interface Watched {
   queues: Record<QueueName, sqs.Queue>;
   functions: Map<string, lambda.Function>;
   api: apigw.HttpApi;
+  /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts). */
+  streamFailures?: sqs.IQueue;
 }
 
 /**
@@ -44,7 +55,8 @@ const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatc
   // An existing topic's policy is its owner's: it must let CloudWatch publish (README, Deploy).
   if (config.alarmTopicArn) return sns.Topic.fromTopicArn(scope, 'AlarmTopic', config.alarmTopicArn);
   if (!config.alarmEmail) return undefined;
-  const stack = Stack.of(scope);
+  // The deployment's own stack, named as the operator knows it, when the alarms are in a nested stack of it.
+  const stack = Stack.of(scope).nestedStackParent ?? Stack.of(scope);
   // Its own key: CloudWatch must be allowed to use it, which the secrets key must never allow.
   const key = new kms.Key(scope, 'AlarmTopicKey', {
     description: `${stack.stackName}: alarm notifications`,
@@ -316,32 +328,41 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
       fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
       1,
     );
-    alarm(
-      `${consumer.name}ThrottlesAlarm`,
-      `${consumer.name} invocations were throttled`,
-      fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }),
-      1,
-    );
   }
+  // Throttles: one alarm on Lambda's account-level metric (no dimension: every function of the account
+  // and region, each consumer and each route), where one per consumer cost $0.10 a month each (issue 44).
+  alarm(
+    'LambdaThrottlesAlarm',
+    'Lambda invocations were throttled (any function of the account: a consumer, a route, the authorizer)',
+    accountThrottles(),
+    1,
+  );
 
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
-  // its absence is the signal. Missing data breaches.
+  // its absence is the signal. Lambda publishes no Invocations for a period without a run, so missing
+  // data is left missing: when none of the last three periods has a run the alarm goes to
+  // INSUFFICIENT_DATA, which pages (its insufficient-data action, below). Treated as breaching, it
+  // went to ALARM as soon as it was made, a day long for the daily retention sweep, until the first
+  // run; a new alarm starts in INSUFFICIENT_DATA and actions fire on a change, so a deploy pages no one.
+  const heartbeats: cloudwatch.Alarm[] = [];
   for (const consumer of consumers) {
     if (!isScheduled(consumer.trigger)) continue;
     const every = scheduleMinutes(consumer.trigger, config);
-    alarms.push(
-      new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
-        alarmDescription: `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped`,
-        metric: watched.functions.get(consumer.name)!.metricInvocations({
-          period: Duration.minutes(every),
-          statistic: 'Sum',
-        }),
-        threshold: 1,
-        evaluationPeriods: 3,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    const heartbeat = new cloudwatch.Alarm(scope, `${consumer.name}HeartbeatAlarm`, {
+      alarmDescription:
+        `${consumer.name} has not run for ${3 * every} minutes: its schedule stopped ` +
+        '(the alarm shows INSUFFICIENT_DATA, and pages, when no period has a run)',
+      metric: watched.functions.get(consumer.name)!.metricInvocations({
+        period: Duration.minutes(every),
+        statistic: 'Sum',
       }),
-    );
+      threshold: 1,
+      evaluationPeriods: 3,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.MISSING,
+    });
+    alarms.push(heartbeat);
+    heartbeats.push(heartbeat);
   }
 
   // The change stream's consumer falling behind (a fault that fails its records, or too slow for the writes):
@@ -356,6 +377,36 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     );
   }
 
+  // A batch of the change stream the event recorder gave up on (its retries spent, or too old): events
+  // not recorded until `npm run events -- replay-failed` replays them, while the stream still holds them.
+  // Nothing else drains the queue: in ALARM from the first message until the replay has deleted them all.
+  if (watched.streamFailures)
+    alarms.push(
+      new cloudwatch.Alarm(scope, 'EventRecorderFailuresAlarm', {
+        alarmDescription:
+          'The event recorder gave up on change stream records: run `npm run events -- replay-failed` within 24 hours',
+        metric: new cloudwatch.MathExpression({
+          expression: 'visible + inFlight',
+          label: 'batches given up on',
+          period: minute,
+          usingMetrics: {
+            visible: watched.streamFailures.metricApproximateNumberOfMessagesVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+            inFlight: watched.streamFailures.metricApproximateNumberOfMessagesNotVisible({
+              period: minute,
+              statistic: 'Maximum',
+            }),
+          },
+        }),
+        threshold: 1,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      }),
+    );
+
   alarm(
     'Api5xxAlarm',
     'The API answered 5xx',
@@ -365,5 +416,6 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
 
   const topic = addAlarmTopic(scope, config, alarms);
   if (topic) for (const a of alarms) a.addAlarmAction(new SnsAction(topic));
+  if (topic) for (const a of heartbeats) a.addInsufficientDataAction(new SnsAction(topic));
   return alarms;
 };

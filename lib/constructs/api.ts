@@ -107,12 +107,15 @@ const CONSOLE_AUTHENTICATION =
 
 /**
  * The HTTP API: its throttled stage with an access log, the bearer-key authorizer, and one route
- * per entry of lib/routes.ts, each integrated with its own function.
+ * per entry of lib/routes.ts, each integrated with its own function. The routes (with their
+ * integrations, permissions and the authorizer) go under `routesScope` (a nested stack of
+ * lib/stack.ts; by default the API itself), the API, its stage and domain under `scope`.
  */
 export const addApi = (
   scope: Construct,
   config: DeployConfig,
   functions: Map<string, lambda.Function>,
+  routesScope?: Construct,
 ): { api: apigw.HttpApi; stage: apigw.HttpStage; domain?: apigw.DomainName } => {
   const domain = addDomain(scope, config);
   const api = new apigw.HttpApi(scope, 'Api', {
@@ -142,15 +145,15 @@ export const addApi = (
 
   // The platforms' deliveries get throttles of their own, each route its own bucket, and the catch-all
   // route a small one: a flood of API calls or of unknown paths never gets a webhook answered 429 (a
-  // platform gives up on a subscription that keeps failing). The webhooks also get route metrics
-  // (requests, 4xx, 5xx, latencies of their own): six custom metrics a route, so not on every route.
+  // platform gives up on a subscription that keeps failing). Route metrics (six custom metrics a route)
+  // only with -c routeMetrics=true: the access log's filters below count the webhooks' 429s and 5xx.
   const routeSettings = Object.fromEntries([
     ...WEBHOOK_ROUTE_KEYS.map((routeKey) => [
       routeKey,
       {
         ThrottlingRateLimit: config.webhookThrottleRate,
         ThrottlingBurstLimit: config.webhookThrottleBurst,
-        DetailedMetricsEnabled: true,
+        ...(config.routeMetrics ? { DetailedMetricsEnabled: true } : {}),
       },
     ]),
     ['$default', { ThrottlingRateLimit: FALLBACK_THROTTLE.rate, ThrottlingBurstLimit: FALLBACK_THROTTLE.burst }],
@@ -184,10 +187,25 @@ export const addApi = (
     identitySource: cached ? ['$request.header.Authorization'] : [],
   });
 
+  // As HttpApi.addRoutes makes them (the same construct ids), in routesScope.
+  const routeParent = routesScope ?? api;
+  const addRoute = (options: {
+    path: string;
+    method: apigw.HttpMethod;
+    integration: HttpLambdaIntegration;
+    authorizer?: HttpLambdaAuthorizer;
+  }) =>
+    new apigw.HttpRoute(routeParent, `${options.method}${options.path}`, {
+      httpApi: api,
+      routeKey: apigw.HttpRouteKey.with(options.path, options.method),
+      integration: options.integration,
+      authorizer: options.authorizer,
+    });
+
   for (const route of routes) {
-    const [httpRoute] = api.addRoutes({
+    const httpRoute = addRoute({
       path: route.path,
-      methods: [apigw.HttpMethod[route.method]],
+      method: apigw.HttpMethod[route.method],
       integration: new HttpLambdaIntegration(`${route.name}Integration`, functions.get(route.name)!, {
         payloadFormatVersion: apigw.PayloadFormatVersion.VERSION_2_0,
       }),
@@ -206,13 +224,13 @@ export const addApi = (
     },
   );
   for (const path of consoleRoute.paths) {
-    const [httpRoute] = api.addRoutes({ path, methods: [apigw.HttpMethod.GET], integration: consoleIntegration });
+    const httpRoute = addRoute({ path, method: apigw.HttpMethod.GET, integration: consoleIntegration });
     acknowledge(httpRoute, 'AwsSolutions-APIG4', CONSOLE_AUTHENTICATION);
   }
 
   // `$default` catches every request no route matches, so API Gateway's own 404 body (no
   // Request-Id, no standard headers) never reaches a client: the function answers the contract's.
-  const fallback = new apigw.HttpRoute(api, 'DefaultRoute', {
+  const fallback = new apigw.HttpRoute(routeParent, 'DefaultRoute', {
     httpApi: api,
     routeKey: apigw.HttpRouteKey.DEFAULT,
     integration: new HttpLambdaIntegration(`${fallbackRoute.name}Integration`, functions.get(fallbackRoute.name)!, {

@@ -3,31 +3,47 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type { Construct } from 'constructs';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct, IConstruct } from 'constructs';
 import type { DeployConfig } from '../config.js';
+import { acknowledge } from '../nag.js';
 import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
-import { deadLetterFor } from './queues.js';
+import { STREAM_MAPPING } from '../stream-mapping.js';
+import { deadLetterFor, MESSAGE_RETENTION } from './queues.js';
 
 /** How late a scheduled run may still start: a few minutes, never the 6 hours (24 for EventBridge) of the defaults. */
 export const SCHEDULED_EVENT_MAX_AGE = Duration.minutes(5);
 
-/**
- * The items whose writes the event recorder reads (shared/events/changes.ts): an order's record, at its
- * first job's key (`SK` `SJ`), and the stores (`RST`, `SST`: a disconnection). Lambda drops the other
- * records before any invocation, so the writes that report nothing cost nothing. A new kind of event
- * from another item adds its key here.
- */
+/** The event recorder's filter: only the writes of the items that report changes (lib/stream-mapping.ts). */
 export const RECORDED_ITEMS = [
-  lambda.FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: lambda.FilterRule.or('SJ', 'RST', 'SST') } } } }),
+  lambda.FilterCriteria.filter({
+    dynamodb: { Keys: { SK: { S: lambda.FilterRule.or(...STREAM_MAPPING.recordedSortKeys) } } },
+  }),
 ];
 
+/** How many batches of one shard run at once (lib/stream-mapping.ts). */
+export const STREAM_PARALLELIZATION = STREAM_MAPPING.parallelizationFactor;
+
 /**
- * How many batches of one shard run at once: records of one item stay in order (Lambda keeps a key's
- * records on one of them), and a flash sale's writes are not queued behind one invocation at a time.
+ * The change stream mapping's on-failure destination: where Lambda puts the place (shard, sequence
+ * numbers) of a batch it gave up on, for `npm run events -- replay-failed` to record it. Kept 14 days
+ * like every queue, though the stream keeps the records themselves 24 hours; its alarm pages at the first.
  */
-export const STREAM_PARALLELIZATION = 5;
+export const addStreamFailureQueue = (scope: Construct, config: Pick<DeployConfig, 'removalPolicy'>) => {
+  const queue = new sqs.Queue(scope, 'EventRecorderFailures', {
+    encryption: sqs.QueueEncryption.SQS_MANAGED,
+    enforceSSL: true,
+    retentionPeriod: MESSAGE_RETENTION,
+    removalPolicy: config.removalPolicy,
+  });
+  acknowledge(
+    queue.node.defaultChild as IConstruct,
+    'AwsSolutions-SQS3',
+    'It is itself a destination (the change stream mapping on-failure one), read by the replay command only.',
+  );
+  return queue;
+};
 
 /** What invokes each consumer of lib/routes.ts: its queue's messages, the table's change stream, or a schedule. */
 export const addConsumerTriggers = (
@@ -36,20 +52,25 @@ export const addConsumerTriggers = (
   queues: Record<QueueName, sqs.Queue>,
   table: dynamodb.ITable,
   config: Pick<DeployConfig, 'pollIntervalSeconds'>,
+  streamFailures: sqs.IQueue,
 ) => {
   for (const consumer of consumers) {
     const fn = functions.get(consumer.name)!;
     if ('stream' in consumer.trigger) {
-      // Retried until it succeeds (the stream keeps records 24 hours; the IteratorAge alarm pages long before),
-      // the failed records only, a batch that keeps failing halved until the record at fault is alone.
+      // The failed records only, a batch that keeps failing halved until the record at fault is alone, then
+      // retried `retryAttempts` times and set aside in `streamFailures` (its place, for the replay command):
+      // one record that keeps failing never holds the records behind it, and nothing is dropped unseen.
       fn.addEventSource(
         new DynamoEventSource(table, {
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
           batchSize: consumer.trigger.batchSize,
-          maxBatchingWindow: Duration.seconds(1),
+          maxBatchingWindow: Duration.seconds(STREAM_MAPPING.batchingWindowSeconds),
           parallelizationFactor: STREAM_PARALLELIZATION,
           bisectBatchOnError: true,
           reportBatchItemFailures: true,
+          retryAttempts: STREAM_MAPPING.retryAttempts,
+          maxRecordAge: Duration.seconds(STREAM_MAPPING.maxRecordAgeSeconds),
+          onFailure: new SqsDlq(streamFailures),
           filters: RECORDED_ITEMS,
         }),
       );

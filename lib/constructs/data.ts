@@ -5,10 +5,9 @@ import * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { Construct } from 'constructs';
 import { type KeyAttribute, TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
-import { grantsFor } from '../access.js';
+import { keyUseGrants, keyUseStatements } from '../access.js';
 import type { DeployConfig } from '../config.js';
 import { allFunctions } from '../functions.js';
-import type { KeyAction } from '../routes.js';
 
 const ATTRIBUTE_TYPE = { S: dynamodb.AttributeType.STRING } as const;
 const PROJECTION = { KEYS_ONLY: dynamodb.ProjectionType.KEYS_ONLY, INCLUDE: dynamodb.ProjectionType.INCLUDE } as const;
@@ -114,29 +113,16 @@ export const addSecretsKey = (scope: Construct, config: DeployConfig): kms.Key =
 
 /**
  * The secrets key's policy lets exactly the roles of the functions that declare the key (lib/routes.ts)
- * encrypt or decrypt, under the encryption context the cipher sends; each role's own policy narrows
- * it to its declared secrets. The account is the principal and the role a condition
+ * encrypt or decrypt, each group of roles for the actions and the secrets they declare and no other
+ * (lib/access.ts `keyUseGrants`, from the same declarations as the roles' own policies), under the
+ * encryption context the cipher sends. The account is the principal and the roles a condition
  * (`aws:PrincipalArn`): KMS refuses a policy naming a role IAM has not finished creating, and this
  * one is written in the same deployment as the roles.
  */
 export const grantSecretsKeyUse = (key: kms.Key, functions: Map<string, lambda.IFunction>) => {
-  const rolesFor = (action: KeyAction) =>
-    allFunctions()
-      .filter((spec) => spec.access.key?.actions.includes(action))
-      .map((spec) => functions.get(spec.name)!.role!.roleArn);
-  for (const action of ['Decrypt', 'Encrypt'] as const) {
-    const roles = rolesFor(action);
-    if (!roles.length) continue;
-    // The context conditions of any grant: every declared field, a store named, no other key.
-    const [{ conditions }] = grantsFor({ key: { actions: [action], fields: ['accessToken', 'webhookSecret'] } });
-    key.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: `FunctionsMay${action}`,
-        principals: [new iam.AccountRootPrincipal()],
-        actions: [`kms:${action}`],
-        resources: ['*'],
-        conditions: { ...conditions, ArnEquals: { 'aws:PrincipalArn': roles } },
-      }),
-    );
-  }
+  const statements = keyUseStatements(keyUseGrants(allFunctions()), {
+    accountRoot: new iam.AccountRootPrincipal().arn,
+    principalArn: (name) => functions.get(name)!.role!.roleArn,
+  });
+  for (const statement of statements) key.addToResourcePolicy(iam.PolicyStatement.fromJson(statement));
 };

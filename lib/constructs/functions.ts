@@ -41,6 +41,11 @@ export interface FunctionResources {
   queues: Record<QueueName, sqs.Queue>;
   /** Where the platforms send webhooks: a token the stack resolves once its API exists. */
   publicUrl: string;
+  /**
+   * Where a function itself goes (a nested stack of lib/stack.ts); its log group and role stay in the
+   * scope given to addFunctions, beside the key whose policy names the role. Default: that scope.
+   */
+  placeOf?: (spec: FunctionSpec) => Construct;
 }
 
 const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
@@ -59,11 +64,13 @@ const resourceArns = (target: GrantTarget, resources: FunctionResources): string
 /**
  * One function: its log group, a role of its own that may do exactly what its `access` declares,
  * its environment (lib/environment.ts) and its bundle (lib/bundling.ts), under a construct named
- * after it.
+ * after it (the function under one of that name in `placeOf`'s scope, when it is placed elsewhere).
  */
 const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionResources): NodejsFunction => {
   const { config, projectRoot } = resources;
   const group = new Construct(scope, spec.name);
+  const place = resources.placeOf?.(spec) ?? scope;
+  const home = place === scope ? group : new Construct(place, spec.name);
 
   const logGroup = new logs.LogGroup(group, 'Logs', {
     retention: config.logRetentionDays,
@@ -86,7 +93,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     );
   }
 
-  const fn = new NodejsFunction(group, 'Function', {
+  const fn = new NodejsFunction(home, 'Function', {
     description: spec.description,
     entry: join(projectRoot, spec.entry),
     handler: 'handler',
@@ -98,6 +105,11 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     timeout: Duration.seconds(spec.timeoutSeconds),
     role,
     logGroup,
+    // JSON lines and Lambda's advanced logging controls: its own START/END/REPORT lines (about 400 bytes
+    // an invocation) only from WARN, the functions' from -c logLevel (issue 44).
+    loggingFormat: lambda.LoggingFormat.JSON,
+    systemLogLevelV2: lambda.SystemLogLevel.WARN,
+    applicationLogLevelV2: lambda.ApplicationLogLevel[config.logLevel],
     tracing: config.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
     environment: {
       NODE_OPTIONS,

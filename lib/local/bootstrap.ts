@@ -2,6 +2,7 @@ import { pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { __Client } from '@aws-sdk/client-sqs';
 import { logger } from '../../shared/core/logger.js';
+import { authorize } from './authorize.js';
 import { type ArmedFault, concerns, gates } from './faults.js';
 import { type LambdaHandler, lambdaContext } from './lambda.js';
 import type { EnvironmentData, FromEnvironment, ToEnvironment } from './protocol.js';
@@ -101,6 +102,31 @@ const middleware =
     }
   };
 
+/**
+ * The role's policy, applied to the request the SDK signed, innermost (below the deserializer): a call
+ * it does not allow never leaves the environment and gets AWS's answer, which the SDK turns into the
+ * error AWS's would be (`AccessDeniedException`, SQS's `AccessDenied`).
+ */
+const enforceAccess =
+  (next: (args: any) => Promise<any>) => async (args: { input: Record<string, any>; request: { headers: any } }) => {
+    const access = data.access;
+    if (!access) return next(args);
+    const refused = authorize(args.request.headers['x-amz-target'], args.input, access);
+    if (!refused) return next(args);
+    // One line a refusal, whatever the handler makes of the error: a declaration to fix in lib/routes.ts.
+    process.stderr.write(
+      `${JSON.stringify({
+        level: 'ERROR',
+        message: 'local runtime: access denied, as AWS would (lib/routes.ts declares what a function may do)',
+        function: data.functionName,
+        action: refused.request.action,
+        resource: refused.request.resource,
+      })}\n`,
+    );
+    const { statusCode, headers, body } = refused.denial;
+    return { response: { statusCode, headers, body: Buffer.from(body) } };
+  };
+
 const withMiddleware = new WeakSet<object>();
 const clientSend = __Client.prototype.send;
 __Client.prototype.send = function sendThroughRuntime(this: InstanceType<typeof __Client>, ...args: any[]) {
@@ -110,6 +136,12 @@ __Client.prototype.send = function sendThroughRuntime(this: InstanceType<typeof 
       step: 'initialize',
       priority: 'high',
       name: 'localRuntime',
+      override: true,
+    });
+    this.middlewareStack.add(enforceAccess as any, {
+      step: 'deserialize',
+      priority: 'low',
+      name: 'localRuntimeAccess',
       override: true,
     });
   }

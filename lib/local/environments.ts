@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { LocalAccess } from './authorize.js';
 import type { ArmedFault } from './faults.js';
 import type { EnvironmentData, ErrorShape, FromEnvironment, SdkCall, ToEnvironment } from './protocol.js';
 
@@ -13,6 +15,41 @@ import type { EnvironmentData, ErrorShape, FromEnvironment, SdkCall, ToEnvironme
 
 /** Lambda gives a sandbox 10 s to initialise; a loaded machine gets more. */
 const INIT_TIMEOUT_MS = 30_000;
+
+/**
+ * Opt-in measurement (docs/performance.md, "Where an order's time goes"). LOCAL_CPU_PROF_DIR: each
+ * environment's thread writes a V8 CPU profile there when it ends (`<function>.<n>.cpuprofile`).
+ * LOCAL_INVOCATION_LOG: one JSON line per invocation appended to that file: the function, when it was
+ * asked (`at`, epoch ms), how long it waited for an environment (`waitMs`, a cold start included),
+ * whether it started one (`cold`), and its handler time (`ms`). LOCAL_LOG_FILE: the functions' log
+ * lines (their stdout and stderr) go to that file instead of this process's (a benchmark's figures).
+ */
+export const CPU_PROF_DIR_ENV = 'LOCAL_CPU_PROF_DIR';
+export const INVOCATION_LOG_ENV = 'LOCAL_INVOCATION_LOG';
+export const LOG_FILE_ENV = 'LOCAL_LOG_FILE';
+
+let logFile: WriteStream | undefined;
+/** The functions' log file, when LOCAL_LOG_FILE names one. */
+const functionLog = () => {
+  const file = process.env[LOG_FILE_ENV];
+  if (file) logFile ??= createWriteStream(file, { flags: 'a' });
+  return file ? logFile : undefined;
+};
+
+let invocationLog: WriteStream | undefined;
+const logInvocation = (line: { fn: string; at: number; waitMs: number; cold: boolean; ms: number; ok: boolean }) => {
+  const file = process.env[INVOCATION_LOG_ENV];
+  if (!file) return;
+  invocationLog ??= createWriteStream(file, { flags: 'a' });
+  invocationLog.write(`${JSON.stringify(line)}\n`);
+};
+
+const profilingArgv = (name: string, id: number) => {
+  const dir = process.env[CPU_PROF_DIR_ENV];
+  if (!dir) return [];
+  mkdirSync(dir, { recursive: true });
+  return ['--cpu-prof', `--cpu-prof-dir=${dir}`, `--cpu-prof-name=${name}.${id}.cpuprofile`];
+};
 
 /** Why an invocation did not answer: its error as the handler threw it, or the environment's end. */
 export class InvocationError extends Error {
@@ -39,6 +76,8 @@ export interface FunctionConfig {
   /** The function's environment variables. */
   env: Record<string, string>;
   memoryMb: number;
+  /** Its role's policy: what its SDK calls may do (authorize.ts); none, unchecked. */
+  access?: LocalAccess;
 }
 
 export interface InvokeOptions {
@@ -77,14 +116,22 @@ class Environment {
       memoryMb: fn.memoryMb,
       faults: runtime.faults(fn.name),
       observeSdk: Boolean(runtime.onSdkCall),
+      access: fn.access,
     };
     this.worker = new Worker(runtime.bootstrap, {
       name: `${fn.name} #${this.id}`,
-      execArgv: ['--enable-source-maps'],
+      execArgv: ['--enable-source-maps', ...profilingArgv(fn.name, this.id)],
       workerData: data,
       env: fn.env,
       resourceLimits: { maxOldGenerationSizeMb: fn.memoryMb, maxYoungGenerationSizeMb: 8 },
+      ...(functionLog() ? { stdout: true, stderr: true } : {}),
     });
+    const log = functionLog();
+    if (log) {
+      // Written as they come rather than piped: one pipe per thread would add listeners to the one file.
+      this.worker.stdout.on('data', (chunk: Buffer) => log.write(chunk));
+      this.worker.stderr.on('data', (chunk: Buffer) => log.write(chunk));
+    }
     this.worker.unref();
     this.ready = new Promise<void>((resolveReady, rejectReady) => {
       const timer = setTimeout(() => {
@@ -263,12 +310,21 @@ export class FunctionPool {
    * (a cold start is not counted, as on Lambda), or by `deadline` if that comes first.
    */
   async invoke(event: unknown, options: InvokeOptions = {}): Promise<Invocation> {
+    const at = Date.now();
+    const before = environmentSequence;
     const environment = await this.acquire();
+    const waitMs = Date.now() - at;
+    let ms = 0;
+    let ok = false;
     try {
       const deadline = Math.min(Date.now() + this.fn.timeoutSeconds * 1000, options.deadline ?? Infinity);
-      return await environment.invoke(event, deadline);
+      const invocation = await environment.invoke(event, deadline);
+      ({ ms } = invocation);
+      ok = true;
+      return invocation;
     } finally {
       this.release(environment);
+      logInvocation({ fn: this.fn.name, at, waitMs, cold: environment.id > before, ms, ok });
     }
   }
 

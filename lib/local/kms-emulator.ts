@@ -1,12 +1,17 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decide, type Request, type Statement } from '../policy.js';
+import { accessDenied, encryptionContextKeys } from './authorize.js';
 
 /**
  * A local stand-in for KMS that speaks the same JSON protocol (`TrentService.Encrypt`/`Decrypt`),
  * so the service's real KMS adapter runs unchanged against it. AES-256-GCM with the encryption
  * context as additional data: like KMS, a ciphertext only decrypts under the context it was
- * sealed with.
+ * sealed with. Given the key's policy, it applies it as KMS does: a caller whose credentials name a
+ * function (its SigV4 access key id) may use the key only as a statement allows, with the request's
+ * encryption context as the condition keys, and is refused with `AccessDeniedException` otherwise.
+ * The role's own policy is checked before the call leaves the function (authorize.ts).
  */
 
 export interface KmsEmulator {
@@ -30,7 +35,21 @@ const aad = (keyId: string, context: Record<string, string> = {}) =>
 
 const error = (type: string, message: string) => ({ status: 400, body: { __type: type, message } });
 
-export const startKmsEmulator = async (options: { keyMaterial: Buffer; port?: number }): Promise<KmsEmulator> => {
+export interface KeyPolicy {
+  /** The key policy's statements (lib/access.ts `keyUseStatements`), as the stack writes them. */
+  statements: Statement[];
+  /** The principal an access key id stands for; undefined for the runtime's own (tests, scripts): not checked. */
+  principalOf(accessKeyId: string): Request['principal'];
+}
+
+/** The access key id of a SigV4 `Authorization` header. */
+const accessKeyIdOf = (authorization: string | undefined) => /Credential=([^/,\s]+)\//.exec(authorization ?? '')?.[1];
+
+export const startKmsEmulator = async (options: {
+  keyMaterial: Buffer;
+  port?: number;
+  keyPolicy?: KeyPolicy;
+}): Promise<KmsEmulator> => {
   const keyId = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
   const calls = { Encrypt: 0, Decrypt: 0 };
 
@@ -60,6 +79,25 @@ export const startKmsEmulator = async (options: { keyMaterial: Buffer; port?: nu
     },
   };
 
+  /** The key policy's answer to a function's call: AWS's refusal, or undefined when it is allowed. */
+  const refused = (operation: string, authorization: string | undefined, input: Record<string, any>) => {
+    const accessKeyId = accessKeyIdOf(authorization);
+    const principal = options.keyPolicy && accessKeyId ? options.keyPolicy.principalOf(accessKeyId) : undefined;
+    if (!principal) return undefined;
+    const request: Request = {
+      action: `kms:${operation}`,
+      resource: keyId,
+      principal,
+      keys: encryptionContextKeys(input.EncryptionContext),
+    };
+    if (decide(options.keyPolicy!.statements, request) === 'allow') return undefined;
+    const denial = accessDenied('kms', request, accessKeyId!, 'resource-based');
+    console.error(
+      JSON.stringify({ level: 'ERROR', message: 'local KMS: refused by the key policy', function: accessKeyId }),
+    );
+    return { status: denial.statusCode, body: JSON.parse(denial.body) };
+  };
+
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
@@ -70,7 +108,8 @@ export const startKmsEmulator = async (options: { keyMaterial: Buffer; port?: nu
       if (!operation) result = error('UnsupportedOperationException', `${target} is not emulated`);
       else {
         try {
-          result = operation(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
+          const input = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+          result = refused(target, req.headers.authorization, input) ?? operation(input);
         } catch {
           result = error('SerializationException', 'bad request body');
         }

@@ -1,3 +1,4 @@
+import type { LocalAccess } from './authorize.js';
 import type { ArmedFault } from './faults.js';
 
 /** What the runtime tells an execution environment's thread when it starts it. */
@@ -9,6 +10,8 @@ export interface EnvironmentData {
   faults: ArmedFault[];
   /** Report every AWS SDK call (for the cost benchmark's meter). */
   observeSdk: boolean;
+  /** What the function's role may do: every SDK call outside it is refused as AWS would (authorize.ts). */
+  access?: LocalAccess;
 }
 
 /** A serialisable error: what crosses from the thread to the runtime when a handler throws. */

@@ -3,11 +3,15 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { type AddressInfo, createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { identityStatements, keyUseGrants, keyUseStatements } from '../access.js';
 import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_PERSONAL_DATA_RETENTION_DAYS } from '../config.js';
 import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { type Access, authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import { isRecordedItem, STREAM_MAPPING } from '../stream-mapping.js';
+import { LOCAL_ACCOUNT, type LocalAccess, localRoleArn, localTableArn } from './authorize.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, SHARED_DYNAMODB_ENV, startDynamoDbLocal, useSharedDynamoDb } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
@@ -84,6 +88,11 @@ export interface LocalRuntimeOptions {
   timeouts?: Record<string, number>;
   /** PLATFORM_TIMEOUT_MS: how long a platform call may take; default 10 s, as on AWS. */
   platformTimeoutMs?: number;
+  /**
+   * For tests: functions whose `access` is replaced by this one (lib/routes.ts keeps the real one), to
+   * prove that a call outside a function's declaration is refused.
+   */
+  accessOverrides?: Record<string, Access>;
   /** Called after each invocation, for benchmarks. */
   onInvoke?: (name: string, ms: number, batch?: number) => void;
   /** Called with every AWS SDK call a function makes, for the cost benchmark's meter. */
@@ -101,6 +110,8 @@ export interface LocalRuntime {
   simulator?: PlatformSimulator;
   tableName: string;
   queues: Record<QueueName, LocalQueue>;
+  /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts, EventRecorderFailures). */
+  streamFailures: LocalQueue;
   endpoints: { dynamodb: string; sqs: string; kms: string };
   /** The data directory, or undefined when everything is in memory. */
   dataDir?: string;
@@ -125,6 +136,10 @@ const HTTP_CONCURRENCY = 4;
 const DEFAULT_QUEUE_CONCURRENCY = 2;
 
 const allEntries = allFunctions().map((fn) => fn.entry);
+const functionNames = new Set(allFunctions().map((fn) => fn.name));
+/** Every function with the access it runs with: its declaration, or a test's override of it. */
+const withOverrides = (overrides: Record<string, Access> = {}) =>
+  allFunctions().map((fn) => ({ name: fn.name, access: overrides[fn.name] ?? fn.access }));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
@@ -222,12 +237,16 @@ const reclaimDataDir = (dataDir: string) => {
   rmSync(file, { force: true });
 };
 
-/** Every function of lib/routes.ts, with the timeout and concurrency it runs with locally. */
+/**
+ * Every function of lib/routes.ts, with the timeout and concurrency it runs with locally, and its role:
+ * credentials naming it (the KMS stand-in reads them) and the policy the stack writes for its `access`.
+ */
 const functionConfigs = (
   options: LocalRuntimeOptions,
   env: Record<string, string>,
   refs: EnvironmentRefs,
   bundles: Bundles,
+  accessOf: (name: string, access: Access) => LocalAccess,
 ): FunctionConfig[] =>
   allFunctions().map((fn) => ({
     name: fn.name,
@@ -240,9 +259,11 @@ const functionConfigs = (
     // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
     memoryMb: MEMORY_MB,
+    access: accessOf(fn.name, options.accessOverrides?.[fn.name] ?? fn.access),
     env: {
       ...env,
       ...functionEnvironment(fn, refs),
+      AWS_ACCESS_KEY_ID: fn.name,
       // What Lambda sets in every sandbox.
       AWS_LAMBDA_FUNCTION_NAME: fn.name,
       AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
@@ -276,7 +297,22 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     const parts = [
       part(shared ? Promise.resolve(useSharedDynamoDb(shared, tableName)) : startDynamoDbLocal(dataDir), (d) => d.stop),
       part(startSqs(dataDir), (q) => q.stop),
-      part(startKmsEmulator({ keyMaterial: keyMaterial(dataDir) }), (k) => k.stop),
+      part(
+        startKmsEmulator({
+          keyMaterial: keyMaterial(dataDir),
+          // The key policy the stack writes (lib/constructs/data.ts), from the same declarations; the
+          // functions are known by their credentials, anything else (tests, scripts) is the runtime's own.
+          keyPolicy: {
+            statements: keyUseStatements(keyUseGrants(withOverrides(options.accessOverrides)), {
+              accountRoot: `arn:aws:iam::${LOCAL_ACCOUNT}:root`,
+              principalArn: localRoleArn,
+            }),
+            principalOf: (accessKeyId) =>
+              functionNames.has(accessKeyId) ? { arn: localRoleArn(accessKeyId), account: LOCAL_ACCOUNT } : undefined,
+          },
+        }),
+        (k) => k.stop,
+      ),
       part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
     ] as const;
     await Promise.allSettled(parts);
@@ -320,6 +356,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       app: app.queue,
       appDlq: app.dlq,
     };
+    const streamFailures = await sqs.createQueue('event-recorder-failures');
     /** fauxqs's default for a queue created without one, as the DLQs are. */
     const visibilityOf = (queue: QueueName) =>
       queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
@@ -376,7 +413,17 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
     if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
     for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);
 
-    const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles), {
+    const accessOf = (functionName: string, access: Access): LocalAccess => ({
+      functionName,
+      statements: identityStatements(access, {
+        tableArn: localTableArn(tableName),
+        keyArn: kms.keyId,
+        queueArn: (queue) => queues[queue].arn,
+      }),
+      queueArns: Object.fromEntries(Object.values(queues).map((queue) => [queue.url, queue.arn])),
+      keyArn: kms.keyId,
+    });
+    const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
       bootstrap: bundles.bootstrap,
       idleSeconds: options.idleSeconds ?? 60,
       onSdkCall: options.onSdkCall,
@@ -421,7 +468,19 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
           endpoint: dynamo.endpoint,
           tableName,
           pool: functions.pool(consumer.name),
+          // As the deployed mapping reads it (lib/stream-mapping.ts): batches, bisection, bounded retries
+          // and record age, the on-failure destination.
           batchSize: consumer.trigger.batchSize,
+          batchingWindowMs: STREAM_MAPPING.batchingWindowSeconds * 1000,
+          filter: isRecordedItem,
+          bisect: true,
+          retryAttempts: STREAM_MAPPING.retryAttempts,
+          maxRecordAgeMs: STREAM_MAPPING.maxRecordAgeSeconds * 1000,
+          onFailure: async (failure) => {
+            await sqs.client.send(
+              new SendMessageCommand({ QueueUrl: streamFailures.url, MessageBody: JSON.stringify(failure) }),
+            );
+          },
           // Beside the table it reads: a restart on the same data goes on where the last one stopped.
           checkpointFile: dataDir ? join(dataDir, 'stream-places.json') : undefined,
           onInvoke: options.onInvoke,
@@ -454,6 +513,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       simulator,
       tableName,
       queues,
+      streamFailures,
       endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url },
       dataDir,
       invoke: (name, event = {}) => invoke(name, event),

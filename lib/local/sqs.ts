@@ -93,6 +93,11 @@ export const startSqs = async (dataDir?: string) => {
     endpoint,
     client,
     createQueuePair,
+    /** A queue of its own (no DLQ): the change stream's on-failure destination. */
+    createQueue: async (name: string): Promise<LocalQueue> => {
+      const url = await ensureQueue(name);
+      return { url, arn: await arnOf(url) };
+    },
     drain,
     stop: async () => {
       client.destroy();

@@ -1,16 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import type { StreamFailure } from '../stream-mapping.js';
 import type { FunctionPool } from './environments.js';
 
 /**
  * Lambda's DynamoDB Streams event source mapping, over DynamoDB Local's streams API (the JSON protocol
- * the SDK speaks; no SDK client for it is a dependency here). Each shard is read in order, parents
- * before children; a batch goes to the function, and the shard moves on only past the records it did
- * not report failed (ReportBatchItemFailures): a failed record and those after it are handed over
- * again a second later, a thrown or timed-out invocation the whole batch. The place reached in each
- * shard is kept in `checkpointFile` after every batch, so a restart (a SIGKILL) goes on from there,
- * handing over again at most the batch that was running: the consumer writes each event once anyway.
+ * the SDK speaks; no SDK client for it is a dependency here), with the deployed mapping's settings
+ * (lib/stream-mapping.ts, lib/constructs/consumers.ts). Each shard is read in order, parents before
+ * children. Only the records the filter passes are handed over, in batches of up to `batchSize`
+ * gathered for up to `batchingWindowMs` after the first. A batch goes to the function, and the shard
+ * moves on past the records it did not report failed (ReportBatchItemFailures); what failed (a
+ * reported record and those after it, or a thrown or timed-out invocation's whole batch) is halved
+ * while it is longer than one record (bisection, which is no retry), then tried again up to
+ * `retryAttempts` times; then its place (shard, first and last sequence numbers, never the records)
+ * goes to `onFailure`, as Lambda's on-failure destination gets it, and the shard moves on. A record
+ * older than `maxRecordAgeMs` goes there without being handed over. The place reached in each shard
+ * is kept in `checkpointFile` after every batch, so a restart (a SIGKILL) goes on from there, handing
+ * over again at most the batch that was running: the consumer writes each event once anyway.
  */
 
 interface Shard {
@@ -26,6 +34,20 @@ export interface StreamPollerOptions {
   tableName: string;
   pool: FunctionPool;
   batchSize: number;
+  /** How long a batch waits for more records once it has one (the mapping's MaximumBatchingWindow). */
+  batchingWindowMs?: number;
+  /** Which records are handed over (the mapping's filter); the others are passed over. Default: all. */
+  filter?: (record: DynamoDBRecord) => boolean;
+  /** Tries of a failing (single-record, or unbisected) batch after its first; default: for ever. */
+  retryAttempts?: number;
+  /** Whether a failing batch is halved before its retries count (BisectBatchOnFunctionError). */
+  bisect?: boolean;
+  /** A record older than this goes to `onFailure` unread. */
+  maxRecordAgeMs?: number;
+  /** The on-failure destination: where a batch given up on is put (Lambda's message). */
+  onFailure?: (failure: StreamFailure) => Promise<void>;
+  /** How long a failed batch waits before it is tried again. */
+  retryDelayMs?: number;
   /** Where the places are kept across restarts; none: from each shard's oldest record (in memory). */
   checkpointFile?: string;
   /** How long an empty shard waits before it is read again (Lambda reads four times a second). */
@@ -34,6 +56,11 @@ export interface StreamPollerOptions {
 }
 
 const DONE = 'done';
+
+const sequenceOf = (record: DynamoDBRecord) => record.dynamodb!.SequenceNumber!;
+const bySequence = (a: string, b: string) => (BigInt(a) < BigInt(b) ? -1 : BigInt(a) > BigInt(b) ? 1 : 0);
+/** When a record was written (DynamoDB gives whole seconds since the epoch), in ms. */
+const writtenAt = (record: DynamoDBRecord) => Number(record.dynamodb?.ApproximateCreationDateTime ?? 0) * 1000;
 
 export const startStreamPoller = (options: StreamPollerOptions) => {
   const call = async <T>(target: string, body: unknown): Promise<T> => {
@@ -66,6 +93,9 @@ export const startStreamPoller = (options: StreamPollerOptions) => {
 
   let stopped = false;
   const idleMs = options.idleMs ?? 250;
+  const windowMs = options.batchingWindowMs ?? 0;
+  const retryDelayMs = options.retryDelayMs ?? 250;
+  const retryAttempts = options.retryAttempts ?? Number.POSITIVE_INFINITY;
   const iterators = new Map<string, string>();
 
   const iteratorOf = async (streamArn: string, shardId: string) => {
@@ -82,44 +112,143 @@ export const startStreamPoller = (options: StreamPollerOptions) => {
     return ShardIterator;
   };
 
-  /** One batch of a shard handed over; whether it had records (so the shard is read again at once). */
-  const step = async (streamArn: string, shardId: string): Promise<boolean> => {
-    const iterator = await iteratorOf(streamArn, shardId);
-    const { Records = [], NextShardIterator } = await call<{ Records?: DynamoDBRecord[]; NextShardIterator?: string }>(
-      'GetRecords',
-      { ShardIterator: iterator, Limit: options.batchSize },
-    );
-    if (Records.length === 0) {
+  /**
+   * The shard's next batch: the records the filter passes, up to the batch size, gathered until the
+   * window closes after the first; `last` is the last record read (passed over or not), `closed` whether
+   * the shard has ended.
+   */
+  const gather = async (streamArn: string, shardId: string) => {
+    const batch: DynamoDBRecord[] = [];
+    let last: string | undefined;
+    let closed = false;
+    let firstAt: number | undefined;
+    while (!stopped) {
+      const { Records = [], NextShardIterator } = await call<{
+        Records?: DynamoDBRecord[];
+        NextShardIterator?: string;
+      }>('GetRecords', {
+        ShardIterator: await iteratorOf(streamArn, shardId),
+        Limit: options.batchSize - batch.length,
+      });
       if (NextShardIterator) iterators.set(shardId, NextShardIterator);
       else {
-        places[shardId] = DONE;
         iterators.delete(shardId);
-        keep();
+        closed = true;
       }
-      return false;
+      for (const record of Records) {
+        last = sequenceOf(record);
+        if (options.filter && !options.filter(record)) continue;
+        batch.push({ ...record, eventSourceARN: streamArn });
+      }
+      if (batch.length > 0) firstAt ??= Date.now();
+      if (closed || batch.length >= options.batchSize || firstAt === undefined) break;
+      const left = firstAt + windowMs - Date.now();
+      if (left <= 0) break;
+      if (Records.length === 0) await sleep(Math.min(left, 100));
     }
-    const records = Records.map((record) => ({ ...record, eventSourceARN: streamArn }));
-    let failedAt: string | undefined;
+    return { batch, last, closed };
+  };
+
+  /** Lambda's on-failure message for records given up on (their place only). */
+  const failureOf = (
+    records: DynamoDBRecord[],
+    shardId: string,
+    streamArn: string,
+    condition: string,
+    tries: number,
+  ): StreamFailure => ({
+    requestContext: {
+      requestId: randomUUID(),
+      functionArn: `arn:aws:lambda:us-east-1:000000000000:function:${options.pool.fn.name}`,
+      condition,
+      approximateInvokeCount: tries,
+    },
+    responseContext: { statusCode: 200, executedVersion: '$LATEST', functionError: 'Unhandled' },
+    version: '1.0',
+    timestamp: new Date().toISOString(),
+    DDBStreamBatchInfo: {
+      shardId,
+      startSequenceNumber: sequenceOf(records[0]),
+      endSequenceNumber: sequenceOf(records.at(-1)!),
+      approximateArrivalOfFirstRecord: new Date(writtenAt(records[0])).toISOString(),
+      approximateArrivalOfLastRecord: new Date(writtenAt(records.at(-1)!)).toISOString(),
+      batchSize: records.length,
+      streamArn,
+    },
+  });
+
+  /** One invocation: the index of the first record not done (undefined: all done). */
+  const invokeOnce = async (records: DynamoDBRecord[]): Promise<number | undefined> => {
     try {
       const { result, ms } = await options.pool.invoke({ Records: records });
       options.onInvoke?.(options.pool.fn.name, ms, records.length);
-      const failures = (result as DynamoDBBatchResponse | undefined)?.batchItemFailures ?? [];
-      failedAt = failures
+      const failed = ((result as DynamoDBBatchResponse | undefined)?.batchItemFailures ?? [])
         .map((f) => f.itemIdentifier)
         .filter((id): id is string => Boolean(id))
-        .sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1))[0];
+        .sort(bySequence)[0];
+      if (failed === undefined) return undefined;
+      const index = records.findIndex((r) => bySequence(sequenceOf(r), failed) >= 0);
+      return index < 0 ? undefined : index;
     } catch {
-      failedAt = records[0].dynamodb!.SequenceNumber;
+      return 0;
     }
-    const handed =
-      failedAt === undefined ? records : records.filter((r) => BigInt(r.dynamodb!.SequenceNumber!) < BigInt(failedAt!));
-    const last = handed.at(-1)?.dynamodb?.SequenceNumber;
+  };
+
+  /**
+   * A batch handed over until each record is done or given up on (bisected, retried, sent to
+   * `onFailure`), in order; the shard's place moves past each part as it ends.
+   */
+  const deliver = async (streamArn: string, shardId: string, batch: DynamoDBRecord[]) => {
+    const reached = (records: DynamoDBRecord[]) => {
+      if (records.length) places[shardId] = sequenceOf(records.at(-1)!);
+      keep();
+    };
+    const giveUp = async (records: DynamoDBRecord[], condition: string, tries: number) => {
+      if (!options.onFailure) throw new Error('no on-failure destination: the batch stays where it is');
+      await options.onFailure(failureOf(records, shardId, streamArn, condition, tries));
+      reached(records);
+    };
+    const pending: { records: DynamoDBRecord[]; retries: number }[] = [{ records: batch, retries: 0 }];
+    while (pending.length && !stopped) {
+      const { records, retries } = pending.shift()!;
+      if (options.maxRecordAgeMs !== undefined) {
+        const oldest = Date.now() - options.maxRecordAgeMs;
+        const expired = records.filter((r) => writtenAt(r) && writtenAt(r) < oldest).length;
+        if (expired) {
+          await giveUp(records.slice(0, expired), 'RecordAgeExceeded', 0);
+          if (expired < records.length) pending.unshift({ records: records.slice(expired), retries });
+          continue;
+        }
+      }
+      const failedAt = await invokeOnce(records);
+      if (failedAt === undefined) {
+        reached(records);
+        continue;
+      }
+      reached(records.slice(0, failedAt));
+      const rest = records.slice(failedAt);
+      if (options.bisect && rest.length > 1) {
+        const half = Math.ceil(rest.length / 2);
+        pending.unshift({ records: rest.slice(0, half), retries }, { records: rest.slice(half), retries });
+      } else if (retries >= retryAttempts) {
+        await giveUp(rest, 'RetryAttemptsExhausted', retries + 1);
+      } else {
+        pending.unshift({ records: rest, retries: retries + 1 });
+        await sleep(retryDelayMs);
+      }
+    }
+  };
+
+  /** One batch of a shard handed over; whether it had records (so the shard is read again at once). */
+  const step = async (streamArn: string, shardId: string): Promise<boolean> => {
+    const { batch, last, closed } = await gather(streamArn, shardId);
+    if (batch.length) await deliver(streamArn, shardId, batch);
+    if (stopped) return false;
+    // What the filter passed over is done too.
     if (last) places[shardId] = last;
-    keep();
-    if (failedAt === undefined && NextShardIterator) iterators.set(shardId, NextShardIterator);
-    else iterators.delete(shardId);
-    if (failedAt !== undefined) await sleep(1000);
-    return true;
+    if (closed) places[shardId] = DONE;
+    if (last || closed) keep();
+    return last !== undefined;
   };
 
   const loop = async () => {

@@ -15,10 +15,19 @@ export interface SecretCipher {
   decrypt(ciphertext: string, context: SecretContext): Promise<string>;
 }
 
-const CACHE_TTL_MS = 5 * 60_000;
+/**
+ * A decrypted secret is kept for the execution environment's life: its ciphertext never changes
+ * meaning (a rotated secret is a new ciphertext, under a new cache key), so asking KMS again for the
+ * same bytes buys nothing but a bill (issue 44: about $14 a month at a million orders with a
+ * five-minute cache). What a rotation or a revocation takes away is the ciphertext on the store's
+ * item, which every caller reads first: a store deleted, erased or rotated never reaches this cache
+ * with its old ciphertext. A disabled or scheduled-for-deletion key stops new environments at once
+ * and old ones at their end (a deployment replaces them all).
+ */
+export const ENVIRONMENT_LIFE = Number.POSITIVE_INFINITY;
 const CACHE_MAX = 1_000;
 
-/** How long a decrypted secret is kept in an environment, and how many are. */
+/** How long a decrypted secret is kept in an environment, and how many are (the least recently used go first). */
 export interface CacheOptions {
   ttlMs: number;
   max: number;
@@ -26,14 +35,15 @@ export interface CacheOptions {
 
 /**
  * Store secrets encrypted directly with the customer-managed key (they are far below KMS's 4 KiB
- * limit, so no data key is needed). Decrypted values are cached per container, by default for five
- * minutes: every webhook and every job needs one, and a KMS call costs more than the rest of the
- * order. The poller keeps them longer (functions/store-poller.ts): a store is polled every interval.
+ * limit, so no data key is needed). Decrypted values are cached per execution environment, keyed by
+ * context and ciphertext, by default for the environment's life (`ENVIRONMENT_LIFE`) and at most
+ * 1,000 of them: every webhook and every job needs one, and a KMS call costs more than the rest of
+ * the order. The poller keeps more (functions/store-poller.ts): a store is polled every interval.
  */
 export const kmsCipher = (
   client: KMSClient,
   keyId: () => string,
-  { ttlMs, max }: CacheOptions = { ttlMs: CACHE_TTL_MS, max: CACHE_MAX },
+  { ttlMs, max }: CacheOptions = { ttlMs: ENVIRONMENT_LIFE, max: CACHE_MAX },
 ): SecretCipher => {
   // Promises, not values: concurrent misses for one secret (a batch of jobs of one supplier on a
   // cold container) share a single KMS call.
@@ -65,7 +75,9 @@ export const kmsCipher = (
     decrypt(ciphertext, context) {
       const key = cacheKey(ciphertext, context);
       const hit = cache.get(key);
-      if (hit && hit.expiresAt > Date.now()) return hit.value;
+      cache.delete(key);
+      // A hit moves to the end: the entry dropped when the cache is full is the least recently used.
+      if (hit && hit.expiresAt > Date.now()) return cache.set(key, hit).get(key)!.value;
       const value = decryptWithKms(ciphertext, context);
       if (cache.size >= max) cache.delete(cache.keys().next().value!);
       cache.set(key, { value, expiresAt: Date.now() + ttlMs });

@@ -2,7 +2,7 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { recordApiVersion, type StoreKind } from '../entities/store.js';
+import { recordApiVersion, type StoreApiVersion, type StoreKind } from '../entities/store.js';
 import type { ApiVersionNotice } from '../platforms/port.js';
 
 /** What this environment last recorded per store, so an unchanged answer writes nothing. */
@@ -15,9 +15,15 @@ const REMEMBERED = 10_000;
  * counted when deprecated (`PlatformApiDeprecated`) and shown on the store as `apiVersion`, written
  * only when they change (not once per call). A write that fails is logged: it never fails the call.
  */
-export const watchApiVersion =
-  (kind: StoreKind, storeId: string) =>
-  (notice: ApiVersionNotice): Promise<void> | undefined => {
+export const watchApiVersion = (kind: StoreKind, storeId: string, stored?: StoreApiVersion | null) => {
+  // What the store's item already says counts as recorded: an environment's first answer that says the
+  // same writes nothing (issue 44: each environment's first write cost every store a write unit).
+  if (stored && !recorded.has(`${kind}#${storeId}`))
+    recorded.set(
+      `${kind}#${storeId}`,
+      JSON.stringify([stored.requested, stored.served, stored.deprecations[0] ?? null]),
+    );
+  return (notice: ApiVersionNotice): Promise<void> | undefined => {
     if (notice.deprecated) {
       countMetric(BUSINESS_METRICS.platformApiDeprecated);
       logger.warn('the platform answered another API version or a deprecation', {
@@ -46,3 +52,4 @@ export const watchApiVersion =
       logger.error("the store's API version could not be recorded", error);
     });
   };
+};

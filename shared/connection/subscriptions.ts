@@ -6,6 +6,7 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { recordWebhooks, type StoreFields, type StoreKind, type StoreWebhooks } from '../entities/store.js';
 import { classify } from '../platforms/failure.js';
+import { withPlatformSignal } from '../platforms/http.js';
 import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
@@ -37,10 +38,19 @@ export const missingSubscriptions = (kind: StoreKind, found: WebhookSubscription
 const reasonOf = (error: unknown) => classify(error, 'internal error while keeping the subscriptions').reason;
 
 /**
+ * How long creating a store or giving it new credentials waits for its platform (CONTRACT.md §12.1):
+ * well inside the route's 10 s, so a shop that is slow (or throttles, or fails) never turns the
+ * answer into a 5xx. What did not finish shows as `failing` with its reason; the next poll, which
+ * keeps the subscriptions without this budget, finishes it.
+ */
+export const STORE_PLATFORM_BUDGET_MS = 2_500;
+
+/**
  * Keeps a store's webhook subscriptions (CONTRACT.md §12.1): lists them, creates each missing one and
  * records what it found on the store: `healthy`, `repaired` (some were missing and are made again;
  * counted and logged), `failing` (the platform's reason; counted, alarmed when it lasts), `unmanaged`
  * (custom). `created`: the store was just made, so nothing missing is news (`healthy` once made).
+ * `budgetMs`: the platform calls are cancelled past it (`failing`, the time spent as its reason).
  * Never throws for the platform: a store is never refused or a poll failed because of it.
  */
 export const keepSubscriptions = async (
@@ -48,8 +58,14 @@ export const keepSubscriptions = async (
   store: { kind: StoreKind; id: string; platform: Platform },
   shop: ShopConnection,
   created = false,
+  budgetMs?: number,
 ): Promise<StoreWebhooks> => {
-  const webhooks = await checkSubscriptions(deps, store.kind, shop, created);
+  const webhooks =
+    budgetMs === undefined
+      ? await checkSubscriptions(deps, store.kind, shop, created)
+      : await withinBudget(budgetMs, shop.platform, (signal, progress) =>
+          withPlatformSignal(signal, () => checkSubscriptions(deps, store.kind, shop, created, progress)),
+        );
   if (webhooks.status === 'repaired') {
     countMetric(BUSINESS_METRICS.subscriptionsRepaired, webhooks.missing.length);
     logger.warn('webhook subscriptions were missing and are made again', {
@@ -68,8 +84,9 @@ export const keepSubscriptions = async (
 };
 
 /**
- * A store just created, or given new credentials, with its subscriptions kept (CONTRACT.md §12.1), its
- * secrets as the request gave them (no decrypt). Creating a store never fails for it: `failing` then.
+ * A store just created, or given new credentials, with its subscriptions kept (CONTRACT.md §12.1)
+ * within `STORE_PLATFORM_BUDGET_MS`, its secrets as the request gave them (no decrypt). Creating a
+ * store never fails for it: `failing` then, and the next poll finishes it.
  */
 export const withSubscriptions = async <S extends StoreFields>(
   deps: Pick<Deps, 'platforms'>,
@@ -77,16 +94,57 @@ export const withSubscriptions = async <S extends StoreFields>(
   store: S,
   secrets: { accessToken: string; webhookSecret: string },
   created: boolean,
+  budgetMs = STORE_PLATFORM_BUDGET_MS,
 ): Promise<S> => {
   const shop = { platform: store.platform, shopDomain: store.shopDomain, ...secrets };
-  return { ...store, webhooks: await keepSubscriptions(deps, { kind, ...store }, shop, created) };
+  return { ...store, webhooks: await keepSubscriptions(deps, { kind, ...store }, shop, created, budgetMs) };
 };
 
+/** The topics a check found missing and has not made yet: what a check cut short still lacks. */
+interface Progress {
+  missing: WebhookTopic[];
+}
+
+/**
+ * A check run within `budgetMs`: past it, its platform calls are cancelled (the signal) and it is
+ * `failing` with the time as its reason and the topics it had found missing and not made.
+ */
+const withinBudget = async (
+  budgetMs: number,
+  platform: Platform,
+  check: (signal: AbortSignal, progress: Progress) => Promise<StoreWebhooks>,
+): Promise<StoreWebhooks> => {
+  const controller = new AbortController();
+  const progress: Progress = { missing: [] };
+  let timer: NodeJS.Timeout | undefined;
+  const spent = new Promise<StoreWebhooks>((resolve) => {
+    timer = setTimeout(() => {
+      resolve({
+        status: 'failing',
+        checkedAt: now(),
+        missing: [...progress.missing],
+        error: `${platform} did not answer within ${budgetMs / 1000} s; the next poll tries again`,
+      });
+      controller.abort();
+    }, budgetMs);
+  });
+  try {
+    return await Promise.race([check(controller.signal, progress), spent]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/**
+ * Lists the subscriptions and makes the missing ones side by side (a slow shop costs one call's time,
+ * not one per topic). `progress`: the topics still missing, as they are made.
+ */
 const checkSubscriptions = async (
   deps: Pick<Deps, 'platforms'>,
   kind: StoreKind,
   shop: ShopConnection,
   created: boolean,
+  progress: Progress = { missing: [] },
 ): Promise<StoreWebhooks> => {
   const checkedAt = now();
   const platform = deps.platforms(shop.platform);
@@ -95,7 +153,15 @@ const checkSubscriptions = async (
     const found = await platform.listWebhooks(shop);
     if (found === 'unmanaged') return { status: 'unmanaged', checkedAt, missing: [], error: null };
     missing = missingSubscriptions(kind, found);
-    for (const { topic, path } of missing) await platform.createWebhook(shop, topic, addressOf(path));
+    progress.missing = missing.map((m) => m.topic);
+    const made = await Promise.allSettled(
+      missing.map(async ({ topic, path }) => {
+        await platform.createWebhook(shop, topic, addressOf(path));
+        progress.missing = progress.missing.filter((t) => t !== topic);
+      }),
+    );
+    const refused = made.find((outcome) => outcome.status === 'rejected');
+    if (refused) throw refused.reason;
   } catch (error) {
     return { status: 'failing', checkedAt, missing: missing.map((m) => m.topic), error: reasonOf(error) };
   }

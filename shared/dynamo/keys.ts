@@ -310,6 +310,8 @@ export const eventKeys = {
   /** The owner's number of endpoints, the key of the limit of 16 (a conditional update beside each create). */
   endpointCount: (ownerId: string): Key => ({ PK: `WHE#${ownerId}`, SK: 'COUNT' }),
   endpointsOf: (ownerId: string) => ({ PK: `WHE#${ownerId}`, SKPrefix: 'WHE#' }),
+  /** An endpoint's delivery leases and slow mark (shared/events/endpoint-leases.ts): its own small item. */
+  endpointLeases: (endpointId: string): Key => ({ PK: `WHE#${endpointId}#LEASES`, SK: 'LEASES' }),
 };
 
 /** The list sort key an index entry carries (a page's bound when several partitions are merged). */

@@ -1,4 +1,4 @@
-import { transactIf } from '../dynamo/table.js';
+import { ConditionFailed, transactIf, updateIf } from '../dynamo/table.js';
 import { type EventRef, eventFailingAdd, eventFailingDelete, leaveFailingList } from '../entities/event.js';
 import { type DeliveryRef, deliveryTryDelivered, deliveryTryFailed } from '../entities/event-delivery.js';
 
@@ -34,11 +34,21 @@ export const deliveryFailed = async (
 /**
  * A try that a 2xx answered: `delivered`; the event leaves the failing list when no delivery of it fails.
  * False when the delivery had moved past this try.
+ *
+ * A first try (no try failed before it) is one UpdateItem of the delivery alone (issue 44: one write
+ * unit, where a transaction of two items costs four): the event is not in the failing list for this
+ * endpoint, since only a failed try puts it there and a failed try counts (`attempts` > 0; `recover`
+ * keeps the count). After a failed try the event's set must change with the delivery: a transaction.
  */
 export const deliveryDelivered = async (
   { event, delivery }: { event: EventRef; delivery: DeliveryRef },
   responseStatus: number,
 ) => {
+  if (delivery.attempts === 0) {
+    const { Update } = deliveryTryDelivered(delivery, responseStatus);
+    const { TableName: _table, ...parts } = Update;
+    return !((await updateIf(parts)) instanceof ConditionFailed);
+  }
   const written = await ifStill([
     deliveryTryDelivered(delivery, responseStatus),
     eventFailingDelete(event, delivery.endpointId),

@@ -15,6 +15,7 @@ import { runWork } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
+import { type EndpointLeases, isSlow, PROBE_MS, readLeases, releaseLease, takeLease } from './endpoint-leases.js';
 import { signingSecrets } from './endpoints.js';
 import type { PostWebhook } from './webhook-sender.js';
 
@@ -30,11 +31,12 @@ export interface DeliveryDeps {
   present: (event: Event) => Record<string, unknown>;
 }
 
-/** A delivery in the runner's hands: the delivery as claimed, its event and its endpoint. */
+/** A delivery in the runner's hands: the delivery as claimed, its event, its endpoint and its leases. */
 export interface DeliveryItem {
   delivery: EventDelivery;
   event: Event;
   endpoint: WebhookEndpoint;
+  leases: EndpointLeases;
 }
 
 type DeliveryAttempt = Attempt<DeliveryMessage, DeliveryItem>;
@@ -50,11 +52,12 @@ const MAX_DELAY_SECONDS = 900;
 const claimDelivery = async (message: DeliveryMessage): Promise<DeliveryItem | undefined> => {
   const delivery = await getItem(eventDeliveryKey(message.eventId, message.endpointId), eventDeliveryFrom, true);
   if (delivery?.status !== 'pending' || delivery.attempts !== message.attempts) return undefined;
-  const [event, endpoint] = await Promise.all([
+  const [event, endpoint, leases] = await Promise.all([
     getEvent(delivery.ownerId, message.eventId),
     getItem(webhookEndpointKey(delivery.ownerId, message.endpointId), webhookEndpointFrom, true),
+    readLeases(message.endpointId),
   ]);
-  return event && endpoint ? { delivery, event, endpoint } : undefined;
+  return event && endpoint ? { delivery, event, endpoint, leases } : undefined;
 };
 
 /**
@@ -100,7 +103,13 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
     logger.info('event delivery failed: its endpoint is disabled');
     return 'done';
   }
-  const status = await send(deps, attempt.item);
+  const status = await sendWithinShare(deps, attempt.item);
+  if (status === 'busy') {
+    // Not the receiver's answer: its share of delivery capacity is in use by its slow tries.
+    logger.info('event delivery: the endpoint’s share of delivery capacity is in use (it is slow)');
+    await tryAgainLater(attempt, null);
+    return 'done';
+  }
   if (isSuccess(status)) {
     if (await deliveryDelivered(attempt.item, status)) await endpointSucceeded(endpoint);
     logger.info('event delivered', { status });
@@ -110,13 +119,59 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
   return 'done';
 };
 
+const sleep = (ms: number) => {
+  let timer: NodeJS.Timeout | undefined;
+  const done = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  return { done, cancel: () => clearTimeout(timer) };
+};
+
+/**
+ * The send within the endpoint's share of delivery capacity (shared/events/endpoint-leases.ts): an
+ * endpoint marked slow sends only under a lease; any other sends at once, and a send not over after
+ * `PROBE_MS` (its name's resolution included) goes on only if it gets a lease, aborted otherwise.
+ * `busy`: no lease was free.
+ */
+const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
+  const endpointId = item.endpoint.id;
+  const started = Date.now();
+  if (isSlow(item.leases, started)) {
+    const lease = await takeLease(endpointId, item.leases, false, started);
+    if (!lease) return 'busy';
+    try {
+      return await send(deps, item);
+    } finally {
+      await releaseLease(endpointId, lease, Date.now() - started >= PROBE_MS);
+    }
+  }
+  const controller = new AbortController();
+  const sending = send(deps, item, controller.signal);
+  const probe = sleep(PROBE_MS);
+  const first = await Promise.race([sending, probe.done]);
+  probe.cancel();
+  if (first !== 'late') return first;
+  const lease = await takeLease(endpointId, item.leases, true);
+  if (!lease) {
+    // Not waited for: a name still resolving ends within its own bound, and then sends nothing.
+    controller.abort();
+    sending.catch(() => undefined);
+    return 'busy';
+  }
+  try {
+    return await sending;
+  } finally {
+    await releaseLease(endpointId, lease, true);
+  }
+};
+
 /**
  * The signed POST (Standard Webhooks, both secrets during a rotation), after the URL rules again:
  * a name may resolve elsewhere now than when the endpoint was made, and the POST connects only to
  * the addresses just checked. Answers the receiver's status,
- * null when none came or the URL is refused.
+ * null when none came, the URL is refused or `signal` aborted it.
  */
-const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
+const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem, signal?: AbortSignal) => {
   // The addresses checked are the ones connected to: the name is not resolved again.
   const addresses: string[] = [];
   const resolve: Resolve = async (hostname) => {
@@ -132,7 +187,8 @@ const send = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
   const body = JSON.stringify(deps.present(event));
   const secrets = await signingSecrets(deps, endpoint);
   const headers = signatureHeaders({ id: event.id, timestamp: Math.floor(Date.now() / 1000), body, secrets });
-  return deps.post(endpoint.url, body, headers, addresses);
+  if (signal?.aborted) return null;
+  return deps.post(endpoint.url, body, headers, addresses, signal);
 };
 
 /** When the try after `attempts` failed ones is due, or null when the schedule is spent. */

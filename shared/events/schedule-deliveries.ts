@@ -1,4 +1,4 @@
-import { getItem, transactIf } from '../dynamo/table.js';
+import { ConditionFailed, getItem, putAlone, updateIf } from '../dynamo/table.js';
 import { type Event, eventEndpointsSet, eventFrom, eventKey } from '../entities/event.js';
 import { eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
 import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
@@ -34,30 +34,38 @@ const messageOf = (event: Pick<Event, 'id'>, endpointId: string): DeliveryMessag
 
 /**
  * The deliveries of an event (CONTRACT.md §14): one item per enabled endpoint of its owner whose
- * `enabledEvents` match, and one message each on the delivery queue. One transaction writes them
- * with the event's `endpointIds`, on condition that it has none yet: called again for the same
- * event (a redelivered stream record) it writes nothing, and only sends the messages again, which
- * a delivery already tried ignores. An owner without a matching endpoint costs one read (or none,
+ * `enabledEvents` match, and one message each on the delivery queue. Single-item writes (issue 44:
+ * a transaction costs each item twice): first the event's `endpointIds`, on condition that it has
+ * none yet, which decides once and for all whom the event goes to; then each delivery's Put (on
+ * condition that there is none); then the messages. Called again for the same event (a redelivered
+ * stream record, the call before having died anywhere on the way) the event's condition fails, and
+ * the endpoints it names get their deliveries (those missing) and their messages again, which a
+ * delivery already tried ignores. An owner without a matching endpoint costs one read (or none,
  * cached) and no write.
  */
 export const scheduleDeliveries = async (event: Event): Promise<void> => {
   const receivers = (await cachedEndpointsOf(event.ownerId)).filter((endpoint) => takesEvent(endpoint, event.type));
   if (receivers.length === 0) return;
   const endpointIds = receivers.map((endpoint) => endpoint.id);
-  const written = await transactIf([
-    eventEndpointsSet(event, endpointIds),
-    ...endpointIds.map((endpointId) => eventDeliveryPut(newDelivery(event, endpointId))),
-  ]);
-  if (written !== true) return resendScheduled(event);
+  const { Update } = eventEndpointsSet(event, endpointIds);
+  const { TableName: _table, ...parts } = Update;
+  if ((await updateIf(parts)) instanceof ConditionFailed) return resendScheduled(event);
+  await putDeliveries(event, endpointIds);
+};
+
+/** Each delivery's Put (one already there stays as it is), then their messages. */
+const putDeliveries = async (event: Pick<Event, 'id' | 'ownerId' | 'createdAt'>, endpointIds: string[]) => {
+  await Promise.all(endpointIds.map((endpointId) => putAlone(eventDeliveryPut(newDelivery(event, endpointId)))));
   await sendDeliveries(endpointIds.map((endpointId) => messageOf(event, endpointId)));
 };
 
 /**
- * Scheduled before (or the event is gone): the deliveries it has get their messages again, in case
- * the call that wrote them died before sending; the worker drops a message of a delivery that moved.
+ * Scheduled before (or the event is gone): the endpoints the event names get their deliveries, in
+ * case the call that set them died before writing them all, and their messages again, in case it
+ * died before sending; the worker drops a message of a delivery that moved.
  */
 const resendScheduled = async (event: Event) => {
   const stored = await getItem(eventKey(event), eventFrom, true);
   if (!stored?.endpointIds.length) return;
-  await sendDeliveries(stored.endpointIds.map((endpointId) => messageOf(stored, endpointId)));
+  await putDeliveries(stored, stored.endpointIds);
 };

@@ -1,4 +1,4 @@
-import { lookup } from 'node:dns/promises';
+import { lookup, Resolver } from 'node:dns/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -7,20 +7,51 @@ import type { Resolve } from '../domain/endpoint-url.js';
 /** How long a receiver has to answer a delivery (CONTRACT.md §14). */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 
+/** How long a name's resolution may take, all tries included (issue 39: it had no bound). */
+export const DNS_TIMEOUT_MS = 3_000;
+
 /**
- * One POST of a delivery: the receiver's status, or null when none came (refused, reset, timed out).
- * `addresses`: the ones the URL rules checked, the only ones it may connect to.
+ * One POST of a delivery: the receiver's status, or null when none came (refused, reset, timed out,
+ * or `signal` aborted it). `addresses`: the ones the URL rules checked, the only ones it may connect to.
  */
 export type PostWebhook = (
   url: string,
   body: string,
   headers: Record<string, string>,
   addresses?: string[],
+  signal?: AbortSignal,
 ) => Promise<number | null>;
 
-/** Every address a name resolves to, as the system resolver gives them. */
-export const resolveHost: Resolve = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+/**
+ * c-ares, not the system's getaddrinfo: its queries time out (1 s a try, 2 tries) and never take one of
+ * libuv's 4 threads, which the SDK's own lookups need; a name that hangs holds nothing but its own try.
+ */
+const resolver = new Resolver({ timeout: 1_000, tries: 2 });
+
+const withinMs = <T>(work: Promise<T>, ms: number, what: string) => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+  });
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+};
+
+/**
+ * Every address a name resolves to (A and AAAA), within `DNS_TIMEOUT_MS`; rejected when it names none
+ * or takes longer. `localhost` (allowed locally only) is the system's, from its hosts file.
+ */
+export const resolveHost: Resolve = async (hostname) => {
+  if (hostname === 'localhost')
+    return (await lookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
+  const answers = await withinMs(
+    Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]),
+    DNS_TIMEOUT_MS,
+    'name resolution',
+  );
+  const addresses = answers.flatMap((answer) => (answer.status === 'fulfilled' ? answer.value : []));
+  if (addresses.length === 0) throw new Error(`${hostname} resolves to no address`);
+  return addresses;
+};
 
 /**
  * A lookup that answers the checked addresses and nothing else: the name is not resolved a second
@@ -39,8 +70,9 @@ const pinned =
  * and a failure), the answer's body is never read (a receiver streaming an endless one holds nothing),
  * and the whole exchange has 15 seconds.
  */
-export const postWebhook: PostWebhook = (url, body, headers, addresses) =>
+export const postWebhook: PostWebhook = (url, body, headers, addresses, signal) =>
   new Promise((settle) => {
+    if (signal?.aborted) return settle(null);
     const request = url.startsWith('https:') ? httpsRequest : httpRequest;
     const req = request(url, {
       method: 'POST',
@@ -53,8 +85,11 @@ export const postWebhook: PostWebhook = (url, body, headers, addresses) =>
       ...(addresses?.length ? { lookup: pinned(addresses) } : {}),
     });
     const timer = setTimeout(() => req.destroy(new Error('timed out')), DELIVERY_TIMEOUT_MS);
+    const abort = () => req.destroy(new Error('aborted'));
+    signal?.addEventListener('abort', abort, { once: true });
     const done = (status: number | null) => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', abort);
       settle(status);
     };
     req.on('response', (res) => {

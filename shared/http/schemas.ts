@@ -400,11 +400,10 @@ const EndpointUrl = v.pipe(
   requiredString(2048),
   v.metadata({ description: 'https:// (locally also http://127.0.0.1 and http://localhost); no private address' }),
 );
+/** `["*"]`: every type. The OpenAPI document writes it as an array of one `"*"` (bin/openapi/convert.ts). */
+export const EveryEventType = v.strictTuple([v.literal('*')]);
 const EnabledEvents = v.union(
-  [
-    v.strictTuple([v.literal('*')]),
-    v.pipe(v.array(v.picklist(EVENT_TYPES)), v.minLength(1, 'must name at least one event type')),
-  ],
+  [EveryEventType, v.pipe(v.array(v.picklist(EVENT_TYPES)), v.minLength(1, 'must name at least one event type'))],
   'must be ["*"] or a list of event types',
 );
 const EndpointDescription = v.pipe(v.string('must be a string'), v.maxLength(255, 'must be at most 255 characters'));

@@ -66,9 +66,12 @@ export const taggable = async (message: TagMessage): Promise<Tagging | undefined
   return { job, throttledSince: message.throttledSince };
 };
 
-/** The tag given up on: `tagged: false`, the reason said once, in the log. */
+/**
+ * The tag given up on: `tagged: false`, the reason said once, in the log: an info line, as a tag never
+ * fails the job and its refusals are expected (an order deleted on the shop); the job shows it.
+ */
 export const giveUpTag = async (job: SyncJob, reason: string) => {
   if (!(await recordTagged(job.id, false))) return 'moved';
-  logger.warn('the reseller order could not be tagged; the job says `tagged: false`', { reason });
+  logger.info('the reseller order could not be tagged; the job says `tagged: false`', { reason });
   return 'untagged';
 };

@@ -33,6 +33,8 @@ export const tagWork: WorkKind<TagMessage, Tagging> = {
     item: 'reseller order tag',
     queue: 'fulfillment',
     refused: 'reseller platform refused the tag; given up',
+    // An order deleted or archived on the reseller's shop refuses its tag: expected, and the job says `tagged: false`.
+    refusedLevel: 'info',
     throttledPastBudget: 'reseller platform throttled past the budget; tag given up',
     deferred: 'reseller platform throttled; tag deferred',
   },

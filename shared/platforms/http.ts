@@ -1,4 +1,5 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
 import { reportApiVersion } from './api-version.js';
 import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './errors.js';
@@ -17,6 +18,15 @@ export function platformTimeoutMs(): number {
   const configured = Number(process.env.PLATFORM_TIMEOUT_MS);
   return Number.isFinite(configured) && configured > 0 ? configured : DEFAULT_TIMEOUT_MS;
 }
+
+/** The signal of the caller's budget, when one runs the calls (`withinPlatformBudget`). */
+const budgets = new AsyncLocalStorage<AbortSignal>();
+
+/**
+ * Runs `work` with every platform call made in it cancelled once `signal` aborts: a caller with a
+ * budget shorter than the calls' own timeout (creating a store, shared/connection/subscriptions.ts).
+ */
+export const withPlatformSignal = <T>(signal: AbortSignal, work: () => Promise<T>) => budgets.run(signal, work);
 
 export interface PlatformCall {
   platform: Platform;
@@ -41,6 +51,7 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
   const { platform, shop } = call;
   const secrets = [shop.accessToken, shop.webhookSecret];
   const timeoutMs = platformTimeoutMs();
+  const callerSignal = budgets.getStore();
   const body = call.rawBody ?? (call.json === undefined ? undefined : Buffer.from(stringifyExact(call.json), 'utf8'));
   const headers: Record<string, string> = { Accept: 'application/json', ...call.headers };
   if (body) headers['Content-Type'] = 'application/json';
@@ -57,7 +68,9 @@ export async function callPlatform(call: PlatformCall): Promise<PlatformAnswer> 
       body,
       // A platform API has no reason to redirect, and following one would carry the token elsewhere.
       redirect: 'manual',
-      signal: AbortSignal.timeout(timeoutMs),
+      signal: callerSignal
+        ? AbortSignal.any([AbortSignal.timeout(timeoutMs), callerSignal])
+        : AbortSignal.timeout(timeoutMs),
     });
     status = response.status;
     reportApiVersion(platform, shop, call.path, response.headers);

@@ -77,7 +77,7 @@ export const shopConnection = async (
   ]);
   const kind = 'resellerStoreId' in store ? 'source' : 'reseller';
   // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
-  const onApiVersion = watchApiVersion(kind, store.id);
+  const onApiVersion = watchApiVersion(kind, store.id, store.apiVersion);
   const tokens = tokenKeeper(deps, kind, store, accessToken);
   return {
     platform: store.platform,

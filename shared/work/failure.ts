@@ -39,7 +39,7 @@ export const failed = async <M extends WorkMessage, I, D = Deps>(
       // The kind may look first whether an earlier try made it (then the item ends done, not dead).
       const ended = await kind.end(deps, attempt, failure.reason, status);
       if (ended === 'unknown') return attempt.retry(failure.reason, status);
-      logger.warn(kind.words.refused, { status: failure.status, ended });
+      logger[kind.words.refusedLevel ?? 'warn'](kind.words.refused, { status: failure.status, ended });
       return 'done';
     }
     case 'unknown_outcome': {

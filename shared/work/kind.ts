@@ -38,6 +38,8 @@ export interface WorkWords {
   /** Its queue's name: `sync`, `fulfillment`. */
   queue: string;
   refused: string;
+  /** How a refusal is logged: `warn` (default), or `info` for a kind whose refusals are expected (a tag). */
+  refusedLevel?: 'info' | 'warn';
   throttledPastBudget: string;
   deferred: string;
 }

@@ -17,7 +17,7 @@ describe('config', () => {
       stage: 'dev',
       isProd: false,
       removalPolicy: RemovalPolicy.DESTROY,
-      dataRemovalPolicy: RemovalPolicy.RETAIN,
+      dataRemovalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
       maxReceiveCount: 3,
       memorySize: 256,
       throttleRate: 50,
@@ -30,6 +30,8 @@ describe('config', () => {
       hostedZoneId: undefined,
       hostedZoneName: undefined,
       jobRetentionDays: 400,
+      routeMetrics: false,
+      logLevel: 'INFO',
       personalDataRetentionDays: 90,
       apiKeyRateLimit: 10,
       pollMessageRetentionSeconds: 7200,
@@ -104,15 +106,15 @@ describe('config', () => {
     expect(configWith({ stage: 'prod', alarmEmail: 'ops@example.com' })).toMatchObject({
       stage: 'prod',
       isProd: true,
-      removalPolicy: RemovalPolicy.RETAIN,
-      dataRemovalPolicy: RemovalPolicy.RETAIN,
+      removalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
+      dataRemovalPolicy: RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE,
       logRetentionDays: 90,
     });
   });
 
   it('retains table and key in prod even without deletion protection', () => {
     const config = configWith({ stage: 'prod', alarmEmail: 'ops@example.com', deletionProtection: 'false' });
-    expect(config.dataRemovalPolicy).toBe(RemovalPolicy.RETAIN);
+    expect(config.dataRemovalPolicy).toBe(RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE);
   });
 
   it('refuses a prod stage whose alarms would reach no one, in one line naming both ways out', () => {

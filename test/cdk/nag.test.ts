@@ -113,14 +113,16 @@ describe('stack under cdk-nag AwsSolutions', () => {
         .flatMap((v) => v.violatingConstructs.map((c) => c.constructPath));
       const webhookRoutes = routes.filter((r) => r.auth === 'webhook');
       expect(webhookRoutes.length).toBeGreaterThan(0);
-      // HttpApi.addRoutes names a route `<METHOD><path with / as -->`.
+      // HttpApi.addRoutes names a route `<METHOD><path with / as -->`; the routes are in the nested stack Routes.
       expect(apig4.sort()).toEqual(
         [
           ...webhookRoutes.map(
-            (r) => `${built.stack.stackName}/Api/${r.method}${r.path.replaceAll('/', '--')}/Resource`,
+            (r) => `${built.stack.stackName}/Routes/${r.method}${r.path.replaceAll('/', '--')}/Resource`,
           ),
-          ...consoleRoute.paths.map((path) => `${built.stack.stackName}/Api/GET${path.replaceAll('/', '--')}/Resource`),
-          `${built.stack.stackName}/Api/DefaultRoute/Resource`,
+          ...consoleRoute.paths.map(
+            (path) => `${built.stack.stackName}/Routes/GET${path.replaceAll('/', '--')}/Resource`,
+          ),
+          `${built.stack.stackName}/Routes/DefaultRoute/Resource`,
         ].sort(),
       );
     });

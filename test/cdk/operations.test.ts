@@ -166,6 +166,62 @@ describe('operations on AWS', () => {
       expect(body).toContain(`\\"${METRICS_NAMESPACE}\\"`);
       expect(body).toContain('\\"stage\\",\\"dev\\"');
     });
+
+    it('stays within CloudWatch’s free allowance: at most 50 metrics (issue 44)', () => {
+      const [dashboard] = Object.values(dev.template.findResources('AWS::CloudWatch::Dashboard'));
+      const body = JSON.stringify(dashboard.Properties.DashboardBody);
+      // Each metric of a widget is an array that starts with its namespace.
+      const metrics = body.split(`[\\"${METRICS_NAMESPACE}\\"`).length - 1;
+      expect(metrics).toBeGreaterThan(20);
+      expect(metrics).toBeLessThanOrEqual(50);
+    });
+  });
+
+  describe('throttles (issue 44: one alarm for the account, not one per function)', () => {
+    const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
+
+    it('pages on any throttled invocation of any function: Lambda’s Throttles without a dimension', () => {
+      const throttles = alarms(prod).filter((a) => a.Properties.MetricName === 'Throttles');
+      expect(throttles).toHaveLength(1);
+      expect(throttles[0].Properties).toMatchObject({
+        Namespace: 'AWS/Lambda',
+        Statistic: 'Sum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        EvaluationPeriods: 1,
+        AlarmActions: [expect.anything()],
+      });
+      // No dimension: the account's and region's every function, so each function of the stack (the
+      // consumers that had an alarm each, and the routes and the authorizer, which had none) is in it.
+      expect(throttles[0].Properties.Dimensions).toBeUndefined();
+      expect(prod.stack.functions.size).toBe(allFunctions().length);
+    });
+
+    it('still pages on each consumer’s errors, one alarm each', () => {
+      const errors = alarms(prod).filter((a) => a.Properties.MetricName === 'Errors');
+      const consumers = allFunctions().filter((f) => f.consumer);
+      expect(errors).toHaveLength(consumers.length);
+    });
+  });
+
+  describe('logs (issue 44)', () => {
+    it('writes JSON lines; Lambda’s own from WARN, the functions’ from INFO, or -c logLevel', () => {
+      const functions = Object.values(dev.template.findResources('AWS::Lambda::Function'));
+      expect(functions.length).toBeGreaterThanOrEqual(allFunctions().length);
+      for (const fn of functions.filter((f) => f.Properties.LoggingConfig?.LogGroup))
+        expect(fn.Properties.LoggingConfig).toMatchObject({
+          LogFormat: 'JSON',
+          SystemLogLevel: 'WARN',
+          ApplicationLogLevel: 'INFO',
+        });
+      const warn = synthesize({ bundle: false, context: { logLevel: 'warn' } });
+      onExit.push(warn);
+      const levels = Object.values(warn.template.findResources('AWS::Lambda::Function'))
+        .filter((f) => f.Properties.LoggingConfig?.LogGroup)
+        .map((f) => f.Properties.LoggingConfig.ApplicationLogLevel);
+      expect(new Set(levels)).toEqual(new Set(['WARN']));
+    });
   });
 
   describe('a prod synth without an alarm destination', () => {
@@ -274,7 +330,7 @@ describe('operations on AWS', () => {
   describe('work queues in prod', () => {
     it('are kept when the stack is deleted, with what they hold (up to 14 days of accepted work)', () => {
       for (const queue of Object.values(prod.stack.queues))
-        expect(resourcesOf(prod)[logicalId(prod.stack, queue)].DeletionPolicy).toBe('Retain');
+        expect(resourcesOf(prod)[logicalId(prod.stack, queue)].DeletionPolicy).toBe('RetainExceptOnCreate');
       for (const queue of Object.values(dev.stack.queues))
         expect(resourcesOf(dev)[logicalId(dev.stack, queue)].DeletionPolicy).toBe('Delete');
     });
@@ -330,7 +386,7 @@ describe('operations on AWS', () => {
       }
     });
 
-    it('alarm when the reconciler’s schedule stops: no run in three periods, missing data breaching', () => {
+    it('alarm when the reconciler’s schedule stops: no run in three periods pages, as INSUFFICIENT_DATA', () => {
       const heartbeat = alarms(dev).find((a) => a.Properties.AlarmDescription?.includes('schedule stopped'));
       expect(heartbeat?.Properties).toMatchObject({
         MetricName: 'Invocations',
@@ -338,9 +394,40 @@ describe('operations on AWS', () => {
         ComparisonOperator: 'LessThanThreshold',
         Threshold: 1,
         EvaluationPeriods: 3,
-        TreatMissingData: 'breaching',
+        // Lambda publishes nothing for a period without a run: all three missing is INSUFFICIENT_DATA.
+        TreatMissingData: 'missing',
         Period: 300,
       });
+    });
+
+    it('page no one on the day of a deploy, and page when the daily retention sweep misses its runs', () => {
+      const topicId = Object.keys(prod.template.findResources('AWS::SNS::Topic'))[0];
+      const fn = prod.stack.functions.get('RetentionSweep')!;
+      const [sweep] = alarms(prod).filter(
+        (a) =>
+          a.Properties.MetricName === 'Invocations' &&
+          JSON.stringify(a.Properties.Dimensions).includes(logicalId(prod.stack, fn)),
+      );
+      expect(sweep?.Properties).toMatchObject({
+        Period: 86_400,
+        EvaluationPeriods: 3,
+        ComparisonOperator: 'LessThanThreshold',
+        Threshold: 1,
+      });
+      // Missing data breaching would put a new alarm in ALARM until the first run, a day after the
+      // deploy. Left missing, a new alarm stays in INSUFFICIENT_DATA, where every alarm starts, and
+      // actions fire on a change of state only; three days without a run go there from OK, and page.
+      expect(sweep.Properties.TreatMissingData).toBe('missing');
+      expect(sweep.Properties.InsufficientDataActions).toEqual([{ Ref: topicId }]);
+      expect(sweep.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+      // Every schedule's heartbeat the same way; no other alarm pages on missing data.
+      const paging = alarms(prod).filter((a) => a.Properties.InsufficientDataActions);
+      expect(paging.length).toBeGreaterThanOrEqual(3);
+      for (const a of paging) {
+        expect(a.Properties).toMatchObject({ MetricName: 'Invocations', TreatMissingData: 'missing' });
+        expect(a.Properties.AlarmDescription).toContain('schedule stopped');
+      }
+      expect(alarms(prod).filter((a) => a.Properties.TreatMissingData === 'breaching')).toEqual([]);
     });
   });
 
@@ -379,7 +466,7 @@ describe('operations on AWS', () => {
     it('keeps both the table and its key of a protected dev stack', () => {
       const { table, key } = tableAndKey(dev);
       expect(table.Properties.DeletionProtectionEnabled).toBe(true);
-      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['RetainExceptOnCreate', 'RetainExceptOnCreate']);
     });
 
     it('removes both of an unprotected dev stack', () => {
@@ -390,7 +477,7 @@ describe('operations on AWS', () => {
 
     it('keeps both in prod', () => {
       const { table, key } = tableAndKey(prod);
-      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['Retain', 'Retain']);
+      expect([table.DeletionPolicy, key.DeletionPolicy]).toEqual(['RetainExceptOnCreate', 'RetainExceptOnCreate']);
     });
 
     it('deletes the table before the key, so a table that stays stops the key from going', () => {

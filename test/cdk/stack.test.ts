@@ -45,6 +45,8 @@ const STREAM_EVENT_SOURCE_ACTIONS = [
   'dynamodb:ListStreams',
 ];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
+/** The change stream mapping's on-failure destination: the consumer's role sends the batches it gives up on. */
+const ON_FAILURE_ACTIONS = ['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage'];
 
 const QUEUE_IDS: Record<QueueName, string> = {
   sync: 'SyncQueue',
@@ -89,7 +91,7 @@ const expectedActions = (fn: FunctionEntry, tracing: boolean) =>
     ...iamActionsFor(fn.access),
     ...LOG_ACTIONS,
     ...(fn.consumes ? SQS_EVENT_SOURCE_ACTIONS : []),
-    ...(fn.streams ? STREAM_EVENT_SOURCE_ACTIONS : []),
+    ...(fn.streams ? [...STREAM_EVENT_SOURCE_ACTIONS, ...ON_FAILURE_ACTIONS] : []),
     ...(tracing ? XRAY_ACTIONS : []),
   ]);
 
@@ -404,9 +406,14 @@ describe('stack', () => {
     it('encrypts every queue and keeps its messages 14 days', () => {
       // With -c pollMessageRetentionSeconds=1209600; the poll queue's 2 hours: test/cdk/flash-sale.test.ts.
       const dev = before32;
-      dev.template.resourceCountIs('AWS::SQS::Queue', Object.keys(QUEUE_IDS).length);
-      for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
-        const props = resourcesOf(dev)[queueId(dev, queue)].Properties;
+      // The work queues, their DLQs and the change stream's on-failure destination.
+      dev.template.resourceCountIs('AWS::SQS::Queue', Object.keys(QUEUE_IDS).length + 1);
+      const ids = [
+        ...(Object.keys(QUEUE_IDS) as QueueName[]).map((queue) => queueId(dev, queue)),
+        logicalId(dev.stack, dev.stack.streamFailures),
+      ];
+      for (const id of ids) {
+        const props = resourcesOf(dev)[id].Properties;
         expect(props.SqsManagedSseEnabled).toBe(true);
         expect(props.MessageRetentionPeriod).toBe(14 * 24 * 3600);
       }
@@ -558,6 +565,9 @@ describe('stack', () => {
             expect(resources).toEqual([keyArn]);
           } else if (service.has('sqs')) {
             const allowedArns = [...allowedQueues].map((q) => ({ 'Fn::GetAtt': [queueId(dev, q), 'Arn'] }));
+            // The stream consumer sends what it gives up on to its on-failure destination, and only that.
+            if (fn.streams && actions.every((a) => ON_FAILURE_ACTIONS.includes(a)))
+              allowedArns.push({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.streamFailures), 'Arn'] });
             for (const r of resources) expect(allowedArns).toContainEqual(r);
           } else {
             expect([...service]).toEqual(['logs']);
@@ -627,7 +637,7 @@ describe('stack', () => {
 
     it('retains the table, with deletion protection', () => {
       prod.template.hasResource('AWS::DynamoDB::Table', {
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
         UpdateReplacePolicy: 'Retain',
         Properties: Match.objectLike({ DeletionProtectionEnabled: true }),
       });
@@ -635,13 +645,13 @@ describe('stack', () => {
 
     it('retains the secrets key and every log group, and keeps logs longer', () => {
       prod.template.hasResource('AWS::KMS::Key', {
-        DeletionPolicy: 'Retain',
+        DeletionPolicy: 'RetainExceptOnCreate',
         Properties: Match.objectLike({ Description: Match.stringLikeRegexp('secrets') }),
       });
       const logGroups = Object.values(prod.template.findResources('AWS::Logs::LogGroup'));
       expect(logGroups.length).toBe(allFunctions.length + 1);
       for (const g of logGroups) {
-        expect(g.DeletionPolicy).toBe('Retain');
+        expect(g.DeletionPolicy).toBe('RetainExceptOnCreate');
         expect(g.Properties.RetentionInDays).toBe(90);
       }
     });

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { App, Tags } from 'aws-cdk-lib';
+import { App, NestedStack, Stack, Tags } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { type DeployConfig, loadConfig, stackName } from '../../lib/config.js';
 import { addNagChecks } from '../../lib/nag.js';
@@ -16,6 +16,7 @@ export interface Synthesized {
   app: App;
   stack: ResellerRoutingStack;
   config: DeployConfig;
+  /** The deployment as one template: the stack's resources and its nested stacks' (flattened). */
   template: Template;
 }
 
@@ -38,9 +39,66 @@ export const buildApp = (options: { context?: Record<string, unknown>; bundle: b
   return { app, stack, config };
 };
 
+type Json = any;
+
+/** Every stack of the deployment: the stack and its nested stacks, each with its own template. */
+export const stacksOf = (root: Stack) =>
+  [root, ...root.node.findAll().filter((c): c is NestedStack => NestedStack.isNestedStack(c))].map((stack) => ({
+    stack,
+    template: Template.fromStack(stack).toJSON() as Json,
+  }));
+
+/**
+ * The stack and its nested stacks as one template, as if they were one: each nested stack's
+ * parameters replaced by what its parent passes (`{ Ref: <the table's id> }`), each output of a
+ * nested stack its parent reads replaced by its value, and the nested stacks' own resources left
+ * out. A test then finds a function's environment, or an alarm's function, as it did before the
+ * split, and asserts the same wiring through the parameters and outputs. Two stacks using one
+ * logical id would make it ambiguous: that throws.
+ */
+export const flatten = (root: Stack): Template => {
+  const stacks = stacksOf(root);
+  const byStack = new Map(stacks.map((s) => [s.stack, s.template]));
+  /** The template and the logical id of each nested stack's resource, in its parent. */
+  const nestedAt = new Map<string, { parent: Stack; nested: NestedStack }>();
+  for (const { stack } of stacks) {
+    if (!NestedStack.isNestedStack(stack)) continue;
+    const parent = stack.nestedStackParent!;
+    nestedAt.set(`${parent.node.path} ${parent.getLogicalId(stack.nestedStackResource!)}`, { parent, nested: stack });
+  }
+  const resolve = (value: Json, stack: Stack): Json => {
+    if (Array.isArray(value)) return value.map((v) => resolve(v, stack));
+    if (!value || typeof value !== 'object') return value;
+    const keys = Object.keys(value);
+    if (keys.length === 1 && keys[0] === 'Ref' && NestedStack.isNestedStack(stack)) {
+      const parent = stack.nestedStackParent!;
+      const resource = byStack.get(parent).Resources[parent.getLogicalId(stack.nestedStackResource!)];
+      const passed = resource.Properties.Parameters?.[value.Ref];
+      if (passed !== undefined) return resolve(passed, parent);
+    }
+    if (keys.length === 1 && keys[0] === 'Fn::GetAtt') {
+      const [id, attribute] = value['Fn::GetAtt'] as [string, string];
+      const nested = nestedAt.get(`${stack.node.path} ${id}`)?.nested;
+      if (nested && attribute.startsWith('Outputs.'))
+        return resolve(byStack.get(nested).Outputs[attribute.slice('Outputs.'.length)].Value, nested);
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, resolve(v, stack)]));
+  };
+  const resources: Record<string, Json> = {};
+  for (const { stack, template } of stacks) {
+    for (const [id, resource] of Object.entries(template.Resources as Record<string, Json>)) {
+      if (resource.Type === 'AWS::CloudFormation::Stack') continue;
+      if (id in resources) throw new Error(`logical id ${id} is in two stacks`);
+      resources[id] = resolve(resource, stack);
+    }
+  }
+  const rootTemplate = byStack.get(root);
+  return Template.fromJSON({ ...rootTemplate, Resources: resources, Outputs: resolve(rootTemplate.Outputs, root) });
+};
+
 export const synthesize = (options: { context?: Record<string, unknown>; bundle: boolean }): Synthesized => {
   const built = buildApp(options);
-  return { ...built, template: Template.fromStack(built.stack) };
+  return { ...built, template: flatten(built.stack) };
 };
 
 export const removeOutput = (app: App | undefined) => {
@@ -52,8 +110,11 @@ export type Resources = Record<
   { Type: string; Properties?: any; DeletionPolicy?: string; UpdateReplacePolicy?: string; DependsOn?: string[] }
 >;
 
-export const logicalId = (stack: ResellerRoutingStack, construct: { node: { defaultChild?: unknown } }) =>
-  stack.getLogicalId(construct.node.defaultChild as any);
+/** A construct's logical id in its own stack (the stack itself, or the nested stack it was placed in). */
+export const logicalId = (_stack: ResellerRoutingStack, construct: { node: { defaultChild?: unknown } }) => {
+  const resource = construct.node.defaultChild as any;
+  return Stack.of(resource).getLogicalId(resource);
+};
 
 /** Every action string of a policy document, whether a statement names one or a list. */
 export const actionsOf = (document: { Statement: { Action: string | string[] }[] }) =>

@@ -141,6 +141,8 @@ describe('the operator console', () => {
     expect(csp).toContain("frame-ancestors 'none'");
     expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
     expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect(page.headers.get('strict-transport-security')).toMatch(/^max-age=\d+; includeSubDomains$/);
+    expect(page.headers.get('permissions-policy')).toContain('camera=()');
     expect(page.headers.get('cache-control')).toBe('no-store');
     const html = await page.text();
     expect([...html.matchAll(/<script\b[^>]*>/g)].every(([tag]) => /\bsrc="\/console\//.test(tag))).toBe(true);

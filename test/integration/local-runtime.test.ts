@@ -1,3 +1,5 @@
+import type { SdkCall } from '../../lib/local/protocol.js';
+import { routes } from '../../lib/routes.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
@@ -19,6 +21,8 @@ const claimOf = (jobId?: string) =>
     match: jobId ? { Key: syncJobKey(jobId) } : {},
     writes: { status: 'processing' },
   }) as const;
+
+const routeAccess = (name: string) => routes.find((route) => route.name === name)!.access;
 
 const setUp = (options: Parameters<typeof startService>[0]) => {
   const context = { service: undefined as unknown as TestService, reseller: undefined as any };
@@ -127,5 +131,49 @@ describe('execution environments', () => {
     expect(under.status).toBe(413);
     expect(((await under.json()) as any).error.code).toBe('payload_too_large');
     expect(under.headers.get('request-id')).toMatch(/^req_/);
+  });
+});
+
+describe('least privilege (lib/local/authorize.ts, the KMS stand-in)', () => {
+  const calls: SdkCall[] = [];
+  // Declarations short of what the handlers call: each call outside them must be refused as AWS would.
+  const { context, api } = setUp({
+    onSdkCall: (call) => calls.push(call),
+    accessOverrides: {
+      // No GetItem: the route reads the store.
+      GetResellerStore: {},
+      // Another index than the one its list reads (GSI1).
+      ListResellerStores: { table: ['GetItem', 'BatchGetItem'], indexes: ['lookups'] },
+      // Another secret than the webhook secret it verifies with.
+      OrdersWebhook: { ...routeAccess('OrdersWebhook'), key: { actions: ['Decrypt'], fields: ['accessToken'] } },
+      // No queue: it sends a message per active store to the poll queue.
+      PollScheduler: { indexes: ['stateLists'] },
+    },
+  });
+  const refusals = (functionName: string) =>
+    calls.filter((c) => c.functionName === functionName && c.error).map((c) => `${c.service} ${c.command} ${c.error}`);
+
+  it('refuses a table action or an index the function did not declare: AccessDeniedException, as DynamoDB answers', async () => {
+    expect((await api().get(`/v1/reseller_stores/${context.reseller.id}`)).status).toBe(500);
+    expect(refusals('GetResellerStore')).toEqual(['DynamoDB GetItem AccessDeniedException']);
+    expect((await api().get('/v1/reseller_stores')).status).toBe(500);
+    expect(refusals('ListResellerStores')).toEqual(['DynamoDB Query AccessDeniedException']);
+    // What is declared still works, in the same runtime: the store was created (Encrypt) and reads back.
+    expect((await api().get(`/v1/reseller_stores/${context.reseller.id}/source_stores`)).status).toBe(200);
+  });
+
+  it('refuses a secret the function did not declare: KMS AccessDeniedException', async () => {
+    const answer = await sendWebhook(context.service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: context.reseller.shopDomain,
+      secret: 'whsec_local_runtime',
+      body: orderPayload([{ vendor: 'Nobody', price: '1.00' }]),
+    });
+    expect(answer.status).toBeGreaterThanOrEqual(400);
+    expect(refusals('OrdersWebhook')).toEqual(['KMS Decrypt AccessDeniedException']);
+  });
+
+  it('refuses a queue the function did not declare: SQS AccessDenied', async () => {
+    await context.service.runtime.invoke('PollScheduler').catch(() => undefined);
+    expect(refusals('PollScheduler')).toContain('SQS SendMessageBatch AccessDenied');
   });
 });

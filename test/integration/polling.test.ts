@@ -1,4 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SdkCall } from '../../lib/local/protocol.js';
 import {
   createResellerStore,
@@ -18,6 +18,9 @@ import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './
  */
 
 jest.setTimeout(120_000);
+
+/** A shop's Retry-After in the throttling test: no poll comes that late, however loaded the machine. */
+const RETRY_AFTER_SECONDS = 600;
 
 describe('polling through the local runtime', () => {
   let service: TestService;
@@ -252,9 +255,11 @@ describe('polling through the local runtime', () => {
     const broken = await stores();
     for (const s of [healthy, throttled, broken])
       await sim().placeOrder(s.reseller.shopDomain, orderPayload([{ vendor: s.vendorTag, price: '4.00' }]));
-    await outage(throttled.reseller.shopDomain, 429, 2);
+    // Retry-After far longer than any machine takes between two polls: the test moves the clock itself (below).
+    await outage(throttled.reseller.shopDomain, 429, RETRY_AFTER_SECONDS);
     await outage(broken.reseller.shopDomain, 500);
 
+    const throttledAt = Date.now();
     const result = await poll(throttled.reseller, broken.reseller, healthy.reseller);
     expect(result.batchItemFailures).toEqual([]);
     expect(await jobsOf(healthy.api, healthy.reseller.id)).toHaveLength(1);
@@ -264,7 +269,10 @@ describe('polling through the local runtime', () => {
       expect(item.pollWatermark).toBeUndefined();
       expect(item.pollFailures).toBe(1);
     }
-    expect((await storeItem('reseller', throttled.reseller.id)).pollNotBefore).toEqual(expect.any(String));
+    // Not before Retry-After from the 429 (which came during the poll).
+    const notBefore = Date.parse((await storeItem('reseller', throttled.reseller.id)).pollNotBefore);
+    expect(notBefore).toBeGreaterThanOrEqual(throttledAt + RETRY_AFTER_SECONDS * 1000 - 1000);
+    expect(notBefore).toBeLessThanOrEqual(Date.now() + RETRY_AFTER_SECONDS * 1000 + 1000);
 
     // Within Retry-After the throttled shop is not called at all; the broken one is asked again.
     const before = (await callsTo(throttled.reseller.shopDomain)).length;
@@ -276,7 +284,15 @@ describe('polling through the local runtime', () => {
     // Healed, and past Retry-After: both orders are found, and the failures are forgotten.
     await outage(throttled.reseller.shopDomain, null);
     await outage(broken.reseller.shopDomain, null);
-    await new Promise((r) => setTimeout(r, 3_100));
+    // Retry-After has passed: the store's time moved back, as a clock would move forward.
+    await service.doc.send(
+      new UpdateCommand({
+        TableName: service.tableName,
+        Key: { PK: `RST#${throttled.reseller.id}`, SK: 'RST' },
+        UpdateExpression: 'SET pollNotBefore = :past',
+        ExpressionAttributeValues: { ':past': new Date(Date.now() - 1000).toISOString() },
+      }),
+    );
     await poll(throttled.reseller, broken.reseller);
     for (const s of [throttled, broken]) {
       expect(await jobsOf(s.api, s.reseller.id)).toHaveLength(1);

@@ -33,6 +33,41 @@ const npmStart = (env: Record<string, string>) =>
     });
   });
 
+/**
+ * `npm start` until it prints `ready` (a pattern of its output), then Ctrl-C: what it printed and its
+ * exit code. The run's bundles and its DynamoDB Local are handed on, so it starts in seconds.
+ */
+const npmStartUntil = (env: Record<string, string>, ready: RegExp) =>
+  new Promise<{ stdout: string; stderr: string }>((done, fail) => {
+    const handedOn = ['LOCAL_RUNTIME_BUNDLES', 'LOCAL_RUNTIME_DYNAMODB'].filter((name) => process.env[name]);
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/start.ts'], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PLATFORM_SIM_PORT: '0',
+        PORT: '0',
+        DATA_DIR: ':memory:',
+        ...Object.fromEntries(handedOn.map((name) => [name, process.env[name]])),
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => {
+      stdout += c;
+      if (ready.test(stdout)) child.kill('SIGINT');
+    });
+    child.stderr.on('data', (c) => (stderr += c));
+    const timer = setTimeout(() => child.kill('SIGINT'), 90_000);
+    child.on('error', fail);
+    child.on('exit', () => {
+      clearTimeout(timer);
+      done({ stdout, stderr });
+    });
+  });
+
 const refusal = (stderr: string) => stderr.split('\n').filter((line) => line.trim() && !/^npm warn/.test(line));
 
 describe('npm start refuses in one line', () => {
@@ -78,5 +113,24 @@ describe('npm start refuses in one line', () => {
         '`apt-get install openjdk-17-jre-headless`',
     ]);
     expect(code).toBe(1);
+  });
+});
+
+describe('npm start and PERSONAL_DATA_RETENTION_DAYS (CONTRACT.md §13)', () => {
+  it('gives the retention sweep the days it is set to, a fraction included, and says so', async () => {
+    const { stdout } = await npmStartUntil({ PERSONAL_DATA_RETENTION_DAYS: '0.25' }, /API keys accepted/);
+
+    expect(stdout).toMatch(/^ {2}Retention +personal data erased 0\.25 days after an order's jobs ended/m);
+  });
+
+  it('refuses a value that is no number of days above 0, in one line', async () => {
+    for (const value of ['0', 'ninety']) {
+      const { code, stderr } = await npmStart({ PERSONAL_DATA_RETENTION_DAYS: value, DATA_DIR: ':memory:' });
+
+      expect(refusal(stderr)).toEqual([
+        `npm start: PERSONAL_DATA_RETENTION_DAYS must be a number of days above 0 and at most 3650, got '${value}'`,
+      ]);
+      expect(code).toBe(1);
+    }
   });
 });

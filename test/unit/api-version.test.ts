@@ -54,6 +54,18 @@ describe('watchApiVersion', () => {
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(2);
   });
 
+  it("writes nothing when the store's item already says what the answer says (issue 44), and writes a change", async () => {
+    const stored = { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-01T00:00:00.000Z' };
+    const watch = watchApiVersion('source', 'sst_stored', stored);
+    await watch(notice());
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+    await watch(notice({ served: '2027-01' }));
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.ExpressionAttributeValues![':version']).toMatchObject({
+      served: '2027-01',
+    });
+  });
+
   it('writes nothing for a call that names no version (token refresh)', async () => {
     await watchApiVersion('reseller', 'rst_3')(notice({ requested: null, served: null }));
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);

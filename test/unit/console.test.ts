@@ -47,6 +47,13 @@ describe('the console’s files', () => {
       'Request-Id': expect.stringMatching(/^req_/),
     });
     expect(response.headers!['Content-Security-Policy']).toMatch(/^default-src 'none'; script-src 'self';/);
+    // HTTPS only from the first visit on, subdomains too, for at least a year (what preload lists ask).
+    const hsts = /^max-age=(\d+); includeSubDomains$/.exec(response.headers!['Strict-Transport-Security'] as string);
+    expect(Number(hsts?.[1])).toBeGreaterThanOrEqual(31_536_000);
+    // No powerful browser feature: each one the policy names is allowed to no origin, `()`.
+    const features = String(response.headers!['Permissions-Policy']).split(', ');
+    expect(features).toEqual(expect.arrayContaining(['camera=()', 'microphone=()', 'geolocation=()', 'payment=()']));
+    expect(features.every((feature) => /^[a-z-]+=\(\)$/.test(feature))).toBe(true);
     expect(response.isBase64Encoded).toBe(true);
     const html = gunzipSync(Buffer.from(response.body!, 'base64')).toString('utf8');
     expect(html).toContain('<script type="module" src="/console/console.js"></script>');

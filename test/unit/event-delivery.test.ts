@@ -10,7 +10,7 @@ import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-deli
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import { type DeliveryDeps, nextAttemptAfter, processDeliveryMessage } from '../../shared/events/delivery-worker.js';
 import { DISABLED_REASON } from '../../shared/events/endpoint-health.js';
-import { postWebhook } from '../../shared/events/webhook-sender.js';
+import { DNS_TIMEOUT_MS, postWebhook, resolveHost } from '../../shared/events/webhook-sender.js';
 import { presentEvent } from '../../shared/http/present.js';
 
 /** The delivery worker (shared/events/delivery-worker.ts) over mocked clients, with its POST and resolver swapped. */
@@ -60,8 +60,9 @@ const deps: DeliveryDeps = {
   present: presentEvent,
 };
 
-const stored = (attempts: number, endpoint: WebhookEndpoint) => {
+const stored = (attempts: number, endpoint: WebhookEndpoint, leases?: Record<string, unknown>) => {
   dynamo.on(GetCommand).callsFake(({ Key }) => {
+    if (Key.SK === 'LEASES') return { Item: leases };
     // The event at the key its id spells, read once (its first layout's key never: it is found there).
     if (Key.PK === eventKey(event).PK && Key.SK === eventKey(event).SK) return { Item: eventItem(event) };
     if (Key.SK === 'EVT') throw new Error('the first layout read for an event found at its key');
@@ -79,9 +80,15 @@ const record = (attempts: number): SQSRecord =>
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
 
-/** What the try wrote on the delivery: the SET of the transaction's first update, by attribute name. */
+/**
+ * What the try wrote on the delivery, by attribute name: the SET of the transaction's first update, or
+ * of the delivery's own UpdateItem (a first try delivered: a single-item write).
+ */
 const deliveryWrite = () => {
-  const update = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems![0].Update!;
+  const [transaction] = dynamo.commandCalls(TransactWriteCommand);
+  const update = transaction
+    ? transaction.args[0].input.TransactItems![0].Update!
+    : dynamo.commandCalls(UpdateCommand).find((c) => String(c.args[0].input.Key!.SK).startsWith('DLV#'))!.args[0].input;
   const names = update.ExpressionAttributeNames!;
   const values = update.ExpressionAttributeValues!;
   return Object.fromEntries(
@@ -113,6 +120,14 @@ describe('the delivery worker', () => {
     expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: EVENT_ID, type: 'sync_job.completed' });
     expect(headers['webhook-id']).toBe(EVENT_ID);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
+    // A first try delivered is one UpdateItem of the delivery, on condition that it is still at this try.
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(updates).toHaveLength(1);
+    expect(updates[0]).toMatchObject({
+      ConditionExpression: '#attempts = :was',
+      ExpressionAttributeValues: { ':was': 0 },
+    });
     expect(sent()).toEqual([]);
   });
 
@@ -239,6 +254,95 @@ describe('the delivery worker', () => {
     await processDeliveryMessage(deps, record(1));
     const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input.UpdateExpression);
     expect(updates).toContain('REMOVE failingSince');
+  });
+});
+
+describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () => {
+  const leaseWrites = () =>
+    dynamo
+      .commandCalls(UpdateCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.Key!.SK === 'LEASES');
+  const failedTry = () => deliveryWrite();
+
+  it('answered within the probe: no lease written, nothing but the one read of the leases item', async () => {
+    stored(0, endpointOf());
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(leaseWrites()).toEqual([]);
+    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toHaveLength(1);
+  });
+
+  it('a slow endpoint whose every lease is held: no POST, the try fails at once and is tried again', async () => {
+    const later = Date.now() + 10_000;
+    stored(0, endpointOf(), { slowUntil: later, s0: later, s1: later });
+    post.mockResolvedValue(204);
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(post).not.toHaveBeenCalled();
+    // No write to take a lease the read shows held.
+    expect(leaseWrites()).toEqual([]);
+    expect(failedTry()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
+  });
+
+  it('a slow endpoint with a free lease: takes it on condition, POSTs, gives it back', async () => {
+    const later = Date.now() + 10_000;
+    stored(0, endpointOf(), { slowUntil: later, s0: later, s1: 0 });
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(post).toHaveBeenCalledTimes(1);
+    const [take, give] = leaseWrites();
+    expect(take.ExpressionAttributeNames).toEqual({ '#slot': 's1' });
+    expect(take.ConditionExpression).toBe('attribute_not_exists(#slot) OR #slot <= :at');
+    // Taken while slow, it does not make the endpoint slow for longer: only a slow try does.
+    expect(take.UpdateExpression).not.toContain('slowUntil');
+    expect(give).toMatchObject({ ConditionExpression: '#slot = :until', UpdateExpression: 'SET #slot = :free' });
+    expect(give.ExpressionAttributeValues![':until']).toBe(take.ExpressionAttributeValues![':until']);
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+  });
+
+  it('a try past the probe with no lease free is aborted and fails at once; with one, it goes on and marks the endpoint slow', async () => {
+    // No lease free (another worker's, taken after this one read them): the conditional writes fail.
+    stored(0, endpointOf());
+    const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
+    dynamo.on(UpdateCommand, { Key: { PK: 'WHE#we_1#LEASES', SK: 'LEASES' } }).rejects(refused);
+    let aborted = false;
+    post.mockImplementation(
+      (_url, _body, _headers, _addresses, signal: AbortSignal) =>
+        new Promise((settle) =>
+          signal.addEventListener('abort', () => {
+            aborted = true;
+            settle(null);
+          }),
+        ),
+    );
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(aborted).toBe(true);
+    expect(leaseWrites()).toHaveLength(2);
+    expect(failedTry()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+
+    // A lease free: the try waits on, under it, and the endpoint is slow from now on.
+    dynamo.reset();
+    sqs.reset();
+    dynamo.on(TransactWriteCommand).resolves({});
+    dynamo.on(UpdateCommand).resolves({});
+    sqs.on(SendMessageCommand).resolves({});
+    stored(0, endpointOf());
+    post.mockReset().mockImplementation(() => new Promise((settle) => setTimeout(() => settle(204), 1_300)));
+    await processDeliveryMessage(deps, record(0));
+    const [take, give] = leaseWrites();
+    expect(take.UpdateExpression).toContain('slowUntil = :slow');
+    expect(give.UpdateExpression).toContain('slowUntil = :slow');
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
+  });
+});
+
+describe('name resolution', () => {
+  it('answers within its bound, a name that resolves to nothing rejected', async () => {
+    const started = Date.now();
+    await expect(resolveHost('no-such-host.invalid')).rejects.toThrow();
+    expect(Date.now() - started).toBeLessThan(DNS_TIMEOUT_MS + 2_000);
+    expect(await resolveHost('localhost')).not.toEqual([]);
   });
 });
 

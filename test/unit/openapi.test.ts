@@ -64,6 +64,33 @@ describe('OpenAPI document', () => {
     expect(run.status).toBe(0);
   }, 30_000);
 
+  it('writes every array with an `items` schema, as Spectral’s spectral:oas rule array-items wants', () => {
+    // Spectral itself is not among the devDependencies; this is its rule `array-items` (a schema of
+    // `type: array` has an object `items`), applied to every schema the document holds.
+    const offending: string[] = [];
+    const walk = (node: unknown, path: string) => {
+      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}[${i}]`));
+      if (!node || typeof node !== 'object') return;
+      const schema = node as Record<string, unknown>;
+      const types = [schema.type].flat();
+      if (types.includes('array') && (typeof schema.items !== 'object' || schema.items === null)) offending.push(path);
+      for (const [key, value] of Object.entries(schema)) walk(value, `${path}.${key}`);
+    };
+    walk(doc, '$');
+    expect(offending).toEqual([]);
+    expect(json).not.toContain('"prefixItems"');
+  });
+
+  it('still takes `["*"]` and nothing else of its kind for enabledEvents, as the API does', () => {
+    const schema = doc.components.schemas.webhook_endpoint.properties.enabledEvents;
+    const check = (value: unknown) => schemaCompiler(doc)(schema)(value);
+    expect(check(['*'])).toBe(true);
+    expect(check(['sync_job.dead'])).toBe(true);
+    expect(check(['*', '*'])).toBe(false);
+    expect(check(['*', 'sync_job.dead'])).toBe(false);
+    expect(check([])).toBe(false);
+  });
+
   it('gives every operation a summary, a description and a tag, and each webhook its own operationId', () => {
     const operations = [
       ...Object.values(doc.paths).flatMap((methods: any) => Object.values(methods)),

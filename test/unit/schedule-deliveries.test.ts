@@ -1,6 +1,13 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { type Event, eventItem } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
@@ -52,6 +59,8 @@ beforeEach(() => {
   sqs.reset();
   forgetEndpoints();
   dynamo.on(TransactWriteCommand).resolves({});
+  dynamo.on(UpdateCommand).resolves({});
+  dynamo.on(PutCommand).resolves({});
   sqs.on(SendMessageCommand).resolves({});
   sqs.on(SendMessageBatchCommand).resolves({ Successful: [] });
 });
@@ -63,21 +72,29 @@ describe('scheduleDeliveries', () => {
     await scheduleDeliveries({ ...event, id: 'evt_2' });
     expect(dynamo.commandCalls(QueryCommand)).toHaveLength(1);
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+    expect(dynamo.commandCalls(PutCommand)).toEqual([]);
     expect(messages()).toEqual([]);
   });
 
-  it('writes the matching deliveries and endpointIds in one conditional transaction, then a message each', async () => {
+  it('sets endpointIds on condition, then puts each matching delivery on condition, then a message each', async () => {
     owning(
       endpoint('we_1'),
       endpoint('we_2', { enabledEvents: ['sync_job.completed'] }),
       endpoint('we_3', { enabledEvents: ['sync_job.dead'] }),
     );
     await scheduleDeliveries(event);
-    const [write] = dynamo.commandCalls(TransactWriteCommand);
-    const items = write.args[0].input.TransactItems!;
-    expect(items[0].Update?.ConditionExpression).toBe('attribute_exists(PK) AND attribute_not_exists(#ids)');
-    expect(items[0].Update?.ExpressionAttributeValues?.[':ids'].sort()).toEqual(['we_1', 'we_2']);
-    const puts = items.slice(1).map((i) => [i.Put?.Item?.SK, i.Put?.Item?.status, i.Put?.ConditionExpression]);
+    // Single-item writes (issue 44): no transaction, the event's endpoints first.
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    const order = dynamo.calls().map((c) => c.args[0].constructor.name);
+    expect(order.slice(-3)).toEqual(['UpdateCommand', 'PutCommand', 'PutCommand']);
+    const [update] = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(update.ConditionExpression).toBe('attribute_exists(PK) AND attribute_not_exists(#ids)');
+    expect(update.ExpressionAttributeValues?.[':ids'].sort()).toEqual(['we_1', 'we_2']);
+    const puts = dynamo
+      .commandCalls(PutCommand)
+      .map((c) => c.args[0].input)
+      .map((i) => [i.Item?.SK, i.Item?.status, i.ConditionExpression]);
     expect(puts.sort()).toEqual([
       ['DLV#we_1', 'pending', 'attribute_not_exists(PK)'],
       ['DLV#we_2', 'pending', 'attribute_not_exists(PK)'],
@@ -88,13 +105,16 @@ describe('scheduleDeliveries', () => {
     ]);
   });
 
-  it('called again for the same event, writes nothing and sends the stored deliveries’ messages again', async () => {
+  it('called again for the same event, puts the stored endpoints’ deliveries (on condition), sends again', async () => {
     owning(endpoint('we_1'), endpoint('we_2'));
-    const cancelled = new TransactionCanceledException({ message: 'cancelled', $metadata: {} });
-    cancelled.CancellationReasons = [{ Code: 'ConditionalCheckFailed' }, { Code: 'ConditionalCheckFailed' }];
-    dynamo.on(TransactWriteCommand).rejects(cancelled);
+    dynamo.on(UpdateCommand).rejects(new ConditionalCheckFailedException({ message: 'set before', $metadata: {} }));
+    dynamo.on(PutCommand).rejects(new ConditionalCheckFailedException({ message: 'there', $metadata: {} }));
     dynamo.on(GetCommand).resolves({ Item: eventItem({ ...event, endpointIds: ['we_1'] }) });
     await scheduleDeliveries(event);
+    const puts = dynamo.commandCalls(PutCommand).map((c) => c.args[0].input);
+    expect(puts.map((put) => [put.Item?.SK, put.ConditionExpression])).toEqual([
+      ['DLV#we_1', 'attribute_not_exists(PK)'],
+    ]);
     expect(messages()).toEqual([{ eventId: 'evt_1', endpointId: 'we_1', attempts: 0 }]);
   });
 });

@@ -112,9 +112,60 @@ describe('kmsCipher.decrypt', () => {
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
   });
 
-  it('asks KMS again once the cached value is five minutes old', async () => {
+  it("keeps a decrypted secret for the environment's life: no second call a day later", async () => {
     kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('v') });
     const cipher = kmsCipher(client(), () => KEY);
+    let now = 1_800_000_000_000;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+
+    await cipher.decrypt(blob('c'), ctx('sst_1'));
+    now += 24 * 3_600_000;
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('v');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
+  });
+
+  it('honours a rotation at once: the new ciphertext is decrypted, never answered from the old one', async () => {
+    kms
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    const cipher = kmsCipher(client(), () => KEY);
+
+    await expect(cipher.decrypt(blob('before-rotation'), ctx('sst_1'))).resolves.toBe('plain-before-rotation');
+    await expect(cipher.decrypt(blob('after-rotation'), ctx('sst_1'))).resolves.toBe('plain-after-rotation');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
+  });
+
+  it('does not keep a refusal (a disabled key): the next decrypt of that ciphertext asks KMS again', async () => {
+    kms
+      .on(DecryptCommand)
+      .rejectsOnce(new InvalidCiphertextException({ message: 'disabled', $metadata: {} }))
+      .resolves({ Plaintext: Buffer.from('v') });
+    const cipher = kmsCipher(client(), () => KEY);
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).rejects.toThrow('disabled');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('v');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
+  });
+
+  it('drops the least recently used value when full, not the oldest one still in use', async () => {
+    kms
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    const cipher = kmsCipher(client(), () => KEY, { ttlMs: Number.POSITIVE_INFINITY, max: 2 });
+    await cipher.decrypt(blob('a'), ctx('sst_1'));
+    await cipher.decrypt(blob('b'), ctx('sst_1'));
+    await cipher.decrypt(blob('a'), ctx('sst_1'));
+    await cipher.decrypt(blob('c'), ctx('sst_1'));
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(3);
+
+    await expect(cipher.decrypt(blob('a'), ctx('sst_1'))).resolves.toBe('plain-a');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(3);
+    await expect(cipher.decrypt(blob('b'), ctx('sst_1'))).resolves.toBe('plain-b');
+    expect(kms.commandCalls(DecryptCommand)).toHaveLength(4);
+  });
+
+  it('asks KMS again once the cached value is as old as a time to live given (five minutes here)', async () => {
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('v') });
+    const cipher = kmsCipher(client(), () => KEY, { ttlMs: 5 * 60_000, max: 1_000 });
     let now = 1_800_000_000_000;
     jest.spyOn(Date, 'now').mockImplementation(() => now);
 

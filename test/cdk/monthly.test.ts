@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { COST_MEASUREMENT, type CostMeasurement } from '../../bench/cost-measurement.js';
+import { decryptsPerMonth, monthLines, total } from '../../bench/monthly-model.js';
+import { currentReadmeBlock, readmeBlock } from '../../bench/monthly-readme.js';
+import { templateCounts } from '../../bench/template-counts.js';
+import { buildApp, PROJECT_ROOT, removeOutput } from './synth.js';
+
+/**
+ * README.md's monthly figures are `bench:monthly`'s output (issue 44): recomputed here from the committed
+ * measurement (bench/measured/cost.json, written by `bench:cost`) and the prod template, as `npm run
+ * bench:monthly -- --write` writes them, and compared. After a new measurement or a template change that
+ * moves the bill, run `npm run bench:monthly -- --from bench/measured/cost.json --write`.
+ */
+describe('the monthly bill in README.md', () => {
+  const built = buildApp({ bundle: false, context: { stage: 'prod', alarmEmail: 'ops@example.com' } });
+  afterAll(() => removeOutput(built.app));
+  const measurement = JSON.parse(readFileSync(join(PROJECT_ROOT, COST_MEASUREMENT), 'utf8')) as CostMeasurement;
+  const counts = templateCounts(built.app, built.config);
+
+  it('is what bench:monthly computes from bench/measured/cost.json and the prod template', () => {
+    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+    expect(currentReadmeBlock(readme)).toBe(readmeBlock(measurement, counts).text);
+  });
+
+  it('counts the template: alarms and their metrics, one throttles alarm, no route metrics, SQS event sources', () => {
+    expect(counts.alarms).toBeGreaterThan(20);
+    expect(counts.alarmMetrics).toBeGreaterThanOrEqual(counts.alarms);
+    expect(counts.routeMetrics).toBe(0);
+    expect(counts.dashboardMetrics).toBeLessThanOrEqual(50);
+    // Every queue consumer's event source, not the change stream's (Lambda reads a stream for free).
+    expect(counts.sqsEventSources).toBe(Object.keys(counts.batching).length);
+    expect(counts.systemLogs).toBe(false);
+  });
+
+  it('bills a month from what was measured: more orders cost more, month 13 more than month 1', () => {
+    const at = (orders: number, month: number) => total(monthLines(measurement, counts, { orders, month, stores: 1000 }));
+    expect(at(1_000_000, 1)).toBeGreaterThan(at(10_000, 1));
+    expect(at(1_000_000, 13)).toBeGreaterThan(at(1_000_000, 1));
+    expect(at(0, 1)).toBeGreaterThan(0);
+  });
+
+  it('decrypts a store once per environment life when its uses are many, and only for the stores used', () => {
+    const busy = decryptsPerMonth({ uses: 10_000_000, stores: 500, secrets: 2, environments: 1, lifeHours: 2 });
+    expect(busy).toBeCloseTo(365 * 500 * 2, -2);
+    const sparse = decryptsPerMonth({ uses: 365, stores: 500, secrets: 1, environments: 1, lifeHours: 2 });
+    expect(sparse).toBeLessThan(365);
+    expect(sparse).toBeGreaterThan(300);
+  });
+});

@@ -1,0 +1,160 @@
+import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { identityStatements, keyUseGrants, keyUseStatements } from '../../lib/access.js';
+import { allFunctions } from '../../lib/functions.js';
+import {
+  authorize,
+  LOCAL_ACCOUNT,
+  type LocalAccess,
+  localRoleArn,
+  localTableArn,
+  requestsFor,
+} from '../../lib/local/authorize.js';
+import { type KmsEmulator, startKmsEmulator } from '../../lib/local/kms-emulator.js';
+import { decide, type Statement } from '../../lib/policy.js';
+import type { Access } from '../../lib/routes.js';
+
+const KEY = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
+const QUEUE_URL = 'http://127.0.0.1:1/000000000000/sync';
+const QUEUE_ARN = 'arn:aws:sqs:us-east-1:000000000000:sync';
+
+const accessOf = (functionName: string, access: Access): LocalAccess => ({
+  functionName,
+  statements: identityStatements(access, {
+    tableArn: localTableArn('t'),
+    keyArn: KEY,
+    queueArn: (queue) => `arn:aws:sqs:us-east-1:000000000000:${queue}`,
+  }),
+  queueArns: { [QUEUE_URL]: QUEUE_ARN },
+  keyArn: KEY,
+});
+
+describe('authorize: a function call checked against its role policy, as AWS does', () => {
+  const access = accessOf('Fn', {
+    table: ['GetItem', 'TransactWriteItems'],
+    indexes: ['lists'],
+    queues: { sync: ['SendMessage'] },
+    key: { actions: ['Decrypt'], fields: ['webhookSecret'] },
+  });
+  const denied = (target: string, input: Record<string, unknown>) =>
+    authorize(target, input, access)?.request.action ?? 'allowed';
+
+  it('allows the declared table actions and index, on the table only', () => {
+    expect(denied('DynamoDB_20120810.GetItem', { TableName: 't' })).toBe('allowed');
+    expect(denied('DynamoDB_20120810.Query', { TableName: 't', IndexName: 'GSI1' })).toBe('allowed');
+    expect(denied('DynamoDB_20120810.GetItem', { TableName: 'other' })).toBe('dynamodb:GetItem');
+    expect(denied('DynamoDB_20120810.Query', { TableName: 't', IndexName: 'GSI2' })).toBe('dynamodb:Query');
+    // A Query of the table itself is another action than a Query of an index.
+    expect(denied('DynamoDB_20120810.Query', { TableName: 't' })).toBe('dynamodb:Query');
+    expect(denied('DynamoDB_20120810.DeleteItem', { TableName: 't' })).toBe('dynamodb:DeleteItem');
+  });
+
+  it('authorises a transaction by the item actions inside it, and a batch per table', () => {
+    const transact = (kind: string) => ({
+      TransactItems: [{ Put: { TableName: 't' } }, { [kind]: { TableName: 't' } }],
+    });
+    expect(denied('DynamoDB_20120810.TransactWriteItems', transact('ConditionCheck'))).toBe('allowed');
+    expect(denied('DynamoDB_20120810.TransactWriteItems', transact('Delete'))).toBe('dynamodb:DeleteItem');
+    expect(denied('DynamoDB_20120810.BatchGetItem', { RequestItems: { t: {} } })).toBe('dynamodb:BatchGetItem');
+    expect(requestsFor('dynamodb', 'BatchWriteItem', { RequestItems: { t: {}, u: {} } }, access)).toHaveLength(2);
+  });
+
+  it('maps SQS batches to their single action, on the queue named by its URL', () => {
+    expect(denied('AmazonSQS.SendMessageBatch', { QueueUrl: QUEUE_URL })).toBe('allowed');
+    expect(denied('AmazonSQS.ChangeMessageVisibility', { QueueUrl: QUEUE_URL })).toBe('sqs:ChangeMessageVisibility');
+    expect(denied('AmazonSQS.SendMessage', { QueueUrl: 'http://127.0.0.1:1/000000000000/poll' })).toBe(
+      'sqs:SendMessage',
+    );
+  });
+
+  it('conditions key use on the declared secrets and the cipher’s context', () => {
+    const context = (field: string, extra: Record<string, string> = {}) => ({
+      KeyId: KEY,
+      EncryptionContext: { field, storeId: 'rst_1', ...extra },
+    });
+    expect(denied('TrentService.Decrypt', context('webhookSecret'))).toBe('allowed');
+    expect(denied('TrentService.Decrypt', context('accessToken'))).toBe('kms:Decrypt');
+    expect(denied('TrentService.Decrypt', context('webhookSecret', { other: 'x' }))).toBe('kms:Decrypt');
+    expect(denied('TrentService.Encrypt', context('webhookSecret'))).toBe('kms:Encrypt');
+  });
+
+  it('answers with the error AWS gives, per service', () => {
+    const dynamo = authorize('DynamoDB_20120810.DeleteItem', { TableName: 't' }, access)!.denial;
+    expect([dynamo.statusCode, JSON.parse(dynamo.body).__type]).toEqual([
+      400,
+      'com.amazon.coral.service#AccessDeniedException',
+    ]);
+    expect(JSON.parse(dynamo.body).Message).toMatch(
+      /^User: arn:aws:sts::000000000000:assumed-role\/Fn\/Fn is not authorized to perform: dynamodb:DeleteItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table\/t because no identity-based policy allows/,
+    );
+    const sqs = authorize('AmazonSQS.DeleteMessage', { QueueUrl: QUEUE_URL }, access)!.denial;
+    expect([sqs.statusCode, sqs.headers['x-amzn-query-error']]).toEqual([403, 'AccessDenied;Sender']);
+  });
+});
+
+describe('policy evaluation (lib/policy.ts)', () => {
+  const allow: Statement = { Effect: 'Allow', Action: 'kms:*', Resource: '*' };
+  it('lets an explicit Deny win over an Allow', () => {
+    expect(decide([allow], { action: 'kms:Decrypt', resource: KEY })).toBe('allow');
+    expect(decide([allow, { ...allow, Effect: 'Deny' }], { action: 'kms:Decrypt', resource: KEY })).toBe(
+      'explicitDeny',
+    );
+    expect(decide([], { action: 'kms:Decrypt', resource: KEY })).toBe('implicitDeny');
+  });
+
+  it('fails loudly on a condition operator it does not evaluate', () => {
+    const statement = { ...allow, Condition: { NumericLessThan: { 'kms:x': '1' } } };
+    expect(() => decide([statement], { action: 'kms:Decrypt', resource: KEY, keys: { 'kms:x': '0' } })).toThrow(
+      /NumericLessThan/,
+    );
+  });
+});
+
+describe('the KMS stand-in applies the key policy the stack writes', () => {
+  let kms: KmsEmulator;
+  const names = new Set(allFunctions().map((fn) => fn.name));
+  beforeAll(async () => {
+    kms = await startKmsEmulator({
+      keyMaterial: Buffer.alloc(32, 7),
+      keyPolicy: {
+        statements: keyUseStatements(keyUseGrants(allFunctions()), {
+          accountRoot: `arn:aws:iam::${LOCAL_ACCOUNT}:root`,
+          principalArn: localRoleArn,
+        }),
+        principalOf: (id) => (names.has(id) ? { arn: localRoleArn(id), account: LOCAL_ACCOUNT } : undefined),
+      },
+    });
+  });
+  afterAll(() => kms.stop());
+  const client = (accessKeyId: string) =>
+    new KMSClient({ endpoint: kms.url, region: 'us-east-1', credentials: { accessKeyId, secretAccessKey: 'x' } });
+  const context = (field: string) => ({ field, storeId: 'rst_1' });
+  const sealed = async (field: string) =>
+    (
+      await client('local').send(
+        new EncryptCommand({ KeyId: kms.keyId, Plaintext: Buffer.from('secret'), EncryptionContext: context(field) }),
+      )
+    ).CiphertextBlob!;
+  const decrypt = async (as: string, field: string) => {
+    try {
+      const out = await client(as).send(
+        new DecryptCommand({ CiphertextBlob: await sealed(field), EncryptionContext: context(field) }),
+      );
+      return Buffer.from(out.Plaintext!).toString();
+    } catch (error) {
+      return (error as Error).name;
+    }
+  };
+
+  it('lets each function use the secrets it declares, and no other; the runtime’s own credentials are not a function’s', async () => {
+    expect(await decrypt('OrdersWebhook', 'webhookSecret')).toBe('secret');
+    expect(await decrypt('OrdersWebhook', 'accessToken')).toBe('AccessDeniedException');
+    expect(await decrypt('SyncWorker', 'refreshToken')).toBe('secret');
+    expect(await decrypt('EventDeliveryWorker', 'endpointSecret')).toBe('secret');
+    expect(await decrypt('EventDeliveryWorker', 'webhookSecret')).toBe('AccessDeniedException');
+    expect(await decrypt('GetOrder', 'accessToken')).toBe('AccessDeniedException');
+    expect(await decrypt('local', 'accessToken')).toBe('secret');
+    // Encrypt-only functions may not decrypt.
+    expect(await decrypt('CreateResellerStore', 'accessToken')).toBe('AccessDeniedException');
+    expect(kms.calls.Decrypt).toBe(4);
+  });
+});
