@@ -174,7 +174,8 @@ export const monthLines = (
   // Deliveries: the measured extra invocations, each a POST the endpoint answers in the platform's time.
   const deliveryInvocations = orders * deliveries * d('lambdaRequests');
   lambdaRequests += deliveryInvocations;
-  lambdaGbs += deliveryInvocations * gbSeconds((m.delivery?.workerBilledMsP10 ?? 0) * unloaded + a.platformLatencyMs, t.memoryMb);
+  lambdaGbs +=
+    deliveryInvocations * gbSeconds((m.delivery?.workerBilledMsP10 ?? 0) * unloaded + a.platformLatencyMs, t.memoryMb);
   invocationsByFunction.set('EventDeliveryWorker', orders * deliveries);
   if (orders) {
     lines.push(

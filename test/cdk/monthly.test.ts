@@ -34,7 +34,8 @@ describe('the monthly bill in README.md', () => {
   });
 
   it('bills a month from what was measured: more orders cost more, month 13 more than month 1', () => {
-    const at = (orders: number, month: number) => total(monthLines(measurement, counts, { orders, month, stores: 1000 }));
+    const at = (orders: number, month: number) =>
+      total(monthLines(measurement, counts, { orders, month, stores: 1000 }));
     expect(at(1_000_000, 1)).toBeGreaterThan(at(10_000, 1));
     expect(at(1_000_000, 13)).toBeGreaterThan(at(1_000_000, 1));
     expect(at(0, 1)).toBeGreaterThan(0);

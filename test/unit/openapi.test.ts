@@ -69,7 +69,12 @@ describe('OpenAPI document', () => {
     // `type: array` has an object `items`), applied to every schema the document holds.
     const offending: string[] = [];
     const walk = (node: unknown, path: string) => {
-      if (Array.isArray(node)) return node.forEach((item, i) => walk(item, `${path}[${i}]`));
+      if (Array.isArray(node)) {
+        node.forEach((item, i) => {
+          walk(item, `${path}[${i}]`);
+        });
+        return;
+      }
       if (!node || typeof node !== 'object') return;
       const schema = node as Record<string, unknown>;
       const types = [schema.type].flat();
