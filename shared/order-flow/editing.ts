@@ -59,7 +59,13 @@ export const editResellerOrder = async (
   const partition = await loadOrderPartition(firstJobId);
   const first = partition.record?.kind === 'job' ? partition.record.job : undefined;
   if (!first) return [];
-  const stored = await storedOrderReading(first.order, firstJobId, first.externalOrderId, partition.parts);
+  const stored = await storedOrderReading(
+    first.order,
+    firstJobId,
+    first.externalOrderId,
+    partition.parts,
+    first.redactedAt,
+  );
   if (!stored?.ok) return [];
   const ids = first.orderJobIds ?? [first.id];
   const linesChanged = linesOf(stored.order) !== linesOf(latest);

@@ -138,8 +138,10 @@ const readings = new Map<string, Promise<OrderReading | undefined>>();
 
 /**
  * The stored order, read (decompressed, its parts fetched) and parsed once per invocation for every
- * leg that needs it (its lines, the supplier order, an edit's comparison, the unrouted items): a
- * stored order is written once with its record and never changed, so a reading stays right.
+ * leg that needs it (its lines, the supplier order, an edit's comparison, the unrouted items). A
+ * stored order is written once with its record and changed only by its redaction, which may write
+ * the redacted body over the same number of parts: a reading is kept under the record's `redactedAt`
+ * too, so once a record says it was redacted no environment answers the reading from before.
  * Undefined when nothing readable is stored (`UnplaceableOrderError`: no order).
  */
 export const storedOrderReading = (
@@ -148,6 +150,8 @@ export const storedOrderReading = (
   externalOrderId: string,
   /** The body's parts when the caller read them with the order's record (order-repository.ts `loadOrderPartition`). */
   parts?: Buffer,
+  /** When the record says its order was redacted (`redactedAt`); absent: never. */
+  redactedAt?: string | null,
 ): Promise<OrderReading | undefined> => {
   if (!order) return Promise.resolve(undefined);
   // An inline body (or an older map) is its own key; parts are the order's, written once.
@@ -157,7 +161,7 @@ export const storedOrderReading = (
       : 'parts' in order
         ? `parts ${order.parts}`
         : JSON.stringify(order.legacy);
-  const key = `${firstJobId}|${form}`;
+  const key = `${firstJobId}|${redactedAt ?? 'as received'}|${form}`;
   const kept = readings.get(key);
   if (kept) return kept;
   const text =
@@ -174,7 +178,8 @@ export const storedOrderReading = (
 };
 
 /** The job's order, parsed once (`storedOrderReading`). */
-export const jobOrderReading = (job: SyncJob) => storedOrderReading(job.order, firstJobIdOf(job), job.externalOrderId);
+export const jobOrderReading = (job: SyncJob) =>
+  storedOrderReading(job.order, firstJobIdOf(job), job.externalOrderId, undefined, job.redactedAt);
 
 /** One reseller line item a job carries, as the stored order and the placed order tell it (CONTRACT.md §10.1). */
 export interface JobLine {

@@ -82,7 +82,13 @@ export interface UnroutedLineItem {
  */
 export const unroutedLineItems = async (order: Order): Promise<UnroutedLineItem[]> => {
   if (!order.unroutedLines.length) return [];
-  const reading = await storedOrderReading(order.stored, order.firstJobId, order.externalOrderId);
+  const reading = await storedOrderReading(
+    order.stored,
+    order.firstJobId,
+    order.externalOrderId,
+    undefined,
+    order.redactedAt,
+  );
   if (!reading?.ok) return [];
   return order.unroutedLines.flatMap(({ position, reason }) => {
     const line = reading.order.lineItems[position];
