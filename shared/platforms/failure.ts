@@ -1,4 +1,4 @@
-import { PlatformError } from './errors.js';
+import { PlatformError } from './platform-errors.js';
 
 /**
  * The one failure policy of both workers (sync jobs and fulfillments): what a failed platform

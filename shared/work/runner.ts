@@ -3,17 +3,17 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { secondsUntil } from '../platforms/failure.js';
-import { backoffOf, failed, retry } from './failure.js';
 import { holdBack } from './hold.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
+import { backoffOf, failed, retry } from './work-failure.js';
 
 /**
  * The work-item runner: one queue record of any kind (kind.ts), from its body to its outcome, in the
  * manner of a job queue's worker (BullMQ's, Sidekiq's): parse, send on a message that came before
  * its time, claim (a stale message is dropped untouched), try, and hand whatever the try threw to
- * the failure path (failure.ts), which classifies it: an unexpected throw after the claim gets the
+ * the failure path (work-failure.ts), which classifies it: an unexpected throw after the claim gets the
  * backoff of a transient failure rather than the queue's visibility timeout. Every line logged
  * meanwhile names the item and the request that sent its message.
  */

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { basename, dirname, join, normalize } from 'node:path';
 
 /**
  * The layering rules of docs/design.md ("Layers"), checked over the import graph of the tracked
@@ -231,6 +231,12 @@ describe('architecture: the import graph', () => {
       return reExports;
     });
     expect(forwarded).toEqual([]);
+  });
+
+  it('names each module of shared/ once: no file name repeated across its folders', () => {
+    const byName = new Map<string, string[]>();
+    for (const file of inFolder('shared/')) byName.set(basename(file), [...(byName.get(basename(file)) ?? []), file]);
+    expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
   });
 
   it('has no barrel index.ts files (bundles are budgeted)', () => {

@@ -13,7 +13,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { stringifyExact } from '../../shared/domain/json-text.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

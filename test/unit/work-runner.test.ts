@@ -1,7 +1,7 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { WorkKind } from '../../shared/work/kind.js';
 import { parseWith, type WorkMessage } from '../../shared/work/message.js';
 import { openDoor, type QueueDoor, runWork } from '../../shared/work/runner.js';
