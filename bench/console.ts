@@ -37,7 +37,7 @@ import { buildConsole } from '../lib/console-build.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { syncJobId } from '../shared/core/ids.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
-import { syncJobItem } from '../shared/order/sync-job.js';
+import { syncJobItem } from '../shared/order-flow/order-sync-job.js';
 import {
   BENCH_API_KEYS,
   BENCH_KEY,

@@ -172,7 +172,7 @@ const authorizerEvent = () => {
 
 /** An SQS batch of one message about a job that does not exist (stale): the consumer drops it. */
 const sqsEvent = (queue: string) => {
-  // The message shapes of shared/sync-jobs/queue.ts and shared/fulfillments/queue.ts.
+  // The message shapes of shared/order-flow/placing-queue.ts and shared/order-flow/propagating-queue.ts.
   const body = queue.startsWith('fulfillment')
     ? JSON.stringify({
         jobId: missingId('sj'),

@@ -34,8 +34,8 @@ import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
 import type { Event, EventType } from '../shared/entities/event.js';
 import { CONNECTED } from '../shared/entities/store.js';
-import type { SyncJob } from '../shared/order/sync-job.js';
-import type { UnroutedOrder } from '../shared/order/unrouted-order.js';
+import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
+import type { UnroutedOrder } from '../shared/order-flow/order-unrouted.js';
 import { fixed, flags, median, orderBody, positiveNumber, table } from './common.js';
 import { type RoundTrip, readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
@@ -236,16 +236,16 @@ const main = async () => {
     });
     // The shared client is built when first imported: only now, with the environment set.
     const { dynamo } = await import('../shared/dynamo/client.js');
-    const { syncJobItem } = await import('../shared/order/sync-job.js');
-    const { compressBody } = await import('../shared/order/order-body.js');
+    const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
+    const { compressBody } = await import('../shared/order-flow/order-body.js');
     // The order every job keeps, as the service keeps it: the raw webhook body, compressed.
     const order = { body: compressBody(Buffer.from(orderBody(1, 'Supplier'))) };
     const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
     const { resellerStoreItem } = await import('../shared/entities/reseller-store.js');
     const { sourceStoreItem } = await import('../shared/entities/source-store.js');
-    const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order/unrouted-order.js');
-    const { listOrders } = await import('../shared/orders/orders.js');
-    const { listSyncJobs } = await import('../shared/sync-jobs/sync-jobs.js');
+    const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-unrouted.js');
+    const { listOrders } = await import('../shared/order-flow/reading-orders.js');
+    const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
     const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
     const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
     const { listSourceStores } = await import('../shared/stores/source-stores.js');

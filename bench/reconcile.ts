@@ -27,7 +27,7 @@ import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { startSqs } from '../lib/local/sqs.js';
 import { consumers } from '../lib/routes.js';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
-import type { SyncJob } from '../shared/order/sync-job.js';
+import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
 import { fixed, flags, positiveNumber, step, table } from './common.js';
 import { seededJob, writeItems } from './seed.js';
 
@@ -97,9 +97,9 @@ const main = async () => {
     });
     // The shared clients are built when first imported: only now, with the environment set.
     const { dynamo } = await import('../shared/dynamo/client.js');
-    const { syncJobItem } = await import('../shared/order/sync-job.js');
+    const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
     const { keepReconcilePass, newReconcilePass } = await import('../shared/entities/reconcile-pass.js');
-    const { reconcile, RECONCILE_MARGIN_MS } = await import('../shared/sync-jobs/reconciler.js');
+    const { reconcile, RECONCILE_MARGIN_MS } = await import('../shared/order-flow/placing-reconciler.js');
     // One line a stalled job: a thousand of them would bury the figures.
     (await import('../shared/core/logger.js')).logger.setLogLevel('ERROR');
 

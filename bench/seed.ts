@@ -1,8 +1,8 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
-import type { SyncJob } from '../shared/order/sync-job.js';
-import { newSyncJob, type OrderGroup } from '../shared/sync-jobs/create.js';
+import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
+import { newSyncJob, type OrderGroup } from '../shared/order-flow/routing-jobs.js';
 
 /**
  * Items written straight to a local table, for `bench:lists` and the list tests: records built

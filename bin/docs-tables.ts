@@ -36,12 +36,12 @@ import { retentionMarkKey } from '../shared/entities/retention-mark.js';
 import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
 import { CONNECTED, type StoreFields } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
-import type { FulfillmentEntry } from '../shared/order/fulfillment-entry.js';
-import { orderBodyPartItem } from '../shared/order/order-body.js';
-import { orderCancellationItem } from '../shared/order/order-cancellation.js';
-import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order/sync-job.js';
-import { TAG, tagOf } from '../shared/order/tag.js';
-import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order/unrouted-order.js';
+import { orderBodyPartItem } from '../shared/order-flow/order-body.js';
+import { orderCancellationItem } from '../shared/order-flow/order-cancellation.js';
+import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
+import { TAG, tagOf } from '../shared/order-flow/order-item-kind.js';
+import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order-flow/order-sync-job.js';
+import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order-flow/order-unrouted.js';
 
 export const DESIGN = 'docs/design.md';
 export const BEGIN = '<!-- items:begin (written by npm run docs:tables from shared/entities) -->';

@@ -4,8 +4,8 @@ import { metricsMiddleware } from '../shared/core/metrics.js';
 import type { Subject } from '../shared/events/changes.js';
 import { recordStreamRecord } from '../shared/events/recorder.js';
 import { presentOrder, presentResellerStore, presentSourceStore, presentSyncJob } from '../shared/http/present.js';
-import { unroutedLineItems } from '../shared/orders/orders.js';
-import { linesOf } from '../shared/sync-jobs/sync-jobs.js';
+import { unroutedLineItems } from '../shared/order-flow/reading-orders.js';
+import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 
 /** The object of an event, as its GET answers it (functions/get-sync-job.ts, get-order.ts, get-*-store.ts). */
 const present = async (subject: Subject): Promise<Record<string, unknown>> => {

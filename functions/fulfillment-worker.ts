@@ -2,7 +2,7 @@ import { workQueueHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
-import { processFulfillmentMessage } from '../shared/fulfillments/worker.js';
+import { processFulfillmentMessage } from '../shared/order-flow/propagating-worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 
 const deps = { cipher, platforms: adapterFor };

@@ -1,7 +1,7 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { acceptFulfillment } from '../shared/fulfillments/intake.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
+import { acceptFulfillment } from '../shared/order-flow/propagating-intake.js';
 import { topicOf, verifiedStores } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };

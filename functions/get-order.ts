@@ -1,7 +1,7 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { presentOrder } from '../shared/http/present.js';
 import { ok } from '../shared/http/types.js';
-import { findOrder, unroutedLineItems } from '../shared/orders/orders.js';
+import { findOrder, unroutedLineItems } from '../shared/order-flow/reading-orders.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   const order = await findOrder({ ownerId }, path.rst_id, path.externalOrderId);

@@ -1,7 +1,7 @@
 import { apiHandler } from '../shared/http/handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { ok } from '../shared/http/types.js';
-import { findSyncJob, linesOf } from '../shared/sync-jobs/sync-jobs.js';
+import { findSyncJob, linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   const job = await findSyncJob({ ownerId }, path.id);

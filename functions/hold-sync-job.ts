@@ -3,8 +3,8 @@ import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { HoldSyncJobBody } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { holdByOperator } from '../shared/sync-jobs/holds.js';
-import { linesOf } from '../shared/sync-jobs/sync-jobs.js';
+import { holdByOperator } from '../shared/order-flow/holding.js';
+import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
   const input = parseInput(HoldSyncJobBody, body);

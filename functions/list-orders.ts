@@ -3,7 +3,7 @@ import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentOrder } from '../shared/http/present.js';
 import { ListOrdersQuery } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { listOrders, unroutedLineItems } from '../shared/orders/orders.js';
+import { listOrders, unroutedLineItems } from '../shared/order-flow/reading-orders.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListOrdersQuery, query);

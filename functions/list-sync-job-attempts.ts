@@ -3,7 +3,7 @@ import { apiHandler } from '../shared/http/handler.js';
 import { presentAttempt, presentList } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { listAttempts } from '../shared/sync-jobs/sync-jobs.js';
+import { listAttempts } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);

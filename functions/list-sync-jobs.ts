@@ -3,7 +3,7 @@ import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentSyncJob } from '../shared/http/present.js';
 import { ListSyncJobsQuery } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
-import { linesOf, listSyncJobs } from '../shared/sync-jobs/sync-jobs.js';
+import { linesOf, listSyncJobs } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListSyncJobsQuery, query);

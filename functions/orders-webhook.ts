@@ -3,9 +3,9 @@ import { metricsMiddleware } from '../shared/core/metrics.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
-import { acceptOrder } from '../shared/orders/accept-order.js';
-import { acceptCancellation } from '../shared/orders/cancellation.js';
-import { acceptEdit } from '../shared/orders/edit.js';
+import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
+import { acceptEdit } from '../shared/order-flow/editing-request.js';
+import { acceptOrder } from '../shared/order-flow/receiving.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };

@@ -1,8 +1,8 @@
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { ok } from '../shared/http/types.js';
-import { releaseByOperator } from '../shared/sync-jobs/holds.js';
-import { linesOf } from '../shared/sync-jobs/sync-jobs.js';
+import { releaseByOperator } from '../shared/order-flow/holding.js';
+import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, requestId }) => {
   const job = await releaseByOperator({ ownerId }, path.id, { type: 'api_key', id: keyId ?? 'unknown' }, requestId);

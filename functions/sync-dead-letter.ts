@@ -3,8 +3,8 @@ import { sqsBatchHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
+import { processDeadSyncMessage } from '../shared/order-flow/placing-dead-letter.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { processDeadSyncMessage } from '../shared/sync-jobs/dead-letter.js';
 
 // The supplier is asked for the order before a job is made dead (a lookup needs the shop's secrets).
 const deps = { cipher, platforms: adapterFor };

@@ -1,8 +1,8 @@
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
+import { reconcile } from '../shared/order-flow/placing-reconciler.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { reconcile } from '../shared/sync-jobs/reconciler.js';
 
 // The supplier is asked for the order before a stalled job is made dead.
 const deps = { cipher, platforms: adapterFor };

@@ -2,8 +2,8 @@ import { workQueueHandler } from '../shared/aws/batch.js';
 import { cipher } from '../shared/aws/cipher.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
+import { processSyncMessage } from '../shared/order-flow/placing-worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { processSyncMessage } from '../shared/sync-jobs/worker.js';
 
 const deps = { cipher, platforms: adapterFor };
 

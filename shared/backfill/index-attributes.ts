@@ -1,16 +1,16 @@
 import { isSyncJobKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { orderItemFrom } from '../order/items.js';
-import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order/sync-job.js';
-import { TAG, tagOf } from '../order/tag.js';
+import { TAG, tagOf } from '../order-flow/order-item-kind.js';
+import { orderItemFrom } from '../order-flow/order-items.js';
+import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order-flow/order-sync-job.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of
  * an index added to a deployed table (docs/design.md, "Deploying the indexes"). Each comes from
- * the entity modules (shared/entities, shared/order), which the writers use too, never spelled here,
+ * the entity modules (shared/entities, shared/order-flow), which the writers use too, never spelled here,
  * so a new index key is backfilled as soon as the writers set it. An item of an order's partition
- * written before items carried their entity tag (shared/order/tag.ts) gets it too.
+ * written before items carried their entity tag (shared/order-flow/order-item-kind.ts) gets it too.
  */
 
 /** `order_item`: a record at an order's first job key that is not a job (an unrouted order, a cancellation kept). */

@@ -13,7 +13,7 @@ import {
   type StoreToken,
   takeRefreshLease,
 } from '../entities/store-token.js';
-import { PlatformError } from '../platforms/errors.js';
+import { PlatformError } from '../platforms/platform-errors.js';
 import type { Platform, ShopConnection, TokenKeeper } from '../platforms/port.js';
 import { isRefreshRefused } from '../platforms/token-refresh.js';
 

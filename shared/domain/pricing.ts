@@ -12,8 +12,6 @@ import {
   rescale,
 } from './money.js';
 
-export { InvalidAmountError } from './money.js';
-
 export type PricingConfig =
   | { type: 'percentage'; value: number }
   | { type: 'field_rules'; productCost: number; shippingCost: number };

@@ -117,7 +117,7 @@ export const keys = {
   vendorTagPrefix: (resellerStoreId: string) => ({ PK: `RST#${resellerStoreId}`, SKPrefix: VENDOR }),
   syncJob: (id: string): Key => ({ PK: `${JOB}${id}`, SK: 'SJ' }),
   /**
-   * The mark of an order with unrouted items, beside the order's first job (shared/order/order.ts):
+   * The mark of an order with unrouted items, beside the order's first job (shared/order-flow/order.ts):
    * its entry in the store's list of such orders names the partition of the order's record.
    */
   unroutedOrderMark: (firstJobId: string): Key => ({ PK: `${JOB}${firstJobId}`, SK: 'UNROUTED' }),

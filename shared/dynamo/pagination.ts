@@ -37,7 +37,7 @@ export interface ListSource {
   small?: boolean;
   /**
    * The item a page loads for an entry, when the entry is another item's than the record listed
-   * (an order's mark names its order's record: shared/order/unrouted-order.ts); the entry's own by default.
+   * (an order's mark names its order's record: shared/order-flow/order-unrouted.ts); the entry's own by default.
    */
   recordKeyOf?: (entry: Key) => Key;
 }

@@ -1,6 +1,6 @@
 /**
  * One conditional UpdateItem, built clause by clause: the table's builder, which the job item's
- * one builder (`JobUpdate`, shared/order/transitions.ts) and the index backfill extend.
+ * one builder (`JobUpdate`, shared/order-flow/order-transitions.ts) and the index backfill extend.
  * Every attribute name goes through a placeholder (`status`, `url` and friends are reserved words):
  * `#<attribute>` by default, or one the caller chooses; every value is `:<label>`.
  */

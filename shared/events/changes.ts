@@ -3,10 +3,10 @@ import { type Item, keyOf } from '../dynamo/table.js';
 import { type EventType, eventId } from '../entities/event.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
-import type { FulfillmentEntry } from '../order/fulfillment-entry.js';
-import { type OrderRecord, orderItemFrom } from '../order/items.js';
-import { type Order, orderOfRecord } from '../order/order.js';
-import type { SyncJob } from '../order/sync-job.js';
+import { type Order, orderOfRecord } from '../order-flow/order.js';
+import type { FulfillmentEntry } from '../order-flow/order-fulfillment-entry.js';
+import { type OrderRecord, orderItemFrom } from '../order-flow/order-items.js';
+import type { SyncJob } from '../order-flow/order-sync-job.js';
 
 /**
  * What an item's change reports (CONTRACT.md §14), read from the table's change stream: the item

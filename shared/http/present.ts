@@ -8,11 +8,11 @@ import type { EventDelivery } from '../entities/event-delivery.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
-import { type Attempt, attemptId } from '../order/attempt.js';
-import { type FulfillmentEntry, fulfilledQuantities } from '../order/fulfillment-entry.js';
-import type { Order } from '../order/order.js';
-import type { JobLine } from '../order/order-body.js';
-import type { SyncJob } from '../order/sync-job.js';
+import type { Order } from '../order-flow/order.js';
+import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
+import type { JobLine } from '../order-flow/order-body.js';
+import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
+import type { SyncJob } from '../order-flow/order-sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,
@@ -126,7 +126,7 @@ const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
 
 /**
  * An order as the service saw it (CONTRACT.md §10.8): its jobs, and its items that went to no
- * supplier with why (`unroutedLineItems`: shared/orders/orders.ts). It has no `id` of its own: the
+ * supplier with why (`unroutedLineItems`: shared/order-flow/reading-orders.ts). It has no `id` of its own: the
  * reseller's `externalOrderId` names it, and is a list's cursor.
  */
 export const presentOrder = (

@@ -5,7 +5,7 @@
  * is; a call of a shop without a keeper is made as before. A 401 is a refusal before any change: the
  * call made again cannot make a second order (and the writes carry their idempotency keys anyway).
  */
-import { PlatformError } from './errors.js';
+import { PlatformError } from './platform-errors.js';
 import type { PlatformAdapter, ShopConnection } from './port.js';
 
 type ShopCall<A extends unknown[], R> = (shop: ShopConnection, ...args: A) => Promise<R>;

@@ -2,7 +2,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
 import { reportApiVersion } from './api-version.js';
-import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './errors.js';
+import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import type { Platform, ShopConnection } from './port.js';
 
 const DEFAULT_BASE_URL = 'https://{shopDomain}';

@@ -5,8 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import { STOREPLATFORM_A_API_VERSION } from './api-version.js';
 import { restOrderRead, restWebhookOf, restWebhooksOf } from './connect-read.js';
-import { PlatformError } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
+import { PlatformError } from './platform-errors.js';
 import { type ConnectCalls, restOrderId, type ShopConnection } from './port.js';
 import { isObject } from './rest.js';
 import { refreshAccessToken } from './token-refresh.js';

@@ -8,8 +8,8 @@
  */
 import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
-import { PlatformError, reasonFromBody, redact } from './errors.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
+import { PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import {
   type ChangedOrder,
   lookedUpOrderId,

@@ -3,8 +3,9 @@
  * storeplatform_b: `POST {base}/admin/oauth/access_token` with the refresh token, answered with a new
  * access token, its lifetime and the next refresh token (the one sent is spent once its successor is used).
  */
-import { PlatformError, redact } from './errors.js';
+
 import { callPlatform, unexpectedAnswer } from './http.js';
+import { PlatformError, redact } from './platform-errors.js';
 import type { Platform, RefreshedToken, RefreshGrant, ShopConnection } from './port.js';
 import { isObject } from './rest.js';
 

@@ -16,15 +16,15 @@ import {
   savePollMark,
   storeOnShopOf,
 } from '../entities/store-poll.js';
-import { acceptFulfillment } from '../fulfillments/intake.js';
-import { jobIdsBySupplierOrder } from '../fulfillments/propagation.js';
-import { acceptOrder, orderKnown } from '../orders/accept-order.js';
-import { acceptCancellation } from '../orders/cancellation.js';
-import { acceptEdit } from '../orders/edit.js';
+import { acceptCancellation } from '../order-flow/cancelling-request.js';
+import { acceptEdit } from '../order-flow/editing-request.js';
+import { loadJob } from '../order-flow/order-repository.js';
+import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
+import { acceptFulfillment } from '../order-flow/propagating-intake.js';
+import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
 import { classify } from '../platforms/failure.js';
 import type { ChangedOrder, ShopConnection } from '../platforms/port.js';
 import { webhookSecretOf } from '../stores/secrets.js';
-import { loadJob } from '../sync-jobs/sync-jobs.js';
 import { advance, type Change, handledAlready, isHistory, pollSince, waitingForShop } from './watermark.js';
 
 /**

@@ -1,7 +1,7 @@
 import { now } from '../core/ids.js';
 import { personalFieldsOf, personalStringsOf, redactOrderText } from '../domain/personal-data.js';
 import { withRereads } from '../dynamo/update.js';
-import { decompressBody, storedOrderText } from '../order/order-body.js';
+import { decompressBody, storedOrderText } from '../order-flow/order-body.js';
 import {
   PERSONAL_EDIT_FIELDS,
   personalEditTexts,
@@ -9,9 +9,9 @@ import {
   redactJob,
   redactUnroutedOrder,
   writeRedactedParts,
-} from '../order/redaction.js';
-import { loadJob, loadJobs, loadOrderPartition } from '../order/store.js';
-import type { StoredOrder, SyncJob } from '../order/sync-job.js';
+} from '../order-flow/order-redaction.js';
+import { loadJob, loadJobs, loadOrderPartition } from '../order-flow/order-repository.js';
+import type { StoredOrder, SyncJob } from '../order-flow/order-sync-job.js';
 
 /**
  * Erasing one order's personal data (CONTRACT.md §13; docs/design.md, "Customer data"), wherever the

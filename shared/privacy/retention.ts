@@ -6,9 +6,9 @@ import { isOpen } from '../domain/sync-job-status.js';
 import { jobIdOfPartition, listSortKey, lists, storeOfKey } from '../dynamo/keys.js';
 import { batchGet, type Item, queryKeys } from '../dynamo/table.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
-import { isPropagating } from '../order/fulfillment-entry.js';
-import { loadJobs, loadRecord } from '../order/store.js';
-import { type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order/sync-job.js';
+import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
+import { loadJobs, loadRecord } from '../order-flow/order-repository.js';
+import { type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order-flow/order-sync-job.js';
 import { redactOrder } from './redact.js';
 
 /**

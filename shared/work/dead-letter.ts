@@ -47,6 +47,15 @@ export const runDeadLetter = async <M extends WorkMessage, I, D>(
   const message = kind.parse(received.body);
   if (!message)
     return logger.error(`malformed message in the ${kind.words.queue} DLQ`, { messageId: received.messageId });
+  await deadLetterParsed(kind, deps, message);
+};
+
+/** A dead message already parsed (at its queue's door, or by `runDeadLetter`): its item ended, or left. */
+export const deadLetterParsed = async <M extends WorkMessage, I, D>(
+  kind: DeadLetterKind<M, I, D>,
+  deps: D,
+  message: M,
+) => {
   await withLogContext(
     kind.messageContext(message),
     () => kind.divert?.(deps, message) ?? endItem(kind, deps, message),

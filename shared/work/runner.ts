@@ -3,17 +3,17 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { secondsUntil } from '../platforms/failure.js';
-import { backoffOf, failed, retry } from './failure.js';
 import { holdBack } from './hold.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
+import { backoffOf, failed, retry } from './work-failure.js';
 
 /**
  * The work-item runner: one queue record of any kind (kind.ts), from its body to its outcome, in the
  * manner of a job queue's worker (BullMQ's, Sidekiq's): parse, send on a message that came before
  * its time, claim (a stale message is dropped untouched), try, and hand whatever the try threw to
- * the failure path (failure.ts), which classifies it: an unexpected throw after the claim gets the
+ * the failure path (work-failure.ts), which classifies it: an unexpected throw after the claim gets the
  * backoff of a transient failure rather than the queue's visibility timeout. Every line logged
  * meanwhile names the item and the request that sent its message.
  */
@@ -28,6 +28,49 @@ export const runWork = async <M extends WorkMessage, I, D = Deps>(
     logger.error(`dropping a malformed ${kind.words.queue} message`, { messageId: received.messageId });
     return 'done';
   }
+  return runParsed(kind, deps, message, received, context);
+};
+
+/**
+ * A queue's door (`openDoor`): the queue's one message type, a union tagged by `kind`, parsed once
+ * from the body, and the one handler of each kind. A queue that carries several kinds of work says
+ * which a message is here, once, rather than each handler trying its parser in turn.
+ */
+export interface QueueDoor<U extends { kind: string }, D, R> {
+  queue: string;
+  parse: (body: string) => U | undefined;
+  handlers: {
+    [K in U['kind']]: (deps: D, message: Extract<U, { kind: K }>, received: SQSRecord, context?: Context) => Promise<R>;
+  };
+  /** What a malformed body answers (it is logged and dropped: it can never be processed). */
+  malformed: R;
+}
+
+/** One record through its queue's door: parsed once, handed to the handler of its kind. */
+export const openDoor = async <U extends { kind: string }, D, R>(
+  door: QueueDoor<U, D, R>,
+  deps: D,
+  received: SQSRecord,
+  context?: Context,
+): Promise<R> => {
+  const message = door.parse(received.body);
+  if (!message) {
+    logger.error(`dropping a malformed ${door.queue} message`, { messageId: received.messageId });
+    return door.malformed;
+  }
+  type Handler = (deps: D, message: U, received: SQSRecord, context?: Context) => Promise<R>;
+  const handle = door.handlers[message.kind as U['kind']] as Handler;
+  return handle(deps, message, received, context);
+};
+
+/** A message already parsed (at its queue's door, or by `runWork`), from its claim to its outcome. */
+export const runParsed = async <M extends WorkMessage, I, D = Deps>(
+  kind: WorkKind<M, I, D>,
+  deps: D,
+  message: M,
+  received: SQSRecord,
+  context?: Context,
+): Promise<MessageOutcome> => {
   const unexpected = `${kind.words.item} failed unexpectedly; SQS will retry`;
   return withMessageContext(kind.messageContext(message), unexpected, () =>
     beforeTheEnd(kind, received, context, () => kind.divert?.(deps, message) ?? tryItem(kind, deps, message, received)),

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
-import { syncJobKey } from '../../shared/order/sync-job.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -199,7 +199,7 @@ describe('npm run backfill-indexes', () => {
       resourceEntries: 0,
     });
     // The claim copies GSI3PK from openPK, and neither exists on the item.
-    const { claimJob } = await import('../../shared/sync-jobs/moves.js');
+    const { claimJob } = await import('../../shared/order-flow/order-job-moves.js');
     const item = (await scanAll(service.doc, service.tableName)).find((i) => i.PK === `SJ#${ids.pending}`);
     await expect(claimJob({ jobId: ids.pending, generation: Number(item?.generation) })).rejects.toMatchObject({
       name: 'ValidationException',

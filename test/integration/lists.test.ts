@@ -5,7 +5,7 @@ import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/entities/audit-entry.js';
-import { type SyncJob, syncJobItem } from '../../shared/order/sync-job.js';
+import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
 
 /**
@@ -20,8 +20,8 @@ jest.setTimeout(120_000);
 
 type Page<T> = { data: T[]; hasMore: boolean };
 type Lists = {
-  syncJobs: typeof import('../../shared/sync-jobs/sync-jobs.js');
-  moves: typeof import('../../shared/sync-jobs/moves.js');
+  syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
+  moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/audit-log/audit-log.js');
   resellerStores: typeof import('../../shared/stores/reseller-stores.js');
   sourceStores: typeof import('../../shared/stores/source-stores.js');
@@ -100,8 +100,8 @@ beforeAll(async () => {
     },
   });
   lists = {
-    syncJobs: await import('../../shared/sync-jobs/sync-jobs.js'),
-    moves: await import('../../shared/sync-jobs/moves.js'),
+    syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
+    moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/audit-log/audit-log.js'),
     resellerStores: await import('../../shared/stores/reseller-stores.js'),
     sourceStores: await import('../../shared/stores/source-stores.js'),

@@ -1,6 +1,6 @@
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { routes } from '../../lib/routes.js';
-import { syncJobKey } from '../../shared/order/sync-job.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 

@@ -4,14 +4,14 @@ jest.setTimeout(120_000);
 
 /**
  * An order with more jobs than one DynamoDB transaction holds is written in chunks
- * (shared/sync-jobs/create.ts). Here the writes run against DynamoDB Local and "crash" between
+ * (shared/order-flow/routing-jobs.ts). Here the writes run against DynamoDB Local and "crash" between
  * chunks; a redelivery, or the first job's worker, must then write exactly the jobs planned, with
  * the same ids, and nothing else.
  */
 
 let service: TestService;
-let orderJobs: typeof import('../../shared/sync-jobs/create.js');
-let syncJobs: typeof import('../../shared/sync-jobs/sync-jobs.js');
+let orderJobs: typeof import('../../shared/order-flow/routing-jobs.js');
+let syncJobs: typeof import('../../shared/order-flow/order-repository.js');
 
 beforeAll(async () => {
   service = await startService({ simulator: false });
@@ -23,8 +23,8 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  orderJobs = await import('../../shared/sync-jobs/create.js');
-  syncJobs = await import('../../shared/sync-jobs/sync-jobs.js');
+  orderJobs = await import('../../shared/order-flow/routing-jobs.js');
+  syncJobs = await import('../../shared/order-flow/order-repository.js');
 }, 90_000);
 afterAll(() => service?.stop());
 

@@ -1,4 +1,4 @@
-import { syncJobKey } from '../../shared/order/sync-job.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import {
   createResellerStore,
   createSourceStore,

@@ -1,6 +1,6 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../../lib/config.js';
-import { syncJobKey } from '../../shared/order/sync-job.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import {
   createResellerStore,
   createSourceStore,

@@ -1,6 +1,6 @@
 import { seededJob, writeItems } from '../../bench/seed.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
-import { syncJobItem } from '../../shared/order/sync-job.js';
+import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { startService, type TestService } from './support.js';
 
 jest.setTimeout(60_000);

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { basename, dirname, join, normalize } from 'node:path';
 
 /**
  * The layering rules of docs/design.md ("Layers"), checked over the import graph of the tracked
@@ -32,15 +32,20 @@ const violations = (folder: string, forbidden: (target: string, file: string) =>
 const folderOf = (path: string) => path.split('/').slice(0, 2).join('/');
 
 /**
+ * The order aggregate: the modules of the order's room whose names start with `order` (the owner of
+ * an order's partition); the rest of the room is the flow that orchestrates it.
+ */
+const AGGREGATE = 'shared/order-flow/order';
+const isAggregate = (path: string) => path.startsWith(AGGREGATE);
+
+/**
  * The features (use cases), in the one order they may depend in (docs/design.md, "Layers"): a
  * feature imports only features after it, so no two import each other, however indirectly.
  */
 const FEATURES = [
   'shared/polling',
   'shared/backfill',
-  'shared/orders',
-  'shared/sync-jobs',
-  'shared/fulfillments',
+  'shared/order-flow',
   'shared/events',
   'shared/app-webhooks',
   'shared/webhooks',
@@ -59,7 +64,9 @@ const featureEdges = () => {
     for (const file of inFolder(`${folder}/`))
       for (const target of importsOf(file)) {
         const to = folderOf(target);
-        if (to !== folder && FEATURES.includes(to)) edges.set(`${folder} → ${to}`, `${file} → ${target}`);
+        // The order aggregate is below the features (the test after the next): reaching it is no feature edge.
+        if (to !== folder && FEATURES.includes(to) && !isAggregate(target))
+          edges.set(`${folder} → ${to}`, `${file} → ${target}`);
       }
   return edges;
 };
@@ -94,7 +101,7 @@ const PLATFORM_PORT = ['shared/platforms/port.ts', 'shared/platforms/failure.ts'
 describe('architecture: the import graph', () => {
   it('reads the tree (a sanity check of the reader itself)', () => {
     expect(inFolder('shared/').length).toBeGreaterThan(40);
-    expect(importsOf('functions/sync-worker.ts')).toContain('shared/sync-jobs/worker.ts');
+    expect(importsOf('functions/sync-worker.ts')).toContain('shared/order-flow/placing-worker.ts');
   });
 
   it('keeps shared/domain pure: it imports only itself and Node built-ins', () => {
@@ -132,18 +139,21 @@ describe('architecture: the import graph', () => {
   });
 
   it('keeps the entity modules and the order aggregate below the features (core, domain, table, port)', () => {
-    const below = ['shared/entities', 'shared/order', 'shared/domain', 'shared/core', 'shared/dynamo'];
-    for (const folder of ['shared/entities/', 'shared/order/']) {
+    const below = ['shared/entities', 'shared/domain', 'shared/core', 'shared/dynamo'];
+    for (const folder of ['shared/entities/', AGGREGATE]) {
       expect(
         violations(
           folder,
           (target) =>
-            target.startsWith('shared/') && !below.includes(folderOf(target)) && target !== 'shared/platforms/port.ts',
+            target.startsWith('shared/') &&
+            !below.includes(folderOf(target)) &&
+            !isAggregate(target) &&
+            target !== 'shared/platforms/port.ts',
         ),
       ).toEqual([]);
     }
     // The store entities know nothing of an order: only the aggregate's modules may import each other.
-    expect(violations('shared/entities/', (target) => target.startsWith('shared/order/'))).toEqual([]);
+    expect(violations('shared/entities/', (target) => target.startsWith('shared/order-flow/'))).toEqual([]);
   });
 
   it('keeps the work-item runner below the features: core, the domain, aws and the platform port only', () => {
@@ -191,6 +201,44 @@ describe('architecture: the import graph', () => {
     expect([...violations('shared/', outside), ...violations('functions/', outside)]).toEqual([]);
   });
 
+  it('gives each value of shared/ one import path: no module forwards another’s (`export … from`)', () => {
+    const forwarded = inFolder('shared/').flatMap((file) => {
+      const text = source.get(file) ?? '';
+      const imported = new Set(
+        [...text.matchAll(/^import\s+\{([^}]*)\}/gm)].flatMap(([, list]) =>
+          list
+            .split(',')
+            .map(
+              (name) =>
+                name
+                  .trim()
+                  .split(/\s+as\s+/)
+                  .pop() ?? '',
+            )
+            .filter((name) => name && !name.startsWith('type ')),
+        ),
+      );
+      const reExports = [...text.matchAll(/^export\s+(?:type\s+)?(?:\*|\{([^}]*)\})(\s+from\b)?/gm)].flatMap(
+        ([statement, list, from]) =>
+          from
+            ? [`${file}: ${statement.replace(/\s+/g, ' ')}`]
+            : (list ?? '')
+                .split(',')
+                .map((name) => name.trim().split(/\s+as\s+/)[0])
+                .filter((name) => imported.has(name))
+                .map((name) => `${file}: export { ${name} }`),
+      );
+      return reExports;
+    });
+    expect(forwarded).toEqual([]);
+  });
+
+  it('names each module of shared/ once: no file name repeated across its folders', () => {
+    const byName = new Map<string, string[]>();
+    for (const file of inFolder('shared/')) byName.set(basename(file), [...(byName.get(basename(file)) ?? []), file]);
+    expect([...byName.values()].filter((files) => files.length > 1)).toEqual([]);
+  });
+
   it('has no barrel index.ts files (bundles are budgeted)', () => {
     expect(tracked.filter((file) => /(^|\/)index\.ts$/.test(file))).toEqual([]);
   });
@@ -207,11 +255,11 @@ describe('architecture: one source per fact', () => {
   });
 
   it('keeps DynamoDB in the table, the entity modules and the order aggregate: features orchestrate them', () => {
-    const OWNERS = ['shared/dynamo', 'shared/entities', 'shared/order'];
+    const OWNERS = ['shared/dynamo', 'shared/entities'];
     const SDK = ['@aws-sdk/lib-dynamodb', '@aws-sdk/client-dynamodb', 'shared/dynamo/client.ts'];
     const EXPRESSION = /\b(?:Condition|Update|KeyCondition|Projection|Filter)Expression\b/;
     const outside = [...inFolder('shared/'), ...inFolder('functions/')].filter(
-      (file) => !OWNERS.includes(folderOf(file)),
+      (file) => !OWNERS.includes(folderOf(file)) && !isAggregate(file),
     );
     const offenders = outside.flatMap((file) => [
       ...importsOf(file)
@@ -219,6 +267,19 @@ describe('architecture: one source per fact', () => {
         .map((target) => `${file} → ${target}`),
       ...(EXPRESSION.test(source.get(file) ?? '') ? [`${file} builds an expression`] : []),
     ]);
+    expect(offenders).toEqual([]);
+  });
+
+  it('runs the follow-ups of a move from one place: its moves and follow-ups are imported there alone', () => {
+    const ONE_PLACE = 'shared/order-flow/placing-follow-ups.ts';
+    const FOLLOWED = /\b(?:completeJob|foundJob|releaseKeptFulfillments|requestTag)\b/;
+    const offenders = [...inFolder('shared/'), ...inFolder('functions/')].filter(
+      (file) =>
+        file !== ONE_PLACE &&
+        [...(source.get(file) ?? '').matchAll(/^import\s+(?:type\s+)?\{([^}]*)\}/gm)].some(([, list]) =>
+          FOLLOWED.test(list),
+        ),
+    );
     expect(offenders).toEqual([]);
   });
 

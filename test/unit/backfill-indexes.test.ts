@@ -7,7 +7,7 @@ import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
-import type { FulfillmentEntry } from '../../shared/order/fulfillment-entry.js';
+import type { FulfillmentEntry } from '../../shared/order-flow/order-fulfillment-entry.js';
 import {
   type IndexChanges,
   indexChanges,
@@ -16,7 +16,7 @@ import {
   type SyncJob,
   syncJobIndexEntries,
   syncJobItem,
-} from '../../shared/order/sync-job.js';
+} from '../../shared/order-flow/order-sync-job.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BEGIN, DESIGN, END, itemTable, withTable } from '../../bin/docs-tables.js';
-import { ENTRY_MOVES, MOVES } from '../../shared/order/transitions.js';
+import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-transitions.js';
 
 /**
  * The tables of the docs that restate the code (issue 18, item 5): the items table is written from
@@ -34,7 +34,7 @@ const tableAfter = (document: string, heading: string) => {
 
 /**
  * The Shape table of docs/design.md, as folder → the names its row gives in backticks: a bare file name
- * (`moves.ts`) is a file of that folder, a bare `name/` one of its folders; paths from the root are
+ * (`placing-moves.ts`) is a file of that folder, a bare `name/` one of its folders; paths from the root are
  * test/unit/repository-paths.test.ts's.
  */
 const shapeRows = (design: string) => {

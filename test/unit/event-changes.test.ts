@@ -7,8 +7,8 @@ import { imagesOf } from '../../shared/dynamo/stream.js';
 import { type ResellerStore, resellerStoreItem } from '../../shared/entities/reseller-store.js';
 import { CONNECTED, type StoreConnection } from '../../shared/entities/store.js';
 import { changesOf } from '../../shared/events/changes.js';
-import type { FulfillmentEntry } from '../../shared/order/fulfillment-entry.js';
-import { type SyncJob, syncJobItem } from '../../shared/order/sync-job.js';
+import type { FulfillmentEntry } from '../../shared/order-flow/order-fulfillment-entry.js';
+import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 
 /** What a write of an order's record reports (CONTRACT.md §14), from the item's two images. */
 

@@ -15,7 +15,7 @@ import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities
 import type { Subject } from '../../shared/events/changes.js';
 import { recordWrite } from '../../shared/events/recorder.js';
 import { forgetEndpoints } from '../../shared/events/schedule-deliveries.js';
-import { syncJobItem } from '../../shared/order/sync-job.js';
+import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 
 /** The event recorder (shared/events/recorder.ts) over mocked clients: one write, its events, what they cost. */
 

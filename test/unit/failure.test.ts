@@ -1,6 +1,5 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { PlatformError } from '../../shared/platforms/errors.js';
 import {
   classify,
   deferralSeconds,
@@ -9,6 +8,7 @@ import {
   secondsUntil,
 } from '../../shared/platforms/failure.js';
 import { callPlatform } from '../../shared/platforms/http.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 
 /** The one failure policy of both workers: what a failed platform call means for the work. */
 

@@ -11,13 +11,13 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { inFlight } from '../../shared/dynamo/keys.js';
-import { processDeadFulfillmentMessage } from '../../shared/fulfillments/dead-letter.js';
-import { acceptFulfillment } from '../../shared/fulfillments/intake.js';
-import { releaseKeptFulfillments } from '../../shared/fulfillments/propagation.js';
-import { processFulfillmentMessage } from '../../shared/fulfillments/worker.js';
 import { presentSyncJob } from '../../shared/http/present.js';
-import { syncJobFrom, syncJobKey } from '../../shared/order/sync-job.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { syncJobFrom, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
+import { releaseKeptFulfillments } from '../../shared/order-flow/propagating.js';
+import { processDeadFulfillmentMessage } from '../../shared/order-flow/propagating-dead-letter.js';
+import { acceptFulfillment } from '../../shared/order-flow/propagating-intake.js';
+import { processFulfillmentMessage } from '../../shared/order-flow/propagating-worker.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

@@ -4,11 +4,11 @@ import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } fr
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { syncJobId } from '../../shared/core/ids.js';
-import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
- * The release message of a held order (shared/sync-jobs/holds.ts), with mocked AWS clients: a delay
+ * The release message of a held order (shared/order-flow/holding.ts), with mocked AWS clients: a delay
  * longer than SQS's 15 minutes is served in hops, each arrival before its time sent on without a read
  * of the order; a message for an order no longer held does nothing.
  */

@@ -5,7 +5,7 @@ import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
 import { eventSources } from '../../shared/events/events.js';
-import { syncJobListSource } from '../../shared/sync-jobs/sync-jobs.js';
+import { syncJobListSource } from '../../shared/order-flow/reading-sync-jobs.js';
 
 /** Every filter combination of the two filtered lists, and the list source each one reads. */
 const jobSources = [undefined, ...SYNC_JOB_STATUSES].flatMap((status) =>

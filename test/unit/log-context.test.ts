@@ -4,7 +4,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { lambdaHandler } from '../../shared/core/lambda-handler.js';
 import { addLogContext, logger, withLogContext } from '../../shared/core/logger.js';
-import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { requiresOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

@@ -1,9 +1,9 @@
 import { brotliCompressSync } from 'node:zlib';
 import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.js';
-import { syncJobFrom } from '../../shared/order/sync-job.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { syncJobFrom } from '../../shared/order-flow/order-sync-job.js';
+import { lookUpSupplierOrder } from '../../shared/order-flow/placing-end.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
-import { lookUpSupplierOrder } from '../../shared/sync-jobs/end.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**

@@ -1,6 +1,7 @@
 import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
-import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/fulfillments/tag-queue.js';
+import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
+import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/order-flow/tagging-queue.js';
 
 /** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
 describe('routedTag', () => {
@@ -61,5 +62,33 @@ describe('withResellerOrder', () => {
     expect(JSON.parse(withResellerOrder(null, 'A "quoted" #1').text)).toEqual([
       { name: 'reseller_order', value: 'A "quoted" #1' },
     ]);
+  });
+});
+
+describe("parseFulfillmentQueueMessage: the fulfillment queue's one message type", () => {
+  const tracking = { company: null, number: 'T1', url: null, numbers: ['T1'], urls: [] };
+  it('tags each body with its kind, read once from its key field', () => {
+    expect(
+      parseFulfillmentQueueMessage(JSON.stringify({ jobId: 'sj_1', sourceFulfillmentId: 'f1', tracking })),
+    ).toEqual({
+      kind: 'propagation',
+      message: { jobId: 'sj_1', sourceFulfillmentId: 'f1', tracking, redrives: 0 },
+    });
+    const recheck = { sourceStoreId: 'sst_1', sourceOrderId: 'o1', sourceFulfillmentId: 'f1' };
+    expect(parseFulfillmentQueueMessage(JSON.stringify({ recheck }))).toEqual({
+      kind: 'recheck',
+      message: { recheck },
+    });
+    expect(parseFulfillmentQueueMessage(JSON.stringify({ tagJobId: 'sj_2', requestId: 'r' }))).toEqual({
+      kind: 'tag',
+      message: { tagJobId: 'sj_2', redrives: 0, requestId: 'r' },
+    });
+  });
+
+  it('refuses a body whose key field names a kind it does not fit, and one of no kind', () => {
+    expect(parseFulfillmentQueueMessage(JSON.stringify({ recheck: { sourceStoreId: 'sst_1' } }))).toBeUndefined();
+    expect(parseFulfillmentQueueMessage(JSON.stringify({ tagJobId: 7 }))).toBeUndefined();
+    expect(parseFulfillmentQueueMessage(JSON.stringify({ jobId: 'sj_1' }))).toBeUndefined();
+    expect(parseFulfillmentQueueMessage('[]')).toBeUndefined();
   });
 });

@@ -7,8 +7,8 @@
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { apiVersionNotice, PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
 import { financialStatusOf, riskOf } from '../../shared/platforms/connect-read.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
 import { classify } from '../../shared/platforms/failure.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import {
   type ApiVersionNotice,
   type OrderRead,

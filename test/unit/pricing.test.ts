@@ -3,15 +3,11 @@ import {
   currencyExponent,
   decimalPlaces,
   formatMinorUnits,
+  InvalidAmountError,
   toMinorUnits,
   UnknownCurrencyError,
 } from '../../shared/domain/money.js';
-import {
-  InvalidAmountError,
-  type PricingConfig,
-  supplierShippingPrice,
-  supplierUnitPrice,
-} from '../../shared/domain/pricing.js';
+import { type PricingConfig, supplierShippingPrice, supplierUnitPrice } from '../../shared/domain/pricing.js';
 import { readResellerOrder } from '../../shared/domain/reseller-order.js';
 import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 

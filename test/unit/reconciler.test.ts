@@ -11,8 +11,8 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
 import { IN_FLIGHT_SHARDS, INDEX_KEYS } from '../../shared/dynamo/keys.js';
 import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
-import { syncJobItem, syncJobKey } from '../../shared/order/sync-job.js';
-import { reconcile } from '../../shared/sync-jobs/reconciler.js';
+import { syncJobItem, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
+import { reconcile } from '../../shared/order-flow/placing-reconciler.js';
 import { requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);

@@ -7,8 +7,14 @@ import {
   type SyncJobStatus,
 } from '../../shared/domain/sync-job-status.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
-import { IllegalMoveError, MOVES, type MoveName, moveUpdate } from '../../shared/order/transitions.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import {
+  IllegalMoveError,
+  MOVES,
+  type MoveName,
+  type MoveRule,
+  moveUpdate,
+} from '../../shared/order-flow/order-transitions.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({
@@ -249,5 +255,22 @@ describe('indexChanges: the open jobs of GSI3', () => {
     expect(set.GSI3PK).toBe(inFlight.propagating.partition('sj_1'));
     expect(set.GSI3PK).not.toBe(inFlight.open.partition('sj_1'));
     expect(propagationIndex(job('completed'), false)).toEqual({ set: {}, remove: ['GSI3PK', 'GSI3SK'] });
+  });
+});
+
+describe('follow-ups, declared beside the moves', () => {
+  it('follows every move that places a job (into completed, from a state before it) by the same follow-ups', () => {
+    const rules: [string, MoveRule][] = Object.entries(MOVES);
+    const placing = rules.filter(
+      ([, rule]) => rule.to === 'completed' && !(rule.from as readonly string[]).includes('completed'),
+    );
+    expect(placing.map(([name]) => name).sort()).toEqual(['complete', 'found']);
+    for (const [, rule] of placing) expect(rule.after).toEqual(['releaseKeptFulfillments', 'requestTag']);
+  });
+
+  it('declares none for a move that does not place the job', () => {
+    const rules: [string, MoveRule][] = Object.entries(MOVES);
+    const others = rules.filter(([, rule]) => rule.to !== 'completed' || rule.from.includes('completed'));
+    expect(others.filter(([, rule]) => rule.after !== undefined).map(([name]) => name)).toEqual([]);
   });
 });

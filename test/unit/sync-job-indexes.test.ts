@@ -1,7 +1,7 @@
 import { seededJob } from '../../bench/seed.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { LIST_SHARDS, lists } from '../../shared/dynamo/keys.js';
-import { type IndexedJob, indexChanges, syncJobItem } from '../../shared/order/sync-job.js';
+import { type IndexedJob, indexChanges, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 
 const job = (status: SyncJobStatus | null): IndexedJob => ({
   id: 'sj_1',

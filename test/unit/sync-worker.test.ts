@@ -12,8 +12,8 @@ import {
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { stringifyExact } from '../../shared/domain/json-text.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
-import { processSyncMessage } from '../../shared/sync-jobs/worker.js';
+import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

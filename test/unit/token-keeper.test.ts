@@ -3,8 +3,8 @@ import { DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandIn
 import { mockClient } from 'aws-sdk-client-mock';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { isAboutToExpire, tokenKeeper } from '../../shared/connection/token-keeper.js';
-import { PlatformError } from '../../shared/platforms/errors.js';
 import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
 import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
 import { fakeDeps } from './fake-deps.js';

@@ -1,9 +1,9 @@
 import { routeLineItems, unroutedLines, unroutedReason } from '../../shared/domain/routing.js';
 import { INDEX_KEYS, keys, lists, orderRecordKeyOf } from '../../shared/dynamo/keys.js';
-import { syncJobOrNothing } from '../../shared/order/items.js';
-import { orderFrom, orderOrNothing } from '../../shared/order/order.js';
-import { orderCancellationItem } from '../../shared/order/order-cancellation.js';
-import { syncJobFrom, syncJobItem } from '../../shared/order/sync-job.js';
+import { orderFrom, orderOrNothing } from '../../shared/order-flow/order.js';
+import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
+import { syncJobOrNothing } from '../../shared/order-flow/order-items.js';
+import { syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import {
   type UnroutedOrder,
   unroutedLinesAttribute,
@@ -11,8 +11,8 @@ import {
   unroutedOrderFrom,
   unroutedOrderItem,
   unroutedOrderMarkItem,
-} from '../../shared/order/unrouted-order.js';
-import { newSyncJob } from '../../shared/sync-jobs/create.js';
+} from '../../shared/order-flow/order-unrouted.js';
+import { newSyncJob } from '../../shared/order-flow/routing-jobs.js';
 
 /** CONTRACT.md §10.8: which items route nowhere and why, and the records that keep them. */
 describe('unrouted items', () => {

@@ -1,10 +1,10 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
-import { PlatformError } from '../../shared/platforms/errors.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { WorkKind } from '../../shared/work/kind.js';
 import { parseWith, type WorkMessage } from '../../shared/work/message.js';
-import { runWork } from '../../shared/work/runner.js';
+import { openDoor, type QueueDoor, runWork } from '../../shared/work/runner.js';
 
 /**
  * The work-item runner (shared/work/runner.ts) with a kind of its own, no table behind it: what it
@@ -132,5 +132,42 @@ describe('the work-item runner', () => {
     expect(await runWork(things, deps, record(), context)).toBe('done');
 
     expect(visibilities()).toEqual([]);
+  });
+});
+
+describe("a queue's door: one message type, parsed once, one handler per kind", () => {
+  type Mail = { kind: 'thing'; message: ThingMessage } | { kind: 'note'; text: string };
+  const parse = jest.fn((body: string) =>
+    parseWith(body, (f): Mail | undefined =>
+      typeof f.thingId === 'string'
+        ? { kind: 'thing', message: { thingId: f.thingId } }
+        : typeof f.note === 'string'
+          ? { kind: 'note', text: f.note }
+          : undefined,
+    ),
+  );
+  const thing = jest.fn(async () => 'done' as const);
+  const note = jest.fn(async () => 'done' as const);
+  const door: QueueDoor<Mail, undefined, 'done' | 'dropped'> = {
+    queue: 'mail',
+    parse,
+    malformed: 'dropped',
+    handlers: { thing, note },
+  };
+  const received = (body: string) => ({ messageId: 'm1', body }) as SQSRecord;
+  beforeEach(() => jest.clearAllMocks());
+
+  it('reads each body once and hands it to the handler of its kind alone', async () => {
+    expect(await openDoor(door, undefined, received('{"note":"hello"}'))).toBe('done');
+    expect(parse).toHaveBeenCalledTimes(1);
+    expect(note).toHaveBeenCalledWith(undefined, { kind: 'note', text: 'hello' }, expect.anything(), undefined);
+    expect(thing).not.toHaveBeenCalled();
+  });
+
+  it('drops a body of no kind without calling any handler', async () => {
+    expect(await openDoor(door, undefined, received('{"other":1}'))).toBe('dropped');
+    expect(await openDoor(door, undefined, received('{'))).toBe('dropped');
+    expect(thing).not.toHaveBeenCalled();
+    expect(note).not.toHaveBeenCalled();
   });
 });

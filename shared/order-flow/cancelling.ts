@@ -1,0 +1,317 @@
+import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import type { Deps } from '../aws/deps.js';
+import { derivedId, now, syncJobId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { MAX_RESENDS } from '../core/work-policy.js';
+import { putAlone } from '../dynamo/table.js';
+import { withRereads } from '../dynamo/update.js';
+import { classify } from '../platforms/failure.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import { cancellationRequest } from './order-job-moves.js';
+import {
+  cancelUnroutedOrder,
+  isLost,
+  keepOrderCancellation,
+  type Lost,
+  loadJob,
+  loadJobs,
+  loadRecord,
+  moveJob,
+} from './order-repository.js';
+import type { Cancellation, SyncJob } from './order-sync-job.js';
+import type { MoveName } from './order-transitions.js';
+import { mayHaveBeenPlaced } from './placing-end.js';
+import { jobMessage } from './placing-message.js';
+import { needsAttention } from './placing-moves.js';
+import { enqueueJobs } from './placing-queue.js';
+import { jobIdsBySupplierOrder } from './propagating.js';
+
+/**
+ * Cancellations (CONTRACT.md §10.4–10.5). The reseller's `orders/cancelled` stops every job of the
+ * order: a job with no supplier order, nor any on its way, is `cancelled` at once and no supplier
+ * call is ever made for it; a job whose attempt is under way, or whose earlier attempt may have
+ * placed the order, is flagged and its worker ends it (cancelling what it placed); a completed job's
+ * supplier order is cancelled through its platform by the sync worker, under the failure policy of
+ * §6 (`purpose: 'cancel'` messages). A supplier's own `orders/cancelled` makes its job `cancelled`.
+ * Every write is a move of the state machine, conditional on what was read; an audit entry goes
+ * with each end, written once (`cancelMove`).
+ */
+
+type Requester = Cancellation['requestedBy'];
+
+/** How long a cancellation that arrived before its order waits for it (CONTRACT.md §10). */
+const KEEP_SECONDS = 7 * 24 * 3600;
+
+/**
+ * Moves the job with its cancellation fields, as one conditional UpdateItem. An end of the
+ * cancellation is audited first, under an id derived from the job, the action and who asked (each
+ * happens to a job at most once): a crash between the two writes leaves the entry, and the move's
+ * retry (a redelivery, the reconciler) finds it written and writes the same entry no second time.
+ * Not one transaction: a transaction bills every item twice, and the audit entry with its five list
+ * entries is most of the cost (docs/performance.md). The entry says what was decided when it was
+ * decided; a move that then loses a race to another mover is taken again from a fresh read, whose
+ * end finds the same entry.
+ */
+const cancelMove = async (...move: Parameters<typeof cancelMoveOrLost>) => (await cancelMoveOrLost(...move)) === true;
+
+/** `cancelMove`, answering the race it lost (the job the move met) for the caller's next try. */
+const cancelMoveOrLost = async (
+  job: SyncJob,
+  move: MoveName,
+  cancellation: Cancellation,
+  audit?: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
+  add?: Record<string, number>,
+): Promise<true | Lost> => {
+  const ended = move === 'cancel' || move === 'cancelPlaced';
+  const request = cancellationRequest(job, move, cancellation, add);
+  if (audit) await auditOnce(job, audit, cancellation);
+  const moved = await moveJob(request);
+  if (isLost(moved)) return moved;
+  if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
+  if (ended && cancellation.requestedBy === 'source') countMetric(BUSINESS_METRICS.jobsCancelledBySource);
+  if (audit === 'sync_job.cancellation_declined') countMetric(BUSINESS_METRICS.cancellationsDeclined);
+  return true;
+};
+
+/** The audit entry of a cancellation's end, written once whatever the number of tries. */
+const auditOnce = async (
+  job: SyncJob,
+  action: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
+  cancellation: Cancellation,
+) => {
+  const { Put } = auditPut({
+    id: derivedId('aud', job.id, action, cancellation.requestedBy),
+    action,
+    job,
+    actor: SYSTEM,
+    metadata: {
+      previousStatus: job.status,
+      requestedBy: cancellation.requestedBy,
+      ...(cancellation.reason ? { reason: cancellation.reason } : {}),
+    },
+  });
+  // An entry written already (an earlier try of the same end) is the one wanted.
+  await putAlone({ Put });
+};
+
+const requested = (requestedBy: Requester, reason: string | null, at = now()): Cancellation => ({
+  requestedBy,
+  status: 'requested',
+  reason,
+  requestedAt: at,
+  endedAt: null,
+});
+
+const done = (cancellation: Cancellation, reason = cancellation.reason): Cancellation => ({
+  ...cancellation,
+  status: 'done',
+  reason,
+  endedAt: now(),
+});
+
+/** Ends a job with no supplier order (nor any on its way): `cancelled`, audited. */
+export const cancelNow = (job: SyncJob, cancellation: Cancellation) =>
+  cancelMove(job, 'cancel', done(cancellation), 'sync_job.cancelled');
+
+const cancelNowOrLost = (job: SyncJob, cancellation: Cancellation) =>
+  cancelMoveOrLost(job, 'cancel', done(cancellation), 'sync_job.cancelled');
+
+/** Asks the sync worker to cancel a completed job's supplier order (a new generation, its message). */
+export const requestSupplierOrderCancel = async (job: SyncJob, cancellation: Cancellation, requestId?: string) => {
+  if (!(await cancelMove(job, 'requestCancel', { ...cancellation, status: 'requested' }))) return false;
+  const generation = job.generation + 1;
+  await enqueueJobs([jobMessage({ ...job, generation }, 'webhook', requestId, 'cancel')]);
+  return true;
+};
+
+/**
+ * What one job of a cancelled order becomes, by the state it is in (CONTRACT.md §10.4's table).
+ * A lost race when the job moved between the read and the write: the caller tries again.
+ */
+const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean | Lost> => {
+  // A redelivery while the supplier's cancellation is on its way sends its message again (the send
+  // that followed the first delivery may have failed); the platform's key makes it one cancellation.
+  if (job.status === 'completed' && job.cancellation?.status === 'requested') {
+    await enqueueJobs([jobMessage(job, 'webhook', requestId, 'cancel')]);
+    return true;
+  }
+  if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
+  const cancellation = requested('reseller', reason);
+  if (job.status === 'completed') return requestSupplierOrderCancel(job, cancellation, requestId);
+  // No supplier order, nor any that an earlier attempt may have placed: cancelled at once. A job
+  // under way, or one that may have been placed, is flagged: its worker ends it (moves cannot race:
+  // each is conditional on the state read, and the claim reads the flag).
+  if (job.status === 'dead' || (job.status !== 'processing' && !mayHaveBeenPlaced(job))) {
+    return cancelNowOrLost(job, cancellation);
+  }
+  if (job.status === 'processing') return cancelMoveOrLost(job, 'flagCancel', cancellation);
+  // pending or failed, and an earlier attempt may have placed the order: a fresh message, whose
+  // claim finds the flag and looks the order up before it ends the job (placing-worker.ts).
+  const flagged = await cancelMoveOrLost(job, 'flagResend', cancellation);
+  if (flagged !== true) return flagged;
+  await enqueueJobs([jobMessage({ ...job, generation: job.generation + 1 }, 'webhook', requestId)]);
+  return true;
+};
+
+/**
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; dynamo/update.ts).
+ * `read`: the job as the caller just read it (consistently), taken for the first try.
+ */
+const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>
+  withRereads(
+    () => loadJob(id, true),
+    async (job) => {
+      const cancelled = job && (await cancelOne(job, reason, requestId));
+      return cancelled === false ? 'again' : cancelled === undefined || cancelled === true ? undefined : cancelled;
+    },
+    `job ${id}, while it was being cancelled,`,
+    read,
+  );
+
+/**
+ * The reseller's `orders/cancelled` (CONTRACT.md §10.4): every job of the order stops or is
+ * cancelled. Answers the ids of the order's jobs; none when the order never reached the service.
+ */
+export const cancelResellerOrder = async (
+  reseller: { id: string },
+  externalOrderId: string,
+  reason: string | null,
+  requestId?: string,
+): Promise<string[]> => {
+  const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
+  return cancelRecorded(reseller, externalOrderId, reason, requestId, await loadRecord(firstJobId, true));
+};
+
+/** The cancellation of the order whose record (or the cancellation kept for it) is `found`. */
+const cancelRecorded = async (
+  reseller: { id: string },
+  externalOrderId: string,
+  reason: string | null,
+  requestId: string | undefined,
+  found: Awaited<ReturnType<typeof loadRecord>>,
+): Promise<string[]> => {
+  const firstJobId = syncJobId(reseller.id, externalOrderId, 0);
+  if (found?.kind === 'unroutedOrder') {
+    if (await cancelUnroutedOrder(firstJobId, now())) {
+      logger.info('cancellation of an order none of whose items routed: recorded on it');
+    }
+    return [];
+  }
+  if (found?.kind === 'orderCancellation') return [];
+  const first = found?.job;
+  if (!first) {
+    // Before its order: kept (7 days) where the order's first job will be, which the order's create
+    // then finds in its way and writes the jobs cancelled (order-flow/routing-jobs.ts). An order that
+    // arrived meanwhile makes the write fail: the cancellation is then taken, as the write met the order.
+    const kept = { firstJobId, reason, cancelledAt: now(), expiresAt: Math.floor(Date.now() / 1000) + KEEP_SECONDS };
+    const written = await keepOrderCancellation(kept);
+    if (written === true) {
+      logger.info('cancellation of an order not received yet: kept for its create');
+      return [];
+    }
+    if (!written.met || written.met.kind === 'orderCancellation') return [];
+    return cancelRecorded(reseller, externalOrderId, reason, requestId, written.met);
+  }
+  const ids = first.orderJobIds ?? [first.id];
+  for (const id of ids) await cancelJob(id, reason, requestId, id === first.id ? first : undefined);
+  return ids;
+};
+
+/**
+ * A supplier's own `orders/cancelled` (CONTRACT.md §10.5): the job that placed that order is
+ * `cancelled`, requested by the source store (`source`), with the supplier's reason. The reseller's order is left to
+ * the merchant; the metric `JobsCancelledBySource` (and its alarm) makes sure someone sees it.
+ */
+export const cancelBySourceStore = async (
+  sourceStores: { id: string }[],
+  sourceOrderId: string,
+  reason: string | null,
+) => {
+  const ids = (await Promise.all(sourceStores.map((store) => jobIdsBySupplierOrder(store.id, sourceOrderId)))).flat();
+  for (const job of await loadJobs(ids)) {
+    if (job.status !== 'completed') continue;
+    // The echo of the reseller's own cancellation, which the service asked the supplier for (its
+    // webhook, or a poll, can beat the worker's record of it): the reseller's cancellation is done.
+    const echo = job.cancellation?.status === 'requested' && job.cancellation.requestedBy === 'reseller';
+    const cancellation = echo && job.cancellation ? job.cancellation : requested('source', reason);
+    await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
+    if (!echo) {
+      logger.warn('the source store cancelled a supplier order; the reseller order needs the merchant', {
+        jobId: job.id,
+      });
+    }
+  }
+  return ids;
+};
+
+// ---------- the worker's side
+
+/**
+ * A `purpose: 'cancel'` message: cancels the completed job's supplier order through its platform,
+ * with the job's own idempotency key. Accepted: `cancelled`, done. Refused because it has shipped
+ * (422, or another refusal): the job stays `completed`, its cancellation `declined` with the
+ * platform's reason, audited. 429 and transient failures: `retry` (the message comes back; a
+ * platform without keys reads the order's state before cancelling again).
+ */
+export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+  const cancellation = job.cancellation;
+  if (job.status !== 'completed' || cancellation?.status !== 'requested' || !job.sourceOrderId) return 'done';
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) {
+    await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
+    return 'done';
+  }
+  const shop = await shopConnection(deps, sourceStore);
+  try {
+    await deps
+      .platforms(shop.platform)
+      .cancelOrder(shop, job.sourceOrderId, cancellation.reason ?? 'customer', `cancel:${job.id}`);
+  } catch (error) {
+    const failure = classify(error, 'internal error while cancelling the order');
+    if (failure.kind !== 'permanent') {
+      logger.warn('cancelling the supplier order failed; SQS will retry', { failure: failure.kind });
+      return 'retry';
+    }
+    const declined: Cancellation = { ...cancellation, status: 'declined', reason: failure.reason, endedAt: now() };
+    await cancelMove(job, 'declineCancel', declined, 'sync_job.cancellation_declined');
+    logger.warn('the supplier declined the cancellation', { reason: failure.reason });
+    return 'done';
+  }
+  await cancelMove(job, 'cancelPlaced', done(cancellation), 'sync_job.cancelled');
+  logger.info('supplier order cancelled');
+  return 'done';
+};
+
+/**
+ * A cancellation that keeps failing (its message used up its receives): never silent. The job
+ * keeps `cancellation.status` `requested` and gets `attention` with why, audited
+ * (`sync_job.attention_required`), for a person to finish on the supplier's shop.
+ */
+export const cancellationGaveUp = async (job: SyncJob) => {
+  const reason =
+    'the supplier order could not be cancelled: every attempt failed (see the failures logged for the job)';
+  if (await needsAttention(job, reason)) {
+    logger.error('cancelling the supplier order kept failing; the job needs a person', { reason });
+  }
+};
+
+/**
+ * The reconciler's part: a completed job whose cancellation stayed `requested` past its lease (its
+ * message lost: a send that failed with no redelivery of the webhook after it) is sent a fresh one;
+ * after MAX_RESENDS without an end, the job needs a person. Answers whether it acted.
+ */
+export const resendCancellation = async (job: SyncJob) => {
+  const cancellation = job.cancellation;
+  if (job.status !== 'completed' || cancellation?.status !== 'requested' || job.attention) return false;
+  if (job.resends >= MAX_RESENDS) {
+    await cancellationGaveUp(job);
+    return true;
+  }
+  if (!(await cancelMove(job, 'requestCancel', cancellation, undefined, { resends: 1 }))) return false;
+  await enqueueJobs([jobMessage({ ...job, generation: job.generation + 1 }, 'reconciler', undefined, 'cancel')]);
+  logger.warn('stalled cancellation sent a new message', { resends: job.resends + 1 });
+  return true;
+};

@@ -1,0 +1,398 @@
+import { createHash } from 'node:crypto';
+import { now } from '../core/ids.js';
+import { logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
+import { withRereads } from '../dynamo/update.js';
+import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
+import type { Tracking } from '../platforms/port.js';
+import { type JobLine, jobLines } from './order-body.js';
+import { coverOf, type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
+import { type Lost, loadJob, updateJob } from './order-repository.js';
+import {
+  propagationIndex,
+  type SyncJob,
+  supplierOrderChangePending,
+  TAGGED_ATTRIBUTE,
+  WAIT_ATTRIBUTES,
+} from './order-sync-job.js';
+import { canMoveEntry, ENTRY_MOVES, JobUpdate } from './order-transitions.js';
+
+/**
+ * The state of each propagation, on its job (docs/propagation.md): the `fulfillments` map, one
+ * entry per source fulfillment. Every write is conditional on what was read, and re-read when
+ * someone else wrote first. While an entry is on its way (`pending`, `failed`) its job is among
+ * GSI3's propagating jobs (`propagationIndex`, order-sync-job.ts), so the reconciler finds an entry whose message
+ * was lost; the write that ends the last open entry takes it out again.
+ */
+
+/** A job with its fulfillment entries, read consistently (every write below is conditional on what was read). */
+export const loadJobWithFulfillments = (jobId: string) => loadJob(jobId, true);
+
+/**
+ * The job and the entry a fulfillment message names (the worker's and the dead-letter handler's
+ * first read); undefined, logged, when there is nothing (left) to propagate.
+ */
+/** One propagation in hand: its job and its entry, as read. */
+export interface Propagation {
+  job: SyncJob;
+  entry: FulfillmentEntry;
+}
+
+export const loadPropagation = async (message: {
+  jobId: string;
+  sourceFulfillmentId: string;
+}): Promise<Propagation | undefined> => {
+  const job = await loadJobWithFulfillments(message.jobId);
+  const entry: FulfillmentEntry | undefined = job?.fulfillments[message.sourceFulfillmentId];
+  if (!job || !entry) {
+    logger.warn('fulfillment message without its job entry dropped', {
+      jobId: message.jobId,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  if (entry.status === 'delivered') {
+    logger.info('fulfillment already delivered; message dropped', {
+      jobId: job.id,
+      sourceFulfillmentId: message.sourceFulfillmentId,
+    });
+    return undefined;
+  }
+  return { job, entry };
+};
+
+/** The tracking an entry carries, as a message sends it (for a re-send). */
+export const trackingOf = (entry: FulfillmentEntry): Tracking => ({
+  company: entry.trackingCompany,
+  number: entry.trackingNumber,
+  numbers: entry.trackingNumbers,
+  url: entry.trackingUrl,
+  urls: entry.trackingUrls ?? (entry.trackingUrl ? [entry.trackingUrl] : []),
+});
+
+const OUTCOME_MOVES = { delivered: 'deliver', cancelled: 'cancel', failed: 'fail', dead: 'kill' } as const;
+
+/** Runs the update: true, or the race it lost (the job it met, for the next try). */
+const tryUpdate = (jobId: string, update: JobUpdate) => updateJob(jobId, update);
+
+/** A write of the job's entries, tried again with the job each lost race met (dynamo/update.ts). */
+const withEntryRereads = <T>(
+  jobId: string,
+  first: SyncJob | undefined,
+  write: (job: SyncJob | undefined) => Promise<T | Lost>,
+) => withRereads(() => loadJobWithFulfillments(jobId), write, `fulfillment state of job ${jobId}`, first);
+
+/** One try of a write: whether it ran (a lost race leaves it to the reconciler or the next message). */
+const updated = async (jobId: string, update: JobUpdate) => (await tryUpdate(jobId, update)) === true;
+
+const trackingFields = (tracking: Tracking) => ({
+  trackingCompany: tracking.company,
+  trackingNumber: tracking.number ?? tracking.numbers[0] ?? null,
+  trackingNumbers: tracking.numbers.length ? tracking.numbers : tracking.number ? [tracking.number] : [],
+  trackingUrl: tracking.url ?? tracking.urls[0] ?? null,
+  trackingUrls: tracking.urls.length ? tracking.urls : tracking.url ? [tracking.url] : [],
+});
+
+/** A completed job is among the propagating jobs while an entry is on its way; never an open one (it has its own). */
+const propagating = (job: SyncJob) =>
+  job.status === 'completed' ? propagationIndex(job, true) : { set: {}, remove: [] };
+
+// ---------- writes
+
+/** A short fingerprint of a tracking (company, numbers, URLs): the reseller gets one update per distinct one. */
+export const trackingKey = (tracking: Tracking) =>
+  createHash('sha256')
+    .update(
+      JSON.stringify([
+        tracking.company,
+        trackingFields(tracking).trackingNumbers,
+        trackingFields(tracking).trackingUrls,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 16);
+
+/** What a delivered entry's reseller fulfillment has: recorded by each propagation (older entries: what they hold). */
+const appliedTracking = (entry: FulfillmentEntry) => entry.appliedTracking ?? trackingKey(trackingOf(entry));
+
+/**
+ * Whether an entry's parcel is spoken for on the reseller's order: accepted there, or on its way,
+ * and not being cancelled. A new parcel ships only what these leave (CONTRACT.md §10.2).
+ */
+const holdsItems = (entry: FulfillmentEntry) =>
+  !entry.cancelRequested && (entry.status === 'pending' || entry.status === 'failed' || entry.status === 'delivered');
+
+/**
+ * What a new parcel of the job ships: the job's lines as the stored order and the placed order say
+ * (`lines`, undefined when the order cannot be read), less what the job's other parcels hold.
+ */
+const planParcel = (job: SyncJob, lines: JobLine[] | undefined, fulfillment: SourceFulfillment): ShipmentPlan => {
+  if (!lines) return { kind: 'whole' };
+  const others = Object.values(job.fulfillments).filter(
+    (entry) => entry.sourceFulfillmentId !== fulfillment.sourceFulfillmentId && holdsItems(entry),
+  );
+  const held = coveredQuantities(lines, others.map(coverOf));
+  const shipment = lines.map((line, i) => ({ ...line, fulfilledQuantity: held[i] }));
+  // Named lines map to the job's through the supplier's ids; a job placed without them (an order
+  // from before they were kept, a platform that does not answer them) ships the rest of its items.
+  const named = lines.some((line) => line.sourceLineItemId !== null) ? fulfillment.lines : null;
+  return planShipment(shipment, named);
+};
+
+/** Which of two `updated_at` comes later; a version without one is taken as the latest. */
+const isOlder = (updatedAt: string | null, than: string | undefined) =>
+  updatedAt !== null && than !== undefined && updatedAt < than;
+
+/**
+ * Takes a source fulfillment, as its webhook (`fulfillments/create` or `/update`) or a release of
+ * a kept one tells it (docs/propagation.md). Answers whether there is work for the worker, which
+ * the caller then sends it: a new parcel to create (its lines planned now, against what the job's
+ * other parcels hold); a redelivery that re-arms an entry not delivered (a dead one too); an update
+ * with new tracking or a cancellation of a parcel the reseller has. Writes nothing, and answers
+ * false, for an update older than the version applied, for a parcel with nothing left to ship
+ * (recorded once as `ignored`, with the reason), and for a redelivery of what is delivered as it
+ * is. The map is created by the first fulfillment of the job.
+ */
+export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string) => {
+  let lines: JobLine[] | undefined | null = null;
+  // The job's lines are read once, whatever the number of lost races.
+  const linesOf = async (job: SyncJob) => {
+    if (lines === null) lines = await jobLines(job);
+    return lines;
+  };
+  return withEntryRereads(jobId, undefined, async (job) => {
+    if (!job) return false;
+    const current: FulfillmentEntry | undefined = job.fulfillments[fulfillment.sourceFulfillmentId];
+    return current
+      ? acceptAgain(jobId, job, current, fulfillment)
+      : acceptNewParcel(jobId, job, fulfillment, receivedAt, linesOf);
+  });
+};
+
+/** A parcel the job has no entry for: its entry, its lines planned against what the other parcels hold. */
+const acceptNewParcel = async (
+  jobId: string,
+  job: SyncJob,
+  fulfillment: SourceFulfillment,
+  receivedAt: string,
+  linesOf: (job: SyncJob) => Promise<JobLine[] | undefined>,
+) => {
+  // A parcel voided before it ever reached the service shipped nothing: nothing to pass on.
+  if (fulfillment.cancelled) return false;
+  const { sourceFulfillmentId } = fulfillment;
+  const plan = planParcel(job, await linesOf(job), fulfillment);
+  const entry = newEntry(fulfillment, plan, receivedAt);
+  const update = new JobUpdate(sourceFulfillmentId);
+  if (plan.kind !== 'ignored') update.index(propagating(job));
+  if (!Object.keys(job.fulfillments).length) {
+    update.set('#fulfillments', 'map', { [sourceFulfillmentId]: entry });
+    update.when('attribute_exists(PK) AND attribute_not_exists(#fulfillments)');
+  } else {
+    update.set(update.path, 'entry', entry);
+    update.when(`attribute_exists(#fulfillments) AND attribute_not_exists(${update.path})`);
+    // Planned against the parcels read: one added meanwhile may hold the same items, so plan again.
+    if (plan.kind !== 'whole') update.when(sameEntryCount(update, Object.keys(job.fulfillments).length));
+  }
+  const written = await tryUpdate(jobId, update);
+  if (written !== true) return written;
+  if (plan.kind === 'ignored') logger.info('fulfillment has nothing of the job left to ship', { reason: plan.reason });
+  return plan.kind !== 'ignored';
+};
+
+/** A new parcel's entry: `pending` with its planned lines, or `ignored` with the reason it ships nothing. */
+const newEntry = (fulfillment: SourceFulfillment, plan: ShipmentPlan, receivedAt: string): FulfillmentEntry => ({
+  sourceFulfillmentId: fulfillment.sourceFulfillmentId,
+  status: plan.kind === 'ignored' ? 'ignored' : ENTRY_MOVES.accept.to,
+  ...trackingFields(fulfillment.tracking),
+  resellerFulfillmentId: null,
+  attempts: 0,
+  errorMessage: plan.kind === 'ignored' ? plan.reason : null,
+  receivedAt,
+  updatedAt: now(),
+  deliveredAt: null,
+  ...(plan.kind === 'lines'
+    ? { lines: plan.lines.map((l) => ({ id: l.resellerLineItemId, quantity: l.quantity })) }
+    : {}),
+  ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+});
+
+/**
+ * The same fulfillment again: a redelivery, or an update. One older than the version applied, and
+ * one of a parcel that has ended for good (ignored, cancelled), change nothing.
+ */
+const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, fulfillment: SourceFulfillment) => {
+  const { tracking } = fulfillment;
+  if (isOlder(fulfillment.updatedAt, current.sourceUpdatedAt)) return false;
+  if (!canMoveEntry('accept', current.status)) return false;
+  const delivered = current.status === 'delivered';
+  const cancel = fulfillment.cancelled || current.cancelRequested === true;
+  // Delivered as it is now: the same tracking, and no cancellation to make.
+  if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) return false;
+  const update = new JobUpdate(fulfillment.sourceFulfillmentId);
+  // Attempts, receipt time, lines and any reseller id stay: this is the same fulfillment.
+  update.index(propagating(job)).setFields({
+    status: ENTRY_MOVES.accept.to,
+    errorMessage: null,
+    updatedAt: now(),
+    ...trackingFields(tracking),
+    ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+    ...(fulfillment.cancelled ? { cancelRequested: true } : {}),
+  });
+  update.when(
+    delivered
+      ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
+      : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
+  );
+  // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+  update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
+  return tryUpdate(jobId, update);
+};
+
+export type FulfillmentOutcome =
+  /** The reseller's fulfillment is as the entry says: made, or its tracking updated (`tracking`: its key). */
+  | { status: 'delivered'; resellerFulfillmentId: string; tracking: string }
+  /** The reseller's fulfillment is cancelled (or never existed) as the supplier cancelled its parcel. */
+  | { status: 'cancelled' }
+  | { status: 'failed'; errorMessage: string }
+  | { status: 'dead'; errorMessage: string; attempted: boolean };
+
+/**
+ * The worker's (the dead-letter handler's, the reconciler's) move of one entry. Never once it is
+ * delivered: `delivered` is final, so a late or duplicate message never turns a delivered
+ * fulfillment back into a failure. An outcome that ends the last entry on its way also takes the
+ * job out of the propagating jobs, on condition that the other entries are still ended. Answers
+ * whether the entry moved. `job`: the job as the caller just read it, if it did.
+ */
+export const moveEntry = (
+  jobId: string,
+  sourceFulfillmentId: string,
+  outcome: FulfillmentOutcome,
+  job?: SyncJob,
+): Promise<boolean> =>
+  withEntryRereads(jobId, job, async (current) => {
+    const entry = current?.fulfillments[sourceFulfillmentId];
+    const move = OUTCOME_MOVES[outcome.status];
+    if (!current || !entry || !canMoveEntry(move, entry.status)) return false;
+    const at = now();
+    const fields: Record<string, unknown> = { status: ENTRY_MOVES[move].to, updatedAt: at };
+    if (outcome.status === 'delivered') {
+      Object.assign(fields, {
+        resellerFulfillmentId: outcome.resellerFulfillmentId,
+        deliveredAt: entry.deliveredAt ?? at,
+        errorMessage: null,
+        appliedTracking: outcome.tracking,
+      });
+    } else if (outcome.status === 'cancelled') {
+      fields.errorMessage = null;
+    } else {
+      fields.errorMessage = outcome.errorMessage;
+    }
+    const update = new JobUpdate(sourceFulfillmentId).setFields(fields);
+    if (outcome.status !== 'dead' || outcome.attempted) {
+      update.set(update.field('attempts'), 'attempts', entry.attempts + 1);
+      update.when(`${update.field('attempts')} = ${update.value('readAttempts', entry.attempts)}`);
+    }
+    // An attempt that reached an outcome is progress; any wait or throttled run is over.
+    update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
+    update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+    const others = Object.values(current.fulfillments).filter((e) => e.sourceFulfillmentId !== sourceFulfillmentId);
+    // The last entry on its way ends: the job leaves the propagating set, unless a change of its supplier
+    // order is on its way too (the reconciler watches those there as well).
+    const last = !others.some(isPropagating) && !supplierOrderChangePending(current);
+    if (outcome.status !== 'failed' && current.status === 'completed' && last) {
+      update.index(propagationIndex(current, false));
+      for (const [i, other] of others.entries()) {
+        update.when(`${update.other(other.sourceFulfillmentId)}.#status = ${update.value(`other${i}`, other.status)}`);
+      }
+      update.when(sameEntryCount(update, others.length + 1));
+    }
+    // An entry that had ended (dead) and fails again, from a message that was still live: it is on
+    // its way again, so the job goes back among the propagating jobs, where the reconciler watches it.
+    if (outcome.status === 'failed' && current.status === 'completed' && !isPropagating(entry)) {
+      if (!others.some(isPropagating)) update.index(propagationIndex(current, true));
+    }
+    const written = await tryUpdate(jobId, update);
+    if (written !== true) return written;
+    if (outcome.status === 'delivered') countMetric(BUSINESS_METRICS.fulfillmentsPropagated);
+    if (outcome.status === 'dead') countMetric(BUSINESS_METRICS.fulfillmentsDead);
+    return true;
+  });
+
+/**
+ * A throttled call (429): the entry waits `delaySeconds` for its fresh message (its lease runs from
+ * there), and the first throttled call of a run starts the throttling budget. False when the entry
+ * moved meanwhile (delivered, say).
+ */
+export const deferEntry = (job: SyncJob, entry: FulfillmentEntry, delaySeconds: number, startedAt: string) => {
+  if (!canMoveEntry('defer', entry.status)) return Promise.resolve(false);
+  const update = new JobUpdate(entry.sourceFulfillmentId).setFields({
+    waitUntil: new Date(Date.now() + delaySeconds * 1000).toISOString(),
+    throttledSince: entry.throttledSince ?? startedAt,
+  });
+  update.remove(update.field('resends'));
+  update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+  return updated(job.id, update);
+};
+
+/**
+ * The reconciler's re-send of an entry that stayed past its lease: `pending` again, one more
+ * re-send counted, on condition that it has not moved since the reconciler read it.
+ */
+export const resendEntry = (job: SyncJob, entry: FulfillmentEntry) => {
+  if (!canMoveEntry('resend', entry.status)) return Promise.resolve(false);
+  const update = new JobUpdate(entry.sourceFulfillmentId).setFields({
+    status: ENTRY_MOVES.resend.to,
+    updatedAt: now(),
+    resends: (entry.resends ?? 0) + 1,
+  });
+  update.remove(update.field('waitUntil'));
+  update.when(`${update.field('updatedAt')} = ${update.value('readUpdatedAt', entry.updatedAt)}`);
+  update.when(`${update.field('status')} = ${update.value('readStatus', entry.status)}`);
+  return updated(job.id, update);
+};
+
+/**
+ * A completed job still among the propagating jobs with no entry on its way (left there by a lost
+ * race): taken out, on condition that its entries are still as read.
+ */
+export const leavePropagating = (job: SyncJob) => {
+  const entries = Object.values(job.fulfillments);
+  const update = JobUpdate.ofEntries().index(propagationIndex(job, false));
+  update.name('status');
+  for (const [i, entry] of entries.entries()) {
+    update.when(`${update.other(entry.sourceFulfillmentId)}.#status = ${update.value(`entry${i}`, entry.status)}`);
+  }
+  // A job watched for an update of its supplier order has no entry at all (no map until the first).
+  update.when(entries.length ? sameEntryCount(update, entries.length) : 'attribute_not_exists(#fulfillments)');
+  // Nothing else was put on its way since the read: no cancellation asked for, no edits sent.
+  const edits = job.orderEdits?.updatedAt;
+  update.when(
+    edits === undefined
+      ? `attribute_not_exists(${update.name('orderEdits')})`
+      : `${update.name('orderEdits')}.${update.name('updatedAt')} = ${update.value('edits', edits)}`,
+  );
+  update.when(
+    `(attribute_not_exists(${update.name('cancellation')}) OR ` +
+      `${update.name('cancellation')}.#status <> ${update.value('requested', 'requested')})`,
+  );
+  return updated(job.id, update);
+};
+
+/**
+ * No entry was added since the job was read: a fulfillment accepted meanwhile is on its way, so the
+ * job must stay among the propagating jobs (the reconciler's safety net for its message).
+ */
+const sameEntryCount = (update: JobUpdate, count: number) => `size(#fulfillments) = ${update.value('entries', count)}`;
+
+/**
+ * The reseller order's tag recorded on its job (CONTRACT.md §12.5): `tagged` true once written, false
+ * once given up on. Once: a second outcome (a message delivered twice) changes nothing. False when the
+ * job is gone or already says.
+ */
+export const recordTagged = (jobId: string, tagged: boolean) => {
+  const update = new JobUpdate().setAttributes({ [TAGGED_ATTRIBUTE]: tagged });
+  update.when(`attribute_exists(PK) AND attribute_not_exists(${update.name(TAGGED_ATTRIBUTE)})`);
+  return updated(jobId, update);
+};

@@ -1,0 +1,19 @@
+/**
+ * The entity tag every item of an order's partition (its first job's key) carries: which kind of item it is,
+ * written by its entity module, read by `orderItemFrom` (order-items.ts). One letter under a one-letter
+ * name: every byte of the job item is billed again by each of its writes (docs/performance.md).
+ */
+export const TAG = 'e';
+
+export const TAGS = {
+  job: 'J',
+  unroutedOrder: 'U',
+  orderCancellation: 'C',
+  bodyPart: 'B',
+  unroutedMark: 'M',
+} as const;
+
+export type OrderItemKind = keyof typeof TAGS;
+
+/** The tag attribute of an item of `kind`, to spread into the item. */
+export const tagOf = (kind: OrderItemKind): Record<string, string> => ({ [TAG]: TAGS[kind] });

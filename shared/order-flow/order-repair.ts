@@ -1,0 +1,92 @@
+import { ConditionFailed, type Item, keyOf, updateIf } from '../dynamo/table.js';
+import type { SyncJob } from './order-sync-job.js';
+
+/** What to write so an item has the attributes the current code gives it (shared/backfill/index-attributes.ts). */
+export interface IndexRepair {
+  set: Record<string, string>;
+  remove: string[];
+}
+
+/** A placeholder per attribute name and per value, so names like `status` or a fulfillment id are safe. */
+class Expression {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private readonly placeholders = new Map<string, string>();
+
+  name(attribute: string) {
+    let placeholder = this.placeholders.get(attribute);
+    if (!placeholder) {
+      placeholder = `#a${this.placeholders.size}`;
+      this.placeholders.set(attribute, placeholder);
+      this.names[placeholder] = attribute;
+    }
+    return placeholder;
+  }
+
+  value(v: unknown) {
+    const placeholder = `:v${Object.keys(this.values).length}`;
+    this.values[placeholder] = v;
+    return placeholder;
+  }
+
+  /** `attribute` still as read: the same value, or still absent. */
+  unchanged(attribute: string, read: unknown) {
+    return read === undefined
+      ? `attribute_not_exists(${this.name(attribute)})`
+      : `${this.name(attribute)} = ${this.value(read)}`;
+  }
+}
+
+/**
+ * The conditions that the item is as scanned, in everything its wanted index attributes follow
+ * from: the attributes written, and for a job its status, generation and `updatedAt` (every move
+ * changes them) and, once completed, the status of each fulfillment entry and their number (an
+ * entry's move changes neither the job's status nor its `updatedAt`). A move made meanwhile wins.
+ */
+const asScanned = (expression: Expression, item: Item, job: SyncJob | undefined, repair: IndexRepair) => {
+  const conditions = ['attribute_exists(PK)'];
+  for (const attribute of [...Object.keys(repair.set), ...repair.remove])
+    conditions.push(expression.unchanged(attribute, item[attribute]));
+  if (job) {
+    for (const attribute of ['status', 'generation', 'updatedAt'])
+      conditions.push(expression.unchanged(attribute, item[attribute]));
+    if (job.status === 'completed') {
+      const entries = Object.keys(job.fulfillments);
+      const map = expression.name('fulfillments');
+      if (!entries.length) conditions.push(`attribute_not_exists(${map})`);
+      else {
+        conditions.push(`size(${map}) = ${expression.value(entries.length)}`);
+        for (const id of entries) {
+          const status = `${map}.${expression.name(id)}.${expression.name('status')}`;
+          conditions.push(`${status} = ${expression.value(job.fulfillments[id].status)}`);
+        }
+      }
+    }
+  }
+  return conditions.join(' AND ');
+};
+
+/**
+ * Writes the attributes an item lacks (`set`) and drops those it should not have, on condition that
+ * it is as scanned; false when it moved meanwhile (a move made since wins: a new run sees it again).
+ */
+export const repairIndexes = async (item: Item, job: SyncJob | undefined, repair: IndexRepair) => {
+  const expression = new Expression();
+  const sets = Object.entries(repair.set).map(
+    ([attribute, v]) => `${expression.name(attribute)} = ${expression.value(v)}`,
+  );
+  const clauses = [
+    ...(sets.length ? [`SET ${sets.join(', ')}`] : []),
+    ...(repair.remove.length
+      ? [`REMOVE ${repair.remove.map((attribute) => expression.name(attribute)).join(', ')}`]
+      : []),
+  ];
+  const written = await updateIf({
+    Key: keyOf(item),
+    UpdateExpression: clauses.join(' '),
+    ConditionExpression: asScanned(expression, item, job, repair),
+    ExpressionAttributeNames: expression.names,
+    ExpressionAttributeValues: expression.values,
+  });
+  return !(written instanceof ConditionFailed);
+};

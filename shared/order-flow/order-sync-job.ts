@@ -1,0 +1,524 @@
+import { config } from '../core/config.js';
+import { syncJobId } from '../core/ids.js';
+import type { UnroutedLine } from '../domain/routing.js';
+import type { Hold } from '../domain/routing-policy.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { attributes } from '../dynamo/attributes.js';
+import {
+  INDEX_ATTRIBUTES,
+  INDEX_KEYS,
+  indexEntry,
+  indexKeyNames,
+  inFlight,
+  jobIdOfPartition,
+  keys,
+  listSortKey,
+  lists,
+  lookups,
+} from '../dynamo/keys.js';
+import type { Item } from '../dynamo/table.js';
+import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
+import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';
+import { tagOf } from './order-item-kind.js';
+import { unroutedLinesAttribute, unroutedLinesFrom } from './order-unrouted.js';
+
+/**
+ * The sync job entity: the record, its item's key, every index entry it carries in each state,
+ * and its conversions to and from the item. The only place that knows a job item's attributes;
+ * its history (order-attempt.ts) and its fulfillment entries (order-fulfillment-entry.ts) live inside it.
+ */
+
+/** The job item's key. */
+export const syncJobKey = (id: string) => keys.syncJob(id);
+
+export interface SyncJob {
+  id: string;
+  ownerId: string;
+  resellerStoreId: string;
+  sourceStoreId: string;
+  status: SyncJobStatus;
+  attempts: number;
+  generation: number;
+  /** The reseller order's id on the reseller's platform. */
+  externalOrderId: string;
+  /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
+  resellerShopDomain: string;
+  /**
+   * Where the reseller order is kept (shared/order-flow/order-body.ts): its compressed raw body inline,
+   * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
+   * an item written without one (never by this service): the worker makes such a job dead.
+   */
+  order: StoredOrder | null;
+  /** The order's line items this job places: those whose `vendor` is this tag. Null (legacy items): all. */
+  vendorTag: string | null;
+  /** On the first job of an order only: every job id of the order (the order's dedup record). */
+  orderJobIds: string[] | null;
+  /**
+   * On the first job of an order written in several chunks only (more jobs than one transaction
+   * holds): each position's source store and vendor tag, compressed, so that a redelivery or the
+   * first job's worker can write the jobs a crash left unwritten exactly as planned.
+   */
+  orderRouting: Uint8Array | null;
+  /** On the first job of an order only: how the order first reached the service (CONTRACT.md §10.8). */
+  receivedVia: ReceivedVia;
+  /** On the first job of an order only: the order's items that went to no supplier, and why; null: none. */
+  unroutedLines: UnroutedLine[] | null;
+  /** The supplier order's id, once placed. */
+  sourceOrderId: string | null;
+  /**
+   * Once placed, per line the job carries (in the order of the reseller's lines): the supplier's id
+   * of the line (null when the platform did not answer it) and the unit price it was placed at (null
+   * when the order was found by a lookup, whose answer has no prices). Null until placed.
+   */
+  sourceLines: SourceLine[] | null;
+  errorMessage: string | null;
+  completedAt: string | null;
+  failedAt: string | null;
+  deadAt: string | null;
+  /** When the job became `cancelled` (CONTRACT.md §10.4). */
+  cancelledAt: string | null;
+  /** A cancellation asked of the job, and where it stands; null when none was. */
+  cancellation: Cancellation | null;
+  /** What needs a person (CONTRACT.md §10.6): a cancellation that kept failing, say; null when nothing does. */
+  attention: Attention | null;
+  /** The reseller's edits of the order since it arrived (`orders/updated`, CONTRACT.md §10.6); null: none. */
+  orderEdits: OrderEdits | null;
+  createdAt: string;
+  updatedAt: string;
+  /** Propagation: one entry per source fulfillment of the supplier order (shared/order-flow). */
+  fulfillments: Record<string, FulfillmentEntry>;
+  /** Messages the reconciler has sent since the job last made progress (CONTRACT.md §6). */
+  resends: number;
+  /**
+   * Until when the job waits on purpose, with no message expected before (a deferral's due time,
+   * the backoff after a failure): the reconciler's lease runs from here. Null when not waiting.
+   */
+  waitUntil: string | null;
+  /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
+  throttledSince: string | null;
+  /** The attempt history, oldest first (order-attempt.ts). */
+  attemptLog: Attempt[];
+  /**
+   * Why a `pending` job does not go to its supplier yet (CONTRACT.md §11), since when, and the end of
+   * its delay; null when nothing holds it. A held job is in its owner's and store's list of held jobs.
+   */
+  hold: Hold | null;
+  /**
+   * When the shopper's personal data was erased from the job's copy of the order (CONTRACT.md §13:
+   * a compliance request or the retention sweep, shared/order-flow/order-redaction.ts); absent or null: not erased.
+   */
+  redactedAt?: string | null;
+  /**
+   * Whether the reseller's order got its `routed-<vendorTag>` tag (CONTRACT.md §12.5): true, false
+   * when it could not be written, null (absent) while pending or where the platform takes no tags.
+   */
+  tagged?: boolean | null;
+}
+
+/**
+ * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
+ * writes (docs/performance.md), and the completed job is close to 1 KB.
+ */
+export const TAGGED_ATTRIBUTE = 'tg';
+
+/** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
+export const RECEIVED_VIA = ['webhook', 'poll'] as const;
+export type ReceivedVia = (typeof RECEIVED_VIA)[number];
+
+export const CANCELLATION_STATUSES = ['requested', 'done', 'declined'] as const;
+
+/** A cancellation of the job's order (CONTRACT.md §10.4–10.5), stored as is. */
+export interface Cancellation {
+  requestedBy: 'reseller' | 'source';
+  status: (typeof CANCELLATION_STATUSES)[number];
+  reason: string | null;
+  requestedAt: string;
+  endedAt: string | null;
+}
+
+/**
+ * The order's fields an `orders/updated` changed, each as the JSON text it carried (absent:
+ * unchanged since the order arrived), with its `updated_at`; `sentAt`: the version the supplier
+ * order was last updated to. The stored order stays as it was signed; these are laid over it.
+ * `keptAt`: when the service last sent the placed supplier order an update message (our clock: the
+ * reconciler's lease runs from it), and `resends`: how many the reconciler sent since.
+ */
+export interface OrderEdits {
+  updatedAt: string;
+  email?: string;
+  shippingAddress?: string;
+  note?: string;
+  noteAttributes?: string;
+  sentAt?: string;
+  keptAt?: string;
+  resends?: number;
+}
+
+/**
+ * A placed job whose supplier order was sent the reseller's latest edits and has not had them yet:
+ * the reconciler watches it (GSI3's propagating set) until it has, or a person is asked to.
+ */
+export const updatePending = (job: Pick<SyncJob, 'status' | 'orderEdits' | 'sourceOrderId' | 'attention'>) =>
+  job.status === 'completed' &&
+  job.sourceOrderId !== null &&
+  job.attention === null &&
+  job.orderEdits?.keptAt !== undefined &&
+  job.orderEdits.sentAt !== job.orderEdits.updatedAt;
+
+/**
+ * A completed job with a change of its supplier order on its way (a cancellation, an update): GSI3's
+ * propagating set watches it as it watches its fulfillments, and it leaves only once none is.
+ */
+export const supplierOrderChangePending = (
+  job: Pick<SyncJob, 'status' | 'orderEdits' | 'sourceOrderId' | 'attention' | 'cancellation'>,
+) => job.cancellation?.status === 'requested' || updatePending(job);
+
+export interface Attention {
+  reason: string;
+  since: string;
+}
+
+export interface SourceLine {
+  id: string | null;
+  price: string | null;
+}
+
+export type StoredOrder = { body: Uint8Array } | { parts: number } | { legacy: Record<string, unknown> };
+
+/**
+ * The job item's TTL attribute (the table's `timeToLiveAttribute`): set by every write that leaves a
+ * job ended (a move into `completed`, `dead` or `cancelled`, or within them; a job created ended), to
+ * that write's time + JOB_RETENTION_DAYS, in epoch seconds; removed by the move out of an ended state
+ * (a manual retry). The job's history and its fulfillment entries live in the item and go with it.
+ */
+export const EXPIRES_AT = 'expiresAt';
+
+/**
+ * A completed job's completion time: its `updatedAt`, not stored apart (35 bytes of a job item that must
+ * stay within 1 KB); the first move from `completed` (a cancellation's) copies it here first
+ * (order-transitions.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
+ */
+export const COMPLETED_AT = 'completedAt';
+
+/** When a job that ended at `at` is removed by the table's TTL, in epoch seconds. */
+export const jobExpiresAt = (at: string) => Math.floor(Date.parse(at) / 1000) + config.jobRetentionDays() * 86_400;
+
+/** The expiry a job in `status` carries after a write at `at`: none while it has not ended. */
+export const expiryOf = (status: SyncJobStatus, at: string) =>
+  isEnded(status) ? { [EXPIRES_AT]: jobExpiresAt(at) } : {};
+
+/** The attributes that have a value: an absent one reads as null, and costs no bytes. */
+const present = (attributes: Record<string, string | null>) =>
+  Object.fromEntries(Object.entries(attributes).filter(([, value]) => value !== null));
+
+/**
+ * A job's item: in its owner's list (GSI1) and in the indexes `indexChanges` gives a job created
+ * in its state (a new job's: its store's list and the open jobs of GSI3; a seeded one's, those of
+ * its state). The lookup keys (GSI2) come with the completion. Attributes without a
+ * value (the null timestamps and error, `resends`, `waitUntil`, the history…) are not written: every
+ * byte of the item is paid again by each of its writes (docs/performance.md).
+ */
+export const syncJobItem = (job: SyncJob): Item => ({
+  ...syncJobKey(job.id),
+  ...tagOf('job'),
+  ...indexEntry('lists', lists.syncJobs(job.ownerId).of(job.id), listSortKey(job.createdAt, job.id)),
+  ...indexChanges({ ...job, status: null }, job.status).set,
+  // No `id`: the key holds it (jobIdOfPartition), and every byte of the item is paid again on each write.
+  ownerId: job.ownerId,
+  resellerStoreId: job.resellerStoreId,
+  sourceStoreId: job.sourceStoreId,
+  status: job.status,
+  attempts: job.attempts,
+  generation: job.generation,
+  externalOrderId: job.externalOrderId,
+  resellerShopDomain: job.resellerShopDomain,
+  ...storedOrderAttributes(job.order),
+  ...(job.vendorTag !== null ? { vendorTag: job.vendorTag } : {}),
+  // The ids follow from the count (shared/core/ids.ts syncJobId), so the dedup record stays small; a
+  // first job in its store's list of orders that is its order's only job needs no count.
+  ...(job.orderJobIds && job.orderJobIds.length > 1 ? { orderJobCount: job.orderJobIds.length } : {}),
+  // The first job is the order's record: in its store's list of orders (its list sort key is GSI1's).
+  ...(job.orderJobIds ? indexEntry('resourceLists', lists.storeOrders(job.resellerStoreId).of(job.id)) : {}),
+  ...(job.orderJobIds && job.receivedVia !== 'webhook' ? { receivedVia: job.receivedVia } : {}),
+  ...(job.unroutedLines?.length ? { unroutedLines: unroutedLinesAttribute(job.unroutedLines) } : {}),
+  ...(job.orderRouting ? { orderRouting: job.orderRouting } : {}),
+  ...present({
+    sourceOrderId: job.sourceOrderId,
+    errorMessage: job.errorMessage,
+    completedAt: job.completedAt,
+    failedAt: job.failedAt,
+    deadAt: job.deadAt,
+    cancelledAt: job.cancelledAt,
+  }),
+  ...(job.cancellation ? { cancellation: job.cancellation } : {}),
+  ...(job.attention ? { attention: job.attention } : {}),
+  ...(job.orderEdits ? { orderEdits: job.orderEdits } : {}),
+  createdAt: job.createdAt,
+  updatedAt: job.updatedAt,
+  ...(Object.keys(job.fulfillments).length ? { fulfillments: job.fulfillments } : {}),
+  // Pairs, not maps: every byte of the job item is paid again by each of its writes.
+  ...(job.sourceLines ? { sourceLines: sourceLinesAttribute(job.sourceLines) } : {}),
+  ...(job.resends ? { resends: job.resends } : {}),
+  ...(job.waitUntil ? { waitUntil: job.waitUntil } : {}),
+  ...(job.throttledSince ? { throttledSince: job.throttledSince } : {}),
+  ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
+  ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
+  ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
+  ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
+  ...expiryOf(job.status, job.updatedAt),
+});
+
+/** The state lists' name of held jobs: a pending job's own state has no list, so the held one takes its place. */
+export const HELD_LIST = 'held';
+
+/**
+ * A held job's entries in its owner's and its store's list of held jobs (GSI5, GSI6: the state lists,
+ * which a pending job does not use otherwise): `GET /v1/sync_jobs?held=true` reads only matches. The
+ * release removes them; a move to another state removes or replaces them as for any state list.
+ */
+export const heldEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST).of(job.id)),
+});
+
+export const syncJobFrom = (item: Item): SyncJob => {
+  const read = attributes(item, 'sync job');
+  return {
+    id: syncJobIdOf(item),
+    ownerId: read.string('ownerId'),
+    resellerStoreId: read.string('resellerStoreId'),
+    sourceStoreId: read.string('sourceStoreId'),
+    status: read.oneOf('status', SYNC_JOB_STATUSES),
+    attempts: read.number('attempts'),
+    generation: read.number('generation'),
+    externalOrderId: read.string('externalOrderId'),
+    resellerShopDomain: read.stringOrNull('resellerShopDomain') ?? '',
+    order: storedOrderFrom(item),
+    vendorTag: read.stringOrNull('vendorTag'),
+    orderJobIds: orderJobIdsFrom(item),
+    orderRouting: item.orderRouting instanceof Uint8Array ? item.orderRouting : null,
+    receivedVia: item.receivedVia === undefined ? 'webhook' : read.oneOf('receivedVia', RECEIVED_VIA),
+    unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')),
+    sourceOrderId: read.stringOrNull('sourceOrderId'),
+    errorMessage: read.stringOrNull('errorMessage'),
+    completedAt: read.stringOrNull(COMPLETED_AT) ?? (item.status === 'completed' ? read.string('updatedAt') : null),
+    failedAt: read.stringOrNull('failedAt'),
+    deadAt: read.stringOrNull('deadAt'),
+    cancelledAt: read.stringOrNull('cancelledAt'),
+    cancellation: read.optionalObject<Cancellation>('cancellation') ?? null,
+    attention: read.optionalObject<Attention>('attention') ?? null,
+    orderEdits: read.optionalObject<OrderEdits>('orderEdits') ?? null,
+    createdAt: read.string('createdAt'),
+    updatedAt: read.string('updatedAt'),
+    sourceLines: sourceLinesFrom(item),
+    fulfillments: fulfillmentEntriesFrom(item),
+    resends: item.resends === undefined ? 0 : read.number('resends'),
+    waitUntil: read.stringOrNull('waitUntil'),
+    throttledSince: read.stringOrNull('throttledSince'),
+    attemptLog: attemptsFrom(read.optionalObject<NonNullable<Parameters<typeof attemptsFrom>[0]>>('attemptLog')),
+    redactedAt: read.stringOrNull('redactedAt'),
+    tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
+    hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
+  };
+};
+
+// ---------- index entries
+/**
+ * The index attributes of a sync job item, and how each state move changes them: the one answer
+ * to "which index entries does this write touch?". Job creation (shared/order-flow/routing-jobs.ts) and every move
+ * (order-transitions.ts) take their index attributes from `indexChanges`, so no write can forget one.
+ * The write budget of a completing order is in docs/performance.md.
+ *
+ * - For life, from creation: its owner's list (GSI1, whose keys `syncJobItem` writes) and its reseller
+ *   store's list (GSI4, docs/design.md "Lists"). These keys never change, so no move rewrites those
+ *   index entries.
+ * - GSI3, open jobs (docs/design.md, "Reconciler"): a job that has not ended is in
+ *   `OPEN#<shard of id>`, `<owner>#<createdAt>#<id>`. Its keys are set by the creating put, kept
+ *   through pending and processing (claims and deferrals write nothing to the index), removed by
+ *   the move to completed or dead, and set again by a manual retry. A failed job waits apart, in
+ *   `FAILED#<shard of id>` (same sort key), so that an owner's pending and processing jobs are
+ *   one range for their lists (docs/design.md, "Lists"); the move back (a claim, a re-send, a
+ *   retry) copies the partition from `openPK`, which the job keeps while open: the claim moves a job
+ *   it has not read, and with a copy it needs no key values. DynamoDB writes an index entry only
+ *   when its keys change, so setting them to what they are costs nothing.
+ * - While `failed` or `dead`: its owner's and its store's list of that state (GSI5, GSI6). These
+ *   states are rare and off the happy path, so only failure paths and the moves out of them (a
+ *   claim after a failure, a manual retry) write these entries.
+ */
+
+/** What the index rules read of a job; `status` is null for a job being created. */
+export type IndexedJob = Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'createdAt'> & {
+  status: SyncJobStatus | null;
+};
+
+export interface IndexChanges {
+  /** Index attributes to set, with their values. */
+  set: Record<string, string>;
+  /** Index attributes to remove. */
+  remove: string[];
+  /** Index attributes to set to the value another attribute of the item has: target → source. */
+  copy?: Record<string, string>;
+}
+
+/** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
+export const OPEN_PK = 'openPK';
+const IN_FLIGHT = indexKeyNames('inFlight');
+
+const openEntry = (job: IndexedJob) => ({
+  ...indexEntry('inFlight', inFlight.open.partition(job.id), inFlight.sortKey(job.ownerId, job.createdAt, job.id)),
+  [OPEN_PK]: inFlight.open.partition(job.id),
+});
+
+/** The states with a list of their own. */
+export const LISTED_STATES = ['failed', 'dead', 'cancelled'] as const satisfies readonly SyncJobStatus[];
+type ListedState = (typeof LISTED_STATES)[number];
+
+export const isListedState = (status: SyncJobStatus): status is ListedState =>
+  (LISTED_STATES as readonly SyncJobStatus[]).includes(status);
+
+export const STATE_LISTS = [INDEX_KEYS.stateLists.pk, INDEX_KEYS.storeStateLists.pk];
+
+/**
+ * The index attributes to set and remove when `job` (in its current status) moves to `to`. A
+ * move out of a listed state removes the state lists' keys whatever state it starts from (removing
+ * an attribute the item does not have costs no index write), so a move made without reading the
+ * job (the claim) gets the same changes from each state it may start from.
+ */
+export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges => {
+  const changes: IndexChanges = { set: {}, remove: [] };
+  const wasOpen = job.status !== null && isOpen(job.status);
+  if (isOpen(to) && !wasOpen) Object.assign(changes.set, openEntry(job));
+  if (!isOpen(to) && wasOpen) changes.remove.push(...IN_FLIGHT, OPEN_PK);
+  if (to === 'failed') Object.assign(changes.set, indexEntry('inFlight', inFlight.failed.partition(job.id)));
+  else if (isOpen(to) && wasOpen) changes.copy = { [INDEX_KEYS.inFlight.pk]: OPEN_PK };
+  if (job.status === null)
+    Object.assign(changes.set, indexEntry('storeLists', lists.storeSyncJobs(job.resellerStoreId).of(job.id)));
+  if (isListedState(to)) {
+    Object.assign(
+      changes.set,
+      indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to).of(job.id)),
+      indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to).of(job.id)),
+    );
+  } else if (job.status !== null) changes.remove.push(...STATE_LISTS);
+  return changes;
+};
+
+/**
+ * GSI3, completed jobs propagating a fulfillment: a completed job is in `PROPAGATING#<shard of
+ * id>` while one of its fulfillment entries is `pending` or `failed`, so the reconciler finds an
+ * entry whose message was lost. Never while the job is open: a job records fulfillments only
+ * once it is completed, and completed is final.
+ */
+export const propagationIndex = (
+  job: Pick<SyncJob, 'id' | 'ownerId' | 'createdAt'>,
+  propagating: boolean,
+): IndexChanges =>
+  propagating
+    ? {
+        set: indexEntry(
+          'inFlight',
+          inFlight.propagating.partition(job.id),
+          inFlight.sortKey(job.ownerId, job.createdAt, job.id),
+        ),
+        remove: [],
+      }
+    : { set: {}, remove: [...IN_FLIGHT] };
+
+/**
+ * GSI2, a completed job's lookup by its supplier order: written by the completion (placing-moves.ts), which
+ * is final, so the job keeps it for life.
+ */
+export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) =>
+  indexEntry('lookups', lookups.sourceOrder(job.sourceStoreId, sourceOrderId), lookups.sourceOrderJob(job.id));
+
+/**
+ * Every index attribute a job item in its state has: those of a job created in that state (its
+ * lists; GSI3's open or failed set; its state's lists), the propagating set while a fulfillment of
+ * a completed job is on its way, and the lookup by supplier order of a completed job. The moves that
+ * led to the state give the same: a move changes what `indexChanges` says between two states.
+ * The index backfill (shared/backfill) compares an item with this.
+ */
+/** Every attribute of a job item that is an index key, and `openPK`, which a claim copies into one. */
+export const JOB_INDEX_ATTRIBUTES: readonly string[] = [...INDEX_ATTRIBUTES, OPEN_PK];
+
+export const syncJobIndexEntries = (job: SyncJob): Record<string, string> => {
+  const completed = job.status === 'completed';
+  const propagating = completed && Object.values(job.fulfillments).some(isPropagating);
+  const item = syncJobItem(job);
+  const created = Object.fromEntries(
+    Object.entries(item).filter(
+      (entry): entry is [string, string] => JOB_INDEX_ATTRIBUTES.includes(entry[0]) && typeof entry[1] === 'string',
+    ),
+  );
+  return {
+    ...created,
+    ...(propagating ? propagationIndex(job, true).set : {}),
+    ...(completed && job.sourceOrderId !== null ? lookupEntry(job, job.sourceOrderId) : {}),
+  };
+};
+
+/**
+ * A wait's or a stall's attributes (re-sends, its end, a throttled run), on the job and on each of
+ * its fulfillment entries alike: dropped when the work item ends, starts over or makes progress.
+ */
+export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
+
+/** What every log line about a job carries once the job is read. */
+export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'>) => ({
+  jobId: job.id,
+  resellerStoreId: job.resellerStoreId,
+  externalOrderId: job.externalOrderId,
+});
+
+// ---------- ids
+
+/**
+ * The id of a job item, or of its index entry (every index carries the table's keys): its key's.
+ * Items written before the key alone held it carry `id` too, the same.
+ */
+export const syncJobIdOf = (item: Item) => {
+  const read = attributes(item, 'sync job');
+  return typeof item.id === 'string' ? item.id : jobIdOfPartition({ PK: read.string('PK'), SK: read.string('SK') });
+};
+
+const storedOrderAttributes = (order: StoredOrder | null): Item => {
+  if (!order) return {};
+  if ('body' in order) return { orderBody: order.body };
+  if ('parts' in order) return { orderBodyParts: order.parts };
+  return { order: order.legacy };
+};
+
+const storedOrderFrom = (item: Item): StoredOrder | null => {
+  const read = attributes(item, 'sync job');
+  if (item.orderBody instanceof Uint8Array) return { body: item.orderBody };
+  if (item.orderBodyParts !== undefined) return { parts: read.number('orderBodyParts') };
+  const legacy = read.optionalObject<Record<string, unknown>>('order');
+  return legacy ? { legacy } : null;
+};
+
+/** Every job id of the order, on its first job: derived from the count, or as older code listed them. */
+const orderJobIdsFrom = (item: Item): string[] | null => {
+  const read = attributes(item, 'sync job');
+  // The order's only job: its own id (it is in its store's list of orders, so it is a first job).
+  if (item.orderJobCount === undefined && item[INDEX_KEYS.resourceLists.pk] !== undefined) return [syncJobIdOf(item)];
+  if (item.orderJobCount !== undefined) {
+    const [resellerStoreId, externalOrderId] = [read.string('resellerStoreId'), read.string('externalOrderId')];
+    return Array.from({ length: read.number('orderJobCount') }, (_, n) =>
+      syncJobId(resellerStoreId, externalOrderId, n),
+    );
+  }
+  return read.optionalObject<string[]>('orderJobIds') ?? null;
+};
+
+/** The stored pairs `[id, price]` of a placed job's lines. */
+const sourceLinesFrom = (item: Item): SourceLine[] | null => {
+  const pairs = attributes(item, 'sync job').optionalObject<unknown[]>('sourceLines');
+  if (!pairs) return null;
+  const text = (value: unknown) => (typeof value === 'string' ? value : null);
+  return pairs.map((pair) =>
+    Array.isArray(pair) ? { id: text(pair[0]), price: text(pair[1]) } : { id: null, price: null },
+  );
+};
+
+/** The attribute a completion writes for the lines it placed (placing-moves.ts). */
+export const sourceLinesAttribute = (lines: SourceLine[]) => lines.map((line) => [line.id, line.price]);

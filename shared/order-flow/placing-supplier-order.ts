@@ -1,0 +1,72 @@
+import { JsonText } from '../domain/json-text.js';
+import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
+import type { PricingConfig } from '../domain/pricing.js';
+import type { ResellerOrder } from '../domain/reseller-order.js';
+import { itemsOfVendorTag } from '../domain/routing.js';
+import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
+import { jobItems, jobOrderReading, UnplaceableOrderError } from './order-body.js';
+import type { OrderEdits, SourceLine, SyncJob } from './order-sync-job.js';
+
+/**
+ * The supplier order a job places: the stored order read exactly as the webhook read it, the items
+ * whose `vendor` is the job's tag, at the supplier's prices (CONTRACT.md §7).
+ */
+export const supplierOrderFor = async (
+  job: SyncJob,
+  resellerShopDomain: string,
+  pricing: PricingConfig,
+): Promise<SupplierOrder> => {
+  const reading = await jobOrderReading(job);
+  if (!reading) throw new UnplaceableOrderError('the job holds no order to place');
+  if (!reading.ok) {
+    throw new UnplaceableOrderError(`the stored order cannot be read: ${reading.param ?? ''} ${reading.message}`);
+  }
+  const order = withEdits(reading.order, job.orderEdits);
+  const lineItems = itemsOfVendorTag(order.lineItems, job.vendorTag);
+  try {
+    return buildSupplierOrder({ resellerShopDomain, syncJobId: job.id, order, lineItems, pricing });
+  } catch (error) {
+    // Prices that cannot be computed exactly never heal by retrying.
+    if (error instanceof UnknownCurrencyError || error instanceof InvalidAmountError) {
+      throw new UnplaceableOrderError(error.message);
+    }
+    throw error;
+  }
+};
+
+/**
+ * The lines the job places, as a lookup compares them (`sameLines`): its items of the stored order,
+ * with no prices, so a change of pricing does not matter. Undefined when the order cannot be read.
+ */
+export const jobLineSummaries = async (job: SyncJob): Promise<LineSummary[] | undefined> =>
+  (await jobItems(job))?.map((item) => ({ sku: summaryText(item.sku), quantity: item.quantity, vendor: item.vendor }));
+
+/**
+ * The job's lines as placed (CONTRACT.md §10.1): the supplier's id of each (its answer lists them in
+ * the order sent; an answer of another length names no line for sure, so none is kept) and the unit
+ * price each was placed at, when the supplier order is at hand.
+ */
+export const sourceLinesOf = (
+  order: Pick<SupplierOrder, 'line_items'> | undefined,
+  lineItemIds: string[] | undefined,
+  count = order?.line_items.length ?? lineItemIds?.length ?? 0,
+): SourceLine[] => {
+  const ids = lineItemIds?.length === count ? lineItemIds : undefined;
+  return Array.from({ length: count }, (_, i) => ({
+    id: ids?.[i] ?? null,
+    price: order?.line_items[i]?.price ?? null,
+  }));
+};
+
+/** The stored order with the reseller's later edits laid over it (CONTRACT.md §10.6): the latest of each field. */
+export const withEdits = (order: ResellerOrder, edits: OrderEdits | null): ResellerOrder => {
+  if (!edits) return order;
+  const text = (value: string | undefined, was: JsonText | null) => (value === undefined ? was : new JsonText(value));
+  return {
+    ...order,
+    email: text(edits.email, order.email),
+    shippingAddress: text(edits.shippingAddress, order.shippingAddress),
+    note: text(edits.note, order.note),
+    noteAttributes: text(edits.noteAttributes, order.noteAttributes),
+  };
+};

@@ -1,0 +1,316 @@
+import type { Context, SQSRecord } from 'aws-lambda';
+import type { MessageOutcome } from '../aws/batch.js';
+import type { Deps } from '../aws/deps.js';
+import { config } from '../core/config.js';
+import { addLogContext, logger } from '../core/logger.js';
+import { BUSINESS_METRICS } from '../core/metric-names.js';
+import { countMetric } from '../core/metrics.js';
+import type { SupplierOrder } from '../domain/supplier-order.js';
+import type { SourceStore } from '../entities/source-store.js';
+import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
+import { throttleOf } from '../platforms/failure.js';
+import type { ShopConnection } from '../platforms/port.js';
+import { shopConnection } from '../stores/secrets.js';
+import { loadSourceStore } from '../stores/source-stores.js';
+import type { Attempt, WorkKind } from '../work/kind.js';
+import { runWork } from '../work/runner.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
+import { updateSupplierOrder } from './editing.js';
+import { releaseAfterDelay } from './holding.js';
+import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
+import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
+import { UnplaceableOrderError } from './order-body.js';
+import { claimJobOrMet, deferJob, failJob, holdJob } from './order-job-moves.js';
+import { loadJob } from './order-repository.js';
+import { jobLogContext, type SyncJob } from './order-sync-job.js';
+import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
+import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
+import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
+import { killJob } from './placing-moves.js';
+import { enqueueJobs } from './placing-queue.js';
+import { sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { completeOrderJobs } from './routing-jobs.js';
+
+/**
+ * One sync-job message, run by the work-item runner (shared/work/runner.ts): claim the job, place the
+ * supplier order at the supplier's prices with the job id as idempotency key, write the outcome (and
+ * the attempt, in the same write). A stale message (an older generation, or a job that has ended) is
+ * dropped without touching the job. Every line logged meanwhile names the job, its order and the
+ * request that sent the message.
+ */
+export const processSyncMessage = (deps: Deps, received: SQSRecord, context?: Context): Promise<MessageOutcome> =>
+  runWork(syncJobWork, deps, received, context);
+
+/** A claimed job in the runner's hands, with what its try learns on the way (for an end or a lookup). */
+interface Placement {
+  job: SyncJob;
+  sourceStore?: SourceStore;
+  shop?: ShopConnection;
+  /** The supplier order, once built: the prices a completion records. */
+  supplierOrder?: SupplierOrder;
+  /** The create's turn in its shop's pace (holding-supplier-pace.ts), once taken: what a 429 teaches the pace. */
+  turn?: PaceTurn;
+}
+
+type JobAttempt = Attempt<JobMessage, Placement>;
+
+/** The attempt as the history records it: what sent it, how it ended, when the claim began it. */
+const ended = (
+  attempt: JobAttempt,
+  outcome: AttemptOutcome,
+  platformStatus: number | null,
+  errorMessage: string | null,
+): AttemptEnd => ({
+  trigger: attempt.redelivered ? 'redelivery' : (attempt.message.trigger ?? 'webhook'),
+  outcome,
+  platformStatus,
+  errorMessage,
+  startedAt: attempt.startedAt,
+});
+
+/** The source store's connection, decrypted once per try, when first needed. */
+const shopOf = async (deps: Deps, { item }: JobAttempt) => {
+  item.shop ??= await shopConnection(deps, item.sourceStore!);
+  return item.shop;
+};
+
+/**
+ * The attempt in hand ends its job: `dead` with `reason`, unless an earlier attempt may have placed
+ * the order and the supplier has it (placing-end.ts). This attempt is claimed but not yet in the history.
+ */
+const giveUp = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) =>
+  endJob(deps, attempt.item.job, reason, ended(attempt, 'dead', status, reason), {
+    lookUp: mayHaveBeenPlaced(attempt.item.job, 1),
+    shop: await shopOf(deps, attempt),
+  });
+
+/**
+ * A create throttled: its shop's pace learns of it (a lookup throttled teaches nothing: it took no
+ * turn). Best effort: the deferral beside it must send its message whatever the pace's write does.
+ */
+const learnThrottled = async ({ item }: JobAttempt, error: unknown) => {
+  const throttle = throttleOf(error);
+  if (!item.turn || !item.sourceStore || !throttle) return;
+  await learnFrom(item.sourceStore.shopDomain, item.turn, throttle).catch((failure: Error) =>
+    logger.error("the source store's pace could not learn of a 429", failure),
+  );
+};
+
+/**
+ * The sync job as a work-item kind: its message, its moves (placing-moves.ts, placing-end.ts: the adapters, so that a
+ * change of how a job is stored changes only them) and the placing of its supplier order.
+ */
+const syncJobWork: WorkKind<JobMessage, Placement> = {
+  words: {
+    item: 'sync job',
+    queue: 'sync',
+    refused: 'platform refused the order',
+    throttledPastBudget: 'throttled past the budget',
+    deferred: 'platform throttled; job deferred',
+  },
+  queueUrl: config.syncQueueUrl,
+  parse: parseJobMessage,
+  messageContext: messageLogContext,
+  itemContext: ({ job }) => ({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId }),
+  divert: (deps, message) => (message.purpose ? changeSupplierOrder(deps, message) : undefined),
+  claim: async (message) => {
+    const claim = await claimJobOrMet(message);
+    if ('claimed' in claim) return { job: claim.claimed };
+    await tagIfPlacedUntagged(claim.met, message);
+    return undefined;
+  },
+  startedAt: ({ job }) => job.updatedAt,
+  attempt: (deps, attempt) => place(deps, attempt),
+  internalReason: 'internal error while placing the order',
+  throttledSince: ({ job }) => job.throttledSince ?? undefined,
+  end: giveUp,
+  defer: async (attempt, delaySeconds, reason, error) => {
+    // The pace learns at the same time: every call the shop receives meanwhile is one more 429.
+    const [deferred] = await Promise.all([
+      deferJob(attempt.item.job, delaySeconds, ended(attempt, 'throttled', 429, reason)),
+      learnThrottled(attempt, error),
+    ]);
+    return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
+  },
+  holdBack: async (attempt, delaySeconds) => {
+    const held = await holdJob(attempt.item.job, delaySeconds);
+    return held ? jobMessage(held, 'redelivery', attempt.message.requestId) : undefined;
+  },
+  fail: (attempt, reason, status, waitSeconds) =>
+    failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),
+  backoffSeconds: config.backoffSeconds,
+  unknownOutcome: (deps, attempt, reason, status) => lookForPlaced(deps, attempt, reason, status),
+};
+
+/**
+ * A message that ends a held order's delay (holding.ts), cancels a completed job's supplier order
+ * (cancelling.ts), or gives it the reseller's edits (editing.ts). A cancellation is stale once
+ * the job moved on (a new generation); an update
+ * carries the job's latest edits, whatever message asked for it.
+ */
+const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
+  if (message.purpose === 'release') return releaseAfterDelay(deps, message);
+  const job = await loadJob(message.jobId, true);
+  if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
+    logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
+    return 'done';
+  }
+  addLogContext(jobLogContext(job));
+  return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
+};
+
+/** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
+const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
+  const { item } = attempt;
+  item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
+  if (!item.sourceStore) return sourceStoreGone(attempt);
+  const disconnected = disconnectedReason('source', item.sourceStore);
+  if (disconnected) return sourceStoreDisconnected(attempt, disconnected);
+  if (item.job.cancellation?.status === 'requested') return endCancelled(deps, attempt);
+  await completeSiblings(attempt);
+  const supplierOrder = await buildSupplierOrder(deps, attempt);
+  if (typeof supplierOrder === 'string') return supplierOrder;
+  const shop = await shopOf(deps, attempt);
+  const platform = deps.platforms(shop.platform);
+  // Without an idempotency key, a create an earlier attempt may have sent is looked up first.
+  if (!platform.takesIdempotencyKeys && mayHaveBeenSent(item.job)) {
+    const earlier = await lookFirst(deps, attempt);
+    if (earlier) return earlier;
+  }
+  const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
+  if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
+  item.turn = turn;
+  return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
+};
+
+const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
+  const { job } = attempt.item;
+  const reason = `source store ${job.sourceStoreId} no longer exists`;
+  if (await killJob(job, reason, ended(attempt, 'dead', null, reason))) logger.warn('sync job is dead', { reason });
+  return 'done';
+};
+
+/**
+ * The supplier uninstalled the app or refused its token (CONTRACT.md §12.2): the job ends `dead` at
+ * once, without a call, not even a lookup (its token is dead); `retry` brings it back once new
+ * credentials reconnect the store.
+ */
+const sourceStoreDisconnected = async (attempt: JobAttempt, reason: string): Promise<MessageOutcome> => {
+  if (await killJob(attempt.item.job, reason, ended(attempt, 'dead', null, reason))) {
+    countMetric(BUSINESS_METRICS.disconnectedStoreWork);
+    logger.warn('sync job is dead: its source store is disconnected', { code: STORE_DISCONNECTED });
+  }
+  return 'done';
+};
+
+/** The first job of an order written in chunks completes what a crash may have left unwritten. */
+const completeSiblings = async ({ item, message }: JobAttempt) => {
+  // Held as their order is (CONTRACT.md §11): those go on when it is released.
+  const siblings = (await completeOrderJobs(item.job)).filter((sibling) => !sibling.hold);
+  if (siblings.length) await enqueueJobs(siblings.map((sibling) => jobMessage(sibling, 'webhook', message.requestId)));
+};
+
+/** The supplier order at the supplier's prices; or, when it cannot be built, the job's outcome. */
+const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<SupplierOrder | MessageOutcome> => {
+  const { job, sourceStore } = attempt.item;
+  try {
+    attempt.item.supplierOrder = await supplierOrderFor(job, job.resellerShopDomain, sourceStore!.pricingConfig);
+    return attempt.item.supplierOrder;
+  } catch (error) {
+    if (!(error instanceof UnplaceableOrderError)) throw error;
+    // The order cannot be built now (its pricing changed, say), but an earlier attempt may have placed it.
+    const result = await giveUp(deps, attempt, error.message, null);
+    if (result === 'unknown') return attempt.retry(`${error.message}; the supplier could not be asked for it`, null);
+    logger.warn('supplier order cannot be built', { reason: error.message, ended: result });
+    return 'done';
+  }
+};
+
+/** A platform without idempotency keys: found, the job completes with it; not known, it tries again later. */
+const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
+  const reason = 'an earlier attempt may have placed the supplier order';
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
+  if (lookup.kind === 'unknown' && !lookup.refused)
+    return attempt.retry(`${reason}; looking it up failed: ${lookup.reason}`, null);
+  return undefined;
+};
+
+/** What the supplier answered a create: its order id, HTTP status and line ids. */
+type Created = { orderId: string; status?: number; lineItemIds?: string[] };
+
+const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
+  const { job, supplierOrder } = attempt.item;
+  const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
+  const outcome = ended(attempt, 'completed', placed.status ?? null, null);
+  const completed = await jobPlaced(
+    'complete',
+    job,
+    { orderId: placed.orderId, lines },
+    outcome,
+    attempt.message.requestId,
+  );
+  if (!completed) return 'done';
+  logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
+  // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
+  if (completed.cancellation?.status === 'requested') {
+    await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
+  } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
+    // Edited while this attempt was under way: the order just placed gets the edits.
+    await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
+  }
+  return 'done';
+};
+
+/**
+ * A claimed job whose order was cancelled (cancelling.ts): it ends `cancelled`, and nothing is placed.
+ * When an earlier attempt may have placed the order, the supplier is asked first: found, the job
+ * completes with it and its cancellation goes to the supplier; not known (a lookup that failed), the
+ * message comes back and asks again.
+ */
+const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
+  const { job } = attempt.item;
+  const cancellation = job.cancellation!;
+  if (mayHaveBeenPlaced(job, 1)) {
+    const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), job);
+    if (lookup.kind === 'unknown')
+      return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
+    if (lookup.kind === 'found') {
+      const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
+      const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
+      const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
+      if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
+      return 'done';
+    }
+  }
+  await cancelNow(job, cancellation);
+  logger.info('sync job cancelled before its supplier order was placed');
+  return 'done';
+};
+
+/**
+ * The request left and no usable answer came back: the supplier may have placed the order. Found,
+ * the job completes with it; else the reason to fail with.
+ */
+const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) => {
+  const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
+  if (lookup.kind === 'found') {
+    await completeFound(attempt, lookup, status, reason);
+    return undefined;
+  }
+  return lookup.kind === 'absent' ? reason : `${reason}; looking the order up failed: ${lookup.reason}`;
+};
+
+/** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
+const completeFound = async (
+  attempt: JobAttempt,
+  found: { orderId: string; lineItemIds?: string[] },
+  status: number | null,
+  reason: string,
+): Promise<MessageOutcome> => {
+  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
+  const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
+  await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
+  logger.warn('outcome unknown; the source store has the supplier order');
+  return 'done';
+};

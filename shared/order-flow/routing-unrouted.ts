@@ -1,0 +1,59 @@
+import { now, syncJobId } from '../core/ids.js';
+import type { UnroutedLine } from '../domain/routing.js';
+import type { Item } from '../dynamo/table.js';
+import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from './order-body.js';
+import { writeOrderRecord } from './order-repository.js';
+import type { ReceivedVia } from './order-sync-job.js';
+import { type UnroutedOrder, unroutedOrderItem, unroutedOrderMarkItem } from './order-unrouted.js';
+
+export interface NewUnroutedOrder {
+  ownerId: string;
+  resellerStoreId: string;
+  externalOrderId: string;
+  rawBody: Buffer;
+  receivedVia: ReceivedVia;
+  /** Every line of the order, none of which routes. */
+  unroutedLines: UnroutedLine[];
+}
+
+/**
+ * Records an order none of whose items routes (CONTRACT.md §10.8): its record at its first job's key
+ * with its body (inline, or in parts when large) and its mark, all or nothing. The key makes it
+ * the order's dedup record, as a first job is: a redelivery finds it and changes nothing, whatever
+ * the routing is now, and answers the jobs of an order that routed when it first came. An order
+ * whose cancellation came first is recorded cancelled, in place of the cancellation kept there.
+ */
+export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ created: boolean; jobIds: string[] }> => {
+  const firstJobId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
+  const receivedAt = now();
+  const compressed = compressBody(input.rawBody);
+  const parts = compressed.length <= PART_BYTES ? [] : splitParts(compressed);
+  const record: UnroutedOrder = {
+    firstJobId,
+    ownerId: input.ownerId,
+    resellerStoreId: input.resellerStoreId,
+    externalOrderId: input.externalOrderId,
+    receivedAt,
+    receivedVia: input.receivedVia,
+    unroutedLines: input.unroutedLines,
+    cancelledAt: null,
+    order: parts.length ? { parts: parts.length } : { body: compressed },
+  };
+  const others: Item[] = [
+    ...parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes)),
+    unroutedOrderMarkItem({ firstJobId, resellerStoreId: input.resellerStoreId, receivedAt }),
+  ];
+  const written = await writeOrderRecord(unroutedOrderItem(record), others);
+  if (written === true) return { created: true, jobIds: [] };
+  const found = written.met;
+  if (found?.kind === 'orderCancellation') {
+    const { cancelledAt } = found.cancellation;
+    const replaced = await writeOrderRecord(unroutedOrderItem({ ...record, cancelledAt }), others, 'cancellation');
+    if (replaced !== true) throw new Error("the order's cancellation changed under its create"); // redelivered
+    return { created: true, jobIds: [] };
+  }
+  if (found?.kind === 'unroutedOrder') return { created: false, jobIds: [] };
+  const job = found?.kind === 'job' ? found.job : undefined;
+  if (!job?.orderJobIds) throw new Error("the order's first write was cancelled with no order at its key");
+  return { created: false, jobIds: job.orderJobIds };
+};
