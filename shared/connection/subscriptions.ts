@@ -14,7 +14,7 @@ import {
 import { classify } from '../platforms/failure.js';
 import { withPlatformSignal } from '../platforms/http.js';
 import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
-import { watchApiVersion } from './api-version.js';
+import { watchApiVersion } from './api-version-watch.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
 export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopic; path: string }>> = {

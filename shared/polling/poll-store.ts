@@ -1,5 +1,5 @@
 import type { Deps } from '../aws/deps.js';
-import { watchApiVersion } from '../connection/api-version.js';
+import { watchApiVersion } from '../connection/api-version-watch.js';
 import { keepSubscriptions } from '../connection/subscriptions.js';
 import { tokenKeeper } from '../connection/token-keeper.js';
 import { ApiError } from '../core/errors.js';
