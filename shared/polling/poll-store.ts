@@ -70,8 +70,9 @@ const connectionOf = async (deps: Pick<Deps, 'cipher' | 'platforms'>, store: Pol
     shopDomain: store.shopDomain,
     accessToken,
     webhookSecret,
-    // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
-    onApiVersion: watchApiVersion(store.kind, store.id),
+    // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4); what the
+    // store already shows is not written again.
+    onApiVersion: watchApiVersion(store.kind, store.id, store.apiVersion),
     ...(tokens ? { tokens } : {}),
   };
 };
