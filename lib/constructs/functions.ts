@@ -8,7 +8,7 @@ import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type GrantTarget, grantsFor } from '../access.js';
+import { type GrantResources, grantsFor, resourceArns } from '../access.js';
 import { BUNDLING, NODE_OPTIONS } from '../bundling.js';
 import type { DeployConfig } from '../config.js';
 import { buildConsole, consoleDefine } from '../console-build.js';
@@ -48,18 +48,12 @@ export interface FunctionResources {
   placeOf?: (spec: FunctionSpec) => Construct;
 }
 
-const resourceArns = (target: GrantTarget, resources: FunctionResources): string[] => {
-  switch (target.kind) {
-    case 'table':
-      return [resources.table.tableArn];
-    case 'tableIndexes':
-      return target.indexes.map((name) => `${resources.table.tableArn}/index/${name}`);
-    case 'key':
-      return [resources.secretsKey.keyArn];
-    case 'queue':
-      return [resources.queues[target.queue].queueArn];
-  }
-};
+/** The ARNs `resourceArns` (lib/access.ts) names a grant's target by, from the stack's resources. */
+const grantResources = (resources: FunctionResources): GrantResources => ({
+  tableArn: resources.table.tableArn,
+  keyArn: resources.secretsKey.keyArn,
+  queueArn: (queue) => resources.queues[queue].queueArn,
+});
 
 /**
  * One function: its log group, a role of its own that may do exactly what its `access` declares,
@@ -83,11 +77,12 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     description: `${spec.name}: exactly what lib/routes.ts declares`,
   });
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
+  const arns = grantResources(resources);
   for (const grant of grantsFor(spec.access)) {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         actions: grant.actions,
-        resources: resourceArns(grant.target, resources),
+        resources: resourceArns(grant.target, arns),
         conditions: grant.conditions,
       }),
     );
