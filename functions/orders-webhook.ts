@@ -5,7 +5,7 @@ import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
 import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
 import { acceptEdit } from '../shared/order-flow/editing-request.js';
-import { acceptOrder } from '../shared/order-flow/receiving.js';
+import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };
@@ -19,10 +19,12 @@ const deps = { cipher };
  */
 export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
   if (delivery.topic === undefined || delivery.topic.trim() === 'orders/create') {
+    // Beside the lookup, not after it: the routing of the store the shop's last order was verified for.
+    const early = readRoutingEarly(delivery.shopDomain);
     const [reseller] = await verifiedStores(deps, 'reseller', delivery);
     topicOf(delivery, ['orders/create']);
     assertJsonContentType(event);
-    const syncJobIds = await acceptOrder(reseller, rawBody, { requestId });
+    const syncJobIds = await acceptOrder(reseller, rawBody, { requestId, early });
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
   const stores = await verifiedStoresOfEitherKind(deps, delivery);

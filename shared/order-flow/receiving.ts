@@ -41,10 +41,51 @@ export const orderKnown = async (reseller: Pick<StoreOnShop, 'id'>, rawBody: Buf
   return found !== undefined && found.kind !== 'orderCancellation';
 };
 
+type Routing = Awaited<ReturnType<typeof routingOf>>;
+
+/** A routing read started before the store was known: used only for the store it was read for. */
+export interface EarlyRouting {
+  storeId: string;
+  routing: Promise<Routing>;
+}
+
+/**
+ * The reseller store each shop domain's orders were last verified for, per environment (bounded: the
+ * oldest dropped first). Only a hint: which store an order is for is always the verification's answer.
+ */
+const storeOfShop = new Map<string, string>();
+const STORE_OF_SHOP_MAX = 1_000;
+
+/**
+ * The routing read of the store a shop domain's last order was verified for, started now, beside the
+ * signature's lookup rather than after it (docs/performance.md, "Intake: three steps, not four"):
+ * both are reads made while the request is answered, so the routing is as fresh as when read after.
+ * A verification that answers another store (or none) leaves it unused. Undefined for a shop domain
+ * this environment has not verified an order of.
+ */
+export const readRoutingEarly = (shopDomain: string | undefined): EarlyRouting | undefined => {
+  const storeId = shopDomain && storeOfShop.get(shopDomain.trim().toLowerCase());
+  if (!storeId) return undefined;
+  const routing = routingOf(storeId);
+  routing.catch(() => undefined); // awaited where used; unused (a refused delivery), its failure is no one's
+  return { storeId, routing };
+};
+
+/** Remembers the store a shop domain's order was verified for, for its next order's early routing read. */
+const rememberStoreOfShop = (reseller: Pick<StoreOnShop, 'id' | 'shopDomain'>) => {
+  const shop = reseller.shopDomain.toLowerCase();
+  if (storeOfShop.get(shop) === reseller.id) return;
+  storeOfShop.delete(shop);
+  if (storeOfShop.size >= STORE_OF_SHOP_MAX) storeOfShop.delete(storeOfShop.keys().next().value!);
+  storeOfShop.set(shop, reseller.id);
+};
+
 /** How an order reached the service (CONTRACT.md §10.7–10.8): its webhook (the request's id) or a poll. */
 export interface OrderArrival {
   requestId?: string;
   via?: 'webhook' | 'poll';
+  /** The routing read begun beside the verification (`readRoutingEarly`), if any. */
+  early?: EarlyRouting;
 }
 
 /**
@@ -70,15 +111,16 @@ const routeOrder = async (
   reseller: Pick<StoreOnShop, 'id' | 'ownerId' | 'shopDomain' | 'deletedAt'>,
   order: ReturnType<typeof readOrder>,
   rawBody: Buffer,
-  { requestId, via = 'webhook' }: OrderArrival,
+  { requestId, via = 'webhook', early }: OrderArrival,
 ): Promise<string[]> => {
   if (reseller.deletedAt) {
     logger.info('order of a deleted reseller store: no jobs');
     return [];
   }
+  if (via === 'webhook') rememberStoreOfShop(reseller);
 
   // The store's policy and its vendor tags, in one Query of its partition: the policy costs no read of its own.
-  const { routingPolicy, vendorTags } = await routingOf(reseller.id);
+  const { routingPolicy, vendorTags } = await (early?.storeId === reseller.id ? early.routing : routingOf(reseller.id));
   const facts = { financialStatus: order.financialStatus, riskRecommendation: null, test: order.test };
   const classified = classifyLineItems(order.lineItems, vendorTags);
   // A test order under `testOrders: skip` is never routed: every item is unrouted, reason `test_order` (§11).

@@ -216,6 +216,67 @@ describe('Function: orders-webhook', () => {
     expect(sent[0].DelaySeconds).toBeGreaterThanOrEqual(119);
     expect(JSON.parse(sent[0].MessageBody!)).toMatchObject({ jobId: item.PK.slice(3), purpose: 'release' });
   });
+
+  it('reads the routing of the store the shop last verified for beside the lookup: 4 calls in 3 steps', async () => {
+    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
+    const headers = (body: string) => ({
+      'x-platform-shop-domain': 'shop.myshopify.com',
+      'x-platform-hmac-sha256': sign(body),
+    });
+    dynamo.on(PutCommand).resolves({});
+    // The lookup answers only once the routing Query has been sent: read after the lookup, it would never answer.
+    let routingSent: () => void = () => undefined;
+    const routingWasSent = new Promise<void>((resolve) => {
+      routingSent = resolve;
+    });
+    dynamo.on(QueryCommand, requiring({}, { KeyConditionExpression: 'PK = :pk' })).callsFake(async () => {
+      routingSent();
+      return { Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_a' }] };
+    });
+    expect((await call(event(order(1), headers(order(1))))).status).toBe(200);
+    const first = dynamo.calls().length + sqs.calls().length;
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).callsFake(async () => {
+      await routingWasSent;
+      return { Items: [reseller] };
+    });
+    dynamo.resetHistory();
+    sqs.resetHistory();
+
+    const res = await call(event(order(2), headers(order(2))));
+
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_1', '2', 0)]);
+    const sent = dynamo
+      .calls()
+      .map((c) => (c.args[0].input as { IndexName?: string }).IndexName ?? c.args[0].constructor.name);
+    // The routing Query (no index) goes first, the lookup beside it; then the job's put, then its message.
+    expect(sent).toEqual(['QueryCommand', 'GSI2', 'PutCommand']);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
+    expect(first).toBe(4);
+  });
+
+  it("routes with a fresh read when the shop's store is no longer the one read early", async () => {
+    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
+    const headers = (body: string) => ({
+      'x-platform-shop-domain': 'shop.myshopify.com',
+      'x-platform-hmac-sha256': sign(body),
+    });
+    dynamo.on(PutCommand).resolves({});
+    expect((await call(event(order(3), headers(order(3))))).status).toBe(200);
+    // The shop's store was replaced: the lookup answers rst_2, whose tag Acme goes to sst_z.
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [{ ...reseller, id: 'rst_2' }] });
+    dynamo
+      .on(
+        QueryCommand,
+        requiring({}, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': 'RST#rst_2' } }),
+      )
+      .resolves({ Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_z' }] });
+    dynamo.resetHistory();
+
+    const res = await call(event(order(4), headers(order(4))));
+
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_2', '4', 0)]);
+    expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item!.sourceStoreId).toBe('sst_z');
+  });
 });
 
 describe('routeLineItems', () => {
