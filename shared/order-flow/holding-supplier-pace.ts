@@ -37,6 +37,23 @@ export const STATED_RATE_MARGIN = 1.05;
  */
 const learning = new Map<string, Promise<unknown>>();
 
+/**
+ * The pace reads in flight in this container, by shop: the creates of one batch to one supplier (the
+ * runner takes a batch's records together) share one read rather than make one each. A read answered
+ * is not kept: the next batch reads again, and a learning (`learnFrom`) drops the read it may outdate.
+ */
+const reading = new Map<string, Promise<SupplierPace | undefined>>();
+
+const sharedRead = (shopDomain: string) => {
+  const inFlight = reading.get(shopDomain);
+  if (inFlight) return inFlight;
+  const read = readPace(shopDomain).finally(() => {
+    if (reading.get(shopDomain) === read) reading.delete(shopDomain);
+  });
+  reading.set(shopDomain, read);
+  return read;
+};
+
 /** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
 export interface PaceTurn {
   pace?: SupplierPace;
@@ -54,7 +71,7 @@ export const takeTurn = async (shopDomain: string, slotAt: number | undefined): 
     return {};
   }
   await learning.get(shopDomain)?.catch(() => undefined);
-  const pace = await readPace(shopDomain);
+  const pace = await sharedRead(shopDomain);
   if (!pace) return {};
   let slot = await takeSlot(shopDomain, pace);
   // A slot already behind when the write answers (a slow table under load) is given up, as a held
@@ -84,6 +101,7 @@ export const learnFrom = async (
     pacedAt: turn.pace,
   });
   learning.set(shopDomain, learnt);
+  reading.delete(shopDomain);
   try {
     await learnt;
   } finally {

@@ -86,6 +86,16 @@ describe('a create’s turn', () => {
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
+  it('gives the creates of one batch to a cool shop one read between them; the next batch reads again', async () => {
+    dynamo.on(GetCommand).resolves({});
+    const batch = () => Promise.all(Array.from({ length: 10 }, () => takeTurn('batch.example', undefined)));
+    expect(await batch()).toEqual(Array.from({ length: 10 }, () => ({})));
+    expect(dynamo.commandCalls(GetCommand)).toHaveLength(1);
+    await batch();
+    expect(dynamo.commandCalls(GetCommand)).toHaveLength(2);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
+  });
+
   it('holds a job back to a slot further than it may wait in process', async () => {
     const nextAt = Date.now() + WAIT_IN_PROCESS_MS + 5_000;
     dynamo.on(GetCommand).resolves({ Item: { intervalMs: 200, nextAt } });
