@@ -30,3 +30,36 @@ export const limiter = (limit: number) => {
     }
   };
 };
+
+/** Keys a `sharedReads` keeps at most: the oldest is dropped first. */
+const SHARED_READS_MAX = 1_000;
+
+/**
+ * Reads shared by key within one environment: a read in flight is joined rather than made again, and
+ * an answer that `keep` accepts is shared for `keepMs` after it came, so the records of one batch
+ * (which the runner takes together) make one read between them. `drop` forgets a key's read (a write
+ * that outdates it). A failed read is not kept.
+ */
+export const sharedReads = <T>(read: (key: string) => Promise<T>, keepMs: number, keep: (value: T) => boolean) => {
+  const shared = new Map<string, { value: Promise<T>; until: number }>();
+  const forget = (key: string, entry: { value: Promise<T> }) => {
+    if (shared.get(key) === entry) shared.delete(key);
+  };
+  const get = (key: string): Promise<T> => {
+    const found = shared.get(key);
+    if (found && found.until > Date.now()) return found.value;
+    const entry = { value: read(key), until: Number.POSITIVE_INFINITY };
+    shared.delete(key);
+    if (shared.size >= SHARED_READS_MAX) shared.delete(shared.keys().next().value!);
+    shared.set(key, entry);
+    entry.value.then(
+      (value) => {
+        if (keep(value)) entry.until = Date.now() + keepMs;
+        else forget(key, entry);
+      },
+      () => forget(key, entry),
+    );
+    return entry.value;
+  };
+  return { get, drop: (key: string) => shared.delete(key) };
+};

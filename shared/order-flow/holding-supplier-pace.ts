@@ -1,3 +1,4 @@
+import { sharedReads } from '../core/pool.js';
 import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
 
 /**
@@ -37,22 +38,21 @@ export const STATED_RATE_MARGIN = 1.05;
  */
 const learning = new Map<string, Promise<unknown>>();
 
-/**
- * The pace reads in flight in this container, by shop: the creates of one batch to one supplier (the
- * runner takes a batch's records together) share one read rather than make one each. A read answered
- * is not kept: the next batch reads again, and a learning (`learnFrom`) drops the read it may outdate.
- */
-const reading = new Map<string, Promise<SupplierPace | undefined>>();
+/** How long a pace read that found the shop cool is shared by this container's creates to it. */
+export const COOL_SHARED_MS = 200;
 
-const sharedRead = (shopDomain: string) => {
-  const inFlight = reading.get(shopDomain);
-  if (inFlight) return inFlight;
-  const read = readPace(shopDomain).finally(() => {
-    if (reading.get(shopDomain) === read) reading.delete(shopDomain);
-  });
-  reading.set(shopDomain, read);
-  return read;
-};
+/**
+ * The pace reads of this container, by shop: the creates of one batch to one supplier (the runner
+ * takes a batch's records together) share one read rather than make one each: the read in flight,
+ * and an answer that the shop is cool for `COOL_SHARED_MS`, less than the lag an eventually consistent
+ * read may already have. A hot pace is read by each create (its slot is taken with a write anyway),
+ * and a learning (`learnFrom`) drops the read it outdates.
+ */
+const paceReads = sharedReads(
+  (shopDomain) => readPace(shopDomain),
+  COOL_SHARED_MS,
+  (pace) => pace === undefined,
+);
 
 /** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
 export interface PaceTurn {
@@ -71,7 +71,7 @@ export const takeTurn = async (shopDomain: string, slotAt: number | undefined): 
     return {};
   }
   await learning.get(shopDomain)?.catch(() => undefined);
-  const pace = await sharedRead(shopDomain);
+  const pace = await paceReads.get(shopDomain);
   if (!pace) return {};
   let slot = await takeSlot(shopDomain, pace);
   // A slot already behind when the write answers (a slow table under load) is given up, as a held
@@ -101,7 +101,7 @@ export const learnFrom = async (
     pacedAt: turn.pace,
   });
   learning.set(shopDomain, learnt);
-  reading.delete(shopDomain);
+  paceReads.drop(shopDomain);
   try {
     await learnt;
   } finally {

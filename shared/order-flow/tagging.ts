@@ -3,6 +3,7 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import { sharedReads } from '../core/pool.js';
 import { disconnectedReason } from '../entities/store.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -56,9 +57,19 @@ export const tagWork: WorkKind<TagMessage, Tagging> = {
 
 type TagAttempt = Attempt<TagMessage, Tagging>;
 
+/** How long a reseller store's read is shared by this container's tags of its orders. */
+export const STORE_SHARED_MS = 200;
+
+/**
+ * The reseller stores' reads, shared by the tags of one batch (the runner takes its records together):
+ * one read per store and batch, not per order. A store changed within `STORE_SHARED_MS` (disconnected,
+ * deleted) is tagged as it was a moment before, which the platform refuses or takes: a tag never fails a job.
+ */
+const storeReads = sharedReads(loadResellerStore, STORE_SHARED_MS, () => true);
+
 const tag = async (deps: Deps, attempt: TagAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
-  const reseller = await loadResellerStore(job.resellerStoreId);
+  const reseller = await storeReads.get(job.resellerStoreId);
   if (!reseller) {
     await giveUpTag(job, `reseller store ${job.resellerStoreId} no longer exists`);
     return 'done';

@@ -2,7 +2,12 @@ import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { learnThrottle, takeSlot } from '../../shared/entities/supplier-pace.js';
-import { LATE_MS, takeTurn, WAIT_IN_PROCESS_MS } from '../../shared/order-flow/holding-supplier-pace.js';
+import {
+  COOL_SHARED_MS,
+  LATE_MS,
+  takeTurn,
+  WAIT_IN_PROCESS_MS,
+} from '../../shared/order-flow/holding-supplier-pace.js';
 import { parseRatePolicy } from '../../shared/platforms/http.js';
 import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.js';
 import { holdBack } from '../../shared/work/hold.js';
@@ -91,6 +96,7 @@ describe('a create’s turn', () => {
     const batch = () => Promise.all(Array.from({ length: 10 }, () => takeTurn('batch.example', undefined)));
     expect(await batch()).toEqual(Array.from({ length: 10 }, () => ({})));
     expect(dynamo.commandCalls(GetCommand)).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, COOL_SHARED_MS + 20));
     await batch();
     expect(dynamo.commandCalls(GetCommand)).toHaveLength(2);
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
