@@ -12,6 +12,7 @@
  *
  *   npm run bench:e2e [-- --rate 50 --duration 60 --connections 5 --grace 30] [-- --quick]
  *                     [-- --endpoint slow [--endpoint-delay 10]] [-- --profile <dir>] [-- --log <file>]
+ *                     [-- --sdk-calls] [-- --concurrency SyncWorker=5,FulfillmentWorker=3]
  *
  * The functions' log lines go to a file (`--log`, default one in the temp dir), named in the report,
  * not to the terminal, where they would bury the figures. Per stage it reports p50/p99 of intake (the
@@ -19,7 +20,11 @@
  * supplier call, completion write) and completion (webhook → `completed`), the stages read from the
  * attempt history of a sample of the jobs after the load. `--profile <dir>` also writes the runtime's
  * per-invocation log and a CPU profile of every thread there (lib/local/environments.ts), which
- * `npm run bench:profile -- <dir>` sums up per function and per source.
+ * `npm run bench:profile -- <dir>` sums up per function and per source. `--sdk-calls` counts the AWS
+ * SDK calls of every function (the runtime reports each) and prints them per order, by function and
+ * command: the round trips an order costs, which no load on the machine changes. `--concurrency` caps
+ * the environments of the functions named (a reserved concurrency); the webhook gets one per
+ * connection. The peak of live environments per function is printed beside the peak memory.
  *
  * `--endpoint slow` makes a webhook endpoint (CONTRACT.md §14) first, for every event, on a receiver on
  * 127.0.0.1 that holds each delivery `--endpoint-delay` seconds (default 10) and then answers 500: its
@@ -82,6 +87,8 @@ const args = flags({
   'endpoint-delay': { type: 'string' },
   profile: { type: 'string' },
   log: { type: 'string' },
+  'sdk-calls': { type: 'boolean' },
+  concurrency: { type: 'string' },
 });
 if (args.endpoint !== undefined && args.endpoint !== 'slow') throw new Error('--endpoint takes `slow` only');
 const endpointDelayMs = positiveNumber('endpoint-delay', args['endpoint-delay'], 10) * 1000;
@@ -90,6 +97,18 @@ const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
 const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
 const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
 const amount = Math.round(rate * duration);
+/** `--concurrency Name=n,…`: environments at most of the functions named. */
+const concurrencyCaps = Object.fromEntries(
+  (args.concurrency ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => {
+      const [name, n] = pair.split('=');
+      return [name, Math.round(positiveNumber(`concurrency ${name}`, n, 1))];
+    }),
+);
+/** `--sdk-calls`: the SDK calls of each function, by command. */
+const sdkCalls = new Map<string, number>();
 
 // The functions log to a file; with --profile, the runtime records every invocation and profiles every thread.
 const logFile = resolve(args.log ?? join(tmpdir(), `bench-e2e-${Date.now()}.log`));
@@ -118,10 +137,24 @@ const startedAt = performance.now();
 // of them wait for another's whole invocation, a queue AWS does not have.
 const runtime = await startBenchRuntime({
   scheduleIntervalSeconds: 300,
-  httpConcurrency: Math.max(4, connections),
+  concurrency: { OrdersWebhook: Math.max(4, connections), ...concurrencyCaps },
+  ...(args['sdk-calls']
+    ? {
+        onSdkCall: ({ functionName, command }) => {
+          const key = `${functionName} ${command}`;
+          sdkCalls.set(key, (sdkCalls.get(key) ?? 0) + 1);
+        },
+      }
+    : {}),
   ...(args.endpoint ? { deliveryRetrySeconds: [5, 300, 1800, 7200, 18_000, 36_000, 36_000] } : {}),
 });
 const readyMs = performance.now() - startedAt;
+// The most environments each function had at once, sampled as the memory is.
+const peakEnvironments = new Map<string, number>();
+const environmentSampler = setInterval(() => {
+  for (const [name, n] of Object.entries(runtime.environments()))
+    if (n > (peakEnvironments.get(name) ?? 0)) peakEnvironments.set(name, n);
+}, 250);
 let exitCode = 0;
 // The slow receiver: each delivery held, then refused.
 let deliveriesReceived = 0;
@@ -378,6 +411,13 @@ try {
       `(this process and its worker threads ${megabytes(peak.self)}, DynamoDB Local the rest; ` +
       `target ${megabytes(TARGET_MEMORY_BYTES)}: ${peak.total < TARGET_MEMORY_BYTES ? 'PASS' : 'MISS'})`,
   );
+  clearInterval(environmentSampler);
+  const environmentPeaks = [...peakEnvironments].sort((a, b) => b[1] - a[1]);
+  console.log(
+    `environments at their peak: ${environmentPeaks.reduce((sum, [, n]) => sum + n, 0)} (` +
+      `${environmentPeaks.map(([name, n]) => `${name} ${n}`).join(', ')})`,
+  );
+  if (args['sdk-calls']) printSdkCalls(accepted);
   const logLines = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').filter(Boolean) : [];
   const levels = (level: string) => logLines.filter((line) => line.includes(`"level":"${level}"`)).length;
   console.log(
@@ -392,6 +432,7 @@ try {
   }
   if (lost || duplicated || refused.length || errors) exitCode = 1;
 } catch (error) {
+  clearInterval(environmentSampler);
   exitCode = 1;
   console.error(error);
 } finally {
@@ -400,3 +441,25 @@ try {
   await runtime.stop();
 }
 process.exit(exitCode);
+
+/** The SDK calls per accepted order, by function and command (`--sdk-calls`), the bench's own reads apart. */
+function printSdkCalls(orders: number) {
+  const byFunction = new Map<string, [string, number][]>();
+  for (const [key, n] of sdkCalls) {
+    const [name, command] = key.split(' ');
+    byFunction.set(name, [...(byFunction.get(name) ?? []), [command, n]]);
+  }
+  const rows = [...byFunction]
+    .map(([name, commands]) => ({ name, commands, total: commands.reduce((sum, [, n]) => sum + n, 0) }))
+    .sort((a, b) => b.total - a.total)
+    .map(({ name, commands, total }) => [
+      name,
+      fixed(total / orders, 2),
+      commands
+        .sort((a, b) => b[1] - a[1])
+        .map(([command, n]) => `${command} ${fixed(n / orders, 2)}`)
+        .join(', '),
+    ]);
+  console.log(`\nAWS SDK calls per accepted order (${orders}), by function (the bench's API reads included):`);
+  console.log(table(['function', 'calls per order', 'by command'], rows));
+}

@@ -83,6 +83,8 @@ export interface LocalRuntimeOptions {
   throttleBudgetSeconds?: number;
   /** Environments at most per HTTP route (Lambda's account-wide limit has no local meaning). */
   httpConcurrency?: number;
+  /** Environments at most of the functions named, instead of their default: a reserved concurrency. */
+  concurrency?: Record<string, number>;
   /** An execution environment without an invocation for this long is stopped. */
   idleSeconds?: number;
   /** Function timeouts in seconds by function name, instead of the deployed ones (for tests). */
@@ -249,15 +251,19 @@ const functionConfigs = (
   refs: EnvironmentRefs,
   bundles: Bundles,
   accessOf: (name: string, access: Access) => LocalAccess,
-): FunctionConfig[] =>
-  allFunctions().map((fn) => ({
+): FunctionConfig[] => {
+  const unknown = Object.keys(options.concurrency ?? {}).filter((name) => !functionNames.has(name));
+  if (unknown.length) throw new Error(`concurrency names no function: ${unknown.join(', ')}`);
+  return allFunctions().map((fn) => ({
     name: fn.name,
     timeoutSeconds: options.timeouts?.[fn.name] ?? fn.timeoutSeconds,
-    maxConcurrency: !fn.consumer
-      ? (options.httpConcurrency ?? HTTP_CONCURRENCY)
-      : 'queue' in fn.consumer.trigger
-        ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
-        : 1,
+    maxConcurrency:
+      options.concurrency?.[fn.name] ??
+      (!fn.consumer
+        ? (options.httpConcurrency ?? HTTP_CONCURRENCY)
+        : 'queue' in fn.consumer.trigger
+          ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
+          : 1),
     // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
     memoryMb: MEMORY_MB,
@@ -273,6 +279,7 @@ const functionConfigs = (
       AWS_LAMBDA_LOG_GROUP_NAME: `/aws/lambda/${fn.name}`,
     },
   }));
+};
 
 export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
   const stops: (() => Promise<void>)[] = [];
