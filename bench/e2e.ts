@@ -23,8 +23,8 @@
  * `npm run bench:profile -- <dir>` sums up per function and per source. `--sdk-calls` counts the AWS
  * SDK calls of every function (the runtime reports each) and prints them per order, by function and
  * command: the round trips an order costs, which no load on the machine changes. `--concurrency` caps
- * the environments of the functions named (a reserved concurrency); the webhook gets one per
- * connection. The peak of live environments per function is printed beside the peak memory.
+ * the environments of the functions named (a reserved concurrency; defaults below). The peak of live
+ * environments per function is printed beside the peak memory.
  *
  * `--endpoint slow` makes a webhook endpoint (CONTRACT.md §14) first, for every event, on a receiver on
  * 127.0.0.1 that holds each delivery `--endpoint-delay` seconds (default 10) and then answers 500: its
@@ -97,16 +97,26 @@ const duration = positiveNumber('duration', args.duration, args.quick ? 3 : 60);
 const connections = Math.round(positiveNumber('connections', args.connections, Math.max(1, Math.ceil(rate / 10))));
 const graceMs = positiveNumber('grace', args.grace, args.quick ? 20 : 30) * 1000;
 const amount = Math.round(rate * duration);
-/** `--concurrency Name=n,…`: environments at most of the functions named. */
-const concurrencyCaps = Object.fromEntries(
-  (args.concurrency ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((pair) => {
-      const [name, n] = pair.split('=');
-      return [name, Math.round(positiveNumber(`concurrency ${name}`, n, 1))];
-    }),
-);
+/**
+ * Environments at most (a reserved concurrency): the webhook one per connection, as AWS gives each
+ * request in flight its own; the two workers fewer than deployed (10 and 5), since each environment
+ * takes a batch of 10 records together (50 and 30 in flight) and costs ~26 MB of the 2 cores' machine.
+ * `--concurrency Name=n,…` sets others.
+ */
+const concurrencyCaps: Record<string, number> = {
+  OrdersWebhook: Math.max(4, connections),
+  SyncWorker: 5,
+  FulfillmentWorker: 3,
+  ...Object.fromEntries(
+    (args.concurrency ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => {
+        const [name, n] = pair.split('=');
+        return [name, Math.round(positiveNumber(`concurrency ${name}`, n, 1))];
+      }),
+  ),
+};
 /** `--sdk-calls`: the SDK calls of each function, by command. */
 const sdkCalls = new Map<string, number>();
 
@@ -137,7 +147,7 @@ const startedAt = performance.now();
 // of them wait for another's whole invocation, a queue AWS does not have.
 const runtime = await startBenchRuntime({
   scheduleIntervalSeconds: 300,
-  concurrency: { OrdersWebhook: Math.max(4, connections), ...concurrencyCaps },
+  concurrency: concurrencyCaps,
   ...(args['sdk-calls']
     ? {
         onSdkCall: ({ functionName, command }) => {
@@ -178,7 +188,10 @@ try {
       `over ${connections} connection(s), ${process.version}` +
       (args.endpoint
         ? `; a webhook endpoint whose receiver holds each delivery ${endpointDelayMs / 1000} s, then answers 500`
-        : '; no webhook endpoint'),
+        : '; no webhook endpoint') +
+      `; environments at most: ${Object.entries(concurrencyCaps)
+        .map(([name, n]) => `${name} ${n}`)
+        .join(', ')} (the others as deployed)`,
   );
 
   // What each accepted order became: its job, when its webhook was sent, when the job completed.
