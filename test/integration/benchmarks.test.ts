@@ -48,7 +48,7 @@ describe('benchmarks (quick mode)', () => {
   });
 
   it('bench:e2e loses and duplicates no order and prints the latency table', async () => {
-    const { code, output } = await runBench('bench/e2e.ts');
+    const { code, output } = await runBench('bench/e2e.ts', ['--quick', '--sdk-calls']);
 
     expect(output).toMatch(/measure \(ms\)\s+count\s+p50\s+p95\s+p99/);
     expect(output).toContain('webhook → completed');
@@ -57,6 +57,9 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toContain('refused 0');
     expect(output).toMatch(/^sending orders at 10\/s… 30\/30, \d+ completed$/m);
     expect(output).toMatch(/^local runtime: ready in [\d.]+ s .*; peak memory \d+ MB \(this process/m);
+    expect(output).toMatch(/^environments at their peak: \d+ \(.*OrdersWebhook \d/m);
+    // The webhook's round trips, counted: lookup, routing, the job's put, its message (and a Decrypt per environment).
+    expect(output).toMatch(/^OrdersWebhook\s+4\.\d\d\s+Query 2\.00, PutItem 1\.00, SendMessage 1\.00/m);
     expect(code).toBe(0);
   });
 });
