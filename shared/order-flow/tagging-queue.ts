@@ -17,7 +17,17 @@ export interface TagMessage extends WorkMessage {
   redrives?: number;
   /** When its current run of 429s began (its throttling budget): carried, not written. */
   throttledSince?: string;
+  /**
+   * What the tag needs of its job, carried so that its try reads nothing (a message of before carries
+   * none: its job is read): the job asked for its tag once placed, and the write of its outcome is
+   * conditional on none recorded, so a message come again calls the platform again (a tag already
+   * there is nothing) and writes nothing.
+   */
+  of?: TaggedJob;
 }
+
+/** What a tag's try knows of its job: which reseller order, and which supplier's tag. */
+export type TaggedJob = Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'> & { vendorTag: string };
 
 /** The longest tag a platform takes whole: Shopify's 40 characters. */
 export const MAX_TAG_LENGTH = 40;
@@ -35,17 +45,34 @@ export const sendTagMessage = (message: TagMessage, delaySeconds = 0) =>
  * Nothing when the job already says (`tagged`) or has no supplier tag. A send that fails throws: the
  * job's own message then comes back, meets the completed job and asks again (order-flow/placing-worker.ts).
  */
-export const requestTag = async (job: Pick<SyncJob, 'id' | 'vendorTag' | 'tagged'>, requestId?: string) => {
+export const requestTag = async (
+  job: Pick<SyncJob, 'id' | 'vendorTag' | 'tagged' | 'resellerStoreId' | 'externalOrderId'>,
+  requestId?: string,
+) => {
   if (job.vendorTag === null || typeof job.tagged === 'boolean') return;
-  await sendTagMessage({ tagJobId: job.id, ...(requestId ? { requestId } : {}) });
+  const of = { id: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId };
+  await sendTagMessage({
+    tagJobId: job.id,
+    ...(requestId ? { requestId } : {}),
+    of: { ...of, vendorTag: job.vendorTag },
+  });
+};
+
+const readTaggedJob = (of: unknown, tagJobId: string): TaggedJob | undefined => {
+  if (typeof of !== 'object' || of === null) return undefined;
+  const { id, resellerStoreId, externalOrderId, vendorTag } = of as Record<string, unknown>;
+  if (id !== tagJobId || !isText(resellerStoreId) || !isText(externalOrderId) || !isText(vendorTag)) return undefined;
+  return { id, resellerStoreId, externalOrderId, vendorTag };
 };
 
 export const readTagMessage = (parsed: Fields): TagMessage | undefined => {
   if (!isText(parsed.tagJobId)) return undefined;
+  const of = readTaggedJob(parsed.of, parsed.tagJobId);
   return {
     tagJobId: parsed.tagJobId,
     redrives: Number.isInteger(parsed.redrives) ? Number(parsed.redrives) : 0,
     ...(isText(parsed.throttledSince) ? { throttledSince: parsed.throttledSince } : {}),
+    ...(of ? { of } : {}),
     ...workFields(parsed),
   };
 };
@@ -54,23 +81,27 @@ export const parseTagMessage = (body: string) => parseWith(body, readTagMessage)
 
 /** A tag claimed: its job, and when its current run of 429s began (the message carries it). */
 export interface Tagging {
-  job: SyncJob;
+  job: TaggedJob;
   throttledSince?: string;
 }
 
-/** The job whose reseller order the message tags; undefined: nothing (left) to do. */
+/** The job whose reseller order the message tags, as read now; undefined: nothing (left) to do. */
 export const taggable = async (message: TagMessage): Promise<Tagging | undefined> => {
   const job = await loadJobWithFulfillments(message.tagJobId);
   // Placed (it has its supplier order), with a supplier tag, and not tagged (nor given up on) yet.
   if (!job?.sourceOrderId || job.vendorTag === null || typeof job.tagged === 'boolean') return undefined;
-  return { job, throttledSince: message.throttledSince };
+  return { job: { ...job, vendorTag: job.vendorTag }, throttledSince: message.throttledSince };
 };
+
+/** A tag's claim: what its message carries of its job, without a read; a message of before reads it. */
+export const claimTag = async (message: TagMessage): Promise<Tagging | undefined> =>
+  message.of ? { job: message.of, throttledSince: message.throttledSince } : taggable(message);
 
 /**
  * The tag given up on: `tagged: false`, the reason said once, in the log: an info line, as a tag never
  * fails the job and its refusals are expected (an order deleted on the shop); the job shows it.
  */
-export const giveUpTag = async (job: SyncJob, reason: string) => {
+export const giveUpTag = async (job: Pick<SyncJob, 'id'>, reason: string) => {
   if (!(await recordTagged(job.id, false))) return 'moved';
   logger.info('the reseller order could not be tagged; the job says `tagged: false`', { reason });
   return 'untagged';

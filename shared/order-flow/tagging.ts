@@ -11,12 +11,12 @@ import type { Attempt, WorkKind } from '../work/kind.js';
 import { recordTagged } from './order-entries.js';
 import { jobLogContext } from './order-sync-job.js';
 import {
+  claimTag,
   giveUpTag,
   parseTagMessage,
   routedTag,
   type Tagging,
   type TagMessage,
-  taggable,
   tagLogContext,
 } from './tagging-queue.js';
 
@@ -43,7 +43,7 @@ export const tagWork: WorkKind<TagMessage, Tagging> = {
   parse: parseTagMessage,
   messageContext: tagLogContext,
   itemContext: ({ job }) => jobLogContext(job),
-  claim: taggable,
+  claim: claimTag,
   startedAt: now,
   attempt: (deps, attempt) => tag(deps, attempt),
   internalReason: 'internal error while tagging the reseller order',
@@ -81,7 +81,7 @@ const tag = async (deps: Deps, attempt: TagAttempt): Promise<MessageOutcome> => 
     return 'done';
   }
   const shop = await shopConnection(deps, reseller);
-  const tags = [routedTag(job.vendorTag!)];
+  const tags = [routedTag(job.vendorTag)];
   const outcome = await deps.platforms(shop.platform).addOrderTags(shop, job.externalOrderId, tags);
   // A platform that takes no tags (custom): `tagged` stays null.
   if (outcome === 'unsupported') return 'done';

@@ -1,7 +1,16 @@
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { mockClient } from 'aws-sdk-client-mock';
 import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
 import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
-import { MAX_TAG_LENGTH, parseTagMessage, routedTag } from '../../shared/order-flow/tagging-queue.js';
+import {
+  claimTag,
+  MAX_TAG_LENGTH,
+  parseTagMessage,
+  requestTag,
+  routedTag,
+} from '../../shared/order-flow/tagging-queue.js';
 
 /** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
 describe('routedTag', () => {
@@ -33,6 +42,14 @@ describe('parseTagMessage', () => {
       throttledSince: '2026-11-27T10:00:00.000Z',
       notBefore: 1_800_000_000_000,
     });
+  });
+
+  it('reads what the message carries of its job, when it names its own job and holds every field', () => {
+    const of = { id: 'sj_1', resellerStoreId: 'rst_1', externalOrderId: '5551234', vendorTag: 'Acme' };
+    expect(parseTagMessage(JSON.stringify({ tagJobId: 'sj_1', of }))).toEqual({ tagJobId: 'sj_1', redrives: 0, of });
+    // Another job's, or short of a field: read as a message of before, whose try reads its job.
+    expect(parseTagMessage(JSON.stringify({ tagJobId: 'sj_2', of }))?.of).toBeUndefined();
+    expect(parseTagMessage(JSON.stringify({ tagJobId: 'sj_1', of: { ...of, vendorTag: null } }))?.of).toBeUndefined();
   });
 
   it('refuses what is not a tag message: a fulfillment, a recheck, malformed JSON', () => {
@@ -90,5 +107,38 @@ describe("parseFulfillmentQueueMessage: the fulfillment queue's one message type
     expect(parseFulfillmentQueueMessage(JSON.stringify({ tagJobId: 7 }))).toBeUndefined();
     expect(parseFulfillmentQueueMessage(JSON.stringify({ jobId: 'sj_1' }))).toBeUndefined();
     expect(parseFulfillmentQueueMessage('[]')).toBeUndefined();
+  });
+});
+
+describe('a tag’s try reads nothing its message carries', () => {
+  const dynamo = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+  beforeEach(() => {
+    dynamo.reset();
+    sqs.reset();
+  });
+  const job = {
+    id: 'sj_1',
+    resellerStoreId: 'rst_1',
+    externalOrderId: '5551234',
+    vendorTag: 'Acme',
+    tagged: undefined,
+  };
+
+  it('asks for the tag with what its try needs of the job, and claims it without a read', async () => {
+    sqs.on(SendMessageCommand).resolves({});
+    await requestTag(job, 'req_1');
+    const body = sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody!;
+    const message = parseTagMessage(body)!;
+    expect(message.of).toEqual({ id: 'sj_1', resellerStoreId: 'rst_1', externalOrderId: '5551234', vendorTag: 'Acme' });
+    expect(await claimTag(message)).toEqual({ job: message.of, throttledSince: undefined });
+    expect(dynamo.calls()).toHaveLength(0);
+  });
+
+  it('reads the job of a message of before: none here, nothing to claim', async () => {
+    dynamo.on(GetCommand).resolves({ Item: undefined });
+    dynamo.on(QueryCommand).resolves({ Items: [] });
+    expect(await claimTag({ tagJobId: 'sj_1' })).toBeUndefined();
+    expect(dynamo.calls().length).toBeGreaterThan(0);
   });
 });
