@@ -21,7 +21,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApiClient } from '../client/client.js';
+import { LOG_FILE_ENV } from '../lib/local/environments.js';
 import {
   BENCH_API_KEYS,
   BENCH_KEY,
@@ -72,6 +75,10 @@ const receiver = async (hang: boolean) => {
       }),
   };
 };
+
+// The functions log to a file (one line a failed try: thousands), the figures to the terminal.
+const logFile = join(tmpdir(), `bench-deliveries-${Date.now()}.log`);
+process.env[LOG_FILE_ENV] = logFile;
 
 step('starting the local runtime');
 const runtime = await startBenchRuntime({
@@ -218,6 +225,7 @@ try {
     `\nThe hanging receiver held at most ${mostOpen} requests open at once (its leases: ${leasesPerEndpoint()}); ` +
       'its other tries were put back, then failed unsent, and are tried again on the schedule of CONTRACT.md §14.',
   );
+  console.log(`The functions' log: ${logFile}`);
   if (firstArrived < first.sentAt.size || secondArrived < second.sentAt.size) {
     const lost = first.sentAt.size - firstArrived + second.sentAt.size - secondArrived;
     console.log(`LOST: ${lost} deliveries to the answering endpoint did not arrive within ${waitSeconds} s`);
