@@ -7,7 +7,7 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
-import { type EndpointLeases, readLeases, releaseLease, takeLease } from '../entities/endpoint-leases.js';
+import { type EndpointLeases, type Lease, readLeases, releaseLease, takeLease } from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
@@ -117,26 +117,52 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
   return 'done';
 };
 
+/** This environment's tries in flight, per endpoint, each ending with its status once its lease is back. */
+const inFlight = new Map<string, Set<Promise<number | null>>>();
+
+/** The send under `lease`, registered in `inFlight` until the lease is given back. */
+const sendUnder = (deps: DeliveryDeps, item: DeliveryItem, signed: Signed, lease: Lease) => {
+  const endpointId = item.endpoint.id;
+  const tries = inFlight.get(endpointId) ?? new Set();
+  inFlight.set(endpointId, tries);
+  const sending = (async () => {
+    try {
+      return await send(deps, item, signed);
+    } finally {
+      // A lease not given back frees itself after LEASE_MS; the try's outcome is what must not be lost.
+      await releaseLease(endpointId, lease).catch((error: Error) =>
+        logger.warn('event delivery: its lease was not given back', { error: error.name }),
+      );
+    }
+  })();
+  tries.add(sending);
+  return sending.finally(() => {
+    tries.delete(sending);
+    if (!tries.size) inFlight.delete(endpointId);
+  });
+};
+
 /**
  * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): it
- * takes a lease first, on the read the claim made, and once more on a consistent read when that one
- * was stale; it gives the lease back when the POST is over. `busy`: every lease is held.
+ * takes a lease first, on the read the claim made, then on a consistent read when that one was stale.
+ * None free while a try of this very batch holds one: it waits for that try's end (the batch lasts that
+ * long anyway) and takes again if the receiver answered it; not if it did not (it hangs: nothing
+ * gained). `busy`: no lease, for a try of another environment holds them, or the receiver hangs.
  */
 const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
   const endpointId = item.endpoint.id;
   const signed = await sign(deps, item);
-  const lease =
-    (await takeLease(endpointId, item.leases)) ?? (await takeLease(endpointId, await readLeases(endpointId, true)));
-  if (!lease) return 'busy';
-  try {
-    return await send(deps, item, signed);
-  } finally {
-    // A lease not given back frees itself after LEASE_MS; the try's outcome is what must not be lost.
-    await releaseLease(endpointId, lease).catch((error: Error) =>
-      logger.warn('event delivery: its lease was not given back', { error: error.name }),
-    );
+  let lease = await takeLease(endpointId, item.leases);
+  while (!lease) {
+    lease = await takeLease(endpointId, await readLeases(endpointId, true));
+    if (lease) break;
+    const siblings = inFlight.get(endpointId);
+    if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
+  return sendUnder(deps, item, signed, lease);
 };
+
+type Signed = Awaited<ReturnType<typeof sign>>;
 
 /** The event's body and its signature headers (Standard Webhooks, both secrets during a rotation). */
 const sign = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {

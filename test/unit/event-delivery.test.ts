@@ -366,6 +366,65 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ deferrals: 1 });
   });
 
+  /** The lease item as DynamoDB would keep it: each take and give-back on its condition. */
+  const leaseTable = () => {
+    const slots: Record<string, number> = {};
+    dynamo.on(GetCommand, { Key: { SK: 'LEASES' } }).callsFake(async () => ({ Item: { ...slots } }));
+    dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => {
+      const slot = input.ExpressionAttributeNames['#slot'];
+      const values = input.ExpressionAttributeValues;
+      const free =
+        input.ConditionExpression === '#slot = :until'
+          ? slots[slot] === values[':until']
+          : !(slots[slot] > values[':at']);
+      if (!free) throw Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
+      slots[slot] = values[':free'] ?? values[':until'];
+      return {};
+    });
+  };
+  /** Two records of one batch, of the same endpoint, side by side. */
+  const twoAtOnce = () =>
+    Promise.all(
+      [record(0), { ...record(0), messageId: 'm-2', receiptHandle: 'rh-2' }].map((r) =>
+        processDeliveryMessage(deps, r),
+      ),
+    );
+
+  it('a try of the same batch holds the one lease: the other waits for it, and goes once it was answered', async () => {
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
+    stored(0, endpointOf());
+    leaseTable();
+    let open = 0;
+    let mostOpen = 0;
+    post.mockImplementation(async () => {
+      mostOpen = Math.max(mostOpen, ++open);
+      await new Promise((done) => setTimeout(done, 50));
+      open -= 1;
+      return 204;
+    });
+    await twoAtOnce();
+    expect(post).toHaveBeenCalledTimes(2);
+    expect(mostOpen).toBe(1);
+    expect(sent()).toEqual([]);
+  });
+
+  it('…and is put back, unsent, when the receiver did not answer that try (it hangs)', async () => {
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
+    stored(0, endpointOf());
+    leaseTable();
+    post.mockImplementation(() => new Promise((done) => setTimeout(() => done(null), 50)));
+    await twoAtOnce();
+    expect(post).toHaveBeenCalledTimes(1);
+    const messages = sent().map((m) => JSON.parse(m.MessageBody!));
+    // The hung try's next one (§14), and the other try put back as it was, its first deferral.
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        { eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 },
+        { eventId: EVENT_ID, endpointId: 'we_1', attempts: 0, deferrals: 1 },
+      ]),
+    );
+  });
+
   it('a lease not given back (the write failed) loses nothing: the try’s outcome is written', async () => {
     stored(0, endpointOf());
     dynamo
