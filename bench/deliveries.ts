@@ -1,17 +1,19 @@
 /**
- * `npm run bench:deliveries`: integrators isolated (issue 39, item 4; docs/design.md, "Integrators
- * isolated"). Two receivers on 127.0.0.1: one answers 204 at once, one takes every request and never
- * answers (the sender gives up after its 15 s). Events are scheduled as the change stream's recorder
- * schedules them (`putEvent`, then `scheduleDeliveries`), at `--rate` a second for `--duration`
- * seconds, into the local runtime's delivery queue and its EventDeliveryWorker (its batch size and
- * concurrency as lib/routes.ts declares them). Two phases, each its own owner:
+ * `npm run bench:deliveries`: integrators isolated (issue 39, item 4; shared/events/README.md). Two
+ * receivers on 127.0.0.1: one answers 204 at once, one takes every request and never answers (the
+ * sender gives up after its 15 s). What it drives is the delivery path alone, not orders: the events
+ * and their deliveries are written first (as the change stream's recorder writes them, untimed), then
+ * their messages go on the local runtime's delivery queue at `--rate` a second for `--duration`
+ * seconds, into its EventDeliveryWorker (its batch size and concurrency as lib/routes.ts declares
+ * them): the queue, the claim, the endpoint's lease, the signed POST, the outcome's write. Two
+ * phases, each its own owner:
  *
  *   1. alone:  the owner's one endpoint answers at once;
  *   2. beside: the owner has both endpoints, every event goes to each.
  *
  * Prints, per phase and endpoint, the deliveries that reached the receiver and their latency (the
- * event's `created` to the request's arrival) p50/p99: the answering endpoint's stays what it is
- * with a hanging neighbour, and the hanging one is reached only by its leases' tries.
+ * message sent to the request's arrival) p50/p99, and the most requests the hanging receiver held
+ * open at once (at most its leases): the answering endpoint's latency stays what it is alone.
  *
  *   npm run bench:deliveries [-- --rate 200 --duration 10] [-- --quick]
  *
@@ -19,7 +21,10 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createApiClient } from '../client/client.js';
+import { LOG_FILE_ENV } from '../lib/local/environments.js';
 import {
   BENCH_API_KEYS,
   BENCH_KEY,
@@ -71,8 +76,16 @@ const receiver = async (hang: boolean) => {
   };
 };
 
+// The functions log to a file (one line a failed try: thousands), the figures to the terminal.
+const logFile = join(tmpdir(), `bench-deliveries-${Date.now()}.log`);
+process.env[LOG_FILE_ENV] = logFile;
+
 step('starting the local runtime');
-const runtime = await startBenchRuntime({ apiKeys: `${BENCH_API_KEYS},${OTHER_OWNER}:${OTHER_KEY}` });
+const runtime = await startBenchRuntime({
+  apiKeys: `${BENCH_API_KEYS},${OTHER_OWNER}:${OTHER_KEY}`,
+  // CONTRACT.md §14's schedule as on AWS: a failed try comes back after 5 s, then 5 minutes.
+  deliveryRetrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
+});
 Object.assign(process.env, {
   TABLE_NAME: runtime.tableName,
   DELIVERY_QUEUE_URL: runtime.queues.delivery.url,
@@ -84,36 +97,55 @@ Object.assign(process.env, {
 });
 // The shared clients are built when first imported: only now, with the environment set.
 const { eventId, putEvent } = await import('../shared/entities/event.js');
-const { scheduleDeliveries } = await import('../shared/events/schedule-deliveries.js');
-const { LEASES_PER_ENDPOINT, PROBE_MS } = await import('../shared/entities/endpoint-leases.js');
+const { eventDeliveryPut, newDelivery } = await import('../shared/entities/event-delivery.js');
+const { putAlone } = await import('../shared/dynamo/table.js');
+const { sendDeliveries } = await import('../shared/events/delivery-queue.js');
+const { leasesPerEndpoint } = await import('../shared/entities/endpoint-leases.js');
 
 const answering = await receiver(false);
 const hanging = await receiver(true);
 let exitCode = 0;
 
-/** Schedules `events` events of `ownerId` at `rate` a second; their ids and creation times. */
-const drive = async (ownerId: string) => {
-  const created = new Map<string, number>();
+/** Runs `work` over `items`, `width` at a time. */
+const inBatches = async <T>(items: T[], width: number, work: (item: T) => Promise<unknown>) => {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(work));
+};
+
+/**
+ * Writes `events` events of `ownerId` for `endpointIds`, each with its deliveries, as the recorder
+ * writes them (untimed); then sends their messages at `rate` a second, 10 (a SendMessageBatch) at a
+ * time. Each event id and when its messages were sent.
+ */
+const drive = async (ownerId: string, endpointIds: string[]) => {
+  const at = new Date().toISOString();
+  const written = Array.from({ length: events }, (_, i) => ({
+    id: eventId('sync_job.completed', at, `sj_bench_${ownerId}_${i}`),
+    ownerId,
+    type: 'sync_job.completed' as const,
+    createdAt: at,
+    object: { object: 'sync_job', id: `sj_bench_${i}`, status: 'completed' },
+    endpointIds,
+    failingEndpointIds: [],
+  }));
+  await inBatches(written, 25, async (event) => {
+    await putEvent(event);
+    await Promise.all(endpointIds.map((id) => putAlone(eventDeliveryPut(newDelivery(event, id)))));
+  });
+  const sentAt = new Map<string, number>();
   const started = Date.now();
-  const pending: Promise<void>[] = [];
-  for (let i = 0; i < events; i++) {
+  const sending: Promise<void>[] = [];
+  for (let i = 0; i < events; i += 10) {
     const due = started + (i * 1000) / rate;
     if (due > Date.now()) await sleep(due - Date.now());
-    const at = new Date().toISOString();
-    const event = {
-      id: eventId('sync_job.completed', at),
-      ownerId,
-      type: 'sync_job.completed' as const,
-      createdAt: at,
-      object: { object: 'sync_job', id: `sj_bench_${i}`, status: 'completed' },
-      endpointIds: [],
-      failingEndpointIds: [],
-    };
-    created.set(event.id, Date.parse(at));
-    pending.push(putEvent(event).then(scheduleDeliveries));
+    const chunk = written.slice(i, i + 10);
+    for (const event of chunk) sentAt.set(event.id, Date.now());
+    const messages = chunk.flatMap((event) =>
+      endpointIds.map((endpointId) => ({ eventId: event.id, endpointId, attempts: 0 })),
+    );
+    sending.push(sendDeliveries(messages));
   }
-  await Promise.all(pending);
-  return created;
+  await Promise.all(sending);
+  return { sentAt, sendSeconds: (Date.now() - started) / 1000 };
 };
 
 /** Waits until `receiver` has every event of `created`, or `waitSeconds` pass. */
@@ -130,50 +162,58 @@ const latencies = (target: typeof answering, created: Map<string, number>) =>
     return arrival === undefined ? [] : [arrival - at];
   });
 
-const row = (phase: string, endpoint: string, target: typeof answering, created: Map<string, number>) => {
-  const ms = latencies(target, created);
+const row = (
+  phase: string,
+  endpoint: string,
+  target: typeof answering,
+  { sentAt, sendSeconds }: Awaited<ReturnType<typeof drive>>,
+) => {
+  const ms = latencies(target, sentAt);
   return [
     phase,
     endpoint,
-    created.size,
+    sentAt.size,
+    fixed(sendSeconds, 1),
     ms.length,
     ms.length ? fixed(percentile(ms, 50), 0) : '-',
     ms.length ? fixed(percentile(ms, 99), 0) : '-',
   ];
 };
 
+/** The endpoint's id, made by the owner's key; `url` its receiver. */
+const makeEndpoint = async (api: ReturnType<typeof createApiClient>, url: string) => {
+  const made = await api.POST('/v1/webhook_endpoints', { body: { url, enabledEvents: ['*'] } });
+  if (made.response.status !== 201 || !made.data)
+    throw new Error(`creating an endpoint answered ${made.response.status}`);
+  return made.data.id;
+};
+
 try {
   const alone = createApiClient({ baseUrl: runtime.apiUrl, apiKey: BENCH_KEY });
   const beside = createApiClient({ baseUrl: runtime.apiUrl, apiKey: OTHER_KEY });
-  for (const [api, url] of [
-    [alone, answering.url],
-    [beside, answering.url],
-    [beside, hanging.url],
-  ] as const) {
-    const made = await api.POST('/v1/webhook_endpoints', { body: { url, enabledEvents: ['*'] } });
-    if (made.response.status !== 201) throw new Error(`creating an endpoint answered ${made.response.status}`);
-  }
+  const aloneIds = [await makeEndpoint(alone, answering.url)];
+  const besideIds = [await makeEndpoint(beside, answering.url), await makeEndpoint(beside, hanging.url)];
   console.log(
-    `bench:deliveries — ${events} events at ${rate}/s (${durationSeconds} s) per phase; ` +
-      `${LEASES_PER_ENDPOINT} leases per endpoint past ${PROBE_MS} ms; ${process.version}`,
+    `bench:deliveries — ${events} events at ${rate}/s (${durationSeconds} s) per phase, straight onto the ` +
+      `delivery queue; ${leasesPerEndpoint()} leases per endpoint; ${process.version}`,
   );
 
   step('phase 1: the answering endpoint alone');
-  const first = await drive('owner_bench');
-  const firstArrived = await arrived(answering, first);
+  const first = await drive('owner_bench', aloneIds);
+  const firstArrived = await arrived(answering, first.sentAt);
 
   step('phase 2: the answering endpoint beside one that hangs');
   let mostOpen = 0;
   const watch = setInterval(() => {
     mostOpen = Math.max(mostOpen, hanging.open());
   }, 20);
-  const second = await drive(OTHER_OWNER);
-  const secondArrived = await arrived(answering, second);
+  const second = await drive(OTHER_OWNER, besideIds);
+  const secondArrived = await arrived(answering, second.sentAt);
   clearInterval(watch);
 
   console.log(
     `\n${table(
-      ['phase', 'endpoint', 'events', 'reached it', 'p50 ms', 'p99 ms'],
+      ['phase', 'endpoint', 'events', 'sent in s', 'reached it', 'p50 ms', 'p99 ms'],
       [
         row('alone', 'answers at once', answering, first),
         row('beside', 'answers at once', answering, second),
@@ -182,14 +222,13 @@ try {
     )}`,
   );
   console.log(
-    `\nThe hanging receiver held at most ${mostOpen} requests open at once; its other tries ended at once ` +
-      '(no lease free) and are tried again on the schedule of CONTRACT.md §14.',
+    `\nThe hanging receiver held at most ${mostOpen} requests open at once (its leases: ${leasesPerEndpoint()}); ` +
+      'its other tries were put back, then failed unsent, and are tried again on the schedule of CONTRACT.md §14.',
   );
-  if (firstArrived < first.size || secondArrived < second.size) {
-    console.log(
-      `LOST: ${first.size - firstArrived + second.size - secondArrived} deliveries to the answering endpoint ` +
-        `did not arrive within ${waitSeconds} s`,
-    );
+  console.log(`The functions' log: ${logFile}`);
+  if (firstArrived < first.sentAt.size || secondArrived < second.sentAt.size) {
+    const lost = first.sentAt.size - firstArrived + second.sentAt.size - secondArrived;
+    console.log(`LOST: ${lost} deliveries to the answering endpoint did not arrive within ${waitSeconds} s`);
     exitCode = 1;
   }
 } catch (error) {

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { type ApiClient, type Schemas, unwrap } from '../client/client.js';
 import { EVENT_TYPES } from '../shared/entities/event.js';
@@ -16,14 +18,7 @@ import {
   tool,
   UsageError,
 } from './cli/command-line.js';
-import {
-  invokeRecorder,
-  type ReplayPorts,
-  readStreamRange,
-  receiveFrom,
-  replayFailed,
-  streamsApi,
-} from './cli/replay-failed.js';
+import { invokeRecorder, type ReplayPorts, readStreamRange, receiveFrom, replayFailed } from './cli/replay-failed.js';
 
 /**
  * `npm run events -- list | show <id> | endpoints list|create|rotate|recover …`: events and webhook
@@ -205,12 +200,19 @@ const replayPorts = (values: { 'queue-url'?: string; function?: string; region?:
       /^https:\/\/sqs\.([a-z0-9-]+)\./.exec(queueUrl)?.[1];
     if (!region) throw new UsageError('replay-failed needs --region (or AWS_REGION)');
     const sqs = new SQSClient({ region });
+    const streams = new DynamoDBStreamsClient({ region });
+    const lambda = new LambdaClient({ region });
     const ports: ReplayPorts = {
       receive: receiveFrom(sqs, queueUrl),
-      readRange: (info) => readStreamRange(streamsApi({ region }), info),
-      record: invokeRecorder({ region }, values.function),
+      readRange: (info) => readStreamRange(streams, info),
+      record: invokeRecorder(lambda, values.function),
     };
-    return { ports, close: () => sqs.destroy() };
+    return {
+      ports,
+      close: () => {
+        for (const client of [sqs, streams, lambda]) client.destroy();
+      },
+    };
   }
   const dataDir = resolve(io.env.DATA_DIR && io.env.DATA_DIR !== ':memory:' ? io.env.DATA_DIR : '.local');
   const file = join(dataDir, 'endpoints.json');
@@ -219,17 +221,22 @@ const replayPorts = (values: { 'queue-url'?: string; function?: string; region?:
     throw new CommandError(
       `no running \`npm start\` in ${dataDir}; for a deployed stack give --queue-url and --function (its outputs)`,
     );
-  const sqs = new SQSClient({
-    endpoint: running.sqs,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  // The local engines: DynamoDB Local (its streams), the fauxqs queues, the runtime's Invoke API.
+  const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  const sqs = new SQSClient({ ...local, endpoint: running.sqs });
+  const streams = new DynamoDBStreamsClient({ ...local, endpoint: running.dynamodb });
+  const lambda = new LambdaClient({ ...local, endpoint: running.lambda });
   const ports: ReplayPorts = {
     receive: receiveFrom(sqs, running.streamFailures),
-    readRange: (info) => readStreamRange(streamsApi({ endpoint: running.dynamodb }), info),
-    record: invokeRecorder({ endpoint: running.lambda }, 'EventRecorder'),
+    readRange: (info) => readStreamRange(streams, info),
+    record: invokeRecorder(lambda, 'EventRecorder'),
   };
-  return { ports, close: () => sqs.destroy() };
+  return {
+    ports,
+    close: () => {
+      for (const client of [sqs, streams, lambda]) client.destroy();
+    },
+  };
 };
 
 const replay = async (args: string[], io: Io) => {

@@ -1100,12 +1100,13 @@ export interface components {
       };
       /**
        * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
-       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
-       * check.
+       * are made again, `failing` with the platform’s reason, `pending` when the shop did not answer in time at
+       * creation or on new credentials (the next poll finishes it), `unmanaged` for a custom store; null before the
+       * first check.
        */
       webhooks: {
         /** @enum {unknown} */
-        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        status: 'healthy' | 'repaired' | 'failing' | 'pending' | 'unmanaged';
         /**
          * Format: date-time
          * @description ISO 8601 UTC with milliseconds
@@ -1177,12 +1178,13 @@ export interface components {
       };
       /**
        * @description Checked on creation, on new credentials and at every poll: `repaired` when some were missing and
-       * are made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first
-       * check.
+       * are made again, `failing` with the platform’s reason, `pending` when the shop did not answer in time at
+       * creation or on new credentials (the next poll finishes it), `unmanaged` for a custom store; null before the
+       * first check.
        */
       webhooks: {
         /** @enum {unknown} */
-        status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+        status: 'healthy' | 'repaired' | 'failing' | 'pending' | 'unmanaged';
         /**
          * Format: date-time
          * @description ISO 8601 UTC with milliseconds

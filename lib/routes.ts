@@ -667,8 +667,8 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/event-delivery-worker.ts',
     // A delivery is one message, and the batch's records run side by side (Powertools' BatchProcessor),
     // each record's outcome its own (ReportBatchItemFailures). A batch lasts as long as its slowest
-    // send, so one endpoint's tries past 2 s run only under its 2 leases (shared/entities/endpoint-leases.ts):
-    // a receiver that hangs holds at most 2 of these 10 batches. Batch size 1 would pay an invocation
+    // send, so each try runs under one of its endpoint's 4 leases (shared/entities/endpoint-leases.ts):
+    // a receiver that hangs holds at most 4 of these 10 batches. Batch size 1 would pay an invocation
     // per delivery.
     trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
     // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.

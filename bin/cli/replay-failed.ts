@@ -1,4 +1,9 @@
-import { createHash, createHmac } from 'node:crypto';
+import {
+  type DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+} from '@aws-sdk/client-dynamodb-streams';
+import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { DeleteMessageCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { isRecordedItem, type StreamFailure } from '../../lib/stream-mapping.js';
@@ -104,29 +109,38 @@ export const receiveFrom = (sqs: SQSClient, queueUrl: string) => async (): Promi
   }));
 };
 
-/** A JSON-protocol call of the DynamoDB Streams API (`target`: `GetRecords`…), answered as JSON. */
-export type StreamsCall = <T>(target: string, body: unknown) => Promise<T>;
-
 /** How many empty answers in a row end a read of an open shard whose range is behind the reader. */
 const EMPTY_PAGES = 5;
 
+/**
+ * A stream record as Lambda hands it to a function: the SDK's client reads binary attributes as
+ * bytes and the creation time as a Date, where the event's JSON has base64 text and epoch seconds.
+ */
+const asLambdaJson = (value: unknown): unknown => {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (value instanceof Date) return value.getTime() / 1000;
+  if (Array.isArray(value)) return value.map(asLambdaJson);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, asLambdaJson(inner)]));
+  return value;
+};
+
 /** The records of a batch's range, read from the stream (AT_SEQUENCE_NUMBER its first, to its last). */
-export const readStreamRange = async (call: StreamsCall, info: BatchInfo): Promise<DynamoDBRecord[]> => {
+export const readStreamRange = async (streams: DynamoDBStreamsClient, info: BatchInfo): Promise<DynamoDBRecord[]> => {
   const end = BigInt(info.endSequenceNumber);
-  let { ShardIterator: iterator } = await call<{ ShardIterator?: string }>('GetShardIterator', {
-    StreamArn: info.streamArn,
-    ShardId: info.shardId,
-    ShardIteratorType: 'AT_SEQUENCE_NUMBER',
-    SequenceNumber: info.startSequenceNumber,
-  });
+  let { ShardIterator: iterator } = await streams.send(
+    new GetShardIteratorCommand({
+      StreamArn: info.streamArn,
+      ShardId: info.shardId,
+      ShardIteratorType: 'AT_SEQUENCE_NUMBER',
+      SequenceNumber: info.startSequenceNumber,
+    }),
+  );
   const records: DynamoDBRecord[] = [];
   let empty = 0;
   while (iterator && empty < EMPTY_PAGES) {
-    const page = await call<{ Records?: DynamoDBRecord[]; NextShardIterator?: string }>('GetRecords', {
-      ShardIterator: iterator,
-      Limit: 1000,
-    });
-    const read = page.Records ?? [];
+    const page = await streams.send(new GetRecordsCommand({ ShardIterator: iterator, Limit: 1000 }));
+    const read = (page.Records ?? []).map((record) => asLambdaJson(record) as DynamoDBRecord);
     empty = read.length ? 0 : empty + 1;
     for (const record of read) {
       if (BigInt(record.dynamodb!.SequenceNumber!) > end) return records;
@@ -138,110 +152,24 @@ export const readStreamRange = async (call: StreamsCall, info: BatchInfo): Promi
   return records;
 };
 
-/** SHA-256 (and its HMAC) for the request signer, from node:crypto. */
-type SourceData = string | ArrayBuffer | ArrayBufferView;
-const bytesOf = (data: SourceData) =>
-  typeof data === 'string'
-    ? data
-    : ArrayBuffer.isView(data)
-      ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
-      : new Uint8Array(data);
-class Sha256 {
-  private readonly hash;
-  constructor(secret?: SourceData) {
-    this.hash = secret ? createHmac('sha256', bytesOf(secret)) : createHash('sha256');
-  }
-  update(data: SourceData) {
-    this.hash.update(bytesOf(data));
-  }
-  async digest() {
-    return new Uint8Array(this.hash.digest());
-  }
-}
-
 /**
- * A request to an AWS API, signed with the usual credentials (environment, profile, SSO…) when
- * `region` is given, sent as it is to a local engine when not (DynamoDB Local, the local runtime).
- */
-export const awsRequest = async (options: {
-  url: string;
-  service: string;
-  region?: string;
-  headers: Record<string, string>;
-  body: string;
-}): Promise<Response> => {
-  const url = new URL(options.url);
-  let headers: Record<string, string> = { ...options.headers, host: url.host };
-  if (options.region) {
-    const { SignatureV4 } = await import('@smithy/signature-v4');
-    const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
-    const signer = new SignatureV4({
-      service: options.service,
-      region: options.region,
-      credentials: defaultProvider(),
-      sha256: Sha256,
-    });
-    const signed = await signer.sign({
-      method: 'POST',
-      protocol: url.protocol,
-      hostname: url.hostname,
-      path: url.pathname,
-      headers,
-      body: options.body,
-    });
-    headers = signed.headers as Record<string, string>;
-  } else {
-    // DynamoDB Local reads the access key of a SigV4 header and checks nothing else.
-    const scope = `local/20200101/us-east-1/${options.service}/aws4_request`;
-    headers.authorization = `AWS4-HMAC-SHA256 Credential=${scope}, SignedHeaders=host, Signature=0`;
-  }
-  const { host: _, ...sent } = headers;
-  return fetch(url, { method: 'POST', headers: sent, body: options.body });
-};
-
-/** The DynamoDB Streams API of a region (signed), or of a DynamoDB Local endpoint. */
-export const streamsApi =
-  (target: { region: string } | { endpoint: string }): StreamsCall =>
-  async <T>(operation: string, body: unknown): Promise<T> => {
-    const res = await awsRequest({
-      url: 'endpoint' in target ? target.endpoint : `https://streams.dynamodb.${target.region}.amazonaws.com/`,
-      service: 'dynamodb',
-      region: 'region' in target ? target.region : undefined,
-      headers: {
-        'content-type': 'application/x-amz-json-1.0',
-        'x-amz-target': `DynamoDBStreams_20120810.${operation}`,
-      },
-      body: JSON.stringify(body),
-    });
-    const json = (await res.json()) as T & { __type?: string; message?: string; Message?: string };
-    if (!res.ok)
-      throw new Error(
-        `${operation}: ${String(json.__type ?? res.status)
-          .split('#')
-          .pop()} ${json.message ?? json.Message ?? ''}`,
-      );
-    return json;
-  };
-
-/**
- * The event recorder invoked as Lambda's Invoke API does it (RequestResponse), in a region (signed) or
- * at a local runtime's invoke endpoint; answers the sequence numbers it reported failed, or every one
- * when the invocation itself failed.
+ * The event recorder invoked as its mapping invokes it (RequestResponse), by Lambda's Invoke API (a
+ * region's, or the local runtime's); answers the sequence numbers it reported failed, and throws when
+ * the invocation itself failed.
  */
 export const invokeRecorder =
-  (target: { region: string } | { endpoint: string }, functionName: string) =>
+  (lambda: LambdaClient, functionName: string) =>
   async (records: DynamoDBRecord[]): Promise<string[]> => {
-    const base = 'endpoint' in target ? target.endpoint : `https://lambda.${target.region}.amazonaws.com`;
-    const res = await awsRequest({
-      url: `${base.replace(/\/$/, '')}/2015-03-31/functions/${encodeURIComponent(functionName)}/invocations`,
-      service: 'lambda',
-      region: 'region' in target ? target.region : undefined,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ Records: records }),
-    });
-    const text = await res.text();
-    if (!res.ok || res.headers.get('x-amz-function-error'))
-      throw new Error(`${functionName} failed (${res.status}): ${text.slice(0, 300)}`);
-    const answer = text ? (JSON.parse(text) as { batchItemFailures?: { itemIdentifier: string }[] }) : {};
-    return (answer.batchItemFailures ?? []).map((f) => f.itemIdentifier);
+    const answer = await lambda.send(
+      new InvokeCommand({
+        FunctionName: functionName,
+        InvocationType: 'RequestResponse',
+        Payload: Buffer.from(JSON.stringify({ Records: records })),
+      }),
+    );
+    const text = answer.Payload ? Buffer.from(answer.Payload).toString('utf8') : '';
+    if (answer.FunctionError)
+      throw new Error(`${functionName} failed (${answer.FunctionError}): ${text.slice(0, 300)}`);
+    const result = text ? (JSON.parse(text) as { batchItemFailures?: { itemIdentifier: string }[] } | null) : null;
+    return (result?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
   };

@@ -163,14 +163,16 @@ const storeWebhooks = {
   type: ['object', 'null'],
   required: ['status', 'checkedAt', 'missing', 'error'],
   properties: {
-    status: { enum: ['healthy', 'repaired', 'failing', 'unmanaged'] },
+    status: { enum: ['healthy', 'repaired', 'failing', 'pending', 'unmanaged'] },
     checkedAt: timestamp,
     missing: { type: 'array', items: { type: 'string' }, description: 'topics found missing' },
     error: { type: ['string', 'null'], description: 'the platform’s reason, when `failing`' },
   },
   description:
     'Checked on creation, on new credentials and at every poll: `repaired` when some were missing and are ' +
-    'made again, `failing` with the platform’s reason, `unmanaged` for a custom store; null before the first check.',
+    'made again, `failing` with the platform’s reason, `pending` when the shop did not answer in time at ' +
+    'creation or on new credentials (the next poll finishes it), `unmanaged` for a custom store; null before ' +
+    'the first check.',
 };
 
 /** The platform API version the store's answers named (CONTRACT.md §12.4). */

@@ -70,7 +70,7 @@ export const keepSubscriptions = async (
   const webhooks =
     budgetMs === undefined
       ? await checkSubscriptions(deps, store.kind, shop, created)
-      : await withinBudget(budgetMs, shop.platform, (signal, progress) =>
+      : await withinBudget(budgetMs, (signal, progress) =>
           withPlatformSignal(signal, () => checkSubscriptions(deps, store.kind, shop, created, progress)),
         );
   if (webhooks.status === 'repaired') {
@@ -82,6 +82,8 @@ export const keepSubscriptions = async (
   } else if (webhooks.status === 'failing') {
     countMetric(BUSINESS_METRICS.subscriptionsFailing);
     logger.warn('webhook subscriptions could not be kept', { storeId: store.id, error: webhooks.error });
+  } else if (webhooks.status === 'pending') {
+    logger.info('webhook subscriptions pending: the shop did not answer within the budget', { storeId: store.id });
   }
   // What was found is shown on the store; a write that fails loses one check, never the caller's work.
   await recordWebhooks(store.kind, store.id, webhooks).catch((error: Error) =>
@@ -127,11 +129,11 @@ interface Progress {
 
 /**
  * A check run within `budgetMs`: past it, its platform calls are cancelled (the signal) and it is
- * `failing` with the time as its reason and the topics it had found missing and not made.
+ * `pending` (CONTRACT.md §12.1: the shop did not say no; the next poll finishes it), with the topics
+ * it had found missing and not made yet.
  */
 const withinBudget = async (
   budgetMs: number,
-  platform: Platform,
   check: (signal: AbortSignal, progress: Progress) => Promise<StoreWebhooks>,
 ): Promise<StoreWebhooks> => {
   const controller = new AbortController();
@@ -139,12 +141,7 @@ const withinBudget = async (
   let timer: NodeJS.Timeout | undefined;
   const spent = new Promise<StoreWebhooks>((resolve) => {
     timer = setTimeout(() => {
-      resolve({
-        status: 'failing',
-        checkedAt: now(),
-        missing: [...progress.missing],
-        error: `${platform} did not answer within ${budgetMs / 1000} s; the next poll tries again`,
-      });
+      resolve({ status: 'pending', checkedAt: now(), missing: [...progress.missing], error: null });
       controller.abort();
     }, budgetMs);
   });

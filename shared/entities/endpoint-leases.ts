@@ -2,103 +2,85 @@ import { eventKeys } from '../dynamo/keys.js';
 import { ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.js';
 
 /**
- * One endpoint's share of delivery capacity (CONTRACT.md §14; docs/design.md, "Integrators
- * isolated"). Deliveries share the worker's few concurrent batches, and a batch lasts as long as its
- * slowest send: an endpoint that hangs would hold them all. So a try that has not ended after
- * `PROBE_MS` goes on only under one of the endpoint's `LEASES_PER_ENDPOINT` leases, and takes it
- * with a conditional write that also marks the endpoint slow for `SLOW_FOR_MS`; while it is slow,
- * each try takes a lease before it starts. A try that finds every lease held ends at once, as a try
- * the receiver did not answer (tried again on §14's schedule). A receiver that answers within
- * `PROBE_MS` never writes here: the happy path costs one eventually consistent read of a missing item.
+ * One endpoint's share of delivery capacity (CONTRACT.md §14; shared/events/README.md). Every try
+ * takes one of the endpoint's leases before it starts, and gives it back when its POST ends: across
+ * every worker an endpoint has at most `leasesPerEndpoint()` tries in flight, decided before the try
+ * (nothing is timed: a worker starved of CPU cannot take a fast receiver for a slow one). A receiver
+ * that hangs holds its leases for the POST's 15 s each, no more; its other tries find none free.
  *
  * The entity: the only place that knows the lease item (`eventKeys.endpointLeases`) and writes it.
  * The item: `s0`, `s1`… the epoch ms until which each lease is held (a worker that died frees it
- * then), `slowUntil`, and `expiresAt` for the table's TTL.
+ * then), and `expiresAt` for the table's TTL.
  */
 
-/** How many of one endpoint's tries may run past `PROBE_MS` at once, across every worker. */
-export const LEASES_PER_ENDPOINT = 2;
-/** How long a try runs before it needs a lease (`DELIVERY_PROBE_MS` for tests on a loaded machine). */
-export const PROBE_MS = 2_000;
-export const probeMs = () => {
-  const configured = Number(process.env.DELIVERY_PROBE_MS);
-  return Number.isSafeInteger(configured) && configured > 0 ? configured : PROBE_MS;
+/** Leases per endpoint by default: a hanging receiver holds at most 4 of the worker's 10 batches. */
+export const LEASES_PER_ENDPOINT = 4;
+/** `DELIVERY_ENDPOINT_CONCURRENCY` (a whole number from 1 to 50), else `LEASES_PER_ENDPOINT`. */
+export const leasesPerEndpoint = () => {
+  const configured = Number(process.env.DELIVERY_ENDPOINT_CONCURRENCY);
+  return Number.isSafeInteger(configured) && configured >= 1 && configured <= 50 ? configured : LEASES_PER_ENDPOINT;
 };
-/** How long an endpoint stays slow after its last slow try (each try takes a lease meanwhile). */
-export const SLOW_FOR_MS = 60_000;
-/** How long a lease holds at most: the POST's 15 s, the writes around it; past it, a dead holder's is free. */
+/** How long a lease holds at most: the POST's 15 s, its name's 3 s, the writes; past it, a dead holder's is free. */
 export const LEASE_MS = 20_000;
 /** The item stays a day after its last write. */
 const KEPT_SECONDS = 86_400;
 
 export interface EndpointLeases {
-  /** Epoch ms until which the endpoint is slow (0: it is not). */
-  slowUntil: number;
   /** Per lease, the epoch ms until which it is held (0: free). */
   held: number[];
+}
+
+export interface Lease {
+  slot: number;
+  until: number;
 }
 
 const slotName = (slot: number) => `s${slot}`;
 
 const leasesFrom = (item: Item | undefined): EndpointLeases => ({
-  slowUntil: Number(item?.slowUntil ?? 0),
-  held: Array.from({ length: LEASES_PER_ENDPOINT }, (_, slot) => Number(item?.[slotName(slot)] ?? 0)),
+  held: Array.from({ length: leasesPerEndpoint() }, (_, slot) => Number(item?.[slotName(slot)] ?? 0)),
 });
 
 /** The endpoint's leases as last written (eventually consistent: a hint; each lease is taken on condition). */
-export const readLeases = async (endpointId: string): Promise<EndpointLeases> =>
-  leasesFrom(await getItem(eventKeys.endpointLeases(endpointId), (item) => item));
+export const readLeases = async (endpointId: string, consistent = false): Promise<EndpointLeases> =>
+  leasesFrom(await getItem(eventKeys.endpointLeases(endpointId), (item) => item, consistent));
 
-export const isSlow = (leases: EndpointLeases, at = Date.now()) => leases.slowUntil > at;
+/** When the first held lease frees itself at the latest (epoch ms), as `leases` were read. */
+export const firstFreeAt = (leases: EndpointLeases) => Math.min(...leases.held);
+
+const takeSlot = async (endpointId: string, slot: number, at: number): Promise<Lease | undefined> => {
+  const until = at + LEASE_MS;
+  const written = await updateIf({
+    Key: eventKeys.endpointLeases(endpointId),
+    UpdateExpression: 'SET #slot = :until, expiresAt = :ttl',
+    ConditionExpression: 'attribute_not_exists(#slot) OR #slot <= :at',
+    ExpressionAttributeNames: { '#slot': slotName(slot) },
+    ExpressionAttributeValues: { ':until': until, ':ttl': Math.floor(at / 1000) + KEPT_SECONDS, ':at': at },
+  });
+  return written instanceof ConditionFailed ? undefined : { slot, until };
+};
 
 /**
- * Takes a lease the read shows free (on condition that it still is); `markSlow` (a try past
- * `PROBE_MS`): the endpoint is slow from now. Its slot and until when it is held, or undefined when
- * none is free (no write when the read shows none).
+ * Takes a lease the read shows free (on condition that it still is), in random order so that
+ * workers that read alike spread over the slots; undefined when none is (no write when the read
+ * shows none held free).
  */
-export const takeLease = async (endpointId: string, leases: EndpointLeases, markSlow: boolean, at = Date.now()) => {
+export const takeLease = async (endpointId: string, leases: EndpointLeases, at = Date.now()) => {
   const free = leases.held.flatMap((until, slot) => (until <= at ? [slot] : []));
   for (const slot of free.sort(() => Math.random() - 0.5)) {
-    const until = at + LEASE_MS;
-    const written = await updateIf({
-      Key: eventKeys.endpointLeases(endpointId),
-      UpdateExpression: `SET #slot = :until, expiresAt = :ttl${markSlow ? ', slowUntil = :slow' : ''}`,
-      ConditionExpression: 'attribute_not_exists(#slot) OR #slot <= :at',
-      ExpressionAttributeNames: { '#slot': slotName(slot) },
-      ExpressionAttributeValues: {
-        ':until': until,
-        ...(markSlow ? { ':slow': at + SLOW_FOR_MS } : {}),
-        ':ttl': Math.floor(at / 1000) + KEPT_SECONDS,
-        ':at': at,
-      },
-    });
-    if (!(written instanceof ConditionFailed)) return { slot, until };
+    const lease = await takeSlot(endpointId, slot, at);
+    if (lease) return lease;
   }
   return undefined;
 };
 
-/**
- * Gives a lease back (if still this try's). `slow`: the try ran past `PROBE_MS`, so the endpoint stays
- * slow for `SLOW_FOR_MS` more; otherwise, when no other lease is held, it is no longer slow (a
- * receiver that stalled a moment has its full capacity again at its first quick answer).
- */
-export const releaseLease = async (endpointId: string, lease: { slot: number; until: number }, slow: boolean) => {
-  const at = Date.now();
-  const others = Array.from({ length: LEASES_PER_ENDPOINT }, (_, slot) => slot).filter((slot) => slot !== lease.slot);
-  const othersFree = others.map((slot) => `(attribute_not_exists(${slotName(slot)}) OR ${slotName(slot)} <= :at)`);
-  const quick = !slow;
-  const released = await updateIf({
-    Key: eventKeys.endpointLeases(endpointId),
-    UpdateExpression: `SET #slot = :free${slow ? ', slowUntil = :slow' : ''}`,
-    ConditionExpression: '#slot = :until',
-    ExpressionAttributeNames: { '#slot': slotName(lease.slot) },
-    ExpressionAttributeValues: { ':free': 0, ':until': lease.until, ...(slow ? { ':slow': at + SLOW_FOR_MS } : {}) },
-  });
-  if (!quick || released instanceof ConditionFailed) return;
+/** Gives a lease back, if it is still this try's (one that outlived `LEASE_MS` may be another's now). */
+export const releaseLease = async (endpointId: string, lease: Lease) => {
   await updateIf({
     Key: eventKeys.endpointLeases(endpointId),
-    UpdateExpression: 'SET slowUntil = :free',
-    ConditionExpression: ['slowUntil > :at', ...othersFree].join(' AND '),
-    ExpressionAttributeValues: { ':free': 0, ':at': at },
+    UpdateExpression: 'SET #slot = :free',
+    ConditionExpression: '#slot = :until',
+    ExpressionAttributeNames: { '#slot': slotName(lease.slot) },
+    ExpressionAttributeValues: { ':free': 0, ':until': lease.until },
   });
 };

@@ -137,9 +137,10 @@ export const connectionFrom = (item: Item): StoreConnection => {
 
 /** What the last check of a store's webhook subscriptions found (CONTRACT.md §12.1). */
 export interface StoreWebhooks {
-  status: 'healthy' | 'repaired' | 'failing' | 'unmanaged';
+  /** `pending`: the check did not finish within the creation's budget; the next poll finishes it. */
+  status: 'healthy' | 'repaired' | 'failing' | 'pending' | 'unmanaged';
   checkedAt: string;
-  /** The topics found missing (made again when `repaired`). */
+  /** The topics found missing (made again when `repaired`; when `pending`, those not made yet). */
   missing: string[];
   /** The platform's reason, when `failing`. */
   error: string | null;

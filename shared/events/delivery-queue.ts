@@ -11,6 +11,8 @@ export interface DeliveryMessage extends WorkMessage {
   eventId: string;
   endpointId: string;
   attempts: number;
+  /** How often this try was put back because every lease of its endpoint was held (delivery-worker.ts). */
+  deferrals?: number;
 }
 
 const readDelivery = (parsed: Fields): DeliveryMessage | undefined =>
@@ -20,6 +22,7 @@ const readDelivery = (parsed: Fields): DeliveryMessage | undefined =>
         eventId: parsed.eventId,
         endpointId: parsed.endpointId,
         attempts: Number(parsed.attempts),
+        ...(Number.isSafeInteger(parsed.deferrals) ? { deferrals: Number(parsed.deferrals) } : {}),
       }
     : undefined;
 

@@ -7,14 +7,7 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
-import {
-  type EndpointLeases,
-  isSlow,
-  probeMs,
-  readLeases,
-  releaseLease,
-  takeLease,
-} from '../entities/endpoint-leases.js';
+import { type EndpointLeases, type Lease, readLeases, releaseLease, takeLease } from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
@@ -112,9 +105,7 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
   }
   const status = await sendWithinShare(deps, attempt.item);
   if (status === 'busy') {
-    // Not the receiver's answer: its share of delivery capacity is in use by its slow tries.
-    logger.info('event delivery: the endpoint’s share of delivery capacity is in use (it is slow)');
-    await tryAgainLater(attempt, null);
+    await deferOrFail(attempt);
     return 'done';
   }
   if (isSuccess(status)) {
@@ -126,52 +117,52 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
   return 'done';
 };
 
-const sleep = (ms: number) => {
-  let timer: NodeJS.Timeout | undefined;
-  const done = new Promise<'late'>((resolve) => {
-    timer = setTimeout(() => resolve('late'), ms);
+/** This environment's tries in flight, per endpoint, each ending with its status once its lease is back. */
+const inFlight = new Map<string, Set<Promise<number | null>>>();
+
+/** The send under `lease`, registered in `inFlight` until the lease is given back. */
+const sendUnder = (deps: DeliveryDeps, item: DeliveryItem, signed: Signed, lease: Lease) => {
+  const endpointId = item.endpoint.id;
+  const tries = inFlight.get(endpointId) ?? new Set();
+  inFlight.set(endpointId, tries);
+  const sending = (async () => {
+    try {
+      return await send(deps, item, signed);
+    } finally {
+      // A lease not given back frees itself after LEASE_MS; the try's outcome is what must not be lost.
+      await releaseLease(endpointId, lease).catch((error: Error) =>
+        logger.warn('event delivery: its lease was not given back', { error: error.name }),
+      );
+    }
+  })();
+  tries.add(sending);
+  return sending.finally(() => {
+    tries.delete(sending);
+    if (!tries.size) inFlight.delete(endpointId);
   });
-  return { done, cancel: () => clearTimeout(timer) };
 };
 
 /**
- * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): an
- * endpoint marked slow sends only under a lease; any other sends at once, and a send not over after
- * `PROBE_MS` goes on only if it gets a lease, aborted otherwise. What is timed is the receiver's part
- * (its name's resolution, the POST), not the signing. `busy`: no lease was free.
+ * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): it
+ * takes a lease first, on the read the claim made, then on a consistent read when that one was stale.
+ * None free while a try of this very batch holds one: it waits for that try's end (the batch lasts that
+ * long anyway) and takes again if the receiver answered it; not if it did not (it hangs: nothing
+ * gained). `busy`: no lease, for a try of another environment holds them, or the receiver hangs.
  */
 const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
   const endpointId = item.endpoint.id;
   const signed = await sign(deps, item);
-  const started = Date.now();
-  if (isSlow(item.leases, started)) {
-    const lease = await takeLease(endpointId, item.leases, false, started);
-    if (!lease) return 'busy';
-    try {
-      return await send(deps, item, signed);
-    } finally {
-      await releaseLease(endpointId, lease, Date.now() - started >= probeMs());
-    }
+  let lease = await takeLease(endpointId, item.leases);
+  while (!lease) {
+    lease = await takeLease(endpointId, await readLeases(endpointId, true));
+    if (lease) break;
+    const siblings = inFlight.get(endpointId);
+    if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
-  const controller = new AbortController();
-  const sending = send(deps, item, signed, controller.signal);
-  const probe = sleep(probeMs());
-  const first = await Promise.race([sending, probe.done]);
-  probe.cancel();
-  if (first !== 'late') return first;
-  const lease = await takeLease(endpointId, item.leases, true);
-  if (!lease) {
-    // Not waited for: a name still resolving ends within its own bound, and then sends nothing.
-    controller.abort();
-    sending.catch(() => undefined);
-    return 'busy';
-  }
-  try {
-    return await sending;
-  } finally {
-    await releaseLease(endpointId, lease, true);
-  }
+  return sendUnder(deps, item, signed, lease);
 };
+
+type Signed = Awaited<ReturnType<typeof sign>>;
 
 /** The event's body and its signature headers (Standard Webhooks, both secrets during a rotation). */
 const sign = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
@@ -183,13 +174,12 @@ const sign = async (deps: DeliveryDeps, { event, endpoint }: DeliveryItem) => {
 /**
  * The signed POST, after the URL rules again: a name may resolve elsewhere now than when the endpoint
  * was made, and the POST connects only to the addresses just checked. Answers the receiver's status,
- * null when none came, the URL is refused or `signal` aborted it.
+ * null when none came or the URL is refused.
  */
 const send = async (
   deps: DeliveryDeps,
   { endpoint }: DeliveryItem,
   { body, headers }: { body: string; headers: Record<string, string> },
-  signal?: AbortSignal,
 ) => {
   // The addresses checked are the ones connected to: the name is not resolved again.
   const addresses: string[] = [];
@@ -203,8 +193,26 @@ const send = async (
     logger.warn('event delivery refused by the URL rules', { problem });
     return null;
   }
-  if (signal?.aborted) return null;
-  return deps.post(endpoint.url, body, headers, addresses, signal);
+  return deps.post(endpoint.url, body, headers, addresses);
+};
+
+/**
+ * The waits of a try put back because its endpoint's every lease was held, before it counts: a busy
+ * receiver that answers gets its try a second or five later; one that hangs has the try fail after
+ * the last (as one it did not answer: `lastResponseStatus` null) and tried again on §14's schedule.
+ */
+export const DEFERRAL_SECONDS = [1, 5];
+
+/** A try that found no lease free: its message again, a little later, the same try; after the last, a failed one. */
+const deferOrFail = async (attempt: DeliveryAttempt) => {
+  const deferrals = attempt.message.deferrals ?? 0;
+  const wait = DEFERRAL_SECONDS[deferrals];
+  if (wait === undefined) {
+    logger.info('event delivery: every lease of its endpoint held, past the last deferral');
+    return tryAgainLater(attempt, null);
+  }
+  await sendDeliveries([{ ...attempt.message, deferrals: deferrals + 1 }], wait);
+  logger.info('event delivery deferred: every lease of its endpoint is held', { deferrals: deferrals + 1 });
 };
 
 /** When the try after `attempts` failed ones is due, or null when the schedule is spent. */

@@ -1,6 +1,6 @@
 import { lookup, Resolver } from 'node:dns/promises';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Resolve } from '../domain/endpoint-url.js';
 
@@ -66,6 +66,18 @@ const pinned =
   };
 
 /**
+ * The deliveries' own socket pools, never the SDK's (its 50 sockets are the table's and the queue's):
+ * per receiver's origin at most `SOCKETS_PER_ORIGIN` (an environment runs one batch, 10 records, at
+ * once), no bound across origins, so one receiver that hangs holds its own sockets and no other's.
+ * No keep-alive: each POST connects to the addresses just checked, never to a socket of an earlier check.
+ */
+export const SOCKETS_PER_ORIGIN = 10;
+const agents = {
+  http: new HttpAgent({ keepAlive: false, maxSockets: SOCKETS_PER_ORIGIN }),
+  https: new HttpsAgent({ keepAlive: false, maxSockets: SOCKETS_PER_ORIGIN }),
+};
+
+/**
  * The POST itself, with node's own client: redirects are not followed (a 3xx is the receiver's answer,
  * and a failure), the answer's body is never read (a receiver streaming an endless one holds nothing),
  * and the whole exchange has 15 seconds.
@@ -73,9 +85,11 @@ const pinned =
 export const postWebhook: PostWebhook = (url, body, headers, addresses, signal) =>
   new Promise((settle) => {
     if (signal?.aborted) return settle(null);
-    const request = url.startsWith('https:') ? httpsRequest : httpRequest;
+    const secure = url.startsWith('https:');
+    const request = secure ? httpsRequest : httpRequest;
     const req = request(url, {
       method: 'POST',
+      agent: secure ? agents.https : agents.http,
       headers: {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(body),

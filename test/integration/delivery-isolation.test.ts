@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { newId } from '../../shared/core/ids.js';
 import { getItem } from '../../shared/dynamo/table.js';
+import { leasesPerEndpoint } from '../../shared/entities/endpoint-leases.js';
 import { type Event, eventId, putEvent } from '../../shared/entities/event.js';
 import { eventDeliveryFrom, eventDeliveryKey } from '../../shared/entities/event-delivery.js';
 import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
@@ -9,14 +10,15 @@ import { startService, type TestService } from './support.js';
 import { eventually } from './webhooks.js';
 
 /**
- * Integrators isolated (issue 39, item 4; docs/design.md, "Integrators isolated"): one endpoint whose
- * receiver never answers beside one that answers at once, more events than the delivery worker has
- * slots (its 10 batches of 10). Asserted on counts, never on a time: every event reaches the
- * answering receiver, and most of the hanging endpoint's tries end without ever being sent, for want
- * of a lease, where a shared pool would have sent each and waited its 15 s.
+ * Integrators isolated (issue 39, item 4; shared/events/README.md): one endpoint whose receiver never
+ * answers beside one that answers at once, more events than the delivery worker has slots (its 10
+ * batches of 10). Asserted on counts, never on a time: every event reaches the answering receiver and
+ * is delivered; the hanging receiver never has more requests open at once than a few leases' worth,
+ * where a shared pool would give it every slot; most of its first tries end without being sent.
  */
 
-jest.setTimeout(300_000);
+// Minutes on this shared machine: recording 150 events alone took ~3 (2026-11-29, load average 20).
+jest.setTimeout(480_000);
 
 /** More than the worker's slots (lib/routes.ts: 10 batches of 10 at once). */
 const EVENTS = 150;
@@ -28,6 +30,8 @@ const A = () => service.api('owner_a');
 const answered = new Set<string>();
 const hung = new Set<string>();
 const open = new Set<ServerResponse>();
+/** The most requests the hanging receiver held open at once. */
+let mostOpen = 0;
 let answering: Server;
 let hanging: Server;
 
@@ -37,10 +41,7 @@ const listen = async (server: Server) => {
 };
 
 beforeAll(async () => {
-  // Quick tries again (locally seconds, as `npm start`'s): a try that lost its lease comes back soon.
-  // A probe of 5 s, not 2: on this shared machine a 204 from 127.0.0.1 can take seconds to be read,
-  // and the answering endpoint must not be taken for a slow one.
-  process.env.DELIVERY_PROBE_MS = '5000';
+  // Quick tries again (locally seconds, as `npm start`'s): a try that failed for want of a lease comes back soon.
   service = await startService({ simulator: false, deliveryRetrySeconds: [2, 2, 2, 2, 2, 2, 2] });
   answering = createServer((req, res) => {
     answered.add(String(req.headers['webhook-id']));
@@ -51,11 +52,11 @@ beforeAll(async () => {
     hung.add(String(req.headers['webhook-id']));
     req.resume();
     open.add(res);
+    mostOpen = Math.max(mostOpen, open.size);
     res.on('close', () => open.delete(res));
   });
 }, 120_000);
 afterAll(async () => {
-  delete process.env.DELIVERY_PROBE_MS;
   for (const res of open) res.destroy();
   await new Promise((done) => answering?.close(done));
   await new Promise((done) => hanging?.close(done));
@@ -85,14 +86,14 @@ const recordEvent = async (): Promise<Event> => {
 };
 
 describe('one endpoint that hangs beside one that answers at once', () => {
-  it('takes its leases only: every event reaches the answering one, most hanging tries end unsent', async () => {
+  it('holds its leases only: every event reaches the answering one, most hanging tries end unsent', async () => {
     const answeringId = await endpoint(await listen(answering));
     const hangingId = await endpoint(await listen(hanging));
     forgetEndpoints();
 
-    // One after the other, as a stream shard's records are handled.
+    // Ten at a time, as a stream batch's records are handled side by side.
     const events: Event[] = [];
-    for (let i = 0; i < EVENTS; i++) events.push(await recordEvent());
+    for (let i = 0; i < EVENTS; i += 10) events.push(...(await Promise.all(Array.from({ length: 10 }, recordEvent))));
 
     // Every event reaches the answering receiver.
     await eventually(async () => events.every((e) => answered.has(e.id)), 180_000, 500);
@@ -105,11 +106,15 @@ describe('one endpoint that hangs beside one that answers at once', () => {
     const tried = await deliveries(hangingId);
     expect(tried.filter((d) => d?.status === 'delivered' || d?.lastResponseStatus !== null)).toEqual([]);
 
-    // Most of those tries were never sent: no lease was free. A shared pool sends every one. Sent: the
-    // tries that began before the endpoint was known slow (at most the worker's slots, and the batches
-    // begun within the first probe), and those under its leases.
+    // The hanging receiver held no more requests at once than the endpoint's leases, where a shared pool
+    // gives it every slot (100). Twice the leases: on this loaded machine a try's 15 s may end late and
+    // its lease (held 20 s at most) be taken again before its request is seen closed.
+    expect(mostOpen).toBeGreaterThanOrEqual(1);
+    expect(mostOpen).toBeLessThanOrEqual(2 * leasesPerEndpoint());
+    // Most of those tries were never sent: no lease was free, then or after their deferrals. A shared
+    // pool sends every one.
     const unsent = events.filter((e) => !hung.has(e.id));
-    expect(unsent.length).toBeGreaterThanOrEqual(EVENTS / 4);
+    expect(unsent.length).toBeGreaterThanOrEqual(EVENTS / 2);
 
     // The answering endpoint's deliveries are all delivered.
     const delivered = await deliveries(answeringId);

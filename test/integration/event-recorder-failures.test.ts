@@ -1,6 +1,7 @@
+import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
+import { LambdaClient } from '@aws-sdk/client-lambda';
 import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { readStreamRange, receiveFrom, replayFailed, streamsApi } from '../../bin/cli/replay-failed.js';
+import { invokeRecorder, readStreamRange, receiveFrom, replayFailed } from '../../bin/cli/replay-failed.js';
 import type { StreamFailure } from '../../lib/stream-mapping.js';
 import { createResellerStore, startService, type TestService } from './support.js';
 import { eventually, sendWebhook } from './webhooks.js';
@@ -17,18 +18,22 @@ jest.setTimeout(120_000);
 
 let service: TestService;
 let sqs: SQSClient;
+let streams: DynamoDBStreamsClient;
+let lambda: LambdaClient;
 const secret = 'whsec_recorder_failures';
 
 beforeAll(async () => {
   service = await startService();
-  sqs = new SQSClient({
-    endpoint: service.runtime.endpoints.sqs,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
+  sqs = new SQSClient({ ...local, endpoint: service.runtime.endpoints.sqs });
+  // The command's own clients: the stream read from DynamoDB Local, the recorder by the runtime's Invoke API.
+  streams = new DynamoDBStreamsClient({ ...local, endpoint: service.runtime.endpoints.dynamodb });
+  lambda = new LambdaClient({ ...local, endpoint: service.runtime.endpoints.lambda });
 }, 120_000);
 afterAll(async () => {
   sqs?.destroy();
+  streams?.destroy();
+  lambda?.destroy();
   await service?.stop();
 });
 
@@ -36,11 +41,8 @@ afterAll(async () => {
 const replay = () =>
   replayFailed({
     receive: receiveFrom(sqs, service.runtime.streamFailures.url),
-    readRange: (info) => readStreamRange(streamsApi({ endpoint: service.runtime.endpoints.dynamodb }), info),
-    record: async (records: DynamoDBRecord[]) => {
-      const answer = (await service.runtime.invoke('EventRecorder', { Records: records })) as DynamoDBBatchResponse;
-      return answer.batchItemFailures.map((f) => f.itemIdentifier);
-    },
+    readRange: (info) => readStreamRange(streams, info),
+    record: invokeRecorder(lambda, 'EventRecorder'),
   });
 
 /** What the on-failure queue holds, read without taking it (hidden for no time). */

@@ -146,6 +146,10 @@ describe('changesOf', () => {
     expect(change).toMatchObject({ type: 'store.webhooks_failing', createdAt: LATER, ownerId: 'owner_a' });
     expect(typesOf(checked('failing', CREATED), checked('failing'))).toEqual([]);
     expect(typesOf(checked('failing'), checked('healthy'))).toEqual([]);
+    // `pending` (a shop that did not answer within the creation's budget) is no failure; a poll that
+    // then finds them failing is.
+    expect(typesOf(checked('healthy', CREATED), checked('pending'))).toEqual([]);
+    expect(typesOf(checked('pending', CREATED), checked('failing'))).toEqual(['store.webhooks_failing']);
   });
 
   it('gives the same write the same event id, and another write another', () => {

@@ -8,7 +8,12 @@ import { Webhook } from 'standardwebhooks';
 import { eventId, eventItem, eventKey } from '../../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
-import { type DeliveryDeps, nextAttemptAfter, processDeliveryMessage } from '../../shared/events/delivery-worker.js';
+import {
+  DEFERRAL_SECONDS,
+  type DeliveryDeps,
+  nextAttemptAfter,
+  processDeliveryMessage,
+} from '../../shared/events/delivery-worker.js';
 import { DISABLED_REASON } from '../../shared/events/endpoint-health.js';
 import { DNS_TIMEOUT_MS, postWebhook, resolveHost } from '../../shared/events/webhook-sender.js';
 import { presentEvent } from '../../shared/http/present.js';
@@ -72,11 +77,11 @@ const stored = (attempts: number, endpoint: WebhookEndpoint, leases?: Record<str
   });
 };
 
-const record = (attempts: number): SQSRecord =>
+const record = (attempts: number, deferrals?: number): SQSRecord =>
   ({
     messageId: 'm-1',
     receiptHandle: 'rh-1',
-    body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts }),
+    body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts, ...(deferrals ? { deferrals } : {}) }),
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
 
@@ -98,6 +103,12 @@ const deliveryWrite = () => {
   );
 };
 const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+/** The UpdateItems of anything but the endpoint's leases (its lease taken and given back around each POST). */
+const endpointUpdates = () =>
+  dynamo
+    .commandCalls(UpdateCommand)
+    .map((c) => c.args[0].input)
+    .filter((input) => input.Key!.SK !== 'LEASES');
 
 beforeEach(() => {
   dynamo.reset();
@@ -120,9 +131,12 @@ describe('the delivery worker', () => {
     expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: EVENT_ID, type: 'sync_job.completed' });
     expect(headers['webhook-id']).toBe(EVENT_ID);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
-    // A first try delivered is one UpdateItem of the delivery, on condition that it is still at this try.
+    // A first try delivered is one UpdateItem of the delivery, on condition that it is still at this try,
+    // besides the endpoint's lease taken before the POST and given back after it (and nothing else).
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
-    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    const all = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(all.map((input) => input.Key!.SK)).toEqual(['LEASES', 'LEASES', expect.stringMatching(/^DLV#/)]);
+    const updates = all.filter((input) => input.Key!.SK !== 'LEASES');
     expect(updates).toHaveLength(1);
     expect(updates[0]).toMatchObject({
       ConditionExpression: '#attempts = :was',
@@ -231,7 +245,7 @@ describe('the delivery worker', () => {
     stored(0, endpointOf({ failingSince: longAgo, updatedAt: new Date(Date.now() - 7 * DAY).toISOString() }));
     post.mockResolvedValue(500);
     await processDeliveryMessage(deps, record(0));
-    const update = dynamo.commandCalls(UpdateCommand)[0].args[0].input;
+    const update = endpointUpdates()[0];
     expect(update.ExpressionAttributeValues).toMatchObject({ ':disabled': 'disabled', ':reason': DISABLED_REASON });
   });
 
@@ -240,19 +254,19 @@ describe('the delivery worker', () => {
     stored(0, endpointOf({ failingSince: since, updatedAt: new Date(Date.now() - DAY).toISOString() }));
     post.mockResolvedValue(500);
     await processDeliveryMessage(deps, record(0));
-    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+    expect(endpointUpdates()).toEqual([]);
   });
 
   it('marks an endpoint failing at its first failure, and no longer at its next success', async () => {
     stored(0, endpointOf());
     post.mockResolvedValue(500);
     await processDeliveryMessage(deps, record(0));
-    expect(dynamo.commandCalls(UpdateCommand)[0].args[0].input.UpdateExpression).toBe('SET failingSince = :now');
+    expect(endpointUpdates()[0].UpdateExpression).toBe('SET failingSince = :now');
     dynamo.resetHistory();
     stored(1, endpointOf({ failingSince: createdAt }));
     post.mockResolvedValue(200);
     await processDeliveryMessage(deps, record(1));
-    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input.UpdateExpression);
+    const updates = endpointUpdates().map((input) => input.UpdateExpression);
     expect(updates).toContain('REMOVE failingSince');
   });
 });
@@ -263,81 +277,162 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
       .commandCalls(UpdateCommand)
       .map((c) => c.args[0].input)
       .filter((input) => input.Key!.SK === 'LEASES');
-  const failedTry = () => deliveryWrite();
-
-  it('answered within the probe: no lease written, nothing but the one read of the leases item', async () => {
-    stored(0, endpointOf());
-    post.mockResolvedValue(204);
-    await processDeliveryMessage(deps, record(0));
-    expect(leaseWrites()).toEqual([]);
-    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toHaveLength(1);
+  const leaseReads = () =>
+    dynamo
+      .commandCalls(GetCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.Key!.SK === 'LEASES');
+  afterEach(() => {
+    delete process.env.DELIVERY_ENDPOINT_CONCURRENCY;
   });
 
-  it('a slow endpoint whose every lease is held: no POST, the try fails at once and is tried again', async () => {
+  it('takes a lease before the POST, on condition, and gives it back after: decided before the try', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf(), { slowUntil: later, s0: later, s1: later });
+    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: 0 });
+    const order: string[] = [];
+    dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => {
+      order.push(input.ConditionExpression === '#slot = :until' ? 'give' : 'take');
+      return {};
+    });
+    post.mockImplementation(async () => {
+      order.push('post');
+      return 204;
+    });
+    await processDeliveryMessage(deps, record(0));
+    expect(order).toEqual(['take', 'post', 'give']);
+    const [take, give] = leaseWrites();
+    // The one lease the read shows free (s0-s2 held): LEASES_PER_ENDPOINT is 4.
+    expect(take.ExpressionAttributeNames).toEqual({ '#slot': 's3' });
+    expect(take.ConditionExpression).toBe('attribute_not_exists(#slot) OR #slot <= :at');
+    expect(give).toMatchObject({ ConditionExpression: '#slot = :until', UpdateExpression: 'SET #slot = :free' });
+    expect(give.ExpressionAttributeValues![':until']).toBe(take.ExpressionAttributeValues![':until']);
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+    // The claim's eventually consistent read was right: no second read.
+    expect(leaseReads()).toHaveLength(1);
+  });
+
+  it('every lease held: no POST, no write; the same try comes back a second later, not counted', async () => {
+    const later = Date.now() + 10_000;
+    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
     post.mockResolvedValue(204);
     expect(await processDeliveryMessage(deps, record(0))).toBe('done');
     expect(post).not.toHaveBeenCalled();
-    // No write to take a lease the read shows held.
     expect(leaseWrites()).toEqual([]);
-    expect(failedTry()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
-    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
+    // Read again, consistently, before it is put back.
+    expect(leaseReads().map((read) => Boolean(read.ConsistentRead))).toEqual([false, true]);
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: DEFERRAL_SECONDS[0] })]);
+    expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ attempts: 0, deferrals: 1 });
   });
 
-  it('a slow endpoint with a free lease: takes it on condition, POSTs, gives it back', async () => {
+  it('still no lease after the last deferral: the try fails as one not answered, on §14’s schedule', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf(), { slowUntil: later, s0: later, s1: 0 });
+    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
+    const last = record(0, DEFERRAL_SECONDS.length);
+    await processDeliveryMessage(deps, last);
+    expect(post).not.toHaveBeenCalled();
+    expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    // The next try: a fresh message, no deferral carried over, after §14's first wait.
+    expect(sent()).toHaveLength(1);
+    expect(sent()[0].DelaySeconds).toBe(5);
+    expect(JSON.parse(sent()[0].MessageBody!)).toEqual({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 });
+  });
+
+  it('a stale read: the write on condition fails, the consistent read finds the lease given back, POSTs', async () => {
+    const later = Date.now() + 10_000;
+    stored(0, endpointOf());
+    dynamo.on(GetCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => ({
+      Item: input.ConsistentRead
+        ? { s0: later, s1: later, s2: 0, s3: later }
+        : { s0: later, s1: 0, s2: later, s3: later },
+    }));
+    const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
+    dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' }, ExpressionAttributeNames: { '#slot': 's1' } }).rejects(refused);
     post.mockResolvedValue(204);
     await processDeliveryMessage(deps, record(0));
     expect(post).toHaveBeenCalledTimes(1);
-    const [take, give] = leaseWrites();
-    expect(take.ExpressionAttributeNames).toEqual({ '#slot': 's1' });
-    expect(take.ConditionExpression).toBe('attribute_not_exists(#slot) OR #slot <= :at');
-    // Taken while slow, it does not make the endpoint slow for longer: only a slow try does.
-    expect(take.UpdateExpression).not.toContain('slowUntil');
-    expect(give).toMatchObject({ ConditionExpression: '#slot = :until', UpdateExpression: 'SET #slot = :free' });
-    expect(give.ExpressionAttributeValues![':until']).toBe(take.ExpressionAttributeValues![':until']);
-    // A quick answer: the endpoint is no longer slow, once no other lease is held.
-    const [, , clear] = leaseWrites();
-    expect(clear).toMatchObject({ UpdateExpression: 'SET slowUntil = :free' });
-    expect(clear.ConditionExpression).toBe('slowUntil > :at AND (attribute_not_exists(s0) OR s0 <= :at)');
+    expect(leaseWrites().map((w) => w.ExpressionAttributeNames!['#slot'])).toEqual(['s1', 's2', 's2']);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 
-  it('a try past the probe: aborted, failed with no lease free; with one, goes on, endpoint slow', async () => {
-    // No lease free (another worker's, taken after this one read them): the conditional writes fail.
-    stored(0, endpointOf());
-    const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
-    dynamo.on(UpdateCommand, { Key: { PK: 'WHE#we_1#LEASES', SK: 'LEASES' } }).rejects(refused);
-    let aborted = false;
-    post.mockImplementation(
-      (_url, _body, _headers, _addresses, signal: AbortSignal) =>
-        new Promise((settle) =>
-          signal.addEventListener('abort', () => {
-            aborted = true;
-            settle(null);
-          }),
-        ),
-    );
-    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
-    expect(aborted).toBe(true);
-    expect(leaseWrites()).toHaveLength(2);
-    expect(failedTry()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
-
-    // A lease free: the try waits on, under it, and the endpoint is slow from now on.
-    dynamo.reset();
-    sqs.reset();
-    dynamo.on(TransactWriteCommand).resolves({});
-    dynamo.on(UpdateCommand).resolves({});
-    sqs.on(SendMessageCommand).resolves({});
-    stored(0, endpointOf());
-    post.mockReset().mockImplementation(() => new Promise((settle) => setTimeout(() => settle(204), 2_300)));
+  it('holds the number of leases DELIVERY_ENDPOINT_CONCURRENCY sets', async () => {
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '2';
+    const later = Date.now() + 10_000;
+    // s2 is free, but beyond the 2 leases: every lease is held.
+    stored(0, endpointOf(), { s0: later, s1: later, s2: 0 });
+    post.mockResolvedValue(204);
     await processDeliveryMessage(deps, record(0));
-    const [take, give] = leaseWrites();
-    expect(take.UpdateExpression).toContain('slowUntil = :slow');
-    expect(give.UpdateExpression).toContain('slowUntil = :slow');
-    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
+    expect(post).not.toHaveBeenCalled();
+    expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ deferrals: 1 });
+  });
+
+  /** The lease item as DynamoDB would keep it: each take and give-back on its condition. */
+  const leaseTable = () => {
+    const slots: Record<string, number> = {};
+    dynamo.on(GetCommand, { Key: { SK: 'LEASES' } }).callsFake(async () => ({ Item: { ...slots } }));
+    dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => {
+      const slot = input.ExpressionAttributeNames['#slot'];
+      const values = input.ExpressionAttributeValues;
+      const free =
+        input.ConditionExpression === '#slot = :until'
+          ? slots[slot] === values[':until']
+          : !(slots[slot] > values[':at']);
+      if (!free) throw Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
+      slots[slot] = values[':free'] ?? values[':until'];
+      return {};
+    });
+  };
+  /** Two records of one batch, of the same endpoint, side by side. */
+  const twoAtOnce = () =>
+    Promise.all(
+      [record(0), { ...record(0), messageId: 'm-2', receiptHandle: 'rh-2' }].map((r) =>
+        processDeliveryMessage(deps, r),
+      ),
+    );
+
+  it('a try of the same batch holds the one lease: the other waits for it, and goes once it was answered', async () => {
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
+    stored(0, endpointOf());
+    leaseTable();
+    let open = 0;
+    let mostOpen = 0;
+    post.mockImplementation(async () => {
+      mostOpen = Math.max(mostOpen, ++open);
+      await new Promise((done) => setTimeout(done, 50));
+      open -= 1;
+      return 204;
+    });
+    await twoAtOnce();
+    expect(post).toHaveBeenCalledTimes(2);
+    expect(mostOpen).toBe(1);
+    expect(sent()).toEqual([]);
+  });
+
+  it('…and is put back, unsent, when the receiver did not answer that try (it hangs)', async () => {
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
+    stored(0, endpointOf());
+    leaseTable();
+    post.mockImplementation(() => new Promise((done) => setTimeout(() => done(null), 50)));
+    await twoAtOnce();
+    expect(post).toHaveBeenCalledTimes(1);
+    const messages = sent().map((m) => JSON.parse(m.MessageBody!));
+    // The hung try's next one (§14), and the other try put back as it was, its first deferral.
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        { eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 },
+        { eventId: EVENT_ID, endpointId: 'we_1', attempts: 0, deferrals: 1 },
+      ]),
+    );
+  });
+
+  it('a lease not given back (the write failed) loses nothing: the try’s outcome is written', async () => {
+    stored(0, endpointOf());
+    dynamo
+      .on(UpdateCommand, { Key: { SK: 'LEASES' }, ConditionExpression: '#slot = :until' })
+      .rejects(new Error('down'));
+    post.mockResolvedValue(204);
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 });
 
