@@ -139,7 +139,6 @@ const ALLOWED = new Set<string>([
   'bench/template-counts.ts: templateCounts',
   'lib/constructs/alarms.ts: addAlarms',
   'lib/constructs/api.ts: addApi',
-  'lib/constructs/functions.ts: addFunction',
   'lib/local/http-front.ts: startHttpFront',
   'lib/local/runtime.ts: startLocalRuntime',
   'lib/local/sqs.ts: startSqs',
