@@ -20,32 +20,44 @@ export interface LogCount {
   metrics: Set<string>;
 }
 
+type Emf = { CloudWatchMetrics?: { Dimensions?: string[][]; Metrics?: { Name: string }[] }[] };
+const parse = (line: string) => {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    return JSON.parse(line) as { level?: string; _aws?: Emf; function_name?: string } & Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+};
+const classify = (parsed: ReturnType<typeof parse>): string | undefined => {
+  if (parsed?._aws) return 'EMF';
+  if (typeof parsed?.level === 'string') return parsed.level;
+  return undefined;
+};
+const metricSeries = (parsed: NonNullable<ReturnType<typeof parse>>) =>
+  (parsed._aws?.CloudWatchMetrics ?? []).flatMap((d) =>
+    (d.Metrics ?? []).flatMap((metric) =>
+      (d.Dimensions ?? [[]]).map((dims) => `${metric.Name} ${dims.map((k) => `${k}=${parsed[k]}`).join(',')}`),
+    ),
+  );
+
+/** One function's log line counted: its level's lines and bytes, its function's bytes, its metric series. */
+const countLine = (count: LogCount, line: string, parsed: NonNullable<ReturnType<typeof parse>>, level: string) => {
+  const bytes = Buffer.byteLength(line) + EVENT_OVERHEAD_BYTES;
+  const entry = count.byLevel.get(level) ?? { lines: 0, bytes: 0 };
+  entry.lines++;
+  entry.bytes += bytes;
+  count.byLevel.set(level, entry);
+  if (parsed.function_name)
+    count.byFunction.set(parsed.function_name, (count.byFunction.get(parsed.function_name) ?? 0) + bytes);
+  if (level === 'EMF') for (const series of metricSeries(parsed)) count.metrics.add(series);
+};
+
 export const captureFunctionLogs = (counting: () => boolean) => {
   const count: LogCount = { byLevel: new Map(), byFunction: new Map(), metrics: new Set() };
   const streams = [process.stdout, process.stderr];
   const originals = streams.map((stream) => stream.write.bind(stream));
   const pending = ['', ''];
-
-  type Emf = { CloudWatchMetrics?: { Dimensions?: string[][]; Metrics?: { Name: string }[] }[] };
-  const parse = (line: string) => {
-    if (!line.startsWith('{')) return undefined;
-    try {
-      return JSON.parse(line) as { level?: string; _aws?: Emf; function_name?: string } & Record<string, unknown>;
-    } catch {
-      return undefined;
-    }
-  };
-  const classify = (parsed: ReturnType<typeof parse>): string | undefined => {
-    if (parsed?._aws) return 'EMF';
-    if (typeof parsed?.level === 'string') return parsed.level;
-    return undefined;
-  };
-  const metricSeries = (parsed: NonNullable<ReturnType<typeof parse>>) =>
-    (parsed._aws?.CloudWatchMetrics ?? []).flatMap((d) =>
-      (d.Metrics ?? []).flatMap((metric) =>
-        (d.Dimensions ?? [[]]).map((dims) => `${metric.Name} ${dims.map((k) => `${k}=${parsed[k]}`).join(',')}`),
-      ),
-    );
 
   streams.forEach((stream, i) => {
     stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
@@ -58,16 +70,7 @@ export const captureFunctionLogs = (counting: () => boolean) => {
       for (const line of lines) {
         const parsed = parse(line);
         const level = classify(parsed);
-        if (parsed && level && counting()) {
-          const bytes = Buffer.byteLength(line) + EVENT_OVERHEAD_BYTES;
-          const entry = count.byLevel.get(level) ?? { lines: 0, bytes: 0 };
-          entry.lines++;
-          entry.bytes += bytes;
-          count.byLevel.set(level, entry);
-          if (parsed.function_name)
-            count.byFunction.set(parsed.function_name, (count.byFunction.get(parsed.function_name) ?? 0) + bytes);
-          if (level === 'EMF') for (const series of metricSeries(parsed)) count.metrics.add(series);
-        }
+        if (parsed && level && counting()) countLine(count, line, parsed, level);
         if (!level || level === 'ERROR' || level === 'CRITICAL') shown.push(line);
       }
       const out = (shown.length ? `${shown.join('\n')}\n` : '') + (partial.startsWith('{') ? '' : partial);

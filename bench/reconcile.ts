@@ -80,21 +80,25 @@ interface Pass {
   messages: number;
 }
 
+/** The environment the shared modules read: the local table and sync queue, no metrics. */
+const useLocalServices = (dynamodbEndpoint: string, sqsEndpoint: string, syncQueueUrl: string) =>
+  Object.assign(process.env, {
+    TABLE_NAME,
+    SYNC_QUEUE_URL: syncQueueUrl,
+    AWS_ENDPOINT_URL_DYNAMODB: dynamodbEndpoint,
+    AWS_ENDPOINT_URL_SQS: sqsEndpoint,
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+
 const main = async () => {
   const [dynamodb, sqsEmulator] = await Promise.all([startDynamoDbLocal(), startSqs()]);
   try {
     await ensureTable(dynamodb.endpoint, TABLE_NAME);
     const { queue } = await sqsEmulator.createQueuePair('sync', { visibilityTimeoutSeconds: 180, maxReceiveCount: 3 });
-    Object.assign(process.env, {
-      TABLE_NAME,
-      SYNC_QUEUE_URL: queue.url,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
-      AWS_ENDPOINT_URL_SQS: sqsEmulator.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      POWERTOOLS_METRICS_DISABLED: 'true',
-    });
+    useLocalServices(dynamodb.endpoint, sqsEmulator.endpoint, queue.url);
     // The shared clients are built when first imported: only now, with the environment set.
     const { dynamo } = await import('../shared/dynamo/client.js');
     const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');

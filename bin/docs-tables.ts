@@ -1,5 +1,5 @@
 /**
- * `npm run docs:tables`: writes the table of items and their index entries in docs/design.md
+ * `npm run docs:tables`: writes the table of items and their index entries in shared/dynamo/README.md
  * ("Single-table layout") from the entity modules themselves, so the document cannot drift from
  * the code: each row is an item that `…Item` builds from a record of placeholders (`<id>`,
  * `<owner>`…), in each state that changes its index entries. `test/unit/docs-tables.test.ts`
@@ -43,7 +43,8 @@ import { TAG, tagOf } from '../shared/order-flow/order-item-kind.js';
 import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order-flow/order-sync-job.js';
 import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order-flow/order-unrouted.js';
 
-export const DESIGN = 'docs/design.md';
+/** Where the items table is shown: the table's own room. */
+export const ITEMS_DOC = 'shared/dynamo/README.md';
 export const BEGIN = '<!-- items:begin (written by npm run docs:tables from shared/entities) -->';
 export const END = '<!-- items:end -->';
 
@@ -283,11 +284,11 @@ export const itemTable = (): string => {
 /** The document with its generated table replaced by `table`. */
 export const withTable = (document: string, table: string) => {
   const [before, rest] = document.split(BEGIN);
-  if (rest === undefined || !rest.includes(END)) throw new Error(`${DESIGN} has no ${BEGIN} … ${END} section`);
+  if (rest === undefined || !rest.includes(END)) throw new Error(`${ITEMS_DOC} has no ${BEGIN} … ${END} section`);
   return `${before}${BEGIN}\n\n${table}\n\n${END}${rest.split(END)[1]}`;
 };
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  writeFileSync(DESIGN, withTable(readFileSync(DESIGN, 'utf8'), itemTable()));
-  console.log(`${DESIGN}: the items table written (${ROWS.length} rows)`);
+  writeFileSync(ITEMS_DOC, withTable(readFileSync(ITEMS_DOC, 'utf8'), itemTable()));
+  console.log(`${ITEMS_DOC}: the items table written (${ROWS.length} rows)`);
 }

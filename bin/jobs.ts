@@ -147,20 +147,8 @@ const list = async (args: string[], io: Io) => {
 const field = (name: string, value: unknown) =>
   `${name.padEnd(18)}${value === null || value === undefined ? '-' : String(value)}`;
 
-const show = async (args: string[], io: Io) => {
-  const { values, positionals } = parseOptions(args, API_OPTIONS, 1);
-  if (values.help) return void io.out(HELP.show);
-  const [id] = positionals;
-  if (!id) throw new UsageError('show needs a sync job id (sj_…)');
-  const api = apiClientOf(values, io);
-  const job = unwrap(await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } }));
-  const audit = unwrap(
-    await api.GET('/v1/audit_log', { params: { query: { resource_type: 'sync_job', resource_id: id, limit: 100 } } }),
-  ).data;
-  const history = unwrap(
-    await api.GET('/v1/sync_jobs/{id}/attempts', { params: { path: { id }, query: { limit: 100 } } }),
-  ).data;
-  if (values.json) return void io.out(JSON.stringify({ ...job, attemptHistory: history, auditLog: audit }, null, 2));
+/** A job's own fields, one a line, and its cancellation, attention and hold. */
+const printJob = (job: SyncJob, io: Io) => {
   for (const name of [
     'id',
     'status',
@@ -192,6 +180,15 @@ const show = async (args: string[], io: Io) => {
     const until = job.hold.until ? `, delay until ${job.hold.until}` : '';
     io.out(field('hold', `${job.hold.reasons.join(', ')} since ${job.hold.since}${until}`));
   }
+};
+
+/** A job's attempt history, lines, parcels and audit entries, a block each. */
+const printJobLists = (
+  job: SyncJob,
+  history: Schemas['sync_job_attempt'][],
+  audit: Schemas['audit_log_entry'][],
+  io: Io,
+) => {
   io.out('');
   io.out(history.length ? 'attempt history (newest first):' : 'attempt history: none');
   for (const a of history)
@@ -220,6 +217,24 @@ const show = async (args: string[], io: Io) => {
       `  ${entry.createdAt}  ${entry.action}  by ${entry.actor.type === 'system' ? 'system' : entry.actorId}` +
         `  ${JSON.stringify(entry.metadata)}`,
     );
+};
+
+const show = async (args: string[], io: Io) => {
+  const { values, positionals } = parseOptions(args, API_OPTIONS, 1);
+  if (values.help) return void io.out(HELP.show);
+  const [id] = positionals;
+  if (!id) throw new UsageError('show needs a sync job id (sj_…)');
+  const api = apiClientOf(values, io);
+  const job = unwrap(await api.GET('/v1/sync_jobs/{id}', { params: { path: { id } } }));
+  const audit = unwrap(
+    await api.GET('/v1/audit_log', { params: { query: { resource_type: 'sync_job', resource_id: id, limit: 100 } } }),
+  ).data;
+  const history = unwrap(
+    await api.GET('/v1/sync_jobs/{id}/attempts', { params: { path: { id }, query: { limit: 100 } } }),
+  ).data;
+  if (values.json) return void io.out(JSON.stringify({ ...job, attemptHistory: history, auditLog: audit }, null, 2));
+  printJob(job, io);
+  printJobLists(job, history, audit, io);
 };
 
 /** A retry, sent again after each `429 rate_limited` once its `Retry-After` has passed (said on stderr). */

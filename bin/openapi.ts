@@ -485,6 +485,43 @@ const reachable = (document: unknown, schemas: Record<string, unknown>) => {
   return Object.fromEntries(Object.entries(schemas).filter(([name]) => seen.has(name)));
 };
 
+/** The webhooks' headers, in both spellings (`X-Platform-…`, `X-Shopify-…`), as parameters. */
+const webhookHeaderParameters = () =>
+  Object.fromEntries(
+    ['Platform', 'Shopify'].flatMap((spelling) => [
+      [
+        hmacHeader(spelling),
+        {
+          name: hmacHeader(spelling),
+          in: 'header',
+          required: false,
+          description: `Base64 HMAC-SHA256 of the raw body bytes with the store's \`webhookSecret\`. ${EITHER}`,
+          schema: { type: 'string', contentEncoding: 'base64' },
+        },
+      ],
+      [
+        `X-${spelling}-Shop-Domain`,
+        {
+          name: `X-${spelling}-Shop-Domain`,
+          in: 'header',
+          required: false,
+          description: `The shop that sent the webhook; its stores hold the webhook secret. ${EITHER}`,
+          schema: ref('shop_domain'),
+        },
+      ],
+      [
+        `X-${spelling}-Webhook-Id`,
+        {
+          name: `X-${spelling}-Webhook-Id`,
+          in: 'header',
+          required: false,
+          description: "The platform's delivery id; redeliveries are recognised by the order id, not by it.",
+          schema: { type: 'string' },
+        },
+      ],
+    ]),
+  );
+
 const components = () => {
   const schemas: Record<string, unknown> = { ...requestComponents(), ...responseSchemas };
   for (const resource of Object.values(resources)) schemas[`${resource}_list`] = listOf(resource);
@@ -509,40 +546,7 @@ const components = () => {
           '`idempotency_key_reused`; while the first still runs: 409 `idempotency_key_in_progress`.',
         schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7E]+$' },
       },
-      ...Object.fromEntries(
-        ['Platform', 'Shopify'].flatMap((spelling) => [
-          [
-            hmacHeader(spelling),
-            {
-              name: hmacHeader(spelling),
-              in: 'header',
-              required: false,
-              description: `Base64 HMAC-SHA256 of the raw body bytes with the store's \`webhookSecret\`. ${EITHER}`,
-              schema: { type: 'string', contentEncoding: 'base64' },
-            },
-          ],
-          [
-            `X-${spelling}-Shop-Domain`,
-            {
-              name: `X-${spelling}-Shop-Domain`,
-              in: 'header',
-              required: false,
-              description: `The shop that sent the webhook; its stores hold the webhook secret. ${EITHER}`,
-              schema: ref('shop_domain'),
-            },
-          ],
-          [
-            `X-${spelling}-Webhook-Id`,
-            {
-              name: `X-${spelling}-Webhook-Id`,
-              in: 'header',
-              required: false,
-              description: "The platform's delivery id; redeliveries are recognised by the order id, not by it.",
-              schema: { type: 'string' },
-            },
-          ],
-        ]),
-      ),
+      ...webhookHeaderParameters(),
     },
     schemas,
   };

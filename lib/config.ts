@@ -225,7 +225,8 @@ const RETENTION_VALUES = new Set<number>(
 );
 
 /** Reads the typed configuration from the app's context; throws on a malformed value instead of deploying it. */
-export const loadConfig = (scope: { node: Node }): DeployConfig => {
+/** Typed reads of the CDK context: each a fallback when absent, a ConfigError naming the key when malformed. */
+const contextReader = (scope: { node: Node }) => {
   const raw = (key: string): unknown => {
     const value = scope.node.tryGetContext(key);
     return value === '' ? undefined : value;
@@ -262,21 +263,12 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     if (value === false || value === 'false') return false;
     throw new ConfigError(`context ${key} must be true or false, got ${JSON.stringify(value)}`);
   };
+  return { str, optionalStr, int, bool };
+};
+type ContextReader = ReturnType<typeof contextReader>;
 
-  const pollIntervalSeconds = int('pollIntervalSeconds', POLL_INTERVAL_SECONDS, 60, 86_400);
-  if (pollIntervalSeconds % 60)
-    throw new ConfigError(`context pollIntervalSeconds must be a whole number of minutes, got ${pollIntervalSeconds}`);
-
-  const stage = str('stage', 'dev');
-  if (!STAGE.test(stage)) throw new ConfigError(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
-  const isProd = stage === 'prod';
-
-  const logRetentionDays = int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
-  if (!RETENTION_VALUES.has(logRetentionDays)) {
-    const accepted = [...RETENTION_VALUES].sort((a, b) => a - b).join(', ');
-    throw new ConfigError(`context logRetentionDays must be one of ${accepted}, got ${logRetentionDays}`);
-  }
-
+/** Where alarms go: an e-mail address or an SNS topic, one of them required in prod. */
+const alarmDestination = ({ optionalStr }: ContextReader, isProd: boolean) => {
   const alarmEmail = optionalStr('alarmEmail');
   if (alarmEmail !== undefined && !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(alarmEmail))
     throw new ConfigError(`context alarmEmail is not an e-mail address: ${alarmEmail}`);
@@ -290,7 +282,11 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
       'stage prod needs somewhere to send its alarms: add -c alarmEmail=<address> or -c alarmTopicArn=<SNS topic ARN>',
     );
   }
-  const deletionProtection = bool('deletionProtection', true);
+  return { alarmEmail, alarmTopicArn };
+};
+
+/** The backoff steps of a failed sync attempt, and the queue-age alarm above the longest deliberate wait. */
+const syncDelays = ({ str, int }: ContextReader) => {
   const backoff = str('syncBackoffSeconds', DEFAULT_SYNC_BACKOFF_SECONDS.join(','));
   const syncBackoffSeconds = backoff.split(',').map((step) => (/^\d+$/.test(step.trim()) ? Number(step) : NaN));
   if (!syncBackoffSeconds.every((step) => step <= MAX_BACKOFF_STEP_SECONDS)) {
@@ -306,7 +302,11 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
       `context queueAgeAlarmSeconds must be above ${longestDelay}, the longest a message waits on purpose`,
     );
   }
+  return { syncBackoffSeconds, queueAgeAlarmSeconds };
+};
 
+/** The public URL and the custom domain, its certificate and its zone, checked to go together. */
+const domainSettings = ({ optionalStr }: ContextReader) => {
   const publicUrl = optionalStr('publicUrl');
   if (publicUrl !== undefined && !/^https:\/\/[^\s/?#]+(\/[^\s?#]*)?$/.test(publicUrl))
     throw new ConfigError(`context publicUrl is not an https URL without query: ${publicUrl}`);
@@ -332,7 +332,14 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
     throw new ConfigError('context certificateArn and hostedZoneId are for a custom domain: add -c domainName=…');
   if (hostedZoneName !== undefined && domainName !== undefined && !`.${domainName}`.endsWith(`.${hostedZoneName}`))
     throw new ConfigError(`context domainName ${domainName} is not in the zone ${hostedZoneName}`);
+  return { domainName, publicUrl, certificateArn, hostedZoneId, hostedZoneName };
+};
 
+/** The poll interval (whole minutes) and how long a poll message may wait: at least one interval. */
+const pollSettings = ({ int }: ContextReader) => {
+  const pollIntervalSeconds = int('pollIntervalSeconds', POLL_INTERVAL_SECONDS, 60, 86_400);
+  if (pollIntervalSeconds % 60)
+    throw new ConfigError(`context pollIntervalSeconds must be a whole number of minutes, got ${pollIntervalSeconds}`);
   const pollMessageRetentionSeconds = int(
     'pollMessageRetentionSeconds',
     Math.max(POLL_MESSAGE_RETENTION_SECONDS, pollIntervalSeconds),
@@ -344,52 +351,70 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
       `context pollMessageRetentionSeconds must be at least the poll interval, ${pollIntervalSeconds}`,
     );
   }
+  return { pollIntervalSeconds, pollMessageRetentionSeconds };
+};
+
+/** The limits and thresholds that are one bounded integer each (or a flag), with their defaults. */
+const plainSettings = ({ int, bool, str }: ContextReader) => ({
+  maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
+  memorySize: int('memorySize', 256, 128, 10240),
+  throttleRate: int('throttleRate', 50, 1, 100_000),
+  throttleBurst: int('throttleBurst', 100, 1, 100_000),
+  webhookThrottleRate: int('webhookThrottleRate', 1000, 1, 100_000),
+  webhookThrottleBurst: int('webhookThrottleBurst', 2000, 1, 100_000),
+  authorizerCacheSeconds: int(
+    'authorizerCacheSeconds',
+    DEFAULT_AUTHORIZER_CACHE_SECONDS,
+    0,
+    MAX_AUTHORIZER_CACHE_SECONDS,
+  ),
+  jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
+  routeMetrics: bool('routeMetrics', false),
+  logLevel: logLevelOf(str('logLevel', 'WARN')),
+  personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
+  apiKeyRateLimit: int('apiKeyRateLimit', DEFAULT_API_KEY_RATE_LIMIT, 0, 100_000),
+  failedRecordsAlarmPercent: int('failedRecordsAlarmPercent', 50, 1, 100),
+  platformErrorsPer15Minutes: int('platformErrorsPer15Minutes', 50, 1, 1_000_000),
+  webhook429Threshold: int('webhook429Threshold', 1, 1, 1_000_000),
+  webhook5xxThreshold: int('webhook5xxThreshold', 5, 1, 1_000_000),
+  shopDomainSuffix: str('shopDomainSuffix', 'myshopify.com'),
+  api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
+  deadJobsPerHour: int('deadJobsPerHour', 1, 1, 1_000_000),
+  tracing: bool('tracing', false),
+  throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),
+  indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
+});
+
+export const loadConfig = (scope: { node: Node }): DeployConfig => {
+  const read = contextReader(scope);
+  const polls = pollSettings(read);
+
+  const stage = read.str('stage', 'dev');
+  if (!STAGE.test(stage)) throw new ConfigError(`context stage must match ${STAGE}, got ${JSON.stringify(stage)}`);
+  const isProd = stage === 'prod';
+
+  const logRetentionDays = read.int('logRetentionDays', isProd ? 90 : 30, 1, 3653);
+  if (!RETENTION_VALUES.has(logRetentionDays)) {
+    const accepted = [...RETENTION_VALUES].sort((a, b) => a - b).join(', ');
+    throw new ConfigError(`context logRetentionDays must be one of ${accepted}, got ${logRetentionDays}`);
+  }
+  const alarms = alarmDestination(read, isProd);
+  const deletionProtection = read.bool('deletionProtection', true);
+  const delays = syncDelays(read);
+  const domain = domainSettings(read);
 
   return {
     stage,
     isProd,
     removalPolicy: isProd ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
     dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
-    maxReceiveCount: int('maxReceiveCount', 3, 1, 1000),
-    memorySize: int('memorySize', 256, 128, 10240),
-    throttleRate: int('throttleRate', 50, 1, 100_000),
-    throttleBurst: int('throttleBurst', 100, 1, 100_000),
-    webhookThrottleRate: int('webhookThrottleRate', 1000, 1, 100_000),
-    webhookThrottleBurst: int('webhookThrottleBurst', 2000, 1, 100_000),
-    authorizerCacheSeconds: int(
-      'authorizerCacheSeconds',
-      DEFAULT_AUTHORIZER_CACHE_SECONDS,
-      0,
-      MAX_AUTHORIZER_CACHE_SECONDS,
-    ),
-    domainName,
-    publicUrl,
-    certificateArn,
-    hostedZoneId,
-    hostedZoneName,
-    jobRetentionDays: int('jobRetentionDays', DEFAULT_JOB_RETENTION_DAYS, 1, 36_500),
-    routeMetrics: bool('routeMetrics', false),
-    logLevel: logLevelOf(str('logLevel', 'WARN')),
-    personalDataRetentionDays: int('personalDataRetentionDays', DEFAULT_PERSONAL_DATA_RETENTION_DAYS, 1, 3_650),
-    apiKeyRateLimit: int('apiKeyRateLimit', DEFAULT_API_KEY_RATE_LIMIT, 0, 100_000),
-    pollMessageRetentionSeconds,
-    failedRecordsAlarmPercent: int('failedRecordsAlarmPercent', 50, 1, 100),
-    platformErrorsPer15Minutes: int('platformErrorsPer15Minutes', 50, 1, 1_000_000),
-    webhook429Threshold: int('webhook429Threshold', 1, 1, 1_000_000),
-    webhook5xxThreshold: int('webhook5xxThreshold', 5, 1, 1_000_000),
+    ...plainSettings(read),
+    ...domain,
+    ...polls,
+    ...alarms,
+    ...delays,
     logRetentionDays: logRetentionDays as RetentionDays,
-    alarmEmail,
-    alarmTopicArn,
-    shopDomainSuffix: str('shopDomainSuffix', 'myshopify.com'),
-    api5xxThreshold: int('api5xxThreshold', 5, 1, 1_000_000),
-    queueAgeAlarmSeconds,
-    deadJobsPerHour: int('deadJobsPerHour', 1, 1, 1_000_000),
-    tracing: bool('tracing', false),
     deletionProtection,
-    throttleBudgetSeconds: int('throttleBudgetSeconds', 86_400, 1, 31_536_000),
-    syncBackoffSeconds,
-    indexes: int('indexes', TABLE_DEFINITION.globalIndexes.length, MIN_INDEXES, TABLE_DEFINITION.globalIndexes.length),
-    pollIntervalSeconds,
   };
 };
 

@@ -686,7 +686,7 @@ export const consumers: ConsumerSpec[] = [
   {
     name: 'EventRecorder',
     entry: 'functions/event-recorder.ts',
-    // The change stream (docs/design.md, "Events and webhook endpoints"): each write that reports a change
+    // The change stream (shared/events/README.md, "Events and webhook endpoints"): each write that reports a change
     // becomes its event. 100 records a batch: most writes report nothing, and a burst shares invocations.
     trigger: { stream: 'table', batchSize: 100 },
     // A batch's events, each a Put and its deliveries' schedule, plus the objects' reads and a cold start.

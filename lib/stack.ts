@@ -91,6 +91,11 @@ export class ResellerRoutingStack extends Stack {
     });
     this.dashboard = addDashboard(this, config);
 
+    this.addOutputs(config, domain);
+  }
+
+  /** The stack's outputs: the URLs, the table and what `npm run events -- replay-failed` needs. */
+  private addOutputs(config: DeployConfig, domain: ReturnType<typeof addApi>['domain']) {
     // With a domain of its own, the execute-api host is off: the domain is the only URL.
     new CfnOutput(this, 'ApiUrl', {
       value: domain ? `https://${config.domainName}/` : this.apiStage.url,

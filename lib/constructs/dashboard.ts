@@ -36,18 +36,13 @@ export const businessMetric = (
     label: options.label,
   });
 
-/** One dashboard of the service's business: orders, jobs, platform health, propagation, latency. */
-export const addDashboard = (scope: Construct, config: DeployConfig) => {
-  const m = (name: BusinessMetric, options?: Parameters<typeof businessMetric>[2]) =>
-    businessMetric(config, name, options);
-  const graph = (title: string, left: cloudwatch.IMetric[], width = 8) =>
-    new cloudwatch.GraphWidget({ title, left, width, height: 6, stacked: false });
+type MetricOf = (name: BusinessMetric, options?: Parameters<typeof businessMetric>[2]) => cloudwatch.IMetric;
+const graph = (title: string, left: cloudwatch.IMetric[], width = 8) =>
+  new cloudwatch.GraphWidget({ title, left, width, height: 6, stacked: false });
 
-  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
-    dashboardName: Stack.of(scope).stackName,
-    defaultInterval: Duration.hours(6),
-  });
-  dashboard.addWidgets(
+/** The order pipeline's rows: orders, jobs and their latency; platform errors, retries and fulfillments. */
+const pipelineRows = (m: MetricOf) => [
+  [
     graph('Orders (per 5 minutes)', [
       m(BUSINESS_METRICS.ordersReceived),
       m(BUSINESS_METRICS.ordersRouted),
@@ -63,8 +58,8 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p95', label: 'p95' }),
       m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p99', label: 'p99' }),
     ]),
-  );
-  dashboard.addWidgets(
+  ],
+  [
     graph(
       'Platform errors by status class',
       STATUS_CLASSES.map((statusClass) => m(BUSINESS_METRICS.platformErrors, { statusClass, label: statusClass })),
@@ -76,8 +71,12 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.reconcilerResends),
     ]),
     graph('Fulfillments', [m(BUSINESS_METRICS.fulfillmentsPropagated), m(BUSINESS_METRICS.fulfillmentsDead)]),
-  );
-  dashboard.addWidgets(
+  ],
+];
+
+/** The rows of what needs care: cancellations, polling, staying connected; held jobs. */
+const careRows = (m: MetricOf) => [
+  [
     graph('Cancellations (by the reseller, by a supplier, declined)', [
       m(BUSINESS_METRICS.jobsCancelled),
       m(BUSINESS_METRICS.jobsCancelledBySource),
@@ -100,8 +99,8 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.tokensRefreshed),
       m(BUSINESS_METRICS.platformApiDeprecated),
     ]),
-  );
-  dashboard.addWidgets(
+  ],
+  [
     graph(
       'Jobs held by reason (CONTRACT.md §11)',
       HOLD_REASONS.map((reason) => m(BUSINESS_METRICS.jobsHeld, { reason, label: reason })),
@@ -111,6 +110,16 @@ export const addDashboard = (scope: Construct, config: DeployConfig) => {
       m(BUSINESS_METRICS.receiptToReleaseLatency, { statistic: 'p50', label: 'p50' }),
       m(BUSINESS_METRICS.receiptToReleaseLatency, { statistic: 'p95', label: 'p95' }),
     ]),
-  );
+  ],
+];
+
+/** One dashboard of the service's business: orders, jobs, platform health, propagation, latency. */
+export const addDashboard = (scope: Construct, config: DeployConfig) => {
+  const m: MetricOf = (name, options) => businessMetric(config, name, options);
+  const dashboard = new cloudwatch.Dashboard(scope, 'Dashboard', {
+    dashboardName: Stack.of(scope).stackName,
+    defaultInterval: Duration.hours(6),
+  });
+  for (const row of [...pipelineRows(m), ...careRows(m)]) dashboard.addWidgets(...row);
   return dashboard;
 };

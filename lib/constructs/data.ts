@@ -35,7 +35,7 @@ export const addTable = (scope: Construct, config: DeployConfig, secretsKey: kms
     pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
     deletionProtection: config.deletionProtection,
     timeToLiveAttribute: definition.timeToLiveAttribute,
-    // Read by the event recorder (docs/design.md, "Events and webhook endpoints"); reading it is free.
+    // Read by the event recorder (shared/events/README.md, "Events and webhook endpoints"); reading it is free.
     stream: dynamodb.StreamViewType[definition.stream],
     removalPolicy: config.dataRemovalPolicy,
   });

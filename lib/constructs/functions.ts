@@ -55,6 +55,48 @@ const grantResources = (resources: FunctionResources): GrantResources => ({
   queueArn: (queue) => resources.queues[queue].queueArn,
 });
 
+/** A role of its own without AWSLambdaBasicExecutionRole, whose logs actions apply to every log group. */
+const functionRole = (group: Construct, spec: FunctionSpec, logGroup: logs.LogGroup, resources: FunctionResources) => {
+  const role = new iam.Role(group, 'Role', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: `${spec.name}: exactly what lib/routes.ts declares`,
+  });
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
+  const arns = grantResources(resources);
+  for (const grant of grantsFor(spec.access)) {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: grant.actions,
+        resources: resourceArns(grant.target, arns),
+        conditions: grant.conditions,
+      }),
+    );
+  }
+  return role;
+};
+
+/** A function's variables on AWS (lib/environment.ts), with CloudFormation references. */
+const deployedEnvironment = (spec: FunctionSpec, resources: FunctionResources) => {
+  const { config } = resources;
+  return {
+    NODE_OPTIONS,
+    ...functionEnvironment(spec, {
+      stage: config.stage,
+      tableName: resources.table.tableName,
+      keyId: resources.secretsKey.keyArn,
+      queueUrl: (queue) => resources.queues[queue].queueUrl,
+      shopDomainSuffix: config.shopDomainSuffix,
+      apiKeyPrefix: 'sk_live_',
+      sync: syncTimings(config),
+      pollIntervalSeconds: config.pollIntervalSeconds,
+      jobRetentionDays: config.jobRetentionDays,
+      apiKeyRateLimit: config.apiKeyRateLimit,
+      personalDataRetentionDays: config.personalDataRetentionDays,
+      publicUrl: resources.publicUrl,
+    }),
+  };
+};
+
 /**
  * One function: its log group, a role of its own that may do exactly what its `access` declares,
  * its environment (lib/environment.ts) and its bundle (lib/bundling.ts), under a construct named
@@ -71,22 +113,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     removalPolicy: config.removalPolicy,
   });
 
-  // A role of its own without AWSLambdaBasicExecutionRole, whose logs actions apply to every log group.
-  const role = new iam.Role(group, 'Role', {
-    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-    description: `${spec.name}: exactly what lib/routes.ts declares`,
-  });
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
-  const arns = grantResources(resources);
-  for (const grant of grantsFor(spec.access)) {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: grant.actions,
-        resources: resourceArns(grant.target, arns),
-        conditions: grant.conditions,
-      }),
-    );
-  }
+  const role = functionRole(group, spec, logGroup, resources);
 
   const fn = new NodejsFunction(home, 'Function', {
     description: spec.description,
@@ -106,23 +133,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     systemLogLevelV2: lambda.SystemLogLevel.WARN,
     applicationLogLevelV2: lambda.ApplicationLogLevel[config.logLevel],
     tracing: config.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
-    environment: {
-      NODE_OPTIONS,
-      ...functionEnvironment(spec, {
-        stage: config.stage,
-        tableName: resources.table.tableName,
-        keyId: resources.secretsKey.keyArn,
-        queueUrl: (queue) => resources.queues[queue].queueUrl,
-        shopDomainSuffix: config.shopDomainSuffix,
-        apiKeyPrefix: 'sk_live_',
-        sync: syncTimings(config),
-        pollIntervalSeconds: config.pollIntervalSeconds,
-        jobRetentionDays: config.jobRetentionDays,
-        apiKeyRateLimit: config.apiKeyRateLimit,
-        personalDataRetentionDays: config.personalDataRetentionDays,
-        publicUrl: resources.publicUrl,
-      }),
-    },
+    environment: deployedEnvironment(spec, resources),
     // The console's function carries the console's files (lib/console-build.ts).
     bundling: spec.console ? { ...BUNDLING, define: consoleDefine(buildConsole(projectRoot)) } : BUNDLING,
   });

@@ -1,8 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, stop } from 'esbuild';
+import { build, type Metafile, stop } from 'esbuild';
 import { ESBUILD_OPTIONS } from '../bundling.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -15,6 +15,9 @@ export interface Bundles {
   of(entry: string): string;
   remove(): void;
 }
+
+/** Where the build's metafile is kept beside the bundles: which source modules each output holds. */
+const METAFILE = 'metafile.json';
 
 /**
  * Bundles every handler, and the bootstrap of the execution environments, as Lambda gets them
@@ -32,8 +35,9 @@ export const bundleFunctions = async (
 ): Promise<Bundles> => {
   const outdir = into ?? mkdtempSync(join(tmpdir(), 'reseller-routing-functions-'));
   try {
-    await build({
+    const { metafile } = await build({
       ...ESBUILD_OPTIONS,
+      metafile: true,
       entryPoints: [BOOTSTRAP, ...entries.map((entry) => resolve(ROOT, entry))],
       absWorkingDir: ROOT,
       outbase: ROOT,
@@ -45,6 +49,7 @@ export const bundleFunctions = async (
       minify: false,
       logLevel: 'error',
     });
+    writeFileSync(join(outdir, METAFILE), JSON.stringify(metafile));
   } catch (error) {
     rmSync(outdir, { recursive: true, force: true });
     throw error;
@@ -59,4 +64,25 @@ export const bundleFunctions = async (
 export const bundlesIn = (outdir: string, remove: () => void = () => undefined): Bundles => {
   const out = (source: string) => join(outdir, relative(ROOT, source)).replace(/\.ts$/, '.mjs');
   return { bootstrap: out(BOOTSTRAP), of: (entry) => out(resolve(ROOT, entry)), remove };
+};
+
+/**
+ * The source modules (repository paths) a function's environment loads when it starts: those of its
+ * bundle and of every chunk the bundle imports, statically or on demand, read from the build's metafile
+ * (a module tree-shaken to nothing is not loaded). `entry` is the handler (`functions/<name>.ts`).
+ */
+export const modulesLoaded = (outdir: string, entry: string): string[] => {
+  const { outputs } = JSON.parse(readFileSync(join(outdir, METAFILE), 'utf8')) as Metafile;
+  const byPath = new Map(Object.entries(outputs).map(([path, output]) => [resolve(ROOT, path), output]));
+  const modules = new Set<string>();
+  const seen = new Set<string>();
+  const visit = (output: string) => {
+    const found = byPath.get(output);
+    if (!found || seen.has(output)) return;
+    seen.add(output);
+    for (const [input, { bytesInOutput }] of Object.entries(found.inputs)) if (bytesInOutput > 0) modules.add(input);
+    for (const imported of found.imports) if (!imported.external) visit(resolve(ROOT, imported.path));
+  };
+  visit(bundlesIn(outdir).of(entry));
+  return [...modules].sort();
 };

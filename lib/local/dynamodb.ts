@@ -118,6 +118,36 @@ export const localClient = (endpoint: string) =>
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
 
+/** The CreateTable input of TABLE_DEFINITION: the table as the stack declares it, its stream on. */
+const createTableInput = (tableName: string) => {
+  const table = TABLE_DEFINITION;
+  const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute) => [
+    { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
+    { AttributeName: sortKey.name, KeyType: 'RANGE' as const },
+  ];
+  const attributes = new Map(
+    [table.partitionKey, table.sortKey, ...table.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])].map((a) => [
+      a.name,
+      a.type,
+    ]),
+  );
+  return {
+    TableName: tableName,
+    BillingMode: table.billingMode,
+    AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({ AttributeName, AttributeType })),
+    KeySchema: keySchema(table.partitionKey, table.sortKey),
+    StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream },
+    GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
+      IndexName: index.name,
+      KeySchema: keySchema(index.partitionKey, index.sortKey),
+      Projection:
+        index.projection.type === 'INCLUDE'
+          ? { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: index.projection.nonKeyAttributes }
+          : { ProjectionType: index.projection.type },
+    })),
+  };
+};
+
 /** The table the CDK stack deploys (shared/dynamo/table-definition.ts), created on first start. */
 export const ensureTable = async (endpoint: string, tableName: string) => {
   const client = localClient(endpoint);
@@ -138,43 +168,13 @@ export const ensureTable = async (endpoint: string, tableName: string) => {
   } finally {
     client.destroy();
   }
-  const table = TABLE_DEFINITION;
-  const keySchema = (partitionKey: KeyAttribute, sortKey: KeyAttribute) => [
-    { AttributeName: partitionKey.name, KeyType: 'HASH' as const },
-    { AttributeName: sortKey.name, KeyType: 'RANGE' as const },
-  ];
-  const attributes = new Map(
-    [table.partitionKey, table.sortKey, ...table.globalIndexes.flatMap((i) => [i.partitionKey, i.sortKey])].map((a) => [
-      a.name,
-      a.type,
-    ]),
-  );
   const create = localClient(endpoint);
   try {
-    await create.send(
-      new CreateTableCommand({
-        TableName: tableName,
-        BillingMode: table.billingMode,
-        AttributeDefinitions: [...attributes].map(([AttributeName, AttributeType]) => ({
-          AttributeName,
-          AttributeType,
-        })),
-        KeySchema: keySchema(table.partitionKey, table.sortKey),
-        StreamSpecification: { StreamEnabled: true, StreamViewType: table.stream },
-        GlobalSecondaryIndexes: table.globalIndexes.map((index) => ({
-          IndexName: index.name,
-          KeySchema: keySchema(index.partitionKey, index.sortKey),
-          Projection:
-            index.projection.type === 'INCLUDE'
-              ? { ProjectionType: 'INCLUDE', NonKeyAttributes: index.projection.nonKeyAttributes }
-              : { ProjectionType: index.projection.type },
-        })),
-      }),
-    );
+    await create.send(new CreateTableCommand(createTableInput(tableName)));
     await create.send(
       new UpdateTimeToLiveCommand({
         TableName: tableName,
-        TimeToLiveSpecification: { AttributeName: table.timeToLiveAttribute, Enabled: true },
+        TimeToLiveSpecification: { AttributeName: TABLE_DEFINITION.timeToLiveAttribute, Enabled: true },
       }),
     );
   } finally {

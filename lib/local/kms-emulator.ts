@@ -45,19 +45,15 @@ export interface KeyPolicy {
 /** The access key id of a SigV4 `Authorization` header. */
 const accessKeyIdOf = (authorization: string | undefined) => /Credential=([^/,\s]+)\//.exec(authorization ?? '')?.[1];
 
-export const startKmsEmulator = async (options: {
-  keyMaterial: Buffer;
-  port?: number;
-  keyPolicy?: KeyPolicy;
-}): Promise<KmsEmulator> => {
-  const keyId = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
-  const calls = { Encrypt: 0, Decrypt: 0 };
+type Operation = (input: Record<string, any>) => { status: number; body: unknown };
 
-  const operations: Record<string, (input: Record<string, any>) => { status: number; body: unknown }> = {
+/** Encrypt and Decrypt as KMS answers them: AES-256-GCM under the key, the encryption context as AAD. */
+const kmsOperations = (keyMaterial: Buffer, keyId: string, calls: { Encrypt: number; Decrypt: number }) => {
+  const operations: Record<string, Operation> = {
     Encrypt(input) {
       calls.Encrypt++;
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', options.keyMaterial, iv);
+      const cipher = createCipheriv('aes-256-gcm', keyMaterial, iv);
       cipher.setAAD(aad(keyId, input.EncryptionContext));
       const sealed = Buffer.concat([cipher.update(Buffer.from(input.Plaintext, 'base64')), cipher.final()]);
       const blob = Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), sealed]);
@@ -68,7 +64,7 @@ export const startKmsEmulator = async (options: {
       const blob = Buffer.from(input.CiphertextBlob ?? '', 'base64');
       if (blob.length < 29 || blob[0] !== VERSION) return error('InvalidCiphertextException', 'invalid ciphertext');
       try {
-        const decipher = createDecipheriv('aes-256-gcm', options.keyMaterial, blob.subarray(1, 13));
+        const decipher = createDecipheriv('aes-256-gcm', keyMaterial, blob.subarray(1, 13));
         decipher.setAAD(aad(keyId, input.EncryptionContext));
         decipher.setAuthTag(blob.subarray(13, 29));
         const plain = Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]);
@@ -79,10 +75,15 @@ export const startKmsEmulator = async (options: {
     },
   };
 
-  /** The key policy's answer to a function's call: AWS's refusal, or undefined when it is allowed. */
-  const refused = (operation: string, authorization: string | undefined, input: Record<string, any>) => {
+  return operations;
+};
+
+/** The key policy's answer to a function's call: AWS's refusal, or undefined when it is allowed. */
+const keyPolicyRefusal =
+  (keyPolicy: KeyPolicy | undefined, keyId: string) =>
+  (operation: string, authorization: string | undefined, input: Record<string, any>) => {
     const accessKeyId = accessKeyIdOf(authorization);
-    const principal = options.keyPolicy && accessKeyId ? options.keyPolicy.principalOf(accessKeyId) : undefined;
+    const principal = keyPolicy && accessKeyId ? keyPolicy.principalOf(accessKeyId) : undefined;
     if (!principal) return undefined;
     const request: Request = {
       action: `kms:${operation}`,
@@ -90,13 +91,24 @@ export const startKmsEmulator = async (options: {
       principal,
       keys: encryptionContextKeys(input.EncryptionContext),
     };
-    if (decide(options.keyPolicy!.statements, request) === 'allow') return undefined;
+    if (decide(keyPolicy!.statements, request) === 'allow') return undefined;
     const denial = accessDenied('kms', request, accessKeyId!, 'resource-based');
     console.error(
       JSON.stringify({ level: 'ERROR', message: 'local KMS: refused by the key policy', function: accessKeyId }),
     );
     return { status: denial.statusCode, body: JSON.parse(denial.body) };
   };
+
+export const startKmsEmulator = async (options: {
+  keyMaterial: Buffer;
+  port?: number;
+  keyPolicy?: KeyPolicy;
+}): Promise<KmsEmulator> => {
+  const keyId = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
+  const calls = { Encrypt: 0, Decrypt: 0 };
+
+  const operations = kmsOperations(options.keyMaterial, keyId, calls);
+  const refused = keyPolicyRefusal(options.keyPolicy, keyId);
 
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];

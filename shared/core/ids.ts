@@ -69,7 +69,7 @@ const checkOf = (body: string) => {
 };
 
 /**
- * An id that says where its item is (an event's: docs/design.md, "Events and webhook endpoints"):
+ * An id that says where its item is (an event's: shared/events/README.md, "Events and webhook endpoints"):
  * the 24 characters are the time in milliseconds (9, big-endian base32, so ids of one kind sort by
  * time), a kind (1, 0–31), 13 from `seed` (random or a hash) and a check character. It has the shape
  * of every id (`isId`), so the API's patterns do not change.

@@ -75,7 +75,7 @@ export const LOOKUP_PROJECTION = [
 ];
 
 /**
- * Shards of every index partition a busy owner writes at the order rate (docs/design.md, "Hot keys"):
+ * Shards of every index partition a busy owner writes at the order rate (shared/dynamo/README.md, "Hot keys"):
  * its jobs' lists (GSI1, GSI4–6), its stores' lists of orders (GSI7) and GSI3's sets of work in
  * flight. An entry goes to the shard of its item's id (a job's, an order's first job's), so one
  * owner's 10,000 job writes a second are 625 a second on each, under DynamoDB's 1,000 write units a
@@ -282,7 +282,7 @@ export const inFlight = {
  * (`ofType`: its owner's events of its type, sharded by its id, sorted by `<created>#<id>`), with no
  * index entry on the happy path; GSI6 holds the failing ones and GSI7 an endpoint's failed deliveries.
  * `legacyOfType` is GSI5's list of the events written before (at `EVT#<id>`/`EVT`), read until they
- * expire (docs/design.md, "Events and webhook endpoints").
+ * expire (shared/events/README.md, "Events and webhook endpoints").
  */
 export const eventLists = {
   ofType: (ownerId: string, type: string) => sharded(`EVT#${ownerId}#${type}`),

@@ -50,7 +50,7 @@ export interface Event {
 const EVENT_PREFIX: IdPrefix = 'evt';
 
 /**
- * A new event's id (docs/design.md, "Events and webhook endpoints"): it spells the event's time and
+ * A new event's id (shared/events/README.md, "Events and webhook endpoints"): it spells the event's time and
  * type, so the id and the caller's owner give the event's key (`eventKeyOfId`). Derived from `parts`
  * when given (the same change, the same id), random otherwise.
  */
@@ -71,7 +71,7 @@ export const eventPlaceOf = (id: unknown): { type: EventType; createdAt: string 
 
 /**
  * Where an event is: in its list, its type's shard of its owner's events at `<created>#<id>`
- * (docs/design.md, "Events and webhook endpoints"), or at the first layout's key when read from there.
+ * (shared/events/README.md, "Events and webhook endpoints"), or at the first layout's key when read from there.
  */
 export const eventKey = (event: Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt' | 'legacy'>): Key =>
   event.legacy
@@ -231,7 +231,7 @@ export const leaveFailingList = async (event: EventRef) => {
 /**
  * An owner's event by id, with one GetItem: at the key its id spells; an id of the first layout (or
  * one spelling a key where nothing is) is read at the first layout's key too, until those expire
- * (docs/design.md, "Events and webhook endpoints"). Undefined when neither holds it.
+ * (shared/events/README.md, "Events and webhook endpoints"). Undefined when neither holds it.
  */
 export const getEvent = async (ownerId: string, id: string, consistent = false): Promise<Event | undefined> => {
   const key = eventKeyOfId(ownerId, id);

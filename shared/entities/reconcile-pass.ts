@@ -5,7 +5,7 @@ import { reconcilePassKey } from '../dynamo/keys.js';
 import { getItem, type Item, TABLE } from '../dynamo/table.js';
 
 /**
- * The reconcile pass entity (docs/design.md, "The reconciler"): one small item that says how far
+ * The reconcile pass entity (shared/order-flow/README.md, "The reconciler"): one small item that says how far
  * the reconciler's pass over GSI3's partitions has come, so a run cut short by its time budget
  * leaves the next run the rest instead of the same head again. Per partition: `done` in this pass,
  * or the index key of the last entry it handled (a Query's LastEvaluatedKey, the next Query's start).

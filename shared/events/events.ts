@@ -61,7 +61,7 @@ export interface EventSource {
 }
 
 /**
- * The partitions a filtered list reads (docs/design.md, "Events and webhook endpoints"): each shard
+ * The partitions a filtered list reads (shared/events/README.md, "Events and webhook endpoints"): each shard
  * of each type's list, the events themselves (the table), merged when there are several, with GSI5's
  * list of that type's events of the first layout until they expire; or the owner's failing events
  * (GSI6), few, kept when of the types asked for.

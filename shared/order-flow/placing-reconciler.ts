@@ -45,7 +45,7 @@ import { type PropagationReport, reconcilePropagations } from './propagating-rec
  * Its partitions are read at once, and a run stops taking on pages and jobs near the end of its
  * invocation's time: the pass item (entities/reconcile-pass.ts) keeps where each partition stands, so
  * the next run goes on from there and 100,000 jobs in flight are all reached within a few runs
- * (docs/design.md, "The reconciler"; `npm run bench:reconcile`).
+ * (shared/order-flow/README.md, "The reconciler"; `npm run bench:reconcile`).
  */
 
 export interface ReconcileReport extends PropagationReport {

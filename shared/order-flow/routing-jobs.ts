@@ -188,7 +188,7 @@ export const createJobsForOrder = async (
     const found = written.met;
     if (found?.kind === 'orderCancellation') return createCancelled(jobs, partItems, found.cancellation);
     // The order came first with no item routed (a supplier was added since): its first routing
-    // stands, as for any order (docs/design.md, "Orders, visible"): a redelivery changes nothing.
+    // stands, as for any order (shared/order-flow/README.md, "Orders, visible"): a redelivery changes nothing.
     if (found?.kind === 'unroutedOrder') return { created: false, jobIds: [], written: [] };
     const existing = found?.kind === 'job' ? found.job : undefined;
     // A cancelled transaction with no first job is a conflict, not a redelivery: let it surface.

@@ -13,7 +13,7 @@ export const SHOPIFY_API_VERSION = '2026-10';
  * The page sizes the adapter sends as the documents' variables. Shopify refuses a document whose
  * requested cost is over 1,000 points before it runs it (MAX_COST_EXCEEDED), and a connection costs
  * 2 + `first` × one node, nested ones multiplied: these keep every document at most about 800
- * (docs/design.md, "What a document costs"; `test/unit/shopify-documents.test.ts` holds them to it).
+ * (shared/platforms/README.md, "What a document costs"; `test/unit/shopify-documents.test.ts` holds them to it).
  * What a page leaves out is read by a follow-up document for that order or fulfillment.
  */
 export const SHOPIFY_PAGE_SIZES = {

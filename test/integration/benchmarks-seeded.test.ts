@@ -13,7 +13,7 @@ describe('benchmarks over seeded tables (quick mode)', () => {
 
     expect(output).toMatch(/seeded 1,000 jobs in [\d.]+ s: 1 dead, 10 failed/);
     expect(output).toMatch(/list\s+filter\s+limit\s+page\s+trips 1k\s+RRU 1k\s+ms 1k\s+trips 2k/);
-    // Every list reads its 16 shards side by side (docs/design.md, "Hot keys"): 16 Queries and a BatchGet.
+    // Every list reads its 16 shards side by side (shared/dynamo/README.md, "Hot keys"): 16 Queries and a BatchGet.
     expect(output).toMatch(/sync_jobs\s+status=dead store=big\s+1\s+first\s+17\s/);
     expect(output).toMatch(/audit_log\s+action=sync_job.retried store=small resource_id/);
     expect(output).toMatch(/1,001 orders, 10 with unrouted items, 1 unrouted/);

@@ -51,11 +51,36 @@ const FEATURES = [
   'shared/webhooks',
   'shared/privacy',
   'shared/stores',
+  'shared/connection',
   'shared/audit-log',
   'shared/api-keys',
   'shared/idempotency',
 ];
-const USE_CASES = FEATURES;
+/**
+ * Staying connected is the one feature that speaks for the platforms' shops beside the adapters: it keeps
+ * the calls' budget (`withPlatformSignal`), names their errors and a refused refresh. It reaches these
+ * modules of shared/platforms and no adapter; every other feature is a use case, off the adapters.
+ */
+const CONNECTION = 'shared/connection';
+const CONNECTION_PLATFORM = [
+  'shared/platforms/http.ts',
+  'shared/platforms/platform-errors.ts',
+  'shared/platforms/token-refresh.ts',
+];
+const USE_CASES = FEATURES.filter((folder) => folder !== CONNECTION);
+
+/** The layers below the features, each with the folders it may import besides itself (and packages). */
+const BELOW: Record<string, string[]> = {
+  'shared/domain': [],
+  'shared/core': ['shared/domain'],
+  'shared/dynamo': ['shared/core', 'shared/domain'],
+  'shared/aws': ['shared/core', 'shared/domain'],
+  'shared/platforms': ['shared/core', 'shared/domain'],
+  'shared/entities': ['shared/core', 'shared/domain', 'shared/dynamo'],
+  'shared/work': ['shared/core', 'shared/domain', 'shared/aws'],
+};
+/** The HTTP edge, above every feature: what handlers of routes share. */
+const EDGE = 'shared/http';
 
 /** The folder-level edges `from → to` between the features, each with one file edge that makes it. */
 const featureEdges = () => {
@@ -130,6 +155,47 @@ describe('architecture: the import graph', () => {
         ),
       ).toEqual([]);
     }
+  });
+
+  it('holds every folder of shared/ to a rule: a feature, a layer below them, or the HTTP edge', () => {
+    const folders = [...new Set(inFolder('shared/').map(folderOf))].filter((folder) => folder.split('/').length === 2);
+    const ruled = [...FEATURES, ...Object.keys(BELOW), EDGE];
+    // A new folder of shared/: add it to FEATURES (in its place) or to BELOW, with what it may import.
+    expect(folders.filter((folder) => !ruled.includes(folder)).sort()).toEqual([]);
+  });
+
+  it('keeps each layer below the features to the folders it may import, and the port of the platforms', () => {
+    for (const [folder, allowed] of Object.entries(BELOW)) {
+      const ok = [folder, ...allowed];
+      expect(
+        violations(
+          `${folder}/`,
+          (target) =>
+            target.startsWith('shared/') &&
+            !ok.includes(folderOf(target)) &&
+            !(folder !== 'shared/platforms' && PLATFORM_PORT.includes(target)) &&
+            !(folder === 'shared/entities' && isAggregate(target)),
+        ),
+      ).toEqual([]);
+    }
+  });
+
+  it('lets staying connected reach, of shared/platforms, the port, the failure policy and named modules', () => {
+    expect(
+      violations(
+        `${CONNECTION}/`,
+        (target) =>
+          target.startsWith('shared/platforms/') &&
+          !PLATFORM_PORT.includes(target) &&
+          !CONNECTION_PLATFORM.includes(target),
+      ),
+    ).toEqual([]);
+  });
+
+  it('imports the HTTP edge only from handlers (and tests): no feature or layer of shared/ reaches it', () => {
+    expect(
+      violations('shared/', (target, file) => target.startsWith(`${EDGE}/`) && !file.startsWith(`${EDGE}/`)),
+    ).toEqual([]);
   });
 
   it('lets only handlers (which build their deps) and tests reach the adapters', () => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BEGIN, DESIGN, END, itemTable, withTable } from '../../bin/docs-tables.js';
+import { BEGIN, END, ITEMS_DOC, itemTable, withTable } from '../../bin/docs-tables.js';
 import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-transitions.js';
 
 /**
@@ -32,19 +32,35 @@ const tableAfter = (document: string, heading: string) => {
   return cellsOf(lines.slice(start, end).join('\n'));
 };
 
+/** The names a piece of Markdown gives in backticks that name a file (`placing-moves.ts`) or a folder (`local/`). */
+const fileNames = (text: string) =>
+  [...text.matchAll(/`([^`]+)`/g)].map(([, name]) => name).filter((name) => /^[\w.-]+(?:\.\w+|\/)$/.test(name));
+
 /**
- * The Shape table of docs/design.md, as folder → the names its row gives in backticks: a bare file name
- * (`placing-moves.ts`) is a file of that folder, a bare `name/` one of its folders; paths from the root are
- * test/unit/repository-paths.test.ts's.
+ * A folder's README lists its files in its sections headed `## Files…` (the rest of it is prose, free to
+ * name any file): the part of the README the tests hold to the folder, or undefined for a folder without one.
+ */
+export const filesSection = (folder: string): string | undefined => {
+  const readme = `${folder}/README.md`;
+  if (!existsSync(readme)) return undefined;
+  const sections = readFileSync(readme, 'utf8')
+    .split(/\n(?=## )/)
+    .filter((section) => section.startsWith('## Files'));
+  return sections.length > 0 ? sections.join('\n') : undefined;
+};
+
+/**
+ * The Shape table of docs/design.md, as folder → the names its files are given by: its folder's README
+ * (`## Files…` sections) when it has one, else its row. A bare file name (`placing-moves.ts`) is a file of
+ * that folder, a bare `name/` one of its folders; paths from the root are test/unit/repository-paths.test.ts's.
  */
 const shapeRows = (design: string) => {
   const [, ...rows] = tableAfter(design, '\n## Shape\n');
-  return rows.map(([folder, holds]) => ({
-    folder: folder.replace(/^`|\/`$/g, ''),
-    names: [...holds.matchAll(/`([^`]+)`/g)]
-      .map(([, name]) => name)
-      .filter((name) => /^[\w.-]+(?:\.\w+|\/)$/.test(name)),
-  }));
+  return rows.map(([cell, holds]) => {
+    const folder = cell.replace(/^`|\/`$/g, '');
+    const listed = filesSection(folder);
+    return { folder, names: fileNames(listed ?? holds), where: listed ? `${folder}/README.md` : 'docs/design.md' };
+  });
 };
 
 /** A folder whose files another file lists: `functions/` holds the handlers `lib/routes.ts` names. */
@@ -57,10 +73,11 @@ const states = (cell: string) =>
     .filter((s) => s && s !== '—');
 
 describe('docs that restate the code', () => {
-  const design = readFileSync(DESIGN, 'utf8');
+  const design = readFileSync('docs/design.md', 'utf8');
+  const orderFlow = readFileSync('shared/order-flow/README.md', 'utf8');
 
-  it('shows in docs/design.md the items table the entity modules write (npm run docs:tables)', () => {
-    const written = design.split(BEGIN)[1]?.split(END)[0] ?? '';
+  it('shows in shared/dynamo/README.md the items table the entity modules write (npm run docs:tables)', () => {
+    const written = readFileSync(ITEMS_DOC, 'utf8').split(BEGIN)[1]?.split(END)[0] ?? '';
     expect(cellsOf(written)).toEqual(cellsOf(itemTable()));
   });
 
@@ -70,33 +87,52 @@ describe('docs that restate the code', () => {
     expect(() => withTable('no markers', '| a |')).toThrow('has no');
   });
 
-  it('names in each row of docs/design.md’s Shape table files of its folder, and every module there', () => {
+  it('names in each folder’s README (or its row of docs/design.md’s Shape table) files of it, and every module', () => {
     const tracked = execFileSync('git', ['ls-files', '-z'], { encoding: 'utf8' }).split('\0').filter(Boolean);
     const inFolder = (folder: string) =>
       tracked.filter((file) => dirname(file) === folder).map((file) => file.slice(folder.length + 1));
     const folders = new Set(tracked.map((file) => dirname(file)));
     const rows = shapeRows(design);
-    const stale = rows.flatMap(({ folder, names }) =>
+    const stale = rows.flatMap(({ folder, names, where }) =>
       names
         .filter((name) =>
           name.endsWith('/') ? !folders.has(`${folder}/${name.slice(0, -1)}`) : !tracked.includes(`${folder}/${name}`),
         )
-        .map((name) => `${folder}/${name}`),
+        .map((name) => `${where} names ${folder}/${name}, which does not exist`),
     );
     // Test suites name themselves; every other module (.ts, .cjs) is named by its folder's row.
-    const unnamed = rows.flatMap(({ folder, names }) => {
+    const unnamed = rows.flatMap(({ folder, names, where }) => {
       const list = LISTED_IN[folder] ? readFileSync(LISTED_IN[folder], 'utf8') : undefined;
       return inFolder(folder)
         .filter((file) => /\.c?ts$/.test(file) && !file.endsWith('.test.ts'))
         .filter((file) => (list ? !list.includes(`${folder}/${file}`) : !names.includes(file)))
-        .map((file) => `${folder}/${file}`);
+        .map((file) => `${folder}/${file} is named nowhere: add a line for it to ${where}`);
     });
     expect(rows.length).toBeGreaterThan(20);
     expect({ stale, unnamed }).toEqual({ stale: [], unnamed: [] });
   });
 
-  it('states in docs/design.md exactly the sync job moves of MOVES', () => {
-    const [header, ...rows] = tableAfter(design, '### The state machine, as data');
+  it('gives every folder of shared/ a README whose `## Files…` sections name its files (a new file: a line)', () => {
+    const tracked = execFileSync('git', ['ls-files', '-z', 'shared'], { encoding: 'utf8' }).split('\0').filter(Boolean);
+    const folders = [...new Set(tracked.map((file) => dirname(file)))].filter((folder) => folder !== 'shared');
+    // Which names each README gives, and that they are exactly the folder's files, is the test above's.
+    const without = folders.filter((folder) => filesSection(folder) === undefined);
+    expect(folders.length).toBeGreaterThan(15);
+    expect(without.map((folder) => `${folder}/README.md with a "## Files" section is missing`)).toEqual([]);
+    expect(
+      shapeRows(design)
+        .filter(({ folder }) => folder.startsWith('shared/'))
+        .map(({ where }) => where)
+        .sort(),
+    ).toEqual(folders.sort().map((folder) => `${folder}/README.md`));
+  });
+
+  it('keeps docs/design.md a map read in one sitting: under 600 lines, the details in the folders’ READMEs', () => {
+    expect(design.split('\n').length).toBeLessThan(600);
+  });
+
+  it('states in shared/order-flow/README.md exactly the sync job moves of MOVES', () => {
+    const [header, ...rows] = tableAfter(orderFlow, '### The state machine, as data');
     expect(header.slice(0, 4)).toEqual(['move', 'from', 'to', 'new message']);
     const documented = rows.map(([move, from, to, message]) => ({
       move: move.replace(/`/g, '').replace('(creation)', 'create'),

@@ -14,7 +14,7 @@ import {
 import { itemSize } from '../../shared/order-flow/order-body.js';
 
 /**
- * An event's key is its place in its list (docs/design.md, "Events and webhook endpoints"): its id
+ * An event's key is its place in its list (shared/events/README.md, "Events and webhook endpoints"): its id
  * spells its type and time, so the id and the caller's owner give the key without a read, and the
  * item carries no index entry (one write unit).
  */

@@ -68,7 +68,7 @@ describe('recordWrite', () => {
     expect(puts[0].ConditionExpression).toBe('attribute_not_exists(PK)');
     expect(puts[0].Item).toMatchObject({ id: event.id, type: 'sync_job.completed', createdAt: LATER });
     // Its key is its place in its list (the shard of its type's list, `<created>#<id>`): no index entry,
-    // one write unit (docs/design.md, "Events and webhook endpoints").
+    // one write unit (shared/events/README.md, "Events and webhook endpoints").
     expect(puts[0].Item).toMatchObject({ ...eventKeyOfId('owner_a', event.id), SK: `${LATER}#${event.id}` });
     expect(String(puts[0].Item!.PK)).toMatch(/^EVT#owner_a#sync_job\.completed(#\d+)?$/);
     expect(Object.keys(puts[0].Item!).filter((name) => name.startsWith('GSI'))).toEqual([]);

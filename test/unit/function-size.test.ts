@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import ts from 'typescript';
 
 /**
- * The size rule of docs/design.md ("Layers"): no function in `shared/` whose body spans more than
- * MAX_LINES lines or nests deeper than MAX_DEPTH, read with the TypeScript compiler's own parser.
+ * The size rule of docs/design.md ("Layers"): no function in `shared/`, `lib/`, `bin/` or `bench/` whose body
+ * spans more than MAX_LINES lines or nests deeper than MAX_DEPTH, read with the TypeScript compiler's own parser.
  *
  * A function is any declaration, arrow, method, accessor, constructor or function expression with a
  * body. Its length is the lines its body spans, braces included. Its depth is how many levels a
@@ -126,14 +126,29 @@ const sizeOf = (text: string, name: string): FunctionSize | undefined => {
 };
 
 /**
- * The offenders of the order pipeline, which two rewrites of issue 27 (the order aggregate and the
- * work-item runner) are replacing: each rewrite takes its functions off this list as it splits them,
- * and the test fails on an entry that no longer offends, so the list only shrinks. Nothing else may
- * join it: an offender elsewhere is split before it merges.
+ * The offenders still to split (shared/ has none since issue 27's rewrites): whoever splits one takes it
+ * off this list, and the test fails on an entry that no longer offends, so the list only shrinks.
+ * Nothing else may join it: a new offender is split before it merges.
  */
-const ALLOWED = new Set<string>([]);
+const ALLOWED = new Set<string>([
+  // Issue 40 extended the rule to lib/, bin/ and bench/: the offenders found then, each to be split.
+  'bench/lists.ts: ownerOf',
+  'bench/lists.ts: main',
+  'bench/meter.ts: createMeter',
+  'bench/monthly-model.ts: monthLines',
+  'bench/template-counts.ts: templateCounts',
+  'lib/constructs/alarms.ts: addAlarms',
+  'lib/constructs/api.ts: addApi',
+  'lib/local/http-front.ts: startHttpFront',
+  'lib/local/runtime.ts: startLocalRuntime',
+  'lib/local/sqs.ts: startSqs',
+  'lib/local/sqs.ts: startPoller',
+  'lib/local/streams.ts: startStreamPoller',
+]);
 
-const tracked = execFileSync('git', ['ls-files', '-z', '--', 'shared/*.ts'], { encoding: 'utf8' })
+const tracked = execFileSync('git', ['ls-files', '-z', '--', 'shared/*.ts', 'lib/*.ts', 'bin/*.ts', 'bench/*.ts'], {
+  encoding: 'utf8',
+})
   .split('\0')
   .filter(Boolean);
 
@@ -144,7 +159,7 @@ const offenders = tracked.flatMap((file) =>
   })),
 );
 
-describe('function size: no function in shared/ over 60 lines or nested deeper than 4', () => {
+describe('function size: no function in shared/, lib/, bin/ or bench/ over 60 lines or nested deeper than 4', () => {
   it('finds no offender outside the allow-list (split it: well-named pieces, early returns)', () => {
     expect(offenders.filter(({ key }) => !ALLOWED.has(key)).map(({ key, figure }) => `${key} (${figure})`)).toEqual([]);
   });

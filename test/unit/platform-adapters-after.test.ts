@@ -235,7 +235,7 @@ describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simu
   });
 
   it('pages orders changed since, oldest first, 250 a page (Shopify fewer), tagged only, webhook-shaped', async () => {
-    // Shopify's page is smaller: its cost (docs/design.md, "What a document costs").
+    // Shopify's page is smaller: its cost (shared/platforms/README.md, "What a document costs").
     const size = platform === 'storeplatform_b' ? SHOPIFY_PAGE_SIZES.changedOrders : 250;
     const before = new Date(Date.now() - 1000).toISOString();
     // 252 orders the service placed (tagged) and 3 of the shop's own, placed in between.

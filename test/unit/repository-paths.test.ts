@@ -160,6 +160,14 @@ describe('comments and docs that name repository paths', () => {
     expect(missing).toEqual([]);
   });
 
+  it('names no file outside the repository in its own Markdown: README.md, docs/ and every README stand alone', () => {
+    // A contract's section is cited by name (`CONTRACT §13`), never as a file a clone elsewhere lacks.
+    const outside = references
+      .filter(({ at, where }) => at.split(':')[0].endsWith('.md') && where === 'companion')
+      .map(({ at, named }) => `${at} ${named}`);
+    expect(outside).toEqual([]);
+  });
+
   // The companion docs sit beside the checkout (CI clones the repo next to them); a checkout
   // elsewhere has none to look in.
   (hasCompanion ? it : it.skip)('names only companion docs that exist beside the checkout', () => {

@@ -1,6 +1,6 @@
 /**
  * storeplatform_b reads an order whole although no document it sends may cost Shopify more than 1,000
- * points (docs/design.md, "What a document costs"): a page of "orders changed since" holds a few orders
+ * points (shared/platforms/README.md, "What a document costs"): a page of "orders changed since" holds a few orders
  * with a few lines and fulfillments each, and what it leaves out is read by follow-up documents for that
  * order or fulfillment. Against the simulator, which refuses a document over the limit as Shopify does.
  */
