@@ -3,7 +3,7 @@ import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -73,6 +73,8 @@ export interface Watched {
   key: kms.IKey;
 }
 
+const topicArnPrefix = (stack: Stack) => `arn:${stack.partition}:sns:${stack.region}:${stack.account}:`;
+
 /** The secrets key's one statement beyond the functions': CloudWatch's, for this stack's alarm topics' messages. */
 export const alarmTopicKeyStatement = (stack: Stack) =>
   new iam.PolicyStatement({
@@ -85,7 +87,7 @@ export const alarmTopicKeyStatement = (stack: Stack) =>
       // The topic is named after the stack by CloudFormation (`<stack>-AlarmTopic…`); its exact ARN would be
       // a cycle (the topic needs the key first).
       StringLike: {
-        'kms:EncryptionContext:aws:sns:topicArn': `arn:${stack.partition}:sns:${stack.region}:${stack.account}:${stack.stackName}-*`,
+        'kms:EncryptionContext:aws:sns:topicArn': `${topicArnPrefix(stack)}${stack.stackName}-*`,
       },
       'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['aws:sns:topicArn'] },
     },
