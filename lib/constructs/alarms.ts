@@ -14,7 +14,7 @@ import type { DeployConfig } from '../config.js';
 import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
 import { WEBHOOK_ROUTE_KEYS, webhookResponseMetric } from './api.js';
 import { businessMetric } from './dashboard.js';
-import { deadLetterFor, queueId } from './queues.js';
+import { deadLetterFor, QUEUE_NAMES, queueId } from './queues.js';
 
 /** How long a dead-letter queue may hold a message before it alarms: its handler drains it in seconds. */
 export const DLQ_ALARM_MINUTES = 15;
@@ -60,6 +60,34 @@ const queueHolds = (queue: sqs.IQueue, label: string, inFlightToo: boolean): clo
       inFlight: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum' }),
     },
   });
+};
+
+/**
+ * What issue 44's alarm levers took away, in alarms and in the metrics they read (a metric-math alarm pays
+ * each), from the same rules `addAlarms` follows: `bench:monthly` prints each one's saving.
+ */
+export const alarmLevers = (config: DeployConfig) => {
+  const webhookAlarms = 1 + (config.webhook5xxThreshold < config.api5xxThreshold ? 1 : 0);
+  const perRoute = 2 * WEBHOOK_ROUTE_KEYS.length - webhookAlarms;
+  const undrained = QUEUE_NAMES.filter((q) => deadLetterFor(q) && !drained(q)).length + 1; // + the stream's
+  const receivePaged = consumers.filter((c) => 'queue' in c.trigger && everyReceivePages(c.trigger.queue)).length;
+  return [
+    {
+      lever: `a 429 and a 5xx alarm per webhook route (${WEBHOOK_ROUTE_KEYS.length}), not one over all of them`,
+      alarms: perRoute,
+      metrics: perRoute,
+    },
+    {
+      lever: `visible + in flight on the ${undrained} queues nothing receives from (visible alone)`,
+      alarms: 0,
+      metrics: undrained,
+    },
+    {
+      lever: "a failed-records alarm for the fulfillment DLQ's handler (its every receive pages)",
+      alarms: receivePaged,
+      metrics: 2 * receivePaged,
+    },
+  ];
 };
 
 /** What the alarms watch. */
