@@ -50,7 +50,8 @@ const everyReceivePages = (queue: QueueName) => deadLetterFor(queue) === 'fulfil
 const queueHolds = (queue: sqs.IQueue, label: string, inFlightToo: boolean): cloudwatch.IMetric => {
   const minute = Duration.minutes(1);
   const visible = queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' });
-  if (!inFlightToo) return visible.with({ label });
+  // No label: one metric with a label is written as a metric-math query, and read as one metric either way.
+  if (!inFlightToo) return visible;
   return new cloudwatch.MathExpression({
     expression: 'visible + inFlight',
     label,
