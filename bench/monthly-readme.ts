@@ -41,7 +41,8 @@ export const readmeBlock = (m: CostMeasurement, counts: TemplateCounts) => {
       `${counts.kmsKeys === 1 ? 'key' : 'keys'}, ` +
       `${counts.dashboards} dashboard of ${counts.dashboardMetrics} metrics, ${counts.routeMetrics} route metrics, ` +
       `${counts.sqsEventSources} SQS event sources, logs at ${counts.logLevel} kept ${counts.logRetentionDays} days, ` +
-      `jobs, audit entries and orders' items kept ${counts.jobRetentionDays} days. Assumed: ${a.stores.toLocaleString('en-US')} stores, ` +
+      `jobs, audit entries and orders' items kept ${counts.jobRetentionDays} days. ` +
+      `Assumed: ${a.stores.toLocaleString('en-US')} stores, ` +
       `${a.orderWebhooksPerOrder} order and ${a.fulfillmentWebhooksPerOrder} fulfillment webhooks and ` +
       `${a.deliveriesPerOrder} event deliveries an order, platforms answering in ${a.platformLatencyMs} ms, ` +
       `execution environments living ${a.environmentLifeHours} h; ${PRICES.region} list prices of ${PRICES.asOf}, ` +
