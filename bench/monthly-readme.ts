@@ -37,10 +37,12 @@ export const readmeBlock = (m: CostMeasurement, counts: TemplateCounts) => {
       `${m.perOrder.wru.toFixed(2)} write and ${m.perOrder.rru.toFixed(2)} read units, the functions' ` +
       `invocations and billed ms (fastest tenth), ${Math.round(loggedBytes)} ` +
       `bytes logged, ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} bytes stored). ` +
-      `The prod template: ${counts.alarms} alarms (${counts.alarmMetrics} metrics), ${counts.kmsKeys} keys, ` +
+      `The prod template: ${counts.alarms} alarms (${counts.alarmMetrics} metrics), ${counts.kmsKeys} ` +
+      `${counts.kmsKeys === 1 ? 'key' : 'keys'}, ` +
       `${counts.dashboards} dashboard of ${counts.dashboardMetrics} metrics, ${counts.routeMetrics} route metrics, ` +
       `${counts.sqsEventSources} SQS event sources, logs at ${counts.logLevel} kept ${counts.logRetentionDays} days, ` +
-      `jobs kept ${counts.jobRetentionDays} days. Assumed: ${a.stores.toLocaleString('en-US')} stores, ` +
+      `jobs, audit entries and orders' items kept ${counts.jobRetentionDays} days. ` +
+      `Assumed: ${a.stores.toLocaleString('en-US')} stores, ` +
       `${a.orderWebhooksPerOrder} order and ${a.fulfillmentWebhooksPerOrder} fulfillment webhooks and ` +
       `${a.deliveriesPerOrder} event deliveries an order, platforms answering in ${a.platformLatencyMs} ms, ` +
       `execution environments living ${a.environmentLifeHours} h; ${PRICES.region} list prices of ${PRICES.asOf}, ` +

@@ -21,6 +21,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { loadConfig, stackName } from '../lib/config.js';
+import { alarmLevers } from '../lib/constructs/alarms.js';
 import { consumers } from '../lib/routes.js';
 import { ResellerRoutingStack } from '../lib/stack.js';
 import { PROJECT_ROOT } from './bundling.js';
@@ -148,6 +149,72 @@ if (args.json) {
     table(
       ['undone', '$ a month then', 'saving'],
       levers.map(([what, usd]) => [what, fixed(usd, 2), fixed(usd - now, 2)]),
+    ),
+  );
+  // The idle month's levers: what the template would hold with each undone, counted from the same rules.
+  const idle = (c = counts) => total(monthLines(m, c, { orders: 0, month: 1, stores: IDLE_STORES[0] }));
+  const idleNow = idle();
+  const idleLevers: [string, number][] = [
+    [
+      "a key of its own for the alarm topic (not the secrets key's, held to the topic's context)",
+      idle({ ...counts, kmsKeys: counts.kmsKeys + 1 }),
+    ],
+    ...alarmLevers(config).map(({ lever, alarms, metrics }): [string, number] => [
+      lever,
+      idle({ ...counts, alarms: counts.alarms + alarms, alarmMetrics: counts.alarmMetrics + metrics }),
+    ]),
+  ];
+  log(`\nWhat each lever saves in the idle month, ${IDLE_STORES[0]} stores (now $${fixed(idleNow, 2)}):`);
+  log(
+    table(
+      ['undone', '$ a month then', 'saving'],
+      idleLevers.map(([what, usd]) => [what, fixed(usd, 2), fixed(usd - idleNow, 2)]),
+    ),
+  );
+  // The consumers' batching windows and the functions' memory (`-c memorySize`, one for all), by the same model:
+  // a window gathers rate × window records an invocation (one platform wait for the batch); memory buys CPU in
+  // proportion (Lambda), so the measured CPU part scales by memorySize ÷ candidate and the platform's wait not.
+  const windows = [0, 1, 5, 10, 20];
+  log(`\nThe consumers' batching windows at 1M orders, month 1 (now $${fixed(now, 2)}; the rest as deployed):`);
+  log(
+    table(
+      ['consumer', ...windows.map((w) => `${w} s`), 'deployed'],
+      Object.keys(counts.batching)
+        .filter((name) => m.functions[name])
+        .map((name) => [
+          name,
+          ...windows.map((windowSeconds) =>
+            fixed(
+              at1M({
+                ...counts,
+                batching: { ...counts.batching, [name]: { ...counts.batching[name], windowSeconds } },
+              }),
+              2,
+            ),
+          ),
+          `${counts.batching[name].windowSeconds} s`,
+        ]),
+    ),
+  );
+  const withMemory = (memoryMb: number) => {
+    const scale = counts.memoryMb / memoryMb;
+    const functions = Object.fromEntries(
+      Object.entries(m.functions).map(([name, f]) => [name, { ...f, billedMsP10: f.billedMsP10 * scale }]),
+    );
+    const scaled = {
+      ...m,
+      functions,
+      delivery: m.delivery && { ...m.delivery, workerBilledMsP10: (m.delivery.workerBilledMsP10 ?? 0) * scale },
+    };
+    return total(
+      monthLines(scaled, { ...counts, memoryMb }, { orders: 1_000_000, month: 1, stores: ASSUMPTIONS.stores }),
+    );
+  };
+  log(`\nMemory (every function, -c memorySize; deployed ${counts.memoryMb} MB) at 1M orders, month 1:`);
+  log(
+    table(
+      ['MB', '$ a month'],
+      [128, 256, 512, 1024].map((mb) => [String(mb), fixed(withMemory(mb), 2)]),
     ),
   );
   log(

@@ -77,6 +77,8 @@ export interface DeployConfig {
    * `-c jobRetentionDays=…`, default 365 (a year of history after a job's end; issue 44: each month kept
    * costs about $1.20 at a million orders a month, storage and backups): how long an ended job (and what
    * hangs off it) is kept before the table's TTL removes it; functions that end jobs get it as JOB_RETENTION_DAYS.
+   * Audit entries (after their write), unrouted orders (after their receipt) and a routed order's mark and
+   * body parts (after its jobs ended) are kept as long (docs/performance.md, "What the table keeps").
    */
   jobRetentionDays: number;
   /**

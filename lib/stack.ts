@@ -88,6 +88,7 @@ export class ResellerRoutingStack extends Stack {
       functions: this.functions,
       api: this.api,
       streamFailures: this.streamFailures,
+      key: this.secretsKey,
     });
     this.dashboard = addDashboard(this, config);
 

@@ -3,7 +3,7 @@ import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as kms from 'aws-cdk-lib/aws-kms';
+import type * as kms from 'aws-cdk-lib/aws-kms';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
@@ -11,11 +11,10 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import type { DeployConfig } from '../config.js';
-import { consumers, isScheduled, type QueueName, routes, scheduleMinutes } from '../routes.js';
-import { WEBHOOK_RESPONSE_METRICS, type WebhookResponseMetric, webhookResponseMetric } from './api.js';
+import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
+import { WEBHOOK_ROUTE_KEYS, webhookResponseMetric } from './api.js';
 import { businessMetric } from './dashboard.js';
-import { keyAdministrationPolicy, keyPendingWindow } from './data.js';
-import { deadLetterFor, queueId } from './queues.js';
+import { deadLetterFor, QUEUE_NAMES, queueId } from './queues.js';
 
 /** How long a dead-letter queue may hold a message before it alarms: its handler drains it in seconds. */
 export const DLQ_ALARM_MINUTES = 15;
@@ -38,6 +37,60 @@ export const accountLambdaMetric = (metricName: 'Errors' | 'Throttles') =>
     period: Duration.minutes(5),
   });
 
+/** Whether a consumer receives from `queue` (a DLQ with a handler), so its messages may be in flight. */
+const drained = (queue: QueueName) => consumers.some((c) => 'queue' in c.trigger && c.trigger.queue === queue);
+
+/** A queue whose every receive pages: the fulfillment DLQ (its MessagesAlarm). */
+const everyReceivePages = (queue: QueueName) => deadLetterFor(queue) === 'fulfillment';
+
+/**
+ * What a queue holds, each minute (Maximum): visible and in flight when a consumer receives from it;
+ * visible alone when nothing does (nothing can be in flight).
+ */
+const queueHolds = (queue: sqs.IQueue, label: string, inFlightToo: boolean): cloudwatch.IMetric => {
+  const minute = Duration.minutes(1);
+  const visible = queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' });
+  // No label: one metric with a label is written as a metric-math query, and read as one metric either way.
+  if (!inFlightToo) return visible;
+  return new cloudwatch.MathExpression({
+    expression: 'visible + inFlight',
+    label,
+    period: minute,
+    usingMetrics: {
+      visible,
+      inFlight: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum' }),
+    },
+  });
+};
+
+/**
+ * What issue 44's alarm levers took away, in alarms and in the metrics they read (a metric-math alarm pays
+ * each), from the same rules `addAlarms` follows: `bench:monthly` prints each one's saving.
+ */
+export const alarmLevers = (config: DeployConfig) => {
+  const webhookAlarms = 1 + (config.webhook5xxThreshold < config.api5xxThreshold ? 1 : 0);
+  const perRoute = 2 * WEBHOOK_ROUTE_KEYS.length - webhookAlarms;
+  const undrained = QUEUE_NAMES.filter((q) => deadLetterFor(q) && !drained(q)).length + 1; // + the stream's
+  const receivePaged = consumers.filter((c) => 'queue' in c.trigger && everyReceivePages(c.trigger.queue)).length;
+  return [
+    {
+      lever: `a 429 and a 5xx alarm per webhook route (${WEBHOOK_ROUTE_KEYS.length}), not one over all of them`,
+      alarms: perRoute,
+      metrics: perRoute,
+    },
+    {
+      lever: `visible + in flight on the ${undrained} queues nothing receives from (visible alone)`,
+      alarms: 0,
+      metrics: undrained,
+    },
+    {
+      lever: "a failed-records alarm for the fulfillment DLQ's handler (its every receive pages)",
+      alarms: receivePaged,
+      metrics: 2 * receivePaged,
+    },
+  ];
+};
+
 /** What the alarms watch. */
 export interface Watched {
   queues: Record<QueueName, sqs.Queue>;
@@ -45,35 +98,50 @@ export interface Watched {
   api: apigw.HttpApi;
   /** The change stream mapping's on-failure destination (lib/constructs/consumers.ts). */
   streamFailures?: sqs.IQueue;
+  /** The stack's key (the secrets key), which encrypts the alarm topic too. */
+  key: kms.IKey;
 }
+
+const topicArnPrefix = (stack: Stack) => `arn:${stack.partition}:sns:${stack.region}:${stack.account}:`;
+
+/** The secrets key's one statement beyond the functions': CloudWatch's, for this stack's alarm topics' messages. */
+export const alarmTopicKeyStatement = (stack: Stack) =>
+  new iam.PolicyStatement({
+    sid: 'CloudWatchAlarmTopicMessages',
+    principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+    actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
+    resources: ['*'],
+    conditions: {
+      StringEquals: { 'aws:SourceAccount': stack.account },
+      // The topic is named after the stack by CloudFormation (`<stack>-AlarmTopic…`); its exact ARN would be
+      // a cycle (the topic needs the key first).
+      StringLike: {
+        'kms:EncryptionContext:aws:sns:topicArn': `${topicArnPrefix(stack)}${stack.stackName}-*`,
+      },
+      'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['aws:sns:topicArn'] },
+    },
+  });
 
 /**
  * The topic every alarm notifies: an existing one, or one of its own mailing `alarmEmail`; none by
  * default (in dev: prod needs one, lib/config.ts).
  */
-const addAlarmTopic = (scope: Construct, config: DeployConfig, alarms: cloudwatch.Alarm[]): sns.ITopic | undefined => {
+const addAlarmTopic = (
+  scope: Construct,
+  config: DeployConfig,
+  alarms: cloudwatch.Alarm[],
+  key: kms.IKey,
+): sns.ITopic | undefined => {
   // An existing topic's policy is its owner's: it must let CloudWatch publish (README, Deploy).
   if (config.alarmTopicArn) return sns.Topic.fromTopicArn(scope, 'AlarmTopic', config.alarmTopicArn);
   if (!config.alarmEmail) return undefined;
   // The deployment's own stack, named as the operator knows it, when the alarms are in a nested stack of it.
   const stack = Stack.of(scope).nestedStackParent ?? Stack.of(scope);
-  // Its own key: CloudWatch must be allowed to use it, which the secrets key must never allow.
-  const key = new kms.Key(scope, 'AlarmTopicKey', {
-    description: `${stack.stackName}: alarm notifications`,
-    enableKeyRotation: true,
-    removalPolicy: config.removalPolicy,
-    pendingWindow: keyPendingWindow(config),
-    // Administered by the account, used by CloudWatch alone (below): not CDK's default `kms:*` for the account.
-    policy: keyAdministrationPolicy(),
-  });
-  key.addToResourcePolicy(
-    new iam.PolicyStatement({
-      principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-      actions: ['kms:Decrypt', 'kms:GenerateDataKey'],
-      resources: ['*'],
-      conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
-    }),
-  );
+  // The stack's one key (issue 44: a second key cost $1 a month): CloudWatch may use it only under the
+  // encryption context SNS sends for a topic of this stack (`aws:sns:topicArn`, and no other key), which
+  // no secret's ciphertext has (its context is `field` and `storeId`, lib/access.ts): it can decrypt no
+  // secret, and no function's grant (which requires `field` and `storeId`) matches a topic's message.
+  key.addToResourcePolicy(alarmTopicKeyStatement(stack));
   const topic = new sns.Topic(scope, 'AlarmTopic', {
     masterKey: key,
     enforceSSL: true,
@@ -188,24 +256,18 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   }
 
   // Every dead-letter queue, whether a handler drains it or nothing does (the poll DLQ): messages in it
-  // (visible, or received and not deleted) every minute for 15 minutes. A handler drains its DLQ within
-  // seconds, so this fires only when the handler fails (records it reports failed are no Lambda error)
-  // or nothing consumes the queue, and one dead job still pages once (JobsDeadAlarm). SQS stops
-  // publishing for a queue idle six hours; missing data keeps the alarm as it was.
+  // every minute for 15 minutes. A handler drains its DLQ within seconds, so this fires only when the
+  // handler fails (records it reports failed are no Lambda error) or nothing consumes the queue, and one
+  // dead job still pages once (JobsDeadAlarm). A drained DLQ counts what is visible or received and not
+  // deleted; an undrained one holds its messages visible (nothing receives them), so it reads that one
+  // metric (issue 44: $0.10 a month each). SQS stops publishing for a queue idle six hours; missing data
+  // keeps the alarm as it was.
   for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
     if (!deadLetterFor(name)) continue;
     alarms.push(
       new cloudwatch.Alarm(scope, `${queueId(name)}BacklogAlarm`, {
         alarmDescription: `The ${name} queue has held messages for ${DLQ_ALARM_MINUTES} minutes: nothing drains it`,
-        metric: new cloudwatch.MathExpression({
-          expression: 'visible + inFlight',
-          label: `${name} messages`,
-          period: minute,
-          usingMetrics: {
-            visible: queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum' }),
-            inFlight: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum' }),
-          },
-        }),
+        metric: queueHolds(queue, `${name} messages`, drained(name)),
         threshold: 1,
         evaluationPeriods: DLQ_ALARM_MINUTES,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -218,9 +280,11 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   // stays for SQS to deliver again; a done or deferred one is deleted). A consumer answers failed records
   // without throwing, so a systemic fault (AccessDenied, a bug) never shows as a Lambda error; it fails
   // every record, and this is how it is seen. Judged from `FAILED_RECORDS_MIN_RECEIVES` receives on.
+  // Not for the fulfillment DLQ's handler: its queue's every receive pages (its MessagesAlarm, above), so
+  // a failed share of ten receives or more is always paged already (issue 44: $0.20 a month).
   const fifteenMinutes = Duration.minutes(15);
   for (const consumer of consumers) {
-    if (!('queue' in consumer.trigger)) continue;
+    if (!('queue' in consumer.trigger) || everyReceivePages(consumer.trigger.queue)) continue;
     const queue = watched.queues[consumer.trigger.queue];
     alarms.push(
       new cloudwatch.Alarm(scope, `${consumer.name}FailedRecordsAlarm`, {
@@ -303,21 +367,26 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
   );
 
   // A platform's delivery refused with 429 is retried a few times and then its subscription is deleted;
-  // a 5xx likewise. Both, for each webhook route, from the access log (lib/constructs/api.ts).
-  for (const route of routes.filter((r) => r.auth === 'webhook')) {
-    const routeKey = `${route.method} ${route.path}`;
-    for (const name of Object.keys(WEBHOOK_RESPONSE_METRICS) as WebhookResponseMetric[]) {
-      const throttled = name === 'WebhookThrottled';
-      alarm(
-        `${route.name}${name.replace(/^Webhook/, '')}Alarm`,
-        throttled
-          ? `${routeKey} answered 429: deliveries beyond -c webhookThrottleRate / webhookThrottleBurst`
-          : `${routeKey} answered 5xx: deliveries the platform will retry, then give up on`,
-        webhookResponseMetric(watched.api, name, routeKey),
-        throttled ? config.webhook429Threshold : config.webhook5xxThreshold,
-      );
-    }
-  }
+  // a 5xx likewise. Counted from the access log over every webhook route together (lib/constructs/api.ts):
+  // any one route at the threshold is the sum at it, so one alarm pages whenever one per route did, for
+  // $0.10 a month, not $0.10 a route (issue 44); the route is in the access log's lines.
+  alarm(
+    'WebhookThrottledAlarm',
+    `A webhook route (${WEBHOOK_ROUTE_KEYS.join(', ')}) answered 429: deliveries beyond ` +
+      '-c webhookThrottleRate / webhookThrottleBurst',
+    webhookResponseMetric(watched.api, 'WebhookThrottled'),
+    config.webhook429Threshold,
+  );
+  // A webhook's 5xx is one of the API's 5xx (Api5xxAlarm, below, same period): with its threshold at or
+  // below the webhooks', that alarm pages whenever this one would, so this one is made only when the
+  // webhooks' threshold is the lower.
+  if (config.webhook5xxThreshold < config.api5xxThreshold)
+    alarm(
+      'WebhookServerErrorsAlarm',
+      'A webhook route answered 5xx: deliveries the platform will retry, then give up on',
+      webhookResponseMetric(watched.api, 'WebhookServerErrors'),
+      config.webhook5xxThreshold,
+    );
 
   // Consumers have no caller to notice their failures (a route's show as API 5xx too). One alarm on
   // Lambda's account-level Errors (no dimension: every function of the account and region, so each
@@ -378,27 +447,14 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
 
   // A batch of the change stream the event recorder gave up on (its retries spent, or too old): events
   // not recorded until `npm run events -- replay-failed` replays them, while the stream still holds them.
-  // Nothing else drains the queue: in ALARM from the first message until the replay has deleted them all.
+  // Nothing else drains the queue: in ALARM from the first message until the replay has received them all
+  // (its messages stay visible until then: one metric, not visible + in flight).
   if (watched.streamFailures)
     alarms.push(
       new cloudwatch.Alarm(scope, 'EventRecorderFailuresAlarm', {
         alarmDescription:
           'The event recorder gave up on change stream records: run `npm run events -- replay-failed` within 24 hours',
-        metric: new cloudwatch.MathExpression({
-          expression: 'visible + inFlight',
-          label: 'batches given up on',
-          period: minute,
-          usingMetrics: {
-            visible: watched.streamFailures.metricApproximateNumberOfMessagesVisible({
-              period: minute,
-              statistic: 'Maximum',
-            }),
-            inFlight: watched.streamFailures.metricApproximateNumberOfMessagesNotVisible({
-              period: minute,
-              statistic: 'Maximum',
-            }),
-          },
-        }),
+        metric: queueHolds(watched.streamFailures, 'batches given up on', false),
         threshold: 1,
         evaluationPeriods: 1,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -413,7 +469,7 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     config.api5xxThreshold,
   );
 
-  const topic = addAlarmTopic(scope, config, alarms);
+  const topic = addAlarmTopic(scope, config, alarms, watched.key);
   if (topic) for (const a of alarms) a.addAlarmAction(new SnsAction(topic));
   if (topic) for (const a of heartbeats) a.addInsufficientDataAction(new SnsAction(topic));
   return alarms;

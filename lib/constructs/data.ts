@@ -97,11 +97,15 @@ export const keyAdministrationPolicy = () =>
     ],
   });
 
-/** Encrypts the stores' access tokens and webhook secrets (shared/aws/kms-cipher.ts) and nothing else. */
+/**
+ * Encrypts the stores' access tokens and webhook secrets (shared/aws/kms-cipher.ts), and the alarm topic's
+ * messages: one key, not two (issue 44), each use held to its own encryption context (the functions' to a
+ * secret's, CloudWatch's to the topic's: lib/constructs/alarms.ts `alarmTopicKeyStatement`).
+ */
 export const addSecretsKey = (scope: Construct, config: DeployConfig): kms.Key => {
   const { stackName } = Stack.of(scope);
   return new kms.Key(scope, 'SecretsKey', {
-    description: `${stackName}: store access tokens and webhook secrets`,
+    description: `${stackName}: store access tokens and webhook secrets, alarm notifications`,
     alias: `alias/${stackName}-secrets`,
     enableKeyRotation: true,
     removalPolicy: config.dataRemovalPolicy,

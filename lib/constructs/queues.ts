@@ -24,6 +24,9 @@ const QUEUE_LAYOUT: Record<QueueName, { deadLetterFor?: QueueName }> = {
   poll: {},
 };
 
+/** Every queue of the stack. */
+export const QUEUE_NAMES = Object.keys(QUEUE_LAYOUT) as QueueName[];
+
 /** The work queue whose dead letters `queue` holds; undefined for a work queue. */
 export const deadLetterFor = (queue: QueueName) => QUEUE_LAYOUT[queue].deadLetterFor;
 

@@ -1,3 +1,4 @@
+import { config } from '../core/config.js';
 import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import { type Item, TABLE } from '../dynamo/table.js';
@@ -69,6 +70,13 @@ export const auditEntryIndexEntries = (entry: AuditEntry): Record<string, string
   ...indexEntry('resourceLists', lists.resourceAuditEntries(entry.resourceId)),
 });
 
+/**
+ * When the table's TTL removes an entry (`expiresAt`, epoch seconds): JOB_RETENTION_DAYS (`-c jobRetentionDays`)
+ * after it was written, as an ended job is kept after its last move (issue 44: no item kept forever).
+ */
+export const auditEntryExpiresAt = (createdAt: string) =>
+  Math.floor(Date.parse(createdAt) / 1000) + config.jobRetentionDays() * 86_400;
+
 export const auditEntryItem = (entry: AuditEntry): Item => ({
   ...auditEntryKey(entry.id),
   ...auditEntryIndexEntries(entry),
@@ -82,6 +90,7 @@ export const auditEntryItem = (entry: AuditEntry): Item => ({
   actor: entry.actor,
   metadata: entry.metadata,
   createdAt: entry.createdAt,
+  expiresAt: auditEntryExpiresAt(entry.createdAt),
 });
 
 /**

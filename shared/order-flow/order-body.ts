@@ -59,10 +59,16 @@ export const splitParts = (compressed: Buffer): Buffer[] => {
   return parts.length ? parts : [compressed];
 };
 
-export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer): Item => ({
+/**
+ * A part's item. `expiresAt` (the table's TTL, epoch seconds): an unrouted order's parts are written with the
+ * record's (order-unrouted.ts); a routed order's get theirs from the retention sweep once its jobs ended
+ * (order-redaction.ts `expireOrderItems`).
+ */
+export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer, expiresAt?: number): Item => ({
   ...keys.orderBodyPart(firstJobId, n),
   ...tagOf('bodyPart'),
   body: bytes,
+  ...(expiresAt === undefined ? {} : { expiresAt }),
 });
 
 /**

@@ -1,11 +1,11 @@
 import { PERSONAL_ORDER_FIELDS, scrubText } from '../domain/personal-data.js';
-import { keys } from '../dynamo/keys.js';
-import { ConditionFailed, deleteItem, putIf, updateIf } from '../dynamo/table.js';
+import { bodyPartNumberOf, isUnroutedOrderMarkKey, keys } from '../dynamo/keys.js';
+import { ConditionFailed, deleteItem, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import { storedAttempts } from './order-attempt.js';
 import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from './order-body.js';
 import { type Lost, lostRace } from './order-repository.js';
-import type { OrderEdits, StoredOrder, SyncJob } from './order-sync-job.js';
+import { EXPIRES_AT, type OrderEdits, type StoredOrder, type SyncJob } from './order-sync-job.js';
 import { JobUpdate } from './order-transitions.js';
 import { UNROUTED_ORDER_EXISTS } from './order-unrouted.js';
 
@@ -44,8 +44,14 @@ export const redactedStorage = (redactedText: string): { order: StoredOrder; par
  * Writes the redacted body's parts (when it has any) over the first ones, then deletes those from
  * `keep` (default: the parts written) up to `had`: parts nothing names any more.
  */
-export const writeRedactedParts = async (firstJobId: string, parts: Buffer[], had: number, keep = parts.length) => {
-  for (const [n, bytes] of parts.entries()) await putIf(orderBodyPartItem(firstJobId, n, bytes), null);
+export const writeRedactedParts = async (
+  firstJobId: string,
+  parts: Buffer[],
+  had: number,
+  keep = parts.length,
+  expiresAt?: number,
+) => {
+  for (const [n, bytes] of parts.entries()) await putIf(orderBodyPartItem(firstJobId, n, bytes, expiresAt), null);
   for (let n = Math.max(keep, parts.length); n < had; n++) await deleteItem(keys.orderBodyPart(firstJobId, n));
 };
 
@@ -115,4 +121,24 @@ export const redactUnroutedOrder = async (firstJobId: string, order: StoredOrder
   update.when(UNROUTED_ORDER_EXISTS);
   const out = await updateIf(update.build(keys.syncJob(firstJobId)));
   return !(out instanceof ConditionFailed);
+};
+
+/**
+ * The end of what a routed order keeps beside its first job (issue 44): its mark (an order with unrouted
+ * items) and its body parts (a large body the redaction did not put inline) get `expiresAt`, the table's
+ * TTL, when they have none: `expiresAt` is the order's jobs' (JOB_RETENTION_DAYS after the last ended),
+ * given by the retention sweep once it has erased the order. The number of items given one.
+ */
+export const expireOrderItems = async (firstJobId: string, expiresAt: number): Promise<number> => {
+  let written = 0;
+  for (const item of await queryPartition(keys.syncJob(firstJobId).PK)) {
+    const key = { PK: String(item.PK), SK: String(item.SK) };
+    const besideRecord = isUnroutedOrderMarkKey(key) || bodyPartNumberOf(key) !== undefined;
+    if (!besideRecord || item[EXPIRES_AT] !== undefined) continue;
+    const update = new UpdateBuilder().setAttributes({ [EXPIRES_AT]: expiresAt });
+    // Deleted meanwhile (parts no job names any more): nothing to end.
+    update.when('attribute_exists(PK)');
+    if (!((await updateIf(update.build(key))) instanceof ConditionFailed)) written++;
+  }
+  return written;
 };

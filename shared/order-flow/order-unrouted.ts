@@ -3,6 +3,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { tagOf } from './order-item-kind.js';
+import { EXPIRES_AT, jobExpiresAt } from './order-sync-job.js';
 
 /**
  * The unrouted order entity (CONTRACT.md §10.8): the record of an order none of whose items routes
@@ -30,6 +31,12 @@ export interface UnroutedOrder {
   redactedAt?: string | null;
 }
 
+/**
+ * The record's end (the table's TTL): an order with no job has nothing left to do once received, so it is
+ * kept as a job that ended then is, JOB_RETENTION_DAYS (issue 44); its mark and body parts go with it.
+ */
+export const unroutedOrderExpiresAt = (receivedAt: string) => jobExpiresAt(receivedAt);
+
 /** When the order was received (items written before the tag also told this kind apart by it: order-items.ts). */
 const MARK = 'unroutedOrderAt';
 
@@ -50,6 +57,7 @@ export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   ...(order.cancelledAt === null ? {} : { cancelledAt: order.cancelledAt }),
   ...('body' in order.order ? { orderBody: order.order.body } : { orderBodyParts: order.order.parts }),
   ...(order.redactedAt ? { redactedAt: order.redactedAt } : {}),
+  [EXPIRES_AT]: unroutedOrderExpiresAt(order.receivedAt),
 });
 
 export const unroutedOrderFrom = (firstJobId: string, item: Item): UnroutedOrder => {
@@ -80,12 +88,14 @@ export const unroutedOrderCancellation = (at: string) => ({
 
 /**
  * The mark of an order with unrouted items: its entry in its store's list of those orders, sorted as
- * the order's own entry. Written once with the order's record, never updated.
+ * the order's own entry. Written once with the order's record; its `expiresAt` (the table's TTL) with it
+ * for an unrouted order, or by the retention sweep once a routed order's jobs ended (order-redaction.ts).
  */
 export const unroutedOrderMarkItem = (mark: {
   firstJobId: string;
   resellerStoreId: string;
   receivedAt: string;
+  expiresAt?: number;
 }): Item => ({
   ...keys.unroutedOrderMark(mark.firstJobId),
   ...tagOf('unroutedMark'),
@@ -94,6 +104,7 @@ export const unroutedOrderMarkItem = (mark: {
     lists.storeUnroutedOrders(mark.resellerStoreId).of(mark.firstJobId),
     listSortKey(mark.receivedAt, mark.firstJobId),
   ),
+  ...(mark.expiresAt === undefined ? {} : { [EXPIRES_AT]: mark.expiresAt }),
 });
 
 // ---------- unrouted lines, as this record and the first job of an order keep them

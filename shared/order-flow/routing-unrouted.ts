@@ -4,7 +4,12 @@ import type { Item } from '../dynamo/table.js';
 import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from './order-body.js';
 import { writeOrderRecord } from './order-repository.js';
 import type { ReceivedVia } from './order-sync-job.js';
-import { type UnroutedOrder, unroutedOrderItem, unroutedOrderMarkItem } from './order-unrouted.js';
+import {
+  type UnroutedOrder,
+  unroutedOrderExpiresAt,
+  unroutedOrderItem,
+  unroutedOrderMarkItem,
+} from './order-unrouted.js';
 
 export interface NewUnroutedOrder {
   ownerId: string;
@@ -39,9 +44,11 @@ export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ cr
     cancelledAt: null,
     order: parts.length ? { parts: parts.length } : { body: compressed },
   };
+  // The record's end is its mark's and its parts' (the table's TTL, JOB_RETENTION_DAYS after its receipt).
+  const expiresAt = unroutedOrderExpiresAt(receivedAt);
   const others: Item[] = [
-    ...parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes)),
-    unroutedOrderMarkItem({ firstJobId, resellerStoreId: input.resellerStoreId, receivedAt }),
+    ...parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes, expiresAt)),
+    unroutedOrderMarkItem({ firstJobId, resellerStoreId: input.resellerStoreId, receivedAt, expiresAt }),
   ];
   const written = await writeOrderRecord(unroutedOrderItem(record), others);
   if (written === true) return { created: true, jobIds: [] };

@@ -12,6 +12,7 @@ import {
 } from '../order-flow/order-redaction.js';
 import { loadJob, loadJobs, loadOrderPartition } from '../order-flow/order-repository.js';
 import type { StoredOrder, SyncJob } from '../order-flow/order-sync-job.js';
+import { unroutedOrderExpiresAt } from '../order-flow/order-unrouted.js';
 
 /**
  * Erasing one order's personal data (CONTRACT.md §13; docs/design.md, "Customer data"), wherever the
@@ -91,7 +92,8 @@ export const redactOrder = async (firstJobId: string, at = now()): Promise<Order
       return { held: true, erased: false, jobs: 0, supplierOrders: [] };
     }
     const plan = planFor(await textOf(order.order, firstJobId, order.externalOrderId, partition.parts), []);
-    await writeRedactedParts(firstJobId, plan.parts, 0);
+    // Parts written over keep the record's end (the table's TTL).
+    await writeRedactedParts(firstJobId, plan.parts, 0, plan.parts.length, unroutedOrderExpiresAt(order.receivedAt));
     await redactUnroutedOrder(firstJobId, plan.order ?? order.order, at);
     await writeRedactedParts(firstJobId, [], plan.order ? partition.partCount : 0, plan.parts.length);
     return { held: true, erased: true, jobs: 0, supplierOrders: [] };

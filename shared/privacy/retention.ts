@@ -7,8 +7,9 @@ import { jobIdOfPartition, listSortKey, lists, storeOfKey } from '../dynamo/keys
 import { batchGet, type Item, queryKeys } from '../dynamo/table.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
+import { expireOrderItems } from '../order-flow/order-redaction.js';
 import { loadJobs, loadRecord } from '../order-flow/order-repository.js';
-import { type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order-flow/order-sync-job.js';
+import { jobExpiresAt, type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order-flow/order-sync-job.js';
 import { redactOrder } from './redact.js';
 
 /**
@@ -53,6 +54,8 @@ const sweepJob = async (job: SyncJob, cutoff: string, at: string): Promise<'eras
   const ended = orderEndedAt(await loadJobs(job.orderJobIds));
   if (ended === undefined || ended > cutoff) return 'kept';
   await redactOrder(job.id, at);
+  // What the order keeps beside its first job (its mark, large parts) ends with its jobs (issue 44).
+  await expireOrderItems(job.id, jobExpiresAt(ended));
   return 'erased';
 };
 

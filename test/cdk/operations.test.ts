@@ -92,17 +92,41 @@ describe('operations on AWS', () => {
       });
     });
 
-    it('let CloudWatch use the topic key, from this account only', () => {
+    it("let CloudWatch use the topic key, from this account only, under this stack's topics' context only", () => {
       const topic = Object.values(prod.template.findResources('AWS::SNS::Topic'))[0];
-      const keyId = topic.Properties.KmsMasterKeyId['Fn::GetAtt'][0];
+      // The stack's one key (issue 44): the secrets key, passed to the alarms' nested stack.
+      expect(JSON.stringify(topic.Properties.KmsMasterKeyId)).toContain('SecretsKey');
+      prod.template.resourceCountIs('AWS::KMS::Key', 1);
+      const keyId = logicalId(prod.stack, prod.stack.secretsKey);
       const statements = resourcesOf(prod)[keyId].Properties.KeyPolicy.Statement as Record<string, any>[];
-      expect(statements).toContainEqual(
+      const cloudwatch = statements.filter((s) => JSON.stringify(s.Principal).includes('cloudwatch'));
+      expect(cloudwatch).toEqual([
         expect.objectContaining({
           Principal: { Service: 'cloudwatch.amazonaws.com' },
           Action: ['kms:Decrypt', 'kms:GenerateDataKey'],
-          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } } },
+          Condition: {
+            StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' } },
+            StringLike: {
+              'kms:EncryptionContext:aws:sns:topicArn': {
+                'Fn::Join': [
+                  '',
+                  [
+                    'arn:',
+                    { Ref: 'AWS::Partition' },
+                    ':sns:',
+                    { Ref: 'AWS::Region' },
+                    ':',
+                    { Ref: 'AWS::AccountId' },
+                    `:${prod.stack.stackName}-*`,
+                  ],
+                ],
+              },
+            },
+            // The context of a topic's message and nothing else: never a secret's (`field`, `storeId`).
+            'ForAllValues:StringEquals': { 'kms:EncryptionContextKeys': ['aws:sns:topicArn'] },
+          },
         }),
-      );
+      ]);
     });
   });
 
@@ -132,8 +156,17 @@ describe('operations on AWS', () => {
     });
 
     it('watch arrivals in the fulfillment DLQ, which the handler drains within seconds, never a DLQ depth', () => {
+      // A depth alarm only on a queue nothing receives from (issue 44: one metric, where nothing is in flight):
+      // never on a queue a handler drains.
       const depth = alarms().filter((a) => a.Properties.MetricName === 'ApproximateNumberOfMessagesVisible');
-      expect(depth).toEqual([]);
+      const undrained = ['pollDlq', 'deliveryDlq', 'appDlq'] as const;
+      const undrainedRefs = [
+        ...undrained.map((q) => logicalId(dev.stack, dev.stack.queues[q])),
+        logicalId(dev.stack, dev.stack.streamFailures),
+      ];
+      expect(
+        depth.map((a) => undrainedRefs.find((ref) => JSON.stringify(a.Properties.Dimensions).includes(ref))).sort(),
+      ).toEqual([...undrainedRefs].sort());
       const dlqRef = logicalId(dev.stack, dev.stack.queues.fulfillmentDlq);
       const mine = alarms().filter((a) => JSON.stringify(a.Properties.Dimensions ?? []).includes(dlqRef));
       expect(mine.map((a) => a.Properties.MetricName)).toEqual(['NumberOfMessagesReceived']);

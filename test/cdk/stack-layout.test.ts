@@ -121,20 +121,15 @@ describe('stack layout', () => {
           OnFailure: { Destination: { 'Fn::GetAtt': [logicalId(s.stack, s.stack.streamFailures), 'Arn'] } },
         },
       });
-      // A message there pages at once, and until the replay has deleted it.
+      // A message there pages at once. Only the replay command receives from it, so what waits is visible:
+      // one metric (issue 44); a replay that fails leaves its messages visible again, which pages again.
       const queueName = { 'Fn::GetAtt': [logicalId(s.stack, s.stack.streamFailures), 'QueueName'] };
-      const depth = (metric: string) =>
-        Match.objectLike({
-          MetricStat: Match.objectLike({
-            Metric: Match.objectLike({ MetricName: metric, Dimensions: [{ Name: 'QueueName', Value: queueName }] }),
-          }),
-        });
       s.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
-        Metrics: Match.arrayWith([
-          Match.objectLike({ Expression: 'visible + inFlight' }),
-          depth('ApproximateNumberOfMessagesVisible'),
-          depth('ApproximateNumberOfMessagesNotVisible'),
-        ]),
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Namespace: 'AWS/SQS',
+        Dimensions: [{ Name: 'QueueName', Value: queueName }],
+        Statistic: 'Maximum',
+        Period: 60,
         Threshold: 1,
         EvaluationPeriods: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',

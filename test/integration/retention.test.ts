@@ -1,5 +1,7 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DEFAULT_JOB_RETENTION_DAYS } from '../../lib/config.js';
+import { syncJobId } from '../../shared/core/ids.js';
+import { keys } from '../../shared/dynamo/keys.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import {
   createResellerStore,
@@ -193,5 +195,47 @@ describe('the retention sweep', () => {
       return job.status === 'dead' && job.deadAt !== dead.deadAt && job;
     });
     expect((await item(deadId)).expiresAt).toBe(expiry(again.deadAt));
+  });
+  it("gives an order's mark and an unrouted order's items their end (issue 44: no item kept forever)", async () => {
+    const secret = unique('whsec_m');
+    const reseller = await createResellerStore(api(), { webhookSecret: secret });
+    const ok = await createSourceStore(api(), reseller.id, { vendorTag: unique('Mark') });
+    const get = async (key: { PK: string; SK: string }) =>
+      (await service.doc.send(new GetCommand({ TableName: service.tableName, Key: key, ConsistentRead: true }))).Item;
+    const days = (at: string) => Math.floor(Date.parse(at) / 1000) + DEFAULT_JOB_RETENTION_DAYS * 86_400;
+
+    // An order none of whose items routed: its record and its mark end JOB_RETENTION_DAYS after its receipt.
+    const unrouted = orderPayload([{ vendor: unique('Nobody'), price: '2.00' }]);
+    await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body: unrouted,
+    });
+    const unroutedId = syncJobId(reseller.id, String(unrouted.id), 0);
+    const record = (await get(keys.syncJob(unroutedId)))!;
+    expect(record.expiresAt).toBe(days(String(record.unroutedOrderAt)));
+    expect((await get(keys.unroutedOrderMark(unroutedId)))!.expiresAt).toBe(record.expiresAt);
+
+    // An order with a job and an unrouted item: its mark has no end while the job works, and its jobs'
+    // end once the sweep has erased it.
+    const body = orderPayload([
+      { vendor: ok.vendorTag, price: '3.00' },
+      { vendor: unique('Nobody'), price: '1.00' },
+    ]);
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret,
+      body,
+    });
+    const jobId = receipt.body.syncJobIds[0] as string;
+    expect((await get(keys.unroutedOrderMark(jobId)))!).not.toHaveProperty('expiresAt');
+    const completed = await jobReaches(api(), jobId, 'completed');
+    await pastRetention();
+    await service.runtime.invoke('RetentionSweep', {});
+    expect((await api().get(`/v1/sync_jobs/${jobId}`)).body.redactedAt).toEqual(expect.any(String));
+    const mark = (await get(keys.unroutedOrderMark(jobId)))!;
+    expect(mark.expiresAt).toBeGreaterThanOrEqual(days(completed.completedAt));
+    // The job's own end is its last move's (a later write within `completed`, its tag's, moves it on).
+    expect(mark.expiresAt).toBeLessThanOrEqual((await get(keys.syncJob(jobId)))!.expiresAt);
   });
 });
