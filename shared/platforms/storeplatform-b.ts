@@ -20,6 +20,7 @@ import {
   type Tracking,
 } from './port.js';
 import { lineSummaryOf } from './rest.js';
+import { storePlatformBAfterSale } from './storeplatform-b-after-sale.js';
 import { storePlatformBConnect } from './storeplatform-b-connect.js';
 import {
   SHOPIFY_PAGE_SIZES as PAGE,
@@ -635,12 +636,19 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
     ...paymentAndTestOf(node),
   };
   const fulfillments = Array.isArray(node.fulfillments) ? node.fulfillments.filter(isObject) : [];
-  return { payload, fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)), updatedAt };
+  return {
+    payload,
+    fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)),
+    refunds: [],
+    returns: [],
+    updatedAt,
+  };
 };
 
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
   ...storePlatformBConnect({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode }),
+  ...storePlatformBAfterSale,
 
   async createOrder(shop, order) {
     const payload = await mutate(shop, 'orderCreate', orderCreateVariables(order));
