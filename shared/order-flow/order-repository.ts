@@ -12,9 +12,9 @@ import {
   updateIf,
 } from '../dynamo/table.js';
 import { Met } from '../dynamo/update.js';
+import { AFTER_SALE, type AfterSale } from './order-after-sale.js';
 import { type OrderCancellation, orderCancellationItem, REPLACES_ORDER_CANCELLATION } from './order-cancellation.js';
 import { type OrderItem, type OrderRecord, orderItemFrom, orderRecordFrom, syncJobOrNothing } from './order-items.js';
-import { AFTER_SALE, type AfterSale } from './order-after-sale.js';
 import {
   creditDueEntries,
   isListedState,

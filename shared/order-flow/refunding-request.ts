@@ -1,5 +1,9 @@
 import * as v from 'valibot';
+import { ValidationError } from '../core/errors.js';
 import { parseInput } from '../core/validation.js';
+import type { StoreOnShop } from '../entities/store.js';
+import { refundResellerOrder } from './refunding.js';
+import { approveReturn, cancelResellerReturn, endSourceReturn, refundBySource } from './returning.js';
 
 /**
  * What the six topics of CONTRACT.md §15 carry that the service reads; the rest (a return's
@@ -21,7 +25,12 @@ const Money = v.optional(
   v.nullable(
     v.looseObject({
       shop_money: v.optional(
-        v.nullable(v.looseObject({ amount: v.optional(v.nullable(v.union([Text, v.number()]))), currency_code: v.optional(v.nullable(Text)) })),
+        v.nullable(
+          v.looseObject({
+            amount: v.optional(v.nullable(v.union([Text, v.number()]))),
+            currency_code: v.optional(v.nullable(Text)),
+          }),
+        ),
       ),
     }),
   ),
@@ -118,9 +127,7 @@ export interface ApprovedReturn {
 export const parseApprovedReturn = (payload: unknown): ApprovedReturn => {
   const approved = parseInput(ReturnApprovedPayload, payload);
   const orderId = approved.order?.id ?? approved.order_id;
-  if (orderId === undefined || orderId === null) {
-    return parseInput(v.object({ order: v.object({ id: Id }) }), payload) as never;
-  }
+  if (orderId === undefined || orderId === null) throw new ValidationError('order.id is required', 'order.id');
   return {
     id: approved.id,
     orderId,
@@ -148,4 +155,53 @@ export interface EndedReturn {
 export const parseEndedReturn = (payload: unknown): EndedReturn => {
   const ended = parseInput(ReturnEndedPayload, payload);
   return { id: ended.id, orderId: ended.order_id ?? ended.order?.id ?? null };
+};
+
+/** The six topics of CONTRACT.md §15 on the orders webhook. */
+export const AFTER_SALE_TOPICS = ['refunds/create', 'returns/approve', 'returns/cancel', 'returns/close'] as const;
+export type AfterSaleTopic = (typeof AFTER_SALE_TOPICS)[number];
+
+interface VerifiedStores {
+  resellerStores: StoreOnShop[];
+  sourceStores: StoreOnShop[];
+}
+
+/** The first reseller store (of those whose secret verified) that has the order takes it. */
+const firstReseller = async (
+  stores: StoreOnShop[],
+  take: (store: StoreOnShop) => Promise<string[] | undefined>,
+): Promise<string[] | undefined> => {
+  for (const store of stores) {
+    const ids = await take(store);
+    if (ids !== undefined) return ids;
+  }
+  return undefined;
+};
+
+/**
+ * A verified delivery of one of §15's topics (CONTRACT.md §15): parsed (a malformed one is a 400
+ * that changes nothing), then taken by the reseller store that has the order, else by the source
+ * stores whose supplier order it is; a topic of the other kind of store changes nothing. Answers the
+ * ids of the jobs it concerns. Writes only: every platform call is the sync worker's.
+ */
+export const acceptAfterSale = async (
+  topic: AfterSaleTopic,
+  stores: VerifiedStores,
+  payload: unknown,
+  requestId?: string,
+): Promise<string[]> => {
+  const { resellerStores, sourceStores } = stores;
+  if (topic === 'refunds/create') {
+    const refund = parseRefund(payload);
+    const ids = await firstReseller(resellerStores, (store) => refundResellerOrder(store, refund, requestId));
+    return ids ?? (sourceStores.length ? refundBySource(sourceStores, refund) : []);
+  }
+  if (topic === 'returns/approve') {
+    const approved = parseApprovedReturn(payload);
+    return (await firstReseller(resellerStores, (store) => approveReturn(store, approved, requestId))) ?? [];
+  }
+  const ended = parseEndedReturn(payload);
+  if (topic === 'returns/close') return sourceStores.length ? endSourceReturn(sourceStores, ended, 'closed') : [];
+  const ids = await firstReseller(resellerStores, (store) => cancelResellerReturn(store, ended, requestId));
+  return ids ?? (sourceStores.length ? endSourceReturn(sourceStores, ended, 'cancelled') : []);
 };

@@ -116,7 +116,8 @@ const refundJob = async (job: SyncJob, refund: Refund, first: boolean, requestId
   if (first) next.orderRefunds = [...(next.orderRefunds ?? []), orderRefundOf(refund)];
   let cuts = false;
   for (const line of mine) {
-    const entry = (next.lines[line.lineItemId] = { ...lineAfterSale(next, line.lineItemId) });
+    const entry = { ...lineAfterSale(next, line.lineItemId) };
+    next.lines[line.lineItemId] = entry;
     entry.refunded += line.quantity;
     if (line.restockType !== 'cancel') continue;
     const quantity = lines.get(line.lineItemId)!.quantity;

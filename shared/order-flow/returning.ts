@@ -63,7 +63,12 @@ export const addReturnOf = (
     const quantity = Math.min(open, line.quantity);
     if (quantity > 0) {
       const sourceLineItemId = all[at].sourceLineItemId;
-      returnLines.push({ resellerLineItemId: line.lineItemId, sourceLineItemId, quantity, reason: line.reason ?? 'unknown' });
+      returnLines.push({
+        resellerLineItemId: line.lineItemId,
+        sourceLineItemId,
+        quantity,
+        reason: line.reason ?? 'unknown',
+      });
     }
     if (line.quantity > quantity) cutUnshipped(next, all[at], line.quantity - quantity);
   }
@@ -154,14 +159,22 @@ export const cancelResellerReturn = (reseller: { id: string }, ended: EndedRetur
         }
         const next = await afterSaleToChange(job);
         next.returns = next.returns.map((r) =>
-          r.id !== found.id ? r : r.status === 'pending' && r.sentAt === null ? endReturn(r, 'cancelled') : { ...r, cancelRequested: true },
+          r.id !== found.id
+            ? r
+            : r.status === 'pending' && r.sentAt === null
+              ? endReturn(r, 'cancelled')
+              : { ...r, cancelRequested: true },
         );
         const written = await keepAfterSale(job, withCredit(next, await linesById(job)), true);
         if (isLost(written)) return written;
         return resendPending({ ...job, afterSale: next }, requestId);
       });
 
-const endReturn = (r: JobReturn, status: 'closed' | 'cancelled' | 'failed', error: string | null = null): JobReturn => ({
+const endReturn = (
+  r: JobReturn,
+  status: 'closed' | 'cancelled' | 'failed',
+  error: string | null = null,
+): JobReturn => ({
   ...r,
   status,
   cancelRequested: undefined,
