@@ -172,3 +172,36 @@ export const creditOf = (
     due: closed > refunded,
   };
 };
+
+/** A job line's after-sale quantities, as the API shows them (CONTRACT.md §15.3). */
+export const lineAfterSaleView = (afterSale: AfterSale | null, lineId: string | null) => {
+  const line = lineAfterSale(afterSale, lineId);
+  return {
+    refundedQuantity: line.refunded,
+    removedQuantity: line.removed,
+    returnedQuantity: returnedQuantity(afterSale, lineId),
+  };
+};
+
+/** The job's returns, the supplier's refunds and its credit, as the API shows them (CONTRACT.md §15.3). */
+export const afterSaleView = (
+  afterSale: AfterSale | null,
+  lines: ReadonlyArray<{ resellerLineItemId: string | null; sourcePrice: string | null }>,
+) => {
+  const priceOf = (id: string) => lines.find((line) => line.resellerLineItemId === id)?.sourcePrice ?? null;
+  const credit = afterSale?.currency ? creditOf(afterSale, afterSale.currency, priceOf) : null;
+  return {
+    returns: (afterSale?.returns ?? []).map((r) => ({
+      id: r.id,
+      resellerReturnId: r.resellerReturnId,
+      sourceReturnId: r.sourceReturnId,
+      status: r.status,
+      lines: r.lines,
+      error: r.error,
+      openedAt: r.openedAt,
+      closedAt: r.closedAt,
+    })),
+    sourceRefunds: afterSale?.sourceRefunds ?? [],
+    credit: credit && { currency: credit.currency, expected: credit.expected, refunded: credit.refunded },
+  };
+};
