@@ -37,6 +37,15 @@ import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
 import {
+  cancelReturn,
+  closeReturn,
+  editQuantities,
+  openReturn,
+  type ReturnLineInput,
+  refundOrder,
+  returnsOf,
+} from './simulator-after-sale.js';
+import {
   apiVersionHeaders,
   dropWebhook,
   isExpired,
@@ -134,7 +143,11 @@ type Kind =
   | 'fulfillment_tracking'
   | 'fulfillment_cancel'
   | 'webhook'
-  | 'order_tags';
+  | 'order_tags'
+  | 'order_edit'
+  | 'return_create'
+  | 'return_cancel'
+  | 'return_close';
 
 interface Reply {
   status: number;
@@ -509,6 +522,89 @@ const customUpdateTracking = (ctx: Ctx): Reply => (ctx.call.signature ? restUpda
 const customCancelFulfillment = (ctx: Ctx): Reply =>
   ctx.call.signature ? restCancelFulfillment(ctx) : MISSING_SIGNATURE;
 
+// ---------------------------------------------------------------- after the sale (CONTRACT §15)
+
+/** A return as storeplatform_a's REST answers it: `line_items` with `reason` and `note`. */
+const restReturn = (entry: Json) => {
+  const { return_line_items: lines, admin_graphql_api_id: _gid, name: _name, ...rest } = entry;
+  return {
+    ...rest,
+    line_items: (Array.isArray(lines) ? lines : []).map((line) => {
+      const { return_reason, return_reason_note, admin_graphql_api_id: _lineGid, ...kept } = line as Json;
+      return { ...kept, reason: return_reason, note: return_reason_note };
+    }),
+  };
+};
+
+/** The REST lines of an edit or a return (`line_items`), each an object. */
+const restLines = (body: unknown, key: string | null): Json[] => {
+  const outer = key === null ? asObject(body) : asObject(asObject(body)?.[key]);
+  const lines = outer?.line_items;
+  return Array.isArray(lines) ? lines.map((line) => asObject(line) ?? {}) : [];
+};
+
+/** POST orders/{id}/edits.json `{"line_items": [{"id", "quantity"}]}` (absolute): 200 `{"order"}`, 422, 404. */
+const restEditOrder = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'order_edit', () => {
+    const order = editQuantities(ctx.shop, Number(ctx.params[0]), restLines(ctx.body, null));
+    return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+  });
+
+/** POST orders/{id}/returns.json `{"return": {"line_items": [{line_item_id, quantity, reason, note}]}}`: 201. */
+const restCreateReturn = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'return_create', () => {
+    const lines: ReturnLineInput[] = restLines(ctx.body, 'return').map((line) => ({
+      line_item_id: line.line_item_id,
+      quantity: line.quantity,
+      return_reason: line.reason,
+      return_reason_note: line.note,
+    }));
+    const made = openReturn(ctx.shop, Number(ctx.params[0]), lines);
+    return made ? json(201, { return: restReturn(clone(made)) }) : NOT_FOUND;
+  });
+
+/** GET orders/{id}/returns.json: the order's returns, whatever their status. */
+function restListReturns(ctx: Ctx): Reply {
+  const order = ctx.shop.orders.get(Number(ctx.params[0]));
+  return order ? json(200, { returns: returnsOf(order).map((entry) => restReturn(clone(entry))) }) : NOT_FOUND;
+}
+
+/** POST returns/{id}/cancel.json: 200 (also when already canceled), 422 once work was done on it. */
+const restCancelReturn = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'return_cancel', () => {
+    const entry = cancelReturn(ctx.shop, Number(ctx.params[0]));
+    return entry ? json(200, { return: restReturn(clone(entry)) }) : NOT_FOUND;
+  });
+
+/** POST /reseller/orders/{id}/edits and …/returns, signed: storeplatform_a's bodies and answers. */
+const customEditOrder = (ctx: Ctx): Reply => (ctx.call.signature ? restEditOrder(ctx) : MISSING_SIGNATURE);
+const customCreateReturn = (ctx: Ctx): Reply => (ctx.call.signature ? restCreateReturn(ctx) : MISSING_SIGNATURE);
+
+/** The routes of CONTRACT §15 (PLATFORM-API.md, "Refunds and returns"). */
+const AFTER_SALE_ROUTES = (rest: (path: string) => RegExp): Route[] => [
+  { method: 'POST', pattern: rest('/orders/(\\d+)/edits.json'), kind: () => 'order_edit', handle: restEditOrder },
+  {
+    method: 'POST',
+    pattern: rest('/orders/(\\d+)/returns.json'),
+    kind: () => 'return_create',
+    handle: restCreateReturn,
+  },
+  { method: 'GET', pattern: rest('/orders/(\\d+)/returns.json'), handle: restListReturns },
+  {
+    method: 'POST',
+    pattern: rest('/returns/(\\d+)/cancel.json'),
+    kind: () => 'return_cancel',
+    handle: restCancelReturn,
+  },
+  { method: 'POST', pattern: /^\/reseller\/orders\/(\d+)\/edits$/, kind: () => 'order_edit', handle: customEditOrder },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/orders\/(\d+)\/returns$/,
+    kind: () => 'return_create',
+    handle: customCreateReturn,
+  },
+];
+
 // ---------------------------------------------------------------- routing
 
 const kindOf = (kind: Kind) => () => kind;
@@ -588,6 +684,7 @@ const ROUTES: Route[] = [
     kind: kindOf('fulfillment_cancel'),
     handle: customCancelFulfillment,
   },
+  ...AFTER_SALE_ROUTES(rest),
 ];
 
 function platformOf(path: string): SimulatorPlatform {
@@ -844,6 +941,8 @@ async function simCall(
   if (method === 'GET' && pathname === '/_sim/calls') return json(200, { calls: state.calls });
   const connect = await connectControl(state, req, method, pathname, query);
   if (connect) return connect;
+  const afterSale = await afterSaleControl(state, req, method, pathname);
+  if (afterSale) return afterSale;
   if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
     resetState(state);
     return json(200, { ok: true });
@@ -921,6 +1020,71 @@ async function connectControl(
   const shop = /^\/_sim\/shops\/([^/]+)\/(tokens|revoke|api)$/.exec(pathname);
   const allowed = shop && (method === 'POST' || (method === 'GET' && shop[2] === 'tokens'));
   return shop && allowed ? simShopControl(state, req, decodeURIComponent(shop[1]), shop[2]) : null;
+}
+
+// ---------------------------------------------------------------- /_sim controls after the sale (CONTRACT §15)
+
+/** `returns/approve`'s payload of a return (Shopify's REST shape): what a test signs and sends to the service. */
+const approvePayload = (entry: Json) => ({
+  id: entry.id,
+  admin_graphql_api_id: entry.admin_graphql_api_id,
+  status: entry.status,
+  name: entry.name,
+  order: { id: entry.order_id, admin_graphql_api_id: `gid://shopify/Order/${String(entry.order_id)}` },
+  return_line_items: (Array.isArray(entry.return_line_items) ? entry.return_line_items : []).map((value) => {
+    const line = asObject(value) ?? {};
+    return {
+      id: line.id,
+      admin_graphql_api_id: line.admin_graphql_api_id,
+      fulfillment_line_item: { id: line.fulfillment_line_item_id, line_item: { id: line.line_item_id } },
+      quantity: line.quantity,
+      return_reason: line.return_reason,
+      return_reason_note: line.return_reason_note,
+    };
+  }),
+});
+
+/** `returns/close` and `returns/cancel`'s payload: `{id, admin_graphql_api_id, order_id, status}`. */
+const statusPayload = (entry: Json) => ({
+  id: entry.id,
+  admin_graphql_api_id: entry.admin_graphql_api_id,
+  order_id: entry.order_id,
+  status: entry.status,
+});
+
+/**
+ * `POST /_sim/orders/{id}/refunds` `{shopDomain, refund}`, `…/returns` `{shopDomain, return}`, and
+ * `POST /_sim/returns/{id}/close|cancel` `{shopDomain}`: the shop refunds, opens and approves a return,
+ * closes or cancels one, without a webhook. Each answers what it made or changed and, as `webhook`, the
+ * payload of the topic it stands for (`refunds/create`, `returns/approve`, `returns/close`, `returns/cancel`).
+ */
+async function afterSaleControl(state: State, req: IncomingMessage, method: string, pathname: string) {
+  const onOrder = /^\/_sim\/orders\/(\d+)\/(refunds|returns)$/.exec(pathname);
+  const onReturn = /^\/_sim\/returns\/(\d+)\/(close|cancel)$/.exec(pathname);
+  if (method !== 'POST' || !(onOrder || onReturn)) return null;
+  const read = await readJson(req);
+  if (!('parsed' in read)) return read;
+  const request = asObject(read.parsed);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  const shop = shopOf(state, request.shopDomain);
+  return refusalsAs422(() => {
+    if (onReturn) {
+      const id = Number(onReturn[1]);
+      const entry = onReturn[2] === 'close' ? closeReturn(shop, id) : cancelReturn(shop, id);
+      return entry ? json(200, { return: clone(entry), webhook: statusPayload(entry) }) : NOT_FOUND;
+    }
+    const orderId = Number(onOrder![1]);
+    if (onOrder![2] === 'refunds') {
+      const refund = refundOrder(shop, orderId, asObject(request.refund) ?? {});
+      return refund ? json(201, { refund: clone(refund), webhook: clone(refund) }) : NOT_FOUND;
+    }
+    const lines = asObject(request.return)?.return_line_items;
+    const inputs = (Array.isArray(lines) ? lines : []).map(
+      (line) => ({ quantity: undefined, ...asObject(line) }) as ReturnLineInput,
+    );
+    const made = openReturn(shop, orderId, inputs);
+    return made ? json(201, { return: clone(made), webhook: approvePayload(made) }) : NOT_FOUND;
+  });
 }
 
 // ---------------------------------------------------------------- rate limits (a supplier's pace)
