@@ -208,9 +208,10 @@ export const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) 
 export const keepAfterSale = async (job: SyncJob, next: AfterSale, status = false): Promise<true | Lost> => {
   const update = new JobUpdate().setAttributes({ [AFTER_SALE]: { ...next, v: (job.afterSale?.v ?? 0) + 1 } });
   const read = job.afterSale?.v;
-  const version = `${update.name(AFTER_SALE)}.${update.name('v')}`;
   update.when(
-    read === undefined ? `attribute_not_exists(${update.name(AFTER_SALE)})` : `${version} = ${update.value('v', read)}`,
+    read === undefined
+      ? `attribute_not_exists(${update.name(AFTER_SALE)})`
+      : `${update.name(AFTER_SALE)}.${update.name('v')} = ${update.value('v', read)}`,
   );
   if (status) update.when(`${update.name('status')} = ${update.value('status', job.status)}`);
   const due = next.creditDue === true;

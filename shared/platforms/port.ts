@@ -188,6 +188,10 @@ export const WEBHOOK_TOPICS = [
   'fulfillments/create',
   'fulfillments/update',
   'app/uninstalled',
+  'refunds/create',
+  'returns/approve',
+  'returns/cancel',
+  'returns/close',
 ] as const;
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
