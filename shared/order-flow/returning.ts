@@ -227,29 +227,32 @@ export const endSourceReturn = async (
  */
 export const refundBySource = async (sourceStores: { id: string }[], refund: Refund): Promise<string[]> => {
   const jobs = await jobsOfSupplierOrder(sourceStores, refund.orderId);
-  for (const job of jobs) {
-    await onJob(job, 'its supplier refunded', async (read) => {
-      if (read.afterSale?.sourceRefunds.some((r) => r.id === refund.id)) return undefined;
-      const next = await afterSaleToChange(read);
-      const currency = refund.currency ?? next.currency ?? 'USD';
-      const lines = refund.lines.map((line) => ({ sourceLineItemId: line.lineItemId, quantity: line.quantity }));
-      const paid = next.returns
-        .filter((r) => r.status === 'closed' || r.status === 'open')
-        .sort((a, b) => Number(b.status === 'closed') - Number(a.status === 'closed'))
-        .find((r) => r.lines.some((l) => lines.some((line) => line.sourceLineItemId === l.sourceLineItemId)));
-      const amount = refund.amounts.length ? sumAmounts(refund.amounts) : '0';
-      const createdAt = refund.createdAt;
-      next.sourceRefunds = [
-        ...next.sourceRefunds,
-        { id: refund.id, amount, currency, returnId: paid?.id ?? null, lines, createdAt },
-      ];
-      const written = await keepAfterSale(read, withCredit(next, await linesById(read)));
-      if (isLost(written)) return written;
-      if (currency !== next.currency) await needsAttention(read, ATTENTION.currencyMismatch);
-      return undefined;
-    });
-  }
+  for (const job of jobs) await onJob(job, 'its supplier refunded', (read) => recordSourceRefund(read, refund));
   return jobs.map((job) => job.id);
+};
+
+/** The return a supplier's refund most likely pays for: a live one of the same lines, closed first. */
+const paidReturn = (next: AfterSale, lines: Array<{ sourceLineItemId: string }>) =>
+  next.returns
+    .filter((r) => r.status === 'closed' || r.status === 'open')
+    .sort((a, b) => Number(b.status === 'closed') - Number(a.status === 'closed'))
+    .find((r) => r.lines.some((l) => lines.some((line) => line.sourceLineItemId === l.sourceLineItemId)));
+
+const recordSourceRefund = async (job: SyncJob, refund: Refund): Promise<undefined | Lost> => {
+  if (job.afterSale?.sourceRefunds.some((r) => r.id === refund.id)) return undefined;
+  const next = await afterSaleToChange(job);
+  const currency = refund.currency ?? next.currency ?? 'USD';
+  const lines = refund.lines.map((line) => ({ sourceLineItemId: line.lineItemId, quantity: line.quantity }));
+  const amount = refund.amounts.length ? sumAmounts(refund.amounts) : '0';
+  const returnId = paidReturn(next, lines)?.id ?? null;
+  next.sourceRefunds = [
+    ...next.sourceRefunds,
+    { id: refund.id, amount, currency, returnId, lines, createdAt: refund.createdAt },
+  ];
+  const written = await keepAfterSale(job, withCredit(next, await linesById(job)));
+  if (isLost(written)) return written;
+  if (currency !== next.currency) await needsAttention(job, ATTENTION.currencyMismatch);
+  return undefined;
 };
 
 // ---------- the worker's side

@@ -99,7 +99,7 @@ describe('refunds and returns through the local runtime', () => {
   const job = async (api: any, id: string) => (await api.get(`/v1/sync_jobs/${id}`)).body;
   let refundSequence = 7_700_000;
 
-  it('takes a line refunded before shipping off its supplier’s order alone, once however often it is told', async () => {
+  it('takes a line refunded before shipping off its supplier’s order alone, once however often told', async () => {
     const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 2 }, { quantity: 1 }]);
     const [first, second] = byLine.sort((a, b) =>
       a.job.lineItems[0].resellerLineItemId.localeCompare(b.job.lineItems[0].resellerLineItemId),
