@@ -1,6 +1,13 @@
-import { writeFileSync } from 'node:fs';
 import { type CapturedLog, captureLog } from './logs.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  pollStores,
+  replaceAccessToken,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -24,14 +31,6 @@ describe('refunds and returns through the local runtime', () => {
   }, 90_000);
   afterAll(async () => {
     log.stop();
-    writeFileSync(
-      '/tmp/h42b-log.json',
-      JSON.stringify(
-        log.lines().filter((l) => l.level === 'ERROR' || l.level === 'WARN'),
-        null,
-        1,
-      ),
-    );
     await service?.stop();
   });
   afterEach(() => service.runtime.faults.clear());
@@ -248,5 +247,152 @@ describe('refunds and returns through the local runtime', () => {
     expect(JSON.stringify(settled)).not.toMatch(/Lovelace|shopper@example/);
     const audit = (await api.get(`/v1/audit_log?resource_id=${line.job.id}`)).body.data;
     expect(audit.map((e: any) => e.action)).toContain('sync_job.return_opened');
+  });
+
+  /** A return of the job's first line, approved by the reseller: its payload, with a customer never kept. */
+  const approvedReturn = (orderId: number, quantity = 1) => ({
+    id: 555_000 + refundSequence++,
+    status: 'open',
+    order: { id: orderId },
+    customer: { id: 42, email: 'returner@example.com', first_name: 'Grace', last_name: 'Hopper' },
+    return_line_items: [
+      { id: 1, fulfillment_line_item: { id: 99, line_item: { id: 1 } }, quantity, return_reason: 'DEFECTIVE' },
+    ],
+  });
+
+  it('keeps what shipped while a refund raced the shipment, and says so', async () => {
+    const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 2 }]);
+    const [line] = byLine;
+    // The supplier ships both units; its webhook has not reached the service yet.
+    const [order] = await sim().orders(line.supplier.store.shopDomain);
+    const shipped = await post(`/_sim/orders/${order.id}/fulfillments`, {
+      shopDomain: line.supplier.store.shopDomain,
+      fulfillment: { line_items: [{ id: order.line_items[0].id, quantity: 2 }] },
+    });
+    expect(shipped.status).toBe(201);
+    const refund = refundPayload(++refundSequence, payload.id, [[1, 1, 'cancel']]);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', refund)).status).toBe(200);
+    const flagged = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.attention?.reason === 'refunded_units_shipped' && now;
+    });
+    expect(flagged.lineItems[0]).toMatchObject({ refundedQuantity: 1, removedQuantity: 0 });
+    const [after] = await sim().orders(line.supplier.store.shopDomain);
+    expect(after.line_items[0]).toMatchObject({ quantity: 2, current_quantity: 2 });
+  });
+
+  it('sends nothing for a refund of an unrouted or gift-card line', async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: unique('whsec_s') });
+    const payload = orderPayload([
+      { vendor: vendorTag, price: '13.00' },
+      { vendor: 'Nobody', price: '5.00' },
+      { vendor: vendorTag, price: '25.00' },
+    ]);
+    (payload.line_items[2] as Record<string, unknown>).gift_card = true;
+    const receipt = await webhook(reseller.shopDomain, resellerSecret, 'orders/create', payload);
+    const jobId = receipt.body.syncJobIds[0];
+    await jobReaches(api, jobId, 'completed');
+    const refund = refundPayload(++refundSequence, payload.id, [
+      [2, 1, 'cancel'],
+      [3, 1, 'cancel'],
+    ]);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', refund)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await editCalls(store.shopDomain)).toHaveLength(0);
+    const now = await job(api, jobId);
+    expect(now.lineItems.map((l: any) => l.refundedQuantity)).toEqual([0]);
+    expect(now.status).toBe('completed');
+    const order = (await api.get(`/v1/reseller_stores/${reseller.id}/orders/${payload.id}`)).body;
+    expect(order.refunds).toHaveLength(1);
+  });
+
+  it('finds a refund by the poll once its webhook is lost, and edits once when both come', async () => {
+    const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 3 }]);
+    const [line] = byLine;
+    // The reseller's shop holds the order and refunds a unit of it; no webhook is sent.
+    await sim().placeOrder(reseller.shopDomain, { ...payload, created_at: new Date().toISOString() });
+    const made = await post(`/_sim/orders/${payload.id}/refunds`, {
+      shopDomain: reseller.shopDomain,
+      refund: { refund_line_items: [{ line_item_id: 1, quantity: 1, restock_type: 'cancel' }] },
+    });
+    expect(made.status).toBe(201);
+    await pollStores(service.runtime, { kind: 'reseller', id: reseller.id });
+    const edited = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.lineItems[0].removedQuantity === 1 && now;
+    });
+    expect(edited.lineItems[0]).toMatchObject({ refundedQuantity: 1, removedQuantity: 1 });
+    // The webhook comes after all, and the poll runs again: nothing more.
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', made.body.webhook)).status).toBe(200);
+    await pollStores(service.runtime, { kind: 'reseller', id: reseller.id });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await editCalls(line.supplier.store.shopDomain)).toHaveLength(1);
+    expect((await job(api, line.job.id)).lineItems[0]).toMatchObject({ refundedQuantity: 1, removedQuantity: 1 });
+  });
+
+  it('cancels the supplier’s return when the reseller cancels it, and flags one the supplier cancels', async () => {
+    const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 2 }]);
+    const [line] = byLine;
+    await ship(line, 2);
+    await eventually(async () => (await job(api, line.job.id)).lineItems[0].fulfilledQuantity === 2);
+    const first = approvedReturn(payload.id);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'returns/approve', first)).status).toBe(200);
+    await eventually(async () => (await job(api, line.job.id)).returns?.[0]?.status === 'open');
+    const cancel = { id: first.id, order_id: payload.id, status: 'canceled' };
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'returns/cancel', cancel)).status).toBe(200);
+    const cancelled = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.returns[0].status === 'cancelled' && now;
+    });
+    expect(cancelled.lineItems[0].returnedQuantity).toBe(0);
+    const [onSupplier] = await sim().orders(line.supplier.store.shopDomain);
+    expect(onSupplier.returns[0].status).toBe('canceled');
+    // A second return, which the supplier cancels itself.
+    const second = approvedReturn(payload.id);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'returns/approve', second)).status).toBe(200);
+    const opened = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.returns[1]?.status === 'open' && now;
+    });
+    const theirs = await post(`/_sim/returns/${opened.returns[1].sourceReturnId.replace(/\D/g, '')}/cancel`, {
+      shopDomain: line.supplier.store.shopDomain,
+    });
+    const source = line.supplier;
+    const told = await webhook(source.store.shopDomain, source.sourceSecret, 'returns/cancel', theirs.body.webhook);
+    expect(told.status).toBe(200);
+    const flagged = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.returns[1].status === 'cancelled' && now.attention?.reason === 'return_cancelled_by_source' && now;
+    });
+    expect(flagged.returns.map((r: any) => r.status)).toEqual(['cancelled', 'cancelled']);
+  });
+
+  it('opens one return on the supplier when the answer to its create is lost', async () => {
+    const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 1 }]);
+    const [line] = byLine;
+    await ship(line, 1);
+    await eventually(async () => (await job(api, line.job.id)).lineItems[0].fulfilledQuantity === 1);
+    await replaceAccessToken(service, { kind: 'source', id: line.supplier.store.id }, 'tok_lost');
+    expect(
+      (await webhook(reseller.shopDomain, resellerSecret, 'returns/approve', approvedReturn(payload.id))).status,
+    ).toBe(200);
+    await eventually(async () => {
+      const [order] = await sim().orders(line.supplier.store.shopDomain);
+      return order.returns?.length === 1;
+    });
+    await replaceAccessToken(service, { kind: 'source', id: line.supplier.store.id }, 'tok_healthy');
+    const opened = await eventually(async () => {
+      const now = await job(api, line.job.id);
+      return now.returns?.[0]?.status === 'open' && now;
+    }, 90_000);
+    const [order] = await sim().orders(line.supplier.store.shopDomain);
+    expect(order.returns).toHaveLength(1);
+    expect(opened.returns[0].sourceReturnId).toBe(String(order.returns[0].id));
+    // No personal data of the return payloads anywhere in the log.
+    expect(JSON.stringify(log.lines())).not.toMatch(/Hopper|returner@example|Lovelace|shopper@example/);
   });
 });
