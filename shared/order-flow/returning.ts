@@ -4,6 +4,7 @@ import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { putAlone } from '../dynamo/table.js';
 import { withRereads } from '../dynamo/update.js';
+import type { SourceStore } from '../entities/source-store.js';
 import { classify } from '../platforms/failure.js';
 import { type PlatformReturn, sameReturnId } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -263,9 +264,12 @@ const markerOf = (job: SyncJob, r: JobReturn) => `${r.id} (reseller return ${r.r
 type ReturnOutcome = { kind: 'opened'; found: PlatformReturn } | { kind: 'failed'; reason: string } | 'retry';
 
 /** Opens one return on the supplier, once: a create whose outcome is unknown is looked up by its marker first. */
-const openOnSupplier = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<ReturnOutcome> => {
-  const sourceStore = await loadSourceStore(job.sourceStoreId);
-  if (!sourceStore) return { kind: 'failed', reason: 'the source store is gone' };
+const openOnSupplier = async (
+  deps: Deps,
+  job: SyncJob,
+  r: JobReturn,
+  sourceStore: SourceStore,
+): Promise<ReturnOutcome> => {
   const shop = await shopConnection(deps, sourceStore);
   const lines = r.lines.flatMap((line) =>
     line.sourceLineItemId ? [{ lineItemId: line.sourceLineItemId, quantity: line.quantity, reason: line.reason }] : [],
@@ -323,11 +327,20 @@ const auditOpened = async (job: SyncJob, r: JobReturn, sourceReturnId: string) =
   await putAlone({ Put });
 };
 
-/** One pending return: marked sent, then opened (or failed). */
+/**
+ * One pending return opened (or failed). Where the platform takes no key (Shopify), it is marked sent
+ * first, so that a later try looks for it before opening another; with a key, the key is enough.
+ */
 const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'done' | 'retry'> => {
   const sentAt = r.sentAt ?? now();
-  if (r.sentAt === null && !(await updateReturn(job, r.id, (was) => ({ ...was, sentAt })))) return 'retry';
-  const outcome = await openOnSupplier(deps, job, { ...r, sentAt: r.sentAt });
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) {
+    await updateReturn(job, r.id, (was) => endReturn(was, 'failed', 'the source store is gone'));
+    return 'done';
+  }
+  const keyed = deps.platforms(sourceStore.platform).takesIdempotencyKeys;
+  if (!keyed && r.sentAt === null && !(await updateReturn(job, r.id, (was) => ({ ...was, sentAt })))) return 'retry';
+  const outcome = await openOnSupplier(deps, job, { ...r, sentAt: r.sentAt }, sourceStore);
   if (outcome === 'retry') return 'retry';
   if (outcome.kind === 'failed') {
     await updateReturn(job, r.id, (was) => endReturn(was, 'failed', outcome.reason));
