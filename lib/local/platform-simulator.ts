@@ -61,6 +61,7 @@ import {
   withOrderFacts,
 } from './simulator-connect.js';
 import { executeShopify, shopifyFlakyKey, shopifyOperation, THROTTLED_BODY } from './simulator-shopify.js';
+import { AFTER_SALE_SHOPIFY_KINDS } from './simulator-shopify-after-sale.js';
 import {
   addTags,
   type ChangesQuery,
@@ -107,6 +108,8 @@ export interface SimulatorCall {
   subscription?: true;
   /** Set for a call that tags an order (`orders/{id}/tags.json`, `tagsAdd`). */
   tag?: true;
+  /** A GraphQL call's operation: its name, else its first root field (`returnCreate`, `orderReturns`…). */
+  operation?: string;
 }
 
 export interface PlatformSimulator {
@@ -456,6 +459,7 @@ const SHOPIFY_KINDS: Record<string, Kind> = {
   fulfillmentCancel: 'fulfillment_cancel',
   webhookSubscriptionCreate: 'webhook',
   tagsAdd: 'order_tags',
+  ...AFTER_SALE_SHOPIFY_KINDS,
 };
 
 /** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
@@ -823,6 +827,10 @@ async function routeCall(
   }
   if (isSubscriptionCall(call, body)) call.subscription = true;
   if (isTagCall(call, body)) call.tag = true;
+  if (call.platform === 'storeplatform_b') {
+    const { name, field } = shopifyOperation(body);
+    if (name ?? field) call.operation = name ?? field ?? undefined;
+  }
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,
