@@ -29,6 +29,10 @@
  *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
  *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
  * - `POST /_sim/rate-limits` (a shop allowing N calls a second: see "Rate limits" below).
+ * - After the sale (CONTRACT §15, simulator-after-sale.ts): edits to absolute quantities (REST `edits.json`,
+ *   custom `…/edits`, Shopify's order edits), returns (REST `returns.json`, custom `…/returns`, `returnCreate`),
+ *   their cancellation, and the controls `POST /_sim/orders/{id}/refunds|returns`, `POST /_sim/returns/{id}/
+ *   close|cancel` (the shop refunds, opens, closes, cancels; each answers the webhook payload it stands for).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
