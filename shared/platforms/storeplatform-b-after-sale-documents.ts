@@ -1,7 +1,7 @@
 /**
- * The GraphQL documents of CONTRACT §15 on Shopify (PLATFORM-API.md, "Refunds and returns";
- * `shared/platform-notes/refunds-returns-platform.md` §6, where each was first checked against the 2026-10
- * schema). Part of `SHOPIFY_DOCUMENTS` (storeplatform-b-documents.ts), so `test/unit/shopify-documents.test.ts`
+ * The GraphQL documents of CONTRACT §15 on Shopify (PLATFORM-API.md, "Refunds and returns", and its
+ * platform notes on refunds and returns, §6, where each was first checked against the 2026-10 schema).
+ * Part of `SHOPIFY_DOCUMENTS` (storeplatform-b-documents.ts), so `test/unit/shopify-documents.test.ts`
  * validates and costs each one, and the simulator executes them. None takes an idempotency key (Shopify has
  * none for edits and returns): edits converge by absolute quantities, a return is found again by its marker.
  * The service sends no `refundCreate`; should one be added, its `@idempotent(key:)` is required at run time
@@ -60,7 +60,12 @@ const orderEditBegin = `mutation orderEditBegin($id: ID!, $lines: Int!) {
 }`;
 
 /** Stage a line's new absolute quantity; `restock` false for the supplier's custom lines. */
-const orderEditSetQuantity = `mutation orderEditSetQuantity($id: ID!, $lineItemId: ID!, $quantity: Int!, $restock: Boolean) {
+const orderEditSetQuantity = `mutation orderEditSetQuantity(
+  $id: ID!
+  $lineItemId: ID!
+  $quantity: Int!
+  $restock: Boolean
+) {
   orderEditSetQuantity(id: $id, lineItemId: $lineItemId, quantity: $quantity, restock: $restock) {
     calculatedLineItem { id quantity editableQuantity }
     userErrors { field message }
@@ -79,7 +84,12 @@ const orderEditCommit = `mutation orderEditCommit($id: ID!, $staffNote: String, 
 }`;
 
 /** What can still be returned, per fulfillment line item (returned and refunded units left out). */
-const returnableFulfillments = `query returnableFulfillments($orderId: ID!, $first: Int!, $after: String, $lines: Int!) {
+const returnableFulfillments = `query returnableFulfillments(
+  $orderId: ID!
+  $first: Int!
+  $after: String
+  $lines: Int!
+) {
   returnableFulfillments(orderId: $orderId, first: $first, after: $after) {
     nodes {
       id

@@ -177,7 +177,7 @@ async function applyEdit(runner: ShopifyRunner, shop: ShopConnection, orderGid: 
   if (!calculated) throw unexpectedAnswer(PLATFORM, 200, 'no calculated order');
   const calculatedLines = nodesOf(calculated.lineItems);
   for (const change of changes) {
-    // A CalculatedLineItem carries its LineItem's number (platform-notes/refunds-returns-platform.md §2.1).
+    // A CalculatedLineItem carries its LineItem's number (the platform notes on refunds and returns, §2.1).
     const line = calculatedLines.find((node) => numberOf(node.id) === change.id);
     if (!line) throw refusal(`line item ${change.id} cannot be edited`);
     const variables = { id: calculated.id, lineItemId: line.id, quantity: change.quantity, restock: false };

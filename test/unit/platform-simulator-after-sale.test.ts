@@ -127,7 +127,7 @@ describe('platform simulator, after the sale', () => {
       expect((await control('/returns/999999/close', {})).status).toBe(404);
     });
 
-    it('cancels an open return (canceled, one l), its units returnable again; refused once refunded through it', async () => {
+    it('cancels an open return (canceled), its units returnable again; refused once refunded through it', async () => {
       const { id, mug } = await placed(1);
       const ret = (
         await control(`/orders/${id}/returns`, {
