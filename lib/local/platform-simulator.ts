@@ -29,6 +29,10 @@
  *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
  *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
  * - `POST /_sim/rate-limits` (a shop allowing N calls a second: see "Rate limits" below).
+ * - After the sale (CONTRACT §15, simulator-after-sale.ts): edits to absolute quantities (REST `edits.json`,
+ *   custom `…/edits`, Shopify's order edits), returns (REST `returns.json`, custom `…/returns`, `returnCreate`),
+ *   their cancellation, and the controls `POST /_sim/orders/{id}/refunds|returns`, `POST /_sim/returns/{id}/
+ *   close|cancel` (the shop refunds, opens, closes, cancels; each answers the webhook payload it stands for).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -61,6 +65,7 @@ import {
   withOrderFacts,
 } from './simulator-connect.js';
 import { executeShopify, shopifyFlakyKey, shopifyOperation, THROTTLED_BODY } from './simulator-shopify.js';
+import { AFTER_SALE_SHOPIFY_KINDS } from './simulator-shopify-after-sale.js';
 import {
   addTags,
   type ChangesQuery,
@@ -107,6 +112,8 @@ export interface SimulatorCall {
   subscription?: true;
   /** Set for a call that tags an order (`orders/{id}/tags.json`, `tagsAdd`). */
   tag?: true;
+  /** A GraphQL call's operation: its name, else its first root field (`returnCreate`, `orderReturns`…). */
+  operation?: string;
 }
 
 export interface PlatformSimulator {
@@ -456,6 +463,7 @@ const SHOPIFY_KINDS: Record<string, Kind> = {
   fulfillmentCancel: 'fulfillment_cancel',
   webhookSubscriptionCreate: 'webhook',
   tagsAdd: 'order_tags',
+  ...AFTER_SALE_SHOPIFY_KINDS,
 };
 
 /** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
@@ -823,6 +831,10 @@ async function routeCall(
   }
   if (isSubscriptionCall(call, body)) call.subscription = true;
   if (isTagCall(call, body)) call.tag = true;
+  if (call.platform === 'storeplatform_b') {
+    const { name, field } = shopifyOperation(body);
+    if (name ?? field) call.operation = name ?? field ?? undefined;
+  }
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,
