@@ -33,7 +33,7 @@ const record = (fields: Partial<AfterSale>): AfterSale => ({ ...emptyAfterSale()
 const priceOf = () => '10.00';
 
 describe('after the sale', () => {
-  it('counts the credit: expected from open and closed returns, refunded in the order’s currency, due when short', () => {
+  it('counts the credit: expected from open and closed returns, refunded in its currency, due when short', () => {
     const closed = record({ returns: [aReturn('closed', 2)] });
     expect(creditOf(closed, 'USD', priceOf)).toEqual({
       currency: 'USD',
