@@ -367,8 +367,9 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   ListSyncJobs: {
     summary: 'List sync jobs',
     description:
-      'The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id` and `held` ' +
-      '(`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11).',
+      'The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id`, `held` ' +
+      '(`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11) and `credit_due` ' +
+      '(`credit_due=true`: the jobs whose closed returns are worth more than the supplier refunded, §15.3).',
     tag: 'Sync jobs',
   },
   GetSyncJob: {

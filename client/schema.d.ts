@@ -224,8 +224,9 @@ export interface paths {
     };
     /**
      * List sync jobs
-     * @description The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id` and `held`
-     * (`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11).
+     * @description The caller’s sync jobs, newest first, filtered by `status`, `reseller_store_id`, `held`
+     * (`held=true`: the jobs a hold keeps from their supplier, CONTRACT.md §11) and `credit_due` (`credit_due=true`:
+     * the jobs whose closed returns are worth more than the supplier refunded, §15.3).
      */
     get: operations['ListSyncJobs'];
     put?: never;
@@ -1041,6 +1042,116 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'sync_job.units_removed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.units_removed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.units_removed` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobUnitsRemovedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.return_opened': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.return_opened` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.return_opened` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobReturnOpenedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.return_closed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.return_closed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.return_closed` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobReturnClosedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.return_failed': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.return_failed` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.return_failed` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobReturnFailedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'sync_job.refunded_by_source': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.refunded_by_source` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.refunded_by_source` (or
+     * `*`). Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15
+     * seconds; anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobRefundedBySourceEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1315,6 +1426,20 @@ export interface components {
        * @enum {unknown}
        */
       fulfillmentStatus: 'unfulfilled' | 'partial' | 'fulfilled';
+      /**
+       * @description the returns opened on the supplier for the reseller’s returns (CONTRACT.md §15.2), oldest first
+       */
+      returns: components['schemas']['sync_job_return'][];
+      /** @description the supplier’s refunds on its order (CONTRACT.md §15.2), oldest first */
+      sourceRefunds: components['schemas']['sync_job_source_refund'][];
+      /** @description what the supplier owes back (CONTRACT.md §15.3); null while the job has no return nor refund */
+      credit: {
+        currency: string;
+        /** @description the wholesale value of the units in returns `open` or `closed` */
+        expected: string;
+        /** @description the supplier’s refunds in the order’s currency */
+        refunded: string;
+      } | null;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
     };
@@ -1390,8 +1515,58 @@ export interface components {
       cancelledAt: string | null;
       /** @description when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased */
       redactedAt: string | null;
+      /** @description every refund of the order (CONTRACT.md §15.3), money-only ones too, oldest first */
+      refunds: components['schemas']['order_refund'][];
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
+    };
+    /** @description A refund of the reseller’s order, as its `refunds/create` said it (CONTRACT.md §15.3). */
+    order_refund: {
+      id: string;
+      createdAt: string;
+      lines: {
+        resellerLineItemId: string;
+        quantity: number;
+        restockType: string;
+      }[];
+      /** @description the refunded lines’ and shipping’s amounts summed; null: none said */
+      amount: string | null;
+      currency: string | null;
+    };
+    /**
+     * @description A return on the supplier for one reseller return (CONTRACT.md §15.2): `pending` until opened,
+     * `open`, `closed` by the supplier, `cancelled` (by the reseller, or the supplier), `failed` when refused.
+     */
+    sync_job_return: {
+      id: string;
+      resellerReturnId: string;
+      /** @description the platform’s id: digits, or Shopify’s `gid://` */
+      sourceReturnId: string | null;
+      /** @enum {unknown} */
+      status: 'pending' | 'open' | 'closed' | 'cancelled' | 'failed';
+      lines: {
+        resellerLineItemId: string;
+        sourceLineItemId: string | null;
+        quantity: number;
+        /** @description the platform’s reason, lower-cased */
+        reason: string;
+      }[];
+      error: string | null;
+      openedAt: string | null;
+      closedAt: string | null;
+    };
+    /** @description A refund the supplier made on its order (CONTRACT.md §15.2): what it says it owes. */
+    sync_job_source_refund: {
+      id: string;
+      amount: string;
+      currency: string;
+      /** @description the job’s return it pays for, when one matches its lines */
+      returnId: string | null;
+      lines: {
+        sourceLineItemId: string;
+        quantity: number;
+      }[];
+      createdAt: string;
     };
     /**
      * @description An item of the order that went to no supplier: a gift card, an item without a vendor, or one whose
@@ -1446,6 +1621,12 @@ export interface components {
       sourcePrice: string | null;
       /** @description how many the reseller's platform has accepted as shipped */
       fulfilledQuantity: number;
+      /** @description units the reseller refunded, every restock type (CONTRACT.md §15.3) */
+      refundedQuantity: number;
+      /** @description units that left the supplier order, or were never placed because a refund came first */
+      removedQuantity: number;
+      /** @description units in a supplier return not `cancelled` or `failed` */
+      returnedQuantity: number;
     };
     /**
      * @description One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one
@@ -1537,6 +1718,8 @@ export interface components {
         | 'sync_job.attention_required'
         | 'sync_job.held'
         | 'sync_job.released'
+        | 'sync_job.units_removed'
+        | 'sync_job.return_opened'
         | 'reseller_store.credentials_rotated'
         | 'source_store.credentials_rotated'
         | 'webhook_endpoint.created'
@@ -1616,7 +1799,12 @@ export interface components {
       | 'fulfillment.dead'
       | 'order.unrouted'
       | 'store.disconnected'
-      | 'store.webhooks_failing';
+      | 'store.webhooks_failing'
+      | 'sync_job.units_removed'
+      | 'sync_job.return_opened'
+      | 'sync_job.return_closed'
+      | 'sync_job.return_failed'
+      | 'sync_job.refunded_by_source';
     /**
      * @description Something that happened (CONTRACT.md §14), with the object as its GET answered at that moment and no
      * personal data. Kept 30 days. `deliveries` only in `GET /v1/events/{id}`.
@@ -3377,6 +3565,7 @@ export interface operations {
         status?: 'pending' | 'processing' | 'completed' | 'failed' | 'dead' | 'cancelled';
         reseller_store_id?: string;
         held?: 'true' | 'false';
+        credit_due?: 'true' | 'false';
       };
       header?: never;
       path?: never;
@@ -3894,6 +4083,8 @@ export interface operations {
           | 'sync_job.attention_required'
           | 'sync_job.held'
           | 'sync_job.released'
+          | 'sync_job.units_removed'
+          | 'sync_job.return_opened'
           | 'reseller_store.credentials_rotated'
           | 'source_store.credentials_rotated'
           | 'webhook_endpoint.created'
@@ -3974,6 +4165,11 @@ export interface operations {
           | 'order.unrouted'
           | 'store.disconnected'
           | 'store.webhooks_failing'
+          | 'sync_job.units_removed'
+          | 'sync_job.return_opened'
+          | 'sync_job.return_closed'
+          | 'sync_job.return_failed'
+          | 'sync_job.refunded_by_source'
           | 'sync_job.*'
           | 'fulfillment.*'
           | 'order.*'
@@ -4172,6 +4368,11 @@ export interface operations {
                 | 'order.unrouted'
                 | 'store.disconnected'
                 | 'store.webhooks_failing'
+                | 'sync_job.units_removed'
+                | 'sync_job.return_opened'
+                | 'sync_job.return_closed'
+                | 'sync_job.return_failed'
+                | 'sync_job.refunded_by_source'
               )[];
           description?: string;
         };
@@ -4430,6 +4631,11 @@ export interface operations {
                 | 'order.unrouted'
                 | 'store.disconnected'
                 | 'store.webhooks_failing'
+                | 'sync_job.units_removed'
+                | 'sync_job.return_opened'
+                | 'sync_job.return_closed'
+                | 'sync_job.return_failed'
+                | 'sync_job.refunded_by_source'
               )[];
           description?: string | null;
           /** @enum {string} */
@@ -6853,6 +7059,216 @@ export interface operations {
         'application/json': components['schemas']['delivered_event'] & {
           /** @constant */
           type?: 'store.webhooks_failing';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobUnitsRemovedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.units_removed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobReturnOpenedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.return_opened';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobReturnClosedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.return_closed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobReturnFailedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.return_failed';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobRefundedBySourceEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.refunded_by_source';
         };
       };
     };

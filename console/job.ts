@@ -39,6 +39,8 @@ const AUDIT_WORDS: Partial<Record<string, string>> = {
   'sync_job.attention_required': 'Needs attention',
   'sync_job.held': 'Held',
   'sync_job.released': 'Released',
+  'sync_job.units_removed': 'Refunded units removed from the supplier order',
+  'sync_job.return_opened': 'Return opened on the supplier',
 };
 
 const auditMoment = (entry: AuditEntry): Moment => {
@@ -133,7 +135,9 @@ const lineItems = (job: Job) =>
       h(
         'tr',
         {},
-        ['SKU', 'Title', 'Ordered', 'Fulfilled', 'Price', 'Supplier price'].map((n) => h('th', { scope: 'col' }, n)),
+        ['SKU', 'Title', 'Ordered', 'Fulfilled', 'Refunded', 'Removed', 'Returned', 'Price', 'Supplier price'].map(
+          (n) => h('th', { scope: 'col' }, n),
+        ),
       ),
     ),
     h(
@@ -147,8 +151,53 @@ const lineItems = (job: Job) =>
           h('td', {}, line.title ?? '—', line.variantTitle ? ` (${line.variantTitle})` : ''),
           h('td', {}, line.quantity),
           h('td', {}, line.fulfilledQuantity),
+          h('td', {}, line.refundedQuantity),
+          h('td', {}, line.removedQuantity),
+          h('td', {}, line.returnedQuantity),
           h('td', {}, line.price),
           h('td', {}, line.sourcePrice ?? '—'),
+        ),
+      ),
+    ),
+  );
+
+/** The job's returns on the supplier and what the supplier owes back (CONTRACT.md §15.3). */
+const returns = (job: Job) =>
+  h(
+    'table',
+    {},
+    h(
+      'caption',
+      {},
+      job.credit
+        ? `Returns (credit ${job.credit.currency}: expected ${job.credit.expected}, refunded ${job.credit.refunded})`
+        : 'Returns',
+    ),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Reseller return', 'Supplier return', 'Status', 'Units', 'Reason'].map((n) => h('th', { scope: 'col' }, n)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      job.returns.map((r) =>
+        h(
+          'tr',
+          {},
+          h('td', {}, r.resellerReturnId),
+          h('td', {}, r.sourceReturnId ?? '—'),
+          h('td', {}, r.error ? `${r.status}: ${r.error}` : r.status),
+          h(
+            'td',
+            {},
+            r.lines.reduce((sum, line) => sum + line.quantity, 0),
+          ),
+          h('td', {}, [...new Set(r.lines.map((line) => line.reason))].join(', ')),
         ),
       ),
     ),
@@ -199,6 +248,7 @@ export const jobPage = async (main: HTMLElement, id: string) => {
     buttons.length ? h('div', { class: 'actions', role: 'group', 'aria-label': 'Actions' }, buttons) : null,
     message,
     job.lineItems.length ? lineItems(job) : h('p', {}, 'No line items.'),
+    job.returns.length || job.credit ? returns(job) : null,
     h('h2', {}, 'Timeline'),
     h(
       'ol',

@@ -6,6 +6,7 @@ import { ok } from '../shared/http/types.js';
 import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
 import { acceptEdit } from '../shared/order-flow/editing-request.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
+import { AFTER_SALE_TOPICS, acceptAfterSale } from '../shared/order-flow/refunding-request.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
 
 const deps = { cipher };
@@ -14,7 +15,8 @@ const deps = { cipher };
  * `orders/create` from a reseller store: verify, route by vendor tag, create and enqueue sync jobs.
  * The order is read from the raw signed bytes, so every number keeps its digits (CONTRACT.md §5).
  * `orders/cancelled` from a reseller's shop or a supplier's (CONTRACT.md §10.4–10.5): the order's
- * jobs stop or are cancelled; `orders/updated` (§10.6): the reseller's edits reach its jobs. The
+ * jobs stop or are cancelled; `orders/updated` (§10.6): the reseller's edits reach its jobs; the
+ * refunds and returns of §15 (`refunds/create`, `returns/approve|cancel|close`) reach theirs. The
  * topic is checked once the signature is: any other is a 400.
  */
 export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
@@ -28,11 +30,14 @@ export const handler = webhookHandler(async ({ delivery, event, rawBody, json, r
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
   const stores = await verifiedStoresOfEitherKind(deps, delivery);
-  const topic = topicOf(delivery, ['orders/create', 'orders/cancelled', 'orders/updated']);
+  const topic = topicOf(delivery, ['orders/create', 'orders/cancelled', 'orders/updated', ...AFTER_SALE_TOPICS]);
   assertJsonContentType(event);
+  const afterSale = AFTER_SALE_TOPICS.find((t) => t === topic);
   const syncJobIds =
     topic === 'orders/updated'
       ? await acceptEdit(stores.resellerStores, json(), rawBody, requestId)
-      : await acceptCancellation(stores, json(), requestId);
+      : afterSale
+        ? await acceptAfterSale(afterSale, stores, json(), requestId)
+        : await acceptCancellation(stores, json(), requestId);
   return ok({ object: 'webhook_receipt', syncJobIds });
 }, metricsMiddleware());

@@ -331,6 +331,31 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         enum: ['unfulfilled', 'partial', 'fulfilled'],
         description: "from the lines' `fulfilledQuantity`: every quantity on the reseller's order is `fulfilled`",
       },
+      returns: {
+        type: 'array',
+        items: ref('sync_job_return'),
+        description: 'the returns opened on the supplier for the reseller’s returns (CONTRACT.md §15.2), oldest first',
+      },
+      sourceRefunds: {
+        type: 'array',
+        items: ref('sync_job_source_refund'),
+        description: 'the supplier’s refunds on its order (CONTRACT.md §15.2), oldest first',
+      },
+      credit: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['currency', 'expected', 'refunded'],
+            properties: {
+              currency: str,
+              expected: { ...str, description: 'the wholesale value of the units in returns `open` or `closed`' },
+              refunded: { ...str, description: 'the supplier’s refunds in the order’s currency' },
+            },
+          },
+          { type: 'null' },
+        ],
+        description: 'what the supplier owes back (CONTRACT.md §15.3); null while the job has no return nor refund',
+      },
     },
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
   ),
@@ -350,6 +375,7 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       'unroutedLineItems',
       'cancelledAt',
       'redactedAt',
+      'refunds',
       'request_id',
     ],
     properties: {
@@ -369,7 +395,80 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
         ...nullable(timestamp),
         description: 'when the shopper’s personal data was erased from it (CONTRACT.md §13); null: not erased',
       },
+      refunds: {
+        type: 'array',
+        items: ref('order_refund'),
+        description: 'every refund of the order (CONTRACT.md §15.3), money-only ones too, oldest first',
+      },
       request_id: requestId,
+    },
+  },
+  order_refund: {
+    type: 'object',
+    description: 'A refund of the reseller’s order, as its `refunds/create` said it (CONTRACT.md §15.3).',
+    required: ['id', 'createdAt', 'lines', 'amount', 'currency'],
+    properties: {
+      id: str,
+      createdAt: str,
+      lines: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['resellerLineItemId', 'quantity', 'restockType'],
+          properties: { resellerLineItemId: str, quantity: count, restockType: str },
+        },
+      },
+      amount: { ...nullable(str), description: 'the refunded lines’ and shipping’s amounts summed; null: none said' },
+      currency: nullable(str),
+    },
+  },
+  sync_job_return: {
+    type: 'object',
+    description:
+      'A return on the supplier for one reseller return (CONTRACT.md §15.2): `pending` until opened, `open`, ' +
+      '`closed` by the supplier, `cancelled` (by the reseller, or the supplier), `failed` when refused.',
+    required: ['id', 'resellerReturnId', 'sourceReturnId', 'status', 'lines', 'error', 'openedAt', 'closedAt'],
+    properties: {
+      id: { type: 'string', pattern: '^ret_' },
+      resellerReturnId: str,
+      sourceReturnId: { ...nullable(str), description: 'the platform’s id: digits, or Shopify’s `gid://`' },
+      status: { enum: ['pending', 'open', 'closed', 'cancelled', 'failed'] },
+      lines: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['resellerLineItemId', 'sourceLineItemId', 'quantity', 'reason'],
+          properties: {
+            resellerLineItemId: str,
+            sourceLineItemId: nullable(str),
+            quantity: count,
+            reason: { ...str, description: 'the platform’s reason, lower-cased' },
+          },
+        },
+      },
+      error: nullable(str),
+      openedAt: nullable(timestamp),
+      closedAt: nullable(timestamp),
+    },
+  },
+  sync_job_source_refund: {
+    type: 'object',
+    description: 'A refund the supplier made on its order (CONTRACT.md §15.2): what it says it owes.',
+    required: ['id', 'amount', 'currency', 'returnId', 'lines', 'createdAt'],
+    properties: {
+      id: str,
+      amount: str,
+      currency: str,
+      returnId: { ...nullable(str), description: 'the job’s return it pays for, when one matches its lines' },
+      lines: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['sourceLineItemId', 'quantity'],
+          properties: { sourceLineItemId: str, quantity: count },
+        },
+      },
+      createdAt: str,
     },
   },
   order_unrouted_line_item: {
@@ -417,6 +516,9 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       'price',
       'sourcePrice',
       'fulfilledQuantity',
+      'refundedQuantity',
+      'removedQuantity',
+      'returnedQuantity',
     ],
     properties: {
       resellerLineItemId: { ...nullable(str), description: "the payload's line item `id` as its digits stand" },
@@ -428,6 +530,15 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       price: { type: 'string', description: "the reseller's unit price" },
       sourcePrice: { ...nullable(str), description: 'the unit price placed at on the supplier; null until placed' },
       fulfilledQuantity: { ...count, description: "how many the reseller's platform has accepted as shipped" },
+      refundedQuantity: {
+        ...count,
+        description: 'units the reseller refunded, every restock type (CONTRACT.md §15.3)',
+      },
+      removedQuantity: {
+        ...count,
+        description: 'units that left the supplier order, or were never placed because a refund came first',
+      },
+      returnedQuantity: { ...count, description: 'units in a supplier return not `cancelled` or `failed`' },
     },
   },
   sync_job_attempt: object(

@@ -29,6 +29,10 @@
  *   `…/revoke`), tags (`POST orders/{id}/tags.json`, `tagsAdd`), and `X-Shopify-API-Version` on every
  *   versioned answer (`POST /_sim/shops/{domain}/api` for another version or a deprecation reason).
  * - `POST /_sim/rate-limits` (a shop allowing N calls a second: see "Rate limits" below).
+ * - After the sale (CONTRACT §15, simulator-after-sale.ts): edits to absolute quantities (REST `edits.json`,
+ *   custom `…/edits`, Shopify's order edits), returns (REST `returns.json`, custom `…/returns`, `returnCreate`),
+ *   their cancellation, and the controls `POST /_sim/orders/{id}/refunds|returns`, `POST /_sim/returns/{id}/
+ *   close|cancel` (the shop refunds, opens, closes, cancels; each answers the webhook payload it stands for).
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -36,6 +40,15 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
+import {
+  cancelReturn,
+  closeReturn,
+  editQuantities,
+  openReturn,
+  type ReturnLineInput,
+  refundOrder,
+  returnsOf,
+} from './simulator-after-sale.js';
 import {
   apiVersionHeaders,
   dropWebhook,
@@ -52,6 +65,7 @@ import {
   withOrderFacts,
 } from './simulator-connect.js';
 import { executeShopify, shopifyFlakyKey, shopifyOperation, THROTTLED_BODY } from './simulator-shopify.js';
+import { AFTER_SALE_SHOPIFY_KINDS } from './simulator-shopify-after-sale.js';
 import {
   addTags,
   type ChangesQuery,
@@ -98,6 +112,8 @@ export interface SimulatorCall {
   subscription?: true;
   /** Set for a call that tags an order (`orders/{id}/tags.json`, `tagsAdd`). */
   tag?: true;
+  /** A GraphQL call's operation: its name, else its first root field (`returnCreate`, `orderReturns`…). */
+  operation?: string;
 }
 
 export interface PlatformSimulator {
@@ -134,7 +150,11 @@ type Kind =
   | 'fulfillment_tracking'
   | 'fulfillment_cancel'
   | 'webhook'
-  | 'order_tags';
+  | 'order_tags'
+  | 'order_edit'
+  | 'return_create'
+  | 'return_cancel'
+  | 'return_close';
 
 interface Reply {
   status: number;
@@ -443,6 +463,7 @@ const SHOPIFY_KINDS: Record<string, Kind> = {
   fulfillmentCancel: 'fulfillment_cancel',
   webhookSubscriptionCreate: 'webhook',
   tagsAdd: 'order_tags',
+  ...AFTER_SALE_SHOPIFY_KINDS,
 };
 
 /** Mutations are writes (test-mode tokens apply); queries are reads and ignore them. */
@@ -508,6 +529,89 @@ function customUpdateOrder(ctx: Ctx): Reply {
 const customUpdateTracking = (ctx: Ctx): Reply => (ctx.call.signature ? restUpdateTracking(ctx) : MISSING_SIGNATURE);
 const customCancelFulfillment = (ctx: Ctx): Reply =>
   ctx.call.signature ? restCancelFulfillment(ctx) : MISSING_SIGNATURE;
+
+// ---------------------------------------------------------------- after the sale (CONTRACT §15)
+
+/** A return as storeplatform_a's REST answers it: `line_items` with `reason` and `note`. */
+const restReturn = (entry: Json) => {
+  const { return_line_items: lines, admin_graphql_api_id: _gid, name: _name, ...rest } = entry;
+  return {
+    ...rest,
+    line_items: (Array.isArray(lines) ? lines : []).map((line) => {
+      const { return_reason, return_reason_note, admin_graphql_api_id: _lineGid, ...kept } = line as Json;
+      return { ...kept, reason: return_reason, note: return_reason_note };
+    }),
+  };
+};
+
+/** The REST lines of an edit or a return (`line_items`), each an object. */
+const restLines = (body: unknown, key: string | null): Json[] => {
+  const outer = key === null ? asObject(body) : asObject(asObject(body)?.[key]);
+  const lines = outer?.line_items;
+  return Array.isArray(lines) ? lines.map((line) => asObject(line) ?? {}) : [];
+};
+
+/** POST orders/{id}/edits.json `{"line_items": [{"id", "quantity"}]}` (absolute): 200 `{"order"}`, 422, 404. */
+const restEditOrder = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'order_edit', () => {
+    const order = editQuantities(ctx.shop, Number(ctx.params[0]), restLines(ctx.body, null));
+    return order ? json(200, { order: clone(order) }) : NOT_FOUND;
+  });
+
+/** POST orders/{id}/returns.json `{"return": {"line_items": [{line_item_id, quantity, reason, note}]}}`: 201. */
+const restCreateReturn = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'return_create', () => {
+    const lines: ReturnLineInput[] = restLines(ctx.body, 'return').map((line) => ({
+      line_item_id: line.line_item_id,
+      quantity: line.quantity,
+      return_reason: line.reason,
+      return_reason_note: line.note,
+    }));
+    const made = openReturn(ctx.shop, Number(ctx.params[0]), lines);
+    return made ? json(201, { return: restReturn(clone(made)) }) : NOT_FOUND;
+  });
+
+/** GET orders/{id}/returns.json: the order's returns, whatever their status. */
+function restListReturns(ctx: Ctx): Reply {
+  const order = ctx.shop.orders.get(Number(ctx.params[0]));
+  return order ? json(200, { returns: returnsOf(order).map((entry) => restReturn(clone(entry))) }) : NOT_FOUND;
+}
+
+/** POST returns/{id}/cancel.json: 200 (also when already canceled), 422 once work was done on it. */
+const restCancelReturn = (ctx: Ctx): Reply =>
+  idempotent(ctx, 'return_cancel', () => {
+    const entry = cancelReturn(ctx.shop, Number(ctx.params[0]));
+    return entry ? json(200, { return: restReturn(clone(entry)) }) : NOT_FOUND;
+  });
+
+/** POST /reseller/orders/{id}/edits and …/returns, signed: storeplatform_a's bodies and answers. */
+const customEditOrder = (ctx: Ctx): Reply => (ctx.call.signature ? restEditOrder(ctx) : MISSING_SIGNATURE);
+const customCreateReturn = (ctx: Ctx): Reply => (ctx.call.signature ? restCreateReturn(ctx) : MISSING_SIGNATURE);
+
+/** The routes of CONTRACT §15 (PLATFORM-API.md, "Refunds and returns"). */
+const AFTER_SALE_ROUTES = (rest: (path: string) => RegExp): Route[] => [
+  { method: 'POST', pattern: rest('/orders/(\\d+)/edits.json'), kind: () => 'order_edit', handle: restEditOrder },
+  {
+    method: 'POST',
+    pattern: rest('/orders/(\\d+)/returns.json'),
+    kind: () => 'return_create',
+    handle: restCreateReturn,
+  },
+  { method: 'GET', pattern: rest('/orders/(\\d+)/returns.json'), handle: restListReturns },
+  {
+    method: 'POST',
+    pattern: rest('/returns/(\\d+)/cancel.json'),
+    kind: () => 'return_cancel',
+    handle: restCancelReturn,
+  },
+  { method: 'POST', pattern: /^\/reseller\/orders\/(\d+)\/edits$/, kind: () => 'order_edit', handle: customEditOrder },
+  {
+    method: 'POST',
+    pattern: /^\/reseller\/orders\/(\d+)\/returns$/,
+    kind: () => 'return_create',
+    handle: customCreateReturn,
+  },
+];
 
 // ---------------------------------------------------------------- routing
 
@@ -588,6 +692,7 @@ const ROUTES: Route[] = [
     kind: kindOf('fulfillment_cancel'),
     handle: customCancelFulfillment,
   },
+  ...AFTER_SALE_ROUTES(rest),
 ];
 
 function platformOf(path: string): SimulatorPlatform {
@@ -726,6 +831,10 @@ async function routeCall(
   }
   if (isSubscriptionCall(call, body)) call.subscription = true;
   if (isTagCall(call, body)) call.tag = true;
+  if (call.platform === 'storeplatform_b') {
+    const { name, field } = shopifyOperation(body);
+    if (name ?? field) call.operation = name ?? field ?? undefined;
+  }
   const params = route.pattern.exec(call.path)?.slice(1) ?? [];
   const ctx: Ctx = {
     state,
@@ -844,6 +953,8 @@ async function simCall(
   if (method === 'GET' && pathname === '/_sim/calls') return json(200, { calls: state.calls });
   const connect = await connectControl(state, req, method, pathname, query);
   if (connect) return connect;
+  const afterSale = await afterSaleControl(state, req, method, pathname);
+  if (afterSale) return afterSale;
   if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
     resetState(state);
     return json(200, { ok: true });
@@ -921,6 +1032,71 @@ async function connectControl(
   const shop = /^\/_sim\/shops\/([^/]+)\/(tokens|revoke|api)$/.exec(pathname);
   const allowed = shop && (method === 'POST' || (method === 'GET' && shop[2] === 'tokens'));
   return shop && allowed ? simShopControl(state, req, decodeURIComponent(shop[1]), shop[2]) : null;
+}
+
+// ---------------------------------------------------------------- /_sim controls after the sale (CONTRACT §15)
+
+/** `returns/approve`'s payload of a return (Shopify's REST shape): what a test signs and sends to the service. */
+const approvePayload = (entry: Json) => ({
+  id: entry.id,
+  admin_graphql_api_id: entry.admin_graphql_api_id,
+  status: entry.status,
+  name: entry.name,
+  order: { id: entry.order_id, admin_graphql_api_id: `gid://shopify/Order/${String(entry.order_id)}` },
+  return_line_items: (Array.isArray(entry.return_line_items) ? entry.return_line_items : []).map((value) => {
+    const line = asObject(value) ?? {};
+    return {
+      id: line.id,
+      admin_graphql_api_id: line.admin_graphql_api_id,
+      fulfillment_line_item: { id: line.fulfillment_line_item_id, line_item: { id: line.line_item_id } },
+      quantity: line.quantity,
+      return_reason: line.return_reason,
+      return_reason_note: line.return_reason_note,
+    };
+  }),
+});
+
+/** `returns/close` and `returns/cancel`'s payload: `{id, admin_graphql_api_id, order_id, status}`. */
+const statusPayload = (entry: Json) => ({
+  id: entry.id,
+  admin_graphql_api_id: entry.admin_graphql_api_id,
+  order_id: entry.order_id,
+  status: entry.status,
+});
+
+/**
+ * `POST /_sim/orders/{id}/refunds` `{shopDomain, refund}`, `…/returns` `{shopDomain, return}`, and
+ * `POST /_sim/returns/{id}/close|cancel` `{shopDomain}`: the shop refunds, opens and approves a return,
+ * closes or cancels one, without a webhook. Each answers what it made or changed and, as `webhook`, the
+ * payload of the topic it stands for (`refunds/create`, `returns/approve`, `returns/close`, `returns/cancel`).
+ */
+async function afterSaleControl(state: State, req: IncomingMessage, method: string, pathname: string) {
+  const onOrder = /^\/_sim\/orders\/(\d+)\/(refunds|returns)$/.exec(pathname);
+  const onReturn = /^\/_sim\/returns\/(\d+)\/(close|cancel)$/.exec(pathname);
+  if (method !== 'POST' || !(onOrder || onReturn)) return null;
+  const read = await readJson(req);
+  if (!('parsed' in read)) return read;
+  const request = asObject(read.parsed);
+  if (typeof request?.shopDomain !== 'string') return json(400, { errors: 'shopDomain is required' });
+  const shop = shopOf(state, request.shopDomain);
+  return refusalsAs422(() => {
+    if (onReturn) {
+      const id = Number(onReturn[1]);
+      const entry = onReturn[2] === 'close' ? closeReturn(shop, id) : cancelReturn(shop, id);
+      return entry ? json(200, { return: clone(entry), webhook: statusPayload(entry) }) : NOT_FOUND;
+    }
+    const orderId = Number(onOrder![1]);
+    if (onOrder![2] === 'refunds') {
+      const refund = refundOrder(shop, orderId, asObject(request.refund) ?? {});
+      return refund ? json(201, { refund: clone(refund), webhook: clone(refund) }) : NOT_FOUND;
+    }
+    const lines = asObject(request.return)?.return_line_items;
+    const inputs = (Array.isArray(lines) ? lines : []).map(
+      (line) => ({ quantity: undefined, ...asObject(line) }) as ReturnLineInput,
+    );
+    const made = openReturn(shop, orderId, inputs);
+    return made ? json(201, { return: clone(made), webhook: approvePayload(made) }) : NOT_FOUND;
+  });
 }
 
 // ---------------------------------------------------------------- rate limits (a supplier's pace)

@@ -26,6 +26,13 @@ import { maxCostExceededBody, requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from 
 import { shopifyAdminSchema } from './shopify-schema.js';
 import { orderFacts, type SimWebhook, subscribe, webhooksOf } from './simulator-connect.js';
 import {
+  afterSaleLineFields,
+  afterSaleMutations,
+  afterSaleOrderFields,
+  afterSaleQueries,
+  type ShopifyNodes,
+} from './simulator-shopify-after-sale.js';
+import {
   addTags,
   cancelFulfillment,
   cancelOrder,
@@ -61,14 +68,16 @@ const idOf = (value: unknown, type: string): number | null => {
 };
 
 /** The operation's kind of write, for idempotency-free test tokens; null for a read (a query). */
-export const shopifyOperation = (body: unknown): { write: boolean; field: string | null } => {
+export const shopifyOperation = (body: unknown): { write: boolean; field: string | null; name?: string } => {
   try {
     const document = parse(String(asObject(body).query ?? ''));
     const operation = document.definitions.find((d) => d.kind === 'OperationDefinition');
     if (operation?.kind !== 'OperationDefinition') return { write: false, field: null };
     const first = operation.selectionSet.selections[0];
     const field = first?.kind === 'Field' ? first.name.value : null;
-    return { write: operation.operation === OperationTypeNode.MUTATION, field };
+    // The operation's name (`orderReturns`), what `GET /_sim/calls` shows as a call's `operation`.
+    const name = operation.name?.value;
+    return { write: operation.operation === OperationTypeNode.MUTATION, field, ...(name ? { name } : {}) };
   } catch {
     return { write: false, field: null };
   }
@@ -163,7 +172,7 @@ const lineItemNode = (line: SimLineItem, currencyCode = 'USD') => ({
   variantTitle: line.variant_title ?? null,
   vendor: line.vendor ?? null,
   quantity: line.quantity,
-  currentQuantity: line.quantity,
+  ...afterSaleLineFields(line),
   unfulfilledQuantity: remaining(line),
   fulfillableQuantity: remaining(line),
   requiresShipping: true,
@@ -349,7 +358,24 @@ const orderNode = (order: SimOrder) => ({
   fulfillmentOrders: (args: Json) => connection(fulfillmentOrderNodes(order), args),
   shippingLines: (args: Json) => connection(shippingLineNodes(order), args),
   fulfillments: (args: Json) => firstOf(order.fulfillments, args.first).map((f) => fulfillmentNode(order, f)),
+  ...afterSaleOrderFields(NODES, order),
 });
+
+/** The nodes simulator-shopify-after-sale.ts builds on (CONTRACT §15). */
+const NODES: ShopifyNodes = {
+  connection,
+  lineItemNode: (order, lineId) =>
+    lineItemNode(
+      order.line_items.find((l) => textOf(l.id) === textOf(lineId)) ?? unknownLine(lineId),
+      currencyCodeOf(order),
+    ),
+  fulfillmentNode: (order, fulfillmentId) => {
+    const fulfillment = order.fulfillments.find((f) => f.id === fulfillmentId);
+    if (!fulfillment) throw new GraphQLError(`Fulfillment ${fulfillmentId} does not exist`);
+    return fulfillmentNode(order, fulfillment);
+  },
+  orderNode: (order) => orderNode(order),
+};
 
 // ---------------------------------------------------------------- the orders search
 
@@ -457,7 +483,10 @@ const tagsAdd = (shop: SimShop, args: Json) => {
  */
 const unknownOrder = (shop: SimShop, id: number, info: GraphQLResolveInfo) => {
   const asked = info.fieldNodes[0]?.selectionSet?.selections ?? [];
-  const ships = asked.some((s) => s.kind === 'Field' && ['fulfillmentOrders', 'fulfillments'].includes(s.name.value));
+  const names = asked.flatMap((s) => (s.kind === 'Field' ? [s.name.value] : []));
+  // A read after the sale (CONTRACT §15: it asks for the order's returns) ships nothing.
+  const ships =
+    names.some((name) => ['fulfillmentOrders', 'fulfillments'].includes(name)) && !names.includes('returns');
   return ships ? orderNode(orderOrStub(shop, id)) : null;
 };
 
@@ -648,6 +677,11 @@ const refusedPayload = (message: string) => {
     fulfillment: null,
     job: null,
     jobResult: null,
+    // CONTRACT §15's payloads
+    return: null,
+    calculatedOrder: null,
+    calculatedLineItem: null,
+    orderEditSession: null,
     orderCancelUserErrors: [{ ...userErrors[0], code: 'INVALID' }],
     userErrors,
   };
@@ -681,6 +715,7 @@ const resolversOf = (
       const found = id === null ? undefined : findFulfillment(shop, id);
       return found ? fulfillmentNode(found.order, found.fulfillment) : null;
     },
+    ...afterSaleQueries(shop, NODES),
   },
   mutations: {
     orderCreate: (args) => orderCreate(shop, args),
@@ -691,6 +726,7 @@ const resolversOf = (
     fulfillmentCancel: (args) => fulfillmentCancel(shop, args),
     webhookSubscriptionCreate: (args) => webhookSubscriptionCreate(shop, args),
     tagsAdd: (args) => tagsAdd(shop, args),
+    ...afterSaleMutations(shop, NODES),
   },
 });
 

@@ -11,7 +11,10 @@ export type Json = Record<string, unknown>;
 
 export interface SimLineItem extends Json {
   id: unknown;
+  /** As placed: never goes down, as Shopify's `quantity` (CONTRACT §15). */
   quantity: unknown;
+  /** What the order still holds: `quantity` less units edited away or refunded with restock type cancel. */
+  current_quantity?: unknown;
   fulfilled_quantity: number;
 }
 
@@ -43,6 +46,9 @@ export interface SimOrder extends Json {
   cancelled_at: unknown;
   cancel_reason: unknown;
   fulfillments: SimFulfillment[];
+  /** CONTRACT §15 (simulator-after-sale.ts): refunds as `refunds/create` carries them, returns as the poll does. */
+  refunds?: Json[];
+  returns?: Json[];
   /** An order the simulator never saw, made when a fulfillment named it: it takes any lines. */
   stub?: true;
 }
@@ -53,6 +59,10 @@ export interface SimLedger {
   nextOrderId: number;
   nextFulfillmentId: number;
   nextLineItemId: number;
+  /** CONTRACT §15: refund, return and return line ids, unique across shops. */
+  nextRefundId?: number;
+  nextReturnId?: number;
+  nextReturnLineId?: number;
   /** The last change's time (ms): every change is later than the one before, so "oldest first" is an order. */
   lastChange: number;
 }
@@ -89,12 +99,17 @@ const countOf = (v: unknown): number => (typeof v === 'number' ? v : Number(text
 const sameId = (a: unknown, b: unknown) => textOf(a) === textOf(b);
 
 /** The time of a change: now, or just after the last change when the clock has not moved on. */
-function tick(ledger: SimLedger): string {
+export function tick(ledger: SimLedger): string {
   ledger.lastChange = Math.max(Date.now(), ledger.lastChange + 1);
   return new Date(ledger.lastChange).toISOString();
 }
 
-export const remaining = (line: SimLineItem): number => Math.max(0, countOf(line.quantity) - line.fulfilled_quantity);
+/** The units the order still holds of a line: its current quantity (CONTRACT §15), else as placed. */
+export const currentOf = (line: SimLineItem): number =>
+  countOf(
+    line.current_quantity === undefined || line.current_quantity === null ? line.quantity : line.current_quantity,
+  );
+export const remaining = (line: SimLineItem): number => Math.max(0, currentOf(line) - line.fulfilled_quantity);
 /** Something of the order has shipped: a fulfillment of it is not cancelled. */
 export const hasShipped = (order: SimOrder): boolean => order.fulfillments.some((f) => f.status !== 'cancelled');
 
@@ -117,7 +132,9 @@ export function placeOrder(shop: SimShop, input: Json, options: PlaceOptions = {
     if (kept && /^\d+$/.test(textOf(line.id))) {
       ledger.nextLineItemId = Math.max(ledger.nextLineItemId, Number(textOf(line.id)) + 1);
     }
-    return { ...line, id: kept ? line.id : ledger.nextLineItemId++, quantity: line.quantity, fulfilled_quantity: 0 };
+    const id = kept ? line.id : ledger.nextLineItemId++;
+    const current = line.current_quantity ?? line.quantity;
+    return { ...line, id, quantity: line.quantity, current_quantity: current, fulfilled_quantity: 0 };
   });
   const at = tick(ledger);
   const order: SimOrder = {
@@ -130,6 +147,8 @@ export function placeOrder(shop: SimShop, input: Json, options: PlaceOptions = {
     cancelled_at: given('cancelled_at') ?? null,
     cancel_reason: given('cancel_reason') ?? null,
     fulfillments: [],
+    refunds: [],
+    returns: [],
   };
   shop.orders.set(id, order);
   return order;

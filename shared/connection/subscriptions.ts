@@ -23,12 +23,20 @@ export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopi
     { topic: 'orders/updated', path: '/v1/orders/webhook' },
     { topic: 'orders/cancelled', path: '/v1/orders/webhook' },
     { topic: 'app/uninstalled', path: '/v1/app/webhook' },
+    // CONTRACT.md §15: the reseller's refunds and returns.
+    { topic: 'refunds/create', path: '/v1/orders/webhook' },
+    { topic: 'returns/approve', path: '/v1/orders/webhook' },
+    { topic: 'returns/cancel', path: '/v1/orders/webhook' },
   ],
   source: [
     { topic: 'fulfillments/create', path: '/v1/fulfillments/webhook' },
     { topic: 'fulfillments/update', path: '/v1/fulfillments/webhook' },
     { topic: 'orders/cancelled', path: '/v1/orders/webhook' },
     { topic: 'app/uninstalled', path: '/v1/app/webhook' },
+    // CONTRACT.md §15: the supplier's refunds, and its close or cancel of a return the service opened.
+    { topic: 'refunds/create', path: '/v1/orders/webhook' },
+    { topic: 'returns/close', path: '/v1/orders/webhook' },
+    { topic: 'returns/cancel', path: '/v1/orders/webhook' },
   ],
 };
 

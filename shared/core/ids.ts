@@ -18,7 +18,7 @@ const base32 = (bytes: Uint8Array, length: number) => {
   return out;
 };
 
-export type IdPrefix = 'rst' | 'sst' | 'sj' | 'aud' | 'req' | 'key' | 'evt' | 'we' | 'awh';
+export type IdPrefix = 'rst' | 'sst' | 'sj' | 'aud' | 'req' | 'key' | 'evt' | 'we' | 'awh' | 'ret';
 
 const ID_LENGTH = 24;
 

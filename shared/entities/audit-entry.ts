@@ -16,6 +16,8 @@ export const AUDIT_ACTIONS = [
   'sync_job.attention_required',
   'sync_job.held',
   'sync_job.released',
+  'sync_job.units_removed',
+  'sync_job.return_opened',
   'reseller_store.credentials_rotated',
   'source_store.credentials_rotated',
   'webhook_endpoint.created',

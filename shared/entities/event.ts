@@ -23,6 +23,11 @@ export const EVENT_TYPES = [
   'order.unrouted',
   'store.disconnected',
   'store.webhooks_failing',
+  'sync_job.units_removed',
+  'sync_job.return_opened',
+  'sync_job.return_closed',
+  'sync_job.return_failed',
+  'sync_job.refunded_by_source',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -108,6 +108,38 @@ const fulfillmentChanges = (before: SyncJob | undefined, after: SyncJob): Change
     ];
   });
 
+const RETURN_EVENTS = {
+  open: 'sync_job.return_opened',
+  closed: 'sync_job.return_closed',
+  failed: 'sync_job.return_failed',
+} as const satisfies Partial<Record<string, EventType>>;
+
+/** What happened after the sale (CONTRACT.md §15.3): units removed, returns opened, closed or failed, refunds. */
+const afterSaleChanges = (before: SyncJob | undefined, after: SyncJob): Change[] => {
+  const next = after.afterSale;
+  if (!next || next.v === before?.afterSale?.v) return [];
+  const at = next.at ?? after.updatedAt;
+  const change = (type: EventType, ...parts: string[]): Change => ({
+    ...placed(type, at, after.id, ...parts),
+    ownerId: after.ownerId,
+    type,
+    subject: { kind: 'syncJob', job: after },
+  });
+  const removed = (job: SyncJob | undefined) =>
+    Object.values(job?.afterSale?.lines ?? {}).reduce((sum, line) => sum + line.removed, 0);
+  const changes: Change[] = [];
+  if (removed(after) > removed(before)) changes.push(change('sync_job.units_removed', String(removed(after))));
+  for (const r of next.returns) {
+    const was = before?.afterSale?.returns.find((entry) => entry.id === r.id)?.status;
+    if (r.status !== was && r.status in RETURN_EVENTS)
+      changes.push(change(RETURN_EVENTS[r.status as keyof typeof RETURN_EVENTS], r.id));
+  }
+  const known = new Set(before?.afterSale?.sourceRefunds.map((refund) => refund.id));
+  for (const refund of next.sourceRefunds.filter((entry) => !known.has(entry.id)))
+    changes.push(change('sync_job.refunded_by_source', refund.id));
+  return changes;
+};
+
 /** An order recorded with items no supplier takes: once, when its record is first written. */
 const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): Change[] => {
   if (before) return [];
@@ -171,6 +203,9 @@ export const changesOf = (before: Item | undefined, after: Item | undefined): Ch
   const previous = recordOf(before);
   const job = jobOf(next);
   const changes = unroutedChanges(previous, next);
-  if (job) changes.push(...statusChanges(jobOf(previous), job), ...fulfillmentChanges(jobOf(previous), job));
+  if (job) {
+    const was = jobOf(previous);
+    changes.push(...statusChanges(was, job), ...fulfillmentChanges(was, job), ...afterSaleChanges(was, job));
+  }
   return changes;
 };

@@ -9,6 +9,7 @@ import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import type { Order } from '../order-flow/order.js';
+import { afterSaleView, lineAfterSaleView } from '../order-flow/order-after-sale.js';
 import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
 import type { JobLine } from '../order-flow/order-body.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
@@ -65,8 +66,14 @@ export const presentSyncJob = (job: SyncJob, lines: JobLine[] = []) => {
     price: line.price,
     sourcePrice: line.sourcePrice,
     fulfilledQuantity: fulfilled[i],
+    ...lineAfterSaleView(job.afterSale ?? null, line.resellerLineItemId),
   }));
-  return { ...presentJob(job), lineItems, fulfillmentStatus: fulfillmentStatusOf(lineItems) };
+  return {
+    ...presentJob(job),
+    lineItems,
+    fulfillmentStatus: fulfillmentStatusOf(lineItems),
+    ...afterSaleView(job.afterSale ?? null, lines),
+  };
 };
 
 const presentJob = (job: SyncJob) => ({
@@ -142,6 +149,7 @@ export const presentOrder = (
   unroutedLineItems,
   cancelledAt: order.cancelledAt,
   redactedAt: order.redactedAt,
+  refunds: order.refunds,
 });
 
 /** A shopper's data request as kept (CONTRACT.md §13): field names, never values. */

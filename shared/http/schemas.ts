@@ -322,6 +322,7 @@ export const ListSyncJobsQuery = v.pipe(
     status: v.optional(v.picklist(SYNC_JOB_STATUSES, `must be one of ${SYNC_JOB_STATUSES.join(', ')}`)),
     reseller_store_id: rstFilter,
     held: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+    credit_due: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
   }),
   v.transform((query) => ({
     ...page(query),
@@ -329,6 +330,7 @@ export const ListSyncJobsQuery = v.pipe(
       status: query.status,
       resellerStoreId: query.reseller_store_id,
       ...(query.held === undefined ? {} : { held: query.held === 'true' }),
+      ...(query.credit_due === undefined ? {} : { creditDue: query.credit_due === 'true' }),
     },
   })),
 );

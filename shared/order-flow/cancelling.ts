@@ -171,6 +171,10 @@ const cancelJob = (id: string, reason: string | null, requestId?: string, read?:
     read,
   );
 
+/** One job of the order cancelled as §10.4 says (a refund left nothing of it, CONTRACT.md §15.1). */
+export const cancelOrderJob = (id: string, reason: string | null, requestId?: string) =>
+  cancelJob(id, reason, requestId);
+
 /**
  * The reseller's `orders/cancelled` (CONTRACT.md §10.4): every job of the order stops or is
  * cancelled. Answers the ids of the order's jobs; none when the order never reached the service.

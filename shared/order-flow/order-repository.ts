@@ -12,11 +12,15 @@ import {
   updateIf,
 } from '../dynamo/table.js';
 import { Met } from '../dynamo/update.js';
+import { AFTER_SALE, type AfterSale } from './order-after-sale.js';
 import { type OrderCancellation, orderCancellationItem, REPLACES_ORDER_CANCELLATION } from './order-cancellation.js';
 import { type OrderItem, type OrderRecord, orderItemFrom, orderRecordFrom, syncJobOrNothing } from './order-items.js';
 import {
+  creditDueEntries,
+  isListedState,
   type OrderEdits,
   propagationIndex,
+  STATE_LISTS,
   type SyncJob,
   syncJobFrom,
   syncJobItem,
@@ -192,4 +196,27 @@ export const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) 
   }
   // One item: a plain conditional UpdateItem (a transaction would bill it twice).
   return (await updateJob(job.id, update)) === true;
+};
+
+/**
+ * Writes what happened to the job after the sale (CONTRACT.md §15), conditional on the version read
+ * (and, with `status`, on the job's state read: a claim meanwhile makes the caller read it again).
+ * A job owed credit (`next.creditDue`) is in its owner's and store's list of such jobs, and leaves
+ * it once it is not (a job in a state list of its own, `cancelled` say, keeps that one). One plain
+ * conditional UpdateItem.
+ */
+export const keepAfterSale = async (job: SyncJob, next: AfterSale, status = false): Promise<true | Lost> => {
+  const update = new JobUpdate().setAttributes({ [AFTER_SALE]: { ...next, v: (job.afterSale?.v ?? 0) + 1 } });
+  const read = job.afterSale?.v;
+  update.when(
+    read === undefined
+      ? `attribute_not_exists(${update.name(AFTER_SALE)})`
+      : `${update.name(AFTER_SALE)}.${update.name('v')} = ${update.value('v', read)}`,
+  );
+  if (status) update.when(`${update.name('status')} = ${update.value('status', job.status)}`);
+  const due = next.creditDue === true;
+  if (due !== (job.afterSale?.creditDue === true) && !isListedState(job.status) && job.hold === null) {
+    update.index(due ? { set: creditDueEntries(job), remove: [] } : { set: {}, remove: STATE_LISTS });
+  }
+  return updateJob(job.id, update);
 };

@@ -17,6 +17,7 @@ import {
   lookups,
 } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
+import { AFTER_SALE, type AfterSale, afterSaleFrom } from './order-after-sale.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';
 import { tagOf } from './order-item-kind.js';
@@ -113,6 +114,8 @@ export interface SyncJob {
    * when it could not be written, null (absent) while pending or where the platform takes no tags.
    */
   tagged?: boolean | null;
+  /** What happened after the sale (CONTRACT.md §15, order-after-sale.ts); absent or null: nothing yet. */
+  afterSale?: AfterSale | null;
 }
 
 /**
@@ -264,6 +267,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
+  ...(job.afterSale ? { [AFTER_SALE]: job.afterSale } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
   ...expiryOf(job.status, job.updatedAt),
 });
@@ -279,6 +283,18 @@ export const HELD_LIST = 'held';
 export const heldEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
   ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, HELD_LIST).of(job.id)),
   ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, HELD_LIST).of(job.id)),
+});
+
+/** The lists' name of jobs owed credit (CONTRACT.md §15.3): `GET /v1/sync_jobs?credit_due=true` reads only these. */
+export const CREDIT_DUE_LIST = 'credit_due';
+
+/**
+ * A job's entries in its owner's and store's list of jobs owed credit (GSI5, GSI6: the state lists,
+ * which a completed job does not use otherwise), set and removed by its after-sale writes.
+ */
+export const creditDueEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, CREDIT_DUE_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, CREDIT_DUE_LIST).of(job.id)),
 });
 
 export const syncJobFrom = (item: Item): SyncJob => {
@@ -319,6 +335,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     redactedAt: read.stringOrNull('redactedAt'),
     tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
+    afterSale: afterSaleFrom(item[AFTER_SALE]),
   };
 };
 

@@ -1,5 +1,6 @@
 import type { UnroutedLine } from '../domain/routing.js';
 import type { Item } from '../dynamo/table.js';
+import type { OrderRefund } from './order-after-sale.js';
 import { type OrderRecord, orderRecordFrom } from './order-items.js';
 import type { ReceivedVia, StoredOrder, SyncJob } from './order-sync-job.js';
 import type { UnroutedOrder } from './order-unrouted.js';
@@ -27,6 +28,8 @@ export interface Order {
   stored: StoredOrder | null;
   /** When the shopper's personal data was erased from the order (CONTRACT.md §13); null: not erased. */
   redactedAt: string | null;
+  /** Every refund of the order (CONTRACT.md §15.3), money-only ones too; kept on its first job. */
+  refunds: OrderRefund[];
 }
 
 /**
@@ -46,6 +49,7 @@ export const orderOfJob = (job: SyncJob): Order => ({
   cancelledAt: job.cancellation?.requestedBy === 'reseller' ? job.cancellation.requestedAt : null,
   stored: job.order,
   redactedAt: job.redactedAt ?? null,
+  refunds: job.afterSale?.orderRefunds ?? [],
 });
 
 export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
@@ -60,6 +64,7 @@ export const orderOfUnrouted = (order: UnroutedOrder): Order => ({
   cancelledAt: order.cancelledAt,
   stored: order.order,
   redactedAt: order.redactedAt ?? null,
+  refunds: [],
 });
 
 /**

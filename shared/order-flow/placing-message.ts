@@ -27,9 +27,11 @@ export interface JobMessage extends WorkMessage {
   /**
    * `cancel`: the message cancels the job's supplier order (CONTRACT.md §10.4); `update`: it gives it
    * the reseller's edits (§10.6); `release`: the delay of its held order has ended (§11, holding.ts): the
-   * order is read again and its held jobs judged; absent: it places it.
+   * order is read again and its held jobs judged; `remove`: refunded units leave the placed supplier order
+   * (§15.1, refunding.ts); `return`: the job's returns reach the supplier (§15.2, returning.ts); absent: it
+   * places it.
    */
-  purpose?: 'cancel' | 'update' | 'release';
+  purpose?: 'cancel' | 'update' | 'release' | 'remove' | 'return';
 }
 
 /**
@@ -59,7 +61,7 @@ export const messageLogContext = (message: JobMessage) => ({
   externalOrderId: message.externalOrderId,
 });
 
-const PURPOSES = ['cancel', 'update', 'release'] as const;
+const PURPOSES = ['cancel', 'update', 'release', 'remove', 'return'] as const;
 
 const readJobMessage = (parsed: Fields): JobMessage | undefined => {
   if (!isText(parsed.jobId) || !Number.isInteger(parsed.generation)) return undefined;

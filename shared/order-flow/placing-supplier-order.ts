@@ -4,6 +4,7 @@ import type { PricingConfig } from '../domain/pricing.js';
 import type { ResellerOrder } from '../domain/reseller-order.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
+import { lineAfterSale } from './order-after-sale.js';
 import { jobItems, jobOrderReading, UnplaceableOrderError } from './order-body.js';
 import type { OrderEdits, SourceLine, SyncJob } from './order-sync-job.js';
 
@@ -22,7 +23,8 @@ export const supplierOrderFor = async (
     throw new UnplaceableOrderError(`the stored order cannot be read: ${reading.param ?? ''} ${reading.message}`);
   }
   const order = withEdits(reading.order, job.orderEdits);
-  const lineItems = itemsOfVendorTag(order.lineItems, job.vendorTag);
+  const lineItems = placedItems(job, itemsOfVendorTag(order.lineItems, job.vendorTag));
+  if (!lineItems.length) throw new UnplaceableOrderError('every unit of the job was refunded');
   try {
     return buildSupplierOrder({ resellerShopDomain, syncJobId: job.id, order, lineItems, pricing });
   } catch (error) {
@@ -32,6 +34,31 @@ export const supplierOrderFor = async (
     }
     throw error;
   }
+};
+
+/**
+ * The job's items less the units the reseller refunded with `restock_type` cancel before the order
+ * was placed (CONTRACT.md §15.1); an item with none left is not placed.
+ */
+const placedItems = <T extends { id: string | null; quantity: number }>(job: SyncJob, items: T[]): T[] =>
+  items
+    .map((item) => ({ ...item, quantity: item.quantity - lineAfterSale(job.afterSale ?? null, item.id).cut }))
+    .filter((item) => item.quantity > 0);
+
+/**
+ * The supplier's lines of a placed order laid over the job's items in their order: an item a refund
+ * left out of the order (placedItems) has none.
+ */
+export const alignedSourceLines = async (job: SyncJob, placed: SourceLine[]): Promise<SourceLine[]> => {
+  if (!job.afterSale) return placed;
+  const items = await jobItems(job);
+  if (!items) return placed;
+  const queue = [...placed];
+  return items.map((item) =>
+    item.quantity - lineAfterSale(job.afterSale ?? null, item.id).cut > 0
+      ? (queue.shift() ?? { id: null, price: null })
+      : { id: null, price: null },
+  );
 };
 
 /**

@@ -28,7 +28,9 @@ import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
 import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
-import { sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { removeUnits, resendPending } from './refunding.js';
+import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
 
 /**
@@ -156,6 +158,8 @@ const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<Mes
     return 'done';
   }
   addLogContext(jobLogContext(job));
+  if (message.purpose === 'remove') return removeUnits(deps, job);
+  if (message.purpose === 'return') return sendReturns(deps, job);
   return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
 };
 
@@ -241,7 +245,7 @@ type Created = { orderId: string; status?: number; lineItemIds?: string[] };
 
 const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
   const { job, supplierOrder } = attempt.item;
-  const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
+  const lines = await alignedSourceLines(job, sourceLinesOf(supplierOrder, placed.lineItemIds));
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await jobPlaced(
     'complete',
@@ -259,6 +263,8 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
     // Edited while this attempt was under way: the order just placed gets the edits.
     await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
   }
+  // Refunded while this attempt was under way (CONTRACT.md §15.1): the refunded units leave the order.
+  await resendPending(completed, attempt.message.requestId);
   return 'done';
 };
 

@@ -7,7 +7,7 @@ import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from './order-attempt.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { loadJob } from './order-repository.js';
-import { HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
+import { CREDIT_DUE_LIST, HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: routing-jobs.ts; the manual retry: placing-retry.ts). The
@@ -34,6 +34,8 @@ export interface SyncJobFilters {
   resellerStoreId?: string;
   /** true: only held jobs (CONTRACT.md §11), read from their own lists; false: only jobs not held. */
   held?: boolean;
+  /** true: only jobs owed credit (CONTRACT.md §15.3), read from their own lists; false: only jobs not owed any. */
+  creditDue?: boolean;
 }
 
 /**
@@ -45,6 +47,12 @@ export interface SyncJobFilters {
  */
 export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): ListSource => {
   const { status, resellerStoreId: store } = filters;
+  // Jobs owed credit are in lists of their own (order-sync-job.ts creditDueEntries): a page reads only matches.
+  if (filters.creditDue === true) {
+    return store === undefined
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, CREDIT_DUE_LIST).all(), exact: false }
+      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, CREDIT_DUE_LIST).all(), exact: false };
+  }
   // Held jobs are in lists of their own (order-sync-job.ts heldEntries): a page reads only matches.
   if (filters.held === true) {
     return store === undefined
@@ -81,7 +89,7 @@ export const listSyncJobs = (
   startingAfter: string | undefined,
   filters: SyncJobFilters,
 ) => {
-  const { status, resellerStoreId, held } = filters;
+  const { status, resellerStoreId, held, creditDue } = filters;
   const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
   return listPage({
     source: syncJobListSource(owner, filters),
@@ -96,7 +104,8 @@ export const listSyncJobs = (
     matches: (job) =>
       (status === undefined || job.status === status) &&
       inStore(job) &&
-      (held === undefined || (job.hold !== null) === held),
+      (held === undefined || (job.hold !== null) === held) &&
+      (creditDue === undefined || (job.afterSale?.creditDue === true) === creditDue),
   });
 };
 

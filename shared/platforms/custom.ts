@@ -1,6 +1,7 @@
 /** custom: the supplier's own endpoint, which receives signed pushes (PLATFORM-API.md). */
 import { signBody } from '../domain/hmac.js';
 import { stringifyExact } from '../domain/json-text.js';
+import { customAfterSale } from './custom-after-sale.js';
 import { customConnect } from './custom-connect.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import type { PlatformAdapter, ShopConnection } from './port.js';
@@ -71,6 +72,7 @@ const fulfillmentPath = (fulfillmentId: string) => `/reseller/fulfillments/${enc
 export const customAdapter: PlatformAdapter = {
   takesIdempotencyKeys: true,
   ...customConnect,
+  ...customAfterSale((shop, path, value, key) => signedPush(shop, path, value, key)),
 
   async createOrder(shop, order, idempotencyKey) {
     const answer = await signedPush(shop, '/reseller/orders', { order }, idempotencyKey);

@@ -60,4 +60,10 @@ export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({
   createWebhook: keepingToken(adapter.createWebhook.bind(adapter)),
   refreshAccessToken: adapter.refreshAccessToken.bind(adapter),
   addOrderTags: keepingToken(adapter.addOrderTags.bind(adapter)),
+  // CONTRACT §15
+  editOrderQuantities: keepingToken(adapter.editOrderQuantities.bind(adapter)),
+  createReturn: keepingToken(adapter.createReturn.bind(adapter)),
+  findReturn: keepingToken(adapter.findReturn.bind(adapter)),
+  cancelReturn: keepingToken(adapter.cancelReturn.bind(adapter)),
+  readOrderAfterSale: keepingToken(adapter.readOrderAfterSale.bind(adapter)),
 });

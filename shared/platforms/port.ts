@@ -51,7 +51,7 @@ export interface Tracking {
   urls: string[];
 }
 
-export interface PlatformAdapter {
+export interface PlatformAdapter extends AfterSaleCalls {
   /**
    * Whether the platform takes an idempotency key on its writes (storeplatform_a, custom). Where it
    * does not (storeplatform_b: Shopify), a write that an earlier attempt may have made is looked up
@@ -188,6 +188,10 @@ export const WEBHOOK_TOPICS = [
   'fulfillments/create',
   'fulfillments/update',
   'app/uninstalled',
+  'refunds/create',
+  'returns/approve',
+  'returns/cancel',
+  'returns/close',
 ] as const;
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 
@@ -248,6 +252,14 @@ export interface ChangedOrder {
    * tracking_number(s), tracking_url(s), line_items [{id, quantity}], updated_at).
    */
   fulfillments: Array<Record<string, unknown>>;
+  /**
+   * CONTRACT §15: each refund of the order as a `refunds/create` webhook carries it (`RefundPayload`), oldest
+   * first; each line of `payload.line_items` also carries `current_quantity` (Shopify's `currentQuantity`:
+   * `quantity` never goes down, this does when units are refunded with `restock_type` cancel or edited away).
+   */
+  refunds: RefundPayload[];
+  /** CONTRACT §15: each return of the order (`ReturnPayload`), whatever its status, oldest first. */
+  returns: ReturnPayload[];
   updatedAt: string;
 }
 
@@ -255,6 +267,148 @@ export interface FulfillmentOptions {
   resend?: boolean;
   lineItems?: Array<{ id: string; quantity: number }>;
 }
+
+// ---------- after the sale: refunds and returns (CONTRACT §15, PLATFORM-API.md "Refunds and returns")
+
+/**
+ * The calls of CONTRACT §15 on a supplier's (source store's) order, which each adapter adds from its own
+ * module (storeplatform-a-after-sale.ts, storeplatform-b-after-sale.ts, custom-after-sale.ts). Errors are
+ * `PlatformError`s classified as the other calls' are (429 with its `Retry-After`, Shopify's THROTTLED as a 429,
+ * 5xx and lost answers retryable; 401/404/422 permanent). `unsupported` where the platform has no such call.
+ */
+export interface AfterSaleCalls {
+  /**
+   * Sets lines of the supplier's order to new ABSOLUTE quantities (`QuantityTarget.quantity`: the units the line
+   * should keep, shipped ones included): units the reseller refunded before shipping leave the order. Convergent:
+   * a line already at or below its target is not touched, so an edit whose answer was lost, sent again, never
+   * removes twice. A target below what the supplier has already shipped is raised to the shipped quantity
+   * ("removed what can be"): the answer's `fulfilledQuantity` and `currentQuantity` show what could not go.
+   * storeplatform_a (`POST orders/{id}/edits.json`) and custom (`POST /reseller/orders/{id}/edits`) take the key;
+   * Shopify (`orderEditBegin`/`orderEditSetQuantity`/`orderEditCommit`) takes none and reads `currentQuantity`
+   * first. Setting every line to 0 is allowed, but CONTRACT §10.4 cancels such an order instead (`cancelOrder`).
+   * A cancelled order, or a shipment racing the edit twice in a row, throws the platform's 422.
+   */
+  editOrderQuantities(
+    shop: ShopConnection,
+    orderId: string,
+    lines: QuantityTarget[],
+    idempotencyKey: string,
+  ): Promise<OrderEditResult>;
+  /**
+   * Opens a return, already approved (status `open`), on the supplier's order for units it has shipped: each
+   * line's quantity split over the supplier's fulfillments of that line (Shopify: `returnableFulfillments`, then
+   * `returnCreate`). `request.marker` goes into each line's note (Shopify `returnReasonNote`, REST `note`) and is
+   * what `findReturn` looks for. Units not shipped (or already returned) are refused with a 422 permanent error,
+   * as the platform refuses them. storeplatform_a and custom take the key; Shopify takes none: with
+   * `options.resend` (an earlier attempt's outcome is unknown) the adapter looks for the marker first and
+   * answers the return found instead of opening a second one.
+   */
+  createReturn(
+    shop: ShopConnection,
+    orderId: string,
+    request: ReturnRequest,
+    idempotencyKey: string,
+    options?: { resend?: boolean },
+  ): Promise<PlatformReturn>;
+  /**
+   * The return of the supplier's order whose lines carry `marker`, not `canceled` or `declined`; null when
+   * there is none. `unsupported` on custom (its writes take keys: nothing needs finding).
+   */
+  findReturn(shop: ShopConnection, orderId: string, marker: string): Promise<PlatformReturn | null | 'unsupported'>;
+  /**
+   * Cancels a return on the supplier's order while nothing of it was received or refunded; one already
+   * `canceled` is success. A refusal (work done on it) throws the platform's 422, permanent. `returnId` as
+   * `PlatformReturn.id` (Shopify's GID or its number). `unsupported` on custom.
+   */
+  cancelReturn(
+    shop: ShopConnection,
+    orderId: string,
+    returnId: string,
+    idempotencyKey: string,
+  ): Promise<PlatformReturn | 'unsupported'>;
+  /**
+   * The supplier's order as it stands after the sale, in the shape "Orders changed since" answers (its lines'
+   * `current_quantity`, its fulfillments, `refunds` and `returns`); null when the shop has no such order.
+   * What a `returns/close`, `returns/cancel` or `refunds/create` webhook is checked against, and what the
+   * service reads before deciding an edit. `unsupported` on custom (no read: its webhooks and the poll only).
+   */
+  readOrderAfterSale(shop: ShopConnection, orderId: string): Promise<ChangedOrder | null | 'unsupported'>;
+}
+
+/** A line of a supplier order and the units it should keep (absolute, shipped units included). */
+export interface QuantityTarget {
+  /** The supplier's line item id (the job line's `sourceLineItemId`). */
+  id: string;
+  quantity: number;
+}
+
+/** What an edit left: every line of the order as it now stands. */
+export interface OrderEditResult {
+  /** Whether a change was sent (false: every line was already at or below its target, e.g. a lost answer's retry). */
+  edited: boolean;
+  lines: SupplierLineState[];
+}
+
+/** One line of a supplier order after the sale. */
+export interface SupplierLineState {
+  id: string;
+  /** As placed: never goes down (Shopify's `quantity`). */
+  quantity: number;
+  /** What the order still holds: `quantity` less units removed by edits or refunded with restock type cancel. */
+  currentQuantity: number;
+  /** Units shipped in fulfillments not cancelled. */
+  fulfilledQuantity: number;
+}
+
+/** A return to open on the supplier's order (CONTRACT §15.2). */
+export interface ReturnRequest {
+  /**
+   * Names the reseller return and the job (e.g. `reseller return 555 (shop.example #1001) sj_…`), at most 200
+   * characters: written into each line's note so that `findReturn` finds it again. Carries no personal data.
+   */
+  marker: string;
+  lines: Array<{
+    /** The supplier's line item id. */
+    lineItemId: string;
+    quantity: number;
+    /** The reseller's `return_reason`, lower-case (`unwanted`, `defective`…); null when none. */
+    reason: string | null;
+  }>;
+}
+
+/** A return as the supplier's platform answers it. */
+export interface PlatformReturn {
+  /** The platform's id as a string: digits (storeplatform_a, custom) or Shopify's `gid://shopify/Return/<n>`. */
+  id: string;
+  /** Lower-case as the platform spells it: `open`, `closed`, `canceled` (one l), `requested`, `declined`. */
+  status: string;
+  lines: Array<{
+    lineItemId: string;
+    /** The supplier's fulfillment line item the units came from (Shopify), null where the platform has none. */
+    fulfillmentLineItemId: string | null;
+    quantity: number;
+    reason: string | null;
+  }>;
+}
+
+/**
+ * A refund as a `refunds/create` webhook carries it (Shopify's REST shape, ids as digit strings): `id`,
+ * `order_id`, `created_at`, `note`, `return` (`{"id"}` or null), `refund_line_items` (`[{id, line_item_id,
+ * quantity, restock_type, subtotal_set: {shop_money: {amount, currency_code}}}]`, possibly empty: money only),
+ * `refund_shipping_lines` (`[{subtotal_amount_set: {shop_money}}]`), `order_adjustments`, `transactions`.
+ */
+export type RefundPayload = Record<string, unknown>;
+
+/**
+ * A return as the poll carries it: `id` (digits), `admin_graphql_api_id` (Shopify's GID, when on Shopify),
+ * `order_id`, `status` (`open`, `closed`, `canceled`, `requested`, `declined`), `return_line_items`
+ * (`[{id, line_item_id, fulfillment_line_item_id, quantity, return_reason, return_reason_note}]`).
+ */
+export type ReturnPayload = Record<string, unknown>;
+
+/** Whether two spellings of a return id name the same return: `gid://shopify/Return/77` and `77` do. */
+export const sameReturnId = (a: string, b: string) => bareId(a) === bareId(b);
+const bareId = (id: string) => /^gid:\/\/[^/]+\/[^/]+\/(.+)$/.exec(id)?.[1] ?? id;
 
 /** The adapter of a platform kind: what use cases are handed as `Deps.platforms`. */
 export type AdapterFor = (platform: Platform) => PlatformAdapter;

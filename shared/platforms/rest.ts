@@ -108,9 +108,9 @@ export const changedOrderOf = (order: unknown): ChangedOrder | undefined => {
   const updatedAt = order.updated_at;
   // A time the watermark cannot be moved past is no answer to "orders changed since" (a malformed page).
   if (id === undefined || typeof updatedAt !== 'string' || Number.isNaN(Date.parse(updatedAt))) return undefined;
-  const { fulfillments, ...rest } = order;
+  const { fulfillments, refunds, returns, ...rest } = order;
   const payload: Json = { ...rest, id };
-  if (Array.isArray(rest.line_items)) payload.line_items = objects(rest.line_items).map((line) => withIdText(line));
+  if (Array.isArray(rest.line_items)) payload.line_items = objects(rest.line_items).map(lineWithCurrentQuantity);
   return {
     payload,
     fulfillments: objects(fulfillments).map((fulfillment) => ({
@@ -120,7 +120,39 @@ export const changedOrderOf = (order: unknown): ChangedOrder | undefined => {
         ? { line_items: objects(fulfillment.line_items).map((line) => withIdText(line)) }
         : {}),
     })),
+    refunds: objects(refunds).map((refund) => restRefundOf(refund, id)),
+    returns: objects(returns).map((entry) => restReturnOf(entry, id)),
     updatedAt,
+  };
+};
+
+/** A line as the poll carries it: ids as text, `current_quantity` the placed quantity when the platform says none. */
+const lineWithCurrentQuantity = (line: Json): Json => ({
+  ...withIdText(line),
+  current_quantity: line.current_quantity ?? line.quantity,
+});
+
+/** A refund as `refunds/create` carries it, its ids as text (CONTRACT §15). */
+export const restRefundOf = (refund: Json, orderId: string): Json => ({
+  ...withIdText(refund),
+  order_id: idText(refund.order_id) ?? orderId,
+  refund_line_items: objects(refund.refund_line_items).map((line) => withIdText(withIdText(line), 'line_item_id')),
+  refund_shipping_lines: objects(refund.refund_shipping_lines),
+  ...(isObject(refund.return) ? { return: withIdText(refund.return) } : {}),
+});
+
+/** A return as the poll carries it (`return_line_items`, REST's `line_items` read as those), its ids as text. */
+export const restReturnOf = (entry: Json, orderId: string): Json => {
+  const { line_items: lines, ...rest } = entry;
+  return {
+    ...withIdText(rest),
+    order_id: idText(entry.order_id) ?? orderId,
+    status: typeof entry.status === 'string' ? entry.status.toLowerCase() : entry.status,
+    return_line_items: objects(entry.return_line_items ?? lines).map((line) => ({
+      ...withIdText(withIdText(withIdText(line), 'line_item_id'), 'fulfillment_line_item_id'),
+      return_reason: line.return_reason ?? line.reason ?? null,
+      return_reason_note: line.return_reason_note ?? line.note ?? null,
+    })),
   };
 };
 

@@ -12,6 +12,7 @@ import {
   restOrderChanges,
   restTrackingUpdate,
 } from './rest.js';
+import { storePlatformAAfterSale } from './storeplatform-a-after-sale.js';
 import { storePlatformAConnect } from './storeplatform-a-connect.js';
 
 const API = `/admin/api/${STOREPLATFORM_A_API_VERSION}`;
@@ -71,6 +72,7 @@ async function write(
 export const storePlatformAAdapter: PlatformAdapter = {
   takesIdempotencyKeys: true,
   ...storePlatformAConnect,
+  ...storePlatformAAfterSale,
 
   async createOrder(shop, order, idempotencyKey) {
     const answer = await callPlatform({

@@ -6,6 +6,8 @@
  * functions' bundles carry no GraphQL library.
  */
 
+import { AFTER_SALE_DOCUMENTS } from './storeplatform-b-after-sale-documents.js';
+
 /** The Admin API version, in one place: the path and the schema the tests load. */
 export const SHOPIFY_API_VERSION = '2026-10';
 
@@ -45,7 +47,7 @@ export const SHOPIFY_PAGE_SIZES = {
 } as const;
 
 /** An order line as "orders changed since" and lookups read it (what an orders/create webhook carries). */
-const LINE_FIELDS = `id quantity vendor sku title variantTitle isGiftCard requiresShipping
+const LINE_FIELDS = `id quantity currentQuantity vendor sku title variantTitle isGiftCard requiresShipping
         originalUnitPriceSet { shopMoney { amount } }
         customAttributes { key value }`;
 
@@ -193,21 +195,11 @@ const fulfillmentCancel = `mutation fulfillmentCancel($id: ID!) {
 }`;
 
 /**
- * Orders changed since a time (PLATFORM-API.md, "Orders changed since"): oldest change first, with
- * what the REST `orders/create` and `fulfillments/create` webhooks carry.
+ * An order as "orders changed since" reads it; `refunds(first: 1)` and `returns(first: 1)` are probes
+ * (CONTRACT §15): an order that has any gets them read whole by `orderRefunds` and `orderReturns`.
  */
-const ordersChangedSince = `query ordersChangedSince(
-  $first: Int!
-  $after: String
-  $query: String!
-  $lines: Int!
-  $fulfillments: Int!
-  $fulfillmentLines: Int!
-) {
-  orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
-    nodes {
-      id name sourceIdentifier email note currencyCode tags createdAt updatedAt cancelledAt cancelReason
-      displayFinancialStatus test
+const CHANGED_ORDER_FIELDS = `id name sourceIdentifier email note currencyCode tags createdAt updatedAt
+      cancelledAt cancelReason displayFinancialStatus test
       customAttributes { key value }
       shippingAddress {
         firstName lastName name company address1 address2 city province provinceCode country countryCodeV2 zip phone
@@ -220,9 +212,33 @@ const ordersChangedSince = `query ordersChangedSince(
           pageInfo { hasNextPage endCursor }
         }
       }
-    }
+      refunds(first: 1) { id }
+      returns(first: 1) { nodes { id } }`;
+
+/**
+ * Orders changed since a time (PLATFORM-API.md, "Orders changed since"): oldest change first, with
+ * what the REST `orders/create` and `fulfillments/create` webhooks carry.
+ */
+const ordersChangedSince = `query ordersChangedSince(
+  $first: Int!
+  $after: String
+  $query: String!
+  $lines: Int!
+  $fulfillments: Int!
+  $fulfillmentLines: Int!
+) {
+  orders(first: $first, after: $after, sortKey: UPDATED_AT, query: $query) {
+    nodes { ${CHANGED_ORDER_FIELDS} }
     pageInfo { hasNextPage endCursor }
   }
+}`;
+
+/**
+ * One order with what "orders changed since" reads of each (CONTRACT §15: a supplier's order after the sale,
+ * its refunds and returns read by `orderRefunds` and `orderReturns` when the probes show any).
+ */
+const orderAfterSale = `query orderAfterSale($id: ID!, $lines: Int!, $fulfillments: Int!, $fulfillmentLines: Int!) {
+  order(id: $id) { ${CHANGED_ORDER_FIELDS} }
 }`;
 
 /** The ids of an order's fulfillments (the list has no `after`): those a page of orders left out. */
@@ -308,6 +324,8 @@ export const SHOPIFY_DOCUMENTS = {
   webhookSubscriptions,
   webhookSubscriptionCreate,
   tagsAdd,
+  orderAfterSale,
+  ...AFTER_SALE_DOCUMENTS,
 } as const;
 
 export type ShopifyDocumentName = keyof typeof SHOPIFY_DOCUMENTS;

@@ -20,6 +20,7 @@ import {
   type Tracking,
 } from './port.js';
 import { lineSummaryOf } from './rest.js';
+import { storePlatformBAfterSale } from './storeplatform-b-after-sale.js';
 import { storePlatformBConnect } from './storeplatform-b-connect.js';
 import {
   SHOPIFY_PAGE_SIZES as PAGE,
@@ -567,6 +568,7 @@ const restLine = (line: Json): Json => {
   return {
     id: numericId(line.id) ?? null,
     quantity: line.quantity,
+    current_quantity: line.currentQuantity ?? line.quantity,
     vendor: stringOrNull(line.vendor),
     price: isObject(price) ? (text(price.amount) ?? null) : null,
     sku: stringOrNull(line.sku),
@@ -635,12 +637,23 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
     ...paymentAndTestOf(node),
   };
   const fulfillments = Array.isArray(node.fulfillments) ? node.fulfillments.filter(isObject) : [];
-  return { payload, fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)), updatedAt };
+  return {
+    payload,
+    fulfillments: fulfillments.map((f) => restFulfillmentOf(id, f)),
+    // CONTRACT §15: what `withAfterSale` (storeplatform-b-after-sale.ts) read of the order, in REST shapes.
+    refunds: Array.isArray(node.restRefunds) ? node.restRefunds.filter(isObject) : [],
+    returns: Array.isArray(node.restReturns) ? node.restReturns.filter(isObject) : [],
+    updatedAt,
+  };
 };
+
+/** CONTRACT §15's calls, and the refunds and returns a changed order carries (storeplatform-b-after-sale.ts). */
+const afterSale = storePlatformBAfterSale({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode });
 
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
   ...storePlatformBConnect({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode }),
+  ...afterSale.calls,
 
   async createOrder(shop, order) {
     const payload = await mutate(shop, 'orderCreate', orderCreateVariables(order));
@@ -745,7 +758,7 @@ export const storePlatformBAdapter: PlatformAdapter = {
     if (!isObject(data.orders)) throw unexpectedAnswer(PLATFORM, 200, 'no orders result');
     const orders: ChangedOrder[] = [];
     for (const node of nodesOf(data.orders)) {
-      const changed = changedOrderOfNode(await wholeOrderNode(shop, node));
+      const changed = changedOrderOfNode(await afterSale.withAfterSale(shop, await wholeOrderNode(shop, node)));
       if (!changed) throw unexpectedAnswer(PLATFORM, 200, 'an order without an id or updatedAt');
       orders.push(changed);
     }

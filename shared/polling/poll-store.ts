@@ -22,6 +22,7 @@ import { loadJob } from '../order-flow/order-repository.js';
 import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
 import { acceptFulfillment } from '../order-flow/propagating-intake.js';
 import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
+import { acceptAfterSale } from '../order-flow/refunding-request.js';
 import { classify } from '../platforms/failure.js';
 import type { ChangedOrder, ShopConnection } from '../platforms/port.js';
 import { webhookSecretOf } from '../stores/secrets.js';
@@ -95,6 +96,25 @@ const handleResellerOrder = async (store: PolledStore, change: ChangedOrder) => 
   await create();
   if (text(change.payload.updated_at) !== text(change.payload.created_at))
     await acceptEdit([reseller], change.payload, rawBody);
+  await afterTheSale({ resellerStores: [reseller], sourceStores: [] }, change);
+};
+
+/**
+ * The order's refunds and returns (CONTRACT.md §15), as their webhooks would have brought them: each
+ * taken once per job whichever way it came. A return is approved while `open`, ended once `closed`
+ * or `canceled` (a reseller's close is not a topic of its: nothing is done for it).
+ */
+const afterTheSale = async (stores: Parameters<typeof acceptAfterSale>[1], change: ChangedOrder) => {
+  const orderId = change.payload.id;
+  for (const refund of change.refunds ?? [])
+    await acceptAfterSale('refunds/create', stores, { order_id: orderId, ...refund });
+  for (const entry of change.returns ?? []) {
+    const status = text(entry.status);
+    const payload = { order_id: orderId, ...entry };
+    if (status === 'open' && stores.resellerStores.length) await acceptAfterSale('returns/approve', stores, payload);
+    if (status === 'canceled') await acceptAfterSale('returns/cancel', stores, payload);
+    if (status === 'closed' && stores.sourceStores.length) await acceptAfterSale('returns/close', stores, payload);
+  }
 };
 
 /**
@@ -126,6 +146,7 @@ const handleSupplierOrder = async (store: PolledStore, change: ChangedOrder) => 
   // An update of a fulfillment never received is taken as its create (CONTRACT.md §10.3).
   for (const fulfillment of fulfillments)
     await acceptFulfillment([sourceStore], fulfillment, undefined, 'fulfillments/update');
+  await afterTheSale({ resellerStores: [], sourceStores: [sourceStore] }, change);
   if (text(change.payload.cancelled_at))
     await acceptCancellation({ resellerStores: [], sourceStores: [sourceStore] }, change.payload);
 };

@@ -14,6 +14,10 @@ export const WEBHOOK_TOPICS = [
   'orders/updated',
   'fulfillments/create',
   'fulfillments/update',
+  'refunds/create',
+  'returns/approve',
+  'returns/cancel',
+  'returns/close',
 ] as const;
 export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
 

@@ -31,6 +31,9 @@ describe('webhook subscriptions kept', () => {
         `orders/cancelled ${url}/v1/orders/webhook`,
         `orders/create ${url}/v1/orders/webhook`,
         `orders/updated ${url}/v1/orders/webhook`,
+        `refunds/create ${url}/v1/orders/webhook`,
+        `returns/approve ${url}/v1/orders/webhook`,
+        `returns/cancel ${url}/v1/orders/webhook`,
       ].sort(),
     );
     // Read back, the store shows the same.
@@ -48,6 +51,9 @@ describe('webhook subscriptions kept', () => {
         `app/uninstalled ${url}/v1/app/webhook`,
         `fulfillments/create ${url}/v1/fulfillments/webhook`,
         `fulfillments/update ${url}/v1/fulfillments/webhook`,
+        `refunds/create ${url}/v1/orders/webhook`,
+        `returns/cancel ${url}/v1/orders/webhook`,
+        `returns/close ${url}/v1/orders/webhook`,
         `orders/cancelled ${url}/v1/orders/webhook`,
       ].sort(),
     );

@@ -25,6 +25,11 @@ export const fakeDeps = (adapter: { [Call in keyof PlatformAdapter]?: unknown } 
       createWebhook: jest.fn(),
       refreshAccessToken: jest.fn(),
       addOrderTags: jest.fn(),
+      editOrderQuantities: jest.fn(),
+      createReturn: jest.fn(),
+      findReturn: jest.fn(),
+      cancelReturn: jest.fn(),
+      readOrderAfterSale: jest.fn(),
       ...adapter,
     }) as PlatformAdapter,
 });

@@ -392,6 +392,10 @@ describe("the platforms' words in CONTRACT's", () => {
       'FULFILLMENTS_CREATE',
       'FULFILLMENTS_UPDATE',
       'APP_UNINSTALLED',
+      'REFUNDS_CREATE',
+      'RETURNS_APPROVE',
+      'RETURNS_CANCEL',
+      'RETURNS_CLOSE',
     ]);
     expect(WEBHOOK_TOPICS.map(shopifyTopic).map(restTopic)).toEqual([...WEBHOOK_TOPICS]);
     expect(restTopic('ORDER_TRANSACTIONS_CREATE')).toBe('order_transactions/create');

@@ -1,4 +1,4 @@
-import { coerceInputValue, getVariableValues, type OperationDefinitionNode, parse, validate } from 'graphql';
+import { coerceInputValue, getVariableValues, type OperationDefinitionNode, parse, validate, visit } from 'graphql';
 import { requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from '../../lib/local/shopify-cost.js';
 import { shopifyAdminSchema } from '../../lib/local/shopify-schema.js';
 import { stringifyExact } from '../../shared/domain/json-text.js';
@@ -14,6 +14,8 @@ import {
   sourceIdentifierSearch,
   trackingInfo,
 } from '../../shared/platforms/storeplatform-b.js';
+import { returnReasonOf } from '../../shared/platforms/storeplatform-b-after-sale.js';
+import { AFTER_SALE_PAGE_SIZES as AFTER } from '../../shared/platforms/storeplatform-b-after-sale-documents.js';
 import { shopifyTopic } from '../../shared/platforms/storeplatform-b-connect.js';
 import { SHOPIFY_PAGE_SIZES as PAGE, SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents.js';
 
@@ -131,9 +133,94 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
     webhookSubscription: { uri: 'https://api.example.com/v1/app/webhook' },
   },
   tagsAdd: { id: 'gid://shopify/Order/7002', tags: ['routed-acme'] },
+  // CONTRACT §15, as storeplatform-b-after-sale.ts sends them.
+  orderAfterSale: {
+    id: 'gid://shopify/Order/7002',
+    lines: PAGE.changedOrderLines,
+    fulfillments: PAGE.changedFulfillments,
+    fulfillmentLines: PAGE.changedFulfillmentLines,
+  },
+  supplierOrderLines: { id: 'gid://shopify/Order/7002', first: AFTER.orderLines, after: 'eyJhIjoxfQ' },
+  orderEditBegin: { id: 'gid://shopify/Order/7002', lines: AFTER.editLines },
+  orderEditSetQuantity: {
+    id: 'gid://shopify/CalculatedOrder/123',
+    lineItemId: 'gid://shopify/CalculatedLineItem/456',
+    quantity: 0,
+    restock: false,
+  },
+  orderEditCommit: {
+    id: 'gid://shopify/CalculatedOrder/123',
+    staffNote: 'reseller refunded units before shipping',
+    lines: AFTER.editLines,
+  },
+  returnableFulfillments: {
+    orderId: 'gid://shopify/Order/7002',
+    first: AFTER.returnableFulfillments,
+    after: 'eyJhIjoxfQ',
+    lines: AFTER.returnableLines,
+  },
+  returnableFulfillmentLines: { id: 'gid://shopify/ReturnableFulfillment/1', first: AFTER.returnableLines },
+  returnCreate: {
+    returnInput: {
+      orderId: 'gid://shopify/Order/7002',
+      returnLineItems: [
+        {
+          fulfillmentLineItemId: 'gid://shopify/FulfillmentLineItem/9101',
+          quantity: 1,
+          returnReason: returnReasonOf('unwanted'),
+          returnReasonNote: 'reseller return 555 (reseller.myshopify.com #1001) sj_1',
+        },
+      ],
+    },
+    lines: 1,
+  },
+  orderReturns: { id: 'gid://shopify/Order/7002', first: AFTER.returns, after: 'eyJhIjoxfQ', lines: AFTER.returnLines },
+  returnLineItems: { id: 'gid://shopify/Return/777', first: AFTER.returnLines, after: 'eyJhIjoxfQ' },
+  returnCancel: { id: 'gid://shopify/Return/777' },
+  orderRefunds: { id: 'gid://shopify/Order/7002', refunds: AFTER.refunds, lines: AFTER.refundLines },
+  refundLineItems: { id: 'gid://shopify/Refund/890088186047892319', first: AFTER.refundLines, after: 'eyJhIjoxfQ' },
+};
+
+/**
+ * The mutations on which Shopify requires `@idempotent(key:)` at run time (their descriptions say so: "the
+ * idempotency key is required"), though the schema declares the directive optional: `validate` cannot tell.
+ */
+const KEYED_MUTATIONS = Object.values(schema.getMutationType()?.getFields() ?? {})
+  .filter((field) => /idempotency key is required/i.test(field.description ?? ''))
+  .map((field) => field.name);
+
+/** The fields of a document that Shopify requires a key on and that carry no `@idempotent(key: …)`. */
+const missingIdempotencyKeys = (document: string): string[] => {
+  const missing: string[] = [];
+  visit(parse(document), {
+    Field(node) {
+      if (!KEYED_MUTATIONS.includes(node.name.value)) return;
+      const keyed = node.directives?.some(
+        (directive) =>
+          directive.name.value === 'idempotent' && directive.arguments?.some((arg) => arg.name.value === 'key'),
+      );
+      if (!keyed) missing.push(node.name.value);
+    },
+  });
+  return missing;
 };
 
 describe("storeplatform_b's documents against Shopify's published Admin schema (2026-10)", () => {
+  it('sends @idempotent(key:) on every mutation Shopify requires it on (refundCreate, if one is ever sent)', () => {
+    expect(KEYED_MUTATIONS).toEqual(expect.arrayContaining(['refundCreate', 'inventoryAdjustQuantities']));
+    for (const [name, document] of Object.entries(SHOPIFY_DOCUMENTS)) {
+      expect([name, missingIdempotencyKeys(document)]).toEqual([name, []]);
+    }
+    // The check bites: a refundCreate without the directive (valid for the schema) is named, one with it is not.
+    const refund = (directive: string) => `mutation refundCreate($input: RefundInput!) {
+      refundCreate(input: $input) ${directive} { refund { id } userErrors { field message } }
+    }`;
+    expect(validate(schema, parse(refund(''))).map((e) => e.message)).toEqual([]);
+    expect(missingIdempotencyKeys(refund(''))).toEqual(['refundCreate']);
+    expect(missingIdempotencyKeys(refund('@idempotent(key: "rfd:shop:1:sj_1")'))).toEqual([]);
+    expect(validate(schema, parse(refund('@idempotent(key: "rfd:shop:1:sj_1")')))).toEqual([]);
+  });
+
   it.each(Object.entries(SHOPIFY_DOCUMENTS))('%s is a valid document', (_name, document) => {
     expect(validate(schema, parse(document)).map((e) => e.message)).toEqual([]);
   });
@@ -266,13 +353,28 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       fulfillmentStatus: 1,
       fulfillmentTrackingInfoUpdate: 12,
       fulfillmentCancel: 12,
-      ordersChangedSince: 787,
+      // 787 before CONTRACT §15's probes (`refunds(first: 1)`, `returns(first: 1)`) and `currentQuantity`.
+      ordersChangedSince: 817,
       orderFulfillmentIds: 253,
       fulfillmentLineItems: 215,
       orderBeforeRelease: 438,
       webhookSubscriptions: 52,
       webhookSubscriptionCreate: 12,
       tagsAdd: 12,
+      // CONTRACT §15 (storeplatform-b-after-sale-documents.ts)
+      orderAfterSale: 163,
+      supplierOrderLines: 103,
+      orderEditBegin: 265,
+      orderEditSetQuantity: 12,
+      orderEditCommit: 264,
+      returnableFulfillments: 772,
+      returnableFulfillmentLines: 153,
+      returnCreate: 17,
+      orderReturns: 318,
+      returnLineItems: 63,
+      returnCancel: 12,
+      orderRefunds: 613,
+      refundLineItems: 43,
     });
   });
 

@@ -117,6 +117,7 @@ describe('the order records', () => {
       unroutedLines: [{ position: 2, reason: 'gift_card' }],
       cancelledAt: null,
       redactedAt: null,
+      refunds: [],
       stored: { body: Buffer.from('{}') },
     });
     expect(orderOrNothing(syncJobItem(job(1, false)))).toBeUndefined();
