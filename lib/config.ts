@@ -404,13 +404,20 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   const deletionProtection = read.bool('deletionProtection', true);
   const delays = syncDelays(read);
   const domain = domainSettings(read);
+  const plain = plainSettings(read);
+  if (plain.personalDataRetentionDays > plain.jobRetentionDays) {
+    // The retention sweep finds an order through its jobs: a job expired first would leave its body unswept.
+    throw new ConfigError(
+      `context personalDataRetentionDays (${plain.personalDataRetentionDays}) must not exceed jobRetentionDays (${plain.jobRetentionDays})`,
+    );
+  }
 
   return {
     stage,
     isProd,
     removalPolicy: isProd ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
     dataRemovalPolicy: isProd || deletionProtection ? RemovalPolicy.RETAIN_ON_UPDATE_OR_DELETE : RemovalPolicy.DESTROY,
-    ...plainSettings(read),
+    ...plain,
     ...domain,
     ...polls,
     ...alarms,

@@ -56,6 +56,11 @@ describe('config', () => {
     });
   });
 
+  it('refuses personal data kept longer than the jobs its retention sweep finds it through', () => {
+    expect(() => configWith({ jobRetentionDays: '30' })).toThrow(/personalDataRetentionDays \(90\) must not exceed/);
+    expect(configWith({ jobRetentionDays: '90' }).personalDataRetentionDays).toBe(90);
+  });
+
   it('reads the poll interval in whole minutes, as EventBridge schedules it', () => {
     expect(configWith({ pollIntervalSeconds: '300' }).pollIntervalSeconds).toBe(300);
     expect(() => configWith({ pollIntervalSeconds: '90' })).toThrow(/whole number of minutes/);
