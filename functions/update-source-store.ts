@@ -6,9 +6,16 @@ import { ok } from '../shared/http/types.js';
 import { updateSourceStore } from '../shared/stores/source-stores.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
-  const { name, vendorTag, pricingMode, pricingConfig } = parseInput(UpdateSourceStoreBody, body);
+  const { name, vendorTag, pricingMode, pricingConfig, serviceLevel } = parseInput(UpdateSourceStoreBody, body);
   const pricing = pricingMode && pricingConfig ? { pricingMode, pricingConfig } : undefined;
   return ok(
-    presentSourceStore(await updateSourceStore({ ownerId }, path.rst_id, path.id, { name, vendorTag, pricing })),
+    presentSourceStore(
+      await updateSourceStore({ ownerId }, path.rst_id, path.id, {
+        name,
+        vendorTag,
+        pricing,
+        serviceLevel,
+      }),
+    ),
   );
 });

@@ -716,6 +716,15 @@ export const consumers: ConsumerSpec[] = [
     },
   },
   {
+    name: 'LateSweep',
+    entry: 'functions/late-sweep.ts',
+    // Every 15 minutes (CONTRACT.md §16.2): the jobs due in the hours since the last run (GSI5's due
+    // hours), read (BatchGetItem, an order body's parts by Query) and settled (UpdateItem); its mark.
+    trigger: { scheduleMinutes: 15 },
+    timeoutSeconds: 300,
+    access: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], indexes: ['stateLists'] },
+  },
+  {
     name: 'RetentionSweep',
     entry: 'functions/retention-sweep.ts',
     // Daily (CONTRACT.md §13): the personal data of orders ended PERSONAL_DATA_RETENTION_DAYS ago, erased.

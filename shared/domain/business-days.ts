@@ -58,7 +58,11 @@ const formatterOf = (timeZone: string) => {
 
 /** An instant's wall clock in a zone: its local date (`YYYY-MM-DD`) and time (`HH:MM`). */
 export const localParts = (instant: Date, timeZone: string) => {
-  const parts = Object.fromEntries(formatterOf(timeZone).formatToParts(instant).map((p) => [p.type, p.value]));
+  const parts = Object.fromEntries(
+    formatterOf(timeZone)
+      .formatToParts(instant)
+      .map((p) => [p.type, p.value]),
+  );
   return { date: `${parts.year}-${parts.month}-${parts.day}`, time: `${parts.hour}:${parts.minute}` };
 };
 

@@ -12,6 +12,7 @@ import type { Order } from '../order-flow/order.js';
 import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
 import type { JobLine } from '../order-flow/order-body.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
+import { serviceLevelOfJob } from '../order-flow/order-service-level.js';
 import type { SyncJob } from '../order-flow/order-sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
@@ -44,6 +45,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
+  serviceLevel: store.serviceLevel ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -66,7 +68,12 @@ export const presentSyncJob = (job: SyncJob, lines: JobLine[] = []) => {
     sourcePrice: line.sourcePrice,
     fulfilledQuantity: fulfilled[i],
   }));
-  return { ...presentJob(job), lineItems, fulfillmentStatus: fulfillmentStatusOf(lineItems) };
+  return {
+    ...presentJob(job),
+    lineItems,
+    fulfillmentStatus: fulfillmentStatusOf(lineItems),
+    serviceLevel: serviceLevelOfJob(job, lines),
+  };
 };
 
 const presentJob = (job: SyncJob) => ({

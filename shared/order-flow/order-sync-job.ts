@@ -113,7 +113,16 @@ export interface SyncJob {
    * when it could not be written, null (absent) while pending or where the platform takes no tags.
    */
   tagged?: boolean | null;
+  /** When the supplier order is due to ship (CONTRACT.md §16.1); absent: no promise, or not placed. */
+  dueAt?: string | null;
+  /** When the late sweep found the job past `dueAt` and not shipped (order-service-level.ts). */
+  lateAt?: string | null;
 }
+
+/** `dueAt` on the item: epoch seconds under two letters (the job item is near 1 KB, paid by every write). */
+export const DUE_AT = 'du';
+/** `lateAt` on the item. */
+export const LATE_AT = 'lt';
 
 /**
  * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
@@ -264,6 +273,8 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
+  ...(job.dueAt ? { [DUE_AT]: Math.floor(Date.parse(job.dueAt) / 1000) } : {}),
+  ...(job.lateAt ? { [LATE_AT]: job.lateAt } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
   ...expiryOf(job.status, job.updatedAt),
 });
@@ -319,6 +330,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     redactedAt: read.stringOrNull('redactedAt'),
     tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
+    dueAt: typeof item[DUE_AT] === 'number' ? new Date(item[DUE_AT] * 1000).toISOString() : null,
+    lateAt: read.stringOrNull(LATE_AT),
   };
 };
 
@@ -399,7 +412,10 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
       indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to).of(job.id)),
       indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to).of(job.id)),
     );
-  } else if (job.status !== null) changes.remove.push(...STATE_LISTS);
+  } else if (job.status !== null && !(job.status === 'completed' && to === 'completed')) {
+    // A completed job's own lists (its due hour, its late lists: order-service-level.ts) stay through its moves.
+    changes.remove.push(...STATE_LISTS);
+  }
   return changes;
 };
 

@@ -246,7 +246,7 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   const completed = await jobPlaced(
     'complete',
     job,
-    { orderId: placed.orderId, lines },
+    { orderId: placed.orderId, lines, promise: attempt.item.sourceStore?.serviceLevel },
     outcome,
     attempt.message.requestId,
   );
@@ -276,7 +276,11 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
     if (lookup.kind === 'unknown')
       return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
     if (lookup.kind === 'found') {
-      const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
+      const placed = {
+        orderId: lookup.orderId,
+        lines: sourceLinesOf(undefined, lookup.lineItemIds),
+        promise: attempt.item.sourceStore?.serviceLevel,
+      };
       const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
       const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
       if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
@@ -308,7 +312,11 @@ const completeFound = async (
   status: number | null,
   reason: string,
 ): Promise<MessageOutcome> => {
-  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
+  const placed = {
+    orderId: found.orderId,
+    lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds),
+    promise: attempt.item.sourceStore?.serviceLevel,
+  };
   const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
   await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
   logger.warn('outcome unknown; the source store has the supplier order');

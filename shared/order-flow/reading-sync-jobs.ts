@@ -7,6 +7,7 @@ import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from './order-attempt.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { loadJob } from './order-repository.js';
+import { isLateNow, LATE_LIST } from './order-service-level.js';
 import { HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
 
 /**
@@ -34,6 +35,8 @@ export interface SyncJobFilters {
   resellerStoreId?: string;
   /** true: only held jobs (CONTRACT.md §11), read from their own lists; false: only jobs not held. */
   held?: boolean;
+  /** true: only late jobs (CONTRACT.md §16.2), read from their own lists (order-service-level.ts). */
+  late?: true;
 }
 
 /**
@@ -45,6 +48,12 @@ export interface SyncJobFilters {
  */
 export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): ListSource => {
   const { status, resellerStoreId: store } = filters;
+  // Late jobs too (the late sweep's lists).
+  if (filters.late) {
+    return store === undefined
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, LATE_LIST).all(), exact: false }
+      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, LATE_LIST).all(), exact: false };
+  }
   // Held jobs are in lists of their own (order-sync-job.ts heldEntries): a page reads only matches.
   if (filters.held === true) {
     return store === undefined
@@ -96,7 +105,8 @@ export const listSyncJobs = (
     matches: (job) =>
       (status === undefined || job.status === status) &&
       inStore(job) &&
-      (held === undefined || (job.hold !== null) === held),
+      (held === undefined || (job.hold !== null) === held) &&
+      (!filters.late || isLateNow(job)),
   });
 };
 
