@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
-import { isCutoffTime, isLocalDate, isTimeZone, WEEKDAYS } from '../domain/business-days.js';
+import { isLocalDate, isTimeZone, WEEKDAYS } from '../domain/business-days.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import {
   MAX_HOLD_DELAY_SECONDS,
@@ -218,6 +218,13 @@ export const UpdateResellerStoreBody = strict({
  * A supplier's promise (CONTRACT.md §16.1): the zone optional (the shop's own, read from its
  * platform), required for a `custom` store; an unknown zone or a bad cut-off is a 400 with its param.
  */
+/** Checks only code can run, each with the JSON Schema words that describe it (bin/openapi/convert.ts). */
+export const DESCRIBED_CHECKS = new Map<unknown, Record<string, unknown>>();
+const described = <A>(action: A, schema: Record<string, unknown>) => {
+  DESCRIBED_CHECKS.set(action, schema);
+  return action;
+};
+
 export const ServiceLevelBody = strict({
   shipWithinBusinessDays: v.pipe(
     v.number('must be a number'),
@@ -225,8 +232,13 @@ export const ServiceLevelBody = strict({
     v.minValue(1, 'must be at least 1'),
     v.maxValue(30, 'must be at most 30'),
   ),
-  cutoffTime: v.optional(v.pipe(v.string('must be a string'), v.check(isCutoffTime, 'must be HH:MM (00:00-23:59)'))),
-  timeZone: v.optional(v.pipe(v.string('must be a string'), v.check(isTimeZone, 'must be an IANA time zone'))),
+  cutoffTime: v.optional(v.pipe(v.string('must be a string'), v.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM'))),
+  timeZone: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      described(v.check(isTimeZone, 'must be an IANA time zone'), { description: 'an IANA time zone' }),
+    ),
+  ),
   workingDays: v.optional(
     v.pipe(
       v.array(v.picklist(WEEKDAYS, `must be one of ${WEEKDAYS.join(', ')}`), 'must be a list'),
@@ -237,7 +249,10 @@ export const ServiceLevelBody = strict({
   daysOff: v.optional(
     v.pipe(
       v.array(
-        v.pipe(v.string('must be a string'), v.check(isLocalDate, 'must be a date YYYY-MM-DD')),
+        v.pipe(
+          v.string('must be a string'),
+          described(v.check(isLocalDate, 'must be a date YYYY-MM-DD'), { format: 'date' }),
+        ),
         'must be a list',
       ),
       v.maxLength(60, 'must be at most 60 dates'),
@@ -248,12 +263,15 @@ export type ServiceLevelInput = v.InferOutput<typeof ServiceLevelBody>;
 
 /** A custom store has no platform to read its zone from: its promise names one. */
 const zoneOnCustom = <T extends { platform: string; serviceLevel?: ServiceLevelInput | null }>() =>
-  v.forward(
-    v.check(
-      (input: T) => input.platform !== 'custom' || !input.serviceLevel || input.serviceLevel.timeZone !== undefined,
-      'is required for a custom store',
+  described(
+    v.forward(
+      v.check(
+        (input: T) => input.platform !== 'custom' || !input.serviceLevel || input.serviceLevel.timeZone !== undefined,
+        'is required for a custom store',
+      ),
+      ['serviceLevel', 'timeZone'] as never,
     ),
-    ['serviceLevel', 'timeZone'] as never,
+    { description: 'A `custom` store’s `serviceLevel` names its `timeZone`.' },
   );
 
 const SourceStoreFields = strict({

@@ -62,13 +62,14 @@ export const serviceLevelOfJob = (
 ) => {
   if (!job.dueAt) return null;
   const shippedAt = job.status === 'cancelled' ? null : shippedAtOf(job, lines);
-  const due = Date.parse(job.dueAt);
-  const pastDue = at.getTime() > due;
+  // Past due by the clock, or by the sweep's (whose clock may run ahead of this one's).
+  const pastDue = at.getTime() > Date.parse(job.dueAt) || Boolean(job.lateAt);
+  const open = job.status === 'completed';
   return {
     dueAt: job.dueAt,
     shippedAt,
-    onTime: shippedAt !== null ? Date.parse(shippedAt) <= due : pastDue && job.status !== 'cancelled' ? false : null,
-    late: job.status === 'completed' && shippedAt === null && pastDue,
+    onTime: shippedAt !== null ? Date.parse(shippedAt) <= Date.parse(job.dueAt) : pastDue && open ? false : null,
+    late: open && shippedAt === null && pastDue,
   };
 };
 
