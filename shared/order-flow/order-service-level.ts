@@ -9,7 +9,9 @@ import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-
  * A job's promise kept (CONTRACT.md §16.2): its due time, set when its supplier order is placed, the
  * due-hour entry the late sweep reads (GSI5, which a completed job uses for nothing else), and the
  * late mark. The job item is near 1 KB and every byte is paid by each write, so the due time is a
- * number of seconds under a two-letter name, and the late mark a time under another.
+ * number of seconds under a two-letter name, and the late mark a time under another. A cancellation
+ * asked of the job (`requestCancel`, `declineCancel`: a supplier that refuses has shipped) takes it
+ * out of both, as every move between states does (`indexChanges`).
  */
 
 /** The UTC hour (`YYYY-MM-DDTHH`) a due time falls in: the sweep reads whole hours past. */

@@ -412,10 +412,7 @@ export const indexChanges = (job: IndexedJob, to: SyncJobStatus): IndexChanges =
       indexEntry('stateLists', lists.syncJobsIn(job.ownerId, to).of(job.id)),
       indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, to).of(job.id)),
     );
-  } else if (job.status !== null && !(job.status === 'completed' && to === 'completed')) {
-    // A completed job's own lists (its due hour, its late lists: order-service-level.ts) stay through its moves.
-    changes.remove.push(...STATE_LISTS);
-  }
+  } else if (job.status !== null) changes.remove.push(...STATE_LISTS);
   return changes;
 };
 

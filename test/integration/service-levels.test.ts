@@ -69,7 +69,7 @@ describe('supplier service levels', () => {
     expect((await api().get(path)).body.serviceLevel).toBeNull();
   });
 
-  it('gives each placed job its due time, and the sweep finds the late one once: shipped, late, cancelled', async () => {
+  it('gives each placed job its due time; the sweep finds the late one once: shipped, late, cancelled', async () => {
     const promise: ServiceLevel = {
       shipWithinBusinessDays: 1,
       cutoffTime: '14:00',

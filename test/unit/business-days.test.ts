@@ -68,7 +68,7 @@ describe('the business-day rule', () => {
     expect(dueAtOf(level, new Date('2026-11-12T20:00:00Z')).toISOString()).toBe('2026-11-17T04:59:59.000Z');
   });
 
-  it("resolves local times in a DST gap forward and in an overlap to the earlier instant (Temporal's compatible)", () => {
+  it('resolves a time in a DST gap forward, one in an overlap to the earlier instant (Temporal: compatible)', () => {
     expect(instantOf('2026-03-08', '02:30', 'America/New_York').toISOString()).toBe('2026-03-08T07:30:00.000Z');
     expect(instantOf('2026-11-01', '01:30', 'America/New_York').toISOString()).toBe('2026-11-01T05:30:00.000Z');
   });
