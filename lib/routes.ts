@@ -276,8 +276,12 @@ const ROUTES: RouteSpec[] = [
     entry: 'functions/update-source-store.ts',
     auth: 'apiKey',
     request: { body: UpdateSourceStoreBody },
-    // A new vendor tag moves the tag item in the same transaction as the store.
-    access: idempotent({ table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'] }),
+    // A new vendor tag moves the tag item in the same transaction as the store. A promise without a zone
+    // reads the shop's own from its platform (CONTRACT.md §16.1): the store's secrets, decrypted.
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'],
+      key: { actions: ['Decrypt'], fields: STORE_SECRETS },
+    }),
   },
   {
     name: 'RotateSourceStoreCredentials',

@@ -30,6 +30,7 @@ import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
 import { completeOrderJobs } from './routing-jobs.js';
+import { setSupplierDeadline } from './shipping-deadline.js';
 
 /**
  * One sync-job message, run by the work-item runner (shared/work/runner.ts): claim the job, place the
@@ -180,7 +181,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
   const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
   if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
   item.turn = turn;
-  return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
+  return completePlaced(deps, attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
 
 const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
@@ -239,7 +240,7 @@ const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcom
 /** What the supplier answered a create: its order id, HTTP status and line ids. */
 type Created = { orderId: string; status?: number; lineItemIds?: string[] };
 
-const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
+const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
   const { job, supplierOrder } = attempt.item;
   const lines = sourceLinesOf(supplierOrder, placed.lineItemIds);
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
@@ -252,6 +253,7 @@ const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<Mes
   );
   if (!completed) return 'done';
   logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
+  await setSupplierDeadline(deps, await shopOf(deps, attempt), completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);

@@ -131,6 +131,12 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
     webhookSubscription: { uri: 'https://api.example.com/v1/app/webhook' },
   },
   tagsAdd: { id: 'gid://shopify/Order/7002', tags: ['routed-acme'] },
+  // Supplier service levels (CONTRACT.md §16.1).
+  shopTimezone: {},
+  fulfillmentOrdersSetFulfillmentDeadline: {
+    fulfillmentOrderIds: ['gid://shopify/FulfillmentOrder/7001'],
+    fulfillmentDeadline: '2026-11-04T04:59:59.000Z',
+  },
 };
 
 describe("storeplatform_b's documents against Shopify's published Admin schema (2026-10)", () => {
@@ -273,6 +279,8 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       webhookSubscriptions: 52,
       webhookSubscriptionCreate: 12,
       tagsAdd: 12,
+      shopTimezone: 1,
+      fulfillmentOrdersSetFulfillmentDeadline: 11,
     });
   });
 
