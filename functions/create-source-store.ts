@@ -1,11 +1,11 @@
 import { cipher } from '../shared/aws/cipher.js';
 import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
+import type { SourceStore } from '../shared/entities/source-store.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
 import { created } from '../shared/http/types.js';
-import type { SourceStore } from '../shared/entities/source-store.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { createSourceStore } from '../shared/stores/source-stores.js';
 

@@ -60,4 +60,9 @@ export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({
   createWebhook: keepingToken(adapter.createWebhook.bind(adapter)),
   refreshAccessToken: adapter.refreshAccessToken.bind(adapter),
   addOrderTags: keepingToken(adapter.addOrderTags.bind(adapter)),
+  // Supplier service levels (CONTRACT.md §16.1): only where the platform has them.
+  ...(adapter.shopTimeZone ? { shopTimeZone: keepingToken(adapter.shopTimeZone.bind(adapter)) } : {}),
+  ...(adapter.setFulfillmentDeadline
+    ? { setFulfillmentDeadline: keepingToken(adapter.setFulfillmentDeadline.bind(adapter)) }
+    : {}),
 });

@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, type ServiceLevel } from '../../shared/domain/business-days.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
  * Supplier service levels (CONTRACT.md §16) end to end through the local runtime: a source store's
@@ -164,5 +164,34 @@ describe('supplier service levels', () => {
     await service.runtime.invoke('LateSweep', { time });
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect((await lateEvents()).map((event) => event.data.object.id)).toEqual([late.job.id]);
+  });
+
+  it("takes a Shopify supplier's own zone, and sets its order's fulfillment deadline to the job's due time", async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api(), reseller.id, {
+      platform: 'storeplatform_b',
+      vendorTag,
+      serviceLevel: { shipWithinBusinessDays: 2, cutoffTime: '12:00' },
+    });
+    // The simulator's Shopify shops keep their books in Chicago (lib/local/simulator-shopify.ts).
+    expect(source.serviceLevel).toMatchObject({ timeZone: 'America/Chicago', cutoffTime: '12:00' });
+    const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: payload,
+    });
+    const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
+    const promise: ServiceLevel = { ...source.serviceLevel };
+    expect(job.serviceLevel.dueAt).toBe(dueAtOf(promise, new Date(job.completedAt)).toISOString());
+    const sim = simulator(service.runtime.simulator!.url);
+    const supplierOrder = await eventually(async () =>
+      (await sim.orders(source.shopDomain)).find(
+        (order: any) => String(order.id) === job.sourceOrderId && typeof order.fulfill_by === 'string',
+      ),
+    );
+    expect(Date.parse(supplierOrder.fulfill_by)).toBe(Date.parse(job.serviceLevel.dueAt));
   });
 });
