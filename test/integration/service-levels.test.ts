@@ -166,7 +166,7 @@ describe('supplier service levels', () => {
     expect((await lateEvents()).map((event) => event.data.object.id)).toEqual([late.job.id]);
   });
 
-  it("takes a Shopify supplier's own zone, and sets its order's fulfillment deadline to the job's due time", async () => {
+  it("takes a Shopify supplier's own zone, and sets its order's fulfillment deadline to its due time", async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const vendorTag = unique('Vendor');
