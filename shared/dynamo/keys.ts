@@ -231,8 +231,11 @@ export const lists = {
    */
   activeStores: () => 'STORES#ACTIVE',
   syncJobsIn: (ownerId: string, state: string) => sharded(`OWNER#${ownerId}#SJ#${state}`),
-  /** GSI5: completed jobs due in one UTC hour (`YYYY-MM-DDTHH`), for the late sweep (CONTRACT.md §16.2). */
-  jobsDueIn: (hour: string) => sharded(`DUE#${hour}`),
+  /**
+   * GSI5: completed jobs due in one UTC hour (`YYYY-MM-DDTHH`), for the late sweep (CONTRACT.md §16.2):
+   * `D#<hours since 1970, base 36>`, short, as every byte of the job item is paid by each of its writes.
+   */
+  jobsDueIn: (hour: string) => sharded(`D#${Math.floor(Date.parse(`${hour}:00:00Z`) / 3_600_000).toString(36)}`),
   auditEntriesOf: (ownerId: string, action: string) => `OWNER#${ownerId}#AUD#${action}`,
   /** GSI6 */
   storeSyncJobsIn: (resellerStoreId: string, state: string) => sharded(`RST#${resellerStoreId}#SJ#${state}`),
