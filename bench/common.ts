@@ -146,6 +146,10 @@ export const createStores = async (
         vendorTag: vendor,
         pricingMode: 'percentage',
         pricingConfig: { type: 'percentage', value: 30 },
+        // BENCH_SERVICE_LEVEL=1: a supplier with a promise (CONTRACT.md §16), whose jobs get a due time.
+        ...(process.env.BENCH_SERVICE_LEVEL === '1'
+          ? { serviceLevel: { shipWithinBusinessDays: 2, timeZone: 'America/New_York' } }
+          : {}),
       },
     }),
   );

@@ -932,6 +932,28 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'sync_job.late': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `sync_job.late` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `sync_job.late` (or `*`). Verify
+     * the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds; anything
+     * else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['syncJobLateEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   'fulfillment.delivered': {
     parameters: {
       query?: never;
@@ -1327,6 +1349,16 @@ export interface components {
        * when it does not. The token is refreshed in the last tenth of its life (at most 5 minutes) and after a 401.
        */
       tokenExpiresAt: string | null;
+      /** @description the supplier’s promise (CONTRACT.md §16.1), defaults filled in; null: none */
+      serviceLevel: {
+        shipWithinBusinessDays: number;
+        /** @description HH:MM, local */
+        cutoffTime: string;
+        /** @description IANA; the shop’s own when none was named */
+        timeZone: string;
+        workingDays: ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+        daysOff: string[];
+      } | null;
       /**
        * Format: date-time
        * @description ISO 8601 UTC with milliseconds
@@ -1439,6 +1471,21 @@ export interface components {
         expected: string;
         /** @description the supplier’s refunds in the order’s currency */
         refunded: string;
+      } | null;
+      /** @description the promise kept (CONTRACT.md §16.2); null: no promise, or no supplier order yet */
+      serviceLevel: {
+        /**
+         * Format: date-time
+         * @description when the supplier order is due to ship (CONTRACT.md §16.1)
+         * @example 2026-11-21T04:02:45.123Z
+         */
+        dueAt: string;
+        /** @description when every unit was in a parcel with tracking */
+        shippedAt: string | null;
+        /** @description null while undecided */
+        onTime: boolean | null;
+        /** @description past `dueAt`, not shipped, not cancelled */
+        late: boolean;
       } | null;
       /** @description the request id, also in the `Request-Id` header */
       request_id: string;
@@ -1795,6 +1842,7 @@ export interface components {
       | 'sync_job.held'
       | 'sync_job.released'
       | 'sync_job.attention_required'
+      | 'sync_job.late'
       | 'fulfillment.delivered'
       | 'fulfillment.dead'
       | 'order.unrouted'
@@ -2850,6 +2898,14 @@ export interface operations {
            * @description when the access token expires; absent: it does not, or is not known to
            */
           accessTokenExpiresAt?: string;
+          serviceLevel?: {
+            shipWithinBusinessDays: number;
+            cutoffTime?: string;
+            /** @description an IANA time zone */
+            timeZone?: string;
+            workingDays?: ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+            daysOff?: string[];
+          } | null;
           vendorTag: string;
           /** @enum {string} */
           pricingMode: 'percentage' | 'field_rules';
@@ -3113,6 +3169,14 @@ export interface operations {
           pricingConfig?:
             | components['schemas']['percentage_pricing_config']
             | components['schemas']['field_rules_pricing_config'];
+          serviceLevel?: {
+            shipWithinBusinessDays: number;
+            cutoffTime?: string;
+            /** @description an IANA time zone */
+            timeZone?: string;
+            workingDays?: ('sun' | 'mon' | 'tue' | 'wed' | 'thu' | 'fri' | 'sat')[];
+            daysOff?: string[];
+          } | null;
         } & (unknown & unknown);
       };
     };
@@ -3566,6 +3630,7 @@ export interface operations {
         reseller_store_id?: string;
         held?: 'true' | 'false';
         credit_due?: 'true' | 'false';
+        late?: 'true';
       };
       header?: never;
       path?: never;
@@ -4160,6 +4225,7 @@ export interface operations {
           | 'sync_job.held'
           | 'sync_job.released'
           | 'sync_job.attention_required'
+          | 'sync_job.late'
           | 'fulfillment.delivered'
           | 'fulfillment.dead'
           | 'order.unrouted'
@@ -4363,6 +4429,7 @@ export interface operations {
                 | 'sync_job.held'
                 | 'sync_job.released'
                 | 'sync_job.attention_required'
+                | 'sync_job.late'
                 | 'fulfillment.delivered'
                 | 'fulfillment.dead'
                 | 'order.unrouted'
@@ -4626,6 +4693,7 @@ export interface operations {
                 | 'sync_job.held'
                 | 'sync_job.released'
                 | 'sync_job.attention_required'
+                | 'sync_job.late'
                 | 'fulfillment.delivered'
                 | 'fulfillment.dead'
                 | 'order.unrouted'
@@ -6849,6 +6917,48 @@ export interface operations {
         'application/json': components['schemas']['delivered_event'] & {
           /** @constant */
           type?: 'sync_job.attention_required';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  syncJobLateEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'sync_job.late';
         };
       };
     };

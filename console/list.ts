@@ -23,6 +23,7 @@ const REASON_LABELS: Record<Reason, string> = {
   dead: 'dead',
   failed: 'failed',
   held: 'held',
+  late: 'late',
   attention: 'needs attention',
   declined: 'cancellation declined',
 };
@@ -31,6 +32,7 @@ const reasonText = (row: Row) =>
   row.reasons
     .map((reason) => {
       if (reason === 'held') return `held: ${row.job.hold?.reasons.join(', ') ?? '?'}`;
+      if (reason === 'late') return `late: due ${row.job.serviceLevel?.dueAt ?? '?'}`;
       if (reason === 'attention') return `attention: ${row.job.attention?.reason ?? '?'}`;
       if (reason === 'declined') return `cancellation declined: ${row.job.cancellation?.reason ?? ''}`;
       return REASON_LABELS[reason];

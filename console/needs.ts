@@ -6,6 +6,7 @@ import type { ApiClient, AuditEntry, Job } from './types.js';
  * the API's own lists, each paged by its cursor:
  * - `dead` and `failed`: `GET /v1/sync_jobs?status=…`, by the job's `createdAt`;
  * - `held`: `GET /v1/sync_jobs?held=true` (CONTRACT.md §11), by the job's `createdAt`;
+ * - `late`: `GET /v1/sync_jobs?late=true` (CONTRACT.md §16.2: past its due time, not shipped);
  * - `attention` and `declined` (a cancellation the supplier refused): the API has no such filter of
  *   jobs, so their audit entries (`sync_job.attention_required`, `sync_job.cancellation_declined`),
  *   by the entry's `createdAt`, each job read to keep only those it still applies to. A job is read
@@ -14,7 +15,7 @@ import type { ApiClient, AuditEntry, Job } from './types.js';
  * A job in several lists shows once, with every reason. No list is read ahead of what a page needs.
  */
 
-export const REASONS = ['dead', 'failed', 'held', 'attention', 'declined'] as const;
+export const REASONS = ['dead', 'failed', 'held', 'late', 'attention', 'declined'] as const;
 export type Reason = (typeof REASONS)[number];
 
 export interface Row {
@@ -52,7 +53,7 @@ type Reader = (api: ApiClient, filters: Filters, limit: number, cursor: string |
 const byJob = (reason: Reason) => (job: Job) => ({ job, reasons: [reason], sortKey: `${job.createdAt}#${job.id}` });
 
 const jobList =
-  (reason: Reason, query: { status?: 'dead' | 'failed'; held?: 'true' }): Reader =>
+  (reason: Reason, query: { status?: 'dead' | 'failed'; held?: 'true'; late?: 'true' }): Reader =>
   async (api, filters, limit, cursor) => {
     const page = unwrap(
       await api.GET('/v1/sync_jobs', {
@@ -120,6 +121,7 @@ const READERS: Record<Reason, Reader> = {
   dead: jobList('dead', { status: 'dead' }),
   failed: jobList('failed', { status: 'failed' }),
   held: jobList('held', { held: 'true' }),
+  late: jobList('late', { late: 'true' }),
   attention: auditList('attention', 'sync_job.attention_required'),
   declined: auditList('declined', 'sync_job.cancellation_declined'),
 };
@@ -233,8 +235,11 @@ export const readPage = async (
 };
 
 /** Since when the job has needed a person, for the row's age: the latest of its reasons' times. */
+/** A late job needs a person from its due time. */
+const lateSince = (job: Job) => (job.serviceLevel?.late ? job.serviceLevel.dueAt : undefined);
+
 export const needsSince = (job: Job): string =>
-  [job.deadAt, job.failedAt, job.hold?.since, job.attention?.since, job.cancellation?.endedAt]
+  [job.deadAt, job.failedAt, job.hold?.since, job.attention?.since, job.cancellation?.endedAt, lateSince(job)]
     .filter((time): time is string => typeof time === 'string')
     .sort()
     .at(-1) ?? job.createdAt;

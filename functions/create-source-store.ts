@@ -1,6 +1,7 @@
 import { cipher } from '../shared/aws/cipher.js';
 import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
+import type { SourceStore } from '../shared/entities/source-store.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
@@ -12,7 +13,10 @@ const deps = { cipher, platforms: adapterFor };
 
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
   const input = parseInput(CreateSourceStoreBody, body);
-  const store = await createSourceStore(deps, { ownerId }, path.rst_id, input);
+  // A promise without a zone takes the shop's own (CONTRACT.md §16.1), read with the secrets given.
+  const shopTimeZone = async (store: SourceStore) =>
+    (await adapterFor(store.platform).shopTimeZone?.({ ...input, platform: store.platform })) ?? null;
+  const store = await createSourceStore({ ...deps, shopTimeZone }, { ownerId }, path.rst_id, input);
   // Its webhooks subscribed (CONTRACT.md §12.1); the store is created whatever the platform answers.
   return created(presentSourceStore(await withSubscriptions(deps, 'source', store, input, true)));
 });

@@ -1,14 +1,33 @@
+import { cipher } from '../shared/aws/cipher.js';
 import { parseInput } from '../shared/core/validation.js';
+import type { SourceStore } from '../shared/entities/source-store.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { UpdateSourceStoreBody } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
+import { adapterFor } from '../shared/platforms/adapters.js';
+import { shopConnection } from '../shared/stores/secrets.js';
 import { updateSourceStore } from '../shared/stores/source-stores.js';
 
+/** A promise without a zone takes the shop's own (CONTRACT.md §16.1). */
+const shopTimeZone = async (store: SourceStore) => {
+  const adapter = adapterFor(store.platform);
+  if (!adapter.shopTimeZone) return null;
+  return adapter.shopTimeZone(await shopConnection({ cipher, platforms: adapterFor }, store));
+};
+
 export const handler = idempotentApiHandler(async ({ ownerId, path, body }) => {
-  const { name, vendorTag, pricingMode, pricingConfig } = parseInput(UpdateSourceStoreBody, body);
+  const { name, vendorTag, pricingMode, pricingConfig, serviceLevel } = parseInput(UpdateSourceStoreBody, body);
   const pricing = pricingMode && pricingConfig ? { pricingMode, pricingConfig } : undefined;
   return ok(
-    presentSourceStore(await updateSourceStore({ ownerId }, path.rst_id, path.id, { name, vendorTag, pricing })),
+    presentSourceStore(
+      await updateSourceStore(
+        { ownerId },
+        path.rst_id,
+        path.id,
+        { name, vendorTag, pricing, serviceLevel },
+        shopTimeZone,
+      ),
+    ),
   );
 });

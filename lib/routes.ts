@@ -276,8 +276,12 @@ const ROUTES: RouteSpec[] = [
     entry: 'functions/update-source-store.ts',
     auth: 'apiKey',
     request: { body: UpdateSourceStoreBody },
-    // A new vendor tag moves the tag item in the same transaction as the store.
-    access: idempotent({ table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'] }),
+    // A new vendor tag moves the tag item in the same transaction as the store. A promise without a zone
+    // reads the shop's own from its platform (CONTRACT.md §16.1): the store's secrets, decrypted.
+    access: idempotent({
+      table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'],
+      key: { actions: ['Decrypt'], fields: STORE_SECRETS },
+    }),
   },
   {
     name: 'RotateSourceStoreCredentials',
@@ -714,6 +718,15 @@ export const consumers: ConsumerSpec[] = [
       table: ['GetItem', 'DeleteItem', 'UpdateItem', 'Query', 'BatchGetItem', 'PutItem', 'TransactWriteItems'],
       indexes: ['resourceLists'],
     },
+  },
+  {
+    name: 'LateSweep',
+    entry: 'functions/late-sweep.ts',
+    // Every 15 minutes (CONTRACT.md §16.2): the jobs due in the hours since the last run (GSI5's due
+    // hours), read (BatchGetItem, an order body's parts by Query) and settled (UpdateItem); its mark.
+    trigger: { scheduleMinutes: 15 },
+    timeoutSeconds: 300,
+    access: { table: ['GetItem', 'BatchGetItem', 'Query', 'PutItem', 'UpdateItem'], indexes: ['stateLists'] },
   },
   {
     name: 'RetentionSweep',

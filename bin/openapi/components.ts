@@ -247,6 +247,23 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           webhooks: storeWebhooks,
           apiVersion: storeApiVersion,
           tokenExpiresAt,
+          serviceLevel: {
+            anyOf: [
+              {
+                type: 'object',
+                required: ['shipWithinBusinessDays', 'cutoffTime', 'timeZone', 'workingDays', 'daysOff'],
+                properties: {
+                  shipWithinBusinessDays: { type: 'integer', minimum: 1, maximum: 30 },
+                  cutoffTime: { type: 'string', description: 'HH:MM, local' },
+                  timeZone: { type: 'string', description: 'IANA; the shop’s own when none was named' },
+                  workingDays: { type: 'array', items: { enum: ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] } },
+                  daysOff: { type: 'array', items: { type: 'string', format: 'date' } },
+                },
+              },
+              { type: 'null' },
+            ],
+            description: 'the supplier’s promise (CONTRACT.md §16.1), defaults filled in; null: none',
+          },
           createdAt: timestamp,
           deletedAt: { ...nullable(timestamp), description: 'set by a (soft) delete' },
         },
@@ -355,6 +372,22 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
           { type: 'null' },
         ],
         description: 'what the supplier owes back (CONTRACT.md §15.3); null while the job has no return nor refund',
+      },
+      serviceLevel: {
+        anyOf: [
+          {
+            type: 'object',
+            required: ['dueAt', 'shippedAt', 'onTime', 'late'],
+            properties: {
+              dueAt: { ...timestamp, description: 'when the supplier order is due to ship (CONTRACT.md §16.1)' },
+              shippedAt: { ...nullable(timestamp), description: 'when every unit was in a parcel with tracking' },
+              onTime: { ...nullable({ type: 'boolean' }), description: 'null while undecided' },
+              late: { type: 'boolean', description: 'past `dueAt`, not shipped, not cancelled' },
+            },
+          },
+          { type: 'null' },
+        ],
+        description: 'the promise kept (CONTRACT.md §16.2); null: no promise, or no supplier order yet',
       },
     },
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',

@@ -4,6 +4,7 @@ import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
 import { PRICING_MODES } from '../../shared/entities/source-store.js';
 import {
+  DESCRIBED_CHECKS,
   EveryEventType,
   Limit,
   MarkupDecimals,
@@ -82,6 +83,8 @@ const conversion: ConversionConfig = {
   overrideAction: ({ valibotAction, jsonSchema }) => {
     for (const [pipe, replacement] of written) if (pipe.includes(valibotAction)) return replacement;
     if (valibotAction === SomeSecret) return { ...jsonSchema, minProperties: 1 };
+    const describedCheck = DESCRIBED_CHECKS.get(valibotAction);
+    if (describedCheck) return { ...jsonSchema, ...describedCheck } as JsonSchema;
     const tokenRule = TOKEN_RULES.get(valibotAction);
     if (tokenRule) return withRule(jsonSchema, tokenRule);
     if (valibotAction === PricingTogether)

@@ -204,6 +204,13 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     businessMetric(config, BUSINESS_METRICS.jobsCancelledBySource, { period: hour }),
     1,
   );
+  // A supplier missed its promise (CONTRACT.md §16.2): a late job needs a person to chase it.
+  alarm(
+    'JobsLateAlarm',
+    'A sync job is past its due time and not shipped: chase the supplier',
+    businessMetric(config, BUSINESS_METRICS.jobsLate, { period: hour }),
+    1,
+  );
   alarm(
     'StoresFailingToPollAlarm',
     'A store’s polls keep failing (four in a row or more): orders its webhooks miss are not found',

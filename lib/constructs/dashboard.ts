@@ -52,6 +52,9 @@ const pipelineRows = (m: MetricOf) => [
       m(BUSINESS_METRICS.jobsCreated),
       m(BUSINESS_METRICS.jobsCompleted),
       m(BUSINESS_METRICS.jobsDead),
+      // Supplier service levels (CONTRACT.md §16): jobs found late, deadlines not set on the supplier.
+      m(BUSINESS_METRICS.jobsLate),
+      m(BUSINESS_METRICS.deadlineFailures),
     ]),
     graph('Webhook → completed (ms)', [
       m(BUSINESS_METRICS.webhookToCompletedLatency, { statistic: 'p50', label: 'p50' }),

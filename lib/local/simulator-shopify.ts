@@ -208,6 +208,7 @@ const fulfillmentOrderNodes = (order: SimOrder): Array<{ id: string; status: str
     {
       id: gid('FulfillmentOrder', order.id),
       status,
+      fulfillBy: typeof order.fulfill_by === 'string' ? order.fulfill_by : null,
       lineItems: (args: Json) =>
         connection(
           order.line_items.map((line) => ({
@@ -477,6 +478,29 @@ const tagsAdd = (shop: SimShop, args: Json) => {
   return { node: { __typename: 'Order', ...orderNode(order) }, userErrors: NO_ERRORS };
 };
 
+// ---- supplier service levels (CONTRACT.md §16.1)
+
+/** Every simulated Shopify shop keeps its books in Chicago. */
+export const SIM_SHOP_TIME_ZONE = 'America/Chicago';
+const shopNode = () => ({ id: gid('Shop', 1), ianaTimezone: SIM_SHOP_TIME_ZONE });
+
+/** Every fulfillment order named gets the deadline; one not found refuses the whole call, as Shopify's code says. */
+const fulfillmentOrdersSetFulfillmentDeadline = (shop: SimShop, args: Json) => {
+  const ids = (Array.isArray(args.fulfillmentOrderIds) ? args.fulfillmentOrderIds : []).map((id) =>
+    idOf(id, 'FulfillmentOrder'),
+  );
+  const orders = ids.map((id) => (id === null ? undefined : shop.orders.get(id)));
+  if (!orders.length || orders.some((order) => !order || order.stub)) {
+    const message = 'Fulfillment orders not found';
+    return {
+      success: false,
+      userErrors: [{ field: ['fulfillmentOrderIds'], message, code: 'FULFILLMENT_ORDERS_NOT_FOUND' }],
+    };
+  }
+  for (const order of orders) order!.fulfill_by = String(args.fulfillmentDeadline);
+  return { success: true, userErrors: NO_ERRORS };
+};
+
 /**
  * An order the simulator has never seen: a stub when the document ships on it (its fulfillment orders or
  * fulfillments, PLATFORM-API.md's stub rule), null otherwise, as Shopify answers an order it does not have.
@@ -702,6 +726,7 @@ const resolversOf = (
       return known ? orderNode(known) : id === null ? null : unknownOrder(shop, id, info);
     },
     webhookSubscriptions: (args) => connection(webhooksOf(shop).map(webhookNode), args),
+    shop: () => shopNode(),
     // One fulfillment order per order here, named by the order's number.
     fulfillmentOrder: (args) => {
       const id = idOf(args.id, 'FulfillmentOrder');
@@ -727,6 +752,7 @@ const resolversOf = (
     webhookSubscriptionCreate: (args) => webhookSubscriptionCreate(shop, args),
     tagsAdd: (args) => tagsAdd(shop, args),
     ...afterSaleMutations(shop, NODES),
+    fulfillmentOrdersSetFulfillmentDeadline: (args) => fulfillmentOrdersSetFulfillmentDeadline(shop, args),
   },
 });
 

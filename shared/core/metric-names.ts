@@ -15,6 +15,10 @@ export const BUSINESS_METRICS = {
   ordersWithUnroutedItems: 'OrdersWithUnroutedItems',
   jobsCreated: 'JobsCreated',
   jobsCompleted: 'JobsCompleted',
+  /** A job found past its due time and not shipped (CONTRACT.md §16.2), once per job. */
+  jobsLate: 'JobsLate',
+  /** A supplier order's deadline (Shopify's `fulfillBy`) that could not be set (CONTRACT.md §16.1). */
+  deadlineFailures: 'DeadlineFailures',
   /** Every way a job goes dead: refused by the supplier, receives run out, given up by the reconciler. */
   jobsDead: 'JobsDead',
   /** A job that became `cancelled` (CONTRACT.md §10.4–10.5), whoever asked. */

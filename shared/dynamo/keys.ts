@@ -231,6 +231,11 @@ export const lists = {
    */
   activeStores: () => 'STORES#ACTIVE',
   syncJobsIn: (ownerId: string, state: string) => sharded(`OWNER#${ownerId}#SJ#${state}`),
+  /**
+   * GSI5: completed jobs due in one UTC hour (`YYYY-MM-DDTHH`), for the late sweep (CONTRACT.md §16.2):
+   * `D#<hours since 1970, base 36>`, short, as every byte of the job item is paid by each of its writes.
+   */
+  jobsDueIn: (hour: string) => sharded(`D#${Math.floor(Date.parse(`${hour}:00:00Z`) / 3_600_000).toString(36)}`),
   auditEntriesOf: (ownerId: string, action: string) => `OWNER#${ownerId}#AUD#${action}`,
   /** GSI6 */
   storeSyncJobsIn: (resellerStoreId: string, state: string) => sharded(`RST#${resellerStoreId}#SJ#${state}`),
@@ -319,6 +324,9 @@ export const entrySortKey = (role: IndexRole | 'table', entry: Record<string, un
   String(entry[role === 'table' ? 'SK' : INDEX_KEYS[role].sk]);
 /** The reconciler's place in its pass over GSI3's sets (shared/entities/reconcile-pass.ts): one small item. */
 export const reconcilePassKey = (): Key => ({ PK: 'RECONCILER', SK: 'PASS' });
+
+/** How far the late sweep has come (CONTRACT.md §16.2): the last UTC hour of due jobs it went through. */
+export const lateSweepKey = (): Key => ({ PK: 'LATESWEEP', SK: 'MARK' });
 
 /**
  * A source store's shop's pace (docs/design.md, "A pace per supplier"): one small item per supplier

@@ -18,6 +18,7 @@ export const EVENT_TYPES = [
   'sync_job.held',
   'sync_job.released',
   'sync_job.attention_required',
+  'sync_job.late',
   'fulfillment.delivered',
   'fulfillment.dead',
   'order.unrouted',

@@ -1,3 +1,4 @@
+import type { ServiceLevel } from '../domain/business-days.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { attributes } from '../dynamo/attributes.js';
 import { keys, lists, vendorTagOf } from '../dynamo/keys.js';
@@ -16,6 +17,8 @@ export interface SourceStore extends StoreFields {
   vendorTag: string;
   pricingMode: PricingMode;
   pricingConfig: PricingConfig;
+  /** The supplier's promise (CONTRACT.md §16.1), its zone resolved; null: no promise, no due times. */
+  serviceLevel?: ServiceLevel | null;
 }
 
 export const sourceStoreKey = (id: string) => storeKey('source', id);
@@ -35,6 +38,7 @@ export const sourceStoreItem = (store: SourceStore): Item => ({
   vendorTag: store.vendorTag,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
+  ...(store.serviceLevel ? { serviceLevel: store.serviceLevel } : {}),
 });
 
 /**
@@ -55,6 +59,7 @@ export const sourceStoreFrom = (item: Item): SourceStore => {
     vendorTag: read.string('vendorTag'),
     pricingMode: read.oneOf('pricingMode', PRICING_MODES),
     pricingConfig: read.object<PricingConfig>('pricingConfig'),
+    serviceLevel: read.optionalObject<ServiceLevel>('serviceLevel') ?? null,
   };
 };
 
@@ -119,7 +124,7 @@ const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
     Key: sourceStoreKey(store.id),
     UpdateExpression:
       'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
-      'updatedAt = :at',
+      'serviceLevel = :serviceLevel, updatedAt = :at',
     ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
     ExpressionAttributeNames: { '#name': 'name' },
     ExpressionAttributeValues: {
@@ -127,6 +132,7 @@ const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
       ':vendorTag': updated.vendorTag,
       ':pricingMode': updated.pricingMode,
       ':pricingConfig': updated.pricingConfig,
+      ':serviceLevel': updated.serviceLevel ?? null,
       ':at': updated.updatedAt,
       ':null': null,
       ':readTag': store.vendorTag,

@@ -81,6 +81,15 @@ const statusChanges = (before: SyncJob | undefined, after: SyncJob): Change[] =>
   if (before?.hold && !after.hold && after.status !== 'cancelled') {
     changes.push(jobChange(after, 'sync_job.released', before.hold.since));
   }
+  // Found late by the sweep (order-service-level.ts): once, its time the sweep's, not a move's.
+  if (after.lateAt && !before?.lateAt) {
+    changes.push({
+      ...placed('sync_job.late', after.lateAt, after.id),
+      ownerId: after.ownerId,
+      type: 'sync_job.late',
+      subject: { kind: 'syncJob', job: after },
+    });
+  }
   if (after.attention && after.attention.since !== before?.attention?.since) {
     changes.push(jobChange(after, 'sync_job.attention_required', after.attention.since));
   }

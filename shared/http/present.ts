@@ -13,6 +13,7 @@ import { afterSaleView, lineAfterSaleView } from '../order-flow/order-after-sale
 import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
 import type { JobLine } from '../order-flow/order-body.js';
 import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
+import { serviceLevelOfJob } from '../order-flow/order-service-level.js';
 import type { SyncJob } from '../order-flow/order-sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
@@ -45,6 +46,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
+  serviceLevel: store.serviceLevel ?? null,
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -73,6 +75,7 @@ export const presentSyncJob = (job: SyncJob, lines: JobLine[] = []) => {
     lineItems,
     fulfillmentStatus: fulfillmentStatusOf(lineItems),
     ...afterSaleView(job.afterSale ?? null, lines),
+    serviceLevel: serviceLevelOfJob(job, lines),
   };
 };
 

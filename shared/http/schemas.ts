@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
+import { isLocalDate, isTimeZone, WEEKDAYS } from '../domain/business-days.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import {
   MAX_HOLD_DELAY_SECONDS,
@@ -213,8 +214,69 @@ export const UpdateResellerStoreBody = strict({
   routingPolicy: v.optional(RoutingPolicyBody),
 });
 
+/**
+ * A supplier's promise (CONTRACT.md §16.1): the zone optional (the shop's own, read from its
+ * platform), required for a `custom` store; an unknown zone or a bad cut-off is a 400 with its param.
+ */
+/** Checks only code can run, each with the JSON Schema words that describe it (bin/openapi/convert.ts). */
+export const DESCRIBED_CHECKS = new Map<unknown, Record<string, unknown>>();
+const described = <A>(action: A, schema: Record<string, unknown>) => {
+  DESCRIBED_CHECKS.set(action, schema);
+  return action;
+};
+
+export const ServiceLevelBody = strict({
+  shipWithinBusinessDays: v.pipe(
+    v.number('must be a number'),
+    v.integer('must be a whole number'),
+    v.minValue(1, 'must be at least 1'),
+    v.maxValue(30, 'must be at most 30'),
+  ),
+  cutoffTime: v.optional(v.pipe(v.string('must be a string'), v.regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be HH:MM'))),
+  timeZone: v.optional(
+    v.pipe(
+      v.string('must be a string'),
+      described(v.check(isTimeZone, 'must be an IANA time zone'), { description: 'an IANA time zone' }),
+    ),
+  ),
+  workingDays: v.optional(
+    v.pipe(
+      v.array(v.picklist(WEEKDAYS, `must be one of ${WEEKDAYS.join(', ')}`), 'must be a list'),
+      v.minLength(1, 'must name at least one day'),
+      v.maxLength(7, 'must name at most 7 days'),
+    ),
+  ),
+  daysOff: v.optional(
+    v.pipe(
+      v.array(
+        v.pipe(
+          v.string('must be a string'),
+          described(v.check(isLocalDate, 'must be a date YYYY-MM-DD'), { format: 'date' }),
+        ),
+        'must be a list',
+      ),
+      v.maxLength(60, 'must be at most 60 dates'),
+    ),
+  ),
+});
+export type ServiceLevelInput = v.InferOutput<typeof ServiceLevelBody>;
+
+/** A custom store has no platform to read its zone from: its promise names one. */
+const zoneOnCustom = <T extends { platform: string; serviceLevel?: ServiceLevelInput | null }>() =>
+  described(
+    v.forward(
+      v.check(
+        (input: T) => input.platform !== 'custom' || !input.serviceLevel || input.serviceLevel.timeZone !== undefined,
+        'is required for a custom store',
+      ),
+      ['serviceLevel', 'timeZone'] as never,
+    ),
+    { description: 'A `custom` store’s `serviceLevel` names its `timeZone`.' },
+  );
+
 const SourceStoreFields = strict({
   ...StoreConnectionFields,
+  serviceLevel: v.optional(v.nullable(ServiceLevelBody)),
   vendorTag: requiredString(255),
   pricingMode: v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`),
   pricingConfig: PricingConfig,
@@ -233,6 +295,7 @@ export const CreateSourceStoreBody = v.pipe(
   ),
   tokenGrantTogether<SourceStoreInput>(),
   noRefreshOnCustom<SourceStoreInput>(),
+  zoneOnCustom<SourceStoreInput>(),
 );
 
 /**
@@ -244,6 +307,7 @@ const SourceStoreChanges = strict({
   vendorTag: v.optional(requiredString(255)),
   pricingMode: v.optional(v.picklist(PRICING_MODES, `must be one of ${PRICING_MODES.join(', ')}`)),
   pricingConfig: v.optional(PricingConfig),
+  serviceLevel: v.optional(v.nullable(ServiceLevelBody)),
 });
 
 /** `pricingMode` and `pricingConfig` come together or not at all (the OpenAPI document: `dependentRequired`). */
@@ -323,6 +387,7 @@ export const ListSyncJobsQuery = v.pipe(
     reseller_store_id: rstFilter,
     held: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
     credit_due: v.optional(v.picklist(['true', 'false'], 'must be true or false')),
+    late: v.optional(v.picklist(['true'], 'must be true')),
   }),
   v.transform((query) => ({
     ...page(query),
@@ -331,6 +396,7 @@ export const ListSyncJobsQuery = v.pipe(
       resellerStoreId: query.reseller_store_id,
       ...(query.held === undefined ? {} : { held: query.held === 'true' }),
       ...(query.credit_due === undefined ? {} : { creditDue: query.credit_due === 'true' }),
+      ...(query.late === undefined ? {} : { late: true as const }),
     },
   })),
 );

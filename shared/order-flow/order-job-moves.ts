@@ -1,11 +1,13 @@
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
+import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing-policy.js';
 import { Met } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
 import { isPropagating } from './order-fulfillment-entry.js';
 import { isLost, moveJob } from './order-repository.js';
+import { dueAttributes } from './order-service-level.js';
 import {
   type Cancellation,
   heldEntries,
@@ -77,6 +79,8 @@ export const claimJobOrMet = async (message: {
 export interface PlacedOrder {
   orderId: string;
   lines: SourceLine[];
+  /** The supplier's promise when the order was placed (CONTRACT.md §16.1): the job's due time follows from it. */
+  promise?: ServiceLevel | null;
 }
 
 /**
@@ -85,10 +89,12 @@ export interface PlacedOrder {
  * it (order-transitions.ts, `COMPLETED_AT`), so the completed item keeps its 35 bytes for its `expiresAt`
  * and stays within one write unit (docs/performance.md, "Ended jobs expire").
  */
-const completion = (job: SyncJob, placed: PlacedOrder) => ({
+const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   sourceOrderId: placed.orderId,
   ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
   ...lookupEntry(job, placed.orderId),
+  // The clock starts when the supplier order is created: now (CONTRACT.md §16.1).
+  ...(placed.promise ? dueAttributes(job.id, dueAtOf(placed.promise, new Date(at))) : {}),
 });
 
 /** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
@@ -118,7 +124,7 @@ const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed
       move: name,
       job,
       at,
-      set: { ...completion(job, placed), ...withAttempt(job, at, attempt) },
+      set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
       remove: COMPLETED_CLEARS,
     }),
   );

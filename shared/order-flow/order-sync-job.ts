@@ -116,7 +116,16 @@ export interface SyncJob {
   tagged?: boolean | null;
   /** What happened after the sale (CONTRACT.md §15, order-after-sale.ts); absent or null: nothing yet. */
   afterSale?: AfterSale | null;
+  /** When the supplier order is due to ship (CONTRACT.md §16.1); absent: no promise, or not placed. */
+  dueAt?: string | null;
+  /** When the late sweep found the job past `dueAt` and not shipped (order-service-level.ts). */
+  lateAt?: string | null;
 }
+
+/** `dueAt` on the item: epoch seconds under two letters (the job item is near 1 KB, paid by every write). */
+export const DUE_AT = 'du';
+/** `lateAt` on the item. */
+export const LATE_AT = 'lt';
 
 /**
  * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
@@ -268,6 +277,8 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
   ...(job.afterSale ? { [AFTER_SALE]: job.afterSale } : {}),
+  ...(job.dueAt ? { [DUE_AT]: Math.floor(Date.parse(job.dueAt) / 1000) } : {}),
+  ...(job.lateAt ? { [LATE_AT]: job.lateAt } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
   ...expiryOf(job.status, job.updatedAt),
 });
@@ -336,6 +347,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
     tagged: typeof item[TAGGED_ATTRIBUTE] === 'boolean' ? item[TAGGED_ATTRIBUTE] : null,
     hold: read.stringOrNull('status') === 'pending' ? (read.optionalObject<Hold>('hold') ?? null) : null,
     afterSale: afterSaleFrom(item[AFTER_SALE]),
+    dueAt: typeof item[DUE_AT] === 'number' ? new Date(item[DUE_AT] * 1000).toISOString() : null,
+    lateAt: read.stringOrNull(LATE_AT),
   };
 };
 

@@ -32,6 +32,7 @@ import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-s
 import { removeUnits, resendPending } from './refunding.js';
 import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
+import { setSupplierDeadline } from './shipping-deadline.js';
 
 /**
  * One sync-job message, run by the work-item runner (shared/work/runner.ts): claim the job, place the
@@ -184,7 +185,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
   const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
   if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
   item.turn = turn;
-  return completePlaced(attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
+  return completePlaced(deps, attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
 
 const sourceStoreGone = async (attempt: JobAttempt): Promise<MessageOutcome> => {
@@ -243,19 +244,20 @@ const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcom
 /** What the supplier answered a create: its order id, HTTP status and line ids. */
 type Created = { orderId: string; status?: number; lineItemIds?: string[] };
 
-const completePlaced = async (attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
+const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created): Promise<MessageOutcome> => {
   const { job, supplierOrder } = attempt.item;
   const lines = await alignedSourceLines(job, sourceLinesOf(supplierOrder, placed.lineItemIds));
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await jobPlaced(
     'complete',
     job,
-    { orderId: placed.orderId, lines },
+    { orderId: placed.orderId, lines, promise: attempt.item.sourceStore?.serviceLevel },
     outcome,
     attempt.message.requestId,
   );
   if (!completed) return 'done';
   logger.info('sync job completed', { sourceOrderId: placed.orderId, attempts: completed.attempts });
+  await setSupplierDeadline(deps, await shopOf(deps, attempt), completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
@@ -282,7 +284,11 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
     if (lookup.kind === 'unknown')
       return attempt.retry(`cancelled, but the supplier could not be asked: ${lookup.reason}`, null);
     if (lookup.kind === 'found') {
-      const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
+      const placed = {
+        orderId: lookup.orderId,
+        lines: sourceLinesOf(undefined, lookup.lineItemIds),
+        promise: attempt.item.sourceStore?.serviceLevel,
+      };
       const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
       const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
       if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
@@ -314,7 +320,11 @@ const completeFound = async (
   status: number | null,
   reason: string,
 ): Promise<MessageOutcome> => {
-  const placed = { orderId: found.orderId, lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds) };
+  const placed = {
+    orderId: found.orderId,
+    lines: sourceLinesOf(attempt.item.supplierOrder, found.lineItemIds),
+    promise: attempt.item.sourceStore?.serviceLevel,
+  };
   const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
   await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
   logger.warn('outcome unknown; the source store has the supplier order');

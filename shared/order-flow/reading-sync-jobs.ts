@@ -7,6 +7,7 @@ import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from './order-attempt.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { loadJob } from './order-repository.js';
+import { isLateNow, LATE_LIST } from './order-service-level.js';
 import { CREDIT_DUE_LIST, HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
 
 /**
@@ -36,6 +37,8 @@ export interface SyncJobFilters {
   held?: boolean;
   /** true: only jobs owed credit (CONTRACT.md §15.3), read from their own lists; false: only jobs not owed any. */
   creditDue?: boolean;
+  /** true: only late jobs (CONTRACT.md §16.2), read from their own lists (order-service-level.ts). */
+  late?: true;
 }
 
 /**
@@ -52,6 +55,12 @@ export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): 
     return store === undefined
       ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, CREDIT_DUE_LIST).all(), exact: false }
       : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, CREDIT_DUE_LIST).all(), exact: false };
+  }
+  // Late jobs too (the late sweep's lists).
+  if (filters.late) {
+    return store === undefined
+      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, LATE_LIST).all(), exact: false }
+      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, LATE_LIST).all(), exact: false };
   }
   // Held jobs are in lists of their own (order-sync-job.ts heldEntries): a page reads only matches.
   if (filters.held === true) {
@@ -105,7 +114,8 @@ export const listSyncJobs = (
       (status === undefined || job.status === status) &&
       inStore(job) &&
       (held === undefined || (job.hold !== null) === held) &&
-      (creditDue === undefined || (job.afterSale?.creditDue === true) === creditDue),
+      (creditDue === undefined || (job.afterSale?.creditDue === true) === creditDue) &&
+      (!filters.late || isLateNow(job)),
   });
 };
 

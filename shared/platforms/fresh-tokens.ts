@@ -66,4 +66,9 @@ export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({
   findReturn: keepingToken(adapter.findReturn.bind(adapter)),
   cancelReturn: keepingToken(adapter.cancelReturn.bind(adapter)),
   readOrderAfterSale: keepingToken(adapter.readOrderAfterSale.bind(adapter)),
+  // Supplier service levels (CONTRACT.md §16.1): only where the platform has them.
+  ...(adapter.shopTimeZone ? { shopTimeZone: keepingToken(adapter.shopTimeZone.bind(adapter)) } : {}),
+  ...(adapter.setFulfillmentDeadline
+    ? { setFulfillmentDeadline: keepingToken(adapter.setFulfillmentDeadline.bind(adapter)) }
+    : {}),
 });

@@ -138,6 +138,14 @@ export interface PlatformAdapter extends AfterSaleCalls {
    * nothing, so a repeated call is harmless. `unsupported` on custom (`tagged` stays null).
    */
   addOrderTags(shop: ShopConnection, orderId: string, tags: string[]): Promise<'tagged' | 'unsupported'>;
+  // ---- supplier service levels (CONTRACT.md §16.1); optional: a platform without them leaves them out.
+  /** The shop's own IANA time zone; null when the platform does not say. */
+  shopTimeZone?(shop: ShopConnection): Promise<string | null>;
+  /**
+   * Sets the deadline of the order's open fulfillment orders (Shopify's `fulfillBy`), idempotent by
+   * value; `none` when the order has no open fulfillment order.
+   */
+  setFulfillmentDeadline?(shop: ShopConnection, orderId: string, deadline: string): Promise<'set' | 'none'>;
 }
 
 /** The calls of staying connected (CONTRACT §11–§12), which each adapter adds from its own module. */

@@ -302,7 +302,30 @@ const tagsAdd = `mutation tagsAdd($id: ID!, $tags: [String!]!) {
   }
 }`;
 
+// ---- supplier service levels (CONTRACT.md §16.1; platform-notes/supplier-sla-platform.md §1, §5)
+
+/** The shop's own IANA zone: no scope needed. */
+const shopTimezone = `query shopTimezone {
+  shop { id ianaTimezone }
+}`;
+
+/** The deadline of an order's fulfillment orders (ids from `orderFulfillmentOrders`); idempotent by value. */
+const fulfillmentOrdersSetFulfillmentDeadline = `mutation fulfillmentOrdersSetFulfillmentDeadline(
+  $fulfillmentOrderIds: [ID!]!
+  $fulfillmentDeadline: DateTime!
+) {
+  fulfillmentOrdersSetFulfillmentDeadline(
+    fulfillmentOrderIds: $fulfillmentOrderIds
+    fulfillmentDeadline: $fulfillmentDeadline
+  ) {
+    success
+    userErrors { field message code }
+  }
+}`;
+
 export const SHOPIFY_DOCUMENTS = {
+  shopTimezone,
+  fulfillmentOrdersSetFulfillmentDeadline,
   orderCreate,
   ordersBySourceIdentifier,
   orderLineItems,

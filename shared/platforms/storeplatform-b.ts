@@ -649,6 +649,8 @@ export const changedOrderOfNode = (node: Json): ChangedOrder | undefined => {
 
 /** CONTRACT §15's calls, and the refunds and returns a changed order carries (storeplatform-b-after-sale.ts). */
 const afterSale = storePlatformBAfterSale({ run, mutate, wholeOrderNode, allNodes, changedOrderOfNode });
+/** The fulfillment orders a deadline is set on (platform-notes/supplier-sla-platform.md §1.2). */
+const DEADLINE_STATUSES = new Set(['OPEN', 'SCHEDULED', 'ON_HOLD', 'IN_PROGRESS']);
 
 export const storePlatformBAdapter: PlatformAdapter = {
   takesIdempotencyKeys: false,
@@ -751,6 +753,27 @@ export const storePlatformBAdapter: PlatformAdapter = {
     const input = orderUpdateInput(shopifyGid('Order', restOrderId(orderId)), changes);
     if (input === null) return; // nothing to change
     await mutate(shop, 'orderUpdate', { input });
+  },
+
+  // ---- supplier service levels (CONTRACT.md §16.1)
+  async shopTimeZone(shop) {
+    const data = await run(shop, 'shopTimezone', {});
+    return isObject(data.shop) && typeof data.shop.ianaTimezone === 'string' ? data.shop.ianaTimezone : null;
+  },
+
+  async setFulfillmentDeadline(shop, orderId, deadline) {
+    const fulfillmentOrders = await fulfillmentOrdersOf(shop, shopifyGid('Order', restOrderId(orderId)));
+    if (!fulfillmentOrders) throw notFound(`order ${restOrderId(orderId)} not found`);
+    // Closed and cancelled fulfillment orders may be refused: only those still to ship get the deadline.
+    const ids = nodesOf(fulfillmentOrders.fulfillmentOrders)
+      .filter((fo) => typeof fo.id === 'string' && DEADLINE_STATUSES.has(String(fo.status)))
+      .map((fo) => String(fo.id));
+    if (!ids.length) return 'none';
+    await mutate(shop, 'fulfillmentOrdersSetFulfillmentDeadline', {
+      fulfillmentOrderIds: ids,
+      fulfillmentDeadline: deadline,
+    });
+    return 'set';
   },
 
   async ordersChangedSince(shop, since, options = {}) {

@@ -1,6 +1,7 @@
 import type { Deps } from '../aws/deps.js';
-import { ResourceMissingError, VendorTagConflictError } from '../core/errors.js';
+import { ResourceMissingError, ValidationError, VendorTagConflictError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
+import { DEFAULT_CUTOFF, DEFAULT_WORKING_DAYS, type ServiceLevel, type Weekday } from '../domain/business-days.js';
 import type { Owner } from '../domain/owner.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { lists } from '../dynamo/keys.js';
@@ -22,14 +23,49 @@ import { encryptSecrets, tokenLifeOf } from './secrets.js';
 
 /** Source stores (suppliers): creation under a reseller store with a unique vendor tag, reads, soft delete. */
 
+/** A promise as the API takes it: everything but the number of days has a default (CONTRACT.md §16.1). */
+export interface ServiceLevelRequest {
+  shipWithinBusinessDays: number;
+  cutoffTime?: string;
+  timeZone?: string;
+  workingDays?: Weekday[];
+  daysOff?: string[];
+}
+
 export interface NewSourceStore extends NewResellerStore {
   vendorTag: string;
   pricingMode: PricingMode;
   pricingConfig: PricingConfig;
+  serviceLevel?: ServiceLevelRequest | null;
 }
 
+/** Reads a shop's own IANA zone from its platform (null: the platform does not say). */
+export type ShopTimeZone = (store: SourceStore) => Promise<string | null>;
+
+/**
+ * A requested promise with its defaults, its zone the one named or else the shop's own, read from
+ * its platform; a 400 on `serviceLevel.timeZone` when neither is known.
+ */
+const resolveServiceLevel = async (
+  request: ServiceLevelRequest | null | undefined,
+  store: SourceStore,
+  shopTimeZone: ShopTimeZone | undefined,
+): Promise<ServiceLevel | null> => {
+  if (!request) return null;
+  const timeZone =
+    request.timeZone ?? (store.platform === 'custom' || !shopTimeZone ? null : await shopTimeZone(store));
+  if (!timeZone) throw new ValidationError("The shop's time zone is unknown: name one.", 'serviceLevel.timeZone');
+  return {
+    shipWithinBusinessDays: request.shipWithinBusinessDays,
+    cutoffTime: request.cutoffTime ?? DEFAULT_CUTOFF,
+    timeZone,
+    workingDays: [...new Set(request.workingDays ?? DEFAULT_WORKING_DAYS)],
+    daysOff: [...new Set(request.daysOff ?? [])].sort(),
+  };
+};
+
 export const createSourceStore = async (
-  deps: Pick<Deps, 'cipher'>,
+  deps: Pick<Deps, 'cipher'> & { shopTimeZone?: ShopTimeZone },
   owner: Owner,
   resellerStoreId: string,
   input: NewSourceStore,
@@ -48,6 +84,7 @@ export const createSourceStore = async (
     vendorTag: input.vendorTag,
     pricingMode: input.pricingMode,
     pricingConfig: input.pricingConfig,
+    serviceLevel: null,
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
     tokenLife: tokenLifeOf(input, createdAt),
@@ -57,6 +94,7 @@ export const createSourceStore = async (
     updatedAt: createdAt,
     deletedAt: null,
   };
+  store.serviceLevel = await resolveServiceLevel(input.serviceLevel, store, deps.shopTimeZone);
   if ((await putSourceStore(store)) === 'vendor_tag_taken') throw new VendorTagConflictError(input.vendorTag);
   return store;
 };
@@ -115,6 +153,8 @@ export interface SourceStoreChanges {
   name?: string;
   vendorTag?: string;
   pricing?: { pricingMode: PricingMode; pricingConfig: PricingConfig };
+  /** The whole promise replaced; null removes it; absent leaves it. */
+  serviceLevel?: ServiceLevelRequest | null;
 }
 
 /**
@@ -128,15 +168,21 @@ export const updateSourceStore = async (
   resellerStoreId: string,
   id: string,
   changes: SourceStoreChanges,
+  shopTimeZone?: ShopTimeZone,
 ): Promise<SourceStore> => {
   const store = await findSourceStore(owner, resellerStoreId, id);
   if (store.deletedAt) throw new ResourceMissingError('source_store', id);
+  const serviceLevel =
+    changes.serviceLevel === undefined
+      ? store.serviceLevel
+      : await resolveServiceLevel(changes.serviceLevel, store, shopTimeZone);
   const updated: SourceStore = {
     ...store,
     name: changes.name ?? store.name,
     vendorTag: changes.vendorTag ?? store.vendorTag,
     pricingMode: changes.pricing?.pricingMode ?? store.pricingMode,
     pricingConfig: changes.pricing?.pricingConfig ?? store.pricingConfig,
+    serviceLevel,
     updatedAt: now(),
   };
   const written = await updateSourceStoreItems(store, updated);

@@ -64,6 +64,7 @@ const SOURCE_FIELDS = [
   'pricingMode',
   'request_id',
   'resellerStoreId',
+  'serviceLevel',
   'shopDomain',
   'tokenExpiresAt',
   'vendorTag',

@@ -209,6 +209,7 @@ describe('OpenAPI document', () => {
       resellerStoreId: 'rst_1',
       connection: { state: 'connected', since: null, reason: null },
       tokenExpiresAt: '2027-01-01T00:00:00.000Z',
+      serviceLevel: null,
       apiVersion: { requested: '2026-10', served: '2026-10', deprecations: [], checkedAt: '2026-11-21T04:02:45.123Z' },
       webhooks: {
         status: 'repaired',

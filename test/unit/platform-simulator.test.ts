@@ -252,10 +252,11 @@ describe('platform simulator', () => {
     });
 
     it('answers an error for a field it does not simulate', async () => {
-      const { status, json } = await graphql('query { shop { name } }', {});
+      // `shop` is simulated (its `ianaTimezone`, CONTRACT.md §16.1); `locations` is not.
+      const { status, json } = await graphql('query { locations(first: 1) { nodes { id } } }', {});
       expect(status).toBe(200);
       expect(json.errors).toEqual([
-        expect.objectContaining({ message: 'shop is not supported by the platform simulator' }),
+        expect.objectContaining({ message: 'locations is not supported by the platform simulator' }),
       ]);
     });
   });

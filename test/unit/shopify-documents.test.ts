@@ -179,6 +179,12 @@ const VARIABLES: Record<keyof typeof SHOPIFY_DOCUMENTS, Record<string, unknown>>
   returnCancel: { id: 'gid://shopify/Return/777' },
   orderRefunds: { id: 'gid://shopify/Order/7002', refunds: AFTER.refunds, lines: AFTER.refundLines },
   refundLineItems: { id: 'gid://shopify/Refund/890088186047892319', first: AFTER.refundLines, after: 'eyJhIjoxfQ' },
+  // Supplier service levels (CONTRACT.md §16.1).
+  shopTimezone: {},
+  fulfillmentOrdersSetFulfillmentDeadline: {
+    fulfillmentOrderIds: ['gid://shopify/FulfillmentOrder/7001'],
+    fulfillmentDeadline: '2026-11-04T04:59:59.000Z',
+  },
 };
 
 /**
@@ -375,6 +381,8 @@ describe("storeplatform_b's documents against Shopify's published Admin schema (
       returnCancel: 12,
       orderRefunds: 613,
       refundLineItems: 43,
+      shopTimezone: 1,
+      fulfillmentOrdersSetFulfillmentDeadline: 11,
     });
   });
 

@@ -1,0 +1,113 @@
+import { coveredQuantities } from '../domain/shipment.js';
+import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
+import { batchGet, ConditionFailed, keyOf, queryIndex, updateIf } from '../dynamo/table.js';
+import { UpdateBuilder } from '../dynamo/update.js';
+import { coverOf, type FulfillmentEntry } from './order-fulfillment-entry.js';
+import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
+
+/**
+ * A job's promise kept (CONTRACT.md §16.2): its due time, set when its supplier order is placed, the
+ * due-hour entry the late sweep reads (GSI5, which a completed job uses for nothing else), and the
+ * late mark. The job item is near 1 KB and every byte is paid by each write, so the due time is a
+ * number of seconds under a two-letter name, and the late mark a time under another. A cancellation
+ * asked of the job (`requestCancel`, `declineCancel`: a supplier that refuses has shipped) takes it
+ * out of both, as every move between states does (`indexChanges`).
+ */
+
+/** The UTC hour (`YYYY-MM-DDTHH`) a due time falls in: the sweep reads whole hours past. */
+export const dueHourOf = (dueAt: Date) => dueAt.toISOString().slice(0, 13);
+
+/** What a completion with a promise adds: the due time, and the job's entry under its due hour. */
+export const dueAttributes = (jobId: string, dueAt: Date) => ({
+  [DUE_AT]: Math.floor(dueAt.getTime() / 1000),
+  ...indexEntry('stateLists', lists.jobsDueIn(dueHourOf(dueAt)).of(jobId)),
+});
+
+/** A job's late lists (GSI5 and GSI6, as the held ones): `GET /v1/sync_jobs?late=true` reads only these. */
+export const LATE_LIST = 'late';
+const lateEntries = (job: Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId'>) => ({
+  ...indexEntry('stateLists', lists.syncJobsIn(job.ownerId, LATE_LIST).of(job.id)),
+  ...indexEntry('storeStateLists', lists.storeSyncJobsIn(job.resellerStoreId, LATE_LIST).of(job.id)),
+});
+
+/** Parcels with tracking and not cancelled: what ships a job (not only what reached the reseller). */
+const shippingEntries = (job: Pick<SyncJob, 'fulfillments'>): FulfillmentEntry[] =>
+  Object.values(job.fulfillments).filter(
+    (entry) => entry.status !== 'cancelled' && !entry.cancelRequested && entry.trackingNumber !== null,
+  );
+
+/**
+ * When the job shipped: every unit of its lines is in a parcel with tracking, not cancelled; the last
+ * such parcel's time. Null while something is left to ship.
+ */
+export const shippedAtOf = (
+  job: Pick<SyncJob, 'fulfillments'>,
+  lines: ReadonlyArray<{ resellerLineItemId: string | null; quantity: number }>,
+): string | null => {
+  const entries = shippingEntries(job);
+  if (!entries.length) return null;
+  const covered = coveredQuantities(lines, entries.map(coverOf));
+  if (lines.length && lines.some((line, i) => (covered[i] ?? 0) < line.quantity)) return null;
+  return (
+    entries
+      .map((entry) => entry.receivedAt)
+      .sort()
+      .at(-1) ?? null
+  );
+};
+
+/** The job's `serviceLevel` as the API shows it (CONTRACT.md §16.2); null: no promise, or not placed. */
+export const serviceLevelOfJob = (
+  job: SyncJob,
+  lines: ReadonlyArray<{ resellerLineItemId: string | null; quantity: number }>,
+  at = new Date(),
+) => {
+  if (!job.dueAt) return null;
+  const shippedAt = job.status === 'cancelled' ? null : shippedAtOf(job, lines);
+  // Past due by the clock, or by the sweep's (whose clock may run ahead of this one's).
+  const pastDue = at.getTime() > Date.parse(job.dueAt) || Boolean(job.lateAt);
+  const open = job.status === 'completed';
+  return {
+    dueAt: job.dueAt,
+    shippedAt,
+    onTime: shippedAt !== null ? Date.parse(shippedAt) <= Date.parse(job.dueAt) : pastDue && open ? false : null,
+    late: open && shippedAt === null && pastDue,
+  };
+};
+
+/**
+ * A job of the late lists that is late still: completed, and no parcel with tracking since (a parcel
+ * that ships part of it takes it off the list: the late list is what nobody has started on).
+ */
+export const isLateNow = (job: SyncJob) =>
+  job.status === 'completed' && Boolean(job.lateAt) && shippingEntries(job).length === 0;
+
+/** The jobs with an entry under a due hour: every shard, read whole (the sweep reads only hours past). */
+export const jobsDueIn = async (hour: string): Promise<SyncJob[]> => {
+  const entries = (
+    await Promise.all(
+      lists
+        .jobsDueIn(hour)
+        .all()
+        .map((partition) => queryIndex({ index: 'stateLists', partition })),
+    )
+  ).flat();
+  return entries.length ? batchGet(entries.map(keyOf), syncJobFrom) : [];
+};
+
+/**
+ * The sweep's one write per job due in `hour`: late (its late lists and `lt` set), or off the due
+ * hour (shipped, cancelled, …). Conditional on the entry it read: a second run, or a run after a
+ * restart, finds it gone and writes nothing, so `sync_job.late` is recorded once.
+ */
+export const settleDueJob = async (job: SyncJob, hour: string, late: boolean, at: string) => {
+  const update = new UpdateBuilder();
+  const pk = update.name(INDEX_KEYS.stateLists.pk);
+  update.when(`${pk} = ${update.value('hour', lists.jobsDueIn(hour).of(job.id))}`);
+  if (late) {
+    update.setAttributes({ ...lateEntries(job), [LATE_AT]: at });
+    update.when(`${update.name('status')} = ${update.value('completed', 'completed')}`);
+  } else update.remove(pk);
+  const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
+  return !((await updateIf({ ...parts, ConditionExpression })) instanceof ConditionFailed);
+};
