@@ -348,11 +348,11 @@ export const monthLines = (
 
   // CloudWatch: alarms, metrics, dashboards, logs.
   lines.push(line('CloudWatch', `alarm metrics (${t.alarms} alarms)`, t.alarmMetrics, PRICES.cloudwatchAlarmMetric));
-  const businessMetrics = (orders ? m.emfMetrics.length : 0) + (stores ? 2 : 0);
+  const businessMetrics = (orders ? m.emfMetrics.length : 0) + (stores ? 1 : 0);
   lines.push(
     line(
       'CloudWatch',
-      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), 2 of the polls, ` +
+      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), 1 of the polls (StoresPolled), ` +
         `${t.routeMetrics} route metrics`,
       businessMetrics + t.routeMetrics,
       PRICES.cloudwatchCustomMetric,

@@ -407,9 +407,8 @@ export const loadConfig = (scope: { node: Node }): DeployConfig => {
   const plain = plainSettings(read);
   if (plain.personalDataRetentionDays > plain.jobRetentionDays) {
     // The retention sweep finds an order through its jobs: a job expired first would leave its body unswept.
-    throw new ConfigError(
-      `context personalDataRetentionDays (${plain.personalDataRetentionDays}) must not exceed jobRetentionDays (${plain.jobRetentionDays})`,
-    );
+    const { personalDataRetentionDays: personal, jobRetentionDays: jobs } = plain;
+    throw new ConfigError(`context personalDataRetentionDays (${personal}) must not exceed jobRetentionDays (${jobs})`);
   }
 
   return {

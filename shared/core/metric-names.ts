@@ -46,7 +46,6 @@ export const BUSINESS_METRICS = {
   /** A poll that failed with its store's polls failing `POLL_FAILING_AFTER` times in a row or more: alarmed. */
   storesFailingToPoll: 'StoresFailingToPoll',
   /** A run of the poll scheduler: one message per active store on the poll queue. */
-  pollRuns: 'PollRuns',
   /** A store that left `connected` (CONTRACT.md §12.2): uninstalled, or its token refresh refused. */
   storesDisconnected: 'StoresDisconnected',
   /** An expiring access token refreshed (CONTRACT.md §12.3): one per token's expiry, whatever the workers. */

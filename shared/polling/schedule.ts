@@ -4,8 +4,6 @@ import * as v from 'valibot';
 import { sqs } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
 import { lists, storeOfKey } from '../dynamo/keys.js';
 import { queryKeys } from '../dynamo/table.js';
 import type { StoreKind } from '../entities/store.js';
@@ -95,7 +93,6 @@ export const enqueueStorePolls = async (intervalSeconds: number) => {
     enqueued += messages.length;
     startKey = page.lastKey;
   } while (startKey);
-  countMetric(BUSINESS_METRICS.pollRuns);
   logger.info('store polls enqueued', { stores: enqueued, spreadSeconds: spread });
   return enqueued;
 };
