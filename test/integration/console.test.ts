@@ -174,7 +174,10 @@ describe('the operator console', () => {
     expect(await page.getByRole('alert').count()).toBe(1);
     expect(await page.evaluate('sessionStorage.length + localStorage.length')).toBe(0);
     expect(requests.every((url) => url.startsWith(service.runtime.apiUrl) && !url.includes(wrongKey))).toBe(true);
-    expect(errors).toEqual([`401 ${service.runtime.apiUrl}/v1/reseller_stores?limit=100`]);
+    // The list's first page is read beside the stores' names (console/list.ts): each of those reads is
+    // refused too, and may land before or after the message; nothing else fails.
+    expect(errors).toContain(`401 ${service.runtime.apiUrl}/v1/reseller_stores?limit=100`);
+    expect(errors.filter((error) => !error.startsWith(`401 ${service.runtime.apiUrl}/v1/`))).toEqual([]);
     await keep(page, 'key-refused');
   });
 
@@ -253,7 +256,9 @@ describe('the operator console', () => {
     ).toBe(true);
     expect(timeline.some((line) => /Dead \(audit, by the service\)/.test(line))).toBe(true);
     expect(await page.locator('.facts').innerText()).toContain('Status\ndead');
-    expect(await page.getByRole('table', { name: /Line items/ }).innerText()).toMatch(/SKU-1\tItem 1\t2\t0\t13\.00/);
+    expect(await page.getByRole('table', { name: /Line items/ }).innerText()).toMatch(
+      /SKU-1\tItem 1\t2\t0\t0\t0\t0\t13\.00/,
+    );
     await keep(page, 'job');
 
     await replaceAccessToken(service, { kind: 'source', id: stores.down.source.id }, 'shpat_recovered');
