@@ -137,7 +137,11 @@ export const learnThrottle = async (shopDomain: string, throttle: Throttle, now 
       },
     );
   } else if (pacedAt) {
-    const slower = { ...values, ':old': pacedAt.intervalMs, ':i': paceInterval(pacedAt.intervalMs * SLOWDOWN) };
+    const slower = {
+      ':e': values[':e'],
+      ':old': pacedAt.intervalMs,
+      ':i': paceInterval(pacedAt.intervalMs * SLOWDOWN),
+    };
     await updatePace(shopDomain, 'SET #i = :i, #e = :e', '#i = :old', slower);
   } else {
     const fresh = { ...values, ':i': paceInterval(throttle.fallbackIntervalMs) };

@@ -426,7 +426,7 @@ describe('a flash sale on AWS (issue 32)', () => {
       );
       for (const fn of writers) expect([fn.name, days(dev, fn.name)]).toEqual([fn.name, '365']);
       expect(days(dev, 'GetSyncJob')).toBeUndefined();
-      const thirty = synth({ jobRetentionDays: '30' });
+      const thirty = synth({ jobRetentionDays: '30', personalDataRetentionDays: '30' });
       for (const fn of writers) expect([fn.name, days(thirty, fn.name)]).toEqual([fn.name, '30']);
     });
 

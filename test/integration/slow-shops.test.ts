@@ -53,12 +53,18 @@ describe('a store whose shop is slow or failing', () => {
             `orders/cancelled ${url}/v1/orders/webhook`,
             `orders/create ${url}/v1/orders/webhook`,
             `orders/updated ${url}/v1/orders/webhook`,
+            `refunds/create ${url}/v1/orders/webhook`,
+            `returns/approve ${url}/v1/orders/webhook`,
+            `returns/cancel ${url}/v1/orders/webhook`,
           ]
         : [
             `app/uninstalled ${url}/v1/app/webhook`,
             `fulfillments/create ${url}/v1/fulfillments/webhook`,
             `fulfillments/update ${url}/v1/fulfillments/webhook`,
             `orders/cancelled ${url}/v1/orders/webhook`,
+            `refunds/create ${url}/v1/orders/webhook`,
+            `returns/cancel ${url}/v1/orders/webhook`,
+            `returns/close ${url}/v1/orders/webhook`,
           ]
     ).sort();
   };

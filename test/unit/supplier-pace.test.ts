@@ -81,6 +81,21 @@ describe('a shop’s pace (GCRA slots)', () => {
     expect(slow).toMatchObject({ ConditionExpression: '#i = :old' });
     expect(slow.ExpressionAttributeValues).toMatchObject({ ':old': 1000, ':i': 1500 });
   });
+
+  it('names in each write only values its expressions use (DynamoDB refuses an unused one)', async () => {
+    dynamo.on(UpdateCommand).resolves({});
+    const pacedAt = { intervalMs: 1000, nextAt: 0 };
+    await learnThrottle('slow.example', { reopensAt: 1, fallbackIntervalMs: 1000, pacedAt }, 0);
+    await learnThrottle('slow.example', { reopensAt: 1, fallbackIntervalMs: 1000 }, 0);
+    await learnThrottle('slow.example', { reopensAt: 1, statedIntervalMs: 210, fallbackIntervalMs: 1000 }, 0);
+    for (const { input } of dynamo.commandCalls(UpdateCommand).map((call) => call.args[0])) {
+      const used = `${input.UpdateExpression} ${input.ConditionExpression ?? ''}`;
+      const unused = Object.keys(input.ExpressionAttributeValues ?? {}).filter(
+        (name) => !new RegExp(`${name}\\b`).test(used),
+      );
+      expect([input.UpdateExpression, unused]).toEqual([input.UpdateExpression, []]);
+    }
+  });
 });
 
 describe('a create’s turn', () => {
