@@ -186,6 +186,9 @@ describe('Shopify stores on both sides (storeplatform_b)', () => {
         price: engraved.price,
         sourcePrice: placed.line_items[0].price,
         fulfilledQuantity: 0,
+        refundedQuantity: 0,
+        removedQuantity: 0,
+        returnedQuantity: 0,
       },
     ]);
     // An order whose only line is a gift card goes to no supplier.
