@@ -86,6 +86,7 @@ try {
   const phases: (string | number)[][] = [];
   const measure = async (name: string, run: () => Promise<void>, ids: Set<string>, done: (job: Job) => boolean) => {
     const before = { ...meter.usage.dynamo };
+    const opsBefore = new Map([...meter.usage.dynamo.byOperation].map(([op, o]) => [op, { ...o }]));
     const callsBefore = runtime.simulator!.calls().length;
     meter.counting = true;
     await run();
@@ -98,6 +99,13 @@ try {
       .simulator!.calls()
       .slice(callsBefore)
       .filter((c) => c.shopDomain === stores.sourceShopDomain);
+    if (process.env.BENCH_DETAIL) {
+      const ops = [...u.byOperation].map(([op, o]) => [op, o.units - (opsBefore.get(op)?.units ?? 0)] as const);
+      console.log(
+        name,
+        ops.filter(([, n]) => n > 0).map(([op, n]) => `${op} ${fixed(n / orders, 2)}`),
+      );
+    }
     phases.push([
       name,
       fixed(writes / orders, 2),

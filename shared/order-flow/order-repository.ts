@@ -12,7 +12,7 @@ import {
   updateIf,
 } from '../dynamo/table.js';
 import { Met } from '../dynamo/update.js';
-import { AFTER_SALE, type AfterSale } from './order-after-sale.js';
+import { AFTER_SALE, type AfterSale, afterSaleAttribute } from './order-after-sale.js';
 import { type OrderCancellation, orderCancellationItem, REPLACES_ORDER_CANCELLATION } from './order-cancellation.js';
 import { type OrderItem, type OrderRecord, orderItemFrom, orderRecordFrom, syncJobOrNothing } from './order-items.js';
 import {
@@ -206,7 +206,9 @@ export const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) 
  * conditional UpdateItem.
  */
 export const keepAfterSale = async (job: SyncJob, next: AfterSale, status = false): Promise<true | Lost> => {
-  const update = new JobUpdate().setAttributes({ [AFTER_SALE]: { ...next, v: (job.afterSale?.v ?? 0) + 1 } });
+  const update = new JobUpdate().setAttributes({
+    [AFTER_SALE]: afterSaleAttribute({ ...next, v: (job.afterSale?.v ?? 0) + 1 }),
+  });
   const read = job.afterSale?.v;
   update.when(
     read === undefined
