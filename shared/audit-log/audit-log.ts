@@ -56,7 +56,8 @@ export interface AuditFilters {
 
 /**
  * Where a filtered audit log is read (docs/design.md, "Lists"): a list per combination of action
- * and reseller store (two actions' merged in, `auditEntryPartitions`), so those read only matches; with a resource id, its resource's list (a
+ * and reseller store (two actions' merged in: `auditEntryPartitions`), so those read only matches;
+ * with a resource id, its resource's list (a
  * job's few entries), keeping those of the action and store asked for. `resource_type` has one
  * value, which every entry has.
  */

@@ -98,6 +98,34 @@ describe('refunds and returns through the local runtime', () => {
   const job = async (api: any, id: string) => (await api.get(`/v1/sync_jobs/${id}`)).body;
   let refundSequence = 7_700_000;
 
+  it('keeps a refund that came before its order, once, and places the smaller quantity when the order arrives', async () => {
+    const api = service.api('owner_a');
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const supplier = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: unique('whsec_s') });
+    const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 3 }]);
+    const refund = refundPayload(++refundSequence, payload.id, [[1, 1, 'cancel']]);
+    // Early, and delivered twice: kept once.
+    for (const _ of [1, 2]) {
+      const early = await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', refund);
+      expect(early.status).toBe(200);
+    }
+    const receipt = await webhook(reseller.shopDomain, resellerSecret, 'orders/create', payload);
+    expect(receipt.status).toBe(200);
+    const [jobId] = receipt.body.syncJobIds as string[];
+    const placed = await jobReaches(api, jobId, 'completed');
+    expect(placed.lineItems[0]).toMatchObject({ quantity: 3, refundedQuantity: 1, removedQuantity: 1 });
+    const [supplierOrder] = await sim().orders(supplier.shopDomain);
+    expect(supplierOrder.line_items[0].quantity).toBe(2);
+    expect(await editCalls(supplier.shopDomain)).toHaveLength(0);
+    // The order's view shows the refund; a redelivery of it now changes nothing.
+    const order = (await api.get(`/v1/reseller_stores/${reseller.id}/orders/${payload.id}`)).body;
+    expect(order.refunds).toEqual([expect.objectContaining({ id: String(refund.id) })]);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', refund)).status).toBe(200);
+    expect((await job(api, jobId)).lineItems[0]).toMatchObject({ refundedQuantity: 1, removedQuantity: 1 });
+  });
+
   it('takes a line refunded before shipping off its supplier’s order alone, once however often told', async () => {
     const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 2 }, { quantity: 1 }]);
     const [first, second] = byLine.sort((a, b) =>

@@ -90,7 +90,7 @@ describe('audit entries in their lists', () => {
     }
   });
 
-  it('keeps a refund’s and a return’s actions in three lists, the others in five (a list entry is a write unit)', () => {
+  it('keeps a refund’s and a return’s actions in three lists, the others in five (an entry is a write unit)', () => {
     const lists = (action: AuditEntry['action']) =>
       Object.keys(auditEntryIndexEntries(entry(action, 'rst_1'))).filter((name) => name.endsWith('PK')).length;
     expect(ACTIONS_LISTED_APART.map(lists)).toEqual([3, 3]);
