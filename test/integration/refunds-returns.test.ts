@@ -114,7 +114,8 @@ describe('refunds and returns through the local runtime', () => {
     const receipt = await webhook(reseller.shopDomain, resellerSecret, 'orders/create', payload);
     expect(receipt.status).toBe(200);
     const [jobId] = receipt.body.syncJobIds as string[];
-    const placed = await jobReaches(api, jobId, 'completed');
+    expect(receipt.body.syncJobIds).toHaveLength(1);
+    const placed = await jobReaches(api, jobId, 'completed', 60_000);
     expect(placed.lineItems[0]).toMatchObject({ quantity: 3, refundedQuantity: 1, removedQuantity: 1 });
     const [supplierOrder] = await sim().orders(supplier.shopDomain);
     expect(supplierOrder.line_items[0].quantity).toBe(2);
@@ -124,6 +125,18 @@ describe('refunds and returns through the local runtime', () => {
     expect(order.refunds).toEqual([expect.objectContaining({ id: String(refund.id) })]);
     expect((await webhook(reseller.shopDomain, resellerSecret, 'refunds/create', refund)).status).toBe(200);
     expect((await job(api, jobId)).lineItems[0]).toMatchObject({ refundedQuantity: 1, removedQuantity: 1 });
+    // The refund's `orders/updated` (its line's current_quantity lowered, its quantity never) is no
+    // edit of the lines: §10.6's attention does not fire (CONTRACT.md §15). A later note still is one.
+    const lowered = {
+      ...payload,
+      line_items: payload.line_items.map((line: any) => ({ ...line, current_quantity: line.quantity - 1 })),
+      note: 'refunded one',
+      updated_at: '2030-01-01T00:00:00Z',
+    };
+    const updated = await webhook(reseller.shopDomain, resellerSecret, 'orders/updated', lowered);
+    expect(updated.status).toBe(200);
+    expect(updated.body.syncJobIds).toEqual([jobId]); // taken (written before the answer)
+    expect((await job(api, jobId)).attention).toBeNull();
   });
 
   it('takes a line refunded before shipping off its supplier’s order alone, once however often told', async () => {
