@@ -39,6 +39,25 @@ export interface ReturnLine {
   reason: string;
 }
 
+/** A refund as the service keeps it: lines, their restock types, the amount of lines and shipping. */
+export interface Refund {
+  id: string;
+  orderId: string;
+  createdAt: string;
+  returnId: string | null;
+  lines: Array<{ lineItemId: string; quantity: number; restockType: string }>;
+  /** Lines' and shipping's `shop_money` summed as text amounts; null when none was given. */
+  amounts: string[];
+  currency: string | null;
+}
+
+/** A reseller's approved return as its webhook or the poll tells it. */
+export interface ApprovedReturn {
+  id: string;
+  orderId: string;
+  lines: Array<{ lineItemId: string; quantity: number; reason: string }>;
+}
+
 /** One return on the supplier, for one reseller return (CONTRACT.md §15.2). */
 export interface JobReturn {
   id: string;

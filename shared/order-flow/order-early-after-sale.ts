@@ -1,8 +1,8 @@
 import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
+import type { ApprovedReturn, Refund } from './order-after-sale.js';
 import { tagOf } from './order-item-kind.js';
-import type { ApprovedReturn, Refund } from './refunding-request.js';
 
 /**
  * Refunds and returns that arrived before their order (CONTRACT.md §15, "kept when early", as §10

@@ -4,6 +4,10 @@ import { syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { parseInput } from '../core/validation.js';
 import type { StoreOnShop } from '../entities/store.js';
+import type { ApprovedReturn, Refund } from './order-after-sale.js';
+
+export type { ApprovedReturn, Refund };
+
 import type { EarlyAfterSale } from './order-early-after-sale.js';
 import { keepEarlyAfterSale } from './order-repository.js';
 import { refundResellerOrder } from './refunding.js';
@@ -59,18 +63,6 @@ export const RefundPayload = v.looseObject({
   return: v.optional(v.nullable(v.looseObject({ id: Id }))),
 });
 
-/** A refund as the service keeps it: lines, their restock types, the amount of lines and shipping. */
-export interface Refund {
-  id: string;
-  orderId: string;
-  createdAt: string;
-  returnId: string | null;
-  lines: Array<{ lineItemId: string; quantity: number; restockType: string }>;
-  /** Lines' and shipping's `shop_money` summed as text amounts; null when none was given. */
-  amounts: string[];
-  currency: string | null;
-}
-
 const moneyOf = (money: v.InferOutput<typeof Money>) => {
   const shop = money?.shop_money;
   const amount = shop?.amount;
@@ -121,12 +113,6 @@ export const ReturnApprovedPayload = v.looseObject({
     v.maxLength(1000),
   ),
 });
-
-export interface ApprovedReturn {
-  id: string;
-  orderId: string;
-  lines: Array<{ lineItemId: string; quantity: number; reason: string }>;
-}
 
 export const parseApprovedReturn = (payload: unknown): ApprovedReturn => {
   const approved = parseInput(ReturnApprovedPayload, payload);
