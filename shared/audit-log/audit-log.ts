@@ -10,6 +10,7 @@ import {
   type AuditedResource,
   auditEntryFrom,
   auditEntryKey,
+  auditEntryPartitions,
   auditEntryPut,
 } from '../entities/audit-entry.js';
 
@@ -55,7 +56,8 @@ export interface AuditFilters {
 
 /**
  * Where a filtered audit log is read (docs/design.md, "Lists"): a list per combination of action
- * and reseller store, so those read only matches; with a resource id, its resource's list (a
+ * and reseller store (two actions' merged in: `auditEntryPartitions`), so those read only matches;
+ * with a resource id, its resource's list (a
  * job's few entries), keeping those of the action and store asked for. `resource_type` has one
  * value, which every entry has.
  */
@@ -65,14 +67,7 @@ export const auditListSource = ({ ownerId }: Owner, filters: AuditFilters): List
     const exact = action === undefined && store === undefined;
     return { index: 'resourceLists', partitions: [lists.resourceAuditEntries(resourceId)], exact };
   }
-  if (store !== undefined) {
-    return action === undefined
-      ? { index: 'storeLists', partitions: [lists.storeAuditEntries(store)], exact: true }
-      : { index: 'storeStateLists', partitions: [lists.storeAuditEntriesOf(store, action)], exact: true };
-  }
-  return action === undefined
-    ? { index: 'lists', partitions: [lists.auditEntries(ownerId)], exact: true }
-    : { index: 'stateLists', partitions: [lists.auditEntriesOf(ownerId, action)], exact: true };
+  return { ...auditEntryPartitions(ownerId, store, action), exact: true };
 };
 
 /** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */

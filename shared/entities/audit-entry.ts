@@ -64,13 +64,66 @@ const storeEntries = (resellerStoreId: string, action: AuditAction) => ({
   ...indexEntry('storeStateLists', lists.storeAuditEntriesOf(resellerStoreId, action)),
 });
 
-/** Its entries in the lists; they never change, as the entry does not. */
-export const auditEntryIndexEntries = (entry: AuditEntry): Record<string, string> => ({
-  ...indexEntry('lists', lists.auditEntries(entry.ownerId), listSortKey(entry.createdAt, entry.id)),
-  ...(entry.resellerStoreId === null ? {} : storeEntries(entry.resellerStoreId, entry.action)),
-  ...indexEntry('stateLists', lists.auditEntriesOf(entry.ownerId, entry.action)),
+/**
+ * Actions written with every job's refund or return (CONTRACT.md §15), kept in three lists, not
+ * five (a list entry is a write unit): the owner's and the store's lists of the action only, and
+ * the resource's. An unfiltered read (owner's or store's) merges those of these actions with its
+ * own list (`auditEntryPartitions`), so every read still reads only matches.
+ */
+export const ACTIONS_LISTED_APART: readonly AuditAction[] = ['sync_job.units_removed', 'sync_job.return_opened'];
+const listedApart = (action: AuditAction) => ACTIONS_LISTED_APART.includes(action);
+
+const entriesApart = (entry: AuditEntry): Record<string, string> => ({
+  ...indexEntry('lists', lists.auditEntriesOf(entry.ownerId, entry.action), listSortKey(entry.createdAt, entry.id)),
+  ...(entry.resellerStoreId === null
+    ? {}
+    : indexEntry('storeLists', lists.storeAuditEntriesOf(entry.resellerStoreId, entry.action))),
   ...indexEntry('resourceLists', lists.resourceAuditEntries(entry.resourceId)),
 });
+
+/** Its entries in the lists; they never change, as the entry does not. */
+export const auditEntryIndexEntries = (entry: AuditEntry): Record<string, string> =>
+  listedApart(entry.action)
+    ? entriesApart(entry)
+    : {
+        ...indexEntry('lists', lists.auditEntries(entry.ownerId), listSortKey(entry.createdAt, entry.id)),
+        ...(entry.resellerStoreId === null ? {} : storeEntries(entry.resellerStoreId, entry.action)),
+        ...indexEntry('stateLists', lists.auditEntriesOf(entry.ownerId, entry.action)),
+        ...indexEntry('resourceLists', lists.resourceAuditEntries(entry.resourceId)),
+      };
+
+/**
+ * Where the owner's audit entries are read, filtered by action, reseller store, both or neither
+ * (not by resource: `resourceLists` holds a resource's few): an index and its partitions, merged.
+ */
+export const auditEntryPartitions = (
+  ownerId: string,
+  store: string | undefined,
+  action: AuditAction | undefined,
+): { index: 'lists' | 'storeLists' | 'stateLists' | 'storeStateLists'; partitions: string[] } => {
+  if (action !== undefined && listedApart(action)) {
+    return store === undefined
+      ? { index: 'lists', partitions: [lists.auditEntriesOf(ownerId, action)] }
+      : { index: 'storeLists', partitions: [lists.storeAuditEntriesOf(store, action)] };
+  }
+  if (action !== undefined) {
+    return store === undefined
+      ? { index: 'stateLists', partitions: [lists.auditEntriesOf(ownerId, action)] }
+      : { index: 'storeStateLists', partitions: [lists.storeAuditEntriesOf(store, action)] };
+  }
+  return store === undefined
+    ? {
+        index: 'lists',
+        partitions: [lists.auditEntries(ownerId), ...ACTIONS_LISTED_APART.map((a) => lists.auditEntriesOf(ownerId, a))],
+      }
+    : {
+        index: 'storeLists',
+        partitions: [
+          lists.storeAuditEntries(store),
+          ...ACTIONS_LISTED_APART.map((a) => lists.storeAuditEntriesOf(store, a)),
+        ],
+      };
+};
 
 /**
  * When the table's TTL removes an entry (`expiresAt`, epoch seconds): JOB_RETENTION_DAYS (`-c jobRetentionDays`)

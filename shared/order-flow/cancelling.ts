@@ -205,7 +205,7 @@ const cancelRecorded = async (
     return [];
   }
   if (found?.kind === 'orderCancellation') return [];
-  const first = found?.job;
+  const first = found?.kind === 'job' ? found.job : undefined;
   if (!first) {
     // Before its order: kept (7 days) where the order's first job will be, which the order's create
     // then finds in its way and writes the jobs cancelled (order-flow/routing-jobs.ts). An order that

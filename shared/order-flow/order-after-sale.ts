@@ -39,6 +39,25 @@ export interface ReturnLine {
   reason: string;
 }
 
+/** A refund as the service keeps it: lines, their restock types, the amount of lines and shipping. */
+export interface Refund {
+  id: string;
+  orderId: string;
+  createdAt: string;
+  returnId: string | null;
+  lines: Array<{ lineItemId: string; quantity: number; restockType: string }>;
+  /** Lines' and shipping's `shop_money` summed as text amounts; null when none was given. */
+  amounts: string[];
+  currency: string | null;
+}
+
+/** A reseller's approved return as its webhook or the poll tells it. */
+export interface ApprovedReturn {
+  id: string;
+  orderId: string;
+  lines: Array<{ lineItemId: string; quantity: number; reason: string }>;
+}
+
 /** One return on the supplier, for one reseller return (CONTRACT.md §15.2). */
 export interface JobReturn {
   id: string;
@@ -103,8 +122,83 @@ export const emptyAfterSale = (): AfterSale => ({
   sourceRefunds: [],
 });
 
-export const afterSaleFrom = (value: unknown): AfterSale | null =>
-  value && typeof value === 'object' ? { ...emptyAfterSale(), ...(value as Partial<AfterSale>) } : null;
+/**
+ * Stored names: every byte of the job item is paid again by each of its writes, and a job with
+ * `afterSale` past 1 KB more costs a unit more per write. Two letters a name (none of digits, as a
+ * line id is), and no null stored: reading restores them. `v` keeps its name (writes are
+ * conditional on it).
+ */
+const STORED_NAMES: Record<string, string> = {
+  at: 'at',
+  currency: 'cu',
+  seen: 'se',
+  lines: 'li',
+  removal: 'rm',
+  returns: 'rt',
+  sourceRefunds: 'sr',
+  creditDue: 'cd',
+  orderRefunds: 'or',
+  refunded: 'rf',
+  cut: 'ct',
+  removed: 'rd',
+  status: 'st',
+  requestedAt: 'ra',
+  endedAt: 'ea',
+  id: 'id',
+  resellerReturnId: 'rr',
+  sourceReturnId: 'sx',
+  error: 'er',
+  sentAt: 'sa',
+  cancelRequested: 'cr',
+  openedAt: 'oa',
+  closedAt: 'ca',
+  resellerLineItemId: 'rl',
+  sourceLineItemId: 'sl',
+  quantity: 'qt',
+  reason: 'rs',
+  amount: 'am',
+  returnId: 'ri',
+  createdAt: 'cA',
+  restockType: 'ty',
+};
+const LONG_NAMES = Object.fromEntries(Object.entries(STORED_NAMES).map(([long, short]) => [short, long]));
+
+const renamed = (value: unknown, names: Record<string, string>): unknown => {
+  if (Array.isArray(value)) return value.map((entry) => renamed(entry, names));
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([, entry]) => entry !== null && entry !== undefined)
+      .map(([name, entry]) => [names[name] ?? name, renamed(entry, names)]),
+  );
+};
+
+/** The job item's `afterSale` attribute: the record under its stored names. */
+export const afterSaleAttribute = (afterSale: AfterSale): Record<string, unknown> =>
+  renamed(afterSale, STORED_NAMES) as Record<string, unknown>;
+
+type Loose<T> = { [K in keyof T]?: T[K] };
+const withNulls = <T>(value: Loose<T>, nullable: ReadonlyArray<keyof T>): T =>
+  ({ ...Object.fromEntries(nullable.map((name) => [name, null])), ...value }) as T;
+
+const returnFrom = (r: Loose<JobReturn>): JobReturn => ({
+  ...withNulls(r, ['sourceReturnId', 'error', 'sentAt', 'openedAt', 'closedAt']),
+  lines: (r.lines ?? []).map((line) => withNulls(line, ['sourceLineItemId'])),
+});
+
+export const afterSaleFrom = (value: unknown): AfterSale | null => {
+  if (!value || typeof value !== 'object') return null;
+  const read = { ...emptyAfterSale(), ...(renamed(value, LONG_NAMES) as Partial<AfterSale>) };
+  return {
+    ...read,
+    removal: read.removal ? withNulls(read.removal, ['endedAt']) : null,
+    returns: read.returns.map(returnFrom),
+    sourceRefunds: read.sourceRefunds.map((refund) => withNulls(refund, ['returnId'])),
+    ...(read.orderRefunds
+      ? { orderRefunds: read.orderRefunds.map((refund) => withNulls(refund, ['amount', 'currency'])) }
+      : {}),
+  };
+};
 
 export const lineAfterSale = (afterSale: AfterSale | null, lineId: string | null): LineAfterSale =>
   (lineId !== null && afterSale?.lines[lineId]) || { refunded: 0, cut: 0, removed: 0 };

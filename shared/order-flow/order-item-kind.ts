@@ -9,6 +9,7 @@ export const TAGS = {
   job: 'J',
   unroutedOrder: 'U',
   orderCancellation: 'C',
+  earlyAfterSale: 'A',
   bodyPart: 'B',
   unroutedMark: 'M',
 } as const;

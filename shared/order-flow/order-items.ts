@@ -2,6 +2,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { bodyPartNumberOf, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
 import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
+import { type KeptAfterSale, keptAfterSaleFrom } from './order-early-after-sale.js';
 import { type OrderItemKind, TAG, TAGS } from './order-item-kind.js';
 import { type SyncJob, syncJobFrom } from './order-sync-job.js';
 import { type UnroutedOrder, unroutedOrderFrom } from './order-unrouted.js';
@@ -17,11 +18,15 @@ export type OrderItem =
   | { kind: 'job'; job: SyncJob }
   | { kind: 'unroutedOrder'; order: UnroutedOrder }
   | { kind: 'orderCancellation'; cancellation: OrderCancellation }
+  | { kind: 'earlyAfterSale'; kept: KeptAfterSale }
   | { kind: 'bodyPart'; firstJobId: string; n: number; body: Uint8Array }
   | { kind: 'unroutedMark'; firstJobId: string };
 
-/** What can be at an order's first job key: its record, or the cancellation kept for it. */
-export type OrderRecord = Extract<OrderItem, { kind: 'job' | 'unroutedOrder' | 'orderCancellation' }>;
+/** What can be at an order's first job key: its record, or the cancellation (or refunds) kept for it. */
+export type OrderRecord = Extract<
+  OrderItem,
+  { kind: 'job' | 'unroutedOrder' | 'orderCancellation' | 'earlyAfterSale' }
+>;
 
 const KIND_OF_TAG = new Map<unknown, OrderItemKind>(
   Object.entries(TAGS).map(([kind, tag]) => [tag, kind as OrderItemKind]),
@@ -56,6 +61,8 @@ export const orderItemFrom = (item: Item): OrderItem => {
       return { kind: 'unroutedOrder', order: unroutedOrderFrom(firstJobId, item) };
     case 'orderCancellation':
       return { kind: 'orderCancellation', cancellation: orderCancellationFrom(firstJobId, item) };
+    case 'earlyAfterSale':
+      return { kind: 'earlyAfterSale', kept: keptAfterSaleFrom(firstJobId, item) };
     case 'bodyPart': {
       const body = item.body;
       if (!(body instanceof Uint8Array)) throw new Error(`order body part ${key.SK} of ${firstJobId} is missing`);

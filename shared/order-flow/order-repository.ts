@@ -12,8 +12,14 @@ import {
   updateIf,
 } from '../dynamo/table.js';
 import { Met } from '../dynamo/update.js';
-import { AFTER_SALE, type AfterSale } from './order-after-sale.js';
+import { AFTER_SALE, type AfterSale, afterSaleAttribute } from './order-after-sale.js';
 import { type OrderCancellation, orderCancellationItem, REPLACES_ORDER_CANCELLATION } from './order-cancellation.js';
+import {
+  EARLY_KEEP_SECONDS,
+  type EarlyAfterSale,
+  keepEarlyAfterSaleUpdate,
+  REPLACES_KEPT_AFTER_SALE,
+} from './order-early-after-sale.js';
 import { type OrderItem, type OrderRecord, orderItemFrom, orderRecordFrom, syncJobOrNothing } from './order-items.js';
 import {
   creditDueEntries,
@@ -87,15 +93,18 @@ const recordMet = async (met: Item | undefined, firstJobId: string) =>
 /**
  * Writes an order's record (its first job, or its unrouted-order record) with the items that go
  * with it (body parts, its mark, other jobs), all or nothing, on condition that its key is free
- * (`over: 'cancellation'`: that it holds the cancellation that came first) and the others new.
+ * (`over: 'cancellation'`: that it holds the cancellation that came first; `'kept'`: the refunds or
+ * returns that did, order-early-after-sale.ts) and the others new.
  * True, or what holds the key (undefined: nothing does, a conflict the caller lets surface).
  */
 export const writeOrderRecord = async (
   record: Item,
   others: Item[],
-  over: 'nothing' | 'cancellation' = 'nothing',
+  over: 'nothing' | 'cancellation' | 'kept' = 'nothing',
 ): Promise<true | { met: OrderRecord | undefined }> => {
-  const condition = over === 'nothing' ? NEW_ITEM : REPLACES_ORDER_CANCELLATION;
+  const condition = { nothing: NEW_ITEM, cancellation: REPLACES_ORDER_CANCELLATION, kept: REPLACES_KEPT_AFTER_SALE }[
+    over
+  ];
   // A job item's key is its id's; an unrouted order's, its order's first job id.
   const firstJobId = jobIdOfPartition(keyOf(record));
   const written = others.length
@@ -116,9 +125,26 @@ export const putJobIfNew = async (job: SyncJob) => (await putIf(syncJobItem(job)
 export const keepOrderCancellation = async (
   kept: OrderCancellation,
 ): Promise<true | { met: OrderRecord | undefined }> => {
-  const written = await putIf(orderCancellationItem(kept));
+  // Refunds or returns kept for the order give way: nothing is placed, nothing is left to refund.
+  const written = await putIf(orderCancellationItem(kept), `${NEW_ITEM} OR ${REPLACES_KEPT_AFTER_SALE}`);
   if (written === true) return true;
   return { met: await recordMet(written.met, kept.firstJobId) };
+};
+
+/**
+ * Keeps a refund or return that came before its order at the order's first job key (once by its
+ * id). True (kept, or kept already), or the record that holds the key (the order arrived meanwhile,
+ * or its cancellation did).
+ */
+export const keepEarlyAfterSale = async (
+  firstJobId: string,
+  entry: EarlyAfterSale,
+): Promise<true | { met: OrderRecord | undefined }> => {
+  const expiresAt = Math.floor(Date.now() / 1000) + EARLY_KEEP_SECONDS;
+  const written = await updateIf(keepEarlyAfterSaleUpdate(firstJobId, entry, expiresAt));
+  if (!(written instanceof ConditionFailed)) return true;
+  const met = await recordMet(written.met, firstJobId);
+  return met?.kind === 'earlyAfterSale' ? true : { met };
 };
 
 /** Records the cancellation of an order none of whose items routed, once: a redelivery keeps the first time. */
@@ -206,7 +232,9 @@ export const keepEdits = async (job: SyncJob, edits: OrderEdits, watch = false) 
  * conditional UpdateItem.
  */
 export const keepAfterSale = async (job: SyncJob, next: AfterSale, status = false): Promise<true | Lost> => {
-  const update = new JobUpdate().setAttributes({ [AFTER_SALE]: { ...next, v: (job.afterSale?.v ?? 0) + 1 } });
+  const update = new JobUpdate().setAttributes({
+    [AFTER_SALE]: afterSaleAttribute({ ...next, v: (job.afterSale?.v ?? 0) + 1 }),
+  });
   const read = job.afterSale?.v;
   update.when(
     read === undefined

@@ -17,7 +17,7 @@ import {
   lookups,
 } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import { AFTER_SALE, type AfterSale, afterSaleFrom } from './order-after-sale.js';
+import { AFTER_SALE, type AfterSale, afterSaleAttribute, afterSaleFrom } from './order-after-sale.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';
 import { tagOf } from './order-item-kind.js';
@@ -276,7 +276,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.attemptLog.length ? { attemptLog: storedAttempts(job.attemptLog) } : {}),
   ...(job.redactedAt ? { redactedAt: job.redactedAt } : {}),
   ...(typeof job.tagged === 'boolean' ? { [TAGGED_ATTRIBUTE]: job.tagged } : {}),
-  ...(job.afterSale ? { [AFTER_SALE]: job.afterSale } : {}),
+  ...(job.afterSale ? { [AFTER_SALE]: afterSaleAttribute(job.afterSale) } : {}),
   ...(job.dueAt ? { [DUE_AT]: Math.floor(Date.parse(job.dueAt) / 1000) } : {}),
   ...(job.lateAt ? { [LATE_AT]: job.lateAt } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),

@@ -76,7 +76,7 @@ export const orderOrNothing = (item: Item): Order | undefined => orderOfRecord(o
 /** The order a record at a first job's key is, or undefined (a cancellation kept, a job not its order's first). */
 export const orderOfRecord = (record: OrderRecord): Order | undefined => {
   if (record.kind === 'unroutedOrder') return orderOfUnrouted(record.order);
-  if (record.kind === 'orderCancellation') return undefined;
+  if (record.kind === 'orderCancellation' || record.kind === 'earlyAfterSale') return undefined;
   return record.job.orderJobIds ? orderOfJob(record.job) : undefined;
 };
 

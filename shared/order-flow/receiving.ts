@@ -13,6 +13,7 @@ import { loadRecord } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { jobMessage } from './placing-message.js';
 import { enqueueJobs } from './placing-queue.js';
+import { takeKeptAfterSale } from './refunding-request.js';
 import { createJobsForOrder } from './routing-jobs.js';
 import { recordUnroutedOrder } from './routing-unrouted.js';
 
@@ -38,7 +39,7 @@ export const readOrder = (rawBody: Buffer) => {
 export const orderKnown = async (reseller: Pick<StoreOnShop, 'id'>, rawBody: Buffer) => {
   const order = readOrder(rawBody);
   const found = await loadRecord(syncJobId(reseller.id, order.externalOrderId, 0));
-  return found !== undefined && found.kind !== 'orderCancellation';
+  return found !== undefined && found.kind !== 'orderCancellation' && found.kind !== 'earlyAfterSale';
 };
 
 type Routing = Awaited<ReturnType<typeof routingOf>>;
@@ -158,6 +159,8 @@ const routeOrder = async (
   } else {
     logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });
   }
+  // Refunds or returns that came first are taken before any job is sent: a placement sees their cuts.
+  if (result.kept) await takeKeptAfterSale(reseller, result.kept, requestId);
   await sendMessages(result.written, via, requestId);
   return result.jobIds;
 };

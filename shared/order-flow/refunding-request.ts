@@ -1,7 +1,15 @@
 import * as v from 'valibot';
 import { ValidationError } from '../core/errors.js';
+import { syncJobId } from '../core/ids.js';
+import { logger } from '../core/logger.js';
 import { parseInput } from '../core/validation.js';
 import type { StoreOnShop } from '../entities/store.js';
+import type { ApprovedReturn, Refund } from './order-after-sale.js';
+
+export type { ApprovedReturn, Refund };
+
+import type { EarlyAfterSale } from './order-early-after-sale.js';
+import { keepEarlyAfterSale } from './order-repository.js';
 import { refundResellerOrder } from './refunding.js';
 import { approveReturn, cancelResellerReturn, endSourceReturn, refundBySource } from './returning.js';
 
@@ -55,18 +63,6 @@ export const RefundPayload = v.looseObject({
   return: v.optional(v.nullable(v.looseObject({ id: Id }))),
 });
 
-/** A refund as the service keeps it: lines, their restock types, the amount of lines and shipping. */
-export interface Refund {
-  id: string;
-  orderId: string;
-  createdAt: string;
-  returnId: string | null;
-  lines: Array<{ lineItemId: string; quantity: number; restockType: string }>;
-  /** Lines' and shipping's `shop_money` summed as text amounts; null when none was given. */
-  amounts: string[];
-  currency: string | null;
-}
-
 const moneyOf = (money: v.InferOutput<typeof Money>) => {
   const shop = money?.shop_money;
   const amount = shop?.amount;
@@ -117,12 +113,6 @@ export const ReturnApprovedPayload = v.looseObject({
     v.maxLength(1000),
   ),
 });
-
-export interface ApprovedReturn {
-  id: string;
-  orderId: string;
-  lines: Array<{ lineItemId: string; quantity: number; reason: string }>;
-}
 
 export const parseApprovedReturn = (payload: unknown): ApprovedReturn => {
   const approved = parseInput(ReturnApprovedPayload, payload);
@@ -194,14 +184,48 @@ export const acceptAfterSale = async (
   if (topic === 'refunds/create') {
     const refund = parseRefund(payload);
     const ids = await firstReseller(resellerStores, (store) => refundResellerOrder(store, refund, requestId));
-    return ids ?? (sourceStores.length ? refundBySource(sourceStores, refund) : []);
+    const bySource = ids ?? (sourceStores.length ? await refundBySource(sourceStores, refund) : []);
+    if (ids !== undefined || bySource.length || !resellerStores.length) return bySource;
+    return keepEarly(resellerStores[0], refund.orderId, { refund }, requestId);
   }
   if (topic === 'returns/approve') {
     const approved = parseApprovedReturn(payload);
-    return (await firstReseller(resellerStores, (store) => approveReturn(store, approved, requestId))) ?? [];
+    const ids = await firstReseller(resellerStores, (store) => approveReturn(store, approved, requestId));
+    if (ids !== undefined || !resellerStores.length) return ids ?? [];
+    return keepEarly(resellerStores[0], approved.orderId, { approved }, requestId);
   }
   const ended = parseEndedReturn(payload);
   if (topic === 'returns/close') return sourceStores.length ? endSourceReturn(sourceStores, ended, 'closed') : [];
   const ids = await firstReseller(resellerStores, (store) => cancelResellerReturn(store, ended, requestId));
   return ids ?? (sourceStores.length ? endSourceReturn(sourceStores, ended, 'cancelled') : []);
+};
+
+/** One refund or return taken as if it came now: answers the ids of the jobs, undefined for an order not known. */
+const takeOne = (reseller: { id: string }, entry: EarlyAfterSale, requestId?: string) =>
+  'refund' in entry
+    ? refundResellerOrder(reseller, entry.refund, requestId)
+    : approveReturn(reseller, entry.approved, requestId);
+
+/**
+ * A reseller refund or return of an order not known yet (CONTRACT.md §15, "kept when early"): kept
+ * at the order's first job key for its create (order-early-after-sale.ts); an order that arrived
+ * meanwhile takes it now, a cancellation that came first leaves nothing to refund.
+ */
+const keepEarly = async (
+  reseller: { id: string },
+  orderId: string,
+  entry: EarlyAfterSale,
+  requestId?: string,
+): Promise<string[]> => {
+  const written = await keepEarlyAfterSale(syncJobId(reseller.id, orderId, 0), entry);
+  if (written === true) {
+    logger.info('refund or return of an order not received yet: kept for its create');
+    return [];
+  }
+  return written.met?.kind === 'job' ? ((await takeOne(reseller, entry, requestId)) ?? []) : [];
+};
+
+/** The refunds and returns kept for an order its create just wrote, taken in the order they came. */
+export const takeKeptAfterSale = async (reseller: { id: string }, kept: EarlyAfterSale[], requestId?: string) => {
+  for (const entry of kept) await takeOne(reseller, entry, requestId);
 };

@@ -89,7 +89,8 @@ export const refundResellerOrder = async (
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(reseller.id, refund.orderId, 0);
   const record = await loadRecord(firstJobId, true);
-  if (record?.kind !== 'job') return record ? [] : undefined;
+  // Only refunds or returns kept for it (order-early-after-sale.ts): the order is not known yet.
+  if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
   const ids = record.job.orderJobIds ?? [record.job.id];
   for (const id of ids) {
     await withRereads(

@@ -117,7 +117,8 @@ const eachJobOfOrder = async (
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(resellerStoreId, orderId, 0);
   const record = await loadRecord(firstJobId, true);
-  if (record?.kind !== 'job') return record ? [] : undefined;
+  // Only refunds or returns kept for it (order-early-after-sale.ts): the order is not known yet.
+  if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
   const ids = record.job.orderJobIds ?? [record.job.id];
   for (const id of ids) {
     await withRereads(

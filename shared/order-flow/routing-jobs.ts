@@ -14,6 +14,7 @@ import {
   splitParts,
 } from './order-body.js';
 import type { OrderCancellation } from './order-cancellation.js';
+import type { EarlyAfterSale } from './order-early-after-sale.js';
 import { loadJobs, putJobIfNew, writeOrderRecord } from './order-repository.js';
 import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobItem } from './order-sync-job.js';
 import { MOVES } from './order-transitions.js';
@@ -168,6 +169,8 @@ export interface OrderJobsResult {
   jobIds: string[];
   /** The jobs this call wrote, to enqueue: all of a new order, or those a redelivery completed. */
   written: SyncJob[];
+  /** Refunds and returns that came before the order (order-early-after-sale.ts): the caller takes them now. */
+  kept?: EarlyAfterSale[];
 }
 
 /**
@@ -179,11 +182,15 @@ export const createJobsForOrder = async (
   hooks: { afterWrite?: (written: number) => Promise<void> } = {},
 ): Promise<OrderJobsResult> => {
   const { jobs, partItems, firstTransaction } = plan(input);
-  const written = await writeOrderRecord(syncJobItem(jobs[0]), [
-    ...partItems,
-    ...jobs.slice(1, firstTransaction).map(syncJobItem),
-  ]);
+  const first = (over?: 'kept') =>
+    writeOrderRecord(syncJobItem(jobs[0]), [...partItems, ...jobs.slice(1, firstTransaction).map(syncJobItem)], over);
+  const written = await first();
   if (written !== true) {
+    if (written.met?.kind === 'earlyAfterSale') {
+      // Refunds or returns came first: the order takes their key, then the caller takes them.
+      if ((await first('kept')) !== true) throw new Error("the order's kept refunds changed under its create");
+      return { ...(await writeRest(jobs, firstTransaction, hooks)), kept: written.met.kept.kept };
+    }
     // What holds the first job's key (as the failed write met it): the first job, or a cancellation that came first.
     const found = written.met;
     if (found?.kind === 'orderCancellation') return createCancelled(jobs, partItems, found.cancellation);
@@ -195,6 +202,15 @@ export const createJobsForOrder = async (
     if (!existing?.orderJobIds) throw new Error("the order's first write was cancelled with no order at its key");
     return { created: false, jobIds: existing.orderJobIds, written: await completeOrderJobs(existing) };
   }
+  return writeRest(jobs, firstTransaction, hooks);
+};
+
+/** Once the order's first write is in: the jobs it could not carry, each chunk after the last. */
+const writeRest = async (
+  jobs: SyncJob[],
+  firstTransaction: number,
+  hooks: { afterWrite?: (written: number) => Promise<void> },
+): Promise<OrderJobsResult> => {
   countMetric(BUSINESS_METRICS.jobsCreated, Math.min(jobs.length, firstTransaction));
   await hooks.afterWrite?.(Math.min(jobs.length, firstTransaction));
   const rest = jobs.slice(firstTransaction);

@@ -59,6 +59,13 @@ export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ cr
     if (replaced !== true) throw new Error("the order's cancellation changed under its create"); // redelivered
     return { created: true, jobIds: [] };
   }
+  if (found?.kind === 'earlyAfterSale') {
+    // Refunds or returns kept for it change no job: none of its items routed.
+    if ((await writeOrderRecord(unroutedOrderItem(record), others, 'kept')) !== true) {
+      throw new Error("the order's kept refunds changed under its create"); // redelivered
+    }
+    return { created: true, jobIds: [] };
+  }
   if (found?.kind === 'unroutedOrder') return { created: false, jobIds: [] };
   const job = found?.kind === 'job' ? found.job : undefined;
   if (!job?.orderJobIds) throw new Error("the order's first write was cancelled with no order at its key");

@@ -83,7 +83,7 @@ const eraseJob = (job: SyncJob, plan: Plan, at: string) =>
 export const redactOrder = async (firstJobId: string, at = now()): Promise<OrderRedaction> => {
   const partition = await loadOrderPartition(firstJobId);
   const record = partition.record;
-  if (!record || record.kind === 'orderCancellation') return NOT_HELD;
+  if (!record || record.kind === 'orderCancellation' || record.kind === 'earlyAfterSale') return NOT_HELD;
   if (record.kind === 'unroutedOrder') {
     const order = record.order;
     if (order.redactedAt) {
@@ -144,7 +144,7 @@ export const personalFieldsHeld = async (
 ): Promise<{ syncJobIds: string[]; fields: string[]; redactedAt: string | null } | undefined> => {
   const partition = await loadOrderPartition(firstJobId);
   const record = partition.record;
-  if (!record || record.kind === 'orderCancellation') return undefined;
+  if (!record || record.kind === 'orderCancellation' || record.kind === 'earlyAfterSale') return undefined;
   if (record.kind === 'unroutedOrder') {
     const { order } = record;
     const text = await textOf(order.order, firstJobId, order.externalOrderId, partition.parts);

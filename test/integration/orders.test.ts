@@ -55,6 +55,7 @@ describe('orders through the local runtime', () => {
       receivedAt: expect.stringMatching(/Z$/),
       receivedVia: 'webhook',
       syncJobIds: receipt.body.syncJobIds,
+      refunds: [],
       unroutedLineItems: [
         {
           resellerLineItemId: '2',

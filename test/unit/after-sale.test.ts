@@ -72,6 +72,28 @@ describe('after the sale', () => {
     expect(view.credit).toEqual({ currency: 'USD', expected: '10.00', refunded: '0.00' });
   });
 
+  it('stores the record under two-letter names without nulls, and reads it back whole', () => {
+    const full = record({
+      v: 4,
+      seen: ['refund:1'],
+      lines: { '1': { refunded: 2, cut: 1, removed: 1 } },
+      removal: { status: 'done', at: 2, requestedAt: AT, endedAt: null },
+      returns: [{ ...aReturn('open'), cancelRequested: true }],
+      sourceRefunds: [{ id: 'r1', amount: '10.00', currency: 'USD', returnId: null, lines: [], createdAt: AT }],
+      creditDue: true,
+      orderRefunds: [{ id: '1', createdAt: AT, lines: [], amount: null, currency: null }],
+    });
+    const stored = syncJobItem(job(full)).afterSale as Record<string, unknown>;
+    const names = (value: unknown): string[] =>
+      value && typeof value === 'object'
+        ? Object.entries(value).flatMap(([name, entry]) => [...(Array.isArray(value) ? [] : [name]), ...names(entry)])
+        : [];
+    expect(names(stored).filter((name) => !/^\d+$/.test(name) && name.length > 2)).toEqual([]);
+    expect(JSON.stringify(stored)).not.toContain('null');
+    expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(full).length * 0.7);
+    expect(syncJobFrom(syncJobItem(job(full))).afterSale).toEqual(full);
+  });
+
   it('keeps the record through the job item, and reports each change once', () => {
     const before = syncJobItem(job(record({ v: 1, returns: [aReturn('pending')] })));
     expect(syncJobFrom(before).afterSale?.returns[0].status).toBe('pending');

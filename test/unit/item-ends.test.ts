@@ -49,6 +49,7 @@ const ITEM_ENDS: Record<string, End> = {
   job: { ttl: 'shared/order-flow/order-sync-job.ts' },
   unroutedOrder: { ttl: 'shared/order-flow/order-unrouted.ts' },
   orderCancellation: { ttl: 'shared/order-flow/order-cancellation.ts' },
+  earlyAfterSale: { ttl: 'shared/order-flow/order-early-after-sale.ts' },
   bodyPart: { ttl: 'shared/order-flow/order-body.ts' },
   unroutedMark: { ttl: 'shared/order-flow/order-unrouted.ts' },
 };

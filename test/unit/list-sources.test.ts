@@ -1,8 +1,14 @@
 import { routes } from '../../lib/routes.js';
 import { auditListSource } from '../../shared/audit-log/audit-log.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
-import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
-import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
+import { INDEX_KEYS, LIST_SHARDS } from '../../shared/dynamo/keys.js';
+import {
+  ACTIONS_LISTED_APART,
+  AUDIT_ACTIONS,
+  AUDITED_RESOURCES,
+  type AuditEntry,
+  auditEntryIndexEntries,
+} from '../../shared/entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
 import { eventSources } from '../../shared/events/events.js';
 import { syncJobListSource } from '../../shared/order-flow/reading-sync-jobs.js';
@@ -46,6 +52,49 @@ describe('list sources', () => {
       { status: 'cancelled', resellerStoreId: 'rst_1' },
     ]);
     expect(auditSources.filter((s) => !exact(s)).every((s) => s.filters.resourceId !== undefined)).toBe(true);
+  });
+});
+
+describe('audit entries in their lists', () => {
+  const entry = (action: AuditEntry['action'], resellerStoreId: string | null): AuditEntry => ({
+    id: 'aud_1',
+    ownerId: 'owner_a',
+    action,
+    resellerStoreId,
+    resourceType: 'sync_job',
+    resourceId: 'sj_1',
+    actorId: 'system',
+    actor: { type: 'system', id: 'system' },
+    metadata: {},
+    createdAt: '2026-11-29T10:00:00.000Z',
+  });
+  const reads = (written: AuditEntry, filters: { action?: AuditEntry['action']; resellerStoreId?: string }) => {
+    const source = auditListSource({ ownerId: 'owner_a' }, filters);
+    const entries = auditEntryIndexEntries(written);
+    return source.partitions.includes(entries[INDEX_KEYS[source.index].pk]);
+  };
+
+  it('is read by every filter it matches and by none it does not, whatever lists it is written in', () => {
+    for (const action of AUDIT_ACTIONS) {
+      const written = entry(action, 'rst_1');
+      const other = AUDIT_ACTIONS.find((a) => a !== action)!;
+      expect([reads(written, {}), reads(written, { action }), reads(written, { resellerStoreId: 'rst_1' })]).toEqual([
+        true,
+        true,
+        true,
+      ]);
+      expect(reads(written, { action, resellerStoreId: 'rst_1' })).toBe(true);
+      expect(reads(written, { action: other })).toBe(false);
+      expect(reads(written, { resellerStoreId: 'rst_2' })).toBe(false);
+      expect(reads(entry(action, null), {})).toBe(true);
+    }
+  });
+
+  it('keeps a refund’s and a return’s actions in three lists, the others in five (an entry is a write unit)', () => {
+    const lists = (action: AuditEntry['action']) =>
+      Object.keys(auditEntryIndexEntries(entry(action, 'rst_1'))).filter((name) => name.endsWith('PK')).length;
+    expect(ACTIONS_LISTED_APART.map(lists)).toEqual([3, 3]);
+    expect(lists('sync_job.retried')).toBe(5);
   });
 });
 
