@@ -265,13 +265,9 @@ describe('supplier service levels', () => {
     for (const { job } of shipped)
       await eventually(async () => (await api().get(`/v1/sync_jobs/${job.id}`)).body.serviceLevel.shippedAt);
 
+    const base = `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard`;
     const dueDays = placed.map(({ job }) => localDateOf(new Date(job.serviceLevel.dueAt), zone)).sort();
-    const scorecard = async () =>
-      (
-        await api().get(
-          `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard?from=${dueDays[0]}&to=${dueDays.at(-1)}`,
-        )
-      ).body;
+    const scorecard = async () => (await api().get(`${base}?from=${dueDays[0]}&to=${dueDays.at(-1)}`)).body;
     // Counted at their due time, by the sweep: nothing yet.
     expect(await scorecard()).toMatchObject({
       object: 'scorecard',
@@ -312,7 +308,6 @@ describe('supplier service levels', () => {
       sufficient: true,
     });
     // A bad window is a 400 naming its param, and changes nothing.
-    const base = `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard`;
     const bad = await api().get(`${base}?from=2026-02-30`);
     expect(bad.status).toBe(400);
     expect(bad.body.error).toMatchObject({ code: 'validation_failed', param: 'from' });
