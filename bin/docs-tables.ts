@@ -19,6 +19,7 @@ import {
   inFlight,
   keys,
   lists,
+  scorecardDayKey,
   supplierPaceKey,
 } from '../shared/dynamo/keys.js';
 import type { Item } from '../shared/dynamo/table.js';
@@ -246,6 +247,7 @@ const ROWS: [string, Item][] = [
   ],
   ['reconcile pass (the reconciler’s place in GSI3, one item)', reconcilePassItem(newReconcilePass(CREATED))],
   ['supplier pace (of a source store’s shop, once it throttled)', { ...supplierPaceKey('<domain>') }],
+  ['supplier scorecard day (jobs due that day, ADD counters)', { ...scorecardDayKey('<sst id>', '<date>') }],
   ['data request (a shopper’s, kept 30 days)', { ...dataRequestKey('<rst>', '<id>') }],
   ['retention mark (the retention sweep’s place in a list of jobs)', { ...retentionMarkKey('<list>') }],
   [

@@ -54,7 +54,10 @@ const resources: Record<string, string> = {
 };
 
 /** Actions whose answer is not the object they act on. */
-const actionAnswers: Record<string, string> = { RecoverWebhookEndpoint: 'webhook_endpoint_recovery' };
+const actionAnswers: Record<string, string> = {
+  RecoverWebhookEndpoint: 'webhook_endpoint_recovery',
+  GetSourceStoreScorecard: 'scorecard',
+};
 
 /** Routes whose DELETE removes the object (the others soft-delete it). */
 const hardDeletes = ['DeleteWebhookEndpoint'];
@@ -314,6 +317,13 @@ const OPERATIONS: Record<string, { summary: string; description: string; tag: Ta
   GetSourceStore: {
     summary: 'Retrieve a source store',
     description: 'One source store; a deleted one comes with `deletedAt`.',
+    tag: 'Source stores',
+  },
+  GetSourceStoreScorecard: {
+    summary: 'Retrieve a source store’s scorecard',
+    description:
+      'How the supplier kept its promise over the jobs due from `from` to `to` (its zone; default the 30 days ' +
+      'up to today; at most 366): on-time, late and cancellation rates, hours to tracking (CONTRACT.md §16.3).',
     tag: 'Source stores',
   },
   UpdateSourceStore: {

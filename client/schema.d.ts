@@ -130,6 +130,27 @@ export interface paths {
     patch: operations['UpdateSourceStore'];
     trace?: never;
   };
+  '/v1/reseller_stores/{rst_id}/source_stores/{id}/scorecard': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Retrieve a source store’s scorecard
+     * @description How the supplier kept its promise over the jobs due from `from` to `to` (its zone; default the 30
+     * days up to today; at most 366): on-time, late and cancellation rates, hours to tracking (CONTRACT.md §16.3).
+     */
+    get: operations['GetSourceStoreScorecard'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/reseller_stores/{rst_id}/source_stores/{id}/credentials': {
     parameters: {
       query?: never;
@@ -1196,6 +1217,51 @@ export interface components {
       productCost: number;
       /** @description At most 4 decimal places (docs/hostile-input.md). */
       shippingCost: number;
+    };
+    /**
+     * @description A supplier’s scorecard over the jobs due in a window of days (its zone), reseller cancellations left
+     * out; each job counted once, by the late sweep, at its due time. Parcel scans are not counted yet: their figures
+     * are null.
+     */
+    scorecard: {
+      /** @constant */
+      object: 'scorecard';
+      /** @example sst_0123456789abcdef */
+      sourceStoreId: string;
+      /** Format: date */
+      from: string;
+      /** Format: date */
+      to: string;
+      jobsDue: number;
+      shippedOnTime: number;
+      /** @description shipped by the due time */
+      onTimeRate: number | null;
+      /** @description neither shipped by the due time nor cancelled by the supplier */
+      lateShipmentRate: number | null;
+      /** @description not counted yet: null */
+      scanVerifiedOnTimeRate: number | null;
+      /** @description not counted yet: null */
+      validTrackingRate: number | null;
+      /** @description cancelled by the supplier */
+      sourceCancellationRate: number | null;
+      /** @description percentiles, as the upper bound of a fixed histogram bucket (hours); null with none */
+      hoursToTracking: {
+        p50: number | null;
+        p90: number | null;
+      };
+      /** @description percentiles, as the upper bound of a fixed histogram bucket (hours); null with none */
+      hoursToFirstScan: {
+        p50: number | null;
+        p90: number | null;
+      };
+      /** @description not counted yet: null */
+      lateNow: number | null;
+      /** @description not counted yet: null */
+      untrackedParcels: number | null;
+      /** @description at least 20 decided jobs */
+      sufficient: boolean;
+      /** @description the request id, also in the `Request-Id` header */
+      request_id: string;
     };
     /** @description A reseller store (SPEC 2.1). Its secrets are never returned. */
     reseller_store: {
@@ -3278,6 +3344,73 @@ export interface operations {
         headers: {
           'Request-Id': components['headers']['Request-Id'];
           'Idempotent-Replayed': components['headers']['Idempotent-Replayed'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  GetSourceStoreScorecard: {
+    parameters: {
+      query?: {
+        from?: string;
+        to?: string;
+      };
+      header?: never;
+      path: {
+        rst_id: string;
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Done. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['scorecard'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`, `invalid_cursor`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `unauthorized`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description No such resource (or it belongs to another owner), or no such route: `resource_missing`. */
+      404: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
           [name: string]: unknown;
         };
         content: {

@@ -4,7 +4,7 @@ import { h, show } from './dom.js';
 import { jobPage } from './job.js';
 import { listPage } from './list.js';
 import { apiKey, forgetApiKey, setApiKey } from './session.js';
-import { storesPage, unroutedPage } from './stores.js';
+import { scorecardPage, storesPage, unroutedPage } from './stores.js';
 import { alertBox, forgetStores } from './ui.js';
 
 /**
@@ -74,6 +74,8 @@ const page = (main: HTMLElement, path: string, query: URLSearchParams) => {
   if (job) return jobPage(main, decodeURIComponent(job[1]));
   const unrouted = path.match(/^\/stores\/([^/]+)\/unrouted$/);
   if (unrouted) return unroutedPage(main, decodeURIComponent(unrouted[1]));
+  const scorecard = path.match(/^\/stores\/([^/]+)\/sources\/([^/]+)$/);
+  if (scorecard) return scorecardPage(main, decodeURIComponent(scorecard[1]), decodeURIComponent(scorecard[2]));
   if (path === '/stores') return storesPage(main);
   if (path === '/bulk') return bulkPage(main, query);
   return listPage(main, query);

@@ -85,7 +85,15 @@ export const storesPage = async (main: HTMLElement) => {
                 h('td', {}, 'source'),
                 h('td', {}, `${source.platform} ${source.shopDomain}`),
                 health(source),
-                h('td', {}, ''),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'a',
+                    { href: `#/stores/${encodeURIComponent(store.id)}/sources/${encodeURIComponent(source.id)}` },
+                    `Scorecard of ${source.name}`,
+                  ),
+                ),
               ),
             ),
         ]),
@@ -164,5 +172,42 @@ export const unroutedPage = async (main: HTMLElement, rst: string, cursors: stri
           'Next page',
         ),
     ),
+  );
+};
+
+const percent = (rate: number | null) => (rate === null ? '—' : `${(rate * 100).toFixed(1)} %`);
+const hours = (p: { p50: number | null; p90: number | null }) =>
+  p.p50 === null ? '—' : `median ≤ ${p.p50} h, 90 % ≤ ${p.p90} h`;
+
+/** A supplier's scorecard (CONTRACT.md §16.3): the last 30 days of jobs due, in its zone. */
+export const scorecardPage = async (main: HTMLElement, rst: string, sst: string) => {
+  const dir = await stores();
+  const card = unwrap(
+    await api().GET('/v1/reseller_stores/{rst_id}/source_stores/{id}/scorecard', {
+      params: { path: { rst_id: rst, id: sst } },
+    }),
+  );
+  const rows: Array<[string, string | number]> = [
+    ['Jobs due', card.jobsDue],
+    ['Shipped on time', `${card.shippedOnTime} (${percent(card.onTimeRate)})`],
+    ['Late shipment rate', percent(card.lateShipmentRate)],
+    ['Cancelled by the supplier', percent(card.sourceCancellationRate)],
+    ['Hours to tracking', hours(card.hoursToTracking)],
+  ];
+  show(
+    main,
+    heading(`Scorecard of ${dir.sourceStores.find((s) => s.id === sst)?.name ?? sst}`),
+    h('p', {}, h('a', { href: '#/stores' }, 'Back to the stores')),
+    h(
+      'table',
+      {},
+      h('caption', {}, `Jobs due from ${card.from} to ${card.to}`),
+      h(
+        'tbody',
+        {},
+        rows.map(([name, value]) => h('tr', {}, h('th', { scope: 'row' }, name), h('td', {}, value))),
+      ),
+    ),
+    !card.sufficient && h('p', { role: 'status' }, 'Fewer than 20 jobs decided: too few to judge.'),
   );
 };

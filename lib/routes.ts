@@ -14,6 +14,7 @@ import {
   RecoverWebhookEndpointBody,
   RotateCredentialsBody,
   RotateWebhookEndpointSecretBody,
+  ScorecardQuery,
   UpdateResellerStoreBody,
   UpdateSourceStoreBody,
   UpdateWebhookEndpointBody,
@@ -282,6 +283,16 @@ const ROUTES: RouteSpec[] = [
       table: ['GetItem', 'TransactWriteItems', 'UpdateItem', 'PutItem', 'DeleteItem'],
       key: { actions: ['Decrypt'], fields: STORE_SECRETS },
     }),
+  },
+  {
+    name: 'GetSourceStoreScorecard',
+    method: 'GET',
+    path: '/v1/reseller_stores/{rst_id}/source_stores/{id}/scorecard',
+    entry: 'functions/get-source-store-scorecard.ts',
+    auth: 'apiKey',
+    request: { query: ScorecardQuery },
+    // The store, then its window's per-day items (CONTRACT.md §16.3): one Query, never the jobs.
+    access: { table: ['GetItem', 'Query'] },
   },
   {
     name: 'RotateSourceStoreCredentials',

@@ -203,7 +203,64 @@ const eventData = {
   properties: { object: { type: 'object', description: 'a sync job, an order or a store, as its GET answers it' } },
 } as const;
 
+/** A rate over the decided jobs, rounded to 4 places; null with no decided job. */
+const rate = (description: string) => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
+const hours = {
+  type: 'object',
+  required: ['p50', 'p90'],
+  properties: { p50: { type: ['number', 'null'] }, p90: { type: ['number', 'null'] } },
+  description: 'percentiles, as the upper bound of a fixed histogram bucket (hours); null with none',
+};
+
+/** A supplier's scorecard (CONTRACT.md §16.3). */
+const scorecard = {
+  type: 'object',
+  description:
+    'A supplier’s scorecard over the jobs due in a window of days (its zone), reseller cancellations left ' +
+    'out; each job counted once, by the late sweep, at its due time. Parcel scans are not counted yet: ' +
+    'their figures are null.',
+  required: [
+    'object',
+    'sourceStoreId',
+    'from',
+    'to',
+    'jobsDue',
+    'shippedOnTime',
+    'onTimeRate',
+    'lateShipmentRate',
+    'scanVerifiedOnTimeRate',
+    'validTrackingRate',
+    'sourceCancellationRate',
+    'hoursToTracking',
+    'hoursToFirstScan',
+    'lateNow',
+    'untrackedParcels',
+    'sufficient',
+    'request_id',
+  ],
+  properties: {
+    object: { const: 'scorecard' },
+    sourceStoreId: id('sst'),
+    from: { type: 'string', format: 'date' },
+    to: { type: 'string', format: 'date' },
+    jobsDue: { type: 'integer', minimum: 0 },
+    shippedOnTime: { type: 'integer', minimum: 0 },
+    onTimeRate: rate('shipped by the due time'),
+    lateShipmentRate: rate('neither shipped by the due time nor cancelled by the supplier'),
+    scanVerifiedOnTimeRate: rate('not counted yet: null'),
+    validTrackingRate: rate('not counted yet: null'),
+    sourceCancellationRate: rate('cancelled by the supplier'),
+    hoursToTracking: hours,
+    hoursToFirstScan: hours,
+    lateNow: { type: ['integer', 'null'], description: 'not counted yet: null' },
+    untrackedParcels: { type: ['integer', 'null'], description: 'not counted yet: null' },
+    sufficient: { type: 'boolean', description: 'at least 20 decided jobs' },
+    request_id: requestId,
+  },
+};
+
 export const responseSchemas: Record<string, Record<string, unknown>> = {
+  scorecard,
   reseller_store: object(
     'reseller_store',
     'rst',

@@ -329,6 +329,15 @@ export const reconcilePassKey = (): Key => ({ PK: 'RECONCILER', SK: 'PASS' });
 export const lateSweepKey = (): Key => ({ PK: 'LATESWEEP', SK: 'MARK' });
 
 /**
+ * A supplier's figures for one day (CONTRACT.md §16.3, shared/entities/scorecard-day.ts): the jobs due that
+ * day in its zone, as the late sweep settled them. A scorecard reads its window's days, never the jobs.
+ */
+export const scorecardDayKey = (sourceStoreId: string, day: string): Key => ({
+  PK: `SCORE#${sourceStoreId}`,
+  SK: `DAY#${day}`,
+});
+
+/**
  * A source store's shop's pace (docs/design.md, "A pace per supplier"): one small item per supplier
  * shop domain, written only once the shop has throttled a call, shared by every source store on it.
  */

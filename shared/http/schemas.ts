@@ -496,3 +496,11 @@ export const RecoverWebhookEndpointBody = strict({ since: Instant });
 
 /** `POST /v1/webhook_endpoints/{id}/rotate_secret` takes no field: no body, or `{}`. */
 export const RotateWebhookEndpointSecretBody = v.optional(strict({}));
+
+const LocalDate = v.pipe(
+  v.string('must be a string'),
+  described(v.check(isLocalDate, 'must be a date YYYY-MM-DD'), { format: 'date' }),
+);
+
+/** `GET …/source_stores/{id}/scorecard` (CONTRACT.md §16.3): a window of days in the supplier's zone. */
+export const ScorecardQuery = strict({ from: v.optional(LocalDate), to: v.optional(LocalDate) });

@@ -10,6 +10,7 @@ import { withRereads } from '../dynamo/update.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
+import { jobLines } from './order-body.js';
 import { cancellationRequest } from './order-job-moves.js';
 import {
   cancelUnroutedOrder,
@@ -21,6 +22,7 @@ import {
   loadRecord,
   moveJob,
 } from './order-repository.js';
+import { countSourceCancellation } from './order-service-level.js';
 import type { Cancellation, SyncJob } from './order-sync-job.js';
 import type { MoveName } from './order-transitions.js';
 import { mayHaveBeenPlaced } from './placing-end.js';
@@ -71,7 +73,10 @@ const cancelMoveOrLost = async (
   const moved = await moveJob(request);
   if (isLost(moved)) return moved;
   if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
-  if (ended && cancellation.requestedBy === 'source') countMetric(BUSINESS_METRICS.jobsCancelledBySource);
+  if (ended && cancellation.requestedBy === 'source') {
+    countMetric(BUSINESS_METRICS.jobsCancelledBySource);
+    await countSourceCancellation(job, (await jobLines(job)) ?? []);
+  }
   if (audit === 'sync_job.cancellation_declined') countMetric(BUSINESS_METRICS.cancellationsDeclined);
   return true;
 };

@@ -1,7 +1,11 @@
+import { localDateOf } from '../domain/business-days.js';
+import { type DayFigures, emptyDay } from '../domain/scorecard.js';
 import { coveredQuantities } from '../domain/shipment.js';
 import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
-import { batchGet, ConditionFailed, keyOf, queryIndex, updateIf } from '../dynamo/table.js';
+import { batchGet, ConditionFailed, getItem, keyOf, queryIndex, TABLE, transactIf, updateIf } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
+import { dayAddition } from '../entities/scorecard-day.js';
+import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
 import { coverOf, type FulfillmentEntry } from './order-fulfillment-entry.js';
 import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
 
@@ -100,7 +104,13 @@ export const jobsDueIn = async (hour: string): Promise<SyncJob[]> => {
  * hour (shipped, cancelled, …). Conditional on the entry it read: a second run, or a run after a
  * restart, finds it gone and writes nothing, so `sync_job.late` is recorded once.
  */
-export const settleDueJob = async (job: SyncJob, hour: string, late: boolean, at: string) => {
+export const settleDueJob = async (
+  job: SyncJob,
+  hour: string,
+  late: boolean,
+  at: string,
+  count?: { day: string; add: DayFigures | null },
+) => {
   const update = new UpdateBuilder();
   const pk = update.name(INDEX_KEYS.stateLists.pk);
   update.when(`${pk} = ${update.value('hour', lists.jobsDueIn(hour).of(job.id))}`);
@@ -109,5 +119,35 @@ export const settleDueJob = async (job: SyncJob, hour: string, late: boolean, at
     update.when(`${update.name('status')} = ${update.value('completed', 'completed')}`);
   } else update.remove(pk);
   const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
-  return !((await updateIf({ ...parts, ConditionExpression })) instanceof ConditionFailed);
+  if (!count?.add) return !((await updateIf({ ...parts, ConditionExpression })) instanceof ConditionFailed);
+  // Counted on its supplier's day in the same transaction: once, with the write that takes it off its hour.
+  const settled = await transactIf([
+    { Update: { TableName: TABLE(), ...parts, ConditionExpression } },
+    dayAddition(job.sourceStoreId, count.day, count.add),
+  ]);
+  return settled === true;
+};
+
+/** The supplier's zone as its store says now (UTC when it has no promise left, or is gone). */
+export const supplierZoneOf = async (sourceStoreId: string) =>
+  (await getItem(sourceStoreKey(sourceStoreId), sourceStoreFrom))?.serviceLevel?.timeZone ?? 'UTC';
+
+/** The supplier's day (in its zone) a due time falls on: the scorecard's day. */
+export const dueDayOf = (dueAt: string, timeZone: string) => localDateOf(new Date(dueAt), timeZone);
+
+/**
+ * A supplier's own cancellation of a job with a due time, on its scorecard day (CONTRACT.md §16.3): a
+ * job the sweep counted late becomes cancelled by the supplier; one it has not counted yet (its
+ * cancellation took it off its due hour) is counted here. One ADD after the move: a crash between the
+ * two loses this count, never doubles it (the move is not taken twice).
+ */
+export const countSourceCancellation = async (job: SyncJob, lines: Parameters<typeof shippedAtOf>[1]) => {
+  if (!job.dueAt || job.status !== 'completed') return;
+  const add = emptyDay();
+  if (job.lateAt) add.late = -1;
+  else if (Date.parse(job.dueAt) > Date.now() || shippedAtOf(job, lines) === null) add.due = 1;
+  else return;
+  add.sourceCancelled = 1;
+  const { Update } = dayAddition(job.sourceStoreId, dueDayOf(job.dueAt, await supplierZoneOf(job.sourceStoreId)), add);
+  await updateIf(Update);
 };

@@ -1,9 +1,11 @@
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { figuresOfJob } from '../domain/scorecard.js';
 import { readLateSweepMark, writeLateSweepMark } from '../entities/late-sweep.js';
 import { jobLines } from './order-body.js';
-import { jobsDueIn, settleDueJob, shippedAtOf } from './order-service-level.js';
+import { dueDayOf, jobsDueIn, settleDueJob, shippedAtOf, supplierZoneOf } from './order-service-level.js';
+import type { SyncJob } from './order-sync-job.js';
 
 /**
  * The late sweep (CONTRACT.md §16.2), scheduled: every job due in the UTC hours that ended since its
@@ -28,12 +30,29 @@ export const hoursToSweep = (mark: string | null, at: Date) => {
   return hours;
 };
 
-const settleHour = async (hour: string, at: Date) => {
+/** What the job adds to its supplier's scorecard day (CONTRACT.md §16.3), decided at its due time. */
+const countOf = async (job: SyncJob, shippedAt: string | null, zones: Map<string, Promise<string>>) => {
+  if (!job.dueAt || !job.completedAt) return undefined;
+  const zone = zones.get(job.sourceStoreId) ?? supplierZoneOf(job.sourceStoreId);
+  zones.set(job.sourceStoreId, zone);
+  const cancelled = job.status === 'cancelled';
+  const add = figuresOfJob({
+    dueAt: job.dueAt,
+    placedAt: job.completedAt,
+    shippedAt: cancelled ? null : shippedAt,
+    cancelledBy: cancelled ? (job.cancellation?.requestedBy === 'source' ? 'source' : 'reseller') : null,
+  });
+  return { day: dueDayOf(job.dueAt, await zone), add };
+};
+
+const settleHour = async (hour: string, at: Date, zones: Map<string, Promise<string>>) => {
   let late = 0;
   for (const job of await jobsDueIn(hour)) {
-    const unshipped = job.status === 'completed' && shippedAtOf(job, (await jobLines(job)) ?? []) === null;
+    const shippedAt = shippedAtOf(job, (await jobLines(job)) ?? []);
+    const unshipped = job.status === 'completed' && shippedAt === null;
     const isLate = unshipped && !job.lateAt && job.dueAt !== null && Date.parse(job.dueAt ?? '') < at.getTime();
-    if ((await settleDueJob(job, hour, isLate, at.toISOString())) && isLate) late += 1;
+    if ((await settleDueJob(job, hour, isLate, at.toISOString(), await countOf(job, shippedAt, zones))) && isLate)
+      late += 1;
   }
   return late;
 };
@@ -42,9 +61,10 @@ const settleHour = async (hour: string, at: Date) => {
 export const sweepLateJobs = async (at: Date, remainingMs: () => number) => {
   const hours = hoursToSweep(await readLateSweepMark(), at);
   let late = 0;
+  const zones = new Map<string, Promise<string>>();
   for (const hour of hours) {
     if (remainingMs() < 30_000) break;
-    late += await settleHour(hour, at);
+    late += await settleHour(hour, at, zones);
     await writeLateSweepMark(hour, at.toISOString());
   }
   if (late) countMetric(BUSINESS_METRICS.jobsLate, late);

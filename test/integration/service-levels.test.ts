@@ -1,5 +1,6 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { dueAtOf, type ServiceLevel } from '../../shared/domain/business-days.js';
+import { dueAtOf, localDateOf, type ServiceLevel } from '../../shared/domain/business-days.js';
+import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
@@ -193,5 +194,124 @@ describe('supplier service levels', () => {
       ),
     );
     expect(Date.parse(supplierOrder.fulfill_by)).toBe(Date.parse(job.serviceLevel.dueAt));
+  });
+  it("keeps a supplier's scorecard equal to the rates computed from its 50 jobs", async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const zone = 'America/New_York';
+    const source = await createSourceStore(api(), reseller.id, {
+      vendorTag,
+      webhookSecret: sourceSecret,
+      serviceLevel: { shipWithinBusinessDays: 1, timeZone: zone },
+    });
+    const hook = (
+      path: '/v1/orders/webhook' | '/v1/fulfillments/webhook',
+      shopDomain: string,
+      secret: string,
+      body: unknown,
+      topic?: string,
+    ) => sendWebhook(service.runtime.apiUrl, path, { shopDomain, secret, body, ...(topic ? { topic } : {}) });
+    const order = async () => {
+      const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
+      const receipt = await hook('/v1/orders/webhook', reseller.shopDomain, resellerSecret, payload);
+      expect(receipt.status).toBe(200);
+      return { payload, job: await jobReaches(api(), receipt.body.syncJobIds[0], 'completed') };
+    };
+    const placed: Array<Awaited<ReturnType<typeof order>>> = [];
+    for (let batch = 0; batch < 5; batch++) placed.push(...(await Promise.all(Array.from({ length: 10 }, order))));
+    const cancelSupplier = (job: any) =>
+      hook(
+        '/v1/orders/webhook',
+        source.shopDomain,
+        sourceSecret,
+        { id: job.sourceOrderId, cancel_reason: 'inventory', cancelled_at: new Date().toISOString() },
+        'orders/cancelled',
+      );
+
+    // 40 ship before their due time, 4 are cancelled by the reseller, 2 by the supplier, 4 are left.
+    const [shipped, byReseller, bySupplier, left] = [
+      placed.slice(0, 40),
+      placed.slice(40, 44),
+      placed.slice(44, 46),
+      placed.slice(46),
+    ];
+    await Promise.all(
+      shipped.map(({ job }) =>
+        hook(
+          '/v1/fulfillments/webhook',
+          source.shopDomain,
+          sourceSecret,
+          fulfillmentPayload(job.sourceOrderId),
+          'fulfillments/create',
+        ),
+      ),
+    );
+    for (const { payload, job } of byReseller) {
+      await hook(
+        '/v1/orders/webhook',
+        reseller.shopDomain,
+        resellerSecret,
+        { id: payload.id, cancel_reason: 'customer', cancelled_at: new Date().toISOString() },
+        'orders/cancelled',
+      );
+      await jobReaches(api(), job.id, 'cancelled');
+    }
+    for (const { job } of bySupplier) {
+      await cancelSupplier(job);
+      await jobReaches(api(), job.id, 'cancelled');
+    }
+    for (const { job } of shipped)
+      await eventually(async () => (await api().get(`/v1/sync_jobs/${job.id}`)).body.serviceLevel.shippedAt);
+
+    const base = `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard`;
+    const dueDays = placed.map(({ job }) => localDateOf(new Date(job.serviceLevel.dueAt), zone)).sort();
+    const scorecard = async () => (await api().get(`${base}?from=${dueDays[0]}&to=${dueDays.at(-1)}`)).body;
+    // Counted at their due time, by the sweep: nothing yet.
+    expect(await scorecard()).toMatchObject({
+      object: 'scorecard',
+      sourceStoreId: source.id,
+      jobsDue: 2,
+      onTimeRate: 0,
+    });
+
+    // The sweep, an hour after the last due time (from no mark: it looks 48 hours back).
+    const lastDue = Math.max(...placed.map(({ job }) => Date.parse(job.serviceLevel.dueAt)));
+    await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
+    await service.runtime.invoke('LateSweep', { time: new Date(lastDue + 3_600_000).toISOString() });
+    // One late job is then cancelled by its supplier: no longer late, cancelled by the supplier.
+    await cancelSupplier(left[0].job);
+    await jobReaches(api(), left[0].job.id, 'cancelled');
+
+    // The same figures from the jobs themselves.
+    const jobs = await Promise.all(placed.map(async ({ job }) => (await api().get(`/v1/sync_jobs/${job.id}`)).body));
+    const counted = jobs.filter((job) => job.cancellation?.requestedBy !== 'reseller');
+    const bySource = counted.filter((job) => job.cancellation?.requestedBy === 'source');
+    const onTime = counted.filter((job) => job.status !== 'cancelled' && job.serviceLevel.onTime === true);
+    const hours = onTime
+      .map((job) => (Date.parse(job.serviceLevel.shippedAt) - Date.parse(job.completedAt)) / 3_600_000)
+      .sort((a, b) => a - b);
+    const bound = (p: number) => {
+      const h = hours[Math.max(1, Math.ceil(p * hours.length)) - 1] as number;
+      return HOUR_BUCKETS.find((b) => h <= b) ?? HOUR_BUCKETS.at(-1);
+    };
+    const rate = (n: number) => Math.round((n / counted.length) * 10_000) / 10_000;
+    expect([counted.length, onTime.length, bySource.length]).toEqual([46, 40, 3]);
+    expect(await scorecard()).toMatchObject({
+      jobsDue: counted.length,
+      shippedOnTime: onTime.length,
+      onTimeRate: rate(onTime.length),
+      lateShipmentRate: rate(counted.length - onTime.length - bySource.length),
+      sourceCancellationRate: rate(bySource.length),
+      hoursToTracking: { p50: bound(0.5), p90: bound(0.9) },
+      sufficient: true,
+    });
+    // A bad window is a 400 naming its param, and changes nothing.
+    const bad = await api().get(`${base}?from=2026-02-30`);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'validation_failed', param: 'from' });
+    const wide = await api().get(`${base}?from=2025-01-01&to=2026-06-01`);
+    expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
   });
 });

@@ -1,0 +1,10 @@
+import { parseInput } from '../shared/core/validation.js';
+import { apiHandler } from '../shared/http/handler.js';
+import { ScorecardQuery } from '../shared/http/schemas.js';
+import { ok } from '../shared/http/types.js';
+import { supplierScorecard } from '../shared/stores/supplier-scorecard.js';
+
+/** A supplier's scorecard (CONTRACT.md §16.3): its window's per-day figures, added up. */
+export const handler = apiHandler(async ({ ownerId, path, query }) =>
+  ok(await supplierScorecard({ ownerId }, path.rst_id, path.id, parseInput(ScorecardQuery, query))),
+);
