@@ -352,8 +352,8 @@ export const monthLines = (
   lines.push(
     line(
       'CloudWatch',
-      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), 1 of the polls (StoresPolled), ` +
-        `${t.routeMetrics} route metrics`,
+      `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), ` +
+        `1 of the polls (StoresPolled), ${t.routeMetrics} route metrics`,
       businessMetrics + t.routeMetrics,
       PRICES.cloudwatchCustomMetric,
     ),
