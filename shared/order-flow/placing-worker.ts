@@ -136,8 +136,9 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
     return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
   },
   holdBack: async (attempt, delaySeconds) => {
+    // Not a try: the message that follows is still the one that sent it (a manual retry stays a `retry`).
     const held = await holdJob(attempt.item.job, delaySeconds);
-    return held ? jobMessage(held, 'redelivery', attempt.message.requestId) : undefined;
+    return held ? jobMessage(held, attempt.message.trigger ?? 'webhook', attempt.message.requestId) : undefined;
   },
   fail: (attempt, reason, status, waitSeconds) =>
     failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),

@@ -4,7 +4,12 @@ import type { SdkCall } from '../../lib/local/protocol.js';
 import { newId } from '../../shared/core/ids.js';
 import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
-import { AUDIT_ACTIONS, type AuditEntry, auditEntryItem } from '../../shared/entities/audit-entry.js';
+import {
+  ACTIONS_LISTED_APART,
+  AUDIT_ACTIONS,
+  type AuditEntry,
+  auditEntryItem,
+} from '../../shared/entities/audit-entry.js';
 import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { resellerStoreBody, sourceStoreBody, startService, type TestService } from './support.js';
 
@@ -260,11 +265,14 @@ describe('audit log lists: every filter combination', () => {
     ).map((e) => e.id);
 
   it.each(combos)(
-    'action $action, store $resellerStoreId, resource $resourceId, type $resourceType: 3 round trips at most',
+    'action $action, store $resellerStoreId, resource $resourceId, type $resourceType: a Query a partition',
     async (filters) => {
+      // Unfiltered by action or resource, the list merges the actions listed apart (issue 42's budget).
+      const queries =
+        filters.action === undefined && filters.resourceId === undefined ? 1 + ACTIONS_LISTED_APART.length : 1;
       for (const limit of [2, 100]) {
         const owner = { ownerId: OWNER };
-        const ids = await walk((l, after) => lists.audit.listAuditEntries(owner, l, after, filters), limit);
+        const ids = await walk((l, after) => lists.audit.listAuditEntries(owner, l, after, filters), limit, queries);
         expect(ids).toEqual(expected(filters));
       }
     },
