@@ -282,7 +282,8 @@ describe('audit log lists: every filter combination', () => {
     'action $action, store $resellerStoreId, resource $resourceId: the same answer through the API',
     async (f) => {
       const query = { action: f.action, reseller_store_id: f.resellerStoreId, resource_id: f.resourceId };
-      expect(await walkApi('/v1/audit_log', query, 3)).toEqual(expected(f));
+      const queries = f.action === undefined && f.resourceId === undefined ? 1 + ACTIONS_LISTED_APART.length : 1;
+      expect(await walkApi('/v1/audit_log', query, 3, queries)).toEqual(expected(f));
     },
   );
 
