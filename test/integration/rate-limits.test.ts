@@ -123,5 +123,5 @@ describe('per-key rate limits', () => {
       (entry: { resourceId: string }) => entry.resourceId,
     );
     expect(retried).toEqual(expect.arrayContaining(ids));
-  });
+  }, 180_000);
 });
