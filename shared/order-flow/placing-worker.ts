@@ -5,6 +5,7 @@ import { config } from '../core/config.js';
 import { addLogContext, logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { sharedReads } from '../core/pool.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
@@ -165,10 +166,26 @@ const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<Mes
   return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
 };
 
+/** How long a connected source store's read is shared by this environment's jobs to it. */
+export const SOURCE_STORE_SHARED_MS = 200;
+
+/**
+ * The source stores' reads, shared by the jobs of one batch (the runner takes its records together):
+ * one read per supplier and batch, not per job (docs/performance.md, "Fewer calls per order"). Only a
+ * connected store's answer is kept, `SOURCE_STORE_SHARED_MS`, less than the lag an eventually
+ * consistent read may already have: a store disconnected meanwhile is called as it was a moment before,
+ * and the platform refuses its token as it would have a moment later.
+ */
+const sourceStoreReads = sharedReads(
+  loadSourceStore,
+  SOURCE_STORE_SHARED_MS,
+  (store) => store !== undefined && !disconnectedReason('source', store),
+);
+
 /** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
 const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { item } = attempt;
-  item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
+  item.sourceStore = await sourceStoreReads.get(item.job.sourceStoreId);
   if (!item.sourceStore) return sourceStoreGone(attempt);
   const disconnected = disconnectedReason('source', item.sourceStore);
   if (disconnected) return sourceStoreDisconnected(attempt, disconnected);
