@@ -253,7 +253,7 @@ const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<Supp
 const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
   const reason = 'an earlier attempt may have placed the supplier order';
   const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
-  if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
+  if (lookup.kind === 'found') return completeFound(deps, attempt, lookup, null, reason);
   if (lookup.kind === 'unknown' && !lookup.refused)
     return attempt.retry(`${reason}; looking it up failed: ${lookup.reason}`, null);
   return undefined;
@@ -267,6 +267,7 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
   const lines = await alignedSourceLines(job, sourceLinesOf(supplierOrder, placed.lineItemIds));
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await jobPlaced(
+    deps,
     'complete',
     job,
     { orderId: placed.orderId, lines, promise: attempt.item.sourceStore?.serviceLevel },
@@ -308,7 +309,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
         promise: attempt.item.sourceStore?.serviceLevel,
       };
       const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
-      const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
+      const found = await jobPlaced(deps, 'found', job, placed, outcome, attempt.message.requestId);
       if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
       return 'done';
     }
@@ -325,7 +326,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
 const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) => {
   const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') {
-    await completeFound(attempt, lookup, status, reason);
+    await completeFound(deps, attempt, lookup, status, reason);
     return undefined;
   }
   return lookup.kind === 'absent' ? reason : `${reason}; looking the order up failed: ${lookup.reason}`;
@@ -333,6 +334,7 @@ const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, st
 
 /** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
 const completeFound = async (
+  deps: Deps,
   attempt: JobAttempt,
   found: { orderId: string; lineItemIds?: string[] },
   status: number | null,
@@ -344,7 +346,7 @@ const completeFound = async (
     promise: attempt.item.sourceStore?.serviceLevel,
   };
   const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
-  await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
+  await jobPlaced(deps, 'found', attempt.item.job, placed, outcome, attempt.message.requestId);
   logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };
