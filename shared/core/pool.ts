@@ -61,5 +61,10 @@ export const sharedReads = <T>(read: (key: string) => Promise<T>, keepMs: number
     );
     return entry.value;
   };
-  return { get, drop: (key: string) => shared.delete(key) };
+  /** Whether `get` would answer a read that has come and is kept (not one it makes, or joins in flight). */
+  const kept = (key: string) => {
+    const found = shared.get(key);
+    return found !== undefined && found.until !== Number.POSITIVE_INFINITY && found.until > Date.now();
+  };
+  return { get, drop: (key: string) => shared.delete(key), kept };
 };

@@ -217,12 +217,31 @@ describe('Function: orders-webhook', () => {
     expect(JSON.parse(sent[0].MessageBody!)).toMatchObject({ jobId: item.PK.slice(3), purpose: 'release' });
   });
 
-  it('reads the routing of the store the shop last verified for beside the lookup: 4 calls in 3 steps', async () => {
-    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
-    const headers = (body: string) => ({
-      'x-platform-shop-domain': 'shop.myshopify.com',
-      'x-platform-hmac-sha256': sign(body),
+  /**
+   * The clock of the environment's shared reads (the lookup's and the routing's, 200 ms): held still,
+   * or moved past them, by the test, whatever the machine's speed. Each test has a shop of its own.
+   */
+  const clock = () => {
+    let at = Date.now();
+    const spy = jest.spyOn(Date, 'now').mockImplementation(() => at);
+    return { pass: () => (at += 1000), restore: () => spy.mockRestore() };
+  };
+  const onShop = (shopDomain: string, id: string) => {
+    const store = { ...reseller, id, shopDomain };
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [store] });
+    const order = (orderId: number) => JSON.stringify({ ...payload, id: orderId, line_items: [payload.line_items[0]] });
+    const headers = (body: string, secret?: string) => ({
+      'x-platform-shop-domain': shopDomain,
+      'x-platform-hmac-sha256': sign(body, secret),
     });
+    return { store, order, headers };
+  };
+  const sentCommands = () =>
+    dynamo.calls().map((c) => (c.args[0].input as { IndexName?: string }).IndexName ?? c.args[0].constructor.name);
+
+  it('reads the routing of the store the shop last verified for beside the lookup: 4 calls in 3 steps', async () => {
+    const time = clock();
+    const { store, order, headers } = onShop('early.myshopify.com', 'rst_early');
     dynamo.on(PutCommand).resolves({});
     // The lookup answers only once the routing Query has been sent: read after the lookup, it would never answer.
     let routingSent: () => void = () => undefined;
@@ -237,33 +256,70 @@ describe('Function: orders-webhook', () => {
     const first = dynamo.calls().length + sqs.calls().length;
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).callsFake(async () => {
       await routingWasSent;
-      return { Items: [reseller] };
+      return { Items: [store] };
     });
     dynamo.resetHistory();
     sqs.resetHistory();
+    time.pass(); // past the shared reads: both are read again
 
     const res = await call(event(order(2), headers(order(2))));
+    time.restore();
 
-    expect(res.body.syncJobIds).toEqual([syncJobId('rst_1', '2', 0)]);
-    const sent = dynamo
-      .calls()
-      .map((c) => (c.args[0].input as { IndexName?: string }).IndexName ?? c.args[0].constructor.name);
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_early', '2', 0)]);
     // The routing Query (no index) goes first, the lookup beside it; then the job's put, then its message.
-    expect(sent).toEqual(['QueryCommand', 'GSI2', 'PutCommand']);
+    expect(sentCommands()).toEqual(['QueryCommand', 'GSI2', 'PutCommand']);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
     expect(first).toBe(4);
   });
 
+  it("shares one shop's lookup and routing between its orders of a moment: the next costs its write and message", async () => {
+    const time = clock();
+    const { order, headers } = onShop('shared.myshopify.com', 'rst_shared');
+    dynamo.on(PutCommand).resolves({});
+    expect((await call(event(order(5), headers(order(5))))).status).toBe(200);
+    // The environment's first order of the shop: the lookup, then its store's routing.
+    expect(sentCommands()).toEqual(['GSI2', 'QueryCommand', 'PutCommand']);
+    dynamo.resetHistory();
+    sqs.resetHistory();
+
+    const res = await call(event(order(6), headers(order(6))));
+    time.restore();
+
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_shared', '6', 0)]);
+    expect(sentCommands()).toEqual(['PutCommand']);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
+  });
+
+  it('reads the lookup again before refusing a delivery the shared one does not verify (a secret just rotated)', async () => {
+    const time = clock();
+    const { store, order, headers } = onShop('rotated.myshopify.com', 'rst_rotated');
+    dynamo.on(PutCommand).resolves({});
+    expect((await call(event(order(7), headers(order(7))))).status).toBe(200);
+    // Rotated: the store's new secret, under a new ciphertext, signs the next order.
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [{ ...store, webhookSecret: 'bmV3' }] });
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('whsec_new') });
+    dynamo.resetHistory();
+
+    const res = await call(event(order(8), headers(order(8), 'whsec_new')));
+    const wrong = await call(event(order(9), headers(order(9), 'whsec_other')));
+    time.restore();
+
+    expect(res.status).toBe(200);
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_rotated', '8', 0)]);
+    // One lookup each: the second delivery's refusal is the fresh lookup's, not read a third time.
+    expect(wrong.status).toBe(401);
+    expect(sentCommands().filter((command) => command === 'GSI2')).toEqual(['GSI2', 'GSI2']);
+  });
+
   it("routes with a fresh read when the shop's store is no longer the one read early", async () => {
-    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
-    const headers = (body: string) => ({
-      'x-platform-shop-domain': 'shop.myshopify.com',
-      'x-platform-hmac-sha256': sign(body),
-    });
+    const time = clock();
+    const { order, headers } = onShop('replaced.myshopify.com', 'rst_3');
     dynamo.on(PutCommand).resolves({});
     expect((await call(event(order(3), headers(order(3))))).status).toBe(200);
     // The shop's store was replaced: the lookup answers rst_2, whose tag Acme goes to sst_z.
-    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [{ ...reseller, id: 'rst_2' }] });
+    dynamo
+      .on(QueryCommand, { IndexName: 'GSI2' })
+      .resolves({ Items: [{ ...reseller, id: 'rst_2', shopDomain: 'replaced.myshopify.com' }] });
     dynamo
       .on(
         QueryCommand,
@@ -271,8 +327,10 @@ describe('Function: orders-webhook', () => {
       )
       .resolves({ Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_z' }] });
     dynamo.resetHistory();
+    time.pass(); // past the shared lookup
 
     const res = await call(event(order(4), headers(order(4))));
+    time.restore();
 
     expect(res.body.syncJobIds).toEqual([syncJobId('rst_2', '4', 0)]);
     expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item!.sourceStoreId).toBe('sst_z');
