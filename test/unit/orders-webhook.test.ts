@@ -17,6 +17,8 @@ import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
+import { ROUTING_SHARED_MS } from '../../shared/order-flow/receiving.js';
+import { LOOKUP_SHARED_MS } from '../../shared/webhooks/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -58,8 +60,31 @@ const call = async (e: unknown) => {
   return { status: res.statusCode, body: JSON.parse(res.body) };
 };
 
+/**
+ * The clock of the environment's shared reads (the lookup's and the routing's, 200 ms), whatever the
+ * machine's speed: each test starts once the last one's reads are past (a wait is at least its time),
+ * and a test may hold it still while it sends its deliveries (`clock`), or move it past them (`pass`).
+ */
+const realNow = Date.now.bind(Date);
+const time = { frozen: undefined as number | undefined };
+jest.spyOn(Date, 'now').mockImplementation(() => time.frozen ?? realNow());
+const SHARED_MS = Math.max(LOOKUP_SHARED_MS, ROUTING_SHARED_MS);
+const clock = () => {
+  time.frozen = Date.now();
+  return {
+    pass: () => {
+      time.frozen = (time.frozen ?? realNow()) + 1000;
+    },
+    restore: () => {
+      time.frozen = undefined;
+    },
+  };
+};
+
 describe('Function: orders-webhook', () => {
-  beforeEach(() => {
+  beforeEach(async () => {
+    time.frozen = undefined;
+    await new Promise((resolve) => setTimeout(resolve, SHARED_MS + 10));
     dynamo.reset();
     sqs.reset();
     kms.reset();
@@ -217,15 +242,7 @@ describe('Function: orders-webhook', () => {
     expect(JSON.parse(sent[0].MessageBody!)).toMatchObject({ jobId: item.PK.slice(3), purpose: 'release' });
   });
 
-  /**
-   * The clock of the environment's shared reads (the lookup's and the routing's, 200 ms): held still,
-   * or moved past them, by the test, whatever the machine's speed. Each test has a shop of its own.
-   */
-  const clock = () => {
-    let at = Date.now();
-    const spy = jest.spyOn(Date, 'now').mockImplementation(() => at);
-    return { pass: () => (at += 1000), restore: () => spy.mockRestore() };
-  };
+  // Each test below has a shop of its own, and holds the clock (`clock`) while it sends its deliveries.
   const onShop = (shopDomain: string, id: string) => {
     const store = { ...reseller, id, shopDomain };
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [store] });
@@ -272,7 +289,7 @@ describe('Function: orders-webhook', () => {
     expect(first).toBe(4);
   });
 
-  it("shares one shop's lookup and routing between its orders of a moment: the next costs its write and message", async () => {
+  it("shares a shop's lookup and routing between its orders of a moment: one write, one message", async () => {
     const time = clock();
     const { order, headers } = onShop('shared.myshopify.com', 'rst_shared');
     dynamo.on(PutCommand).resolves({});
@@ -290,7 +307,7 @@ describe('Function: orders-webhook', () => {
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
   });
 
-  it('reads the lookup again before refusing a delivery the shared one does not verify (a secret just rotated)', async () => {
+  it('reads the lookup again before refusing a delivery the shared one does not verify (secret rotated)', async () => {
     const time = clock();
     const { store, order, headers } = onShop('rotated.myshopify.com', 'rst_rotated');
     dynamo.on(PutCommand).resolves({});
