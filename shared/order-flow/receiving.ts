@@ -3,7 +3,6 @@ import { now, syncJobId } from '../core/ids.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { sharedReads } from '../core/pool.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { classifyLineItems, testOrderLines } from '../domain/routing.js';
 import { holdOnArrival, skipsTestOrder } from '../domain/routing-policy.js';
@@ -45,17 +44,6 @@ export const orderKnown = async (reseller: Pick<StoreOnShop, 'id'>, rawBody: Buf
 
 type Routing = Awaited<ReturnType<typeof routingOf>>;
 
-/** How long a reseller store's routing read is shared by this environment's orders of it. */
-export const ROUTING_SHARED_MS = 200;
-
-/**
- * The routing reads of this environment, by reseller store: the orders of one store a moment apart
- * share one Query (docs/performance.md, "Fewer calls per order"), kept `ROUTING_SHARED_MS`, less than
- * the lag an eventually consistent read may already have: a policy or vendor tag changed within the
- * moment routes the orders that follow it.
- */
-const routings = sharedReads(routingOf, ROUTING_SHARED_MS, () => true);
-
 /** A routing read started before the store was known: used only for the store it was read for. */
 export interface EarlyRouting {
   storeId: string;
@@ -79,7 +67,7 @@ const STORE_OF_SHOP_MAX = 1_000;
 export const readRoutingEarly = (shopDomain: string | undefined): EarlyRouting | undefined => {
   const storeId = shopDomain && storeOfShop.get(shopDomain.trim().toLowerCase());
   if (!storeId) return undefined;
-  const routing = routings.get(storeId);
+  const routing = routingOf(storeId);
   routing.catch(() => undefined); // awaited where used; unused (a refused delivery), its failure is no one's
   return { storeId, routing };
 };
@@ -133,9 +121,7 @@ const routeOrder = async (
   if (via === 'webhook') rememberStoreOfShop(reseller);
 
   // The store's policy and its vendor tags, in one Query of its partition: the policy costs no read of its own.
-  const { routingPolicy, vendorTags } = await (early?.storeId === reseller.id
-    ? early.routing
-    : routings.get(reseller.id));
+  const { routingPolicy, vendorTags } = await (early?.storeId === reseller.id ? early.routing : routingOf(reseller.id));
   const facts = { financialStatus: order.financialStatus, riskRecommendation: null, test: order.test };
   const classified = classifyLineItems(order.lineItems, vendorTags);
   // A test order under `testOrders: skip` is never routed: every item is unrouted, reason `test_order` (§11).

@@ -17,7 +17,6 @@ import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
-import { ROUTING_SHARED_MS } from '../../shared/order-flow/receiving.js';
 import { LOOKUP_SHARED_MS } from '../../shared/webhooks/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 
@@ -61,14 +60,14 @@ const call = async (e: unknown) => {
 };
 
 /**
- * The clock of the environment's shared reads (the lookup's and the routing's, 200 ms), whatever the
+ * The clock of the environment's shared reads (the lookup's, 200 ms), whatever the
  * machine's speed: each test starts once the last one's reads are past (a wait is at least its time),
  * and a test may hold it still while it sends its deliveries (`clock`), or move it past them (`pass`).
  */
 const realNow = Date.now.bind(Date);
 const time = { frozen: undefined as number | undefined };
 jest.spyOn(Date, 'now').mockImplementation(() => time.frozen ?? realNow());
-const SHARED_MS = Math.max(LOOKUP_SHARED_MS, ROUTING_SHARED_MS);
+const SHARED_MS = LOOKUP_SHARED_MS;
 const clock = () => {
   time.frozen = Date.now();
   return {
@@ -277,7 +276,7 @@ describe('Function: orders-webhook', () => {
     });
     dynamo.resetHistory();
     sqs.resetHistory();
-    time.pass(); // past the shared reads: both are read again
+    time.pass(); // past the shared lookup: it is read again
 
     const res = await call(event(order(2), headers(order(2))));
     time.restore();
@@ -289,7 +288,7 @@ describe('Function: orders-webhook', () => {
     expect(first).toBe(4);
   });
 
-  it("shares a shop's lookup and routing between its orders of a moment: one write, one message", async () => {
+  it("shares a shop's lookup between its orders of a moment: the next reads its routing alone", async () => {
     const time = clock();
     const { order, headers } = onShop('shared.myshopify.com', 'rst_shared');
     dynamo.on(PutCommand).resolves({});
@@ -303,7 +302,8 @@ describe('Function: orders-webhook', () => {
     time.restore();
 
     expect(res.body.syncJobIds).toEqual([syncJobId('rst_shared', '6', 0)]);
-    expect(sentCommands()).toEqual(['PutCommand']);
+    // The routing is read for each order (a supplier added a moment ago routes it); the lookup was a moment ago.
+    expect(sentCommands()).toEqual(['QueryCommand', 'PutCommand']);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
   });
 
