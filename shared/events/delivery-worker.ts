@@ -200,7 +200,7 @@ const within = async <T>(work: Promise<T>, ms: number): Promise<T | typeof LATE>
   }
 };
 
-/** This environment's tries in flight under a lease, per endpoint, each ending with its status once its lease is back. */
+/** This environment's leased tries in flight, per endpoint, each ending with its status once its lease is back. */
 const inFlight = new Map<string, Set<Promise<number | null>>>();
 
 /**

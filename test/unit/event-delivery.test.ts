@@ -479,7 +479,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 
-  it('a leased try answered promptly frees its endpoint: promptSince written once, from the lease given back', async () => {
+  it('a leased try answered promptly frees its endpoint: promptSince written once, after the give-back', async () => {
     stored(0, leasedEndpoint());
     post.mockResolvedValue(204);
     await processDeliveryMessage(deps, record(0));
@@ -493,7 +493,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     expect(endpointWrites()).toEqual([]);
   });
 
-  it('not freed while another of its leases is held by a try in flight longer (its receiver hangs for some)', async () => {
+  it('not freed while another lease is held by a try in flight longer (its receiver hangs for some)', async () => {
     stored(0, leasedEndpoint());
     const takenLongAgo = Date.now() - 5_000 + LEASE_MS;
     dynamo
@@ -609,7 +609,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     expect(endpointWrites().filter((input) => input.UpdateExpression === 'REMOVE promptSince')).toHaveLength(1);
   });
 
-  it('the slow judgement ends with the receiver’s next prompt answer: a newer promptSince, no lease again', async () => {
+  it('the slow judgement ends with the next prompt answer: a newer promptSince, no lease again', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, endpointOf());
     post.mockImplementation(() => new Promise((done) => setTimeout(() => done(204), 300)));
