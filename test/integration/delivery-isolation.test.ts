@@ -127,5 +127,10 @@ describe('one endpoint that hangs beside one that answers at once', () => {
     const endpointOf = (id: string) => getItem(webhookEndpointKey('owner_a', id), webhookEndpointFrom, true);
     expect((await endpointOf(answeringId))?.promptSince).toEqual(expect.any(String));
     expect((await endpointOf(hangingId))?.promptSince ?? null).toBeNull();
+
+    // A new URL is a receiver not known to answer promptly: its tries lease again until one is.
+    const url = `${(await endpointOf(answeringId))?.url}?v=2`;
+    expect((await A().patch(`/v1/webhook_endpoints/${answeringId}`, { url })).status).toBe(200);
+    expect((await endpointOf(answeringId))?.promptSince ?? null).toBeNull();
   });
 });
