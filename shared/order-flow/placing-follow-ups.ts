@@ -6,8 +6,8 @@ import type { SyncJob } from './order-sync-job.js';
 import { type FollowUp, MOVES, type MoveRule } from './order-transitions.js';
 import type { JobMessage } from './placing-message.js';
 import { releaseKeptFulfillments } from './propagating.js';
-import { tagNow } from './tagging.js';
 import { requestTag } from './tagging-queue.js';
+import { tagNow } from './tagging-try.js';
 
 /**
  * The follow-ups of a job's moves, run from here alone: each move declares its own beside its rule

@@ -6,7 +6,6 @@ import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
 import { TAGGED_ATTRIBUTE } from '../../shared/order-flow/order-sync-job.js';
 import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
-import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging.js';
 import {
   claimTag,
   MAX_TAG_LENGTH,
@@ -14,6 +13,7 @@ import {
   requestTag,
   routedTag,
 } from '../../shared/order-flow/tagging-queue.js';
+import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { setsOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
