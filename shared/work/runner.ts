@@ -3,10 +3,10 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
 import { secondsUntil } from '../platforms/failure.js';
-import { holdBack } from './hold.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
+import { waitForSlot } from './slot-wait.js';
 import { backoffOf, failed, retry } from './work-failure.js';
 
 /**
@@ -97,7 +97,7 @@ const tryItem = async <M extends WorkMessage, I, D>(
     startedAt: kind.startedAt(item),
     redelivered: Number(received.attributes?.ApproximateReceiveCount) > 1,
     retry: (reason, status) => retry(kind, attempt, reason, status),
-    holdBack: (slotAt) => holdBack(kind, attempt, slotAt),
+    waitForSlot: (slotAt) => waitForSlot(kind, attempt, slotAt),
   };
   try {
     return await kind.attempt(deps, attempt);
