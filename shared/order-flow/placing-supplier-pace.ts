@@ -33,7 +33,7 @@ const sleepUntil = (at: number) => {
 export const STATED_RATE_MARGIN = 1.05;
 
 /**
- * This container's learning under way, by shop: the other records of its batch, in flight beside the
+ * This container's learning under way, by shop: the other messages of its batch, in flight beside the
  * one throttled, read the pace once it is written rather than call into the same empty bucket.
  */
 const learning = new Map<string, Promise<unknown>>();
@@ -43,7 +43,7 @@ export const COOL_SHARED_MS = 200;
 
 /**
  * The pace reads of this container, by shop: the creates of one batch to one supplier (the runner
- * takes a batch's records together) share one read rather than make one each: the read in flight,
+ * takes a batch's messages together) share one read rather than make one each: the read in flight,
  * and an answer that the shop is cool for `COOL_SHARED_MS`, less than the lag an eventually consistent
  * read may already have. A hot pace is read by each create (its slot is taken with a write anyway),
  * and a learning (`learnFrom`) drops the read it outdates.

@@ -5,8 +5,8 @@ import type { Deps } from '../aws/deps.js';
 import type { WorkMessage } from './message.js';
 
 /**
- * One try of a claimed work item: its message, the item as the claim left it, the record SQS
- * delivered and when the try began. `retry` hands it back to the runner's failure path (the item
+ * One try of a claimed work item: its message, the item as the claim left it, the message as SQS
+ * handed it over (`received`) and when the try began. `retry` hands it back to the runner's failure path (the item
  * `failed`, the message back after its backoff), for a kind that finds, in its own logic, a reason
  * to try again later.
  */
