@@ -28,7 +28,7 @@ import {
 /**
  * What the flow does once a move is written (placing-follow-ups.ts runs them, from there alone):
  * `releaseKeptFulfillments`, the fulfillments that arrived before the job's supplier order was known
- * sent on (propagating.ts); `requestTag`, the reseller order's tag asked for (tagging-queue.ts).
+ * sent on (propagating.ts); `requestTag`, the reseller order's routed tag asked for (tagging-queue.ts).
  */
 export type FollowUp = 'releaseKeptFulfillments' | 'requestTag';
 
