@@ -245,7 +245,7 @@ const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, ful
       ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
       : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
   );
-  // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+  // The webhook received again: a fresh start for the reconciler and the throttling budget.
   update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
   return tryUpdate(jobId, update);
 };
