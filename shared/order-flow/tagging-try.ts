@@ -17,7 +17,7 @@ import { giveUpTag, routedTag, type TagAsked, type TaggedJob, toTag } from './ta
 export const STORE_SHARED_MS = 200;
 
 /**
- * The reseller stores' reads, shared by the tags of one batch (the runner takes its records together):
+ * The reseller stores' reads, shared by the tags of one batch (the runner takes its messages together):
  * one read per store and batch, not per order. A store changed within `STORE_SHARED_MS` (disconnected,
  * deleted) is tagged as it was a moment before, which the platform refuses or takes: a tag never fails a job.
  */

@@ -8,7 +8,7 @@ import { claimTag, giveUpTag, parseTagMessage, type Tagging, type TagMessage, ta
 import { tagJob } from './tagging-try.js';
 
 /**
- * The reseller order's tag (CONTRACT.md §12.5), a work-item kind of the fulfillment queue, run by the
+ * The reseller order's routed tag (CONTRACT.md §12.5), a work-item kind of the fulfillment queue, run by the
  * runner (shared/work/runner.ts) as a fulfillment is: a 429 defers it within the throttling budget, a
  * refusal ends it, any other failure comes back on the queue's visibility timeout, and the dead-letter
  * handler puts it back while the reseller may recover. Its end is `tagged` on the job: true, or false
