@@ -1,6 +1,5 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seededAuditEntry, seededJob } from '../../bench/seed.js';
 import { backfillIndexes } from '../../shared/backfill/backfill-indexes.js';
 import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes.js';
@@ -18,8 +17,8 @@ import {
   syncJobItem,
 } from '../../shared/order-flow/order-sync-job.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
+import { dynamo } from './aws-mocks.js';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 beforeEach(() => dynamo.reset());
 
 const CREATED = '2026-11-20T10:00:00.000Z';

@@ -1,14 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seededJob } from '../../bench/seed.js';
 import { eventFrom, eventItem, eventKeyOfId } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
@@ -16,13 +8,11 @@ import type { Subject } from '../../shared/events/changes.js';
 import { recordWrite } from '../../shared/events/recorder.js';
 import { forgetEndpoints } from '../../shared/events/schedule-deliveries.js';
 import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import { dynamo, sqs } from './aws-mocks.js';
 
 /** The event recorder (shared/events/recorder.ts) over mocked clients: one write, its events, what they cost. */
 
 process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 
 const CREATED = '2026-11-20T10:00:00.000Z';
 const LATER = '2026-11-20T10:00:05.000Z';

@@ -1,24 +1,14 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Event, eventItem } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+import { dynamo, sqs } from './aws-mocks.js';
 
 /** scheduleDeliveries (shared/events/schedule-deliveries.ts) over mocked clients: what it reads, writes and sends. */
 
 process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 
 const at = '2026-11-01T00:00:00.000Z';
 const event: Event = {
