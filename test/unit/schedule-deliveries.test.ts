@@ -3,8 +3,9 @@ import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs
 import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Event, eventItem } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
-import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+import { scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
 import { dynamo, sqs } from './aws-mocks.js';
+import { answerEveryWrite, seededEndpoint } from './event-fixtures.js';
 
 /** scheduleDeliveries (shared/events/schedule-deliveries.ts) over mocked clients: what it reads, writes and sends. */
 
@@ -20,20 +21,7 @@ const event: Event = {
   endpointIds: [],
   failingEndpointIds: [],
 };
-const endpoint = (id: string, changes: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
-  id,
-  ownerId: 'owner_a',
-  url: 'https://hooks.example.com/in',
-  enabledEvents: ['*'],
-  description: null,
-  status: 'enabled',
-  disabledReason: null,
-  secret: 'ciphertext',
-  previousSecret: null,
-  createdAt: at,
-  updatedAt: at,
-  ...changes,
-});
+const endpoint = (id: string, changes: Partial<WebhookEndpoint> = {}) => seededEndpoint(id, at, changes);
 const owning = (...endpoints: WebhookEndpoint[]) =>
   dynamo.on(QueryCommand).resolves({ Items: endpoints.map(webhookEndpointItem) });
 const messages = () =>
@@ -44,16 +32,7 @@ const messages = () =>
     .flat()
     .map((body) => JSON.parse(body));
 
-beforeEach(() => {
-  dynamo.reset();
-  sqs.reset();
-  forgetEndpoints();
-  dynamo.on(TransactWriteCommand).resolves({});
-  dynamo.on(UpdateCommand).resolves({});
-  dynamo.on(PutCommand).resolves({});
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(SendMessageBatchCommand).resolves({ Successful: [] });
-});
+beforeEach(answerEveryWrite);
 
 describe('scheduleDeliveries', () => {
   it('costs an owner without a matching endpoint one read and no write, and a burst one read', async () => {
