@@ -135,7 +135,6 @@ const ALLOWED = new Set<string>([
   'bench/meter.ts: createMeter',
   'bench/monthly-model.ts: monthLines',
   'bench/template-counts.ts: templateCounts',
-  'lib/constructs/api.ts: addApi',
   'lib/local/http-front.ts: startHttpFront',
   'lib/local/runtime.ts: startLocalRuntime',
   'lib/local/sqs.ts: startSqs',
