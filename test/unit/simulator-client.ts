@@ -23,7 +23,8 @@ export interface CallOptions {
  * reset before each test, stopped after the suite. `call` sends a request as a platform's client
  * would (the platform's token header, an `Idempotency-Key`); `rest`, `graphql` and `reseller` address
  * the supplier shop's REST API, Shopify's GraphQL API and the custom platform's endpoints; `simOrders`
- * reads the simulator's test controls; `graphqlData` is a GraphQL answer's data, held to have no errors. An answer is `{ status, json }`, and its `headers` too when asked for.
+ * reads the simulator's test controls; `graphqlData` is a GraphQL answer's data, held to have no errors.
+ * An answer is `{ status, json }`, and its `headers` too when asked for.
  */
 export const simulatorClient = <WithHeaders extends boolean = false>(options: { headers?: WithHeaders } = {}) => {
   let started: PlatformSimulator | undefined;
