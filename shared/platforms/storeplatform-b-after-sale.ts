@@ -13,6 +13,7 @@
  *   whole (`orderRefunds`, `orderReturns`) and carried in Shopify's REST webhook shapes.
  */
 import { unexpectedAnswer } from './http.js';
+import { answeredBy, isRefusal } from './platform-errors.js';
 import {
   type AfterSaleCalls,
   type PlatformReturn,
@@ -27,9 +28,10 @@ import { editTargets } from './rest-after-sale.js';
 import { AFTER_SALE_PAGE_SIZES as PAGE } from './storeplatform-b-after-sale-documents.js';
 import type { ShopifyRunner } from './storeplatform-b-connect.js';
 import { SHOPIFY_PAGE_SIZES } from './storeplatform-b-documents.js';
-import { isRefusal, notFound, refusal } from './storeplatform-b-errors.js';
 
 const PLATFORM = 'storeplatform_b';
+const refusal = (message: string) => answeredBy(PLATFORM, 422, message);
+const notFound = (what: string) => answeredBy(PLATFORM, 404, what);
 type Json = Record<string, unknown>;
 
 const gidOf = (type: string, id: string) => (/^\d+$/.test(id) ? `gid://shopify/${type}/${id}` : id);

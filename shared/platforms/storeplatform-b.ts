@@ -9,7 +9,7 @@
 import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { PlatformError, reasonFromBody, redact } from './platform-errors.js';
+import { answeredBy, isRefusal, PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import {
   type ChangedOrder,
   lookedUpOrderId,
@@ -28,10 +28,11 @@ import {
   SHOPIFY_DOCUMENTS,
   type ShopifyDocumentName,
 } from './storeplatform-b-documents.js';
-import { isRefusal, notFound, refusal } from './storeplatform-b-errors.js';
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 const PLATFORM = 'storeplatform_b';
+const refusal = (message: string) => answeredBy(PLATFORM, 422, message);
+const notFound = (what: string) => answeredBy(PLATFORM, 404, what);
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
