@@ -65,17 +65,22 @@ const sourceStore = {
 const KNOWN_BY_MESSAGE = { status: ['pending', 'processing', 'failed'] };
 const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
 
+/** Every mock reset, KMS decrypting a field to `plain-<field>`, the source store read. */
+const resetMocks = () => {
+  dynamo.reset();
+  sqs.reset();
+  kmsMock.reset();
+  createOrder.mockReset();
+  findOrder.mockReset();
+  kmsMock
+    .on(DecryptCommand)
+    .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+  dynamo.on(GetCommand).resolves({ Item: sourceStore });
+};
+
 describe('sync worker: processSyncMessage', () => {
   beforeEach(() => {
-    dynamo.reset();
-    sqs.reset();
-    kmsMock.reset();
-    createOrder.mockReset();
-    findOrder.mockReset();
-    kmsMock
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
-    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+    resetMocks();
   });
 
   const claimSucceeds = (claimed: Record<string, unknown> = job) =>
@@ -603,15 +608,7 @@ describe('sync worker: a job whose order was cancelled (CONTRACT.md §10.4)', ()
   };
 
   beforeEach(() => {
-    dynamo.reset();
-    sqs.reset();
-    kmsMock.reset();
-    createOrder.mockReset();
-    findOrder.mockReset();
-    kmsMock
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
-    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+    resetMocks();
     sqs.on(SendMessageCommand).resolves({});
     dynamo.on(TransactWriteCommand).resolves({});
   });
