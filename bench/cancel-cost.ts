@@ -14,29 +14,21 @@ import {
   createStores,
   dynamoByOperation,
   fixed,
-  flags,
-  orderBody,
-  positiveNumber,
+  placeOrders,
   postOrderWebhook,
   readJobs,
   sleep,
-  startBenchRuntime,
+  startMeteredBench,
   step,
   table,
 } from './common.js';
-import { createMeter } from './meter.js';
 
-const args = flags({ orders: { type: 'string' } });
-const orders = Math.round(positiveNumber('orders', args.orders, 20));
-
-const { meter, onInvoke, onSdkCall } = createMeter();
-step('starting the local runtime');
-const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
+const { orders, meter, runtime } = await startMeteredBench(20);
 let exitCode = 0;
 try {
   const stores = await createStores(runtime.apiUrl);
   const platform = createApiClient({ baseUrl: runtime.apiUrl });
-  const send = async (body: string, topic: 'orders/create' | 'orders/cancelled') => {
+  const send = async (body: string, topic: 'orders/cancelled') => {
     const { data, response } = await postOrderWebhook(platform, stores, body, topic);
     if (response.status !== 200 || !data) throw new Error(`${topic} answered ${response.status}`);
     return data.syncJobIds;
@@ -54,11 +46,8 @@ try {
     return false;
   };
 
-  step(`placing ${orders} orders`);
   const firstId = Date.now() * 1000;
-  const ids = new Set<string>();
-  for (let n = 0; n < orders; n++)
-    for (const id of await send(orderBody(firstId + n, stores.vendor), 'orders/create')) ids.add(id);
+  const ids = await placeOrders(platform, stores, orders, firstId);
   if (!(await waitFor(ids, 'completed'))) throw new Error('not every order was placed');
   await sleep(1000);
 

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { createApiClient, type Schemas, unwrap } from '../client/client.js';
+import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { type LocalRuntimeOptions, startLocalRuntime } from '../lib/local/runtime.js';
-import type { Usage } from './meter.js';
+import { createMeter, type Usage } from './meter.js';
 
 /** Helpers the three benchmarks share: flags, figures, tables, signed webhooks, API calls. */
 
@@ -256,4 +257,67 @@ export const placeOnResellerShop = async (simUrl: string, shopDomain: string, bo
     body: JSON.stringify({ shopDomain, order: JSON.parse(body) }),
   });
   if (res.status !== 201) throw new Error(`the simulator refused the order: ${res.status}`);
+};
+
+/**
+ * A cost bench's start: its `--orders` (`defaultOrders` without the flag), a meter, and the local runtime
+ * metered by it (the meter counts nothing until the bench sets `meter.counting`).
+ */
+export const startMeteredBench = async (defaultOrders: number) => {
+  const args = flags({ orders: { type: 'string' } });
+  const orders = Math.round(positiveNumber('orders', args.orders, defaultOrders));
+  const { meter, onInvoke, onSdkCall } = createMeter();
+  step('starting the local runtime');
+  const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
+  return { orders, meter, runtime };
+};
+
+/** Posts `orders` signed single-supplier orders (ids from `firstId` on); the ids of the jobs they made. */
+export const placeOrders = async (
+  platform: ReturnType<typeof createApiClient>,
+  stores: BenchStores,
+  orders: number,
+  firstId: number,
+) => {
+  step(`placing ${orders} orders`);
+  const ids = new Set<string>();
+  for (let n = 0; n < orders; n++) {
+    const { data, response } = await postOrderWebhook(platform, stores, orderBody(firstId + n, stores.vendor));
+    if (response.status !== 200 || !data) throw new Error(`orders/create answered ${response.status}`);
+    for (const id of data.syncJobIds) ids.add(id);
+  }
+  return ids;
+};
+
+/**
+ * Runs `bench` against a DynamoDB Local of its own holding `tableName`, with the environment pointing the
+ * shared clients there (they are built when first imported: `bench` imports them), and stops it after.
+ */
+export const withBenchTable = async (tableName: string, bench: () => Promise<void>) => {
+  const dynamodb = await startDynamoDbLocal();
+  try {
+    await ensureTable(dynamodb.endpoint, tableName);
+    Object.assign(process.env, {
+      TABLE_NAME: tableName,
+      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+    });
+    await bench();
+  } finally {
+    await dynamodb.stop();
+  }
+};
+
+/** `runs` timed calls of `run`, one after another: each one's milliseconds and answer. */
+export const timedRuns = async <T>(runs: number, run: () => Promise<T>) => {
+  const ms: number[] = [];
+  const answers: T[] = [];
+  for (let n = 0; n < runs; n++) {
+    const started = performance.now();
+    answers.push(await run());
+    ms.push(performance.now() - started);
+  }
+  return { ms, answers };
 };

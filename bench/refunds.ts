@@ -19,26 +19,17 @@ import {
   createStores,
   dynamoByOperation,
   fixed,
-  flags,
   ORDERS_WEBHOOK_PATH,
-  orderBody,
-  positiveNumber,
-  postOrderWebhook,
+  placeOrders,
   readJobs,
   sign,
   sleep,
-  startBenchRuntime,
+  startMeteredBench,
   step,
   table,
 } from './common.js';
-import { createMeter } from './meter.js';
 
-const args = flags({ orders: { type: 'string' } });
-const orders = Math.round(positiveNumber('orders', args.orders, 10));
-
-const { meter, onInvoke, onSdkCall } = createMeter();
-step('starting the local runtime');
-const runtime = await startBenchRuntime({ onInvoke, onSdkCall });
+const { orders, meter, runtime } = await startMeteredBench(10);
 let exitCode = 0;
 
 type Job = Record<string, any>;
@@ -117,13 +108,8 @@ try {
     ]);
   };
 
-  step(`placing ${orders} orders`);
   const firstId = Date.now() * 1000;
-  const ids = new Set<string>();
-  for (let n = 0; n < orders; n++) {
-    const { data } = await postOrderWebhook(platform, stores, orderBody(firstId + n, stores.vendor));
-    for (const id of data!.syncJobIds) ids.add(id);
-  }
+  const ids = await placeOrders(platform, stores, orders, firstId);
   await waitFor(ids, (job) => job.status === 'completed' && job.tagged !== null);
   await sleep(1000);
 

@@ -7,8 +7,7 @@
  *
  *   npm run bench:scorecard [-- --runs 20]
  */
-import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
-import { fixed, flags, median, positiveNumber, table } from './common.js';
+import { fixed, flags, median, positiveNumber, table, timedRuns, withBenchTable } from './common.js';
 import { writeItems } from './seed.js';
 
 const TABLE_NAME = 'bench-scorecard';
@@ -41,18 +40,8 @@ const seededDays = async (jobs: number) => {
   });
 };
 
-const main = async () => {
-  const dynamodb = await startDynamoDbLocal();
-  try {
-    await ensureTable(dynamodb.endpoint, TABLE_NAME);
-    Object.assign(process.env, {
-      TABLE_NAME,
-      AWS_ENDPOINT_URL_DYNAMODB: dynamodb.endpoint,
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-    });
-    // The shared client is built when first imported: only now, with the environment set.
+const main = () =>
+  withBenchTable(TABLE_NAME, async () => {
     const { dynamo } = await import('../shared/dynamo/client.js');
     const { dayItem, readDays } = await import('../shared/entities/scorecard-day.js');
     const { scorecardOf } = await import('../shared/domain/scorecard.js');
@@ -64,27 +53,22 @@ const main = async () => {
       await writeItems(dynamo, TABLE_NAME, items);
       // DynamoDB Local's JVM warms up on the first reads: those are not timed.
       for (let i = 0; i < 10; i++) await readDays(supplier, dayOf(0), dayOf(DAYS - 1));
-      const times: number[] = [];
-      let read = { days: [] as Day[], readUnits: 0 };
-      for (let i = 0; i < runs; i++) {
-        const started = performance.now();
-        read = await readDays(supplier, dayOf(0), dayOf(DAYS - 1));
+      const { ms, answers } = await timedRuns(runs, async () => {
+        const read = await readDays(supplier, dayOf(0), dayOf(DAYS - 1));
         scorecardOf(read.days);
-        times.push(performance.now() - started);
-      }
+        return read;
+      });
+      const read = answers.at(-1) ?? { days: [] as Day[], readUnits: 0 };
       const card = scorecardOf(read.days);
       if (card.jobsDue !== jobs) throw new Error(`${jobs} jobs seeded, ${card.jobsDue} read`);
       units.push(read.readUnits);
-      rows.push([jobs, read.days.length, fixed(median(times), 2), read.readUnits, card.onTimeRate ?? '-']);
+      rows.push([jobs, read.days.length, fixed(median(ms), 2), read.readUnits, card.onTimeRate ?? '-']);
     }
     console.log(table(['jobs', 'days read', 'median ms', 'read units', 'onTimeRate'], rows));
     if (new Set(units).size !== 1) {
       console.error(`read units differ: ${units.join(' vs ')}`);
       process.exitCode = 1;
     }
-  } finally {
-    await dynamodb.stop();
-  }
-};
+  });
 
 await main();

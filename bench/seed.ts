@@ -1,6 +1,7 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
+import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
 import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
 import { newSyncJob, type OrderGroup } from '../shared/order-flow/routing-jobs.js';
 
@@ -50,6 +51,27 @@ export const seededAuditEntry = (
   actorId: 'system',
   actor: { type: 'system', id: 'system' },
   metadata: { previousStatus: fields.action === 'sync_job.dead' ? 'failed' : 'dead' },
+  ...fields,
+});
+
+/** A parcel's entry on a job (`9001`): untracked, not tried yet, received and updated at `at`. */
+export const seededEntry = (
+  status: FulfillmentEntry['status'],
+  at: string,
+  fields: Partial<FulfillmentEntry> = {},
+): FulfillmentEntry => ({
+  sourceFulfillmentId: '9001',
+  status,
+  trackingCompany: null,
+  trackingNumber: null,
+  trackingNumbers: [],
+  trackingUrl: null,
+  resellerFulfillmentId: null,
+  attempts: 0,
+  errorMessage: null,
+  receivedAt: at,
+  updatedAt: at,
+  deliveredAt: null,
   ...fields,
 });
 

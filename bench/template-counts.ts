@@ -16,6 +16,28 @@ type Resource = { Type: string; Properties?: any };
 const MINUTES: Record<string, number> = { minute: 1, minutes: 1, hour: 60, hours: 60, day: 1440, days: 1440 };
 const MONTH_MINUTES = 30 * 24 * 60;
 
+/** The metrics the alarms read: one each, or a metric-math alarm's every metric. */
+const metricsOf = (alarms: [string, Resource][]) =>
+  alarms.reduce(
+    (sum, [, a]) => sum + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1),
+    0,
+  );
+
+/** Each queue consumer's batching window and size, from its event source mapping. */
+const batchingOf = (sqsMappings: [string, Resource][]) => {
+  const batching: TemplateCounts['batching'] = {};
+  for (const [, m] of sqsMappings) {
+    const fnRef = JSON.stringify(m.Properties.FunctionName);
+    const consumer = consumers.find((c) => fnRef.includes(`"${c.name}`));
+    if (consumer)
+      batching[consumer.name] = {
+        windowSeconds: m.Properties.MaximumBatchingWindowInSeconds ?? 0,
+        batchSize: m.Properties.BatchSize ?? 10,
+      };
+  }
+  return batching;
+};
+
 export const templateCounts = (app: App, config: DeployConfig): TemplateCounts => {
   const stacks = app.node.findAll().filter((c): c is Stack => Stack.isStack(c));
   const resources: [string, Resource][] = stacks.flatMap((stack) =>
@@ -24,10 +46,6 @@ export const templateCounts = (app: App, config: DeployConfig): TemplateCounts =
   const of = (type: string) => resources.filter(([, r]) => r.Type === type);
 
   const alarms = of('AWS::CloudWatch::Alarm');
-  const alarmMetrics = alarms.reduce(
-    (sum, [, a]) => sum + (a.Properties.Metrics ? a.Properties.Metrics.filter((m: any) => m.MetricStat).length : 1),
-    0,
-  );
   const stages = of('AWS::ApiGatewayV2::Stage');
   const routeMetrics =
     6 *
@@ -45,16 +63,6 @@ export const templateCounts = (app: App, config: DeployConfig): TemplateCounts =
   );
   const mappings = of('AWS::Lambda::EventSourceMapping');
   const sqsMappings = mappings.filter(([, m]) => !JSON.stringify(m.Properties.EventSourceArn).includes('StreamArn'));
-  const batching: TemplateCounts['batching'] = {};
-  for (const [, m] of sqsMappings) {
-    const fnRef = JSON.stringify(m.Properties.FunctionName);
-    const consumer = consumers.find((c) => fnRef.includes(`"${c.name}`));
-    if (consumer)
-      batching[consumer.name] = {
-        windowSeconds: m.Properties.MaximumBatchingWindowInSeconds ?? 0,
-        batchSize: m.Properties.BatchSize ?? 10,
-      };
-  }
   const scheduledRuns = of('AWS::Events::Rule').reduce((sum, [, r]) => {
     const rate = /^rate\((\d+) (\w+)\)$/.exec(r.Properties.ScheduleExpression ?? '');
     return rate ? sum + MONTH_MINUTES / (Number(rate[1]) * MINUTES[rate[2]]) : sum;
@@ -69,7 +77,7 @@ export const templateCounts = (app: App, config: DeployConfig): TemplateCounts =
 
   return {
     alarms: alarms.length,
-    alarmMetrics,
+    alarmMetrics: metricsOf(alarms),
     routeMetrics,
     metricFilters: of('AWS::Logs::MetricFilter').length,
     dashboards: dashboards.length,
@@ -84,6 +92,6 @@ export const templateCounts = (app: App, config: DeployConfig): TemplateCounts =
     memoryMb: config.memorySize,
     systemLogs,
     pointInTimeRecovery: Boolean(table?.[1].Properties.PointInTimeRecoverySpecification?.PointInTimeRecoveryEnabled),
-    batching,
+    batching: batchingOf(sqsMappings),
   };
 };

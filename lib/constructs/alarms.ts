@@ -165,28 +165,21 @@ const addAlarmTopic = (
   return topic;
 };
 
-/**
- * What on-call needs to hear about: jobs or fulfillments going dead, fulfillments giving up on a
- * reseller that keeps failing, a queue not drained, a consumer failing or throttled, the API
- * answering 5xx.
- */
-export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watched): cloudwatch.Alarm[] => {
-  const alarms: cloudwatch.Alarm[] = [];
-  const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number) => {
-    alarms.push(
-      new cloudwatch.Alarm(scope, id, {
-        alarmDescription: description,
-        metric,
-        threshold,
-        evaluationPeriods: 1,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-      }),
-    );
-  };
-  const minute = Duration.minutes(1);
-  const fiveMinutes = Duration.minutes(5);
+/** The alarms `addAlarms` makes, and how each part adds one: at or above `threshold` in one period. */
+interface AlarmSet {
+  scope: Construct;
+  config: DeployConfig;
+  watched: Watched;
+  alarms: cloudwatch.Alarm[];
+  alarm: (id: string, description: string, metric: cloudwatch.IMetric, threshold: number) => void;
+}
 
+const minute = Duration.minutes(1);
+const fiveMinutes = Duration.minutes(5);
+const fifteenMinutes = Duration.minutes(15);
+
+/** The business metrics' alarms: jobs dead, cancelled by a supplier or late, stores and fulfillments failing. */
+const addBusinessAlarms = ({ config, alarm }: AlarmSet) => {
   const hour = Duration.hours(1);
   // Every way a job dies counts (refused by the supplier, receives run out, given up by the
   // reconciler), which a dead-letter queue alone does not see: a refusal never reaches it.
@@ -238,7 +231,10 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     businessMetric(config, BUSINESS_METRICS.fulfillmentsDead, { period: hour }),
     1,
   );
+};
 
+/** The queues' alarms: a fulfillment's dead letter on arrival, a queue not drained, a dead-letter queue's backlog. */
+const addQueueAlarms = ({ scope, config, watched, alarms, alarm }: AlarmSet) => {
   for (const [name, queue] of Object.entries(watched.queues) as [QueueName, sqs.Queue][]) {
     const workQueue = deadLetterFor(name);
     // A dead sync job is the alarm above; a fulfillment's dead letter is put back on its queue
@@ -282,14 +278,16 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
       }),
     );
   }
+};
 
+/** The consumers' failed records: each one's failed share, all of them together, and the systemic faults. */
+const addConsumerAlarms = ({ scope, config, watched, alarms, alarm }: AlarmSet) => {
   // The share of each queue consumer's receives that failed: received and not deleted (a failed record
   // stays for SQS to deliver again; a done or deferred one is deleted). A consumer answers failed records
   // without throwing, so a systemic fault (AccessDenied, a bug) never shows as a Lambda error; it fails
   // every record, and this is how it is seen. Judged from `FAILED_RECORDS_MIN_RECEIVES` receives on.
   // Not for the fulfillment DLQ's handler: its queue's every receive pages (its MessagesAlarm, above), so
   // a failed share of ten receives or more is always paged already (issue 44: $0.20 a month).
-  const fifteenMinutes = Duration.minutes(15);
   for (const consumer of consumers) {
     if (!('queue' in consumer.trigger) || everyReceivePages(consumer.trigger.queue)) continue;
     const queue = watched.queues[consumer.trigger.queue];
@@ -330,7 +328,10 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     businessMetric(config, BUSINESS_METRICS.systemicErrors, { period: fiveMinutes }),
     1,
   );
+};
 
+/** Orders slow to reach their suppliers, and platforms failing. */
+const addLatencyAndPlatformAlarms = ({ scope, config, alarms }: AlarmSet) => {
   // Orders slow to reach their suppliers: most complete in seconds, and an hour is past every backoff.
   alarms.push(
     new cloudwatch.Alarm(scope, 'WebhookToCompletedLatencyAlarm', {
@@ -372,7 +373,10 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     }),
   );
+};
 
+/** The webhook routes' 429s and 5xx, and Lambda's errors and throttles over the account. */
+const addWebhookAndLambdaAlarms = ({ config, watched, alarm }: AlarmSet) => {
   // A platform's delivery refused with 429 is retried a few times and then its subscription is deleted;
   // a 5xx likewise. Counted from the access log over every webhook route together (lib/constructs/api.ts):
   // any one route at the threshold is the sum at it, so one alarm pages whenever one per route did, for
@@ -412,7 +416,10 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     accountLambdaMetric('Throttles'),
     1,
   );
+};
 
+/** A heartbeat per scheduled consumer: its schedule stopped. Answers them: no run also pages. */
+const addHeartbeatAlarms = ({ scope, config, watched, alarms }: AlarmSet) => {
   // A schedule that stops running (disabled, deleted, its target broken) leaves no error to alarm on:
   // its absence is the signal. Lambda publishes no Invocations for a period without a run, so missing
   // data is left missing: when none of the last three periods has a run the alarm goes to
@@ -440,6 +447,11 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
     heartbeats.push(heartbeat);
   }
 
+  return heartbeats;
+};
+
+/** The change stream's consumer falling behind, and the batches the event recorder gave up on. */
+const addStreamAlarms = ({ scope, watched, alarms, alarm }: AlarmSet) => {
   // The change stream's consumer falling behind (a fault that fails its records, or too slow for the writes):
   // events and their deliveries wait, and the stream keeps a record 24 hours only.
   for (const consumer of consumers) {
@@ -468,7 +480,35 @@ export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watch
         treatMissingData: cloudwatch.TreatMissingData.IGNORE,
       }),
     );
+};
 
+/**
+ * What on-call needs to hear about: jobs or fulfillments going dead, fulfillments giving up on a
+ * reseller that keeps failing, a queue not drained, a consumer failing or throttled, the API
+ * answering 5xx.
+ */
+export const addAlarms = (scope: Construct, config: DeployConfig, watched: Watched): cloudwatch.Alarm[] => {
+  const alarms: cloudwatch.Alarm[] = [];
+  const alarm = (id: string, description: string, metric: cloudwatch.IMetric, threshold: number) => {
+    alarms.push(
+      new cloudwatch.Alarm(scope, id, {
+        alarmDescription: description,
+        metric,
+        threshold,
+        evaluationPeriods: 1,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      }),
+    );
+  };
+  const set: AlarmSet = { scope, config, watched, alarms, alarm };
+  addBusinessAlarms(set);
+  addQueueAlarms(set);
+  addConsumerAlarms(set);
+  addLatencyAndPlatformAlarms(set);
+  addWebhookAndLambdaAlarms(set);
+  const heartbeats = addHeartbeatAlarms(set);
+  addStreamAlarms(set);
   alarm(
     'Api5xxAlarm',
     'The API answered 5xx',

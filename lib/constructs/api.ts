@@ -107,28 +107,10 @@ const CONSOLE_AUTHENTICATION =
   'The console routes answer the same static files to everyone; its page sends its user’s API key to the API.';
 
 /**
- * The HTTP API: its throttled stage with an access log, the bearer-key authorizer, and one route
- * per entry of lib/routes.ts, each integrated with its own function. The routes (with their
- * integrations, permissions and the authorizer) go under `routesScope` (a nested stack of
- * lib/stack.ts; by default the API itself), the API, its stage and domain under `scope`.
+ * The API's one stage, `$default`: its access log (with the webhooks' 429s and 5xx counted from it), its
+ * throttles, and the webhook routes' own.
  */
-export const addApi = (
-  scope: Construct,
-  config: DeployConfig,
-  functions: Map<string, lambda.Function>,
-  routesScope?: Construct,
-): { api: apigw.HttpApi; stage: apigw.HttpStage; domain?: apigw.DomainName } => {
-  const domain = addDomain(scope, config);
-  const api = new apigw.HttpApi(scope, 'Api', {
-    apiName: Stack.of(scope).stackName,
-    description: 'Reseller order routing',
-    // The stage is added below, with access logs and throttling, which the default stage lacks.
-    createDefaultStage: false,
-    // With a domain of its own, the API answers there only: every shop's subscriptions name that host,
-    // which outlives a replaced API, and nothing reaches the API around it.
-    disableExecuteApiEndpoint: domain !== undefined,
-  });
-
+const addStage = (scope: Construct, config: DeployConfig, api: apigw.HttpApi, domain?: apigw.DomainName) => {
   const accessLogs = new logs.LogGroup(scope, 'ApiAccessLogs', {
     retention: config.logRetentionDays,
     removalPolicy: config.removalPolicy,
@@ -175,6 +157,32 @@ export const addApi = (
     });
   }
 
+  return stage;
+};
+
+/** A route of `api` in `routeParent`, as HttpApi.addRoutes makes it (the same construct id). */
+const routeAdder =
+  (api: apigw.HttpApi, routeParent: Construct) =>
+  (options: {
+    path: string;
+    method: apigw.HttpMethod;
+    integration: HttpLambdaIntegration;
+    authorizer?: HttpLambdaAuthorizer;
+  }) =>
+    new apigw.HttpRoute(routeParent, `${options.method}${options.path}`, {
+      httpApi: api,
+      routeKey: apigw.HttpRouteKey.with(options.path, options.method),
+      integration: options.integration,
+      authorizer: options.authorizer,
+    });
+
+/** Every route of the API (lib/routes.ts), the console's files and the `$default` catch-all, in `routeParent`. */
+const addRoutes = (
+  config: DeployConfig,
+  api: apigw.HttpApi,
+  functions: Map<string, lambda.Function>,
+  routeParent: Construct,
+) => {
   // The verdict is cached by the Authorization header, for `authorizerCacheSeconds`: a key's owner is
   // read once per TTL, not twice per call. The verdict depends on that header alone (functions/authorizer.ts),
   // so one key's verdict is never another's. The price: API Gateway answers a request without the header
@@ -188,20 +196,7 @@ export const addApi = (
     identitySource: cached ? ['$request.header.Authorization'] : [],
   });
 
-  // As HttpApi.addRoutes makes them (the same construct ids), in routesScope.
-  const routeParent = routesScope ?? api;
-  const addRoute = (options: {
-    path: string;
-    method: apigw.HttpMethod;
-    integration: HttpLambdaIntegration;
-    authorizer?: HttpLambdaAuthorizer;
-  }) =>
-    new apigw.HttpRoute(routeParent, `${options.method}${options.path}`, {
-      httpApi: api,
-      routeKey: apigw.HttpRouteKey.with(options.path, options.method),
-      integration: options.integration,
-      authorizer: options.authorizer,
-    });
+  const addRoute = routeAdder(api, routeParent);
 
   for (const route of routes) {
     const httpRoute = addRoute({
@@ -239,5 +234,33 @@ export const addApi = (
     }),
   });
   acknowledge(fallback, 'AwsSolutions-APIG4', 'The $default route only answers 404; it reads and returns nothing.');
+};
+
+/**
+ * The HTTP API: its throttled stage with an access log, the bearer-key authorizer, and one route
+ * per entry of lib/routes.ts, each integrated with its own function. The routes (with their
+ * integrations, permissions and the authorizer) go under `routesScope` (a nested stack of
+ * lib/stack.ts; by default the API itself), the API, its stage and domain under `scope`.
+ */
+export const addApi = (
+  scope: Construct,
+  config: DeployConfig,
+  functions: Map<string, lambda.Function>,
+  routesScope?: Construct,
+): { api: apigw.HttpApi; stage: apigw.HttpStage; domain?: apigw.DomainName } => {
+  const domain = addDomain(scope, config);
+  const api = new apigw.HttpApi(scope, 'Api', {
+    apiName: Stack.of(scope).stackName,
+    description: 'Reseller order routing',
+    // The stage is added below, with access logs and throttling, which the default stage lacks.
+    createDefaultStage: false,
+    // With a domain of its own, the API answers there only: every shop's subscriptions name that host,
+    // which outlives a replaced API, and nothing reaches the API around it.
+    disableExecuteApiEndpoint: domain !== undefined,
+  });
+
+  const stage = addStage(scope, config, api, domain);
+  // As HttpApi.addRoutes makes them (the same construct ids), in routesScope.
+  addRoutes(config, api, functions, routesScope ?? api);
   return { api, stage, domain };
 };

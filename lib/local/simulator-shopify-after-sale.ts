@@ -22,8 +22,12 @@ import {
   returnsOf,
 } from './simulator-after-sale.js';
 import {
+  asObject,
   currentOf,
+  gid,
+  idOf,
   type Json,
+  list,
   remaining,
   type SimOrder,
   SimRefusalError,
@@ -31,13 +35,6 @@ import {
   textOf,
 } from './simulator-store.js';
 
-const asObject = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(asObject) : []);
-const gid = (type: string, id: unknown) => `gid://shopify/${type}/${textOf(id)}`;
-const idOf = (value: unknown, type: string): number | null => {
-  const match = new RegExp(`^gid://shopify/${type}/(\\d+)$`).exec(String(value ?? ''));
-  return match ? Number(match[1]) : null;
-};
 const upper = (value: unknown) => String(value ?? '').toUpperCase();
 
 /** What simulator-shopify.ts lends: its nested connection and its nodes of a line, a fulfillment, an order. */

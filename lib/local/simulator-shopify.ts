@@ -34,6 +34,7 @@ import {
 } from './simulator-shopify-after-sale.js';
 import {
   addTags,
+  asObject,
   cancelFulfillment,
   cancelOrder,
   changePosition,
@@ -42,10 +43,13 @@ import {
   encodeCursor,
   findFulfillment,
   fulfil,
+  gid,
   hasShipped,
   hasTag,
+  idOf,
   isPosition,
   type Json,
+  list,
   orderOrStub,
   placeOrder,
   remaining,
@@ -58,14 +62,6 @@ import {
   updateOrder,
   updateTracking,
 } from './simulator-store.js';
-
-const asObject = (v: unknown): Json => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
-const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(asObject) : []);
-const gid = (type: string, id: unknown) => `gid://shopify/${type}/${textOf(id)}`;
-const idOf = (value: unknown, type: string): number | null => {
-  const match = new RegExp(`^gid://shopify/${type}/(\\d+)$`).exec(String(value ?? ''));
-  return match ? Number(match[1]) : null;
-};
 
 /** The operation's kind of write, for idempotency-free test tokens; null for a read (a query). */
 export const shopifyOperation = (body: unknown): { write: boolean; field: string | null; name?: string } => {

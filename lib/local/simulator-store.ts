@@ -99,6 +99,16 @@ const countOf = (v: unknown): number => (typeof v === 'number' ? v : Number(text
 const sameId = (a: unknown, b: unknown) => textOf(a) === textOf(b);
 
 /** The time of a change: now, or just after the last change when the clock has not moved on. */
+/** Shopify's GraphQL reading of a value: an object (else empty), a list of objects, a global id and its number. */
+export const asObject = (v: unknown): Json =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {};
+export const list = (v: unknown): Json[] => (Array.isArray(v) ? v.map(asObject) : []);
+export const gid = (type: string, id: unknown) => `gid://shopify/${type}/${textOf(id)}`;
+export const idOf = (value: unknown, type: string): number | null => {
+  const match = new RegExp(`^gid://shopify/${type}/(\\d+)$`).exec(String(value ?? ''));
+  return match ? Number(match[1]) : null;
+};
+
 export function tick(ledger: SimLedger): string {
   ledger.lastChange = Math.max(Date.now(), ledger.lastChange + 1);
   return new Date(ledger.lastChange).toISOString();

@@ -43,6 +43,13 @@ export class PlatformError extends Error {
   }
 }
 
+/** What an adapter answers itself when the platform says no: a refusal (as a 422) or a 404, never retried. */
+export const answeredBy = (platform: Platform, status: 404 | 422, message: string) =>
+  new PlatformError({ platform, status, retryable: false, message: `${platform} answered ${status}: ${message}` });
+
+/** A refusal of the shop's (a 422, as GraphQL userErrors are read): what a lookup may show to be already done. */
+export const isRefusal = (error: unknown) => error instanceof PlatformError && error.status === 422;
+
 /** 408, 409 (a call still in flight under the same key), 429 and 5xx may heal; every other 4xx will not. */
 export function isRetryableStatus(status: number): boolean {
   return status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;

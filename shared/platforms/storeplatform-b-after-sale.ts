@@ -13,7 +13,7 @@
  *   whole (`orderRefunds`, `orderReturns`) and carried in Shopify's REST webhook shapes.
  */
 import { unexpectedAnswer } from './http.js';
-import { PlatformError } from './platform-errors.js';
+import { answeredBy, isRefusal } from './platform-errors.js';
 import {
   type AfterSaleCalls,
   type PlatformReturn,
@@ -30,6 +30,8 @@ import type { ShopifyRunner } from './storeplatform-b-connect.js';
 import { SHOPIFY_PAGE_SIZES } from './storeplatform-b-documents.js';
 
 const PLATFORM = 'storeplatform_b';
+const refusal = (message: string) => answeredBy(PLATFORM, 422, message);
+const notFound = (what: string) => answeredBy(PLATFORM, 404, what);
 type Json = Record<string, unknown>;
 
 const gidOf = (type: string, id: string) => (/^\d+$/.test(id) ? `gid://shopify/${type}/${id}` : id);
@@ -43,22 +45,6 @@ const nodesOf = (connection: unknown): Json[] => objects(isObject(connection) ? 
 const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : null);
 const count = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) ? value : 0);
 const idOfObject = (value: unknown) => (isObject(value) ? value.id : undefined);
-
-const refusal = (message: string) =>
-  new PlatformError({
-    platform: PLATFORM,
-    status: 422,
-    retryable: false,
-    message: `${PLATFORM} answered 422: ${message}`,
-  });
-const notFound = (what: string) =>
-  new PlatformError({
-    platform: PLATFORM,
-    status: 404,
-    retryable: false,
-    message: `${PLATFORM} answered 404: ${what}`,
-  });
-const isRefusal = (error: unknown) => error instanceof PlatformError && error.status === 422;
 
 /** Shopify's deprecated `ReturnReason` enum (still accepted in 2026-10) of a reseller's lower-case reason. */
 const RETURN_REASONS = new Set([

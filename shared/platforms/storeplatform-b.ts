@@ -9,7 +9,7 @@
 import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { PlatformError, reasonFromBody, redact } from './platform-errors.js';
+import { answeredBy, isRefusal, PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import {
   type ChangedOrder,
   lookedUpOrderId,
@@ -31,6 +31,8 @@ import {
 
 const PATH = `/admin/api/${SHOPIFY_API_VERSION}/graphql.json`;
 const PLATFORM = 'storeplatform_b';
+const refusal = (message: string) => answeredBy(PLATFORM, 422, message);
+const notFound = (what: string) => answeredBy(PLATFORM, 404, what);
 
 type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json =>
@@ -454,17 +456,6 @@ const alreadySent = (order: Json, tracking: { numbers: string[] }): string | und
 
 // ---------------------------------------------------------------- after the order
 
-const notFound = (what: string) =>
-  new PlatformError({
-    platform: PLATFORM,
-    status: 404,
-    retryable: false,
-    message: `${PLATFORM} answered 404: ${what}`,
-  });
-
-/** A refusal of the shop's (userErrors, as a 422): what a lookup may show to be already done. */
-const isRefusal = (error: unknown) => error instanceof PlatformError && error.status === 422;
-
 /** Whether the order is cancelled (`cancelledAt` set); 404 when Shopify has no such order. */
 async function isCancelled(shop: ShopConnection, orderGid: string): Promise<boolean> {
   const data = await run(shop, 'orderCancelled', { id: orderGid });
@@ -500,12 +491,7 @@ async function cancellationDone(shop: ShopConnection, orderGid: string, jobId: s
     const job = jobId === undefined ? undefined : (await run(shop, 'jobDone', { id: jobId })).job;
     if (await isCancelled(shop, orderGid)) return;
     if (isObject(job) && job.done === true) {
-      throw new PlatformError({
-        platform: PLATFORM,
-        status: 422,
-        retryable: false,
-        message: `${PLATFORM} answered 422: the cancellation job ended without cancelling the order`,
-      });
+      throw refusal('the cancellation job ended without cancelling the order');
     }
   }
   throw unexpectedAnswer(PLATFORM, 200, 'a cancellation job that is not done yet');
@@ -700,12 +686,7 @@ export const storePlatformBAdapter: PlatformAdapter = {
     if (!fulfillmentOrders) throw notFound(`order ${restOrderId(orderId)} not found`);
     const byFulfillmentOrder = lineItemsByFulfillmentOrder(shippableLines(fulfillmentOrders), options?.lineItems);
     if (byFulfillmentOrder.length === 0) {
-      throw new PlatformError({
-        platform: PLATFORM,
-        status: 422,
-        retryable: false,
-        message: `${PLATFORM} answered 422: nothing of the order is left to fulfill`,
-      });
+      throw refusal('nothing of the order is left to fulfill');
     }
     const payload = await mutate(shop, 'fulfillmentCreate', {
       fulfillment: { lineItemsByFulfillmentOrder: byFulfillmentOrder, trackingInfo: info, notifyCustomer: true },

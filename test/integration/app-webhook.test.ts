@@ -1,23 +1,11 @@
-import {
-  createResellerStore,
-  createSourceStore,
-  scanAllButEvents,
-  startService,
-  type TestService,
-  unique,
-} from './support.js';
+import { createResellerStore, createSourceStore, scanAllButEvents, serviceForSuite, unique } from './support.js';
 import { sendWebhook } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
 describe('POST /v1/app/webhook', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api } = serviceForSuite();
 
-  const api = () => service.api('owner_a');
   const send = (options: Parameters<typeof sendWebhook>[2]) =>
     sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', options);
 

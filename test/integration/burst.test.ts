@@ -1,4 +1,4 @@
-import { allJobsOf, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { allJobsOf, createResellerStore, createSourceStore, serviceForSuite } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -33,14 +33,9 @@ const ENDS: Record<Kind, 'completed' | 'dead'> = {
 };
 
 describe('a burst of orders to misbehaving suppliers', () => {
-  let service: TestService;
   const secret = 'whsec_burst';
-  const api = () => service.api('owner_a');
 
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api } = serviceForSuite();
 
   const jobsOf = (resellerStoreId: string) => allJobsOf(api(), resellerStoreId);
 

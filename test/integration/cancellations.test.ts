@@ -3,11 +3,10 @@ import {
   createResellerStore,
   createSourceStore,
   replaceAccessToken,
-  startService,
-  type TestService,
+  serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Cancellations, both ways (CONTRACT.md §10.4–10.5), through the local runtime: a cancelled order is
@@ -18,13 +17,7 @@ import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './
 jest.setTimeout(90_000);
 
 describe('cancellations through the local runtime', () => {
-  let service: TestService;
-  const sim = () => simulator(service.runtime.simulator!.url);
-
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, sim } = serviceForSuite();
   afterEach(() => service.runtime.faults.clear());
 
   /** A reseller store with one supplier, and an order of it routed there. */

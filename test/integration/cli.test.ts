@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
-import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -14,7 +14,6 @@ jest.setTimeout(90_000);
  * `npm start` leaves it, through DATA_DIR/endpoints.json), `jobs` through its API.
  */
 
-let service: TestService;
 let dataDir: string;
 
 const run = async (tool: typeof jobs, argv: string[]) => {
@@ -30,8 +29,8 @@ const run = async (tool: typeof jobs, argv: string[]) => {
 
 const api = () => ['--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a];
 
+const { service } = serviceForSuite();
 beforeAll(async () => {
-  service = await startService();
   dataDir = mkdtempSync(join(tmpdir(), 'cli-test-'));
   writeFileSync(
     join(dataDir, 'endpoints.json'),
@@ -40,7 +39,6 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  await service?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -6,11 +6,10 @@ import {
   readableItem,
   replaceAccessToken,
   scanAll,
-  startService,
-  type TestService,
+  serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * A shopper's personal data (CONTRACT.md §13) through the local runtime: what the compliance topics
@@ -37,15 +36,9 @@ const FIXTURE_PERSONAL = [
 ];
 
 describe('customer data: compliance topics, redaction and what still works after it', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
 
-  beforeAll(async () => {
-    service = await startService({ visibilityTimeoutSeconds: 2, platformTimeoutMs: 1_500 });
-  }, 120_000);
-  afterAll(() => service?.stop());
+  const { service, api, sim } = serviceForSuite({ visibilityTimeoutSeconds: 2, platformTimeoutMs: 1_500 }, 120_000);
 
   /** APPHOOK items still kept: deliveries the app-webhook queue's worker has not handled yet. */
   const pendingDeliveries = async () =>

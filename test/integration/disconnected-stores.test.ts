@@ -1,5 +1,5 @@
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -9,14 +9,7 @@ jest.setTimeout(90_000);
  * the work.
  */
 describe('disconnected stores', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
-
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
+  const { service, api, sim } = serviceForSuite();
 
   it('ends a job dead store_disconnected without a call; credentials and retry complete it', async () => {
     const resellerSecret = unique('whsec_r');

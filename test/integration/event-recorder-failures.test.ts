@@ -3,7 +3,7 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { invokeRecorder, readStreamRange, receiveFrom, replayFailed } from '../../bin/cli/replay-failed.js';
 import type { StreamFailure } from '../../lib/stream-mapping.js';
-import { createResellerStore, startService, type TestService } from './support.js';
+import { createResellerStore, serviceForSuite } from './support.js';
 import { eventually, sendWebhook } from './webhooks.js';
 
 /**
@@ -16,14 +16,13 @@ import { eventually, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(120_000);
 
-let service: TestService;
 let sqs: SQSClient;
 let streams: DynamoDBStreamsClient;
 let lambda: LambdaClient;
 const secret = 'whsec_recorder_failures';
 
+const { service } = serviceForSuite({}, 120_000);
 beforeAll(async () => {
-  service = await startService();
   const local = { region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } };
   sqs = new SQSClient({ ...local, endpoint: service.runtime.endpoints.sqs });
   // The command's own clients: the stream read from DynamoDB Local, the recorder by the runtime's Invoke API.
@@ -34,7 +33,6 @@ afterAll(async () => {
   sqs?.destroy();
   streams?.destroy();
   lambda?.destroy();
-  await service?.stop();
 });
 
 /** The replay as the command runs it locally, with the recorder invoked as its mapping invokes it. */

@@ -5,7 +5,7 @@ import { type EventType, eventExpiry, eventId } from '../../shared/entities/even
 import { deliveryDelivered, deliveryFailed } from '../../shared/events/deliveries.js';
 import { endpointsOf } from '../../shared/events/endpoints.js';
 import { eventWrites } from '../../shared/events/events.js';
-import { ISO_MS, REQUEST_ID, startService, type TestService } from './support.js';
+import { ISO_MS, REQUEST_ID, serviceForSuite } from './support.js';
 
 /**
  * Events and webhook endpoints (CONTRACT.md §14) through the local HTTP front against DynamoDB
@@ -15,16 +15,11 @@ import { ISO_MS, REQUEST_ID, startService, type TestService } from './support.js
 
 jest.setTimeout(90_000);
 
-let service: TestService;
-const A = () => service.api('owner_a');
 const B = () => service.api('owner_b');
 const RECEIVER = 'http://127.0.0.1:9/hooks';
 const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 
-beforeAll(async () => {
-  service = await startService({ simulator: false });
-}, 120_000);
-afterAll(() => service?.stop());
+const { service, api: A } = serviceForSuite({ simulator: false }, 120_000);
 
 const createEndpoint = async (body: Record<string, unknown> = {}) => {
   const res = await A().post('/v1/webhook_endpoints', { url: RECEIVER, enabledEvents: ['*'], ...body });

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, serviceForSuite } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -12,8 +12,6 @@ import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js
 
 jest.setTimeout(120_000);
 
-let service: TestService;
-const A = () => service.api('owner_a');
 const secret = 'whsec_events_recorded';
 let reseller: any;
 
@@ -29,8 +27,8 @@ const at = (path: string) => received.get(path) ?? [];
 let everything: { id: string; secret: string };
 let deadOnly: { id: string; secret: string };
 
+const { service, api: A } = serviceForSuite({}, 120_000);
 beforeAll(async () => {
-  service = await startService();
   receiver = createServer((req, res) => {
     let body = '';
     req.on('data', (chunk) => {
@@ -54,7 +52,6 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await new Promise((done) => receiver?.close(done));
-  await service?.stop();
 });
 
 const send = (body: unknown) =>

@@ -1,12 +1,6 @@
 import { PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  createResellerStore,
-  createSourceStore,
-  replaceAccessToken,
-  startService,
-  type TestService,
-} from './support.js';
-import { eventually, orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import { createResellerStore, createSourceStore, replaceAccessToken, serviceForSuite } from './support.js';
+import { eventually, orderPayload, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -22,13 +16,10 @@ const LEASE_SECONDS = 2;
 const VISIBILITY_SECONDS = 3;
 
 describe('every sync job ends, and what it says agrees with the supplier', () => {
-  let service: TestService;
   let reseller: any;
   const secret = 'whsec_every_job_ends';
-  const api = () => service.api('owner_a');
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
   const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
-  const sim = () => simulator(service.runtime.simulator!.url);
   const callsTo = async (shopDomain: string) => (await sim().calls()).filter((c) => c.shopDomain === shopDomain);
   const order = async (vendor: string) => {
     const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
@@ -57,16 +48,18 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
   const healToken = (storeId: string) => replaceAccessToken(service, { kind: 'source', id: storeId }, 'tok_healed');
 
-  beforeAll(async () => {
-    service = await startService({
+  const { service, api, sim } = serviceForSuite(
+    {
       throttleBudgetSeconds: BUDGET_SECONDS,
       leaseSeconds: LEASE_SECONDS,
       visibilityTimeoutSeconds: VISIBILITY_SECONDS,
       platformTimeoutMs: 1_500,
-    });
+    },
+    120_000,
+  );
+  beforeAll(async () => {
     reseller = await createResellerStore(api(), { webhookSecret: secret });
   }, 120_000);
-  afterAll(() => service?.stop());
   afterEach(() => service.runtime.faults.clear());
 
   describe('a reseller’s shop that answers 429 for ever to the tracking of a parcel', () => {

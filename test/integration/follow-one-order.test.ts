@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { allFunctions } from '../../lib/functions.js';
 import { modulesLoaded } from '../../lib/local/bundle.js';
 import { PREBUILT_BUNDLES_ENV } from '../../lib/local/runtime.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
 import { eventually, fulfillmentPayload, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(120_000);
@@ -45,12 +45,8 @@ const loadedBy = (functions: string[]) => {
 };
 
 describe('docs/design.md, "Follow one order", checked by a run', () => {
-  let service: TestService;
   const invoked: { name: string; at: number }[] = [];
-  beforeAll(async () => {
-    service = await startService({ onInvoke: (name) => invoked.push({ name, at: Date.now() }) });
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service } = serviceForSuite({ onInvoke: (name) => invoked.push({ name, at: Date.now() }) });
 
   it('names the functions one order’s round trip invokes and every module of shared/ they load', async () => {
     const api = service.api('owner_a');

@@ -9,11 +9,10 @@ import {
   type OwnerName,
   replaceAccessToken,
   scanAllButEvents,
-  startService,
-  type TestService,
+  serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 // The local runtime can hold the worker's write that completes a job (lib/local/faults.ts): the
 // supplier has placed the order, the job is still `processing`. That is the moment a fulfillment
@@ -33,16 +32,11 @@ interface Setup {
 }
 
 describe('propagation of fulfillments through the local runtime', () => {
-  let service: TestService;
-  const sim = () => simulator(service.runtime.simulator!.url);
   const hmac = (secret: string, raw: string) => createHmac('sha256', secret).update(raw).digest('base64');
 
   // A window of ten receives, so a reseller platform can be down for a while without the
   // fulfillment's message reaching the DLQ during the test.
-  beforeAll(async () => {
-    service = await startService({ maxReceiveCount: 10 });
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, sim } = serviceForSuite({ maxReceiveCount: 10 });
   afterEach(() => service.runtime.faults.clear());
 
   /** A reseller store, one source store, and an order of the reseller routed to it. */

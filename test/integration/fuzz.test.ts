@@ -9,7 +9,7 @@ import {
   queryString,
   storeBody,
 } from './fuzz-arbitraries.js';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, serviceForSuite } from './support.js';
 
 /**
  * Property-based fuzzing through the local runtime (issue 12): valid-but-odd webhook payloads, API
@@ -29,15 +29,14 @@ const SECRET = 'whsec_fuzz';
 const TAGS = ['Acme', 'Bolt', 'Ünïcødé 🙂', ''];
 
 const SOURCE_SECRET = 'whsec_fuzz_source';
-let service: TestService;
 let reseller: any;
 let source: any;
 let order = 0;
 /** Orders the service has routed, by id as JSON text: what cancellations and edits name. */
 const knownOrders: string[] = [];
 
+const { service } = serviceForSuite({ simulator: false }, 120_000);
 beforeAll(async () => {
-  service = await startService({ simulator: false });
   reseller = await createResellerStore(service.api('owner_a'), { webhookSecret: SECRET });
   // Every tag but the empty one has a supplier (an empty vendorTag is refused by the API).
   for (const vendorTag of TAGS.filter(Boolean)) {
@@ -59,7 +58,6 @@ beforeAll(async () => {
     knownOrders.push(id);
   }
 }, 120_000);
-afterAll(() => service?.stop());
 
 const signedPost = (path: string, shopDomain: string, secret: string, raw: string, topic?: string) =>
   fetch(`${service.runtime.apiUrl}${path}`, {

@@ -2,14 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { authorizer } from '../../lib/routes.js';
-import {
-  createResellerStore,
-  REQUEST_ID,
-  sourceStoreBody,
-  startService,
-  TEST_KEYS,
-  type TestService,
-} from './support.js';
+import { createResellerStore, REQUEST_ID, serviceForSuite, sourceStoreBody, TEST_KEYS } from './support.js';
 import { orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(60_000);
@@ -21,14 +14,8 @@ jest.setTimeout(60_000);
  * lookup that fails (issue 32).
  */
 
-let service: TestService;
 const sdkCalls: SdkCall[] = [];
-beforeAll(async () => {
-  service = await startService({ simulator: false, onSdkCall: (call) => sdkCalls.push(call) });
-}, 90_000);
-afterAll(() => service?.stop());
-
-const api = () => service.api('owner_a');
+const { service, api } = serviceForSuite({ simulator: false, onSdkCall: (call) => sdkCalls.push(call) });
 
 const expectStandardHeaders = (headers: Headers) => {
   expect(headers.get('cache-control')).toBe('no-store');

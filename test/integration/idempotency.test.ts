@@ -7,9 +7,8 @@ import {
   REQUEST_ID,
   resellerStoreBody,
   scanAll,
+  serviceForSuite,
   sourceStoreBody,
-  startService,
-  type TestService,
   unique,
 } from './support.js';
 
@@ -21,15 +20,10 @@ import {
 
 jest.setTimeout(60_000);
 
-let service: TestService;
-const A = () => service.api('owner_a');
 const B = () => service.api('owner_b');
 const withKey = (key: string) => ({ headers: { 'idempotency-key': key } });
 
-beforeAll(async () => {
-  service = await startService({ simulator: false });
-}, 120_000);
-afterAll(() => service?.stop());
+const { service, api: A } = serviceForSuite({ simulator: false }, 120_000);
 
 const resellerStoreCount = async () =>
   (await scanAll(service.doc, service.tableName)).filter(

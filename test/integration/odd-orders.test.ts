@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { lists } from '../../shared/dynamo/keys.js';
-import { createResellerStore, createSourceStore, scanAll, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, scanAll, serviceForSuite } from './support.js';
 import { simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(240_000);
@@ -12,17 +12,14 @@ jest.setTimeout(240_000);
  * written as raw text, because a JavaScript object cannot even hold most of these numbers.
  */
 
-let service: TestService;
 let reseller: any;
 const SECRET = 'whsec_odd_orders';
-const api = () => service.api('owner_a');
 const jobReaches = (id: string, status: string, timeoutMs = 60_000) => waitForJob(api(), id, status, timeoutMs);
 
+const { service, api } = serviceForSuite({ visibilityTimeoutSeconds: 1 });
 beforeAll(async () => {
-  service = await startService({ visibilityTimeoutSeconds: 1 });
   reseller = await createResellerStore(api(), { webhookSecret: SECRET, shopDomain: 'odd-orders.myshopify.com' });
 }, 90_000);
-afterAll(() => service?.stop());
 
 /** A signed `orders/create` with exactly these bytes. */
 const sendRaw = async (raw: string) => {

@@ -1,4 +1,4 @@
-import { scanAll, startService, type TestService } from './support.js';
+import { scanAll, serviceForSuite } from './support.js';
 
 jest.setTimeout(120_000);
 
@@ -9,12 +9,11 @@ jest.setTimeout(120_000);
  * the same ids, and nothing else.
  */
 
-let service: TestService;
 let orderJobs: typeof import('../../shared/order-flow/routing-jobs.js');
 let syncJobs: typeof import('../../shared/order-flow/order-repository.js');
 
+const { service } = serviceForSuite({ simulator: false });
 beforeAll(async () => {
-  service = await startService({ simulator: false });
   // The use cases below run in this process, against the runtime's table.
   Object.assign(process.env, {
     TABLE_NAME: service.tableName,
@@ -26,7 +25,6 @@ beforeAll(async () => {
   orderJobs = await import('../../shared/order-flow/routing-jobs.js');
   syncJobs = await import('../../shared/order-flow/order-repository.js');
 }, 90_000);
-afterAll(() => service?.stop());
 
 const groups = (count: number, prefix: string) =>
   Array.from({ length: count }, (_, n) => ({

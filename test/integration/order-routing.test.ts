@@ -1,18 +1,9 @@
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import {
-  createResellerStore,
-  createSourceStore,
-  replaceAccessToken,
-  scanAll,
-  startService,
-  type TestService,
-} from './support.js';
+import { createResellerStore, createSourceStore, replaceAccessToken, scanAll, serviceForSuite } from './support.js';
 import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 describe('order routing through the local runtime', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
   const simCalls = async () => simulator(service.runtime.simulator!.url).calls();
   const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
   /** The table's items but events, which the stream's recorder writes a moment after earlier tests' writes. */
@@ -23,14 +14,13 @@ describe('order routing through the local runtime', () => {
   let reseller: any;
   const resellerSecret = 'whsec_reseller_routing';
 
+  const { service, api } = serviceForSuite();
   beforeAll(async () => {
-    service = await startService();
     reseller = await createResellerStore(api(), {
       webhookSecret: resellerSecret,
       shopDomain: 'routing-reseller.myshopify.com',
     });
   }, 90_000);
-  afterAll(() => service?.stop());
 
   const order = (body: unknown, overrides: Partial<Parameters<typeof sendWebhook>[2]> = {}) =>
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {

@@ -1,5 +1,5 @@
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -9,15 +9,8 @@ jest.setTimeout(90_000);
  * order carries `reseller_order` in its note attributes from its create.
  */
 describe("the reseller's order tagged", () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api, sim } = serviceForSuite();
   afterEach(() => service.runtime.faults.clear());
-
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
 
   /** A reseller store on `platform`, a supplier, and the reseller's order on the simulator, then its webhook. */
   const placedOrder = async (platform: 'storeplatform_a' | 'storeplatform_b', vendorTag = unique('Acme')) => {

@@ -1,21 +1,18 @@
-import { createResellerStore, createSourceStore, REQUEST_ID, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, REQUEST_ID, serviceForSuite } from './support.js';
 import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
 /** CONTRACT.md §10.8: orders and their routing, visible, through the local runtime. */
 describe('orders through the local runtime', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
   let reseller: any;
   const secret = 'whsec_reseller_orders';
 
+  const { service, api } = serviceForSuite();
   beforeAll(async () => {
-    service = await startService();
     reseller = await createResellerStore(api(), { webhookSecret: secret, shopDomain: 'orders-reseller.myshopify.com' });
     await createSourceStore(api(), reseller.id, { vendorTag: 'Acme' });
   }, 90_000);
-  afterAll(() => service?.stop());
 
   const send = (body: unknown) =>
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body });

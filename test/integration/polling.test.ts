@@ -4,11 +4,11 @@ import {
   createResellerStore,
   createSourceStore,
   pollStores,
-  startService,
+  serviceForSuite,
   type TestService,
   unique,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Polling behind the webhooks (CONTRACT.md §10.7), through the local runtime against the simulator:
@@ -23,14 +23,9 @@ jest.setTimeout(120_000);
 const RETRY_AFTER_SECONDS = 600;
 
 describe('polling through the local runtime', () => {
-  let service: TestService;
   const sdkCalls: SdkCall[] = [];
-  const sim = () => simulator(service.runtime.simulator!.url);
 
-  beforeAll(async () => {
-    service = await startService({ onSdkCall: (call) => sdkCalls.push(call) });
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, sim } = serviceForSuite({ onSdkCall: (call) => sdkCalls.push(call) });
 
   /** Polls these stores now: one invocation of the poller with their messages, as SQS would deliver them. */
   const poll = (...stores: { kind: 'reseller' | 'source'; id: string }[]) => pollStores(service.runtime, ...stores);

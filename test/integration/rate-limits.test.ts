@@ -1,13 +1,5 @@
 import { main as jobs } from '../../bin/jobs.js';
-import {
-  createResellerStore,
-  createSourceStore,
-  REQUEST_ID,
-  scanAll,
-  startService,
-  TEST_KEYS,
-  type TestService,
-} from './support.js';
+import { createResellerStore, createSourceStore, REQUEST_ID, scanAll, serviceForSuite, TEST_KEYS } from './support.js';
 import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -25,12 +17,7 @@ const LIMIT = 2;
 const nextSecond = () => new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 5));
 
 describe('per-key rate limits', () => {
-  let service: TestService;
-
-  beforeAll(async () => {
-    service = await startService({ apiKeyRateLimit: LIMIT });
-  }, 60_000);
-  afterAll(() => service?.stop());
+  const { service } = serviceForSuite({ apiKeyRateLimit: LIMIT }, 60_000);
 
   it('answers 429 rate_limited with Retry-After past a key’s changes a second, while another key goes on', async () => {
     const a = service.api('owner_a');

@@ -1,12 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import {
-  createResellerStore,
-  createSourceStore,
-  replaceAccessToken,
-  startService,
-  type TestService,
-} from './support.js';
+import { createResellerStore, createSourceStore, replaceAccessToken, serviceForSuite } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 // Faults are injected by the local runtime into the functions' SDK calls (lib/local/faults.ts): a
@@ -30,10 +24,8 @@ const LEASE_SECONDS = 3;
 const pastLease = () => new Promise((r) => setTimeout(r, LEASE_SECONDS * 1000 + 300));
 
 describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
-  let service: TestService;
   let reseller: any;
   const secret = 'whsec_recovery';
-  const api = () => service.api('owner_a');
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
   const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
   const simOrders = (shopDomain: string) => simulator(service.runtime.simulator!.url).orders(shopDomain);
@@ -45,13 +37,12 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   /** Gives a source store a token the simulator accepts, as a supplier fixing its side would. */
   const healToken = (storeId: string) => replaceAccessToken(service, { kind: 'source', id: storeId }, 'tok_healed');
 
+  const { service, api } = serviceForSuite({ leaseSeconds: LEASE_SECONDS });
   beforeAll(async () => {
-    service = await startService({ leaseSeconds: LEASE_SECONDS });
     reseller = await createResellerStore(api(), { webhookSecret: secret });
     // Warm: a first reconciler run starts its environment, which must not eat a test's lease.
     await service.runtime.invoke('SyncReconciler');
   }, 90_000);
-  afterAll(() => service?.stop());
   afterEach(() => service.runtime.faults.clear());
 
   it('leaves exactly one supplier order when the worker dies between the platform call and the write', async () => {

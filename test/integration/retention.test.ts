@@ -3,14 +3,7 @@ import { DEFAULT_JOB_RETENTION_DAYS } from '../../lib/config.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { keys } from '../../shared/dynamo/keys.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import {
-  createResellerStore,
-  createSourceStore,
-  itemsHolding,
-  startService,
-  type TestService,
-  unique,
-} from './support.js';
+import { createResellerStore, createSourceStore, itemsHolding, serviceForSuite, unique } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -26,15 +19,14 @@ jest.setTimeout(90_000);
 const RETENTION_SECONDS = 4;
 
 describe('the retention sweep', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
-
+  const { service, api } = serviceForSuite({
+    personalDataRetentionDays: RETENTION_SECONDS / 86_400,
+    platformTimeoutMs: 1_000,
+  });
   beforeAll(async () => {
-    service = await startService({ personalDataRetentionDays: RETENTION_SECONDS / 86_400, platformTimeoutMs: 1_000 });
     // Warm: a sweep's cold start does not eat into the retention the tests measure.
     await service.runtime.invoke('RetentionSweep', {});
   }, 90_000);
-  afterAll(() => service?.stop());
 
   /** Waits past the retention. */
   const pastRetention = () => new Promise((resolve) => setTimeout(resolve, (RETENTION_SECONDS + 1) * 1000));

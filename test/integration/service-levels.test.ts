@@ -2,7 +2,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, localDateOf, type ServiceLevel } from '../../shared/domain/business-days.js';
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -15,13 +15,7 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, 
 jest.setTimeout(120_000);
 
 describe('supplier service levels', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
-
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api } = serviceForSuite();
 
   it('validates the promise: an unknown zone or a bad cut-off is a 400 naming its param', async () => {
     const reseller = await createResellerStore(api());

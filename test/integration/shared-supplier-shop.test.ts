@@ -1,5 +1,5 @@
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import { orderPayload, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -10,18 +10,14 @@ jest.setTimeout(90_000);
  * `<reseller shop>:<order>` only, is taken by the job whose lines it carries, and by no other.
  */
 describe('two source stores on one supplier shop', () => {
-  let service: TestService;
   let reseller: any;
   const secret = 'whsec_shared_supplier_shop';
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
   const jobReaches = (id: string, status: string) => waitForJob(api(), id, status, 30_000);
 
+  const { service, api, sim } = serviceForSuite({ platformTimeoutMs: 1_500 }, 120_000);
   beforeAll(async () => {
-    service = await startService({ platformTimeoutMs: 1_500 });
     reseller = await createResellerStore(api(), { webhookSecret: secret, shopDomain: 'shared-shop.myshopify.com' });
   }, 120_000);
-  afterAll(() => service?.stop());
 
   /** Two source stores of `platform` on one new shop domain, each with its own vendor tag and `token`. */
   const twoStoresOnOneShop = async (platform: string, token: string) => {

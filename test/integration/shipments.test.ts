@@ -1,12 +1,5 @@
-import {
-  type ApiClient,
-  createResellerStore,
-  createSourceStore,
-  startService,
-  type TestService,
-  unique,
-} from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { type ApiClient, createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Shipments as they really happen (CONTRACT.md §10.1–10.3), through the local runtime, DynamoDB
@@ -21,13 +14,7 @@ jest.setTimeout(90_000);
 type Platform = 'storeplatform_a' | 'storeplatform_b' | 'custom';
 
 describe('shipments in parts, from several suppliers, with tracking that changes', () => {
-  let service: TestService;
-  const sim = () => simulator(service.runtime.simulator!.url);
-
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, sim } = serviceForSuite();
 
   /**
    * One reseller order of three lines over two suppliers: A carries line 1 (2 mugs) and line 2

@@ -5,11 +5,10 @@ import {
   createSourceStore,
   replaceAccessToken,
   scanAllButEvents,
-  startService,
-  type TestService,
+  serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import { eventually, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -23,16 +22,10 @@ let orderId = 8_000_000;
 const fixture = (name: string) => JSON.parse(readFileSync(`${__dirname}/../fixtures/shopify/${name}`, 'utf8'));
 
 describe('Shopify stores on both sides (storeplatform_b)', () => {
-  let service: TestService;
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
   const jobReaches = (id: string, status: string, timeoutMs?: number) => waitForJob(api(), id, status, timeoutMs);
   const job = async (id: string) => (await api().get(`/v1/sync_jobs/${id}`)).body;
 
-  beforeAll(async () => {
-    service = await startService({ visibilityTimeoutSeconds: 3, platformTimeoutMs: 1_500 });
-  }, 120_000);
-  afterAll(() => service?.stop());
+  const { service, api, sim } = serviceForSuite({ visibilityTimeoutSeconds: 3, platformTimeoutMs: 1_500 }, 120_000);
 
   /** A Shopify reseller store and its own order on its shop (the reseller's order exists there). */
   const shopifyReseller = async () => {

@@ -3,9 +3,8 @@ import {
   createSourceStore,
   pollStores,
   resellerStoreBody as resellerBody,
+  serviceForSuite,
   sourceStoreBody as sourceBody,
-  startService,
-  type TestService,
 } from './support.js';
 
 jest.setTimeout(120_000);
@@ -18,9 +17,8 @@ jest.setTimeout(120_000);
  * budget) or `failing` with the platform's reason; the next poll makes the subscriptions.
  */
 describe('a store whose shop is slow or failing', () => {
-  let service: TestService;
+  const { service, api } = serviceForSuite({}, 120_000);
   beforeAll(async () => {
-    service = await startService();
     // Each route's first call starts its environment (seconds on a busy machine): not the shop's time.
     const reseller = await createResellerStore(api());
     const source = await createSourceStore(api(), reseller.id);
@@ -31,9 +29,7 @@ describe('a store whose shop is slow or failing', () => {
       accessToken: 'shpat_warm',
     });
   }, 120_000);
-  afterAll(() => service?.stop());
 
-  const api = () => service.api('owner_a');
   const simUrl = () => service.runtime.simulator!.url;
   const subscriptionsOf = async (shopDomain: string) =>
     (

@@ -1,16 +1,11 @@
-import { createResellerStore, createSourceStore, pollStores, startService, type TestService } from './support.js';
+import { createResellerStore, createSourceStore, pollStores, serviceForSuite } from './support.js';
 
 jest.setTimeout(90_000);
 
 /** CONTRACT.md §12.1: the service makes and keeps each store's webhook subscriptions. */
 describe('webhook subscriptions kept', () => {
-  let service: TestService;
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api } = serviceForSuite();
 
-  const api = () => service.api('owner_a');
   const simUrl = () => service.runtime.simulator!.url;
   const subscriptionsOf = async (shopDomain: string) =>
     ((await (await fetch(`${simUrl()}/_sim/webhooks?shopDomain=${shopDomain}`)).json()) as any).webhooks as Array<{

@@ -1,4 +1,4 @@
-import { allJobsOf, createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { allJobsOf, createResellerStore, createSourceStore, serviceForSuite } from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -26,14 +26,9 @@ const BURST_429S = 30;
 const BOUND_MS = 150_000;
 
 describe('a burst of orders into a slow supplier', () => {
-  let service: TestService;
   const secret = 'whsec_pace';
-  const api = () => service.api('owner_a');
 
-  beforeAll(async () => {
-    service = await startService();
-  }, 90_000);
-  afterAll(() => service?.stop());
+  const { service, api } = serviceForSuite();
 
   const jobsOf = (resellerStoreId: string) => allJobsOf(api(), resellerStoreId);
 

@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
 import { keepInRun } from '../run-logs.js';
 import { apiClient as client } from './api-client.js';
+import { simulator } from './webhooks.js';
 
 /**
  * The harness every integration test file shares: the whole local service (DynamoDB Local, SQS
@@ -101,6 +102,26 @@ export const startService = async (options: LocalRuntimeOptions = {}): Promise<T
       await runtime.stop();
     },
   };
+};
+
+/**
+ * A suite's service: `startService(options)` in a `beforeAll` (allow `timeoutMs`), `stop()` in an `afterAll`.
+ * `service` stands for the started one (read it in hooks and tests only), `api()` is owner_a's client and
+ * `sim()` the simulator's controls.
+ */
+export const serviceForSuite = (options: LocalRuntimeOptions = {}, timeoutMs = 90_000) => {
+  let started: TestService | undefined;
+  beforeAll(async () => {
+    started = await startService(options);
+  }, timeoutMs);
+  afterAll(() => started?.stop());
+  const service = new Proxy({} as TestService, {
+    get: (_target, key) => {
+      if (!started) throw new Error('the suite’s service is not started: read it in a hook or a test');
+      return Reflect.get(started, key);
+    },
+  });
+  return { service, api: () => service.api('owner_a'), sim: () => simulator(service.runtime.simulator!.url) };
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */

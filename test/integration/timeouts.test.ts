@@ -1,5 +1,5 @@
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
-import { jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { createResellerStore, createSourceStore, serviceForSuite } from './support.js';
+import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Timeouts as on AWS (lib/local/sqs.ts): an invocation past its function's timeout is abandoned
@@ -12,17 +12,13 @@ jest.setTimeout(90_000);
 const TIMEOUT_SECONDS = 4;
 
 describe('timeouts', () => {
-  let service: TestService;
   let reseller: any;
   const secret = 'whsec_timeouts';
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
 
+  const { service, api, sim } = serviceForSuite({ timeouts: { SyncWorker: TIMEOUT_SECONDS } });
   beforeAll(async () => {
-    service = await startService({ timeouts: { SyncWorker: TIMEOUT_SECONDS } });
     reseller = await createResellerStore(api(), { webhookSecret: secret });
   }, 90_000);
-  afterAll(() => service?.stop());
   afterEach(() => service.runtime.faults.clear());
 
   it('abandons an invocation past its timeout; its batch comes back, and only after it was abandoned', async () => {

@@ -1,4 +1,5 @@
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
 
 /**
  * The platform simulator for a suite that drives the real adapters against it: started once, reset
@@ -22,3 +23,30 @@ export const adaptersAgainstSimulator = () => {
   });
   return () => sim!;
 };
+
+/** The orders the simulator keeps for `shopDomain` (`GET /_sim/orders`), in storeplatform_a's shape. */
+export const simOrdersOn = async <Order>(sim: PlatformSimulator, shopDomain: string): Promise<Order[]> => {
+  const res = await fetch(`${sim.url}/_sim/orders?shopDomain=${shopDomain}`);
+  return JSON.parse(await res.text()).orders;
+};
+
+/** One of them, by its id; a test fails when the simulator has no such order. */
+export const simOrderOn = async <Order extends { id: unknown }>(
+  sim: PlatformSimulator,
+  shopDomain: string,
+  orderId: string,
+): Promise<Order> => {
+  const found = (await simOrdersOn<Order>(sim, shopDomain)).find((order) => String(order.id) === orderId);
+  if (!found) throw new Error(`the simulator has no order ${orderId}`);
+  return found;
+};
+
+/** What `promise` rejects with, which must be a PlatformError. */
+export async function platformFailure(promise: Promise<unknown>): Promise<PlatformError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(error instanceof PlatformError)) throw new Error(`expected a PlatformError, got ${String(error)}`);
+  return error;
+}

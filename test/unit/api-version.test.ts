@@ -1,11 +1,9 @@
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { watchApiVersion } from '../../shared/connection/api-version-watch.js';
 import type { ApiVersionNotice } from '../../shared/platforms/port.js';
+import { dynamo } from './aws-mocks.js';
 
 /** CONTRACT.md §12.4: the API version of every answer, shown on the store when it changes. */
-
-const dynamo = mockClient(DynamoDBDocumentClient);
 
 const notice = (overrides: Partial<ApiVersionNotice> = {}): ApiVersionNotice => ({
   platform: 'storeplatform_b',

@@ -1,18 +1,11 @@
 import { createHmac } from 'node:crypto';
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { DecryptCommand } from '@aws-sdk/client-kms';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as appWebhook } from '../../functions/app-webhook.js';
 import { handler as appWebhookWorker } from '../../functions/app-webhook-worker.js';
 import { APP_TOPICS, type AppTopic, type AppTopicDelivery } from '../../shared/app-webhooks/topics.js';
+import { dynamo, kms, sqs } from './aws-mocks.js';
 
 /**
  * The app webhook's table (shared/app-webhooks/topics.ts): a `queued` topic is kept and goes through
@@ -21,10 +14,6 @@ import { APP_TOPICS, type AppTopic, type AppTopicDelivery } from '../../shared/a
  */
 
 process.env.APP_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/app';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const kms = mockClient(KMSClient);
 
 const SECRET = 'whsec_app';
 const SHOP = 'shop-one.myshopify.com';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { dynamo } from './aws-mocks.js';
 
 /**
  * The bearer-key authorizer (functions/authorizer.ts): it always allows the request and says in
@@ -17,7 +17,6 @@ Object.assign(process.env, {
 
 type Authorizer = (event: unknown) => Promise<{ isAuthorized: boolean; context: Record<string, unknown> }>;
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 let authorize: Authorizer;
 beforeAll(async () => {
   authorize = (await import('../../functions/authorizer.js')).handler as unknown as Authorizer;

@@ -1,7 +1,6 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
-import { seededAuditEntry, seededJob } from '../../bench/seed.js';
+import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { seededAuditEntry, seededEntry, seededJob } from '../../bench/seed.js';
 import { backfillIndexes } from '../../shared/backfill/backfill-indexes.js';
 import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
@@ -18,8 +17,8 @@ import {
   syncJobItem,
 } from '../../shared/order-flow/order-sync-job.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
+import { dynamo } from './aws-mocks.js';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 beforeEach(() => dynamo.reset());
 
 const CREATED = '2026-11-20T10:00:00.000Z';
@@ -28,20 +27,7 @@ const job = (status: SyncJobStatus, fields: Partial<SyncJob> = {}) => ({
   ...fields,
 });
 
-const entry = (status: FulfillmentEntry['status']): FulfillmentEntry => ({
-  sourceFulfillmentId: '9001',
-  status,
-  trackingCompany: null,
-  trackingNumber: null,
-  trackingNumbers: [],
-  trackingUrl: null,
-  resellerFulfillmentId: null,
-  attempts: 0,
-  errorMessage: null,
-  receivedAt: CREATED,
-  updatedAt: CREATED,
-  deliveredAt: null,
-});
+const entry = (status: FulfillmentEntry['status']) => seededEntry(status, CREATED);
 
 const OPEN = inFlight.open.partition('sj_1');
 const SORT = inFlight.sortKey('owner_a', CREATED, 'sj_1');

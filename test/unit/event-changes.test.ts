@@ -1,6 +1,6 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
-import { seededJob } from '../../bench/seed.js';
+import { seededEntry, seededJob } from '../../bench/seed.js';
 import { DEFAULT_ROUTING_POLICY } from '../../shared/domain/routing-policy.js';
 import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
 import { imagesOf } from '../../shared/dynamo/stream.js';
@@ -20,20 +20,7 @@ const job = (status: SyncJobStatus, fields: Partial<SyncJob> = {}): SyncJob => (
 });
 const item = (status: SyncJobStatus, fields: Partial<SyncJob> = {}) => syncJobItem(job(status, fields));
 
-const entry = (status: FulfillmentEntry['status'], updatedAt = LATER): FulfillmentEntry => ({
-  sourceFulfillmentId: '9001',
-  status,
-  trackingCompany: null,
-  trackingNumber: null,
-  trackingNumbers: [],
-  trackingUrl: null,
-  resellerFulfillmentId: null,
-  attempts: 0,
-  errorMessage: null,
-  receivedAt: CREATED,
-  updatedAt,
-  deliveredAt: null,
-});
+const entry = (status: FulfillmentEntry['status'], updatedAt = LATER) => seededEntry(status, CREATED, { updatedAt });
 
 const typesOf = (before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined) =>
   changesOf(before, after).map((change) => change.type);

@@ -1,9 +1,9 @@
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import type { Item } from '../../shared/dynamo/table.js';
 import { type EventType, eventId, eventItem, eventKey } from '../../shared/entities/event.js';
 import { type EventFilters, listEvents } from '../../shared/events/events.js';
+import { dynamo } from './aws-mocks.js';
 
 /**
  * The events list's merge of its partitions (shared/events/events.ts, `mergedPage`) over a mocked
@@ -11,8 +11,6 @@ import { type EventFilters, listEvents } from '../../shared/events/events.js';
  * most `Limit`): every page in order with none skipped or repeated, each Query asking for a share of
  * the page rather than a page, whatever the spread of the events over the shards.
  */
-
-const dynamo = mockClient(DynamoDBDocumentClient);
 
 const partitions = new Map<string, Item[]>();
 const byKey = new Map<string, Item>();

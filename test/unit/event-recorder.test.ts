@@ -1,28 +1,18 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seededJob } from '../../bench/seed.js';
 import { eventFrom, eventItem, eventKeyOfId } from '../../shared/entities/event.js';
-import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
+import { webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import type { Subject } from '../../shared/events/changes.js';
 import { recordWrite } from '../../shared/events/recorder.js';
-import { forgetEndpoints } from '../../shared/events/schedule-deliveries.js';
 import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import { dynamo, sqs } from './aws-mocks.js';
+import { answerEveryWrite, seededEndpoint } from './event-fixtures.js';
 
 /** The event recorder (shared/events/recorder.ts) over mocked clients: one write, its events, what they cost. */
 
 process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 
 const CREATED = '2026-11-20T10:00:00.000Z';
 const LATER = '2026-11-20T10:00:05.000Z';
@@ -33,30 +23,9 @@ const job = (status: 'processing' | 'completed') =>
   });
 const present = async (subject: Subject) =>
   subject.kind === 'syncJob' ? { id: subject.job.id, object: 'sync_job', status: subject.job.status } : {};
-const endpoint: WebhookEndpoint = {
-  id: 'we_1',
-  ownerId: 'owner_a',
-  url: 'https://hooks.example.com/in',
-  enabledEvents: ['*'],
-  description: null,
-  status: 'enabled',
-  disabledReason: null,
-  secret: 'ciphertext',
-  previousSecret: null,
-  createdAt: CREATED,
-  updatedAt: CREATED,
-};
+const endpoint = seededEndpoint('we_1', CREATED);
 
-beforeEach(() => {
-  dynamo.reset();
-  sqs.reset();
-  forgetEndpoints();
-  dynamo.on(PutCommand).resolves({});
-  dynamo.on(TransactWriteCommand).resolves({});
-  dynamo.on(UpdateCommand).resolves({});
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(SendMessageBatchCommand).resolves({ Successful: [] });
-});
+beforeEach(answerEveryWrite);
 
 describe('recordWrite', () => {
   it('puts a completed job’s event once, on condition its id is new; nothing more without an endpoint', async () => {

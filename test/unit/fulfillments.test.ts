@@ -1,15 +1,7 @@
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DeleteCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DecryptCommand } from '@aws-sdk/client-kms';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
 import { inFlight } from '../../shared/dynamo/keys.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { syncJobFrom, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
@@ -19,15 +11,13 @@ import { acceptFulfillment } from '../../shared/order-flow/propagating-intake.js
 import { processFulfillmentMessage } from '../../shared/order-flow/propagating-worker.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
+import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
 const cancelFulfillment = jest.fn();
 
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const kmsMock = mockClient(KMSClient);
 const deps = fakeDeps({ createFulfillment, updateFulfillmentTracking, cancelFulfillment });
 
 const tracking = {

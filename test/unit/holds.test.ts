@@ -1,10 +1,11 @@
 import { KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { syncJobId } from '../../shared/core/ids.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
+import { dynamo, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
@@ -13,8 +14,6 @@ import { fakeDeps } from './fake-deps.js';
  * of the order; a message for an order no longer held does nothing.
  */
 
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 mockClient(KMSClient);
 const readOrder = jest.fn();
 const deps = fakeDeps({ readOrder });

@@ -1,7 +1,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { isId, newId } from '../../shared/core/ids.js';
+import { dynamo } from './aws-mocks.js';
 
 /**
  * Ids checked before any database call (CONTRACT.md §3): a path id or a cursor that cannot be an
@@ -15,7 +15,6 @@ type Handler = (
   context: unknown,
 ) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 const rawDynamo = mockClient(DynamoDBClient);
 
 const context = () => ({ functionName: 'ids-test', awsRequestId: 'aws-1', getRemainingTimeInMillis: () => 10_000 });

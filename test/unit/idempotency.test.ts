@@ -1,5 +1,5 @@
 import { ConditionalCheckFailedException, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { ResourceMissingError, ValidationError } from '../../shared/core/errors.js';
 import { idempotentRequestKey } from '../../shared/entities/idempotent-request.js';
@@ -7,13 +7,13 @@ import { idempotentApiHandler } from '../../shared/http/idempotent-handler.js';
 import { created } from '../../shared/http/types.js';
 import { requestFingerprint } from '../../shared/idempotency/requests.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
+import { dynamo as ddb } from './aws-mocks.js';
 
 /**
  * The idempotency middleware (shared/http/idempotency.ts) against a mocked table: what a request
  * leaves behind for the key it holds, whatever way it ends.
  */
 
-const ddb = mockClient(DynamoDBDocumentClient);
 mockClient(DynamoDBClient);
 
 const context = () => ({

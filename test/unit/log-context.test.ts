@@ -1,11 +1,12 @@
 import { KMSClient } from '@aws-sdk/client-kms';
-import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { lambdaHandler } from '../../shared/core/lambda-handler.js';
 import { addLogContext, logger, withLogContext } from '../../shared/core/logger.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { requiresOf } from '../command-meaning.js';
+import { dynamo } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
@@ -14,7 +15,6 @@ import { fakeDeps } from './fake-deps.js';
  * logged with its job.
  */
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 mockClient(KMSClient);
 
 /** The JSON lines the logger writes (stdout and stderr) while `run` runs. */

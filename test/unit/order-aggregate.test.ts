@@ -1,7 +1,6 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
 import { Met, withRereads } from '../../shared/dynamo/update.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
@@ -11,8 +10,8 @@ import { orderItemFrom, orderItemKindOf } from '../../shared/order-flow/order-it
 import { writeOrderRecord } from '../../shared/order-flow/order-repository.js';
 import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { unroutedOrderItem, unroutedOrderMarkItem } from '../../shared/order-flow/order-unrouted.js';
+import { dynamo } from './aws-mocks.js';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
 beforeEach(() => dynamo.reset());
 
 const CREATED = '2026-11-20T10:00:00.000Z';

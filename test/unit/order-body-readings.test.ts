@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { DynamoDBDocumentClient, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { syncJobId } from '../../shared/core/ids.js';
 import { keys } from '../../shared/dynamo/keys.js';
 import { compressBody, jobOrderReading, splitParts } from '../../shared/order-flow/order-body.js';
 import type { SyncJob } from '../../shared/order-flow/order-sync-job.js';
+import { dynamo as ddb } from './aws-mocks.js';
 
 /**
  * Issue 40, item 9: a reading of a stored order is kept per execution environment. A redaction that
@@ -12,7 +12,6 @@ import type { SyncJob } from '../../shared/order-flow/order-sync-job.js';
  * unredacted reading once the job says it was redacted.
  */
 
-const ddb = mockClient(DynamoDBDocumentClient);
 const job = {
   id: 'sj_1',
   resellerStoreId: 'rst_cache',

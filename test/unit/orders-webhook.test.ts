@@ -1,28 +1,23 @@
 import { createHmac } from 'node:crypto';
 import { brotliDecompressSync } from 'node:zlib';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { DecryptCommand } from '@aws-sdk/client-kms';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import {
   BatchGetCommand,
-  DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
 import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { LOOKUP_SHARED_MS } from '../../shared/webhooks/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const kms = mockClient(KMSClient);
+import { dynamo, kms, sqs } from './aws-mocks.js';
 
 const SECRET = 'whsec_reseller';
 const reseller = {

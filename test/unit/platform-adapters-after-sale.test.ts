@@ -7,9 +7,8 @@
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { classify } from '../../shared/platforms/failure.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { Platform, ReturnRequest, ShopConnection, Tracking } from '../../shared/platforms/port.js';
-import { adaptersAgainstSimulator } from './adapter-simulator.js';
+import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const PLATFORMS = ['storeplatform_a', 'storeplatform_b', 'custom'] as const;
@@ -60,27 +59,12 @@ const control = async (path: string, body: unknown) => {
   });
   return { status: res.status, json: JSON.parse(await res.text()) };
 };
-async function simOrder(orderId: string): Promise<SimOrder> {
-  const res = await fetch(`${simulator().url}/_sim/orders?shopDomain=${SHOP}`);
-  const orders: SimOrder[] = JSON.parse(await res.text()).orders;
-  const found = orders.find((order) => String(order.id) === orderId);
-  if (!found) throw new Error(`the simulator has no order ${orderId}`);
-  return found;
-}
+const simOrder = (orderId: string) => simOrderOn<SimOrder>(simulator(), SHOP, orderId);
 /** The platform calls of one kind the simulator received (REST path, or GraphQL root field). */
 const callsTo = (what: RegExp) =>
   simulator()
     .calls()
     .filter((call) => what.test(call.operation ?? call.path));
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof PlatformError)) throw new Error(`expected a PlatformError, got ${String(error)}`);
-  return error;
-}
 
 describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simulator', (platform) => {
   const adapter = adapterFor(platform);
@@ -132,7 +116,7 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
     const edit = adapter.editOrderQuantities(shop, orderId, [{ id: mug, quantity: 0 }], 'sj_1:edit:r2');
     if (platform === 'custom') {
       // No read on custom: its endpoint refuses units it has shipped, permanently.
-      const error = await failure(edit);
+      const error = await platformFailure(edit);
       expect(error).toMatchObject({ platform, status: 422, retryable: false });
       expect(classify(error, 'internal').kind).toBe('permanent');
       expect((await simOrder(orderId)).line_items[0].current_quantity).toBe(3);
@@ -147,7 +131,7 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
 
   it('an edit whose answer was lost converges: sent again, it finds the lines done', async () => {
     const { orderId, mug } = await placed();
-    const lost = await failure(
+    const lost = await platformFailure(
       adapter.editOrderQuantities(shopOn(platform, 'shpat_lost'), orderId, [{ id: mug, quantity: 2 }], 'sj_1:e'),
     );
     expect(lost).toMatchObject({ retryable: true, outcomeUnknown: true });
@@ -160,7 +144,7 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
 
   it('waits out a 429 as the other calls do (Shopify: THROTTLED as a 429)', async () => {
     const { orderId, mug } = await placed();
-    const error = await failure(
+    const error = await platformFailure(
       adapter.editOrderQuantities(shopOn(platform, 'shpat_fail429'), orderId, [{ id: mug, quantity: 2 }], 'k'),
     );
     expect(error).toMatchObject({ status: 429, retryable: true, retryAfterSeconds: 1 });
@@ -189,7 +173,7 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
   it('refuses a return of units not shipped (422, permanent) and opens none', async () => {
     const { orderId, mug, cap } = await placed(1);
     for (const request of [returnOf(mug, 2), returnOf(cap, 1)]) {
-      const error = await failure(
+      const error = await platformFailure(
         adapter.createReturn(shop, orderId, request, `sj_1:ret:${request.lines[0].quantity}`),
       );
       expect(error).toMatchObject({ status: 422, retryable: false });
@@ -199,7 +183,9 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
 
   it('a return whose answer was lost is one return: replayed by its key, or found by its marker', async () => {
     const { orderId, mug } = await placed(1);
-    const lost = await failure(adapter.createReturn(shopOn(platform, 'shpat_lost'), orderId, returnOf(mug, 1), 'r1'));
+    const lost = await platformFailure(
+      adapter.createReturn(shopOn(platform, 'shpat_lost'), orderId, returnOf(mug, 1), 'r1'),
+    );
     expect(lost).toMatchObject({ retryable: true, outcomeUnknown: true });
     expect((await simOrder(orderId)).returns).toHaveLength(1);
     const again = await adapter.createReturn(shop, orderId, returnOf(mug, 1), 'r1', { resend: true });
@@ -234,7 +220,7 @@ describe.each(PLATFORMS)('Platform adapter after the sale: %s, against the simul
     expect(
       (await control(`/orders/${orderId}/refunds`, { refund: { ...refund, return: { id: returnId } } })).status,
     ).toBe(201);
-    const error = await failure(adapter.cancelReturn(shop, orderId, second.id, 'r2:cancel'));
+    const error = await platformFailure(adapter.cancelReturn(shop, orderId, second.id, 'r2:cancel'));
     expect(error).toMatchObject({ status: 422, retryable: false });
     expect((await simOrder(orderId)).returns.map((r) => r.status)).toEqual(['canceled', 'open']);
   });

@@ -8,10 +8,9 @@ import type { AddressInfo } from 'node:net';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { classify } from '../../shared/platforms/failure.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { ChangedOrder, Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
-import { adaptersAgainstSimulator } from './adapter-simulator.js';
+import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const SECRET = 'whsec_after_secret';
@@ -73,15 +72,7 @@ interface SimOrder {
 
 const simulator = adaptersAgainstSimulator();
 
-async function simOrders(): Promise<SimOrder[]> {
-  const res = await fetch(`${simulator().url}/_sim/orders?shopDomain=${SHOP}`);
-  return JSON.parse(await res.text()).orders;
-}
-const simOrder = async (orderId: string) => {
-  const found = (await simOrders()).find((order) => String(order.id) === orderId);
-  if (!found) throw new Error(`the simulator has no order ${orderId}`);
-  return found;
-};
+const simOrder = (orderId: string) => simOrderOn<SimOrder>(simulator(), SHOP, orderId);
 
 /** An order the shop has without the service placing it (`POST /_sim/orders`), for polling. */
 async function placedByShop(order: Record<string, unknown>): Promise<SimOrder> {
@@ -92,15 +83,6 @@ async function placedByShop(order: Record<string, unknown>): Promise<SimOrder> {
   });
   expect(res.status).toBe(201);
   return JSON.parse(await res.text()).order;
-}
-
-async function failure(promise: Promise<unknown>): Promise<PlatformError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (!(error instanceof PlatformError)) throw new Error(`expected a PlatformError, got ${String(error)}`);
-  return error;
 }
 
 describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simulator', (platform) => {
@@ -195,7 +177,7 @@ describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simu
     await adapter.createFulfillment(shop, orderId, tracking('T1'), 'ful_1', {
       lineItems: [{ id: lineIds[1], quantity: 1 }],
     });
-    const error = await failure(adapter.cancelOrder(shop, orderId, 'customer', 'sj_1:cancel'));
+    const error = await platformFailure(adapter.cancelOrder(shop, orderId, 'customer', 'sj_1:cancel'));
     expect(error).toMatchObject({ platform, status: 422, retryable: false });
     expect(error.message).toMatch(/some of it has shipped|with fulfillments/);
     expect(classify(error, 'internal')).toMatchObject({ kind: 'permanent', status: 422 });
@@ -229,7 +211,7 @@ describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simu
     await adapter.createFulfillment(shop, orderId, tracking('T1'), 'ful_1', {
       lineItems: [{ id: lineIds[0], quantity: 1 }],
     });
-    const error = await failure(adapter.updateOrder(shop, orderId, { note: 'too late' }, 'sj_1:update-3'));
+    const error = await platformFailure(adapter.updateOrder(shop, orderId, { note: 'too late' }, 'sj_1:update-3'));
     expect(classify(error, 'internal')).toMatchObject({ kind: 'permanent', status: 422 });
     expect((await simOrder(orderId)).note).toBeNull();
   });
@@ -322,7 +304,9 @@ describe.each(PLATFORMS)('Platform adapter after the order: %s, against the simu
     ['fail422', 'permanent'],
   ])('classifies a cancellation answered with a %s token as %s', async (token, kind) => {
     const { orderId } = await place();
-    const error = await failure(adapterFor(platform).cancelOrder(shopOn(platform, token), orderId, 'customer', 'k'));
+    const error = await platformFailure(
+      adapterFor(platform).cancelOrder(shopOn(platform, token), orderId, 'customer', 'k'),
+    );
     const classified = classify(error, 'internal');
     expect(classified.kind).toBe(kind);
     if (classified.kind === 'throttled') expect(classified.delaySeconds).toBeGreaterThanOrEqual(1);
@@ -378,9 +362,9 @@ describe('storeplatform_b: Shopify ids and the cancellation job', () => {
   });
 
   it('answers 404 for an order or a fulfillment Shopify does not have', async () => {
-    const order = await failure(adapter.cancelOrder(shop, '123', 'customer', 'k'));
+    const order = await platformFailure(adapter.cancelOrder(shop, '123', 'customer', 'k'));
     expect(classify(order, 'internal')).toMatchObject({ kind: 'permanent', status: 404 });
-    const fulfillment = await failure(adapter.cancelFulfillment(shop, '123', 'k'));
+    const fulfillment = await platformFailure(adapter.cancelFulfillment(shop, '123', 'k'));
     expect(classify(fulfillment, 'internal')).toMatchObject({ kind: 'permanent', status: 404 });
   });
 });
@@ -470,7 +454,9 @@ describe('Platform adapters after the order: answers the simulator does not give
         body: { data: { orderCancel: { job: { id: 'j', done: false }, orderCancelUserErrors: [] } } },
       };
     };
-    const error = await failure(adapterFor('storeplatform_b').cancelOrder(shopOn('storeplatform_b'), '7', 'x', 'k'));
+    const error = await platformFailure(
+      adapterFor('storeplatform_b').cancelOrder(shopOn('storeplatform_b'), '7', 'x', 'k'),
+    );
     expect(error).toMatchObject({ status: 422, retryable: false });
     const mutation = calls.find((call) => call.body.includes('mutation orderCancel'));
     expect(JSON.parse(mutation?.body ?? '{}').variables).toEqual({ orderId: 'gid://shopify/Order/7', reason: 'OTHER' });

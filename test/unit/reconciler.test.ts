@@ -1,22 +1,13 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  BatchGetCommand,
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { BatchGetCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seededJob } from '../../bench/seed.js';
 import { IN_FLIGHT_SHARDS, INDEX_KEYS } from '../../shared/dynamo/keys.js';
 import { type ReconcilePass, reconcilePassFrom, reconcilePassItem } from '../../shared/entities/reconcile-pass.js';
 import { syncJobItem, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { reconcile } from '../../shared/order-flow/placing-reconciler.js';
 import { requiring } from '../command-meaning.js';
+import { dynamo, sqs } from './aws-mocks.js';
 
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: jest.fn() } as never;
 
 /** A pending job that has not moved for an hour: past any lease, its message presumed lost. */

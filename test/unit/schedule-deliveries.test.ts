@@ -1,24 +1,15 @@
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { SendMessageBatchCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type Event, eventItem } from '../../shared/entities/event.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
-import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+import { scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
+import { dynamo, sqs } from './aws-mocks.js';
+import { answerEveryWrite, seededEndpoint } from './event-fixtures.js';
 
 /** scheduleDeliveries (shared/events/schedule-deliveries.ts) over mocked clients: what it reads, writes and sends. */
 
 process.env.DELIVERY_QUEUE_URL = 'https://sqs.us-east-1.amazonaws.com/000000000000/delivery';
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 
 const at = '2026-11-01T00:00:00.000Z';
 const event: Event = {
@@ -30,20 +21,7 @@ const event: Event = {
   endpointIds: [],
   failingEndpointIds: [],
 };
-const endpoint = (id: string, changes: Partial<WebhookEndpoint> = {}): WebhookEndpoint => ({
-  id,
-  ownerId: 'owner_a',
-  url: 'https://hooks.example.com/in',
-  enabledEvents: ['*'],
-  description: null,
-  status: 'enabled',
-  disabledReason: null,
-  secret: 'ciphertext',
-  previousSecret: null,
-  createdAt: at,
-  updatedAt: at,
-  ...changes,
-});
+const endpoint = (id: string, changes: Partial<WebhookEndpoint> = {}) => seededEndpoint(id, at, changes);
 const owning = (...endpoints: WebhookEndpoint[]) =>
   dynamo.on(QueryCommand).resolves({ Items: endpoints.map(webhookEndpointItem) });
 const messages = () =>
@@ -54,16 +32,7 @@ const messages = () =>
     .flat()
     .map((body) => JSON.parse(body));
 
-beforeEach(() => {
-  dynamo.reset();
-  sqs.reset();
-  forgetEndpoints();
-  dynamo.on(TransactWriteCommand).resolves({});
-  dynamo.on(UpdateCommand).resolves({});
-  dynamo.on(PutCommand).resolves({});
-  sqs.on(SendMessageCommand).resolves({});
-  sqs.on(SendMessageBatchCommand).resolves({ Successful: [] });
-});
+beforeEach(answerEveryWrite);
 
 describe('scheduleDeliveries', () => {
   it('costs an owner without a matching endpoint one read and no write, and a burst one read', async () => {

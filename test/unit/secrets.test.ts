@@ -1,11 +1,10 @@
 import { DecryptCommand, EncryptCommand, InvalidCiphertextException, KMSClient } from '@aws-sdk/client-kms';
-import { mockClient } from 'aws-sdk-client-mock';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { kms } from './aws-mocks.js';
 
 /** The KMS cipher for store secrets (shared/aws/kms-cipher.ts): encryption context and decrypt cache. */
 
 const KEY = 'arn:aws:kms:us-east-1:000000000000:key/secrets-test';
-const kms = mockClient(KMSClient);
 const client = () =>
   new KMSClient({ region: 'us-east-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
 

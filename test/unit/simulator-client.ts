@@ -23,7 +23,8 @@ export interface CallOptions {
  * reset before each test, stopped after the suite. `call` sends a request as a platform's client
  * would (the platform's token header, an `Idempotency-Key`); `rest`, `graphql` and `reseller` address
  * the supplier shop's REST API, Shopify's GraphQL API and the custom platform's endpoints; `simOrders`
- * reads the simulator's test controls. An answer is `{ status, json }`, and its `headers` too when asked for.
+ * reads the simulator's test controls; `graphqlData` is a GraphQL answer's data, held to have no errors.
+ * An answer is `{ status, json }`, and its `headers` too when asked for.
  */
 export const simulatorClient = <WithHeaders extends boolean = false>(options: { headers?: WithHeaders } = {}) => {
   let started: PlatformSimulator | undefined;
@@ -63,5 +64,11 @@ export const simulatorClient = <WithHeaders extends boolean = false>(options: { 
   const reseller = (path: string, options: CallOptions = {}) =>
     call(`/${SHOP}/reseller${path}`, { token: null, ...options });
   const simOrders = async (shopDomain = SHOP) => (await call(`/_sim/orders?shopDomain=${shopDomain}`)).json.orders;
-  return { sim, call, rest, graphql, reseller, simOrders };
+  /** A GraphQL answer's `data`; a document the schema refuses fails the test here, as it fails on Shopify. */
+  const graphqlData = async (query: string, variables: Record<string, unknown>, options: CallOptions = {}) => {
+    const answer = await graphql(query, variables, options);
+    expect(answer.json.errors).toBeUndefined(); // a document the schema refuses fails here, as on Shopify
+    return answer.json.data;
+  };
+  return { sim, call, rest, graphql, graphqlData, reseller, simOrders };
 };

@@ -1,16 +1,10 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { EncryptCommand } from '@aws-sdk/client-kms';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
 import { sourceStoreKey } from '../../shared/entities/source-store.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
+import { dynamo, kms } from './aws-mocks.js';
 
 /**
  * The store handlers called as Lambda calls them, with the SDK clients mocked: what they ask
@@ -35,9 +29,6 @@ type Handler = (
   event: unknown,
   context: unknown,
 ) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const kms = mockClient(KMSClient);
 
 const handlers: Record<string, Handler> = {};
 beforeAll(async () => {

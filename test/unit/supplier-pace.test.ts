@@ -1,6 +1,5 @@
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { learnThrottle, takeSlot } from '../../shared/entities/supplier-pace.js';
 import {
   COOL_SHARED_MS,
@@ -13,11 +12,10 @@ import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.j
 import type { Attempt, WorkKind } from '../../shared/work/kind.js';
 import type { WorkMessage } from '../../shared/work/message.js';
 import { waitForSlot } from '../../shared/work/slot-wait.js';
+import { dynamo, sqs } from './aws-mocks.js';
 
 type Waiting = WorkMessage & { jobId: string; generation: number };
 
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
 const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
 
 beforeEach(() => {

@@ -1,28 +1,19 @@
 import { brotliCompressSync } from 'node:zlib';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DecryptCommand } from '@aws-sdk/client-kms';
+import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
 import { stringifyExact } from '../../shared/domain/json-text.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
+import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 const createOrder = jest.fn();
 const findOrder = jest.fn();
 
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const kmsMock = mockClient(KMSClient);
 const deps = fakeDeps({ createOrder, findOrder });
 
 const record = (body: unknown, receiveCount = '1'): SQSRecord =>
@@ -74,17 +65,22 @@ const sourceStore = {
 const KNOWN_BY_MESSAGE = { status: ['pending', 'processing', 'failed'] };
 const conditionFailed = () => Object.assign(new Error('condition'), { name: 'ConditionalCheckFailedException' });
 
+/** Every mock reset, KMS decrypting a field to `plain-<field>`, the source store read. */
+const resetMocks = () => {
+  dynamo.reset();
+  sqs.reset();
+  kmsMock.reset();
+  createOrder.mockReset();
+  findOrder.mockReset();
+  kmsMock
+    .on(DecryptCommand)
+    .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+  dynamo.on(GetCommand).resolves({ Item: sourceStore });
+};
+
 describe('sync worker: processSyncMessage', () => {
   beforeEach(() => {
-    dynamo.reset();
-    sqs.reset();
-    kmsMock.reset();
-    createOrder.mockReset();
-    findOrder.mockReset();
-    kmsMock
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
-    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+    resetMocks();
   });
 
   const claimSucceeds = (claimed: Record<string, unknown> = job) =>
@@ -653,15 +649,7 @@ describe('sync worker: a job whose order was cancelled (CONTRACT.md §10.4)', ()
   };
 
   beforeEach(() => {
-    dynamo.reset();
-    sqs.reset();
-    kmsMock.reset();
-    createOrder.mockReset();
-    findOrder.mockReset();
-    kmsMock
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
-    dynamo.on(GetCommand).resolves({ Item: sourceStore });
+    resetMocks();
     sqs.on(SendMessageCommand).resolves({});
     dynamo.on(TransactWriteCommand).resolves({});
   });

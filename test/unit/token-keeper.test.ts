@@ -1,12 +1,12 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { isAboutToExpire, tokenKeeper } from '../../shared/connection/token-keeper.js';
 import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
 import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
+import { dynamo, kms } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
@@ -15,9 +15,6 @@ import { fakeDeps } from './fake-deps.js';
  * over one item whose conditions are evaluated as DynamoDB would (the few the module writes), so
  * workers racing on it are workers racing on a table; KMS "encrypts" as `ct:<plaintext>`.
  */
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const kms = mockClient(KMSClient);
 
 type Row = Record<string, unknown>;
 let row: Row;

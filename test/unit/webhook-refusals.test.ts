@@ -1,14 +1,7 @@
 import { createHmac } from 'node:crypto';
-import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { mockClient } from 'aws-sdk-client-mock';
+import { DecryptCommand } from '@aws-sdk/client-kms';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { GetCommand, PutCommand, QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as fulfillmentsWebhook } from '../../functions/fulfillments-webhook.js';
 import { handler as ordersWebhook } from '../../functions/orders-webhook.js';
 import {
@@ -18,16 +11,13 @@ import {
   UNKNOWN_SHOP_TTL_MS,
 } from '../../shared/webhooks/unknown-shops.js';
 import { requiresOf, requiring } from '../command-meaning.js';
+import { dynamo, kms, sqs } from './aws-mocks.js';
 
 /**
  * A webhook delivery that cannot verify is refused before any read (docs/design.md, "An abusive
  * unsigned caller"): a malformed signature, a shop domain no store can be registered under, or a
  * domain this container found without a store in the last minute costs no DynamoDB and no KMS call.
  */
-
-const dynamo = mockClient(DynamoDBDocumentClient);
-const sqs = mockClient(SQSClient);
-const kms = mockClient(KMSClient);
 
 const SECRET = 'whsec_reseller';
 const BODY = JSON.stringify({

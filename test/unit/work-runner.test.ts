@@ -1,17 +1,16 @@
-import { ChangeMessageVisibilityCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import { mockClient } from 'aws-sdk-client-mock';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { WorkKind } from '../../shared/work/kind.js';
 import { parseWith, type WorkMessage } from '../../shared/work/message.js';
 import { openDoor, type QueueDoor, runWork } from '../../shared/work/runner.js';
+import { sqs } from './aws-mocks.js';
 
 /**
  * The work-item runner (shared/work/runner.ts) with a kind of its own, no table behind it: what it
  * does for every kind, whatever the kind's item is.
  */
 
-const sqs = mockClient(SQSClient);
 const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: jest.fn() } as never;
 
 interface ThingMessage extends WorkMessage {
