@@ -6,6 +6,7 @@ import {
   RISK_POLICIES,
   TEST_ORDER_POLICIES,
 } from '../../shared/domain/routing-policy.js';
+import { SHIPMENT_STATUSES } from '../../shared/domain/shipment.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
@@ -73,6 +74,8 @@ const fulfillment = {
     'attempts',
     'errorMessage',
     'receivedAt',
+    'shipmentStatus',
+    'firstScanAt',
     'deliveredAt',
     'updatedAt',
   ],
@@ -102,6 +105,16 @@ const fulfillment = {
     attempts: count,
     errorMessage: nullable(str),
     receivedAt: timestamp,
+    shipmentStatus: {
+      anyOf: [{ enum: [...SHIPMENT_STATUSES] }, { type: 'null' }],
+      description:
+        "the carrier's progress as the supplier's platform last said it; null: never said (the carrier is not " +
+        'tracked). It never moves back (CONTRACT.md §16.2)',
+    },
+    firstScanAt: {
+      ...nullable(timestamp),
+      description: "the carrier's time of its first scan (in transit or later); `failure` is no scan",
+    },
     deliveredAt: nullable(timestamp),
     updatedAt: timestamp,
   },

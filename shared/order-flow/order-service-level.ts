@@ -6,7 +6,7 @@ import { batchGet, ConditionFailed, getItem, keyOf, queryIndex, TABLE, transactI
 import { UpdateBuilder } from '../dynamo/update.js';
 import { dayAddition } from '../entities/scorecard-day.js';
 import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
-import { coverOf, type FulfillmentEntry } from './order-fulfillment-entry.js';
+import { coverOf, type FulfillmentEntry, shippedTimeOf } from './order-fulfillment-entry.js';
 import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
 
 /**
@@ -42,7 +42,8 @@ const shippingEntries = (job: Pick<SyncJob, 'fulfillments'>): FulfillmentEntry[]
 
 /**
  * When the job shipped: every unit of its lines is in a parcel with tracking, not cancelled; the last
- * such parcel's time. Null while something is left to ship.
+ * such parcel's own time as its platform gives it (`created_at`; else when it was received). Null
+ * while something is left to ship.
  */
 export const shippedAtOf = (
   job: Pick<SyncJob, 'fulfillments'>,
@@ -52,12 +53,7 @@ export const shippedAtOf = (
   if (!entries.length) return null;
   const covered = coveredQuantities(lines, entries.map(coverOf));
   if (lines.length && lines.some((line, i) => (covered[i] ?? 0) < line.quantity)) return null;
-  return (
-    entries
-      .map((entry) => entry.receivedAt)
-      .sort()
-      .at(-1) ?? null
-  );
+  return entries.map(shippedTimeOf).sort().at(-1) ?? null;
 };
 
 /** The job's `serviceLevel` as the API shows it (CONTRACT.md §16.2); null: no promise, or not placed. */
