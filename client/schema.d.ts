@@ -1218,6 +1218,28 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'fulfillment.unscanned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.unscanned` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.unscanned` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentUnscannedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1938,8 +1960,9 @@ export interface components {
     };
     /**
      * @description What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt,
-     * `fulfillment.delivered` a parcel that reached the reseller's order, `order.unrouted` an order with items no
-     * supplier takes.
+     * `fulfillment.delivered` a parcel that reached the reseller's order, `fulfillment.unscanned` a parcel whose
+     * carrier reported it but did not scan it within 2 working days of its creation (once; CONTRACT.md §16.2),
+     * `order.unrouted` an order with items no supplier takes.
      * @enum {unknown}
      */
     event_type:
@@ -1960,7 +1983,8 @@ export interface components {
       | 'sync_job.return_opened'
       | 'sync_job.return_closed'
       | 'sync_job.return_failed'
-      | 'sync_job.refunded_by_source';
+      | 'sync_job.refunded_by_source'
+      | 'fulfillment.unscanned';
     /**
      * @description Something that happened (CONTRACT.md §14), with the object as its GET answered at that moment and no
      * personal data. Kept 30 days. `deliveries` only in `GET /v1/events/{id}`.
@@ -4411,6 +4435,7 @@ export interface operations {
           | 'sync_job.return_closed'
           | 'sync_job.return_failed'
           | 'sync_job.refunded_by_source'
+          | 'fulfillment.unscanned'
           | 'sync_job.*'
           | 'fulfillment.*'
           | 'order.*'
@@ -4615,6 +4640,7 @@ export interface operations {
                 | 'sync_job.return_closed'
                 | 'sync_job.return_failed'
                 | 'sync_job.refunded_by_source'
+                | 'fulfillment.unscanned'
               )[];
           description?: string;
         };
@@ -4879,6 +4905,7 @@ export interface operations {
                 | 'sync_job.return_closed'
                 | 'sync_job.return_failed'
                 | 'sync_job.refunded_by_source'
+                | 'fulfillment.unscanned'
               )[];
           description?: string | null;
           /** @enum {string} */
@@ -7687,6 +7714,48 @@ export interface operations {
         'application/json': components['schemas']['delivered_event'] & {
           /** @constant */
           type?: 'sync_job.refunded_by_source';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentUnscannedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.unscanned';
         };
       };
     };

@@ -751,7 +751,9 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     enum: EVENT_TYPES,
     description:
       'What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt, `fulfillment.delivered` ' +
-      "a parcel that reached the reseller's order, `order.unrouted` an order with items no supplier takes.",
+      "a parcel that reached the reseller's order, `fulfillment.unscanned` a parcel whose carrier reported it " +
+      'but did not scan it within 2 working days of its creation (once; CONTRACT.md §16.2), `order.unrouted` an ' +
+      'order with items no supplier takes.',
   },
   event: {
     type: 'object',
