@@ -2,7 +2,14 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/business-days.js';
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  pollStores,
+  startService,
+  type TestService,
+  unique,
+} from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -504,5 +511,47 @@ describe('supplier service levels', () => {
     const hours = (Date.parse(transitAt) - Date.parse(jobs.scanned.completedAt)) / 3_600_000;
     const bound = HOUR_BUCKETS.find((b) => hours <= b) ?? HOUR_BUCKETS.at(-1);
     expect(card.hoursToFirstScan).toEqual({ p50: bound, p90: bound });
+  });
+
+  it("takes a Shopify supplier's carrier progress from the poll (displayStatus, inTransitAt)", async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api(), reseller.id, {
+      platform: 'storeplatform_b',
+      vendorTag,
+      serviceLevel: { shipWithinBusinessDays: 2 },
+    });
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
+    });
+    const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
+    const simUrl = service.runtime.simulator!.url;
+    const control = async (method: string, path: string, body: unknown) =>
+      (await (
+        await fetch(`${simUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
+        })
+      ).json()) as any;
+    // The supplier ships and the carrier scans it, with no webhook: only the poll can tell.
+    const { fulfillment } = await control('POST', `/_sim/orders/${job.sourceOrderId}/fulfillments`, {
+      fulfillment: { tracking_company: 'UPS', tracking_numbers: ['1ZPOLLED'] },
+    });
+    const scannedAt = new Date(Date.now() + 3_600_000).toISOString();
+    await control('PATCH', `/_sim/fulfillments/${fulfillment.id}`, {
+      shipment_status: 'in_transit',
+      happened_at: scannedAt,
+    });
+    await pollStores(service.runtime, { kind: 'source', id: source.id });
+    const polled = await eventually(async () => {
+      const body = (await api().get(`/v1/sync_jobs/${job.id}`)).body;
+      return body.fulfillments[0]?.shipmentStatus && body;
+    });
+    expect(polled.fulfillments[0]).toMatchObject({ shipmentStatus: 'in_transit', firstScanAt: scannedAt });
+    expect(polled.serviceLevel.shippedAt).toBe(new Date(fulfillment.created_at).toISOString());
   });
 });
