@@ -26,7 +26,7 @@ export const sameProgress = (update: JobUpdate, entry: FulfillmentEntry) =>
   (['shipmentStatus', 'firstScanAt'] as const)
     .map((field) => {
       const read = entry[field];
-      return read === undefined
+      return read == null
         ? `attribute_not_exists(${update.field(field)})`
         : `${update.field(field)} = ${update.value(`read_${field}`, read)}`;
     })

@@ -1,7 +1,8 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/business-days.js';
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
+import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -453,6 +454,17 @@ describe('supplier service levels', () => {
       firstScanAt: transitAt,
       attempts: 1,
     });
+    // A status's own write, as the service makes it, measured: at most 2 write units (no index key moves).
+    const plain = await entryOf('unscanned');
+    const measured = await service.doc.send(
+      new UpdateCommand({
+        TableName: service.tableName,
+        ...progressUpdate(plain.sourceFulfillmentId, plain, { shipmentStatus: 'label_printed' }).of(jobs.unscanned.id),
+        ReturnConsumedCapacity: 'INDEXES',
+      }),
+    );
+    expect(measured.ConsumedCapacity?.CapacityUnits).toBeLessThanOrEqual(2);
+    expect(measured.ConsumedCapacity?.GlobalSecondaryIndexes ?? {}).toEqual({});
     const confirmed = await control('PATCH', `/_sim/fulfillments/${parcels.unscanned.id}`, {
       shipment_status: 'confirmed',
     });
