@@ -6429,7 +6429,7 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': {
-          id?: (number | string) | null;
+          id: number | string;
           fulfillment_id: number | string;
           order_id: number | string;
           status?: string | null;

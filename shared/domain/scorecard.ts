@@ -139,8 +139,8 @@ export const scanVerdictOf = (
     const lookAgainAt = open
       .map((p) => p.scanDueAt)
       .sort()
-      .at(-1) as string;
-    return { lookAgainAt, unscanned: [], add };
+      .at(-1);
+    return { lookAgainAt: lookAgainAt ?? at.toISOString(), unscanned: [], add };
   }
   const unscanned = parcels.filter((p) => p.reported && !scannedInTime(p)).map((p) => p.id);
   add.tracked = parcels.filter((p) => p.reported).length;

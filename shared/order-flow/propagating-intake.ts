@@ -108,7 +108,7 @@ export const acceptFulfillment = async (
  */
 export const FulfillmentEventPayload = v.pipe(
   v.looseObject({
-    id: v.optional(v.nullable(Id)),
+    id: Id,
     fulfillment_id: Id,
     order_id: Id,
     status: Status,

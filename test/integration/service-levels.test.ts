@@ -381,7 +381,7 @@ describe('supplier service levels', () => {
     expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
   });
 
-  it("records each parcel's carrier progress; one shipped before due and never scanned is on time and unscanned", async () => {
+  it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const sourceSecret = unique('whsec_s');
