@@ -5,7 +5,7 @@ import { isRateLimited } from '../lib/environment.js';
 import { type RouteSpec, routes } from '../lib/routes.js';
 import { AppWebhookPayload, appTopicNames } from '../shared/app-webhooks/topics.js';
 import { EVENT_TYPES } from '../shared/entities/event.js';
-import { FulfillmentPayload } from '../shared/order-flow/propagating-intake.js';
+import { FulfillmentEventPayload, FulfillmentPayload } from '../shared/order-flow/propagating-intake.js';
 import { OrderPayload } from '../shared/order-flow/receiving-payload.js';
 import { buildClientTypes } from './openapi/client-types.js';
 import { errorStatuses, headers, listOf, ref, responseSchemas } from './openapi/components.js';
@@ -24,16 +24,21 @@ export const requests: Record<string, NonNullable<RouteSpec['request']>> = Objec
 );
 
 /** The platform topics behind the webhook routes (CONTRACT.md §5, §10), the create topic first (the default). */
-export const webhookTopics: Record<string, { topics: string[]; payload: v.GenericSchema; receipt: string }> = {
+export const webhookTopics: Record<
+  string,
+  { topics: string[]; payload: v.GenericSchema; receipt: string; payloadOf?: Record<string, v.GenericSchema> }
+> = {
   OrdersWebhook: {
     topics: ['orders/create', 'orders/cancelled', 'orders/updated'],
     payload: OrderPayload,
     receipt: 'order_webhook_receipt',
   },
   FulfillmentsWebhook: {
-    topics: ['fulfillments/create', 'fulfillments/update'],
+    topics: ['fulfillments/create', 'fulfillments/update', 'fulfillment_events/create'],
     payload: FulfillmentPayload,
     receipt: 'fulfillment_webhook_receipt',
+    // CONTRACT.md §16.2: a carrier's event on a parcel has its own payload.
+    payloadOf: { 'fulfillment_events/create': FulfillmentEventPayload },
   },
   AppWebhook: { topics: appTopicNames(), payload: AppWebhookPayload, receipt: 'app_webhook_receipt' },
 };
@@ -640,6 +645,9 @@ export const buildOpenApi = () => {
           // Its own id: operation ids are unique across paths and webhooks.
           operationId: `${route.name}${name[0].toUpperCase()}${name.slice(1)}Delivery`,
           description: `Subscribe \`${topic}\` to \`${route.path}\`. ${delivery.description}`,
+          ...(webhook?.payloadOf?.[topic]
+            ? { requestBody: { required: true, ...json(convert(webhook.payloadOf[topic])) } }
+            : {}),
         },
       };
     }

@@ -551,7 +551,7 @@ export interface paths {
     get?: never;
     put?: never;
     /**
-     * The platform's `fulfillments/create` and `fulfillments/update` webhooks
+     * The platform's `fulfillments/create` and `fulfillments/update` and `fulfillment_events/create` webhooks
      * @description A supplier platform’s `fulfillments/create` (a parcel, with the line items it ships) and
      * `fulfillments/update` (new tracking, or `status: cancelled`), CONTRACT.md §10.2–10.3. Signed by the platform with
      * the store's `webhookSecret`; no bearer key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
@@ -697,6 +697,29 @@ export interface webhooks {
      * key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
      */
     post: operations['FulfillmentsWebhookFulfillmentsUpdateDelivery'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  'fulfillment_events/create': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The platform's `fulfillment_events/create` webhook
+     * @description Subscribe `fulfillment_events/create` to `/v1/fulfillments/webhook`. A supplier platform’s
+     * `fulfillments/create` (a parcel, with the line items it ships) and `fulfillments/update` (new tracking, or
+     * `status: cancelled`), CONTRACT.md §10.2–10.3. Signed by the platform with the store's `webhookSecret`; no bearer
+     * key. Verified on the raw bytes before any parsing (CONTRACT.md §5).
+     */
+    post: operations['FulfillmentsWebhookFulfillmentEventsCreateDelivery'];
     delete?: never;
     options?: never;
     head?: never;
@@ -1195,6 +1218,28 @@ export interface webhooks {
     patch?: never;
     trace?: never;
   };
+  'fulfillment.unscanned': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The `fulfillment.unscanned` event, sent to your endpoint
+     * @description Sent to each enabled webhook endpoint whose `enabledEvents` take `fulfillment.unscanned` (or `*`).
+     * Verify the signature with the endpoint's secret (a Standard Webhooks library), answer 2xx within 15 seconds;
+     * anything else is tried again after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h.
+     */
+    post: operations['fulfillmentUnscannedEvent'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export interface components {
   schemas: {
@@ -1590,6 +1635,25 @@ export interface components {
        * @example 2026-11-21T04:02:45.123Z
        */
       receivedAt: string;
+      /**
+       * @description the carrier's progress as the supplier's platform last said it; null: never said (the carrier is
+       * not tracked). It never moves back (CONTRACT.md §16.2)
+       */
+      shipmentStatus:
+        | (
+            | 'label_purchased'
+            | 'label_printed'
+            | 'confirmed'
+            | 'failure'
+            | 'in_transit'
+            | 'out_for_delivery'
+            | 'attempted_delivery'
+            | 'ready_for_pickup'
+            | 'delivered'
+          )
+        | null;
+      /** @description the carrier's time of its first scan (in transit or later); `failure` is no scan */
+      firstScanAt: string | null;
       deliveredAt: string | null;
       /**
        * Format: date-time
@@ -1896,8 +1960,9 @@ export interface components {
     };
     /**
      * @description What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt,
-     * `fulfillment.delivered` a parcel that reached the reseller's order, `order.unrouted` an order with items no
-     * supplier takes.
+     * `fulfillment.delivered` a parcel that reached the reseller's order, `fulfillment.unscanned` a parcel whose
+     * carrier reported it but did not scan it within 2 working days of its creation (once; CONTRACT.md §16.2),
+     * `order.unrouted` an order with items no supplier takes.
      * @enum {unknown}
      */
     event_type:
@@ -1918,7 +1983,8 @@ export interface components {
       | 'sync_job.return_opened'
       | 'sync_job.return_closed'
       | 'sync_job.return_failed'
-      | 'sync_job.refunded_by_source';
+      | 'sync_job.refunded_by_source'
+      | 'fulfillment.unscanned';
     /**
      * @description Something that happened (CONTRACT.md §14), with the object as its GET answered at that moment and no
      * personal data. Kept 30 days. `deliveries` only in `GET /v1/events/{id}`.
@@ -4369,6 +4435,7 @@ export interface operations {
           | 'sync_job.return_closed'
           | 'sync_job.return_failed'
           | 'sync_job.refunded_by_source'
+          | 'fulfillment.unscanned'
           | 'sync_job.*'
           | 'fulfillment.*'
           | 'order.*'
@@ -4573,6 +4640,7 @@ export interface operations {
                 | 'sync_job.return_closed'
                 | 'sync_job.return_failed'
                 | 'sync_job.refunded_by_source'
+                | 'fulfillment.unscanned'
               )[];
           description?: string;
         };
@@ -4837,6 +4905,7 @@ export interface operations {
                 | 'sync_job.return_closed'
                 | 'sync_job.return_failed'
                 | 'sync_job.refunded_by_source'
+                | 'fulfillment.unscanned'
               )[];
           description?: string | null;
           /** @enum {string} */
@@ -5371,10 +5440,10 @@ export interface operations {
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -5391,10 +5460,10 @@ export interface operations {
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -5419,6 +5488,9 @@ export interface operations {
               }[]
             | null;
           updated_at?: string | null;
+          created_at?: string | null;
+          shipment_status?: string | null;
+          in_transit_at?: string | null;
         };
       };
     };
@@ -6054,10 +6126,10 @@ export interface operations {
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -6074,10 +6146,10 @@ export interface operations {
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -6102,6 +6174,9 @@ export interface operations {
               }[]
             | null;
           updated_at?: string | null;
+          created_at?: string | null;
+          shipment_status?: string | null;
+          in_transit_at?: string | null;
         };
       };
     };
@@ -6186,10 +6261,10 @@ export interface operations {
         'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
         /**
@@ -6206,10 +6281,10 @@ export interface operations {
         'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
         /**
          * @description When present it must name a topic of this endpoint (`fulfillments/create` and
-         * `fulfillments/update`; absent: `fulfillments/create`), else 400 `validation_failed`. Either spelling; both
-         * with different values: 400.
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
          */
-        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update';
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
         /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
         'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
       };
@@ -6234,6 +6309,133 @@ export interface operations {
               }[]
             | null;
           updated_at?: string | null;
+          created_at?: string | null;
+          shipment_status?: string | null;
+          in_transit_at?: string | null;
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted. */
+      200: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['fulfillment_webhook_receipt'];
+        };
+      };
+      /** @description The request is invalid: `validation_failed`. */
+      400: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description Authentication failed: `invalid_signature`. */
+      401: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is too large (API 64 KiB, webhooks 1 MiB): `payload_too_large`. */
+      413: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description The body is not `application/json`: `unsupported_media_type`. */
+      415: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+      /** @description An internal error; the message says nothing internal: `internal_error`. */
+      500: {
+        headers: {
+          'Request-Id': components['headers']['Request-Id'];
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['error'];
+        };
+      };
+    };
+  };
+  FulfillmentsWebhookFulfillmentEventsCreateDelivery: {
+    parameters: {
+      query?: never;
+      header?: {
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Platform-Hmac-SHA256'?: components['parameters']['X-Platform-Hmac-SHA256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Platform-Shop-Domain'?: components['parameters']['X-Platform-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Platform-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Platform-Webhook-Id'?: components['parameters']['X-Platform-Webhook-Id'];
+        /**
+         * @description Base64 HMAC-SHA256 of the raw body bytes with the store's `webhookSecret`. Either spelling is
+         * taken (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different
+         * values: 401 `invalid_signature`.
+         */
+        'X-Shopify-Hmac-Sha256'?: components['parameters']['X-Shopify-Hmac-Sha256'];
+        /**
+         * @description The shop that sent the webhook; its stores hold the webhook secret. Either spelling is taken
+         * (`X-Platform-…` or Shopify’s `X-Shopify-…`), one of the two is required; both sent with different values: 401
+         * `invalid_signature`.
+         */
+        'X-Shopify-Shop-Domain'?: components['parameters']['X-Shopify-Shop-Domain'];
+        /**
+         * @description When present it must name a topic of this endpoint (`fulfillments/create` and
+         * `fulfillments/update` and `fulfillment_events/create`; absent: `fulfillments/create`), else 400
+         * `validation_failed`. Either spelling; both with different values: 400.
+         */
+        'X-Shopify-Topic'?: 'fulfillments/create' | 'fulfillments/update' | 'fulfillment_events/create';
+        /** @description The platform's delivery id; redeliveries are recognised by the order id, not by it. */
+        'X-Shopify-Webhook-Id'?: components['parameters']['X-Shopify-Webhook-Id'];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': {
+          id: number | string;
+          fulfillment_id: number | string;
+          order_id: number | string;
+          status?: string | null;
+          happened_at?: string | null;
+          updated_at?: string | null;
+          created_at?: string | null;
         };
       };
     };
@@ -7512,6 +7714,48 @@ export interface operations {
         'application/json': components['schemas']['delivered_event'] & {
           /** @constant */
           type?: 'sync_job.refunded_by_source';
+        };
+      };
+    };
+    responses: {
+      /** @description Delivered (any 2xx within 15 seconds) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Not delivered (as is any answer but 2xx, or none): tried again later */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  fulfillmentUnscannedEvent: {
+    parameters: {
+      query?: never;
+      header: {
+        /** @description The event id: the same on every try, your idempotency key */
+        'webhook-id': string;
+        /** @description Unix seconds of this try */
+        'webhook-timestamp': string;
+        /**
+         * @description `v1,` and the base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the
+         * secret's bytes after `whsec_`; two, space-separated, while a rotated secret still signs
+         */
+        'webhook-signature': string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['delivered_event'] & {
+          /** @constant */
+          type?: 'fulfillment.unscanned';
         };
       };
     };

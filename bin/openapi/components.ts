@@ -6,6 +6,7 @@ import {
   RISK_POLICIES,
   TEST_ORDER_POLICIES,
 } from '../../shared/domain/routing-policy.js';
+import { SHIPMENT_STATUSES } from '../../shared/domain/shipment.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
@@ -73,6 +74,8 @@ const fulfillment = {
     'attempts',
     'errorMessage',
     'receivedAt',
+    'shipmentStatus',
+    'firstScanAt',
     'deliveredAt',
     'updatedAt',
   ],
@@ -102,6 +105,16 @@ const fulfillment = {
     attempts: count,
     errorMessage: nullable(str),
     receivedAt: timestamp,
+    shipmentStatus: {
+      anyOf: [{ enum: [...SHIPMENT_STATUSES] }, { type: 'null' }],
+      description:
+        "the carrier's progress as the supplier's platform last said it; null: never said (the carrier is not " +
+        'tracked). It never moves back (CONTRACT.md §16.2)',
+    },
+    firstScanAt: {
+      ...nullable(timestamp),
+      description: "the carrier's time of its first scan (in transit or later); `failure` is no scan",
+    },
     deliveredAt: nullable(timestamp),
     updatedAt: timestamp,
   },
@@ -738,7 +751,9 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     enum: EVENT_TYPES,
     description:
       'What an event reports (CONTRACT.md §14): `sync_job.failed` is each failed attempt, `fulfillment.delivered` ' +
-      "a parcel that reached the reseller's order, `order.unrouted` an order with items no supplier takes.",
+      "a parcel that reached the reseller's order, `fulfillment.unscanned` a parcel whose carrier reported it " +
+      'but did not scan it within 2 working days of its creation (once; CONTRACT.md §16.2), `order.unrouted` an ' +
+      'order with items no supplier takes.',
   },
   event: {
     type: 'object',

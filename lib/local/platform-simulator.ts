@@ -33,6 +33,8 @@
  *   custom `…/edits`, Shopify's order edits), returns (REST `returns.json`, custom `…/returns`, `returnCreate`),
  *   their cancellation, and the controls `POST /_sim/orders/{id}/refunds|returns`, `POST /_sim/returns/{id}/
  *   close|cancel` (the shop refunds, opens, closes, cancels; each answers the webhook payload it stands for).
+ * - Carrier progress (CONTRACT §16): `PATCH /_sim/fulfillments/{id}` moves a parcel's `shipment_status`
+ *   (Shopify's `displayStatus`, `inTransitAt`) and answers its `fulfillment_events/create` payload.
  *
  * Standalone: `npx tsx lib/local/platform-simulator.ts` (port from PLATFORM_SIM_PORT, default 3001).
  */
@@ -78,6 +80,7 @@ import {
   fulfil,
   hasTag,
   isPosition,
+  moveParcel,
   newLedger,
   placeOrder,
   type SimFulfillment,
@@ -955,6 +958,8 @@ async function simCall(
   if (connect) return connect;
   const afterSale = await afterSaleControl(state, req, method, pathname);
   if (afterSale) return afterSale;
+  const carrier = await carrierControl(state, req, method, pathname);
+  if (carrier) return carrier;
   if ((method === 'DELETE' && pathname === '/_sim/calls') || (method === 'POST' && pathname === '/_sim/reset')) {
     resetState(state);
     return json(200, { ok: true });
@@ -1097,6 +1102,25 @@ async function afterSaleControl(state: State, req: IncomingMessage, method: stri
     const made = openReturn(shop, orderId, inputs);
     return made ? json(201, { return: clone(made), webhook: approvePayload(made) }) : NOT_FOUND;
   });
+}
+
+/**
+ * `PATCH /_sim/fulfillments/{id}` `{shopDomain, shipment_status, happened_at?}`: the carrier moves a
+ * parcel (CONTRACT §16), without a webhook. Answers the fulfillment and, as `webhook`, the
+ * `fulfillment_events/create` payload that stands for it.
+ */
+async function carrierControl(state: State, req: IncomingMessage, method: string, pathname: string) {
+  const parcel = /^\/_sim\/fulfillments\/(\d+)$/.exec(pathname);
+  if (method !== 'PATCH' || !parcel) return null;
+  const read = await readJson(req);
+  if (!('parsed' in read)) return read;
+  const request = asObject(read.parsed);
+  if (typeof request?.shopDomain !== 'string' || typeof request.shipment_status !== 'string') {
+    return json(400, { errors: 'shopDomain and shipment_status are required' });
+  }
+  const happenedAt = typeof request.happened_at === 'string' ? request.happened_at : undefined;
+  const moved = moveParcel(shopOf(state, request.shopDomain), Number(parcel[1]), request.shipment_status, happenedAt);
+  return moved ? json(200, { fulfillment: clone(moved.fulfillment), webhook: moved.event }) : NOT_FOUND;
 }
 
 // ---------------------------------------------------------------- rate limits (a supplier's pace)

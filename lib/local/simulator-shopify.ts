@@ -245,7 +245,9 @@ const fulfillmentNode = (order: SimOrder, fulfillment: SimFulfillment) => {
     legacyResourceId: String(fulfillment.id),
     name: `#${order.id}-F${order.fulfillments.indexOf(fulfillment) + 1}`,
     status: cancelled ? 'CANCELLED' : 'SUCCESS',
-    displayStatus: cancelled ? 'CANCELED' : 'FULFILLED',
+    // The carrier's progress as Shopify shows it (CONTRACT §16): the REST status in upper case.
+    displayStatus: cancelled ? 'CANCELED' : (fulfillment.shipment_status?.toUpperCase() ?? 'FULFILLED'),
+    inTransitAt: fulfillment.in_transit_at ?? null,
     createdAt: fulfillment.created_at,
     updatedAt: fulfillment.updated_at,
     requiresShipping: true,

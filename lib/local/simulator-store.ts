@@ -36,6 +36,10 @@ export interface SimFulfillment extends Json {
   line_items: SimShippedLine[];
   created_at: string;
   updated_at: string;
+  /** The carrier's progress (`PATCH /_sim/fulfillments/{id}`); absent: never reported. */
+  shipment_status?: string;
+  /** When it first went into transit (Shopify's `inTransitAt`). */
+  in_transit_at?: string;
 }
 
 export interface SimOrder extends Json {
@@ -301,6 +305,36 @@ export function updateTracking(shop: SimShop, id: number, input: Json): SimFulfi
   fulfillment.updated_at = tick(shop.ledger);
   order.updated_at = fulfillment.updated_at;
   return fulfillment;
+}
+
+/** Statuses past which the carrier has the parcel (Shopify's `inTransitAt` is set at the first). */
+const MOVING = ['in_transit', 'out_for_delivery', 'attempted_delivery', 'ready_for_pickup', 'delivered'];
+let nextEventId = 1;
+
+/**
+ * The carrier moves a parcel (CONTRACT.md §16.2): its `shipment_status`, as Shopify keeps it on the
+ * fulfillment (the order's `updated_at` moves, so a poll sees it), and the `fulfillment_events/create`
+ * payload that stands for it, `happened_at` the carrier's time (given, else now).
+ */
+export function moveParcel(shop: SimShop, id: number, status: string, happenedAt?: string) {
+  const found = findFulfillment(shop, id);
+  if (!found) return undefined;
+  const { order, fulfillment } = found;
+  const at = tick(shop.ledger);
+  fulfillment.shipment_status = status;
+  if (MOVING.includes(status) && !fulfillment.in_transit_at) fulfillment.in_transit_at = happenedAt ?? at;
+  fulfillment.updated_at = at;
+  order.updated_at = at;
+  const event = {
+    id: nextEventId++,
+    fulfillment_id: fulfillment.id,
+    order_id: order.id,
+    status,
+    happened_at: happenedAt ?? at,
+    created_at: at,
+    updated_at: at,
+  };
+  return { fulfillment, event };
 }
 
 /** Cancels a fulfillment: its quantities are unfulfilled again. One already cancelled stays as it was. */

@@ -31,6 +31,8 @@ export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopi
   source: [
     { topic: 'fulfillments/create', path: '/v1/fulfillments/webhook' },
     { topic: 'fulfillments/update', path: '/v1/fulfillments/webhook' },
+    // CONTRACT.md §16.2: the carrier's progress on each parcel.
+    { topic: 'fulfillment_events/create', path: '/v1/fulfillments/webhook' },
     { topic: 'orders/cancelled', path: '/v1/orders/webhook' },
     { topic: 'app/uninstalled', path: '/v1/app/webhook' },
     // CONTRACT.md §15: the supplier's refunds, and its close or cancel of a return the service opened.

@@ -111,3 +111,78 @@ export const coveredQuantities = (
 /** What one parcel's items ship of one line. */
 const shippedOf = (items: Exclude<ParcelCover, 'whole'>, line: { resellerLineItemId: string | null }): number =>
   items.reduce((sum, item) => (item.id === line.resellerLineItemId ? sum + item.quantity : sum), 0);
+
+// ---------- carrier progress (CONTRACT.md §16.2)
+
+/** A parcel's `shipmentStatus` as the API shows it: the supplier's platform's last word on the carrier. */
+export const SHIPMENT_STATUSES = [
+  'label_purchased',
+  'label_printed',
+  'confirmed',
+  'failure',
+  'in_transit',
+  'out_for_delivery',
+  'attempted_delivery',
+  'ready_for_pickup',
+  'delivered',
+] as const;
+export type ShipmentStatus = (typeof SHIPMENT_STATUSES)[number];
+
+/**
+ * How far along each status is: a status never moves back (a late `in_transit` after `delivered`
+ * changes nothing). From rank 2 on, the carrier has the parcel: a scan. `failure` is no scan.
+ */
+const RANKS: Record<ShipmentStatus, number> = {
+  label_purchased: 0,
+  label_printed: 0,
+  confirmed: 1,
+  failure: 1,
+  in_transit: 2,
+  out_for_delivery: 3,
+  attempted_delivery: 3,
+  ready_for_pickup: 3,
+  delivered: 4,
+};
+const SCAN_RANK = 2;
+
+/**
+ * A status as a platform spells it (REST `shipment_status`, a fulfillment event's `status`, upper or
+ * lower case), in the service's terms; null for a value it does not know (the set grows between API
+ * versions: never an error). Event statuses with no REST twin take the nearest one.
+ */
+export const shipmentStatusOf = (raw: unknown): ShipmentStatus | null => {
+  if (typeof raw !== 'string') return null;
+  const status = raw.toLowerCase();
+  if (status === 'carrier_picked_up' || status === 'delayed') return 'in_transit';
+  if (status === 'picked_up') return 'delivered';
+  return (SHIPMENT_STATUSES as readonly string[]).includes(status) ? (status as ShipmentStatus) : null;
+};
+
+export const isScan = (status: ShipmentStatus) => RANKS[status] >= SCAN_RANK;
+
+/** What a parcel knows of its carrier: its last status and the carrier's time of its first scan. */
+export interface CarrierProgress {
+  shipmentStatus?: ShipmentStatus;
+  firstScanAt?: string;
+}
+
+/** One report of a status (`at`: the carrier's time, else the report's). */
+export interface CarrierReport {
+  status: ShipmentStatus;
+  at: string | null;
+}
+
+/**
+ * The parcel's progress after a report: the status unless it would move back, and the first scan's
+ * time (the earliest scan reported, whatever order the reports come in). Undefined: nothing changes.
+ */
+export const progressAfter = (current: CarrierProgress, report: CarrierReport): CarrierProgress | undefined => {
+  const next: CarrierProgress = { ...current };
+  if (!current.shipmentStatus || RANKS[report.status] >= RANKS[current.shipmentStatus]) {
+    next.shipmentStatus = report.status;
+  }
+  if (isScan(report.status) && report.at && (!current.firstScanAt || report.at < current.firstScanAt)) {
+    next.firstScanAt = report.at;
+  }
+  return next.shipmentStatus === current.shipmentStatus && next.firstScanAt === current.firstScanAt ? undefined : next;
+};

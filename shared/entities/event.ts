@@ -29,6 +29,8 @@ export const EVENT_TYPES = [
   'sync_job.return_closed',
   'sync_job.return_failed',
   'sync_job.refunded_by_source',
+  // CONTRACT.md §16.2: last, as ids spell a type by its place here.
+  'fulfillment.unscanned',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

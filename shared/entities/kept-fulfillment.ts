@@ -1,3 +1,4 @@
+import type { CarrierReport } from '../domain/shipment.js';
 import { attributes } from '../dynamo/attributes.js';
 import { type Key, keys } from '../dynamo/keys.js';
 import { deleteItem, type Item, putIf, queryPartition } from '../dynamo/table.js';
@@ -14,6 +15,10 @@ export interface SourceFulfillment {
   cancelled: boolean;
   /** The payload's `updated_at` (its versions apply in this order); null when absent. */
   updatedAt: string | null;
+  /** The payload's `created_at`, the platform's time of the parcel (CONTRACT.md §16.2); absent: not given. */
+  createdAt?: string | null;
+  /** Its `shipment_status` (CONTRACT.md §16.2), with the payload's time; absent: none reported. */
+  report?: CarrierReport | null;
 }
 
 /**
@@ -44,6 +49,8 @@ export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
   ...(kept.lines ? { lines: kept.lines } : {}),
   ...(kept.cancelled ? { cancelled: true } : {}),
   ...(kept.updatedAt ? { sourceUpdatedAt: kept.updatedAt } : {}),
+  ...(kept.createdAt ? { sourceCreatedAt: kept.createdAt } : {}),
+  ...(kept.report ? { report: kept.report } : {}),
   receivedAt: kept.receivedAt,
   expiresAt: kept.expiresAt,
 });
@@ -58,6 +65,8 @@ export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
     lines: read.optionalObject<Array<{ id: string; quantity: number }>>('lines') ?? null,
     cancelled: item.cancelled === true,
     updatedAt: read.stringOrNull('sourceUpdatedAt'),
+    createdAt: read.stringOrNull('sourceCreatedAt'),
+    report: read.optionalObject<CarrierReport>('report') ?? null,
     receivedAt: read.string('receivedAt'),
     expiresAt: read.number('expiresAt'),
   };

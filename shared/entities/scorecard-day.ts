@@ -1,6 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { DayFigures } from '../domain/scorecard.js';
-import { emptyDay } from '../domain/scorecard.js';
+import { DAY_COUNTERS, DAY_HISTOGRAMS, type DayFigures, emptyDay } from '../domain/scorecard.js';
 import { dynamo } from '../dynamo/client.js';
 import { scorecardDayKey } from '../dynamo/keys.js';
 import { type Item, TABLE } from '../dynamo/table.js';
@@ -12,9 +11,11 @@ import { type Item, TABLE } from '../dynamo/table.js';
  * days: O(days), whatever the number of jobs.
  */
 
-const COUNTERS = ['due', 'onTime', 'late', 'sourceCancelled'] as const;
-/** The histogram's buckets are top-level counters (`t0`, `t1`, …): ADD works on each alone. */
-const bucketName = (i: number) => `t${i}`;
+/** The histograms' buckets are top-level counters (`t0`, `t1`, …, `s0`, …): ADD works on each alone. */
+const histograms = (figures: DayFigures) =>
+  Object.entries(DAY_HISTOGRAMS).flatMap(([name, prefix]) =>
+    figures[name as keyof typeof DAY_HISTOGRAMS].map((n, i): [string, number] => [`${prefix}${i}`, n]),
+  );
 
 /** The transaction write that adds one job's figures to its day (creating the day's item if needed). */
 export const dayAddition = (sourceStoreId: string, day: string, add: DayFigures) => {
@@ -22,8 +23,8 @@ export const dayAddition = (sourceStoreId: string, day: string, add: DayFigures)
   const values: Record<string, number> = {};
   const parts: string[] = [];
   const counters: Array<[string, number]> = [
-    ...COUNTERS.map((name): [string, number] => [name, add[name]]),
-    ...add.tracking.map((n, i): [string, number] => [bucketName(i), n]),
+    ...DAY_COUNTERS.map((name): [string, number] => [name, add[name]]),
+    ...histograms(add),
   ];
   for (const [name, n] of counters) {
     if (!n) continue;
@@ -44,16 +45,19 @@ export const dayAddition = (sourceStoreId: string, day: string, add: DayFigures)
 
 const dayFrom = (item: Item): DayFigures => {
   const day = emptyDay();
-  for (const name of COUNTERS) day[name] = Number(item[name] ?? 0);
-  day.tracking = day.tracking.map((_, i) => Number(item[bucketName(i)] ?? 0));
+  for (const name of DAY_COUNTERS) day[name] = Number(item[name] ?? 0);
+  for (const [name, prefix] of Object.entries(DAY_HISTOGRAMS)) {
+    const histogram = name as keyof typeof DAY_HISTOGRAMS;
+    day[histogram] = day[histogram].map((_, i) => Number(item[`${prefix}${i}`] ?? 0));
+  }
   return day;
 };
 
 /** Writes a day's figures whole (a bench seeding history; the service only adds). */
 export const dayItem = (sourceStoreId: string, day: string, figures: DayFigures): Item => ({
   ...scorecardDayKey(sourceStoreId, day),
-  ...Object.fromEntries(COUNTERS.map((name) => [name, figures[name]])),
-  ...Object.fromEntries(figures.tracking.map((n, i) => [bucketName(i), n])),
+  ...Object.fromEntries(DAY_COUNTERS.map((name) => [name, figures[name]])),
+  ...Object.fromEntries(histograms(figures)),
 });
 
 /** The days `from`..`to` (both included) of a source store, and the read units they cost. */

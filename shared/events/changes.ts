@@ -117,6 +117,24 @@ const fulfillmentChanges = (before: SyncJob | undefined, after: SyncJob): Change
     ];
   });
 
+/**
+ * A parcel the late sweep found reported but not scanned within its window (CONTRACT.md §16.2): once,
+ * its time the sweep's mark on the entry.
+ */
+const unscannedChanges = (before: SyncJob | undefined, after: SyncJob): Change[] =>
+  Object.values(after.fulfillments).flatMap((entry) =>
+    entry.unscannedAt && !before?.fulfillments[entry.sourceFulfillmentId]?.unscannedAt
+      ? [
+          {
+            ...placed('fulfillment.unscanned', entry.unscannedAt, after.id, entry.sourceFulfillmentId),
+            ownerId: after.ownerId,
+            type: 'fulfillment.unscanned' as const,
+            subject: { kind: 'syncJob' as const, job: after },
+          },
+        ]
+      : [],
+  );
+
 const RETURN_EVENTS = {
   open: 'sync_job.return_opened',
   closed: 'sync_job.return_closed',
@@ -214,7 +232,12 @@ export const changesOf = (before: Item | undefined, after: Item | undefined): Ch
   const changes = unroutedChanges(previous, next);
   if (job) {
     const was = jobOf(previous);
-    changes.push(...statusChanges(was, job), ...fulfillmentChanges(was, job), ...afterSaleChanges(was, job));
+    changes.push(
+      ...statusChanges(was, job),
+      ...fulfillmentChanges(was, job),
+      ...unscannedChanges(was, job),
+      ...afterSaleChanges(was, job),
+    );
   }
   return changes;
 };

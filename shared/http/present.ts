@@ -116,6 +116,9 @@ const presentFulfillment = (entry: FulfillmentEntry) => ({
   attempts: entry.attempts,
   errorMessage: entry.errorMessage,
   receivedAt: entry.receivedAt,
+  // The carrier's progress (CONTRACT.md §16.2): null when the supplier's platform never said.
+  shipmentStatus: entry.shipmentStatus ?? null,
+  firstScanAt: entry.firstScanAt ?? null,
   deliveredAt: entry.deliveredAt,
   updatedAt: entry.updatedAt,
 });

@@ -9,6 +9,7 @@ import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import type { Tracking } from '../platforms/port.js';
 import { type JobLine, jobLines } from './order-body.js';
 import { coverOf, type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
+import { progressFrom, progressUpdate, sameProgress } from './order-parcel-scans.js';
 import { type Lost, loadJob, updateJob } from './order-repository.js';
 import {
   propagationIndex,
@@ -216,20 +217,28 @@ const newEntry = (fulfillment: SourceFulfillment, plan: ShipmentPlan, receivedAt
     ? { lines: plan.lines.map((l) => ({ id: l.resellerLineItemId, quantity: l.quantity })) }
     : {}),
   ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+  ...(fulfillment.createdAt ? { sourceCreatedAt: fulfillment.createdAt } : {}),
+  ...progressFrom(undefined, fulfillment.report),
 });
 
 /**
  * The same fulfillment again: a redelivery, or an update. One older than the version applied, and
  * one of a parcel that has ended for good (ignored, cancelled), change nothing.
  */
-const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, fulfillment: SourceFulfillment) => {
+const acceptAgain = async (jobId: string, job: SyncJob, current: FulfillmentEntry, fulfillment: SourceFulfillment) => {
   const { tracking } = fulfillment;
   if (isOlder(fulfillment.updatedAt, current.sourceUpdatedAt)) return false;
   if (!canMoveEntry('accept', current.status)) return false;
   const delivered = current.status === 'delivered';
   const cancel = fulfillment.cancelled || current.cancelRequested === true;
-  // Delivered as it is now: the same tracking, and no cancellation to make.
-  if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) return false;
+  const progress = progressFrom(current, fulfillment.report);
+  // Delivered as it is now: the same tracking, and no cancellation to make. Only the carrier's
+  // progress, if it moved, is written: nothing to send (CONTRACT.md §16.2).
+  if (delivered && !cancel && appliedTracking(current) === trackingKey(tracking)) {
+    if (!progress) return false;
+    const written = await tryUpdate(jobId, progressUpdate(fulfillment.sourceFulfillmentId, current, progress));
+    return written === true ? false : written;
+  }
   const update = new JobUpdate(fulfillment.sourceFulfillmentId);
   // Attempts, receipt time, lines and any reseller id stay: this is the same fulfillment.
   update.index(propagating(job)).setFields({
@@ -238,8 +247,11 @@ const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, ful
     updatedAt: now(),
     ...trackingFields(tracking),
     ...(fulfillment.updatedAt ? { sourceUpdatedAt: fulfillment.updatedAt } : {}),
+    ...(fulfillment.createdAt && !current.sourceCreatedAt ? { sourceCreatedAt: fulfillment.createdAt } : {}),
     ...(fulfillment.cancelled ? { cancelRequested: true } : {}),
+    ...progress,
   });
+  if (progress) update.when(sameProgress(update, current));
   update.when(
     delivered
       ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`

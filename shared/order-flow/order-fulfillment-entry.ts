@@ -1,4 +1,4 @@
-import { coveredQuantities, type ParcelCover } from '../domain/shipment.js';
+import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipment.js';
 import { attributes } from '../dynamo/attributes.js';
 import type { Item } from '../dynamo/table.js';
 
@@ -51,6 +51,14 @@ export interface FulfillmentEntry {
   cancelRequested?: boolean;
   /** The tracking the reseller's fulfillment has (`trackingKey`): a tracking update is sent once per change. */
   appliedTracking?: string;
+  /** The platform's own time of the parcel (its `created_at`): when it shipped (CONTRACT.md §16.2). */
+  sourceCreatedAt?: string;
+  /** The carrier's progress as the supplier's platform last said it (CONTRACT.md §16.2); absent: never said. */
+  shipmentStatus?: ShipmentStatus;
+  /** The carrier's time of its first scan (in transit or later). */
+  firstScanAt?: string;
+  /** When the sweep found it reported but not scanned within its window: `fulfillment.unscanned`, once. */
+  unscannedAt?: string;
 }
 
 /** One reseller line item a parcel ships, by its id on the reseller's order. */
@@ -82,3 +90,7 @@ export const fulfilledQuantities = (
   lines: ReadonlyArray<{ resellerLineItemId: string | null; quantity: number }>,
   entries: Record<string, FulfillmentEntry>,
 ) => coveredQuantities(lines, Object.values(entries).filter(isOnResellerOrder).map(coverOf));
+
+/** When a parcel shipped: the platform's time of it, else when the service heard of it (older entries). */
+export const shippedTimeOf = (entry: Pick<FulfillmentEntry, 'sourceCreatedAt' | 'receivedAt'>) =>
+  entry.sourceCreatedAt ?? entry.receivedAt;

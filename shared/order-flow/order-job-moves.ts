@@ -99,6 +99,12 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
 
 /** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
 const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
+/**
+ * What only placing reads (the supplier order's `source_identifier`, for a lookup of an unknown
+ * outcome): a completion with a promise clears it, making room for the due time and its due-hour
+ * key (CONTRACT.md §16), so the completed item stays within one write unit (docs/performance.md).
+ */
+const PLACED_ONLY = ['resellerShopDomain'];
 
 /** A job that reached `completed`, counted once, with its time from the webhook to the supplier order. */
 const counted = (completed: SyncJob | undefined) => {
@@ -125,7 +131,7 @@ const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed
       job,
       at,
       set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
-      remove: COMPLETED_CLEARS,
+      remove: placed.promise ? [...COMPLETED_CLEARS, ...PLACED_ONLY] : COMPLETED_CLEARS,
     }),
   );
 };

@@ -1,12 +1,12 @@
-import { localDateOf } from '../domain/business-days.js';
-import { type DayFigures, emptyDay } from '../domain/scorecard.js';
+import { DEFAULT_WORKING_DAYS, localDateOf, scanDueAtOf } from '../domain/business-days.js';
+import { DAY_COUNTERS, type DayFigures, emptyDay, type ShippedParcel } from '../domain/scorecard.js';
 import { coveredQuantities } from '../domain/shipment.js';
 import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
 import { batchGet, ConditionFailed, getItem, keyOf, queryIndex, TABLE, transactIf, updateIf } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import { dayAddition } from '../entities/scorecard-day.js';
 import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
-import { coverOf, type FulfillmentEntry } from './order-fulfillment-entry.js';
+import { coverOf, type FulfillmentEntry, shippedTimeOf } from './order-fulfillment-entry.js';
 import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
 
 /**
@@ -42,7 +42,8 @@ const shippingEntries = (job: Pick<SyncJob, 'fulfillments'>): FulfillmentEntry[]
 
 /**
  * When the job shipped: every unit of its lines is in a parcel with tracking, not cancelled; the last
- * such parcel's time. Null while something is left to ship.
+ * such parcel's own time as its platform gives it (`created_at`; else when it was received). Null
+ * while something is left to ship.
  */
 export const shippedAtOf = (
   job: Pick<SyncJob, 'fulfillments'>,
@@ -52,12 +53,7 @@ export const shippedAtOf = (
   if (!entries.length) return null;
   const covered = coveredQuantities(lines, entries.map(coverOf));
   if (lines.length && lines.some((line, i) => (covered[i] ?? 0) < line.quantity)) return null;
-  return (
-    entries
-      .map((entry) => entry.receivedAt)
-      .sort()
-      .at(-1) ?? null
-  );
+  return entries.map(shippedTimeOf).sort().at(-1) ?? null;
 };
 
 /** The job's `serviceLevel` as the API shows it (CONTRACT.md §16.2); null: no promise, or not placed. */
@@ -99,27 +95,47 @@ export const jobsDueIn = async (hour: string): Promise<SyncJob[]> => {
   return entries.length ? batchGet(entries.map(keyOf), syncJobFrom) : [];
 };
 
+/** What the sweep does with a job it read under an hour (CONTRACT.md §16.2). */
+export interface Settlement {
+  /** Found late now: its late lists and `lt` set (`sync_job.late`). */
+  late: boolean;
+  /** Filed again under this later hour (a parcel's scan window still open) instead of leaving its hour. */
+  nextHour?: string;
+  /** Parcels found reported but not scanned within their window: each marked once (`fulfillment.unscanned`). */
+  unscanned: string[];
+}
+
+const isEmpty = (add: DayFigures) =>
+  DAY_COUNTERS.every((name) => !add[name]) && [...add.tracking, ...add.scans].every((n) => !n);
+
 /**
- * The sweep's one write per job due in `hour`: late (its late lists and `lt` set), or off the due
- * hour (shipped, cancelled, …). Conditional on the entry it read: a second run, or a run after a
- * restart, finds it gone and writes nothing, so `sync_job.late` is recorded once.
+ * The sweep's one write per job read under `hour`: late (its late lists and `lt` set), filed again
+ * under a later hour, or off the due hour (shipped and its scans decided, cancelled, …); the
+ * unscanned parcels marked. Conditional on the entry it read: a second run, or a run after a
+ * restart, finds it gone (or moved) and writes nothing, so each event is recorded once.
  */
 export const settleDueJob = async (
   job: SyncJob,
   hour: string,
-  late: boolean,
+  settlement: Settlement,
   at: string,
   count?: { day: string; add: DayFigures | null },
 ) => {
   const update = new UpdateBuilder();
   const pk = update.name(INDEX_KEYS.stateLists.pk);
   update.when(`${pk} = ${update.value('hour', lists.jobsDueIn(hour).of(job.id))}`);
-  if (late) {
+  if (settlement.late) {
     update.setAttributes({ ...lateEntries(job), [LATE_AT]: at });
     update.when(`${update.name('status')} = ${update.value('completed', 'completed')}`);
-  } else update.remove(pk);
+  } else if (settlement.nextHour) update.set(pk, 'next', lists.jobsDueIn(settlement.nextHour).of(job.id));
+  else update.remove(pk);
+  settlement.unscanned.forEach((id, i) => {
+    const entry = `${update.name('fulfillments')}.${update.name(id, `#u${i}`)}`;
+    update.set(`${entry}.${update.name('unscannedAt')}`, 'unscannedAt', at);
+  });
   const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
-  if (!count?.add) return !((await updateIf({ ...parts, ConditionExpression })) instanceof ConditionFailed);
+  if (!count?.add || isEmpty(count.add))
+    return !((await updateIf({ ...parts, ConditionExpression })) instanceof ConditionFailed);
   // Counted on its supplier's day in the same transaction: once, with the write that takes it off its hour.
   const settled = await transactIf([
     { Update: { TableName: TABLE(), ...parts, ConditionExpression } },
@@ -128,9 +144,28 @@ export const settleDueJob = async (
   return settled === true;
 };
 
+/** A supplier's calendar as its store says now (UTC, Monday to Friday when it has no promise left, or is gone). */
+export const supplierCalendarOf = async (sourceStoreId: string) => {
+  const level = (await getItem(sourceStoreKey(sourceStoreId), sourceStoreFrom))?.serviceLevel;
+  return {
+    timeZone: level?.timeZone ?? 'UTC',
+    workingDays: level?.workingDays ?? DEFAULT_WORKING_DAYS,
+    daysOff: level?.daysOff ?? [],
+  };
+};
+export type SupplierCalendar = Awaited<ReturnType<typeof supplierCalendarOf>>;
+
+/** The job's shipping parcels as the scan check sees them: each with its window for a first scan. */
+export const scanParcelsOf = (job: Pick<SyncJob, 'fulfillments'>, calendar: SupplierCalendar): ShippedParcel[] =>
+  shippingEntries(job).map((entry) => ({
+    id: entry.sourceFulfillmentId,
+    reported: entry.shipmentStatus !== undefined,
+    firstScanAt: entry.firstScanAt ?? null,
+    scanDueAt: scanDueAtOf(calendar, new Date(shippedTimeOf(entry))).toISOString(),
+  }));
+
 /** The supplier's zone as its store says now (UTC when it has no promise left, or is gone). */
-export const supplierZoneOf = async (sourceStoreId: string) =>
-  (await getItem(sourceStoreKey(sourceStoreId), sourceStoreFrom))?.serviceLevel?.timeZone ?? 'UTC';
+export const supplierZoneOf = async (sourceStoreId: string) => (await supplierCalendarOf(sourceStoreId)).timeZone;
 
 /** The supplier's day (in its zone) a due time falls on: the scorecard's day. */
 export const dueDayOf = (dueAt: string, timeZone: string) => localDateOf(new Date(dueAt), timeZone);

@@ -1,8 +1,9 @@
 import * as v from 'valibot';
 import { logger } from '../core/logger.js';
 import { parseInput } from '../core/validation.js';
+import { type CarrierReport, shipmentStatusOf } from '../domain/shipment.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
-import { routeFulfillment } from './propagating.js';
+import { routeCarrierReport, routeFulfillment } from './propagating.js';
 
 /**
  * The fulfillments webhook's side of propagation: reads the payload, then hands the tracking to
@@ -24,6 +25,18 @@ const LineItems = v.optional(
 /** An ISO 8601 time with its offset, as the platform writes `updated_at`. */
 const Time = v.optional(v.nullable(v.pipe(v.string(), v.isoTimestamp('must be an ISO 8601 time'))));
 
+/** A carrier status as platforms spell it; one the service does not know is read as none (never an error). */
+const Status = v.optional(v.nullable(v.pipe(v.string(), v.maxLength(100))));
+
+/** Compared as instants: offsets differ between deliveries of one platform. */
+const instant = (time: string | null | undefined) => (time ? new Date(time).toISOString() : null);
+
+/** A status reported, with its time (CONTRACT.md §16.2); null when none, or one the service does not know. */
+const reportOf = (raw: string | null | undefined, at: string | null | undefined): CarrierReport | null => {
+  const status = shipmentStatusOf(raw);
+  return status ? { status, at: instant(at) } : null;
+};
+
 /** Statuses of a fulfillment that ships nothing: a cancelled (voided) parcel, or one that failed. */
 const NOT_SHIPPED = new Set(['cancelled', 'error', 'failure']);
 
@@ -40,6 +53,10 @@ export const FulfillmentPayload = v.pipe(
     tracking_urls: Texts,
     line_items: LineItems,
     updated_at: Time,
+    created_at: Time,
+    shipment_status: Status,
+    /** Not Shopify's: the poll's time the parcel went into transit (GraphQL `inTransitAt`), the scan's time. */
+    in_transit_at: Time,
   }),
   v.transform((payload): SourceFulfillment & { status: string | null } => ({
     sourceFulfillmentId: String(payload.id),
@@ -50,8 +67,9 @@ export const FulfillmentPayload = v.pipe(
       ? payload.line_items.map((line) => ({ id: String(line.id), quantity: line.quantity }))
       : null,
     cancelled: NOT_SHIPPED.has(payload.status ?? ''),
-    // Compared as instants: offsets differ between deliveries of one platform.
-    updatedAt: payload.updated_at ? new Date(payload.updated_at).toISOString() : null,
+    updatedAt: instant(payload.updated_at),
+    createdAt: instant(payload.created_at),
+    report: reportOf(payload.shipment_status, payload.in_transit_at ?? payload.updated_at),
     tracking: {
       company: payload.tracking_company ?? null,
       number: payload.tracking_number ?? null,
@@ -82,4 +100,38 @@ export const acceptFulfillment = async (
     return;
   }
   await routeFulfillment(sourceStores, fulfillment, requestId);
+};
+
+/**
+ * `fulfillment_events/create` (CONTRACT.md §16.2): a carrier's event on a supplier's parcel, its time
+ * the carrier's (`happened_at`, else the event's `updated_at` or `created_at`).
+ */
+export const FulfillmentEventPayload = v.pipe(
+  v.looseObject({
+    id: Id,
+    fulfillment_id: Id,
+    order_id: Id,
+    status: Status,
+    happened_at: Time,
+    updated_at: Time,
+    created_at: Time,
+  }),
+  v.transform((payload) => ({
+    sourceFulfillmentId: String(payload.fulfillment_id),
+    sourceOrderId: String(payload.order_id),
+    report: reportOf(payload.status, payload.happened_at ?? payload.updated_at ?? payload.created_at),
+  })),
+);
+
+/**
+ * A verified `fulfillment_events/create`: the parcel's status and first scan, on each job of the
+ * stores that placed its supplier order. A status the service does not know changes nothing.
+ */
+export const acceptFulfillmentEvent = async (sourceStores: { id: string }[], payload: unknown) => {
+  const { report, ...parcel } = parseInput(FulfillmentEventPayload, payload);
+  if (!report) {
+    logger.info('fulfillment event with no status the service knows; nothing to record', parcel);
+    return;
+  }
+  await routeCarrierReport(sourceStores, parcel, report);
 };

@@ -1,6 +1,7 @@
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
+import type { CarrierReport } from '../domain/shipment.js';
 import { lookups } from '../dynamo/keys.js';
 import { getItem, queryIndex } from '../dynamo/table.js';
 import {
@@ -14,6 +15,7 @@ import {
 } from '../entities/kept-fulfillment.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './order-entries.js';
+import { recordCarrierReport } from './order-parcel-scans.js';
 import { type SyncJob, syncJobIdOf } from './order-sync-job.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './propagating-queue.js';
 
@@ -134,6 +136,25 @@ export const routeFulfillment = async (
     return;
   }
   for (const { store } of matches) await keepFulfillment(store.id, fulfillment, receivedAt);
+};
+
+/**
+ * A carrier's report on a supplier's parcel (`fulfillment_events/create`, CONTRACT.md §16.2): its
+ * status and first scan on the parcel's entry, in every job of the stores that placed the order.
+ * A report of a parcel not known yet is not kept: the parcel's own payload carries its status.
+ */
+export const routeCarrierReport = async (
+  sourceStores: { id: string }[],
+  parcel: { sourceOrderId: string; sourceFulfillmentId: string },
+  report: CarrierReport,
+) => {
+  let recorded = 0;
+  for (const store of sourceStores) {
+    for (const jobId of await jobIdsBySupplierOrder(store.id, parcel.sourceOrderId)) {
+      if (await recordCarrierReport(jobId, parcel.sourceFulfillmentId, report)) recorded += 1;
+    }
+  }
+  logger.info('carrier report taken', { sourceFulfillmentId: parcel.sourceFulfillmentId, recorded });
 };
 
 /**

@@ -1,10 +1,19 @@
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { figuresOfJob } from '../domain/scorecard.js';
+import { emptyDay, figuresOfJob, scanVerdictOf, sumDays } from '../domain/scorecard.js';
 import { readLateSweepMark, writeLateSweepMark } from '../entities/late-sweep.js';
 import { jobLines } from './order-body.js';
-import { dueDayOf, jobsDueIn, settleDueJob, shippedAtOf, supplierZoneOf } from './order-service-level.js';
+import {
+  dueDayOf,
+  dueHourOf,
+  jobsDueIn,
+  type SupplierCalendar,
+  scanParcelsOf,
+  settleDueJob,
+  shippedAtOf,
+  supplierCalendarOf,
+} from './order-service-level.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /**
@@ -30,29 +39,61 @@ export const hoursToSweep = (mark: string | null, at: Date) => {
   return hours;
 };
 
+type Calendars = Map<string, Promise<SupplierCalendar>>;
+
+const calendarOf = (sourceStoreId: string, calendars: Calendars) => {
+  const calendar = calendars.get(sourceStoreId) ?? supplierCalendarOf(sourceStoreId);
+  calendars.set(sourceStoreId, calendar);
+  return calendar;
+};
+
 /** What the job adds to its supplier's scorecard day (CONTRACT.md §16.3), decided at its due time. */
-const countOf = async (job: SyncJob, shippedAt: string | null, zones: Map<string, Promise<string>>) => {
-  if (!job.dueAt || !job.completedAt) return undefined;
-  const zone = zones.get(job.sourceStoreId) ?? supplierZoneOf(job.sourceStoreId);
-  zones.set(job.sourceStoreId, zone);
+const dueFiguresOf = (job: SyncJob, shippedAt: string | null) => {
   const cancelled = job.status === 'cancelled';
-  const add = figuresOfJob({
-    dueAt: job.dueAt,
-    placedAt: job.completedAt,
+  return figuresOfJob({
+    dueAt: job.dueAt ?? '',
+    placedAt: job.completedAt ?? '',
     shippedAt: cancelled ? null : shippedAt,
     cancelledBy: cancelled ? (job.cancellation?.requestedBy === 'source' ? 'source' : 'reseller') : null,
   });
-  return { day: dueDayOf(job.dueAt, await zone), add };
 };
 
-const settleHour = async (hour: string, at: Date, zones: Map<string, Promise<string>>) => {
+/**
+ * What the sweep does with a job read under `hour`. At its due hour: late, or counted on its day
+ * (on time, late, cancelled). A shipped job's parcels are then checked for a carrier scan within
+ * their windows (CONTRACT.md §16.2): while one is open the job is filed again under the hour it
+ * closes (the sweep reads it then: still O(jobs due since the last run)); once decided, the
+ * unscanned parcels are marked and the scans counted on the same day.
+ */
+const settlementOf = async (job: SyncJob, hour: string, at: Date, calendars: Calendars) => {
+  if (!job.dueAt || !job.completedAt) return { settlement: { late: false, unscanned: [] } };
+  const shippedAt = shippedAtOf(job, (await jobLines(job)) ?? []);
+  const atDueHour = dueHourOf(new Date(job.dueAt)) === hour;
+  const calendar = await calendarOf(job.sourceStoreId, calendars);
+  const day = dueDayOf(job.dueAt, calendar.timeZone);
+  const add = atDueHour ? dueFiguresOf(job, shippedAt) : null;
+  const pastDue = Date.parse(job.dueAt) < at.getTime();
+  const late = atDueHour && pastDue && job.status === 'completed' && shippedAt === null && !job.lateAt;
+  const unscanned: string[] = [];
+  if (late || job.status !== 'completed' || shippedAt === null)
+    return { settlement: { late, unscanned }, count: { day, add } };
+  const onTime = Date.parse(shippedAt) <= Date.parse(job.dueAt);
+  const verdict = scanVerdictOf({ placedAt: job.completedAt, onTime }, scanParcelsOf(job, calendar), at);
+  if (verdict.lookAgainAt) {
+    const settlement = { late, nextHour: dueHourOf(new Date(verdict.lookAgainAt)), unscanned };
+    return { settlement, count: { day, add } };
+  }
+  return {
+    settlement: { late, unscanned: verdict.unscanned },
+    count: { day, add: sumDays([add ?? emptyDay(), verdict.add]) },
+  };
+};
+
+const settleHour = async (hour: string, at: Date, calendars: Calendars) => {
   let late = 0;
   for (const job of await jobsDueIn(hour)) {
-    const shippedAt = shippedAtOf(job, (await jobLines(job)) ?? []);
-    const unshipped = job.status === 'completed' && shippedAt === null;
-    const isLate = unshipped && !job.lateAt && job.dueAt !== null && Date.parse(job.dueAt ?? '') < at.getTime();
-    if ((await settleDueJob(job, hour, isLate, at.toISOString(), await countOf(job, shippedAt, zones))) && isLate)
-      late += 1;
+    const { settlement, count } = await settlementOf(job, hour, at, calendars);
+    if ((await settleDueJob(job, hour, settlement, at.toISOString(), count)) && settlement.late) late += 1;
   }
   return late;
 };
@@ -61,10 +102,10 @@ const settleHour = async (hour: string, at: Date, zones: Map<string, Promise<str
 export const sweepLateJobs = async (at: Date, remainingMs: () => number) => {
   const hours = hoursToSweep(await readLateSweepMark(), at);
   let late = 0;
-  const zones = new Map<string, Promise<string>>();
+  const calendars: Calendars = new Map();
   for (const hour of hours) {
     if (remainingMs() < 30_000) break;
-    late += await settleHour(hour, at, zones);
+    late += await settleHour(hour, at, calendars);
     await writeLateSweepMark(hour, at.toISOString());
   }
   if (late) countMetric(BUSINESS_METRICS.jobsLate, late);

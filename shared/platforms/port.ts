@@ -195,6 +195,7 @@ export const WEBHOOK_TOPICS = [
   'orders/cancelled',
   'fulfillments/create',
   'fulfillments/update',
+  'fulfillment_events/create',
   'app/uninstalled',
   'refunds/create',
   'returns/approve',

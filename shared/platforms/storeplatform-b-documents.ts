@@ -51,8 +51,11 @@ const LINE_FIELDS = `id quantity currentQuantity vendor sku title variantTitle i
         originalUnitPriceSet { shopMoney { amount } }
         customAttributes { key value }`;
 
-/** A fulfillment as "orders changed since" reads it, its line items aside. */
-const FULFILLMENT_FIELDS = `id status createdAt updatedAt
+/**
+ * A fulfillment as "orders changed since" reads it, its line items aside; `displayStatus` and
+ * `inTransitAt` are the carrier's progress (CONTRACT.md §16.2: Shopify's GraphQL has no `shipmentStatus`).
+ */
+const FULFILLMENT_FIELDS = `id status createdAt updatedAt displayStatus inTransitAt
         trackingInfo(first: 10) { company number url }`;
 
 /** Place the supplier order (PLATFORM-API.md: `orderCreate` with `OrderCreateOrderInput`). */

@@ -585,6 +585,10 @@ const restFulfillmentOf = (orderId: string, fulfillment: Json): Json => {
     })),
     created_at: stringOrNull(fulfillment.createdAt),
     updated_at: stringOrNull(fulfillment.updatedAt),
+    // The carrier's progress (CONTRACT.md §16.2): the display status as the REST `shipment_status`
+    // (one the service does not know is read as none), and when it went into transit.
+    shipment_status: typeof fulfillment.displayStatus === 'string' ? fulfillment.displayStatus.toLowerCase() : null,
+    in_transit_at: stringOrNull(fulfillment.inTransitAt),
   };
 };
 

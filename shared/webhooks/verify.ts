@@ -15,6 +15,7 @@ export const WEBHOOK_TOPICS = [
   'orders/updated',
   'fulfillments/create',
   'fulfillments/update',
+  'fulfillment_events/create',
   'refunds/create',
   'returns/approve',
   'returns/cancel',

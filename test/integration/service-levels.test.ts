@@ -1,8 +1,9 @@
-import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { dueAtOf, localDateOf, type ServiceLevel } from '../../shared/domain/business-days.js';
+import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/business-days.js';
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
-import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
+import { createResellerStore, createSourceStore, pollStores, serviceForSuite, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -231,15 +232,14 @@ describe('supplier service levels', () => {
       placed.slice(44, 46),
       placed.slice(46),
     ];
+    // Each parcel as its platform tells it, with its own creation time.
+    const parcels = shipped.map(({ job }) => ({
+      ...fulfillmentPayload(job.sourceOrderId),
+      created_at: new Date().toISOString(),
+    }));
     await Promise.all(
-      shipped.map(({ job }) =>
-        hook(
-          '/v1/fulfillments/webhook',
-          source.shopDomain,
-          sourceSecret,
-          fulfillmentPayload(job.sourceOrderId),
-          'fulfillments/create',
-        ),
+      parcels.map((parcel) =>
+        hook('/v1/fulfillments/webhook', source.shopDomain, sourceSecret, parcel, 'fulfillments/create'),
       ),
     );
     for (const { payload, job } of byReseller) {
@@ -258,6 +258,37 @@ describe('supplier service levels', () => {
     }
     for (const { job } of shipped)
       await eventually(async () => (await api().get(`/v1/sync_jobs/${job.id}`)).body.serviceLevel.shippedAt);
+    // Carriers: 20 parcels scanned (a fulfillment event), 10 only confirmed (a status-only update), 10 never said.
+    await Promise.all(
+      parcels.slice(0, 20).map((parcel, i) =>
+        hook(
+          '/v1/fulfillments/webhook',
+          source.shopDomain,
+          sourceSecret,
+          {
+            id: 9_000_000 + i,
+            fulfillment_id: parcel.id,
+            order_id: parcel.order_id,
+            status: 'in_transit',
+            happened_at: new Date(Date.now() + i * 3_600_000).toISOString(),
+          },
+          'fulfillment_events/create',
+        ),
+      ),
+    );
+    await Promise.all(
+      parcels
+        .slice(20, 30)
+        .map((parcel) =>
+          hook(
+            '/v1/fulfillments/webhook',
+            source.shopDomain,
+            sourceSecret,
+            { ...parcel, shipment_status: 'confirmed', updated_at: new Date().toISOString() },
+            'fulfillments/update',
+          ),
+        ),
+    );
 
     const base = `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard`;
     const dueDays = placed.map(({ job }) => localDateOf(new Date(job.serviceLevel.dueAt), zone)).sort();
@@ -274,6 +305,12 @@ describe('supplier service levels', () => {
     const lastDue = Math.max(...placed.map(({ job }) => Date.parse(job.serviceLevel.dueAt)));
     await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
     await service.runtime.invoke('LateSweep', { time: new Date(lastDue + 3_600_000).toISOString() });
+    // Then after the last parcel's scan window (it may close after the due time): the scans decided.
+    const calendar = { timeZone: zone, workingDays: source.serviceLevel.workingDays, daysOff: [] };
+    const scanDue = (parcel: { created_at: string }) => scanDueAtOf(calendar, new Date(parcel.created_at)).getTime();
+    const lastScanDue = Math.max(...parcels.map(scanDue));
+    if (lastScanDue > lastDue)
+      await service.runtime.invoke('LateSweep', { time: new Date(lastScanDue + 3_600_000).toISOString() });
     // One late job is then cancelled by its supplier: no longer late, cancelled by the supplier.
     await cancelSupplier(left[0].job);
     await jobReaches(api(), left[0].job.id, 'cancelled');
@@ -290,7 +327,25 @@ describe('supplier service levels', () => {
       const h = hours[Math.max(1, Math.ceil(p * hours.length)) - 1] as number;
       return HOUR_BUCKETS.find((b) => h <= b) ?? HOUR_BUCKETS.at(-1);
     };
-    const rate = (n: number) => Math.round((n / counted.length) * 10_000) / 10_000;
+    const rate = (n: number, of = counted.length) => Math.round((n / of) * 10_000) / 10_000;
+    // The scan figures from the jobs' parcels: a scan within 2 working days of the parcel's creation.
+    const createdOf = new Map(parcels.map((parcel) => [String(parcel.id), parcel]));
+    const shippedParcels = onTime.flatMap((job) =>
+      job.fulfillments.map((entry: any) => ({ job, entry, parcel: createdOf.get(entry.sourceFulfillmentId)! })),
+    );
+    const inTime = ({ entry, parcel }: (typeof shippedParcels)[number]) =>
+      entry.firstScanAt !== null && Date.parse(entry.firstScanAt) <= scanDue(parcel);
+    const reported = shippedParcels.filter(({ entry }) => entry.shipmentStatus !== null);
+    const verified = onTime.filter((job) => shippedParcels.filter((p) => p.job === job).every(inTime));
+    const scanHours = shippedParcels
+      .filter(({ entry }) => entry.firstScanAt !== null)
+      .map(({ job, entry }) => (Date.parse(entry.firstScanAt) - Date.parse(job.completedAt)) / 3_600_000)
+      .sort((a, b) => a - b);
+    const scanBound = (p: number) => {
+      const h = scanHours[Math.max(1, Math.ceil(p * scanHours.length)) - 1] as number;
+      return HOUR_BUCKETS.find((b) => h <= b) ?? HOUR_BUCKETS.at(-1);
+    };
+    expect([reported.length, shippedParcels.filter(inTime).length, verified.length]).toEqual([30, 20, 20]);
     expect([counted.length, onTime.length, bySource.length]).toEqual([46, 40, 3]);
     expect(await scorecard()).toMatchObject({
       jobsDue: counted.length,
@@ -299,6 +354,10 @@ describe('supplier service levels', () => {
       lateShipmentRate: rate(counted.length - onTime.length - bySource.length),
       sourceCancellationRate: rate(bySource.length),
       hoursToTracking: { p50: bound(0.5), p90: bound(0.9) },
+      scanVerifiedOnTimeRate: rate(verified.length),
+      validTrackingRate: rate(shippedParcels.filter(inTime).length, reported.length),
+      untrackedParcels: shippedParcels.length - reported.length,
+      hoursToFirstScan: { p50: scanBound(0.5), p90: scanBound(0.9) },
       sufficient: true,
     });
     // A bad window is a 400 naming its param, and changes nothing.
@@ -307,5 +366,191 @@ describe('supplier service levels', () => {
     expect(bad.body.error).toMatchObject({ code: 'validation_failed', param: 'from' });
     const wide = await api().get(`${base}?from=2025-01-01&to=2026-06-01`);
     expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
+  });
+
+  it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const calendar = { timeZone: 'America/New_York', workingDays: ['mon', 'tue', 'wed', 'thu', 'fri'], daysOff: [] };
+    const source = await createSourceStore(api(), reseller.id, {
+      vendorTag,
+      webhookSecret: sourceSecret,
+      serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
+    });
+    const simUrl = service.runtime.simulator!.url;
+    const control = async (method: string, path: string, body: unknown) =>
+      (await (
+        await fetch(`${simUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
+        })
+      ).json()) as any;
+    const toSource = async (topic: string, body: unknown) => {
+      const res = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
+        shopDomain: source.shopDomain,
+        secret: sourceSecret,
+        body,
+        topic,
+      });
+      expect(res.status).toBe(200);
+    };
+    const order = async () => {
+      const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
+      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+        shopDomain: reseller.shopDomain,
+        secret: resellerSecret,
+        body: payload,
+      });
+      return jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
+    };
+    const jobs = { scanned: await order(), unscanned: await order(), untracked: await order() };
+    const dueAt = Date.parse(jobs.scanned.serviceLevel.dueAt);
+    // Each ships on the supplier's shop an hour before its due time, as the platform tells it.
+    const createdAt = new Date(dueAt - 3_600_000).toISOString();
+    const parcels: Record<string, any> = {};
+    for (const [name, job] of Object.entries(jobs)) {
+      const { fulfillment } = await control('POST', `/_sim/orders/${job.sourceOrderId}/fulfillments`, {
+        fulfillment: { tracking_company: 'UPS', tracking_numbers: [`1Z${name}`] },
+      });
+      parcels[name] = { ...fulfillment, created_at: createdAt };
+      await toSource('fulfillments/create', parcels[name]);
+    }
+    const entryOf = async (name: keyof typeof jobs) =>
+      (await api().get(`/v1/sync_jobs/${jobs[name].id}`)).body.fulfillments[0];
+    for (const name of Object.keys(jobs) as Array<keyof typeof jobs>)
+      await eventually(async () => (await entryOf(name))?.status === 'delivered');
+
+    // A status-only update is applied (no tracking sent again); an event moves it on, never back.
+    const transitAt = new Date(dueAt - 1_800_000).toISOString();
+    const moved = await control('PATCH', `/_sim/fulfillments/${parcels.scanned.id}`, {
+      shipment_status: 'in_transit',
+      happened_at: transitAt,
+    });
+    await toSource('fulfillment_events/create', moved.webhook);
+    const delivered = await control('PATCH', `/_sim/fulfillments/${parcels.scanned.id}`, {
+      shipment_status: 'delivered',
+    });
+    await toSource('fulfillments/update', { ...delivered.fulfillment, created_at: createdAt });
+    await toSource('fulfillment_events/create', { ...moved.webhook, id: moved.webhook.id + 1000 });
+    expect(await entryOf('scanned')).toMatchObject({
+      status: 'delivered',
+      shipmentStatus: 'delivered',
+      firstScanAt: transitAt,
+      attempts: 1,
+    });
+    // A status's own write, as the service makes it, measured: at most 2 write units (no index key moves).
+    const plain = await entryOf('unscanned');
+    const measured = await service.doc.send(
+      new UpdateCommand({
+        TableName: service.tableName,
+        ...progressUpdate(plain.sourceFulfillmentId, plain, { shipmentStatus: 'label_printed' }).of(jobs.unscanned.id),
+        ReturnConsumedCapacity: 'INDEXES',
+      }),
+    );
+    expect(measured.ConsumedCapacity?.CapacityUnits).toBeLessThanOrEqual(2);
+    expect(measured.ConsumedCapacity?.GlobalSecondaryIndexes ?? {}).toEqual({});
+    const confirmed = await control('PATCH', `/_sim/fulfillments/${parcels.unscanned.id}`, {
+      shipment_status: 'confirmed',
+    });
+    await toSource('fulfillments/update', { ...confirmed.fulfillment, created_at: createdAt });
+    expect(await entryOf('unscanned')).toMatchObject({ shipmentStatus: 'confirmed', firstScanAt: null, attempts: 1 });
+    expect(await entryOf('untracked')).toMatchObject({ shipmentStatus: null, firstScanAt: null });
+    const trackingUpdates = (await simulator(simUrl).calls()).filter(
+      (call) => call.shopDomain === reseller.shopDomain && /update_tracking/.test(call.path),
+    );
+    expect(trackingUpdates).toEqual([]);
+    for (const job of Object.values(jobs)) {
+      expect((await api().get(`/v1/sync_jobs/${job.id}`)).body.serviceLevel).toMatchObject({
+        shippedAt: createdAt,
+        onTime: true,
+        late: false,
+      });
+    }
+
+    // The sweep at the due time (from no mark); then after the parcels' scan windows close, twice,
+    // and again from no mark (a restart that lost it): one `fulfillment.unscanned`, the confirmed one's.
+    const scanDueAt = scanDueAtOf(calendar as any, new Date(createdAt)).getTime();
+    expect(scanDueAt).toBeGreaterThan(dueAt);
+    await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
+    await service.runtime.invoke('LateSweep', { time: new Date(dueAt + 2 * 3_600_000).toISOString() });
+    const unscannedEvents = async () =>
+      ((await api().get('/v1/events?type=fulfillment.unscanned&limit=100')).body.data as any[]).filter((event) =>
+        Object.values(jobs).some((job) => job.id === event.data.object.id),
+      );
+    expect(await unscannedEvents()).toEqual([]);
+    const late = new Date(scanDueAt + 2 * 3_600_000).toISOString();
+    await service.runtime.invoke('LateSweep', { time: late });
+    const events = await eventually(async () => {
+      const found = await unscannedEvents();
+      return found.length > 0 && found;
+    }, 30_000);
+    expect(events.map((event) => event.data.object.id)).toEqual([jobs.unscanned.id]);
+    await service.runtime.invoke('LateSweep', { time: late });
+    await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
+    await service.runtime.invoke('LateSweep', { time: late });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((await unscannedEvents()).map((event) => event.data.object.id)).toEqual([jobs.unscanned.id]);
+    expect((await api().get(`/v1/sync_jobs/${jobs.unscanned.id}`)).body.serviceLevel).toMatchObject({ onTime: true });
+
+    // Its scorecard: 3 on time, 1 scan-verified; 1 valid parcel of 2 reported; 1 untracked.
+    const day = localDateOf(new Date(dueAt), calendar.timeZone);
+    const card = (
+      await api().get(`/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard?from=${day}&to=${day}`)
+    ).body;
+    expect(card).toMatchObject({
+      jobsDue: 3,
+      shippedOnTime: 3,
+      scanVerifiedOnTimeRate: 0.3333,
+      validTrackingRate: 0.5,
+      untrackedParcels: 1,
+    });
+    const hours = (Date.parse(transitAt) - Date.parse(jobs.scanned.completedAt)) / 3_600_000;
+    const bound = HOUR_BUCKETS.find((b) => hours <= b) ?? HOUR_BUCKETS.at(-1);
+    expect(card.hoursToFirstScan).toEqual({ p50: bound, p90: bound });
+  });
+
+  it("takes a Shopify supplier's carrier progress from the poll (displayStatus, inTransitAt)", async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const vendorTag = unique('Vendor');
+    const source = await createSourceStore(api(), reseller.id, {
+      platform: 'storeplatform_b',
+      vendorTag,
+      serviceLevel: { shipWithinBusinessDays: 2 },
+    });
+    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
+      shopDomain: reseller.shopDomain,
+      secret: resellerSecret,
+      body: orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
+    });
+    const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
+    const simUrl = service.runtime.simulator!.url;
+    const control = async (method: string, path: string, body: unknown) =>
+      (await (
+        await fetch(`${simUrl}${path}`, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
+        })
+      ).json()) as any;
+    // The supplier ships and the carrier scans it, with no webhook: only the poll can tell.
+    const { fulfillment } = await control('POST', `/_sim/orders/${job.sourceOrderId}/fulfillments`, {
+      fulfillment: { tracking_company: 'UPS', tracking_numbers: ['1ZPOLLED'] },
+    });
+    const scannedAt = new Date(Date.now() + 3_600_000).toISOString();
+    await control('PATCH', `/_sim/fulfillments/${fulfillment.id}`, {
+      shipment_status: 'in_transit',
+      happened_at: scannedAt,
+    });
+    await pollStores(service.runtime, { kind: 'source', id: source.id });
+    const polled = await eventually(async () => {
+      const body = (await api().get(`/v1/sync_jobs/${job.id}`)).body;
+      return body.fulfillments[0]?.shipmentStatus && body;
+    });
+    expect(polled.fulfillments[0]).toMatchObject({ shipmentStatus: 'in_transit', firstScanAt: scannedAt });
+    expect(polled.serviceLevel.shippedAt).toBe(new Date(fulfillment.created_at).toISOString());
   });
 });

@@ -57,6 +57,7 @@ describe('a store whose shop is slow or failing', () => {
             `app/uninstalled ${url}/v1/app/webhook`,
             `fulfillments/create ${url}/v1/fulfillments/webhook`,
             `fulfillments/update ${url}/v1/fulfillments/webhook`,
+            `fulfillment_events/create ${url}/v1/fulfillments/webhook`,
             `orders/cancelled ${url}/v1/orders/webhook`,
             `refunds/create ${url}/v1/orders/webhook`,
             `returns/cancel ${url}/v1/orders/webhook`,

@@ -46,6 +46,7 @@ describe('webhook subscriptions kept', () => {
         `app/uninstalled ${url}/v1/app/webhook`,
         `fulfillments/create ${url}/v1/fulfillments/webhook`,
         `fulfillments/update ${url}/v1/fulfillments/webhook`,
+        `fulfillment_events/create ${url}/v1/fulfillments/webhook`,
         `refunds/create ${url}/v1/orders/webhook`,
         `returns/cancel ${url}/v1/orders/webhook`,
         `returns/close ${url}/v1/orders/webhook`,

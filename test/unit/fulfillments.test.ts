@@ -574,7 +574,7 @@ describe('presentSyncJob: propagation', () => {
     const shown = presentSyncJob(syncJobFrom({ ...job(), fulfillments: { 9002: second, 9001: first } }));
 
     expect(shown.fulfillments.map((f) => f.sourceFulfillmentId)).toEqual(['9001', '9002']);
-    expect(shown.fulfillment).toEqual({ ...second, lineItems: null });
+    expect(shown.fulfillment).toEqual({ ...second, lineItems: null, shipmentStatus: null, firstScanAt: null });
   });
 });
 

@@ -121,10 +121,11 @@ describe('event list sources', () => {
       'stateLists OWNER#o#EVT#sync_job.dead',
     ]);
     const group = partitions({ type: { group: 'fulfillment' } });
-    expect(group).toHaveLength(2 * (LIST_SHARDS + 1));
+    expect(group).toHaveLength(3 * (LIST_SHARDS + 1));
     expect(group.filter((p) => p.startsWith('stateLists'))).toEqual([
       'stateLists OWNER#o#EVT#fulfillment.delivered',
       'stateLists OWNER#o#EVT#fulfillment.dead',
+      'stateLists OWNER#o#EVT#fulfillment.unscanned',
     ]);
     expect(partitions({ type: { group: 'fulfillment' }, failing: true })).toEqual([
       'storeStateLists OWNER#o#EVT#FAILING',

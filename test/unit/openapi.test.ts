@@ -238,6 +238,7 @@ describe('OpenAPI document', () => {
       [
         'fulfillments/create',
         'fulfillments/update',
+        'fulfillment_events/create',
         'orders/cancelled',
         'orders/create',
         'orders/updated',

@@ -391,6 +391,7 @@ describe("the platforms' words in CONTRACT's", () => {
       'ORDERS_CANCELLED',
       'FULFILLMENTS_CREATE',
       'FULFILLMENTS_UPDATE',
+      'FULFILLMENT_EVENTS_CREATE',
       'APP_UNINSTALLED',
       'REFUNDS_CREATE',
       'RETURNS_APPROVE',

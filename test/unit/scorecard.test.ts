@@ -1,4 +1,13 @@
-import { bucketOf, figuresOfJob, HOUR_BUCKETS, percentileOf, scorecardOf } from '../../shared/domain/scorecard';
+import {
+  bucketOf,
+  figuresOfJob,
+  HOUR_BUCKETS,
+  percentileOf,
+  scanVerdictOf,
+  scorecardOf,
+  sumDays,
+} from '../../shared/domain/scorecard';
+import { progressAfter, shipmentStatusOf } from '../../shared/domain/shipment';
 
 const job = (hours: number, over: Partial<Parameters<typeof figuresOfJob>[0]> = {}) => ({
   dueAt: '2026-11-10T04:59:59.000Z',
@@ -32,5 +41,70 @@ describe('the scorecard from per-day figures (CONTRACT.md §16.3)', () => {
     expect(card.hoursToTracking).toEqual({ p50: 12, p90: 20 });
     expect(percentileOf([0, 0], 0.5)).toBeNull();
     expect(scorecardOf([])).toMatchObject({ jobsDue: 0, onTimeRate: null, sufficient: false });
+  });
+
+  it('decides a parcel once scanned in its window or the window closed: valid, unscanned, untracked', () => {
+    const placedAt = '2026-11-09T14:00:00.000Z';
+    const parcel = (id: string, reported: boolean, firstScanAt: string | null) => ({
+      id,
+      reported,
+      firstScanAt,
+      scanDueAt: '2026-11-12T04:59:59.000Z',
+    });
+    const before = new Date('2026-11-11T00:00:00Z');
+    const after = new Date('2026-11-12T06:00:00Z');
+    const scanned = parcel('a', true, '2026-11-10T02:00:00.000Z');
+    // Scanned in time: decided at once; one window still open: look again when it closes.
+    const decided = scanVerdictOf({ placedAt, onTime: true }, [scanned], before);
+    expect(decided.lookAgainAt).toBeUndefined();
+    expect(decided).toMatchObject({
+      unscanned: [],
+      add: { scanOnTime: 1, tracked: 1, validTracking: 1, untracked: 0 },
+    });
+    const open = scanVerdictOf({ placedAt, onTime: true }, [scanned, parcel('b', true, null)], before);
+    expect(open).toMatchObject({ lookAgainAt: '2026-11-12T04:59:59.000Z', unscanned: [] });
+    expect(sumDays([open.add])).toMatchObject({ tracked: 0, scanOnTime: 0 });
+    // Closed: reported and not scanned (or scanned too late) is unscanned; never reported is untracked.
+    const late = parcel('c', true, '2026-11-12T05:00:00.000Z');
+    const closed = scanVerdictOf({ placedAt, onTime: true }, [scanned, parcel('b', true, null), late], after);
+    expect(closed.unscanned).toEqual(['b', 'c']);
+    expect(closed.add).toMatchObject({ scanOnTime: 0, tracked: 3, validTracking: 1, untracked: 0 });
+    const untracked = scanVerdictOf({ placedAt, onTime: true }, [parcel('d', false, null)], after);
+    expect(untracked).toMatchObject({ unscanned: [], add: { tracked: 0, untracked: 1, scanOnTime: 0 } });
+    // Hours to the first scan: 12 hours, bucket ≤ 12; the rates over the days.
+    expect(closed.add.scans[bucketOf(12)]).toBe(1);
+    const card = scorecardOf([
+      { ...closed.add, due: 1, onTime: 1 },
+      { ...untracked.add, due: 1, onTime: 1 },
+    ]);
+    expect(card).toMatchObject({ scanVerifiedOnTimeRate: 0, validTrackingRate: 0.3333, untrackedParcels: 1 });
+    expect(card.hoursToFirstScan).toEqual({ p50: 12, p90: 12 });
+  });
+
+  it('moves a parcel status forward only, its first scan the earliest reported', () => {
+    expect(['IN_TRANSIT', 'carrier_picked_up', 'picked_up', 'BUYER_ACTION_REQUIRED', 7].map(shipmentStatusOf)).toEqual([
+      'in_transit',
+      'in_transit',
+      'delivered',
+      null,
+      null,
+    ]);
+    const transit = progressAfter({}, { status: 'in_transit', at: '2026-11-10T02:00:00.000Z' });
+    expect(transit).toEqual({ shipmentStatus: 'in_transit', firstScanAt: '2026-11-10T02:00:00.000Z' });
+    const delivered = progressAfter(transit!, { status: 'delivered', at: '2026-11-11T02:00:00.000Z' });
+    expect(delivered).toEqual({ shipmentStatus: 'delivered', firstScanAt: '2026-11-10T02:00:00.000Z' });
+    // A late in_transit after delivered changes nothing; an earlier scan moves the first scan back.
+    expect(progressAfter(delivered!, { status: 'in_transit', at: '2026-11-10T03:00:00.000Z' })).toBeUndefined();
+    expect(progressAfter(delivered!, { status: 'in_transit', at: '2026-11-09T23:00:00.000Z' })).toEqual({
+      shipmentStatus: 'delivered',
+      firstScanAt: '2026-11-09T23:00:00.000Z',
+    });
+    // `confirmed` and `failure` are no scans.
+    expect(progressAfter({}, { status: 'confirmed', at: '2026-11-10T02:00:00.000Z' })).toEqual({
+      shipmentStatus: 'confirmed',
+    });
+    expect(progressAfter({ shipmentStatus: 'label_printed' }, { status: 'failure', at: null })).toEqual({
+      shipmentStatus: 'failure',
+    });
   });
 });
