@@ -4,9 +4,9 @@ import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { withRereads } from '../core/rereads.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
 import { putAlone } from '../dynamo/table.js';
-import { withRereads } from '../dynamo/update.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
@@ -162,7 +162,7 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
 };
 
 /**
- * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; dynamo/update.ts).
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; core/rereads.ts).
  * `read`: the job as the caller just read it (consistently), taken for the first try.
  */
 const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>

@@ -1,9 +1,9 @@
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
+import { Met } from '../core/rereads.js';
 import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing-policy.js';
-import { Met } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
 import { isPropagating } from './order-fulfillment-entry.js';
 import { isLost, moveJob } from './order-repository.js';

@@ -1,4 +1,5 @@
-import { ConditionFailed, type Item, keyOf, updateIf } from '../dynamo/table.js';
+import type { Key } from '../dynamo/keys.js';
+import { ConditionFailed, type Item, keyOf, scanPage, updateIf } from '../dynamo/table.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /** What to write so an item has the attributes the current code gives it (shared/backfill/index-attributes.ts). */
@@ -90,3 +91,12 @@ export const repairIndexes = async (item: Item, job: SyncJob | undefined, repair
   });
   return !(written instanceof ConditionFailed);
 };
+
+/** An item of the table as the backfill's Scan reads it, whatever its kind. */
+export type ScannedItem = Item;
+
+/** One page of a consistent Scan of the whole table: the backfill's walk over every item. */
+export const findScannedPage = (startKey: Item | undefined, limit?: number) => scanPage(startKey, limit);
+
+/** The table key of a scanned item, as the backfill reports it. */
+export const scannedKeyOf = (item: Item): Key => keyOf(item);

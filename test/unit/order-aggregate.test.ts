@@ -3,7 +3,7 @@ import { DynamoDBDocumentClient, GetCommand, PutCommand, TransactWriteCommand } 
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { seededJob } from '../../bench/seed.js';
-import { Met, withRereads } from '../../shared/dynamo/update.js';
+import { Met, withRereads } from '../../shared/core/rereads.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
 import { TAG } from '../../shared/order-flow/order-item-kind.js';
