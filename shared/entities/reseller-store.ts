@@ -7,7 +7,8 @@ import {
 } from '../domain/routing-policy.js';
 import { attributes } from '../dynamo/attributes.js';
 import { indexPartitionName, keys, lists, storeOfKey } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, putIf, queryKeys, queryPartition, updateIf } from '../dynamo/table.js';
+import { listPage } from '../dynamo/pagination.js';
+import { ConditionFailed, getItem, type Item, putIf, queryKeys, queryPartition, updateIf } from '../dynamo/table.js';
 import { vendorTagFrom } from './source-store.js';
 import {
   OWNED_AND_ACTIVE,
@@ -188,3 +189,23 @@ export const findResellerStoreIdsOf = async (ownerId: string) => {
   }
   return ids;
 };
+
+/** A reseller store by id, of any owner, deleted or not; `consistent`: a read after a lost race. */
+export const findResellerStoreById = (id: string, consistent = false) =>
+  getItem(resellerStoreKey(id), resellerStoreFrom, consistent);
+
+/** A page of the owner's reseller stores (its list, GSI1), below the store `cursorItem` finds. */
+export const findResellerStorePage = (
+  ownerId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  cursorItem: (id: string) => Promise<ResellerStore | undefined>,
+) =>
+  listPage({
+    source: { index: 'lists', partitions: [lists.resellerStores(ownerId)], exact: true },
+    ownerId,
+    from: resellerStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem,
+  });
