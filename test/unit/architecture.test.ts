@@ -348,13 +348,10 @@ describe('architecture: one source per fact', () => {
       'shared/events/recorder.ts',
       'shared/events/recover.ts',
       'shared/events/schedule-deliveries.ts',
-      'shared/order-flow/cancelling.ts',
       'shared/order-flow/placing-reconciler.ts',
       'shared/order-flow/propagating.ts',
       'shared/order-flow/reading-orders.ts',
       'shared/order-flow/reading-sync-jobs.ts',
-      'shared/order-flow/refunding.ts',
-      'shared/order-flow/returning.ts',
       'shared/order-flow/routing-jobs.ts',
       'shared/order-flow/routing-unrouted.ts',
     ];
