@@ -352,8 +352,6 @@ describe('architecture: one source per fact', () => {
       'shared/order-flow/propagating.ts',
       'shared/order-flow/reading-orders.ts',
       'shared/order-flow/reading-sync-jobs.ts',
-      'shared/order-flow/routing-jobs.ts',
-      'shared/order-flow/routing-unrouted.ts',
     ];
     const importers = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) =>
