@@ -30,8 +30,9 @@ export const personalEditTexts = (edits: OrderEdits | null): string[] =>
 /**
  * Where the redacted body goes (`bodyStorage`, the one rule). Inline (`{ body }`) whenever its
  * compressed bytes fit one part: then every job of the order and its record carry the same bytes,
- * the parts are deleted, and a reading cached under the old parts (order-body.ts `storedOrderReading` keys an inline body by its bytes) can
- * never be served for it. A body larger than that even redacted is written over its parts.
+ * the parts are deleted, and a reading cached under the old parts (order-body.ts
+ * `storedOrderReading` keys an inline body by its bytes) can never be served for it. A body larger
+ * than that even redacted is written over its parts.
  */
 export const redactedStorage = (redactedText: string): { order: StoredOrder; parts: Buffer[] } => {
   return bodyStorage(compressBody(Buffer.from(redactedText, 'utf8')));
