@@ -276,7 +276,7 @@ export const moveEntry = (
     const move = OUTCOME_MOVES[outcome.status];
     if (!current || !entry || !canMoveEntry(move, entry.status)) return false;
     const at = now();
-    const fields: Record<string, unknown> = { status: ENTRY_MOVES[move].to, updatedAt: at };
+    const fields: Partial<FulfillmentEntry> = { status: ENTRY_MOVES[move].to, updatedAt: at };
     if (outcome.status === 'delivered') {
       Object.assign(fields, {
         resellerFulfillmentId: outcome.resellerFulfillmentId,
