@@ -8,8 +8,18 @@ import {
   listSortKey,
   lists,
   lookups,
+  storeOfKey,
 } from '../dynamo/keys.js';
-import { ConditionFailed, getItem, type Item, queryIndex, TABLE, transactIf, updateIf } from '../dynamo/table.js';
+import {
+  ConditionFailed,
+  getItem,
+  type Item,
+  keyOf,
+  queryIndex,
+  TABLE,
+  transactIf,
+  updateIf,
+} from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**
@@ -465,3 +475,6 @@ export const findStoresOnShop = async (shopDomain: string, kind: StoreKind) =>
       forward: true,
     })
   ).map(storeOnShopFrom(kind));
+
+/** The kind of store an item is (by its key: a reseller's `RST`, a source's `SST`), or undefined for any other item. */
+export const storeKindOf = (item: Item) => (typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined);
