@@ -347,8 +347,6 @@ describe('architecture: one source per fact', () => {
       'shared/events/schedule-deliveries.ts',
       'shared/order-flow/placing-reconciler.ts',
       'shared/order-flow/propagating.ts',
-      'shared/order-flow/reading-orders.ts',
-      'shared/order-flow/reading-sync-jobs.ts',
     ];
     const importers = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) =>
