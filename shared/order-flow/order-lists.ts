@@ -1,8 +1,8 @@
 import type { Owner } from '../domain/owner.js';
 import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { inFlight, jobIdOfPartition, listSortKey, lists, orderRecordKeyOf } from '../dynamo/keys.js';
+import { inFlight, jobIdOfPartition, type Key, listSortKey, lists, orderRecordKeyOf } from '../dynamo/keys.js';
 import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { batchGet, queryKeys } from '../dynamo/table.js';
+import { batchGet, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { type Order, orderFrom } from './order.js';
 import { LATE_LIST } from './order-service-level.js';
 import { CREDIT_DUE_LIST, HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
@@ -170,3 +170,16 @@ export const findSyncJobPage = (request: {
     cursorItem: request.cursorItem,
     matches: request.matches,
   });
+
+/** GSI3's in-flight shards: open and failed jobs', and those of completed jobs with work on its way. */
+export const inFlightShards = () => ({
+  open: [...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()],
+  propagating: inFlight.propagating.allPartitions(),
+});
+
+/** A page of one in-flight shard's job keys, oldest first, from `start` (a page's start key), read units counted. */
+export const findInFlightPage = (shard: string, limit: number, start: ListStart | undefined, meter: ReadMeter) =>
+  queryKeys({ index: 'inFlight', pk: shard, limit, forward: true, exclusiveStartKey: start, meter });
+
+/** The jobs at some keys (an in-flight page's, at most 100), read units counted; a missing one is skipped. */
+export const findJobsAt = (keys: Key[], meter: ReadMeter) => batchGet(keys, syncJobFrom, meter);
