@@ -1,5 +1,5 @@
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { TAG, tagOf } from '../order-flow/order-item-kind.js';
+import { ENTITY_TAG, entityTagOf } from '../order-flow/order-item-kind.js';
 import { isAtOrderRecordKey, orderItemFrom } from '../order-flow/order-items.js';
 import type { ScannedItem } from '../order-flow/order-repair.js';
 import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order-flow/order-sync-job.js';
@@ -32,12 +32,12 @@ const isKey = (item: ScannedItem, key: { PK: string; SK: string }) => item.PK ==
  */
 export const indexedItem = (item: ScannedItem): IndexedItem | undefined => {
   // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
-  // unrouted order kept at a first job's key is not a job: only its tag is the backfill's. Body parts
+  // unrouted order kept at a first job's key is not a job: only its entity tag is the backfill's. Body parts
   // and marks, never updated, are told apart by their sort key whether tagged or not: left as written.
   if (isAtOrderRecordKey(item)) {
     const parsed = orderItemFrom(item);
-    if (parsed.kind !== 'job') return { kind: 'order_item', wanted: tagOf(parsed.kind) };
-    return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...tagOf('job') } };
+    if (parsed.kind !== 'job') return { kind: 'order_item', wanted: entityTagOf(parsed.kind) };
+    return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...entityTagOf('job') } };
   }
   if (typeof item.id !== 'string') return undefined;
   if (isKey(item, auditEntryKey(item.id)))
@@ -56,7 +56,7 @@ export interface IndexRepair {
 export const indexRepair = (item: ScannedItem, wanted: Record<string, string>): IndexRepair | undefined => {
   const set: Record<string, string> = {};
   const remove: string[] = [];
-  for (const name of [...JOB_INDEX_ATTRIBUTES, TAG]) {
+  for (const name of [...JOB_INDEX_ATTRIBUTES, ENTITY_TAG]) {
     if (wanted[name] !== undefined && item[name] !== wanted[name]) set[name] = wanted[name];
     if (wanted[name] === undefined && item[name] !== undefined) remove.push(name);
   }

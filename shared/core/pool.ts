@@ -36,7 +36,7 @@ const SHARED_READS_MAX = 1_000;
 
 /**
  * Reads shared by key within one environment: a read in flight is joined rather than made again, and
- * an answer that `keep` accepts is shared for `keepMs` after it came, so the records of one batch
+ * an answer that `keep` accepts is shared for `keepMs` after it came, so the messages of one batch
  * (which the runner takes together) make one read between them. `drop` forgets a key's read (a write
  * that outdates it). A failed read is not kept.
  */

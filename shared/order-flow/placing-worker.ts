@@ -17,10 +17,9 @@ import { runWork } from '../work/runner.js';
 import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
 import { updateSupplierOrder } from './editing.js';
 import { releaseAfterDelay } from './holding.js';
-import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
-import { claimJobOrMet, deferJob, failJob, holdJob } from './order-job-moves.js';
+import { claimJobOrMet, deferJob, failJob, waitJobForSlot } from './order-job-moves.js';
 import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
@@ -29,6 +28,7 @@ import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from 
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { learnFrom, type PaceTurn, takeTurn } from './placing-supplier-pace.js';
 import { removeUnits, resendPending } from './refunding.js';
 import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
@@ -51,7 +51,7 @@ interface Placement {
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
   supplierOrder?: SupplierOrder;
-  /** The create's turn in its shop's pace (holding-supplier-pace.ts), once taken: what a 429 teaches the pace. */
+  /** The create's turn in its shop's pace (placing-supplier-pace.ts), once taken: what a 429 teaches the pace. */
   turn?: PaceTurn;
 }
 
@@ -135,10 +135,10 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
     ]);
     return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
   },
-  holdBack: async (attempt, delaySeconds) => {
+  waitForSlot: async (attempt, delaySeconds) => {
     // Not a try: the message that follows is still the one that sent it (a manual retry stays a `retry`).
-    const held = await holdJob(attempt.item.job, delaySeconds);
-    return held ? jobMessage(held, attempt.message.trigger ?? 'webhook', attempt.message.requestId) : undefined;
+    const waiting = await waitJobForSlot(attempt.item.job, delaySeconds);
+    return waiting ? jobMessage(waiting, attempt.message.trigger ?? 'webhook', attempt.message.requestId) : undefined;
   },
   fail: (attempt, reason, status, waitSeconds) =>
     failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),
@@ -184,7 +184,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
     if (earlier) return earlier;
   }
   const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
-  if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
+  if (turn.waitForSlotAt !== undefined) return attempt.waitForSlot(turn.waitForSlotAt);
   item.turn = turn;
   return completePlaced(deps, attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };

@@ -21,7 +21,7 @@ import {
 } from './tagging-queue.js';
 
 /**
- * The reseller order's tag (CONTRACT.md §12.5), a work-item kind of the fulfillment queue, run by the
+ * The reseller order's routed tag (CONTRACT.md §12.5), a work-item kind of the fulfillment queue, run by the
  * runner (shared/work/runner.ts) as a fulfillment is: a 429 defers it within the throttling budget, a
  * refusal ends it, any other failure comes back on the queue's visibility timeout, and the dead-letter
  * handler puts it back while the reseller may recover. Its end is `tagged` on the job: true, or false
@@ -61,7 +61,7 @@ type TagAttempt = Attempt<TagMessage, Tagging>;
 export const STORE_SHARED_MS = 200;
 
 /**
- * The reseller stores' reads, shared by the tags of one batch (the runner takes its records together):
+ * The reseller stores' reads, shared by the tags of one batch (the runner takes its messages together):
  * one read per store and batch, not per order. A store changed within `STORE_SHARED_MS` (disconnected,
  * deleted) is tagged as it was a moment before, which the platform refuses or takes: a tag never fails a job.
  */
