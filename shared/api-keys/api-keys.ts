@@ -1,12 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newId, now } from '../core/ids.js';
-import { lists } from '../dynamo/keys.js';
-import { batchGet, getItem, type Item, keyOf, queryKeys } from '../dynamo/table.js';
 import {
   type ApiKeyRecord,
   type ApiKeySummary,
-  apiKeyFrom,
-  apiKeyKey,
+  findApiKey,
+  findApiKeyAt,
+  findListedApiKeys,
   listApiKey,
   putApiKey,
   revokeApiKey,
@@ -22,7 +21,7 @@ export const generateKey = (prefix: string) => `${prefix}${randomBytes(32).toStr
 /** Stores the hash of `key` for `ownerId` (idempotent for the same key and owner). */
 export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyRecord> => {
   const hash = hashKey(key);
-  const existing = await getItem(apiKeyKey(hash), apiKeyFrom, true);
+  const existing = await findApiKey(hash);
   if (existing) {
     if (existing.ownerId !== ownerId) throw new Error('that key is already registered to another owner');
     // A key issued before keys were listed (a persistent local table) joins the list when registered again.
@@ -40,31 +39,14 @@ export const registerKey = async (key: string, ownerId: string): Promise<ApiKeyR
 export const resolveKey = async (key: string): Promise<ApiKeyRecord | undefined> => {
   // Read consistently: a key revoked a moment ago is refused by the next lookup, so on AWS the
   // authorizer cache's TTL alone bounds how long a revoked key still works (docs/design.md).
-  const found = await getItem(apiKeyKey(hashKey(key)), apiKeyFrom, true);
+  const found = await findApiKey(hashKey(key));
   if (!found || found.revokedAt) return undefined;
   return { keyId: found.keyId, ownerId: found.ownerId };
 };
 
-/** The table keys of every listed API key, newest first. */
-const listedKeys = async () => {
-  const found: { PK: string; SK: string }[] = [];
-  let exclusiveStartKey: Item | undefined;
-  do {
-    const page = await queryKeys({
-      index: 'lists',
-      pk: lists.apiKeys(),
-      limit: 1000,
-      exclusiveStartKey,
-    });
-    found.push(...page.keys);
-    exclusiveStartKey = page.lastKey;
-  } while (exclusiveStartKey);
-  return found;
-};
-
 /** Every API key, newest first: ids, owners and dates only. */
 export const listKeys = async (): Promise<ApiKeySummary[]> =>
-  (await batchGet(await listedKeys(), apiKeyFrom)).map(({ keyId, ownerId, createdAt, revokedAt }) => ({
+  (await findListedApiKeys()).map(({ keyId, ownerId, createdAt, revokedAt }) => ({
     keyId,
     ownerId,
     createdAt,
@@ -78,7 +60,7 @@ export type RevokeOutcome =
 
 /** Revokes a key by its id (`key_…`): the authorizer refuses it from the next request on. */
 export const revokeKey = async (keyId: string): Promise<RevokeOutcome> => {
-  const found = await batchGet(await listedKeys(), (item) => ({ tableKey: keyOf(item), ...apiKeyFrom(item) }));
+  const found = await findListedApiKeys();
   const match = found.find((key) => key.keyId === keyId);
   if (!match) return { outcome: 'unknown' };
   const { tableKey, listed: _, ...summary } = match;
@@ -87,7 +69,7 @@ export const revokeKey = async (keyId: string): Promise<RevokeOutcome> => {
   const revoked = await revokeApiKey(tableKey, revokedAt);
   if (revoked === true) return { outcome: 'revoked', key: { ...summary, revokedAt } };
   // Revoked meanwhile: the failed write answers the key it met (read only when it did not).
-  const again = revoked.met ?? (await getItem(tableKey, apiKeyFrom, true));
+  const again = revoked.met ?? (await findApiKeyAt(tableKey));
   return again
     ? { outcome: 'already_revoked', key: { ...summary, revokedAt: again.revokedAt } }
     : { outcome: 'unknown' };

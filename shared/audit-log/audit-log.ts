@@ -1,20 +1,17 @@
-import { isId, newId, now } from '../core/ids.js';
+import { newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { lists } from '../dynamo/keys.js';
-import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { getItem } from '../dynamo/table.js';
 import {
   type Actor,
   type AuditAction,
   type AuditEntry,
   type AuditedResource,
-  auditEntryFrom,
-  auditEntryKey,
-  auditEntryPartitions,
+  type AuditFilters,
   auditEntryPut,
+  findAuditEntryPage,
+  saveAuditEntry,
 } from '../entities/audit-entry.js';
 
-export type { Actor };
+export type { Actor, AuditFilters };
 
 export const SYSTEM: Actor = { type: 'system', id: 'system' };
 
@@ -47,27 +44,9 @@ export const auditPut = (input: {
   return auditEntryPut(entry);
 };
 
-export interface AuditFilters {
-  action?: AuditAction;
-  resourceType?: AuditedResource;
-  resourceId?: string;
-  resellerStoreId?: string;
-}
-
-/**
- * Where a filtered audit log is read (docs/design.md, "Lists"): a list per combination of action
- * and reseller store (two actions' merged in: `auditEntryPartitions`), so those read only matches;
- * with a resource id, its resource's list (a
- * job's few entries), keeping those of the action and store asked for. `resource_type` has one
- * value, which every entry has.
- */
-export const auditListSource = ({ ownerId }: Owner, filters: AuditFilters): ListSource => {
-  const { action, resellerStoreId: store, resourceId } = filters;
-  if (resourceId !== undefined) {
-    const exact = action === undefined && store === undefined;
-    return { index: 'resourceLists', partitions: [lists.resourceAuditEntries(resourceId)], exact };
-  }
-  return { ...auditEntryPartitions(ownerId, store, action), exact: true };
+/** Writes an audit entry alone (not with the change it records): a repeat under the same id writes nothing. */
+export const recordAuditEntry = async (input: Parameters<typeof auditPut>[0]) => {
+  await saveAuditEntry(auditPut(input));
 };
 
 /** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */
@@ -76,19 +55,4 @@ export const listAuditEntries = (
   limit: number,
   startingAfter: string | undefined,
   filters: AuditFilters,
-) => {
-  const active = (Object.keys(filters) as (keyof AuditFilters)[]).filter((field) => filters[field] !== undefined);
-  const matches = (entry: AuditEntry) => active.every((field) => entry[field] === filters[field]);
-  return listPage({
-    source: auditListSource(owner, filters),
-    ownerId: owner.ownerId,
-    from: auditEntryFrom,
-    limit,
-    startingAfter,
-    cursorItem: async (id) => {
-      const entry = isId('aud', id) ? await getItem(auditEntryKey(id), auditEntryFrom) : undefined;
-      return entry?.ownerId === owner.ownerId && matches(entry) ? entry : undefined;
-    },
-    matches,
-  });
-};
+) => findAuditEntryPage(owner, limit, startingAfter, filters);

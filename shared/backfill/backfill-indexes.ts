@@ -1,7 +1,5 @@
 import { inPool } from '../core/pool.js';
-import type { Key } from '../dynamo/keys.js';
-import { type Item, keyOf, scanPage } from '../dynamo/table.js';
-import { repairIndexes } from '../order-flow/order-repair.js';
+import { findScannedPage, repairIndexes, type ScannedItem, scannedKeyOf } from '../order-flow/order-repair.js';
 import {
   type BackfilledKind,
   type IndexedItem,
@@ -19,6 +17,9 @@ import {
  * written, so running it again, or while the service runs, is safe.
  */
 
+/** An item's table key, as reported. */
+type TableKey = ReturnType<typeof scannedKeyOf>;
+
 export interface BackfillSummary {
   scanned: number;
   /** Items written (with `dryRun`: that would be), by kind (`order_item` once there is one). */
@@ -28,13 +29,13 @@ export interface BackfillSummary {
   /** Items of other kinds (stores, keys, order parts…): never written. */
   others: number;
   /** Items that moved between the Scan and their write: left as the move made them; a new run sees them again. */
-  moved: Key[];
+  moved: TableKey[];
   /** Jobs or entries whose attributes could not be read: left alone. */
-  unreadable: { key: Key; reason: string }[];
+  unreadable: { key: TableKey; reason: string }[];
 }
 
 export interface BackfillChange {
-  key: Key;
+  key: TableKey;
   kind: BackfilledKind;
   /** A job's status as scanned. */
   status?: string;
@@ -63,29 +64,29 @@ export const backfillIndexes = async (options: BackfillOptions = {}): Promise<Ba
     moved: [],
     unreadable: [],
   };
-  const visit = async (item: Item) => {
+  const visit = async (item: ScannedItem) => {
     let indexed: IndexedItem | undefined;
     try {
       indexed = indexedItem(item);
     } catch (error) {
-      summary.unreadable.push({ key: keyOf(item), reason: (error as Error).message });
+      summary.unreadable.push({ key: scannedKeyOf(item), reason: (error as Error).message });
       return;
     }
     if (!indexed) return void summary.others++;
     const repair = indexRepair(item, indexed.wanted);
     if (!repair) return void summary.alreadyRight++;
     if (!options.dryRun && !(await repairIndexes(item, indexed.job, repair))) {
-      summary.moved.push(keyOf(item));
+      summary.moved.push(scannedKeyOf(item));
       return;
     }
     summary.updated[indexed.kind] = (summary.updated[indexed.kind] ?? 0) + 1;
-    options.onChange?.({ key: keyOf(item), kind: indexed.kind, status: indexed.job?.status, repair });
+    options.onChange?.({ key: scannedKeyOf(item), kind: indexed.kind, status: indexed.job?.status, repair });
   };
 
-  let startKey: Item | undefined;
+  let startKey: ScannedItem | undefined;
   do {
     // Consistent, so an item is read as its last write left it and its conditional write rarely fails.
-    const page = await scanPage(startKey, options.pageSize);
+    const page = await findScannedPage(startKey, options.pageSize);
     summary.scanned += page.items.length;
     await inPool(page.items, options.concurrency ?? 16, visit);
     options.onPage?.(summary);

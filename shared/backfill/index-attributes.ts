@@ -1,8 +1,7 @@
-import { isSyncJobKey } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
 import { ENTITY_TAG, entityTagOf } from '../order-flow/order-item-kind.js';
-import { orderItemFrom } from '../order-flow/order-items.js';
+import { isAtOrderRecordKey, orderItemFrom } from '../order-flow/order-items.js';
+import type { ScannedItem } from '../order-flow/order-repair.js';
 import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order-flow/order-sync-job.js';
 
 /**
@@ -24,18 +23,18 @@ export interface IndexedItem {
   wanted: Record<string, string>;
 }
 
-const isKey = (item: Item, key: { PK: string; SK: string }) => item.PK === key.PK && item.SK === key.SK;
+const isKey = (item: ScannedItem, key: { PK: string; SK: string }) => item.PK === key.PK && item.SK === key.SK;
 
 /**
  * What the backfill makes of an item: undefined for one that is neither a job nor an audit entry
  * (stores, keys, order parts… keep the keys they were written with). Throws, as the readers do,
  * for a job or an entry whose attributes cannot be read.
  */
-export const indexedItem = (item: Item): IndexedItem | undefined => {
+export const indexedItem = (item: ScannedItem): IndexedItem | undefined => {
   // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
   // unrouted order kept at a first job's key is not a job: only its entity tag is the backfill's. Body parts
   // and marks, never updated, are told apart by their sort key whether tagged or not: left as written.
-  if (isSyncJobKey(item)) {
+  if (isAtOrderRecordKey(item)) {
     const parsed = orderItemFrom(item);
     if (parsed.kind !== 'job') return { kind: 'order_item', wanted: entityTagOf(parsed.kind) };
     return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...entityTagOf('job') } };
@@ -54,7 +53,7 @@ export interface IndexRepair {
 }
 
 /** What to write so `item` has exactly the `wanted` index attributes; undefined when it has them. */
-export const indexRepair = (item: Item, wanted: Record<string, string>): IndexRepair | undefined => {
+export const indexRepair = (item: ScannedItem, wanted: Record<string, string>): IndexRepair | undefined => {
   const set: Record<string, string> = {};
   const remove: string[] = [];
   for (const name of [...JOB_INDEX_ATTRIBUTES, ENTITY_TAG]) {

@@ -18,11 +18,14 @@ const withBytes = (value: WireValue): AttributeValue => {
 const imageWithBytes = (image: Record<string, WireValue>) =>
   Object.fromEntries(Object.entries(image).map(([name, value]) => [name, withBytes(value)]));
 
+/** An item as a change stream record's image carries it (read by its entity module's `…From`). */
+export type StreamImage = Item;
+
 /**
  * A stream write's images (NEW_AND_OLD_IMAGES: lib/constructs/data.ts), as the document
  * client reads items: the item before the write and after it, either missing (an insert, a removal).
  */
-export const imagesOf = (written: DynamoDBRecord): { before?: Item; after?: Item } => {
+export const imagesOf = (written: DynamoDBRecord): { before?: StreamImage; after?: StreamImage } => {
   const image = (raw: unknown): Item | undefined =>
     raw ? unmarshall(imageWithBytes(raw as Record<string, WireValue>)) : undefined;
   return { before: image(written.dynamodb?.OldImage), after: image(written.dynamodb?.NewImage) };

@@ -15,6 +15,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../core/config.js';
 import { dynamo } from './client.js';
 import { INDEX, INDEX_KEYS, type IndexRole, type Key } from './keys.js';
+import { UpdateBuilder } from './update.js';
 
 export type Item = Record<string, unknown>;
 
@@ -83,30 +84,23 @@ export const batchGet = async <T>(keyList: Key[], from: (item: Item) => T, meter
 export const keyOf = (item: Item): Key => ({ PK: String(item.PK), SK: String(item.SK) });
 
 /**
- * The parts of an UpdateItem that set attributes to values (and remove others): each name and
- * value through a placeholder, so no reserved word or index attribute is ever spelled in it.
+ * The parts of an UpdateItem that set attributes to values (and remove others), built by the one
+ * builder (update.ts `UpdateBuilder`): each name and value through a numbered placeholder, so no
+ * reserved word or index attribute is ever spelled in it.
  */
 export const updateSet = (set: Record<string, unknown>, remove: string[] = []) => {
-  const names: Record<string, string> = {};
-  const values: Record<string, unknown> = {};
-  const sets = Object.entries(set).map(([attribute, value], i) => {
-    names[`#s${i}`] = attribute;
-    values[`:s${i}`] = value;
-    return `#s${i} = :s${i}`;
+  const update = new UpdateBuilder();
+  Object.entries(set).forEach(([attribute, value], i) => {
+    update.set(update.name(attribute, `#s${i}`), `s${i}`, value);
   });
-  const removes = remove.map((attribute, i) => {
-    names[`#r${i}`] = attribute;
-    return `#r${i}`;
+  remove.forEach((attribute, i) => {
+    update.remove(update.name(attribute, `#r${i}`));
   });
+  const { UpdateExpression, ExpressionAttributeNames, ExpressionAttributeValues } = update.build({ PK: '', SK: '' });
   return {
-    UpdateExpression: [
-      sets.length ? `SET ${sets.join(', ')}` : '',
-      removes.length ? `REMOVE ${removes.join(', ')}` : '',
-    ]
-      .filter(Boolean)
-      .join(' '),
-    ExpressionAttributeNames: names,
-    ...(sets.length ? { ExpressionAttributeValues: values } : {}),
+    UpdateExpression,
+    ExpressionAttributeNames,
+    ...(Object.keys(set).length ? { ExpressionAttributeValues } : {}),
   };
 };
 
@@ -238,7 +232,7 @@ export const transactWrite = async (items: NonNullable<TransactWriteCommandInput
  * A conditional write whose condition did not hold, with the item it met: DynamoDB answers it
  * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so the writer needs no second read. `met` is
  * undefined when there was no item, or when the answer carried none (a stand-in that ignores the
- * option): the writer then reads (`withRereads`, dynamo/update.ts, is the one place that does).
+ * option): the writer then reads (`withRereads`, core/rereads.ts, is the one place that does).
  */
 export class ConditionFailed {
   constructor(readonly met: Item | undefined) {}

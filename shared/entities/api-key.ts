@@ -1,6 +1,16 @@
 import { attributes } from '../dynamo/attributes.js';
 import { INDEX_KEYS, indexEntry, type Key, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, putIf, updateIf, updateSet } from '../dynamo/table.js';
+import {
+  batchGet,
+  ConditionFailed,
+  getItem,
+  type Item,
+  keyOf,
+  putIf,
+  queryKeys,
+  updateIf,
+  updateSet,
+} from '../dynamo/table.js';
 
 /**
  * The API key entity. The key itself is stored only as its SHA-256 hash, which is the item's key;
@@ -77,3 +87,25 @@ export const revokeApiKey = async (key: Key, revokedAt: string): Promise<true | 
   if (!(written instanceof ConditionFailed)) return true;
   return { met: written.met ? apiKeyFrom(written.met) : undefined };
 };
+
+/** The key whose hash is `hash`, read consistently (a key revoked a moment ago reads as revoked). */
+export const findApiKey = (hash: string) => getItem(apiKeyKey(hash), apiKeyFrom, true);
+
+/** A listed key again, by the table key `findListedApiKeys` gave it, read consistently. */
+export const findApiKeyAt = (tableKey: Key) => getItem(tableKey, apiKeyFrom, true);
+
+/** The table keys of every listed API key, newest first. */
+const listedKeys = async () => {
+  const found: Key[] = [];
+  let exclusiveStartKey: Item | undefined;
+  do {
+    const page = await queryKeys({ index: 'lists', pk: lists.apiKeys(), limit: 1000, exclusiveStartKey });
+    found.push(...page.keys);
+    exclusiveStartKey = page.lastKey;
+  } while (exclusiveStartKey);
+  return found;
+};
+
+/** Every listed API key, newest first, each with its table key (for `revokeApiKey`). */
+export const findListedApiKeys = async () =>
+  batchGet(await listedKeys(), (item) => ({ tableKey: keyOf(item), ...apiKeyFrom(item) }));

@@ -1,7 +1,9 @@
 import { config } from '../core/config.js';
+import { isId } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { type Item, TABLE } from '../dynamo/table.js';
+import { type ListSource, listPage } from '../dynamo/pagination.js';
+import { getItem, type Item, putAlone, TABLE } from '../dynamo/table.js';
 
 /**
  * The audit entry entity: the record, its item's key and index entries, and its conversions to and
@@ -156,6 +158,12 @@ export const auditEntryPut = (entry: AuditEntry) => ({
   Put: { TableName: TABLE(), ConditionExpression: 'attribute_not_exists(PK)', Item: auditEntryItem(entry) },
 });
 
+/**
+ * Writes an entry's Put (`auditEntryPut`) alone, outside a transaction: an entry already there under
+ * its id (a repeat of what it records) stays as it is.
+ */
+export const saveAuditEntry = (write: ReturnType<typeof auditEntryPut>) => putAlone(write);
+
 export const auditEntryFrom = (item: Item): AuditEntry => {
   const read = attributes(item, 'audit entry');
   return {
@@ -170,4 +178,50 @@ export const auditEntryFrom = (item: Item): AuditEntry => {
     metadata: read.object<Record<string, unknown>>('metadata'),
     createdAt: read.string('createdAt'),
   };
+};
+
+export interface AuditFilters {
+  action?: AuditAction;
+  resourceType?: AuditedResource;
+  resourceId?: string;
+  resellerStoreId?: string;
+}
+
+/**
+ * Where a filtered audit log is read (docs/design.md, "Lists"): a list per combination of action
+ * and reseller store (two actions' merged in: `auditEntryPartitions`), so those read only matches;
+ * with a resource id, its resource's list (a
+ * job's few entries), keeping those of the action and store asked for. `resource_type` has one
+ * value, which every entry has.
+ */
+export const auditListSource = ({ ownerId }: { ownerId: string }, filters: AuditFilters): ListSource => {
+  const { action, resellerStoreId: store, resourceId } = filters;
+  if (resourceId !== undefined) {
+    const exact = action === undefined && store === undefined;
+    return { index: 'resourceLists', partitions: [lists.resourceAuditEntries(resourceId)], exact };
+  }
+  return { ...auditEntryPartitions(ownerId, store, action), exact: true };
+};
+
+/** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */
+export const findAuditEntryPage = (
+  owner: { ownerId: string },
+  limit: number,
+  startingAfter: string | undefined,
+  filters: AuditFilters,
+) => {
+  const active = (Object.keys(filters) as (keyof AuditFilters)[]).filter((field) => filters[field] !== undefined);
+  const matches = (entry: AuditEntry) => active.every((field) => entry[field] === filters[field]);
+  return listPage({
+    source: auditListSource(owner, filters),
+    ownerId: owner.ownerId,
+    from: auditEntryFrom,
+    limit,
+    startingAfter,
+    cursorItem: async (id) => {
+      const entry = isId('aud', id) ? await getItem(auditEntryKey(id), auditEntryFrom) : undefined;
+      return entry?.ownerId === owner.ownerId && matches(entry) ? entry : undefined;
+    },
+    matches,
+  });
 };

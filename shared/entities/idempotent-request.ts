@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, putIf, updateIf } from '../dynamo/table.js';
+import { ConditionFailed, getItem, type Item, putIf, updateIf } from '../dynamo/table.js';
 
 /**
  * The idempotent request entity (CONTRACT.md §9): one item per owner and `Idempotency-Key`, keyed
@@ -133,3 +133,7 @@ export const expireClaimedRequest = async (scope: KeyScope, requestId: string) =
     ExpressionAttributeValues: { ':requestId': requestId, ':inProgress': 'in_progress', ':expired': nowSeconds() },
   });
 };
+
+/** The request holding a key, read consistently; undefined when none does. */
+export const findIdempotentRequest = async (scope: KeyScope) =>
+  (await getItem(idempotentRequestKey(scope), idempotentRequestFrom, true)) ?? undefined;

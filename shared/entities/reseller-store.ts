@@ -6,8 +6,9 @@ import {
   TEST_ORDER_POLICIES,
 } from '../domain/routing-policy.js';
 import { attributes } from '../dynamo/attributes.js';
-import { indexPartitionName, keys, lists } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
+import { indexPartitionName, keys, lists, storeOfKey } from '../dynamo/keys.js';
+import { listPage } from '../dynamo/pagination.js';
+import { ConditionFailed, getItem, type Item, putIf, queryKeys, queryPartition, updateIf } from '../dynamo/table.js';
 import { vendorTagFrom } from './source-store.js';
 import {
   OWNED_AND_ACTIVE,
@@ -168,3 +169,43 @@ export const deleteResellerStoreItem = async (ownerId: string, id: string, at: s
       },
     })) instanceof ConditionFailed
   );
+
+/**
+ * The ids of the owner's reseller stores, soft-deleted ones included (its list and its list of deleted
+ * stores), read by key a page of 100 at a time: the retention sweep's, whose orders were received all the same.
+ */
+export const findResellerStoreIdsOf = async (ownerId: string) => {
+  const ids: string[] = [];
+  for (const pk of [lists.resellerStores(ownerId), lists.deletedResellerStores(ownerId)]) {
+    let startKey: Item | undefined;
+    do {
+      const page = await queryKeys({ index: 'lists', pk, limit: 100, exclusiveStartKey: startKey });
+      for (const key of page.keys) {
+        const store = storeOfKey(key);
+        if (store?.kind === 'reseller') ids.push(store.id);
+      }
+      startKey = page.lastKey;
+    } while (startKey);
+  }
+  return ids;
+};
+
+/** A reseller store by id, of any owner, deleted or not; `consistent`: a read after a lost race. */
+export const findResellerStoreById = (id: string, consistent = false) =>
+  getItem(resellerStoreKey(id), resellerStoreFrom, consistent);
+
+/** A page of the owner's reseller stores (its list, GSI1), below the store `cursorItem` finds. */
+export const findResellerStorePage = (
+  ownerId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  cursorItem: (id: string) => Promise<ResellerStore | undefined>,
+) =>
+  listPage({
+    source: { index: 'lists', partitions: [lists.resellerStores(ownerId)], exact: true },
+    ownerId,
+    from: resellerStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem,
+  });

@@ -2,7 +2,8 @@ import type { ServiceLevel } from '../domain/business-days.js';
 import type { PricingConfig } from '../domain/pricing.js';
 import { attributes } from '../dynamo/attributes.js';
 import { keys, lists, vendorTagOf } from '../dynamo/keys.js';
-import { type Item, keyOf, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
+import { listPage } from '../dynamo/pagination.js';
+import { getItem, type Item, keyOf, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
 import { DELISTED, type StoreFields, storeAttributes, storeFrom, storeIndexEntries, storeKey } from './store.js';
 
 /**
@@ -165,3 +166,24 @@ export const activeVendorTagsOf = async (resellerStoreId: string) => {
   const items = await queryPartition(prefix.PK, prefix.SKPrefix, false);
   return new Map(items.map(vendorTagFrom).map(({ vendorTag, sourceStoreId }) => [vendorTag, sourceStoreId]));
 };
+
+/** A source store by id, of any owner, deleted or not; `consistent`: a read after a lost race. */
+export const findSourceStoreById = (id: string, consistent = false) =>
+  getItem(sourceStoreKey(id), sourceStoreFrom, consistent);
+
+/** A page of a reseller store's source stores (its list, GSI1), below `cursor` when given. */
+export const findSourceStorePage = (
+  ownerId: string,
+  resellerStoreId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  cursor: SourceStore | undefined,
+) =>
+  listPage({
+    source: { index: 'lists', partitions: [lists.sourceStores(resellerStoreId)], exact: true },
+    ownerId,
+    from: sourceStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem: async () => cursor,
+  });

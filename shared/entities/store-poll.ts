@@ -1,7 +1,8 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { attributes } from '../dynamo/attributes.js';
 import { dynamo } from '../dynamo/client.js';
-import { type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { lists, storeOfKey } from '../dynamo/keys.js';
+import { getItem, type Item, isConditionFailure, queryKeys, TABLE } from '../dynamo/table.js';
 import { type StoreFields, type StoreKind, type StoreOnShop, storeFrom, storeKey } from './store.js';
 
 /**
@@ -126,4 +127,26 @@ export const saveFailure = async (store: PolledStore, notBefore: string | null) 
   );
   const failures = out.Attributes?.[POLL_ATTRIBUTES.failures];
   return typeof failures === 'number' ? failures : store.mark.failures + 1;
+};
+
+/** A store as the poller reads it, by its kind and id; undefined when there is none. */
+export const findPolledStore = (kind: StoreKind, id: string) => getItem(storeKey(kind, id), polledStoreFrom(kind));
+
+/**
+ * One page (of up to `limit`) of the active stores, oldest first: each store's kind and id, read from
+ * the keys of GSI5 `STORES#ACTIVE` (keys only: never a Scan of a table that grows with orders).
+ */
+export const findActiveStoresPage = async (limit: number, startKey: Record<string, unknown> | undefined) => {
+  const page = await queryKeys({
+    index: 'stateLists',
+    pk: lists.activeStores(),
+    limit,
+    exclusiveStartKey: startKey,
+    forward: true,
+  });
+  const stores = page.keys.flatMap((key) => {
+    const store = storeOfKey(key);
+    return store ? [store] : [];
+  });
+  return { stores, lastKey: page.lastKey };
 };

@@ -8,8 +8,18 @@ import {
   listSortKey,
   lists,
   lookups,
+  storeOfKey,
 } from '../dynamo/keys.js';
-import { ConditionFailed, getItem, type Item, TABLE, updateIf } from '../dynamo/table.js';
+import {
+  ConditionFailed,
+  getItem,
+  type Item,
+  keyOf,
+  queryIndex,
+  TABLE,
+  transactIf,
+  updateIf,
+} from '../dynamo/table.js';
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**
@@ -445,3 +455,26 @@ export const eraseStoreSecrets = async (kind: StoreKind, id: string, at: string)
   });
   return !(out instanceof ConditionFailed);
 };
+
+/**
+ * A store's secrets rotated (`secretsRotation`) together with the audit entry that records it, in one
+ * transaction: true, or the store as the failed write met it (`met[0]`), when its condition failed.
+ */
+export const saveSecretsRotation = (
+  rotation: ReturnType<typeof secretsRotation>,
+  audit: Parameters<typeof transactIf>[0][number],
+) => transactIf([rotation, audit]);
+
+/** Every store of one kind registered under a shop domain, deleted or not (GSI2's projection: what verifying needs). */
+export const findStoresOnShop = async (shopDomain: string, kind: StoreKind) =>
+  (
+    await queryIndex({
+      index: 'lookups',
+      partition: lookups.shop(shopDomain),
+      prefix: shopStoresOfKind(kind),
+      forward: true,
+    })
+  ).map(storeOnShopFrom(kind));
+
+/** The kind of store an item is (by its key: a reseller's `RST`, a source's `SST`), or undefined for any other item. */
+export const storeKindOf = (item: Item) => (typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined);

@@ -1,6 +1,6 @@
 import { attributes } from '../dynamo/attributes.js';
 import { eventKeys } from '../dynamo/keys.js';
-import { type Item, queryPartition, TABLE, updateIf, updateSet } from '../dynamo/table.js';
+import { getItem, type Item, queryPartition, TABLE, transactIf, updateIf, updateSet } from '../dynamo/table.js';
 import type { EventType } from './event.js';
 
 /**
@@ -187,6 +187,16 @@ export const disableFailingEndpoint = async (endpoint: WebhookEndpoint, reason: 
     },
   });
 };
+
+/** The owner's endpoint by id, read consistently; undefined when the owner has none of that id. */
+export const findWebhookEndpoint = (ownerId: string, id: string) =>
+  getItem(webhookEndpointKey(ownerId, id), webhookEndpointFrom, true);
+
+/**
+ * An endpoint's writes as one transaction (its own write first, with its count and audit entry):
+ * true, or which writes' conditions failed.
+ */
+export const saveEndpointWrites = (writes: Parameters<typeof transactIf>[0]) => transactIf(writes);
 
 /**
  * A leased try answered promptly: the endpoint's tries take no lease from now (shared/events/README.md,

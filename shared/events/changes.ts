@@ -1,11 +1,11 @@
-import { isSyncJobKey, storeOfKey } from '../dynamo/keys.js';
-import { type Item, keyOf } from '../dynamo/table.js';
+import type { StreamImage } from '../dynamo/stream.js';
 import { type EventType, eventId } from '../entities/event.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
+import { storeKindOf } from '../entities/store.js';
 import { type Order, orderOfRecord } from '../order-flow/order.js';
 import type { FulfillmentEntry } from '../order-flow/order-fulfillment-entry.js';
-import { type OrderRecord, orderItemFrom } from '../order-flow/order-items.js';
+import { isAtOrderRecordKey, type OrderRecord, orderItemFrom } from '../order-flow/order-items.js';
 import type { SyncJob } from '../order-flow/order-sync-job.js';
 
 /**
@@ -41,8 +41,8 @@ const placed = (type: EventType, at: string, ...parts: string[]) => ({
   createdAt: new Date(Date.parse(at)).toISOString(),
 });
 
-const recordOf = (item: Item | undefined): OrderRecord | undefined => {
-  if (!item || !isSyncJobKey(keyOf(item))) return undefined;
+const recordOf = (item: StreamImage | undefined): OrderRecord | undefined => {
+  if (!item || !isAtOrderRecordKey(item)) return undefined;
   const parsed = orderItemFrom(item);
   return parsed.kind === 'job' || parsed.kind === 'unroutedOrder' || parsed.kind === 'orderCancellation'
     ? parsed
@@ -188,8 +188,8 @@ const unroutedChanges = (before: OrderRecord | undefined, after: OrderRecord): C
  * entries, and the order's unrouted items; a store its connection and its webhook subscriptions.
  */
 /** A store's item (reseller or source), as its kind's subject: the one its GET presents. */
-const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> | undefined => {
-  const kind = item && typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined;
+const storeOf = (item: StreamImage | undefined): Extract<Subject, { store: unknown }> | undefined => {
+  const kind = item ? storeKindOf(item) : undefined;
   if (!item || !kind) return undefined;
   return kind === 'reseller'
     ? { kind: 'resellerStore', store: resellerStoreFrom(item) }
@@ -200,7 +200,7 @@ const storeOf = (item: Item | undefined): Extract<Subject, { store: unknown }> |
  * A store that left `connected` (CONTRACT.md §12: uninstalled, or its token refused), once per
  * disconnection; a store whose webhook subscriptions a check found failing.
  */
-const storeChanges = (before: Item | undefined, after: Item | undefined): Change[] => {
+const storeChanges = (before: StreamImage | undefined, after: StreamImage | undefined): Change[] => {
   const next = storeOf(after);
   if (!next) return [];
   const previous = storeOf(before)?.store;
@@ -222,7 +222,7 @@ const storeChanges = (before: Item | undefined, after: Item | undefined): Change
   return changes;
 };
 
-export const changesOf = (before: Item | undefined, after: Item | undefined): Change[] => {
+export const changesOf = (before: StreamImage | undefined, after: StreamImage | undefined): Change[] => {
   const stores = storeChanges(before, after);
   if (stores.length) return stores;
   const next = recordOf(after);

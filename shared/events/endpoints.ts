@@ -12,21 +12,19 @@ import { isId, newId, now } from '../core/ids.js';
 import { endpointUrlProblem, type UrlRules } from '../domain/endpoint-url.js';
 import type { Owner } from '../domain/owner.js';
 import { SECRET_PREFIX } from '../domain/webhook-signature.js';
-import type { Page } from '../dynamo/pagination.js';
-import { getItem, transactIf } from '../dynamo/table.js';
 import type { Actor, AuditAction } from '../entities/audit-entry.js';
 import {
   type EnabledEvents,
   type EndpointStatus,
   endpointCountLower,
   endpointCountRaise,
+  findWebhookEndpoint,
   MAX_ENDPOINTS,
   SECRET_OVERLAP_SECONDS,
+  saveEndpointWrites,
   type WebhookEndpoint,
   webhookEndpointChange,
   webhookEndpointDelete,
-  webhookEndpointFrom,
-  webhookEndpointKey,
   webhookEndpointPut,
   webhookEndpointsOf,
 } from '../entities/webhook-endpoint.js';
@@ -74,8 +72,8 @@ const audit = (endpoint: WebhookEndpoint, action: AuditAction, actor: Actor, met
   });
 
 /** Runs an endpoint's transaction (its own write first); `refused` when that write's condition failed. */
-const transact = async (items: Parameters<typeof transactIf>[0], refused: () => Error) => {
-  const written = await transactIf(items);
+const transact = async (items: Parameters<typeof saveEndpointWrites>[0], refused: () => Error) => {
+  const written = await saveEndpointWrites(items);
   if (written === true) return;
   if (written.failed[0]) throw refused();
   throw new Error('a webhook endpoint’s transaction was cancelled');
@@ -128,7 +126,7 @@ export const listEndpoints = async (
   owner: Owner,
   limit: number,
   startingAfter: string | undefined,
-): Promise<Page<WebhookEndpoint>> => {
+): Promise<{ data: WebhookEndpoint[]; hasMore: boolean }> => {
   const all = await endpointsOf(owner.ownerId);
   let start = 0;
   if (startingAfter !== undefined) {
@@ -140,9 +138,7 @@ export const listEndpoints = async (
 
 /** The owner's endpoint, or 404: the key names the caller's owner, so another's is not found. */
 export const findEndpoint = async ({ ownerId }: Owner, id: string) => {
-  const endpoint = isId('we', id)
-    ? await getItem(webhookEndpointKey(ownerId, id), webhookEndpointFrom, true)
-    : undefined;
+  const endpoint = isId('we', id) ? await findWebhookEndpoint(ownerId, id) : undefined;
   if (!endpoint) throw new ResourceMissingError('webhook_endpoint', id);
   return endpoint;
 };

@@ -1,7 +1,6 @@
 import type { DynamoDBRecord } from 'aws-lambda';
 import { logger } from '../core/logger.js';
-import { imagesOf } from '../dynamo/stream.js';
-import type { Item } from '../dynamo/table.js';
+import { imagesOf, type StreamImage } from '../dynamo/stream.js';
 import { type Event, putEvent } from '../entities/event.js';
 import { type Change, changesOf, type Subject } from './changes.js';
 import { scheduleDeliveries } from './schedule-deliveries.js';
@@ -37,7 +36,7 @@ export const recordChange = async (change: Change, present: Presenter): Promise<
  * The changes of a write, or none when an image cannot be read as its item (a corrupt item): logged
  * and left, since a stream write that fails for ever would hold its shard's every later one (24 hours).
  */
-const readableChanges = (before: Item | undefined, after: Item | undefined) => {
+const readableChanges = (before: StreamImage | undefined, after: StreamImage | undefined) => {
   try {
     return changesOf(before, after);
   } catch (error) {
@@ -50,7 +49,11 @@ const readableChanges = (before: Item | undefined, after: Item | undefined) => {
 };
 
 /** Every event one write reports (`before`/`after`: the item's images), recorded in turn. */
-export const recordWrite = async (before: Item | undefined, after: Item | undefined, present: Presenter) => {
+export const recordWrite = async (
+  before: StreamImage | undefined,
+  after: StreamImage | undefined,
+  present: Presenter,
+) => {
   const events: Event[] = [];
   for (const change of readableChanges(before, after)) events.push(await recordChange(change, present));
   return events;

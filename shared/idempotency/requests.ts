@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
-import { getItem } from '../dynamo/table.js';
 import {
   expireClaimedRequest,
+  findIdempotentRequest,
   type IdempotentRequest,
-  idempotentRequestFrom,
-  idempotentRequestKey,
   type KeptResponse,
   type KeyScope,
   keepRequestResponse,
@@ -39,7 +37,7 @@ export const claimKey = async (
   for (let attempt = 0; attempt < 3; attempt++) {
     const written = await putClaimedRequest(scope, request, nowSeconds() + KEEP_SECONDS);
     if (written === true) return { claimed: true };
-    const existing = written.met ?? (await getItem(idempotentRequestKey(scope), idempotentRequestFrom, true));
+    const existing = written.met ?? (await findIdempotentRequest(scope));
     if (existing) return { claimed: false, existing };
     // Given up or lapsed between the put and the read: claim it again.
   }

@@ -1,12 +1,11 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { withRereads } from '../core/rereads.js';
 import { MAX_RESENDS } from '../core/work-policy.js';
-import { putAlone } from '../dynamo/table.js';
-import { withRereads } from '../dynamo/update.js';
 import { classify } from '../platforms/failure.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
@@ -87,7 +86,8 @@ const auditOnce = async (
   action: 'sync_job.cancelled' | 'sync_job.cancellation_declined',
   cancellation: Cancellation,
 ) => {
-  const { Put } = auditPut({
+  // An entry written already (an earlier try of the same end) is the one wanted.
+  await recordAuditEntry({
     id: derivedId('aud', job.id, action, cancellation.requestedBy),
     action,
     job,
@@ -98,8 +98,6 @@ const auditOnce = async (
       ...(cancellation.reason ? { reason: cancellation.reason } : {}),
     },
   });
-  // An entry written already (an earlier try of the same end) is the one wanted.
-  await putAlone({ Put });
 };
 
 const requested = (requestedBy: Requester, reason: string | null, at = now()): Cancellation => ({
@@ -162,7 +160,7 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
 };
 
 /**
- * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; dynamo/update.ts).
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; core/rereads.ts).
  * `read`: the job as the caller just read it (consistently), taken for the first try.
  */
 const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>

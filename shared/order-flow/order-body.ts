@@ -59,6 +59,30 @@ export const splitParts = (compressed: Buffer): Buffer[] => {
   return parts.length ? parts : [compressed];
 };
 
+/** An order's body as stored: inline, or the number of its parts, and the parts' bytes. */
+export interface BodyStorage {
+  order: { body: Uint8Array } | { parts: number };
+  parts: Buffer[];
+}
+
+/**
+ * Where an order's body is stored: the one rule of every writer (a new order's jobs, an unrouted
+ * order's record, a redaction). Inline while the record that carries it stays within `budget`
+ * (`inlineBytes`: that record's size with the body inline; by default the body's own bytes), else in
+ * parts of PART_BYTES beside the first job. A job's item is rewritten by each of its moves, billed by
+ * the KB: its budget is INLINE_ITEM_BUDGET. A record written once (an unrouted order's, a redacted
+ * body's) has a part's: PART_BYTES.
+ */
+export const bodyStorage = (
+  compressed: Buffer,
+  budget = PART_BYTES,
+  inlineBytes: (inline: { body: Uint8Array }) => number = () => compressed.length,
+): BodyStorage => {
+  if (inlineBytes({ body: compressed }) <= budget) return { order: { body: compressed }, parts: [] };
+  const parts = splitParts(compressed);
+  return { order: { parts: parts.length }, parts };
+};
+
 /**
  * A part's item. `expiresAt` (the table's TTL, epoch seconds): an unrouted order's parts are written with the
  * record's (order-unrouted.ts); a routed order's get theirs from the retention sweep once its jobs ended
@@ -70,6 +94,10 @@ export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer, 
   body: bytes,
   ...(expiresAt === undefined ? {} : { expiresAt }),
 });
+
+/** The items of a body's parts (`bodyStorage`), each with `expiresAt` when given. */
+export const bodyPartItems = (firstJobId: string, parts: Buffer[], expiresAt?: number) =>
+  parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes, expiresAt));
 
 /**
  * The compressed body from its parts, all in one consistent Query of the order's partition (the

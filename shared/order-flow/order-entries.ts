@@ -3,8 +3,8 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { withRereads } from '../core/rereads.js';
 import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
-import { withRereads } from '../dynamo/update.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import type { Tracking } from '../platforms/port.js';
 import { type JobLine, jobLines } from './order-body.js';
@@ -78,7 +78,7 @@ const OUTCOME_MOVES = { delivered: 'deliver', cancelled: 'cancel', failed: 'fail
 /** Runs the update: true, or the race it lost (the job it met, for the next try). */
 const tryUpdate = (jobId: string, update: JobUpdate) => updateJob(jobId, update);
 
-/** A write of the job's entries, tried again with the job each lost race met (dynamo/update.ts). */
+/** A write of the job's entries, tried again with the job each lost race met (core/rereads.ts). */
 const withEntryRereads = <T>(
   jobId: string,
   first: SyncJob | undefined,
@@ -288,7 +288,7 @@ export const moveEntry = (
     const move = OUTCOME_MOVES[outcome.status];
     if (!current || !entry || !canMoveEntry(move, entry.status)) return false;
     const at = now();
-    const fields: Record<string, unknown> = { status: ENTRY_MOVES[move].to, updatedAt: at };
+    const fields: Partial<FulfillmentEntry> = { status: ENTRY_MOVES[move].to, updatedAt: at };
     if (outcome.status === 'delivered') {
       Object.assign(fields, {
         resellerFulfillmentId: outcome.resellerFulfillmentId,

@@ -1,5 +1,5 @@
 import { attributes } from '../dynamo/attributes.js';
-import { bodyPartNumberOf, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
+import { bodyPartNumberOf, isSyncJobKey, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
 import { type Item, keyOf } from '../dynamo/table.js';
 import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
 import { type KeptAfterSale, keptAfterSaleFrom } from './order-early-after-sale.js';
@@ -21,6 +21,9 @@ export type OrderItem =
   | { kind: 'earlyAfterSale'; kept: KeptAfterSale }
   | { kind: 'bodyPart'; firstJobId: string; n: number; body: Uint8Array }
   | { kind: 'unroutedMark'; firstJobId: string };
+
+/** Whether an item is at a job's key: a job, or an order's record kept at its first job's key. */
+export const isAtOrderRecordKey = (item: Item) => isSyncJobKey(item);
 
 /** What can be at an order's first job key: its record, or the cancellation (or refunds) kept for it. */
 export type OrderRecord = Extract<

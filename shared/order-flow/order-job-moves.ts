@@ -1,9 +1,9 @@
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric, latencyMetric } from '../core/metrics.js';
+import { Met } from '../core/rereads.js';
 import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing-policy.js';
-import { Met } from '../dynamo/update.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
 import { isPropagating } from './order-fulfillment-entry.js';
 import { isLost, moveJob } from './order-repository.js';
@@ -90,11 +90,15 @@ export interface PlacedOrder {
  * and stays within one write unit (docs/performance.md, "Ended jobs expire").
  */
 const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
-  sourceOrderId: placed.orderId,
-  ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
-  ...lookupEntry(job, placed.orderId),
-  // The clock starts when the supplier order is created: now (CONTRACT.md §16.1).
-  ...(placed.promise ? dueAttributes(job.id, dueAtOf(placed.promise, new Date(at))) : {}),
+  set: {
+    sourceOrderId: placed.orderId,
+    ...(placed.lines.length ? { sourceLines: sourceLinesAttribute(placed.lines) } : {}),
+  },
+  entries: {
+    ...lookupEntry(job, placed.orderId),
+    // The clock starts when the supplier order is created: now (CONTRACT.md §16.1).
+    ...(placed.promise ? dueAttributes(job.id, dueAtOf(placed.promise, new Date(at))) : {}),
+  },
 });
 
 /** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
@@ -125,12 +129,14 @@ const counted = (completed: SyncJob | undefined) => {
  */
 const completeWith = (name: 'complete' | 'found') => async (job: SyncJob, placed: PlacedOrder, attempt: AttemptEnd) => {
   const at = now();
+  const { set, entries } = completion(job, placed, at);
   return counted(
     await move({
       move: name,
       job,
       at,
-      set: { ...completion(job, placed, at), ...withAttempt(job, at, attempt) },
+      set: { ...set, ...withAttempt(job, at, attempt) },
+      entries,
       remove: placed.promise ? [...COMPLETED_CLEARS, ...PLACED_ONLY] : COMPLETED_CLEARS,
     }),
   );
@@ -251,11 +257,8 @@ export const cancellationRequest = (
     move,
     job,
     at,
-    set: {
-      cancellation,
-      ...(ended ? { cancelledAt: at } : {}),
-      ...(watched ? propagationIndex(job, true).set : {}),
-    },
+    set: { cancellation, ...(ended ? { cancelledAt: at } : {}) },
+    ...(watched ? { entries: propagationIndex(job, true).set } : {}),
     ...(add ? { add } : {}),
     remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
   };
@@ -270,7 +273,8 @@ export const holdRequest = (job: SyncJob, hold: Hold): MoveRequest => ({
   move: 'hold',
   job,
   at: now(),
-  set: { hold, ...heldEntries(job) },
+  set: { hold },
+  entries: heldEntries(job),
 });
 
 /**

@@ -1,5 +1,5 @@
+import { withRereads } from '../core/rereads.js';
 import { type CarrierProgress, type CarrierReport, progressAfter } from '../domain/shipment.js';
-import { withRereads } from '../dynamo/update.js';
 import type { FulfillmentEntry } from './order-fulfillment-entry.js';
 import { loadJob, updateJob } from './order-repository.js';
 import { JobUpdate } from './order-transitions.js';

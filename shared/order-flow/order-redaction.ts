@@ -3,7 +3,7 @@ import { bodyPartNumberOf, isUnroutedOrderMarkKey, keys } from '../dynamo/keys.j
 import { ConditionFailed, deleteItem, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
 import { storedAttempts } from './order-attempt.js';
-import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from './order-body.js';
+import { bodyStorage, compressBody, orderBodyPartItem } from './order-body.js';
 import { type Lost, lostRace } from './order-repository.js';
 import { EXPIRES_AT, type OrderEdits, type StoredOrder, type SyncJob } from './order-sync-job.js';
 import { JobUpdate } from './order-transitions.js';
@@ -28,16 +28,14 @@ export const personalEditTexts = (edits: OrderEdits | null): string[] =>
   });
 
 /**
- * Where the redacted body goes. Inline (`{ body }`) whenever its compressed bytes fit one part: then
- * every job of the order and its record carry the same bytes, the parts are deleted, and a reading
- * cached under the old parts (order-body.ts `storedOrderReading` keys an inline body by its bytes) can
- * never be served for it. A body larger than that even redacted is written over its parts.
+ * Where the redacted body goes (`bodyStorage`, the one rule). Inline (`{ body }`) whenever its
+ * compressed bytes fit one part: then every job of the order and its record carry the same bytes,
+ * the parts are deleted, and a reading cached under the old parts (order-body.ts
+ * `storedOrderReading` keys an inline body by its bytes) can never be served for it. A body larger
+ * than that even redacted is written over its parts.
  */
 export const redactedStorage = (redactedText: string): { order: StoredOrder; parts: Buffer[] } => {
-  const compressed = compressBody(Buffer.from(redactedText, 'utf8'));
-  if (compressed.length <= PART_BYTES) return { order: { body: compressed }, parts: [] };
-  const parts = splitParts(compressed);
-  return { order: { parts: parts.length }, parts };
+  return bodyStorage(compressBody(Buffer.from(redactedText, 'utf8')));
 };
 
 /**

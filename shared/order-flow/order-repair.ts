@@ -1,4 +1,6 @@
-import { ConditionFailed, type Item, keyOf, updateIf } from '../dynamo/table.js';
+import type { Key } from '../dynamo/keys.js';
+import { ConditionFailed, type Item, keyOf, scanPage, updateIf } from '../dynamo/table.js';
+import { UpdateBuilder } from '../dynamo/update.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /** What to write so an item has the attributes the current code gives it (shared/backfill/index-attributes.ts). */
@@ -7,33 +9,32 @@ export interface IndexRepair {
   remove: string[];
 }
 
-/** A placeholder per attribute name and per value, so names like `status` or a fulfillment id are safe. */
-class Expression {
-  readonly names: Record<string, string> = {};
-  readonly values: Record<string, unknown> = {};
+/**
+ * The table's one builder (dynamo/update.ts), with a numbered placeholder per attribute name and per
+ * value, so names like `status` or a fulfillment id are safe.
+ */
+class Expression extends UpdateBuilder {
   private readonly placeholders = new Map<string, string>();
 
-  name(attribute: string) {
+  override name(attribute: string) {
     let placeholder = this.placeholders.get(attribute);
     if (!placeholder) {
-      placeholder = `#a${this.placeholders.size}`;
+      placeholder = super.name(attribute, `#a${this.placeholders.size}`);
       this.placeholders.set(attribute, placeholder);
-      this.names[placeholder] = attribute;
     }
     return placeholder;
   }
 
-  value(v: unknown) {
-    const placeholder = `:v${Object.keys(this.values).length}`;
-    this.values[placeholder] = v;
-    return placeholder;
+  /** `:v<n>` for the next value. */
+  next(v: unknown) {
+    return this.value(`v${Object.keys(this.values).length}`, v);
   }
 
   /** `attribute` still as read: the same value, or still absent. */
   unchanged(attribute: string, read: unknown) {
     return read === undefined
       ? `attribute_not_exists(${this.name(attribute)})`
-      : `${this.name(attribute)} = ${this.value(read)}`;
+      : `${this.name(attribute)} = ${this.next(read)}`;
   }
 }
 
@@ -55,10 +56,10 @@ const asScanned = (expression: Expression, item: Item, job: SyncJob | undefined,
       const map = expression.name('fulfillments');
       if (!entries.length) conditions.push(`attribute_not_exists(${map})`);
       else {
-        conditions.push(`size(${map}) = ${expression.value(entries.length)}`);
+        conditions.push(`size(${map}) = ${expression.next(entries.length)}`);
         for (const id of entries) {
           const status = `${map}.${expression.name(id)}.${expression.name('status')}`;
-          conditions.push(`${status} = ${expression.value(job.fulfillments[id].status)}`);
+          conditions.push(`${status} = ${expression.next(job.fulfillments[id].status)}`);
         }
       }
     }
@@ -72,21 +73,19 @@ const asScanned = (expression: Expression, item: Item, job: SyncJob | undefined,
  */
 export const repairIndexes = async (item: Item, job: SyncJob | undefined, repair: IndexRepair) => {
   const expression = new Expression();
-  const sets = Object.entries(repair.set).map(
-    ([attribute, v]) => `${expression.name(attribute)} = ${expression.value(v)}`,
-  );
-  const clauses = [
-    ...(sets.length ? [`SET ${sets.join(', ')}`] : []),
-    ...(repair.remove.length
-      ? [`REMOVE ${repair.remove.map((attribute) => expression.name(attribute)).join(', ')}`]
-      : []),
-  ];
-  const written = await updateIf({
-    Key: keyOf(item),
-    UpdateExpression: clauses.join(' '),
-    ConditionExpression: asScanned(expression, item, job, repair),
-    ExpressionAttributeNames: expression.names,
-    ExpressionAttributeValues: expression.values,
-  });
+  for (const [attribute, v] of Object.entries(repair.set))
+    expression.setTo(expression.name(attribute), expression.next(v));
+  expression.remove(...repair.remove.map((attribute) => expression.name(attribute)));
+  expression.when(asScanned(expression, item, job, repair));
+  const written = await updateIf(expression.build(keyOf(item)));
   return !(written instanceof ConditionFailed);
 };
+
+/** An item of the table as the backfill's Scan reads it, whatever its kind. */
+export type ScannedItem = Item;
+
+/** One page of a consistent Scan of the whole table: the backfill's walk over every item. */
+export const findScannedPage = (startKey: Item | undefined, limit?: number) => scanPage(startKey, limit);
+
+/** The table key of a scanned item, as the backfill reports it. */
+export const scannedKeyOf = (item: Item): Key => keyOf(item);

@@ -1,3 +1,4 @@
+import { Met } from '../core/rereads.js';
 import { jobIdOfPartition } from '../dynamo/keys.js';
 import {
   batchGet,
@@ -11,7 +12,6 @@ import {
   transactIf,
   updateIf,
 } from '../dynamo/table.js';
-import { Met } from '../dynamo/update.js';
 import { AFTER_SALE, type AfterSale, afterSaleAttribute } from './order-after-sale.js';
 import { type OrderCancellation, orderCancellationItem, REPLACES_ORDER_CANCELLATION } from './order-cancellation.js';
 import {
@@ -39,7 +39,7 @@ import { unroutedOrderCancellation } from './order-unrouted.js';
  * The order aggregate's reads and writes: every DynamoDB call on an order's partition (its first job's key)
  * and on its jobs' items goes through here, each write conditional on what its caller read. A write
  * whose condition failed answers the item it met (`ConditionFailed`), which the caller's next try
- * takes (`Met`) instead of reading it again; `withRereads` (dynamo/update.ts) reads only when the
+ * takes (`Met`) instead of reading it again; `withRereads` (core/rereads.ts) reads only when the
  * answer carried none.
  */
 

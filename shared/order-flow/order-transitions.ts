@@ -1,7 +1,8 @@
 import { isEnded, type SyncJobStatus } from '../domain/sync-job-status.js';
 import { TABLE } from '../dynamo/table.js';
 import { UpdateBuilder } from '../dynamo/update.js';
-import type { FulfillmentStatus } from './order-fulfillment-entry.js';
+import type { storedAttempts } from './order-attempt.js';
+import type { FulfillmentEntry, FulfillmentStatus } from './order-fulfillment-entry.js';
 import {
   COMPLETED_AT,
   EXPIRES_AT,
@@ -10,6 +11,8 @@ import {
   type IndexedJob,
   indexChanges,
   STATE_LISTS,
+  type SyncJob,
+  type sourceLinesAttribute,
   syncJobKey,
 } from './order-sync-job.js';
 
@@ -157,13 +160,39 @@ export interface JobRef {
   status?: undefined;
 }
 
+/**
+ * What a move sets on the job item by name, typed against the record: fields of `SyncJob` kept under
+ * their own names (a field renamed there fails to compile in every move that sets it), and the two it
+ * keeps in a shorter form (the history's entries, the lines' pairs).
+ */
+export type JobFieldsSet = Partial<
+  Pick<
+    SyncJob,
+    | 'sourceOrderId'
+    | 'errorMessage'
+    | 'failedAt'
+    | 'deadAt'
+    | 'cancelledAt'
+    | 'cancellation'
+    | 'attention'
+    | 'waitUntil'
+    | 'throttledSince'
+    | 'hold'
+  >
+> & {
+  attemptLog?: ReturnType<typeof storedAttempts>;
+  sourceLines?: ReturnType<typeof sourceLinesAttribute>;
+};
+
 export interface MoveRequest {
   move: MoveName;
   job: MovingJob;
   /** The move's time: `updatedAt`. */
   at: string;
-  /** Attributes to set besides the status, `updatedAt`, the generation and the index keys. */
-  set?: Record<string, unknown>;
+  /** The job's fields to set besides the status, `updatedAt`, the generation and the index keys. */
+  set?: JobFieldsSet;
+  /** Attributes the entity modules compose (index entries, the due time): never named by hand. */
+  entries?: Record<string, string | number>;
   /** Numeric attributes to increase (absent counts as 0). */
   add?: Record<string, number>;
   remove?: string[];
@@ -212,6 +241,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     throw new IllegalMoveError(`${request.move} cannot move a ${job.status} job`);
   const index = movesIndexes(rule, job);
   const generation = rule.newMessage ? job.generation + 1 : job.generation;
+  const setting: Record<string, unknown> = { ...request.entries, ...request.set };
 
   const update = new JobUpdate().setAttributes({
     status: rule.to,
@@ -220,11 +250,11 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     ...index.set,
     // The table's TTL: an ended job is kept JOB_RETENTION_DAYS after its last move (order-sync-job.ts).
     ...expiryOf(rule.to, request.at),
-    ...request.set,
+    ...setting,
   });
   // A move from `completed` keeps the completion's time, which a completed job holds as its `updatedAt`
   // only (order-sync-job.ts `COMPLETED_AT`): the operands are read before the update, so this is the old one.
-  if ((rule.from as readonly SyncJobStatus[]).includes('completed') && !(COMPLETED_AT in (request.set ?? {}))) {
+  if ((rule.from as readonly SyncJobStatus[]).includes('completed') && !(COMPLETED_AT in setting)) {
     const completedAt = update.name(COMPLETED_AT);
     update.setTo(completedAt, `if_not_exists(${completedAt}, ${update.name('updatedAt')})`);
   }
@@ -242,7 +272,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   // A move out of an ended state (a retry) takes the job's expiry off: it is at work again.
   const revives = !isEnded(rule.to) && rule.from.some(isEnded) ? [EXPIRES_AT] : [];
   const removed = [...new Set([...index.remove, ...(request.remove ?? []), ...dropsHold, ...revives])];
-  update.remove(...removed.filter((attribute) => !(attribute in (request.set ?? {}))).map((a) => update.name(a)));
+  update.remove(...removed.filter((attribute) => !(attribute in setting)).map((a) => update.name(a)));
   if (rule.unheld) update.when(`attribute_not_exists(${update.name('hold')})`);
 
   update.when(`${update.name('generation')} = ${update.value('expectedGeneration', job.generation)}`);
@@ -287,8 +317,8 @@ export class JobUpdate extends UpdateBuilder {
     return `#fulfillments.${this.name(sourceFulfillmentId, `#f${Object.keys(this.names).length}`)}`;
   }
 
-  /** `<entry>.#<field> = :<field>` for each field. */
-  setFields(fields: Record<string, unknown>) {
+  /** `<entry>.#<field> = :<field>` for each field, typed against the entry (a renamed field fails to compile). */
+  setFields(fields: Partial<FulfillmentEntry>) {
     for (const [field, v] of Object.entries(fields)) this.set(this.field(field), field, v);
     return this;
   }

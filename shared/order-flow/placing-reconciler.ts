@@ -6,8 +6,6 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import { inPool, limiter } from '../core/pool.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { inFlight, type Key } from '../dynamo/keys.js';
-import { batchGet, queryKeys } from '../dynamo/table.js';
 import {
   keepReconcilePass,
   newReconcilePass,
@@ -20,7 +18,8 @@ import { resendUpdate } from './editing.js';
 import { watchHeld } from './holding.js';
 import type { AttemptEnd } from './order-attempt.js';
 import { resendJob } from './order-job-moves.js';
-import { jobLogContext, type SyncJob, syncJobFrom, updatePending } from './order-sync-job.js';
+import { findInFlightPage, findJobsAt, inFlightShards } from './order-lists.js';
+import { jobLogContext, type SyncJob, updatePending } from './order-sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './placing-end.js';
 import { type JobMessage, jobMessage } from './placing-message.js';
 import { type PropagationReport, reconcilePropagations } from './propagating-reconcile.js';
@@ -143,11 +142,8 @@ interface Partition {
 }
 
 const partitions = (): Partition[] => [
-  ...[...inFlight.open.allPartitions(), ...inFlight.failed.allPartitions()].map((name) => ({
-    name,
-    visit: reconcileOpen,
-  })),
-  ...inFlight.propagating.allPartitions().map((name) => ({ name, visit: reconcilePlaced })),
+  ...inFlightShards().open.map((name) => ({ name, visit: reconcileOpen })),
+  ...inFlightShards().propagating.map((name) => ({ name, visit: reconcilePlaced })),
 ];
 
 export const reconcile = async (
@@ -193,14 +189,7 @@ const readPartition = async (run: Run, { name, visit }: Partition) => {
   let mark = run.pass.partitions[name];
   try {
     while (mark !== 'done' && run.hasTime()) {
-      const page = await queryKeys({
-        index: 'inFlight',
-        pk: name,
-        limit: run.pageKeys,
-        forward: true,
-        exclusiveStartKey: mark?.after,
-        meter: run.report,
-      });
+      const page = await findInFlightPage(name, run.pageKeys, mark?.after, run.report);
       run.report.pages++;
       const visited = await visitPage(run, page.keys, visit);
       if (!visited.handled) return;
@@ -218,11 +207,9 @@ const readPartition = async (run: Run, { name, visit }: Partition) => {
 };
 
 /** A page's jobs, a BatchGet (100 keys) at a time, all at once. */
-const visitPage = async (run: Run, keys: Key[], visit: Partition['visit']) => {
+const visitPage = async (run: Run, keys: Parameters<typeof findJobsAt>[0], visit: Partition['visit']) => {
   const chunks = Array.from({ length: Math.ceil(keys.length / 100) }, (_, i) => keys.slice(i * 100, i * 100 + 100));
-  const handled = await Promise.all(
-    chunks.map(async (chunk) => visit(run, await batchGet(chunk, syncJobFrom, run.report))),
-  );
+  const handled = await Promise.all(chunks.map(async (chunk) => visit(run, await findJobsAt(chunk, run.report))));
   return {
     inFlight: handled.reduce((n, part) => n + part.inFlight, 0),
     handled: handled.every((part) => part.handled),

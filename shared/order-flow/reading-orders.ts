@@ -3,11 +3,10 @@ import { isId, syncJobId } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { MAX_ORDER_ID_LENGTH } from '../domain/reseller-order.js';
 import type { UnroutedReason } from '../domain/routing.js';
-import { lists, orderRecordKeyOf } from '../dynamo/keys.js';
-import { type ListSource, listPage } from '../dynamo/pagination.js';
 import { findResellerStore } from '../stores/reseller-stores.js';
-import { type Order, orderFrom, orderOfRecord } from './order.js';
+import { type Order, orderOfRecord } from './order.js';
 import { storedOrderReading, textOf } from './order-body.js';
+import { findOrderPage } from './order-lists.js';
 import { loadRecord } from './order-repository.js';
 
 /**
@@ -30,17 +29,6 @@ export const findOrder = async (owner: Owner, resellerStoreId: string, externalO
   return order;
 };
 
-/** A store's orders (GSI7), or those with unrouted items: their marks' entries name the orders' records. */
-export const orderListSource = (resellerStoreId: string, unrouted: boolean): ListSource =>
-  unrouted
-    ? {
-        index: 'resourceLists',
-        partitions: lists.storeUnroutedOrders(resellerStoreId).all(),
-        exact: true,
-        recordKeyOf: orderRecordKeyOf,
-      }
-    : { index: 'resourceLists', partitions: lists.storeOrders(resellerStoreId).all(), exact: true };
-
 /**
  * A page of a reseller store's orders, newest first; `unrouted`: only those with unrouted items. The
  * cursor is an order's `externalOrderId`: an order of the caller under this store, which proves the
@@ -55,15 +43,12 @@ export const listOrders = async (
 ) => {
   const cursor = startingAfter === undefined ? undefined : await ownedOrder(owner, resellerStoreId, startingAfter);
   if (!cursor) await findResellerStore(owner, resellerStoreId, 'rst_id');
-  return listPage({
-    source: orderListSource(resellerStoreId, filters.unrouted),
-    ownerId: owner.ownerId,
-    from: orderFrom,
-    idOf: (order) => order.firstJobId,
+  return findOrderPage(
+    { ownerId: owner.ownerId, resellerStoreId, unrouted: filters.unrouted },
     limit,
     startingAfter,
-    cursorItem: async () => cursor,
-  });
+    cursor,
+  );
 };
 
 /** An item of the order that went to no supplier, as a response shows it (CONTRACT.md §10.8). */

@@ -1,14 +1,12 @@
 import { InvalidCursorError, ResourceMissingError } from '../core/errors.js';
 import { isId } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import type { SyncJobStatus } from '../domain/sync-job-status.js';
-import { inFlight, lists } from '../dynamo/keys.js';
-import { type ListSource, listPage, type Page } from '../dynamo/pagination.js';
 import { type Attempt, attemptNumberOf } from './order-attempt.js';
 import { type JobLine, jobLines } from './order-body.js';
+import { findSyncJobPage, type SyncJobFilters, syncJobListSource } from './order-lists.js';
 import { loadJob } from './order-repository.js';
-import { isLateNow, LATE_LIST } from './order-service-level.js';
-import { CREDIT_DUE_LIST, HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';
+import { isLateNow } from './order-service-level.js';
+import type { SyncJob } from './order-sync-job.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: routing-jobs.ts; the manual retry: placing-retry.ts). The
@@ -30,63 +28,6 @@ export const findSyncJob = async (owner: Owner, id: string) => {
   return job;
 };
 
-export interface SyncJobFilters {
-  status?: SyncJobStatus;
-  resellerStoreId?: string;
-  /** true: only held jobs (CONTRACT.md §11), read from their own lists; false: only jobs not held. */
-  held?: boolean;
-  /** true: only jobs owed credit (CONTRACT.md §15.3), read from their own lists; false: only jobs not owed any. */
-  creditDue?: boolean;
-  /** true: only late jobs (CONTRACT.md §16.2), read from their own lists (order-service-level.ts). */
-  late?: true;
-}
-
-/**
- * Where a filtered list of jobs is read (docs/design.md, "Lists"). A failed or dead job is in a
- * list of its state (per owner, per store), so those filters read only matches. The other states
- * have no list of their own (it would cost every order index writes): `pending` and `processing`
- * read the owner's open jobs (GSI3, the reconciler's), which are few, and keep those in the state
- * (and store) asked for; `completed` reads its owner's or store's list, most of which it is.
- */
-export const syncJobListSource = ({ ownerId }: Owner, filters: SyncJobFilters): ListSource => {
-  const { status, resellerStoreId: store } = filters;
-  // Jobs owed credit are in lists of their own (order-sync-job.ts creditDueEntries): a page reads only matches.
-  if (filters.creditDue === true) {
-    return store === undefined
-      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, CREDIT_DUE_LIST).all(), exact: false }
-      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, CREDIT_DUE_LIST).all(), exact: false };
-  }
-  // Late jobs too (the late sweep's lists).
-  if (filters.late) {
-    return store === undefined
-      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, LATE_LIST).all(), exact: false }
-      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, LATE_LIST).all(), exact: false };
-  }
-  // Held jobs are in lists of their own (order-sync-job.ts heldEntries): a page reads only matches.
-  if (filters.held === true) {
-    return store === undefined
-      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, HELD_LIST).all(), exact: status === undefined }
-      : {
-          index: 'storeStateLists',
-          partitions: lists.storeSyncJobsIn(store, HELD_LIST).all(),
-          exact: status === undefined,
-        };
-  }
-  if (status !== undefined && isListedState(status)) {
-    return store === undefined
-      ? { index: 'stateLists', partitions: lists.syncJobsIn(ownerId, status).all(), exact: true }
-      : { index: 'storeStateLists', partitions: lists.storeSyncJobsIn(store, status).all(), exact: true };
-  }
-  if (status === 'pending' || status === 'processing') {
-    const partitions = inFlight.open.allPartitions();
-    return { index: 'inFlight', partitions, prefix: inFlight.ownerPrefix(ownerId), exact: false, small: true };
-  }
-  const exact = status === undefined;
-  return store === undefined
-    ? { index: 'lists', partitions: lists.syncJobs(ownerId).all(), exact }
-    : { index: 'storeLists', partitions: lists.storeSyncJobs(store).all(), exact };
-};
-
 /**
  * A page of the owner's jobs, filtered. A cursor must be a job of the list's owner and reseller
  * store (which never change); its status need not match: jobs change state while someone pages,
@@ -100,10 +41,9 @@ export const listSyncJobs = (
 ) => {
   const { status, resellerStoreId, held, creditDue } = filters;
   const inStore = (job: SyncJob) => resellerStoreId === undefined || job.resellerStoreId === resellerStoreId;
-  return listPage({
-    source: syncJobListSource(owner, filters),
+  return findSyncJobPage({
+    list: syncJobListSource(owner, filters),
     ownerId: owner.ownerId,
-    from: syncJobFrom,
     limit,
     startingAfter,
     cursorItem: async (id) => {
@@ -129,7 +69,7 @@ export const listAttempts = async (
   id: string,
   limit: number,
   startingAfter: string | undefined,
-): Promise<{ job: SyncJob; page: Page<Attempt> }> => {
+): Promise<{ job: SyncJob; page: { data: Attempt[]; hasMore: boolean } }> => {
   const job = await findSyncJob(owner, id);
   let newestFirst = [...job.attemptLog].reverse();
   if (startingAfter !== undefined) {

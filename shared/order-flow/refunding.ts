@@ -1,9 +1,8 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
-import { putAlone } from '../dynamo/table.js';
-import { withRereads } from '../dynamo/update.js';
+import { withRereads } from '../core/rereads.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderEditResult, QuantityTarget } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
@@ -230,7 +229,7 @@ const endRemoval = async (
 };
 
 const auditRemoval = async (job: SyncJob, next: AfterSale) => {
-  const { Put } = auditPut({
+  await recordAuditEntry({
     id: derivedId('aud', job.id, 'sync_job.units_removed', String(next.removal?.at ?? 0)),
     action: 'sync_job.units_removed',
     job,
@@ -239,7 +238,6 @@ const auditRemoval = async (job: SyncJob, next: AfterSale) => {
       lines: Object.entries(next.lines).map(([id, line]) => ({ resellerLineItemId: id, removed: line.removed })),
     },
   });
-  await putAlone({ Put });
 };
 
 /** A removal message that used up its receives: never silent, the job says so. */

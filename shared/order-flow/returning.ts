@@ -1,9 +1,8 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/logger.js';
-import { putAlone } from '../dynamo/table.js';
-import { withRereads } from '../dynamo/update.js';
+import { withRereads } from '../core/rereads.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { classify } from '../platforms/failure.js';
 import { type PlatformReturn, sameReturnId } from '../platforms/port.js';
@@ -318,14 +317,13 @@ const updateReturn = async (job: SyncJob, id: string, change: (r: JobReturn) => 
 };
 
 const auditOpened = async (job: SyncJob, r: JobReturn, sourceReturnId: string) => {
-  const { Put } = auditPut({
+  await recordAuditEntry({
     id: derivedId('aud', job.id, 'sync_job.return_opened', r.id),
     action: 'sync_job.return_opened',
     job,
     actor: SYSTEM,
     metadata: { returnId: r.id, resellerReturnId: r.resellerReturnId, sourceReturnId },
   });
-  await putAlone({ Put });
 };
 
 /**

@@ -4,14 +4,13 @@ import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import type { UnroutedLine } from '../domain/routing.js';
 import type { Hold } from '../domain/routing-policy.js';
-import type { Item } from '../dynamo/table.js';
 import {
+  bodyPartItems,
+  bodyStorage,
   compressBody,
   decompressBody,
   INLINE_ITEM_BUDGET,
   itemSize,
-  orderBodyPartItem,
-  splitParts,
 } from './order-body.js';
 import type { OrderCancellation } from './order-cancellation.js';
 import type { EarlyAfterSale } from './order-early-after-sale.js';
@@ -126,16 +125,18 @@ const plan = (input: NewOrder) => {
   // Measured as any job, without the first job's order attributes (its list entry, unrouted lines):
   // the same bodies stay inline as before orders were listed (docs/performance.md, "Orders, visible").
   // Nor its hold, which its release removes: a held order keeps its body inline as an unheld one does.
-  const fitsInline = itemSize(syncJobItem(inline)) + ORDER_JOB_COUNT_BYTES <= INLINE_ITEM_BUDGET;
-  const parts = fitsInline ? [] : splitParts(compressed);
-  const order: StoredOrder = fitsInline ? { body: compressed } : { parts: parts.length };
+  const { order, parts } = bodyStorage(
+    compressed,
+    INLINE_ITEM_BUDGET,
+    () => itemSize(syncJobItem(inline)) + ORDER_JOB_COUNT_BYTES,
+  );
   const jobs = input.groups.map((group, position) => ({
     ...newSyncJob(input, group, position, order, createdAt),
     hold,
   }));
   // The order's mark, when some of its items route nowhere, goes with its first job (order-unrouted.ts).
   const partItems = [
-    ...parts.map((bytes, n) => orderBodyPartItem(firstId, n, bytes)),
+    ...bodyPartItems(firstId, parts),
     ...(unroutedLines ? [unroutedOrderMarkItem({ firstJobId: firstId, ...input, receivedAt: createdAt })] : []),
   ];
   const firstTransaction = TRANSACTION_ITEMS - partItems.length;
@@ -228,7 +229,7 @@ const writeRest = async (
  */
 const createCancelled = async (
   planned: SyncJob[],
-  partItems: Item[],
+  partItems: ReturnType<typeof bodyPartItems>,
   kept: OrderCancellation,
 ): Promise<OrderJobsResult> => {
   const at = now();

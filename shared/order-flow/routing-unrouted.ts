@@ -1,7 +1,6 @@
 import { now, syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
-import type { Item } from '../dynamo/table.js';
-import { compressBody, orderBodyPartItem, PART_BYTES, splitParts } from './order-body.js';
+import { bodyPartItems, bodyStorage, compressBody } from './order-body.js';
 import { writeOrderRecord } from './order-repository.js';
 import type { ReceivedVia } from './order-sync-job.js';
 import {
@@ -31,8 +30,8 @@ export interface NewUnroutedOrder {
 export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ created: boolean; jobIds: string[] }> => {
   const firstJobId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
   const receivedAt = now();
-  const compressed = compressBody(input.rawBody);
-  const parts = compressed.length <= PART_BYTES ? [] : splitParts(compressed);
+  // A record written once: its body inline while it fits one part (order-body.ts `bodyStorage`).
+  const stored = bodyStorage(compressBody(input.rawBody));
   const record: UnroutedOrder = {
     firstJobId,
     ownerId: input.ownerId,
@@ -42,12 +41,12 @@ export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ cr
     receivedVia: input.receivedVia,
     unroutedLines: input.unroutedLines,
     cancelledAt: null,
-    order: parts.length ? { parts: parts.length } : { body: compressed },
+    order: stored.order,
   };
   // The record's end is its mark's and its parts' (the table's TTL, JOB_RETENTION_DAYS after its receipt).
   const expiresAt = unroutedOrderExpiresAt(receivedAt);
-  const others: Item[] = [
-    ...parts.map((bytes, n) => orderBodyPartItem(firstJobId, n, bytes, expiresAt)),
+  const others = [
+    ...bodyPartItems(firstJobId, stored.parts, expiresAt),
     unroutedOrderMarkItem({ firstJobId, resellerStoreId: input.resellerStoreId, receivedAt, expiresAt }),
   ];
   const written = await writeOrderRecord(unroutedOrderItem(record), others);

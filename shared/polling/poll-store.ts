@@ -6,12 +6,11 @@ import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
-import { getItem } from '../dynamo/table.js';
-import { type StoreKind, storeKey } from '../entities/store.js';
+import type { StoreKind } from '../entities/store.js';
 import {
   clearFailures,
+  findPolledStore,
   type PolledStore,
-  polledStoreFrom,
   saveFailure,
   savePollMark,
   storeOnShopOf,
@@ -218,7 +217,7 @@ const takeChange = async (store: PolledStore, order: ChangedOrder, change: Chang
 /** Polls one store (reseller or source) by its kind and id; never throws for the shop's failures. */
 export const pollStore = async (deps: Deps, ref: { kind: StoreKind; id: string }, now = Date.now()) =>
   withLogContext({ storeId: ref.id }, async (): Promise<PollOutcome> => {
-    const store = await getItem(storeKey(ref.kind, ref.id), polledStoreFrom(ref.kind));
+    const store = await findPolledStore(ref.kind, ref.id);
     if (!store || store.deletedAt) return 'gone';
     // Uninstalled or its token refused (CONTRACT.md §12.2): never called with its token until reconnected.
     if (store.connection.state !== 'connected') return 'disconnected';

@@ -4,9 +4,8 @@ import * as v from 'valibot';
 import { sqs } from '../aws/sqs.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/logger.js';
-import { lists, storeOfKey } from '../dynamo/keys.js';
-import { queryKeys } from '../dynamo/table.js';
 import type { StoreKind } from '../entities/store.js';
+import { findActiveStoresPage } from '../entities/store-poll.js';
 
 /**
  * The fan-out of every run (CONTRACT.md §10.7): the scheduled function reads the active stores'
@@ -75,17 +74,8 @@ export const enqueueStorePolls = async (intervalSeconds: number) => {
   let enqueued = 0;
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await queryKeys({
-      index: 'stateLists',
-      pk: lists.activeStores(),
-      limit: PAGE,
-      exclusiveStartKey: startKey,
-      forward: true,
-    });
-    const messages = page.keys.flatMap((key) => {
-      const store = storeOfKey(key);
-      return store ? [store] : [];
-    });
+    const page = await findActiveStoresPage(PAGE, startKey);
+    const messages = page.stores;
     const batches: PollMessage[][] = [];
     for (let i = 0; i < messages.length; i += 10) batches.push(messages.slice(i, i + 10));
     for (let i = 0; i < batches.length; i += BATCHES_IN_FLIGHT)

@@ -1,13 +1,12 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
+import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { jobIdOfPartition, lists } from '../dynamo/keys.js';
-import { type Item, putAlone, queryKeys } from '../dynamo/table.js';
 import type { AuditAction, AuditedResource } from '../entities/audit-entry.js';
 import { DATA_REQUEST_RETENTION_SECONDS, type DataRequestOrder, putDataRequest } from '../entities/data-request.js';
 import { deleteResellerStoreItem } from '../entities/reseller-store.js';
 import { deleteSourceStoreItems } from '../entities/source-store.js';
 import { eraseStoreSecrets, type StoreOnShop } from '../entities/store.js';
+import { findListedOrdersPage, type ListStart, storeOrderListShards } from '../order-flow/order-lists.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { type OrderRedaction, personalFieldsHeld, redactOrder, type SupplierOrderCopy } from './redact.js';
 
@@ -40,7 +39,7 @@ export type ComplianceWork = (
       topic: 'shop/redact';
       shopDomain: string;
       /** Where the erasure of a large shop's orders goes on: the reseller store and its last order done. */
-      resume?: { resellerStoreId: string; partition: string; after: Item };
+      resume?: { resellerStoreId: string; partition: string; after: ListStart };
       /** What the runs before this one erased, per reseller store (counts only). */
       counts?: Record<string, ShopCounts>;
     }
@@ -152,7 +151,7 @@ const audit = async (
   metadata: Record<string, unknown>,
 ) => {
   const resourceType: AuditedResource = store.kind === 'reseller' ? 'reseller_store' : 'source_store';
-  const write = auditPut({
+  await recordAuditEntry({
     id: derivedId('aud', action, store.id, request),
     action,
     job: { id: store.id, ownerId: store.ownerId, resellerStoreId: store.resellerStoreId ?? store.id },
@@ -160,7 +159,6 @@ const audit = async (
     actor: SYSTEM,
     metadata,
   });
-  await putAlone(write);
 };
 
 const resellerStoresOf = (work: ComplianceWork) => work.stores.filter((store) => store.kind === 'reseller');
@@ -187,28 +185,23 @@ export const SHOP_ORDERS_PER_RUN = 500;
  */
 const redactOrdersOf = async (
   partition: string,
-  start: Item | undefined,
+  start: ListStart | undefined,
   count: ShopCounts,
   budget: { left: number },
   at: string,
-): Promise<Item | undefined> => {
+): Promise<ListStart | undefined> => {
   let after = start;
   do {
-    const page = await queryKeys({
-      index: 'resourceLists',
-      pk: partition,
-      limit: Math.max(1, Math.min(100, budget.left)),
-      exclusiveStartKey: after,
-      forward: true,
-    });
-    for (const key of page.keys) {
-      const redaction = await redactOrder(jobIdOfPartition(key), at);
+    const limit = Math.max(1, Math.min(100, budget.left));
+    const page = await findListedOrdersPage({ shard: partition, limit, start: after });
+    for (const { firstJobId } of page.orders) {
+      const redaction = await redactOrder(firstJobId, at);
       if (redaction.held) count.ordersHeld++;
       if (redaction.erased) count.ordersErased++;
       count.jobs += redaction.jobs;
       count.supplierOrders += redaction.supplierOrders.length;
     }
-    budget.left -= page.keys.length;
+    budget.left -= page.orders.length;
     after = page.lastKey;
     if (after && budget.left <= 0) return after;
   } while (after);
@@ -228,10 +221,7 @@ const redactShop = async (
   const counts: Record<string, ShopCounts> = { ...work.counts };
   const budget = { left: SHOP_ORDERS_PER_RUN };
   const orderLists = stores.flatMap((store) =>
-    lists
-      .storeOrders(store.id)
-      .all()
-      .map((partition) => ({ store, partition })),
+    storeOrderListShards(store.id).map((partition) => ({ store, partition })),
   );
   const from = work.resume ? orderLists.findIndex(({ partition }) => partition === work.resume?.partition) : 0;
   for (const { store, partition } of orderLists.slice(Math.max(0, from))) {

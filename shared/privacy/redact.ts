@@ -1,6 +1,6 @@
 import { now } from '../core/ids.js';
+import { withRereads } from '../core/rereads.js';
 import { personalFieldsOf, personalStringsOf, redactOrderText } from '../domain/personal-data.js';
-import { withRereads } from '../dynamo/update.js';
 import { decompressBody, storedOrderText } from '../order-flow/order-body.js';
 import {
   PERSONAL_EDIT_FIELDS,

@@ -3,13 +3,19 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { jobIdOfPartition, listSortKey, lists, storeOfKey } from '../dynamo/keys.js';
-import { batchGet, type Item, queryKeys } from '../dynamo/table.js';
+import { findResellerStoreIdsOf } from '../entities/reseller-store.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
+import {
+  findListedJobsPage,
+  findListedOrdersPage,
+  jobListShards,
+  type ListStart,
+  unroutedOrderListShards,
+} from '../order-flow/order-lists.js';
 import { expireOrderItems } from '../order-flow/order-redaction.js';
 import { loadJobs, loadRecord } from '../order-flow/order-repository.js';
-import { jobExpiresAt, type SyncJob, supplierOrderChangePending, syncJobFrom } from '../order-flow/order-sync-job.js';
+import { jobExpiresAt, type SyncJob, supplierOrderChangePending } from '../order-flow/order-sync-job.js';
 import { redactOrder } from './redact.js';
 
 /**
@@ -60,30 +66,22 @@ const sweepJob = async (job: SyncJob, cutoff: string, at: string): Promise<'eras
 };
 
 /**
- * The pages of one list partition (`index`), oldest first, from the sweep's mark (`after`) up to the
+ * The pages of one list shard (`find`), oldest first, from the sweep's mark (`after`) up to the
  * cutoff; no further page once the run is out of time.
  */
-async function* pagesFromMark(
-  index: 'lists' | 'resourceLists',
-  partition: string,
+async function* pagesFromMark<P extends { lastKey: ListStart | undefined }>(
+  find: (request: Parameters<typeof findListedJobsPage>[0]) => Promise<P>,
+  shard: string,
   after: string | undefined,
   cutoff: string,
   deadline: () => boolean,
 ) {
-  const before = listSortKey(cutoff, '~');
-  let startKey: Item | undefined;
+  let start: ListStart | undefined;
   do {
-    const page = await queryKeys({
-      index,
-      pk: partition,
-      ...(after ? { after, before } : { before }),
-      limit: PAGE,
-      forward: true,
-      exclusiveStartKey: startKey,
-    });
+    const page = await find({ shard, after, until: cutoff, limit: PAGE, start });
     yield page;
-    startKey = page.lastKey;
-  } while (startKey && !deadline());
+    start = page.lastKey;
+  } while (start && !deadline());
 }
 
 /** One shard of an owner's list of jobs, from its mark up to the cutoff. */
@@ -92,12 +90,8 @@ const sweepList = async (partition: string, cutoff: string, at: string, deadline
   let after = mark?.after;
   let advancing = true;
   let erased = 0;
-  for await (const page of pagesFromMark('lists', partition, mark?.after, cutoff, deadline)) {
-    const jobs = await batchGet(page.keys, syncJobFrom);
-    for (const job of jobs.sort((a, b) =>
-      listSortKey(a.createdAt, a.id).localeCompare(listSortKey(b.createdAt, b.id)),
-    )) {
-      const sortKey = listSortKey(job.createdAt, job.id);
+  for await (const page of pagesFromMark(findListedJobsPage, partition, mark?.after, cutoff, deadline)) {
+    for (const { job, sortKey } of page.listed.sort((a, b) => a.sortKey.localeCompare(b.sortKey))) {
       if (sortKey === mark?.after) continue;
       const was = job.redactedAt;
       const outcome = await sweepJob(job, cutoff, at);
@@ -120,48 +114,27 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
   const mark = await loadRetentionMark(partition);
   let after = mark?.after;
   let erased = 0;
-  for await (const page of pagesFromMark('resourceLists', partition, mark?.after, cutoff, deadline)) {
-    for (const [n, key] of page.keys.entries()) {
-      if (page.sortKeys[n] === mark?.after) continue;
-      const firstJobId = jobIdOfPartition(key);
+  for await (const page of pagesFromMark(findListedOrdersPage, partition, mark?.after, cutoff, deadline)) {
+    for (const { firstJobId, sortKey } of page.orders) {
+      if (sortKey === mark?.after) continue;
       const record = await loadRecord(firstJobId);
       if (record?.kind === 'unroutedOrder' && !record.order.redactedAt && (await redactOrder(firstJobId, at)).erased)
         erased++;
-      after = page.sortKeys[n];
+      after = sortKey;
     }
   }
   if (after && after !== mark?.after) await keepRetentionMark({ list: partition, after, updatedAt: at });
   return erased;
 };
 
-/**
- * The owner's reseller stores, soft-deleted ones included: their orders were received all the same
- * (the owner's list and its list of deleted stores; docs/design.md, "Customer data").
- */
-const resellerStoreIdsOf = async (ownerId: string) => {
-  const ids: string[] = [];
-  for (const pk of [lists.resellerStores(ownerId), lists.deletedResellerStores(ownerId)]) {
-    let startKey: Item | undefined;
-    do {
-      const page = await queryKeys({ index: 'lists', pk, limit: PAGE, exclusiveStartKey: startKey });
-      for (const key of page.keys) {
-        const store = storeOfKey(key);
-        if (store?.kind === 'reseller') ids.push(store.id);
-      }
-      startKey = page.lastKey;
-    } while (startKey);
-  }
-  return ids;
-};
-
 const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
   let erased = 0;
-  for (const partition of lists.syncJobs(ownerId).all()) {
+  for (const partition of jobListShards(ownerId)) {
     if (deadline()) break;
     erased += await sweepList(partition, cutoff, at, deadline);
   }
-  for (const storeId of await resellerStoreIdsOf(ownerId))
-    for (const partition of lists.storeUnroutedOrders(storeId).all()) {
+  for (const storeId of await findResellerStoreIdsOf(ownerId))
+    for (const partition of unroutedOrderListShards(storeId)) {
       if (deadline()) return erased;
       erased += await sweepUnroutedList(partition, cutoff, at, deadline);
     }

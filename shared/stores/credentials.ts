@@ -2,12 +2,11 @@ import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
+import { Met, withRereads } from '../core/rereads.js';
 import type { Owner } from '../domain/owner.js';
-import { type Item, transactIf } from '../dynamo/table.js';
-import { Met, withRereads } from '../dynamo/update.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
-import { CONNECTED, type NewSecrets, secretsRotation } from '../entities/store.js';
+import { CONNECTED, type NewSecrets, saveSecretsRotation, secretsRotation } from '../entities/store.js';
 import { findResellerStore } from './reseller-stores.js';
 import { encryptRefreshGrant, type PlainSecrets, tokenLifeOf } from './secrets.js';
 import { findSourceStore } from './source-stores.js';
@@ -65,7 +64,7 @@ export const rotateSourceStoreCredentials = (
 /** Which kind of store a rotation writes, and how its item reads (the item a lost race met). */
 interface RotatedKind<S> {
   kind: AuditedStore;
-  from: (item: Item) => S;
+  from: (item: Parameters<typeof resellerStoreFrom>[0]) => S;
 }
 
 const rotate = async <S extends ResellerStore | SourceStore>(
@@ -86,7 +85,7 @@ const rotate = async <S extends ResellerStore | SourceStore>(
     ...(secrets.webhookSecret ? ['webhookSecret'] : []),
     ...(secrets.refresh ? ['refreshToken', 'clientId', 'clientSecret'] : []),
   ];
-  const written = await transactIf([
+  const written = await saveSecretsRotation(
     secretsRotation(kind === 'reseller_store' ? 'reseller' : 'source', owner.ownerId, store, secrets, previous, at),
     auditPut({
       action: `${kind}.credentials_rotated`,
@@ -96,7 +95,7 @@ const rotate = async <S extends ResellerStore | SourceStore>(
       // Which secrets were replaced, never a secret: names only.
       metadata: { rotated, ...(previous ? { previousWebhookSecretValidUntil: previous.until } : {}) },
     }),
-  ]);
+  );
   // Deleted or rotated meanwhile: over the store as the write met it (a deleted store is then 404).
   if (written !== true) return written.met[0] ? new Met(from(written.met[0])) : 'again';
   return {

@@ -3,17 +3,14 @@ import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing-policy.js';
-import { lists } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
-import { getItem } from '../dynamo/table.js';
 import {
   changeResellerStoreItem,
   deleteResellerStoreItem,
+  findResellerStoreById,
+  findResellerStorePage,
   putResellerStore,
   type ResellerStore,
   type ResellerStoreChanges,
-  resellerStoreFrom,
-  resellerStoreKey,
 } from '../entities/reseller-store.js';
 import { CONNECTED } from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
@@ -56,7 +53,7 @@ export const createResellerStore = async (
 
 /** The caller's reseller store, deleted or not, or undefined: another owner's is as missing as an unknown id. */
 const ownedResellerStore = async (owner: Owner, id: string, consistent = false) => {
-  const store = isId('rst', id) ? await getItem(resellerStoreKey(id), resellerStoreFrom, consistent) : undefined;
+  const store = isId('rst', id) ? await findResellerStoreById(id, consistent) : undefined;
   return store?.ownerId === owner.ownerId ? store : undefined;
 };
 
@@ -68,17 +65,10 @@ export const findResellerStore = async (owner: Owner, id: string, param = 'id', 
 };
 
 /** A reseller store of any owner, deleted or not (the fulfillment worker's: its job names it). */
-export const loadResellerStore = (id: string) => getItem(resellerStoreKey(id), resellerStoreFrom);
+export const loadResellerStore = (id: string) => findResellerStoreById(id);
 
 export const listResellerStores = (owner: Owner, limit: number, startingAfter?: string) =>
-  listPage({
-    source: { index: 'lists', partitions: [lists.resellerStores(owner.ownerId)], exact: true },
-    ownerId: owner.ownerId,
-    from: resellerStoreFrom,
-    limit,
-    startingAfter,
-    cursorItem: (id) => ownedResellerStore(owner, id),
-  });
+  findResellerStorePage(owner.ownerId, limit, startingAfter, (id) => ownedResellerStore(owner, id));
 
 /** A PATCH (SPEC 4.2, CONTRACT.md §11): the name and any fields of the routing policy; the rest kept. */
 export const changeResellerStore = async (owner: Owner, id: string, changes: ResellerStoreChanges) => {

@@ -1,24 +1,8 @@
 import type { SecretCipher } from '../aws/kms-cipher.js';
-import { lookups } from '../dynamo/keys.js';
-import { queryIndex } from '../dynamo/table.js';
-import {
-  readPreviousWebhookSecret,
-  type StoreKind,
-  type StoreOnShop,
-  shopStoresOfKind,
-  storeOnShopFrom,
-} from '../entities/store.js';
+import { findStoresOnShop, readPreviousWebhookSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
 
 /** Every store of one kind registered under a shop domain, deleted or not (GSI2 carries what verifying needs). */
-export const storesOnShop = async (shopDomain: string, kind: StoreKind) =>
-  (
-    await queryIndex({
-      index: 'lookups',
-      partition: lookups.shop(shopDomain),
-      prefix: shopStoresOfKind(kind),
-      forward: true,
-    })
-  ).map(storeOnShopFrom(kind));
+export const storesOnShop = (shopDomain: string, kind: StoreKind) => findStoresOnShop(shopDomain, kind);
 
 /**
  * The webhook secret a rotation replaced, while it still verifies (CONTRACT.md §10.9: 24 hours), or

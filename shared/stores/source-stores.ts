@@ -4,16 +4,13 @@ import { isId, newId, now } from '../core/ids.js';
 import { DEFAULT_CUTOFF, DEFAULT_WORKING_DAYS, type ServiceLevel, type Weekday } from '../domain/business-days.js';
 import type { Owner } from '../domain/owner.js';
 import type { PricingConfig } from '../domain/pricing.js';
-import { lists } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
-import { getItem } from '../dynamo/table.js';
 import {
   deleteSourceStoreItems,
+  findSourceStoreById,
+  findSourceStorePage,
   type PricingMode,
   putSourceStore,
   type SourceStore,
-  sourceStoreFrom,
-  sourceStoreKey,
   updateSourceStoreItems,
 } from '../entities/source-store.js';
 import { CONNECTED } from '../entities/store.js';
@@ -102,7 +99,7 @@ export const createSourceStore = async (
 /** A source store of the caller's reseller store, deleted or not, or undefined. */
 const ownedSourceStore = async (owner: Owner, resellerStoreId: string, id: string, consistent = false) => {
   if (!isId('rst', resellerStoreId) || !isId('sst', id)) return undefined;
-  const store = await getItem(sourceStoreKey(id), sourceStoreFrom, consistent);
+  const store = await findSourceStoreById(id, consistent);
   return store?.ownerId === owner.ownerId && store.resellerStoreId === resellerStoreId ? store : undefined;
 };
 
@@ -114,7 +111,7 @@ export const findSourceStore = async (owner: Owner, resellerStoreId: string, id:
 };
 
 /** A source store of any owner, deleted or not (the sync worker's: its job names it). */
-export const loadSourceStore = (id: string) => getItem(sourceStoreKey(id), sourceStoreFrom);
+export const loadSourceStore = (id: string) => findSourceStoreById(id);
 
 /**
  * A page of a reseller store's source stores: at most three round trips, like every list. A
@@ -131,14 +128,7 @@ export const listSourceStores = async (
   const cursor =
     startingAfter === undefined ? undefined : await ownedSourceStore(owner, resellerStoreId, startingAfter);
   if (!cursor) await findResellerStore(owner, resellerStoreId, 'rst_id');
-  return listPage({
-    source: { index: 'lists', partitions: [lists.sourceStores(resellerStoreId)], exact: true },
-    ownerId: owner.ownerId,
-    from: sourceStoreFrom,
-    limit,
-    startingAfter,
-    cursorItem: async () => cursor,
-  });
+  return findSourceStorePage(owner.ownerId, resellerStoreId, limit, startingAfter, cursor);
 };
 
 export const deleteSourceStore = async (owner: Owner, resellerStoreId: string, id: string) => {

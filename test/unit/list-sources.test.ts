@@ -1,5 +1,4 @@
 import { routes } from '../../lib/routes.js';
-import { auditListSource } from '../../shared/audit-log/audit-log.js';
 import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { INDEX_KEYS, LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import {
@@ -8,10 +7,11 @@ import {
   AUDITED_RESOURCES,
   type AuditEntry,
   auditEntryIndexEntries,
+  auditListSource,
 } from '../../shared/entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
 import { eventSources } from '../../shared/events/events.js';
-import { syncJobListSource } from '../../shared/order-flow/reading-sync-jobs.js';
+import { syncJobListSource } from '../../shared/order-flow/order-lists.js';
 
 /** Every filter combination of the two filtered lists, and the list source each one reads. */
 const jobSources = [undefined, ...SYNC_JOB_STATUSES].flatMap((status) =>

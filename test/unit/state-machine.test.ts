@@ -84,6 +84,18 @@ describe('moveUpdate: every conditional update of a job', () => {
     expect(update.generation).toBe(4);
   });
 
+  it('types what a move sets against the job: a field the job does not have fails to compile (tsc)', () => {
+    // @ts-expect-error: `errorMesage` is no field of SyncJob (a renamed field fails the same way)
+    const misspelt = moveUpdate({ move: 'fail', job: job('processing'), at, set: { errorMesage: 'down' } });
+    // @ts-expect-error: a field is set to a value of its own type only
+    const mistyped = moveUpdate({ move: 'fail', job: job('processing'), at, set: { failedAt: 7 } });
+    // The entity modules' composed attributes (index entries) go apart, in `entries`.
+    const held = moveUpdate({ move: 'fail', job: job('processing'), at, entries: { listEntry: 'x' } });
+    expect(setsOf(misspelt)).toHaveProperty('errorMesage');
+    expect(setsOf(mistyped)).toMatchObject({ failedAt: 7 });
+    expect(setsOf(held)).toMatchObject({ listEntry: 'x' });
+  });
+
   it('takes the next generation for a move that sends a fresh message', () => {
     const update = moveUpdate({ move: 'defer', job: job('processing'), at });
     expect(update.generation).toBe(5);
