@@ -14,9 +14,6 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
-import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
-import { updateSupplierOrder } from './editing.js';
-import { releaseAfterDelay } from './holding.js';
 import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
@@ -29,8 +26,6 @@ import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from 
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
-import { removeUnits, resendPending } from './refunding.js';
-import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
 import { setSupplierDeadline } from './shipping-deadline.js';
 
@@ -150,19 +145,22 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
  * A message that ends a held order's delay (holding.ts), cancels a completed job's supplier order
  * (cancelling.ts), or gives it the reseller's edits (editing.ts). A cancellation is stale once
  * the job moved on (a new generation); an update
- * carries the job's latest edits, whatever message asked for it.
+ * carries the job's latest edits, whatever message asked for it. Each kind's module is loaded when
+ * one of its messages comes (a chunk of its own): placing an order loads none of them.
  */
 const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
-  if (message.purpose === 'release') return releaseAfterDelay(deps, message);
+  if (message.purpose === 'release') return (await import('./holding.js')).releaseAfterDelay(deps, message);
   const job = await loadJob(message.jobId, true);
   if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
     logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
     return 'done';
   }
   addLogContext(jobLogContext(job));
-  if (message.purpose === 'remove') return removeUnits(deps, job);
-  if (message.purpose === 'return') return sendReturns(deps, job);
-  return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
+  if (message.purpose === 'remove') return (await import('./refunding.js')).removeUnits(deps, job);
+  if (message.purpose === 'return') return (await import('./returning.js')).sendReturns(deps, job);
+  return message.purpose === 'cancel'
+    ? (await import('./cancelling.js')).cancelSupplierOrder(deps, job)
+    : (await import('./editing.js')).updateSupplierOrder(deps, job);
 };
 
 /** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
@@ -261,13 +259,14 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
   await setSupplierDeadline(deps, await shopOf(deps, attempt), completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
+    const { requestSupplierOrderCancel } = await import('./cancelling.js');
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
   } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
     // Edited while this attempt was under way: the order just placed gets the edits.
     await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
   }
   // Refunded while this attempt was under way (CONTRACT.md §15.1): the refunded units leave the order.
-  await resendPending(completed, attempt.message.requestId);
+  if (completed.afterSale) await (await import('./refunding.js')).resendPending(completed, attempt.message.requestId);
   return 'done';
 };
 
@@ -280,6 +279,7 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
 const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
   const cancellation = job.cancellation!;
+  const { cancelNow, requestSupplierOrderCancel } = await import('./cancelling.js');
   if (mayHaveBeenPlaced(job, 1)) {
     const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), job);
     if (lookup.kind === 'unknown')
