@@ -172,7 +172,8 @@ let handler: LambdaHandler;
 /** The files of the bundle loaded since the last answer: the handler's at the first, a chunk on demand later. */
 let outputsTold = 0;
 const outputsLoaded = () => {
-  const loaded = [...((globalThis as Record<string, unknown>)[LOADED_OUTPUTS] as Set<string> | undefined) ?? []];
+  const marked = (globalThis as Record<string, unknown>)[LOADED_OUTPUTS] as Set<string> | undefined;
+  const loaded = [...(marked ?? [])];
   const told = loaded.slice(outputsTold).map((url) => fileURLToPath(url));
   outputsTold = loaded.length;
   return told;
