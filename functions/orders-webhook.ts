@@ -4,7 +4,7 @@ import { webhookHandler } from '../shared/http/handler.js';
 import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
-import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
+import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/stores/verify.js';
 
 const deps = { cipher };
 

@@ -48,7 +48,6 @@ const FEATURES = [
   'shared/order-flow',
   'shared/events',
   'shared/app-webhooks',
-  'shared/webhooks',
   'shared/privacy',
   'shared/stores',
   'shared/connection',
