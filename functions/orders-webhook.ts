@@ -3,7 +3,10 @@ import { metricsMiddleware } from '../shared/core/metrics.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';
+import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
+import { acceptEdit } from '../shared/order-flow/editing-request.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
+import { AFTER_SALE_TOPICS, acceptAfterSale } from '../shared/order-flow/refunding-request.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/stores/verify.js';
 
 const deps = { cipher };
@@ -14,8 +17,7 @@ const deps = { cipher };
  * `orders/cancelled` from a reseller's shop or a supplier's (CONTRACT.md §10.4–10.5): the order's
  * jobs stop or are cancelled; `orders/updated` (§10.6): the reseller's edits reach its jobs; the
  * refunds and returns of §15 (`refunds/create`, `returns/approve|cancel|close`) reach theirs. The
- * topic is checked once the signature is: any other is a 400. The other topics' work is loaded when
- * one comes (a chunk of its own), not with every order's (docs/design.md, "What one order loads").
+ * topic is checked once the signature is: any other is a 400.
  */
 export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
   if (delivery.topic === undefined || delivery.topic.trim() === 'orders/create') {
@@ -28,24 +30,14 @@ export const handler = webhookHandler(async ({ delivery, event, rawBody, json, r
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
   const stores = await verifiedStoresOfEitherKind(deps, delivery);
-  const { AFTER_SALE_TOPICS, acceptAfterSale } = await import('../shared/order-flow/refunding-request.js');
   const topic = topicOf(delivery, ['orders/create', 'orders/cancelled', 'orders/updated', ...AFTER_SALE_TOPICS]);
   assertJsonContentType(event);
   const afterSale = AFTER_SALE_TOPICS.find((t) => t === topic);
   const syncJobIds =
     topic === 'orders/updated'
-      ? await (await import('../shared/order-flow/editing-request.js')).acceptEdit(
-          stores.resellerStores,
-          json(),
-          rawBody,
-          requestId,
-        )
+      ? await acceptEdit(stores.resellerStores, json(), rawBody, requestId)
       : afterSale
         ? await acceptAfterSale(afterSale, stores, json(), requestId)
-        : await (await import('../shared/order-flow/cancelling-request.js')).acceptCancellation(
-            stores,
-            json(),
-            requestId,
-          );
+        : await acceptCancellation(stores, json(), requestId);
   return ok({ object: 'webhook_receipt', syncJobIds });
 }, metricsMiddleware());

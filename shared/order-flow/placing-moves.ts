@@ -1,3 +1,4 @@
+import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
 import type { AttemptEnd } from './order-attempt.js';
@@ -7,10 +8,8 @@ import type { SyncJob } from './order-sync-job.js';
 
 /**
  * The moves of a sync job that its machinery writes with their audit entry (the others are the
- * order aggregate's, order-job-moves.ts). Neither is on a placed order's way: the audit log is loaded
- * by the first of them (a chunk of its own).
+ * order aggregate's, order-job-moves.ts).
  */
-const auditLog = () => import('../audit-log/audit-log.js');
 
 /**
  * → dead, with the reason, and a `sync_job.dead` audit entry in the same transaction. From the
@@ -18,7 +17,6 @@ const auditLog = () => import('../audit-log/audit-log.js');
  * found); false when the job moved meanwhile.
  */
 export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd) => {
-  const { auditPut, SYSTEM } = await auditLog();
   const killed = await updateJobWith(moveItem(killRequest(job, reason, attempt)), [
     auditPut({
       action: 'sync_job.dead',
@@ -37,11 +35,7 @@ export const killJob = async (job: SyncJob, reason: string, attempt: AttemptEnd)
  * `sync_job.attention_required` audit entry, in one transaction conditional on the generation read.
  * False when the job moved meanwhile. Not a move: the job stays in its state.
  */
-export const needsAttention = async (job: SyncJob, reason: string) => {
-  const { auditPut, SYSTEM } = await auditLog();
-  return (
-    (await updateJobWith(attentionUpdate(job, reason), [
-      auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
-    ])) === true
-  );
-};
+export const needsAttention = async (job: SyncJob, reason: string) =>
+  (await updateJobWith(attentionUpdate(job, reason), [
+    auditPut({ action: 'sync_job.attention_required', job, actor: SYSTEM, metadata: { reason } }),
+  ])) === true;

@@ -14,6 +14,9 @@ import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
+import { updateSupplierOrder } from './editing.js';
+import { releaseAfterDelay } from './holding.js';
 import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
@@ -33,6 +36,8 @@ import {
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { removeUnits, resendPending } from './refunding.js';
+import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
 import { setSupplierDeadline } from './shipping-deadline.js';
 
@@ -176,8 +181,7 @@ const onItsJob =
  * others run aside of it (the runner's `divert`: its log context and deadline, no claim): the end
  * of a held order's delay (holding.ts), the cancellation of a completed job's supplier order
  * (cancelling.ts), the reseller's edits (editing.ts), refunded units removed (refunding.ts), returns
- * (returning.ts). Each one's module is loaded when one of its messages comes (a chunk of its own):
- * placing an order loads none of them.
+ * (returning.ts).
  */
 const syncDoor: QueueDoor<SyncQueueMessage, Deps, MessageOutcome> = {
   queue: 'sync',
@@ -185,11 +189,11 @@ const syncDoor: QueueDoor<SyncQueueMessage, Deps, MessageOutcome> = {
   malformed: 'done',
   handlers: {
     place: (deps, { message }, received, context) => runParsed(syncJobWork, deps, message, received, context),
-    release: aside(async (deps, message) => (await import('./holding.js')).releaseAfterDelay(deps, message)),
-    cancel: aside(onItsJob(async (deps, job) => (await import('./cancelling.js')).cancelSupplierOrder(deps, job))),
-    update: aside(onItsJob(async (deps, job) => (await import('./editing.js')).updateSupplierOrder(deps, job))),
-    remove: aside(onItsJob(async (deps, job) => (await import('./refunding.js')).removeUnits(deps, job))),
-    return: aside(onItsJob(async (deps, job) => (await import('./returning.js')).sendReturns(deps, job))),
+    release: aside(releaseAfterDelay),
+    cancel: aside(onItsJob(cancelSupplierOrder)),
+    update: aside(onItsJob(updateSupplierOrder)),
+    remove: aside(onItsJob(removeUnits)),
+    return: aside(onItsJob(sendReturns)),
   },
 };
 
@@ -289,14 +293,13 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
   await setSupplierDeadline(deps, await shopOf(deps, attempt), completed);
   // Cancelled while this attempt was under way: the order just placed is cancelled in turn.
   if (completed.cancellation?.status === 'requested') {
-    const { requestSupplierOrderCancel } = await import('./cancelling.js');
     await requestSupplierOrderCancel(completed, completed.cancellation, attempt.message.requestId);
   } else if (completed.orderEdits && completed.orderEdits.updatedAt !== job.orderEdits?.updatedAt) {
     // Edited while this attempt was under way: the order just placed gets the edits.
     await enqueueJobs([jobMessage(completed, 'webhook', attempt.message.requestId, 'update')]);
   }
   // Refunded while this attempt was under way (CONTRACT.md §15.1): the refunded units leave the order.
-  if (completed.afterSale) await (await import('./refunding.js')).resendPending(completed, attempt.message.requestId);
+  await resendPending(completed, attempt.message.requestId);
   return 'done';
 };
 
@@ -309,7 +312,6 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
 const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { job } = attempt.item;
   const cancellation = job.cancellation!;
-  const { cancelNow, requestSupplierOrderCancel } = await import('./cancelling.js');
   if (mayHaveBeenPlaced(job, 1)) {
     const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), job);
     if (lookup.kind === 'unknown')

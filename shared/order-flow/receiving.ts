@@ -8,10 +8,12 @@ import { classifyLineItems, testOrderLines } from '../domain/routing.js';
 import { holdOnArrival, skipsTestOrder } from '../domain/routing-policy.js';
 import { routingOf } from '../entities/reseller-store.js';
 import type { StoreOnShop } from '../entities/store.js';
+import { countHolds, sendRelease } from './holding.js';
 import { loadRecord } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { jobMessage } from './placing-message.js';
 import { enqueueJobs } from './placing-queue.js';
+import { takeKeptAfterSale } from './refunding-request.js';
 import { createJobsForOrder } from './routing-jobs.js';
 import { recordUnroutedOrder } from './routing-unrouted.js';
 
@@ -151,15 +153,14 @@ const routeOrder = async (
 
   if (result.created) {
     countMetric(BUSINESS_METRICS.ordersRouted);
-    if (hold) (await import('./holding.js')).countHolds(hold, result.written.length);
+    if (hold) countHolds(hold, result.written.length);
     if (unrouted.length) countMetric(BUSINESS_METRICS.ordersWithUnroutedItems);
     logger.info('order routed', { jobIds: result.jobIds });
   } else {
     logger.info('order redelivered: no new jobs', { jobIds: result.jobIds, written: result.written.length });
   }
   // Refunds or returns that came first are taken before any job is sent: a placement sees their cuts.
-  // Holds and early after-sale are loaded when an order has them (docs/design.md, "What one order loads").
-  if (result.kept) await (await import('./refunding-request.js')).takeKeptAfterSale(reseller, result.kept, requestId);
+  if (result.kept) await takeKeptAfterSale(reseller, result.kept, requestId);
   await sendMessages(result.written, via, requestId);
   return result.jobIds;
 };
@@ -176,7 +177,7 @@ const sendMessages = async (written: SyncJob[], via: 'webhook' | 'poll', request
   const delayed = written.find((job) => job.hold?.until);
   if (!delayed && !going.length) return;
   try {
-    if (delayed) await (await import('./holding.js')).sendRelease(delayed, requestId);
+    if (delayed) await sendRelease(delayed, requestId);
     if (going.length) await enqueueJobs(going.map((job) => jobMessage(job, via, requestId)));
   } catch (error) {
     logger.error('enqueue failed; the reconciler will send these jobs their message', {

@@ -1,6 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { watchApiVersion } from '../connection/api-version-watch.js';
+import { tokenKeeper } from '../connection/token-keeper.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { EncryptedRefreshGrant, EncryptedSecrets, TokenLife } from '../entities/store.js';
@@ -77,11 +78,7 @@ export const shopConnection = async (
   const kind = 'resellerStoreId' in store ? 'source' : 'reseller';
   // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
   const onApiVersion = watchApiVersion(kind, store.id, store.apiVersion);
-  // Only a token that expires has a keeper: its module is loaded for those alone (a chunk of its own).
-  const expires = store.secrets.refresh && store.platform !== 'custom';
-  const tokens = expires
-    ? (await import('../connection/token-keeper.js')).tokenKeeper(deps, kind, store, accessToken)
-    : undefined;
+  const tokens = tokenKeeper(deps, kind, store, accessToken);
   return {
     platform: store.platform,
     shopDomain: store.shopDomain,
