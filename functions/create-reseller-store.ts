@@ -1,5 +1,5 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { withSubscriptions } from '../shared/connection/subscriptions.js';
+import { withSubscriptions } from '../shared/stores/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';

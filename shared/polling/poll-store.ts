@@ -1,7 +1,7 @@
 import type { Deps } from '../aws/deps.js';
-import { watchApiVersion } from '../connection/api-version-watch.js';
-import { keepSubscriptions } from '../connection/subscriptions.js';
-import { tokenKeeper } from '../connection/token-keeper.js';
+import { watchApiVersion } from '../stores/api-version-watch.js';
+import { keepSubscriptions } from '../stores/subscriptions.js';
+import { tokenKeeper } from '../stores/token-keeper.js';
 import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';

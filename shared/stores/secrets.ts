@@ -1,7 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
-import { watchApiVersion } from '../connection/api-version-watch.js';
-import { tokenKeeper } from '../connection/token-keeper.js';
+import { watchApiVersion } from './api-version-watch.js';
+import { tokenKeeper } from './token-keeper.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { EncryptedRefreshGrant, EncryptedSecrets, TokenLife } from '../entities/store.js';

@@ -99,7 +99,6 @@ describe('docs/design.md, "Follow one order", checked by a run', () => {
     const modules = loadedBy(functions, (name) => service.runtime.outputsLoaded(name));
     const folders = new Set(modules.map((module) => module.split('/').slice(0, 2).join('/')));
     const doc = documented();
-    require('node:fs').writeFileSync('/tmp/h40m/loaded.json', JSON.stringify(modules)); // TEMP
     expect(functions).toEqual(doc.functions);
     expect(modules).toEqual(doc.modules);
     // Today's count, written beside the target (issue 40: at most 65 modules of shared/ in 12 folders).
