@@ -20,7 +20,7 @@ export interface Attempt<M extends WorkMessage, I> {
   retry: (reason: string, platformStatus: number | null) => Promise<MessageOutcome>;
   /**
    * Hands the item back to the runner until `slotAt` (epoch ms), the call slot its supplier's pace
-   * gave it: no try is counted, the throttling budget is untouched (hold.ts).
+   * gave it: no try is counted, the throttling budget is untouched (`holdBack`, runner.ts).
    */
   holdBack: (slotAt: number) => Promise<MessageOutcome>;
 }

@@ -8,7 +8,7 @@ export interface WorkMessage {
   notBefore?: number;
   /**
    * The supplier's call slot (epoch ms) this message holds, taken from its shop's pace before the
-   * item was held back for it (hold.ts): the try calls at that time without taking another.
+   * item was held back for it (`holdBack`, runner.ts): the try calls at that time without taking another.
    */
   slotAt?: number;
 }

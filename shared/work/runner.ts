@@ -2,8 +2,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
-import { secondsUntil } from '../platforms/failure.js';
-import { holdBack } from './hold.js';
+import { MAX_DEFERRAL_SECONDS, secondsUntil } from '../platforms/failure.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
@@ -144,4 +143,31 @@ const beforeTheEnd = async <M extends WorkMessage, I, D>(
   } finally {
     clearTimeout(timer);
   }
+};
+
+/**
+ * A claimed item whose supplier's pace (docs/design.md, "A pace per supplier") gave it a call slot
+ * later than the try can wait for: the kind puts it back under a new generation without counting a
+ * try, and one fresh message, delayed to the slot's second, holds the slot (`slotAt`), so the next
+ * try calls at that time without taking another. A fresh message rather than a visibility change:
+ * it does not count towards `maxReceiveCount`. A wait past SQS's 15 minutes carries `notBefore`, a
+ * second before the slot.
+ */
+export const holdBack = async <M extends WorkMessage, I, D>(
+  kind: WorkKind<M, I, D>,
+  attempt: Attempt<M, I>,
+  slotAt: number,
+): Promise<MessageOutcome> => {
+  if (!kind.holdBack) throw new Error(`a ${kind.words.item} cannot be held back`);
+  const waitMs = Math.max(0, slotAt - Date.now());
+  const delaySeconds = Math.floor(waitMs / 1000);
+  const message = await kind.holdBack(attempt, Math.ceil(waitMs / 1000));
+  if (message) {
+    // A wait past 15 minutes is sent on until a second before the slot, so its last hop is not late for it.
+    const notBefore = delaySeconds > MAX_DEFERRAL_SECONDS ? { notBefore: slotAt - 1000 } : {};
+    const held = { ...message, slotAt, ...notBefore };
+    await sendWork(kind.queueUrl(), [held], delaySeconds);
+  }
+  logger.info(`${kind.words.item} held back for its supplier's pace`, { delaySeconds, held: !!message });
+  return 'done';
 };

@@ -10,9 +10,9 @@ import {
 } from '../../shared/order-flow/holding-supplier-pace.js';
 import { parseRatePolicy } from '../../shared/platforms/http.js';
 import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.js';
-import { holdBack } from '../../shared/work/hold.js';
 import type { Attempt, WorkKind } from '../../shared/work/kind.js';
 import type { WorkMessage } from '../../shared/work/message.js';
+import { holdBack } from '../../shared/work/runner.js';
 
 type Held = WorkMessage & { jobId: string; generation: number };
 
