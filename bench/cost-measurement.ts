@@ -59,6 +59,11 @@ export interface CostMeasurement {
   delivery: {
     deliveries: number;
     wru: number;
+    /**
+     * Of `wru`, the units reported for transactions (DynamoDB Local reports one an item, AWS bills two):
+     * billed once more. Absent from an older measurement: all of `wru` is then billed twice.
+     */
+    transactionalWru?: number;
     rru: number;
     lambdaRequests: number;
     sqsRequests: number;

@@ -70,6 +70,11 @@ const EVENT_WRU_BUDGET = 1.0;
 /** CONTRACT.md §12.5 / issue 29: the reseller order's tag adds one platform call per job and at most this many WRU. */
 const TAG_WRU_BUDGET = 1.0;
 const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'BatchWriteItem']);
+/** Write units DynamoDB Local reported for transactions that succeeded (AWS bills each item twice). */
+const transactionalWru = (u: ReturnType<typeof createMeter>['meter']['usage']) =>
+  [...u.dynamo.byOperation]
+    .filter(([op]) => op.startsWith('TransactWriteItems') && !op.endsWith('(failed)'))
+    .reduce((s, [, o]) => s + o.units, 0);
 /** Write units of the event items (`EVT#…`: the event, its deliveries) in a usage. */
 const eventWru = (u: ReturnType<typeof createMeter>['meter']['usage']) =>
   [...u.dynamo.byOperation]
@@ -456,6 +461,7 @@ try {
     deliveryRecord = {
       deliveries,
       wru: rows[0][1],
+      transactionalWru: Math.max(0, delta(transactionalWru(d), transactionalWru(phase1))),
       rru: rows[1][1],
       lambdaRequests: rows[2][1],
       sqsRequests: rows[3][1],

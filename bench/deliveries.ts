@@ -5,15 +5,17 @@
  * and their deliveries are written first (as the change stream's recorder writes them, untimed), then
  * their messages go on the local runtime's delivery queue at `--rate` a second for `--duration`
  * seconds, into its EventDeliveryWorker (its batch size and concurrency as lib/routes.ts declares
- * them): the queue, the claim, the endpoint's lease, the signed POST, the outcome's write. Two
- * phases, each its own owner:
+ * them): the queue, the claim, the endpoint's lease while it is not known to answer promptly (new
+ * endpoints are not; shared/events/README.md), the signed POST, the outcome's write. Two phases, each
+ * its own owner:
  *
  *   1. alone:  the owner's one endpoint answers at once;
  *   2. beside: the owner has both endpoints, every event goes to each.
  *
  * Prints, per phase and endpoint, the deliveries that reached the receiver and their latency (the
  * message sent to the request's arrival) p50/p99, and the most requests the hanging receiver held
- * open at once (at most its leases): the answering endpoint's latency stays what it is alone.
+ * open at once (at most its leases), and whether each endpoint ended prompt (its tries leasing no more):
+ * the answering endpoint's latency stays what it is alone.
  *
  *   npm run bench:deliveries [-- --rate 200 --duration 10] [-- --quick]
  *
@@ -101,6 +103,8 @@ const { eventDeliveryPut, newDelivery } = await import('../shared/entities/event
 const { putAlone } = await import('../shared/dynamo/table.js');
 const { sendDeliveries } = await import('../shared/events/delivery-queue.js');
 const { leasesPerEndpoint } = await import('../shared/entities/endpoint-leases.js');
+const { webhookEndpointFrom, webhookEndpointKey } = await import('../shared/entities/webhook-endpoint.js');
+const { getItem } = await import('../shared/dynamo/table.js');
 
 const answering = await receiver(false);
 const hanging = await receiver(true);
@@ -224,6 +228,12 @@ try {
   console.log(
     `\nThe hanging receiver held at most ${mostOpen} requests open at once (its leases: ${leasesPerEndpoint()}); ` +
       'its other tries were put back, then failed unsent, and are tried again on the schedule of CONTRACT.md §14.',
+  );
+  const prompt = async (ownerId: string, id: string) =>
+    (await getItem(webhookEndpointKey(ownerId, id), webhookEndpointFrom, true))?.promptSince ? 'yes' : 'no';
+  console.log(
+    `Prompt at the end (no lease): alone ${await prompt('owner_bench', aloneIds[0])}, beside ` +
+      `${await prompt(OTHER_OWNER, besideIds[0])}; the hanging one ${await prompt(OTHER_OWNER, besideIds[1])}.`,
   );
   console.log(`The functions' log: ${logFile}`);
   if (firstArrived < first.sentAt.size || secondArrived < second.sentAt.size) {

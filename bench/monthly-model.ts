@@ -231,9 +231,11 @@ export const monthLines = (
     );
 
   // DynamoDB: measured units; an update webhook reads as the create's webhook and writes nothing; a
-  // fulfillment 2 units and 1 read unit; a delivery's measured units, its writes billed twice (transactions).
+  // fulfillment 2 units and 1 read unit; a delivery's measured units, its transactions' billed twice (all
+  // of them for a measurement that does not tell them apart).
   if (orders) {
-    const wru = m.perOrder.wru + fulfillments * 2 + deliveries * d('wru') * 2;
+    const deliveryWru = d('wru') + Math.max(0, m.delivery?.transactionalWru ?? d('wru'));
+    const wru = m.perOrder.wru + fulfillments * 2 + deliveries * deliveryWru;
     const rru = m.perOrder.rru + extraOrderWebhooks * 1 + fulfillments * 1 + deliveries * d('rru');
     lines.push(
       line(

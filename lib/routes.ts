@@ -682,16 +682,16 @@ export const consumers: ConsumerSpec[] = [
     entry: 'functions/event-delivery-worker.ts',
     // A delivery is one message, and the batch's records run side by side (Powertools' BatchProcessor),
     // each record's outcome its own (ReportBatchItemFailures). A batch lasts as long as its slowest
-    // send, so each try runs under one of its endpoint's 4 leases (shared/entities/endpoint-leases.ts):
-    // a receiver that hangs holds at most 4 of these 10 batches. Batch size 1 would pay an invocation
-    // per delivery.
+    // send, so a try of an endpoint not known to answer within 2 s runs under one of its 4 leases
+    // (shared/events/README.md, "Integrators isolated"): a receiver that hangs holds at most 4 of these
+    // 10 batches. Batch size 1 would pay an invocation per delivery.
     trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
     // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
     timeoutSeconds: 30,
-    // The delivery, its event, its endpoint and its leases item; the try's outcome (a first try
-    // delivered: the delivery alone; otherwise the delivery and the event's failing list in one
-    // transaction; the endpoint's failing state; a lease taken and given back). The next try goes as a
-    // fresh delayed message.
+    // The delivery, its event, its endpoint (and its leases item when not prompt); the try's outcome (a
+    // first try delivered: the delivery alone; otherwise the delivery and the event's failing list in one
+    // transaction; the endpoint's failing state and prompt mark; a lease taken and given back). The next
+    // try goes as a fresh delayed message.
     access: {
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },

@@ -2,11 +2,11 @@ import { eventKeys } from '../dynamo/keys.js';
 import { ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.js';
 
 /**
- * One endpoint's share of delivery capacity (CONTRACT.md §14; shared/events/README.md). Every try
- * takes one of the endpoint's leases before it starts, and gives it back when its POST ends: across
- * every worker an endpoint has at most `leasesPerEndpoint()` tries in flight, decided before the try
- * (nothing is timed: a worker starved of CPU cannot take a fast receiver for a slow one). A receiver
- * that hangs holds its leases for the POST's 15 s each, no more; its other tries find none free.
+ * One endpoint's share of delivery capacity (CONTRACT.md §14; shared/events/README.md). A try of an
+ * endpoint not known to answer promptly (new, or seen slow) takes one of the endpoint's leases before
+ * it starts, and gives it back when its POST ends: across every worker such an endpoint has at most
+ * `leasesPerEndpoint()` tries in flight. A receiver that hangs holds its leases for the POST's 15 s
+ * each, no more; its other tries find none free.
  *
  * The entity: the only place that knows the lease item (`eventKeys.endpointLeases`) and writes it.
  * The item: `s0`, `s1`… the epoch ms until which each lease is held (a worker that died frees it
@@ -45,9 +45,6 @@ const leasesFrom = (item: Item | undefined): EndpointLeases => ({
 export const readLeases = async (endpointId: string, consistent = false): Promise<EndpointLeases> =>
   leasesFrom(await getItem(eventKeys.endpointLeases(endpointId), (item) => item, consistent));
 
-/** When the first held lease frees itself at the latest (epoch ms), as `leases` were read. */
-export const firstFreeAt = (leases: EndpointLeases) => Math.min(...leases.held);
-
 const takeSlot = async (endpointId: string, slot: number, at: number): Promise<Lease | undefined> => {
   const until = at + LEASE_MS;
   const written = await updateIf({
@@ -74,13 +71,24 @@ export const takeLease = async (endpointId: string, leases: EndpointLeases, at =
   return undefined;
 };
 
-/** Gives a lease back, if it is still this try's (one that outlived `LEASE_MS` may be another's now). */
-export const releaseLease = async (endpointId: string, lease: Lease) => {
-  await updateIf({
-    Key: eventKeys.endpointLeases(endpointId),
-    UpdateExpression: 'SET #slot = :free',
-    ConditionExpression: '#slot = :until',
-    ExpressionAttributeNames: { '#slot': slotName(lease.slot) },
-    ExpressionAttributeValues: { ':free': 0, ':until': lease.until },
-  });
+/**
+ * Gives a lease back, if it is still this try's (one that outlived `LEASE_MS` may be another's now): the
+ * endpoint's leases as that write left them, undefined when it was not this try's any more.
+ */
+export const releaseLease = async (endpointId: string, lease: Lease): Promise<EndpointLeases | undefined> => {
+  const written = await updateIf(
+    {
+      Key: eventKeys.endpointLeases(endpointId),
+      UpdateExpression: 'SET #slot = :free',
+      ConditionExpression: '#slot = :until',
+      ExpressionAttributeNames: { '#slot': slotName(lease.slot) },
+      ExpressionAttributeValues: { ':free': 0, ':until': lease.until },
+    },
+    true,
+  );
+  return written instanceof ConditionFailed ? undefined : leasesFrom(written);
 };
+
+/** Whether a lease is held at `at` that was taken more than `ms` before it: a try that long in flight. */
+export const heldLongerThan = (leases: EndpointLeases, ms: number, at = Date.now()) =>
+  leases.held.some((until) => until > at && until - LEASE_MS < at - ms);

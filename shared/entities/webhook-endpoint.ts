@@ -38,6 +38,11 @@ export interface WebhookEndpoint {
    * days of it the endpoint is disabled. Absent or null while deliveries succeed.
    */
   failingSince?: string | null;
+  /**
+   * Since when its receiver is known to answer promptly (the delivery worker's): its tries then take no
+   * lease. Absent or null (a new endpoint, a new URL, a receiver seen slow): each try takes a lease.
+   */
+  promptSince?: string | null;
 }
 
 export const webhookEndpointKey = (ownerId: string, id: string) => eventKeys.endpoint(ownerId, id);
@@ -73,6 +78,7 @@ export const webhookEndpointFrom = (item: Item): WebhookEndpoint => {
     createdAt: read.string('createdAt'),
     updatedAt: read.string('updatedAt'),
     failingSince: read.stringOrNull('failingSince'),
+    promptSince: read.stringOrNull('promptSince'),
   };
 };
 
@@ -188,5 +194,31 @@ export const disableFailingEndpoint = async (endpoint: WebhookEndpoint, reason: 
       ':since': endpoint.failingSince,
       ':updated': endpoint.updatedAt,
     },
+  });
+};
+
+/**
+ * A leased try answered promptly: the endpoint's tries take no lease from now (shared/events/README.md,
+ * "Integrators isolated"). Only if it is not deleted.
+ */
+export const markEndpointPrompt = async (endpoint: Pick<WebhookEndpoint, 'ownerId' | 'id'>, at: string) => {
+  await updateIf({
+    Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+    UpdateExpression: 'SET promptSince = :now',
+    ConditionExpression: 'attribute_exists(PK)',
+    ExpressionAttributeValues: { ':now': at },
+  });
+};
+
+/**
+ * A try not answered promptly: the endpoint's tries take a lease again. Only if it is still prompt since
+ * `promptSince` as read: of the tries that find it slow at once, one writes (a newer mark is not undone).
+ */
+export const markEndpointSlow = async (endpoint: Pick<WebhookEndpoint, 'ownerId' | 'id'>, promptSince: string) => {
+  await updateIf({
+    Key: webhookEndpointKey(endpoint.ownerId, endpoint.id),
+    UpdateExpression: 'REMOVE promptSince',
+    ConditionExpression: 'promptSince = :was',
+    ExpressionAttributeValues: { ':was': promptSince },
   });
 };

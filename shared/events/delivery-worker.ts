@@ -7,10 +7,23 @@ import { logger } from '../core/logger.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
-import { type EndpointLeases, type Lease, readLeases, releaseLease, takeLease } from '../entities/endpoint-leases.js';
+import {
+  type EndpointLeases,
+  heldLongerThan,
+  type Lease,
+  readLeases,
+  releaseLease,
+  takeLease,
+} from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
 import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
-import { type WebhookEndpoint, webhookEndpointFrom, webhookEndpointKey } from '../entities/webhook-endpoint.js';
+import {
+  markEndpointPrompt,
+  markEndpointSlow,
+  type WebhookEndpoint,
+  webhookEndpointFrom,
+  webhookEndpointKey,
+} from '../entities/webhook-endpoint.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
 import { runWork } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
@@ -31,12 +44,11 @@ export interface DeliveryDeps {
   present: (event: Event) => Record<string, unknown>;
 }
 
-/** A delivery in the runner's hands: the delivery as claimed, its event, its endpoint and its leases. */
+/** A delivery in the runner's hands: the delivery as claimed, its event and its endpoint. */
 export interface DeliveryItem {
   delivery: EventDelivery;
   event: Event;
   endpoint: WebhookEndpoint;
-  leases: EndpointLeases;
 }
 
 type DeliveryAttempt = Attempt<DeliveryMessage, DeliveryItem>;
@@ -52,12 +64,11 @@ const MAX_DELAY_SECONDS = 900;
 const claimDelivery = async (message: DeliveryMessage): Promise<DeliveryItem | undefined> => {
   const delivery = await getItem(eventDeliveryKey(message.eventId, message.endpointId), eventDeliveryFrom, true);
   if (delivery?.status !== 'pending' || delivery.attempts !== message.attempts) return undefined;
-  const [event, endpoint, leases] = await Promise.all([
+  const [event, endpoint] = await Promise.all([
     getEvent(delivery.ownerId, message.eventId),
     getItem(webhookEndpointKey(delivery.ownerId, message.endpointId), webhookEndpointFrom, true),
-    readLeases(message.endpointId),
   ]);
-  return event && endpoint ? { delivery, event, endpoint, leases } : undefined;
+  return event && endpoint ? { delivery, event, endpoint } : undefined;
 };
 
 /**
@@ -117,49 +128,157 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
   return 'done';
 };
 
-/** This environment's tries in flight, per endpoint, each ending with its status once its lease is back. */
+/**
+ * How long a receiver has to answer a try for its endpoint to count as prompt: `DELIVERY_PROMPT_MS`
+ * (a whole number from 100 to 15,000), else 2 s. A try in flight longer holds its batch that long.
+ */
+export const PROMPT_MS = 2_000;
+export const promptMs = () => {
+  const configured = Number(process.env.DELIVERY_PROMPT_MS);
+  return Number.isSafeInteger(configured) && configured >= 100 && configured <= 15_000 ? configured : PROMPT_MS;
+};
+
+/**
+ * This environment's own judgements, per endpoint, before its write is read back: the `promptSince`
+ * it found slow (a newer one, from a prompt answer since, ends it), and when it last marked it prompt
+ * (so the tries of one batch claimed before that mark do not each write it again).
+ */
+const foundSlow = new Map<string, string>();
+const markedPromptAt = new Map<string, number>();
+/** Forgets this environment's judgements (tests). */
+export const forgetJudgements = () => {
+  foundSlow.clear();
+  markedPromptAt.clear();
+};
+
+/** Whether the endpoint's tries go without a lease: prompt as read, and not found slow here since. */
+const isPrompt = ({ id, promptSince }: WebhookEndpoint) => Boolean(promptSince) && foundSlow.get(id) !== promptSince;
+
+/** A prompt endpoint's try not answered in time: its tries take leases again (one write, once per environment). */
+const judgeSlow = async (endpoint: WebhookEndpoint) => {
+  const was = endpoint.promptSince;
+  if (!was || foundSlow.get(endpoint.id) === was) return;
+  foundSlow.set(endpoint.id, was);
+  markedPromptAt.delete(endpoint.id);
+  logger.warn('webhook endpoint slow: its tries take a lease again', { endpointId: endpoint.id });
+  // The judgement holds here whatever the write does; another environment makes its own.
+  await markEndpointSlow(endpoint, was).catch((error: Error) =>
+    logger.warn('webhook endpoint slow: not written', { error: error.name }),
+  );
+};
+
+/**
+ * A leased try answered within `promptMs()` while no other lease of its endpoint was held longer (no
+ * other try of it hangs): its tries take no lease from now (one write).
+ */
+const judgePrompt = async (endpoint: WebhookEndpoint, leases: EndpointLeases) => {
+  if (isPrompt(endpoint) || heldLongerThan(leases, promptMs())) return;
+  if (Date.now() - (markedPromptAt.get(endpoint.id) ?? 0) < 60_000) return;
+  markedPromptAt.set(endpoint.id, Date.now());
+  logger.info('webhook endpoint prompt: its tries take no lease', { endpointId: endpoint.id });
+  await markEndpointPrompt(endpoint, now()).catch((error: Error) =>
+    logger.warn('webhook endpoint prompt: not written', { error: error.name }),
+  );
+};
+
+const LATE = Symbol('late');
+
+/**
+ * The work's outcome, or `LATE` once `ms` have passed without one. The timer's end waits for the
+ * I/O already come to be handled first (setImmediate): an answer that arrived while this worker was
+ * starved of CPU is read before the try is judged late.
+ */
+const within = async <T>(work: Promise<T>, ms: number): Promise<T | typeof LATE> => {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof LATE>((settle) => {
+    timer = setTimeout(() => setImmediate(() => settle(LATE)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+};
+
+/** This environment's leased tries in flight, per endpoint, each ending with its status once its lease is back. */
 const inFlight = new Map<string, Set<Promise<number | null>>>();
 
-/** The send under `lease`, registered in `inFlight` until the lease is given back. */
-const sendUnder = (deps: DeliveryDeps, item: DeliveryItem, signed: Signed, lease: Lease) => {
-  const endpointId = item.endpoint.id;
-  const tries = inFlight.get(endpointId) ?? new Set();
-  inFlight.set(endpointId, tries);
-  const sending = (async () => {
+/**
+ * The rest of a try under `lease`, registered in `inFlight` until the lease is given back; answered
+ * within `promptMs()` of `started`, its endpoint may be judged prompt.
+ */
+const underLease = (item: DeliveryItem, lease: Lease, sending: Promise<number | null>, started: number) => {
+  const { endpoint } = item;
+  const tries = inFlight.get(endpoint.id) ?? new Set();
+  inFlight.set(endpoint.id, tries);
+  const ended = (async () => {
+    let status: number | null = null;
     try {
-      return await send(deps, item, signed);
+      status = await sending;
+      return status;
     } finally {
+      const prompt = status !== null && Date.now() - started <= promptMs();
       // A lease not given back frees itself after LEASE_MS; the try's outcome is what must not be lost.
-      await releaseLease(endpointId, lease).catch((error: Error) =>
-        logger.warn('event delivery: its lease was not given back', { error: error.name }),
-      );
+      try {
+        const leases = await releaseLease(endpoint.id, lease);
+        if (prompt && leases) await judgePrompt(endpoint, leases);
+      } catch (error) {
+        logger.warn('event delivery: its lease was not given back', { error: (error as Error).name });
+      }
     }
   })();
-  tries.add(sending);
-  return sending.finally(() => {
-    tries.delete(sending);
-    if (!tries.size) inFlight.delete(endpointId);
+  tries.add(ended);
+  return ended.finally(() => {
+    tries.delete(ended);
+    if (!tries.size) inFlight.delete(endpoint.id);
   });
 };
 
 /**
- * The send within the endpoint's share of delivery capacity (shared/entities/endpoint-leases.ts): it
- * takes a lease first, on the read the claim made, then on a consistent read when that one was stale.
- * None free while a try of this very batch holds one: it waits for that try's end (the batch lasts that
- * long anyway) and takes again if the receiver answered it; not if it did not (it hangs: nothing
- * gained). `busy`: no lease, for a try of another environment holds them, or the receiver hangs.
+ * The send within the endpoint's share of delivery capacity (shared/events/README.md, "Integrators
+ * isolated"): a prompt endpoint's try takes no lease; any other's takes one first.
  */
 const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
-  const endpointId = item.endpoint.id;
   const signed = await sign(deps, item);
-  let lease = await takeLease(endpointId, item.leases);
+  return isPrompt(item.endpoint) ? sendFree(deps, item, signed) : sendLeased(deps, item, signed);
+};
+
+/**
+ * A prompt endpoint's try: no lease, no write. Not answered within `promptMs()`, its endpoint is slow
+ * and the try goes on only under a lease; none free, it is cut there, a try not answered (null).
+ */
+const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) => {
+  const started = Date.now();
+  const cut = new AbortController();
+  const sending = send(deps, item, signed, cut.signal);
+  const answer = await within(sending, promptMs());
+  if (answer !== LATE) return answer;
+  await judgeSlow(item.endpoint);
+  const lease = await takeLease(item.endpoint.id, await readLeases(item.endpoint.id, true));
+  if (lease) return underLease(item, lease, sending, started);
+  cut.abort();
+  sending.catch(() => undefined);
+  logger.info('event delivery cut: its receiver did not answer in time and every lease of its endpoint is held');
+  return null;
+};
+
+/**
+ * A try under one of the endpoint's leases (shared/entities/endpoint-leases.ts), taken on an eventually
+ * consistent read, then on a consistent one when that was stale. None free while a try of this very
+ * batch holds one: it waits for that try's end (the batch lasts that long anyway) and takes again if
+ * the receiver answered it; not if it did not (it hangs: nothing gained). `busy`: no lease, for a try
+ * of another environment holds them, or the receiver hangs.
+ */
+const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) => {
+  const endpointId = item.endpoint.id;
+  let lease = await takeLease(endpointId, await readLeases(endpointId));
   while (!lease) {
     lease = await takeLease(endpointId, await readLeases(endpointId, true));
     if (lease) break;
     const siblings = inFlight.get(endpointId);
     if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
-  return sendUnder(deps, item, signed, lease);
+  return underLease(item, lease, send(deps, item, signed), Date.now());
 };
 
 type Signed = Awaited<ReturnType<typeof sign>>;
@@ -180,6 +299,7 @@ const send = async (
   deps: DeliveryDeps,
   { endpoint }: DeliveryItem,
   { body, headers }: { body: string; headers: Record<string, string> },
+  signal?: AbortSignal,
 ) => {
   // The addresses checked are the ones connected to: the name is not resolved again.
   const addresses: string[] = [];
@@ -193,7 +313,7 @@ const send = async (
     logger.warn('event delivery refused by the URL rules', { problem });
     return null;
   }
-  return deps.post(endpoint.url, body, headers, addresses);
+  return deps.post(endpoint.url, body, headers, addresses, signal);
 };
 
 /**

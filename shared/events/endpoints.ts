@@ -180,6 +180,11 @@ export const updateEndpoint = async (owner: Owner, id: string, changes: Endpoint
   };
   const changed = CHANGEABLE.filter((field) => changes[field] !== undefined);
   const written: (keyof WebhookEndpoint)[] = [...changed, 'disabledReason', 'updatedAt'];
+  // A new URL, or an endpoint enabled again, is a receiver not known to answer promptly: its tries lease.
+  if (changes.url !== undefined || changes.status === 'enabled') {
+    updated.promptSince = null;
+    written.push('promptSince');
+  }
   const set = Object.fromEntries(written.map((field) => [field, updated[field]]));
   // Field names only: a URL may carry a token of the integrator's in its query.
   await writeChanges(endpoint, set, { action: 'webhook_endpoint.updated', actor, metadata: { changed } });

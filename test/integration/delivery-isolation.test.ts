@@ -5,6 +5,7 @@ import { getItem } from '../../shared/dynamo/table.js';
 import { leasesPerEndpoint } from '../../shared/entities/endpoint-leases.js';
 import { type Event, eventId, putEvent } from '../../shared/entities/event.js';
 import { eventDeliveryFrom, eventDeliveryKey } from '../../shared/entities/event-delivery.js';
+import { webhookEndpointFrom, webhookEndpointKey } from '../../shared/entities/webhook-endpoint.js';
 import { forgetEndpoints, scheduleDeliveries } from '../../shared/events/schedule-deliveries.js';
 import { startService, type TestService } from './support.js';
 import { eventually } from './webhooks.js';
@@ -14,7 +15,8 @@ import { eventually } from './webhooks.js';
  * answers beside one that answers at once, more events than the delivery worker has slots (its 10
  * batches of 10). Asserted on counts, never on a time: every event reaches the answering receiver and
  * is delivered; the hanging receiver never has more requests open at once than a few leases' worth,
- * where a shared pool would give it every slot; most of its first tries end without being sent.
+ * where a shared pool would give it every slot; most of its first tries end without being sent. Both
+ * endpoints are new, so their tries lease until a prompt answer: the answering one's soon stop.
  */
 
 // Minutes on this shared machine: recording 150 events alone took ~3 (2026-11-29, load average 20).
@@ -119,5 +121,16 @@ describe('one endpoint that hangs beside one that answers at once', () => {
     // The answering endpoint's deliveries are all delivered.
     const delivered = await deliveries(answeringId);
     expect(delivered.map((d) => d?.status)).toEqual(events.map(() => 'delivered'));
+
+    // Both began leased (new endpoints); a prompt answer freed the answering one from leases (its happy
+    // path takes none), and the hanging one, never answering, never was.
+    const endpointOf = (id: string) => getItem(webhookEndpointKey('owner_a', id), webhookEndpointFrom, true);
+    expect((await endpointOf(answeringId))?.promptSince).toEqual(expect.any(String));
+    expect((await endpointOf(hangingId))?.promptSince ?? null).toBeNull();
+
+    // A new URL is a receiver not known to answer promptly: its tries lease again until one is.
+    const url = `${(await endpointOf(answeringId))?.url}?v=2`;
+    expect((await A().patch(`/v1/webhook_endpoints/${answeringId}`, { url })).status).toBe(200);
+    expect((await endpointOf(answeringId))?.promptSince ?? null).toBeNull();
   });
 });

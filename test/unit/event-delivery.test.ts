@@ -1,16 +1,25 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient,
+  GetCommand,
+  type GetCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
+import { LEASE_MS } from '../../shared/entities/endpoint-leases.js';
 import { eventId, eventItem, eventKey } from '../../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
 import {
   DEFERRAL_SECONDS,
   type DeliveryDeps,
+  forgetJudgements,
   nextAttemptAfter,
   processDeliveryMessage,
 } from '../../shared/events/delivery-worker.js';
@@ -53,8 +62,12 @@ const endpointOf = (changes: Partial<WebhookEndpoint> = {}): WebhookEndpoint => 
   previousSecret: null,
   createdAt,
   updatedAt: createdAt,
+  // Known to answer promptly: its tries take no lease (the lease tests below use one that is not).
+  promptSince: createdAt,
   ...changes,
 });
+/** An endpoint not known to answer promptly (new, a new URL, or seen slow): each try takes a lease. */
+const leasedEndpoint = (changes: Partial<WebhookEndpoint> = {}) => endpointOf({ promptSince: null, ...changes });
 
 const post = jest.fn();
 const resolve = jest.fn();
@@ -111,6 +124,7 @@ const endpointUpdates = () =>
     .filter((input) => input.Key!.SK !== 'LEASES');
 
 beforeEach(() => {
+  forgetJudgements();
   dynamo.reset();
   sqs.reset();
   post.mockReset();
@@ -131,13 +145,12 @@ describe('the delivery worker', () => {
     expect(new Webhook(SECRET).verify(body, headers)).toMatchObject({ id: EVENT_ID, type: 'sync_job.completed' });
     expect(headers['webhook-id']).toBe(EVENT_ID);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', attempts: 1, lastResponseStatus: 204 });
-    // A first try delivered is one UpdateItem of the delivery, on condition that it is still at this try,
-    // besides the endpoint's lease taken before the POST and given back after it (and nothing else).
+    // A first try delivered to an endpoint known to answer promptly is one UpdateItem of the delivery, on
+    // condition that it is still at this try, and nothing else: no lease read, taken or given back.
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
-    const all = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
-    expect(all.map((input) => input.Key!.SK)).toEqual(['LEASES', 'LEASES', expect.stringMatching(/^DLV#/)]);
-    const updates = all.filter((input) => input.Key!.SK !== 'LEASES');
-    expect(updates).toHaveLength(1);
+    const updates = dynamo.commandCalls(UpdateCommand).map((c) => c.args[0].input);
+    expect(updates.map((input) => input.Key!.SK)).toEqual([expect.stringMatching(/^DLV#/)]);
+    expect(dynamo.commandCalls(GetCommand).map((c) => c.args[0].input.Key!.SK)).not.toContain('LEASES');
     expect(updates[0]).toMatchObject({
       ConditionExpression: '#attempts = :was',
       ExpressionAttributeValues: { ':was': 0 },
@@ -288,7 +301,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('takes a lease before the POST, on condition, and gives it back after: decided before the try', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: 0 });
+    stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: 0 });
     const order: string[] = [];
     dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => {
       order.push(input.ConditionExpression === '#slot = :until' ? 'give' : 'take');
@@ -313,7 +326,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('every lease held: no POST, no write; the same try comes back a second later, not counted', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
+    stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
     post.mockResolvedValue(204);
     expect(await processDeliveryMessage(deps, record(0))).toBe('done');
     expect(post).not.toHaveBeenCalled();
@@ -327,7 +340,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('still no lease after the last deferral: the try fails as one not answered, on §14’s schedule', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
+    stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
     const last = record(0, DEFERRAL_SECONDS.length);
     await processDeliveryMessage(deps, last);
     expect(post).not.toHaveBeenCalled();
@@ -340,7 +353,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('a stale read: the write on condition fails, the consistent read finds the lease given back, POSTs', async () => {
     const later = Date.now() + 10_000;
-    stored(0, endpointOf());
+    stored(0, leasedEndpoint());
     dynamo.on(GetCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => ({
       Item: input.ConsistentRead
         ? { s0: later, s1: later, s2: 0, s3: later }
@@ -359,7 +372,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     process.env.DELIVERY_ENDPOINT_CONCURRENCY = '2';
     const later = Date.now() + 10_000;
     // s2 is free, but beyond the 2 leases: every lease is held.
-    stored(0, endpointOf(), { s0: later, s1: later, s2: 0 });
+    stored(0, leasedEndpoint(), { s0: later, s1: later, s2: 0 });
     post.mockResolvedValue(204);
     await processDeliveryMessage(deps, record(0));
     expect(post).not.toHaveBeenCalled();
@@ -392,7 +405,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('a try of the same batch holds the one lease: the other waits for it, and goes once it was answered', async () => {
     process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
-    stored(0, endpointOf());
+    stored(0, leasedEndpoint());
     leaseTable();
     let open = 0;
     let mostOpen = 0;
@@ -410,7 +423,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('…and is put back, unsent, when the receiver did not answer that try (it hangs)', async () => {
     process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
-    stored(0, endpointOf());
+    stored(0, leasedEndpoint());
     leaseTable();
     post.mockImplementation(() => new Promise((done) => setTimeout(() => done(null), 50)));
     await twoAtOnce();
@@ -426,12 +439,187 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
   });
 
   it('a lease not given back (the write failed) loses nothing: the try’s outcome is written', async () => {
-    stored(0, endpointOf());
+    stored(0, leasedEndpoint());
     dynamo
       .on(UpdateCommand, { Key: { SK: 'LEASES' }, ConditionExpression: '#slot = :until' })
       .rejects(new Error('down'));
     post.mockResolvedValue(204);
     expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+  });
+});
+
+describe('leases only for an endpoint not known to answer promptly (issues 39 and 44)', () => {
+  /** The reads and writes of the endpoint's leases item, in their order. */
+  const leaseCalls = () =>
+    dynamo
+      .calls()
+      .map((c) => c.args[0].input as UpdateCommandInput & GetCommandInput)
+      .filter((input) => input.Key?.SK === 'LEASES');
+  /** The endpoint's own UpdateItems (its key's sort key is its id): prompt or slow marks, health. */
+  const endpointWrites = () =>
+    dynamo
+      .commandCalls(UpdateCommand)
+      .map((c) => c.args[0].input)
+      .filter((input) => input.Key!.SK === 'WHE#we_1' || String(input.Key!.SK).endsWith('we_1'))
+      .filter((input) => !String(input.Key!.SK).startsWith('DLV#'));
+  const refused = () => Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
+  afterEach(() => {
+    delete process.env.DELIVERY_PROMPT_MS;
+    delete process.env.DELIVERY_ENDPOINT_CONCURRENCY;
+  });
+
+  it('a prompt endpoint’s happy path: no lease read or written, the delivery’s one write', async () => {
+    stored(0, endpointOf());
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(leaseCalls()).toEqual([]);
+    expect(endpointWrites()).toEqual([]);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(1);
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+  });
+
+  it('a leased try answered promptly frees its endpoint: promptSince written once, after the give-back', async () => {
+    stored(0, leasedEndpoint());
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    const give = leaseCalls().find((input) => input.ConditionExpression === '#slot = :until');
+    // The give-back answers the leases as it left them: whether another try of the endpoint is in flight.
+    expect(give).toMatchObject({ ReturnValues: 'ALL_NEW' });
+    expect(endpointWrites()).toEqual([expect.objectContaining({ UpdateExpression: 'SET promptSince = :now' })]);
+    // The same environment's next prompt answers (a batch claimed before the mark) do not write it again.
+    dynamo.resetHistory();
+    await processDeliveryMessage(deps, record(0));
+    expect(endpointWrites()).toEqual([]);
+  });
+
+  it('not freed while another lease is held by a try in flight longer (its receiver hangs for some)', async () => {
+    stored(0, leasedEndpoint());
+    const takenLongAgo = Date.now() - 5_000 + LEASE_MS;
+    dynamo
+      .on(UpdateCommand, { Key: { SK: 'LEASES' }, ConditionExpression: '#slot = :until' })
+      .resolves({ Attributes: { s0: 0, s1: takenLongAgo } });
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+    expect(endpointWrites()).toEqual([]);
+  });
+
+  it('not freed by an answer later than promptMs, nor by no answer', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    stored(0, leasedEndpoint());
+    post.mockImplementation(() => new Promise((done) => setTimeout(() => done(204), 200)));
+    await processDeliveryMessage(deps, record(0));
+    post.mockResolvedValue(null);
+    await processDeliveryMessage(deps, record(0));
+    expect(endpointWrites().filter((input) => /promptSince/.test(input.UpdateExpression!))).toEqual([]);
+  });
+
+  it('a prompt endpoint’s try not answered in time: the endpoint is slow, the try goes on under a lease', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    stored(0, endpointOf());
+    let signal: AbortSignal | undefined;
+    post.mockImplementation((_url, _body, _headers, _addresses, given: AbortSignal) => {
+      signal = given;
+      return new Promise((done) => setTimeout(() => done(204), 300));
+    });
+    await processDeliveryMessage(deps, record(0));
+    // One write: promptSince removed, on condition that it is still the one read.
+    const [slow] = endpointWrites();
+    expect(slow).toMatchObject({ UpdateExpression: 'REMOVE promptSince', ConditionExpression: 'promptSince = :was' });
+    expect(slow.ExpressionAttributeValues).toEqual({ ':was': createdAt });
+    // The lease taken on a consistent read once the try was late, given back after; the POST not cut.
+    const leases = leaseCalls();
+    expect(leases[0]).toMatchObject({ ConsistentRead: true });
+    expect(leases.slice(1).map((input) => input.ConditionExpression)).toEqual([
+      'attribute_not_exists(#slot) OR #slot <= :at',
+      '#slot = :until',
+    ]);
+    expect(signal?.aborted).toBe(false);
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
+    // Its next try leases from the start, though the read still shows the endpoint prompt (the write not seen).
+    dynamo.resetHistory();
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(leaseCalls()[0]).toMatchObject({ Key: { SK: 'LEASES' } });
+    expect(leaseCalls()[0].ConsistentRead).toBeFalsy();
+  });
+
+  it('…and is cut when every lease is held: a try not answered, on §14’s schedule', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    const later = Date.now() + 10_000;
+    stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
+    let signal: AbortSignal | undefined;
+    post.mockImplementation(
+      (_url, _body, _headers, _addresses, given: AbortSignal) =>
+        new Promise((done) => {
+          signal = given;
+          given.addEventListener('abort', () => done(null));
+        }),
+    );
+    const started = Date.now();
+    await processDeliveryMessage(deps, record(0));
+    expect(signal?.aborted).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
+  });
+
+  it('a prompt endpoint that starts to hang holds no more than its leases once found slow', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    process.env.DELIVERY_ENDPOINT_CONCURRENCY = '2';
+    stored(0, endpointOf());
+    const slots: Record<string, number> = {};
+    dynamo.on(GetCommand, { Key: { SK: 'LEASES' } }).callsFake(async () => ({ Item: { ...slots } }));
+    dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' } }).callsFake(async (input) => {
+      const slot = input.ExpressionAttributeNames['#slot'];
+      const values = input.ExpressionAttributeValues;
+      if (input.ConditionExpression === '#slot = :until') {
+        slots[slot] = 0;
+        return { Attributes: { ...slots } };
+      }
+      if (slots[slot] > values[':at']) throw refused();
+      slots[slot] = values[':until'];
+      return {};
+    });
+    let open = 0;
+    let openAfterJudged = 0;
+    post.mockImplementation(
+      (_url, _body, _headers, _addresses, given: AbortSignal) =>
+        new Promise((done) => {
+          open += 1;
+          const end = () => {
+            open -= 1;
+            done(null);
+          };
+          setTimeout(() => (openAfterJudged = Math.max(openAfterJudged, open)), 300);
+          setTimeout(end, 500);
+          given.addEventListener('abort', end);
+        }),
+    );
+    const records = Array.from({ length: 6 }, (_, i) => ({
+      ...record(0),
+      messageId: `m-${i}`,
+      receiptHandle: `r-${i}`,
+    }));
+    await Promise.all(records.map((r) => processDeliveryMessage(deps, r)));
+    // Six went out at once (the endpoint was prompt); once found slow, two (its leases) went on, four were cut.
+    expect(post).toHaveBeenCalledTimes(6);
+    expect(openAfterJudged).toBe(2);
+    expect(endpointWrites().filter((input) => input.UpdateExpression === 'REMOVE promptSince')).toHaveLength(1);
+  });
+
+  it('the slow judgement ends with the next prompt answer: a newer promptSince, no lease again', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    stored(0, endpointOf());
+    post.mockImplementation(() => new Promise((done) => setTimeout(() => done(204), 300)));
+    await processDeliveryMessage(deps, record(0));
+    // Another try's prompt answer (here or in another environment) wrote a newer mark: no lease.
+    dynamo.resetHistory();
+    stored(0, endpointOf({ promptSince: new Date().toISOString() }));
+    post.mockResolvedValue(204);
+    await processDeliveryMessage(deps, record(0));
+    expect(leaseCalls()).toEqual([]);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 });
