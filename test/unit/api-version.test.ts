@@ -1,7 +1,7 @@
 import { DynamoDBDocumentClient, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { watchApiVersion } from '../../shared/stores/api-version-watch.js';
 import type { ApiVersionNotice } from '../../shared/platforms/port.js';
+import { watchApiVersion } from '../../shared/stores/api-version-watch.js';
 
 /** CONTRACT.md §12.4: the API version of every answer, shown on the store when it changes. */
 

@@ -27,13 +27,10 @@ describe('follow-ups declared once (issue 40)', () => {
     expect(readFileSync(HOME, 'utf8')).toMatch(/\breleaseKeptFulfillments\(/);
   });
 
-  it.each(Object.entries(CALLS))(
-    'calls %s only from placing-follow-ups.ts (besides its own module)',
-    (name, own) => {
-      const callers = tracked.filter(
-        (file) => file !== HOME && file !== own && new RegExp(`\\b${name}\\(`).test(readFileSync(file, 'utf8')),
-      );
-      expect(callers).toEqual([]);
-    },
-  );
+  it.each(Object.entries(CALLS))('calls %s only from placing-follow-ups.ts (besides its own module)', (name, own) => {
+    const callers = tracked.filter(
+      (file) => file !== HOME && file !== own && new RegExp(`\\b${name}\\(`).test(readFileSync(file, 'utf8')),
+    );
+    expect(callers).toEqual([]);
+  });
 });

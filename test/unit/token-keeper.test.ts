@@ -2,11 +2,11 @@ import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
-import { isAboutToExpire, tokenKeeper } from '../../shared/stores/token-keeper.js';
 import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
 import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
+import { isAboutToExpire, tokenKeeper } from '../../shared/stores/token-keeper.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
