@@ -32,6 +32,7 @@ import type { SdkCall } from '../lib/local/protocol.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
 import { itemSize } from '../shared/order-flow/order-body.js';
+import { TAGGED_ATTRIBUTE } from '../shared/order-flow/order-sync-job.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
   benchApi,
@@ -60,7 +61,8 @@ const TARGET_PER_MILLION = 5;
 const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
 /**
  * The functions an order runs through; any other invocation (the API reads of the bench) is not the order's.
- * FulfillmentWorker: the reseller order's tag (CONTRACT.md §12.5), once the job is placed.
+ * The reseller order's tag (CONTRACT.md §12.5) is tried by SyncWorker once the job is placed; FulfillmentWorker
+ * when that try fails (a 429, no answer in time: shared/order-flow/tagging-try.ts `tagNow`).
  */
 const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder', 'FulfillmentWorker']);
 /** What an event and its delivery run through, for the delivery's own cost (phase 4). */
@@ -104,16 +106,17 @@ const memoryMb = (() => {
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 /**
- * The tag's writes: FulfillmentWorker's writes of a job (`SJ#`), as it handles nothing but tags in this
- * run (no fulfillment arrives); its store's `apiVersion` (CONTRACT.md §12.4, once per environment and
- * store) is not the tag's. A failed conditional write is billed 1 unit, as the meter counts it.
+ * The tag's writes: the writes of a job (`SJ#`) that set its `tagged` (whichever worker makes them); its
+ * store's `apiVersion` (CONTRACT.md §12.4, once per environment and store) is not the tag's. A failed
+ * conditional write is billed 1 unit, as the meter counts it.
  */
 const tagWrites = { calls: 0, wru: 0 };
 const onSdkCallAndTags = (call: SdkCall) => {
   onSdkCall(call);
-  if (!meter.counting || call.functionName !== 'FulfillmentWorker' || call.service !== 'DynamoDB') return;
-  const key = (call.input as { Key?: { PK?: unknown } }).Key;
-  if (!WRITES.has(call.command) || !String(key?.PK ?? '').startsWith('SJ#')) return;
+  if (!meter.counting || !PIPELINE.has(call.functionName) || call.service !== 'DynamoDB') return;
+  const input = call.input as { Key?: { PK?: unknown }; ExpressionAttributeNames?: Record<string, string> };
+  if (!WRITES.has(call.command) || !String(input.Key?.PK ?? '').startsWith('SJ#')) return;
+  if (!Object.values(input.ExpressionAttributeNames ?? {}).includes(TAGGED_ATTRIBUTE)) return;
   tagWrites.calls++;
   const consumed = call.consumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
   const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
@@ -215,8 +218,8 @@ try {
   );
   const sentMs = performance.now() - started;
 
-  // 2. Wait until every job is completed and its reseller order tagged. EndResult = the workers have handled
-  // a message per job (the sync worker its job, the fulfillment worker its tag), the supplier has every
+  // 2. Wait until every job is completed and its reseller order tagged. EndResult = the sync worker has handled
+  // a message per job (and tried its tag, the fulfillment worker any left to it), the supplier has every
   // order, and nothing of the order's pipeline ran for a moment (the poller deletes a batch after its
   // invocation). Only then is counting paused to read the jobs through
   // the API, whose own reads are not the orders' cost; if some job is not completed yet (a retry
@@ -228,14 +231,8 @@ try {
   const settling = progress('waiting for the worker to handle every job', jobIds.size);
   for (;;) {
     const handled = meter.usage.invocations.get('SyncWorker')?.records ?? 0;
-    const tagged = meter.usage.invocations.get('FulfillmentWorker')?.records ?? 0;
     settling.at(Math.min(handled, jobIds.size), `${fixed((performance.now() - started) / 1000)} s`);
-    if (
-      handled >= jobIds.size &&
-      tagged >= jobIds.size &&
-      Date.now() - lastPipelineInvoke() > 750 &&
-      (await simOrders()) >= jobIds.size
-    ) {
+    if (handled >= jobIds.size && Date.now() - lastPipelineInvoke() > 750 && (await simOrders()) >= jobIds.size) {
       const before = lastPipelineInvoke();
       meter.counting = false;
       const { jobs } = await readJobs(runtime.apiUrl, new Set(notCompleted));
@@ -367,7 +364,7 @@ try {
   console.log(
     `\nTags (CONTRACT.md §12.5): ${fixed(tagCalls, 3)} platform call(s) per job to the reseller's shop ` +
       `(the supplier's: ${fixed(perOrder(callsTo(stores.sourceShopDomain)), 3)}); ${fixed(tagUnits, 3)} write units ` +
-      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) (\`tagged\` on the job, by FulfillmentWorker; ` +
+      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) (\`tagged\` on the job, by SyncWorker; ` +
       `${heldSeconds ? 'each order on the reseller’s shop' : 'no order on its shop: every tag refused'}). ` +
       `Budget 1 call and +${TAG_WRU_BUDGET.toFixed(1)} write units: ` +
       (tagCalls <= 1 && tagUnits <= TAG_WRU_BUDGET ? 'PASS' : 'MISS'),
@@ -430,10 +427,7 @@ try {
     // Until every delivery arrived and every order of this phase was placed and tagged, as in phase 1.
     const records = (name: string) => meter.usage.invocations.get(name)?.records ?? 0;
     while (
-      (received < deliveries ||
-        records('SyncWorker') < deliveries ||
-        records('FulfillmentWorker') < deliveries ||
-        Date.now() - last() < 1500) &&
+      (received < deliveries || records('SyncWorker') < deliveries || Date.now() - last() < 1500) &&
       Date.now() < until
     )
       await sleep(250);

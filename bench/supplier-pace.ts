@@ -9,7 +9,7 @@
  * time (the first webhook to the last job's `completedAt`) against the supplier's own floor (orders
  * over its rate), the calls the shop received and how many it answered 429, the supplier orders
  * (none doubled), the dead jobs, and the sync worker's invocations and received records: every
- * record past one per order is a wasted receive (a job held back for its slot, or deferred by a 429).
+ * record past one per order is a wasted receive (a job sent to wait for its slot, or deferred by a 429).
  *
  *   npm run bench:supplier-pace [-- --orders 2000 --per-second 5 --concurrency 8] [-- --quick]
  *

@@ -40,7 +40,7 @@ import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook
 import { orderBodyPartItem } from '../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../shared/order-flow/order-cancellation.js';
 import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
-import { TAG, tagOf } from '../shared/order-flow/order-item-kind.js';
+import { ENTITY_TAG, entityTagOf } from '../shared/order-flow/order-item-kind.js';
 import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order-flow/order-sync-job.js';
 import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order-flow/order-unrouted.js';
 
@@ -160,11 +160,11 @@ const ROWS: [string, Item][] = [
   ['vendor tag (of an active source store)', vendorTagItem(sourceStore)],
   ...(['pending', 'processing', 'failed', 'completed', 'dead', 'cancelled'] as const).map((status): [string, Item] => [
     `sync job, ${status}`,
-    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries(job(status)) },
+    { ...syncJobKey('<id>'), ...entityTagOf('job'), ...syncJobIndexEntries(job(status)) },
   ]),
   [
     'sync job, completed, a fulfillment on its way',
-    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
+    { ...syncJobKey('<id>'), ...entityTagOf('job'), ...syncJobIndexEntries(job('completed', { '<fid>': onItsWay })) },
   ],
   [
     'order cancellation (an orders/cancelled before its order, at its first job’s key)',
@@ -172,7 +172,11 @@ const ROWS: [string, Item][] = [
   ],
   [
     'sync job, pending, first of its order (the order’s record, in its store’s list of orders)',
-    { ...syncJobKey('<id>'), ...tagOf('job'), ...syncJobIndexEntries({ ...job('pending'), orderJobIds: ['<id>'] }) },
+    {
+      ...syncJobKey('<id>'),
+      ...entityTagOf('job'),
+      ...syncJobIndexEntries({ ...job('pending'), orderJobIds: ['<id>'] }),
+    },
   ],
   [
     'unrouted order (an order none of whose items routes, at its first job’s key)',
@@ -270,12 +274,12 @@ const escapePipes = (cell: string) => cell.replace(/\|/g, '\\|');
 
 /** The rows as a Markdown table, its columns padded as the formatter pads them. */
 export const itemTable = (): string => {
-  const header = ['item', 'PK', 'SK', `tag (${TAG})`, ...ROLES.map((role) => `${INDEX[role]} (${role})`)];
+  const header = ['item', 'PK', 'SK', `tag (${ENTITY_TAG})`, ...ROLES.map((role) => `${INDEX[role]} (${role})`)];
   const rows = ROWS.map(([name, item]) => [
     name,
     `\`${placeholders(String(item.PK))}\``,
     `\`${placeholders(String(item.SK))}\``,
-    typeof item[TAG] === 'string' ? `\`${item[TAG]}\`` : '',
+    typeof item[ENTITY_TAG] === 'string' ? `\`${item[ENTITY_TAG]}\`` : '',
     ...ROLES.map((role) => entryOf(item, role)),
   ]).map((row) => row.map(escapePipes));
   const widths = header.map((_, i) => Math.max(3, ...[header, ...rows].map((row) => row[i].length)));

@@ -2,7 +2,7 @@ import { streamBatchHandler } from '../shared/aws/batch.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { metricsMiddleware } from '../shared/core/metrics.js';
 import type { Subject } from '../shared/events/changes.js';
-import { recordStreamRecord } from '../shared/events/recorder.js';
+import { recordStreamWrite } from '../shared/events/recorder.js';
 import { presentOrder, presentResellerStore, presentSourceStore, presentSyncJob } from '../shared/http/present.js';
 import { unroutedLineItems } from '../shared/order-flow/reading-orders.js';
 import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
@@ -23,6 +23,6 @@ const present = async (subject: Subject): Promise<Record<string, unknown>> => {
 
 /** The table's change stream consumer: the events the writes report (CONTRACT.md §14). */
 export const handler = lambdaHandler(
-  streamBatchHandler((record) => recordStreamRecord(record, present)),
+  streamBatchHandler((written) => recordStreamWrite(written, present)),
   metricsMiddleware(),
 );

@@ -22,7 +22,7 @@ export type MessageOutcome = 'done' | 'retry';
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
  * message failed is answered the same way, not thrown: at low traffic most batches hold one message,
  * and a transient supplier failure is no Lambda error, so the errors alarm keeps meaning a fault of
- * the function itself. A record that throws an error no retry mends (AccessDenied, a bug) is counted
+ * the function itself. A message that throws an error no retry mends (AccessDenied, a bug) is counted
  * as `SystemicErrors` too, which pages at the first (lib/constructs/alarms.ts).
  */
 export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context) => Promise<unknown>) => {
@@ -47,7 +47,7 @@ export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context)
 };
 
 /**
- * A work queue's consumer (shared/work/runner.ts): a record whose outcome is `retry` is reported failed,
+ * A work queue's consumer (shared/work/runner.ts): a received message whose outcome is `retry` is reported failed,
  * for SQS to deliver again (after the backoff the runner gave it, if any).
  */
 export const workQueueHandler = (run: (received: SQSRecord, context?: Context) => Promise<MessageOutcome>) =>
@@ -56,11 +56,11 @@ export const workQueueHandler = (run: (received: SQSRecord, context?: Context) =
   });
 
 /**
- * A change stream consumer's batch (ReportBatchItemFailures): the records in order, each on its own; a
+ * A change stream consumer's batch (ReportBatchItemFailures): the stream writes in order, each on its own; a
  * failed one is reported, and Lambda hands the batch over again from it (the stream keeps its place,
  * nothing after it is lost), bisecting a batch that keeps failing (lib/constructs/consumers.ts).
  */
-export const streamBatchHandler = (handle: (record: DynamoDBRecord) => Promise<unknown>) => {
+export const streamBatchHandler = (handle: (written: DynamoDBRecord) => Promise<unknown>) => {
   const processor = new BatchProcessor(EventType.DynamoDBStreams);
   return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
     const response = await processPartialResponse(event, handle, processor, {

@@ -1,7 +1,7 @@
 import { isSyncJobKey } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { TAG, tagOf } from '../order-flow/order-item-kind.js';
+import { ENTITY_TAG, entityTagOf } from '../order-flow/order-item-kind.js';
 import { orderItemFrom } from '../order-flow/order-items.js';
 import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order-flow/order-sync-job.js';
 
@@ -33,12 +33,12 @@ const isKey = (item: Item, key: { PK: string; SK: string }) => item.PK === key.P
  */
 export const indexedItem = (item: Item): IndexedItem | undefined => {
   // A job item's id is its key's (older ones repeat it as `id`); an order cancellation or an
-  // unrouted order kept at a first job's key is not a job: only its tag is the backfill's. Body parts
+  // unrouted order kept at a first job's key is not a job: only its entity tag is the backfill's. Body parts
   // and marks, never updated, are told apart by their sort key whether tagged or not: left as written.
   if (isSyncJobKey(item)) {
     const parsed = orderItemFrom(item);
-    if (parsed.kind !== 'job') return { kind: 'order_item', wanted: tagOf(parsed.kind) };
-    return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...tagOf('job') } };
+    if (parsed.kind !== 'job') return { kind: 'order_item', wanted: entityTagOf(parsed.kind) };
+    return { kind: 'sync_job', job: parsed.job, wanted: { ...syncJobIndexEntries(parsed.job), ...entityTagOf('job') } };
   }
   if (typeof item.id !== 'string') return undefined;
   if (isKey(item, auditEntryKey(item.id)))
@@ -57,7 +57,7 @@ export interface IndexRepair {
 export const indexRepair = (item: Item, wanted: Record<string, string>): IndexRepair | undefined => {
   const set: Record<string, string> = {};
   const remove: string[] = [];
-  for (const name of [...JOB_INDEX_ATTRIBUTES, TAG]) {
+  for (const name of [...JOB_INDEX_ATTRIBUTES, ENTITY_TAG]) {
     if (wanted[name] !== undefined && item[name] !== wanted[name]) set[name] = wanted[name];
     if (wanted[name] === undefined && item[name] !== undefined) remove.push(name);
   }

@@ -3,10 +3,10 @@ import { LogFormatter, Logger, LogItem } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, UnformattedAttributes } from '@aws-lambda-powertools/logger/types';
 
 /**
- * What one piece of work is about (a queue record's job: `jobId`, `resellerStoreId`,
- * `externalOrderId`, the `request_id` that sent it). A queue consumer works on its batch's records
- * side by side in one invocation, so this cannot live on the logger, which the records share: it
- * follows each record's own asynchronous calls instead, whatever module logs.
+ * What one piece of work is about (a received message's job: `jobId`, `resellerStoreId`,
+ * `externalOrderId`, the `request_id` that sent it). A queue consumer works on its batch's messages
+ * side by side in one invocation, so this cannot live on the logger, which the messages share: it
+ * follows each message's own asynchronous calls instead, whatever module logs.
  */
 const workContext = new AsyncLocalStorage<LogAttributes>();
 

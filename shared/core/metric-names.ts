@@ -35,7 +35,7 @@ export const BUSINESS_METRICS = {
   reconcilerResends: 'ReconcilerResends',
   fulfillmentsPropagated: 'FulfillmentsPropagated',
   fulfillmentsDead: 'FulfillmentsDead',
-  /** A queue record its consumer reported failed, for SQS to deliver again (mixed batches and whole ones). */
+  /** A received message its consumer reported failed, for SQS to deliver again (mixed batches and whole ones). */
   queueRecordsFailed: 'QueueRecordsFailed',
   /** A store polled for its orders changed since its watermark (CONTRACT.md §10.7), whatever the outcome. */
   storesPolled: 'StoresPolled',
@@ -59,9 +59,9 @@ export const BUSINESS_METRICS = {
   /** An answer of another API version than asked for, or with a deprecation notice (CONTRACT.md §12.4). */
   platformApiDeprecated: 'PlatformApiDeprecated',
   /**
-   * A queue record that failed on an error no retry mends: the service's own permissions or key (IAM or
+   * A received message that failed on an error no retry mends: the service's own permissions or key (IAM or
    * KMS access denied, a disabled or missing key, table or queue) or a bug (a TypeError). Such a fault
-   * fails every record and is no Lambda error (failed records are reported, not thrown): alarmed at one.
+   * fails every message and is no Lambda error (failed messages are reported, not thrown): alarmed at one.
    */
   systemicErrors: 'SystemicErrors',
   /** From the job's creation by the webhook to its completion, in milliseconds. */

@@ -36,7 +36,7 @@ const SHARED_READS_MAX = 1_000;
 
 /**
  * Reads shared by key within one environment: a read in flight is joined rather than made again, and
- * an answer that `keep` accepts is shared for `keepMs` after it came, so the records of one batch
+ * an answer that `keep` accepts is shared for `keepMs` after it came, so the messages of one batch
  * (which the runner takes together) make one read between them. `drop` forgets a key's read (a write
  * that outdates it). A failed read is not kept.
  */
@@ -61,5 +61,10 @@ export const sharedReads = <T>(read: (key: string) => Promise<T>, keepMs: number
     );
     return entry.value;
   };
-  return { get, drop: (key: string) => shared.delete(key) };
+  /** Whether `get` would answer a read that has come and is kept (not one it makes, or joins in flight). */
+  const kept = (key: string) => {
+    const found = shared.get(key);
+    return found !== undefined && found.until !== Number.POSITIVE_INFINITY && found.until > Date.now();
+  };
+  return { get, drop: (key: string) => shared.delete(key), kept };
 };

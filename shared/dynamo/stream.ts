@@ -3,7 +3,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { Item } from './table.js';
 
-/** A stream record's attribute value as JSON carries it: binary values are base64 text. */
+/** A stream write's attribute value as JSON carries it: binary values are base64 text. */
 type WireValue = Record<string, unknown>;
 
 /** The wire form's binaries as bytes, through maps and lists, as the SDK's own reads answer them. */
@@ -19,11 +19,11 @@ const imageWithBytes = (image: Record<string, WireValue>) =>
   Object.fromEntries(Object.entries(image).map(([name, value]) => [name, withBytes(value)]));
 
 /**
- * A change stream record's images (NEW_AND_OLD_IMAGES: lib/constructs/data.ts), as the document
+ * A stream write's images (NEW_AND_OLD_IMAGES: lib/constructs/data.ts), as the document
  * client reads items: the item before the write and after it, either missing (an insert, a removal).
  */
-export const imagesOf = (record: DynamoDBRecord): { before?: Item; after?: Item } => {
+export const imagesOf = (written: DynamoDBRecord): { before?: Item; after?: Item } => {
   const image = (raw: unknown): Item | undefined =>
     raw ? unmarshall(imageWithBytes(raw as Record<string, WireValue>)) : undefined;
-  return { before: image(record.dynamodb?.OldImage), after: image(record.dynamodb?.NewImage) };
+  return { before: image(written.dynamodb?.OldImage), after: image(written.dynamodb?.NewImage) };
 };

@@ -159,7 +159,7 @@ export const eventPut = (event: Event) => {
 
 /**
  * Writes the event alone (the change stream's recorder: one PutItem), on condition that its id is new;
- * the event already there when it was not (a stream record handed over again).
+ * the event already there when it was not (a stream write handed over again).
  */
 export const putEvent = async (event: Event): Promise<Event> => {
   const written = await putAlone(eventPut(event));

@@ -11,7 +11,7 @@ import type { SyncJob } from '../order-flow/order-sync-job.js';
 /**
  * What an item's change reports (CONTRACT.md §14), read from the table's change stream: the item
  * before and after one write (shared/events/README.md, "Events and webhook endpoints"). Pure: the same
- * images always give the same changes, with the same ids, so a stream record handed over again
+ * images always give the same changes, with the same ids, so a stream write handed over again
  * writes no second event.
  */
 

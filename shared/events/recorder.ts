@@ -10,7 +10,7 @@ import { scheduleDeliveries } from './schedule-deliveries.js';
  * The events of the table's change stream (CONTRACT.md §14; docs/design.md, "Events and webhook
  * endpoints"): each write of an item that reports a change becomes its event, then the event's
  * deliveries. The stream hands over only writes that happened, and hands each over until its batch
- * succeeds: no event without its change, none lost. A record handed over again writes nothing new
+ * succeeds: no event without its change, none lost. A stream write handed over again writes nothing new
  * (the event's id follows from the write, its Put is conditional) and schedules what the first run
  * may not have reached.
  */
@@ -35,13 +35,13 @@ export const recordChange = async (change: Change, present: Presenter): Promise<
 
 /**
  * The changes of a write, or none when an image cannot be read as its item (a corrupt item): logged
- * and left, since a record that fails for ever would hold its shard's every later record (24 hours).
+ * and left, since a stream write that fails for ever would hold its shard's every later one (24 hours).
  */
 const readableChanges = (before: Item | undefined, after: Item | undefined) => {
   try {
     return changesOf(before, after);
   } catch (error) {
-    logger.error('change stream record not readable; no event recorded for it', {
+    logger.error('stream write not readable; no event recorded for it', {
       key: { PK: after?.PK ?? before?.PK, SK: after?.SK ?? before?.SK },
       error: (error as Error).message,
     });
@@ -56,8 +56,8 @@ export const recordWrite = async (before: Item | undefined, after: Item | undefi
   return events;
 };
 
-/** A change stream record's events (shared/dynamo/stream.ts reads its images). */
-export const recordStreamRecord = (record: DynamoDBRecord, present: Presenter) => {
-  const { before, after } = imagesOf(record);
+/** A stream write's events (shared/dynamo/stream.ts reads its images). */
+export const recordStreamWrite = (written: DynamoDBRecord, present: Presenter) => {
+  const { before, after } = imagesOf(written);
   return recordWrite(before, after, present);
 };

@@ -37,7 +37,7 @@ const messageOf = (event: Pick<Event, 'id'>, endpointId: string): DeliveryMessag
  * a transaction costs each item twice): first the event's `endpointIds`, on condition that it has
  * none yet, which decides once and for all whom the event goes to; then each delivery's Put (on
  * condition that there is none); then the messages. Called again for the same event (a redelivered
- * stream record, the call before having died anywhere on the way) the event's condition fails, and
+ * stream write, the call before having died anywhere on the way) the event's condition fails, and
  * the endpoints it names get their deliveries (those missing) and their messages again, which a
  * delivery already tried ignores. An owner without a matching endpoint costs one read (or none,
  * cached) and no write.

@@ -138,12 +138,12 @@ export const requestSupplierOrderCancel = async (job: SyncJob, cancellation: Can
  */
 const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string): Promise<boolean | Lost> => {
   // A redelivery while the supplier's cancellation is on its way sends its message again (the send
-  // that followed the first delivery may have failed); the platform's key makes it one cancellation.
+  // that followed the first webhook call may have failed); the platform's key makes it one cancellation.
   if (job.status === 'completed' && job.cancellation?.status === 'requested') {
     await enqueueJobs([jobMessage(job, 'webhook', requestId, 'cancel')]);
     return true;
   }
-  if (job.status === 'cancelled' || job.cancellation) return true; // a second delivery, or one in hand
+  if (job.status === 'cancelled' || job.cancellation) return true; // a redelivery, or one in hand
   const cancellation = requested('reseller', reason);
   if (job.status === 'completed') return requestSupplierOrderCancel(job, cancellation, requestId);
   // No supplier order, nor any that an earlier attempt may have placed: cancelled at once. A job

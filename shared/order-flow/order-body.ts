@@ -5,7 +5,7 @@ import { type OrderReading, type ResellerLineItem, readResellerOrder } from '../
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { keys } from '../dynamo/keys.js';
 import { type Item, queryPartition } from '../dynamo/table.js';
-import { tagOf } from './order-item-kind.js';
+import { entityTagOf } from './order-item-kind.js';
 import type { StoredOrder, SyncJob } from './order-sync-job.js';
 
 /**
@@ -66,7 +66,7 @@ export const splitParts = (compressed: Buffer): Buffer[] => {
  */
 export const orderBodyPartItem = (firstJobId: string, n: number, bytes: Buffer, expiresAt?: number): Item => ({
   ...keys.orderBodyPart(firstJobId, n),
-  ...tagOf('bodyPart'),
+  ...entityTagOf('bodyPart'),
   body: bytes,
   ...(expiresAt === undefined ? {} : { expiresAt }),
 });
@@ -211,7 +211,7 @@ export const textOf = (value: JsonText | null): string | null => {
 };
 
 /**
- * The stored order's line items the job carries (those whose vendor is its tag), read exactly as the
+ * The stored order's line items the job carries (those whose vendor is its vendor tag), read exactly as the
  * webhook read them; undefined when the stored order cannot be read. What every view of a job's
  * lines starts from: its lines as shown, as a lookup compares them, as a parcel ships them.
  */

@@ -1,7 +1,7 @@
 import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import { tagOf } from './order-item-kind.js';
+import { entityTagOf } from './order-item-kind.js';
 
 /**
  * The order cancellation entity (CONTRACT.md §10.4): an `orders/cancelled` that arrived before its
@@ -18,12 +18,12 @@ export interface OrderCancellation {
   expiresAt: number;
 }
 
-/** When the order was cancelled (items written before the tag also told this kind apart by it: order-items.ts). */
+/** When the order was cancelled (items written before the entity tag also told this kind apart by it). */
 const MARK = 'orderCancelledAt';
 
 export const orderCancellationItem = (cancellation: OrderCancellation): Item => ({
   ...keys.syncJob(cancellation.firstJobId),
-  ...tagOf('orderCancellation'),
+  ...entityTagOf('orderCancellation'),
   [MARK]: cancellation.cancelledAt,
   ...(cancellation.reason === null ? {} : { cancelReason: cancellation.reason }),
   expiresAt: cancellation.expiresAt,

@@ -2,7 +2,7 @@ import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
 import type { ApprovedReturn, Refund } from './order-after-sale.js';
-import { tagOf } from './order-item-kind.js';
+import { entityTagOf } from './order-item-kind.js';
 
 /**
  * Refunds and returns that arrived before their order (CONTRACT.md §15, "kept when early", as §10
@@ -35,9 +35,13 @@ export const keepEarlyAfterSaleUpdate = (firstJobId: string, entry: EarlyAfterSa
   UpdateExpression:
     'SET #tag = :tag, #mark = list_append(if_not_exists(#mark, :none), :entry), expiresAt = :expiresAt ADD #ids :id',
   ConditionExpression: '(attribute_not_exists(PK) OR attribute_exists(#mark)) AND NOT contains(#ids, :idText)',
-  ExpressionAttributeNames: { '#tag': Object.keys(tagOf('earlyAfterSale'))[0], '#mark': MARK, '#ids': 'earlyIds' },
+  ExpressionAttributeNames: {
+    '#tag': Object.keys(entityTagOf('earlyAfterSale'))[0],
+    '#mark': MARK,
+    '#ids': 'earlyIds',
+  },
   ExpressionAttributeValues: {
-    ':tag': Object.values(tagOf('earlyAfterSale'))[0],
+    ':tag': Object.values(entityTagOf('earlyAfterSale'))[0],
     ':none': [],
     ':entry': [entry],
     ':expiresAt': expiresAt,

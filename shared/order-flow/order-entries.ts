@@ -245,7 +245,7 @@ const acceptAgain = (jobId: string, job: SyncJob, current: FulfillmentEntry, ful
       ? `${update.field('status')} = ${update.value('readStatus', 'delivered')}`
       : `${update.field('status')} <> ${update.value('delivered', 'delivered')}`,
   );
-  // A new delivery of the webhook: a fresh start for the reconciler and the throttling budget.
+  // The webhook received again: a fresh start for the reconciler and the throttling budget.
   update.remove(...WAIT_ATTRIBUTES.map((field) => update.field(field)));
   return tryUpdate(jobId, update);
 };
@@ -387,7 +387,7 @@ export const leavePropagating = (job: SyncJob) => {
 const sameEntryCount = (update: JobUpdate, count: number) => `size(#fulfillments) = ${update.value('entries', count)}`;
 
 /**
- * The reseller order's tag recorded on its job (CONTRACT.md §12.5): `tagged` true once written, false
+ * The reseller order's routed tag recorded on its job (CONTRACT.md §12.5): `tagged` true once written, false
  * once given up on. Once: a second outcome (a message delivered twice) changes nothing. False when the
  * job is gone or already says.
  */

@@ -3,9 +3,9 @@
  * written by its entity module, read by `orderItemFrom` (order-items.ts). One letter under a one-letter
  * name: every byte of the job item is billed again by each of its writes (docs/performance.md).
  */
-export const TAG = 'e';
+export const ENTITY_TAG = 'e';
 
-export const TAGS = {
+export const ENTITY_TAGS = {
   job: 'J',
   unroutedOrder: 'U',
   orderCancellation: 'C',
@@ -14,7 +14,7 @@ export const TAGS = {
   unroutedMark: 'M',
 } as const;
 
-export type OrderItemKind = keyof typeof TAGS;
+export type OrderItemKind = keyof typeof ENTITY_TAGS;
 
-/** The tag attribute of an item of `kind`, to spread into the item. */
-export const tagOf = (kind: OrderItemKind): Record<string, string> => ({ [TAG]: TAGS[kind] });
+/** The entity tag attribute of an item of `kind`, to spread into the item. */
+export const entityTagOf = (kind: OrderItemKind): Record<string, string> => ({ [ENTITY_TAG]: ENTITY_TAGS[kind] });

@@ -3,7 +3,7 @@ import { bodyPartNumberOf, isUnroutedOrderMarkKey, jobIdOfPartition } from '../d
 import { type Item, keyOf } from '../dynamo/table.js';
 import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
 import { type KeptAfterSale, keptAfterSaleFrom } from './order-early-after-sale.js';
-import { type OrderItemKind, TAG, TAGS } from './order-item-kind.js';
+import { ENTITY_TAG, ENTITY_TAGS, type OrderItemKind } from './order-item-kind.js';
 import { type SyncJob, syncJobFrom } from './order-sync-job.js';
 import { type UnroutedOrder, unroutedOrderFrom } from './order-unrouted.js';
 
@@ -28,18 +28,18 @@ export type OrderRecord = Extract<
   { kind: 'job' | 'unroutedOrder' | 'orderCancellation' | 'earlyAfterSale' }
 >;
 
-const KIND_OF_TAG = new Map<unknown, OrderItemKind>(
-  Object.entries(TAGS).map(([kind, tag]) => [tag, kind as OrderItemKind]),
+const KIND_OF_ENTITY_TAG = new Map<unknown, OrderItemKind>(
+  Object.entries(ENTITY_TAGS).map(([kind, tag]) => [tag, kind as OrderItemKind]),
 );
 
 /**
- * The kind of an item: its tag, or, for an item written before items carried one, what tells it
+ * The kind of an item: its entity tag, or, for an item written before items carried one, what tells it
  * apart (its sort key; at the `SJ` key, the attribute only that kind has). The one place that
- * infers it: `npm run backfill-indexes` writes the tag such an item lacks.
+ * infers it: `npm run backfill-indexes` writes the entity tag such an item lacks.
  */
 export const orderItemKindOf = (item: Item): OrderItemKind => {
-  const tagged = KIND_OF_TAG.get(item[TAG]);
-  if (tagged) return tagged;
+  const kind = KIND_OF_ENTITY_TAG.get(item[ENTITY_TAG]);
+  if (kind) return kind;
   if (isUnroutedOrderMarkKey(keyOf(item))) return 'unroutedMark';
   if (bodyPartNumberOf(keyOf(item)) !== undefined) return 'bodyPart';
   if (typeof item.unroutedOrderAt === 'string') return 'unroutedOrder';
@@ -47,8 +47,8 @@ export const orderItemKindOf = (item: Item): OrderItemKind => {
   return 'job';
 };
 
-/** Whether the item carries its tag (the backfill writes it on those that do not). */
-export const isTagged = (item: Item) => KIND_OF_TAG.has(item[TAG]);
+/** Whether the item carries its entity tag (the backfill writes it on those that do not). */
+export const hasEntityTag = (item: Item) => KIND_OF_ENTITY_TAG.has(item[ENTITY_TAG]);
 
 /** An item of an order's partition, as the member of the union its kind is. */
 export const orderItemFrom = (item: Item): OrderItem => {

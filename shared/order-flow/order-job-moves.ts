@@ -171,12 +171,12 @@ export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd
 
 /**
  * → pending under a new generation, before its call: the source store's pace
- * (holding-supplier-pace.ts) gives it a slot in `waitSeconds`, which its next message holds.
+ * (placing-supplier-pace.ts) gives it a slot in `waitSeconds`, which its next message keeps.
  * The move of a deferral, but not a try: the claim's
  * `attempts` + 1 is taken back, and neither the history nor the throttled run (`throttledSince`)
  * hears of it. `waitUntil` keeps the reconciler away until the slot.
  */
-export const holdJob = (job: SyncJob, waitSeconds: number) => {
+export const waitJobForSlot = (job: SyncJob, waitSeconds: number) => {
   const at = now();
   return move({ move: 'defer', job, at, set: { waitUntil: secondsFrom(at, waitSeconds) }, add: { attempts: -1 } });
 };

@@ -20,7 +20,7 @@ import type { Item } from '../dynamo/table.js';
 import { AFTER_SALE, type AfterSale, afterSaleAttribute, afterSaleFrom } from './order-after-sale.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';
-import { tagOf } from './order-item-kind.js';
+import { entityTagOf } from './order-item-kind.js';
 import { unroutedLinesAttribute, unroutedLinesFrom } from './order-unrouted.js';
 
 /**
@@ -232,7 +232,7 @@ const present = (attributes: Record<string, string | null>) =>
  */
 export const syncJobItem = (job: SyncJob): Item => ({
   ...syncJobKey(job.id),
-  ...tagOf('job'),
+  ...entityTagOf('job'),
   ...indexEntry('lists', lists.syncJobs(job.ownerId).of(job.id), listSortKey(job.createdAt, job.id)),
   ...indexChanges({ ...job, status: null }, job.status).set,
   // No `id`: the key holds it (jobIdOfPartition), and every byte of the item is paid again on each write.

@@ -28,7 +28,7 @@ import {
 /**
  * What the flow does once a move is written (placing-follow-ups.ts runs them, from there alone):
  * `releaseKeptFulfillments`, the fulfillments that arrived before the job's supplier order was known
- * sent on (propagating.ts); `requestTag`, the reseller order's tag asked for (tagging-queue.ts).
+ * sent on (propagating.ts); `requestTag`, the reseller order's routed tag asked for (tagging-queue.ts).
  */
 export type FollowUp = 'releaseKeptFulfillments' | 'requestTag';
 
@@ -101,7 +101,7 @@ const JOB_MOVES = {
  * the other half of one table): the states each may start from (`null`: no entry yet) and
  * the one it ends in (`null`: it stays). A move asked of an entry in any other state writes
  * nothing. `delivered` moves on only by what the supplier says next (new tracking, a cancellation):
- * a late or duplicate message never undoes a delivery; `ignored` and `cancelled` are final.
+ * a late or duplicate message never undoes a `delivered` entry; `ignored` and `cancelled` are final.
  */
 export interface EntryMoveRule {
   from: readonly (FulfillmentStatus | null)[];

@@ -2,7 +2,7 @@ import { UNROUTED_REASONS, type UnroutedLine } from '../domain/routing.js';
 import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import type { Item } from '../dynamo/table.js';
-import { tagOf } from './order-item-kind.js';
+import { entityTagOf } from './order-item-kind.js';
 import { EXPIRES_AT, jobExpiresAt } from './order-sync-job.js';
 
 /**
@@ -37,12 +37,12 @@ export interface UnroutedOrder {
  */
 export const unroutedOrderExpiresAt = (receivedAt: string) => jobExpiresAt(receivedAt);
 
-/** When the order was received (items written before the tag also told this kind apart by it: order-items.ts). */
+/** When the order was received (items written before the entity tag also told this kind apart by it). */
 const MARK = 'unroutedOrderAt';
 
 export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
   ...keys.syncJob(order.firstJobId),
-  ...tagOf('unroutedOrder'),
+  ...entityTagOf('unroutedOrder'),
   ...indexEntry(
     'resourceLists',
     lists.storeOrders(order.resellerStoreId).of(order.firstJobId),
@@ -98,7 +98,7 @@ export const unroutedOrderMarkItem = (mark: {
   expiresAt?: number;
 }): Item => ({
   ...keys.unroutedOrderMark(mark.firstJobId),
-  ...tagOf('unroutedMark'),
+  ...entityTagOf('unroutedMark'),
   ...indexEntry(
     'resourceLists',
     lists.storeUnroutedOrders(mark.resellerStoreId).of(mark.firstJobId),

@@ -17,7 +17,7 @@ export interface Order {
   ownerId: string;
   resellerStoreId: string;
   externalOrderId: string;
-  /** When the first delivery (webhook or poll) was recorded: the list's order. */
+  /** When the order first arrived (webhook or poll) and was recorded: the list's order. */
   createdAt: string;
   receivedVia: ReceivedVia;
   syncJobIds: string[];

@@ -89,7 +89,7 @@ export const endJob = async (
     if (lookup.kind === 'found') {
       const found = { ...attempt, outcome: 'found_existing' as const, errorMessage: foundReason(reason) };
       const placed = { orderId: lookup.orderId, lines: sourceLinesOf(undefined, lookup.lineItemIds) };
-      const completed = await jobPlaced('found', job, placed, found);
+      const completed = await jobPlaced(deps, 'found', job, placed, found);
       return completed ? 'found' : 'moved';
     }
     if (lookup.kind === 'unknown' && !lookup.refused) return 'unknown';

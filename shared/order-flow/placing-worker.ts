@@ -5,6 +5,7 @@ import { config } from '../core/config.js';
 import { addLogContext, logger } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
 import { countMetric } from '../core/metrics.js';
+import { sharedReads } from '../core/pool.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
@@ -17,10 +18,9 @@ import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
 import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
 import { updateSupplierOrder } from './editing.js';
 import { releaseAfterDelay } from './holding.js';
-import { learnFrom, type PaceTurn, takeTurn } from './holding-supplier-pace.js';
 import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
 import { UnplaceableOrderError } from './order-body.js';
-import { claimJobOrMet, deferJob, failJob, holdJob } from './order-job-moves.js';
+import { claimJobOrMet, deferJob, failJob, waitJobForSlot } from './order-job-moves.js';
 import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
@@ -36,6 +36,7 @@ import {
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
+import { learnFrom, type PaceTurn, takeTurn } from './placing-supplier-pace.js';
 import { removeUnits, resendPending } from './refunding.js';
 import { sendReturns } from './returning.js';
 import { completeOrderJobs } from './routing-jobs.js';
@@ -58,7 +59,7 @@ interface Placement {
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
   supplierOrder?: SupplierOrder;
-  /** The create's turn in its shop's pace (holding-supplier-pace.ts), once taken: what a 429 teaches the pace. */
+  /** The create's turn in its shop's pace (placing-supplier-pace.ts), once taken: what a 429 teaches the pace. */
   turn?: PaceTurn;
 }
 
@@ -141,10 +142,10 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
     ]);
     return deferred ? jobMessage(deferred, 'redelivery', attempt.message.requestId) : undefined;
   },
-  holdBack: async (attempt, delaySeconds) => {
+  waitForSlot: async (attempt, delaySeconds) => {
     // Not a try: the message that follows is still the one that sent it (a manual retry stays a `retry`).
-    const held = await holdJob(attempt.item.job, delaySeconds);
-    return held ? jobMessage(held, attempt.message.trigger ?? 'webhook', attempt.message.requestId) : undefined;
+    const waiting = await waitJobForSlot(attempt.item.job, delaySeconds);
+    return waiting ? jobMessage(waiting, attempt.message.trigger ?? 'webhook', attempt.message.requestId) : undefined;
   },
   fail: (attempt, reason, status, waitSeconds) =>
     failJob(attempt.item.job, reason, waitSeconds, ended(attempt, 'failed', status, reason)),
@@ -197,10 +198,26 @@ const syncDoor: QueueDoor<SyncQueueMessage, Deps, MessageOutcome> = {
   },
 };
 
+/** How long a connected source store's read is shared by this environment's jobs to it. */
+export const SOURCE_STORE_SHARED_MS = 200;
+
+/**
+ * The source stores' reads, shared by the jobs of one batch (the runner takes its records together):
+ * one read per supplier and batch, not per job (docs/performance.md, "Fewer calls per order"). Only a
+ * connected store's answer is kept, `SOURCE_STORE_SHARED_MS`, less than the lag an eventually
+ * consistent read may already have: a store disconnected meanwhile is called as it was a moment before,
+ * and the platform refuses its token as it would have a moment later.
+ */
+const sourceStoreReads = sharedReads(
+  loadSourceStore,
+  SOURCE_STORE_SHARED_MS,
+  (store) => store !== undefined && !disconnectedReason('source', store),
+);
+
 /** The try of a claimed job: its supplier order placed (or the job ended, or found placed already). */
 const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> => {
   const { item } = attempt;
-  item.sourceStore = await loadSourceStore(item.job.sourceStoreId);
+  item.sourceStore = await sourceStoreReads.get(item.job.sourceStoreId);
   if (!item.sourceStore) return sourceStoreGone(attempt);
   const disconnected = disconnectedReason('source', item.sourceStore);
   if (disconnected) return sourceStoreDisconnected(attempt, disconnected);
@@ -216,7 +233,7 @@ const place = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome> =
     if (earlier) return earlier;
   }
   const turn = await takeTurn(item.sourceStore.shopDomain, attempt.message.slotAt);
-  if (turn.holdUntil !== undefined) return attempt.holdBack(turn.holdUntil);
+  if (turn.waitForSlotAt !== undefined) return attempt.waitForSlot(turn.waitForSlotAt);
   item.turn = turn;
   return completePlaced(deps, attempt, await platform.createOrder(shop, supplierOrder, item.job.id));
 };
@@ -268,7 +285,7 @@ const buildSupplierOrder = async (deps: Deps, attempt: JobAttempt): Promise<Supp
 const lookFirst = async (deps: Deps, attempt: JobAttempt): Promise<MessageOutcome | undefined> => {
   const reason = 'an earlier attempt may have placed the supplier order';
   const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
-  if (lookup.kind === 'found') return completeFound(attempt, lookup, null, reason);
+  if (lookup.kind === 'found') return completeFound(deps, attempt, lookup, null, reason);
   if (lookup.kind === 'unknown' && !lookup.refused)
     return attempt.retry(`${reason}; looking it up failed: ${lookup.reason}`, null);
   return undefined;
@@ -282,6 +299,7 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
   const lines = await alignedSourceLines(job, sourceLinesOf(supplierOrder, placed.lineItemIds));
   const outcome = ended(attempt, 'completed', placed.status ?? null, null);
   const completed = await jobPlaced(
+    deps,
     'complete',
     job,
     { orderId: placed.orderId, lines, promise: attempt.item.sourceStore?.serviceLevel },
@@ -323,7 +341,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
         promise: attempt.item.sourceStore?.serviceLevel,
       };
       const outcome = ended(attempt, 'found_existing', null, foundReason('cancelled'));
-      const found = await jobPlaced('found', job, placed, outcome, attempt.message.requestId);
+      const found = await jobPlaced(deps, 'found', job, placed, outcome, attempt.message.requestId);
       if (found) await requestSupplierOrderCancel(found, cancellation, attempt.message.requestId);
       return 'done';
     }
@@ -340,7 +358,7 @@ const endCancelled = async (deps: Deps, attempt: JobAttempt): Promise<MessageOut
 const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) => {
   const lookup = await lookUpSupplierOrder(deps, await shopOf(deps, attempt), attempt.item.job);
   if (lookup.kind === 'found') {
-    await completeFound(attempt, lookup, status, reason);
+    await completeFound(deps, attempt, lookup, status, reason);
     return undefined;
   }
   return lookup.kind === 'absent' ? reason : `${reason}; looking the order up failed: ${lookup.reason}`;
@@ -348,6 +366,7 @@ const lookForPlaced = async (deps: Deps, attempt: JobAttempt, reason: string, st
 
 /** The supplier has the order a lookup found: the job is completed with it (`found_existing`). */
 const completeFound = async (
+  deps: Deps,
   attempt: JobAttempt,
   found: { orderId: string; lineItemIds?: string[] },
   status: number | null,
@@ -359,7 +378,7 @@ const completeFound = async (
     promise: attempt.item.sourceStore?.serviceLevel,
   };
   const outcome = ended(attempt, 'found_existing', status, foundReason(reason));
-  await jobPlaced('found', attempt.item.job, placed, outcome, attempt.message.requestId);
+  await jobPlaced(deps, 'found', attempt.item.job, placed, outcome, attempt.message.requestId);
   logger.warn('outcome unknown; the source store has the supplier order');
   return 'done';
 };

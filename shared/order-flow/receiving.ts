@@ -68,7 +68,7 @@ export const readRoutingEarly = (shopDomain: string | undefined): EarlyRouting |
   const storeId = shopDomain && storeOfShop.get(shopDomain.trim().toLowerCase());
   if (!storeId) return undefined;
   const routing = routingOf(storeId);
-  routing.catch(() => undefined); // awaited where used; unused (a refused delivery), its failure is no one's
+  routing.catch(() => undefined); // awaited where used; unused (a refused webhook call), its failure is no one's
   return { storeId, routing };
 };
 
@@ -167,7 +167,7 @@ const routeOrder = async (
 
 /**
  * The messages of the jobs a call wrote. A redelivery sends nothing for the jobs that existed: their
- * messages went out with the first delivery, and a job whose message was lost is the reconciler's (a
+ * messages went out with the first webhook call, and a job whose message was lost is the reconciler's (a
  * second message here would be a second live one). The jobs it wrote itself (a crash had left them
  * unwritten) get theirs now. Held jobs get no message that would place them: a delay gets its order's
  * one release message (shared/order-flow/holding.ts).

@@ -169,7 +169,7 @@ const firstReseller = async (
 };
 
 /**
- * A verified delivery of one of §15's topics (CONTRACT.md §15): parsed (a malformed one is a 400
+ * A verified webhook call of one of §15's topics (CONTRACT.md §15): parsed (a malformed one is a 400
  * that changes nothing), then taken by the reseller store that has the order, else by the source
  * stores whose supplier order it is; a topic of the other kind of store changes nothing. Answers the
  * ids of the jobs it concerns. Writes only: every platform call is the sync worker's.

@@ -45,18 +45,25 @@ export const sendTagMessage = (message: TagMessage, delaySeconds = 0) =>
  * Nothing when the job already says (`tagged`) or has no supplier tag. A send that fails throws: the
  * job's own message then comes back, meets the completed job and asks again (order-flow/placing-worker.ts).
  */
-export const requestTag = async (
-  job: Pick<SyncJob, 'id' | 'vendorTag' | 'tagged' | 'resellerStoreId' | 'externalOrderId'>,
-  requestId?: string,
-) => {
-  if (job.vendorTag === null || typeof job.tagged === 'boolean') return;
-  const of = { id: job.id, resellerStoreId: job.resellerStoreId, externalOrderId: job.externalOrderId };
-  await sendTagMessage({
-    tagJobId: job.id,
-    ...(requestId ? { requestId } : {}),
-    of: { ...of, vendorTag: job.vendorTag },
-  });
+export const requestTag = async (job: TagAsked, requestId?: string) => {
+  const of = toTag(job);
+  if (!of) return;
+  await sendTagMessage({ tagJobId: job.id, ...(requestId ? { requestId } : {}), of });
 };
+
+/** What asking for a job's tag reads of it. */
+export type TagAsked = Pick<SyncJob, 'id' | 'vendorTag' | 'tagged' | 'resellerStoreId' | 'externalOrderId'>;
+
+/** What the tag of a job needs of it; undefined when the job already says (`tagged`) or has no supplier tag. */
+export const toTag = (job: TagAsked): TaggedJob | undefined =>
+  job.vendorTag === null || typeof job.tagged === 'boolean'
+    ? undefined
+    : {
+        id: job.id,
+        resellerStoreId: job.resellerStoreId,
+        externalOrderId: job.externalOrderId,
+        vendorTag: job.vendorTag,
+      };
 
 const readTaggedJob = (of: unknown, tagJobId: string): TaggedJob | undefined => {
   if (typeof of !== 'object' || of === null) return undefined;

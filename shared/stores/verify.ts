@@ -1,6 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
+import { sharedReads } from '../core/pool.js';
 import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
 import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
@@ -43,12 +44,33 @@ const plausibleShopDomain = (delivery: WebhookDelivery): string => {
   return shopDomain;
 };
 
-/** The stores of one kind on a shop domain, none without a read if the domain had none a moment ago. */
-const storesOnKnownShop = async (shopDomain: string, kind: StoreKind): Promise<StoreOnShop[]> => {
-  if (isUnknownShop(kind, shopDomain)) return [];
-  const stores = await storesOnShop(shopDomain, kind);
+/** How long a shop domain's stores, as the lookup found them, are shared by this environment's deliveries. */
+export const LOOKUP_SHARED_MS = 200;
+
+/**
+ * The lookups of this environment, by kind and shop domain: the deliveries of one shop a moment apart
+ * share one Query of the lookups index (docs/performance.md, "Fewer calls per order"), which is an
+ * index, eventually consistent, so no fresher than this already. A delivery none of them verifies reads
+ * the lookup again before it is refused: a secret rotated within the moment is never refused for it.
+ */
+const lookups = sharedReads(
+  (key: string) => storesOnShop(key.slice(key.indexOf('|') + 1), key.slice(0, key.indexOf('|')) as StoreKind),
+  LOOKUP_SHARED_MS,
+  (stores) => stores.length > 0,
+);
+
+/**
+ * The stores of one kind on a shop domain, none without a read if the domain had none a moment ago;
+ * `shared`: whether they are a lookup kept from a moment ago (not one made or joined now).
+ */
+const storesOnKnownShop = async (shopDomain: string, kind: StoreKind, fresh = false) => {
+  if (isUnknownShop(kind, shopDomain)) return { stores: [] as StoreOnShop[], shared: false };
+  const key = `${kind}|${shopDomain}`;
+  if (fresh) lookups.drop(key);
+  const shared = lookups.kept(key);
+  const stores = await lookups.get(key);
   if (!stores.length) rememberUnknownShop(kind, shopDomain);
-  return stores;
+  return { stores, shared };
 };
 
 /**
@@ -62,8 +84,20 @@ export const verifiedStores = async (
   delivery: WebhookDelivery,
 ): Promise<StoreOnShop[]> => {
   const shopDomain = plausibleShopDomain(delivery);
+  const first = await storesOnKnownShop(shopDomain, kind);
+  const verified = await verifiedAmong(deps, first.stores, delivery);
+  if (verified.length) return verified;
+  // Refused by the stores a lookup of a moment ago gave: read again, in case one changed within the moment.
+  if (!first.shared) throw new InvalidSignatureError();
+  const again = await verifiedAmong(deps, (await storesOnKnownShop(shopDomain, kind, true)).stores, delivery);
+  if (!again.length) throw new InvalidSignatureError();
+  return again;
+};
+
+/** The stores among `stores` whose webhook secret (or the previous one, within its day) verifies the delivery. */
+const verifiedAmong = async (deps: Pick<Deps, 'cipher'>, stores: StoreOnShop[], delivery: WebhookDelivery) => {
   // Active stores first, then the oldest: the order in which a shared shop domain is resolved.
-  const candidates = (await storesOnKnownShop(shopDomain, kind)).sort(
+  const candidates = [...stores].sort(
     (a, b) => Number(!!a.deletedAt) - Number(!!b.deletedAt) || a.createdAt.localeCompare(b.createdAt),
   );
   const verified: StoreOnShop[] = [];
@@ -79,7 +113,6 @@ export const verifiedStores = async (
         verified.push(store);
     }
   }
-  if (!verified.length) throw new InvalidSignatureError();
   return verified;
 };
 

@@ -5,8 +5,8 @@ import type { Deps } from '../aws/deps.js';
 import type { WorkMessage } from './message.js';
 
 /**
- * One try of a claimed work item: its message, the item as the claim left it, the record SQS
- * delivered and when the try began. `retry` hands it back to the runner's failure path (the item
+ * One try of a claimed work item: its message, the item as the claim left it, the message as SQS
+ * handed it over (`received`) and when the try began. `retry` hands it back to the runner's failure path (the item
  * `failed`, the message back after its backoff), for a kind that finds, in its own logic, a reason
  * to try again later.
  */
@@ -20,9 +20,9 @@ export interface Attempt<M extends WorkMessage, I> {
   retry: (reason: string, platformStatus: number | null) => Promise<MessageOutcome>;
   /**
    * Hands the item back to the runner until `slotAt` (epoch ms), the call slot its supplier's pace
-   * gave it: no try is counted, the throttling budget is untouched (`holdBack`, runner.ts).
+   * gave it: no try is counted, the throttling budget is untouched (slot-wait.ts).
    */
-  holdBack: (slotAt: number) => Promise<MessageOutcome>;
+  waitForSlot: (slotAt: number) => Promise<MessageOutcome>;
 }
 
 /**
@@ -82,9 +82,9 @@ export interface WorkKind<M extends WorkMessage, I, D = Deps> {
   /**
    * Puts the item back before its call, for `delaySeconds` (its supplier's pace had no slot sooner):
    * like `defer` under a new generation, but neither a try nor a throttled run. Answers the message to
-   * send it, or undefined if it moved meanwhile. Absent: the kind never holds back.
+   * send it, or undefined if it moved meanwhile. Absent: the kind never waits for a slot.
    */
-  holdBack?: (attempt: Attempt<M, I>, delaySeconds: number) => Promise<M | undefined>;
+  waitForSlot?: (attempt: Attempt<M, I>, delaySeconds: number) => Promise<M | undefined>;
   /** Records a failed try, which waits `waitSeconds` (0: the queue's own visibility). */
   fail: (attempt: Attempt<M, I>, reason: string, status: number | null, waitSeconds: number) => Promise<unknown>;
   /**

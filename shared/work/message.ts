@@ -7,8 +7,8 @@ export interface WorkMessage {
   requestId?: string;
   notBefore?: number;
   /**
-   * The supplier's call slot (epoch ms) this message holds, taken from its shop's pace before the
-   * item was held back for it (`holdBack`, runner.ts): the try calls at that time without taking another.
+   * The supplier's call slot (epoch ms) this message keeps, taken from its shop's pace before the
+   * item was sent to wait for it (slot-wait.ts): the try calls at that time without taking another.
    */
   slotAt?: number;
 }

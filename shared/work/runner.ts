@@ -2,14 +2,15 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withMessageContext } from '../core/logger.js';
-import { MAX_DEFERRAL_SECONDS, secondsUntil } from '../platforms/failure.js';
+import { secondsUntil } from '../platforms/failure.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';
 import { sendWork, setVisibility } from './queue.js';
+import { waitForSlot } from './slot-wait.js';
 import { backoffOf, failed, retry } from './work-failure.js';
 
 /**
- * The work-item runner: one queue record of any kind (kind.ts), from its body to its outcome, in the
+ * The work-item runner: one received message of any kind (kind.ts), from its body to its outcome, in the
  * manner of a job queue's worker (BullMQ's, Sidekiq's): parse, send on a message that came before
  * its time, claim (a stale message is dropped untouched), try, and hand whatever the try threw to
  * the failure path (work-failure.ts), which classifies it: an unexpected throw after the claim gets the
@@ -45,7 +46,7 @@ export interface QueueDoor<U extends { kind: string }, D, R> {
   malformed: R;
 }
 
-/** One record through its queue's door: parsed once, handed to the handler of its kind. */
+/** One received message through its queue's door: parsed once, handed to the handler of its kind. */
 export const openDoor = async <U extends { kind: string }, D, R>(
   door: QueueDoor<U, D, R>,
   deps: D,
@@ -96,7 +97,7 @@ const tryItem = async <M extends WorkMessage, I, D>(
     startedAt: kind.startedAt(item),
     redelivered: Number(received.attributes?.ApproximateReceiveCount) > 1,
     retry: (reason, status) => retry(kind, attempt, reason, status),
-    holdBack: (slotAt) => holdBack(kind, attempt, slotAt),
+    waitForSlot: (slotAt) => waitForSlot(kind, attempt, slotAt),
   };
   try {
     return await kind.attempt(deps, attempt);
@@ -114,13 +115,13 @@ const sentOn = async <M extends WorkMessage, I, D>(kind: WorkKind<M, I, D>, mess
   return true;
 };
 
-/** How long before the invocation's end a record still running is given its backoff. */
+/** How long before the invocation's end a message still running is given its backoff. */
 const END_MARGIN_MS = 2_000;
 
 /**
- * The remaining-time guard: a record still running shortly before the invocation's time is up gets
+ * The remaining-time guard: a message still running shortly before the invocation's time is up gets
  * its backoff (from the end of the invocation) as its visibility, so a timed-out batch comes back
- * after the backoff rather than the queue's visibility timeout. The record goes on meanwhile: if it
+ * after the backoff rather than the queue's visibility timeout. Its try goes on meanwhile: if it
  * ends in time, its own outcome stands (its writes are conditional, its platform calls keyed).
  */
 const beforeTheEnd = async <M extends WorkMessage, I, D>(
@@ -132,9 +133,9 @@ const beforeTheEnd = async <M extends WorkMessage, I, D>(
   if (!context?.getRemainingTimeInMillis || !kind.backoffSeconds) return work();
   const giveBack = () => {
     const waitSeconds = Math.ceil(END_MARGIN_MS / 1000) + backoffOf(kind, received);
-    logger.warn('the invocation ends before this record does; it comes back after its backoff', { waitSeconds });
+    logger.warn('the invocation ends before this message does; it comes back after its backoff', { waitSeconds });
     setVisibility(kind.queueUrl(), received.receiptHandle, waitSeconds).catch((error: Error) =>
-      logger.error('could not give the record its backoff', error),
+      logger.error('could not give the message its backoff', error),
     );
   };
   const timer = setTimeout(giveBack, Math.max(0, context.getRemainingTimeInMillis() - END_MARGIN_MS));
@@ -143,31 +144,4 @@ const beforeTheEnd = async <M extends WorkMessage, I, D>(
   } finally {
     clearTimeout(timer);
   }
-};
-
-/**
- * A claimed item whose supplier's pace (docs/design.md, "A pace per supplier") gave it a call slot
- * later than the try can wait for: the kind puts it back under a new generation without counting a
- * try, and one fresh message, delayed to the slot's second, holds the slot (`slotAt`), so the next
- * try calls at that time without taking another. A fresh message rather than a visibility change:
- * it does not count towards `maxReceiveCount`. A wait past SQS's 15 minutes carries `notBefore`, a
- * second before the slot.
- */
-export const holdBack = async <M extends WorkMessage, I, D>(
-  kind: WorkKind<M, I, D>,
-  attempt: Attempt<M, I>,
-  slotAt: number,
-): Promise<MessageOutcome> => {
-  if (!kind.holdBack) throw new Error(`a ${kind.words.item} cannot be held back`);
-  const waitMs = Math.max(0, slotAt - Date.now());
-  const delaySeconds = Math.floor(waitMs / 1000);
-  const message = await kind.holdBack(attempt, Math.ceil(waitMs / 1000));
-  if (message) {
-    // A wait past 15 minutes is sent on until a second before the slot, so its last hop is not late for it.
-    const notBefore = delaySeconds > MAX_DEFERRAL_SECONDS ? { notBefore: slotAt - 1000 } : {};
-    const held = { ...message, slotAt, ...notBefore };
-    await sendWork(kind.queueUrl(), [held], delaySeconds);
-  }
-  logger.info(`${kind.words.item} held back for its supplier's pace`, { delaySeconds, held: !!message });
-  return 'done';
 };

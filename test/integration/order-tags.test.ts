@@ -83,12 +83,13 @@ describe("the reseller's order tagged", () => {
     expect(tagsOf(order)).toEqual([`routed-${vendorTag}`.toLowerCase().slice(0, 40)]);
   });
 
-  it('asks for the tag again when the sync worker dies between the completion and the tag message', async () => {
+  it('asks for the tag again when the sync worker dies between the completion and the tag', async () => {
+    // The completion's first follow-up (the kept fulfillments' read), before the tag it tries at once.
     const crash = service.runtime.faults.inject({
       function: 'SyncWorker',
-      service: 'SQS',
-      command: 'SendMessage',
-      match: { MessageBody: /"tagJobId"/ },
+      service: 'DynamoDB',
+      command: 'Query',
+      match: { ExpressionAttributeValues: { ':prefix': 'KEPT#' } },
       action: 'crash',
     });
     const { reseller, payload, jobId, vendorTag } = await placedOrder('storeplatform_a');
@@ -103,9 +104,10 @@ describe("the reseller's order tagged", () => {
     expect(job.attempts).toBe(1);
   });
 
-  it('leaves the tag once when its message comes again after the call (the worker died before the write)', async () => {
+  it('leaves the tag once when it is tried again after the call (the worker died before the write)', async () => {
+    // The sync worker tags at once once the job is placed; its message comes back and asks for the tag again.
     const crash = service.runtime.faults.inject({
-      function: 'FulfillmentWorker',
+      function: 'SyncWorker',
       service: 'DynamoDB',
       command: 'UpdateItem',
       writes: { tg: true },
@@ -114,7 +116,7 @@ describe("the reseller's order tagged", () => {
     const { reseller, payload, jobId, vendorTag } = await placedOrder('storeplatform_b');
     await taggedJob(jobId, true);
     expect(crash.hits).toHaveLength(1);
-    // Called twice (the message came back), tagged once: a tag already there changes nothing.
+    // Called twice (the job's message came back and asked again), tagged once: a tag already there is nothing.
     expect(await tagCalls(reseller.shopDomain)).toHaveLength(2);
     const order = await resellerOrder(reseller.shopDomain, payload.id);
     expect(tagsOf(order)).toEqual([`routed-${vendorTag.toLowerCase()}`]);

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { eventKeys, keys, reconcilePassKey, supplierPaceKey } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
-import { TAGS } from '../../shared/order-flow/order-item-kind.js';
+import { ENTITY_TAGS } from '../../shared/order-flow/order-item-kind.js';
 import { expireOrderItems } from '../../shared/order-flow/order-redaction.js';
 import { EXPIRES_AT, expiryOf } from '../../shared/order-flow/order-sync-job.js';
 import { unroutedOrderItem, unroutedOrderMarkItem } from '../../shared/order-flow/order-unrouted.js';
@@ -45,7 +45,7 @@ const ITEM_ENDS: Record<string, End> = {
   // the others
   reconcilePass: { kept: "the reconciler's place in its pass: one item" },
   supplierPace: { ttl: 'shared/entities/supplier-pace.ts' },
-  // the order's partition (order-item-kind.ts TAGS): its record and what is kept beside it
+  // the order's partition (order-item-kind.ts ENTITY_TAGS): its record and what is kept beside it
   job: { ttl: 'shared/order-flow/order-sync-job.ts' },
   unroutedOrder: { ttl: 'shared/order-flow/order-unrouted.ts' },
   orderCancellation: { ttl: 'shared/order-flow/order-cancellation.ts' },
@@ -78,7 +78,7 @@ describe('what the table keeps, and for how long (issue 44)', () => {
       ...itemKeyNames(eventKeys),
       reconcilePassKey.name.replace(/Key$/, ''),
       supplierPaceKey.name.replace(/Key$/, ''),
-      ...Object.keys(TAGS),
+      ...Object.keys(ENTITY_TAGS),
     ];
     expect(kinds.filter((kind) => !(kind in ITEM_ENDS))).toEqual([]);
     expect(Object.keys(ITEM_ENDS).filter((kind) => !kinds.includes(kind))).toEqual([]);

@@ -6,7 +6,7 @@ import { seededJob } from '../../bench/seed.js';
 import { Met, withRereads } from '../../shared/dynamo/update.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
-import { TAG } from '../../shared/order-flow/order-item-kind.js';
+import { ENTITY_TAG } from '../../shared/order-flow/order-item-kind.js';
 import { orderItemFrom, orderItemKindOf } from '../../shared/order-flow/order-items.js';
 import { writeOrderRecord } from '../../shared/order-flow/order-repository.js';
 import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
@@ -46,7 +46,7 @@ describe('the order aggregate: one union of the partition’s items', () => {
       unroutedMark: unroutedOrderMarkItem({ firstJobId: 'sj_1', resellerStoreId: 'rst_1', receivedAt: CREATED }),
     };
     for (const [kind, item] of Object.entries(items)) {
-      expect(typeof item[TAG]).toBe('string');
+      expect(typeof item[ENTITY_TAG]).toBe('string');
       expect(orderItemFrom(item).kind).toBe(kind);
     }
     expect(orderItemFrom(items.bodyPart)).toMatchObject({ kind: 'bodyPart', firstJobId: 'sj_1', n: 2 });
@@ -54,7 +54,7 @@ describe('the order aggregate: one union of the partition’s items', () => {
 
   it('infers the kind of an item written before the tag, as older code told them apart', () => {
     const untagged = (item: Record<string, unknown>) => {
-      const { [TAG]: _tag, ...rest } = item;
+      const { [ENTITY_TAG]: _tag, ...rest } = item;
       return rest;
     };
     expect(orderItemKindOf(untagged(syncJobItem(job)))).toBe('job');

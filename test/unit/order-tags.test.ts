@@ -1,8 +1,10 @@
+import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
+import { TAGGED_ATTRIBUTE } from '../../shared/order-flow/order-sync-job.js';
 import { parseSyncQueueMessage } from '../../shared/order-flow/placing-message.js';
 import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
 import {
@@ -12,6 +14,10 @@ import {
   requestTag,
   routedTag,
 } from '../../shared/order-flow/tagging-queue.js';
+import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
+import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { setsOf } from '../command-meaning.js';
+import { fakeDeps } from './fake-deps.js';
 
 /** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
 describe('routedTag', () => {
@@ -159,5 +165,85 @@ describe('a tag’s try reads nothing its message carries', () => {
     dynamo.on(QueryCommand).resolves({ Items: [] });
     expect(await claimTag({ tagJobId: 'sj_1' })).toBeUndefined();
     expect(dynamo.calls().length).toBeGreaterThan(0);
+  });
+});
+
+describe('the tag of a job just placed, tried at once by its placing worker (tagNow)', () => {
+  const dynamo = mockClient(DynamoDBDocumentClient);
+  const sqs = mockClient(SQSClient);
+  const kmsMock = mockClient(KMSClient);
+  const addOrderTags = jest.fn();
+  const deps = fakeDeps({ addOrderTags });
+  /** A reseller store of its own per test: the tags of a batch share its read a moment. */
+  let n = 0;
+  let job: { id: string; resellerStoreId: string; externalOrderId: string; vendorTag: string; tagged: null };
+  beforeEach(() => {
+    dynamo.reset();
+    sqs.reset();
+    kmsMock.reset();
+    addOrderTags.mockReset();
+    kmsMock
+      .on(DecryptCommand)
+      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${input.EncryptionContext.field}`) }));
+    job = { id: 'sj_1', resellerStoreId: `rst_now${++n}`, externalOrderId: '5551234', vendorTag: 'Acme', tagged: null };
+    dynamo.on(GetCommand).resolves({
+      Item: {
+        id: job.resellerStoreId,
+        ownerId: 'owner_a',
+        name: 'Reseller',
+        platform: 'storeplatform_a',
+        shopDomain: 'reseller.myshopify.com',
+        accessToken: Buffer.from('cipher-token').toString('base64'),
+        webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+        createdAt: '2026-11-01T00:00:00.000Z',
+        updatedAt: '2026-11-01T00:00:00.000Z',
+        deletedAt: null,
+      },
+    });
+    dynamo.on(UpdateCommand).resolves({});
+  });
+  afterEach(() => jest.useRealTimers());
+  const taggedWrites = () =>
+    dynamo.commandCalls(UpdateCommand).map((call) => setsOf(call.args[0].input)[TAGGED_ATTRIBUTE]);
+
+  it('tags the reseller order and records it, without a message', async () => {
+    addOrderTags.mockResolvedValue('tagged');
+    expect(await tagNow(deps, job)).toBe(true);
+    expect(addOrderTags).toHaveBeenCalledTimes(1);
+    expect(addOrderTags.mock.calls[0].slice(1)).toEqual(['5551234', ['routed-acme']]);
+    expect(taggedWrites()).toEqual([true]);
+    expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('ends a refused tag as the queue would: tagged false, no message', async () => {
+    addOrderTags.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 404, retryable: false, message: 'Not Found' }),
+    );
+    expect(await tagNow(deps, job)).toBe(true);
+    expect(taggedWrites()).toEqual([false]);
+  });
+
+  it('leaves a throttled tag to its message, writing nothing', async () => {
+    addOrderTags.mockRejectedValue(
+      new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'Too Many Requests' }),
+    );
+    expect(await tagNow(deps, job)).toBe(false);
+    expect(taggedWrites()).toEqual([]);
+  });
+
+  it(`leaves a tag with no answer within ${INLINE_TAG_MS} ms to its message`, async () => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    addOrderTags.mockReturnValue(new Promise(() => undefined));
+    const tried = tagNow(deps, job);
+    await jest.advanceTimersByTimeAsync(INLINE_TAG_MS);
+    expect(await tried).toBe(false);
+    expect(taggedWrites()).toEqual([]);
+  });
+
+  it('does nothing for a job tagged already, or one with no supplier tag', async () => {
+    expect(await tagNow(deps, { ...job, tagged: true } as never)).toBe(true);
+    expect(await tagNow(deps, { ...job, vendorTag: null } as never)).toBe(true);
+    expect(dynamo.calls()).toHaveLength(0);
+    expect(addOrderTags).not.toHaveBeenCalled();
   });
 });

@@ -17,6 +17,7 @@ import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
+import { LOOKUP_SHARED_MS } from '../../shared/stores/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 
 const dynamo = mockClient(DynamoDBDocumentClient);
@@ -58,8 +59,31 @@ const call = async (e: unknown) => {
   return { status: res.statusCode, body: JSON.parse(res.body) };
 };
 
+/**
+ * The clock of the environment's shared reads (the lookup's, 200 ms), whatever the
+ * machine's speed: each test starts once the last one's reads are past (a wait is at least its time),
+ * and a test may hold it still while it sends its deliveries (`clock`), or move it past them (`pass`).
+ */
+const realNow = Date.now.bind(Date);
+const time = { frozen: undefined as number | undefined };
+jest.spyOn(Date, 'now').mockImplementation(() => time.frozen ?? realNow());
+const SHARED_MS = LOOKUP_SHARED_MS;
+const clock = () => {
+  time.frozen = Date.now();
+  return {
+    pass: () => {
+      time.frozen = (time.frozen ?? realNow()) + 1000;
+    },
+    restore: () => {
+      time.frozen = undefined;
+    },
+  };
+};
+
 describe('Function: orders-webhook', () => {
-  beforeEach(() => {
+  beforeEach(async () => {
+    time.frozen = undefined;
+    await new Promise((resolve) => setTimeout(resolve, SHARED_MS + 10));
     dynamo.reset();
     sqs.reset();
     kms.reset();
@@ -217,12 +241,23 @@ describe('Function: orders-webhook', () => {
     expect(JSON.parse(sent[0].MessageBody!)).toMatchObject({ jobId: item.PK.slice(3), purpose: 'release' });
   });
 
-  it('reads the routing of the store the shop last verified for beside the lookup: 4 calls in 3 steps', async () => {
-    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
-    const headers = (body: string) => ({
-      'x-platform-shop-domain': 'shop.myshopify.com',
-      'x-platform-hmac-sha256': sign(body),
+  // Each test below has a shop of its own, and holds the clock (`clock`) while it sends its deliveries.
+  const onShop = (shopDomain: string, id: string) => {
+    const store = { ...reseller, id, shopDomain };
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [store] });
+    const order = (orderId: number) => JSON.stringify({ ...payload, id: orderId, line_items: [payload.line_items[0]] });
+    const headers = (body: string, secret?: string) => ({
+      'x-platform-shop-domain': shopDomain,
+      'x-platform-hmac-sha256': sign(body, secret),
     });
+    return { store, order, headers };
+  };
+  const sentCommands = () =>
+    dynamo.calls().map((c) => (c.args[0].input as { IndexName?: string }).IndexName ?? c.args[0].constructor.name);
+
+  it('reads the routing of the store the shop last verified for beside the lookup: 4 calls in 3 steps', async () => {
+    const time = clock();
+    const { store, order, headers } = onShop('early.myshopify.com', 'rst_early');
     dynamo.on(PutCommand).resolves({});
     // The lookup answers only once the routing Query has been sent: read after the lookup, it would never answer.
     let routingSent: () => void = () => undefined;
@@ -237,33 +272,71 @@ describe('Function: orders-webhook', () => {
     const first = dynamo.calls().length + sqs.calls().length;
     dynamo.on(QueryCommand, { IndexName: 'GSI2' }).callsFake(async () => {
       await routingWasSent;
-      return { Items: [reseller] };
+      return { Items: [store] };
     });
     dynamo.resetHistory();
     sqs.resetHistory();
+    time.pass(); // past the shared lookup: it is read again
 
     const res = await call(event(order(2), headers(order(2))));
+    time.restore();
 
-    expect(res.body.syncJobIds).toEqual([syncJobId('rst_1', '2', 0)]);
-    const sent = dynamo
-      .calls()
-      .map((c) => (c.args[0].input as { IndexName?: string }).IndexName ?? c.args[0].constructor.name);
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_early', '2', 0)]);
     // The routing Query (no index) goes first, the lookup beside it; then the job's put, then its message.
-    expect(sent).toEqual(['QueryCommand', 'GSI2', 'PutCommand']);
+    expect(sentCommands()).toEqual(['QueryCommand', 'GSI2', 'PutCommand']);
     expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
     expect(first).toBe(4);
   });
 
+  it("shares a shop's lookup between its orders of a moment: the next reads its routing alone", async () => {
+    const time = clock();
+    const { order, headers } = onShop('shared.myshopify.com', 'rst_shared');
+    dynamo.on(PutCommand).resolves({});
+    expect((await call(event(order(5), headers(order(5))))).status).toBe(200);
+    // The environment's first order of the shop: the lookup, then its store's routing.
+    expect(sentCommands()).toEqual(['GSI2', 'QueryCommand', 'PutCommand']);
+    dynamo.resetHistory();
+    sqs.resetHistory();
+
+    const res = await call(event(order(6), headers(order(6))));
+    time.restore();
+
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_shared', '6', 0)]);
+    // The routing is read for each order (a supplier added a moment ago routes it); the lookup was a moment ago.
+    expect(sentCommands()).toEqual(['QueryCommand', 'PutCommand']);
+    expect(sqs.commandCalls(SendMessageCommand)).toHaveLength(1);
+  });
+
+  it('reads the lookup again before refusing a delivery the shared one does not verify (secret rotated)', async () => {
+    const time = clock();
+    const { store, order, headers } = onShop('rotated.myshopify.com', 'rst_rotated');
+    dynamo.on(PutCommand).resolves({});
+    expect((await call(event(order(7), headers(order(7))))).status).toBe(200);
+    // Rotated: the store's new secret, under a new ciphertext, signs the next order.
+    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [{ ...store, webhookSecret: 'bmV3' }] });
+    kms.on(DecryptCommand).resolves({ Plaintext: Buffer.from('whsec_new') });
+    dynamo.resetHistory();
+
+    const res = await call(event(order(8), headers(order(8), 'whsec_new')));
+    const wrong = await call(event(order(9), headers(order(9), 'whsec_other')));
+    time.restore();
+
+    expect(res.status).toBe(200);
+    expect(res.body.syncJobIds).toEqual([syncJobId('rst_rotated', '8', 0)]);
+    // One lookup each: the second delivery's refusal is the fresh lookup's, not read a third time.
+    expect(wrong.status).toBe(401);
+    expect(sentCommands().filter((command) => command === 'GSI2')).toEqual(['GSI2', 'GSI2']);
+  });
+
   it("routes with a fresh read when the shop's store is no longer the one read early", async () => {
-    const order = (id: number) => JSON.stringify({ ...payload, id, line_items: [payload.line_items[0]] });
-    const headers = (body: string) => ({
-      'x-platform-shop-domain': 'shop.myshopify.com',
-      'x-platform-hmac-sha256': sign(body),
-    });
+    const time = clock();
+    const { order, headers } = onShop('replaced.myshopify.com', 'rst_3');
     dynamo.on(PutCommand).resolves({});
     expect((await call(event(order(3), headers(order(3))))).status).toBe(200);
     // The shop's store was replaced: the lookup answers rst_2, whose tag Acme goes to sst_z.
-    dynamo.on(QueryCommand, { IndexName: 'GSI2' }).resolves({ Items: [{ ...reseller, id: 'rst_2' }] });
+    dynamo
+      .on(QueryCommand, { IndexName: 'GSI2' })
+      .resolves({ Items: [{ ...reseller, id: 'rst_2', shopDomain: 'replaced.myshopify.com' }] });
     dynamo
       .on(
         QueryCommand,
@@ -271,8 +344,10 @@ describe('Function: orders-webhook', () => {
       )
       .resolves({ Items: [{ SK: 'VENDOR#Acme', sourceStoreId: 'sst_z' }] });
     dynamo.resetHistory();
+    time.pass(); // past the shared lookup
 
     const res = await call(event(order(4), headers(order(4))));
+    time.restore();
 
     expect(res.body.syncJobIds).toEqual([syncJobId('rst_2', '4', 0)]);
     expect(dynamo.commandCalls(PutCommand)[0].args[0].input.Item!.sourceStoreId).toBe('sst_z');

@@ -7,14 +7,14 @@ import {
   LATE_MS,
   takeTurn,
   WAIT_IN_PROCESS_MS,
-} from '../../shared/order-flow/holding-supplier-pace.js';
+} from '../../shared/order-flow/placing-supplier-pace.js';
 import { parseRatePolicy } from '../../shared/platforms/http.js';
 import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.js';
 import type { Attempt, WorkKind } from '../../shared/work/kind.js';
 import type { WorkMessage } from '../../shared/work/message.js';
-import { holdBack } from '../../shared/work/runner.js';
+import { waitForSlot } from '../../shared/work/slot-wait.js';
 
-type Held = WorkMessage & { jobId: string; generation: number };
+type Waiting = WorkMessage & { jobId: string; generation: number };
 
 const dynamo = mockClient(DynamoDBDocumentClient);
 const sqs = mockClient(SQSClient);
@@ -117,12 +117,12 @@ describe('a create’s turn', () => {
     expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(0);
   });
 
-  it('holds a job back to a slot further than it may wait in process', async () => {
+  it('sends a job to wait for a slot further than it may wait in process', async () => {
     const nextAt = Date.now() + WAIT_IN_PROCESS_MS + 5_000;
     dynamo.on(GetCommand).resolves({ Item: { intervalMs: 200, nextAt } });
     dynamo.on(UpdateCommand).resolves({ Attributes: { intervalMs: 200, nextAt: nextAt + 200 } });
     const turn = await takeTurn('hot.example', undefined);
-    expect(turn.holdUntil).toBe(nextAt);
+    expect(turn.waitForSlotAt).toBe(nextAt);
   });
 
   it('gives up a slot that was already behind when its write answered, for a fresh one', async () => {
@@ -140,7 +140,7 @@ describe('a create’s turn', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(150);
   });
 
-  it('calls at the slot its message holds, without a read; a slot come too late takes a fresh one', async () => {
+  it('calls at the slot its message keeps, without a read; a slot come too late takes a fresh one', async () => {
     expect(await takeTurn('hot.example', Date.now())).toEqual({});
     expect(dynamo.calls()).toHaveLength(0);
 
@@ -150,33 +150,33 @@ describe('a create’s turn', () => {
   });
 });
 
-describe('holding a work item back for its slot', () => {
-  it('sends one fresh message delayed to the slot’s second, holding the slot; no try is counted', async () => {
-    const hold = jest.fn().mockResolvedValue({ jobId: 'sj_1', generation: 4 });
+describe('a work item waiting for its slot', () => {
+  it('sends one fresh message delayed to the slot’s second, keeping the slot; no try is counted', async () => {
+    const sendToSlot = jest.fn().mockResolvedValue({ jobId: 'sj_1', generation: 4 });
     const kind = {
       words: { item: 'sync job' },
       queueUrl: () => 'https://sqs/sync',
-      holdBack: hold,
-    } as unknown as WorkKind<Held, unknown>;
+      waitForSlot: sendToSlot,
+    } as unknown as WorkKind<Waiting, unknown>;
     const slotAt = Date.now() + 7_500;
-    const outcome = await holdBack(kind, {} as Attempt<Held, unknown>, slotAt);
+    const outcome = await waitForSlot(kind, {} as Attempt<Waiting, unknown>, slotAt);
     expect(outcome).toBe('done');
-    expect(hold).toHaveBeenCalledWith({}, 8);
+    expect(sendToSlot).toHaveBeenCalledWith({}, 8);
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
     expect(sent.DelaySeconds).toBe(7);
     expect(JSON.parse(sent.MessageBody!)).toEqual({ jobId: 'sj_1', generation: 4, slotAt });
   });
 });
 
-describe('holding a work item back past SQS’s 15 minutes', () => {
+describe('a work item waiting for its slot past SQS’s 15 minutes', () => {
   it('carries notBefore a second before its slot, so the last hop of the early re-sends is not late', async () => {
     const kind = {
       words: { item: 'sync job' },
       queueUrl: () => 'https://sqs/sync',
-      holdBack: jest.fn().mockResolvedValue({ jobId: 'sj_1', generation: 4 }),
-    } as unknown as WorkKind<Held, unknown>;
+      waitForSlot: jest.fn().mockResolvedValue({ jobId: 'sj_1', generation: 4 }),
+    } as unknown as WorkKind<Waiting, unknown>;
     const slotAt = Date.now() + 3_600_000;
-    await holdBack(kind, {} as Attempt<Held, unknown>, slotAt);
+    await waitForSlot(kind, {} as Attempt<Waiting, unknown>, slotAt);
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
     expect(sent.DelaySeconds).toBe(900);
     expect(JSON.parse(sent.MessageBody!)).toEqual({ jobId: 'sj_1', generation: 4, slotAt, notBefore: slotAt - 1000 });

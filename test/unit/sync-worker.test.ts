@@ -119,6 +119,39 @@ describe('sync worker: processSyncMessage', () => {
     expect(dynamo.calls()).toHaveLength(0);
   });
 
+  it("shares a supplier's store read between the jobs of one batch: one GetItem for both", async () => {
+    const shared = { ...sourceStore, id: 'sst_batch' };
+    const batchJob = { ...job, sourceStoreId: 'sst_batch' };
+    claimSucceeds(batchJob);
+    dynamo.on(GetCommand, { Key: { PK: 'SST#sst_batch' } }).resolves({ Item: shared });
+    createOrder.mockResolvedValue({ orderId: '7001' });
+
+    const outcomes = await Promise.all([
+      processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 })),
+      processSyncMessage(deps, record({ jobId: 'sj_2', generation: 2 })),
+    ]);
+
+    expect(outcomes).toEqual(['done', 'done']);
+    expect(createOrder).toHaveBeenCalledTimes(2);
+    const storeReads = dynamo.commandCalls(GetCommand).filter((call) => call.args[0].input.Key?.PK === 'SST#sst_batch');
+    expect(storeReads).toHaveLength(1);
+  });
+
+  it("tags the reseller's order in the same invocation once placed: its write, and no tag message", async () => {
+    // Stores of its own: their reads and secrets are kept a moment by the worker (shared reads, the cipher's cache).
+    claimSucceeds({ ...job, vendorTag: 'Acme', sourceStoreId: 'sst_tag', resellerStoreId: 'rst_tag' });
+    dynamo.on(GetCommand, { Key: { PK: 'SST#sst_tag' } }).resolves({ Item: { ...sourceStore, id: 'sst_tag' } });
+    dynamo.on(GetCommand, { Key: { PK: 'RST#rst_tag' } }).resolves({ Item: { ...sourceStore, id: 'rst_tag' } });
+    createOrder.mockResolvedValue({ orderId: '7001' });
+
+    expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
+
+    const tagWrites = dynamo.commandCalls(UpdateCommand).filter((call) => 'tg' in setsOf(call.args[0].input));
+    expect(tagWrites.map((call) => setsOf(call.args[0].input).tg)).toEqual([true]);
+    const bodies = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input.MessageBody);
+    expect(bodies.filter((body) => body?.includes('tagJobId'))).toEqual([]);
+  });
+
   it('places the order at supplier prices with the job id as idempotency key, then records it', async () => {
     claimSucceeds();
     createOrder.mockResolvedValue({ orderId: '7001' });
@@ -163,14 +196,22 @@ describe('sync worker: processSyncMessage', () => {
       '{"id":9007199254740993,"currency":"HUF","line_items":[' +
       '{"variant_id":123456789012345678901,"quantity":1,"price":"1990.50","vendor":"Acme"},' +
       '{"variant_id":2,"quantity":1,"price":"5.00","vendor":"Other"}],"shipping_address":{"zip":12345678901234567890}}';
-    const stored = { ...job, order: undefined, externalOrderId: '9007199254740993', vendorTag: 'Acme' };
+    // A store of its own: a store's read is shared a moment (SOURCE_STORE_SHARED_MS), and this one's prices differ.
+    const stored = {
+      ...job,
+      order: undefined,
+      externalOrderId: '9007199254740993',
+      vendorTag: 'Acme',
+      sourceStoreId: 'sst_2',
+    };
     const withBody = { ...stored, orderBody: brotliCompressSync(Buffer.from(raw)) };
     dynamo
       .on(UpdateCommand)
       .resolves({ Attributes: { ...withBody, status: 'completed' } })
       .on(UpdateCommand, requiring(KNOWN_BY_MESSAGE))
       .resolves({ Attributes: withBody });
-    dynamo.on(GetCommand).resolves({ Item: { ...sourceStore, pricingConfig: { type: 'percentage', value: 0 } } });
+    const atPar = { ...sourceStore, id: 'sst_2', pricingConfig: { type: 'percentage', value: 0 } };
+    dynamo.on(GetCommand).resolves({ Item: atPar });
     createOrder.mockResolvedValue({ orderId: '7001' });
 
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));

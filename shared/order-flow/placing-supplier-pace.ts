@@ -4,15 +4,15 @@ import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entitie
 /**
  * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
  * has not throttled a call lately costs one eventually consistent read and no write; a hot one
- * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away is held
- * back to it (the runner's `holdBack`) rather than calling into a 429.
+ * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away waits
+ * for it in a fresh message (the runner's slot-wait.ts) rather than calling into a 429.
  */
 
-/** The longest a try waits in process for its slot: cheaper than a message, a claim and a hold. */
+/** The longest a try waits in process for its slot: cheaper than a message, a claim and a slot wait. */
 export const WAIT_IN_PROCESS_MS = 1_500;
 
 /**
- * A held slot that comes later than this (a busy queue, slow workers) is given up for a fresh one:
+ * A kept slot that comes later than this (a busy queue, slow workers) is given up for a fresh one:
  * late messages come together, and calling them all at once would empty the shop's bucket. Its
  * own slot went unused, which leaves the shop a spare call.
  */
@@ -33,7 +33,7 @@ const sleepUntil = (at: number) => {
 export const STATED_RATE_MARGIN = 1.05;
 
 /**
- * This container's learning under way, by shop: the other records of its batch, in flight beside the
+ * This container's learning under way, by shop: the other messages of its batch, in flight beside the
  * one throttled, read the pace once it is written rather than call into the same empty bucket.
  */
 const learning = new Map<string, Promise<unknown>>();
@@ -43,7 +43,7 @@ export const COOL_SHARED_MS = 200;
 
 /**
  * The pace reads of this container, by shop: the creates of one batch to one supplier (the runner
- * takes a batch's records together) share one read rather than make one each: the read in flight,
+ * takes a batch's messages together) share one read rather than make one each: the read in flight,
  * and an answer that the shop is cool for `COOL_SHARED_MS`, less than the lag an eventually consistent
  * read may already have. A hot pace is read by each create (its slot is taken with a write anyway),
  * and a learning (`learnFrom`) drops the read it outdates.
@@ -54,14 +54,14 @@ const paceReads = sharedReads(
   (pace) => pace === undefined,
 );
 
-/** What a create learns of its shop's pace: the pace it called under, or the slot to hold the job back to. */
+/** What a create learns of its shop's pace: the pace it called under, or the slot the job waits for. */
 export interface PaceTurn {
   pace?: SupplierPace;
-  holdUntil?: number;
+  waitForSlotAt?: number;
 }
 
 /**
- * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message holds
+ * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message keeps
  * (`slotAt`), unless it came too late for it; else at the slot the pace gives it, waited for in
  * process when it is close.
  */
@@ -74,12 +74,12 @@ export const takeTurn = async (shopDomain: string, slotAt: number | undefined): 
   const pace = await paceReads.get(shopDomain);
   if (!pace) return {};
   let slot = await takeSlot(shopDomain, pace);
-  // A slot already behind when the write answers (a slow table under load) is given up, as a held
+  // A slot already behind when the write answers (a slow table under load) is given up, as a kept
   // slot come too late is: the workers whose writes were slow would otherwise call together. The
   // second take finds the pace as it stands now; its slot is called at whatever it is.
   if (slot !== undefined && Date.now() - slot > LATE_MS) slot = await takeSlot(shopDomain, pace);
   if (slot === undefined) return {};
-  if (slot - Date.now() > WAIT_IN_PROCESS_MS) return { pace, holdUntil: slot };
+  if (slot - Date.now() > WAIT_IN_PROCESS_MS) return { pace, waitForSlotAt: slot };
   await sleepUntil(slot);
   return { pace };
 };
