@@ -1,5 +1,4 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import type { SourceStore } from '../shared/entities/source-store.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
@@ -8,6 +7,7 @@ import { CreateSourceStoreBody } from '../shared/http/schemas.js';
 import { created } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { createSourceStore } from '../shared/stores/source-stores.js';
+import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };
 

@@ -2,7 +2,7 @@ import { cipher } from '../shared/aws/cipher.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
 import { acceptFulfillment, acceptFulfillmentEvent } from '../shared/order-flow/propagating-intake.js';
-import { topicOf, verifiedStores } from '../shared/webhooks/verify.js';
+import { topicOf, verifiedStores } from '../shared/stores/verify.js';
 
 const deps = { cipher };
 

@@ -7,7 +7,7 @@ import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
 import { acceptEdit } from '../shared/order-flow/editing-request.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
 import { AFTER_SALE_TOPICS, acceptAfterSale } from '../shared/order-flow/refunding-request.js';
-import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/webhooks/verify.js';
+import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/stores/verify.js';
 
 const deps = { cipher };
 

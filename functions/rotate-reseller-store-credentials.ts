@@ -1,5 +1,4 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { withSubscriptions } from '../shared/connection/subscriptions.js';
 import { parseInput } from '../shared/core/validation.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
@@ -7,6 +6,7 @@ import { RotateCredentialsBody } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { rotateResellerStoreCredentials } from '../shared/stores/credentials.js';
+import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };
 

@@ -1,7 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { sqsBatchHandler } from '../shared/aws/batch.js';
-import { kms } from '../shared/aws/kms.js';
-import { ENVIRONMENT_LIFE, kmsCipher } from '../shared/aws/kms-cipher.js';
+import { ENVIRONMENT_LIFE, kms, kmsCipher } from '../shared/aws/kms-cipher.js';
 import { config } from '../shared/core/config.js';
 import { lambdaHandler } from '../shared/core/lambda-handler.js';
 import { logger } from '../shared/core/logger.js';

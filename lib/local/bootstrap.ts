@@ -1,11 +1,11 @@
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { __Client } from '@aws-sdk/client-sqs';
 import { logger } from '../../shared/core/logger.js';
 import { authorize } from './authorize.js';
 import { type ArmedFault, concerns, gates } from './faults.js';
 import { type LambdaHandler, lambdaContext } from './lambda.js';
-import type { EnvironmentData, FromEnvironment, ToEnvironment } from './protocol.js';
+import { type EnvironmentData, type FromEnvironment, LOADED_OUTPUTS, type ToEnvironment } from './protocol.js';
 
 /**
  * The inside of one execution environment: what Lambda's runtime does in its sandbox. Runs in a
@@ -169,6 +169,16 @@ port.on('message', (message: ToEnvironment) => {
 
 let handler: LambdaHandler;
 
+/** The files of the bundle loaded since the last answer: the handler's at the first, a chunk on demand later. */
+let outputsTold = 0;
+const outputsLoaded = () => {
+  const marked = (globalThis as Record<string, unknown>)[LOADED_OUTPUTS] as Set<string> | undefined;
+  const loaded = [...(marked ?? [])];
+  const told = loaded.slice(outputsTold).map((url) => fileURLToPath(url));
+  outputsTold = loaded.length;
+  return told;
+};
+
 const invoke = async ({ id, event, requestId, deadline }: Extract<ToEnvironment, { type: 'invoke' }>) => {
   const context = lambdaContext({ functionName: data.functionName, requestId, deadline, memoryMb: data.memoryMb });
   // Lambda's runtime keeps no context on the logger; handlers that do not inject it themselves (the
@@ -179,10 +189,11 @@ const invoke = async ({ id, event, requestId, deadline }: Extract<ToEnvironment,
   const started = performance.now();
   try {
     const result = await handler(event, context);
-    send({ type: 'done', id, ms: performance.now() - started, result, visibilitySet });
+    send({ type: 'done', id, ms: performance.now() - started, result, visibilitySet, outputs: outputsLoaded() });
   } catch (error) {
     const { name = 'Error', message = String(error), stack } = (error ?? {}) as Error;
-    send({ type: 'done', id, ms: performance.now() - started, error: { name, message, stack }, visibilitySet });
+    const ms = performance.now() - started;
+    send({ type: 'done', id, ms, error: { name, message, stack }, visibilitySet, outputs: outputsLoaded() });
   }
 };
 

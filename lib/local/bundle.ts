@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile, stop } from 'esbuild';
-import { ESBUILD_OPTIONS } from '../bundling.js';
+import { ESBUILD_OPTIONS, ESM_REQUIRE_SHIM } from '../bundling.js';
+import { LOADED_OUTPUTS } from './protocol.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BOOTSTRAP = resolve(ROOT, 'lib/local/bootstrap.ts');
@@ -18,6 +19,9 @@ export interface Bundles {
 
 /** Where the build's metafile is kept beside the bundles: which source modules each output holds. */
 const METAFILE = 'metafile.json';
+
+/** Each output's first statement adds its own URL to its thread's LOADED_OUTPUTS (the banner, below). */
+const MARK_LOADED = `(globalThis.${LOADED_OUTPUTS} ??= new Set()).add(import.meta.url);`;
 
 /**
  * Bundles every handler, and the bootstrap of the execution environments, as Lambda gets them
@@ -44,6 +48,7 @@ export const bundleFunctions = async (
       outdir,
       outExtension: { '.js': '.mjs' },
       splitting: true,
+      banner: { js: `${ESM_REQUIRE_SHIM} ${MARK_LOADED}` },
       define,
       // Readable stack traces locally, and a faster build; the rest is what the stack deploys.
       minify: false,
@@ -67,11 +72,13 @@ export const bundlesIn = (outdir: string, remove: () => void = () => undefined):
 };
 
 /**
- * The source modules (repository paths) a function's environment loads when it starts: those of its
- * bundle and of every chunk the bundle imports, statically or on demand, read from the build's metafile
- * (a module tree-shaken to nothing is not loaded). `entry` is the handler (`functions/<name>.ts`).
+ * The source modules (repository paths) a function's environment loads: those of its bundle and of
+ * every chunk the bundle imports statically, read from the build's metafile (a module tree-shaken to
+ * nothing is not loaded), and of the chunks it imports on demand: every one, or, given `loaded` (the
+ * files its threads loaded, `LocalRuntime.outputsLoaded`), those a run imported. `entry` is the
+ * handler (`functions/<name>.ts`).
  */
-export const modulesLoaded = (outdir: string, entry: string): string[] => {
+export const modulesLoaded = (outdir: string, entry: string, loaded?: string[]): string[] => {
   const { outputs } = JSON.parse(readFileSync(join(outdir, METAFILE), 'utf8')) as Metafile;
   const byPath = new Map(Object.entries(outputs).map(([path, output]) => [resolve(ROOT, path), output]));
   const modules = new Set<string>();
@@ -81,7 +88,11 @@ export const modulesLoaded = (outdir: string, entry: string): string[] => {
     if (!found || seen.has(output)) return;
     seen.add(output);
     for (const [input, { bytesInOutput }] of Object.entries(found.inputs)) if (bytesInOutput > 0) modules.add(input);
-    for (const imported of found.imports) if (!imported.external) visit(resolve(ROOT, imported.path));
+    for (const imported of found.imports) {
+      const path = resolve(ROOT, imported.path);
+      const onDemand = imported.kind === 'dynamic-import';
+      if (!imported.external && (!onDemand || !loaded || loaded.includes(path))) visit(path);
+    }
   };
   visit(bundlesIn(outdir).of(entry));
   return [...modules].sort();

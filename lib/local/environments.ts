@@ -166,6 +166,7 @@ class Environment {
   private onMessage(message: FromEnvironment) {
     switch (message.type) {
       case 'done': {
+        this.runtime.outputsLoaded(this.fn.name, message.outputs);
         if (message.id !== this.invocationId || !this.pending) return;
         const { resolve: answer, reject, timer } = this.pending;
         this.pending = undefined;
@@ -234,6 +235,8 @@ interface Runtime {
   faults(functionName: string): ArmedFault[];
   claimFault(faultId: number, input: unknown): boolean;
   onSdkCall?: (call: SdkCall) => void;
+  /** Files of the bundle a function's thread has loaded (bundle.ts, `modulesLoaded`). */
+  outputsLoaded(functionName: string, outputs: string[]): void;
 }
 
 /** The environments of one function. */

@@ -16,6 +16,7 @@ interface FaultState {
 export class LocalFunctions {
   private readonly pools = new Map<string, FunctionPool>();
   private readonly armed = new Map<number, FaultState>();
+  private readonly outputs = new Map<string, Set<string>>();
   private lastFaultId = 0;
   private readonly reaper: NodeJS.Timeout;
 
@@ -28,6 +29,11 @@ export class LocalFunctions {
       faults: (name: string) => this.faultsOf(name),
       claimFault: (id: number, input: unknown) => this.claim(id, input),
       onSdkCall: options.onSdkCall,
+      outputsLoaded: (name: string, outputs: string[]) => {
+        const loaded = this.outputs.get(name) ?? new Set<string>();
+        for (const output of outputs) loaded.add(output);
+        this.outputs.set(name, loaded);
+      },
     };
     for (const fn of functions) this.pools.set(fn.name, new FunctionPool(fn, runtime, options.idleSeconds * 1000));
     this.reaper = setInterval(() => this.reap(), Math.min(5000, options.idleSeconds * 500));
@@ -48,6 +54,11 @@ export class LocalFunctions {
   /** Live environments per function, busy or idle. */
   environments(): Record<string, number> {
     return Object.fromEntries([...this.pools].map(([name, pool]) => [name, pool.size]));
+  }
+
+  /** The files of its bundle a function's environments have loaded so far (its entry, its chunks). */
+  outputsLoaded(name: string): string[] {
+    return [...(this.outputs.get(name) ?? [])];
   }
 
   /** Arms a fault in every environment of its function, present and future. */

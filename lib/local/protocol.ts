@@ -1,6 +1,12 @@
 import type { LocalAccess } from './authorize.js';
 import type { ArmedFault } from './faults.js';
 
+/**
+ * Where a thread keeps the files of the bundle it has loaded (the handler's, its chunks, those it
+ * imported on demand): the local build's banner makes each output add its own URL (bundle.ts).
+ */
+export const LOADED_OUTPUTS = '__loadedOutputs';
+
 /** What the runtime tells an execution environment's thread when it starts it. */
 export interface EnvironmentData {
   functionName: string;
@@ -49,6 +55,8 @@ export type FromEnvironment =
       error?: ErrorShape;
       /** Receipt handles whose visibility the function set itself (a backoff), in this invocation. */
       visibilitySet: string[];
+      /** The files of the bundle the thread loaded since its last answer (bundle.ts, LOADED_OUTPUTS). */
+      outputs: string[];
     }
   | { type: 'claim'; callId: number; faultId: number; input: unknown }
   | { type: 'sdk'; call: SdkCall };

@@ -123,6 +123,8 @@ export interface LocalRuntime {
   invoke(name: string, event?: unknown): Promise<unknown>;
   /** Live execution environments per function. */
   environments(): Record<string, number>;
+  /** The files of its bundle a function's environments have loaded so far: its entry, its chunks (bundle.ts). */
+  outputsLoaded(name: string): string[];
   /** Test faults in the functions' AWS SDK calls (faults.ts). */
   faults: { inject(spec: FaultSpec): FaultHandle; clear(): void };
   stop(): Promise<void>;
@@ -537,6 +539,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
       dataDir,
       invoke: (name, event = {}) => invoke(name, event),
       environments: () => functions.environments(),
+      outputsLoaded: (name) => functions.outputsLoaded(name),
       faults: { inject: (spec) => functions.inject(spec), clear: () => functions.clearFaults() },
       stop,
     };

@@ -5,7 +5,7 @@ import { derivedId, newId, now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import { type AppWebhookStore, keepAppWebhook } from '../entities/app-webhook.js';
 import type { StoreOnShop } from '../entities/store.js';
-import { verifiedStoresOfEitherKind, type WebhookDelivery } from '../webhooks/verify.js';
+import { verifiedStoresOfEitherKind, type WebhookDelivery } from '../stores/verify.js';
 import { sendWork } from '../work/queue.js';
 import { APP_TOPICS } from './topics.js';
 

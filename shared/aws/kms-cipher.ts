@@ -1,4 +1,4 @@
-import { DecryptCommand, EncryptCommand, type KMSClient } from '@aws-sdk/client-kms';
+import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 
 /**
  * Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context.
@@ -25,6 +25,9 @@ export interface SecretCipher {
  * and old ones at their end (a deployment replaces them all).
  */
 export const ENVIRONMENT_LIFE = Number.POSITIVE_INFINITY;
+
+/** The functions' KMS client (one per environment): what `cipher.ts` and the store poller's cipher call. */
+export const kms = new KMSClient({});
 const CACHE_MAX = 1_000;
 
 /** How long a decrypted secret is kept in an environment, and how many are (the least recently used go first). */

@@ -2,7 +2,7 @@ const LABEL = /^[a-z0-9][a-z0-9-]*$/;
 
 /**
  * `<label>.<suffix>`, lower-cased: the only form a store's shop domain can be registered under
- * (shared/http/schemas.ts), and so the only one a webhook delivery may name (shared/webhooks/verify.ts).
+ * (shared/http/schemas.ts), and so the only one a webhook delivery may name (shared/stores/verify.ts).
  */
 export const isShopDomainUnder = (value: string, suffix: string) => {
   const dotted = `.${suffix.toLowerCase()}`;

@@ -88,6 +88,15 @@ export const webhookEndpointsOf = async (ownerId: string) => {
   return (await queryPartition(PK, SKPrefix, true)).map(webhookEndpointFrom);
 };
 
+/**
+ * Every endpoint of the owner (at most 16: one Query, consistent), newest first: what an event's
+ * deliveries are scheduled for (shared/events/schedule-deliveries.ts) and the list the API pages.
+ */
+export const endpointsOf = async (ownerId: string): Promise<WebhookEndpoint[]> => {
+  const order = (e: WebhookEndpoint) => `${e.createdAt}#${e.id}`;
+  return (await webhookEndpointsOf(ownerId)).sort((a, b) => (order(a) < order(b) ? 1 : -1));
+};
+
 // ---------- transaction items (each write of an endpoint goes with its audit entry)
 
 /** The owner's count raised, as a transaction item: on condition that it stays within MAX_ENDPOINTS. */

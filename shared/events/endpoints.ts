@@ -18,6 +18,7 @@ import {
   type EndpointStatus,
   endpointCountLower,
   endpointCountRaise,
+  endpointsOf,
   findWebhookEndpoint,
   MAX_ENDPOINTS,
   SECRET_OVERLAP_SECONDS,
@@ -26,7 +27,6 @@ import {
   webhookEndpointChange,
   webhookEndpointDelete,
   webhookEndpointPut,
-  webhookEndpointsOf,
 } from '../entities/webhook-endpoint.js';
 import { resolveHost } from './webhook-sender.js';
 
@@ -113,12 +113,6 @@ export const createEndpoint = async (deps: CipherDeps, owner: Owner, input: NewE
     () => new WebhookEndpointLimitError(MAX_ENDPOINTS),
   );
   return { endpoint, secret };
-};
-
-/** Every endpoint of the owner (at most 16: one Query, consistent), newest first. */
-export const endpointsOf = async (ownerId: string): Promise<WebhookEndpoint[]> => {
-  const order = (e: WebhookEndpoint) => `${e.createdAt}#${e.id}`;
-  return (await webhookEndpointsOf(ownerId)).sort((a, b) => (order(a) < order(b) ? 1 : -1));
 };
 
 /** A page of the owner's endpoints: they are few, so the page is cut from all of them. */

@@ -1,9 +1,8 @@
 import { ConditionFailed, getItem, putAlone, updateIf } from '../dynamo/table.js';
 import { type Event, eventEndpointsSet, eventFrom, eventKey } from '../entities/event.js';
 import { eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
-import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
+import { endpointsOf, takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import { type DeliveryMessage, sendDeliveries } from './delivery-queue.js';
-import { endpointsOf } from './endpoints.js';
 
 /**
  * How long a container keeps an owner's endpoint list: a burst of one owner's events reads it once.

@@ -4,7 +4,7 @@ import middy from '@middy/core';
 import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
 import { logger } from '../core/logger.js';
 import { parseWithExactIntegers } from '../domain/json-text.js';
-import type { WebhookDelivery } from '../webhooks/verify.js';
+import type { WebhookDelivery } from '../stores/verify.js';
 import {
   API_BODY_LIMIT,
   assertJsonContentType,
@@ -33,7 +33,7 @@ export interface WebhookRequest {
   event: HttpEvent;
   requestId: string;
   rawBody: Buffer;
-  /** The delivery's `X-Platform-*` (or `X-Shopify-*`) headers and raw body, as shared/webhooks/verify.ts reads them. */
+  /** The delivery's `X-Platform-*` (or `X-Shopify-*`) headers and raw body, as shared/stores/verify.ts reads them. */
   delivery: WebhookDelivery;
   /**
    * The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400).

@@ -63,6 +63,15 @@ export const messageLogContext = (message: JobMessage) => ({
 
 const PURPOSES = ['cancel', 'update', 'release', 'remove', 'return'] as const;
 
+/** What a sync-queue message asks: a placement (no `purpose` on the wire), or its purpose. */
+export type SyncQueueKind = 'place' | (typeof PURPOSES)[number];
+
+/**
+ * The sync queue's one message type, a union tagged by `kind`, parsed once at its door (`openDoor`,
+ * shared/work/runner.ts). The wire format is unchanged: the kind is read from `purpose`.
+ */
+export type SyncQueueMessage = { [K in SyncQueueKind]: { kind: K; message: JobMessage } }[SyncQueueKind];
+
 const readJobMessage = (parsed: Fields): JobMessage | undefined => {
   if (!isText(parsed.jobId) || !Number.isInteger(parsed.generation)) return undefined;
   const trigger = ATTEMPT_TRIGGERS.find((t) => t === parsed.trigger);
@@ -79,3 +88,10 @@ const readJobMessage = (parsed: Fields): JobMessage | undefined => {
 };
 
 export const parseJobMessage = (body: string) => parseWith(body, readJobMessage);
+
+const readSyncQueueMessage = (parsed: Fields): SyncQueueMessage | undefined => {
+  const message = readJobMessage(parsed);
+  return message && ({ kind: message.purpose ?? 'place', message } as SyncQueueMessage);
+};
+
+export const parseSyncQueueMessage = (body: string) => parseWith(body, readSyncQueueMessage);

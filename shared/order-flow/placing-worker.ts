@@ -14,7 +14,7 @@ import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { Attempt, WorkKind } from '../work/kind.js';
-import { runWork } from '../work/runner.js';
+import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
 import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
 import { updateSupplierOrder } from './editing.js';
 import { releaseAfterDelay } from './holding.js';
@@ -25,7 +25,14 @@ import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
 import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
-import { type JobMessage, jobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
+import {
+  type JobMessage,
+  jobMessage,
+  messageLogContext,
+  parseJobMessage,
+  parseSyncQueueMessage,
+  type SyncQueueMessage,
+} from './placing-message.js';
 import { killJob } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
 import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
@@ -43,7 +50,7 @@ import { setSupplierDeadline } from './shipping-deadline.js';
  * request that sent the message.
  */
 export const processSyncMessage = (deps: Deps, received: SQSRecord, context?: Context): Promise<MessageOutcome> =>
-  runWork(syncJobWork, deps, received, context);
+  openDoor(syncDoor, deps, received, context);
 
 /** A claimed job in the runner's hands, with what its try learns on the way (for an end or a lookup). */
 interface Placement {
@@ -116,7 +123,6 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   parse: parseJobMessage,
   messageContext: messageLogContext,
   itemContext: ({ job }) => ({ ...jobLogContext(job), sourceStoreId: job.sourceStoreId }),
-  divert: (deps, message) => (message.purpose ? changeSupplierOrder(deps, message) : undefined),
   claim: async (message) => {
     const claim = await claimJobOrMet(message);
     if ('claimed' in claim) return { job: claim.claimed };
@@ -147,23 +153,49 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   unknownOutcome: (deps, attempt, reason, status) => lookForPlaced(deps, attempt, reason, status),
 };
 
+type Change = (deps: Deps, message: JobMessage) => Promise<MessageOutcome>;
+
+/** A message that is no try of its job, run by the runner aside of the try (`divert`). */
+const aside =
+  (change: Change) =>
+  (deps: Deps, { message }: { message: JobMessage }, received: SQSRecord, context?: Context) =>
+    runParsed({ ...syncJobWork, divert: change }, deps, message, received, context);
+
 /**
- * A message that ends a held order's delay (holding.ts), cancels a completed job's supplier order
- * (cancelling.ts), or gives it the reseller's edits (editing.ts). A cancellation is stale once
- * the job moved on (a new generation); an update
- * carries the job's latest edits, whatever message asked for it.
+ * A change of the job a message names, read consistently. A cancellation is stale once the job
+ * moved on (a new generation); the others carry the job's latest state, whatever message asked.
  */
-const changeSupplierOrder = async (deps: Deps, message: JobMessage): Promise<MessageOutcome> => {
-  if (message.purpose === 'release') return releaseAfterDelay(deps, message);
-  const job = await loadJob(message.jobId, true);
-  if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
-    logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
-    return 'done';
-  }
-  addLogContext(jobLogContext(job));
-  if (message.purpose === 'remove') return removeUnits(deps, job);
-  if (message.purpose === 'return') return sendReturns(deps, job);
-  return message.purpose === 'cancel' ? cancelSupplierOrder(deps, job) : updateSupplierOrder(deps, job);
+const onItsJob =
+  (change: (deps: Deps, job: SyncJob) => Promise<MessageOutcome>): Change =>
+  async (deps, message) => {
+    const job = await loadJob(message.jobId, true);
+    if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
+      logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
+      return 'done';
+    }
+    addLogContext(jobLogContext(job));
+    return change(deps, job);
+  };
+
+/**
+ * The sync queue's door: each kind of message to its handler. A placement is the job's try; the
+ * others run aside of it (the runner's `divert`: its log context and deadline, no claim): the end
+ * of a held order's delay (holding.ts), the cancellation of a completed job's supplier order
+ * (cancelling.ts), the reseller's edits (editing.ts), refunded units removed (refunding.ts), returns
+ * (returning.ts).
+ */
+const syncDoor: QueueDoor<SyncQueueMessage, Deps, MessageOutcome> = {
+  queue: 'sync',
+  parse: parseSyncQueueMessage,
+  malformed: 'done',
+  handlers: {
+    place: (deps, { message }, received, context) => runParsed(syncJobWork, deps, message, received, context),
+    release: aside(releaseAfterDelay),
+    cancel: aside(onItsJob(cancelSupplierOrder)),
+    update: aside(onItsJob(updateSupplierOrder)),
+    remove: aside(onItsJob(removeUnits)),
+    return: aside(onItsJob(sendReturns)),
+  },
 };
 
 /** How long a connected source store's read is shared by this environment's jobs to it. */

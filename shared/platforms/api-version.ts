@@ -5,7 +5,12 @@
  * here; its test is the schema check of the documents (test/unit/shopify-documents.test.ts).
  */
 import type { ApiVersionNotice, Platform, ShopConnection } from './port.js';
-import { SHOPIFY_API_VERSION } from './storeplatform-b-documents.js';
+
+/**
+ * Shopify's Admin API version (storeplatform_b), in one place: the path, and the schema the tests load
+ * to validate the documents (storeplatform-b-documents.ts).
+ */
+export const SHOPIFY_API_VERSION = '2026-10';
 
 /** storeplatform_a's REST Admin API version (its paths: `/admin/api/<version>/…`). */
 export const STOREPLATFORM_A_API_VERSION = '2025-07';

@@ -24,7 +24,7 @@ const budgets = new AsyncLocalStorage<AbortSignal>();
 
 /**
  * Runs `work` with every platform call made in it cancelled once `signal` aborts: a caller with a
- * budget shorter than the calls' own timeout (creating a store, shared/connection/subscriptions.ts).
+ * budget shorter than the calls' own timeout (creating a store, shared/stores/subscriptions.ts).
  */
 export const withPlatformSignal = <T>(signal: AbortSignal, work: () => Promise<T>) => budgets.run(signal, work);
 

@@ -30,7 +30,7 @@ export interface ShopConnection {
   tokens?: TokenKeeper;
 }
 
-/** Keeps a shop's expiring access token fresh (shared/connection/token-keeper.ts); plaintext tokens, never logged. */
+/** Keeps a shop's expiring access token fresh (shared/stores/token-keeper.ts); plaintext tokens, never logged. */
 export interface TokenKeeper {
   /** The token to call with: refreshed first when in the last tenth of its life (at most 5 minutes). */
   current(): Promise<string>;
@@ -147,6 +147,37 @@ export interface PlatformAdapter extends AfterSaleCalls {
    */
   setFulfillmentDeadline?(shop: ShopConnection, orderId: string, deadline: string): Promise<'set' | 'none'>;
 }
+
+/** Every call of the after-sale (a call added to AfterSaleCalls without its line here does not compile). */
+const AFTER_SALE: Record<keyof AfterSaleCalls, true> = {
+  editOrderQuantities: true,
+  createReturn: true,
+  findReturn: true,
+  cancelReturn: true,
+  readOrderAfterSale: true,
+};
+export const AFTER_SALE_CALLS = Object.keys(AFTER_SALE) as (keyof AfterSaleCalls)[];
+
+/**
+ * Calls whose module the first of them loads (a chunk of its own locally; in Lambda's one-file bundle,
+ * evaluated then): what one order's round trip never calls is never loaded (an adapter, its after-sale).
+ * A load that failed is tried again by the next call.
+ */
+export const callsOnDemand = <C extends object>(names: readonly (keyof C & string)[], load: () => Promise<C>): C => {
+  let loading: Promise<C> | undefined;
+  const loaded = () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+  const call =
+    (name: keyof C & string) =>
+    async (...args: unknown[]) =>
+      ((await loaded())[name] as (...args: unknown[]) => Promise<unknown>)(...args);
+  return Object.fromEntries(names.map((name) => [name, call(name)])) as C;
+};
 
 /** The calls of staying connected (CONTRACT §11–§12), which each adapter adds from its own module. */
 export type ConnectCalls = Pick<

@@ -1,7 +1,14 @@
 /** storeplatform_a: the REST Admin API (PLATFORM-API.md). */
 import { STOREPLATFORM_A_API_VERSION } from './api-version.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
-import { type PlatformAdapter, restOrderId, type ShopConnection, type Tracking } from './port.js';
+import {
+  AFTER_SALE_CALLS,
+  callsOnDemand,
+  type PlatformAdapter,
+  restOrderId,
+  type ShopConnection,
+  type Tracking,
+} from './port.js';
 import {
   changesPage,
   changesQuery,
@@ -12,7 +19,6 @@ import {
   restOrderChanges,
   restTrackingUpdate,
 } from './rest.js';
-import { storePlatformAAfterSale } from './storeplatform-a-after-sale.js';
 import { storePlatformAConnect } from './storeplatform-a-connect.js';
 
 const API = `/admin/api/${STOREPLATFORM_A_API_VERSION}`;
@@ -72,7 +78,11 @@ async function write(
 export const storePlatformAAdapter: PlatformAdapter = {
   takesIdempotencyKeys: true,
   ...storePlatformAConnect,
-  ...storePlatformAAfterSale,
+  // CONTRACT §15, which one order's round trip never calls: loaded by the first of its calls.
+  ...callsOnDemand(
+    AFTER_SALE_CALLS,
+    async () => (await import('./storeplatform-a-after-sale.js')).storePlatformAAfterSale,
+  ),
 
   async createOrder(shop, order, idempotencyKey) {
     const answer = await callPlatform({

@@ -8,9 +8,6 @@
 
 import { AFTER_SALE_DOCUMENTS } from './storeplatform-b-after-sale-documents.js';
 
-/** The Admin API version, in one place: the path and the schema the tests load. */
-export const SHOPIFY_API_VERSION = '2026-10';
-
 /**
  * The page sizes the adapter sends as the documents' variables. Shopify refuses a document whose
  * requested cost is over 1,000 points before it runs it (MAX_COST_EXCEEDED), and a connection costs

@@ -8,6 +8,7 @@
  */
 import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
+import { SHOPIFY_API_VERSION } from './api-version.js';
 import { callPlatform, unexpectedAnswer } from './http.js';
 import { answeredBy, isRefusal, PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import {
@@ -24,7 +25,6 @@ import { storePlatformBAfterSale } from './storeplatform-b-after-sale.js';
 import { storePlatformBConnect } from './storeplatform-b-connect.js';
 import {
   SHOPIFY_PAGE_SIZES as PAGE,
-  SHOPIFY_API_VERSION,
   SHOPIFY_DOCUMENTS,
   type ShopifyDocumentName,
 } from './storeplatform-b-documents.js';

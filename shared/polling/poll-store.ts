@@ -1,7 +1,4 @@
 import type { Deps } from '../aws/deps.js';
-import { watchApiVersion } from '../connection/api-version-watch.js';
-import { keepSubscriptions } from '../connection/subscriptions.js';
-import { tokenKeeper } from '../connection/token-keeper.js';
 import { ApiError } from '../core/errors.js';
 import { logger, withLogContext } from '../core/logger.js';
 import { BUSINESS_METRICS } from '../core/metric-names.js';
@@ -24,7 +21,10 @@ import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
 import { acceptAfterSale } from '../order-flow/refunding-request.js';
 import { classify } from '../platforms/failure.js';
 import type { ChangedOrder, ShopConnection } from '../platforms/port.js';
+import { watchApiVersion } from '../stores/api-version-watch.js';
 import { webhookSecretOf } from '../stores/secrets.js';
+import { keepSubscriptions } from '../stores/subscriptions.js';
+import { tokenKeeper } from '../stores/token-keeper.js';
 import { advance, type Change, handledAlready, isHistory, pollSince, waitingForShop } from './watermark.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { Deps } from '../aws/deps.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
-import { watchApiVersion } from '../connection/api-version-watch.js';
-import { tokenKeeper } from '../connection/token-keeper.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import type { SourceStore } from '../entities/source-store.js';
 import type { EncryptedRefreshGrant, EncryptedSecrets, TokenLife } from '../entities/store.js';
 import type { ShopConnection } from '../platforms/port.js';
+import { watchApiVersion } from './api-version-watch.js';
+import { tokenKeeper } from './token-keeper.js';
 
 /** A store's secrets as given by the API (plaintext), with an expiring token's extras (CONTRACT.md §12.3). */
 export interface PlainSecrets extends PlainTokenGrant {

@@ -2,8 +2,8 @@ import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { newId } from '../../shared/core/ids.js';
 import { transactWrite } from '../../shared/dynamo/table.js';
 import { type EventType, eventExpiry, eventId } from '../../shared/entities/event.js';
+import { endpointsOf } from '../../shared/entities/webhook-endpoint.js';
 import { deliveryDelivered, deliveryFailed } from '../../shared/events/deliveries.js';
-import { endpointsOf } from '../../shared/events/endpoints.js';
 import { eventWrites } from '../../shared/events/events.js';
 import { ISO_MS, REQUEST_ID, serviceForSuite } from './support.js';
 

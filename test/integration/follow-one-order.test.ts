@@ -11,8 +11,10 @@ jest.setTimeout(120_000);
  * docs/design.md's "Follow one order" names the functions one order's round trip invokes and the
  * modules of shared/ they load; this runs that round trip through the local runtime (the webhook,
  * the supplier order placed, the reseller's order tagged, the supplier's parcel propagated, the
- * change stream's events recorded), records the functions invoked, reads the modules each one's
- * bundle loads from the build's metafile, and fails when the document says otherwise.
+ * change stream's events recorded), records the functions invoked and the files of its bundle each
+ * one's threads loaded (its entry, its chunks, those imported on demand: a kind of work or a
+ * platform's adapter that the round trip does not run is never loaded), reads the modules of those
+ * files from the build's metafile, and fails when the document says otherwise.
  */
 
 const SECTION = '### What one order loads';
@@ -35,12 +37,14 @@ const documented = () => {
   return { functions, modules, count: count ? { modules: Number(count[1]), folders: Number(count[2]) } : undefined };
 };
 
-/** The modules of shared/ the functions' bundles load, and how many folders they are in. */
-const loadedBy = (functions: string[]) => {
+/** The modules of shared/ the functions' threads loaded in the run. */
+const loadedBy = (functions: string[], outputsLoaded: (name: string) => string[]) => {
   const dir = process.env[PREBUILT_BUNDLES_ENV];
   if (!dir) throw new Error(`${PREBUILT_BUNDLES_ENV} is unset: run with the integration project's global set-up`);
   const entryOf = new Map(allFunctions().map((fn) => [fn.name, fn.entry]));
-  const modules = new Set(functions.flatMap((name) => modulesLoaded(dir, entryOf.get(name) ?? `no function ${name}`)));
+  const modules = new Set(
+    functions.flatMap((name) => modulesLoaded(dir, entryOf.get(name) ?? `no function ${name}`, outputsLoaded(name))),
+  );
   return [...modules].filter((module) => module.startsWith('shared/')).sort();
 };
 
@@ -88,7 +92,7 @@ describe('docs/design.md, "Follow one order", checked by a run', () => {
     await eventually(async () => invoked.some(({ name, at }) => name === 'EventRecorder' && at >= delivered), 30_000);
 
     const functions = [...new Set(invoked.map(({ name }) => name))].sort();
-    const modules = loadedBy(functions);
+    const modules = loadedBy(functions, (name) => service.runtime.outputsLoaded(name));
     const folders = new Set(modules.map((module) => module.split('/').slice(0, 2).join('/')));
     const doc = documented();
     expect(functions).toEqual(doc.functions);

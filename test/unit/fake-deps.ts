@@ -1,5 +1,4 @@
-import { kms } from '../../shared/aws/kms.js';
-import { kmsCipher } from '../../shared/aws/kms-cipher.js';
+import { kms, kmsCipher } from '../../shared/aws/kms-cipher.js';
 import type { PlatformAdapter } from '../../shared/platforms/port.js';
 
 /**

@@ -5,6 +5,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { JsonText } from '../../shared/domain/json-text.js';
 import { withResellerOrder } from '../../shared/domain/supplier-order.js';
 import { TAGGED_ATTRIBUTE } from '../../shared/order-flow/order-sync-job.js';
+import { parseSyncQueueMessage } from '../../shared/order-flow/placing-message.js';
 import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
 import {
   claimTag,
@@ -113,6 +114,24 @@ describe("parseFulfillmentQueueMessage: the fulfillment queue's one message type
     expect(parseFulfillmentQueueMessage(JSON.stringify({ tagJobId: 7 }))).toBeUndefined();
     expect(parseFulfillmentQueueMessage(JSON.stringify({ jobId: 'sj_1' }))).toBeUndefined();
     expect(parseFulfillmentQueueMessage('[]')).toBeUndefined();
+  });
+});
+
+describe("parseSyncQueueMessage: the sync queue's one message type", () => {
+  const job = { jobId: 'sj_1', generation: 2, trigger: 'webhook', requestId: 'r' };
+  it('tags each body with its kind, read once from its purpose (none: a placement)', () => {
+    expect(parseSyncQueueMessage(JSON.stringify(job))).toEqual({ kind: 'place', message: job });
+    for (const purpose of ['cancel', 'update', 'release', 'remove', 'return'] as const)
+      expect(parseSyncQueueMessage(JSON.stringify({ ...job, purpose }))).toEqual({
+        kind: purpose,
+        message: { ...job, purpose },
+      });
+  });
+
+  it('refuses a body that names no job', () => {
+    expect(parseSyncQueueMessage(JSON.stringify({ generation: 1, purpose: 'cancel' }))).toBeUndefined();
+    expect(parseSyncQueueMessage(JSON.stringify({ jobId: 'sj_1' }))).toBeUndefined();
+    expect(parseSyncQueueMessage('[]')).toBeUndefined();
   });
 });
 

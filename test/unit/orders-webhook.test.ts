@@ -15,7 +15,7 @@ import { handler } from '../../functions/orders-webhook.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { routeLineItems } from '../../shared/domain/routing.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
-import { LOOKUP_SHARED_MS } from '../../shared/webhooks/verify.js';
+import { LOOKUP_SHARED_MS } from '../../shared/stores/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
 

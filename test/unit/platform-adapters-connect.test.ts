@@ -5,7 +5,7 @@
  * is read back through the simulator's `/_sim` controls; failures go through the one failure policy.
  */
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { apiVersionNotice, PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
+import { apiVersionNotice, PLATFORM_API_VERSIONS, SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
 import { financialStatusOf, riskOf } from '../../shared/platforms/connect-read.js';
 import { classify } from '../../shared/platforms/failure.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
@@ -17,7 +17,6 @@ import {
   WEBHOOK_TOPICS,
 } from '../../shared/platforms/port.js';
 import { restTopic, shopifyTopic } from '../../shared/platforms/storeplatform-b-connect.js';
-import { SHOPIFY_API_VERSION } from '../../shared/platforms/storeplatform-b-documents.js';
 import { isRefreshRefused } from '../../shared/platforms/token-refresh.js';
 import { adaptersAgainstSimulator } from './adapter-simulator.js';
 

@@ -3,13 +3,15 @@ import type { AddressInfo } from 'node:net';
 import { maxCostExceededBody } from '../../lib/local/shopify-cost.js';
 import { signBody, verifySignature } from '../../shared/domain/hmac.js';
 import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
-import { adapterFor } from '../../shared/platforms/adapters.js';
+import { adapterFor, KNOWN } from '../../shared/platforms/adapters.js';
+import { customAdapter } from '../../shared/platforms/custom.js';
 import { classify } from '../../shared/platforms/failure.js';
 import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { changesPage } from '../../shared/platforms/rest.js';
-import { orderCreateVariables } from '../../shared/platforms/storeplatform-b.js';
+import { storePlatformAAdapter } from '../../shared/platforms/storeplatform-a.js';
+import { orderCreateVariables, storePlatformBAdapter } from '../../shared/platforms/storeplatform-b.js';
 
 interface RecordedRequest {
   method: string;
@@ -548,6 +550,24 @@ describe('Platform adapter: custom (signed push)', () => {
     expect(request.headers['idempotency-key']).toBe('ful_9001');
     expect(verifySignature(SECRET, request.raw, request.headers['x-platform-hmac-sha256'] as string)).toBe(true);
     expect(request.json.fulfillment).toMatchObject({ tracking_company: 'Unknown', notify_customer: true });
+  });
+});
+
+describe('Platform adapters loaded on demand (adapters.ts)', () => {
+  it.each([
+    ['storeplatform_a', storePlatformAAdapter],
+    ['storeplatform_b', storePlatformBAdapter],
+    ['custom', customAdapter],
+  ] as const)('%s: what is known before it loads is what the adapter has', (platform, loaded) => {
+    const lazy = adapterFor(platform);
+    expect(lazy.takesIdempotencyKeys).toBe(loaded.takesIdempotencyKeys);
+    expect(KNOWN[platform].takesIdempotencyKeys).toBe(loaded.takesIdempotencyKeys);
+    const calls = (adapter: object) =>
+      Object.entries(adapter)
+        .filter(([, value]) => typeof value === 'function')
+        .map(([name]) => name)
+        .sort();
+    expect(calls(lazy)).toEqual(calls(loaded));
   });
 });
 

@@ -6,8 +6,9 @@
  */
 
 import { adapterFor } from '../../shared/platforms/adapters.js';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
 import type { ChangedOrder, ShopConnection, Tracking } from '../../shared/platforms/port.js';
-import { SHOPIFY_API_VERSION, SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
+import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
 import { adaptersAgainstSimulator } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';

@@ -1,16 +1,16 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
-import { isAboutToExpire, tokenKeeper } from '../../shared/connection/token-keeper.js';
 import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
 import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
+import { isAboutToExpire, tokenKeeper } from '../../shared/stores/token-keeper.js';
 import { dynamo, kms } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
- * The refresh of expiring tokens (CONTRACT.md §12.3, shared/connection/token-keeper.ts): the lease on
+ * The refresh of expiring tokens (CONTRACT.md §12.3, shared/stores/token-keeper.ts): the lease on
  * the store's item, taken and ended by conditional writes. DynamoDB is mocked with aws-sdk-client-mock
  * over one item whose conditions are evaluated as DynamoDB would (the few the module writes), so
  * workers racing on it are workers racing on a table; KMS "encrypts" as `ct:<plaintext>`.

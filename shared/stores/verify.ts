@@ -5,8 +5,8 @@ import { sharedReads } from '../core/pool.js';
 import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
 import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
-import { webhookSecretOf } from '../stores/secrets.js';
-import { previousWebhookSecretOf, storesOnShop } from '../stores/shop-lookup.js';
+import { webhookSecretOf } from './secrets.js';
+import { previousWebhookSecretOf, storesOnShop } from './shop-lookup.js';
 import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 
 export const WEBHOOK_TOPICS = [

@@ -1,3 +1,0 @@
-import { KMSClient } from '@aws-sdk/client-kms';
-
-export const kms = new KMSClient({});
