@@ -551,7 +551,7 @@ export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Prom
 
 const PASSED_THROUGH = new RegExp(
   '^(POWERTOOLS_\\w+|PLATFORM_TIMEOUT_MS|MAX_HOLD_SECONDS|FULFILLMENT_RECHECK_SECONDS|FULFILLMENT_REDRIVES|' +
-    'ENDPOINT_FAILING_SECONDS|DELIVERY_ENDPOINT_CONCURRENCY|DELIVERY_PROMPT_MS|TZ)$',
+    'ENDPOINT_FAILING_SECONDS|DELIVERY_ENDPOINT_CONCURRENCY|DELIVERY_PROMPT_MS|STORE_PLATFORM_BUDGET_MS|TZ)$',
 );
 
 /** Settings an operator may give the functions through the shell (log level, platform timeout…). */

@@ -62,6 +62,14 @@ const reasonOf = (error: unknown) => classify(error, 'internal error while keepi
  */
 export const STORE_PLATFORM_BUDGET_MS = 2_500;
 
+/** The budget as deployed (`STORE_PLATFORM_BUDGET_MS`, a whole number from 500 to 8,000 ms), else 2.5 s. */
+export const storePlatformBudgetMs = () => {
+  const configured = Number(process.env.STORE_PLATFORM_BUDGET_MS);
+  return Number.isSafeInteger(configured) && configured >= 500 && configured <= 8_000
+    ? configured
+    : STORE_PLATFORM_BUDGET_MS;
+};
+
 /**
  * Keeps a store's webhook subscriptions (CONTRACT.md §12.1): lists them, creates each missing one and
  * records what it found on the store: `healthy`, `repaired` (some were missing and are made again;
@@ -114,7 +122,7 @@ export const withSubscriptions = async <S extends StoreFields>(
   store: S,
   secrets: { accessToken: string; webhookSecret: string },
   created: boolean,
-  budgetMs = STORE_PLATFORM_BUDGET_MS,
+  budgetMs = storePlatformBudgetMs(),
 ): Promise<S> => {
   let apiVersion: StoreApiVersion | undefined;
   const writes: Promise<void>[] = [];

@@ -58,8 +58,9 @@ describe('benchmarks (quick mode)', () => {
     expect(output).toMatch(/^sending orders at 10\/s… 30\/30, \d+ completed$/m);
     expect(output).toMatch(/^local runtime: ready in [\d.]+ s .*; peak memory \d+ MB \(this process/m);
     expect(output).toMatch(/^environments at their peak: \d+ \(.*OrdersWebhook \d/m);
-    // The webhook's round trips, counted: lookup, routing, the job's put, its message (and a Decrypt per environment).
-    expect(output).toMatch(/^OrdersWebhook\s+4\.\d\d\s+Query 2\.00, PutItem 1\.00, SendMessage 1\.00/m);
+    // The webhook's round trips, counted: lookup (shared by an environment's webhooks of 200 ms, so at most one
+    // an order), routing (one an order), the job's put, its message (and a Decrypt per environment).
+    expect(output).toMatch(/^OrdersWebhook\s+[34]\.\d\d\s+Query (1\.\d\d|2\.00), PutItem 1\.00, SendMessage 1\.00/m);
     expect(code).toBe(0);
   });
 });

@@ -201,6 +201,9 @@ describe('propagation of fulfillments through the local runtime', () => {
           lineItems: [{ resellerLineItemId: '1', quantity: 2 }],
           attempts: 1,
           errorMessage: null,
+          // The carrier's progress (CONTRACT §16.2): none reported for this parcel yet.
+          shipmentStatus: null,
+          firstScanAt: null,
           receivedAt: expect.any(String),
           deliveredAt: expect.any(String),
           updatedAt: expect.any(String),
