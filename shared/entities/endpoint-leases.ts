@@ -92,10 +92,3 @@ export const releaseLease = async (endpointId: string, lease: Lease): Promise<En
 /** Whether a lease is held at `at` that was taken more than `ms` before it: a try that long in flight. */
 export const heldLongerThan = (leases: EndpointLeases, ms: number, at = Date.now()) =>
   leases.held.some((until) => until > at && until - LEASE_MS < at - ms);
-
-/**
- * Whether every lease is held by a try in flight longer than `ms` at `at`: the receiver hangs (a busy
- * one that answers frees its leases within `ms`).
- */
-export const allHeldLongerThan = (leases: EndpointLeases, ms: number, at = Date.now()) =>
-  leases.held.every((until) => until > at && until - LEASE_MS < at - ms);

@@ -8,7 +8,6 @@ import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
 import {
-  allHeldLongerThan,
   type EndpointLeases,
   heldLongerThan,
   type Lease,
@@ -120,9 +119,9 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
     await deferOrFail(attempt);
     return 'done';
   }
-  // Every lease held by a try in flight past `promptMs()`: the receiver hangs, putting back gains nothing.
+  // Every lease held, one by a try in flight past `promptMs()`: the receiver hangs, putting back gains nothing.
   if (status === 'hung') {
-    logger.info('event delivery: every lease of its endpoint held by a try its receiver has not answered');
+    logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
     await tryAgainLater(attempt, null);
     return 'done';
   }
@@ -272,8 +271,8 @@ const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) 
  * consistent read, then on a consistent one when that was stale. None free while a try of this very
  * batch holds one: it waits for that try's end (the batch lasts that long anyway) and takes again if
  * the receiver answered it; not if it did not (it hangs: nothing gained). `busy`: no lease, for a try
- * of another environment holds them, or the receiver hangs; `hung`: every lease is held by a try in
- * flight longer than `promptMs()` (the receiver hangs), this try is not put back.
+ * of another environment holds them, or the receiver hangs; `hung`: no lease, and one is held by a try
+ * in flight longer than `promptMs()` (the receiver hangs, as `judgePrompt` judges it): not put back.
  */
 const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem) => {
   const endpointId = item.endpoint.id;
@@ -282,9 +281,9 @@ const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem) => {
     const leases = await readLeases(endpointId, true);
     lease = await takeLease(endpointId, leases);
     if (lease) break;
+    if (heldLongerThan(leases, promptMs())) return 'hung';
     const siblings = inFlight.get(endpointId);
-    if (!siblings?.size) return allHeldLongerThan(leases, promptMs()) ? 'hung' : 'busy';
-    if ((await Promise.race(siblings)) === null) return 'busy';
+    if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
   // Signed once the lease is held (a try put back signs nothing); a failed signing gives the lease back.
   const sending = sign(deps, item).then((signed) => send(deps, item, signed));

@@ -339,10 +339,10 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ attempts: 0, deferrals: 1 });
   });
 
-  it('every lease held by a try in flight past promptMs (it hangs): not put back, failed at once, unsigned', async () => {
-    // Each lease taken 10 s ago and not given back: the receiver has not answered those tries.
-    const later = Date.now() + 10_000;
-    stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
+  it('every lease held, one by a try in flight past promptMs (it hangs): failed at once, not put back', async () => {
+    // One lease taken 10 s ago and not given back (its receiver has not answered that try), three just now.
+    const young = Date.now() + LEASE_MS - 500;
+    stored(0, leasedEndpoint(), { s0: young, s1: Date.now() + 10_000, s2: young, s3: young });
     const decrypt = jest.spyOn(deps.cipher, 'decrypt');
     await processDeliveryMessage(deps, record(0));
     expect(post).not.toHaveBeenCalled();
