@@ -15,8 +15,9 @@ import { eventually } from './webhooks.js';
  * Integrators isolated (issue 39, item 4; shared/events/README.md): one endpoint whose receiver never
  * answers beside one that answers at once, more events than the delivery worker has slots (its 10
  * batches of 10). Asserted on counts, and one time far above this machine's noise: every event reaches
- * the answering receiver, 99 % of them sooner than the hanging one's POST lasts, and is delivered; the hanging receiver never has more requests open at once than a few leases' worth,
- * where a shared pool would give it every slot; most of its first tries end without being sent. Both
+ * the answering receiver, 99 % of them sooner than the hanging one's POST lasts, and is delivered; the
+ * hanging receiver never has more requests open at once than a few leases' worth, where a shared pool
+ * would give it every slot; most of its first tries end without being sent. Both
  * endpoints are new, so their tries lease until a prompt answer: the answering one's soon stop.
  */
 
