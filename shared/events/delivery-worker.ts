@@ -119,6 +119,12 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
     await deferOrFail(attempt);
     return 'done';
   }
+  // Every lease held, one by a try in flight past `promptMs()`: the receiver hangs, putting back gains nothing.
+  if (status === 'hung') {
+    logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
+    await tryAgainLater(attempt, null);
+    return 'done';
+  }
   if (isSuccess(status)) {
     if (await deliveryDelivered(attempt.item, status)) await endpointSucceeded(endpoint);
     logger.info('event delivered', { status });
@@ -236,12 +242,10 @@ const underLease = (item: DeliveryItem, lease: Lease, sending: Promise<number | 
 
 /**
  * The send within the endpoint's share of delivery capacity (shared/events/README.md, "Integrators
- * isolated"): a prompt endpoint's try takes no lease; any other's takes one first.
+ * isolated"): a prompt endpoint's try takes no lease; any other's takes one first (and signs only then).
  */
-const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy'> => {
-  const signed = await sign(deps, item);
-  return isPrompt(item.endpoint) ? sendFree(deps, item, signed) : sendLeased(deps, item, signed);
-};
+const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy' | 'hung'> =>
+  isPrompt(item.endpoint) ? sendFree(deps, item, await sign(deps, item)) : sendLeased(deps, item);
 
 /**
  * A prompt endpoint's try: no lease, no write. Not answered within `promptMs()`, its endpoint is slow
@@ -267,18 +271,23 @@ const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) 
  * consistent read, then on a consistent one when that was stale. None free while a try of this very
  * batch holds one: it waits for that try's end (the batch lasts that long anyway) and takes again if
  * the receiver answered it; not if it did not (it hangs: nothing gained). `busy`: no lease, for a try
- * of another environment holds them, or the receiver hangs.
+ * of another environment holds them, or the receiver hangs; `hung`: no lease, and one is held by a try
+ * in flight longer than `promptMs()` (the receiver hangs, as `judgePrompt` judges it): not put back.
  */
-const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) => {
+const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem) => {
   const endpointId = item.endpoint.id;
   let lease = await takeLease(endpointId, await readLeases(endpointId));
   while (!lease) {
-    lease = await takeLease(endpointId, await readLeases(endpointId, true));
+    const leases = await readLeases(endpointId, true);
+    lease = await takeLease(endpointId, leases);
     if (lease) break;
+    if (heldLongerThan(leases, promptMs())) return 'hung';
     const siblings = inFlight.get(endpointId);
     if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
-  return underLease(item, lease, send(deps, item, signed), Date.now());
+  // Signed once the lease is held (a try put back signs nothing); a failed signing gives the lease back.
+  const sending = sign(deps, item).then((signed) => send(deps, item, signed));
+  return underLease(item, lease, sending, Date.now());
 };
 
 type Signed = Awaited<ReturnType<typeof sign>>;

@@ -324,8 +324,9 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(leaseReads()).toHaveLength(1);
   });
 
-  it('every lease held: no POST, no write; the same try comes back a second later, not counted', async () => {
-    const later = Date.now() + 10_000;
+  it('every lease held (by tries just begun): no POST, no write; the same try comes back a second later', async () => {
+    // Each lease taken half a second ago: a busy receiver that may answer them yet.
+    const later = Date.now() + LEASE_MS - 500;
     stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
     post.mockResolvedValue(204);
     expect(await processDeliveryMessage(deps, record(0))).toBe('done');
@@ -336,6 +337,23 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
     expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: DEFERRAL_SECONDS[0] })]);
     expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ attempts: 0, deferrals: 1 });
+  });
+
+  it('every lease held, one by a try in flight past promptMs (it hangs): failed at once, not put back', async () => {
+    // One lease taken 10 s ago and not given back (its receiver has not answered that try), three just now.
+    const young = Date.now() + LEASE_MS - 500;
+    stored(0, leasedEndpoint(), { s0: young, s1: Date.now() + 10_000, s2: young, s3: young });
+    const decrypt = jest.spyOn(deps.cipher, 'decrypt');
+    await processDeliveryMessage(deps, record(0));
+    expect(post).not.toHaveBeenCalled();
+    expect(decrypt).not.toHaveBeenCalled();
+    expect(leaseWrites()).toEqual([]);
+    expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    // No deferral: the next try is §14's, a fresh message after its first wait.
+    expect(sent()).toHaveLength(1);
+    expect(sent()[0].DelaySeconds).toBe(5);
+    expect(JSON.parse(sent()[0].MessageBody!)).toEqual({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 });
+    decrypt.mockRestore();
   });
 
   it('still no lease after the last deferral: the try fails as one not answered, on §14’s schedule', async () => {
@@ -370,7 +388,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
 
   it('holds the number of leases DELIVERY_ENDPOINT_CONCURRENCY sets', async () => {
     process.env.DELIVERY_ENDPOINT_CONCURRENCY = '2';
-    const later = Date.now() + 10_000;
+    const later = Date.now() + LEASE_MS - 500;
     // s2 is free, but beyond the 2 leases: every lease is held.
     stored(0, leasedEndpoint(), { s0: later, s1: later, s2: 0 });
     post.mockResolvedValue(204);
