@@ -550,7 +550,10 @@ describe('a crash of the whole npm start process tree while orders are held (CON
       const held = orders.find((o) => order.source_identifier.endsWith(`:${o.jobId}`))!;
       expect(Date.parse(order.created_at)).toBeGreaterThanOrEqual(held.until - 1_000);
     }
-    for (const { jobId } of paidOrders) expect((await job(jobId)).status).toBe('completed');
+    // The supplier order exists a moment before its job's completion is written.
+    for (const { jobId } of paidOrders) {
+      expect(await eventually(async () => (await job(jobId)).status === 'completed', 30_000)).toBe(true);
+    }
     // The unpaid ones stay held for their payment: the delay ended, their payment did not come.
     for (const { jobId } of orders.filter((o) => !o.paid)) {
       expect(await job(jobId)).toMatchObject({ status: 'pending', hold: { reasons: ['payment'], until: null } });
