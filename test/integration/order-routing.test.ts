@@ -1,6 +1,6 @@
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { createResellerStore, createSourceStore, replaceAccessToken, scanAll, serviceForSuite } from './support.js';
-import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import { orderPayload, postSigned, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 describe('order routing through the local runtime', () => {
@@ -148,15 +148,10 @@ describe('order routing through the local runtime', () => {
 
     it('refuses a signed body that is not sent as JSON with 415', async () => {
       const raw = JSON.stringify(orderPayload([{ vendor: 'Acme', price: '13.00' }]));
-      const { createHmac } = await import('node:crypto');
-      const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'text/plain',
-          'x-platform-shop-domain': reseller.shopDomain,
-          'x-platform-hmac-sha256': createHmac('sha256', resellerSecret).update(raw).digest('base64'),
-        },
-        body: raw,
+      const res = await postSigned(service.runtime.apiUrl, '/v1/orders/webhook', raw, {
+        shopDomain: reseller.shopDomain,
+        secret: resellerSecret,
+        headers: { 'content-type': 'text/plain' },
       });
       expect(res.status).toBe(415);
       expect(((await res.json()) as any).error.code).toBe('unsupported_media_type');
