@@ -1,5 +1,11 @@
-import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import { createResellerStore, createSourceStore, replaceAccessToken, scanAll, serviceForSuite } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  jobStatusWrite,
+  replaceAccessToken,
+  scanAll,
+  serviceForSuite,
+} from './support.js';
 import { orderPayload, postSigned, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
@@ -266,14 +272,7 @@ describe('order routing through the local runtime', () => {
       await jobReaches(id, 'dead');
       // The worker's claim waits until both have answered: otherwise a retry that starts a cold
       // environment late could find the job already dead again (401 kills it at once) and retry it too.
-      const claim = service.runtime.faults.inject({
-        function: 'SyncWorker',
-        service: 'DynamoDB',
-        command: 'UpdateItem',
-        match: { Key: syncJobKey(id) },
-        writes: { status: 'processing' },
-        action: 'hold',
-      });
+      const claim = service.runtime.faults.inject({ ...jobStatusWrite('processing', id), action: 'hold' });
 
       const results = await Promise.all([
         api().post(`/v1/sync_jobs/${id}/retry`),

@@ -3,6 +3,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
 import { apiClient as client } from './api-client.js';
 import { simulator } from './webhooks.js';
@@ -55,6 +56,20 @@ export interface TestService {
   tableName: string;
   stop(): Promise<void>;
 }
+
+/** A fault's target: the sync worker's write of a job's `status` (`processing` claims it), of one job or any. */
+export const jobStatusWrite = (status: string, jobId?: string) =>
+  ({
+    function: 'SyncWorker',
+    service: 'DynamoDB',
+    command: 'UpdateItem',
+    ...(jobId ? { match: { Key: syncJobKey(jobId) } } : {}),
+    writes: { status },
+  }) as const;
+
+/** A fault's target: a webhook function's send of its work to the queue. */
+export const queueSend = (functionName: 'OrdersWebhook' | 'FulfillmentsWebhook') =>
+  ({ function: functionName, service: 'SQS', command: 'SendMessage' }) as const;
 
 /**
  * Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`.
