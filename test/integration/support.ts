@@ -6,6 +6,7 @@ import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
 import { apiClient as client } from './api-client.js';
+import { type CapturedLog, captureLog } from './logs.js';
 import { simulator } from './webhooks.js';
 
 /**
@@ -137,6 +138,36 @@ export const serviceForSuite = (options: LocalRuntimeOptions = {}, timeoutMs = 9
     },
   });
   return { service, api: () => service.api('owner_a'), sim: () => simulator(service.runtime.simulator!.url) };
+};
+
+/**
+ * `serviceForSuite` with the service's log lines captured (`log`, read in hooks and tests), and these
+ * environment variables set while the suite runs (POWERTOOLS_LOG_LEVEL, POWERTOOLS_METRICS_DISABLED…):
+ * set before the service starts, so its functions get them, and given back their values after.
+ */
+export const loggedServiceForSuite = (
+  options: LocalRuntimeOptions = {},
+  { env = {}, timeoutMs = 90_000 }: { env?: Record<string, string>; timeoutMs?: number } = {},
+) => {
+  let captured: CapturedLog | undefined;
+  const previous = Object.entries(env).map(([name]) => [name, process.env[name]] as const);
+  beforeAll(() => {
+    Object.assign(process.env, env);
+    captured = captureLog();
+  });
+  const suite = serviceForSuite(options, timeoutMs);
+  afterAll(() => {
+    captured?.stop();
+    for (const [name, value] of previous)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  });
+  const log: CapturedLog = {
+    lines: () => captured!.lines(),
+    metrics: () => captured!.metrics(),
+    stop: () => captured?.stop(),
+  };
+  return { ...suite, log };
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */
