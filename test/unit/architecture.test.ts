@@ -348,7 +348,6 @@ describe('architecture: one source per fact', () => {
       'shared/events/events.ts',
       'shared/events/recover.ts',
       'shared/events/schedule-deliveries.ts',
-      'shared/order-flow/propagating.ts',
     ];
     const importers = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) =>
