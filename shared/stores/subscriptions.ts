@@ -44,8 +44,8 @@ export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopi
 
 /**
  * The access scopes a Shopify topic's subscription needs, any one of them (the 2026-10 schema's topic
- * descriptions, quoted in shared/platform-notes: supplier-sla-platform.md §1.4,
- * refunds-returns-platform.md §1.2); empty: none listed.
+ * descriptions, quoted in platform-notes/supplier-sla-platform.md §1.4 and
+ * platform-notes/refunds-returns-platform.md §1.2); empty: none listed.
  */
 export const TOPIC_SCOPES: Record<WebhookTopic, readonly string[]> = {
   'orders/create': ['read_orders'],
