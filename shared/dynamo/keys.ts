@@ -142,6 +142,11 @@ export const keys = {
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `${KEPT}${sourceFulfillmentId}`,
   }),
+  /** A carrier's reports on a parcel not known yet (CONTRACT.md §16.2), beside its order's kept fulfillments. */
+  keptCarrierReports: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
+    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
+    SK: `REPORT#${sourceFulfillmentId}`,
+  }),
   /**
    * A shopper's data request (CONTRACT.md §13), under its reseller store: the store in the key, so
    * another store's id names no item.

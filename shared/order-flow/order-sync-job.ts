@@ -121,12 +121,19 @@ export interface SyncJob {
   dueAt?: string | null;
   /** When the late sweep found the job past `dueAt` and not shipped (order-service-level.ts). */
   lateAt?: string | null;
+  /**
+   * The scorecard day a late job is counted on as late now (CONTRACT.md §16.3, `lateNow`): set with
+   * `lateAt`, removed once when the job ships or is cancelled (order-service-level.ts).
+   */
+  lateNowDay?: string | null;
 }
 
 /** `dueAt` on the item: epoch seconds under two letters (the job item is near 1 KB, paid by every write). */
 export const DUE_AT = 'du';
 /** `lateAt` on the item. */
 export const LATE_AT = 'lt';
+/** `lateNowDay` on the item. */
+export const LATE_NOW = 'ln';
 
 /**
  * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
@@ -280,6 +287,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.afterSale ? { [AFTER_SALE]: afterSaleAttribute(job.afterSale) } : {}),
   ...(job.dueAt ? { [DUE_AT]: Math.floor(Date.parse(job.dueAt) / 1000) } : {}),
   ...(job.lateAt ? { [LATE_AT]: job.lateAt } : {}),
+  ...(job.lateNowDay ? { [LATE_NOW]: job.lateNowDay } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
   ...expiryOf(job.status, job.updatedAt),
 });
@@ -350,6 +358,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     afterSale: afterSaleFrom(item[AFTER_SALE]),
     dueAt: typeof item[DUE_AT] === 'number' ? new Date(item[DUE_AT] * 1000).toISOString() : null,
     lateAt: read.stringOrNull(LATE_AT),
+    lateNowDay: read.stringOrNull(LATE_NOW),
   };
 };
 

@@ -345,7 +345,6 @@ describe('architecture: one source per fact', () => {
     const NOT_YET = [
       'shared/events/delivery-worker.ts',
       'shared/events/schedule-deliveries.ts',
-      'shared/order-flow/propagating.ts',
     ];
     const importers = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) =>
