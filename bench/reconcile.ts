@@ -105,7 +105,7 @@ const main = async () => {
     const { keepReconcilePass, newReconcilePass } = await import('../shared/entities/reconcile-pass.js');
     const { reconcile, RECONCILE_MARGIN_MS } = await import('../shared/order-flow/placing-reconciler.js');
     // One line a stalled job: a thousand of them would bury the figures.
-    (await import('../shared/core/logger.js')).logger.setLogLevel('ERROR');
+    (await import('../shared/core/telemetry.js')).logger.setLogLevel('ERROR');
 
     const { jobs, stalled } = saleJobs(Date.now());
     step(`seeding ${JOBS.toLocaleString('en-US')} jobs in flight`);

@@ -1,6 +1,6 @@
 import { acceptAppWebhook } from '../shared/app-webhooks/intake.js';
 import { cipher } from '../shared/aws/cipher.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { metricsMiddleware } from '../shared/core/telemetry.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { ok } from '../shared/http/types.js';
 

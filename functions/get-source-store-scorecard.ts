@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { ScorecardQuery } from '../shared/http/schemas.js';
 import { ok } from '../shared/http/types.js';

@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { HoldSyncJobBody } from '../shared/http/schemas.js';

@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { listEvents } from '../shared/events/events.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { presentEvent, presentList } from '../shared/http/present.js';

@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentSourceStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';

@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { listEndpoints } from '../shared/events/endpoints.js';
 import { apiHandler } from '../shared/http/handler.js';
 import { presentList, presentWebhookEndpoint } from '../shared/http/present.js';

@@ -1,5 +1,5 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { metricsMiddleware } from '../shared/core/telemetry.js';
 import { webhookHandler } from '../shared/http/handler.js';
 import { assertJsonContentType } from '../shared/http/middlewares.js';
 import { ok } from '../shared/http/types.js';

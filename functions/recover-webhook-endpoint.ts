@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { recoverEndpoint } from '../shared/events/recover.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentRecovery } from '../shared/http/present.js';

@@ -1,5 +1,5 @@
 import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { rotateEndpointSecret } from '../shared/events/endpoints.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentWebhookEndpoint } from '../shared/http/present.js';

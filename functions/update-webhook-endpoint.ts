@@ -1,4 +1,4 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { updateEndpoint } from '../shared/events/endpoints.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentWebhookEndpoint } from '../shared/http/present.js';

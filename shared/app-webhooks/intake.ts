@@ -2,7 +2,7 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { ValidationError } from '../core/errors.js';
 import { derivedId, newId, now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { type AppWebhookStore, keepAppWebhook } from '../entities/app-webhook.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { verifiedStoresOfEitherKind, type WebhookDelivery } from '../stores/verify.js';

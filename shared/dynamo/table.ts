@@ -232,7 +232,7 @@ export const transactWrite = async (items: NonNullable<TransactWriteCommandInput
  * A conditional write whose condition did not hold, with the item it met: DynamoDB answers it
  * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so the writer needs no second read. `met` is
  * undefined when there was no item, or when the answer carried none (a stand-in that ignores the
- * option): the writer then reads (`withRereads`, core/rereads.ts, is the one place that does).
+ * option): the writer then reads (`withRereads`, core/concurrency.ts, is the one place that does).
  */
 export class ConditionFailed {
   constructor(readonly met: Item | undefined) {}

@@ -3,7 +3,7 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';

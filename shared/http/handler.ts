@@ -2,7 +2,7 @@ import { gunzipSync } from 'node:zlib';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
 import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { parseWithExactIntegers } from '../domain/json-text.js';
 import type { WebhookDelivery } from '../stores/verify.js';
 import {

@@ -1,6 +1,6 @@
 import type { SecretCipher, SecretContext } from '../aws/kms-cipher.js';
 import { ApiError, IdempotencyKeyInProgressError, IdempotencyKeyReusedError, ValidationError } from '../core/errors.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import {
   claimKey,
   type KeptResponse,

@@ -7,7 +7,7 @@ import {
   ValidationError,
 } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import type { HttpContext, HttpEvent, HttpResponse, HttpResult } from './types.js';
 
 type Middleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;

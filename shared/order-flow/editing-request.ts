@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseInput } from '../core/validation.js';
+import { parseInput } from '../core/errors.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import type { OrderFacts } from '../domain/routing-policy.js';
 import type { StoreOnShop } from '../entities/store.js';

@@ -1,8 +1,8 @@
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
+import { MAX_RESENDS } from '../core/config.js';
 import { now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { withRereads } from '../core/rereads.js';
-import { MAX_RESENDS } from '../core/work-policy.js';
+import { logger } from '../core/telemetry.js';
 import type { JsonText } from '../domain/json-text.js';
 import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
 import { resellerOrderName, withResellerOrder } from '../domain/supplier-order.js';
@@ -70,7 +70,7 @@ export const editResellerOrder = async (
   const ids = first.orderJobIds ?? [first.id];
   const linesChanged = linesOf(stored.order) !== linesOf(latest);
   for (const id of ids) {
-    // Read again after each lost race (core/rereads.ts); the first job was just read, consistently.
+    // Read again after each lost race (core/concurrency.ts); the first job was just read, consistently.
     await withRereads(
       () => loadJob(id, true),
       async (job) =>

@@ -1,7 +1,6 @@
+import { Met } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric, latencyMetric } from '../core/metrics.js';
-import { Met } from '../core/rereads.js';
+import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
 import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing-policy.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';

@@ -1,4 +1,4 @@
-import { sharedReads } from '../core/pool.js';
+import { sharedReads } from '../core/concurrency.js';
 import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
 
 /**

@@ -1,11 +1,9 @@
 import type { Context, SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
+import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
-import { addLogContext, logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { sharedReads } from '../core/pool.js';
+import { addLogContext, BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import type { SupplierOrder } from '../domain/supplier-order.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';

@@ -1,6 +1,6 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import type { Tracking } from '../platforms/port.js';
 import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 import { sendWork } from '../work/queue.js';

@@ -1,8 +1,6 @@
 import { ValidationError } from '../core/errors.js';
 import { now, syncJobId } from '../core/ids.js';
-import { logger, withLogContext } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger, withLogContext } from '../core/telemetry.js';
 import { readResellerOrder } from '../domain/reseller-order.js';
 import { classifyLineItems, testOrderLines } from '../domain/routing.js';
 import { holdOnArrival, skipsTestOrder } from '../domain/routing-policy.js';

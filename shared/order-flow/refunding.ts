@@ -1,8 +1,8 @@
 import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { withRereads } from '../core/rereads.js';
+import { logger } from '../core/telemetry.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderEditResult, QuantityTarget } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';

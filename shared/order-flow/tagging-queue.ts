@@ -1,5 +1,5 @@
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
 import { sendWork } from '../work/queue.js';
 import { loadJobWithFulfillments, recordTagged } from './order-entries.js';

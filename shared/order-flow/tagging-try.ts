@@ -1,6 +1,6 @@
 import type { Deps } from '../aws/deps.js';
-import { logger } from '../core/logger.js';
-import { sharedReads } from '../core/pool.js';
+import { sharedReads } from '../core/concurrency.js';
+import { logger } from '../core/telemetry.js';
 import { disconnectedReason } from '../entities/store.js';
 import { classify } from '../platforms/failure.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';

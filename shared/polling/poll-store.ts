@@ -1,8 +1,6 @@
 import type { Deps } from '../aws/deps.js';
 import { ApiError } from '../core/errors.js';
-import { logger, withLogContext } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger, withLogContext } from '../core/telemetry.js';
 import type { StoreKind } from '../entities/store.js';
 import {
   clearFailures,

@@ -1,7 +1,5 @@
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { recordApiVersion, type StoreApiVersion, type StoreKind } from '../entities/store.js';
 import type { ApiVersionNotice } from '../platforms/port.js';
 

@@ -1,8 +1,8 @@
 import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { Met, withRereads } from '../core/concurrency.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
-import { Met, withRereads } from '../core/rereads.js';
 import type { Owner } from '../domain/owner.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';

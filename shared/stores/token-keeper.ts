@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../aws/deps.js';
 import type { SecretContext } from '../aws/kms-cipher.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { disconnectedReason, type StoreFields, type StoreKind, type TokenLife } from '../entities/store.js';
 import {
   readStoreToken,

@@ -1,7 +1,7 @@
 import type { Deps } from '../aws/deps.js';
+import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
-import { sharedReads } from '../core/pool.js';
 import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
 import { isShopDomainUnder } from '../domain/shop-domain.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';

@@ -1,8 +1,8 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
-import { gaveUpReason } from '../core/work-policy.js';
+import { gaveUpReason } from '../core/config.js';
+import { addLogContext, logger, withLogContext } from '../core/telemetry.js';
 import type { EndOutcome, WorkWords } from './kind.js';
 import type { WorkMessage } from './message.js';
 

@@ -1,6 +1,6 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
-import { logger, withLogContext } from '../core/logger.js';
-import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
+import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/config.js';
+import { logger, withLogContext } from '../core/telemetry.js';
 import type { EndOutcome } from './kind.js';
 import { sendWork } from './queue.js';
 

@@ -1,7 +1,7 @@
 import type { Context, SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import { addLogContext, logger, withMessageContext } from '../core/logger.js';
+import { addLogContext, logger, withMessageContext } from '../core/telemetry.js';
 import { secondsUntil } from '../platforms/failure.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';

@@ -1,5 +1,5 @@
 import type { MessageOutcome } from '../aws/batch.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { MAX_DEFERRAL_SECONDS } from '../platforms/failure.js';
 import type { Attempt, WorkKind } from './kind.js';
 import type { WorkMessage } from './message.js';

@@ -1,11 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countIfSystemic, countMetric, countPlatformError } from '../core/metrics.js';
-import { throttledPastBudget } from '../core/work-policy.js';
+import { config, throttledPastBudget } from '../core/config.js';
+import { BUSINESS_METRICS, countIfSystemic, countMetric, countPlatformError, logger } from '../core/telemetry.js';
 import {
   classify,
   type Failure,

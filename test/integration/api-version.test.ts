@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS } from '../../shared/core/telemetry.js';
 import { PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
 import { type CapturedLog, captureLog, metricValues } from './logs.js';
 import {

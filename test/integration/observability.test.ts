@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import { type CapturedLog, captureLog, metricValues } from './logs.js';
 import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';

@@ -73,7 +73,7 @@ describe('the work-item runner', () => {
 
   it('counts an AccessDenied or a bug after the claim as SystemicErrors, with the same backoff', async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    const { metricsMiddleware } = await import('../../shared/core/metrics.js');
+    const { metricsMiddleware } = await import('../../shared/core/telemetry.js');
     const lines: string[] = [];
     const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
       lines.push(String(chunk));
