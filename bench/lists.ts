@@ -240,7 +240,7 @@ interface ListCase {
 
 /** The modules of shared/ the bench reads through, imported once the environment points at its table. */
 const loadModules = async () => {
-  const { dynamo } = await import('../shared/dynamo/client.js');
+  const { dynamo } = await import('../shared/dynamo/table.js');
   const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
   const { compressBody } = await import('../shared/order-flow/order-body.js');
   const { auditEntryItem } = await import('../shared/entities/audit-entry.js');

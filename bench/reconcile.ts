@@ -100,7 +100,7 @@ const main = async () => {
     const { queue } = await sqsEmulator.createQueuePair('sync', { visibilityTimeoutSeconds: 180, maxReceiveCount: 3 });
     useLocalServices(dynamodb.endpoint, sqsEmulator.endpoint, queue.url);
     // The shared clients are built when first imported: only now, with the environment set.
-    const { dynamo } = await import('../shared/dynamo/client.js');
+    const { dynamo } = await import('../shared/dynamo/table.js');
     const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
     const { keepReconcilePass, newReconcilePass } = await import('../shared/entities/reconcile-pass.js');
     const { reconcile, RECONCILE_MARGIN_MS } = await import('../shared/order-flow/placing-reconciler.js');

@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, TABLE, updateIf, updateSet } from '../dynamo/table.js';
+import { attributes, ConditionFailed, type Item, TABLE, updateIf, updateSet } from '../dynamo/table.js';
 import { type Event, eventExpiry } from './event.js';
 
 /**

@@ -1,8 +1,7 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { type IdPrefix, idSeed, placedId, placeOfId } from '../core/ids.js';
-import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, type Key, listSortKey } from '../dynamo/keys.js';
-import { getItem, type Item, putAlone, TABLE, updateIf } from '../dynamo/table.js';
+import { attributes, getItem, type Item, putAlone, TABLE, updateIf } from '../dynamo/table.js';
 
 /**
  * The event entity (CONTRACT.md §14): what happened, with the object as its GET answered at that

@@ -1,4 +1,3 @@
-import { attributes } from '../dynamo/attributes.js';
 import {
   indexEntry,
   indexKeyNames,
@@ -11,6 +10,7 @@ import {
   storeOfKey,
 } from '../dynamo/keys.js';
 import {
+  attributes,
   ConditionFailed,
   getItem,
   type Item,

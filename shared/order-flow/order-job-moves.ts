@@ -100,7 +100,7 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   },
 });
 
-/** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
+/** What a completion clears: an absent attribute reads as null (dynamo/table.ts), and costs no bytes. */
 const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 /**
  * What only placing reads (the supplier order's `source_identifier`, for a lookup of an unknown

@@ -11,7 +11,7 @@ import { loadRecord } from './order-repository.js';
 
 /**
  * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/order-flow/order.ts),
- * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/pagination.ts).
+ * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/table.ts).
  */
 
 /** The caller's order of that store, or undefined: another owner's is as missing as an unknown one. */

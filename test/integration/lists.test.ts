@@ -111,7 +111,7 @@ beforeAll(async () => {
     resellerStores: await import('../../shared/stores/reseller-stores.js'),
     sourceStores: await import('../../shared/stores/source-stores.js'),
   };
-  recorder = recordRoundTrips((await import('../../shared/dynamo/client.js')).dynamo);
+  recorder = recordRoundTrips((await import('../../shared/dynamo/table.js')).dynamo);
   await writeItems(service.doc, service.tableName, [
     ...[...jobs, ...foreignJobs].map(syncJobItem),
     ...[...entries, ...foreignEntries].map(auditEntryItem),
