@@ -1,5 +1,4 @@
-import { apiHandler } from '../shared/http/handler.js';
-import { noContent } from '../shared/http/types.js';
+import { apiHandler, noContent } from '../shared/http/handler.js';
 import { deleteResellerStore } from '../shared/stores/reseller-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {

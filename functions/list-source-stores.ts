@@ -1,8 +1,7 @@
 import { parseInput } from '../shared/core/errors.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentSourceStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { listSourceStores } from '../shared/stores/source-stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {

@@ -162,7 +162,7 @@ const ROTATE_CREDENTIALS: Access = {
 };
 
 /**
- * A bearer-key route that changes something counts its key's requests (shared/http/rate-limit.ts): one
+ * A bearer-key route that changes something counts its key's requests (shared/http/handler.ts): one
  * conditional UpdateItem of the key's rate window, whatever else the route does.
  */
 const RATE_WINDOW_ACTIONS: TableAction[] = ['UpdateItem'];

@@ -9,8 +9,14 @@ import {
   releaseKey,
   requestFingerprint,
 } from '../idempotency/requests.js';
-import { errorBody, readHeader, serializeResult } from './middlewares.js';
-import type { HttpMiddleware, HttpResponse, HttpResult } from './types.js';
+import {
+  errorBody,
+  type HttpMiddleware,
+  type HttpResponse,
+  type HttpResult,
+  readHeader,
+  serializeResult,
+} from './handler.js';
 
 /** The methods CONTRACT.md §9 makes idempotent; a key sent with any other is ignored, as Stripe ignores it. */
 const IDEMPOTENT_METHODS = new Set(['POST', 'PATCH']);

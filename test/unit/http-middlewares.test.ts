@@ -14,7 +14,7 @@ type Lambda = (
   context: unknown,
 ) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
 type Http = typeof import('../../shared/http/handler.js');
-type Types = typeof import('../../shared/http/types.js');
+type Types = typeof import('../../shared/http/handler.js');
 type Errors = typeof import('../../shared/core/errors.js');
 
 let http: Http;
@@ -22,7 +22,7 @@ let types: Types;
 let errors: Errors;
 beforeAll(async () => {
   http = await import('../../shared/http/handler.js');
-  types = await import('../../shared/http/types.js');
+  types = await import('../../shared/http/handler.js');
   errors = await import('../../shared/core/errors.js');
 });
 
