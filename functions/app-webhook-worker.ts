@@ -1,6 +1,6 @@
 import { processAppWebhookMessage } from '../shared/app-webhooks/worker.js';
 import { workQueueHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 
 const deps = { cipher };

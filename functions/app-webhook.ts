@@ -1,5 +1,5 @@
 import { acceptAppWebhook } from '../shared/app-webhooks/intake.js';
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { metricsMiddleware } from '../shared/core/telemetry.js';
 import { ok, webhookHandler } from '../shared/http/handler.js';
 

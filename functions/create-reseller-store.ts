@@ -1,4 +1,4 @@
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { parseInput } from '../shared/core/errors.js';
 import { created } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';

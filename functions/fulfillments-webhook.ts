@@ -1,4 +1,4 @@
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { ok, webhookHandler } from '../shared/http/handler.js';
 import { acceptFulfillment, acceptFulfillmentEvent } from '../shared/order-flow/propagating-intake.js';
 import { topicOf, verifiedStores } from '../shared/stores/verify.js';

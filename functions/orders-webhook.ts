@@ -1,4 +1,4 @@
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { metricsMiddleware } from '../shared/core/telemetry.js';
 import { assertJsonContentType, ok, webhookHandler } from '../shared/http/handler.js';
 import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';

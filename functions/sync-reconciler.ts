@@ -1,4 +1,4 @@
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { reconcile } from '../shared/order-flow/placing-reconciler.js';
 import { adapterFor } from '../shared/platforms/adapters.js';

@@ -1,5 +1,5 @@
 import { workQueueHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { processSyncMessage } from '../shared/order-flow/placing-worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';

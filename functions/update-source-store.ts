@@ -1,4 +1,4 @@
-import { cipher } from '../shared/aws/cipher.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
 import { parseInput } from '../shared/core/errors.js';
 import type { SourceStore } from '../shared/entities/source-store.js';
 import { ok } from '../shared/http/handler.js';

@@ -1,4 +1,5 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { config } from '../core/config.js';
 
 /**
  * Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context.
@@ -90,3 +91,6 @@ export const kmsCipher = (
     },
   };
 };
+
+/** The stores' secrets' cipher, under the service's key (read when first used). */
+export const cipher = kmsCipher(kms, config.keyId);
