@@ -6,7 +6,7 @@ import { logger } from '../core/telemetry.js';
 import { type AppWebhookStore, keepAppWebhook } from '../entities/app-webhook.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { verifiedStoresOfEitherKind, type WebhookDelivery } from '../stores/verify.js';
-import { sendWork } from '../work/queue.js';
+import { sendWork } from '../work/runner.js';
 import { APP_TOPICS } from './topics.js';
 
 /** How long a queued delivery is kept if its worker never gets to it: SQS's longest retention. */

@@ -4,7 +4,7 @@ import type { Deps } from '../aws/deps.js';
 import { logger, withMessageContext } from '../core/telemetry.js';
 import { parseWithExactIntegers } from '../domain/json-text.js';
 import { forgetAppWebhook, readAppWebhook } from '../entities/app-webhook.js';
-import { isText, parseWith } from '../work/message.js';
+import { isText, parseWith } from '../work/runner.js';
 import type { AppWebhookMessage } from './intake.js';
 import { APP_TOPICS } from './topics.js';
 

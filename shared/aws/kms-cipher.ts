@@ -27,7 +27,7 @@ export interface SecretCipher {
  */
 export const ENVIRONMENT_LIFE = Number.POSITIVE_INFINITY;
 
-/** The functions' KMS client (one per environment): what `cipher.ts` and the store poller's cipher call. */
+/** The functions' KMS client (one per environment): what `cipher` and the store poller's cipher call. */
 export const kms = new KMSClient({});
 const CACHE_MAX = 1_000;
 

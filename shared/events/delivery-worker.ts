@@ -24,8 +24,7 @@ import {
   webhookEndpointFrom,
   webhookEndpointKey,
 } from '../entities/webhook-endpoint.js';
-import type { Attempt, WorkKind } from '../work/kind.js';
-import { runWork } from '../work/runner.js';
+import { type Attempt, runWork, type WorkKind } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';

@@ -5,7 +5,7 @@ import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entitie
  * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
  * has not throttled a call lately costs one eventually consistent read and no write; a hot one
  * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away waits
- * for it in a fresh message (the runner's slot-wait.ts) rather than calling into a 429.
+ * for it in a fresh message (the runner's `waitForSlot`, shared/work/runner.ts) rather than calling into a 429.
  */
 
 /** The longest a try waits in process for its slot: cheaper than a message, a claim and a slot wait. */

@@ -9,8 +9,7 @@ import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
-import type { Attempt, WorkKind } from '../work/kind.js';
-import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
+import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';
 import {
   deferEntry,
   type FulfillmentOutcome,

@@ -3,8 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { gaveUpReason } from '../core/config.js';
 import { addLogContext, logger, withLogContext } from '../core/telemetry.js';
-import type { EndOutcome, WorkWords } from './kind.js';
-import type { WorkMessage } from './message.js';
+import type { EndOutcome, WorkMessage, WorkWords } from './runner.js';
 
 /**
  * What the dead-letter handler needs of a work-item kind: its message, whether the message is still

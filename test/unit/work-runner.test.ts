@@ -1,9 +1,14 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
-import type { WorkKind } from '../../shared/work/kind.js';
-import { parseWith, type WorkMessage } from '../../shared/work/message.js';
-import { openDoor, type QueueDoor, runWork } from '../../shared/work/runner.js';
+import {
+  openDoor,
+  parseWith,
+  type QueueDoor,
+  runWork,
+  type WorkKind,
+  type WorkMessage,
+} from '../../shared/work/runner.js';
 import { sqs } from './aws-mocks.js';
 
 /**
