@@ -28,8 +28,8 @@
  */
 
 import { syncJobId } from '../shared/core/ids.js';
-import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
 import type { Event, EventType } from '../shared/entities/event.js';
 import { CONNECTED } from '../shared/entities/store.js';

@@ -26,7 +26,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { startSqs } from '../lib/local/sqs.js';
 import { consumers } from '../lib/routes.js';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
 import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
 import { fixed, flags, positiveNumber, step, table } from './common.js';
 import { seededJob, writeItems } from './seed.js';

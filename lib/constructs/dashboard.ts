@@ -8,7 +8,7 @@ import {
   STATUS_CLASSES,
   type StatusClass,
 } from '../../shared/core/telemetry.js';
-import { HOLD_REASONS } from '../../shared/domain/routing-policy.js';
+import { HOLD_REASONS } from '../../shared/domain/routing.js';
 import type { DeployConfig } from '../config.js';
 import { SERVICE_NAME } from '../environment.js';
 

@@ -4,7 +4,7 @@ import {
   RISK_POLICIES,
   type RoutingPolicy,
   TEST_ORDER_POLICIES,
-} from '../domain/routing-policy.js';
+} from '../domain/routing.js';
 import { indexPartitionName, keys, lists, storeOfKey } from '../dynamo/keys.js';
 import {
   attributes,

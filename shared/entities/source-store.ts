@@ -1,5 +1,5 @@
 import type { ServiceLevel } from '../domain/business-days.js';
-import type { PricingConfig } from '../domain/pricing.js';
+import type { PricingConfig } from '../domain/money.js';
 import { keys, lists, vendorTagOf } from '../dynamo/keys.js';
 import { attributes, getItem, type Item, keyOf, listPage, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
 import { DELISTED, type StoreFields, storeAttributes, storeFrom, storeIndexEntries, storeKey } from './store.js';

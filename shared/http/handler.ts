@@ -15,7 +15,7 @@ import {
 } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import { parseWithExactIntegers } from '../domain/json-text.js';
+import { parseWithExactIntegers } from '../domain/orders.js';
 import { takeRequest } from '../entities/rate-window.js';
 import type { WebhookDelivery } from '../stores/verify.js';
 

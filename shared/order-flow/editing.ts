@@ -3,9 +3,13 @@ import { withRereads } from '../core/concurrency.js';
 import { MAX_RESENDS } from '../core/config.js';
 import { now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import type { JsonText } from '../domain/json-text.js';
-import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
-import { resellerOrderName, withResellerOrder } from '../domain/supplier-order.js';
+import {
+  type JsonText,
+  type ResellerOrder,
+  readResellerOrder,
+  resellerOrderName,
+  withResellerOrder,
+} from '../domain/orders.js';
 import { classify } from '../platforms/failure.js';
 import type { OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';

@@ -6,7 +6,7 @@ import { InvalidStateError } from '../core/errors.js';
 import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countHeld, countMetric, latencyMetric, logger } from '../core/telemetry.js';
 import type { Owner } from '../domain/owner.js';
-import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing-policy.js';
+import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
 import { classify, MAX_DEFERRAL_SECONDS, secondsUntil } from '../platforms/failure.js';
 import type { OrderRead } from '../platforms/port.js';

@@ -1,5 +1,5 @@
+import type { SyncJobStatus } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
-import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, jobIdOfPartition, type Key, listSortKey, lists, orderRecordKeyOf } from '../dynamo/keys.js';
 import { batchGet, type ListSource, listPage, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { type Order, orderFrom } from './order.js';

@@ -1,8 +1,7 @@
 import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
-import type { UnroutedLine } from '../domain/routing.js';
-import type { Hold } from '../domain/routing-policy.js';
-import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/orders.js';
+import type { Hold, UnroutedLine } from '../domain/routing.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,

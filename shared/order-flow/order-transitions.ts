@@ -1,4 +1,4 @@
-import { isEnded, type SyncJobStatus } from '../domain/sync-job-status.js';
+import { isEnded, type SyncJobStatus } from '../domain/orders.js';
 import { TABLE, UpdateBuilder } from '../dynamo/table.js';
 import type { storedAttempts } from './order-attempt.js';
 import type { FulfillmentEntry, FulfillmentStatus } from './order-fulfillment-entry.js';

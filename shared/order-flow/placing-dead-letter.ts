@@ -2,7 +2,7 @@ import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
 import { addLogContext } from '../core/telemetry.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { isOpen } from '../domain/orders.js';
 import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
 import { cancellationGaveUp } from './cancelling.js';
 import { updateGaveUp } from './editing.js';

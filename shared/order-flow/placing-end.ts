@@ -1,5 +1,5 @@
 import type { Deps } from '../aws/deps.js';
-import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/supplier-order.js';
+import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/orders.js';
 import { classify } from '../platforms/failure.js';
 import type { ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';

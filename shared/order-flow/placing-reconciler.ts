@@ -3,7 +3,7 @@ import { inPool, limiter } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { isOpen } from '../domain/orders.js';
 import {
   keepReconcilePass,
   newReconcilePass,

@@ -4,7 +4,7 @@ import type { Deps } from '../aws/deps.js';
 import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { addLogContext, BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import type { SupplierOrder } from '../domain/supplier-order.js';
+import type { SupplierOrder } from '../domain/orders.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
 import { throttleOf } from '../platforms/failure.js';

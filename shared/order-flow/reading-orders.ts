@@ -1,7 +1,7 @@
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, syncJobId } from '../core/ids.js';
+import { MAX_ORDER_ID_LENGTH } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
-import { MAX_ORDER_ID_LENGTH } from '../domain/reseller-order.js';
 import type { UnroutedReason } from '../domain/routing.js';
 import { findResellerStore } from '../stores/reseller-stores.js';
 import { type Order, orderOfRecord } from './order.js';

@@ -1,7 +1,6 @@
 import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import type { UnroutedLine } from '../domain/routing.js';
-import type { Hold } from '../domain/routing-policy.js';
+import type { Hold, UnroutedLine } from '../domain/routing.js';
 import {
   bodyPartItems,
   bodyStorage,

@@ -1,6 +1,6 @@
 /** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
+import { parseWithExactIntegers, stringifyExact } from '../domain/orders.js';
 import { reportApiVersion } from './api-version.js';
 import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './platform-errors.js';
 import type { Platform, ShopConnection } from './port.js';

@@ -3,7 +3,7 @@
  * shop, the adapter interface and the spellings of a platform's order ids. The adapters
  * themselves (`adapters.ts` and the files it lists) are reached only through `Deps.platforms`.
  */
-import type { LineSummary, SupplierOrder } from '../domain/supplier-order.js';
+import type { LineSummary, SupplierOrder } from '../domain/orders.js';
 
 /** The three hosting-platform kinds a store can live on (SPEC 2.2). */
 export const PLATFORMS = ['storeplatform_a', 'storeplatform_b', 'custom'] as const;

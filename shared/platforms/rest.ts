@@ -3,8 +3,7 @@
  * answer, the bodies of the calls after the order, and "Orders changed since" read into
  * `ChangedOrder`s with numeric-string ids.
  */
-import { JsonText } from '../domain/json-text.js';
-import { type LineSummary, summaryText } from '../domain/supplier-order.js';
+import { JsonText, type LineSummary, summaryText } from '../domain/orders.js';
 import { type ChangedOrder, type FoundOrder, lookedUpOrderId, type OrderChanges, type Tracking } from './port.js';
 
 type Json = Record<string, unknown>;

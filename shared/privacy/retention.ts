@@ -2,7 +2,7 @@ import { listKeys } from '../api-keys/api-keys.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { isOpen } from '../domain/orders.js';
 import { findResellerStoreIdsOf } from '../entities/reseller-store.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';

@@ -2,7 +2,7 @@ import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing-policy.js';
+import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing.js';
 import {
   changeResellerStoreItem,
   deleteResellerStoreItem,

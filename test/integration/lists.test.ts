@@ -2,7 +2,7 @@ import { countByOperation, recordRoundTrips } from '../../bench/round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from '../../bench/seed.js';
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { newId } from '../../shared/core/ids.js';
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import {
   ACTIONS_LISTED_APART,

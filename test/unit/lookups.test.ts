@@ -1,5 +1,5 @@
 import { brotliCompressSync } from 'node:zlib';
-import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.js';
+import { type LineSummary, sameLines } from '../../shared/domain/orders.js';
 import { syncJobFrom } from '../../shared/order-flow/order-sync-job.js';
 import { lookUpSupplierOrder } from '../../shared/order-flow/placing-end.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
 import { classify } from '../../shared/platforms/failure.js';
 import type { ChangedOrder, Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';

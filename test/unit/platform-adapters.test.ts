@@ -1,8 +1,8 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { maxCostExceededBody } from '../../lib/local/shopify-cost.js';
-import { signBody, verifySignature } from '../../shared/domain/hmac.js';
-import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
+import { signBody, verifySignature } from '../../shared/domain/webhook-checks.js';
 import { adapterFor, KNOWN } from '../../shared/platforms/adapters.js';
 import { customAdapter } from '../../shared/platforms/custom.js';
 import { classify } from '../../shared/platforms/failure.js';

@@ -4,7 +4,7 @@ import { DecryptCommand } from '@aws-sdk/client-kms';
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
-import { stringifyExact } from '../../shared/domain/json-text.js';
+import { stringifyExact } from '../../shared/domain/orders.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { PlatformError } from '../../shared/platforms/platform-errors.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
