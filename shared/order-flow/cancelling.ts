@@ -4,7 +4,7 @@ import { withRereads } from '../core/concurrency.js';
 import { MAX_RESENDS } from '../core/config.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import { classify } from '../platforms/failure.js';
+import { classify } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { jobLines } from './order-body.js';

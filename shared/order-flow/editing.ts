@@ -10,8 +10,7 @@ import {
   resellerOrderName,
   withResellerOrder,
 } from '../domain/orders.js';
-import { classify } from '../platforms/failure.js';
-import type { OrderChanges } from '../platforms/port.js';
+import { classify, type OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { jobOrderReading, storedOrderReading } from './order-body.js';

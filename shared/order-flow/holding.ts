@@ -8,8 +8,7 @@ import { BUSINESS_METRICS, countHeld, countMetric, latencyMetric, logger } from 
 import type { Owner } from '../domain/owner.js';
 import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing.js';
 import type { ResellerStore } from '../entities/reseller-store.js';
-import { classify, MAX_DEFERRAL_SECONDS, secondsUntil } from '../platforms/failure.js';
-import type { OrderRead } from '../platforms/port.js';
+import { classify, MAX_DEFERRAL_SECONDS, type OrderRead, secondsUntil } from '../platforms/port.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import { cancelNow } from './cancelling.js';

@@ -1,7 +1,6 @@
 import type { Deps } from '../aws/deps.js';
 import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/orders.js';
-import { classify } from '../platforms/failure.js';
-import type { ShopConnection } from '../platforms/port.js';
+import { classify, type ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import type { AttemptEnd } from './order-attempt.js';

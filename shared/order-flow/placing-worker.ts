@@ -7,8 +7,7 @@ import { addLogContext, BUSINESS_METRICS, countMetric, logger } from '../core/te
 import type { SupplierOrder } from '../domain/orders.js';
 import type { SourceStore } from '../entities/source-store.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
-import { throttleOf } from '../platforms/failure.js';
-import type { ShopConnection } from '../platforms/port.js';
+import { type ShopConnection, throttleOf } from '../platforms/port.js';
 import { shopConnection } from '../stores/secrets.js';
 import { loadSourceStore } from '../stores/source-stores.js';
 import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';

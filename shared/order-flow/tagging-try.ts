@@ -2,7 +2,7 @@ import type { Deps } from '../aws/deps.js';
 import { sharedReads } from '../core/concurrency.js';
 import { logger } from '../core/telemetry.js';
 import { disconnectedReason } from '../entities/store.js';
-import { classify } from '../platforms/failure.js';
+import { classify } from '../platforms/port.js';
 import { loadResellerStore } from '../stores/reseller-stores.js';
 import { shopConnection } from '../stores/secrets.js';
 import { recordTagged } from './order-entries.js';

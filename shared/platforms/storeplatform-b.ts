@@ -7,9 +7,16 @@
  * send it again (`takesIdempotencyKeys: false`, the `resend` option of `createFulfillment`).
  */
 import { type JsonText, parseWithExactIntegers, type SupplierOrder } from '../domain/orders.js';
-import { SHOPIFY_API_VERSION } from './api-version.js';
-import { callPlatform, unexpectedAnswer } from './http.js';
-import { answeredBy, isRefusal, PlatformError, reasonFromBody, redact } from './platform-errors.js';
+import {
+  answeredBy,
+  callPlatform,
+  isRefusal,
+  PlatformError,
+  reasonFromBody,
+  redact,
+  SHOPIFY_API_VERSION,
+  unexpectedAnswer,
+} from './http.js';
 import {
   type ChangedOrder,
   lookedUpOrderId,

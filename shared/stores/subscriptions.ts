@@ -9,9 +9,14 @@ import {
   type StoreKind,
   type StoreWebhooks,
 } from '../entities/store.js';
-import { classify } from '../platforms/failure.js';
 import { withPlatformSignal } from '../platforms/http.js';
-import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
+import {
+  classify,
+  type Platform,
+  type ShopConnection,
+  type WebhookSubscription,
+  type WebhookTopic,
+} from '../platforms/port.js';
 import { watchApiVersion } from './api-version-watch.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */

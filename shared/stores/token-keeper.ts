@@ -11,9 +11,8 @@ import {
   type StoreToken,
   takeRefreshLease,
 } from '../entities/store-token.js';
-import { PlatformError } from '../platforms/platform-errors.js';
+import { isRefreshRefused, PlatformError } from '../platforms/http.js';
 import type { Platform, ShopConnection, TokenKeeper } from '../platforms/port.js';
-import { isRefreshRefused } from '../platforms/token-refresh.js';
 
 /**
  * Expiring access tokens (CONTRACT.md §12.3): the `TokenKeeper` of a store's connection. A token in the

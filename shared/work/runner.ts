@@ -21,7 +21,7 @@ import {
   platformStatusClass,
   platformStatusOf,
   secondsUntil,
-} from '../platforms/failure.js';
+} from '../platforms/port.js';
 
 /**
  * The work-item runner: one received message of any kind (`WorkKind`), from its body to its outcome, in the

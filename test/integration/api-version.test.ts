@@ -1,5 +1,5 @@
 import { BUSINESS_METRICS } from '../../shared/core/telemetry.js';
-import { PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
+import { PLATFORM_API_VERSIONS } from '../../shared/platforms/http.js';
 import { type CapturedLog, captureLog, metricValues } from './logs.js';
 import {
   createResellerStore,

@@ -14,7 +14,7 @@ import {
   routedTag,
 } from '../../shared/order-flow/tagging-queue.js';
 import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import { setsOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

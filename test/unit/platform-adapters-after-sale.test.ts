@@ -6,8 +6,13 @@
  */
 import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { classify } from '../../shared/platforms/failure.js';
-import type { Platform, ReturnRequest, ShopConnection, Tracking } from '../../shared/platforms/port.js';
+import {
+  classify,
+  type Platform,
+  type ReturnRequest,
+  type ShopConnection,
+  type Tracking,
+} from '../../shared/platforms/port.js';
 import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';

@@ -6,7 +6,7 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aw
 import type { SQSRecord } from 'aws-lambda';
 import { stringifyExact } from '../../shared/domain/orders.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';

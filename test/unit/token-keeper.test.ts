@@ -1,10 +1,9 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
-import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { withFreshTokens } from '../../shared/platforms/adapters.js';
+import { PlatformError, RefreshRefusedError } from '../../shared/platforms/http.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
-import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
 import { isAboutToExpire, tokenKeeper } from '../../shared/stores/token-keeper.js';
 import { dynamo, kms } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';

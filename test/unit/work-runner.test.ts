@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import {
   openDoor,
   parseWith,
