@@ -250,8 +250,8 @@ const loadModules = async () => {
   const { listOrders } = await import('../shared/order-flow/reading-orders.js');
   const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
   const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
-  const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
-  const { listSourceStores } = await import('../shared/stores/source-stores.js');
+  const { listResellerStores } = await import('../shared/stores/stores.js');
+  const { listSourceStores } = await import('../shared/stores/stores.js');
   const { eventId, eventItem } = await import('../shared/entities/event.js');
   const { listEvents } = await import('../shared/events/events.js');
   return {

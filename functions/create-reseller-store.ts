@@ -5,7 +5,7 @@ import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { CreateResellerStoreBody } from '../shared/http/schemas.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { createResellerStore } from '../shared/stores/reseller-stores.js';
+import { createResellerStore } from '../shared/stores/stores.js';
 import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };

@@ -6,7 +6,7 @@ import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { createSourceStore } from '../shared/stores/source-stores.js';
+import { createSourceStore } from '../shared/stores/stores.js';
 import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };

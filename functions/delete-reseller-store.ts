@@ -1,5 +1,5 @@
 import { apiHandler, noContent } from '../shared/http/handler.js';
-import { deleteResellerStore } from '../shared/stores/reseller-stores.js';
+import { deleteResellerStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   await deleteResellerStore({ ownerId }, path.id);

@@ -2,7 +2,7 @@ import { parseInput } from '../shared/core/errors.js';
 import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentSourceStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { listSourceStores } from '../shared/stores/source-stores.js';
+import { listSourceStores } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);

@@ -130,7 +130,7 @@ const REFRESH_SECRETS: SecretField[] = ['refreshToken', 'clientId', 'clientSecre
 const STORE_SECRETS: SecretField[] = [...BOTH_SECRETS, ...REFRESH_SECRETS];
 /**
  * A function that calls the stores with their tokens: it decrypts them, and refreshes an expiring one
- * (shared/stores/token-keeper.ts), encrypting the new access and refresh tokens.
+ * (shared/stores/connection.ts), encrypting the new access and refresh tokens.
  */
 const CALLS_STORES: Access['key'] = { actions: ['Decrypt', 'Encrypt'], fields: STORE_SECRETS };
 

@@ -1,5 +1,16 @@
-import { attributes, batchGet, ConditionFailed, type Item, keyOf, queryIndex, TABLE, transactIf, updateIf, updateSet } from '../dynamo/table.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
+import {
+  attributes,
+  batchGet,
+  ConditionFailed,
+  type Item,
+  keyOf,
+  queryIndex,
+  TABLE,
+  transactIf,
+  updateIf,
+  updateSet,
+} from '../dynamo/table.js';
 import { type Event, eventExpiry } from './event.js';
 
 /**

@@ -5,8 +5,8 @@ import { MAX_RESENDS } from '../core/config.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { classify } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { jobLines } from './order-body.js';
 import { cancellationRequest } from './order-job-moves.js';
 import {

@@ -11,8 +11,8 @@ import {
   withResellerOrder,
 } from '../domain/orders.js';
 import { classify, type OrderChanges } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { jobOrderReading, storedOrderReading } from './order-body.js';
 import { keepEdits, loadJob, loadOrderPartition } from './order-repository.js';
 import { type OrderEdits, type SyncJob, updatePending } from './order-sync-job.js';

@@ -1,6 +1,6 @@
+import { Met } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
-import { Met } from '../core/concurrency.js';
 import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';

@@ -6,8 +6,8 @@ import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
 import { classify, type ShopConnection } from '../platforms/port.js';
-import { loadResellerStore } from '../stores/reseller-stores.js';
-import { shopConnection } from '../stores/secrets.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadResellerStore } from '../stores/stores.js';
 import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';
 import {
   deferEntry,

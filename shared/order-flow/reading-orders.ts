@@ -3,7 +3,7 @@ import { isId, syncJobId } from '../core/ids.js';
 import { MAX_ORDER_ID_LENGTH } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
 import type { UnroutedReason } from '../domain/routing.js';
-import { findResellerStore } from '../stores/reseller-stores.js';
+import { findResellerStore } from '../stores/stores.js';
 import { type Order, orderOfRecord } from './order.js';
 import { storedOrderReading, textOf } from './order-body.js';
 import { findOrderPage } from './order-lists.js';

@@ -26,7 +26,7 @@ export interface ShopConnection {
   tokens?: TokenKeeper;
 }
 
-/** Keeps a shop's expiring access token fresh (shared/stores/token-keeper.ts); plaintext tokens, never logged. */
+/** Keeps a shop's expiring access token fresh (shared/stores/connection.ts); plaintext tokens, never logged. */
 export interface TokenKeeper {
   /** The token to call with: refreshed first when in the last tenth of its life (at most 5 minutes). */
   current(): Promise<string>;

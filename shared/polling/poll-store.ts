@@ -18,10 +18,8 @@ import { acceptFulfillment } from '../order-flow/propagating-intake.js';
 import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
 import { acceptAfterSale } from '../order-flow/refunding-request.js';
 import { type ChangedOrder, classify, type ShopConnection } from '../platforms/port.js';
-import { watchApiVersion } from '../stores/api-version-watch.js';
-import { webhookSecretOf } from '../stores/secrets.js';
+import { tokenKeeper, watchApiVersion, webhookSecretOf } from '../stores/connection.js';
 import { keepSubscriptions } from '../stores/subscriptions.js';
-import { tokenKeeper } from '../stores/token-keeper.js';
 import { advance, type Change, handledAlready, isHistory, pollSince, waitingForShop } from './watermark.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   type WebhookSubscription,
   type WebhookTopic,
 } from '../platforms/port.js';
-import { watchApiVersion } from './api-version-watch.js';
+import { watchApiVersion } from './connection.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
 export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopic; path: string }>> = {

@@ -4,7 +4,7 @@ import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
 import { isShopDomainUnder, isWellFormedSignature, verifySignature } from '../domain/webhook-checks.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
-import { webhookSecretOf } from './secrets.js';
+import { webhookSecretOf } from './connection.js';
 import { previousWebhookSecretOf, storesOnShop } from './shop-lookup.js';
 import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 

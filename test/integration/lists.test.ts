@@ -28,8 +28,8 @@ type Lists = {
   syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
   moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/audit-log/audit-log.js');
-  resellerStores: typeof import('../../shared/stores/reseller-stores.js');
-  sourceStores: typeof import('../../shared/stores/source-stores.js');
+  resellerStores: typeof import('../../shared/stores/stores.js');
+  sourceStores: typeof import('../../shared/stores/stores.js');
 };
 
 let service: TestService;
@@ -108,8 +108,8 @@ beforeAll(async () => {
     syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
     moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/audit-log/audit-log.js'),
-    resellerStores: await import('../../shared/stores/reseller-stores.js'),
-    sourceStores: await import('../../shared/stores/source-stores.js'),
+    resellerStores: await import('../../shared/stores/stores.js'),
+    sourceStores: await import('../../shared/stores/stores.js'),
   };
   recorder = recordRoundTrips((await import('../../shared/dynamo/table.js')).dynamo);
   await writeItems(service.doc, service.tableName, [
