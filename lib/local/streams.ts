@@ -138,6 +138,7 @@ class StreamPoller {
   private stopped = false;
   private readonly places: Places;
   private readonly iterators = new Map<string, string>();
+  private streamArn: string | undefined;
   private readonly windowMs: number;
   readonly running: Promise<void>;
 
@@ -197,10 +198,13 @@ class StreamPoller {
     const batch: DynamoDBRecord[] = [];
     let last: string | undefined;
     let closed = false;
+    let full = false;
     let firstAt: number | undefined;
     while (!this.stopped) {
-      const read = await this.read(streamArn, shardId, options.batchSize - batch.length);
+      const limit = options.batchSize - batch.length;
+      const read = await this.read(streamArn, shardId, limit);
       closed = read.closed;
+      full = read.records.length >= limit;
       for (const record of read.records) {
         last = sequenceOf(record);
         if (options.filter && !options.filter(record)) continue;
@@ -210,9 +214,11 @@ class StreamPoller {
       if (closed || batch.length >= options.batchSize || firstAt === undefined) break;
       const left = firstAt + this.windowMs - Date.now();
       if (left <= 0) break;
-      if (read.records.length === 0) await sleep(Math.min(left, 100));
+      // A page not full: the next read waits a moment (AWS reads a shard up to 4-5 times a second). Read
+      // again at once, DynamoDB Local was asked for the few records of each moment, ~5 ms of its CPU a call.
+      if (!full) await sleep(Math.min(left, 100));
     }
-    return { batch, last, closed };
+    return { batch, last, closed, full };
   }
 
   private reached(shardId: string, records: DynamoDBRecord[]) {
@@ -272,43 +278,60 @@ class StreamPoller {
     }
   }
 
-  /** One batch of a shard handed over; whether it had records (so the shard is read again at once). */
-  private async step(streamArn: string, shardId: string): Promise<boolean> {
-    const { batch, last, closed } = await this.gather(streamArn, shardId);
+  /**
+   * One batch of a shard handed over: `full` when its last read filled its page (the shard is read again at
+   * once), `read` when it had records (again after a moment), neither when it had none.
+   */
+  private async step(streamArn: string, shardId: string): Promise<{ read: boolean; full: boolean }> {
+    const { batch, last, closed, full } = await this.gather(streamArn, shardId);
     if (batch.length) await this.deliver(streamArn, shardId, batch);
-    if (this.stopped) return false;
+    if (this.stopped) return { read: false, full: false };
     // What the filter passed over is done too.
     if (last) this.places[shardId] = last;
     if (closed) this.places[shardId] = DONE;
     if (last || closed) this.keep();
-    return last !== undefined;
+    return { read: last !== undefined, full };
   }
 
-  /** One pass over the stream's ready shards; whether any had records. */
-  private async pass(): Promise<boolean> {
-    const { Table } = await this.call<{ Table: { LatestStreamArn: string } }>('DescribeTable', {
-      TableName: this.options.tableName,
-    });
+  /**
+   * The table's stream, described once (and again after an error): DynamoDB Local's DescribeTable costs
+   * 12-40 ms of its CPU (4-15 data calls'), and read before every batch it was a local-only cost that
+   * grew with the traffic; the shards are listed each round (DescribeStream, about 1 ms).
+   */
+  private async latestStreamArn() {
+    this.streamArn ??= (
+      await this.call<{ Table: { LatestStreamArn: string } }>('DescribeTable', { TableName: this.options.tableName })
+    ).Table.LatestStreamArn;
+    return this.streamArn;
+  }
+
+  /** One pass over the stream's ready shards: whether any had records, whether one filled its page. */
+  private async pass(): Promise<{ read: boolean; full: boolean }> {
+    const arn = await this.latestStreamArn();
     const { StreamDescription } = await this.call<{ StreamDescription: { Shards: Shard[] } }>('DescribeStream', {
-      StreamArn: Table.LatestStreamArn,
+      StreamArn: arn,
     });
-    let busy = false;
+    let read = false;
+    let full = false;
     for (const shard of readyShards(StreamDescription.Shards, this.places)) {
-      if (this.stopped) return busy;
-      busy = (await this.step(Table.LatestStreamArn, shard.ShardId)) || busy;
+      if (this.stopped) break;
+      const round = await this.step(arn, shard.ShardId);
+      read ||= round.read;
+      full ||= round.full;
     }
-    return busy;
+    return { read, full };
   }
 
   private async loop() {
     while (!this.stopped) {
       try {
-        const busy = await this.pass();
+        const { read, full } = await this.pass();
         if (this.stopped) return;
-        if (!busy) await sleep(this.options.idleMs ?? 250);
+        if (!full) await sleep(read ? 100 : (this.options.idleMs ?? 250));
       } catch (error) {
         if (this.stopped) return;
         this.iterators.clear();
+        this.streamArn = undefined;
         console.error('local change stream poller:', (error as Error).message);
         await sleep(1000);
       }

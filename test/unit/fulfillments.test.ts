@@ -96,6 +96,8 @@ const update = (index = 0) => dynamo.commandCalls(UpdateCommand)[index].args[0].
 
 beforeEach(() => {
   dynamo.reset();
+  // No carrier report kept for any parcel (an accepted parcel reads its kept reports: propagating.ts).
+  dynamo.on(GetCommand).resolves({});
   sqs.reset();
   kmsMock.reset();
   createFulfillment.mockReset();
