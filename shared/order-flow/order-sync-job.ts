@@ -7,6 +7,7 @@ import { attributes } from '../dynamo/attributes.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,
+  type IndexAttribute,
   indexEntry,
   indexKeyNames,
   inFlight,
@@ -392,15 +393,33 @@ export type IndexedJob = Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'c
 
 export interface IndexChanges {
   /** Index attributes to set, with their values. */
-  set: Record<string, string>;
+  set: { [A in JobIndexAttribute]?: string };
   /** Index attributes to remove. */
-  remove: string[];
+  remove: JobIndexAttribute[];
   /** Index attributes to set to the value another attribute of the item has: target → source. */
-  copy?: Record<string, string>;
+  copy?: { [A in JobIndexAttribute]?: JobIndexAttribute };
 }
 
 /** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
 export const OPEN_PK = 'openPK';
+
+/** The index keys a job item carries, and `openPK`, which a claim copies into one. */
+export type JobIndexAttribute = IndexAttribute | typeof OPEN_PK;
+
+/** The job item's attributes besides the record's own names: its index keys and the short names kept beside them. */
+export type JobEntryAttribute =
+  | JobIndexAttribute
+  | typeof EXPIRES_AT
+  | typeof DUE_AT
+  | typeof LATE_AT
+  | typeof TAGGED_ATTRIBUTE
+  | typeof AFTER_SALE;
+
+/**
+ * An attribute of the job item by name, typed against the record: a field of `SyncJob` kept under
+ * its own name (a field renamed there fails to compile wherever a write names it), or an entry's.
+ */
+export type JobAttribute = keyof SyncJob | JobEntryAttribute;
 const IN_FLIGHT = indexKeyNames('inFlight');
 
 const openEntry = (job: IndexedJob) => ({
@@ -500,7 +519,11 @@ export const syncJobIndexEntries = (job: SyncJob): Record<string, string> => {
  * A wait's or a stall's attributes (re-sends, its end, a throttled run), on the job and on each of
  * its fulfillment entries alike: dropped when the work item ends, starts over or makes progress.
  */
-export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
+export const WAIT_ATTRIBUTES: readonly (keyof SyncJob & keyof FulfillmentEntry)[] = [
+  'resends',
+  'waitUntil',
+  'throttledSince',
+];
 
 /** What every log line about a job carries once the job is read. */
 export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'>) => ({
