@@ -62,6 +62,98 @@ type Capacity = {
   GlobalSecondaryIndexes?: Record<string, { CapacityUnits?: number }>;
 };
 
+/** What a command touches, for the breakdown: `SJ` (the item kind of its key), `GSI2`, `tx SJ+SJ`. */
+const target = (input: Record<string, any>): string => {
+  const kind = (pk: unknown) => String(pk ?? '?').split('#')[0];
+  if (input.IndexName) return input.IndexName;
+  if (input.TransactItems) {
+    return `tx ${input.TransactItems.map((t: Record<string, any>) => {
+      const action = Object.values(t)[0];
+      return kind(action?.Key?.PK ?? action?.Item?.PK);
+    }).join('+')}`;
+  }
+  if (input.RequestItems) {
+    const kinds = Object.values(input.RequestItems).flatMap((r: any) => (r.Keys ?? []).map((k: any) => kind(k.PK)));
+    return [...new Set(kinds)].join('+');
+  }
+  if (input.Key) return kind(input.Key.PK);
+  if (input.Item) return kind(input.Item.PK);
+  if (input.ExpressionAttributeValues?.[':pk']) return kind(input.ExpressionAttributeValues[':pk']);
+  return 'table';
+};
+
+const operationEntry = (u: Usage['dynamo'], operation: string) => {
+  const entry = u.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
+  u.byOperation.set(operation, entry);
+  return entry;
+};
+
+const recordCapacity = (u: Usage['dynamo'], operation: string, consumed: Capacity | Capacity[] | undefined) => {
+  for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
+    const units = c.CapacityUnits ?? 0;
+    const gsi = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((s, g) => s + (g.CapacityUnits ?? 0), 0);
+    u.unexplained += units - (c.Table?.CapacityUnits ?? 0) - gsi;
+    if (isRead(operation)) u.rru += units;
+    else {
+      u.wru += units;
+      u.gsiWru += gsi;
+    }
+    const entry = operationEntry(u, operation);
+    entry.units += units;
+    entry.gsiUnits += gsi;
+  }
+};
+
+const countDynamo = (d: Usage['dynamo'], call: SdkCall) => {
+  const operation = `${call.command} ${target(call.input)}`;
+  if (call.error === undefined) {
+    operationEntry(d, operation).calls++;
+    recordCapacity(d, operation, call.consumedCapacity as Capacity | Capacity[] | undefined);
+  } else if (call.error === 'ConditionalCheckFailedException' || call.error === 'TransactionCanceledException') {
+    const items = (call.input as { TransactItems?: unknown[] }).TransactItems?.length;
+    d.failedWrites++;
+    d.failedWritesWru += items ? 2 * items : 1;
+    const entry = operationEntry(d, `${operation} (failed)`);
+    entry.calls++;
+    entry.units += items ? 2 * items : 1;
+  }
+};
+
+const countSqs = (s: Usage['sqs'], action: string, input: any, output?: any) => {
+  const bodies = (list: { MessageBody?: string; Body?: string }[] | undefined) =>
+    (list ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
+  switch (action) {
+    case 'ReceiveMessage': {
+      const messages = output?.Messages ?? [];
+      if (!messages.length) s.emptyReceives++;
+      else {
+        s.messagesReceived += messages.length;
+        bump(s.requests, action, chunks(bodies(messages)));
+      }
+      break;
+    }
+    case 'SendMessage':
+      bump(s.requests, action, chunks(Buffer.byteLength(input.MessageBody ?? '')));
+      break;
+    case 'SendMessageBatch':
+      bump(s.requests, action, chunks(bodies(input.Entries)));
+      break;
+    default:
+      bump(s.requests, action);
+  }
+};
+
+const countInvocation = (usage: Usage, name: string, ms: number, batch?: number) => {
+  const entry = usage.invocations.get(name) ?? { count: 0, billedMs: 0, rawMs: 0, records: 0, billed: [] };
+  entry.count++;
+  // Lambda bills each invocation's duration rounded up to the next millisecond.
+  entry.billedMs += Math.max(1, Math.ceil(ms));
+  entry.billed.push(Math.max(1, Math.ceil(ms)));
+  entry.rawMs += ms;
+  entry.records += batch ?? 0;
+  usage.invocations.set(name, entry);
+};
+
 /**
  * Creates the meter. Pass `onInvoke` and `onSdkCall` to `startLocalRuntime`: the functions run in
  * execution environments of their own, so their SDK calls are reported from there.
@@ -74,96 +166,14 @@ export const createMeter = () => {
     lastInvokeAt: new Map<string, number>(),
   };
 
-  /** What a command touches, for the breakdown: `SJ` (the item kind of its key), `GSI2`, `tx SJ+SJ`. */
-  const target = (input: Record<string, any>): string => {
-    const kind = (pk: unknown) => String(pk ?? '?').split('#')[0];
-    if (input.IndexName) return input.IndexName;
-    if (input.TransactItems) {
-      return `tx ${input.TransactItems.map((t: Record<string, any>) => {
-        const action = Object.values(t)[0];
-        return kind(action?.Key?.PK ?? action?.Item?.PK);
-      }).join('+')}`;
-    }
-    if (input.RequestItems) {
-      const kinds = Object.values(input.RequestItems).flatMap((r: any) => (r.Keys ?? []).map((k: any) => kind(k.PK)));
-      return [...new Set(kinds)].join('+');
-    }
-    if (input.Key) return kind(input.Key.PK);
-    if (input.Item) return kind(input.Item.PK);
-    if (input.ExpressionAttributeValues?.[':pk']) return kind(input.ExpressionAttributeValues[':pk']);
-    return 'table';
-  };
-
-  const recordCapacity = (operation: string, consumed: Capacity | Capacity[] | undefined) => {
-    const u = meter.usage.dynamo;
-    for (const c of Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) {
-      const units = c.CapacityUnits ?? 0;
-      const gsi = Object.values(c.GlobalSecondaryIndexes ?? {}).reduce((s, g) => s + (g.CapacityUnits ?? 0), 0);
-      u.unexplained += units - (c.Table?.CapacityUnits ?? 0) - gsi;
-      if (isRead(operation)) u.rru += units;
-      else {
-        u.wru += units;
-        u.gsiWru += gsi;
-      }
-      const entry = u.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
-      entry.units += units;
-      entry.gsiUnits += gsi;
-      u.byOperation.set(operation, entry);
-    }
-  };
-
   /** Every AWS SDK call a function made, reported by the local runtime from the function's environment. */
   const onSdkCall = (call: SdkCall) => {
     if (!meter.counting) return;
     if (call.service === 'KMS') {
       bump(meter.usage.kms, call.command);
       bump(meter.usage.kmsByFunction, call.functionName);
-    } else if (call.service === 'SQS') countSqs(call.command, call.input);
-    else if (call.service === 'DynamoDB') countDynamo(call);
-  };
-
-  const countDynamo = (call: SdkCall) => {
-    const operation = `${call.command} ${target(call.input)}`;
-    const d = meter.usage.dynamo;
-    if (call.error === undefined) {
-      const entry = d.byOperation.get(operation) ?? { calls: 0, units: 0, gsiUnits: 0 };
-      entry.calls++;
-      d.byOperation.set(operation, entry);
-      recordCapacity(operation, call.consumedCapacity as Capacity | Capacity[] | undefined);
-    } else if (call.error === 'ConditionalCheckFailedException' || call.error === 'TransactionCanceledException') {
-      const items = (call.input as { TransactItems?: unknown[] }).TransactItems?.length;
-      d.failedWrites++;
-      d.failedWritesWru += items ? 2 * items : 1;
-      const entry = d.byOperation.get(`${operation} (failed)`) ?? { calls: 0, units: 0, gsiUnits: 0 };
-      entry.calls++;
-      entry.units += items ? 2 * items : 1;
-      d.byOperation.set(`${operation} (failed)`, entry);
-    }
-  };
-
-  const countSqs = (action: string, input: any, output?: any) => {
-    const s = meter.usage.sqs;
-    const bodies = (list: { MessageBody?: string; Body?: string }[] | undefined) =>
-      (list ?? []).reduce((sum, m) => sum + Buffer.byteLength(m.MessageBody ?? m.Body ?? ''), 0);
-    switch (action) {
-      case 'ReceiveMessage': {
-        const messages = output?.Messages ?? [];
-        if (!messages.length) s.emptyReceives++;
-        else {
-          s.messagesReceived += messages.length;
-          bump(s.requests, action, chunks(bodies(messages)));
-        }
-        break;
-      }
-      case 'SendMessage':
-        bump(s.requests, action, chunks(Buffer.byteLength(input.MessageBody ?? '')));
-        break;
-      case 'SendMessageBatch':
-        bump(s.requests, action, chunks(bodies(input.Entries)));
-        break;
-      default:
-        bump(s.requests, action);
-    }
+    } else if (call.service === 'SQS') countSqs(meter.usage.sqs, call.command, call.input);
+    else if (call.service === 'DynamoDB') countDynamo(meter.usage.dynamo, call);
   };
 
   // The local event-source pollers run in this process, with a client private to the runtime: their
@@ -174,22 +184,14 @@ export const createMeter = () => {
     const action = String(command?.constructor?.name ?? 'unknown').replace(/Command$/, '');
     const promise = send.call(this, command, ...rest);
     return promise.then((output: any) => {
-      if (meter.counting) countSqs(action, command?.input ?? {}, output);
+      if (meter.counting) countSqs(meter.usage.sqs, action, command?.input ?? {}, output);
       return output;
     });
   };
 
   const onInvoke = (name: string, ms: number, batch?: number) => {
     meter.lastInvokeAt.set(name, Date.now());
-    if (!meter.counting) return;
-    const entry = meter.usage.invocations.get(name) ?? { count: 0, billedMs: 0, rawMs: 0, records: 0, billed: [] };
-    entry.count++;
-    // Lambda bills each invocation's duration rounded up to the next millisecond.
-    entry.billedMs += Math.max(1, Math.ceil(ms));
-    entry.billed.push(Math.max(1, Math.ceil(ms)));
-    entry.rawMs += ms;
-    entry.records += batch ?? 0;
-    meter.usage.invocations.set(name, entry);
+    if (meter.counting) countInvocation(meter.usage, name, ms, batch);
   };
 
   return { meter, onInvoke, onSdkCall };

@@ -117,24 +117,11 @@ export const decryptsPerMonth = (o: {
 const recordsPerInvocation = (messagesPerSecond: number, batching?: { windowSeconds: number; batchSize: number }) =>
   batching ? Math.min(batching.batchSize, Math.max(1, messagesPerSecond * batching.windowSeconds)) : 1;
 
-/** What one month costs, line by line. `orders` 0 is the idle month; `month` counts from the first (storage grows). */
-export const monthLines = (
-  m: CostMeasurement,
-  t: TemplateCounts,
-  { orders, month, stores }: { orders: number; month: number; stores: number },
-  options: { secretTtlMinutes?: number } = {},
-): Line[] => {
-  const a = ASSUMPTIONS;
-  const lines: Line[] = [];
-  const lifeHours = options.secretTtlMinutes ? options.secretTtlMinutes / 60 : a.environmentLifeHours;
-  const extraOrderWebhooks = a.orderWebhooksPerOrder - m.perOrder.httpRequests;
-  const fulfillments = a.fulfillmentWebhooksPerOrder;
-  const deliveries = m.delivery ? a.deliveriesPerOrder : 0;
-  const d = (key: 'wru' | 'rru' | 'lambdaRequests' | 'logBytes') => Math.max(0, m.delivery?.[key] ?? 0);
+type Scenario = { orders: number; month: number; stores: number };
 
-  // Lambda: each measured function's messages, in the batches AWS would form at this rate; its median
-  // billed duration, plus the platform's answer once per invocation for those that call one (a batch's
-  // records are handled side by side).
+/** What every section of the month reads: the measurement, the template, the scenario and the figures derived once. */
+const monthContext = (m: CostMeasurement, t: TemplateCounts, scenario: Scenario, secretTtlMinutes?: number) => {
+  const a = ASSUMPTIONS;
   // A duration measured on a machine whose load average passes its cores is that many times too long:
   // the fastest tenth of the invocations, scaled by cores ÷ load (1 on an idle machine).
   const unloaded = Math.min(1, (m.cores ?? 2) / Math.max(1, m.loadAverage));
@@ -146,13 +133,38 @@ export const monthLines = (
       billedMsMean: 0,
       billedMsP10: 0,
     };
-  const webhookMs = fn('OrdersWebhook').billedMsP10 * unloaded;
+  const fulfillments = a.fulfillmentWebhooksPerOrder;
   // The sync worker places the order and tags the reseller's (shared/order-flow/tagging-try.ts `tagNow`); the
   // fulfillment worker carries each fulfillment to the reseller's platform (and a tag its try left to it).
   const callsPlatform: Record<string, number> = {
     SyncWorker: m.perOrder.platformCalls.supplier + m.perOrder.platformCalls.reseller,
     FulfillmentWorker: fulfillments,
   };
+  // Scheduled runs and the polls: whatever the orders.
+  const polls = scenario.stores * ((30 * 24 * 60) / t.pollIntervalMinutes);
+  return {
+    a,
+    m,
+    t,
+    ...scenario,
+    secretTtlMinutes,
+    lifeHours: secretTtlMinutes ? secretTtlMinutes / 60 : a.environmentLifeHours,
+    extraOrderWebhooks: a.orderWebhooksPerOrder - m.perOrder.httpRequests,
+    fulfillments,
+    deliveries: m.delivery ? a.deliveriesPerOrder : 0,
+    d: (key: 'wru' | 'rru' | 'lambdaRequests' | 'logBytes') => Math.max(0, m.delivery?.[key] ?? 0),
+    unloaded,
+    fn,
+    callsPlatform,
+    polls,
+    pollInvocations: polls / a.storesPerPollInvocation,
+  };
+};
+type MonthContext = ReturnType<typeof monthContext>;
+
+/** The Lambda invocations the orders make a month, by function, and their requests and GB-s. */
+const orderInvocations = (c: MonthContext) => {
+  const { a, m, t, orders, fulfillments, deliveries, unloaded, fn } = c;
   let lambdaRequests = 0;
   let lambdaGbs = 0;
   const invocationsByFunction = new Map<string, number>();
@@ -167,22 +179,31 @@ export const monthLines = (
       ? recordsPerInvocation(messages / MONTH_SECONDS, t.batching[name])
       : f.recordsPerInvocation;
     const invocations = messages / perInvocation;
-    const ms = f.billedMsP10 * unloaded + (callsPlatform[name] ? a.platformLatencyMs : 0);
+    const ms = f.billedMsP10 * unloaded + (c.callsPlatform[name] ? a.platformLatencyMs : 0);
     invocationsByFunction.set(name, invocations);
     lambdaRequests += invocations;
     lambdaGbs += invocations * gbSeconds(ms, t.memoryMb);
   }
   // Webhooks beyond the measured one: the order's updates and the fulfillments, each an invocation as the create's.
-  const extraWebhooks = orders * (extraOrderWebhooks + fulfillments);
+  const extraWebhooks = orders * (c.extraOrderWebhooks + fulfillments);
   lambdaRequests += extraWebhooks;
-  lambdaGbs += extraWebhooks * gbSeconds(webhookMs, t.memoryMb);
+  lambdaGbs += extraWebhooks * gbSeconds(fn('OrdersWebhook').billedMsP10 * unloaded, t.memoryMb);
   // Deliveries: the measured extra invocations, each a POST the endpoint answers in the platform's time.
-  const deliveryInvocations = orders * deliveries * d('lambdaRequests');
+  const deliveryInvocations = orders * deliveries * c.d('lambdaRequests');
   lambdaRequests += deliveryInvocations;
   lambdaGbs +=
     deliveryInvocations * gbSeconds((m.delivery?.workerBilledMsP10 ?? 0) * unloaded + a.platformLatencyMs, t.memoryMb);
   invocationsByFunction.set('EventDeliveryWorker', orders * deliveries);
-  if (orders) {
+  return { lambdaRequests, lambdaGbs, invocationsByFunction };
+};
+
+// Lambda: each measured function's messages, in the batches AWS would form at this rate; its median
+// billed duration, plus the platform's answer once per invocation for those that call one (a batch's
+// records are handled side by side).
+const lambdaLines = (c: MonthContext, { lambdaRequests, lambdaGbs }: ReturnType<typeof orderInvocations>) => {
+  const { a, t, fulfillments, deliveries } = c;
+  const lines: Line[] = [];
+  if (c.orders) {
     lines.push(
       line(
         'Lambda',
@@ -195,22 +216,19 @@ export const monthLines = (
     lines.push(
       line(
         'Lambda',
-        `GB-s at ${t.memoryMb} MB: measured durations (fastest tenth × ${unloaded.toFixed(3)}, cores ÷ load) ` +
+        `GB-s at ${t.memoryMb} MB: measured durations (fastest tenth × ${c.unloaded.toFixed(3)}, cores ÷ load) ` +
           `+ ${a.platformLatencyMs} ms a platform call`,
         lambdaGbs,
         PRICES.lambdaGbSecond,
       ),
     );
   }
-  // Scheduled runs and the polls: whatever the orders.
-  const polls = stores * ((30 * 24 * 60) / t.pollIntervalMinutes);
-  const pollInvocations = polls / a.storesPerPollInvocation;
   lines.push(
     line(
       'Lambda',
-      `scheduled runs (${Math.round(t.scheduledRuns)}) and polls (${stores} stores every ` +
+      `scheduled runs (${Math.round(t.scheduledRuns)}) and polls (${c.stores} stores every ` +
         `${t.pollIntervalMinutes} min, ${a.storesPerPollInvocation} an invocation): requests`,
-      t.scheduledRuns + pollInvocations,
+      t.scheduledRuns + c.pollInvocations,
       PRICES.lambdaRequest,
     ),
   );
@@ -219,29 +237,35 @@ export const monthLines = (
       'Lambda',
       `scheduled runs (${a.scheduledRunMs} ms) and polls (${a.platformLatencyMs} ms a batch): GB-s`,
       t.scheduledRuns * gbSeconds(a.scheduledRunMs, t.memoryMb) +
-        pollInvocations * gbSeconds(a.platformLatencyMs, t.memoryMb),
+        c.pollInvocations * gbSeconds(a.platformLatencyMs, t.memoryMb),
       PRICES.lambdaGbSecond,
     ),
   );
+  return lines;
+};
 
-  // API Gateway: every webhook.
-  if (orders)
-    lines.push(
-      line(
-        'API Gateway',
-        `HTTP API requests: ${a.orderWebhooksPerOrder} order + ${fulfillments} fulfillment webhooks an order`,
-        orders * (a.orderWebhooksPerOrder + fulfillments),
-        PRICES.httpApiRequest,
-      ),
-    );
+// API Gateway: every webhook.
+const apiGatewayLines = ({ a, orders, fulfillments }: MonthContext): Line[] =>
+  orders
+    ? [
+        line(
+          'API Gateway',
+          `HTTP API requests: ${a.orderWebhooksPerOrder} order + ${fulfillments} fulfillment webhooks an order`,
+          orders * (a.orderWebhooksPerOrder + fulfillments),
+          PRICES.httpApiRequest,
+        ),
+      ]
+    : [];
 
-  // DynamoDB: measured units; an update webhook reads as the create's webhook and writes nothing; a
-  // fulfillment 2 units and 1 read unit; a delivery's measured units, its transactions' billed twice (all
-  // of them for a measurement that does not tell them apart).
+// DynamoDB: measured units; an update webhook reads as the create's webhook and writes nothing; a
+// fulfillment 2 units and 1 read unit; a delivery's measured units, its transactions' billed twice (all
+// of them for a measurement that does not tell them apart).
+const dynamoUnitLines = ({ a, m, orders, fulfillments, deliveries, d, polls, ...c }: MonthContext): Line[] => {
+  const lines: Line[] = [];
   if (orders) {
     const deliveryWru = d('wru') + Math.max(0, m.delivery?.transactionalWru ?? d('wru'));
     const wru = m.perOrder.wru + fulfillments * 2 + deliveries * deliveryWru;
-    const rru = m.perOrder.rru + extraOrderWebhooks * 1 + fulfillments * 1 + deliveries * d('rru');
+    const rru = m.perOrder.rru + c.extraOrderWebhooks * 1 + fulfillments * 1 + deliveries * d('rru');
     lines.push(
       line(
         'DynamoDB',
@@ -263,27 +287,35 @@ export const monthLines = (
   lines.push(
     line('DynamoDB', `read units of the polls (${a.rruPerPoll} each)`, polls * a.rruPerPoll, PRICES.dynamoRru),
   );
-  // Storage: what the orders of the months kept add, at most the retention.
+  return lines;
+};
+
+// Storage: what the orders of the months kept add, at most the retention.
+const dynamoStorageLines = ({ m, t, orders, month }: MonthContext): Line[] => {
+  if (!orders) return [];
   const keptMonths = Math.min(month, t.jobRetentionDays / 30);
   const storedGb = (orders * keptMonths * (m.perOrder.storedBytes + m.perOrder.indexBytes)) / GB;
-  if (orders) {
-    lines.push(
-      line(
-        'DynamoDB',
-        `storage: ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} B an order (items and index ` +
-          `entries, measured), ${keptMonths.toFixed(1)} months kept (jobRetentionDays ${t.jobRetentionDays}), GB`,
-        storedGb,
-        PRICES.dynamoStorageGbMonth,
-      ),
-    );
-    if (t.pointInTimeRecovery)
-      lines.push(line('DynamoDB', 'point-in-time recovery of that storage, GB', storedGb, PRICES.dynamoPitrGbMonth));
-  }
+  const lines = [
+    line(
+      'DynamoDB',
+      `storage: ${Math.round(m.perOrder.storedBytes + m.perOrder.indexBytes)} B an order (items and index ` +
+        `entries, measured), ${keptMonths.toFixed(1)} months kept (jobRetentionDays ${t.jobRetentionDays}), GB`,
+      storedGb,
+      PRICES.dynamoStorageGbMonth,
+    ),
+  ];
+  if (t.pointInTimeRecovery)
+    lines.push(line('DynamoDB', 'point-in-time recovery of that storage, GB', storedGb, PRICES.dynamoPitrGbMonth));
+  return lines;
+};
 
-  // SQS: sends as measured; receives and deletes in the batches AWS would form; the idle long polls.
+// SQS: sends as measured; receives and deletes in the batches AWS would form; the idle long polls.
+const sqsLines = (c: MonthContext, invocationsByFunction: Map<string, number>): Line[] => {
+  const { a, m, t, orders, polls } = c;
+  const lines: Line[] = [];
   if (orders) {
     const sends =
-      (m.perOrder.sqs.SendMessage ?? 0) + (m.perOrder.sqs.SendMessageBatch ?? 0) + fulfillments + deliveries;
+      (m.perOrder.sqs.SendMessage ?? 0) + (m.perOrder.sqs.SendMessageBatch ?? 0) + c.fulfillments + c.deliveries;
     let receivesAndDeletes = 0;
     for (const [name, invocations] of invocationsByFunction)
       if (t.batching[name]) receivesAndDeletes += 2 * invocations;
@@ -305,14 +337,19 @@ export const monthLines = (
       PRICES.sqsRequest,
     ),
   );
+  return lines;
+};
 
-  // KMS: each function's environments decrypt a store's secrets once a life (or once a TTL).
+/** The store secrets the order functions' environments decrypt a month. */
+const orderDecrypts = (c: MonthContext, invocationsByFunction: Map<string, number>) => {
+  const { a, orders, stores, deliveries } = c;
+  // Each function's environments decrypt a store's secrets once a life (or once a TTL).
   const concurrency = (name: string, invocations: number) =>
     Math.max(
       1,
       Math.ceil(
         (invocations / MONTH_SECONDS) *
-          ((fn(name).billedMsP10 * unloaded + (callsPlatform[name] ? a.platformLatencyMs : 0)) / 1000),
+          ((c.fn(name).billedMsP10 * c.unloaded + (c.callsPlatform[name] ? a.platformLatencyMs : 0)) / 1000),
       ),
     );
   let decrypts = 0;
@@ -329,34 +366,44 @@ export const monthLines = (
       stores: population,
       secrets: a.secretsPerUse[name],
       environments: concurrency(name, n),
-      lifeHours,
+      lifeHours: c.lifeHours,
     });
   }
+  return decrypts;
+};
+
+// KMS: each function's environments decrypt a store's secrets once a life (or once a TTL).
+const kmsLines = (c: MonthContext, invocationsByFunction: Map<string, number>): Line[] => {
+  const { a, t, stores, secretTtlMinutes } = c;
   const pollDecrypts = stores
     ? decryptsPerMonth({
-        uses: polls,
+        uses: c.polls,
         stores,
         secrets: 1,
         environments: a.pollEnvironments,
         lifeHours: a.environmentLifeHours,
       })
     : 0;
-  lines.push(
+  return [
     line(
       'KMS',
       `Decrypts: ${stores} stores' secrets once per environment ` +
-        `${options.secretTtlMinutes ? `every ${options.secretTtlMinutes} min` : `life (${a.environmentLifeHours} h)`}` +
+        `${secretTtlMinutes ? `every ${secretTtlMinutes} min` : `life (${a.environmentLifeHours} h)`}` +
         "; the poller's once a life",
-      decrypts + pollDecrypts,
+      orderDecrypts(c, invocationsByFunction) + pollDecrypts,
       PRICES.kmsRequest,
     ),
-  );
-  lines.push(line('KMS', 'customer managed keys', t.kmsKeys, PRICES.kmsKeyMonth));
+    line('KMS', 'customer managed keys', t.kmsKeys, PRICES.kmsKeyMonth),
+  ];
+};
 
-  // CloudWatch: alarms, metrics, dashboards, logs.
-  lines.push(line('CloudWatch', `alarm metrics (${t.alarms} alarms)`, t.alarmMetrics, PRICES.cloudwatchAlarmMetric));
+// CloudWatch: alarms, metrics, dashboards.
+const cloudwatchMetricLines = ({ a, m, t, orders, stores }: MonthContext): Line[] => {
   const businessMetrics = (orders ? m.emfMetrics.length : 0) + (stores ? 1 : 0);
-  lines.push(
+  const paidDashboards =
+    Math.max(0, t.dashboards + a.otherDashboards - 3) + (t.dashboardMetrics > 50 ? t.dashboards : 0);
+  return [
+    line('CloudWatch', `alarm metrics (${t.alarms} alarms)`, t.alarmMetrics, PRICES.cloudwatchAlarmMetric),
     line(
       'CloudWatch',
       `custom metrics: ${orders ? m.emfMetrics.length : 0} the orders emit (measured), ` +
@@ -364,17 +411,18 @@ export const monthLines = (
       businessMetrics + t.routeMetrics,
       PRICES.cloudwatchCustomMetric,
     ),
-  );
-  const paidDashboards =
-    Math.max(0, t.dashboards + a.otherDashboards - 3) + (t.dashboardMetrics > 50 ? t.dashboards : 0);
-  lines.push(
     line(
       'CloudWatch',
       `dashboards (${t.dashboards} of ${t.dashboardMetrics} metrics: the first 3 of ≤ 50 are free)`,
       paidDashboards,
       PRICES.cloudwatchDashboard,
     ),
-  );
+  ];
+};
+
+/** The bytes the month's logs ingest: the orders' at the log level, EMF, access logs and Lambda's own lines. */
+const logBytesOfMonth = (c: MonthContext, lambdaRequests: number) => {
+  const { a, m, t, orders, fulfillments } = c;
   const level = (name: string) => ['DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL'].indexOf(name);
   const logged = (bytes: Record<string, number>) =>
     Object.entries(bytes).reduce(
@@ -383,14 +431,22 @@ export const monthLines = (
     );
   const systemBytes = (n: number) => (t.systemLogs ? n * a.systemLogBytesPerInvocation : 0);
   const webhookLog = m.perOrder.logBytesByFunction.OrdersWebhook ?? 0;
-  const logBytesMonth =
+  return (
     orders *
       (logged(m.perOrder.logBytes) +
-        (extraOrderWebhooks + fulfillments) * (t.logLevel === 'INFO' ? webhookLog : 0) +
-        deliveries * d('logBytes') +
+        (c.extraOrderWebhooks + fulfillments) * (t.logLevel === 'INFO' ? webhookLog : 0) +
+        c.deliveries * c.d('logBytes') +
         (a.orderWebhooksPerOrder + fulfillments) * a.accessLogBytesPerRequest) +
-    systemBytes(lambdaRequests + t.scheduledRuns + pollInvocations);
-  lines.push(
+    systemBytes(lambdaRequests + t.scheduledRuns + c.pollInvocations)
+  );
+};
+
+// CloudWatch: logs.
+const cloudwatchLogLines = (c: MonthContext, lambdaRequests: number): Line[] => {
+  const { a, t, orders } = c;
+  const logBytesMonth = logBytesOfMonth(c, lambdaRequests);
+  const logMonthsKept = Math.min(c.month, t.logRetentionDays / 30);
+  return [
     line(
       'CloudWatch',
       `Logs ingested: ${orders ? Math.round(logBytesMonth / orders) : 0} B an order (measured at ${t.logLevel}, ` +
@@ -398,17 +454,34 @@ export const monthLines = (
       logBytesMonth / GB,
       PRICES.cloudwatchLogsIngestedGb,
     ),
-  );
-  const logMonthsKept = Math.min(month, t.logRetentionDays / 30);
-  lines.push(
     line(
       'CloudWatch',
       `Logs stored (${t.logRetentionDays} days kept), GB-month`,
       (logBytesMonth * logMonthsKept * a.logStorageCompression) / GB,
       PRICES.cloudwatchLogsStoredGbMonth,
     ),
-  );
-  return lines;
+  ];
+};
+
+/** What one month costs, line by line. `orders` 0 is the idle month; `month` counts from the first (storage grows). */
+export const monthLines = (
+  m: CostMeasurement,
+  t: TemplateCounts,
+  scenario: Scenario,
+  options: { secretTtlMinutes?: number } = {},
+): Line[] => {
+  const c = monthContext(m, t, scenario, options.secretTtlMinutes);
+  const invocations = orderInvocations(c);
+  return [
+    ...lambdaLines(c, invocations),
+    ...apiGatewayLines(c),
+    ...dynamoUnitLines(c),
+    ...dynamoStorageLines(c),
+    ...sqsLines(c, invocations.invocationsByFunction),
+    ...kmsLines(c, invocations.invocationsByFunction),
+    ...cloudwatchMetricLines(c),
+    ...cloudwatchLogLines(c, invocations.lambdaRequests),
+  ];
 };
 
 export const total = (lines: Line[]) => lines.reduce((sum, l) => sum + l.usd, 0);

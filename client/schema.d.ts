@@ -1283,9 +1283,9 @@ export interface components {
       onTimeRate: number | null;
       /** @description neither shipped by the due time nor cancelled by the supplier */
       lateShipmentRate: number | null;
-      /** @description not counted yet: null */
+      /** @description shipped on time with every parcel scanned by its carrier within 2 working days */
       scanVerifiedOnTimeRate: number | null;
-      /** @description not counted yet: null */
+      /** @description of the parcels whose status was reported, those scanned within 2 working days */
       validTrackingRate: number | null;
       /** @description cancelled by the supplier */
       sourceCancellationRate: number | null;
@@ -1299,10 +1299,10 @@ export interface components {
         p50: number | null;
         p90: number | null;
       };
-      /** @description not counted yet: null */
-      lateNow: number | null;
-      /** @description not counted yet: null */
-      untrackedParcels: number | null;
+      /** @description jobs past their due time, not shipped and not cancelled, now */
+      lateNow: number;
+      /** @description parcels whose carrier status was never reported */
+      untrackedParcels: number;
       /** @description at least 20 decided jobs */
       sufficient: boolean;
       /** @description the request id, also in the `Request-Id` header */

@@ -9,7 +9,17 @@ import { DEFAULT_JOB_RETENTION_DAYS, DEFAULT_PERSONAL_DATA_RETENTION_DAYS } from
 import { buildConsole, consoleDefine } from '../console-build.js';
 import { type EnvironmentRefs, functionEnvironment } from '../environment.js';
 import { allFunctions } from '../functions.js';
-import { type Access, authorizer, consoleRoute, consumers, fallbackRoute, type QueueName, routes } from '../routes.js';
+import {
+  type Access,
+  authorizer,
+  consoleRoute,
+  consumers,
+  fallbackRoute,
+  type QueueName,
+  routes,
+  type ScheduleTrigger,
+  type StreamTrigger,
+} from '../routes.js';
 import { isRecordedItem, STREAM_MAPPING } from '../stream-mapping.js';
 import { LOCAL_ACCOUNT, type LocalAccess, localRoleArn, localTableArn } from './authorize.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
@@ -283,266 +293,341 @@ const functionConfigs = (
   }));
 };
 
+type Stops = (() => Promise<void>)[];
+
+/** The KMS stand-in with the key policy the stack writes (lib/constructs/data.ts), from the same declarations. */
+const startKms = (options: LocalRuntimeOptions, dataDir: string | undefined) =>
+  startKmsEmulator({
+    keyMaterial: keyMaterial(dataDir),
+    // The functions are known by their credentials, anything else (tests, scripts) is the runtime's own.
+    keyPolicy: {
+      statements: keyUseStatements(keyUseGrants(withOverrides(options.accessOverrides)), {
+        accountRoot: `arn:aws:iam::${LOCAL_ACCOUNT}:root`,
+        principalArn: localRoleArn,
+      }),
+      principalOf: (accessKeyId) =>
+        functionNames.has(accessKeyId) ? { arn: localRoleArn(accessKeyId), account: LOCAL_ACCOUNT } : undefined,
+    },
+  });
+
+/** DynamoDB Local (and its table), the SQS emulator, the KMS stand-in and the bundles, started side by side. */
+const startEngines = async (options: LocalRuntimeOptions, dataDir: string | undefined, stops: Stops) => {
+  // Whatever did start is stopped again if another part failed.
+  const part = async <T>(starting: Promise<T>, stopOf: (value: T) => () => Promise<void>) => {
+    const value = await starting;
+    stops.push(stopOf(value));
+    return value;
+  };
+  // In memory, a DynamoDB Local the caller shares (SHARED_DYNAMODB_ENV) is used with a table of its own.
+  const shared = dataDir ? undefined : process.env[SHARED_DYNAMODB_ENV];
+  const tableName = shared ? `${TABLE_NAME}-${randomBytes(6).toString('hex')}` : TABLE_NAME;
+  const parts = [
+    part(shared ? Promise.resolve(useSharedDynamoDb(shared, tableName)) : startDynamoDbLocal(dataDir), (d) => d.stop),
+    part(startSqs(dataDir), (q) => q.stop),
+    part(startKms(options, dataDir), (k) => k.stop),
+    part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
+  ] as const;
+  await Promise.allSettled(parts);
+  const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
+  if (dataDir) {
+    // `npm run keys` finds the running table here; the next start finds what a crash left behind.
+    const file = join(dataDir, RUNNING_FILE);
+    const running = {
+      dynamodb: dynamo.endpoint,
+      tableName,
+      pid: process.pid,
+      javaPid: dynamo.process?.pid,
+    };
+    writeFileSync(file, JSON.stringify(running));
+    stops.push(async () => rmSync(file, { force: true }));
+  }
+  await ensureTable(dynamo.endpoint, tableName);
+  return { dynamo, sqs, kms, bundles, tableName };
+};
+type Engines = Awaited<ReturnType<typeof startEngines>>;
+
+/** The work queues and their DLQs, wired as the stack wires them, and the change stream's on-failure queue. */
+const createQueues = async (
+  sqs: Engines['sqs'],
+  pair: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
+) => {
+  const [sync, fulfillment, poll, delivery, app] = await Promise.all([
+    sqs.createQueuePair('sync', pair),
+    sqs.createQueuePair('fulfillment', pair),
+    sqs.createQueuePair('poll', pair),
+    sqs.createQueuePair('delivery', pair),
+    sqs.createQueuePair('app', pair),
+  ]);
+  const queues: Record<QueueName, LocalQueue> = {
+    sync: sync.queue,
+    syncDlq: sync.dlq,
+    fulfillment: fulfillment.queue,
+    fulfillmentDlq: fulfillment.dlq,
+    poll: poll.queue,
+    pollDlq: poll.dlq,
+    delivery: delivery.queue,
+    deliveryDlq: delivery.dlq,
+    app: app.queue,
+    appDlq: app.dlq,
+  };
+  return { queues, streamFailures: await sqs.createQueue('event-recorder-failures') };
+};
+
+/** What the runtime's parts are set to: the options with their local defaults. */
+const settingsOf = async (options: LocalRuntimeOptions) => {
+  const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
+  return {
+    maxReceiveCount: options.maxReceiveCount ?? 3,
+    visibilityTimeoutSeconds: options.visibilityTimeoutSeconds ?? 2,
+    scheduleSeconds,
+    apiPort: options.port === 0 ? await freePort() : (options.port ?? 3000),
+    pollIntervalSeconds: options.pollIntervalSeconds ?? scheduleSeconds,
+  };
+};
+type Settings = Awaited<ReturnType<typeof settingsOf>>;
+
+/**
+ * The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
+ * Each function's environments get their own variables only; this process gets all of them,
+ * so tests and scripts can use the shared modules against the same engines.
+ */
+const runtimeEnvironment = (
+  options: LocalRuntimeOptions,
+  { dynamo, sqs, kms, tableName }: Engines,
+  queues: Record<QueueName, LocalQueue>,
+  settings: Settings,
+  simulator: PlatformSimulator | undefined,
+) => {
+  const { visibilityTimeoutSeconds, maxReceiveCount } = settings;
+  const refs: EnvironmentRefs = {
+    stage: 'local',
+    tableName,
+    keyId: kms.keyId,
+    queueUrl: (queue) => queues[queue].url,
+    shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
+    apiKeyPrefix: 'sk_test_',
+    // Locally every backoff step is the visibility timeout, so a failing job still ends within seconds.
+    sync: {
+      leaseSeconds: options.leaseSeconds ?? visibilityTimeoutSeconds * (maxReceiveCount + 1) + 2,
+      backoffSeconds: [visibilityTimeoutSeconds],
+      throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
+    },
+    pollIntervalSeconds: settings.pollIntervalSeconds,
+    jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
+    apiKeyRateLimit: options.apiKeyRateLimit ?? 0,
+    personalDataRetentionDays: options.personalDataRetentionDays ?? DEFAULT_PERSONAL_DATA_RETENTION_DAYS,
+    // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
+    publicUrl: options.publicUrl ?? `http://127.0.0.1:${settings.apiPort}`,
+  };
+  const env: Record<string, string> = {
+    AWS_REGION: 'us-east-1',
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
+    AWS_ENDPOINT_URL_SQS: sqs.endpoint,
+    AWS_ENDPOINT_URL_KMS: kms.url,
+    PLATFORM_API_URL: options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
+    // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
+    LOCAL_RUNTIME: '1',
+    // A webhook delivery's retry schedule (CONTRACT.md §14) in seconds, as the other local clocks.
+    DELIVERY_RETRY_SECONDS: (options.deliveryRetrySeconds ?? [1, 1, 2, 2, 3, 3, 3]).join(','),
+    ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
+    ...passThrough(),
+  };
+  Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), env);
+  return { refs, env };
+};
+
+/** The API keys the runtime starts with: the options', or one generated. */
+const registerApiKeys = async (spec: string | undefined) => {
+  const { registerKey, generateKey } = await import('../../shared/api-keys/api-keys.js');
+  const apiKeys = parseApiKeys(spec);
+  if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
+  for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);
+  return apiKeys;
+};
+
+/** A function's role: the policy the stack writes for its `access`, over the local table, key and queues. */
+const accessFor =
+  (tableName: string, keyArn: string, queues: Record<QueueName, LocalQueue>) =>
+  (functionName: string, access: Access): LocalAccess => ({
+    functionName,
+    statements: identityStatements(access, {
+      tableArn: localTableArn(tableName),
+      keyArn,
+      queueArn: (queue) => queues[queue].arn,
+    }),
+    queueArns: Object.fromEntries(Object.values(queues).map((queue) => [queue.url, queue.arn])),
+    keyArn,
+  });
+
+/** What the consumers' triggers are wired to. */
+interface Wiring {
+  options: LocalRuntimeOptions;
+  engines: Engines;
+  queues: Record<QueueName, LocalQueue>;
+  streamFailures: LocalQueue;
+  functions: LocalFunctions;
+  invoke: (name: string, event: unknown) => Promise<unknown>;
+  dataDir: string | undefined;
+  settings: Settings;
+}
+
+/** fauxqs's default for a queue created without one, as the DLQs are. */
+const visibilityOf = (queue: QueueName, visibilityTimeoutSeconds: number) =>
+  queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
+    ? visibilityTimeoutSeconds
+    : 30;
+
+const startQueueConsumer = (w: Wiring, name: string, trigger: { queue: QueueName; batchSize: number }) =>
+  startPoller({
+    client: w.engines.sqs.client,
+    queue: w.queues[trigger.queue],
+    pool: w.functions.pool(name),
+    batchSize: trigger.batchSize,
+    maxConcurrency: w.functions.pool(name).fn.maxConcurrency,
+    visibilityTimeoutSeconds: visibilityOf(trigger.queue, w.settings.visibilityTimeoutSeconds),
+    onInvoke: w.options.onInvoke,
+    onReceive: (messages) => {
+      for (const message of messages) w.options.onMessage?.(trigger.queue, message.Body ?? '');
+    },
+  });
+
+const startStreamConsumer = (w: Wiring, name: string, trigger: StreamTrigger) =>
+  startStreamPoller({
+    endpoint: w.engines.dynamo.endpoint,
+    tableName: w.engines.tableName,
+    pool: w.functions.pool(name),
+    // As the deployed mapping reads it (lib/stream-mapping.ts): batches, bisection, bounded retries
+    // and record age, the on-failure destination.
+    batchSize: trigger.batchSize,
+    batchingWindowMs: STREAM_MAPPING.batchingWindowSeconds * 1000,
+    filter: isRecordedItem,
+    bisect: true,
+    retryAttempts: STREAM_MAPPING.retryAttempts,
+    maxRecordAgeMs: STREAM_MAPPING.maxRecordAgeSeconds * 1000,
+    onFailure: async (failure) => {
+      await w.engines.sqs.client.send(
+        new SendMessageCommand({ QueueUrl: w.streamFailures.url, MessageBody: JSON.stringify(failure) }),
+      );
+    },
+    // Beside the table it reads: a restart on the same data goes on where the last one stopped.
+    checkpointFile: w.dataDir ? join(w.dataDir, 'stream-places.json') : undefined,
+    onInvoke: w.options.onInvoke,
+  });
+
+/** The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval. */
+const startSchedule = (w: Wiring, name: string, trigger: ScheduleTrigger) => {
+  const every = ('pollInterval' in trigger ? w.settings.pollIntervalSeconds : w.settings.scheduleSeconds) * 1000;
+  const timer = setInterval(() => {
+    w.invoke(name, { source: 'aws.events', 'detail-type': 'Scheduled Event' }).catch((error: Error) =>
+      console.error(`local ${name} failed`, error.message),
+    );
+  }, every);
+  timer.unref();
+  return async () => clearInterval(timer);
+};
+
+/** Every consumer's trigger started; the pollers stop before `beforeStop` (the front), so none waits for an environment. */
+const startConsumers = (w: Wiring, stops: Stops, beforeStop: () => Promise<void>) => {
+  for (const { name, trigger } of consumers) {
+    if ('queue' in trigger) stops.splice(stops.indexOf(beforeStop), 0, startQueueConsumer(w, name, trigger).stop);
+    else if ('stream' in trigger)
+      stops.splice(stops.indexOf(beforeStop), 0, startStreamConsumer(w, name, trigger).stop);
+    else stops.push(startSchedule(w, name, trigger));
+  }
+  const onMessage = w.options.onMessage;
+  if (!onMessage) return;
+  // First of the stops: what the DLQs still hold, read while the queues are there.
+  const dlqs = (Object.keys(w.queues) as QueueName[]).filter((queue) => queue.endsWith('Dlq'));
+  stops.push(async () => {
+    for (const queue of dlqs) for (const body of await w.engines.sqs.drain(w.queues[queue].url)) onMessage(queue, body);
+  });
+};
+
+/**
+ * What `npm run events -- replay-failed` needs of a running service: the on-failure queue, the
+ * engines it reads and the recorder it invokes.
+ */
+const recordReplayEndpoints = (dataDir: string | undefined, replay: Record<string, string>) => {
+  if (!dataDir) return;
+  const file = join(dataDir, RUNNING_FILE);
+  const running = JSON.parse(readFileSync(file, 'utf8'));
+  writeFileSync(file, JSON.stringify({ ...running, ...replay }));
+};
+
+/** The checks before anything starts: the data directory is this runtime's, Java is there, the ports are free. */
+const checkStart = async (options: LocalRuntimeOptions) => {
+  const dataDir = prepareDataDir(options.dataDir);
+  if (dataDir) reclaimDataDir(dataDir);
+  assertJava();
+  await assertPortFree(options.port ?? 3000, 'API');
+  if (options.simulator !== false) await assertPortFree(options.simulator?.port ?? 3001, 'Platform simulator');
+  return dataDir;
+};
+
+const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: () => Promise<void>) => {
+  const dataDir = await checkStart(options);
+  const engines = await startEngines(options, dataDir, stops);
+  const { dynamo, sqs, kms, bundles, tableName } = engines;
+  const simulator =
+    options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
+  if (simulator) stops.push(simulator.stop);
+  const settings = await settingsOf(options);
+  const { queues, streamFailures } = await createQueues(sqs, settings);
+  const { refs, env } = runtimeEnvironment(options, engines, queues, settings, simulator);
+  const apiKeys = await registerApiKeys(options.apiKeys);
+  const accessOf = accessFor(tableName, kms.keyId, queues);
+  const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
+    bootstrap: bundles.bootstrap,
+    idleSeconds: options.idleSeconds ?? 60,
+    onSdkCall: options.onSdkCall,
+  });
+  stops.push(() => functions.stop());
+  const invoke = async (name: string, event: unknown) => {
+    const { result, ms } = await functions.pool(name).invoke(event);
+    options.onInvoke?.(name, ms);
+    return result;
+  };
+  const front = await startHttpFront({
+    port: settings.apiPort,
+    routes,
+    authorizerName: authorizer.name,
+    fallbackName: fallbackRoute.name,
+    consoleName: consoleRoute.name,
+    invoke,
+  });
+  stops.push(front.stop);
+  const invokeEndpoint = await startInvokeEndpoint(invoke);
+  stops.push(invokeEndpoint.stop);
+  recordReplayEndpoints(dataDir, { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: invokeEndpoint.url });
+  startConsumers({ options, engines, queues, streamFailures, functions, invoke, dataDir, settings }, stops, front.stop);
+  return {
+    apiUrl: front.url,
+    apiKeys,
+    simulator,
+    tableName,
+    queues,
+    streamFailures,
+    endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: invokeEndpoint.url },
+    dataDir,
+    invoke: (name, event = {}) => invoke(name, event),
+    environments: () => functions.environments(),
+    outputsLoaded: (name) => functions.outputsLoaded(name),
+    faults: { inject: (spec) => functions.inject(spec), clear: () => functions.clearFaults() },
+    stop,
+  } satisfies LocalRuntime;
+};
+
 export const startLocalRuntime = async (options: LocalRuntimeOptions = {}): Promise<LocalRuntime> => {
-  const stops: (() => Promise<void>)[] = [];
+  const stops: Stops = [];
   const stop = async () => {
     for (const fn of stops.reverse()) await fn().catch(() => undefined);
     stops.length = 0;
   };
   try {
-    const dataDir = prepareDataDir(options.dataDir);
-    if (dataDir) reclaimDataDir(dataDir);
-    assertJava();
-    await assertPortFree(options.port ?? 3000, 'API');
-    if (options.simulator !== false) await assertPortFree(options.simulator?.port ?? 3001, 'Platform simulator');
-
-    // Started side by side; whatever did start is stopped again if another part failed.
-    const part = async <T>(starting: Promise<T>, stopOf: (value: T) => () => Promise<void>) => {
-      const value = await starting;
-      stops.push(stopOf(value));
-      return value;
-    };
-    // In memory, a DynamoDB Local the caller shares (SHARED_DYNAMODB_ENV) is used with a table of its own.
-    const shared = dataDir ? undefined : process.env[SHARED_DYNAMODB_ENV];
-    const tableName = shared ? `${TABLE_NAME}-${randomBytes(6).toString('hex')}` : TABLE_NAME;
-    const parts = [
-      part(shared ? Promise.resolve(useSharedDynamoDb(shared, tableName)) : startDynamoDbLocal(dataDir), (d) => d.stop),
-      part(startSqs(dataDir), (q) => q.stop),
-      part(
-        startKmsEmulator({
-          keyMaterial: keyMaterial(dataDir),
-          // The key policy the stack writes (lib/constructs/data.ts), from the same declarations; the
-          // functions are known by their credentials, anything else (tests, scripts) is the runtime's own.
-          keyPolicy: {
-            statements: keyUseStatements(keyUseGrants(withOverrides(options.accessOverrides)), {
-              accountRoot: `arn:aws:iam::${LOCAL_ACCOUNT}:root`,
-              principalArn: localRoleArn,
-            }),
-            principalOf: (accessKeyId) =>
-              functionNames.has(accessKeyId) ? { arn: localRoleArn(accessKeyId), account: LOCAL_ACCOUNT } : undefined,
-          },
-        }),
-        (k) => k.stop,
-      ),
-      part(Promise.resolve(prebuiltBundles() ?? bundleRuntime()), (b) => async () => b.remove()),
-    ] as const;
-    await Promise.allSettled(parts);
-    const [dynamo, sqs, kms, bundles] = await Promise.all(parts);
-    if (dataDir) {
-      // `npm run keys` finds the running table here; the next start finds what a crash left behind.
-      const file = join(dataDir, RUNNING_FILE);
-      const running = {
-        dynamodb: dynamo.endpoint,
-        tableName,
-        pid: process.pid,
-        javaPid: dynamo.process?.pid,
-      };
-      writeFileSync(file, JSON.stringify(running));
-      stops.push(async () => rmSync(file, { force: true }));
-    }
-    await ensureTable(dynamo.endpoint, tableName);
-
-    const simulator =
-      options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
-    if (simulator) stops.push(simulator.stop);
-
-    const maxReceiveCount = options.maxReceiveCount ?? 3;
-    const visibilityTimeoutSeconds = options.visibilityTimeoutSeconds ?? 2;
-    const [sync, fulfillment, poll, delivery, app] = await Promise.all([
-      sqs.createQueuePair('sync', { visibilityTimeoutSeconds, maxReceiveCount }),
-      sqs.createQueuePair('fulfillment', { visibilityTimeoutSeconds, maxReceiveCount }),
-      sqs.createQueuePair('poll', { visibilityTimeoutSeconds, maxReceiveCount }),
-      sqs.createQueuePair('delivery', { visibilityTimeoutSeconds, maxReceiveCount }),
-      sqs.createQueuePair('app', { visibilityTimeoutSeconds, maxReceiveCount }),
-    ]);
-    const queues: Record<QueueName, LocalQueue> = {
-      sync: sync.queue,
-      syncDlq: sync.dlq,
-      fulfillment: fulfillment.queue,
-      fulfillmentDlq: fulfillment.dlq,
-      poll: poll.queue,
-      pollDlq: poll.dlq,
-      delivery: delivery.queue,
-      deliveryDlq: delivery.dlq,
-      app: app.queue,
-      appDlq: app.dlq,
-    };
-    const streamFailures = await sqs.createQueue('event-recorder-failures');
-    /** fauxqs's default for a queue created without one, as the DLQs are. */
-    const visibilityOf = (queue: QueueName) =>
-      queue === 'sync' || queue === 'fulfillment' || queue === 'poll' || queue === 'delivery' || queue === 'app'
-        ? visibilityTimeoutSeconds
-        : 30;
-    const scheduleSeconds = options.scheduleIntervalSeconds ?? 60;
-    const apiPort = options.port === 0 ? await freePort() : (options.port ?? 3000);
-    const pollIntervalSeconds = options.pollIntervalSeconds ?? scheduleSeconds;
-
-    // The environment each function gets on AWS (lib/environment.ts), pointed at the local engines.
-    // Each function's environments get their own variables only; this process gets all of them,
-    // so tests and scripts can use the shared modules against the same engines.
-    const refs: EnvironmentRefs = {
-      stage: 'local',
-      tableName,
-      keyId: kms.keyId,
-      queueUrl: (queue) => queues[queue].url,
-      shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
-      apiKeyPrefix: 'sk_test_',
-      // Locally every backoff step is the visibility timeout, so a failing job still ends within seconds.
-      sync: {
-        leaseSeconds: options.leaseSeconds ?? visibilityTimeoutSeconds * (maxReceiveCount + 1) + 2,
-        backoffSeconds: [visibilityTimeoutSeconds],
-        throttleBudgetSeconds: options.throttleBudgetSeconds ?? 86_400,
-      },
-      pollIntervalSeconds,
-      jobRetentionDays: DEFAULT_JOB_RETENTION_DAYS,
-      apiKeyRateLimit: options.apiKeyRateLimit ?? 0,
-      personalDataRetentionDays: options.personalDataRetentionDays ?? DEFAULT_PERSONAL_DATA_RETENTION_DAYS,
-      // The platforms (the simulator) send webhooks to the API itself; its port is taken before it listens.
-      publicUrl: options.publicUrl ?? `http://127.0.0.1:${apiPort}`,
-    };
-    const env: Record<string, string> = {
-      AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
-      AWS_ENDPOINT_URL_SQS: sqs.endpoint,
-      AWS_ENDPOINT_URL_KMS: kms.url,
-      PLATFORM_API_URL:
-        options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
-      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
-      // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
-      LOCAL_RUNTIME: '1',
-      // A webhook delivery's retry schedule (CONTRACT.md §14) in seconds, as the other local clocks.
-      DELIVERY_RETRY_SECONDS: (options.deliveryRetrySeconds ?? [1, 1, 2, 2, 3, 3, 3]).join(','),
-      ...(options.platformTimeoutMs ? { PLATFORM_TIMEOUT_MS: String(options.platformTimeoutMs) } : {}),
-      ...passThrough(),
-    };
-    Object.assign(process.env, ...allFunctions().map((fn) => functionEnvironment(fn, refs)), env);
-
-    const { registerKey, generateKey } = await import('../../shared/api-keys/api-keys.js');
-    const apiKeys = parseApiKeys(options.apiKeys);
-    if (!apiKeys.length) apiKeys.push({ ownerId: 'owner_local', key: generateKey('sk_test_') });
-    for (const { ownerId, key } of apiKeys) await registerKey(key, ownerId);
-
-    const accessOf = (functionName: string, access: Access): LocalAccess => ({
-      functionName,
-      statements: identityStatements(access, {
-        tableArn: localTableArn(tableName),
-        keyArn: kms.keyId,
-        queueArn: (queue) => queues[queue].arn,
-      }),
-      queueArns: Object.fromEntries(Object.values(queues).map((queue) => [queue.url, queue.arn])),
-      keyArn: kms.keyId,
-    });
-    const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
-      bootstrap: bundles.bootstrap,
-      idleSeconds: options.idleSeconds ?? 60,
-      onSdkCall: options.onSdkCall,
-    });
-    stops.push(() => functions.stop());
-    const invoke = async (name: string, event: unknown) => {
-      const { result, ms } = await functions.pool(name).invoke(event);
-      options.onInvoke?.(name, ms);
-      return result;
-    };
-
-    const front = await startHttpFront({
-      port: apiPort,
-      routes,
-      authorizerName: authorizer.name,
-      fallbackName: fallbackRoute.name,
-      consoleName: consoleRoute.name,
-      invoke,
-    });
-    stops.push(front.stop);
-    const invokeEndpoint = await startInvokeEndpoint(invoke);
-    stops.push(invokeEndpoint.stop);
-    if (dataDir) {
-      // What `npm run events -- replay-failed` needs of a running service: the on-failure queue, the
-      // engines it reads and the recorder it invokes.
-      const file = join(dataDir, RUNNING_FILE);
-      const running = JSON.parse(readFileSync(file, 'utf8'));
-      const replay = { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: invokeEndpoint.url };
-      writeFileSync(file, JSON.stringify({ ...running, ...replay }));
-    }
-
-    const onMessage = options.onMessage;
-    for (const consumer of consumers) {
-      if ('queue' in consumer.trigger) {
-        const queueName = consumer.trigger.queue;
-        const poller = startPoller({
-          client: sqs.client,
-          queue: queues[queueName],
-          pool: functions.pool(consumer.name),
-          batchSize: consumer.trigger.batchSize,
-          maxConcurrency: functions.pool(consumer.name).fn.maxConcurrency,
-          visibilityTimeoutSeconds: visibilityOf(consumer.trigger.queue),
-          onInvoke: options.onInvoke,
-          onReceive: (messages) => {
-            for (const message of messages) onMessage?.(queueName, message.Body ?? '');
-          },
-        });
-        // Before the functions stop, so no poll is left waiting for an environment.
-        stops.splice(stops.indexOf(front.stop), 0, poller.stop);
-      } else if ('stream' in consumer.trigger) {
-        const poller = startStreamPoller({
-          endpoint: dynamo.endpoint,
-          tableName,
-          pool: functions.pool(consumer.name),
-          // As the deployed mapping reads it (lib/stream-mapping.ts): batches, bisection, bounded retries
-          // and record age, the on-failure destination.
-          batchSize: consumer.trigger.batchSize,
-          batchingWindowMs: STREAM_MAPPING.batchingWindowSeconds * 1000,
-          filter: isRecordedItem,
-          bisect: true,
-          retryAttempts: STREAM_MAPPING.retryAttempts,
-          maxRecordAgeMs: STREAM_MAPPING.maxRecordAgeSeconds * 1000,
-          onFailure: async (failure) => {
-            await sqs.client.send(
-              new SendMessageCommand({ QueueUrl: streamFailures.url, MessageBody: JSON.stringify(failure) }),
-            );
-          },
-          // Beside the table it reads: a restart on the same data goes on where the last one stopped.
-          checkpointFile: dataDir ? join(dataDir, 'stream-places.json') : undefined,
-          onInvoke: options.onInvoke,
-        });
-        stops.splice(stops.indexOf(front.stop), 0, poller.stop);
-      } else {
-        // The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval.
-        const every = ('pollInterval' in consumer.trigger ? pollIntervalSeconds : scheduleSeconds) * 1000;
-        const timer = setInterval(() => {
-          invoke(consumer.name, { source: 'aws.events', 'detail-type': 'Scheduled Event' }).catch((error: Error) =>
-            console.error(`local ${consumer.name} failed`, error.message),
-          );
-        }, every);
-        timer.unref();
-        stops.push(async () => clearInterval(timer));
-      }
-    }
-
-    if (onMessage) {
-      // First of the stops: what the DLQs still hold, read while the queues are there.
-      const dlqs = (Object.keys(queues) as QueueName[]).filter((queue) => queue.endsWith('Dlq'));
-      stops.push(async () => {
-        for (const queue of dlqs) for (const body of await sqs.drain(queues[queue].url)) onMessage(queue, body);
-      });
-    }
-
-    return {
-      apiUrl: front.url,
-      apiKeys,
-      simulator,
-      tableName,
-      queues,
-      streamFailures,
-      endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: invokeEndpoint.url },
-      dataDir,
-      invoke: (name, event = {}) => invoke(name, event),
-      environments: () => functions.environments(),
-      outputsLoaded: (name) => functions.outputsLoaded(name),
-      faults: { inject: (spec) => functions.inject(spec), clear: () => functions.clearFaults() },
-      stop,
-    };
+    return await startRuntime(options, stops, stop);
   } catch (error) {
     await stop();
     throw error;

@@ -7,7 +7,6 @@ import {
   GetQueueUrlCommand,
   type Message,
   ReceiveMessageCommand,
-  type ReceiveMessageCommandOutput,
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
@@ -19,6 +18,46 @@ export interface LocalQueue {
   url: string;
   arn: string;
 }
+
+const arnOf = async (client: SQSClient, url: string) => {
+  const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
+  return out.Attributes!.QueueArn!;
+};
+
+/**
+ * Creates a queue, or finds the one a persistent data directory kept and gives it today's
+ * attributes (SQS refuses a CreateQueue whose attributes differ from the existing queue's).
+ */
+const ensureQueue = async (client: SQSClient, name: string, attributes: Record<string, string> = {}) => {
+  try {
+    return (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
+  } catch (error) {
+    if ((error as Error).name !== 'QueueNameExists') throw error;
+    const url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
+    await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+    return url;
+  }
+};
+
+/**
+ * Every message left in a queue, received once and hidden for the rest of the run (so each is read
+ * once): what a stopping runtime's DLQs still hold.
+ */
+const drainQueue = async (client: SQSClient, url: string) => {
+  const bodies: string[] = [];
+  for (;;) {
+    const out = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: 0,
+        VisibilityTimeout: 3600,
+      }),
+    );
+    if (!out.Messages?.length) return bodies;
+    bodies.push(...out.Messages.map((m) => m.Body ?? ''));
+  }
+};
 
 /**
  * The fauxqs SQS emulator, in this process. With `dataDir` it writes every queue and message
@@ -35,58 +74,18 @@ export const startSqs = async (dataDir?: string) => {
     useQueueUrlAsEndpoint: false,
   });
 
-  const arnOf = async (url: string) => {
-    const out = await client.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['QueueArn'] }));
-    return out.Attributes!.QueueArn!;
-  };
-
-  /**
-   * Creates a queue, or finds the one a persistent data directory kept and gives it today's
-   * attributes (SQS refuses a CreateQueue whose attributes differ from the existing queue's).
-   */
-  const ensureQueue = async (name: string, attributes: Record<string, string> = {}) => {
-    try {
-      return (await client.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }))).QueueUrl!;
-    } catch (error) {
-      if ((error as Error).name !== 'QueueNameExists') throw error;
-      const url = (await client.send(new GetQueueUrlCommand({ QueueName: name }))).QueueUrl!;
-      await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
-      return url;
-    }
-  };
-
   /** A work queue and its DLQ, wired as the CDK stack wires them. */
   const createQueuePair = async (
     name: string,
     options: { visibilityTimeoutSeconds: number; maxReceiveCount: number },
   ) => {
-    const dlqUrl = await ensureQueue(`${name}-dlq`);
-    const dlq = { url: dlqUrl, arn: await arnOf(dlqUrl) };
-    const url = await ensureQueue(name, {
+    const dlqUrl = await ensureQueue(client, `${name}-dlq`);
+    const dlq = { url: dlqUrl, arn: await arnOf(client, dlqUrl) };
+    const url = await ensureQueue(client, name, {
       VisibilityTimeout: String(options.visibilityTimeoutSeconds),
       RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.arn, maxReceiveCount: options.maxReceiveCount }),
     });
-    return { queue: { url, arn: await arnOf(url) }, dlq };
-  };
-
-  /**
-   * Every message left in a queue, received once and hidden for the rest of the run (so each is read
-   * once): what a stopping runtime's DLQs still hold.
-   */
-  const drain = async (url: string) => {
-    const bodies: string[] = [];
-    for (;;) {
-      const out = await client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: url,
-          MaxNumberOfMessages: 10,
-          WaitTimeSeconds: 0,
-          VisibilityTimeout: 3600,
-        }),
-      );
-      if (!out.Messages?.length) return bodies;
-      bodies.push(...out.Messages.map((m) => m.Body ?? ''));
-    }
+    return { queue: { url, arn: await arnOf(client, url) }, dlq };
   };
 
   return {
@@ -95,10 +94,10 @@ export const startSqs = async (dataDir?: string) => {
     createQueuePair,
     /** A queue of its own (no DLQ): the change stream's on-failure destination. */
     createQueue: async (name: string): Promise<LocalQueue> => {
-      const url = await ensureQueue(name);
-      return { url, arn: await arnOf(url) };
+      const url = await ensureQueue(client, name);
+      return { url, arn: await arnOf(client, url) };
     },
-    drain,
+    drain: (url: string) => drainQueue(client, url),
     stop: async () => {
       client.destroy();
       await server.stop();
@@ -126,6 +125,99 @@ const toRecord = (message: Message, queue: LocalQueue): SQSEvent['Records'][numb
 /** Lambda's limit on a cold start: a batch's messages stay hidden for it on top of the timeout. */
 export const INIT_ALLOWANCE_SECONDS = 10;
 
+interface PollerOptions {
+  client: SQSClient;
+  queue: LocalQueue;
+  pool: FunctionPool;
+  batchSize: number;
+  maxConcurrency: number;
+  visibilityTimeoutSeconds: number;
+  onInvoke?: (name: string, ms: number, batch: number) => void;
+  /** Called with each batch received, before its invocation (tests search the messages). */
+  onReceive?: (messages: Message[]) => void;
+}
+
+/** The ids of the messages that did not succeed, and the receipt handles the function gave a visibility. */
+const invokeBatch = async (
+  { pool, queue, holdSeconds, onInvoke }: Pick<PollerOptions, 'pool' | 'queue' | 'onInvoke'> & { holdSeconds: number },
+  messages: Message[],
+  receivedAt: number,
+) => {
+  const name = pool.fn.name;
+  const started = performance.now();
+  try {
+    const { result, ms, visibilitySet } = await pool.invoke(
+      { Records: messages.map((m) => toRecord(m, queue)) } satisfies SQSEvent,
+      {
+        // The batch is hidden until then; one second is left for the delete.
+        deadline: receivedAt + (holdSeconds - 1) * 1000,
+      },
+    );
+    onInvoke?.(name, ms, messages.length);
+    const failures = (result as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
+    return { failed: new Set(failures.map((f) => f.itemIdentifier)), visibilitySet: new Set(visibilitySet) };
+  } catch (error) {
+    onInvoke?.(name, performance.now() - started, messages.length);
+    const kind = error instanceof InvocationError ? error.kind : 'handler';
+    const reason = error instanceof InvocationError ? error.detail.message : (error as Error).message;
+    // The consumers report failed records in their answer (shared/aws/batch.ts): what is thrown here
+    // is a fault of the function or of its environment.
+    if (kind === 'timeout') console.error(`local ${name}: ${reason}; the batch will come back`);
+    else if (kind === 'crash')
+      console.error(`local ${name}: the environment died (${reason}); the batch will come back`);
+    else console.error(`local ${name}: invocation failed, the batch will come back`, error);
+    const visibilitySet = error instanceof InvocationError ? error.visibilitySet : [];
+    return { failed: new Set(messages.map((m) => m.MessageId!)), visibilitySet: new Set(visibilitySet) };
+  }
+};
+
+/** Deletes a batch's messages that succeeded and gives the others back on the queue's own schedule. */
+const settleBatch = async (
+  { client, queue, visibilityTimeoutSeconds }: PollerOptions,
+  messages: Message[],
+  { failed, visibilitySet }: { failed: Set<string>; visibilitySet: Set<string> },
+  receivedAt: number,
+) => {
+  const done = messages.filter((m) => !failed.has(m.MessageId!));
+  // What the function gave a visibility itself (its backoff) comes back when it said.
+  const retry = messages.filter((m) => failed.has(m.MessageId!) && !visibilitySet.has(m.ReceiptHandle!));
+  if (done.length) {
+    await client.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queue.url,
+        Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
+      }),
+    );
+  }
+  if (retry.length) {
+    const left = visibilityTimeoutSeconds - (Date.now() - receivedAt) / 1000;
+    await client.send(
+      new ChangeMessageVisibilityBatchCommand({
+        QueueUrl: queue.url,
+        Entries: retry.map((m, i) => ({
+          Id: String(i),
+          ReceiptHandle: m.ReceiptHandle!,
+          // Not 0: fauxqs 2.4.1 loses a message made visible at once when it persists the queue.
+          VisibilityTimeout: Math.max(1, Math.round(left)),
+        })),
+      }),
+    );
+  }
+};
+
+/** One long poll of the queue: a batch, hidden for the function's timeout plus a cold start. */
+const receiveBatch = ({ client, queue, batchSize }: PollerOptions, holdSeconds: number, abortSignal: AbortSignal) =>
+  client.send(
+    new ReceiveMessageCommand({
+      QueueUrl: queue.url,
+      MaxNumberOfMessages: batchSize,
+      WaitTimeSeconds: 1,
+      VisibilityTimeout: holdSeconds,
+      MessageSystemAttributeNames: ['All'],
+    }),
+    { abortSignal },
+  );
+
 /**
  * What Lambda's SQS event source mapping does: long-polls the queue, invokes the function with a
  * batch in one of its execution environments, deletes the messages that succeeded and leaves the
@@ -143,18 +235,8 @@ export const INIT_ALLOWANCE_SECONDS = 10;
  * queue's own schedule, `visibilityTimeoutSeconds` after their receive, unless the function set
  * their visibility itself (the sync worker's backoff).
  */
-export const startPoller = (options: {
-  client: SQSClient;
-  queue: LocalQueue;
-  pool: FunctionPool;
-  batchSize: number;
-  maxConcurrency: number;
-  visibilityTimeoutSeconds: number;
-  onInvoke?: (name: string, ms: number, batch: number) => void;
-  /** Called with each batch received, before its invocation (tests search the messages). */
-  onReceive?: (messages: Message[]) => void;
-}) => {
-  const { client, queue, pool } = options;
+export const startPoller = (options: PollerOptions) => {
+  const { queue, pool } = options;
   const name = pool.fn.name;
   const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
   let running = true;
@@ -162,53 +244,10 @@ export const startPoller = (options: {
   const loops = new Set<Promise<void>>();
   let polling = 0;
 
-  /** The ids of the messages that did not succeed, and the receipt handles the function gave a visibility. */
-  const invoke = async (messages: Message[], receivedAt: number) => {
-    const started = performance.now();
-    try {
-      const { result, ms, visibilitySet } = await pool.invoke(
-        { Records: messages.map((m) => toRecord(m, queue)) } satisfies SQSEvent,
-        {
-          // The batch is hidden until then; one second is left for the delete.
-          deadline: receivedAt + (holdSeconds - 1) * 1000,
-        },
-      );
-      options.onInvoke?.(name, ms, messages.length);
-      const failures = (result as SQSBatchResponse | undefined)?.batchItemFailures ?? [];
-      return { failed: new Set(failures.map((f) => f.itemIdentifier)), visibilitySet: new Set(visibilitySet) };
-    } catch (error) {
-      options.onInvoke?.(name, performance.now() - started, messages.length);
-      const kind = error instanceof InvocationError ? error.kind : 'handler';
-      const reason = error instanceof InvocationError ? error.detail.message : (error as Error).message;
-      // The consumers report failed records in their answer (shared/aws/batch.ts): what is thrown here
-      // is a fault of the function or of its environment.
-      if (kind === 'timeout') console.error(`local ${name}: ${reason}; the batch will come back`);
-      else if (kind === 'crash')
-        console.error(`local ${name}: the environment died (${reason}); the batch will come back`);
-      else console.error(`local ${name}: invocation failed, the batch will come back`, error);
-      const visibilitySet = error instanceof InvocationError ? error.visibilitySet : [];
-      return { failed: new Set(messages.map((m) => m.MessageId!)), visibilitySet: new Set(visibilitySet) };
-    }
-  };
-
   /** One receive and its invocation; `idle` when nothing came. */
   const pollOnce = async (): Promise<'idle' | 'busy'> => {
     polling++;
-    let out: ReceiveMessageCommandOutput;
-    try {
-      out = await client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: queue.url,
-          MaxNumberOfMessages: options.batchSize,
-          WaitTimeSeconds: 1,
-          VisibilityTimeout: holdSeconds,
-          MessageSystemAttributeNames: ['All'],
-        }),
-        { abortSignal: controller.signal },
-      );
-    } finally {
-      polling--;
-    }
+    const out = await receiveBatch(options, holdSeconds, controller.signal).finally(() => polling--);
     const receivedAt = Date.now();
     const messages = out.Messages ?? [];
     if (!messages.length || !running) return 'idle';
@@ -216,32 +255,8 @@ export const startPoller = (options: {
     // Someone keeps polling while this batch is being handled, so a message arriving meanwhile
     // starts another invocation (in another environment) rather than waiting for this one.
     if (polling === 0) grow();
-    const { failed, visibilitySet } = await invoke(messages, receivedAt);
-    const done = messages.filter((m) => !failed.has(m.MessageId!));
-    // What the function gave a visibility itself (its backoff) comes back when it said.
-    const retry = messages.filter((m) => failed.has(m.MessageId!) && !visibilitySet.has(m.ReceiptHandle!));
-    if (done.length) {
-      await client.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queue.url,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle! })),
-        }),
-      );
-    }
-    if (retry.length) {
-      const left = options.visibilityTimeoutSeconds - (Date.now() - receivedAt) / 1000;
-      await client.send(
-        new ChangeMessageVisibilityBatchCommand({
-          QueueUrl: queue.url,
-          Entries: retry.map((m, i) => ({
-            Id: String(i),
-            ReceiptHandle: m.ReceiptHandle!,
-            // Not 0: fauxqs 2.4.1 loses a message made visible at once when it persists the queue.
-            VisibilityTimeout: Math.max(1, Math.round(left)),
-          })),
-        }),
-      );
-    }
+    const outcome = await invokeBatch({ pool, queue, holdSeconds, onInvoke: options.onInvoke }, messages, receivedAt);
+    await settleBatch(options, messages, outcome, receivedAt);
     return 'busy';
   };
 

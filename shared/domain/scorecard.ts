@@ -20,6 +20,11 @@ export interface DayFigures {
   onTime: number;
   late: number;
   sourceCancelled: number;
+  /**
+   * Jobs late now (past due, not shipped, not cancelled): +1 when the sweep finds one late, −1 once
+   * when it ships or is cancelled (CONTRACT.md §16.3, `lateNow`).
+   */
+  lateNow: number;
   /** Counts by bucket of `HOUR_BUCKETS` (one more for above the last). */
   tracking: number[];
   /** Jobs on time whose every parcel had a carrier scan within its window (CONTRACT.md §16.3). */
@@ -53,7 +58,8 @@ export const figuresOfJob = (job: DueJob): DayFigures | null => {
     tracking[bucketOf((Date.parse(job.shippedAt) - Date.parse(job.placedAt)) / 3_600_000)] = 1;
     return { ...add, onTime: 1 };
   }
-  return { ...add, late: 1 };
+  // Not shipped at its due time: late now, until it ships or is cancelled.
+  return { ...add, late: 1, lateNow: job.shippedAt === null ? 1 : 0 };
 };
 
 const emptyHistogram = () => new Array<number>(HOUR_BUCKETS.length + 1).fill(0);
@@ -63,6 +69,7 @@ export const emptyDay = (): DayFigures => ({
   onTime: 0,
   late: 0,
   sourceCancelled: 0,
+  lateNow: 0,
   tracking: emptyHistogram(),
   scanOnTime: 0,
   tracked: 0,
@@ -77,6 +84,7 @@ export const DAY_COUNTERS = [
   'onTime',
   'late',
   'sourceCancelled',
+  'lateNow',
   'scanOnTime',
   'tracked',
   'validTracking',
@@ -187,7 +195,7 @@ export const scorecardOf = (days: DayFigures[]) => {
     sourceCancellationRate: rate(sum.sourceCancelled, sum.due),
     hoursToTracking: { p50: percentileOf(sum.tracking, 0.5), p90: percentileOf(sum.tracking, 0.9) },
     hoursToFirstScan: { p50: percentileOf(sum.scans, 0.5), p90: percentileOf(sum.scans, 0.9) },
-    lateNow: null,
+    lateNow: sum.lateNow,
     untrackedParcels: sum.untracked,
     sufficient: sum.due >= SUFFICIENT_JOBS,
   };

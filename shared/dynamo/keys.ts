@@ -32,7 +32,7 @@ export type IndexRole = keyof typeof INDEX;
  * The key attributes of each index. GSI4–7 sort by `GSI1SK` too: an item in several lists carries
  * its list sort key once, which keeps the job item small (its size rounds every write up to a KB).
  */
-export const INDEX_KEYS: Record<IndexRole, { pk: string; sk: string }> = {
+export const INDEX_KEYS = {
   lists: { pk: 'GSI1PK', sk: 'GSI1SK' },
   lookups: { pk: 'GSI2PK', sk: 'GSI2SK' },
   inFlight: { pk: 'GSI3PK', sk: 'GSI3SK' },
@@ -40,10 +40,16 @@ export const INDEX_KEYS: Record<IndexRole, { pk: string; sk: string }> = {
   stateLists: { pk: 'GSI5PK', sk: 'GSI1SK' },
   storeStateLists: { pk: 'GSI6PK', sk: 'GSI1SK' },
   resourceLists: { pk: 'GSI7PK', sk: 'GSI1SK' },
-};
+} as const satisfies Record<IndexRole, { pk: string; sk: string }>;
+
+/** An attribute that is an index key (`GSI3PK`…): what an item's index entries name. */
+export type IndexAttribute = (typeof INDEX_KEYS)[IndexRole]['pk' | 'sk'];
+
+/** An item's entries in the indexes: index key attributes and their values. */
+export type IndexEntries = { [A in IndexAttribute]?: string };
 
 /** Every attribute that is an index key. */
-export const INDEX_ATTRIBUTES: readonly string[] = [
+export const INDEX_ATTRIBUTES: readonly IndexAttribute[] = [
   ...new Set(Object.values(INDEX_KEYS).flatMap(({ pk, sk }) => [pk, sk])),
 ];
 
@@ -51,16 +57,19 @@ export const INDEX_ATTRIBUTES: readonly string[] = [
  * An item's entry in one index, by the index's role: its key attributes (GSI4–7 take only the
  * partition key: their sort key is the list sort key an item in GSI1 already carries).
  */
-export const indexEntry = (role: IndexRole, pk: string, sk?: string): Record<string, string> => ({
+export const indexEntry = (role: IndexRole, pk: string, sk?: string): IndexEntries => ({
   [INDEX_KEYS[role].pk]: pk,
   ...(sk === undefined ? {} : { [INDEX_KEYS[role].sk]: sk }),
 });
 
 /** The partition key attribute of an index, to remove: an item that leaves it. */
-export const indexPartitionName = (role: IndexRole) => INDEX_KEYS[role].pk;
+export const indexPartitionName = (role: IndexRole): IndexAttribute => INDEX_KEYS[role].pk;
 
 /** The key attributes of an index with a sort key of its own, to remove: an item that leaves it. */
-export const indexKeyNames = (role: 'lists' | 'lookups' | 'inFlight') => [INDEX_KEYS[role].pk, INDEX_KEYS[role].sk];
+export const indexKeyNames = (role: 'lists' | 'lookups' | 'inFlight'): IndexAttribute[] => [
+  INDEX_KEYS[role].pk,
+  INDEX_KEYS[role].sk,
+];
 
 /** Attributes the lookups index carries, so a webhook verifies a signature with one Query. */
 export const LOOKUP_PROJECTION = [
@@ -132,6 +141,11 @@ export const keys = {
   keptFulfillment: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
     PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
     SK: `${KEPT}${sourceFulfillmentId}`,
+  }),
+  /** A carrier's reports on a parcel not known yet (CONTRACT.md §16.2), beside its order's kept fulfillments. */
+  keptCarrierReports: (sourceStoreId: string, sourceOrderId: string, sourceFulfillmentId: string): Key => ({
+    PK: fulfillmentOrder(sourceStoreId, sourceOrderId),
+    SK: `REPORT#${sourceFulfillmentId}`,
   }),
   /**
    * A shopper's data request (CONTRACT.md §13), under its reseller store: the store in the key, so

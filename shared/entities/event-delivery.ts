@@ -1,6 +1,16 @@
 import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, TABLE, updateIf, updateSet } from '../dynamo/table.js';
+import {
+  batchGet,
+  ConditionFailed,
+  type Item,
+  keyOf,
+  queryIndex,
+  TABLE,
+  transactIf,
+  updateIf,
+  updateSet,
+} from '../dynamo/table.js';
 import { type Event, eventExpiry } from './event.js';
 
 /**
@@ -81,6 +91,40 @@ export const eventDeliveryPut = (delivery: EventDelivery) => ({
   Put: { TableName: TABLE(), Item: eventDeliveryItem(delivery), ConditionExpression: 'attribute_not_exists(PK)' },
 });
 
+/** An event's deliveries, one per endpoint it is delivered to (one BatchGet): those there, in that order. */
+export const eventDeliveriesOf = (event: Pick<Event, 'id' | 'endpointIds'>) =>
+  batchGet(
+    event.endpointIds.map((endpointId) => eventDeliveryKey(event.id, endpointId)),
+    eventDeliveryFrom,
+  );
+
+/** Where a page of an endpoint's failed list ends: the next one starts after it. */
+export type FailedListPlace = Item;
+
+/**
+ * A page of an endpoint's failed list (GSI7) of events created from `since`, newest first: the
+ * deliveries still `failed` when read (one Query, one BatchGet), and where the next page starts.
+ */
+export const failedDeliveriesPage = async (
+  endpointId: string,
+  since: string,
+  limit: number,
+  after?: FailedListPlace,
+): Promise<{ failed: EventDelivery[]; next: FailedListPlace | undefined }> => {
+  const entries = await queryIndex({
+    index: 'resourceLists',
+    partition: eventLists.endpointFailed(endpointId),
+    atLeast: since,
+    limit,
+    exclusiveStartKey: after,
+  });
+  const deliveries = await batchGet(entries.map(keyOf), eventDeliveryFrom);
+  return {
+    failed: deliveries.filter((delivery) => delivery.status === 'failed'),
+    next: entries.length === limit ? entries.at(-1) : undefined,
+  };
+};
+
 /** The delivery a try was made of: which, and how many tries it had then. */
 export type DeliveryRef = Pick<EventDelivery, 'eventId' | 'endpointId' | 'ownerId' | 'eventCreatedAt' | 'attempts'>;
 
@@ -151,6 +195,18 @@ export const deliveryTryDelivered = (delivery: DeliveryRef, responseStatus: numb
       ExpressionAttributeValues: { ...set.values, ...at.values, ':null': null },
     },
   };
+};
+
+/**
+ * A delivery try's writes as one transaction (the delivery's write first, with its event's):
+ * true, or which writes' conditions failed.
+ */
+export const saveDeliveryTry = (writes: Parameters<typeof transactIf>[0]) => transactIf(writes);
+
+/** A try that a 2xx answered, written alone (`deliveryTryDelivered`): false when the delivery had moved past it. */
+export const saveTryDelivered = async (delivery: DeliveryRef, responseStatus: number) => {
+  const { TableName: _table, ...parts } = deliveryTryDelivered(delivery, responseStatus).Update;
+  return !((await updateIf(parts)) instanceof ConditionFailed);
 };
 
 /**

@@ -1,8 +1,16 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { type IdPrefix, idSeed, placedId, placeOfId } from '../core/ids.js';
 import { attributes } from '../dynamo/attributes.js';
-import { eventKeys, eventLists, indexEntry, indexPartitionName, type Key, listSortKey } from '../dynamo/keys.js';
-import { getItem, type Item, putAlone, TABLE, updateIf } from '../dynamo/table.js';
+import {
+  entrySortKey,
+  eventKeys,
+  eventLists,
+  indexEntry,
+  indexPartitionName,
+  type Key,
+  listSortKey,
+} from '../dynamo/keys.js';
+import { batchGet, getItem, type Item, keyOf, putAlone, queryIndex, TABLE, updateIf } from '../dynamo/table.js';
 
 /**
  * The event entity (CONTRACT.md §14): what happened, with the object as its GET answered at that
@@ -247,4 +255,58 @@ export const getEvent = async (ownerId: string, id: string, consistent = false):
   if (placed) return placed;
   const legacy = await getItem(eventKeys.legacyEvent(id), eventFrom, consistent);
   return legacy?.ownerId === ownerId ? legacy : undefined;
+};
+
+/** One partition an event list reads: of the table (the events themselves) or of an index (their keys). */
+export interface EventSource {
+  index: 'table' | 'stateLists' | 'storeStateLists';
+  partition: string;
+}
+
+/**
+ * The partitions a list of an owner's events of `types` reads (shared/events/README.md, "Events and
+ * webhook endpoints"): each shard of each type's list, the events themselves (the table), with GSI5's
+ * list of that type's events of the first layout until they expire; or, for the `failing` ones, the
+ * owner's failing list (GSI6).
+ */
+export const eventListSources = (ownerId: string, types: readonly EventType[], failing: boolean): EventSource[] =>
+  failing
+    ? [{ index: 'storeStateLists', partition: eventLists.failing(ownerId) }]
+    : types.flatMap((type) => [
+        ...eventLists
+          .ofType(ownerId, type)
+          .all()
+          .map((partition) => ({ index: 'table' as const, partition })),
+        { index: 'stateLists' as const, partition: eventLists.legacyOfType(ownerId, type) },
+      ]);
+
+/** Where an event sorts in every list it is in (`<created>#<id>`): the bound of a page after it. */
+export const eventListPlace = (event: Pick<Event, 'createdAt' | 'id'>) => listSortKey(event.createdAt, event.id);
+
+/** One entry a list read: an event (of the table) or the key of one (of an index), at its place. */
+export interface EventListEntry {
+  source: EventSource;
+  item: Item;
+  sortKey: string;
+}
+
+/** Up to `limit` entries of one source, newest first, below `before` and from `atLeast` (one Query). */
+export const readEventSource = async (
+  source: EventSource,
+  range: { before: string | undefined; atLeast: string | undefined; limit: number },
+): Promise<EventListEntry[]> =>
+  (await queryIndex({ ...source, ...range })).map((item) => ({
+    source,
+    item,
+    sortKey: entrySortKey(source.index, item),
+  }));
+
+/** The entries' events, in their order: those of the table as read, an index's loaded with one BatchGet. */
+export const eventsOfEntries = async (entries: EventListEntry[]): Promise<Event[]> => {
+  const keyed = entries.filter((entry) => entry.source.index !== 'table').map((entry) => keyOf(entry.item));
+  const loaded = new Map((await batchGet(keyed, (item) => item)).map((item) => [`${item.PK}|${item.SK}`, item]));
+  return entries.flatMap((entry) => {
+    const item = entry.source.index === 'table' ? entry.item : loaded.get(`${entry.item.PK}|${entry.item.SK}`);
+    return item ? [eventFrom(item)] : [];
+  });
 };

@@ -1,7 +1,7 @@
 import type { CarrierReport } from '../domain/shipment.js';
 import { attributes } from '../dynamo/attributes.js';
 import { type Key, keys } from '../dynamo/keys.js';
-import { deleteItem, type Item, putIf, queryPartition } from '../dynamo/table.js';
+import { deleteItem, getItem, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
 /** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */
@@ -93,3 +93,46 @@ export const keptFor = async (sourceStoreId: string, sourceOrderId: string) => {
 
 /** A kept fulfillment released (or taken by its recheck). */
 export const deleteKept = (key: Key) => deleteItem(key);
+
+/** A kept fulfillment, read consistently; undefined when gone (released meanwhile). */
+export const readKept = (key: Key) => getItem(key, keptFulfillmentFrom, true);
+
+// ---------- a carrier's reports on a parcel not known yet (CONTRACT.md §16.2)
+
+/**
+ * Keeps a carrier's report (`fulfillment_events/create`) on a parcel no job has an entry for yet (the
+ * event came before the parcel's own webhook, or before the job recorded its supplier order): appended
+ * to the parcel's kept reports, kept `seconds`. Applying them is idempotent (a status never moves back,
+ * the first scan is the earliest), so they are left to expire rather than deleted.
+ */
+export const keepCarrierReport = async (
+  parcel: { sourceStoreId: string; sourceOrderId: string; sourceFulfillmentId: string },
+  report: CarrierReport,
+  seconds: number,
+) => {
+  await updateIf({
+    Key: keys.keptCarrierReports(parcel.sourceStoreId, parcel.sourceOrderId, parcel.sourceFulfillmentId),
+    UpdateExpression: 'SET #reports = list_append(if_not_exists(#reports, :none), :report), #expiresAt = :expiresAt',
+    ExpressionAttributeNames: { '#reports': 'reports', '#expiresAt': 'expiresAt' },
+    ExpressionAttributeValues: {
+      ':none': [],
+      ':report': [{ status: report.status, at: report.at }],
+      ':expiresAt': Math.floor(Date.now() / 1000) + seconds,
+    },
+  });
+};
+
+/** The reports kept for a parcel, read consistently, unexpired; none when nothing is kept. */
+export const keptCarrierReports = async (
+  sourceStoreId: string,
+  sourceOrderId: string,
+  sourceFulfillmentId: string,
+): Promise<CarrierReport[]> => {
+  const item = await getItem(
+    keys.keptCarrierReports(sourceStoreId, sourceOrderId, sourceFulfillmentId),
+    (found) => found,
+    true,
+  );
+  if (!item || Number(item.expiresAt) <= Math.floor(Date.now() / 1000)) return [];
+  return (Array.isArray(item.reports) ? item.reports : []) as CarrierReport[];
+};

@@ -1,6 +1,11 @@
-import { ConditionFailed, transactIf, updateIf } from '../dynamo/table.js';
 import { type EventRef, eventFailingAdd, eventFailingDelete, leaveFailingList } from '../entities/event.js';
-import { type DeliveryRef, deliveryTryDelivered, deliveryTryFailed } from '../entities/event-delivery.js';
+import {
+  type DeliveryRef,
+  deliveryTryDelivered,
+  deliveryTryFailed,
+  saveDeliveryTry,
+  saveTryDelivered,
+} from '../entities/event-delivery.js';
 
 /**
  * What a delivery try does to the items (CONTRACT.md §14), for the delivery pipeline: a failed try
@@ -14,8 +19,8 @@ import { type DeliveryRef, deliveryTryDelivered, deliveryTryFailed } from '../en
  * the try (another message's). Cancelled otherwise (the event gone meanwhile, say), it is a fault:
  * the message comes again and its claim finds no event.
  */
-const ifStill = async (items: Parameters<typeof transactIf>[0]) => {
-  const written = await transactIf(items);
+const ifStill = async (items: Parameters<typeof saveDeliveryTry>[0]) => {
+  const written = await saveDeliveryTry(items);
   if (written === true) return true;
   if (written.failed[0]) return false;
   throw new Error('a delivery try’s transaction was cancelled');
@@ -44,11 +49,7 @@ export const deliveryDelivered = async (
   { event, delivery }: { event: EventRef; delivery: DeliveryRef },
   responseStatus: number,
 ) => {
-  if (delivery.attempts === 0) {
-    const { Update } = deliveryTryDelivered(delivery, responseStatus);
-    const { TableName: _table, ...parts } = Update;
-    return !((await updateIf(parts)) instanceof ConditionFailed);
-  }
+  if (delivery.attempts === 0) return saveTryDelivered(delivery, responseStatus);
   const written = await ifStill([
     deliveryTryDelivered(delivery, responseStatus),
     eventFailingDelete(event, delivery.endpointId),

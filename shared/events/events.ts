@@ -1,11 +1,21 @@
 import { InvalidCursorError, ResourceMissingError } from '../core/errors.js';
 import { isId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { entrySortKey, eventLists, listSortKey } from '../dynamo/keys.js';
-import type { Page } from '../dynamo/pagination.js';
-import { batchGet, type Item, keyOf, queryIndex } from '../dynamo/table.js';
-import { EVENT_TYPES, type Event, type EventType, eventFrom, eventId, eventPut, getEvent } from '../entities/event.js';
-import { eventDeliveryFrom, eventDeliveryKey, eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
+import {
+  EVENT_TYPES,
+  type Event,
+  type EventListEntry,
+  type EventSource,
+  type EventType,
+  eventId,
+  eventListPlace,
+  eventListSources,
+  eventPut,
+  eventsOfEntries,
+  getEvent,
+  readEventSource,
+} from '../entities/event.js';
+import { eventDeliveriesOf, eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
 import { takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 
 export type { Event, EventType };
@@ -54,28 +64,13 @@ const typesOf = (filter: EventFilters['type']): readonly EventType[] => {
   return EVENT_TYPES.filter((type) => type.startsWith(`${filter.group}.`));
 };
 
-/** One partition a list reads: of the table (the events themselves) or of an index (their keys). */
-export interface EventSource {
-  index: 'table' | 'stateLists' | 'storeStateLists';
-  partition: string;
-}
-
 /**
- * The partitions a filtered list reads (shared/events/README.md, "Events and webhook endpoints"): each shard
- * of each type's list, the events themselves (the table), merged when there are several, with GSI5's
- * list of that type's events of the first layout until they expire; or the owner's failing events
- * (GSI6), few, kept when of the types asked for.
+ * The partitions a filtered list reads (`eventListSources`): each shard of each type's list, merged
+ * when there are several, with the list of the first layout; or the owner's failing events, few, kept
+ * when of the types asked for.
  */
 export const eventSources = (ownerId: string, filters: EventFilters): EventSource[] =>
-  filters.failing
-    ? [{ index: 'storeStateLists', partition: eventLists.failing(ownerId) }]
-    : typesOf(filters.type).flatMap((type) => [
-        ...eventLists
-          .ofType(ownerId, type)
-          .all()
-          .map((partition) => ({ index: 'table' as const, partition })),
-        { index: 'stateLists' as const, partition: eventLists.legacyOfType(ownerId, type) },
-      ]);
+  eventListSources(ownerId, typesOf(filters.type), filters.failing === true);
 
 const matcher = (filters: EventFilters) => {
   const types = typesOf(filters.type);
@@ -88,30 +83,14 @@ const upperBound = async (owner: Owner, startingAfter: string | undefined, filte
   if (startingAfter === undefined) return lt;
   const cursor = isId('evt', startingAfter) ? await getEvent(owner.ownerId, startingAfter) : undefined;
   if (!cursor || !typesOf(filters.type).includes(cursor.type)) throw new InvalidCursorError();
-  const place = listSortKey(cursor.createdAt, cursor.id);
+  const place = eventListPlace(cursor);
   return lt !== undefined && lt < place ? lt : place;
-};
-
-interface Entry {
-  source: EventSource;
-  item: Item;
-  sortKey: string;
-}
-
-/** The page's events, in the entries' order: those of the table as read, index entries loaded with one BatchGet. */
-const eventsOf = async (entries: Entry[]) => {
-  const keyed = entries.filter((entry) => entry.source.index !== 'table').map((entry) => keyOf(entry.item));
-  const loaded = new Map((await batchGet(keyed, (item) => item)).map((item) => [`${item.PK}|${item.SK}`, item]));
-  return entries.flatMap((entry) => {
-    const item = entry.source.index === 'table' ? entry.item : loaded.get(`${entry.item.PK}|${entry.item.SK}`);
-    return item ? [eventFrom(item)] : [];
-  });
 };
 
 /** Where the merge stands in one source: what it has read, and below which sort key the rest is. */
 interface Cursor {
   source: EventSource;
-  entries: Entry[];
+  entries: EventListEntry[];
   /** Its unread entries sort below this (the lowest read), or the page's bound before any read. */
   below: string | undefined;
   /** Its last Query answered all it asked for: there may be more. */
@@ -138,19 +117,12 @@ const mergedPage = async (
   limit: number,
   before: string | undefined,
   atLeast: string | undefined,
-): Promise<Entry[]> => {
+): Promise<EventListEntry[]> => {
   const cursors: Cursor[] = sources.map((source) => ({ source, entries: [], below: before, more: true }));
   const read = (cursor: Cursor, ask: number) =>
-    queryIndex({ ...cursor.source, before: cursor.below, atLeast, limit: ask }).then((items) => {
-      const entries = items.map(
-        (item): Entry => ({
-          source: cursor.source,
-          item,
-          sortKey: entrySortKey(cursor.source.index, item),
-        }),
-      );
+    readEventSource(cursor.source, { before: cursor.below, atLeast, limit: ask }).then((entries) => {
       cursor.entries.push(...entries);
-      cursor.more = items.length === ask;
+      cursor.more = entries.length === ask;
       cursor.below = entries.at(-1)?.sortKey ?? cursor.below;
     });
   const top = () =>
@@ -179,7 +151,7 @@ export const listEvents = async (
   limit: number,
   startingAfter: string | undefined,
   filters: EventFilters,
-): Promise<Page<Event>> => {
+): Promise<{ data: Event[]; hasMore: boolean }> => {
   const sources = eventSources(owner.ownerId, filters);
   const matches = matcher(filters);
   const atLeast = filters.createdGte;
@@ -190,7 +162,7 @@ export const listEvents = async (
     const entries = await mergedPage(sources, limit, before, atLeast);
     const loaded = entries.slice(0, limit);
     // Only the failing list with a type filter drops loaded items; an empty page reads on.
-    data.push(...(await eventsOf(loaded)).filter(matches));
+    data.push(...(await eventsOfEntries(loaded)).filter(matches));
     const more = entries.length > limit;
     const last = loaded.at(-1);
     if (data.length > 0 || !more || !last) return { data, hasMore: more };
@@ -202,9 +174,5 @@ export const listEvents = async (
 export const findEvent = async ({ ownerId }: Owner, id: string) => {
   const event = isId('evt', id) ? await getEvent(ownerId, id) : undefined;
   if (!event) throw new ResourceMissingError('event', id);
-  const deliveries = await batchGet(
-    event.endpointIds.map((endpointId) => eventDeliveryKey(event.id, endpointId)),
-    eventDeliveryFrom,
-  );
-  return { event, deliveries };
+  return { event, deliveries: await eventDeliveriesOf(event) };
 };

@@ -1,12 +1,15 @@
-import { auditPut } from '../audit-log/audit-log.js';
+import { recordAuditEntry } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { eventLists } from '../dynamo/keys.js';
-import { batchGet, type Item, keyOf, putAlone, queryIndex } from '../dynamo/table.js';
 import type { Actor } from '../entities/audit-entry.js';
 import { EVENT_RETENTION_SECONDS } from '../entities/event.js';
-import { eventDeliveryFrom, requeueFailedDelivery } from '../entities/event-delivery.js';
+import {
+  type EventDelivery,
+  type FailedListPlace,
+  failedDeliveriesPage,
+  requeueFailedDelivery,
+} from '../entities/event-delivery.js';
 import { sendDeliveries } from './delivery-queue.js';
 import { findEndpoint } from './endpoints.js';
 
@@ -22,26 +25,19 @@ export const recoverEndpoint = async (owner: Owner, id: string, since: string, a
   if (Date.parse(since) < oldest || Date.parse(since) > Date.now())
     throw new ValidationError('Invalid since: must be within the last 30 days', 'since');
   let recovered = 0;
-  let startKey: Item | undefined;
+  let after: FailedListPlace | undefined;
   do {
-    const page = await queryIndex({
-      index: 'resourceLists',
-      partition: eventLists.endpointFailed(endpoint.id),
-      atLeast: since,
-      limit: 100,
-      exclusiveStartKey: startKey,
-    });
-    recovered += await requeuePage(page.map(keyOf));
-    startKey = page.length === 100 ? page.at(-1) : undefined;
-  } while (startKey);
-  const entry = auditPut({
+    const page = await failedDeliveriesPage(endpoint.id, since, 100, after);
+    recovered += await requeuePage(page.failed);
+    after = page.next;
+  } while (after);
+  await recordAuditEntry({
     action: 'webhook_endpoint.recovered',
     job: { id: endpoint.id, ownerId: owner.ownerId, resellerStoreId: null },
     resourceType: 'webhook_endpoint',
     actor,
     metadata: { since, deliveries: recovered },
   });
-  await putAlone(entry);
   return { endpoint, since, deliveries: recovered };
 };
 
@@ -54,8 +50,7 @@ export const RECOVER_DELAY_SECONDS = 2;
  * recover that fails halfway and is sent again loses none: the other order could leave a delivery
  * pending with no message, out of the failed list where a second recover would find it.
  */
-const requeuePage = async (keys: { PK: string; SK: string }[]) => {
-  const failed = (await batchGet(keys, eventDeliveryFrom)).filter((delivery) => delivery.status === 'failed');
+const requeuePage = async (failed: EventDelivery[]) => {
   const messages = failed.map(({ eventId, endpointId, attempts }) => ({ eventId, endpointId, attempts }));
   await sendDeliveries(messages, RECOVER_DELAY_SECONDS);
   // Each unless it has moved meanwhile (a send that succeeded).

@@ -21,7 +21,7 @@ import {
   loadRecord,
   moveJob,
 } from './order-repository.js';
-import { countSourceCancellation } from './order-service-level.js';
+import { countLateCancellation, countSourceCancellation } from './order-service-level.js';
 import type { Cancellation, SyncJob } from './order-sync-job.js';
 import type { MoveName } from './order-transitions.js';
 import { mayHaveBeenPlaced } from './placing-end.js';
@@ -72,6 +72,8 @@ const cancelMoveOrLost = async (
   const moved = await moveJob(request);
   if (isLost(moved)) return moved;
   if (ended) countMetric(BUSINESS_METRICS.jobsCancelled);
+  // A late job cancelled (by either side) is no longer late now (CONTRACT.md §16.3).
+  if (ended) await countLateCancellation(job);
   if (ended && cancellation.requestedBy === 'source') {
     countMetric(BUSINESS_METRICS.jobsCancelledBySource);
     await countSourceCancellation(job, (await jobLines(job)) ?? []);

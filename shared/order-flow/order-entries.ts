@@ -11,6 +11,7 @@ import { type JobLine, jobLines } from './order-body.js';
 import { coverOf, type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
 import { progressFrom, progressUpdate, sameProgress } from './order-parcel-scans.js';
 import { type Lost, loadJob, updateJob } from './order-repository.js';
+import { settleLateShipment } from './order-service-level.js';
 import {
   propagationIndex,
   type SyncJob,
@@ -163,13 +164,18 @@ export const acceptEntry = async (jobId: string, fulfillment: SourceFulfillment,
     if (lines === null) lines = await jobLines(job);
     return lines;
   };
-  return withEntryRereads(jobId, undefined, async (job) => {
+  let lateNow = false;
+  const accepted = await withEntryRereads(jobId, undefined, async (job) => {
     if (!job) return false;
+    lateNow = Boolean(job.lateNowDay);
     const current: FulfillmentEntry | undefined = job.fulfillments[fulfillment.sourceFulfillmentId];
     return current
       ? acceptAgain(jobId, job, current, fulfillment)
       : acceptNewParcel(jobId, job, fulfillment, receivedAt, linesOf);
   });
+  // A late job this parcel may have shipped (CONTRACT.md §16.2–16.3): no longer late now, its scans checked.
+  if (accepted === true && lateNow) await settleLateShipment(jobId);
+  return accepted;
 };
 
 /** A parcel the job has no entry for: its entry, its lines planned against what the other parcels hold. */

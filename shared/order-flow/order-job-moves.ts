@@ -11,6 +11,7 @@ import { dueAttributes } from './order-service-level.js';
 import {
   type Cancellation,
   heldEntries,
+  type JobAttribute,
   lookupEntry,
   propagationIndex,
   type SourceLine,
@@ -102,13 +103,13 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
 });
 
 /** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
-const COMPLETED_CLEARS = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
+const COMPLETED_CLEARS: JobAttribute[] = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 /**
  * What only placing reads (the supplier order's `source_identifier`, for a lookup of an unknown
  * outcome): a completion with a promise clears it, making room for the due time and its due-hour
  * key (CONTRACT.md §16), so the completed item stays within one write unit (docs/performance.md).
  */
-const PLACED_ONLY = ['resellerShopDomain'];
+const PLACED_ONLY: JobAttribute[] = ['resellerShopDomain'];
 
 /** A job that reached `completed`, counted once, with its time from the webhook to the supplier order. */
 const counted = (completed: SyncJob | undefined) => {
@@ -285,7 +286,7 @@ export const releaseRequest = (job: SyncJob): MoveRequest => ({
   move: 'release',
   job,
   at: now(),
-  remove: ['resends', 'waitUntil', ...(job.attention?.reason === HOLD_EXPIRED ? ['attention'] : [])],
+  remove: ['resends', 'waitUntil', ...(job.attention?.reason === HOLD_EXPIRED ? (['attention'] as const) : [])],
 });
 
 /** The `attention` reason of a job held past MAX_HOLD_SECONDS (CONTRACT.md §11). */

@@ -40,10 +40,13 @@ export const progressUpdate = (sourceFulfillmentId: string, entry: FulfillmentEn
   return update;
 };
 
+/** What `recordCarrierReport` answers when the job has no entry for the parcel (or is gone). */
+export const NO_ENTRY = 'no entry';
+
 /**
  * A carrier's report on one parcel of the job (a fulfillment event): applied to its entry, unless it
- * changes nothing. Answers whether it was written; false when the job or its entry is not there (an
- * event ahead of its fulfillment: the fulfillment's own update or the poll brings the status later).
+ * changes nothing. Answers whether it was written; `NO_ENTRY` when the job or its entry is not there (an
+ * event ahead of its fulfillment: the caller keeps it for the parcel's acceptance, propagating.ts).
  */
 export const recordCarrierReport = (jobId: string, sourceFulfillmentId: string, report: CarrierReport) =>
   withRereads(
@@ -51,7 +54,8 @@ export const recordCarrierReport = (jobId: string, sourceFulfillmentId: string, 
     async (job) => {
       const entry = job?.fulfillments[sourceFulfillmentId];
       const progress = progressFrom(entry, report);
-      if (!entry || !progress) return false;
+      if (!entry) return NO_ENTRY;
+      if (!progress) return false;
       const written = await updateJob(jobId, progressUpdate(sourceFulfillmentId, entry, progress));
       return written === true ? true : written;
     },

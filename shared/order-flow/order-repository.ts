@@ -1,5 +1,5 @@
 import { Met } from '../core/rereads.js';
-import { jobIdOfPartition } from '../dynamo/keys.js';
+import { jobIdOfPartition, lookups } from '../dynamo/keys.js';
 import {
   batchGet,
   ConditionFailed,
@@ -7,6 +7,7 @@ import {
   type Item,
   keyOf,
   putIf,
+  queryIndex,
   queryPartition,
   TABLE,
   transactIf,
@@ -29,6 +30,7 @@ import {
   STATE_LISTS,
   type SyncJob,
   syncJobFrom,
+  syncJobIdOf,
   syncJobItem,
   syncJobKey,
 } from './order-sync-job.js';
@@ -47,6 +49,21 @@ import { unroutedOrderCancellation } from './order-unrouted.js';
 
 /** A job by id, whoever owns it (workers, dead letters, propagation: their messages name it). */
 export const loadJob = (id: string, consistent = false) => getItem(syncJobKey(id), syncJobOrNothing, consistent);
+
+/** Jobs of a source store that placed a supplier order (GSI2, written on completion), under each spelling of its id. */
+export const jobIdsUnderSupplierOrder = async (sourceStoreId: string, spellings: string[]) => {
+  const pages = await Promise.all(
+    spellings.map((form) =>
+      queryIndex({
+        index: 'lookups',
+        partition: lookups.sourceOrder(sourceStoreId, form),
+        prefix: lookups.sourceOrderJobs,
+        forward: true,
+      }),
+    ),
+  );
+  return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdOf)))];
+};
 
 /** The jobs as they are now, in the order of `ids`; missing ones are skipped. */
 export const loadJobs = (ids: string[]) => batchGet(ids.map(syncJobKey), syncJobFrom);

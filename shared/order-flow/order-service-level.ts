@@ -6,8 +6,10 @@ import { batchGet, ConditionFailed, getItem, keyOf, queryIndex, TABLE, transactI
 import { UpdateBuilder } from '../dynamo/update.js';
 import { dayAddition } from '../entities/scorecard-day.js';
 import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
+import { jobLines } from './order-body.js';
 import { coverOf, type FulfillmentEntry, shippedTimeOf } from './order-fulfillment-entry.js';
-import { DUE_AT, LATE_AT, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
+import { loadJob } from './order-repository.js';
+import { DUE_AT, LATE_AT, LATE_NOW, type SyncJob, syncJobFrom, syncJobKey } from './order-sync-job.js';
 
 /**
  * A job's promise kept (CONTRACT.md §16.2): its due time, set when its supplier order is placed, the
@@ -97,7 +99,7 @@ export const jobsDueIn = async (hour: string): Promise<SyncJob[]> => {
 
 /** What the sweep does with a job it read under an hour (CONTRACT.md §16.2). */
 export interface Settlement {
-  /** Found late now: its late lists and `lt` set (`sync_job.late`). */
+  /** Found late now: its late lists and `lt` set (`sync_job.late`), and `ln`: counted late now on its day. */
   late: boolean;
   /** Filed again under this later hour (a parcel's scan window still open) instead of leaving its hour. */
   nextHour?: string;
@@ -125,7 +127,8 @@ export const settleDueJob = async (
   const pk = update.name(INDEX_KEYS.stateLists.pk);
   update.when(`${pk} = ${update.value('hour', lists.jobsDueIn(hour).of(job.id))}`);
   if (settlement.late) {
-    update.setAttributes({ ...lateEntries(job), [LATE_AT]: at });
+    // Counted late now on its day (the day's `lateNow` +1 in the same transaction), until it ships or is cancelled.
+    update.setAttributes({ ...lateEntries(job), [LATE_AT]: at, ...(count?.day ? { [LATE_NOW]: count.day } : {}) });
     update.when(`${update.name('status')} = ${update.value('completed', 'completed')}`);
   } else if (settlement.nextHour) update.set(pk, 'next', lists.jobsDueIn(settlement.nextHour).of(job.id));
   else update.remove(pk);
@@ -185,4 +188,58 @@ export const countSourceCancellation = async (job: SyncJob, lines: Parameters<ty
   add.sourceCancelled = 1;
   const { Update } = dayAddition(job.sourceStoreId, dueDayOf(job.dueAt, await supplierZoneOf(job.sourceStoreId)), add);
   await updateIf(Update);
+};
+
+// ---------- late now (CONTRACT.md §16.3, `lateNow`)
+
+const lateNowLeft = (job: SyncJob) => {
+  const add = emptyDay();
+  add.lateNow = -1;
+  return dayAddition(job.sourceStoreId, job.lateNowDay ?? '', add);
+};
+
+/**
+ * The write that takes a late job off its day's `lateNow` (−1), once: conditional on its `ln` still
+ * naming that day, in one transaction with the day's ADD. `index`: a job that shipped also leaves its
+ * late lists and is filed under `scanHour` (GSI5), where the sweep checks its parcels' carrier scans as
+ * for any shipped job (a late job's late lists held its GSI5 entry).
+ */
+const leaveLateNow = async (job: SyncJob, scanHour?: string) => {
+  const update = new UpdateBuilder();
+  const ln = update.name(LATE_NOW);
+  update.when(`${ln} = ${update.value('day', job.lateNowDay)}`);
+  update.remove(ln);
+  if (scanHour) {
+    const pk = update.name(INDEX_KEYS.stateLists.pk);
+    update.when(`${pk} = ${update.value('lateList', lists.syncJobsIn(job.ownerId, LATE_LIST).of(job.id))}`);
+    update.set(pk, 'scanHour', lists.jobsDueIn(scanHour).of(job.id));
+    update.remove(update.name(INDEX_KEYS.storeStateLists.pk));
+  }
+  const { ConditionExpression = '', ...parts } = update.build(syncJobKey(job.id));
+  return (
+    (await transactIf([{ Update: { TableName: TABLE(), ...parts, ConditionExpression } }, lateNowLeft(job)])) === true
+  );
+};
+
+/** A cancelled job that was late now leaves the count (its move dropped its late lists already). */
+export const countLateCancellation = async (job: SyncJob) => {
+  if (job.lateNowDay) await leaveLateNow(job);
+};
+
+/**
+ * After a parcel of a job is accepted: a late job that has now shipped (CONTRACT.md §16.2) is no longer
+ * late now, and its parcels get their scan check, filed under the hour their last window closes (or
+ * the current hour, which the sweep has not read yet). Read only for a job that was late now.
+ */
+export const settleLateShipment = async (jobId: string) => {
+  const job = await loadJob(jobId, true);
+  if (!job?.lateNowDay || job.status !== 'completed') return;
+  if (shippedAtOf(job, (await jobLines(job)) ?? []) === null) return;
+  const closes = scanParcelsOf(job, await supplierCalendarOf(job.sourceStoreId))
+    .map((parcel) => parcel.scanDueAt)
+    .sort()
+    .at(-1);
+  const hour = [dueHourOf(new Date()), closes ? dueHourOf(new Date(closes)) : ''].sort().at(-1) ?? '';
+  // A job whose GSI5 entry is no longer its late list (another list took it) only leaves the count.
+  if (!(await leaveLateNow(job, hour))) await leaveLateNow(job);
 };

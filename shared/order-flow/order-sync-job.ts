@@ -7,6 +7,7 @@ import { attributes } from '../dynamo/attributes.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,
+  type IndexAttribute,
   indexEntry,
   indexKeyNames,
   inFlight,
@@ -120,12 +121,19 @@ export interface SyncJob {
   dueAt?: string | null;
   /** When the late sweep found the job past `dueAt` and not shipped (order-service-level.ts). */
   lateAt?: string | null;
+  /**
+   * The scorecard day a late job is counted on as late now (CONTRACT.md §16.3, `lateNow`): set with
+   * `lateAt`, removed once when the job ships or is cancelled (order-service-level.ts).
+   */
+  lateNowDay?: string | null;
 }
 
 /** `dueAt` on the item: epoch seconds under two letters (the job item is near 1 KB, paid by every write). */
 export const DUE_AT = 'du';
 /** `lateAt` on the item. */
 export const LATE_AT = 'lt';
+/** `lateNowDay` on the item. */
+export const LATE_NOW = 'ln';
 
 /**
  * `tagged`'s attribute: two letters, as every byte of the job item is billed again by each of its
@@ -279,6 +287,7 @@ export const syncJobItem = (job: SyncJob): Item => ({
   ...(job.afterSale ? { [AFTER_SALE]: afterSaleAttribute(job.afterSale) } : {}),
   ...(job.dueAt ? { [DUE_AT]: Math.floor(Date.parse(job.dueAt) / 1000) } : {}),
   ...(job.lateAt ? { [LATE_AT]: job.lateAt } : {}),
+  ...(job.lateNowDay ? { [LATE_NOW]: job.lateNowDay } : {}),
   ...(job.hold && job.status === 'pending' ? { hold: job.hold, ...heldEntries(job) } : {}),
   ...expiryOf(job.status, job.updatedAt),
 });
@@ -349,6 +358,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
     afterSale: afterSaleFrom(item[AFTER_SALE]),
     dueAt: typeof item[DUE_AT] === 'number' ? new Date(item[DUE_AT] * 1000).toISOString() : null,
     lateAt: read.stringOrNull(LATE_AT),
+    lateNowDay: read.stringOrNull(LATE_NOW),
   };
 };
 
@@ -383,15 +393,33 @@ export type IndexedJob = Pick<SyncJob, 'id' | 'ownerId' | 'resellerStoreId' | 'c
 
 export interface IndexChanges {
   /** Index attributes to set, with their values. */
-  set: Record<string, string>;
+  set: { [A in JobIndexAttribute]?: string };
   /** Index attributes to remove. */
-  remove: string[];
+  remove: JobIndexAttribute[];
   /** Index attributes to set to the value another attribute of the item has: target → source. */
-  copy?: Record<string, string>;
+  copy?: { [A in JobIndexAttribute]?: JobIndexAttribute };
 }
 
 /** An open job's own GSI3 partition, kept so a move that has not read the job can go back to it. */
 export const OPEN_PK = 'openPK';
+
+/** The index keys a job item carries, and `openPK`, which a claim copies into one. */
+export type JobIndexAttribute = IndexAttribute | typeof OPEN_PK;
+
+/** The job item's attributes besides the record's own names: its index keys and the short names kept beside them. */
+export type JobEntryAttribute =
+  | JobIndexAttribute
+  | typeof EXPIRES_AT
+  | typeof DUE_AT
+  | typeof LATE_AT
+  | typeof TAGGED_ATTRIBUTE
+  | typeof AFTER_SALE;
+
+/**
+ * An attribute of the job item by name, typed against the record: a field of `SyncJob` kept under
+ * its own name (a field renamed there fails to compile wherever a write names it), or an entry's.
+ */
+export type JobAttribute = keyof SyncJob | JobEntryAttribute;
 const IN_FLIGHT = indexKeyNames('inFlight');
 
 const openEntry = (job: IndexedJob) => ({
@@ -491,7 +519,11 @@ export const syncJobIndexEntries = (job: SyncJob): Record<string, string> => {
  * A wait's or a stall's attributes (re-sends, its end, a throttled run), on the job and on each of
  * its fulfillment entries alike: dropped when the work item ends, starts over or makes progress.
  */
-export const WAIT_ATTRIBUTES = ['resends', 'waitUntil', 'throttledSince'];
+export const WAIT_ATTRIBUTES: readonly (keyof SyncJob & keyof FulfillmentEntry)[] = [
+  'resends',
+  'waitUntil',
+  'throttledSince',
+];
 
 /** What every log line about a job carries once the job is read. */
 export const jobLogContext = (job: Pick<SyncJob, 'id' | 'resellerStoreId' | 'externalOrderId'>) => ({

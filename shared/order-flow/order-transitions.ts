@@ -10,6 +10,8 @@ import {
   type IndexChanges,
   type IndexedJob,
   indexChanges,
+  type JobAttribute,
+  type JobEntryAttribute,
   STATE_LISTS,
   type SyncJob,
   type sourceLinesAttribute,
@@ -184,6 +186,9 @@ export type JobFieldsSet = Partial<
   sourceLines?: ReturnType<typeof sourceLinesAttribute>;
 };
 
+/** The job's numeric fields: what a move may increase. */
+type NumericJobField = { [F in keyof SyncJob]-?: SyncJob[F] extends number ? F : never }[keyof SyncJob];
+
 export interface MoveRequest {
   move: MoveName;
   job: MovingJob;
@@ -192,10 +197,11 @@ export interface MoveRequest {
   /** The job's fields to set besides the status, `updatedAt`, the generation and the index keys. */
   set?: JobFieldsSet;
   /** Attributes the entity modules compose (index entries, the due time): never named by hand. */
-  entries?: Record<string, string | number>;
-  /** Numeric attributes to increase (absent counts as 0). */
-  add?: Record<string, number>;
-  remove?: string[];
+  entries?: { [A in JobEntryAttribute]?: string | number };
+  /** Numeric fields to increase (absent counts as 0). */
+  add?: { [F in NumericJobField]?: number };
+  /** Attributes to remove, typed against the record as `set` is. */
+  remove?: readonly JobAttribute[];
 }
 
 /** The parts of an UpdateItem for one move, without the table name (the caller's adapter adds it). */
@@ -241,7 +247,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
     throw new IllegalMoveError(`${request.move} cannot move a ${job.status} job`);
   const index = movesIndexes(rule, job);
   const generation = rule.newMessage ? job.generation + 1 : job.generation;
-  const setting: Record<string, unknown> = { ...request.entries, ...request.set };
+  const setting = { ...request.entries, ...request.set };
 
   const update = new JobUpdate().setAttributes({
     status: rule.to,
@@ -307,8 +313,13 @@ export class JobUpdate extends UpdateBuilder {
     return `#fulfillments.${this.name(this.sourceFulfillmentId ?? '', '#fid')}`;
   }
 
+  /** `#<attribute> = :<attribute>` for each, typed against the job item (a renamed field fails to compile). */
+  override setAttributes(attributes: { [A in JobAttribute]?: unknown }) {
+    return super.setAttributes(attributes);
+  }
+
   /** `<entry>.#<field>` */
-  field(field: string) {
+  field(field: keyof FulfillmentEntry) {
     return `${this.path}.${this.name(field)}`;
   }
 
@@ -319,7 +330,7 @@ export class JobUpdate extends UpdateBuilder {
 
   /** `<entry>.#<field> = :<field>` for each field, typed against the entry (a renamed field fails to compile). */
   setFields(fields: Partial<FulfillmentEntry>) {
-    for (const [field, v] of Object.entries(fields)) this.set(this.field(field), field, v);
+    for (const [field, v] of Object.entries(fields)) this.set(this.field(field as keyof FulfillmentEntry), field, v);
     return this;
   }
 

@@ -1,16 +1,19 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
-import { addLogContext } from '../core/logger.js';
+import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { isOpen } from '../domain/sync-job-status.js';
-import { type DeadLetterKind, runDeadLetter } from '../work/dead-letter.js';
+import { type DeadLetterKind, deadLetterParsed } from '../work/dead-letter.js';
+import { openDoor, type QueueDoor } from '../work/runner.js';
 import { cancellationGaveUp } from './cancelling.js';
 import { updateGaveUp } from './editing.js';
 import { type AttemptEnd, failedAttemptsOf } from './order-attempt.js';
 import { loadJob } from './order-repository.js';
 import { jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './placing-end.js';
-import { type JobMessage, messageLogContext, parseJobMessage } from './placing-message.js';
+import { type JobMessage, messageLogContext, parseSyncQueueMessage, type SyncQueueMessage } from './placing-message.js';
+import { removalGaveUp } from './refunding.js';
+import { needsSending, returnsGaveUp } from './returning.js';
 
 /**
  * A sync message SQS gave up on after `maxReceiveCount` receives (shared/work/dead-letter.ts). If it
@@ -23,7 +26,7 @@ import { type JobMessage, messageLogContext, parseJobMessage } from './placing-m
  * attempts: a message whose receives were all of that kind does not make its job dead. The job
  * stays open, and the reconciler sends it a new message once its lease is up.
  */
-export const processDeadSyncMessage = (deps: Deps, received: SQSRecord) => runDeadLetter(deadSyncJobs, deps, received);
+export const processDeadSyncMessage = (deps: Deps, received: SQSRecord) => openDoor(deadSyncDoor, deps, received);
 
 /** The job a message names, read consistently, in the log context once read. */
 const jobOf = async (message: JobMessage) => {
@@ -33,27 +36,58 @@ const jobOf = async (message: JobMessage) => {
 };
 
 /**
- * A cancellation or an update of a placed order that kept failing: the job needs a person
- * (cancelling.ts, editing.ts).
+ * A change of a placed order that kept failing (its message used up its receives): if the job still
+ * waits for it (`waits`), the job needs a person (`gaveUp`: cancelling.ts, editing.ts, refunding.ts,
+ * returning.ts). Otherwise it went through meanwhile, or another message ended it: nothing changes.
  */
-const changeGaveUp = async (message: JobMessage) => {
-  const job = await jobOf(message);
-  if (message.purpose === 'cancel') {
-    if (job?.generation === message.generation && job.cancellation?.status === 'requested')
-      await cancellationGaveUp(job);
-    return;
-  }
-  if (job?.status === 'completed' && job.orderEdits && job.orderEdits.sentAt !== job.orderEdits.updatedAt) {
-    await updateGaveUp(job);
-  }
+const changeGaveUp =
+  (waits: (job: SyncJob, message: JobMessage) => boolean, gaveUp: (job: SyncJob) => Promise<unknown>) =>
+  (_deps: Deps, { message }: { message: JobMessage }) =>
+    withLogContext(messageLogContext(message), async () => {
+      const job = await jobOf(message);
+      if (!job || !waits(job, message)) return logger.info('stale DLQ message ignored');
+      await gaveUp(job);
+    });
+
+/**
+ * The sync DLQ's door (shared/work/runner.ts): each kind of the sync queue's one message type, parsed
+ * once, to its end. A placement ends its job (below); a change of a placed order that kept failing
+ * leaves the job to a person; a release left over is the reconciler's (`watchHeld` sends a delay long
+ * over a new one).
+ */
+const deadSyncDoor: QueueDoor<SyncQueueMessage, Deps, void> = {
+  queue: 'sync DLQ',
+  parse: parseSyncQueueMessage,
+  malformed: undefined,
+  handlers: {
+    place: (deps, { message }) => deadLetterParsed(deadSyncJobs, deps, message),
+    cancel: changeGaveUp(
+      (job, message) => job.generation === message.generation && job.cancellation?.status === 'requested',
+      cancellationGaveUp,
+    ),
+    update: changeGaveUp(
+      (job) => job.status === 'completed' && !!job.orderEdits && job.orderEdits.sentAt !== job.orderEdits.updatedAt,
+      updateGaveUp,
+    ),
+    remove: changeGaveUp(
+      (job) => job.status === 'completed' && job.afterSale?.removal?.status === 'requested',
+      removalGaveUp,
+    ),
+    return: changeGaveUp(
+      (job) => job.status === 'completed' && (job.afterSale?.returns ?? []).some(needsSending),
+      returnsGaveUp,
+    ),
+    release: async (_deps, { message }) =>
+      withLogContext(messageLogContext(message), async () => {
+        logger.warn('a release message used up its receives; the reconciler sends the held order another');
+      }),
+  },
 };
 
 const deadSyncJobs: DeadLetterKind<JobMessage, SyncJob> = {
   words: { item: 'job', queue: 'sync' },
-  parse: parseJobMessage,
   messageContext: messageLogContext,
   itemContext: jobLogContext,
-  divert: (_deps, message) => (message.purpose ? changeGaveUp(message) : undefined),
   current: async (message) => {
     const job = await jobOf(message);
     return job?.generation === message.generation && isOpen(job.status) ? job : undefined;

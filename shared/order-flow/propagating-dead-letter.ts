@@ -8,7 +8,6 @@ import { jobLogContext } from './order-sync-job.js';
 import {
   type FulfillmentMessage,
   type FulfillmentQueueMessage,
-  parseFulfillmentMessage,
   parseFulfillmentQueueMessage,
   propagationLogContext,
   redriveLater,
@@ -40,7 +39,6 @@ const deadFulfillmentDoor = (redrives: number): QueueDoor<FulfillmentQueueMessag
 
 const deadPropagations = (redrives: number): DeadLetterKind<FulfillmentMessage, Propagation, undefined> => ({
   words: { item: 'fulfillment', queue: 'fulfillment' },
-  parse: parseFulfillmentMessage,
   messageContext: propagationLogContext,
   itemContext: ({ job }) => jobLogContext(job),
   current: loadPropagation,

@@ -2,21 +2,22 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/logger.js';
 import type { CarrierReport } from '../domain/shipment.js';
-import { lookups } from '../dynamo/keys.js';
-import { getItem, queryIndex } from '../dynamo/table.js';
 import {
   deleteKept,
   type KeptFulfillment,
+  keepCarrierReport,
   keepUnlessOlder,
+  keptCarrierReports,
   keptFor,
-  keptFulfillmentFrom,
   keptFulfillmentKey,
+  readKept,
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
 import { acceptEntry } from './order-entries.js';
-import { recordCarrierReport } from './order-parcel-scans.js';
-import { type SyncJob, syncJobIdOf } from './order-sync-job.js';
+import { NO_ENTRY, recordCarrierReport } from './order-parcel-scans.js';
+import { jobIdsUnderSupplierOrder } from './order-repository.js';
+import type { SyncJob } from './order-sync-job.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './propagating-queue.js';
 
 /**
@@ -42,7 +43,13 @@ const expiresAt = () => Math.floor(Date.now() / 1000) + KEEP_SECONDS;
  * The state first, then the message: a message always finds its entry, and a failed send fails
  * the webhook, which the platform redelivers.
  */
-const propagate = async (jobId: string, fulfillment: SourceFulfillment, receivedAt: string, requestId?: string) => {
+const propagate = async (
+  sourceStoreId: string,
+  jobId: string,
+  fulfillment: SourceFulfillment,
+  receivedAt: string,
+  requestId?: string,
+) => {
   const { sourceFulfillmentId, tracking } = fulfillment;
   if (!(await acceptEntry(jobId, fulfillment, receivedAt))) {
     logger.info('nothing to send for this fulfillment (delivered as it is, ignored, older, or its job is gone)', {
@@ -51,23 +58,22 @@ const propagate = async (jobId: string, fulfillment: SourceFulfillment, received
     });
     return;
   }
+  await applyKeptReports(sourceStoreId, jobId, fulfillment);
   await sendFulfillmentMessage({ jobId, sourceFulfillmentId, tracking, requestId });
 };
 
-/** Jobs of a source store that placed this supplier order (GSI2, written on completion), under any id spelling. */
-export const jobIdsBySupplierOrder = async (sourceStoreId: string, sourceOrderId: string) => {
-  const pages = await Promise.all(
-    orderIdSpellings(sourceOrderId).map((form) =>
-      queryIndex({
-        index: 'lookups',
-        partition: lookups.sourceOrder(sourceStoreId, form),
-        prefix: lookups.sourceOrderJobs,
-        forward: true,
-      }),
-    ),
-  );
-  return [...new Set(pages.flatMap((entries) => (entries ?? []).map(syncJobIdOf)))];
+/** A carrier's reports kept for this parcel before the job had its entry (`keepReport`), applied to it now. */
+const applyKeptReports = async (sourceStoreId: string, jobId: string, fulfillment: SourceFulfillment) => {
+  const { sourceOrderId, sourceFulfillmentId } = fulfillment;
+  const reports = await keptCarrierReports(sourceStoreId, canonicalOrderId(sourceOrderId), sourceFulfillmentId);
+  for (const report of reports) await recordCarrierReport(jobId, sourceFulfillmentId, report);
+  if (reports.length)
+    logger.info('kept carrier reports applied', { jobId, sourceFulfillmentId, count: reports.length });
 };
+
+/** Jobs of a source store that placed this supplier order (GSI2, written on completion), under any id spelling. */
+export const jobIdsBySupplierOrder = (sourceStoreId: string, sourceOrderId: string) =>
+  jobIdsUnderSupplierOrder(sourceStoreId, orderIdSpellings(sourceOrderId));
 
 /**
  * Keeps a fulfillment that matches no job yet: the job's worker releases it when it records the
@@ -105,11 +111,11 @@ const keepFulfillment = async (sourceStoreId: string, fulfillment: SourceFulfill
 /** The delayed second look at a kept fulfillment (see keepFulfillment). */
 export const recheckKeptFulfillment = async ({ recheck }: RecheckMessage) => {
   const key = keptFulfillmentKey(recheck);
-  const kept = await getItem(key, keptFulfillmentFrom, true);
+  const kept = await readKept(key);
   if (!kept) return; // released meanwhile
   const jobIds = await jobIdsBySupplierOrder(recheck.sourceStoreId, recheck.sourceOrderId);
   if (!jobIds.length) return; // still no job: its worker will release it
-  for (const jobId of jobIds) await propagate(jobId, kept, kept.receivedAt);
+  for (const jobId of jobIds) await propagate(recheck.sourceStoreId, jobId, kept, kept.receivedAt);
   await deleteKept(key);
 };
 
@@ -130,8 +136,8 @@ export const routeFulfillment = async (
   );
 
   if (matches.some((match) => match.jobIds.length)) {
-    for (const { jobIds } of matches) {
-      for (const jobId of jobIds) await propagate(jobId, fulfillment, receivedAt, requestId);
+    for (const { store, jobIds } of matches) {
+      for (const jobId of jobIds) await propagate(store.id, jobId, fulfillment, receivedAt, requestId);
     }
     return;
   }
@@ -141,18 +147,32 @@ export const routeFulfillment = async (
 /**
  * A carrier's report on a supplier's parcel (`fulfillment_events/create`, CONTRACT.md §16.2): its
  * status and first scan on the parcel's entry, in every job of the stores that placed the order.
- * A report of a parcel not known yet is not kept: the parcel's own payload carries its status.
+ * A report of a parcel no job has an entry for yet (the event came before the parcel's own webhook,
+ * or before its job recorded the supplier order) is kept, as early fulfillments are, for
+ * `KEEP_SECONDS`: the parcel's acceptance applies it (`applyKeptReports`). After keeping it, the
+ * job is tried once more, so a parcel accepted between the first try and the keep still gets it.
  */
 export const routeCarrierReport = async (
   sourceStores: { id: string }[],
   parcel: { sourceOrderId: string; sourceFulfillmentId: string },
   report: CarrierReport,
 ) => {
-  let recorded = 0;
-  for (const store of sourceStores) {
-    for (const jobId of await jobIdsBySupplierOrder(store.id, parcel.sourceOrderId)) {
-      if (await recordCarrierReport(jobId, parcel.sourceFulfillmentId, report)) recorded += 1;
-    }
+  const record = async (storeId: string) => {
+    const jobIds = await jobIdsBySupplierOrder(storeId, parcel.sourceOrderId);
+    const answers = [];
+    for (const jobId of jobIds) answers.push(await recordCarrierReport(jobId, parcel.sourceFulfillmentId, report));
+    return { storeId, known: jobIds.length > 0, taken: answers.filter((a) => a === true).length, answers };
+  };
+  const tries = await Promise.all(sourceStores.map((store) => record(store.id)));
+  // As for fulfillments: kept under every store when none knows the order, else where a job lacks the parcel.
+  const anyKnown = tries.some((one) => one.known);
+  const unknown = tries.filter((one) => (anyKnown ? one.answers.includes(NO_ENTRY) : true));
+  let recorded = tries.reduce((sum, one) => sum + one.taken, 0);
+  for (const { storeId } of unknown) {
+    const sourceOrderId = canonicalOrderId(parcel.sourceOrderId);
+    await keepCarrierReport({ ...parcel, sourceStoreId: storeId, sourceOrderId }, report, KEEP_SECONDS);
+    recorded += (await record(storeId)).taken;
+    logger.info('carrier report kept until its parcel is known', { sourceFulfillmentId: parcel.sourceFulfillmentId });
   }
   logger.info('carrier report taken', { sourceFulfillmentId: parcel.sourceFulfillmentId, recorded });
 };
@@ -169,7 +189,7 @@ export const releaseKeptFulfillments = async (job: Pick<SyncJob, 'id' | 'sourceS
   try {
     const kept = await keptFor(job.sourceStoreId, canonicalOrderId(job.sourceOrderId));
     for (const item of kept) {
-      await propagate(job.id, item, item.receivedAt);
+      await propagate(job.sourceStoreId, job.id, item, item.receivedAt);
       await deleteKept(keptFulfillmentKey(item));
     }
     if (kept.length) logger.info('kept fulfillments released', { jobId: job.id, count: kept.length });

@@ -105,7 +105,9 @@ export const sendReturnsIfPending = async (job: SyncJob, requestId?: string) => 
   await enqueueJobs([jobMessage(job, 'webhook', requestId, 'return')]);
 };
 
-const needsSending = (r: JobReturn) => r.status === 'pending' || (r.status === 'open' && r.cancelRequested === true);
+/** A return the supplier is still to be told of: to open, or to cancel. */
+export const needsSending = (r: JobReturn) =>
+  r.status === 'pending' || (r.status === 'open' && r.cancelRequested === true);
 
 /** Each job of the reseller's order, through `step` (read again after a lost race); undefined: no such order. */
 const eachJobOfOrder = async (

@@ -74,6 +74,8 @@ const settlementOf = async (job: SyncJob, hour: string, at: Date, calendars: Cal
   const add = atDueHour ? dueFiguresOf(job, shippedAt) : null;
   const pastDue = Date.parse(job.dueAt) < at.getTime();
   const late = atDueHour && pastDue && job.status === 'completed' && shippedAt === null && !job.lateAt;
+  // Late now only with the write that marks it (`ln`, the day's `lateNow` +1 in one transaction).
+  if (add && !late) add.lateNow = 0;
   const unscanned: string[] = [];
   if (late || job.status !== 'completed' || shippedAt === null)
     return { settlement: { late, unscanned }, count: { day, add } };

@@ -42,6 +42,48 @@ export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopi
   ],
 };
 
+/**
+ * The access scopes a Shopify topic's subscription needs, any one of them (the 2026-10 schema's topic
+ * descriptions, quoted in platform-notes/supplier-sla-platform.md §1.4 and
+ * platform-notes/refunds-returns-platform.md §1.2); empty: none listed.
+ */
+export const TOPIC_SCOPES: Record<WebhookTopic, readonly string[]> = {
+  'orders/create': ['read_orders'],
+  'orders/updated': ['read_orders'],
+  'orders/cancelled': ['read_orders'],
+  'fulfillments/create': ['read_fulfillments', 'read_marketplace_orders'],
+  'fulfillments/update': ['read_fulfillments', 'read_marketplace_orders'],
+  // "Requires the `read_fulfillments` scope." (FULFILLMENT_EVENTS_CREATE)
+  'fulfillment_events/create': ['read_fulfillments'],
+  'app/uninstalled': [],
+  'refunds/create': ['read_orders'],
+  'returns/approve': ['read_returns'],
+  'returns/cancel': ['read_orders', 'read_returns'],
+  'returns/close': ['read_orders', 'read_returns'],
+};
+
+/**
+ * The scopes the app asks a Shopify store of each kind for: its topics' (above) and its calls'
+ * (PLATFORM-API.md): orders both ways; on suppliers the fulfillments and their carrier events
+ * (CONTRACT.md §16.2), the fulfillment orders' deadline, merchant-managed or a 3PL's (§16.1),
+ * returns and order edits (§15).
+ */
+export const SCOPES: Record<StoreKind, readonly string[]> = {
+  reseller: ['read_orders', 'write_orders', 'read_returns'],
+  source: [
+    'read_orders',
+    'write_orders',
+    'read_fulfillments',
+    'read_merchant_managed_fulfillment_orders',
+    'write_merchant_managed_fulfillment_orders',
+    'read_third_party_fulfillment_orders',
+    'write_third_party_fulfillment_orders',
+    'read_returns',
+    'write_returns',
+    'write_order_edits',
+  ],
+};
+
 /** The address of a path at the service's public URL (`PUBLIC_URL`, without its trailing slash). */
 export const addressOf = (path: string) => `${config.publicUrl().replace(/\/+$/, '')}${path}`;
 

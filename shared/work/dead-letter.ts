@@ -1,5 +1,4 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
-import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { addLogContext, logger, withLogContext } from '../core/logger.js';
 import { gaveUpReason } from '../core/work-policy.js';
@@ -7,16 +6,14 @@ import type { EndOutcome, WorkWords } from './kind.js';
 import type { WorkMessage } from './message.js';
 
 /**
- * What the dead-letter handler needs of a work-item kind: its message, whether the message is still
- * its item's current one, and how the item ends (`D`: what that end needs, the platforms for a lookup).
+ * What the dead-letter handler needs of a work-item kind: whether its message (parsed at its DLQ's
+ * door, `openDoor`, which sends each kind of message to its own end) is still its item's current one,
+ * and how the item ends (`D`: what that end needs, the platforms for a lookup).
  */
 export interface DeadLetterKind<M extends WorkMessage, I, D = Deps> {
   words: Pick<WorkWords, 'item' | 'queue'>;
-  parse: (body: string) => M | undefined;
   messageContext: (message: M) => LogAttributes;
   itemContext: (item: I) => LogAttributes;
-  /** A message that is not a try of its item (a change of a placed order, say): the kind's alone. */
-  divert?: (deps: D, message: M) => Promise<void> | undefined;
   /** The item, if this message is still its current one and it has not ended; undefined: stale. */
   current: (message: M) => Promise<I | undefined>;
   /** Puts the message back on the queue instead, while the platform may still recover: true when it did. */
@@ -34,32 +31,17 @@ export interface DeadLetterKind<M extends WorkMessage, I, D = Deps> {
 }
 
 /**
- * A message SQS gave up on after `maxReceiveCount` receives. If it is still its item's current
- * message, the item ends (after any redrives the kind allows) with the last failure's reason: the
- * headline the on-call engineer or the reseller needs. A stale message changes nothing. Every line
- * names the item and the request that sent the message.
+ * A message SQS gave up on after `maxReceiveCount` receives, parsed at its DLQ's door. If it is still
+ * its item's current message, the item ends (after any redrives the kind allows) with the last
+ * failure's reason: the headline the on-call engineer or the reseller needs. A stale message changes
+ * nothing. Every line names the item and the request that sent the message.
  */
-export const runDeadLetter = async <M extends WorkMessage, I, D>(
-  kind: DeadLetterKind<M, I, D>,
-  deps: D,
-  received: SQSRecord,
-) => {
-  const message = kind.parse(received.body);
-  if (!message)
-    return logger.error(`malformed message in the ${kind.words.queue} DLQ`, { messageId: received.messageId });
-  await deadLetterParsed(kind, deps, message);
-};
-
-/** A dead message already parsed (at its queue's door, or by `runDeadLetter`): its item ended, or left. */
 export const deadLetterParsed = async <M extends WorkMessage, I, D>(
   kind: DeadLetterKind<M, I, D>,
   deps: D,
   message: M,
 ) => {
-  await withLogContext(
-    kind.messageContext(message),
-    () => kind.divert?.(deps, message) ?? endItem(kind, deps, message),
-  );
+  await withLogContext(kind.messageContext(message), () => endItem(kind, deps, message));
 };
 
 const endItem = async <M extends WorkMessage, I, D>(kind: DeadLetterKind<M, I, D>, deps: D, message: M) => {

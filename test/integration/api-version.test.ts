@@ -1,14 +1,7 @@
 import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
 import { PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
-import { type CapturedLog, captureLog, metricValues } from './logs.js';
-import {
-  createResellerStore,
-  createSourceStore,
-  pollStores,
-  startService,
-  type TestService,
-  unique,
-} from './support.js';
+import { metricValues } from './logs.js';
+import { createResellerStore, createSourceStore, loggedServiceForSuite, pollStores, unique } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -19,20 +12,8 @@ jest.setTimeout(90_000);
  * the store as `apiVersion`; an answer of the version asked for, with no reason, counts nothing.
  */
 describe('the platform’s API version watched', () => {
-  let service: TestService;
-  let log: CapturedLog;
-  const previousMetrics = process.env.POWERTOOLS_METRICS_DISABLED;
-  beforeAll(async () => {
-    // The metric is what this suite reads (test/integration/env.ts turns metrics off elsewhere).
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    log = captureLog();
-    service = await startService();
-  }, 90_000);
-  afterAll(async () => {
-    log?.stop();
-    await service?.stop();
-    process.env.POWERTOOLS_METRICS_DISABLED = previousMetrics;
-  });
+  // The metric is what this suite reads (test/integration/env.ts turns metrics off elsewhere).
+  const { service, log } = loggedServiceForSuite({}, { env: { POWERTOOLS_METRICS_DISABLED: 'false' } });
 
   const api = () => service.api('owner_a');
   /** The simulator's control of what a shop's answers say of their version (PLATFORM-API.md). */

@@ -4,10 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
-import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import {
   createResellerStore,
   createSourceStore,
+  jobStatusWrite,
+  queueSend,
   replaceAccessToken,
   scanAll,
   scanAllButEvents,
@@ -120,12 +121,7 @@ describe('npm run backfill-indexes', () => {
     });
 
     // A pending job whose message was lost: it waits for the reconciler.
-    const lost = service.runtime.faults.inject({
-      function: 'OrdersWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
-      action: 'drop',
-    });
+    const lost = service.runtime.faults.inject({ ...queueSend('OrdersWebhook'), action: 'drop' });
     ids.pending = await order('Pend');
     expect(lost.hits).toHaveLength(1);
 
@@ -138,12 +134,7 @@ describe('npm run backfill-indexes', () => {
     // A completed job with a fulfillment whose message was lost: its entry stays pending.
     ids.completed = await order('Ships');
     const placed = await jobReaches(api(), ids.completed, 'completed', 60_000);
-    const dropped = service.runtime.faults.inject({
-      function: 'FulfillmentsWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
-      action: 'drop',
-    });
+    const dropped = service.runtime.faults.inject({ ...queueSend('FulfillmentsWebhook'), action: 'drop' });
     const shipped = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
       shopDomain: suppliers.completed.shopDomain,
       secret: 'whsec_ships',
@@ -155,14 +146,7 @@ describe('npm run backfill-indexes', () => {
     // A failed job (the supplier answers 500), whose next claim is held until the test lets it go.
     ids.failed = await order('Flaky');
     await jobReaches(api(), ids.failed, 'failed', 60_000);
-    hold = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      match: { Key: syncJobKey(ids.failed) },
-      writes: { status: 'processing' },
-      action: 'hold',
-    });
+    hold = service.runtime.faults.inject({ ...jobStatusWrite('processing', ids.failed), action: 'hold' });
 
     // What an older stack left: the jobs and entries without the attributes of the newer indexes, and
     // a job with its `id` and, if it was its order's first, the count of the order's jobs (an older

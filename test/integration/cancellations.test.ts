@@ -2,6 +2,7 @@ import {
   type ApiClient,
   createResellerStore,
   createSourceStore,
+  jobStatusWrite,
   replaceAccessToken,
   serviceForSuite,
   unique,
@@ -92,13 +93,7 @@ describe('cancellations through the local runtime', () => {
     const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
     await jobReaches(api, jobId, 'completed');
     // The worker audits the cancellation, then dies on the update that records it.
-    const crash = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { status: 'cancelled' },
-      action: 'crash',
-    });
+    const crash = service.runtime.faults.inject({ ...jobStatusWrite('cancelled'), action: 'crash' });
     await cancel(reseller.shopDomain, resellerSecret, payload.id);
     await jobReaches(api, jobId, 'cancelled', 30_000);
     expect(crash.hits).toHaveLength(1);
@@ -134,13 +129,7 @@ describe('cancellations through the local runtime', () => {
 
   it('ends a job whose attempt is under way cancelled, and cancels the order that attempt placed', async () => {
     // Hold the completion: the supplier has the order, the job is still `processing`.
-    const gate = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { status: 'completed' },
-      action: 'hold',
-    });
+    const gate = service.runtime.faults.inject({ ...jobStatusWrite('completed'), action: 'hold' });
     const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
     await eventually(async () => gate.hits.some((input: any) => input.Key.PK === `SJ#${jobId}`));
     expect((await cancel(reseller.shopDomain, resellerSecret, payload.id)).status).toBe(200);
@@ -214,13 +203,7 @@ describe('cancellations through the local runtime', () => {
     const { api, reseller, resellerSecret, store, sourceSecret, payload, jobId } = await placeOrder();
     const completed = await jobReaches(api, jobId, 'completed');
     // The worker cancels the supplier order, then is held on the update that records it.
-    const hold = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { status: 'cancelled' },
-      action: 'hold',
-    });
+    const hold = service.runtime.faults.inject({ ...jobStatusWrite('cancelled'), action: 'hold' });
     await cancel(reseller.shopDomain, resellerSecret, payload.id, 'customer');
     await hold.reached;
     // Meanwhile the supplier tells of its cancelled order, as it does of any (its webhook, or a poll).

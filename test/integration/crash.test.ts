@@ -349,7 +349,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     await sqs.send(new SendMessageCommand({ QueueUrl: dlq, MessageBody: 'not a job message' }));
     sqs.destroy();
     const malformed = await eventually(
-      async () => logLines(second.lines).find((l) => l.message === 'malformed message in the sync DLQ'),
+      async () => logLines(second.lines).find((l) => l.message === 'dropping a malformed sync DLQ message'),
       20_000,
     );
     expect(malformed).toMatchObject({ function_name: 'SyncDeadLetter', function_request_id: expect.any(String) });

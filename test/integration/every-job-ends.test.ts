@@ -1,5 +1,5 @@
 import { PurgeQueueCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { createResellerStore, createSourceStore, replaceAccessToken, serviceForSuite } from './support.js';
+import { createResellerStore, createSourceStore, queueSend, replaceAccessToken, serviceForSuite } from './support.js';
 import { eventually, orderPayload, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -230,9 +230,7 @@ describe('every sync job ends, and what it says agrees with the supplier', () =>
       const placed = await jobReaches(id, 'completed');
       // The message is lost between the state written on the job and its send (docs/propagation.md).
       const outage = service.runtime.faults.inject({
-        function: 'FulfillmentsWebhook',
-        service: 'SQS',
-        command: 'SendMessage',
+        ...queueSend('FulfillmentsWebhook'),
         action: 'fail',
         message: 'SQS unavailable',
       });

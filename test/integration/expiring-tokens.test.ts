@@ -1,12 +1,10 @@
-import { type CapturedLog, captureLog } from './logs.js';
 import {
   type ApiResponse,
   allJobsOf,
   createResellerStore,
   createSourceStore,
+  loggedServiceForSuite,
   pollStores,
-  startService,
-  type TestService,
   unique,
 } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
@@ -20,8 +18,11 @@ jest.setTimeout(300_000);
  * ends `store_disconnected`. The refresh token and the client secret are never in an answer nor a log line.
  */
 describe('expiring tokens', () => {
-  let service: TestService;
-  let log: CapturedLog;
+  // Every line, info included: all of them are searched for secrets.
+  const { service, log } = loggedServiceForSuite(
+    { visibilityTimeoutSeconds: 2 },
+    { env: { POWERTOOLS_LOG_LEVEL: 'INFO' } },
+  );
   /** Every answer of the API in this file, searched for secrets at the end. */
   const answers: ApiResponse[] = [];
   const api = () => {
@@ -67,18 +68,6 @@ describe('expiring tokens', () => {
     });
     return { source, grant, expiresAt };
   };
-
-  beforeAll(async () => {
-    log = captureLog();
-    // Every line, info included: all of them are searched for secrets.
-    process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-    service = await startService({ visibilityTimeoutSeconds: 2 });
-  }, 90_000);
-  afterAll(async () => {
-    log?.stop();
-    delete process.env.POWERTOOLS_LOG_LEVEL;
-    await service?.stop();
-  });
 
   it('refreshes a 2-second token once per expiry while 50 orders are placed by several workers', async () => {
     const resellerSecret = unique('whsec_r');

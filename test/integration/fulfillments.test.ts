@@ -6,6 +6,7 @@ import {
   type ApiClient,
   createResellerStore,
   createSourceStore,
+  jobStatusWrite,
   type OwnerName,
   replaceAccessToken,
   scanAllButEvents,
@@ -366,13 +367,7 @@ describe('propagation of fulfillments through the local runtime', () => {
     it('reaches the reseller when the fulfillment arrives before its job has recorded sourceOrderId', async () => {
       // Hold every completion of the job until the fulfillment has been answered: the supplier has
       // the order (the platform call returned) but the job is still `processing`.
-      const gate = service.runtime.faults.inject({
-        function: 'SyncWorker',
-        service: 'DynamoDB',
-        command: 'UpdateItem',
-        writes: { status: 'completed' },
-        action: 'hold',
-      });
+      const gate = service.runtime.faults.inject({ ...jobStatusWrite('completed'), action: 'hold' });
       const { api, reseller, source, sourceSecret, payload, jobId } = await placeOrder();
       await eventually(async () => gate.hits.some((input: any) => input.Key.PK === `SJ#${jobId}`));
       const [sourceOrder] = await sim().orders(source.shopDomain);

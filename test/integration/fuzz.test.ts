@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import {
   cancellationText,
@@ -10,6 +9,7 @@ import {
   storeBody,
 } from './fuzz-arbitraries.js';
 import { createResellerStore, createSourceStore, serviceForSuite } from './support.js';
+import { postSigned } from './webhooks.js';
 
 /**
  * Property-based fuzzing through the local runtime (issue 12): valid-but-odd webhook payloads, API
@@ -60,15 +60,10 @@ beforeAll(async () => {
 }, 120_000);
 
 const signedPost = (path: string, shopDomain: string, secret: string, raw: string, topic?: string) =>
-  fetch(`${service.runtime.apiUrl}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-platform-shop-domain': shopDomain,
-      'x-platform-hmac-sha256': createHmac('sha256', secret).update(raw).digest('base64'),
-      ...(topic ? { 'x-platform-topic': topic } : {}),
-    },
-    body: raw,
+  postSigned(service.runtime.apiUrl, path, raw, {
+    shopDomain,
+    secret,
+    headers: topic ? { 'x-platform-topic': topic } : {},
   });
 
 /** A failure's report names the seed and the shrunk counterexample: replay with FUZZ_SEED=<seed>. */
@@ -102,15 +97,7 @@ describe('fuzz: signed orders/create payloads, valid JSON but odd', () => {
       fc.asyncProperty(
         orderText(TAGS, () => ++order),
         async (raw) => {
-          const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-            method: 'POST',
-            headers: {
-              'content-type': 'application/json',
-              'x-platform-shop-domain': reseller.shopDomain,
-              'x-platform-hmac-sha256': createHmac('sha256', SECRET).update(raw).digest('base64'),
-            },
-            body: raw,
-          });
+          const res = await signedPost('/v1/orders/webhook', reseller.shopDomain, SECRET, raw);
           const body = expectContractAnswer(res.status, await res.text());
           if (res.status === 200) {
             const matched = new Set(

@@ -1,7 +1,13 @@
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { routes } from '../../lib/routes.js';
-import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import { createResellerStore, createSourceStore, startService, TEST_KEYS, type TestService } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  jobStatusWrite,
+  startService,
+  TEST_KEYS,
+  type TestService,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 
 /**
@@ -13,14 +19,7 @@ import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './
 jest.setTimeout(90_000);
 
 /** The worker's claim of a job (claimJob) and its write that completes it (completeJob). */
-const claimOf = (jobId?: string) =>
-  ({
-    function: 'SyncWorker',
-    service: 'DynamoDB',
-    command: 'UpdateItem',
-    match: jobId ? { Key: syncJobKey(jobId) } : {},
-    writes: { status: 'processing' },
-  }) as const;
+const claimOf = (jobId?: string) => jobStatusWrite('processing', jobId);
 
 const routeAccess = (name: string) => routes.find((route) => route.name === name)!.access;
 

@@ -1,6 +1,6 @@
 import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
-import { type CapturedLog, captureLog, metricValues } from './logs.js';
-import { createResellerStore, createSourceStore, startService, type TestService } from './support.js';
+import { metricValues } from './logs.js';
+import { createResellerStore, createSourceStore, loggedServiceForSuite } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -10,28 +10,20 @@ import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js
 
 jest.setTimeout(60_000);
 
-let service: TestService;
-let log: CapturedLog;
+const { service, log } = loggedServiceForSuite(
+  { simulator: { port: 0 } },
+  {
+    env: {
+      // Info lines are where a job's story is told; the local runtime's default keeps only warnings.
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+      // The metrics are what this suite reads (test/integration/env.ts turns them off elsewhere).
+      POWERTOOLS_METRICS_DISABLED: 'false',
+    },
+    timeoutMs: 120_000,
+  },
+);
 const A = () => service.api('owner_a');
-const previousLevel = process.env.POWERTOOLS_LOG_LEVEL;
-const previousMetrics = process.env.POWERTOOLS_METRICS_DISABLED;
 const SECRET = 'whsec_observability';
-
-beforeAll(async () => {
-  // Info lines are where a job's story is told; the local runtime's default keeps only warnings.
-  process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-  // The metrics are what this suite reads (test/integration/env.ts turns them off elsewhere).
-  process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-  log = captureLog();
-  service = await startService({ simulator: { port: 0 } });
-}, 120_000);
-
-afterAll(async () => {
-  log?.stop();
-  await service?.stop();
-  process.env.POWERTOOLS_LOG_LEVEL = previousLevel;
-  process.env.POWERTOOLS_METRICS_DISABLED = previousMetrics;
-});
 
 /** One order to two suppliers, through to both jobs completed: what the tests below read. */
 const routeOneOrder = async () => {

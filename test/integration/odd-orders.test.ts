@@ -1,8 +1,7 @@
-import { createHmac } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { lists } from '../../shared/dynamo/keys.js';
 import { createResellerStore, createSourceStore, scanAll, serviceForSuite } from './support.js';
-import { simulator, jobReaches as waitForJob } from './webhooks.js';
+import { postSigned, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(240_000);
 
@@ -23,14 +22,9 @@ beforeAll(async () => {
 
 /** A signed `orders/create` with exactly these bytes. */
 const sendRaw = async (raw: string) => {
-  const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-platform-shop-domain': reseller.shopDomain,
-      'x-platform-hmac-sha256': createHmac('sha256', SECRET).update(raw).digest('base64'),
-    },
-    body: raw,
+  const res = await postSigned(service.runtime.apiUrl, '/v1/orders/webhook', raw, {
+    shopDomain: reseller.shopDomain,
+    secret: SECRET,
   });
   const text = await res.text();
   return { status: res.status, body: JSON.parse(text), text };
@@ -224,14 +218,9 @@ describe('any number of suppliers', () => {
       stores.map((s) => item(s.vendorTag)),
     );
     const deliver = async () => {
-      const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-platform-shop-domain': own.shopDomain,
-          'x-platform-hmac-sha256': createHmac('sha256', SECRET).update(raw).digest('base64'),
-        },
-        body: raw,
+      const res = await postSigned(service.runtime.apiUrl, '/v1/orders/webhook', raw, {
+        shopDomain: own.shopDomain,
+        secret: SECRET,
       });
       return { status: res.status, body: (await res.json()) as any };
     };

@@ -1,6 +1,12 @@
-import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import { createResellerStore, createSourceStore, replaceAccessToken, scanAll, serviceForSuite } from './support.js';
-import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  jobStatusWrite,
+  replaceAccessToken,
+  scanAll,
+  serviceForSuite,
+} from './support.js';
+import { orderPayload, postSigned, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 describe('order routing through the local runtime', () => {
@@ -148,15 +154,10 @@ describe('order routing through the local runtime', () => {
 
     it('refuses a signed body that is not sent as JSON with 415', async () => {
       const raw = JSON.stringify(orderPayload([{ vendor: 'Acme', price: '13.00' }]));
-      const { createHmac } = await import('node:crypto');
-      const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'text/plain',
-          'x-platform-shop-domain': reseller.shopDomain,
-          'x-platform-hmac-sha256': createHmac('sha256', resellerSecret).update(raw).digest('base64'),
-        },
-        body: raw,
+      const res = await postSigned(service.runtime.apiUrl, '/v1/orders/webhook', raw, {
+        shopDomain: reseller.shopDomain,
+        secret: resellerSecret,
+        headers: { 'content-type': 'text/plain' },
       });
       expect(res.status).toBe(415);
       expect(((await res.json()) as any).error.code).toBe('unsupported_media_type');
@@ -271,14 +272,7 @@ describe('order routing through the local runtime', () => {
       await jobReaches(id, 'dead');
       // The worker's claim waits until both have answered: otherwise a retry that starts a cold
       // environment late could find the job already dead again (401 kills it at once) and retry it too.
-      const claim = service.runtime.faults.inject({
-        function: 'SyncWorker',
-        service: 'DynamoDB',
-        command: 'UpdateItem',
-        match: { Key: syncJobKey(id) },
-        writes: { status: 'processing' },
-        action: 'hold',
-      });
+      const claim = service.runtime.faults.inject({ ...jobStatusWrite('processing', id), action: 'hold' });
 
       const results = await Promise.all([
         api().post(`/v1/sync_jobs/${id}/retry`),

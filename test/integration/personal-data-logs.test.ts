@@ -1,7 +1,6 @@
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { findPersonalStrings, fixturePersonalStrings, runLogDir } from '../run-logs.js';
-import { type CapturedLog, captureLog } from './logs.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
+import { createResellerStore, createSourceStore, loggedServiceForSuite, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -17,31 +16,21 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook }
 jest.setTimeout(120_000);
 
 describe('no personal data in logs, errors, metrics, events or queue messages', () => {
-  let service: TestService;
-  let log: CapturedLog;
   const sent: SdkCall[] = [];
   const api = () => service.api('owner_a');
 
-  beforeAll(async () => {
-    log = captureLog();
-    // Every line, info included, and the metrics' EMF lines: all of them are searched.
-    process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    service = await startService({
+  const { service, log } = loggedServiceForSuite(
+    {
       visibilityTimeoutSeconds: 1,
       maxReceiveCount: 2,
       platformTimeoutMs: 1_000,
       onSdkCall: (call) => {
         if (call.service.toLowerCase().includes('sqs')) sent.push(call);
       },
-    });
-  }, 120_000);
-  afterAll(async () => {
-    log?.stop();
-    process.env.POWERTOOLS_METRICS_DISABLED = 'true';
-    delete process.env.POWERTOOLS_LOG_LEVEL;
-    await service?.stop();
-  });
+    },
+    // Every line, info included, and the metrics' EMF lines: all of them are searched.
+    { env: { POWERTOOLS_LOG_LEVEL: 'INFO', POWERTOOLS_METRICS_DISABLED: 'false' }, timeoutMs: 120_000 },
+  );
 
   const shopper = () => {
     const email = `${unique('shopper')}@example.org`;

@@ -1,18 +1,20 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { createResellerStore, createSourceStore, replaceAccessToken, serviceForSuite } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  jobStatusWrite,
+  queueSend,
+  replaceAccessToken,
+  serviceForSuite,
+} from './support.js';
 import { eventually, orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
 
 // Faults are injected by the local runtime into the functions' SDK calls (lib/local/faults.ts): a
 // worker's environment dies at the worst moment, after the supplier has the order and before the
 // job records it; the webhook's enqueue fails.
 /** The worker's write that moves its job to `completed` (completeJob). */
-const COMPLETE_JOB = {
-  function: 'SyncWorker',
-  service: 'DynamoDB',
-  command: 'UpdateItem',
-  writes: { status: 'completed' },
-} as const;
+const COMPLETE_JOB = jobStatusWrite('completed');
 
 jest.setTimeout(60_000);
 
@@ -65,9 +67,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   it('sends a job whose enqueue failed its message once its lease is up, and completes it', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Lost' });
     const outage = service.runtime.faults.inject({
-      function: 'OrdersWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
+      ...queueSend('OrdersWebhook'),
       action: 'fail',
       message: 'SQS unavailable',
     });
@@ -96,12 +96,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
     const payload = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
     const [id] = (await order(payload)).body.syncJobIds;
     await jobReaches(id, 'completed');
-    const lost = service.runtime.faults.inject({
-      function: 'OrdersWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
-      action: 'drop',
-    });
+    const lost = service.runtime.faults.inject({ ...queueSend('OrdersWebhook'), action: 'drop' });
     const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
       shopDomain: reseller.shopDomain,
       secret,
@@ -161,12 +156,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
   it('completes an order whose function died between writing its job and sending the message', async () => {
     const supplier = await createSourceStore(api(), reseller.id, { vendorTag: 'Died' });
     // The send never happens and nothing reports it: what a crash right after the write leaves.
-    const lost = service.runtime.faults.inject({
-      function: 'OrdersWebhook',
-      service: 'SQS',
-      command: 'SendMessage',
-      action: 'drop',
-    });
+    const lost = service.runtime.faults.inject({ ...queueSend('OrdersWebhook'), action: 'drop' });
 
     const id = (await order(orderPayload([{ vendor: 'Died', price: '10.00' }]))).body.syncJobIds[0];
     expect(lost.hits).toHaveLength(1);

@@ -1,14 +1,12 @@
-import { type CapturedLog, captureLog } from './logs.js';
 import {
   createResellerStore,
   createSourceStore,
+  loggedServiceForSuite,
   pollStores,
   replaceAccessToken,
-  startService,
-  type TestService,
   unique,
 } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
  * Refunds and returns (CONTRACT.md §15) end to end through the local runtime: the reseller's refund
@@ -20,19 +18,8 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, 
 jest.setTimeout(120_000);
 
 describe('refunds and returns through the local runtime', () => {
-  let service: TestService;
-  const sim = () => simulator(service.runtime.simulator!.url);
+  const { service, log, sim } = loggedServiceForSuite();
   const simUrl = () => service.runtime.simulator!.url;
-
-  let log: CapturedLog;
-  beforeAll(async () => {
-    log = captureLog();
-    service = await startService();
-  }, 90_000);
-  afterAll(async () => {
-    log.stop();
-    await service?.stop();
-  });
   afterEach(() => service.runtime.faults.clear());
 
   const post = async (path: string, body: unknown) => {

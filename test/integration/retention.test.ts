@@ -3,7 +3,14 @@ import { DEFAULT_JOB_RETENTION_DAYS } from '../../lib/config.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { keys } from '../../shared/dynamo/keys.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
-import { createResellerStore, createSourceStore, itemsHolding, serviceForSuite, unique } from './support.js';
+import {
+  createResellerStore,
+  createSourceStore,
+  itemsHolding,
+  jobStatusWrite,
+  serviceForSuite,
+  unique,
+} from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -164,14 +171,7 @@ describe('the retention sweep', () => {
     expect((await item(deadId)).expiresAt).toBe(expiry(dead.deadAt));
 
     // The retried job is at work again: no expiry (its claim is held, so it stays pending to be read).
-    const claim = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      match: { Key: syncJobKey(deadId) },
-      writes: { status: 'processing' },
-      action: 'hold',
-    });
+    const claim = service.runtime.faults.inject({ ...jobStatusWrite('processing', deadId), action: 'hold' });
     try {
       expect((await api().post(`/v1/sync_jobs/${deadId}/retry`)).status).toBe(200);
       await claim.reached;

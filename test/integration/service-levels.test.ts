@@ -347,6 +347,10 @@ describe('supplier service levels', () => {
     };
     expect([reported.length, shippedParcels.filter(inTime).length, verified.length]).toEqual([30, 20, 20]);
     expect([counted.length, onTime.length, bySource.length]).toEqual([46, 40, 3]);
+    // Late now: the 3 of the 4 left that their supplier did not cancel, as the jobs themselves say.
+    const lateNow = jobs.filter((job) => job.serviceLevel?.late === true).length;
+    expect(lateNow).toBe(3);
+    expect((await scorecard()).lateNow).toBe(lateNow);
     expect(await scorecard()).toMatchObject({
       jobsDue: counted.length,
       shippedOnTime: onTime.length,
@@ -510,6 +514,114 @@ describe('supplier service levels', () => {
     const hours = (Date.parse(transitAt) - Date.parse(jobs.scanned.completedAt)) / 3_600_000;
     const bound = HOUR_BUCKETS.find((b) => hours <= b) ?? HOUR_BUCKETS.at(-1);
     expect(card.hoursToFirstScan).toEqual({ p50: bound, p90: bound });
+  });
+
+  it('counts jobs late now; one shipped after its due time leaves the count and gets its scan check', async () => {
+    const resellerSecret = unique('whsec_r');
+    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
+    const sourceSecret = unique('whsec_s');
+    const vendorTag = unique('Vendor');
+    const calendar = { timeZone: 'America/New_York', workingDays: ['mon', 'tue', 'wed', 'thu', 'fri'], daysOff: [] };
+    const source = await createSourceStore(api(), reseller.id, {
+      vendorTag,
+      webhookSecret: sourceSecret,
+      serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
+    });
+    type Path = '/v1/orders/webhook' | '/v1/fulfillments/webhook';
+    const hook = async (path: Path, shopDomain: string, secret: string, body: unknown, topic: string) => {
+      const res = await sendWebhook(service.runtime.apiUrl, path, { shopDomain, secret, body, topic });
+      expect(res.status).toBe(200);
+      return res;
+    };
+    const order = async () => {
+      const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
+      const receipt = await hook('/v1/orders/webhook', reseller.shopDomain, resellerSecret, payload, 'orders/create');
+      return { payload, job: await jobReaches(api(), receipt.body.syncJobIds[0], 'completed') };
+    };
+    const [shipsLate, staysLate] = [await order(), await order()];
+    const dues = [shipsLate, staysLate].map(({ job }) => Date.parse(job.serviceLevel.dueAt));
+    const days = dues.map((due) => localDateOf(new Date(due), calendar.timeZone)).sort();
+    const card = async () =>
+      (
+        await api().get(
+          `/v1/reseller_stores/${reseller.id}/source_stores/${source.id}/scorecard?from=${days[0]}&to=${days[1]}`,
+        )
+      ).body;
+    const jobNow = async (job: any) => (await api().get(`/v1/sync_jobs/${job.id}`)).body;
+    const lateJobs = async () =>
+      (await Promise.all([shipsLate, staysLate].map(({ job }) => jobNow(job)))).filter(
+        (job) => job.serviceLevel?.late === true,
+      ).length;
+
+    // Both late at the sweep after their due time: late now, as the jobs say.
+    const lastDue = Math.max(...dues);
+    await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
+    await service.runtime.invoke('LateSweep', { time: new Date(lastDue + 2 * 3_600_000).toISOString() });
+    expect(await lateJobs()).toBe(2);
+    expect(await card()).toMatchObject({ jobsDue: 2, lateShipmentRate: 1, lateNow: 2 });
+
+    // One ships three hours after its due time; its carrier's event comes before its parcel's webhook
+    // (kept, then applied to the parcel's entry): the carrier confirmed it, never scanned it.
+    const parcel = {
+      ...fulfillmentPayload(shipsLate.job.sourceOrderId),
+      created_at: new Date(lastDue + 3 * 3_600_000),
+    };
+    const event = {
+      id: 8_000_000 + parcel.id,
+      fulfillment_id: parcel.id,
+      order_id: parcel.order_id,
+      status: 'confirmed',
+      happened_at: new Date(lastDue + 4 * 3_600_000).toISOString(),
+    };
+    await hook('/v1/fulfillments/webhook', source.shopDomain, sourceSecret, event, 'fulfillment_events/create');
+    await hook('/v1/fulfillments/webhook', source.shopDomain, sourceSecret, parcel, 'fulfillments/create');
+    const shipped = await eventually(async () => {
+      const job = await jobNow(shipsLate.job);
+      return job.fulfillments[0]?.status === 'delivered' && job;
+    });
+    expect(shipped.fulfillments[0]).toMatchObject({ shipmentStatus: 'confirmed', firstScanAt: null });
+    expect(shipped.serviceLevel).toEqual({
+      dueAt: shipsLate.job.serviceLevel.dueAt,
+      shippedAt: parcel.created_at.toISOString(),
+      onTime: false,
+      late: false,
+    });
+    const lateList = (await api().get(`/v1/sync_jobs?late=true&reseller_store_id=${reseller.id}`)).body.data;
+    expect(lateList.map((job: any) => job.id)).toEqual([staysLate.job.id]);
+    expect(await lateJobs()).toBe(1);
+    expect((await card()).lateNow).toBe(1);
+
+    // Its parcel's scan check still runs: once its window closes, `fulfillment.unscanned` once, even
+    // when the sweep runs again or starts over without its mark.
+    const unscannedEvents = async () =>
+      ((await api().get('/v1/events?type=fulfillment.unscanned&limit=100')).body.data as any[]).filter(
+        (found) => found.data.object.id === shipsLate.job.id,
+      );
+    const closed = new Date(scanDueAtOf(calendar as any, parcel.created_at).getTime() + 2 * 3_600_000).toISOString();
+    await service.runtime.invoke('LateSweep', { time: closed });
+    const events = await eventually(async () => {
+      const found = await unscannedEvents();
+      return found.length > 0 && found;
+    }, 30_000);
+    expect(events).toHaveLength(1);
+    await service.runtime.invoke('LateSweep', { time: closed });
+    await service.doc.send(new DeleteCommand({ TableName: service.tableName, Key: lateSweepKey() }));
+    await service.runtime.invoke('LateSweep', { time: closed });
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await unscannedEvents()).toHaveLength(1);
+    expect(await card()).toMatchObject({ jobsDue: 2, validTrackingRate: 0, untrackedParcels: 0, lateNow: 1 });
+
+    // The other is cancelled by the reseller: cancelled jobs are never late, and leave the count.
+    await hook(
+      '/v1/orders/webhook',
+      reseller.shopDomain,
+      resellerSecret,
+      { id: staysLate.payload.id, cancel_reason: 'customer', cancelled_at: new Date().toISOString() },
+      'orders/cancelled',
+    );
+    await jobReaches(api(), staysLate.job.id, 'cancelled');
+    expect(await lateJobs()).toBe(0);
+    expect((await card()).lateNow).toBe(0);
   });
 
   it("takes a Shopify supplier's carrier progress from the poll (displayStatus, inTransitAt)", async () => {

@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
   createResellerStore,
@@ -8,7 +7,7 @@ import {
   serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
+import { eventually, postSigned, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -231,17 +230,15 @@ describe('Shopify stores on both sides (storeplatform_b)', () => {
       const signWith = (change as { secret?: string }).secret ?? secret;
       const before = await scanAllButEvents(service.doc, service.tableName);
 
-      const res = await fetch(`${service.runtime.apiUrl}/v1/orders/webhook`, {
-        method: 'POST',
+      const res = await postSigned(service.runtime.apiUrl, '/v1/orders/webhook', raw, {
+        shopDomain: reseller.shopDomain,
+        secret: signWith,
+        spelling: 'shopify',
         headers: {
-          'content-type': 'application/json',
-          'x-shopify-shop-domain': reseller.shopDomain,
-          'x-shopify-hmac-sha256': createHmac('sha256', signWith).update(raw).digest('base64'),
           'x-shopify-topic': 'orders/create',
           'x-shopify-webhook-id': 'b54557e4-bdd9-4b37-8a5f-bf7d70bcd043',
           ...extraHeaders,
         },
-        body: raw,
       });
       const body = (await res.json()) as any;
 

@@ -1,8 +1,7 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
-import { type CapturedLog, captureLog } from './logs.js';
-import { createResellerStore, createSourceStore, startService, type TestService, unique } from './support.js';
-import { orderPayload, sendWebhook, simulator, jobReaches as waitForJob } from './webhooks.js';
+import { createResellerStore, createSourceStore, loggedServiceForSuite, unique } from './support.js';
+import { orderPayload, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 
 jest.setTimeout(60_000);
 
@@ -12,20 +11,8 @@ jest.setTimeout(60_000);
  * the local runtime, against DynamoDB Local, the KMS stand-in and the simulator.
  */
 describe('stores that can change', () => {
-  let service: TestService;
-  let log: CapturedLog;
-  const api = () => service.api('owner_a');
-  const sim = () => simulator(service.runtime.simulator!.url);
+  const { service, log, api, sim } = loggedServiceForSuite();
   const jobReaches = (id: string, status: string) => waitForJob(api(), id, status);
-
-  beforeAll(async () => {
-    log = captureLog();
-    service = await startService();
-  }, 90_000);
-  afterAll(async () => {
-    log?.stop();
-    await service?.stop();
-  });
 
   const order = (shopDomain: string, secret: string, vendor: string, price = '13.00') =>
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {

@@ -3,8 +3,10 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
+import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
 import { apiClient as client } from './api-client.js';
+import { type CapturedLog, captureLog } from './logs.js';
 import { simulator } from './webhooks.js';
 
 /**
@@ -55,6 +57,20 @@ export interface TestService {
   tableName: string;
   stop(): Promise<void>;
 }
+
+/** A fault's target: the sync worker's write of a job's `status` (`processing` claims it), of one job or any. */
+export const jobStatusWrite = (status: string, jobId?: string) =>
+  ({
+    function: 'SyncWorker',
+    service: 'DynamoDB',
+    command: 'UpdateItem',
+    ...(jobId ? { match: { Key: syncJobKey(jobId) } } : {}),
+    writes: { status },
+  }) as const;
+
+/** A fault's target: a webhook function's send of its work to the queue. */
+export const queueSend = (functionName: 'OrdersWebhook' | 'FulfillmentsWebhook') =>
+  ({ function: functionName, service: 'SQS', command: 'SendMessage' }) as const;
 
 /**
  * Starts the whole local service; call in `beforeAll` (allow 60 s) and `stop()` in `afterAll`.
@@ -122,6 +138,36 @@ export const serviceForSuite = (options: LocalRuntimeOptions = {}, timeoutMs = 9
     },
   });
   return { service, api: () => service.api('owner_a'), sim: () => simulator(service.runtime.simulator!.url) };
+};
+
+/**
+ * `serviceForSuite` with the service's log lines captured (`log`, read in hooks and tests), and these
+ * environment variables set while the suite runs (POWERTOOLS_LOG_LEVEL, POWERTOOLS_METRICS_DISABLED…):
+ * set before the service starts, so its functions get them, and given back their values after.
+ */
+export const loggedServiceForSuite = (
+  options: LocalRuntimeOptions = {},
+  { env = {}, timeoutMs = 90_000 }: { env?: Record<string, string>; timeoutMs?: number } = {},
+) => {
+  let captured: CapturedLog | undefined;
+  const previous = Object.entries(env).map(([name]) => [name, process.env[name]] as const);
+  beforeAll(() => {
+    Object.assign(process.env, env);
+    captured = captureLog();
+  });
+  const suite = serviceForSuite(options, timeoutMs);
+  afterAll(() => {
+    captured?.stop();
+    for (const [name, value] of previous)
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+  });
+  const log: CapturedLog = {
+    lines: () => captured!.lines(),
+    metrics: () => captured!.metrics(),
+    stop: () => captured?.stop(),
+  };
+  return { ...suite, log };
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */

@@ -1,4 +1,4 @@
-import { createResellerStore, createSourceStore, serviceForSuite } from './support.js';
+import { createResellerStore, createSourceStore, jobStatusWrite, serviceForSuite } from './support.js';
 import { jobReaches, orderPayload, sendWebhook } from './webhooks.js';
 
 /**
@@ -24,14 +24,7 @@ describe('timeouts', () => {
   it('abandons an invocation past its timeout; its batch comes back, and only after it was abandoned', async () => {
     const stuck = await createSourceStore(api(), reseller.id, { vendorTag: 'Stuck' });
     // The first invocation hangs after the supplier has the order, past the function's timeout.
-    const hang = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { status: 'completed' },
-      action: 'hold',
-      times: 1,
-    });
+    const hang = service.runtime.faults.inject({ ...jobStatusWrite('completed'), action: 'hold', times: 1 });
 
     const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
       shopDomain: reseller.shopDomain,

@@ -31,6 +31,29 @@ export const sendWebhook = async (
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 };
 
+/**
+ * POSTs these exact bytes signed as the platform signs them (HMAC-SHA256 of the raw bytes, base64), and
+ * gives back the response unread; `headers` add to the usual ones or replace them.
+ */
+export const postSigned = (
+  apiUrl: string,
+  path: string,
+  raw: string,
+  options: { shopDomain: string; secret: string; spelling?: 'platform' | 'shopify'; headers?: Record<string, string> },
+) => {
+  const prefix = options.spelling === 'shopify' ? 'x-shopify' : 'x-platform';
+  return fetch(`${apiUrl}${path}`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      [`${prefix}-shop-domain`]: options.shopDomain,
+      [`${prefix}-hmac-sha256`]: createHmac('sha256', options.secret).update(raw).digest('base64'),
+      ...options.headers,
+    },
+    body: raw,
+  });
+};
+
 let orderSequence = 5_550_000;
 /** An order with these lines, its shopper the one of test/fixtures/shopper.json (whose data no log may hold). */
 export const orderPayload = (

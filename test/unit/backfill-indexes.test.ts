@@ -43,7 +43,7 @@ const indexPart = (item: Record<string, unknown>) =>
 
 /** A move's index changes applied to an item as an UpdateItem would: a copy keeps the target without a source. */
 const apply = (item: Record<string, unknown>, changes: IndexChanges) => {
-  const next = { ...item, ...changes.set };
+  const next: Record<string, unknown> = { ...item, ...changes.set };
   for (const name of changes.remove) delete next[name];
   for (const [target, source] of Object.entries(changes.copy ?? {})) next[target] = item[source] ?? item[target];
   return next;

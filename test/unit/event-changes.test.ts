@@ -25,6 +25,23 @@ const entry = (status: FulfillmentEntry['status'], updatedAt = LATER) => seededE
 const typesOf = (before: Record<string, unknown> | undefined, after: Record<string, unknown> | undefined) =>
   changesOf(before, after).map((change) => change.type);
 
+/** Reseller store rst_1 of owner_a as the table holds it, with these fields. */
+const shopItem = (fields: Partial<ResellerStore>) =>
+  resellerStoreItem({
+    id: 'rst_1',
+    ownerId: 'owner_a',
+    name: 'Shop',
+    platform: 'storeplatform_a',
+    shopDomain: 'shop.myshopify.com',
+    secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
+    previousWebhookSecret: null,
+    createdAt: CREATED,
+    updatedAt: LATER,
+    deletedAt: null,
+    routingPolicy: DEFAULT_ROUTING_POLICY,
+    ...fields,
+  } as ResellerStore);
+
 describe('changesOf', () => {
   it('reports a job reaching completed, dead or cancelled, once, with the job as its subject', () => {
     for (const status of ['completed', 'dead', 'cancelled'] as const) {
@@ -76,20 +93,7 @@ describe('changesOf', () => {
 
   it('reports a store that left connected, once per disconnection, with the store as its subject', () => {
     const store = (connection: StoreConnection): Record<string, unknown> => ({
-      ...resellerStoreItem({
-        id: 'rst_1',
-        ownerId: 'owner_a',
-        name: 'Shop',
-        platform: 'storeplatform_a',
-        shopDomain: 'shop.myshopify.com',
-        secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
-        previousWebhookSecret: null,
-        connection,
-        createdAt: CREATED,
-        updatedAt: LATER,
-        deletedAt: null,
-        routingPolicy: DEFAULT_ROUTING_POLICY,
-      } as ResellerStore),
+      ...shopItem({ connection }),
       // As markDisconnected writes it (shared/entities/store.ts).
       ...(connection.state === 'connected'
         ? {}
@@ -110,21 +114,7 @@ describe('changesOf', () => {
   });
 
   it('reports a store whose webhook subscriptions a check found failing, once until they are well again', () => {
-    const base = resellerStoreItem({
-      id: 'rst_1',
-      ownerId: 'owner_a',
-      name: 'Shop',
-      platform: 'storeplatform_a',
-      shopDomain: 'shop.myshopify.com',
-      secrets: { accessToken: 'ciphertext', webhookSecret: 'ciphertext' },
-      previousWebhookSecret: null,
-      connection: CONNECTED,
-      webhooks: null,
-      createdAt: CREATED,
-      updatedAt: LATER,
-      deletedAt: null,
-      routingPolicy: DEFAULT_ROUTING_POLICY,
-    } as ResellerStore);
+    const base = shopItem({ connection: CONNECTED, webhooks: null });
     const checked = (status: string, checkedAt = LATER) => ({
       ...base,
       webhooks: { status, checkedAt, missing: ['orders/create'], error: status === 'failing' ? '403' : null },

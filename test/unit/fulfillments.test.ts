@@ -101,6 +101,8 @@ const update = (index = 0) => dynamo.commandCalls(UpdateCommand)[index].args[0].
 
 beforeEach(() => {
   dynamo.reset();
+  // No carrier report kept for any parcel (an accepted parcel reads its kept reports: propagating.ts).
+  dynamo.on(GetCommand).resolves({});
   sqs.reset();
   kmsMock.reset();
   createFulfillment.mockReset();
@@ -506,18 +508,19 @@ describe('fulfillments webhook: acceptFulfillment', () => {
   });
 });
 
-describe('releaseKeptFulfillments (sync worker hook)', () => {
-  const kept = {
-    PK: 'FULORDER#sst_1#7002',
-    SK: 'KEPT#9001',
-    sourceStoreId: 'sst_1',
-    sourceOrderId: '7002',
-    sourceFulfillmentId: '9001',
-    tracking,
-    receivedAt: '2026-11-21T04:00:00.000Z',
-    expiresAt: 4_000_000_000,
-  };
+/** A fulfillment kept for order 7002 of sst_1 until its job records the supplier order. */
+const kept = {
+  PK: 'FULORDER#sst_1#7002',
+  SK: 'KEPT#9001',
+  sourceStoreId: 'sst_1',
+  sourceOrderId: '7002',
+  sourceFulfillmentId: '9001',
+  tracking,
+  receivedAt: '2026-11-21T04:00:00.000Z',
+  expiresAt: 4_000_000_000,
+};
 
+describe('releaseKeptFulfillments (sync worker hook)', () => {
   beforeEach(() => {
     dynamo.on(QueryCommand).resolves({ Items: [kept] });
     dynamo.on(GetCommand, JOB_KEY).resolves({ Item: job() });
@@ -579,16 +582,6 @@ describe('presentSyncJob: propagation', () => {
 });
 
 describe('the delayed recheck of a kept fulfillment', () => {
-  const kept = {
-    PK: 'FULORDER#sst_1#7002',
-    SK: 'KEPT#9001',
-    sourceStoreId: 'sst_1',
-    sourceOrderId: '7002',
-    sourceFulfillmentId: '9001',
-    tracking,
-    receivedAt: '2026-11-21T04:00:00.000Z',
-    expiresAt: 4_000_000_000,
-  };
   const recheck = record({ recheck: { sourceStoreId: 'sst_1', sourceOrderId: '7002', sourceFulfillmentId: '9001' } });
   const KEPT_KEY = { Key: { PK: 'FULORDER#sst_1#7002', SK: 'KEPT#9001' } };
 

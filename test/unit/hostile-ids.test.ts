@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
 import { isId, newId } from '../../shared/core/ids.js';
 import { dynamo } from './aws-mocks.js';
+import type { HttpHandler } from './http-handler.js';
 
 /**
  * Ids checked before any database call (CONTRACT.md §3): a path id or a cursor that cannot be an
@@ -10,10 +11,7 @@ import { dynamo } from './aws-mocks.js';
  * handler that touched the table would answer 500.
  */
 
-type Handler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
+type Handler = HttpHandler;
 
 const rawDynamo = mockClient(DynamoDBClient);
 

@@ -2,6 +2,7 @@
  * The middlewares every route shares (shared/http): request id, body limits, JSON parsing,
  * authentication from the authorizer's context, and the error body (CONTRACT.md §3).
  */
+import type { HttpHandler } from './http-handler.js';
 
 Object.assign(process.env, {
   AWS_REGION: 'us-east-1',
@@ -9,10 +10,7 @@ Object.assign(process.env, {
   POWERTOOLS_LOG_LEVEL: 'SILENT',
 });
 
-type Lambda = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
+type Lambda = HttpHandler;
 type Http = typeof import('../../shared/http/handler.js');
 type Types = typeof import('../../shared/http/types.js');
 type Errors = typeof import('../../shared/core/errors.js');

@@ -30,6 +30,7 @@ const ITEM_ENDS: Record<string, End> = {
   orderBodyPart: { ttl: 'shared/order-flow/order-body.ts' },
   auditEntry: { ttl: 'shared/entities/audit-entry.ts' },
   keptFulfillment: { ttl: 'shared/entities/kept-fulfillment.ts' },
+  keptCarrierReports: { ttl: 'shared/entities/kept-fulfillment.ts' },
   dataRequest: { ttl: 'shared/entities/data-request.ts' },
   retentionMark: { kept: "the retention sweep's place in one list: one small item a list shard, bounded" },
   rateWindow: { ttl: 'shared/entities/rate-window.ts' },

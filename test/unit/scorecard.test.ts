@@ -31,6 +31,18 @@ describe('the scorecard from per-day figures (CONTRACT.md §16.3)', () => {
     expect(figuresOfJob(job(0, { cancelledBy: 'reseller' }))).toBeNull();
   });
 
+  it('counts a job late now while not shipped at its due time; shipped late or leaving the count, not', () => {
+    expect(figuresOfJob(job(0, { shippedAt: null }))).toMatchObject({ late: 1, lateNow: 1 });
+    expect(figuresOfJob(job(60))).toMatchObject({ late: 1, lateNow: 0 });
+    expect(figuresOfJob(job(10))).toMatchObject({ lateNow: 0 });
+    // Three late at their due time; one ships since (its day's −1), one is cancelled (−1): one late now.
+    const late = figuresOfJob(job(0, { shippedAt: null }));
+    const left = { ...sumDays([]), lateNow: -1 };
+    const days = [late, late, late, figuresOfJob(job(10)), left, left].filter((day) => day !== null);
+    expect(scorecardOf(days)).toMatchObject({ jobsDue: 4, lateNow: 1, lateShipmentRate: 0.75 });
+    expect(scorecardOf([])).toMatchObject({ lateNow: 0 });
+  });
+
   it('adds days up to the rates of their jobs, percentiles from the histogram', () => {
     const jobs = [...Array.from({ length: 18 }, (_, i) => job(i + 1)), job(60), job(0, { cancelledBy: 'source' })];
     const days = jobs.map(figuresOfJob).filter((day) => day !== null);

@@ -10,6 +10,7 @@ import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
 import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import {
   IllegalMoveError,
+  JobUpdate,
   MOVES,
   type MoveName,
   type MoveRule,
@@ -89,11 +90,29 @@ describe('moveUpdate: every conditional update of a job', () => {
     const misspelt = moveUpdate({ move: 'fail', job: job('processing'), at, set: { errorMesage: 'down' } });
     // @ts-expect-error: a field is set to a value of its own type only
     const mistyped = moveUpdate({ move: 'fail', job: job('processing'), at, set: { failedAt: 7 } });
-    // The entity modules' composed attributes (index entries) go apart, in `entries`.
+    // The entity modules' composed attributes (index entries) go apart, in `entries`, typed too:
+    // @ts-expect-error: an entry is an index key of the job item or a name it keeps beside the record's
     const held = moveUpdate({ move: 'fail', job: job('processing'), at, entries: { listEntry: 'x' } });
     expect(setsOf(misspelt)).toHaveProperty('errorMesage');
     expect(setsOf(mistyped)).toMatchObject({ failedAt: 7 });
     expect(setsOf(held)).toMatchObject({ listEntry: 'x' });
+  });
+
+  it('types what a move removes and adds against the job: a renamed field fails to compile (tsc)', () => {
+    // @ts-expect-error: `waitUntill` is no attribute of the job item
+    const removed = moveUpdate({ move: 'fail', job: job('processing'), at, remove: ['waitUntil', 'waitUntill'] });
+    // @ts-expect-error: only a numeric field of the job is increased
+    const added = moveUpdate({ move: 'defer', job: job('processing'), at, add: { errorMessage: 1 } });
+    expect(removesOf(removed)).toEqual(expect.arrayContaining(['waitUntil', 'waitUntill']));
+    expect(setsOf(added)).toHaveProperty('errorMessage');
+    // Every other update of the job item names its attributes against the record the same way.
+    // @ts-expect-error: `orderEdit` is no attribute of the job item
+    const edits = new JobUpdate().setAttributes({ orderEdit: null }).of('sj_1');
+    const update = new JobUpdate('f1');
+    // @ts-expect-error: `resend` is no field of a fulfillment entry
+    const entry = update.remove(update.field('resend')).of('sj_1');
+    expect(setsOf(edits)).toHaveProperty('orderEdit');
+    expect(entry.UpdateExpression).toBe('REMOVE #fulfillments.#fid.#resend');
   });
 
   it('takes the next generation for a move that sends a fresh message', () => {

@@ -5,6 +5,7 @@ import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
 import { sourceStoreKey } from '../../shared/entities/source-store.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
 import { dynamo, kms } from './aws-mocks.js';
+import type { HttpHandler } from './http-handler.js';
 
 /**
  * The store handlers called as Lambda calls them, with the SDK clients mocked: what they ask
@@ -25,10 +26,7 @@ Object.assign(process.env, {
   PUBLIC_URL: 'https://api.example.com',
 });
 
-type Handler = (
-  event: unknown,
-  context: unknown,
-) => Promise<{ statusCode: number; headers?: Record<string, string>; body?: string }>;
+type Handler = HttpHandler;
 
 const handlers: Record<string, Handler> = {};
 beforeAll(async () => {

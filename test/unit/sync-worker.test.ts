@@ -11,6 +11,10 @@ import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, w
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
+/** What storeplatform_a's adapter throws. */
+const platformAError = (fields: Omit<ConstructorParameters<typeof PlatformError>[0], 'platform'>) =>
+  new PlatformError({ platform: 'storeplatform_a', ...fields });
+
 const createOrder = jest.fn();
 const findOrder = jest.fn();
 
@@ -92,8 +96,7 @@ describe('sync worker: processSyncMessage', () => {
   /** The n-th UpdateItem after the claim. */
   const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
   const timeout = () =>
-    new PlatformError({
-      platform: 'storeplatform_a',
+    platformAError({
       status: 0,
       retryable: true,
       outcomeUnknown: true,
@@ -242,12 +245,7 @@ describe('sync worker: processSyncMessage', () => {
   it('records a retryable platform failure as failed and has the message come back after the backoff', async () => {
     claimSucceeds();
     createOrder.mockRejectedValue(
-      new PlatformError({
-        platform: 'storeplatform_a',
-        status: 503,
-        retryable: true,
-        message: 'storeplatform_a answered 503',
-      }),
+      platformAError({ status: 503, retryable: true, message: 'storeplatform_a answered 503' }),
     );
 
     const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
@@ -266,9 +264,7 @@ describe('sync worker: processSyncMessage', () => {
 
   it('waits the step of each failed receive, the long one before the 3rd attempt, the last repeating', async () => {
     claimSucceeds();
-    createOrder.mockRejectedValue(
-      new PlatformError({ platform: 'storeplatform_a', status: 500, retryable: true, message: 'down' }),
-    );
+    createOrder.mockRejectedValue(platformAError({ status: 500, retryable: true, message: 'down' }));
     for (const receive of ['2', '3', '7'])
       await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }, receive));
 
@@ -280,12 +276,7 @@ describe('sync worker: processSyncMessage', () => {
   it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
     claimSucceeds();
     createOrder.mockRejectedValue(
-      new PlatformError({
-        platform: 'storeplatform_a',
-        status: 422,
-        retryable: false,
-        message: 'storeplatform_a answered 422: line_items invalid',
-      }),
+      platformAError({ status: 422, retryable: false, message: 'storeplatform_a answered 422: line_items invalid' }),
     );
 
     const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
@@ -311,13 +302,7 @@ describe('sync worker: processSyncMessage', () => {
       .on(UpdateCommand, writing({ status: 'pending' }))
       .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
     createOrder.mockRejectedValue(
-      new PlatformError({
-        platform: 'storeplatform_a',
-        status: 429,
-        retryable: true,
-        retryAfterSeconds: 7,
-        message: 'storeplatform_a answered 429',
-      }),
+      platformAError({ status: 429, retryable: true, retryAfterSeconds: 7, message: 'storeplatform_a answered 429' }),
     );
 
     const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
@@ -355,12 +340,7 @@ describe('sync worker: processSyncMessage', () => {
     claimSucceeds();
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
     createOrder.mockRejectedValue(
-      new PlatformError({
-        platform: 'storeplatform_a',
-        status: 401,
-        retryable: false,
-        message: 'storeplatform_a answered 401',
-      }),
+      platformAError({ status: 401, retryable: false, message: 'storeplatform_a answered 401' }),
     );
 
     await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
@@ -372,13 +352,7 @@ describe('sync worker: processSyncMessage', () => {
       .on(UpdateCommand, writing({ status: 'pending' }))
       .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
     createOrder.mockRejectedValue(
-      new PlatformError({
-        platform: 'storeplatform_a',
-        status: 429,
-        retryable: true,
-        retryAfterSeconds: 3600,
-        message: '429',
-      }),
+      platformAError({ status: 429, retryable: true, retryAfterSeconds: 3600, message: '429' }),
     );
 
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
@@ -454,9 +428,7 @@ describe('sync worker: processSyncMessage', () => {
       // Neither the job's identifier nor the one orders placed before carry.
       .mockResolvedValueOnce(null)
       .mockResolvedValueOnce(null)
-      .mockRejectedValueOnce(
-        new PlatformError({ platform: 'storeplatform_a', status: 503, retryable: true, message: 'lookup 503' }),
-      );
+      .mockRejectedValueOnce(platformAError({ status: 503, retryable: true, message: 'lookup 503' }));
 
     expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('retry');
     expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('retry');
@@ -485,9 +457,7 @@ describe('sync worker: processSyncMessage', () => {
     dynamo
       .on(UpdateCommand, writing({ status: 'pending' }))
       .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
-    createOrder.mockRejectedValue(
-      new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'answered 429' }),
-    );
+    createOrder.mockRejectedValue(platformAError({ status: 429, retryable: true, message: 'answered 429' }));
 
     await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
@@ -508,9 +478,7 @@ describe('sync worker: processSyncMessage', () => {
     const since = new Date(Date.now() - 86_401_000).toISOString();
     const throttled = { n: 1, g: 2, t: 'webhook', o: 'throttled', s: 429, a: Date.parse(since), d: 5, c: 3 };
     claimSucceeds({ ...job, attempts: 4, throttledSince: since, attemptLog: [throttled] });
-    createOrder.mockRejectedValue(
-      new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'answered 429' }),
-    );
+    createOrder.mockRejectedValue(platformAError({ status: 429, retryable: true, message: 'answered 429' }));
 
     expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
 
@@ -527,9 +495,7 @@ describe('sync worker: processSyncMessage', () => {
   it('looks the order up before a refusal makes dead a job an earlier attempt may have placed', async () => {
     const failed = { n: 1, g: 2, t: 'webhook', o: 'failed', e: 'timeout', a: Date.parse(job.createdAt), d: 10_000 };
     claimSucceeds({ ...job, attempts: 2, attemptLog: [failed] });
-    createOrder.mockRejectedValue(
-      new PlatformError({ platform: 'storeplatform_a', status: 401, retryable: false, message: 'answered 401' }),
-    );
+    createOrder.mockRejectedValue(platformAError({ status: 401, retryable: false, message: 'answered 401' }));
     findOrder.mockResolvedValue({ orderId: '7010' });
 
     expect(await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).toBe('done');
