@@ -1,8 +1,7 @@
 import { acceptAppWebhook } from '../shared/app-webhooks/intake.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
-import { webhookHandler } from '../shared/http/handler.js';
-import { ok } from '../shared/http/types.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { metricsMiddleware } from '../shared/core/telemetry.js';
+import { ok, webhookHandler } from '../shared/http/handler.js';
 
 const deps = { cipher };
 
@@ -11,7 +10,7 @@ const deps = { cipher };
  * verified against the shop's reseller and source stores, then handled by their topic's entry in
  * shared/app-webhooks/topics.ts; a topic the service does not handle is answered 200.
  */
-export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
-  await acceptAppWebhook(deps, delivery, json, requestId);
+export const handler = webhookHandler(async ({ call, json, requestId }) => {
+  await acceptAppWebhook(deps, call, json, requestId);
   return ok({ object: 'webhook_receipt' });
 }, metricsMiddleware());

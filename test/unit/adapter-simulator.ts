@@ -1,5 +1,5 @@
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 
 /**
  * The platform simulator for a suite that drives the real adapters against it: started once, reset

@@ -4,10 +4,15 @@
  * returns on the supplier's fulfillments (refused for units not shipped, a lost answer never making two),
  * finding and cancelling them, and the order read after the sale and polled with its refunds and returns.
  */
-import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { classify } from '../../shared/platforms/failure.js';
-import type { Platform, ReturnRequest, ShopConnection, Tracking } from '../../shared/platforms/port.js';
+import {
+  classify,
+  type Platform,
+  type ReturnRequest,
+  type ShopConnection,
+  type Tracking,
+} from '../../shared/platforms/port.js';
 import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
