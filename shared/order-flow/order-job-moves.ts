@@ -16,6 +16,7 @@ import {
   type SourceLine,
   type SyncJob,
   sourceLinesAttribute,
+  TAGGED_ATTRIBUTE,
   updatePending,
   WAIT_ATTRIBUTES,
 } from './order-sync-job.js';
@@ -81,6 +82,11 @@ export interface PlacedOrder {
   lines: SourceLine[];
   /** The supplier's promise when the order was placed (CONTRACT.md §16.1): the job's due time follows from it. */
   promise?: ServiceLevel | null;
+  /**
+   * The reseller order's tag, tried just before (placing-follow-ups.ts): recorded by the completion's own
+   * write (true, or false for a refusal), not by a second one; absent, `tagged` stays null.
+   */
+  tagged?: boolean;
 }
 
 /**
@@ -98,6 +104,7 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
     ...lookupEntry(job, placed.orderId),
     // The clock starts when the supplier order is created: now (CONTRACT.md §16.1).
     ...(placed.promise ? dueAttributes(job.id, dueAtOf(placed.promise, new Date(at))) : {}),
+    ...(placed.tagged === undefined ? {} : { [TAGGED_ATTRIBUTE]: placed.tagged }),
   },
 });
 

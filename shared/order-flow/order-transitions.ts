@@ -196,7 +196,7 @@ export interface MoveRequest {
   /** The job's fields to set besides the status, `updatedAt`, the generation and the index keys. */
   set?: JobFieldsSet;
   /** Attributes the entity modules compose (index entries, the due time): never named by hand. */
-  entries?: { [A in JobEntryAttribute]?: string | number };
+  entries?: { [A in JobEntryAttribute]?: string | number | boolean };
   /** Numeric fields to increase (absent counts as 0). */
   add?: { [F in NumericJobField]?: number };
   /** Attributes to remove, typed against the record as `set` is. */

@@ -23,58 +23,87 @@ export const STORE_SHARED_MS = 200;
  */
 const storeReads = /* @__PURE__ */ sharedReads(loadResellerStore, STORE_SHARED_MS, () => true);
 
-/** The tag's try: its reseller store (a shared read), the platform's call, and its outcome on the job. */
-export const tagJob = async (deps: Deps, job: TaggedJob) => {
+/** What a tag's call came to: tagged, refused (`false`, with its reason), or a platform that takes no tags. */
+type TagCalled = { tagged: boolean; reason?: string } | 'unsupported';
+
+/** The tag's call: its reseller store (a shared read) and the platform's call; nothing written. */
+const callTag = async (deps: Deps, job: TaggedJob): Promise<TagCalled> => {
   const reseller = await storeReads.get(job.resellerStoreId);
-  if (!reseller) {
-    await giveUpTag(job, `reseller store ${job.resellerStoreId} no longer exists`);
-    return;
-  }
+  if (!reseller) return { tagged: false, reason: `reseller store ${job.resellerStoreId} no longer exists` };
   // Uninstalled, or its token refused (CONTRACT.md §12.2): no call.
   const disconnected = disconnectedReason('reseller', reseller);
-  if (disconnected) {
-    await giveUpTag(job, disconnected);
-    return;
-  }
+  if (disconnected) return { tagged: false, reason: disconnected };
   const shop = await shopConnection(deps, reseller);
-  const tags = [routedTag(job.vendorTag)];
-  const outcome = await deps.platforms(shop.platform).addOrderTags(shop, job.externalOrderId, tags);
+  const outcome = await deps
+    .platforms(shop.platform)
+    .addOrderTags(shop, job.externalOrderId, [routedTag(job.vendorTag)]);
+  return outcome === 'unsupported' ? outcome : { tagged: true };
+};
+
+/** The tag's try of its message: the call, and its outcome on the job (`tagged`, conditional on none recorded). */
+export const tagJob = async (deps: Deps, job: TaggedJob) => {
+  const called = await callTag(deps, job);
   // A platform that takes no tags (custom): `tagged` stays null.
-  if (outcome === 'unsupported') return;
-  if (await recordTagged(job.id, true)) logger.info('reseller order tagged', { tags });
+  if (called === 'unsupported') return;
+  if (!called.tagged) await giveUpTag(job, called.reason ?? 'refused');
+  else if (await recordTagged(job.id, true)) logger.info('reseller order tagged', { tags: [routedTag(job.vendorTag)] });
 };
 
 /** How long the placing worker's own try of a tag may take before it leaves the tag to its message. */
 export const INLINE_TAG_MS = 3_000;
 
 /**
- * The tag of a job just placed, tried at once in the placing worker's invocation rather than through a
- * message and another worker's (docs/performance.md, "Fewer calls per order"): the same store read, call
- * and write. True when that did (or there is nothing to tag); a refusal ends it as the queue's try would
- * (`tagged: false`). False (the caller sends its message, which tries and retries as before) for anything
- * else: a 429, a 5xx, a failed read or write, or no answer within `INLINE_TAG_MS`; a call still under way
- * then writes as the message's would (conditional on no outcome recorded), and the message's call finds
- * the tag there, which is nothing.
+ * What the placing worker's try came to: `tagged` for the completion's write to record (true, or false
+ * for a refusal; absent for a platform that takes no tags or a tag left to its message), and whether
+ * the tag's message is to be sent once the job is completed.
  */
-export const tagNow = async (deps: Deps, job: TagAsked): Promise<boolean> => {
+export interface TagTried {
+  tagged?: boolean;
+  message: boolean;
+}
+
+const LEFT_TO_MESSAGE: TagTried = { message: true };
+
+/**
+ * The tag of a job being placed, tried at once in the placing worker's invocation, after the supplier
+ * order is placed and BEFORE the completion's write, which records its outcome (`tagged`) in the same
+ * UpdateItem (docs/performance.md, "Fewer calls per order"): the tag costs no write of its own. It writes
+ * nothing itself. A refusal is `tagged: false`, as the queue's try would end it. Left to its message
+ * (sent once the job is completed, which tries and retries as before) for anything else: a 429, a 5xx,
+ * a failed read, or no answer within `INLINE_TAG_MS`; a call still under way then writes nothing, and
+ * the message's call finds the tag there, which is nothing. A worker that dies between the tag and the
+ * completion leaves the job `processing`: its message comes back, the supplier answers the same order
+ * (the job id is the create's idempotency key, or the lookup finds it) and the tag is added again, which
+ * is nothing (PLATFORM-API.md, "Tags").
+ */
+export const tagNow = async (deps: Deps, job: TagAsked): Promise<TagTried> => {
   const of = toTag(job);
-  if (!of) return true;
-  const trying = tagJob(deps, of);
+  if (!of) return { message: false };
+  const trying = callTag(deps, of);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'late'>((resolve) => {
     timer = setTimeout(() => resolve('late'), INLINE_TAG_MS);
   });
   try {
-    if ((await Promise.race([trying, late])) !== 'late') return true;
-    trying.catch(() => undefined); // its message goes now; a failure of this try is no one's
+    const called = await Promise.race([trying, late]);
+    if (called === 'unsupported') return { message: false };
+    if (called !== 'late') return triedTag(called.tagged, called.reason);
+    trying.catch(() => undefined); // its message goes once the job is completed; a failure of this try is no one's
     logger.info('the reseller order tag is left to its message', { error: 'no answer in time' });
-    return false;
+    return LEFT_TO_MESSAGE;
   } catch (error) {
     const failure = classify(error, 'internal error while tagging the reseller order');
-    if (failure.kind === 'permanent' && (await giveUpTag(of, failure.reason).catch(() => undefined))) return true;
+    if (failure.kind === 'permanent') return triedTag(false, failure.reason);
     logger.info('the reseller order tag is left to its message', { error: (error as Error).name });
-    return false;
+    return LEFT_TO_MESSAGE;
   } finally {
     clearTimeout(timer);
   }
+};
+
+/** A tag's outcome for the completion to record, said once in the log (a refusal's reason, as `giveUpTag` says it). */
+const triedTag = (tagged: boolean, reason?: string): TagTried => {
+  if (tagged) logger.info('reseller order tagged; the completion records it');
+  else logger.info('the reseller order could not be tagged; the job says `tagged: false`', { reason });
+  return { tagged, message: false };
 };

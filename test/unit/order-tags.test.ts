@@ -167,7 +167,7 @@ describe('a tag’s try reads nothing its message carries', () => {
   });
 });
 
-describe('the tag of a job just placed, tried at once by its placing worker (tagNow)', () => {
+describe('the tag of a job being placed, tried at once by its placing worker before the completion (tagNow)', () => {
   const dynamo = mockClient(DynamoDBDocumentClient);
   const sqs = mockClient(SQSClient);
   const kmsMock = mockClient(KMSClient);
@@ -205,28 +205,35 @@ describe('the tag of a job just placed, tried at once by its placing worker (tag
   const taggedWrites = () =>
     dynamo.commandCalls(UpdateCommand).map((call) => setsOf(call.args[0].input)[TAGGED_ATTRIBUTE]);
 
-  it('tags the reseller order and records it, without a message', async () => {
+  it('tags the reseller order and answers it for the completion to record, without a write nor a message', async () => {
     addOrderTags.mockResolvedValue('tagged');
-    expect(await tagNow(deps, job)).toBe(true);
+    expect(await tagNow(deps, job)).toEqual({ tagged: true, message: false });
     expect(addOrderTags).toHaveBeenCalledTimes(1);
     expect(addOrderTags.mock.calls[0].slice(1)).toEqual(['5551234', ['routed-acme']]);
-    expect(taggedWrites()).toEqual([true]);
+    // The completion's own UpdateItem writes it (test/unit/sync-worker.test.ts).
+    expect(taggedWrites()).toEqual([]);
     expect(sqs.calls()).toHaveLength(0);
+  });
+
+  it('answers nothing to record for a platform that takes no tags, and no message', async () => {
+    addOrderTags.mockResolvedValue('unsupported');
+    expect(await tagNow(deps, job)).toEqual({ message: false });
+    expect(taggedWrites()).toEqual([]);
   });
 
   it('ends a refused tag as the queue would: tagged false, no message', async () => {
     addOrderTags.mockRejectedValue(
       new PlatformError({ platform: 'storeplatform_a', status: 404, retryable: false, message: 'Not Found' }),
     );
-    expect(await tagNow(deps, job)).toBe(true);
-    expect(taggedWrites()).toEqual([false]);
+    expect(await tagNow(deps, job)).toEqual({ tagged: false, message: false });
+    expect(taggedWrites()).toEqual([]);
   });
 
   it('leaves a throttled tag to its message, writing nothing', async () => {
     addOrderTags.mockRejectedValue(
       new PlatformError({ platform: 'storeplatform_a', status: 429, retryable: true, message: 'Too Many Requests' }),
     );
-    expect(await tagNow(deps, job)).toBe(false);
+    expect(await tagNow(deps, job)).toEqual({ message: true });
     expect(taggedWrites()).toEqual([]);
   });
 
@@ -235,13 +242,13 @@ describe('the tag of a job just placed, tried at once by its placing worker (tag
     addOrderTags.mockReturnValue(new Promise(() => undefined));
     const tried = tagNow(deps, job);
     await jest.advanceTimersByTimeAsync(INLINE_TAG_MS);
-    expect(await tried).toBe(false);
+    expect(await tried).toEqual({ message: true });
     expect(taggedWrites()).toEqual([]);
   });
 
   it('does nothing for a job tagged already, or one with no supplier tag', async () => {
-    expect(await tagNow(deps, { ...job, tagged: true } as never)).toBe(true);
-    expect(await tagNow(deps, { ...job, vendorTag: null } as never)).toBe(true);
+    expect(await tagNow(deps, { ...job, tagged: true } as never)).toEqual({ message: false });
+    expect(await tagNow(deps, { ...job, vendorTag: null } as never)).toEqual({ message: false });
     expect(dynamo.calls()).toHaveLength(0);
     expect(addOrderTags).not.toHaveBeenCalled();
   });

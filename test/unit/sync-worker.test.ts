@@ -136,7 +136,7 @@ describe('sync worker: processSyncMessage', () => {
     expect(storeReads).toHaveLength(1);
   });
 
-  it("tags the reseller's order in the same invocation once placed: its write, and no tag message", async () => {
+  it("tags the reseller's order in the same invocation once placed, recorded by the completion's write", async () => {
     // Stores of its own: their reads and secrets are kept a moment by the worker (shared reads, the cipher's cache).
     claimSucceeds({ ...job, vendorTag: 'Acme', sourceStoreId: 'sst_tag', resellerStoreId: 'rst_tag' });
     dynamo.on(GetCommand, { Key: { PK: 'SST#sst_tag' } }).resolves({ Item: { ...sourceStore, id: 'sst_tag' } });
@@ -147,8 +147,38 @@ describe('sync worker: processSyncMessage', () => {
 
     const tagWrites = dynamo.commandCalls(UpdateCommand).filter((call) => 'tg' in setsOf(call.args[0].input));
     expect(tagWrites.map((call) => setsOf(call.args[0].input).tg)).toEqual([true]);
+    // No write of its own: the completion's one conditional UpdateItem records it (after the claim's).
+    expect(setsOf(tagWrites[0].args[0].input)).toMatchObject({ status: 'completed', sourceOrderId: '7001' });
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(2);
     const bodies = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input.MessageBody);
     expect(bodies.filter((body) => body?.includes('tagJobId'))).toEqual([]);
+  });
+
+  it.each([
+    ['refused (404): the completion records tagged false, no message', 404, false, 0],
+    ['throttled (429): the completion records nothing, the tag goes to its message', 429, undefined, 1],
+  ])("a reseller order's tag %s", async (_case, status, tagged, messages) => {
+    const n = status;
+    claimSucceeds({ ...job, vendorTag: 'Acme', sourceStoreId: `sst_t${n}`, resellerStoreId: `rst_t${n}` });
+    dynamo.on(GetCommand, { Key: { PK: `SST#sst_t${n}` } }).resolves({ Item: { ...sourceStore, id: `sst_t${n}` } });
+    dynamo.on(GetCommand, { Key: { PK: `RST#rst_t${n}` } }).resolves({ Item: { ...sourceStore, id: `rst_t${n}` } });
+    sqs.on(SendMessageCommand).resolves({});
+    createOrder.mockResolvedValue({ orderId: '7001' });
+    const addOrderTags = jest
+      .fn()
+      .mockRejectedValue(platformAError({ status, retryable: status === 429, message: 'no' }));
+
+    expect(
+      await processSyncMessage(fakeDeps({ createOrder, addOrderTags }), record({ jobId: 'sj_1', generation: 2 })),
+    ).toBe('done');
+
+    expect(addOrderTags).toHaveBeenCalledTimes(1);
+    const [, completion] = dynamo.commandCalls(UpdateCommand).map((call) => setsOf(call.args[0].input));
+    expect(completion).toMatchObject({ status: 'completed' });
+    expect(completion.tg).toBe(tagged);
+    expect(dynamo.commandCalls(UpdateCommand)).toHaveLength(2);
+    const bodies = sqs.commandCalls(SendMessageCommand).map((call) => call.args[0].input.MessageBody);
+    expect(bodies.filter((body) => body?.includes('tagJobId'))).toHaveLength(messages);
   });
 
   it('places the order at supplier prices with the job id as idempotency key, then records it', async () => {
