@@ -13,10 +13,14 @@ describe("the reseller's order tagged", () => {
   afterEach(() => service.runtime.faults.clear());
 
   /** A reseller store on `platform`, a supplier, and the reseller's order on the simulator, then its webhook. */
-  const placedOrder = async (platform: 'storeplatform_a' | 'storeplatform_b', vendorTag = unique('Acme')) => {
+  const placedOrder = async (
+    platform: 'storeplatform_a' | 'storeplatform_b',
+    vendorTag = unique('Acme'),
+    sourcePlatform: 'storeplatform_a' | 'storeplatform_b' = 'storeplatform_a',
+  ) => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { platform, webhookSecret: resellerSecret });
-    const source = await createSourceStore(api(), reseller.id, { vendorTag });
+    const source = await createSourceStore(api(), reseller.id, { vendorTag, platform: sourcePlatform });
     const payload = orderPayload([{ vendor: vendorTag, price: '10.00' }], {
       note_attributes: [{ name: 'gift', value: 'yes' }],
     });
@@ -76,8 +80,16 @@ describe("the reseller's order tagged", () => {
     expect(tagsOf(order)).toEqual([`routed-${vendorTag}`.toLowerCase().slice(0, 40)]);
   });
 
-  it('asks for the tag again when the sync worker dies between the completion and the tag', async () => {
-    // The completion's first follow-up (the kept fulfillments' read), before the tag it tries at once.
+  it("asks for the tag again when the sync worker dies between the completion and the tag's message", async () => {
+    // The tag tried at once before the completion fails (its reseller store's read), so it is left to its
+    // message, sent after the completion's follow-ups; the worker dies at the first (the kept fulfillments' read).
+    const storeRead = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'GetItem',
+      match: { Key: { SK: 'RST' } },
+      action: 'fail',
+    });
     const crash = service.runtime.faults.inject({
       function: 'SyncWorker',
       service: 'DynamoDB',
@@ -87,6 +99,7 @@ describe("the reseller's order tagged", () => {
     });
     const { reseller, payload, jobId, vendorTag } = await placedOrder('storeplatform_a');
     await taggedJob(jobId, true);
+    expect(storeRead.hits).toHaveLength(1);
     expect(crash.hits).toHaveLength(1);
     // The job's message came back, met the completed job and asked for the tag: there, once.
     const order = await resellerOrder(reseller.shopDomain, payload.id);
@@ -97,23 +110,37 @@ describe("the reseller's order tagged", () => {
     expect(job.attempts).toBe(1);
   });
 
-  it('leaves the tag once when it is tried again after the call (the worker died before the write)', async () => {
-    // The sync worker tags at once once the job is placed; its message comes back and asks for the tag again.
-    const crash = service.runtime.faults.inject({
-      function: 'SyncWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { tg: true },
-      action: 'crash',
-    });
-    const { reseller, payload, jobId, vendorTag } = await placedOrder('storeplatform_b');
-    await taggedJob(jobId, true);
-    expect(crash.hits).toHaveLength(1);
-    // Called twice (the job's message came back and asked again), tagged once: a tag already there is nothing.
-    expect(await tagCalls(reseller.shopDomain)).toHaveLength(2);
-    const order = await resellerOrder(reseller.shopDomain, payload.id);
-    expect(tagsOf(order)).toEqual([`routed-${vendorTag.toLowerCase()}`]);
-  });
+  // The supplier: storeplatform_a takes the job id as idempotency key; storeplatform_b's order is looked up first.
+  it.each(['storeplatform_a', 'storeplatform_b'] as const)(
+    'leaves the tag and the %s supplier order once when the worker dies between the tag and the completion',
+    async (sourcePlatform) => {
+      // The sync worker tags at once once the job is placed, and its completion's write records it (`tg`): it dies
+      // there, the job stays processing, its message comes back, the supplier answers the same order (the job id is
+      // its idempotency key) and the tag is added again.
+      const crash = service.runtime.faults.inject({
+        function: 'SyncWorker',
+        service: 'DynamoDB',
+        command: 'UpdateItem',
+        writes: { status: 'completed', tg: true },
+        action: 'crash',
+      });
+      const { reseller, source, payload, jobId, vendorTag } = await placedOrder(
+        'storeplatform_b',
+        undefined,
+        sourcePlatform,
+      );
+      await taggedJob(jobId, true);
+      expect(crash.hits).toHaveLength(1);
+      // Called twice (the job's message came back and asked again), tagged once: a tag already there is nothing.
+      expect(await tagCalls(reseller.shopDomain)).toHaveLength(2);
+      const order = await resellerOrder(reseller.shopDomain, payload.id);
+      expect(tagsOf(order)).toEqual([`routed-${vendorTag.toLowerCase()}`]);
+      // One supplier order, and the job completed by its second try.
+      expect(await sim().orders(source.shopDomain)).toHaveLength(1);
+      const job = (await api().get(`/v1/sync_jobs/${jobId}`)).body;
+      expect(job).toMatchObject({ status: 'completed', attempts: 2 });
+    },
+  );
 
   it('gives up on a reseller order the platform does not have: tagged false, the job completed', async () => {
     const resellerSecret = unique('whsec_r');
