@@ -61,8 +61,9 @@ const TARGET_PER_MILLION = 5;
 const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
 /**
  * The functions an order runs through; any other invocation (the API reads of the bench) is not the order's.
- * The reseller order's tag (CONTRACT.md §12.5) is tried by SyncWorker once the job is placed; FulfillmentWorker
- * when that try fails (a 429, no answer in time: shared/order-flow/tagging-try.ts `tagNow`).
+ * The reseller order's tag (CONTRACT.md §12.5) is tried by SyncWorker once the supplier order is placed, before
+ * the completion's write, which records it; FulfillmentWorker when that try fails (a 429, no answer in time:
+ * shared/order-flow/tagging-try.ts `tagNow`).
  */
 const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder', 'FulfillmentWorker']);
 /** What an event and its delivery run through, for the delivery's own cost (phase 4). */
@@ -106,17 +107,22 @@ const memoryMb = (() => {
 
 const { meter, onInvoke, onSdkCall } = createMeter();
 /**
- * The tag's writes: the writes of a job (`SJ#`) that set its `tagged` (whichever worker makes them); its
- * store's `apiVersion` (CONTRACT.md §12.4, once per environment and store) is not the tag's. A failed
+ * The tag's own writes: the writes of a job (`SJ#`) that set its `tagged` but not its `status` (whichever worker
+ * makes them): the completion's, which records the tag tried just before it, is the order's, not the tag's;
+ * its store's `apiVersion` (CONTRACT.md §12.4, once per environment and store) is not the tag's. A failed
  * conditional write is billed 1 unit, as the meter counts it.
  */
 const tagWrites = { calls: 0, wru: 0 };
+/** The EventRecorder's writes, counted or not: the settle waits for one event per job (the change stream lags). */
+let eventWrites = 0;
 const onSdkCallAndTags = (call: SdkCall) => {
   onSdkCall(call);
+  if (call.functionName === 'EventRecorder' && call.service === 'DynamoDB' && WRITES.has(call.command)) eventWrites++;
   if (!meter.counting || !PIPELINE.has(call.functionName) || call.service !== 'DynamoDB') return;
   const input = call.input as { Key?: { PK?: unknown }; ExpressionAttributeNames?: Record<string, string> };
   if (!WRITES.has(call.command) || !String(input.Key?.PK ?? '').startsWith('SJ#')) return;
-  if (!Object.values(input.ExpressionAttributeNames ?? {}).includes(TAGGED_ATTRIBUTE)) return;
+  const names = Object.values(input.ExpressionAttributeNames ?? {});
+  if (!names.includes(TAGGED_ATTRIBUTE) || names.includes('status')) return;
   tagWrites.calls++;
   const consumed = call.consumedCapacity as { CapacityUnits?: number } | { CapacityUnits?: number }[] | undefined;
   const units = [consumed ?? []].flat().reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
@@ -232,7 +238,11 @@ try {
   for (;;) {
     const handled = meter.usage.invocations.get('SyncWorker')?.records ?? 0;
     settling.at(Math.min(handled, jobIds.size), `${fixed((performance.now() - started) / 1000)} s`);
-    if (handled >= jobIds.size && Date.now() - lastPipelineInvoke() > 750 && (await simOrders()) >= jobIds.size) {
+    // Each job's `sync_job.completed` recorded too (at most 10 s more): else the change stream's last batch may
+    // run while counting is paused.
+    const eventsIn = eventWrites >= jobIds.size || Date.now() - lastPipelineInvoke() > 10_000;
+    const quiet = Date.now() - lastPipelineInvoke() > 750;
+    if (handled >= jobIds.size && quiet && eventsIn && (await simOrders()) >= jobIds.size) {
       const before = lastPipelineInvoke();
       meter.counting = false;
       const { jobs } = await readJobs(runtime.apiUrl, new Set(notCompleted));
@@ -364,7 +374,7 @@ try {
   console.log(
     `\nTags (CONTRACT.md §12.5): ${fixed(tagCalls, 3)} platform call(s) per job to the reseller's shop ` +
       `(the supplier's: ${fixed(perOrder(callsTo(stores.sourceShopDomain)), 3)}); ${fixed(tagUnits, 3)} write units ` +
-      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) (\`tagged\` on the job, by SyncWorker; ` +
+      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) of its own (\`tagged\`: the completion's write records SyncWorker's try; ` +
       `${heldSeconds ? 'each order on the reseller’s shop' : 'no order on its shop: every tag refused'}). ` +
       `Budget 1 call and +${TAG_WRU_BUDGET.toFixed(1)} write units: ` +
       (tagCalls <= 1 && tagUnits <= TAG_WRU_BUDGET ? 'PASS' : 'MISS'),
