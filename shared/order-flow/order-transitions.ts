@@ -32,7 +32,8 @@ import {
 /**
  * What the flow does once a move is written (placing-follow-ups.ts runs them, from there alone):
  * `releaseKeptFulfillments`, the fulfillments that arrived before the job's supplier order was known
- * sent on (propagating.ts); `requestTag`, the reseller order's routed tag asked for (tagging-queue.ts).
+ * sent on (propagating.ts); `requestTag`, the reseller order's routed tag: tried before the move's write, which
+ * records it, and asked for by message when that try did not do (tagging-try.ts, tagging-queue.ts).
  */
 export type FollowUp = 'releaseKeptFulfillments' | 'requestTag';
 
@@ -195,7 +196,7 @@ export interface MoveRequest {
   at: string;
   /** The job's fields to set besides the status, `updatedAt`, the generation and the index keys. */
   set?: JobFieldsSet;
-  /** Attributes the entity modules compose (index entries, the due time): never named by hand. */
+  /** Attributes the entity modules compose (index entries, the due time, `tagged`): never named by hand. */
   entries?: { [A in JobEntryAttribute]?: string | number | boolean };
   /** Numeric fields to increase (absent counts as 0). */
   add?: { [F in NumericJobField]?: number };
