@@ -374,8 +374,8 @@ try {
   console.log(
     `\nTags (CONTRACT.md §12.5): ${fixed(tagCalls, 3)} platform call(s) per job to the reseller's shop ` +
       `(the supplier's: ${fixed(perOrder(callsTo(stores.sourceShopDomain)), 3)}); ${fixed(tagUnits, 3)} write units ` +
-      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) of its own ` +
-      "(`tagged`: the completion's write records SyncWorker's try; " +
+      `per order in ${fixed(perOrder(tagWrites.calls), 3)} write(s) ` +
+      "(`tagged` on the job, its own writes: the completion's records SyncWorker's try; " +
       `${heldSeconds ? 'each order on the reseller’s shop' : 'no order on its shop: every tag refused'}). ` +
       `Budget 1 call and +${TAG_WRU_BUDGET.toFixed(1)} write units: ` +
       (tagCalls <= 1 && tagUnits <= TAG_WRU_BUDGET ? 'PASS' : 'MISS'),
