@@ -10,7 +10,7 @@ const deps = { cipher };
  * verified against the shop's reseller and source stores, then handled by their topic's entry in
  * shared/app-webhooks/topics.ts; a topic the service does not handle is answered 200.
  */
-export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
-  await acceptAppWebhook(deps, delivery, json, requestId);
+export const handler = webhookHandler(async ({ call, json, requestId }) => {
+  await acceptAppWebhook(deps, call, json, requestId);
   return ok({ object: 'webhook_receipt' });
 }, metricsMiddleware());

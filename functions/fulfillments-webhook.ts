@@ -11,9 +11,9 @@ const deps = { cipher };
  * cancellation goes back to each reseller order (or is kept until its job is known).
  * `fulfillment_events/create`: the carrier's progress on a parcel (CONTRACT.md §16.2).
  */
-export const handler = webhookHandler(async ({ delivery, json, requestId }) => {
-  const sourceStores = await verifiedStores(deps, 'source', delivery);
-  const topic = topicOf(delivery, ['fulfillments/create', 'fulfillments/update', 'fulfillment_events/create']);
+export const handler = webhookHandler(async ({ call, json, requestId }) => {
+  const sourceStores = await verifiedStores(deps, 'source', call);
+  const topic = topicOf(call, ['fulfillments/create', 'fulfillments/update', 'fulfillment_events/create']);
   if (topic === 'fulfillment_events/create') await acceptFulfillmentEvent(sourceStores, json());
   else await acceptFulfillment(sourceStores, json(), requestId, topic);
   return ok({ object: 'webhook_receipt' });

@@ -17,18 +17,18 @@ const deps = { cipher };
  * refunds and returns of §15 (`refunds/create`, `returns/approve|cancel|close`) reach theirs. The
  * topic is checked once the signature is: any other is a 400.
  */
-export const handler = webhookHandler(async ({ delivery, event, rawBody, json, requestId }) => {
-  if (delivery.topic === undefined || delivery.topic.trim() === 'orders/create') {
+export const handler = webhookHandler(async ({ call, event, rawBody, json, requestId }) => {
+  if (call.topic === undefined || call.topic.trim() === 'orders/create') {
     // Beside the lookup, not after it: the routing of the store the shop's last order was verified for.
-    const early = readRoutingEarly(delivery.shopDomain);
-    const [reseller] = await verifiedStores(deps, 'reseller', delivery);
-    topicOf(delivery, ['orders/create']);
+    const early = readRoutingEarly(call.shopDomain);
+    const [reseller] = await verifiedStores(deps, 'reseller', call);
+    topicOf(call, ['orders/create']);
     assertJsonContentType(event);
     const syncJobIds = await acceptOrder(reseller, rawBody, { requestId, early });
     return ok({ object: 'webhook_receipt', syncJobIds });
   }
-  const stores = await verifiedStoresOfEitherKind(deps, delivery);
-  const topic = topicOf(delivery, ['orders/create', 'orders/cancelled', 'orders/updated', ...AFTER_SALE_TOPICS]);
+  const stores = await verifiedStoresOfEitherKind(deps, call);
+  const topic = topicOf(call, ['orders/create', 'orders/cancelled', 'orders/updated', ...AFTER_SALE_TOPICS]);
   assertJsonContentType(event);
   const afterSale = AFTER_SALE_TOPICS.find((t) => t === topic);
   const syncJobIds =

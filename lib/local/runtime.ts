@@ -529,7 +529,10 @@ const startSchedule = (w: Wiring, name: string, trigger: ScheduleTrigger) => {
   return async () => clearInterval(timer);
 };
 
-/** Every consumer's trigger started; the pollers stop before `beforeStop` (the front), so none waits for an environment. */
+/**
+ * Every consumer's trigger started; the pollers stop before `beforeStop` (the front), so none waits for an
+ * environment.
+ */
 const startConsumers = (w: Wiring, stops: Stops, beforeStop: () => Promise<void>) => {
   for (const { name, trigger } of consumers) {
     if ('queue' in trigger) stops.splice(stops.indexOf(beforeStop), 0, startQueueConsumer(w, name, trigger).stop);

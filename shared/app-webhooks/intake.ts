@@ -5,14 +5,14 @@ import { derivedId, newId, now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { type AppWebhookStore, keepAppWebhook } from '../entities/app-webhook.js';
 import type { StoreOnShop } from '../entities/store.js';
-import { verifiedStoresOfEitherKind, type WebhookDelivery } from '../stores/verify.js';
+import { verifiedStoresOfEitherKind, type WebhookCall } from '../stores/verify.js';
 import { sendWork } from '../work/runner.js';
 import { APP_TOPICS } from './topics.js';
 
-/** How long a queued delivery is kept if its worker never gets to it: SQS's longest retention. */
+/** How long a queued call is kept if its worker never gets to it: SQS's longest retention. */
 const KEPT_SECONDS = 14 * 86_400;
 
-/** What the app-webhook queue's message says: the kept delivery's id, never its body. */
+/** What the app-webhook queue's message says: the kept call's id, never its body. */
 export interface AppWebhookMessage {
   appWebhookId: string;
   requestId?: string;
@@ -34,12 +34,12 @@ const storeOf = (store: StoreOnShop): AppWebhookStore => ({
  */
 export const acceptAppWebhook = async (
   deps: Pick<Deps, 'cipher'>,
-  delivery: WebhookDelivery & { webhookId?: string },
+  call: WebhookCall,
   json: () => unknown,
   requestId: string,
 ): Promise<'handled' | 'queued' | 'ignored'> => {
-  const { resellerStores, sourceStores } = await verifiedStoresOfEitherKind(deps, delivery);
-  const topic = delivery.topic?.trim();
+  const { resellerStores, sourceStores } = await verifiedStoresOfEitherKind(deps, call);
+  const topic = call.topic?.trim();
   if (!topic) throw new ValidationError('X-Platform-Topic is required on the app webhook.', 'X-Platform-Topic');
   const handler = APP_TOPICS[topic];
   if (!handler) {
@@ -56,14 +56,14 @@ export const acceptAppWebhook = async (
     await handler.handle(deps, { topic, shopDomain, stores, payload, receivedAt, requestId });
     return 'handled';
   }
-  // A redelivery (same webhook id) finds the delivery kept: one item, its message sent again.
-  const id = delivery.webhookId ? derivedId('awh', shopDomain, topic, delivery.webhookId.slice(0, 255)) : newId('awh');
+  // A redelivery (same webhook id) finds the call kept: one item, its message sent again.
+  const id = call.webhookId ? derivedId('awh', shopDomain, topic, call.webhookId.slice(0, 255)) : newId('awh');
   await keepAppWebhook({
     id,
     topic,
     shopDomain,
     stores,
-    body: delivery.rawBody.toString('utf8'),
+    body: call.rawBody.toString('utf8'),
     receivedAt,
     requestId,
     expiresAt: Math.floor(Date.parse(receivedAt) / 1000) + KEPT_SECONDS,

@@ -9,8 +9,8 @@ import {
 } from '../privacy/compliance.js';
 import { uninstallShop } from './uninstall.js';
 
-/** One verified delivery of an app topic, as its handler gets it (at once, or from the queue's worker). */
-export interface AppTopicDelivery {
+/** One verified call of an app topic, as its handler gets it (at once, or from the queue's worker). */
+export interface AppTopicCall {
   topic: string;
   /** Lower-cased, as the stores hold it. */
   shopDomain: string;
@@ -24,7 +24,7 @@ export interface AppTopicDelivery {
 
 /**
  * What a topic of `POST /v1/app/webhook` does. `now`: handled before the answer (quick, and the
- * platform retries a delivery that did not answer 200). `queued`: the delivery is kept (its body in
+ * platform retries a call that did not answer 200). `queued`: the call is kept (its body in
  * the table, never on the queue) and its id sent on the app-webhook queue, answered 200 at once; the
  * queue's worker runs `handle`, retried by SQS until it succeeds, then dead-lettered (durable work:
  * the compliance topics of CONTRACT.md §13). `handle` must be idempotent: a redelivery runs it again.
@@ -33,7 +33,7 @@ export interface AppTopic {
   run: 'now' | 'queued';
   /** Checks the payload before the answer (a 400 naming the field, nothing kept); none: any JSON. */
   check?: (payload: unknown) => void;
-  handle: (deps: Pick<Deps, 'cipher'>, delivery: AppTopicDelivery) => Promise<void>;
+  handle: (deps: Pick<Deps, 'cipher'>, call: AppTopicCall) => Promise<void>;
 }
 
 /**
@@ -45,13 +45,8 @@ const compliance = (topic: ComplianceTopic): AppTopic => ({
   check: (payload) => {
     complianceWorkOf(topic, '', [], payload);
   },
-  handle: async (_deps, delivery) => {
-    let work: ComplianceWork | undefined = complianceWorkOf(
-      topic,
-      delivery.shopDomain,
-      delivery.stores,
-      delivery.payload,
-    );
+  handle: async (_deps, call) => {
+    let work: ComplianceWork | undefined = complianceWorkOf(topic, call.shopDomain, call.stores, call.payload);
     while (work) work = await doComplianceWork(work);
   },
 });

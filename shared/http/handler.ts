@@ -17,7 +17,7 @@ import { newId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { parseWithExactIntegers } from '../domain/orders.js';
 import { takeRequest } from '../entities/rate-window.js';
-import type { WebhookDelivery } from '../stores/verify.js';
+import type { WebhookCall } from '../stores/verify.js';
 
 export interface ApiRequest {
   event: HttpEvent;
@@ -33,8 +33,8 @@ export interface WebhookRequest {
   event: HttpEvent;
   requestId: string;
   rawBody: Buffer;
-  /** The delivery's `X-Platform-*` (or `X-Shopify-*`) headers and raw body, as shared/stores/verify.ts reads them. */
-  delivery: WebhookDelivery;
+  /** The call's `X-Platform-*` (or `X-Shopify-*`) headers and raw body, as shared/stores/verify.ts reads them. */
+  call: WebhookCall;
   /**
    * The signed body as JSON, read once verified: it must say it is JSON (415) and be JSON (400).
    * Integers past 2^53 come as their digits (strings), so ids are never rounded.
@@ -43,27 +43,27 @@ export interface WebhookRequest {
 }
 
 /**
- * A delivery header under either spelling: the platform's `X-Platform-<name>` or Shopify's
+ * A webhook call's header under either spelling: the platform's `X-Platform-<name>` or Shopify's
  * `X-Shopify-<name>` (CONTRACT.md §5), so a Shopify store can point its webhooks here. Both sent
  * with different values is refused: `conflict` says how.
  */
-const deliveryHeader = (event: HttpEvent, name: string, conflict: () => Error): string | undefined => {
+const callHeader = (event: HttpEvent, name: string, conflict: () => Error): string | undefined => {
   const platform = header(event, `x-platform-${name}`);
   const shopify = header(event, `x-shopify-${name}`);
   if (platform !== undefined && shopify !== undefined && platform !== shopify) throw conflict();
   return platform ?? shopify;
 };
 
-const deliveryOf = (event: HttpEvent, rawBody: Buffer): WebhookDelivery => {
+const callOf = (event: HttpEvent, rawBody: Buffer): WebhookCall => {
   const unverifiable = () => new InvalidSignatureError();
-  const shopDomain = deliveryHeader(event, 'shop-domain', unverifiable);
-  const signature = deliveryHeader(event, 'hmac-sha256', unverifiable);
-  const topic = deliveryHeader(
+  const shopDomain = callHeader(event, 'shop-domain', unverifiable);
+  const signature = callHeader(event, 'hmac-sha256', unverifiable);
+  const topic = callHeader(
     event,
     'topic',
     () => new ValidationError('X-Platform-Topic and X-Shopify-Topic name different topics.', 'X-Platform-Topic'),
   );
-  const webhookId = deliveryHeader(
+  const webhookId = callHeader(
     event,
     'webhook-id',
     () => new ValidationError('X-Platform-Webhook-Id and X-Shopify-Webhook-Id differ.', 'X-Platform-Webhook-Id'),
@@ -75,7 +75,7 @@ const webhookRequest = (event: HttpEvent, requestId: string, rawBody: Buffer): W
   event,
   requestId,
   rawBody,
-  delivery: deliveryOf(event, rawBody),
+  call: callOf(event, rawBody),
   json: () => {
     assertJsonContentType(event);
     try {

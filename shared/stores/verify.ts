@@ -1,56 +1,46 @@
 import type { Deps } from '../aws/deps.js';
-import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
+import { sharedReads } from '../core/concurrency.js';
 import { isShopDomainUnder, isWellFormedSignature, verifySignature } from '../domain/webhook-checks.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
+import type { WebhookTopic } from '../platforms/port.js';
 import { webhookSecretOf } from './connection.js';
 import { previousWebhookSecretOf, storesOnShop } from './shop-lookup.js';
 import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 
-export const WEBHOOK_TOPICS = [
-  'orders/create',
-  'orders/cancelled',
-  'orders/updated',
-  'fulfillments/create',
-  'fulfillments/update',
-  'fulfillment_events/create',
-  'refunds/create',
-  'returns/approve',
-  'returns/cancel',
-  'returns/close',
-] as const;
-export type WebhookTopic = (typeof WEBHOOK_TOPICS)[number];
+/** A topic a webhook route checks (`topicOf`): every topic the stores subscribe to but the app's own. */
+type RouteTopic = Exclude<WebhookTopic, 'app/uninstalled'>;
 
-/** What a platform's webhook delivery says about itself (its `X-Platform-*` headers) and its raw body. */
-export interface WebhookDelivery {
+/** What a platform's webhook call says about itself (its `X-Platform-*` headers) and its raw body. */
+export interface WebhookCall {
   shopDomain: string | undefined;
   signature: string | undefined;
   topic: string | undefined;
-  /** `X-Platform-Webhook-Id`: the platform's id of the delivery, the same on its redeliveries. */
+  /** `X-Platform-Webhook-Id`: the platform's id of the call, the same on its redeliveries. */
   webhookId?: string;
   rawBody: Buffer;
 }
 
 /**
- * The delivery's shop domain, lower-cased, if the delivery could verify at all; otherwise a 401
+ * The call's shop domain, lower-cased, if the call could verify at all; otherwise a 401
  * before anything is read or decrypted: a missing header, a signature that is not the base64 of a
  * 32-byte digest, or a domain no store can be registered under (the creation schema's rule).
  */
-const plausibleShopDomain = (delivery: WebhookDelivery): string => {
-  const shopDomain = delivery.shopDomain?.trim().toLowerCase();
-  if (!shopDomain || !isWellFormedSignature(delivery.signature)) throw new InvalidSignatureError();
+const plausibleShopDomain = (call: WebhookCall): string => {
+  const shopDomain = call.shopDomain?.trim().toLowerCase();
+  if (!shopDomain || !isWellFormedSignature(call.signature)) throw new InvalidSignatureError();
   if (!isShopDomainUnder(shopDomain, config.shopDomainSuffix())) throw new InvalidSignatureError();
   return shopDomain;
 };
 
-/** How long a shop domain's stores, as the lookup found them, are shared by this environment's deliveries. */
+/** How long a shop domain's stores, as the lookup found them, are shared by this environment's webhook calls. */
 export const LOOKUP_SHARED_MS = 200;
 
 /**
- * The lookups of this environment, by kind and shop domain: the deliveries of one shop a moment apart
+ * The lookups of this environment, by kind and shop domain: the webhook calls of one shop a moment apart
  * share one Query of the lookups index (docs/performance.md, "Fewer calls per order"), which is an
- * index, eventually consistent, so no fresher than this already. A delivery none of them verifies reads
+ * index, eventually consistent, so no fresher than this already. A call none of them verifies reads
  * the lookup again before it is refused: a secret rotated within the moment is never refused for it.
  */
 const lookups = sharedReads(
@@ -74,28 +64,28 @@ const storesOnKnownShop = async (shopDomain: string, kind: StoreKind, fresh = fa
 };
 
 /**
- * The stores of one kind registered under the delivery's shop domain whose webhook secret
+ * The stores of one kind registered under the call's shop domain whose webhook secret
  * verifies the HMAC of the raw body, before anything of the body is parsed. Every candidate is
  * checked in constant time; none verifying (or no candidate, or no header) is a 401.
  */
 export const verifiedStores = async (
   deps: Pick<Deps, 'cipher'>,
   kind: StoreKind,
-  delivery: WebhookDelivery,
+  call: WebhookCall,
 ): Promise<StoreOnShop[]> => {
-  const shopDomain = plausibleShopDomain(delivery);
+  const shopDomain = plausibleShopDomain(call);
   const first = await storesOnKnownShop(shopDomain, kind);
-  const verified = await verifiedAmong(deps, first.stores, delivery);
+  const verified = await verifiedAmong(deps, first.stores, call);
   if (verified.length) return verified;
   // Refused by the stores a lookup of a moment ago gave: read again, in case one changed within the moment.
   if (!first.shared) throw new InvalidSignatureError();
-  const again = await verifiedAmong(deps, (await storesOnKnownShop(shopDomain, kind, true)).stores, delivery);
+  const again = await verifiedAmong(deps, (await storesOnKnownShop(shopDomain, kind, true)).stores, call);
   if (!again.length) throw new InvalidSignatureError();
   return again;
 };
 
-/** The stores among `stores` whose webhook secret (or the previous one, within its day) verifies the delivery. */
-const verifiedAmong = async (deps: Pick<Deps, 'cipher'>, stores: StoreOnShop[], delivery: WebhookDelivery) => {
+/** The stores among `stores` whose webhook secret (or the previous one, within its day) verifies the call. */
+const verifiedAmong = async (deps: Pick<Deps, 'cipher'>, stores: StoreOnShop[], call: WebhookCall) => {
   // Active stores first, then the oldest: the order in which a shared shop domain is resolved.
   const candidates = [...stores].sort(
     (a, b) => Number(!!a.deletedAt) - Number(!!b.deletedAt) || a.createdAt.localeCompare(b.createdAt),
@@ -105,28 +95,27 @@ const verifiedAmong = async (deps: Pick<Deps, 'cipher'>, stores: StoreOnShop[], 
     // A store whose shop was erased (`shop/redact`, CONTRACT.md §13) keeps no secret: nothing verifies.
     if (isErasedSecret(store.secrets.webhookSecret)) continue;
     const secret = await webhookSecretOf(deps.cipher, store);
-    if (verifySignature(secret, delivery.rawBody, delivery.signature)) verified.push(store);
+    if (verifySignature(secret, call.rawBody, call.signature)) verified.push(store);
     else {
       // A secret rotated within the last 24 hours still verifies, while the platform switches over.
       const previous = await previousWebhookSecretOf(deps.cipher, store);
-      if (previous !== undefined && verifySignature(previous, delivery.rawBody, delivery.signature))
-        verified.push(store);
+      if (previous !== undefined && verifySignature(previous, call.rawBody, call.signature)) verified.push(store);
     }
   }
   return verified;
 };
 
 /**
- * The topic of a delivery (CONTRACT.md §10): one this endpoint takes (`topics`, its create topic
+ * The topic of a webhook call (CONTRACT.md §10): one this endpoint takes (`topics`, its create topic
  * first, which an absent `X-Platform-Topic` means); any other is 400 naming the header.
  */
-export const topicOf = <T extends WebhookTopic>(delivery: WebhookDelivery, topics: readonly [T, ...T[]]): T => {
-  const sent = delivery.topic?.trim();
+export const topicOf = <T extends RouteTopic>(call: WebhookCall, topics: readonly [T, ...T[]]): T => {
+  const sent = call.topic?.trim();
   if (sent === undefined) return topics[0];
   const topic = topics.find((t) => t === sent);
   if (topic === undefined) {
     throw new ValidationError(
-      `X-Platform-Topic '${delivery.topic}' is not a topic of this endpoint, which takes ${topics
+      `X-Platform-Topic '${call.topic}' is not a topic of this endpoint, which takes ${topics
         .map((t) => `'${t}'`)
         .join(', ')}.`,
       'X-Platform-Topic',
@@ -136,19 +125,19 @@ export const topicOf = <T extends WebhookTopic>(delivery: WebhookDelivery, topic
 };
 
 /** `X-Platform-Topic` is optional, but when sent it must name this endpoint's topic. */
-export const assertTopic = (delivery: WebhookDelivery, topic: WebhookTopic) => topicOf(delivery, [topic]);
+export const assertTopic = (call: WebhookCall, topic: RouteTopic) => topicOf(call, [topic]);
 
 /**
- * The reseller and source stores of the delivery's shop domain whose secret verifies it: a topic
+ * The reseller and source stores of the call's shop domain whose secret verifies it: a topic
  * either kind of store sends (`orders/cancelled`, `orders/updated`). None of either is a 401.
  */
-export const verifiedStoresOfEitherKind = async (deps: Pick<Deps, 'cipher'>, delivery: WebhookDelivery) => {
+export const verifiedStoresOfEitherKind = async (deps: Pick<Deps, 'cipher'>, call: WebhookCall) => {
   const orNone = (error: unknown) => {
     if (error instanceof InvalidSignatureError) return [];
     throw error;
   };
-  const resellerStores = await verifiedStores(deps, 'reseller', delivery).catch(orNone);
-  const sourceStores = await verifiedStores(deps, 'source', delivery).catch(orNone);
+  const resellerStores = await verifiedStores(deps, 'reseller', call).catch(orNone);
+  const sourceStores = await verifiedStores(deps, 'source', call).catch(orNone);
   if (!resellerStores.length && !sourceStores.length) throw new InvalidSignatureError();
   return { resellerStores, sourceStores };
 };

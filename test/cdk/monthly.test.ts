@@ -45,7 +45,7 @@ describe('the monthly bill in README.md', () => {
   // pollers' long polls), an alarm $0.10 a metric. A new queue fits when it shares an existing DLQ (whose
   // alarm already pages) and is drained without an event source of its own (a scheduled drain: ~$0.04),
   // or when a saving elsewhere pays for it.
-  it("keeps issue 44's targets: 1M orders under $60 in month 1 and $70 in month 13, an idle small merchant under $8", () => {
+  it("keeps issue 44's targets: 1M orders < $60 in month 1, < $70 in month 13, an idle small merchant < $8", () => {
     const report = monthlyReport(measurement, counts);
     const million = (month: number) =>
       report.scenarios.find((s) => s.ordersPerMonth === 1_000_000 && s.month === month)!.usd;

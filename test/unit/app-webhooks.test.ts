@@ -4,7 +4,7 @@ import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { handler as appWebhook } from '../../functions/app-webhook.js';
 import { handler as appWebhookWorker } from '../../functions/app-webhook-worker.js';
-import { APP_TOPICS, type AppTopic, type AppTopicDelivery } from '../../shared/app-webhooks/topics.js';
+import { APP_TOPICS, type AppTopic, type AppTopicCall } from '../../shared/app-webhooks/topics.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
 
 /**
@@ -22,7 +22,7 @@ const BODY = JSON.stringify({ shop_domain: SHOP, customer: { id: 'ID', email: 's
   .replace('"ID"', '9007199254740993');
 const sign = (body: string) => createHmac('sha256', SECRET).update(body).digest('base64');
 
-const handled: AppTopicDelivery[] = [];
+const handled: AppTopicCall[] = [];
 const queuedTopic: AppTopic = {
   run: 'queued',
   handle: async (_deps, delivery) => {
