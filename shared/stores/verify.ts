@@ -1,7 +1,7 @@
 import type { Deps } from '../aws/deps.js';
+import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
-import { sharedReads } from '../core/concurrency.js';
 import { isShopDomainUnder, isWellFormedSignature, verifySignature } from '../domain/webhook-checks.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
 import type { WebhookTopic } from '../platforms/port.js';
