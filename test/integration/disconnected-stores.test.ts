@@ -11,21 +11,34 @@ jest.setTimeout(90_000);
 describe('disconnected stores', () => {
   const { service, api, sim } = serviceForSuite();
 
-  it('ends a job dead store_disconnected without a call; credentials and retry complete it', async () => {
+  /** A reseller store and a source store of its, each with a webhook secret of its own. */
+  const storePair = async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const sourceSecret = unique('whsec_s');
     const vendorTag = unique('Vendor');
     const source = await createSourceStore(api(), reseller.id, { webhookSecret: sourceSecret, vendorTag });
+    return { resellerSecret, reseller, sourceSecret, vendorTag, source };
+  };
+  /** The shop's `app/uninstalled` webhook: the status it is answered. */
+  const uninstall = async (shopDomain: string, secret: string) =>
+    (
+      await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
+        shopDomain,
+        secret,
+        topic: 'app/uninstalled',
+        body: { id: 1, myshopify_domain: shopDomain },
+      })
+    ).status;
+  /** How many calls the shop has had so far. */
+  const callsTo = async (shopDomain: string) =>
+    (await sim().allCalls()).filter((c) => c.shopDomain === shopDomain).length;
 
-    const uninstalled = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
-      shopDomain: source.shopDomain,
-      secret: sourceSecret,
-      topic: 'app/uninstalled',
-      body: { id: 1, myshopify_domain: source.shopDomain },
-    });
-    expect(uninstalled.status).toBe(200);
-    const callsBefore = (await sim().allCalls()).filter((c) => c.shopDomain === source.shopDomain).length;
+  it('ends a job dead store_disconnected without a call; credentials and retry complete it', async () => {
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair();
+
+    expect(await uninstall(source.shopDomain, sourceSecret)).toBe(200);
+    const callsBefore = await callsTo(source.shopDomain);
 
     const order = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
     const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
@@ -65,11 +78,7 @@ describe('disconnected stores', () => {
   });
 
   it('ends a fulfillment for an uninstalled reseller store dead store_disconnected, without a call', async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, { webhookSecret: sourceSecret, vendorTag });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair();
     const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
       shopDomain: reseller.shopDomain,
       secret: resellerSecret,
@@ -80,14 +89,8 @@ describe('disconnected stores', () => {
     // The reseller order's tag settled (its call, if any, made) before the store goes.
     await eventually(async () => (await api().get(`/v1/sync_jobs/${jobId}`)).body.tagged !== null);
 
-    const uninstalled = await sendWebhook(service.runtime.apiUrl, '/v1/app/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      topic: 'app/uninstalled',
-      body: { id: 1, myshopify_domain: reseller.shopDomain },
-    });
-    expect(uninstalled.status).toBe(200);
-    const callsBefore = (await sim().allCalls()).filter((c) => c.shopDomain === reseller.shopDomain).length;
+    expect(await uninstall(reseller.shopDomain, resellerSecret)).toBe(200);
+    const callsBefore = await callsTo(reseller.shopDomain);
 
     // The supplier ships: its tracking would go to the reseller's order, whose store is gone.
     const fulfillment = fulfillmentPayload(placed.sourceOrderId);

@@ -6,6 +6,7 @@ import {
   serviceForSuite,
   sourceStoreBody as sourceBody,
 } from './support.js';
+import { subscriptionsExpected } from './webhooks.js';
 
 jest.setTimeout(120_000);
 
@@ -40,31 +41,7 @@ describe('a store whose shop is slow or failing', () => {
     )
       .map((s) => `${s.topic} ${s.address}`)
       .sort();
-  const expected = (kind: 'reseller' | 'source') => {
-    const url = service.runtime.apiUrl;
-    return (
-      kind === 'reseller'
-        ? [
-            `app/uninstalled ${url}/v1/app/webhook`,
-            `orders/cancelled ${url}/v1/orders/webhook`,
-            `orders/create ${url}/v1/orders/webhook`,
-            `orders/updated ${url}/v1/orders/webhook`,
-            `refunds/create ${url}/v1/orders/webhook`,
-            `returns/approve ${url}/v1/orders/webhook`,
-            `returns/cancel ${url}/v1/orders/webhook`,
-          ]
-        : [
-            `app/uninstalled ${url}/v1/app/webhook`,
-            `fulfillments/create ${url}/v1/fulfillments/webhook`,
-            `fulfillments/update ${url}/v1/fulfillments/webhook`,
-            `fulfillment_events/create ${url}/v1/fulfillments/webhook`,
-            `orders/cancelled ${url}/v1/orders/webhook`,
-            `refunds/create ${url}/v1/orders/webhook`,
-            `returns/cancel ${url}/v1/orders/webhook`,
-            `returns/close ${url}/v1/orders/webhook`,
-          ]
-    ).sort();
-  };
+  const expected = (kind: 'reseller' | 'source') => subscriptionsExpected(kind, service.runtime.apiUrl);
   /** A request and how long its answer took. */
   const timed = async <T>(call: () => Promise<T>) => {
     const started = Date.now();

@@ -1,4 +1,5 @@
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite } from './support.js';
+import { subscriptionsExpected } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -28,17 +29,7 @@ describe('webhook subscriptions kept', () => {
     const reseller = await createResellerStore(api(), { platform: 'storeplatform_a' });
     expect(reseller.webhooks).toEqual({ status: 'healthy', checkedAt: expect.any(String), missing: [], error: null });
     const url = service.runtime.apiUrl;
-    expect(pairs(await subscriptionsOf(reseller.shopDomain))).toEqual(
-      [
-        `app/uninstalled ${url}/v1/app/webhook`,
-        `orders/cancelled ${url}/v1/orders/webhook`,
-        `orders/create ${url}/v1/orders/webhook`,
-        `orders/updated ${url}/v1/orders/webhook`,
-        `refunds/create ${url}/v1/orders/webhook`,
-        `returns/approve ${url}/v1/orders/webhook`,
-        `returns/cancel ${url}/v1/orders/webhook`,
-      ].sort(),
-    );
+    expect(pairs(await subscriptionsOf(reseller.shopDomain))).toEqual(subscriptionsExpected('reseller', url));
     // Read back, the store shows the same.
     expect((await api().get(`/v1/reseller_stores/${reseller.id}`)).body.webhooks).toEqual(reseller.webhooks);
   });
@@ -49,18 +40,7 @@ describe('webhook subscriptions kept', () => {
     expect(source.webhooks.status).toBe('healthy');
     const url = service.runtime.apiUrl;
     const subs = await subscriptionsOf(source.shopDomain);
-    expect(pairs(subs)).toEqual(
-      [
-        `app/uninstalled ${url}/v1/app/webhook`,
-        `fulfillments/create ${url}/v1/fulfillments/webhook`,
-        `fulfillments/update ${url}/v1/fulfillments/webhook`,
-        `fulfillment_events/create ${url}/v1/fulfillments/webhook`,
-        `refunds/create ${url}/v1/orders/webhook`,
-        `returns/cancel ${url}/v1/orders/webhook`,
-        `returns/close ${url}/v1/orders/webhook`,
-        `orders/cancelled ${url}/v1/orders/webhook`,
-      ].sort(),
-    );
+    expect(pairs(subs)).toEqual(subscriptionsExpected('source', url));
 
     // A poll that finds them all: healthy, nothing made.
     await poll({ kind: 'source', id: source.id });

@@ -54,6 +54,30 @@ export const postSigned = (
   });
 };
 
+/** The webhook subscriptions a connected store of `kind` must hold, as `<topic> <address>`, sorted. */
+export const subscriptionsExpected = (kind: 'reseller' | 'source', url: string) =>
+  (kind === 'reseller'
+    ? [
+        `app/uninstalled ${url}/v1/app/webhook`,
+        `orders/cancelled ${url}/v1/orders/webhook`,
+        `orders/create ${url}/v1/orders/webhook`,
+        `orders/updated ${url}/v1/orders/webhook`,
+        `refunds/create ${url}/v1/orders/webhook`,
+        `returns/approve ${url}/v1/orders/webhook`,
+        `returns/cancel ${url}/v1/orders/webhook`,
+      ]
+    : [
+        `app/uninstalled ${url}/v1/app/webhook`,
+        `fulfillments/create ${url}/v1/fulfillments/webhook`,
+        `fulfillments/update ${url}/v1/fulfillments/webhook`,
+        `fulfillment_events/create ${url}/v1/fulfillments/webhook`,
+        `orders/cancelled ${url}/v1/orders/webhook`,
+        `refunds/create ${url}/v1/orders/webhook`,
+        `returns/cancel ${url}/v1/orders/webhook`,
+        `returns/close ${url}/v1/orders/webhook`,
+      ]
+  ).sort();
+
 let orderSequence = 5_550_000;
 /** An order with these lines, its shopper the one of test/fixtures/shopper.json (whose data no log may hold). */
 export const orderPayload = (

@@ -1,5 +1,29 @@
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { PlatformError } from '../../shared/platforms/http.js';
+import type { Platform, ShopConnection } from '../../shared/platforms/port.js';
+
+/** The adapters' connection to a shop of the simulator on `platform`. */
+export const simShop = (
+  platform: Platform,
+  shopDomain: string,
+  secrets: Omit<ShopConnection, 'platform' | 'shopDomain'>,
+) => ({ platform, shopDomain, ...secrets }) as ShopConnection;
+
+/** The supplier order the adapter suites place for `job`: two Acme lines to Berlin; `extra` adds fields. */
+export const orderToPlace = (job: string, extra: Partial<SupplierOrder> = {}): SupplierOrder => ({
+  source_identifier: `reseller.example.com:1001:${job}`,
+  currency: 'EUR',
+  email: 'buyer@example.com',
+  ...extra,
+  line_items: [
+    { title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 3, price: '9.50', vendor: 'Acme' },
+    { title: 'Cap', sku: 'CAP-1', variant_id: 12, quantity: 1, price: '5.00', vendor: 'Acme' },
+  ],
+  shipping_lines: [{ title: 'Standard', price: '4.90' }],
+  shipping_address: { first_name: 'Ada', last_name: 'Lovelace', city: 'Berlin', zip: '10115', country_code: 'DE' },
+  tags: 'reseller-order',
+});
 
 /**
  * The platform simulator for a suite that drives the real adapters against it: started once, reset

@@ -13,6 +13,7 @@ import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
+import { jobFields } from './job-fixtures.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
@@ -45,13 +46,7 @@ const entry = (overrides: Record<string, unknown> = {}) => ({
 const job = (fulfillment?: Record<string, unknown>) => ({
   ...syncJobKey('sj_1'),
   id: 'sj_1',
-  ownerId: 'owner_a',
-  resellerStoreId: 'rst_1',
-  sourceStoreId: 'sst_1',
-  status: 'completed',
-  attempts: 1,
-  generation: 1,
-  externalOrderId: '5551234',
+  ...jobFields('completed', 1),
   resellerShopDomain: 'reseller.myshopify.com',
   order: { currency: 'USD', line_items: [] },
   sourceOrderId: '7002',

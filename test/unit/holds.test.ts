@@ -7,6 +7,7 @@ import { syncJobId } from '../../shared/core/ids.js';
 import { processSyncMessage } from '../../shared/order-flow/placing-worker.js';
 import { dynamo, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
+import { jobFields } from './job-fixtures.js';
 
 /**
  * The release message of a held order (shared/order-flow/holding.ts), with mocked AWS clients: a delay
@@ -31,13 +32,7 @@ const heldItem = (until: string | null) => ({
   PK: `SJ#${jobId}`,
   SK: 'SJ',
   e: 'J',
-  ownerId: 'owner_a',
-  resellerStoreId: 'rst_1',
-  sourceStoreId: 'sst_1',
-  status: 'pending',
-  attempts: 0,
-  generation: 1,
-  externalOrderId: '5551234',
+  ...jobFields(),
   resellerShopDomain: 'reseller.myshopify.com',
   GSI7PK: 'RST#rst_1#ORD',
   createdAt: '2026-11-27T12:00:00.000Z',

@@ -5,6 +5,7 @@ import { lookUpSupplierOrder } from '../../shared/order-flow/placing-end.js';
 import { PlatformError } from '../../shared/platforms/http.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
 import { fakeDeps } from './fake-deps.js';
+import { jobFields } from './job-fixtures.js';
 
 /**
  * PLATFORM-API.md, "Lookups": an order is found by the `source_identifier` that names its job; one
@@ -34,13 +35,8 @@ const RAW = JSON.stringify({
 const jobOf = (id: string, vendorTag: string, raw = RAW) =>
   syncJobFrom({
     id,
-    ownerId: 'owner_a',
-    resellerStoreId: 'rst_1',
+    ...jobFields('processing', 1),
     sourceStoreId: `sst_${vendorTag}`,
-    status: 'processing',
-    attempts: 1,
-    generation: 1,
-    externalOrderId: '5551234',
     resellerShopDomain: 'reseller.myshopify.com',
     vendorTag,
     orderBody: brotliCompressSync(Buffer.from(raw)),

@@ -4,39 +4,16 @@
  * returns on the supplier's fulfillments (refused for units not shipped, a lost answer never making two),
  * finding and cancelling them, and the order read after the sale and polled with its refunds and returns.
  */
-import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import {
-  classify,
-  type Platform,
-  type ReturnRequest,
-  type ShopConnection,
-  type Tracking,
-} from '../../shared/platforms/port.js';
-import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
+import { classify, type Platform, type ReturnRequest, type Tracking } from '../../shared/platforms/port.js';
+import { adaptersAgainstSimulator, orderToPlace, platformFailure, simOrderOn, simShop } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const PLATFORMS = ['storeplatform_a', 'storeplatform_b', 'custom'] as const;
 
-const shopOn = (platform: Platform, accessToken = 'shpat_sale_ok'): ShopConnection => ({
-  platform,
-  shopDomain: SHOP,
-  accessToken,
-  webhookSecret: 'whsec_sale_secret',
-});
-
-const supplierOrder = (job: string): SupplierOrder => ({
-  source_identifier: `reseller.example.com:1001:${job}`,
-  currency: 'EUR',
-  email: 'buyer@example.com',
-  line_items: [
-    { title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 3, price: '9.50', vendor: 'Acme' },
-    { title: 'Cap', sku: 'CAP-1', variant_id: 12, quantity: 1, price: '5.00', vendor: 'Acme' },
-  ],
-  shipping_lines: [{ title: 'Standard', price: '4.90' }],
-  shipping_address: { first_name: 'Ada', last_name: 'Lovelace', city: 'Berlin', zip: '10115', country_code: 'DE' },
-  tags: 'reseller-order',
-});
+const shopOn = (platform: Platform, accessToken = 'shpat_sale_ok') =>
+  simShop(platform, SHOP, { accessToken, webhookSecret: 'whsec_sale_secret' });
+const supplierOrder = (job: string) => orderToPlace(job);
 
 const tracking = (number: string): Tracking => ({ company: 'UPS', number, numbers: [number], url: null, urls: [] });
 

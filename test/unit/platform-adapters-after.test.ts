@@ -5,43 +5,19 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { SupplierOrder } from '../../shared/domain/orders.js';
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import {
-  type ChangedOrder,
-  classify,
-  type Platform,
-  type ShopConnection,
-  type Tracking,
-} from '../../shared/platforms/port.js';
+import { type ChangedOrder, classify, type Platform, type Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
-import { adaptersAgainstSimulator, platformFailure, simOrderOn } from './adapter-simulator.js';
+import { adaptersAgainstSimulator, orderToPlace, platformFailure, simOrderOn, simShop } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';
 const SECRET = 'whsec_after_secret';
 const PLATFORMS = ['storeplatform_a', 'storeplatform_b', 'custom'] as const;
 
-const shopOn = (platform: Platform, accessToken = 'shpat_after_ok'): ShopConnection => ({
-  platform,
-  shopDomain: SHOP,
-  accessToken,
-  webhookSecret: SECRET,
-});
-
-const supplierOrder = (job: string): SupplierOrder => ({
-  source_identifier: `reseller.example.com:1001:${job}`,
-  currency: 'EUR',
-  email: 'buyer@example.com',
-  note: 'leave at the door',
-  note_attributes: [{ name: 'gift', value: 'yes' }],
-  line_items: [
-    { title: 'Mug', sku: 'MUG-1', variant_id: 11, quantity: 3, price: '9.50', vendor: 'Acme' },
-    { title: 'Cap', sku: 'CAP-1', variant_id: 12, quantity: 1, price: '5.00', vendor: 'Acme' },
-  ],
-  shipping_lines: [{ title: 'Standard', price: '4.90' }],
-  shipping_address: { first_name: 'Ada', last_name: 'Lovelace', city: 'Berlin', zip: '10115', country_code: 'DE' },
-  tags: 'reseller-order',
-});
+const shopOn = (platform: Platform, accessToken = 'shpat_after_ok') =>
+  simShop(platform, SHOP, { accessToken, webhookSecret: SECRET });
+const supplierOrder = (job: string) =>
+  orderToPlace(job, { note: 'leave at the door', note_attributes: [{ name: 'gift', value: 'yes' }] });
 
 const tracking = (number: string, company: string | null = 'UPS'): Tracking => ({
   company,

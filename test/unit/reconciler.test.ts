@@ -7,6 +7,7 @@ import { syncJobItem, syncJobKey } from '../../shared/order-flow/order-sync-job.
 import { reconcile } from '../../shared/order-flow/placing-reconciler.js';
 import { requiring } from '../command-meaning.js';
 import { dynamo, sqs } from './aws-mocks.js';
+import { jobFields } from './job-fixtures.js';
 
 const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: jest.fn() } as never;
 
@@ -14,13 +15,7 @@ const deps = { cipher: { encrypt: jest.fn(), decrypt: jest.fn() }, platforms: je
 const stalled = (id: string) => ({
   ...syncJobKey(id),
   id,
-  ownerId: 'owner_a',
-  resellerStoreId: 'rst_1',
-  sourceStoreId: 'sst_1',
-  status: 'pending',
-  attempts: 0,
-  generation: 1,
-  externalOrderId: '5551234',
+  ...jobFields(),
   createdAt: new Date(Date.now() - 3_600_000).toISOString(),
   updatedAt: new Date(Date.now() - 3_600_000).toISOString(),
 });
