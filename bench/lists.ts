@@ -28,8 +28,8 @@
  */
 
 import { syncJobId } from '../shared/core/ids.js';
-import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
 import type { Event, EventType } from '../shared/entities/event.js';
 import { CONNECTED } from '../shared/entities/store.js';
@@ -240,7 +240,7 @@ interface ListCase {
 
 /** The modules of shared/ the bench reads through, imported once the environment points at its table. */
 const loadModules = async () => {
-  const { dynamo } = await import('../shared/dynamo/client.js');
+  const { dynamo } = await import('../shared/dynamo/table.js');
   const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
   const { compressBody } = await import('../shared/order-flow/order-body.js');
   const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
@@ -250,8 +250,8 @@ const loadModules = async () => {
   const { listOrders } = await import('../shared/order-flow/reading-orders.js');
   const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
   const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
-  const { listResellerStores } = await import('../shared/stores/reseller-stores.js');
-  const { listSourceStores } = await import('../shared/stores/source-stores.js');
+  const { listResellerStores } = await import('../shared/stores/stores.js');
+  const { listSourceStores } = await import('../shared/stores/stores.js');
   const { eventId, eventItem } = await import('../shared/entities/event.js');
   const { listEvents } = await import('../shared/events/events.js');
   return {

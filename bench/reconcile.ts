@@ -26,7 +26,7 @@ import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ensureTable, startDynamoDbLocal } from '../lib/local/dynamodb.js';
 import { startSqs } from '../lib/local/sqs.js';
 import { consumers } from '../lib/routes.js';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
 import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
 import { fixed, flags, positiveNumber, step, table } from './common.js';
 import { seededJob, writeItems } from './seed.js';
@@ -100,12 +100,12 @@ const main = async () => {
     const { queue } = await sqsEmulator.createQueuePair('sync', { visibilityTimeoutSeconds: 180, maxReceiveCount: 3 });
     useLocalServices(dynamodb.endpoint, sqsEmulator.endpoint, queue.url);
     // The shared clients are built when first imported: only now, with the environment set.
-    const { dynamo } = await import('../shared/dynamo/client.js');
+    const { dynamo } = await import('../shared/dynamo/table.js');
     const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
     const { keepReconcilePass, newReconcilePass } = await import('../shared/entities/reconcile-pass.js');
     const { reconcile, RECONCILE_MARGIN_MS } = await import('../shared/order-flow/placing-reconciler.js');
     // One line a stalled job: a thousand of them would bury the figures.
-    (await import('../shared/core/logger.js')).logger.setLogLevel('ERROR');
+    (await import('../shared/core/telemetry.js')).logger.setLogLevel('ERROR');
 
     const { jobs, stalled } = saleJobs(Date.now());
     step(`seeding ${JOBS.toLocaleString('en-US')} jobs in flight`);

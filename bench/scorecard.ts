@@ -42,7 +42,7 @@ const seededDays = async (jobs: number) => {
 
 const main = () =>
   withBenchTable(TABLE_NAME, async () => {
-    const { dynamo } = await import('../shared/dynamo/client.js');
+    const { dynamo } = await import('../shared/dynamo/table.js');
     const { dayItem, readDays } = await import('../shared/entities/scorecard-day.js');
     const { scorecardOf } = await import('../shared/domain/scorecard.js');
     const rows: (string | number)[][] = [];

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
 import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
 import type { SyncJob } from '../shared/order-flow/order-sync-job.js';

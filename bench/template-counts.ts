@@ -8,7 +8,7 @@ import { type App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import type { DeployConfig } from '../lib/config.js';
 import { consumers } from '../lib/routes.js';
-import { METRICS_NAMESPACE } from '../shared/core/metric-names.js';
+import { METRICS_NAMESPACE } from '../shared/core/telemetry.js';
 import type { TemplateCounts } from './monthly-model.js';
 
 type Resource = { Type: string; Properties?: any };

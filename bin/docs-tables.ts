@@ -9,8 +9,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { seededJob } from '../bench/seed.js';
-import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing-policy.js';
-import type { SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../shared/domain/orders.js';
+import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing.js';
 import {
   eventLists,
   INDEX,

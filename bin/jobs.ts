@@ -1,5 +1,5 @@
 import { type ApiClient, deadJobRetryKey, type Schemas, unwrap, waitingOutRateLimits } from '../client/client.js';
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/sync-job-status.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../shared/domain/orders.js';
 import {
   API_OPTIONS,
   apiClientOf,

@@ -142,7 +142,7 @@ const errorsOf = (route: RouteSpec) => {
     add(400, 'validation_failed', 'idempotency_key_reused');
     add(409, 'idempotency_key_in_progress');
   }
-  // A change counts against its key's rate (shared/http/rate-limit.ts).
+  // A change counts against its key's rate (shared/http/handler.ts).
   if (isRateLimited({ route })) add(429, 'rate_limited');
   for (const [status, list] of Object.entries(routeErrors[route.name] ?? {})) add(Number(status), ...list);
   return codes;

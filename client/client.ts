@@ -110,7 +110,7 @@ export interface RateLimitWaits {
 /**
  * Sends a change, and sends it again each time it is answered `429` (`rate_limited`, the key's changes
  * of this second used up: CONTRACT.md §3) once its `Retry-After` has passed. A 429 is answered before
- * the API reads or changes anything (shared/http/rate-limit.ts), so the same request, with the same
+ * the API reads or changes anything (shared/http/handler.ts), so the same request, with the same
  * `Idempotency-Key`, is safe to send again. The bulk retries of `npm run jobs` and the console use it.
  */
 export const waitingOutRateLimits = async <R extends { response: Response }>(

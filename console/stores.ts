@@ -193,6 +193,11 @@ export const scorecardPage = async (main: HTMLElement, rst: string, sst: string)
     ['Late shipment rate', percent(card.lateShipmentRate)],
     ['Cancelled by the supplier', percent(card.sourceCancellationRate)],
     ['Hours to tracking', hours(card.hoursToTracking)],
+    ['Late now (past due, not shipped)', card.lateNow],
+    ['Shipped on time and scanned', percent(card.scanVerifiedOnTimeRate)],
+    ['Valid tracking', percent(card.validTrackingRate)],
+    ['Hours to the first scan', hours(card.hoursToFirstScan)],
+    ['Parcels never tracked', card.untrackedParcels],
   ];
   show(
     main,

@@ -1,8 +1,7 @@
 import { processAppWebhookMessage } from '../shared/app-webhooks/worker.js';
 import { workQueueHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 
 const deps = { cipher };
 

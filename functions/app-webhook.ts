@@ -1,8 +1,7 @@
 import { acceptAppWebhook } from '../shared/app-webhooks/intake.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
-import { webhookHandler } from '../shared/http/handler.js';
-import { ok } from '../shared/http/types.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { metricsMiddleware } from '../shared/core/telemetry.js';
+import { ok, webhookHandler } from '../shared/http/handler.js';
 
 const deps = { cipher };
 

@@ -1,7 +1,6 @@
 import type { APIGatewayRequestAuthorizerEventV2 } from 'aws-lambda';
 import { resolveKey } from '../shared/api-keys/api-keys.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { logger } from '../shared/core/logger.js';
+import { lambdaHandler, logger } from '../shared/core/telemetry.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 

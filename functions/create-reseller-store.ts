@@ -1,11 +1,11 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
+import { created } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { CreateResellerStoreBody } from '../shared/http/schemas.js';
-import { created } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { createResellerStore } from '../shared/stores/reseller-stores.js';
+import { createResellerStore } from '../shared/stores/stores.js';
 import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };

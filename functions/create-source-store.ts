@@ -1,12 +1,12 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
 import type { SourceStore } from '../shared/entities/source-store.js';
+import { created } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { CreateSourceStoreBody } from '../shared/http/schemas.js';
-import { created } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { createSourceStore } from '../shared/stores/source-stores.js';
+import { createSourceStore } from '../shared/stores/stores.js';
 import { withSubscriptions } from '../shared/stores/subscriptions.js';
 
 const deps = { cipher, platforms: adapterFor };

@@ -1,10 +1,10 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
 import { createEndpoint } from '../shared/events/endpoints.js';
+import { created } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentWebhookEndpoint } from '../shared/http/present.js';
 import { CreateWebhookEndpointBody } from '../shared/http/schemas.js';
-import { created } from '../shared/http/types.js';
 
 const deps = { cipher };
 

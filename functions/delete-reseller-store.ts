@@ -1,6 +1,5 @@
-import { apiHandler } from '../shared/http/handler.js';
-import { noContent } from '../shared/http/types.js';
-import { deleteResellerStore } from '../shared/stores/reseller-stores.js';
+import { apiHandler, noContent } from '../shared/http/handler.js';
+import { deleteResellerStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   await deleteResellerStore({ ownerId }, path.id);

@@ -1,6 +1,5 @@
-import { apiHandler } from '../shared/http/handler.js';
-import { noContent } from '../shared/http/types.js';
-import { deleteSourceStore } from '../shared/stores/source-stores.js';
+import { apiHandler, noContent } from '../shared/http/handler.js';
+import { deleteSourceStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   await deleteSourceStore({ ownerId }, path.rst_id, path.id);

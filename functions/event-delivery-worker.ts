@@ -1,7 +1,6 @@
 import { workQueueHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { processDeliveryMessage } from '../shared/events/delivery-worker.js';
 import { postWebhook, resolveHost } from '../shared/events/webhook-sender.js';
 import { presentEvent } from '../shared/http/present.js';

@@ -1,6 +1,5 @@
 import { streamBatchHandler } from '../shared/aws/batch.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import type { Subject } from '../shared/events/changes.js';
 import { recordStreamWrite } from '../shared/events/recorder.js';
 import { presentOrder, presentResellerStore, presentSourceStore, presentSyncJob } from '../shared/http/present.js';

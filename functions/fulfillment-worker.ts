@@ -1,7 +1,6 @@
 import { workQueueHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { processFulfillmentMessage } from '../shared/order-flow/propagating-worker.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 

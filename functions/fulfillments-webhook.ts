@@ -1,6 +1,5 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { webhookHandler } from '../shared/http/handler.js';
-import { ok } from '../shared/http/types.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { ok, webhookHandler } from '../shared/http/handler.js';
 import { acceptFulfillment, acceptFulfillmentEvent } from '../shared/order-flow/propagating-intake.js';
 import { topicOf, verifiedStores } from '../shared/stores/verify.js';
 

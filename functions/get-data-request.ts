@@ -1,6 +1,5 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentDataRequest } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
 import { findDataRequest } from '../shared/privacy/data-requests.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) =>

@@ -1,7 +1,6 @@
 import { findEvent } from '../shared/events/events.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentEventWithDeliveries } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {
   const { event, deliveries } = await findEvent({ ownerId }, path.id);

@@ -1,6 +1,5 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentOrder } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
 import { findOrder, unroutedLineItems } from '../shared/order-flow/reading-orders.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {

@@ -1,7 +1,6 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
-import { findResellerStore } from '../shared/stores/reseller-stores.js';
+import { findResellerStore } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) =>
   ok(presentResellerStore(await findResellerStore({ ownerId }, path.id))),

@@ -1,7 +1,6 @@
-import { parseInput } from '../shared/core/validation.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { parseInput } from '../shared/core/errors.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { ScorecardQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { supplierScorecard } from '../shared/stores/supplier-scorecard.js';
 
 /** A supplier's scorecard (CONTRACT.md §16.3): its window's per-day figures, added up. */

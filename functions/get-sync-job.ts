@@ -1,6 +1,5 @@
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
 import { findSyncJob, linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, path }) => {

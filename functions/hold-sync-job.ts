@@ -1,8 +1,8 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { HoldSyncJobBody } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { holdByOperator } from '../shared/order-flow/holding.js';
 import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 

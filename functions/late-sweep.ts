@@ -1,5 +1,4 @@
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { sweepLateJobs } from '../shared/order-flow/shipping-late-sweep.js';
 
 /**

@@ -1,9 +1,8 @@
 import { listAuditEntries } from '../shared/audit-log/audit-log.js';
-import { parseInput } from '../shared/core/validation.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { parseInput } from '../shared/core/errors.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentAuditEntry, presentList } from '../shared/http/present.js';
 import { ListAuditLogQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListAuditLogQuery, query);

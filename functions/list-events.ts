@@ -1,9 +1,8 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { listEvents } from '../shared/events/events.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentEvent, presentList } from '../shared/http/present.js';
 import { ListEventsQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListEventsQuery, query);

@@ -1,9 +1,8 @@
-import { parseInput } from '../shared/core/validation.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { parseInput } from '../shared/core/errors.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentResellerStore } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
-import { listResellerStores } from '../shared/stores/reseller-stores.js';
+import { listResellerStores } from '../shared/stores/stores.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);

@@ -1,8 +1,7 @@
-import { parseInput } from '../shared/core/validation.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { parseInput } from '../shared/core/errors.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentSyncJob } from '../shared/http/present.js';
 import { ListSyncJobsQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { linesOf, listSyncJobs } from '../shared/order-flow/reading-sync-jobs.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {

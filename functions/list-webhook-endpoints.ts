@@ -1,9 +1,8 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { listEndpoints } from '../shared/events/endpoints.js';
-import { apiHandler } from '../shared/http/handler.js';
+import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentWebhookEndpoint } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);

@@ -1,8 +1,6 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
-import { webhookHandler } from '../shared/http/handler.js';
-import { assertJsonContentType } from '../shared/http/middlewares.js';
-import { ok } from '../shared/http/types.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { metricsMiddleware } from '../shared/core/telemetry.js';
+import { assertJsonContentType, ok, webhookHandler } from '../shared/http/handler.js';
 import { acceptCancellation } from '../shared/order-flow/cancelling-request.js';
 import { acceptEdit } from '../shared/order-flow/editing-request.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';

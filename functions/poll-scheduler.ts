@@ -1,6 +1,5 @@
 import { config } from '../shared/core/config.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { enqueueStorePolls } from '../shared/polling/schedule.js';
 
 /** Scheduled every POLL_INTERVAL_SECONDS: one message per active store on the poll queue (CONTRACT.md §10.7). */

@@ -1,6 +1,6 @@
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
-import { ok } from '../shared/http/types.js';
 import { releaseByOperator } from '../shared/order-flow/holding.js';
 import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
 

@@ -1,5 +1,4 @@
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { sweepPersonalData } from '../shared/privacy/retention.js';
 
 /**

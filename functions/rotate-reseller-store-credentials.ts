@@ -1,9 +1,9 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentResellerStore } from '../shared/http/present.js';
 import { RotateCredentialsBody } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 import { rotateResellerStoreCredentials } from '../shared/stores/credentials.js';
 import { withSubscriptions } from '../shared/stores/subscriptions.js';

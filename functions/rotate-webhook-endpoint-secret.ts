@@ -1,10 +1,10 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
 import { rotateEndpointSecret } from '../shared/events/endpoints.js';
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentWebhookEndpoint } from '../shared/http/present.js';
 import { RotateWebhookEndpointSecretBody } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 
 const deps = { cipher };
 

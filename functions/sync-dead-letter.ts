@@ -1,8 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { sqsBatchHandler } from '../shared/aws/batch.js';
-import { cipher } from '../shared/aws/cipher.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { processDeadSyncMessage } from '../shared/order-flow/placing-dead-letter.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 

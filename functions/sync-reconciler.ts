@@ -1,6 +1,5 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { lambdaHandler } from '../shared/core/lambda-handler.js';
-import { metricsMiddleware } from '../shared/core/metrics.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import { reconcile } from '../shared/order-flow/placing-reconciler.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
 

@@ -1,13 +1,13 @@
-import { cipher } from '../shared/aws/cipher.js';
-import { parseInput } from '../shared/core/validation.js';
+import { cipher } from '../shared/aws/kms-cipher.js';
+import { parseInput } from '../shared/core/errors.js';
 import type { SourceStore } from '../shared/entities/source-store.js';
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';
 import { UpdateSourceStoreBody } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 import { adapterFor } from '../shared/platforms/adapters.js';
-import { shopConnection } from '../shared/stores/secrets.js';
-import { updateSourceStore } from '../shared/stores/source-stores.js';
+import { shopConnection } from '../shared/stores/connection.js';
+import { updateSourceStore } from '../shared/stores/stores.js';
 
 /** A promise without a zone takes the shop's own (CONTRACT.md §16.1). */
 const shopTimeZone = async (store: SourceStore) => {

@@ -1,9 +1,9 @@
-import { parseInput } from '../shared/core/validation.js';
+import { parseInput } from '../shared/core/errors.js';
 import { updateEndpoint } from '../shared/events/endpoints.js';
+import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentWebhookEndpoint } from '../shared/http/present.js';
 import { UpdateWebhookEndpointBody } from '../shared/http/schemas.js';
-import { ok } from '../shared/http/types.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
   const changes = parseInput(UpdateWebhookEndpointBody, body);

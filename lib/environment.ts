@@ -48,7 +48,7 @@ const TABLE_WRITES = ['PutItem', 'UpdateItem', 'TransactWriteItems'];
 const writesTable = (fn: Pick<FunctionSpec, 'access'>) =>
   (fn.access.table ?? []).some((action) => TABLE_WRITES.includes(action));
 
-/** A bearer-key route that changes something: its requests count against the key's rate (shared/http/rate-limit.ts). */
+/** A bearer-key route that changes something: its requests count against the key's rate (shared/http/handler.ts). */
 export const isRateLimited = (fn: Partial<Pick<FunctionSpec, 'route'>>) =>
   fn.route?.auth === 'apiKey' && fn.route.method !== 'GET';
 

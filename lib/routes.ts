@@ -130,7 +130,7 @@ const REFRESH_SECRETS: SecretField[] = ['refreshToken', 'clientId', 'clientSecre
 const STORE_SECRETS: SecretField[] = [...BOTH_SECRETS, ...REFRESH_SECRETS];
 /**
  * A function that calls the stores with their tokens: it decrypts them, and refreshes an expiring one
- * (shared/stores/token-keeper.ts), encrypting the new access and refresh tokens.
+ * (shared/stores/connection.ts), encrypting the new access and refresh tokens.
  */
 const CALLS_STORES: Access['key'] = { actions: ['Decrypt', 'Encrypt'], fields: STORE_SECRETS };
 
@@ -162,7 +162,7 @@ const ROTATE_CREDENTIALS: Access = {
 };
 
 /**
- * A bearer-key route that changes something counts its key's requests (shared/http/rate-limit.ts): one
+ * A bearer-key route that changes something counts its key's requests (shared/http/handler.ts): one
  * conditional UpdateItem of the key's rate window, whatever else the route does.
  */
 const RATE_WINDOW_ACTIONS: TableAction[] = ['UpdateItem'];

@@ -1,13 +1,13 @@
-import { UNROUTED_REASONS } from '../../shared/domain/routing.js';
+import { SYNC_JOB_STATUSES } from '../../shared/domain/orders.js';
 import {
   HOLD_REASONS,
   MAX_HOLD_DELAY_SECONDS,
   PAYMENT_POLICIES,
   RISK_POLICIES,
   TEST_ORDER_POLICIES,
-} from '../../shared/domain/routing-policy.js';
+  UNROUTED_REASONS,
+} from '../../shared/domain/routing.js';
 import { SHIPMENT_STATUSES } from '../../shared/domain/shipment.js';
-import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
 import { DELIVERY_STATUSES } from '../../shared/entities/event-delivery.js';

@@ -9,7 +9,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
-import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS } from '../../shared/core/telemetry.js';
 import type { DeployConfig } from '../config.js';
 import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
 import { WEBHOOK_ROUTE_KEYS, webhookResponseMetric } from './api.js';

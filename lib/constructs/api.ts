@@ -10,7 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as route53 from 'aws-cdk-lib/aws-route53';
 import * as route53Targets from 'aws-cdk-lib/aws-route53-targets';
 import type { Construct } from 'constructs';
-import { METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
+import { METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
 import { authorizer, consoleRoute, fallbackRoute, routes } from '../routes.js';

@@ -7,13 +7,13 @@ import {
   METRICS_NAMESPACE,
   STATUS_CLASSES,
   type StatusClass,
-} from '../../shared/core/metric-names.js';
-import { HOLD_REASONS } from '../../shared/domain/routing-policy.js';
+} from '../../shared/core/telemetry.js';
+import { HOLD_REASONS } from '../../shared/domain/routing.js';
 import type { DeployConfig } from '../config.js';
 import { SERVICE_NAME } from '../environment.js';
 
 /**
- * The business metrics the functions emit (shared/core/metrics.ts, as EMF log lines), as CloudWatch
+ * The business metrics the functions emit (shared/core/telemetry.ts, as EMF log lines), as CloudWatch
  * metrics of this stage: the same namespace, name and dimensions, so a widget or alarm always
  * matches what is written.
  */

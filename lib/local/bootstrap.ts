@@ -1,7 +1,7 @@
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parentPort, workerData } from 'node:worker_threads';
 import { __Client } from '@aws-sdk/client-sqs';
-import { logger } from '../../shared/core/logger.js';
+import { logger } from '../../shared/core/telemetry.js';
 import { authorize } from './authorize.js';
 import { type ArmedFault, concerns, gates } from './faults.js';
 import { type LambdaHandler, lambdaContext } from './lambda.js';

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { newId } from '../../shared/core/ids.js';
-import { STANDARD_HEADERS } from '../../shared/http/middlewares.js';
+import { STANDARD_HEADERS } from '../../shared/http/handler.js';
 import { consoleRoute, type HttpMethod, type RouteSpec } from '../routes.js';
 
 /**

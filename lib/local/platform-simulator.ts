@@ -41,7 +41,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
-import { SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/http.js';
 import {
   cancelReturn,
   closeReturn,

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { buildClientSchema, type GraphQLSchema, type IntrospectionQuery } from 'graphql';
-import { SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/http.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 

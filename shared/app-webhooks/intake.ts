@@ -2,11 +2,11 @@ import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { ValidationError } from '../core/errors.js';
 import { derivedId, newId, now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { type AppWebhookStore, keepAppWebhook } from '../entities/app-webhook.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { verifiedStoresOfEitherKind, type WebhookCall } from '../stores/verify.js';
-import { sendWork } from '../work/queue.js';
+import { sendWork } from '../work/runner.js';
 import { APP_TOPICS } from './topics.js';
 
 /** How long a queued call is kept if its worker never gets to it: SQS's longest retention. */

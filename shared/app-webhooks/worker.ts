@@ -1,10 +1,10 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import { logger, withMessageContext } from '../core/logger.js';
-import { parseWithExactIntegers } from '../domain/json-text.js';
+import { logger, withMessageContext } from '../core/telemetry.js';
+import { parseWithExactIntegers } from '../domain/orders.js';
 import { forgetAppWebhook, readAppWebhook } from '../entities/app-webhook.js';
-import { isText, parseWith } from '../work/message.js';
+import { isText, parseWith } from '../work/runner.js';
 import type { AppWebhookMessage } from './intake.js';
 import { APP_TOPICS } from './topics.js';
 

@@ -8,8 +8,7 @@ import type {
   SQSEvent,
   SQSRecord,
 } from 'aws-lambda';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countIfSystemic, countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countIfSystemic, countMetric } from '../core/telemetry.js';
 
 /**
  * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again

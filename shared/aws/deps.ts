@@ -9,7 +9,7 @@ import type { SecretCipher } from './kms-cipher.js';
  * and unit tests mock them with aws-sdk-client-mock.
  */
 export interface Deps {
-  /** Encrypts and decrypts store secrets (KMS: shared/aws/cipher.ts). */
+  /** Encrypts and decrypts store secrets (KMS: shared/aws/kms-cipher.ts). */
   cipher: SecretCipher;
   /** The platform adapter of each platform kind (shared/platforms/adapters.ts). */
   platforms: AdapterFor;

@@ -1,4 +1,5 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { config } from '../core/config.js';
 
 /**
  * Which secret of which store a ciphertext holds; KMS refuses to decrypt it under any other context.
@@ -26,7 +27,7 @@ export interface SecretCipher {
  */
 export const ENVIRONMENT_LIFE = Number.POSITIVE_INFINITY;
 
-/** The functions' KMS client (one per environment): what `cipher.ts` and the store poller's cipher call. */
+/** The functions' KMS client (one per environment): what `cipher` and the store poller's cipher call. */
 export const kms = new KMSClient({});
 const CACHE_MAX = 1_000;
 
@@ -90,3 +91,6 @@ export const kmsCipher = (
     },
   };
 };
+
+/** The stores' secrets' cipher, under the service's key (read when first used). */
+export const cipher = kmsCipher(kms, config.keyId);

@@ -1,4 +1,4 @@
-import { inPool } from '../core/pool.js';
+import { inPool } from '../core/concurrency.js';
 import { findScannedPage, repairIndexes, type ScannedItem, scannedKeyOf } from '../order-flow/order-repair.js';
 import {
   type BackfilledKind,

@@ -4,7 +4,7 @@
  * quoted one). The order is read and written back as text (`JsonText`): every other value keeps its
  * exact bytes, so the lines, prices and ids a redacted order still answers with stay what was signed.
  */
-import { elementsOf, JsonText, kindOf, membersOf, parseDocument, stringifyExact, textOf } from './json-text.js';
+import { elementsOf, JsonText, kindOf, membersOf, parseDocument, stringifyExact, textOf } from './orders.js';
 
 /**
  * The order's members that hold personal data: the shopper's contact details, names and addresses

@@ -8,7 +8,7 @@
  * `ls` is the list sort key `<createdAt>#<id>`. Every index but GSI2 is KEYS_ONLY; GSI2 carries
  * LOOKUP_PROJECTION. A partition keyed by a store or a resource holds one owner's items only (a
  * store never changes owner), so its key leaves the owner out and a list checks the owner on the
- * items it loads (shared/dynamo/pagination.ts). GSI1 is sparse: a soft-deleted store drops out of
+ * items it loads (shared/dynamo/table.ts). GSI1 is sparse: a soft-deleted store drops out of
  * its list by losing its GSI1 keys. GSI3 (work in flight) holds only jobs that have not ended and
  * completed jobs with a fulfillment on its way, so the reconciler's reads grow with the work in
  * flight, never with the jobs ever made. A kept fulfillment and an idempotent request's record

@@ -1,8 +1,9 @@
-import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
   DeleteCommand,
+  DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -13,9 +14,8 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { config } from '../core/config.js';
-import { dynamo } from './client.js';
-import { INDEX, INDEX_KEYS, type IndexRole, type Key } from './keys.js';
-import { UpdateBuilder } from './update.js';
+import { InvalidCursorError } from '../core/errors.js';
+import { entrySortKey, INDEX, INDEX_KEYS, type IndexRole, type Key, listSortKey } from './keys.js';
 
 export type Item = Record<string, unknown>;
 
@@ -85,7 +85,7 @@ export const keyOf = (item: Item): Key => ({ PK: String(item.PK), SK: String(ite
 
 /**
  * The parts of an UpdateItem that set attributes to values (and remove others), built by the one
- * builder (update.ts `UpdateBuilder`): each name and value through a numbered placeholder, so no
+ * builder (`UpdateBuilder`, below): each name and value through a numbered placeholder, so no
  * reserved word or index attribute is ever spelled in it.
  */
 export const updateSet = (set: Record<string, unknown>, remove: string[] = []) => {
@@ -232,7 +232,7 @@ export const transactWrite = async (items: NonNullable<TransactWriteCommandInput
  * A conditional write whose condition did not hold, with the item it met: DynamoDB answers it
  * (`ReturnValuesOnConditionCheckFailure: ALL_OLD`), so the writer needs no second read. `met` is
  * undefined when there was no item, or when the answer carried none (a stand-in that ignores the
- * option): the writer then reads (`withRereads`, core/rereads.ts, is the one place that does).
+ * option): the writer then reads (`withRereads`, core/concurrency.ts, is the one place that does).
  */
 export class ConditionFailed {
   constructor(readonly met: Item | undefined) {}
@@ -275,7 +275,7 @@ export const putIf = async (
   }
 };
 
-/** The parts of a conditional UpdateItem (dynamo/update.ts builds them), without the table name. */
+/** The parts of a conditional UpdateItem (dynamo/table.ts builds them), without the table name. */
 export interface UpdateParts {
   Key: Key;
   UpdateExpression: string;
@@ -376,4 +376,248 @@ export const putAlone = (write: { Put: { Item: Item; ConditionExpression?: strin
 /** Deletes the item at `key`, whatever it is (a released kept fulfillment). */
 export const deleteItem = async (key: Key) => {
   await dynamo.send(new DeleteCommand({ TableName: TABLE(), Key: key }));
+};
+
+/** One client per container; the endpoint comes from AWS_ENDPOINT_URL_DYNAMODB locally. */
+export const dynamo = DynamoDBDocumentClient.from(new DynamoDBClient({}), {
+  marshallOptions: { removeUndefinedValues: true },
+});
+
+/**
+ * Typed reads of an item's attributes, for the record modules' `…From(item)` conversions. A
+ * missing or mistyped attribute is a corrupt item: the error names the entity and the attribute,
+ * never the value (it may be a secret's ciphertext).
+ */
+export const attributes = (item: Item, entity: string) => {
+  /** The attribute when `ok` says it has the wanted type; a corrupt item otherwise. */
+  const read = <T>(name: string, ok: (value: unknown) => boolean): T => {
+    const value = item[name];
+    if (ok(value)) return value as T;
+    throw new Error(`corrupt ${entity} item: attribute ${name} is missing or of the wrong type`);
+  };
+  const isString = (value: unknown) => typeof value === 'string';
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null;
+  const absent = (value: unknown) => value === undefined || value === null;
+  return {
+    string: (name: string) => read<string>(name, isString),
+    /** Null when absent: attributes written as null, or not written by older code. */
+    stringOrNull: (name: string) => read<string | null>(name, (value) => absent(value) || isString(value)) ?? null,
+    number: (name: string) => read<number>(name, (value) => typeof value === 'number'),
+    /** One of a fixed set of strings (a status, a platform). */
+    oneOf: <T extends string>(name: string, allowed: readonly T[]) =>
+      read<T>(name, (value) => allowed.includes(value as T)),
+    /**
+     * A map or list this service wrote itself (an order, a pricing config, tracking): checked to
+     * be an object, its shape trusted to be what the record's own writer put there.
+     */
+    object: <T extends object>(name: string) => read<T>(name, isObject),
+    optionalObject: <T extends object>(name: string) =>
+      read<T | null>(name, (value) => absent(value) || isObject(value)) ?? undefined,
+  };
+};
+
+/**
+ * One conditional UpdateItem, built clause by clause: the table's builder, which the job item's
+ * one builder (`JobUpdate`, shared/order-flow/order-transitions.ts) and the index backfill extend.
+ * Every attribute name goes through a placeholder (`status`, `url` and friends are reserved words):
+ * `#<attribute>` by default, or one the caller chooses; every value is `:<label>`.
+ */
+export class UpdateBuilder {
+  private readonly sets: string[] = [];
+  private readonly removes: string[] = [];
+  private readonly conditions: string[] = [];
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+
+  /** `#<attribute>` (or `placeholder`) for an attribute, declared on first use. */
+  name(attribute: string, placeholder = `#${attribute}`) {
+    this.names[placeholder] = attribute;
+    return placeholder;
+  }
+
+  value(label: string, v: unknown) {
+    this.values[`:${label}`] = v;
+    return `:${label}`;
+  }
+
+  /** `path = :label`. */
+  set(path: string, label: string, v: unknown) {
+    this.sets.push(`${path} = ${this.value(label, v)}`);
+    return this;
+  }
+
+  /** `#attribute = :attribute` for each entry. */
+  setAttributes(attributes: Record<string, unknown>) {
+    for (const [attribute, v] of Object.entries(attributes)) this.set(this.name(attribute), attribute, v);
+    return this;
+  }
+
+  /** `path = <expression>`: an expression of the item's own attributes (`if_not_exists`, a sum). */
+  setTo(path: string, expression: string) {
+    this.sets.push(`${path} = ${expression}`);
+    return this;
+  }
+
+  remove(...paths: string[]) {
+    for (const path of paths) if (!this.removes.includes(path)) this.removes.push(path);
+    return this;
+  }
+
+  /** The index attributes a change sets and removes (the entity modules' `IndexChanges`). */
+  index(changes: { set: Record<string, string>; remove: string[] }) {
+    this.setAttributes(changes.set);
+    return this.remove(...changes.remove.map((attribute) => this.name(attribute)));
+  }
+
+  when(condition: string) {
+    this.conditions.push(condition);
+    return this;
+  }
+
+  /** The UpdateItem's parts, without the table name (the caller's adapter adds it). */
+  build(key: { PK: string; SK: string }) {
+    const clauses = [
+      ...(this.sets.length ? [`SET ${this.sets.join(', ')}`] : []),
+      ...(this.removes.length ? [`REMOVE ${this.removes.join(', ')}`] : []),
+    ];
+    return {
+      Key: key,
+      UpdateExpression: clauses.join(' '),
+      ...(this.conditions.length ? { ConditionExpression: this.conditions.join(' AND ') } : {}),
+      ExpressionAttributeNames: this.names,
+      ExpressionAttributeValues: this.values,
+    };
+  }
+}
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+/** What a list needs of its records: the cursor's position, and the owner every list is scoped to. */
+interface Listed {
+  /** The id in the record's sort key, unless its list names another (`ListRequest.idOf`). */
+  id?: string;
+  createdAt: string;
+  ownerId: string;
+}
+
+/**
+ * Where a list's entries are: partitions of an index, each sorted by `<prefix><createdAt>#<id>`: one,
+ * or the shards of a list a busy owner writes at the order rate (keys.ts `LIST_SHARDS`), which a
+ * page reads together and merges. `exact` sources hold just the list's items (a partition per
+ * filter); the others hold a superset whose non-matching entries are few in practice
+ * (docs/performance.md, "Lists"), and a page filters the items it loads.
+ */
+export interface ListSource {
+  /** The index by its role in keys.ts. */
+  index: IndexRole;
+  /** The list's partitions: one, or every shard of it (`ShardedList.all()`). */
+  partitions: readonly string[];
+  /** A sort-key prefix within the partition; none for the list indexes. */
+  prefix?: string;
+  exact: boolean;
+  /**
+   * An inexact source that is small (an owner's jobs in flight) and whose matches may be sparse in
+   * it: a page loads up to 100 of its items rather than a few more than `limit`.
+   */
+  small?: boolean;
+  /**
+   * The item a page loads for an entry, when the entry is another item's than the record listed
+   * (an order's mark names its order's record: shared/order-flow/order-unrouted.ts); the entry's own by default.
+   */
+  recordKeyOf?: (entry: Key) => Key;
+}
+
+export interface ListRequest<T extends Listed> {
+  source: ListSource;
+  ownerId: string;
+  /** The record module's conversion of a loaded item. */
+  from: (item: Item) => T;
+  /** The id in a record's sort key, when it is not its `id` (an order's is its first job's). */
+  idOf?: (record: T) => string;
+  limit: number;
+  startingAfter?: string;
+  /** Loads the item a cursor names, or undefined when it was never in this list (another owner's, say). */
+  cursorItem: (id: string) => Promise<T | undefined>;
+  /**
+   * Whether a loaded item belongs on the page, as it is now: the filters an inexact source
+   * leaves to the page, and for every source the item's current state (an index entry can
+   * outlive, for a moment, the state that put it there).
+   */
+  matches?: (item: T) => boolean;
+}
+
+/** BatchGetItem takes at most 100 keys: the most items one page may load. */
+const MAX_LOADED = 100;
+
+/** What an inexact source loads beyond `limit + 1`, for the entries a page drops. */
+const slack = (limit: number) => Math.max(2, Math.ceil(limit / 4));
+
+/**
+ * The newest `limit` entries below `before` of a source's partitions: one Query per partition, in
+ * parallel, each of at most `limit` entries (all of a page's may be in one shard), merged by sort
+ * key. For a sharded list this reads `shards × limit` keys at most: a page's cost grows with the
+ * shards and the page, never with the list's length.
+ */
+const newestEntries = async (source: ListSource, before: string | undefined, limit: number) => {
+  const queries = source.partitions.map((partition) =>
+    queryIndex({ index: source.index, partition, prefix: source.prefix, before, limit }),
+  );
+  const all = (await Promise.all(queries)).flat();
+  if (source.partitions.length === 1) return all;
+  const sortKey = (entry: Item) => entrySortKey(source.index, entry);
+  return all.sort((a, b) => (sortKey(a) < sortKey(b) ? 1 : sortKey(a) > sortKey(b) ? -1 : 0)).slice(0, limit);
+};
+
+/**
+ * Cursor pagination for every list (SPEC 8.1, CONTRACT.md §8): newest first by (createdAt, id),
+ * as every list index sorts by `<createdAt>#<id>`. The cursor is the last item's id; its sort key
+ * bounds the Query, so items sharing a timestamp are neither skipped nor repeated, items created
+ * meanwhile never shift later pages, and a cursor item deleted (or moved out of a filtered list)
+ * since still marks its place.
+ *
+ * A page is at most three round trips: the cursor's GetItem, the Queries for the keys (one per
+ * partition, side by side; one more entry than the page loads, to tell `has_more`) and one BatchGet
+ * of at most `limit` items (`limit + 1 + slack` for an inexact source, up to 100 for a small one),
+ * whatever the list's length. It may hold fewer than `limit`
+ * items when some loaded ones do not match: `has_more` still says whether the list goes on. Only
+ * when not one loaded item matches while the list goes on does the page read on, so a page is
+ * never empty with `has_more` true (docs/design.md, "Lists").
+ */
+export const listPage = async <T extends Listed>(request: ListRequest<T>): Promise<Page<T>> => {
+  const { source, limit } = request;
+  const recordKeyOf = source.recordKeyOf ?? ((entry: Key) => entry);
+  let before: string | undefined;
+  if (request.startingAfter !== undefined) {
+    const cursor = await request.cursorItem(request.startingAfter);
+    if (!cursor) throw new InvalidCursorError();
+    const id = request.idOf ? request.idOf(cursor) : cursor.id;
+    if (id === undefined) throw new Error('a listed record without an id: its list names one with idOf');
+    before = listSortKey(cursor.createdAt, id);
+  }
+
+  const loads = source.exact ? limit : source.small ? MAX_LOADED : Math.min(MAX_LOADED, limit + 1 + slack(limit));
+  const matches = request.matches ?? (() => true);
+  const data: T[] = [];
+  for (;;) {
+    const entries = await newestEntries(source, before, loads + 1);
+    const loaded = entries.slice(0, loads);
+    const items = await batchGet(
+      loaded.map((entry) => recordKeyOf(keyOf(entry))),
+      request.from,
+    );
+    // A store's or a resource's partition holds one owner's items: one of another owner's means
+    // the caller named a store or resource that is not theirs.
+    if (items.some((item) => item.ownerId !== request.ownerId)) return { data: [], hasMore: false };
+    data.push(...items.filter(matches));
+    const more = entries.length > loads;
+    if (data.length > limit) return { data: data.slice(0, limit), hasMore: true };
+    if (data.length > 0 || !more) return { data, hasMore: more };
+    // Read on below the last entry loaded, in every partition (its sort key without the prefix).
+    const last = loaded.at(-1);
+    if (!last) return { data, hasMore: false };
+    before = entrySortKey(source.index, last).slice(source.prefix?.length ?? 0);
+  }
 };

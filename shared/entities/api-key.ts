@@ -1,6 +1,6 @@
-import { attributes } from '../dynamo/attributes.js';
 import { INDEX_KEYS, indexEntry, type Key, keys, listSortKey, lists } from '../dynamo/keys.js';
 import {
+  attributes,
   batchGet,
   ConditionFailed,
   getItem,

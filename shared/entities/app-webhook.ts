@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import { deleteItem, getItem, type Item, putIf } from '../dynamo/table.js';
+import { attributes, deleteItem, getItem, type Item, putIf } from '../dynamo/table.js';
 import type { StoreKind } from './store.js';
 
 /** A store a verified app webhook named: what its topic's handler needs to find it again. */

@@ -1,9 +1,7 @@
 import { config } from '../core/config.js';
 import { isId } from '../core/ids.js';
-import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { getItem, type Item, putAlone, TABLE } from '../dynamo/table.js';
+import { attributes, getItem, type Item, type ListSource, listPage, putAlone, TABLE } from '../dynamo/table.js';
 
 /**
  * The audit entry entity: the record, its item's key and index entries, and its conversions to and

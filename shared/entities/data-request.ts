@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import { getItem, type Item, putIf } from '../dynamo/table.js';
+import { attributes, getItem, type Item, putIf } from '../dynamo/table.js';
 
 /**
  * The data request entity (CONTRACT.md §13): what a platform's `customers/data_request` asked of one

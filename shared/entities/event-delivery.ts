@@ -1,6 +1,6 @@
-import { attributes } from '../dynamo/attributes.js';
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
 import {
+  attributes,
   batchGet,
   ConditionFailed,
   type Item,

@@ -1,6 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { type IdPrefix, idSeed, placedId, placeOfId } from '../core/ids.js';
-import { attributes } from '../dynamo/attributes.js';
 import {
   entrySortKey,
   eventKeys,
@@ -10,7 +9,17 @@ import {
   type Key,
   listSortKey,
 } from '../dynamo/keys.js';
-import { batchGet, getItem, type Item, keyOf, putAlone, queryIndex, TABLE, updateIf } from '../dynamo/table.js';
+import {
+  attributes,
+  batchGet,
+  getItem,
+  type Item,
+  keyOf,
+  putAlone,
+  queryIndex,
+  TABLE,
+  updateIf,
+} from '../dynamo/table.js';
 
 /**
  * The event entity (CONTRACT.md §14): what happened, with the object as its GET answered at that

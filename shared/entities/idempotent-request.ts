@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
-import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import { ConditionFailed, getItem, type Item, putIf, updateIf } from '../dynamo/table.js';
+import { attributes, ConditionFailed, getItem, type Item, putIf, updateIf } from '../dynamo/table.js';
 
 /**
  * The idempotent request entity (CONTRACT.md §9): one item per owner and `Idempotency-Key`, keyed

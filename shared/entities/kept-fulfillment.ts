@@ -1,7 +1,6 @@
 import type { CarrierReport } from '../domain/shipment.js';
-import { attributes } from '../dynamo/attributes.js';
 import { type Key, keys } from '../dynamo/keys.js';
-import { deleteItem, getItem, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
+import { attributes, deleteItem, getItem, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
 /** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */

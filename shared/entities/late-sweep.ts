@@ -1,7 +1,6 @@
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../dynamo/client.js';
 import { lateSweepKey } from '../dynamo/keys.js';
-import { TABLE } from '../dynamo/table.js';
+import { dynamo, TABLE } from '../dynamo/table.js';
 
 /**
  * The late sweep's mark (CONTRACT.md §16.2): the last UTC hour (`YYYY-MM-DDTHH`) of due jobs it went

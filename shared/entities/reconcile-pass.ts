@@ -1,8 +1,6 @@
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { attributes } from '../dynamo/attributes.js';
-import { dynamo } from '../dynamo/client.js';
 import { reconcilePassKey } from '../dynamo/keys.js';
-import { getItem, type Item, TABLE } from '../dynamo/table.js';
+import { attributes, dynamo, getItem, type Item, TABLE } from '../dynamo/table.js';
 
 /**
  * The reconcile pass entity (shared/order-flow/README.md, "The reconciler"): one small item that says how far

@@ -4,11 +4,19 @@ import {
   RISK_POLICIES,
   type RoutingPolicy,
   TEST_ORDER_POLICIES,
-} from '../domain/routing-policy.js';
-import { attributes } from '../dynamo/attributes.js';
+} from '../domain/routing.js';
 import { indexPartitionName, keys, lists, storeOfKey } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
-import { ConditionFailed, getItem, type Item, putIf, queryKeys, queryPartition, updateIf } from '../dynamo/table.js';
+import {
+  attributes,
+  ConditionFailed,
+  getItem,
+  type Item,
+  listPage,
+  putIf,
+  queryKeys,
+  queryPartition,
+  updateIf,
+} from '../dynamo/table.js';
 import { vendorTagFrom } from './source-store.js';
 import {
   OWNED_AND_ACTIVE,

@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import { getItem, putIf } from '../dynamo/table.js';
+import { attributes, getItem, putIf } from '../dynamo/table.js';
 
 /**
  * The retention mark entity (docs/design.md, "Customer data"): how far the retention sweep has

@@ -1,8 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DAY_COUNTERS, DAY_HISTOGRAMS, type DayFigures, emptyDay } from '../domain/scorecard.js';
-import { dynamo } from '../dynamo/client.js';
 import { scorecardDayKey } from '../dynamo/keys.js';
-import { type Item, TABLE } from '../dynamo/table.js';
+import { dynamo, type Item, TABLE } from '../dynamo/table.js';
 
 /**
  * A supplier's per-day figures (CONTRACT.md §16.3): one small item per source store and day (in its

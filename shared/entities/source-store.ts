@@ -1,9 +1,7 @@
 import type { ServiceLevel } from '../domain/business-days.js';
-import type { PricingConfig } from '../domain/pricing.js';
-import { attributes } from '../dynamo/attributes.js';
+import type { PricingConfig } from '../domain/money.js';
 import { keys, lists, vendorTagOf } from '../dynamo/keys.js';
-import { listPage } from '../dynamo/pagination.js';
-import { getItem, type Item, keyOf, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
+import { attributes, getItem, type Item, keyOf, listPage, queryPartition, TABLE, transactIf } from '../dynamo/table.js';
 import { DELISTED, type StoreFields, storeAttributes, storeFrom, storeIndexEntries, storeKey } from './store.js';
 
 /**

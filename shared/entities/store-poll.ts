@@ -1,8 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { attributes } from '../dynamo/attributes.js';
-import { dynamo } from '../dynamo/client.js';
 import { lists, storeOfKey } from '../dynamo/keys.js';
-import { getItem, type Item, isConditionFailure, queryKeys, TABLE } from '../dynamo/table.js';
+import { attributes, dynamo, getItem, type Item, isConditionFailure, queryKeys, TABLE } from '../dynamo/table.js';
 import { type StoreFields, type StoreKind, type StoreOnShop, storeFrom, storeKey } from './store.js';
 
 /**

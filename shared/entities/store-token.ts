@@ -1,5 +1,4 @@
-import { attributes } from '../dynamo/attributes.js';
-import { ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.js';
+import { attributes, ConditionFailed, getItem, type Item, updateIf } from '../dynamo/table.js';
 import {
   CONNECTION_ATTRIBUTES,
   connectionFrom,

@@ -1,4 +1,3 @@
-import { attributes } from '../dynamo/attributes.js';
 import {
   indexEntry,
   indexKeyNames,
@@ -11,6 +10,7 @@ import {
   storeOfKey,
 } from '../dynamo/keys.js';
 import {
+  attributes,
   ConditionFailed,
   getItem,
   type Item,
@@ -26,7 +26,7 @@ import { PLATFORMS, type Platform } from '../platforms/port.js';
  * What the two store entities (reseller-store.ts, source-store.ts) share: their fields, secrets,
  * list and shop-domain entries, and what the lookups index carries of either. A store's secrets are
  * kept as KMS ciphertexts (base64) under the attributes `accessToken` and `webhookSecret`;
- * shared/stores/secrets.ts decrypts them.
+ * shared/stores/connection.ts decrypts them.
  */
 
 /** The two kinds of merchant store. */

@@ -1,7 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dynamo } from '../dynamo/client.js';
 import { supplierPaceKey } from '../dynamo/keys.js';
-import { getItem, type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { dynamo, getItem, type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
 
 /**
  * A supplier shop's pace (docs/design.md, "A pace per supplier"): the calls a second the service

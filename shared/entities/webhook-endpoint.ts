@@ -1,6 +1,14 @@
-import { attributes } from '../dynamo/attributes.js';
 import { eventKeys } from '../dynamo/keys.js';
-import { getItem, type Item, queryPartition, TABLE, transactIf, updateIf, updateSet } from '../dynamo/table.js';
+import {
+  attributes,
+  getItem,
+  type Item,
+  queryPartition,
+  TABLE,
+  transactIf,
+  updateIf,
+  updateSet,
+} from '../dynamo/table.js';
 import type { EventType } from './event.js';
 
 /**

@@ -1,6 +1,5 @@
 import { config } from '../core/config.js';
-import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
-import { sendWork } from '../work/queue.js';
+import { type Fields, isText, parseWith, sendWork, type WorkMessage, workFields } from '../work/runner.js';
 
 /**
  * One try of an event's delivery to one endpoint (CONTRACT.md §14): ids only, never the event's

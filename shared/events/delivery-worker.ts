@@ -3,7 +3,7 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import { getItem } from '../dynamo/table.js';
@@ -24,8 +24,7 @@ import {
   webhookEndpointFrom,
   webhookEndpointKey,
 } from '../entities/webhook-endpoint.js';
-import type { Attempt, WorkKind } from '../work/kind.js';
-import { runWork } from '../work/runner.js';
+import { type Attempt, runWork, type WorkKind } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';

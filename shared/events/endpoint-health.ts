@@ -1,6 +1,6 @@
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import {
   clearEndpointFailing,
   disableFailingEndpoint,

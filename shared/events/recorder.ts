@@ -1,5 +1,5 @@
 import type { DynamoDBRecord } from 'aws-lambda';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { imagesOf, type StreamImage } from '../dynamo/stream.js';
 import { type Event, putEvent } from '../entities/event.js';
 import { type Change, changesOf, type Subject } from './changes.js';

@@ -1,23 +1,23 @@
 import { gunzipSync } from 'node:zlib';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import middy from '@middy/core';
-import { InvalidSignatureError, RouteNotFoundError, ValidationError } from '../core/errors.js';
-import { logger } from '../core/logger.js';
-import { parseWithExactIntegers } from '../domain/json-text.js';
-import type { WebhookCall } from '../stores/verify.js';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { config } from '../core/config.js';
 import {
-  API_BODY_LIMIT,
-  assertJsonContentType,
-  authenticateMiddleware,
-  bodyLimitMiddleware,
-  httpResponseMiddleware,
-  jsonBodyMiddleware,
-  readHeader,
-  STANDARD_HEADERS,
-  WEBHOOK_BODY_LIMIT,
-} from './middlewares.js';
-import { rateLimitMiddleware } from './rate-limit.js';
-import type { HttpContext, HttpEvent, HttpMiddleware, HttpResponse, HttpResult } from './types.js';
+  ApiError,
+  InvalidSignatureError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  RouteNotFoundError,
+  UnauthorizedError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { logger } from '../core/telemetry.js';
+import { parseWithExactIntegers } from '../domain/orders.js';
+import { takeRequest } from '../entities/rate-window.js';
+import type { WebhookCall } from '../stores/verify.js';
 
 export interface ApiRequest {
   event: HttpEvent;
@@ -48,8 +48,8 @@ export interface WebhookRequest {
  * with different values is refused: `conflict` says how.
  */
 const callHeader = (event: HttpEvent, name: string, conflict: () => Error): string | undefined => {
-  const platform = readHeader(event, `x-platform-${name}`);
-  const shopify = readHeader(event, `x-shopify-${name}`);
+  const platform = header(event, `x-platform-${name}`);
+  const shopify = header(event, `x-shopify-${name}`);
   if (platform !== undefined && shopify !== undefined && platform !== shopify) throw conflict();
   return platform ?? shopify;
 };
@@ -102,7 +102,7 @@ const withStandardHeaders =
 
 /**
  * A bearer-key route: request id, error mapping, owner from the authorizer, the key's rate (a change:
- * shared/http/rate-limit.ts), 64 KiB JSON body; then
+ * shared/http/handler.ts), 64 KiB JSON body; then
  * the route's own middlewares (`Idempotency-Key` for POST and PATCH: shared/http/idempotent-handler.ts).
  */
 export const apiHandler = (fn: (request: ApiRequest) => Promise<HttpResult>, ...own: HttpMiddleware[]): Lambda =>
@@ -188,7 +188,7 @@ export const fileHandler = (files: Readonly<Record<string, StaticFile>>, headers
         const name = event.pathParameters?.file || 'index.html';
         const file = Object.hasOwn(files, name) ? files[name] : undefined;
         if (!file) throw new RouteNotFoundError(event.requestContext?.http?.method ?? 'GET', event.rawPath ?? '/');
-        const gzip = /\bgzip\b/i.test(readHeader(event, 'accept-encoding') ?? '');
+        const gzip = /\bgzip\b/i.test(header(event, 'accept-encoding') ?? '');
         return Promise.resolve({
           statusCode: 200,
           headers: {
@@ -204,3 +204,211 @@ export const fileHandler = (files: Readonly<Record<string, StaticFile>>, headers
       }) as unknown as Lambda,
   );
 };
+
+/** What the authorizer passes to a route (`requestContext.authorizer.lambda`). */
+export interface AuthorizerContext {
+  ownerId?: string;
+  keyId?: string;
+  /** The API keys could not be read: what the authorizer answered before it threw instead (issue 32). */
+  unavailable?: boolean;
+}
+
+export type HttpEvent = APIGatewayProxyEventV2 & {
+  requestContext: APIGatewayProxyEventV2['requestContext'] & { authorizer?: { lambda?: AuthorizerContext } };
+};
+
+/** A handler's answer before serialization; `request_id` and headers are added by the middleware. */
+export interface HttpResult {
+  status: number;
+  body?: Record<string, unknown>;
+  /** Headers besides the ones every response gets. */
+  headers?: Record<string, string>;
+}
+
+export interface RequestState {
+  requestId: string;
+  /** The body exactly as the client sent it (API Gateway may have base64-encoded it). */
+  rawBody: Buffer;
+  /** Set by the JSON body middleware. */
+  body?: unknown;
+  ownerId?: string;
+  keyId?: string;
+  /** The `Idempotency-Key` this request holds while it runs (shared/http/idempotency.ts). */
+  idempotencyKey?: { ownerId: string; key: string };
+}
+
+export type HttpContext = Context & { state: RequestState };
+
+export type HttpResponse = APIGatewayProxyStructuredResultV2;
+
+/** A middy middleware of the HTTP handlers: it sees the handler's result before serialization. */
+export type HttpMiddleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;
+
+export const ok = (body: Record<string, unknown>): HttpResult => ({ status: 200, body });
+export const created = (body: Record<string, unknown>): HttpResult => ({ status: 201, body });
+export const noContent = (): HttpResult => ({ status: 204 });
+
+type Middleware = middy.MiddlewareObj<HttpEvent, HttpResponse | HttpResult, Error, HttpContext>;
+
+const header = (event: HttpEvent, name: string) => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(event.headers ?? {})) if (key.toLowerCase() === wanted) return value;
+  return undefined;
+};
+
+export { header as readHeader };
+
+/**
+ * On every response of every function, errors and webhooks included (CONTRACT.md §3): answers are
+ * per request and per caller, so no cache may keep them, and a browser must not guess a type.
+ */
+export const STANDARD_HEADERS: Readonly<Record<string, string>> = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+};
+
+const json = (status: number, body: Record<string, unknown>, requestId: string): HttpResponse => ({
+  statusCode: status,
+  headers: { 'Content-Type': 'application/json', 'Request-Id': requestId },
+  body: JSON.stringify({ ...body, request_id: requestId }),
+});
+
+/** A handler's result as the response: the request id in body and header, and in each item of a list. */
+export const serializeResult = (result: HttpResult, requestId: string): HttpResponse => {
+  if (result.status === 204 || !result.body) {
+    return { statusCode: result.status, headers: { ...result.headers, 'Request-Id': requestId } };
+  }
+  const body = result.body;
+  // Objects inside a list carry the request id too (CONTRACT.md §3).
+  if (Array.isArray(body.data)) body.data = body.data.map((item) => ({ ...item, request_id: requestId }));
+  const response = json(result.status, body, requestId);
+  return { ...response, headers: { ...result.headers, ...response.headers } };
+};
+
+/** The contract's error body of a domain error (CONTRACT.md §3). */
+export const errorBody = (error: ApiError) => ({
+  error: {
+    type: error.type,
+    code: error.code,
+    message: error.message,
+    ...(error.param ? { param: error.param } : {}),
+  },
+});
+
+/**
+ * Gives every request its `req_` id and decodes the raw body; turns the handler's result into
+ * the response (the id in body and header), and every error into the contract's error body.
+ * Unknown errors become a bare 500: the details go to the log, never to the client.
+ */
+export const httpResponseMiddleware = (): Middleware => ({
+  before: function assignRequestId(request) {
+    const { event } = request;
+    const raw = event.body ?? '';
+    request.context.state = {
+      requestId: newId('req'),
+      rawBody: Buffer.from(raw, event.isBase64Encoded ? 'base64' : 'utf8'),
+    };
+    // The service's id and API Gateway's on every line: the access log names a request by the latter.
+    logger.appendKeys({ request_id: request.context.state.requestId });
+    if (event.requestContext?.requestId) logger.setCorrelationId(event.requestContext.requestId);
+  },
+  after: function serialize(request) {
+    request.response = serializeResult(request.response as HttpResult, request.context.state.requestId);
+  },
+  onError: function mapError(request) {
+    const requestId = request.context.state?.requestId ?? newId('req');
+    const error = request.error;
+    if (error instanceof ApiError) {
+      if (error.status >= 500) logger.error('request failed', { code: error.code });
+      const response = json(error.status, errorBody(error), requestId);
+      request.response = { ...response, headers: { ...error.headers, ...response.headers } };
+      return;
+    }
+    logger.error('unexpected error', error as Error);
+    request.response = json(
+      500,
+      {
+        error: {
+          type: 'api_error',
+          code: 'internal_error',
+          message: 'An internal error occurred; quote the request id when asking for help.',
+        },
+      },
+      requestId,
+    );
+  },
+});
+
+/** Takes the owner the authorizer resolved; no owner means no valid key. */
+export const authenticateMiddleware = (): Middleware => ({
+  before: function authenticate(request) {
+    const auth = request.event.requestContext.authorizer?.lambda;
+    // The authorizer now throws instead, but API Gateway's cache may still hold such a verdict from
+    // before that change (60 s): still a 500, never a 401 for a key that may be valid.
+    if (auth?.unavailable) throw new Error('the authorizer could not read the API keys');
+    if (!auth?.ownerId) throw new UnauthorizedError();
+    request.context.state.ownerId = auth.ownerId;
+    request.context.state.keyId = auth.keyId;
+  },
+});
+
+export const API_BODY_LIMIT = 64 * 1024;
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+
+/** Refuses oversized bodies before anything else reads them. */
+export const bodyLimitMiddleware = (limitBytes: number): Middleware => ({
+  before: function limitBody(request) {
+    if (request.context.state.rawBody.length > limitBytes) throw new PayloadTooLargeError(limitBytes);
+  },
+});
+
+/** A body must say it is JSON: `application/json`, with or without parameters. */
+export const assertJsonContentType = (event: HttpEvent) => {
+  if (!/^application\/json\s*(;|$)/i.test(header(event, 'content-type') ?? '')) throw new UnsupportedMediaTypeError();
+};
+
+/** Parses a JSON body; an empty body stays `undefined`, for routes that take none. */
+export const jsonBodyMiddleware = (): Middleware => ({
+  before: function parseJson(request) {
+    const { rawBody } = request.context.state;
+    if (rawBody.length === 0) return;
+    assertJsonContentType(request.event);
+    try {
+      request.context.state.body = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw new ValidationError('The request body is not valid JSON.');
+    }
+  },
+});
+
+/**
+ * Per-key rate limits (docs/design.md, "Per-key rate limits"): a bearer-key request that changes
+ * something (POST, PATCH, DELETE) takes one of its key's API_KEY_RATE_LIMIT requests of the current
+ * second (shared/entities/rate-window.ts), or is refused `429 rate_limited` with `Retry-After`
+ * before it reads or changes anything, so one integrator cannot take another's share of a route's
+ * bucket. Reads are not counted. A container that was refused a key's second refuses the rest of
+ * that second without a write.
+ */
+
+/** Per container: the second each key was last refused, so a flood costs one write a second. */
+const refused = new Map<string, number>();
+const REMEMBERED_KEYS = 1_000;
+
+export const rateLimitMiddleware = (): HttpMiddleware => ({
+  before: async function limitRate(request) {
+    const limit = config.apiKeyRateLimit();
+    const method = request.event.requestContext?.http?.method ?? 'GET';
+    const { keyId } = request.context.state;
+    if (!limit || method === 'GET' || method === 'HEAD' || !keyId) return;
+    const nowMs = Date.now();
+    const second = Math.floor(nowMs / 1000);
+    if (refused.get(keyId) === second) throw new RateLimitedError(limit, 1);
+    const taken = await takeRequest(keyId, limit, nowMs);
+    if (taken.taken) return;
+    refused.delete(keyId);
+    const [oldest] = refused.keys();
+    if (refused.size >= REMEMBERED_KEYS && oldest !== undefined) refused.delete(oldest);
+    refused.set(keyId, second);
+    throw new RateLimitedError(limit, taken.retryAfterSeconds);
+  },
+});

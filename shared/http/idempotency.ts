@@ -1,6 +1,6 @@
 import type { SecretCipher, SecretContext } from '../aws/kms-cipher.js';
 import { ApiError, IdempotencyKeyInProgressError, IdempotencyKeyReusedError, ValidationError } from '../core/errors.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import {
   claimKey,
   type KeptResponse,
@@ -9,8 +9,14 @@ import {
   releaseKey,
   requestFingerprint,
 } from '../idempotency/requests.js';
-import { errorBody, readHeader, serializeResult } from './middlewares.js';
-import type { HttpMiddleware, HttpResponse, HttpResult } from './types.js';
+import {
+  errorBody,
+  type HttpMiddleware,
+  type HttpResponse,
+  type HttpResult,
+  readHeader,
+  serializeResult,
+} from './handler.js';
 
 /** The methods CONTRACT.md §9 makes idempotent; a key sent with any other is ignored, as Stripe ignores it. */
 const IDEMPOTENT_METHODS = new Set(['POST', 'PATCH']);

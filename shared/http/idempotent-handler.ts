@@ -1,6 +1,5 @@
-import { type ApiRequest, apiHandler } from './handler.js';
+import { type ApiRequest, apiHandler, type HttpResult } from './handler.js';
 import { type IdempotencyOptions, idempotencyMiddleware } from './idempotency.js';
-import type { HttpResult } from './types.js';
 
 /**
  * A bearer-key POST or PATCH route: `apiHandler` with `Idempotency-Key` (CONTRACT.md §9). A module

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { parseInput } from '../core/validation.js';
+import { parseInput } from '../core/errors.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { cancelBySourceStore, cancelResellerOrder } from './cancelling.js';
 

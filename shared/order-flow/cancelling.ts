@@ -1,14 +1,12 @@
 import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
+import { MAX_RESENDS } from '../core/config.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { withRereads } from '../core/rereads.js';
-import { MAX_RESENDS } from '../core/work-policy.js';
-import { classify } from '../platforms/failure.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
+import { classify } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { jobLines } from './order-body.js';
 import { cancellationRequest } from './order-job-moves.js';
 import {
@@ -162,7 +160,7 @@ const cancelOne = async (job: SyncJob, reason: string | null, requestId?: string
 };
 
 /**
- * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; core/rereads.ts).
+ * `cancelOne`, read again after each lost race (a worker moved the job meanwhile; core/concurrency.ts).
  * `read`: the job as the caller just read it (consistently), taken for the first try.
  */
 const cancelJob = (id: string, reason: string | null, requestId?: string, read?: SyncJob) =>

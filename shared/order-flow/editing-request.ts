@@ -1,7 +1,7 @@
 import * as v from 'valibot';
-import { parseInput } from '../core/validation.js';
-import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
-import type { OrderFacts } from '../domain/routing-policy.js';
+import { parseInput } from '../core/errors.js';
+import { type ResellerOrder, readResellerOrder } from '../domain/orders.js';
+import type { OrderFacts } from '../domain/routing.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { editResellerOrder } from './editing.js';
 import { judgeHeldAgain } from './holding.js';

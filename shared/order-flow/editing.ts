@@ -1,15 +1,18 @@
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
+import { MAX_RESENDS } from '../core/config.js';
 import { now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { withRereads } from '../core/rereads.js';
-import { MAX_RESENDS } from '../core/work-policy.js';
-import type { JsonText } from '../domain/json-text.js';
-import { type ResellerOrder, readResellerOrder } from '../domain/reseller-order.js';
-import { resellerOrderName, withResellerOrder } from '../domain/supplier-order.js';
-import { classify } from '../platforms/failure.js';
-import type { OrderChanges } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { logger } from '../core/telemetry.js';
+import {
+  type JsonText,
+  type ResellerOrder,
+  readResellerOrder,
+  resellerOrderName,
+  withResellerOrder,
+} from '../domain/orders.js';
+import { classify, type OrderChanges } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { jobOrderReading, storedOrderReading } from './order-body.js';
 import { keepEdits, loadJob, loadOrderPartition } from './order-repository.js';
 import { type OrderEdits, type SyncJob, updatePending } from './order-sync-job.js';
@@ -70,7 +73,7 @@ export const editResellerOrder = async (
   const ids = first.orderJobIds ?? [first.id];
   const linesChanged = linesOf(stored.order) !== linesOf(latest);
   for (const id of ids) {
-    // Read again after each lost race (core/rereads.ts); the first job was just read, consistently.
+    // Read again after each lost race (core/concurrency.ts); the first job was just read, consistently.
     await withRereads(
       () => loadJob(id, true),
       async (job) =>

@@ -1,7 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { syncJobId } from '../core/ids.js';
-import type { JsonText } from '../domain/json-text.js';
-import { type OrderReading, type ResellerLineItem, readResellerOrder } from '../domain/reseller-order.js';
+import { type JsonText, type OrderReading, type ResellerLineItem, readResellerOrder } from '../domain/orders.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { keys } from '../dynamo/keys.js';
 import { type Item, queryPartition } from '../dynamo/table.js';

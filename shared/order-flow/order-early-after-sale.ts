@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { keys } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { attributes, type Item } from '../dynamo/table.js';
 import type { ApprovedReturn, Refund } from './order-after-sale.js';
 import { entityTagOf } from './order-item-kind.js';
 

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
+import { withRereads } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { withRereads } from '../core/rereads.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import type { Tracking } from '../platforms/port.js';
@@ -79,7 +77,7 @@ const OUTCOME_MOVES = { delivered: 'deliver', cancelled: 'cancel', failed: 'fail
 /** Runs the update: true, or the race it lost (the job it met, for the next try). */
 const tryUpdate = (jobId: string, update: JobUpdate) => updateJob(jobId, update);
 
-/** A write of the job's entries, tried again with the job each lost race met (core/rereads.ts). */
+/** A write of the job's entries, tried again with the job each lost race met (core/concurrency.ts). */
 const withEntryRereads = <T>(
   jobId: string,
   first: SyncJob | undefined,

@@ -1,6 +1,5 @@
 import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipment.js';
-import { attributes } from '../dynamo/attributes.js';
-import type { Item } from '../dynamo/table.js';
+import { attributes, type Item } from '../dynamo/table.js';
 
 /**
  * The fulfillment entry (docs/propagation.md): the state a source fulfillment has on the sync job

@@ -1,6 +1,5 @@
-import { attributes } from '../dynamo/attributes.js';
 import { bodyPartNumberOf, isSyncJobKey, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
-import { type Item, keyOf } from '../dynamo/table.js';
+import { attributes, type Item, keyOf } from '../dynamo/table.js';
 import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
 import { type KeptAfterSale, keptAfterSaleFrom } from './order-early-after-sale.js';
 import { ENTITY_TAG, ENTITY_TAGS, type OrderItemKind } from './order-item-kind.js';

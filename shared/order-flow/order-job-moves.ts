@@ -1,9 +1,8 @@
+import { Met } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric, latencyMetric } from '../core/metrics.js';
-import { Met } from '../core/rereads.js';
+import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
 import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
-import type { Hold } from '../domain/routing-policy.js';
+import type { Hold } from '../domain/routing.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
 import { isPropagating } from './order-fulfillment-entry.js';
 import { isLost, moveJob } from './order-repository.js';
@@ -102,7 +101,7 @@ const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
   },
 });
 
-/** What a completion clears: an absent attribute reads as null (dynamo/attributes.ts), and costs no bytes. */
+/** What a completion clears: an absent attribute reads as null (dynamo/table.ts), and costs no bytes. */
 const COMPLETED_CLEARS: JobAttribute[] = [...WAIT_ATTRIBUTES, 'errorMessage', 'failedAt'];
 /**
  * What only placing reads (the supplier order's `source_identifier`, for a lookup of an unknown

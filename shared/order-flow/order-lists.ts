@@ -1,8 +1,7 @@
+import type { SyncJobStatus } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
-import type { SyncJobStatus } from '../domain/sync-job-status.js';
 import { inFlight, jobIdOfPartition, type Key, listSortKey, lists, orderRecordKeyOf } from '../dynamo/keys.js';
-import { type ListSource, listPage } from '../dynamo/pagination.js';
-import { batchGet, queryKeys, type ReadMeter } from '../dynamo/table.js';
+import { batchGet, type ListSource, listPage, queryKeys, type ReadMeter } from '../dynamo/table.js';
 import { type Order, orderFrom } from './order.js';
 import { LATE_LIST } from './order-service-level.js';
 import { CREDIT_DUE_LIST, HELD_LIST, isListedState, type SyncJob, syncJobFrom } from './order-sync-job.js';

@@ -1,4 +1,4 @@
-import { withRereads } from '../core/rereads.js';
+import { withRereads } from '../core/concurrency.js';
 import { type CarrierProgress, type CarrierReport, progressAfter } from '../domain/shipment.js';
 import type { FulfillmentEntry } from './order-fulfillment-entry.js';
 import { loadJob, updateJob } from './order-repository.js';

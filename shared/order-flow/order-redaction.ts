@@ -1,7 +1,6 @@
 import { PERSONAL_ORDER_FIELDS, scrubText } from '../domain/personal-data.js';
 import { bodyPartNumberOf, isUnroutedOrderMarkKey, keys } from '../dynamo/keys.js';
-import { ConditionFailed, deleteItem, putIf, queryPartition, updateIf } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import { ConditionFailed, deleteItem, putIf, queryPartition, UpdateBuilder, updateIf } from '../dynamo/table.js';
 import { storedAttempts } from './order-attempt.js';
 import { bodyStorage, compressBody, orderBodyPartItem } from './order-body.js';
 import { type Lost, lostRace } from './order-repository.js';

@@ -1,6 +1,5 @@
 import type { Key } from '../dynamo/keys.js';
-import { ConditionFailed, type Item, keyOf, scanPage, updateIf } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import { ConditionFailed, type Item, keyOf, scanPage, UpdateBuilder, updateIf } from '../dynamo/table.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /** What to write so an item has the attributes the current code gives it (shared/backfill/index-attributes.ts). */
@@ -10,7 +9,7 @@ export interface IndexRepair {
 }
 
 /**
- * The table's one builder (dynamo/update.ts), with a numbered placeholder per attribute name and per
+ * The table's one builder (dynamo/table.ts), with a numbered placeholder per attribute name and per
  * value, so names like `status` or a fulfillment id are safe.
  */
 class Expression extends UpdateBuilder {

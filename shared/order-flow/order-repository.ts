@@ -1,4 +1,4 @@
-import { Met } from '../core/rereads.js';
+import { Met } from '../core/concurrency.js';
 import { jobIdOfPartition, lookups } from '../dynamo/keys.js';
 import {
   batchGet,
@@ -41,7 +41,7 @@ import { unroutedOrderCancellation } from './order-unrouted.js';
  * The order aggregate's reads and writes: every DynamoDB call on an order's partition (its first job's key)
  * and on its jobs' items goes through here, each write conditional on what its caller read. A write
  * whose condition failed answers the item it met (`ConditionFailed`), which the caller's next try
- * takes (`Met`) instead of reading it again; `withRereads` (core/rereads.ts) reads only when the
+ * takes (`Met`) instead of reading it again; `withRereads` (core/concurrency.ts) reads only when the
  * answer carried none.
  */
 

@@ -2,8 +2,17 @@ import { DEFAULT_WORKING_DAYS, localDateOf, scanDueAtOf } from '../domain/busine
 import { DAY_COUNTERS, type DayFigures, emptyDay, type ShippedParcel } from '../domain/scorecard.js';
 import { coveredQuantities } from '../domain/shipment.js';
 import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
-import { batchGet, ConditionFailed, getItem, keyOf, queryIndex, TABLE, transactIf, updateIf } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import {
+  batchGet,
+  ConditionFailed,
+  getItem,
+  keyOf,
+  queryIndex,
+  TABLE,
+  transactIf,
+  UpdateBuilder,
+  updateIf,
+} from '../dynamo/table.js';
 import { dayAddition } from '../entities/scorecard-day.js';
 import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
 import { jobLines } from './order-body.js';

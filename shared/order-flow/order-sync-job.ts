@@ -1,9 +1,7 @@
 import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
-import type { UnroutedLine } from '../domain/routing.js';
-import type { Hold } from '../domain/routing-policy.js';
-import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/sync-job-status.js';
-import { attributes } from '../dynamo/attributes.js';
+import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/orders.js';
+import type { Hold, UnroutedLine } from '../domain/routing.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,
@@ -17,7 +15,7 @@ import {
   lists,
   lookups,
 } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { attributes, type Item } from '../dynamo/table.js';
 import { AFTER_SALE, type AfterSale, afterSaleAttribute, afterSaleFrom } from './order-after-sale.js';
 import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
 import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';

@@ -1,6 +1,5 @@
-import { isEnded, type SyncJobStatus } from '../domain/sync-job-status.js';
-import { TABLE } from '../dynamo/table.js';
-import { UpdateBuilder } from '../dynamo/update.js';
+import { isEnded, type SyncJobStatus } from '../domain/orders.js';
+import { TABLE, UpdateBuilder } from '../dynamo/table.js';
 import type { storedAttempts } from './order-attempt.js';
 import type { FulfillmentEntry, FulfillmentStatus } from './order-fulfillment-entry.js';
 import {
@@ -292,7 +291,7 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
 };
 
 /**
- * The one update builder of the job item (the table's UpdateBuilder, dynamo/update.ts), for a move
+ * The one update builder of the job item (the table's UpdateBuilder, dynamo/table.ts), for a move
  * of the job (`moveUpdate`) and of one of its entries: `#fid` names the entry an update is about,
  * `#<field>` its fields, `#f1`, `#f2`… other entries of the job. `sourceFulfillmentId` undefined:
  * an update of the job alone, which names no `fulfillments` (DynamoDB refuses unused names).

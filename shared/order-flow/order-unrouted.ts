@@ -1,7 +1,6 @@
 import { UNROUTED_REASONS, type UnroutedLine } from '../domain/routing.js';
-import { attributes } from '../dynamo/attributes.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import type { Item } from '../dynamo/table.js';
+import { attributes, type Item } from '../dynamo/table.js';
 import { entityTagOf } from './order-item-kind.js';
 import { EXPIRES_AT, jobExpiresAt } from './order-sync-job.js';
 

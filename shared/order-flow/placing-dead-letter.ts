@@ -1,8 +1,8 @@
 import type { SQSRecord } from 'aws-lambda';
 import type { Deps } from '../aws/deps.js';
 import { now } from '../core/ids.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { addLogContext, logger, withLogContext } from '../core/telemetry.js';
+import { isOpen } from '../domain/orders.js';
 import { type DeadLetterKind, deadLetterParsed } from '../work/dead-letter.js';
 import { openDoor, type QueueDoor } from '../work/runner.js';
 import { cancellationGaveUp } from './cancelling.js';

@@ -1,9 +1,8 @@
 import type { Deps } from '../aws/deps.js';
-import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/supplier-order.js';
-import { classify } from '../platforms/failure.js';
-import type { ShopConnection } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/orders.js';
+import { classify, type ShopConnection } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import type { AttemptEnd } from './order-attempt.js';
 import type { SyncJob } from './order-sync-job.js';
 import { jobPlaced } from './placing-follow-ups.js';

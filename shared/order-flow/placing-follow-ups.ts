@@ -1,5 +1,5 @@
 import type { Deps } from '../aws/deps.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import type { AttemptEnd } from './order-attempt.js';
 import { completeJob, foundJob, type PlacedOrder } from './order-job-moves.js';
 import type { SyncJob } from './order-sync-job.js';

@@ -1,4 +1,4 @@
-import { type Fields, isText, optionalText, parseWith, type WorkMessage, workFields } from '../work/message.js';
+import { type Fields, isText, optionalText, parseWith, type WorkMessage, workFields } from '../work/runner.js';
 import { ATTEMPT_TRIGGERS, type AttemptTrigger } from './order-attempt.js';
 
 /**

@@ -1,6 +1,5 @@
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric } from '../core/telemetry.js';
 import type { AttemptEnd } from './order-attempt.js';
 import { attentionUpdate, killRequest } from './order-job-moves.js';
 import { moveItem, updateJobWith } from './order-repository.js';

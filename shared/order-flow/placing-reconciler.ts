@@ -1,11 +1,9 @@
 import type { Deps } from '../aws/deps.js';
+import { inPool, limiter } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { inPool, limiter } from '../core/pool.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
+import { isOpen } from '../domain/orders.js';
 import {
   keepReconcilePass,
   newReconcilePass,

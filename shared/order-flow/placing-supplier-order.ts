@@ -1,9 +1,13 @@
-import { JsonText } from '../domain/json-text.js';
-import { InvalidAmountError, UnknownCurrencyError } from '../domain/money.js';
-import type { PricingConfig } from '../domain/pricing.js';
-import type { ResellerOrder } from '../domain/reseller-order.js';
+import { InvalidAmountError, type PricingConfig, UnknownCurrencyError } from '../domain/money.js';
+import {
+  buildSupplierOrder,
+  JsonText,
+  type LineSummary,
+  type ResellerOrder,
+  type SupplierOrder,
+  summaryText,
+} from '../domain/orders.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
-import { buildSupplierOrder, type LineSummary, type SupplierOrder, summaryText } from '../domain/supplier-order.js';
 import { lineAfterSale } from './order-after-sale.js';
 import { jobItems, jobOrderReading, UnplaceableOrderError } from './order-body.js';
 import type { OrderEdits, SourceLine, SyncJob } from './order-sync-job.js';

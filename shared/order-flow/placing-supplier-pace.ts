@@ -1,11 +1,11 @@
-import { sharedReads } from '../core/pool.js';
+import { sharedReads } from '../core/concurrency.js';
 import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
 
 /**
  * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
  * has not throttled a call lately costs one eventually consistent read and no write; a hot one
  * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away waits
- * for it in a fresh message (the runner's slot-wait.ts) rather than calling into a 429.
+ * for it in a fresh message (the runner's `waitForSlot`, shared/work/runner.ts) rather than calling into a 429.
  */
 
 /** The longest a try waits in process for its slot: cheaper than a message, a claim and a slot wait. */

@@ -1,6 +1,6 @@
 import type { SQSRecord } from 'aws-lambda';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { type DeadLetterKind, deadLetterParsed } from '../work/dead-letter.js';
 import { openDoor, type QueueDoor } from '../work/runner.js';
 import { loadPropagation, moveEntry, type Propagation } from './order-entries.js';

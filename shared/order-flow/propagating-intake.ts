@@ -1,6 +1,6 @@
 import * as v from 'valibot';
-import { logger } from '../core/logger.js';
-import { parseInput } from '../core/validation.js';
+import { parseInput } from '../core/errors.js';
+import { logger } from '../core/telemetry.js';
 import { type CarrierReport, shipmentStatusOf } from '../domain/shipment.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { routeCarrierReport, routeFulfillment } from './propagating.js';

@@ -1,9 +1,8 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import type { Tracking } from '../platforms/port.js';
-import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
-import { sendWork } from '../work/queue.js';
+import { type Fields, isText, parseWith, sendWork, type WorkMessage, workFields } from '../work/runner.js';
 import { readTagMessage, type TagMessage } from './tagging-queue.js';
 
 /**

@@ -1,6 +1,6 @@
 import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './order-entries.js';
 import { type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';

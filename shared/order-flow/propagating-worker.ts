@@ -3,16 +3,12 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { disconnectedReason, STORE_DISCONNECTED } from '../entities/store.js';
-import { classify } from '../platforms/failure.js';
-import type { ShopConnection } from '../platforms/port.js';
-import { loadResellerStore } from '../stores/reseller-stores.js';
-import { shopConnection } from '../stores/secrets.js';
-import type { Attempt, WorkKind } from '../work/kind.js';
-import { openDoor, type QueueDoor, runParsed } from '../work/runner.js';
+import { classify, type ShopConnection } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadResellerStore } from '../stores/stores.js';
+import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';
 import {
   deferEntry,
   type FulfillmentOutcome,

@@ -1,9 +1,9 @@
 import { ResourceMissingError } from '../core/errors.js';
 import { isId, syncJobId } from '../core/ids.js';
+import { MAX_ORDER_ID_LENGTH } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
-import { MAX_ORDER_ID_LENGTH } from '../domain/reseller-order.js';
 import type { UnroutedReason } from '../domain/routing.js';
-import { findResellerStore } from '../stores/reseller-stores.js';
+import { findResellerStore } from '../stores/stores.js';
 import { type Order, orderOfRecord } from './order.js';
 import { storedOrderReading, textOf } from './order-body.js';
 import { findOrderPage } from './order-lists.js';
@@ -11,7 +11,7 @@ import { loadRecord } from './order-repository.js';
 
 /**
  * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/order-flow/order.ts),
- * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/pagination.ts).
+ * one GetItem for an order, and lists at the page cost of every list (shared/dynamo/table.ts).
  */
 
 /** The caller's order of that store, or undefined: another owner's is as missing as an unknown one. */

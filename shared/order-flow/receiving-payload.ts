@@ -1,10 +1,10 @@
 import * as v from 'valibot';
-import { MAX_ORDER_ID_LENGTH, MAX_PRICE_LENGTH, MAX_QUANTITY } from '../domain/reseller-order.js';
+import { MAX_ORDER_ID_LENGTH, MAX_PRICE_LENGTH, MAX_QUANTITY } from '../domain/orders.js';
 
 /**
  * The documented shape of `orders/create` (CONTRACT.md §5) for the OpenAPI document: the fields the
  * service reads and their rules; every other field is kept and passed on. The webhook itself reads
- * the raw text with shared/domain/reseller-order.ts, which applies these rules to exact values (a
+ * the raw text with shared/domain/orders.ts, which applies these rules to exact values (a
  * valibot schema sees numbers after `JSON.parse` has rounded them); the limits are shared constants.
  */
 const Money = v.pipe(

@@ -1,11 +1,8 @@
 import { ValidationError } from '../core/errors.js';
 import { now, syncJobId } from '../core/ids.js';
-import { logger, withLogContext } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { readResellerOrder } from '../domain/reseller-order.js';
-import { classifyLineItems, testOrderLines } from '../domain/routing.js';
-import { holdOnArrival, skipsTestOrder } from '../domain/routing-policy.js';
+import { BUSINESS_METRICS, countMetric, logger, withLogContext } from '../core/telemetry.js';
+import { readResellerOrder } from '../domain/orders.js';
+import { classifyLineItems, holdOnArrival, skipsTestOrder, testOrderLines } from '../domain/routing.js';
 import { routingOf } from '../entities/reseller-store.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { countHolds, sendRelease } from './holding.js';

@@ -1,8 +1,7 @@
 import * as v from 'valibot';
-import { ValidationError } from '../core/errors.js';
+import { parseInput, ValidationError } from '../core/errors.js';
 import { syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { parseInput } from '../core/validation.js';
+import { logger } from '../core/telemetry.js';
 import type { StoreOnShop } from '../entities/store.js';
 import type { ApprovedReturn, Refund } from './order-after-sale.js';
 

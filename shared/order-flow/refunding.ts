@@ -1,12 +1,11 @@
 import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { withRereads } from '../core/rereads.js';
-import { classify } from '../platforms/failure.js';
-import type { OrderEditResult, QuantityTarget } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { logger } from '../core/telemetry.js';
+import { classify, type OrderEditResult, type QuantityTarget } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { cancelOrderJob } from './cancelling.js';
 import { type AfterSale, emptyAfterSale, lineAfterSale, type OrderRefund } from './order-after-sale.js';
 import { type JobLine, jobLines, jobOrderReading } from './order-body.js';

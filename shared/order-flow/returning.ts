@@ -1,13 +1,12 @@
 import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { withRereads } from '../core/rereads.js';
+import { logger } from '../core/telemetry.js';
 import type { SourceStore } from '../entities/source-store.js';
-import { classify } from '../platforms/failure.js';
-import { type PlatformReturn, sameReturnId } from '../platforms/port.js';
-import { shopConnection } from '../stores/secrets.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { classify, type PlatformReturn, sameReturnId } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { type AfterSale, creditOf, type JobReturn, lineAfterSale, returnedQuantity } from './order-after-sale.js';
 import type { JobLine } from './order-body.js';
 import { fulfilledQuantities } from './order-fulfillment-entry.js';

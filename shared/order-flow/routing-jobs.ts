@@ -1,9 +1,6 @@
 import { now, syncJobId } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import type { UnroutedLine } from '../domain/routing.js';
-import type { Hold } from '../domain/routing-policy.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
+import type { Hold, UnroutedLine } from '../domain/routing.js';
 import {
   bodyPartItems,
   bodyStorage,

@@ -1,7 +1,5 @@
 import type { Deps } from '../aws/deps.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import type { ShopConnection } from '../platforms/port.js';
 import type { SyncJob } from './order-sync-job.js';
 

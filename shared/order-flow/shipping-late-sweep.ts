@@ -1,6 +1,4 @@
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { emptyDay, figuresOfJob, scanVerdictOf, sumDays } from '../domain/scorecard.js';
 import { readLateSweepMark, writeLateSweepMark } from '../entities/late-sweep.js';
 import { jobLines } from './order-body.js';

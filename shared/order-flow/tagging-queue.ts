@@ -1,7 +1,6 @@
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
-import { type Fields, isText, parseWith, type WorkMessage, workFields } from '../work/message.js';
-import { sendWork } from '../work/queue.js';
+import { logger } from '../core/telemetry.js';
+import { type Fields, isText, parseWith, sendWork, type WorkMessage, workFields } from '../work/runner.js';
 import { loadJobWithFulfillments, recordTagged } from './order-entries.js';
 import type { SyncJob } from './order-sync-job.js';
 

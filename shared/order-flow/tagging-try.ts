@@ -1,10 +1,10 @@
 import type { Deps } from '../aws/deps.js';
-import { logger } from '../core/logger.js';
-import { sharedReads } from '../core/pool.js';
+import { sharedReads } from '../core/concurrency.js';
+import { logger } from '../core/telemetry.js';
 import { disconnectedReason } from '../entities/store.js';
-import { classify } from '../platforms/failure.js';
-import { loadResellerStore } from '../stores/reseller-stores.js';
-import { shopConnection } from '../stores/secrets.js';
+import { classify } from '../platforms/port.js';
+import { shopConnection } from '../stores/connection.js';
+import { loadResellerStore } from '../stores/stores.js';
 import { recordTagged } from './order-entries.js';
 import { giveUpTag, routedTag, type TagAsked, type TaggedJob, toTag } from './tagging-queue.js';
 

@@ -2,7 +2,7 @@ import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import type { Attempt, WorkKind } from '../work/kind.js';
+import type { Attempt, WorkKind } from '../work/runner.js';
 import { jobLogContext } from './order-sync-job.js';
 import { claimTag, giveUpTag, parseTagMessage, type Tagging, type TagMessage, tagLogContext } from './tagging-queue.js';
 import { tagJob } from './tagging-try.js';

@@ -1,10 +1,70 @@
+import { PlatformError } from './http.js';
+import { type AdapterFor, callsOnDemand, type Platform, type PlatformAdapter, type ShopConnection } from './port.js';
+
+type ShopCall<A extends unknown[], R> = (shop: ShopConnection, ...args: A) => Promise<R>;
+
+const keepingToken =
+  <A extends unknown[], R>(call: ShopCall<A, R>): ShopCall<A, R> =>
+  async (shop, ...args) => {
+    const tokens = shop.tokens;
+    if (!tokens) return call(shop, ...args);
+    const token = await tokens.current();
+    try {
+      return await call({ ...shop, accessToken: token }, ...args);
+    } catch (error) {
+      if (!(error instanceof PlatformError) || error.status !== 401) throw error;
+      const next = await tokens.afterUnauthorized(token);
+      if (next === null) throw error;
+      try {
+        return await call({ ...shop, accessToken: next }, ...args);
+      } catch (again) {
+        throw expiredMeanwhile(again, tokens.isStale(next));
+      }
+    }
+  };
+
 /**
- * One adapter per platform kind. Only handlers import this, to build their `deps`; callers see `AdapterFor`.
- * Each is loaded with its platform's first call (a chunk of its own locally; in Lambda's one-file bundle,
- * evaluated then): a function that serves one platform never loads the others' modules.
+ * A second 401, to a token that expired or was replaced while the call was under way (a slow call, a
+ * short-lived token): the next try, with a fresh token, may succeed, so it is retryable, not a refusal.
  */
-import { withFreshTokens } from './fresh-tokens.js';
-import { type AdapterFor, callsOnDemand, type Platform, type PlatformAdapter } from './port.js';
+const expiredMeanwhile = (error: unknown, stale: boolean) =>
+  error instanceof PlatformError && error.status === 401 && stale
+    ? new PlatformError({
+        platform: error.platform,
+        status: 401,
+        retryable: true,
+        message: `${error.message} (its token expired during the call)`,
+      })
+    : error;
+
+/** The adapter with every shop call keeping its token fresh; the token refresh itself is left as it is. */
+export const withFreshTokens = (adapter: PlatformAdapter): PlatformAdapter => ({
+  takesIdempotencyKeys: adapter.takesIdempotencyKeys,
+  createOrder: keepingToken(adapter.createOrder.bind(adapter)),
+  findOrder: keepingToken(adapter.findOrder.bind(adapter)),
+  createFulfillment: keepingToken(adapter.createFulfillment.bind(adapter)),
+  updateFulfillmentTracking: keepingToken(adapter.updateFulfillmentTracking.bind(adapter)),
+  cancelFulfillment: keepingToken(adapter.cancelFulfillment.bind(adapter)),
+  cancelOrder: keepingToken(adapter.cancelOrder.bind(adapter)),
+  updateOrder: keepingToken(adapter.updateOrder.bind(adapter)),
+  ordersChangedSince: keepingToken(adapter.ordersChangedSince.bind(adapter)),
+  readOrder: keepingToken(adapter.readOrder.bind(adapter)),
+  listWebhooks: keepingToken(adapter.listWebhooks.bind(adapter)),
+  createWebhook: keepingToken(adapter.createWebhook.bind(adapter)),
+  refreshAccessToken: adapter.refreshAccessToken.bind(adapter),
+  addOrderTags: keepingToken(adapter.addOrderTags.bind(adapter)),
+  // CONTRACT §15
+  editOrderQuantities: keepingToken(adapter.editOrderQuantities.bind(adapter)),
+  createReturn: keepingToken(adapter.createReturn.bind(adapter)),
+  findReturn: keepingToken(adapter.findReturn.bind(adapter)),
+  cancelReturn: keepingToken(adapter.cancelReturn.bind(adapter)),
+  readOrderAfterSale: keepingToken(adapter.readOrderAfterSale.bind(adapter)),
+  // Supplier service levels (CONTRACT.md §16.1): only where the platform has them.
+  ...(adapter.shopTimeZone ? { shopTimeZone: keepingToken(adapter.shopTimeZone.bind(adapter)) } : {}),
+  ...(adapter.setFulfillmentDeadline
+    ? { setFulfillmentDeadline: keepingToken(adapter.setFulfillmentDeadline.bind(adapter)) }
+    : {}),
+});
 
 type Call = Exclude<keyof PlatformAdapter, 'takesIdempotencyKeys'>;
 
@@ -46,7 +106,7 @@ const onDemand = (platform: Platform, load: () => Promise<PlatformAdapter>): Pla
   return { ...callsOnDemand(calls, load), takesIdempotencyKeys };
 };
 
-/** Each keeps an expiring token fresh (fresh-tokens.ts) for the shops whose connection has a keeper. */
+/** Each keeps an expiring token fresh (adapters.ts) for the shops whose connection has a keeper. */
 const adapters: Record<Platform, PlatformAdapter> = {
   storeplatform_a: withFreshTokens(
     onDemand('storeplatform_a', async () => (await import('./storeplatform-a.js')).storePlatformAAdapter),

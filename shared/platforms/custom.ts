@@ -1,6 +1,7 @@
 /** custom: the supplier's own endpoint, which receives signed pushes (PLATFORM-API.md). */
-import { signBody } from '../domain/hmac.js';
-import { stringifyExact } from '../domain/json-text.js';
+
+import { stringifyExact } from '../domain/orders.js';
+import { signBody } from '../domain/webhook-checks.js';
 import { customAfterSale } from './custom-after-sale.js';
 import { customConnect } from './custom-connect.js';
 import { callPlatform, unexpectedAnswer } from './http.js';

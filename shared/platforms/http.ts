@@ -1,9 +1,169 @@
-/** The one place platform adapters touch the network: base URL, timeout, JSON, error mapping. */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { parseWithExactIntegers, stringifyExact } from '../domain/json-text.js';
-import { reportApiVersion } from './api-version.js';
-import { isRetryableStatus, PlatformError, reasonFromBody, redact } from './platform-errors.js';
-import type { Platform, ShopConnection } from './port.js';
+import { parseWithExactIntegers, stringifyExact } from '../domain/orders.js';
+import type { ApiVersionNotice, Platform, RefreshedToken, RefreshGrant, ShopConnection } from './port.js';
+
+/**
+ * Shopify's Admin API version (storeplatform_b), in one place: the path, and the schema the tests load
+ * to validate the documents (storeplatform-b-documents.ts).
+ */
+export const SHOPIFY_API_VERSION = '2026-10';
+
+/** storeplatform_a's REST Admin API version (its paths: `/admin/api/<version>/…`). */
+export const STOREPLATFORM_A_API_VERSION = '2025-07';
+
+/** The version each platform is asked for; custom is the supplier's own endpoint and names none. */
+export const PLATFORM_API_VERSIONS: Record<Platform, string | null> = {
+  storeplatform_a: STOREPLATFORM_A_API_VERSION,
+  storeplatform_b: SHOPIFY_API_VERSION,
+  custom: null,
+};
+
+const VERSIONED_PATH = /^\/admin\/api\/([^/]+)\//;
+
+interface Headers {
+  get(name: string): string | null;
+}
+
+/**
+ * What one answer said of the API version; null when it said nothing (no version header, no
+ * deprecation), so a platform that sends neither is never reported.
+ */
+export function apiVersionNotice(
+  platform: Platform,
+  shopDomain: string,
+  path: string,
+  headers: Headers,
+): ApiVersionNotice | null {
+  const served = headers.get('x-shopify-api-version');
+  const deprecatedReason = headers.get('x-shopify-api-deprecated-reason');
+  if (served === null && deprecatedReason === null) return null;
+  const requested = VERSIONED_PATH.exec(path)?.[1] ?? null;
+  const deprecated = deprecatedReason !== null || (served !== null && requested !== null && served !== requested);
+  return { platform, shopDomain, requested, served, deprecatedReason, deprecated };
+}
+
+/**
+ * Hands the notice of an answer to the caller's `onApiVersion`, if any. An observer that throws must not
+ * turn a call the platform answered into a failure: its error is dropped.
+ */
+export function reportApiVersion(platform: Platform, shop: ShopConnection, path: string, headers: Headers): void {
+  if (!shop.onApiVersion) return;
+  const notice = apiVersionNotice(platform, shop.shopDomain, path, headers);
+  if (notice === null) return;
+  try {
+    shop.onApiVersion(notice);
+  } catch {
+    // the caller's counting failed; the call itself did not
+  }
+}
+
+/**
+ * A platform call that did not succeed. The message is meant for an integrator (a sync job's
+ * `errorMessage`): the platform's own reason, never a token, a secret or a request header.
+ */
+export class PlatformError extends Error {
+  override readonly name = 'PlatformError';
+  readonly platform: Platform;
+  /** The platform's HTTP status; 0 when it could not be reached or did not answer in time. */
+  readonly status: number;
+  /** Whether the same call may succeed later; 401, 404, 422 and GraphQL userErrors never heal. */
+  readonly retryable: boolean;
+  /** From `Retry-After`, when the platform asked to wait (429). */
+  readonly retryAfterSeconds?: number;
+  /**
+   * With a 429: the calls a second the platform says the shop allows (Shopify's `restoreRate` over
+   * the call's cost, a `RateLimit-Policy` header), when it says so.
+   */
+  readonly ratePerSecond?: number;
+  /**
+   * The request left, but no usable answer came back (a timeout, a connection lost mid-call, a
+   * 2xx without the created id): the platform may have acted on it.
+   */
+  readonly outcomeUnknown: boolean;
+
+  constructor(options: {
+    platform: Platform;
+    status: number;
+    retryable: boolean;
+    message: string;
+    retryAfterSeconds?: number;
+    ratePerSecond?: number;
+    outcomeUnknown?: boolean;
+  }) {
+    super(options.message);
+    this.platform = options.platform;
+    this.status = options.status;
+    this.retryable = options.retryable;
+    this.outcomeUnknown = options.outcomeUnknown ?? false;
+    if (options.retryAfterSeconds !== undefined) this.retryAfterSeconds = options.retryAfterSeconds;
+    if (options.ratePerSecond !== undefined) this.ratePerSecond = options.ratePerSecond;
+  }
+}
+
+/** What an adapter answers itself when the platform says no: a refusal (as a 422) or a 404, never retried. */
+export const answeredBy = (platform: Platform, status: 404 | 422, message: string) =>
+  new PlatformError({ platform, status, retryable: false, message: `${platform} answered ${status}: ${message}` });
+
+/** A refusal of the shop's (a 422, as GraphQL userErrors are read): what a lookup may show to be already done. */
+export const isRefusal = (error: unknown) => error instanceof PlatformError && error.status === 422;
+
+/** 408, 409 (a call still in flight under the same key), 429 and 5xx may heal; every other 4xx will not. */
+export function isRetryableStatus(status: number): boolean {
+  return status === 0 || status === 408 || status === 409 || status === 429 || status >= 500;
+}
+
+const MAX_REASON_CHARS = 300;
+
+/** The reason text of an error body: REST `errors` (string, field map or list), GraphQL `errors`/`userErrors`. */
+export function reasonFromBody(body: unknown): string | undefined {
+  if (typeof body === 'string') return clean(body);
+  if (!isObject(body)) return undefined;
+  const errors = body.errors ?? body.error ?? body.message;
+  return reasonFromErrors(errors);
+}
+
+function reasonFromErrors(errors: unknown): string | undefined {
+  if (typeof errors === 'string') return clean(errors);
+  if (Array.isArray(errors)) {
+    const parts = errors.map((entry) => (isObject(entry) ? userErrorText(entry) : reasonFromErrors(entry)));
+    return clean(parts.filter(Boolean).join('; '));
+  }
+  if (isObject(errors)) {
+    if (typeof errors.message === 'string') return clean(errors.message);
+    // Rails-style field map: {"line_items": ["can't be blank"]} reads "line_items can't be blank".
+    const parts = Object.entries(errors).flatMap(([field, messages]) =>
+      (Array.isArray(messages) ? messages : [messages]).map((message) => `${field} ${String(message)}`),
+    );
+    return clean(parts.join('; '));
+  }
+  return undefined;
+}
+
+/** GraphQL `{field: ["order", "lineItems"], message}` reads "order.lineItems: message". */
+export function userErrorText(entry: Record<string, unknown>): string {
+  const message = typeof entry.message === 'string' ? entry.message : JSON.stringify(entry);
+  const field = Array.isArray(entry.field) ? entry.field.join('.') : typeof entry.field === 'string' ? entry.field : '';
+  return field ? `${field}: ${message}` : message;
+}
+
+function clean(text: string): string | undefined {
+  const collapsed = text.replace(/\s+/g, ' ').trim();
+  if (!collapsed) return undefined;
+  return collapsed.length > MAX_REASON_CHARS ? `${collapsed.slice(0, MAX_REASON_CHARS)}…` : collapsed;
+}
+
+/** Removes every occurrence of the given secrets; a platform that echoes a token must not leak it. */
+export function redact(text: string, secrets: Array<string | undefined>): string {
+  let result = text;
+  for (const secret of secrets) {
+    if (secret) result = result.split(secret).join('[redacted]');
+  }
+  return result;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 const DEFAULT_BASE_URL = 'https://{shopDomain}';
 const DEFAULT_TIMEOUT_MS = 10_000;
@@ -180,4 +340,75 @@ export function parseRatePolicy(value: string | null): number | undefined {
   const window = /;\s*w=(\d+(?:\.\d+)?)/.exec(first);
   const rate = quota && window ? Number(quota[1]) / Number(window[1]) : Number.NaN;
   return Number.isFinite(rate) && rate > 0 ? rate : undefined;
+}
+
+/**
+ * A refresh the platform refused (400 `invalid_grant`: spent, expired or revoked; or 401): no retry can
+ * heal it, the store needs its merchant again (`reauthorization_required`). A PlatformError that never
+ * retries, so the one failure policy (port.ts) classifies it `permanent` as any other.
+ */
+export class RefreshRefusedError extends PlatformError {
+  /** The OAuth error the platform named (`invalid_grant`, `invalid_client`…), or `http_<status>`. */
+  readonly grantError: string;
+
+  constructor(platform: Platform, status: number, grantError: string) {
+    super({ platform, status, retryable: false, message: `${platform} refused the token refresh: ${grantError}` });
+    this.grantError = grantError;
+  }
+}
+
+export const isRefreshRefused = (error: unknown): error is RefreshRefusedError => error instanceof RefreshRefusedError;
+
+const inSeconds = (value: unknown, now: number): string | null =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? new Date(now + value * 1000).toISOString() : null;
+
+/** The answer's token pair; undefined unless it carries both tokens. */
+function refreshedOf(body: unknown, now: number): RefreshedToken | undefined {
+  if (!isObject(body) || typeof body.access_token !== 'string' || typeof body.refresh_token !== 'string') {
+    return undefined;
+  }
+  return {
+    accessToken: body.access_token,
+    refreshToken: body.refresh_token,
+    accessTokenExpiresAt: inSeconds(body.expires_in, now),
+    refreshTokenExpiresAt: inSeconds(body.refresh_token_expires_in, now),
+    scope: typeof body.scope === 'string' ? body.scope : null,
+  };
+}
+
+/** The OAuth error of a refused refresh, read from the platform's message (`… answered 400: invalid_grant`). */
+const grantErrorOf = (error: PlatformError) =>
+  /\b(invalid_grant|invalid_client|invalid_request|unauthorized_client)\b/.exec(error.message)?.[1] ??
+  `http_${error.status}`;
+
+/**
+ * Refreshes the shop's access token. 400 and 401 throw `RefreshRefusedError`; anything else fails as
+ * any platform call does (a 5xx or a lost answer may heal: the refresh token was perhaps not spent).
+ * The refresh token and the client secret are redacted from every message.
+ */
+export async function refreshAccessToken(
+  platform: Platform,
+  shop: ShopConnection,
+  grant: RefreshGrant,
+  now: () => number = Date.now,
+): Promise<RefreshedToken> {
+  const secrets = [grant.refreshToken, grant.clientSecret, grant.clientId];
+  const json = {
+    client_id: grant.clientId,
+    client_secret: grant.clientSecret,
+    grant_type: 'refresh_token',
+    refresh_token: grant.refreshToken,
+  };
+  let answer: Awaited<ReturnType<typeof callPlatform>>;
+  try {
+    answer = await callPlatform({ platform, shop, method: 'POST', path: '/admin/oauth/access_token', json });
+  } catch (error) {
+    if (!(error instanceof PlatformError)) throw error;
+    if (error.status === 400 || error.status === 401)
+      throw new RefreshRefusedError(platform, error.status, grantErrorOf(error));
+    throw new PlatformError({ ...error, platform, message: redact(error.message, secrets) });
+  }
+  const refreshed = refreshedOf(answer.body, now());
+  if (!refreshed) throw unexpectedAnswer(platform, answer.status, 'no access and refresh token');
+  return refreshed;
 }

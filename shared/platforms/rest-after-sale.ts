@@ -3,7 +3,7 @@
  * a supplier order's lines as they stand after the sale, the absolute targets an edit sends, the body of a
  * return and a return read back. Pure functions: the adapters' after-sale modules make the calls.
  */
-import { PlatformError } from './platform-errors.js';
+import { PlatformError } from './http.js';
 import type { Platform, PlatformReturn, QuantityTarget, ReturnRequest, SupplierLineState } from './port.js';
 import { idText, isObject, objects, restId } from './rest.js';
 

@@ -4,9 +4,7 @@
  * `GET orders/{id}/returns.json`, `POST returns/{id}/cancel.json`, and the order read whole. Every write takes
  * the idempotency key; 429s carry their `Retry-After` as every call's do (http.ts).
  */
-import { STOREPLATFORM_A_API_VERSION } from './api-version.js';
-import { callPlatform, unexpectedAnswer } from './http.js';
-import { PlatformError } from './platform-errors.js';
+import { callPlatform, PlatformError, STOREPLATFORM_A_API_VERSION, unexpectedAnswer } from './http.js';
 import {
   type AfterSaleCalls,
   type ChangedOrder,

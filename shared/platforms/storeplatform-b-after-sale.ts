@@ -12,8 +12,7 @@
  * - The poll and the read after the sale: an order whose probes show a refund or a return has them read
  *   whole (`orderRefunds`, `orderReturns`) and carried in Shopify's REST webhook shapes.
  */
-import { unexpectedAnswer } from './http.js';
-import { answeredBy, isRefusal } from './platform-errors.js';
+import { answeredBy, isRefusal, unexpectedAnswer } from './http.js';
 import {
   type AfterSaleCalls,
   type PlatformReturn,

@@ -6,8 +6,7 @@
  * nothing of it at run time.
  */
 
-import { financialStatusOf, riskOf } from './connect-read.js';
-import { unexpectedAnswer } from './http.js';
+import { refreshAccessToken, unexpectedAnswer } from './http.js';
 import {
   type ChangedOrder,
   type ConnectCalls,
@@ -16,9 +15,8 @@ import {
   type ShopConnection,
   type WebhookSubscription,
 } from './port.js';
-import { isObject, objects } from './rest.js';
+import { financialStatusOf, isObject, objects, riskOf } from './rest.js';
 import { SHOPIFY_PAGE_SIZES as PAGE, type ShopifyDocumentName } from './storeplatform-b-documents.js';
-import { refreshAccessToken } from './token-refresh.js';
 
 const PLATFORM = 'storeplatform_b';
 

@@ -6,11 +6,17 @@
  * is reported as `outcomeUnknown`, and the workers look the order or the fulfillment up before they
  * send it again (`takesIdempotencyKeys: false`, the `resend` option of `createFulfillment`).
  */
-import { type JsonText, parseWithExactIntegers } from '../domain/json-text.js';
-import type { SupplierOrder } from '../domain/supplier-order.js';
-import { SHOPIFY_API_VERSION } from './api-version.js';
-import { callPlatform, unexpectedAnswer } from './http.js';
-import { answeredBy, isRefusal, PlatformError, reasonFromBody, redact } from './platform-errors.js';
+import { type JsonText, parseWithExactIntegers, type SupplierOrder } from '../domain/orders.js';
+import {
+  answeredBy,
+  callPlatform,
+  isRefusal,
+  PlatformError,
+  reasonFromBody,
+  redact,
+  SHOPIFY_API_VERSION,
+  unexpectedAnswer,
+} from './http.js';
 import {
   type ChangedOrder,
   lookedUpOrderId,

@@ -1,8 +1,6 @@
 import type { Deps } from '../aws/deps.js';
 import { ApiError } from '../core/errors.js';
-import { logger, withLogContext } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger, withLogContext } from '../core/telemetry.js';
 import type { StoreKind } from '../entities/store.js';
 import {
   clearFailures,
@@ -19,12 +17,9 @@ import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
 import { acceptFulfillment } from '../order-flow/propagating-intake.js';
 import { acceptOrder, orderKnown } from '../order-flow/receiving.js';
 import { acceptAfterSale } from '../order-flow/refunding-request.js';
-import { classify } from '../platforms/failure.js';
-import type { ChangedOrder, ShopConnection } from '../platforms/port.js';
-import { watchApiVersion } from '../stores/api-version-watch.js';
-import { webhookSecretOf } from '../stores/secrets.js';
+import { type ChangedOrder, classify, type ShopConnection } from '../platforms/port.js';
+import { tokenKeeper, watchApiVersion, webhookSecretOf } from '../stores/connection.js';
 import { keepSubscriptions } from '../stores/subscriptions.js';
-import { tokenKeeper } from '../stores/token-keeper.js';
 import { advance, type Change, handledAlready, isHistory, pollSince, waitingForShop } from './watermark.js';
 
 /**

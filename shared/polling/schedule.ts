@@ -3,7 +3,7 @@ import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
 import { sqs } from '../aws/sqs.js';
 import { config } from '../core/config.js';
-import { logger } from '../core/logger.js';
+import { logger } from '../core/telemetry.js';
 import type { StoreKind } from '../entities/store.js';
 import { findActiveStoresPage } from '../entities/store-poll.js';
 

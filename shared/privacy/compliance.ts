@@ -7,7 +7,7 @@ import { deleteResellerStoreItem } from '../entities/reseller-store.js';
 import { deleteSourceStoreItems } from '../entities/source-store.js';
 import { eraseStoreSecrets, type StoreOnShop } from '../entities/store.js';
 import { findListedOrdersPage, type ListStart, storeOrderListShards } from '../order-flow/order-lists.js';
-import { loadSourceStore } from '../stores/source-stores.js';
+import { loadSourceStore } from '../stores/stores.js';
 import { type OrderRedaction, personalFieldsHeld, redactOrder, type SupplierOrderCopy } from './redact.js';
 
 /**

@@ -1,7 +1,7 @@
 import { ResourceMissingError } from '../core/errors.js';
 import type { Owner } from '../domain/owner.js';
 import { loadDataRequest } from '../entities/data-request.js';
-import { findResellerStore } from '../stores/reseller-stores.js';
+import { findResellerStore } from '../stores/stores.js';
 
 /** The longest data request id a path may name: the platform's ids are digits, far shorter. */
 const MAX_ID_LENGTH = 100;

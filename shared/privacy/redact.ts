@@ -1,5 +1,5 @@
+import { withRereads } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
-import { withRereads } from '../core/rereads.js';
 import { personalFieldsOf, personalStringsOf, redactOrderText } from '../domain/personal-data.js';
 import { decompressBody, storedOrderText } from '../order-flow/order-body.js';
 import {

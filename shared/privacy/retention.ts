@@ -1,8 +1,8 @@
 import { listKeys } from '../api-keys/api-keys.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { isOpen } from '../domain/sync-job-status.js';
+import { logger } from '../core/telemetry.js';
+import { isOpen } from '../domain/orders.js';
 import { findResellerStoreIdsOf } from '../entities/reseller-store.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';

@@ -1,15 +1,14 @@
 import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
+import { Met, withRereads } from '../core/concurrency.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
-import { Met, withRereads } from '../core/rereads.js';
 import type { Owner } from '../domain/owner.js';
 import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
 import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
 import { CONNECTED, type NewSecrets, saveSecretsRotation, secretsRotation } from '../entities/store.js';
-import { findResellerStore } from './reseller-stores.js';
-import { encryptRefreshGrant, type PlainSecrets, tokenLifeOf } from './secrets.js';
-import { findSourceStore } from './source-stores.js';
+import { encryptRefreshGrant, type PlainSecrets, tokenLifeOf } from './connection.js';
+import { findResellerStore, findSourceStore } from './stores.js';
 
 /**
  * New credentials for a store (CONTRACT.md §10.9): a supplier's token expired or was revoked, a

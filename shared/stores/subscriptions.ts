@@ -1,9 +1,7 @@
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import {
   recordWebhooks,
   type StoreApiVersion,
@@ -11,10 +9,15 @@ import {
   type StoreKind,
   type StoreWebhooks,
 } from '../entities/store.js';
-import { classify } from '../platforms/failure.js';
 import { withPlatformSignal } from '../platforms/http.js';
-import type { Platform, ShopConnection, WebhookSubscription, WebhookTopic } from '../platforms/port.js';
-import { watchApiVersion } from './api-version-watch.js';
+import {
+  classify,
+  type Platform,
+  type ShopConnection,
+  type WebhookSubscription,
+  type WebhookTopic,
+} from '../platforms/port.js';
+import { watchApiVersion } from './connection.js';
 
 /** CONTRACT.md §12.1: the topics each kind of store is subscribed to, and where each goes. */
 export const SUBSCRIPTIONS: Record<StoreKind, ReadonlyArray<{ topic: WebhookTopic; path: string }>> = {

@@ -3,7 +3,7 @@ import { localDateOf } from '../domain/business-days.js';
 import type { Owner } from '../domain/owner.js';
 import { scorecardOf } from '../domain/scorecard.js';
 import { readDays } from '../entities/scorecard-day.js';
-import { findSourceStore } from './source-stores.js';
+import { findSourceStore } from './stores.js';
 
 /**
  * A supplier's scorecard (CONTRACT.md §16.3): the per-day figures of its window, added up. One

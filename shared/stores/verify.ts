@@ -1,12 +1,11 @@
 import type { Deps } from '../aws/deps.js';
+import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
-import { sharedReads } from '../core/pool.js';
-import { isWellFormedSignature, verifySignature } from '../domain/hmac.js';
-import { isShopDomainUnder } from '../domain/shop-domain.js';
+import { isShopDomainUnder, isWellFormedSignature, verifySignature } from '../domain/webhook-checks.js';
 import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
 import type { WebhookTopic } from '../platforms/port.js';
-import { webhookSecretOf } from './secrets.js';
+import { webhookSecretOf } from './connection.js';
 import { previousWebhookSecretOf, storesOnShop } from './shop-lookup.js';
 import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 

@@ -1,9 +1,8 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
 import type { Deps } from '../aws/deps.js';
-import { addLogContext, logger, withLogContext } from '../core/logger.js';
-import { gaveUpReason } from '../core/work-policy.js';
-import type { EndOutcome, WorkWords } from './kind.js';
-import type { WorkMessage } from './message.js';
+import { gaveUpReason } from '../core/config.js';
+import { addLogContext, logger, withLogContext } from '../core/telemetry.js';
+import type { EndOutcome, WorkMessage, WorkWords } from './runner.js';
 
 /**
  * What the dead-letter handler needs of a work-item kind: whether its message (parsed at its DLQ's

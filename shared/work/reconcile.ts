@@ -1,8 +1,7 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
-import { logger, withLogContext } from '../core/logger.js';
-import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/work-policy.js';
-import type { EndOutcome } from './kind.js';
-import { sendWork } from './queue.js';
+import { leaseEnd, MAX_RESENDS, noProgressReason } from '../core/config.js';
+import { logger, withLogContext } from '../core/telemetry.js';
+import { type EndOutcome, sendWork } from './runner.js';
 
 /**
  * The reconciler's part of the work-item runner (CONTRACT.md §6), in the manner of BullMQ's stalled-job

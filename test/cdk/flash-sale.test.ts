@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { allFunctions } from '../../lib/functions.js';
 import { consumers, isScheduled, type QueueName, routes } from '../../lib/routes.js';
-import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import { logicalId, type Resources, removeOutput, type Synthesized, synthesize } from './synth.js';
 
 /**

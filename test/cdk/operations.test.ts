@@ -6,7 +6,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { ENCRYPTION_CONTEXT_KEYS, indexName } from '../../lib/access.js';
 import { allFunctions } from '../../lib/functions.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
-import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import {
   logicalId,
   PROJECT_ROOT,

@@ -1,5 +1,5 @@
-import { BUSINESS_METRICS } from '../../shared/core/metric-names.js';
-import { PLATFORM_API_VERSIONS } from '../../shared/platforms/api-version.js';
+import { BUSINESS_METRICS } from '../../shared/core/telemetry.js';
+import { PLATFORM_API_VERSIONS } from '../../shared/platforms/http.js';
 import { metricValues } from './logs.js';
 import { createResellerStore, createSourceStore, loggedServiceForSuite, pollStores, unique } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';

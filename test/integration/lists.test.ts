@@ -2,7 +2,7 @@ import { countByOperation, recordRoundTrips } from '../../bench/round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from '../../bench/seed.js';
 import type { SdkCall } from '../../lib/local/protocol.js';
 import { newId } from '../../shared/core/ids.js';
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import {
   ACTIONS_LISTED_APART,
@@ -28,8 +28,8 @@ type Lists = {
   syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
   moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/audit-log/audit-log.js');
-  resellerStores: typeof import('../../shared/stores/reseller-stores.js');
-  sourceStores: typeof import('../../shared/stores/source-stores.js');
+  resellerStores: typeof import('../../shared/stores/stores.js');
+  sourceStores: typeof import('../../shared/stores/stores.js');
 };
 
 let service: TestService;
@@ -108,10 +108,10 @@ beforeAll(async () => {
     syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
     moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/audit-log/audit-log.js'),
-    resellerStores: await import('../../shared/stores/reseller-stores.js'),
-    sourceStores: await import('../../shared/stores/source-stores.js'),
+    resellerStores: await import('../../shared/stores/stores.js'),
+    sourceStores: await import('../../shared/stores/stores.js'),
   };
-  recorder = recordRoundTrips((await import('../../shared/dynamo/client.js')).dynamo);
+  recorder = recordRoundTrips((await import('../../shared/dynamo/table.js')).dynamo);
   await writeItems(service.doc, service.tableName, [
     ...[...jobs, ...foreignJobs].map(syncJobItem),
     ...[...entries, ...foreignEntries].map(auditEntryItem),

@@ -1,4 +1,4 @@
-import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/metric-names.js';
+import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import { metricValues } from './logs.js';
 import { createResellerStore, createSourceStore, loggedServiceForSuite } from './support.js';
 import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';

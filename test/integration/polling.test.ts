@@ -265,7 +265,7 @@ describe('polling through the local runtime', () => {
       expect(item.pollFailures).toBe(1);
     }
     // Not before Retry-After from the 429 (which came during the poll), with at most a quarter more
-    // and a second of jitter (`deferralSeconds`, shared/platforms/failure.ts).
+    // and a second of jitter (`deferralSeconds`, shared/platforms/port.ts).
     const notBefore = Date.parse((await storeItem('reseller', throttled.reseller.id)).pollNotBefore);
     expect(notBefore).toBeGreaterThanOrEqual(throttledAt + RETRY_AFTER_SECONDS * 1000 - 1000);
     expect(notBefore).toBeLessThanOrEqual(Date.now() + (RETRY_AFTER_SECONDS * 1.25 + 2) * 1000);

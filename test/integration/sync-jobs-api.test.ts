@@ -1,5 +1,5 @@
 import { seededJob, writeItems } from '../../bench/seed.js';
-import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../../shared/domain/orders.js';
 import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { startService, type TestService } from './support.js';
 

@@ -1,6 +1,6 @@
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
-import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import type { Platform, ShopConnection } from '../../shared/platforms/port.js';
 
 /** The adapters' connection to a shop of the simulator on `platform`. */

@@ -1,6 +1,6 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { ApiVersionNotice } from '../../shared/platforms/port.js';
-import { watchApiVersion } from '../../shared/stores/api-version-watch.js';
+import { watchApiVersion } from '../../shared/stores/connection.js';
 import { dynamo } from './aws-mocks.js';
 
 /** CONTRACT.md §12.4: the API version of every answer, shown on the store when it changes. */

@@ -3,7 +3,7 @@ import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { seededAuditEntry, seededEntry, seededJob } from '../../bench/seed.js';
 import { backfillIndexes } from '../../shared/backfill/backfill-indexes.js';
 import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes.js';
-import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../../shared/domain/orders.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
 import type { FulfillmentEntry } from '../../shared/order-flow/order-fulfillment-entry.js';

@@ -13,7 +13,7 @@ const context = { functionName: 'SyncWorker', getRemainingTimeInMillis: () => 30
 
 /** The EMF lines the invocation wrote, once its metrics are published. */
 const published = async (run: () => Promise<unknown>) => {
-  const { metricsMiddleware } = await import('../../shared/core/metrics.js');
+  const { metricsMiddleware } = await import('../../shared/core/telemetry.js');
   const lines: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
     lines.push(String(chunk));

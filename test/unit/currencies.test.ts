@@ -1,8 +1,8 @@
 import { data as currencyCodes, publishDate } from 'currency-codes';
-import { ISO_4217_EXPONENTS, MAX_EXPONENT, NO_MINOR_UNIT } from '../../shared/domain/currencies.js';
+import { ISO_4217_EXPONENTS, MAX_EXPONENT, NO_MINOR_UNIT } from '../../shared/domain/money.js';
 
 /**
- * shared/domain/currencies.ts is written from ISO 4217 itself; the `currency-codes` package
+ * shared/domain/money.ts is written from ISO 4217 itself; the `currency-codes` package
  * (a dev dependency: it never reaches a bundle) carries the same list one, and is the check.
  */
 describe('ISO 4217 exponent table', () => {

@@ -1,8 +1,8 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { seededEntry, seededJob } from '../../bench/seed.js';
-import { DEFAULT_ROUTING_POLICY } from '../../shared/domain/routing-policy.js';
-import type { SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import type { SyncJobStatus } from '../../shared/domain/orders.js';
+import { DEFAULT_ROUTING_POLICY } from '../../shared/domain/routing.js';
 import { imagesOf } from '../../shared/dynamo/stream.js';
 import { type ResellerStore, resellerStoreItem } from '../../shared/entities/reseller-store.js';
 import { CONNECTED, type StoreConnection } from '../../shared/entities/store.js';

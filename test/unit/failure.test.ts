@@ -1,14 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { callPlatform, PlatformError } from '../../shared/platforms/http.js';
 import {
   classify,
   deferralSeconds,
   MAX_DEFERRAL_SECONDS,
   MAX_THROTTLE_WAIT_SECONDS,
   secondsUntil,
-} from '../../shared/platforms/failure.js';
-import { callPlatform } from '../../shared/platforms/http.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+} from '../../shared/platforms/port.js';
 
 /** The one failure policy of both workers: what a failed platform call means for the work. */
 

@@ -9,7 +9,7 @@ import { releaseKeptFulfillments } from '../../shared/order-flow/propagating.js'
 import { processDeadFulfillmentMessage } from '../../shared/order-flow/propagating-dead-letter.js';
 import { acceptFulfillment } from '../../shared/order-flow/propagating-intake.js';
 import { processFulfillmentMessage } from '../../shared/order-flow/propagating-worker.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { signBody, verifySignature } from '../../shared/domain/hmac.js';
+import { signBody, verifySignature } from '../../shared/domain/webhook-checks.js';
 
 // Computed once with: printf 'hello' | openssl dgst -sha256 -hmac secret -binary | base64
 const HELLO_SIGNED_WITH_SECRET = 'iKqz7ejTrflNJquQ07r9SiCDBww7zOnAFO4EpEOEfAs=';

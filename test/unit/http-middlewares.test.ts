@@ -12,7 +12,7 @@ Object.assign(process.env, {
 
 type Lambda = HttpHandler;
 type Http = typeof import('../../shared/http/handler.js');
-type Types = typeof import('../../shared/http/types.js');
+type Types = typeof import('../../shared/http/handler.js');
 type Errors = typeof import('../../shared/core/errors.js');
 
 let http: Http;
@@ -20,7 +20,7 @@ let types: Types;
 let errors: Errors;
 beforeAll(async () => {
   http = await import('../../shared/http/handler.js');
-  types = await import('../../shared/http/types.js');
+  types = await import('../../shared/http/handler.js');
   errors = await import('../../shared/core/errors.js');
 });
 

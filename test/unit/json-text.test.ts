@@ -5,11 +5,11 @@ import {
   membersOf,
   parseDocument,
   parseWithExactIntegers,
+  readResellerOrder,
   stringifyExact,
   textOf,
   wholeNumber,
-} from '../../shared/domain/json-text.js';
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
+} from '../../shared/domain/orders.js';
 
 describe('json-text: reading values as their source text', () => {
   it('finds members and elements, keeping each value as written', () => {

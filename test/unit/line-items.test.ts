@@ -1,7 +1,5 @@
-import { stringifyExact } from '../../shared/domain/json-text.js';
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
+import { buildSupplierOrder, readResellerOrder, stringifyExact } from '../../shared/domain/orders.js';
 import { itemsOfVendorTag, routeLineItems } from '../../shared/domain/routing.js';
-import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
 
 /**
  * CONTRACT.md §10.1: the reseller's line items end to end. The payload is shaped as Shopify's

@@ -1,5 +1,5 @@
 import { routes } from '../../lib/routes.js';
-import { SYNC_JOB_STATUSES } from '../../shared/domain/sync-job-status.js';
+import { SYNC_JOB_STATUSES } from '../../shared/domain/orders.js';
 import { INDEX_KEYS, LIST_SHARDS } from '../../shared/dynamo/keys.js';
 import {
   ACTIONS_LISTED_APART,

@@ -1,8 +1,8 @@
 import { brotliCompressSync } from 'node:zlib';
-import { type LineSummary, sameLines } from '../../shared/domain/supplier-order.js';
+import { type LineSummary, sameLines } from '../../shared/domain/orders.js';
 import { syncJobFrom } from '../../shared/order-flow/order-sync-job.js';
 import { lookUpSupplierOrder } from '../../shared/order-flow/placing-end.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
 import { fakeDeps } from './fake-deps.js';
 import { jobFields } from './job-fixtures.js';

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { seededJob } from '../../bench/seed.js';
-import { Met, withRereads } from '../../shared/core/rereads.js';
+import { Met, withRereads } from '../../shared/core/concurrency.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
 import { ENTITY_TAG } from '../../shared/order-flow/order-item-kind.js';

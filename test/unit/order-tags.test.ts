@@ -2,8 +2,7 @@ import { DecryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { JsonText } from '../../shared/domain/json-text.js';
-import { withResellerOrder } from '../../shared/domain/supplier-order.js';
+import { JsonText, withResellerOrder } from '../../shared/domain/orders.js';
 import { TAGGED_ATTRIBUTE } from '../../shared/order-flow/order-sync-job.js';
 import { parseSyncQueueMessage } from '../../shared/order-flow/placing-message.js';
 import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
@@ -15,7 +14,7 @@ import {
   routedTag,
 } from '../../shared/order-flow/tagging-queue.js';
 import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { PlatformError } from '../../shared/platforms/http.js';
 import { setsOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
 

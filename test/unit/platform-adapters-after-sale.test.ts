@@ -1,6 +1,11 @@
+/**
+ * The three platform adapters after the sale (CONTRACT §15, PLATFORM-API.md "Refunds and returns"), each call
+ * against the real platform simulator over HTTP: edits to absolute quantities (convergent, what shipped stays),
+ * returns on the supplier's fulfillments (refused for units not shipped, a lost answer never making two),
+ * finding and cancelling them, and the order read after the sale and polled with its refunds and returns.
+ */
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { classify } from '../../shared/platforms/failure.js';
-import type { Platform, ReturnRequest, Tracking } from '../../shared/platforms/port.js';
+import { classify, type Platform, type ReturnRequest, type Tracking } from '../../shared/platforms/port.js';
 import { adaptersAgainstSimulator, orderToPlace, platformFailure, simOrderOn, simShop } from './adapter-simulator.js';
 
 const SHOP = 'supplier.example.com';

@@ -1,13 +1,12 @@
 /**
  * The three platform adapters after the order (PLATFORM-API.md, "After the order", "Orders changed
  * since"), each call against the real platform simulator over HTTP: what the shop holds afterwards is
- * read back through `GET /_sim/orders`, and failures go through the one failure policy (failure.ts).
+ * read back through `GET /_sim/orders`, and failures go through the one failure policy (port.ts).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { classify } from '../../shared/platforms/failure.js';
-import type { ChangedOrder, Platform, Tracking } from '../../shared/platforms/port.js';
+import { type ChangedOrder, classify, type Platform, type Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
 import { adaptersAgainstSimulator, orderToPlace, platformFailure, simOrderOn, simShop } from './adapter-simulator.js';
 

@@ -5,19 +5,23 @@
  * is read back through the simulator's `/_sim` controls; failures go through the one failure policy.
  */
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { apiVersionNotice, PLATFORM_API_VERSIONS, SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
-import { financialStatusOf, riskOf } from '../../shared/platforms/connect-read.js';
-import { classify } from '../../shared/platforms/failure.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import {
+  apiVersionNotice,
+  isRefreshRefused,
+  PLATFORM_API_VERSIONS,
+  PlatformError,
+  SHOPIFY_API_VERSION,
+} from '../../shared/platforms/http.js';
 import {
   type ApiVersionNotice,
+  classify,
   type OrderRead,
   type Platform,
   type ShopConnection,
   WEBHOOK_TOPICS,
 } from '../../shared/platforms/port.js';
+import { financialStatusOf, riskOf } from '../../shared/platforms/rest.js';
 import { restTopic, shopifyTopic } from '../../shared/platforms/storeplatform-b-connect.js';
-import { isRefreshRefused } from '../../shared/platforms/token-refresh.js';
 import { adaptersAgainstSimulator } from './adapter-simulator.js';
 
 const SHOP = 'reseller.example.com';

@@ -1,14 +1,12 @@
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { maxCostExceededBody } from '../../lib/local/shopify-cost.js';
-import { signBody, verifySignature } from '../../shared/domain/hmac.js';
-import type { SupplierOrder } from '../../shared/domain/supplier-order.js';
+import type { SupplierOrder } from '../../shared/domain/orders.js';
+import { signBody, verifySignature } from '../../shared/domain/webhook-checks.js';
 import { adapterFor, KNOWN } from '../../shared/platforms/adapters.js';
 import { customAdapter } from '../../shared/platforms/custom.js';
-import { classify } from '../../shared/platforms/failure.js';
-import { platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
-import type { Platform, ShopConnection, Tracking } from '../../shared/platforms/port.js';
+import { PlatformError, platformBaseUrl, platformTimeoutMs } from '../../shared/platforms/http.js';
+import { classify, type Platform, type ShopConnection, type Tracking } from '../../shared/platforms/port.js';
 import { changesPage } from '../../shared/platforms/rest.js';
 import { storePlatformAAdapter } from '../../shared/platforms/storeplatform-a.js';
 import { orderCreateVariables, storePlatformBAdapter } from '../../shared/platforms/storeplatform-b.js';

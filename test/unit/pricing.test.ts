@@ -1,15 +1,15 @@
-import { stringifyExact } from '../../shared/domain/json-text.js';
 import {
   currencyExponent,
   decimalPlaces,
   formatMinorUnits,
   InvalidAmountError,
+  type PricingConfig,
+  supplierShippingPrice,
+  supplierUnitPrice,
   toMinorUnits,
   UnknownCurrencyError,
 } from '../../shared/domain/money.js';
-import { type PricingConfig, supplierShippingPrice, supplierUnitPrice } from '../../shared/domain/pricing.js';
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
-import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
+import { buildSupplierOrder, readResellerOrder, stringifyExact } from '../../shared/domain/orders.js';
 
 const percentage = (value: number): PricingConfig => ({ type: 'percentage', value });
 const fieldRules = (productCost: number, shippingCost: number): PricingConfig => ({

@@ -1,4 +1,4 @@
-import { REREADS, withRereads } from '../../shared/core/rereads.js';
+import { REREADS, withRereads } from '../../shared/core/concurrency.js';
 
 describe('withRereads: a read-then-conditional-write, read again after each lost race', () => {
   it('takes the caller’s read for the first try, and reads again only after a lost race', async () => {

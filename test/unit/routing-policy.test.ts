@@ -1,4 +1,4 @@
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
+import { readResellerOrder } from '../../shared/domain/orders.js';
 import {
   DEFAULT_ROUTING_POLICY,
   type Hold,
@@ -7,7 +7,7 @@ import {
   type OrderFacts,
   type RoutingPolicy,
   skipsTestOrder,
-} from '../../shared/domain/routing-policy.js';
+} from '../../shared/domain/routing.js';
 
 /** CONTRACT.md §11's table, as the pure judgement of an order's holds. */
 

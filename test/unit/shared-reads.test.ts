@@ -1,4 +1,4 @@
-import { sharedReads } from '../../shared/core/pool.js';
+import { sharedReads } from '../../shared/core/concurrency.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

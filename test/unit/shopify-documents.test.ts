@@ -1,9 +1,7 @@
 import { coerceInputValue, getVariableValues, type OperationDefinitionNode, parse, validate, visit } from 'graphql';
 import { requestedQueryCost, SHOPIFY_MAX_QUERY_COST } from '../../lib/local/shopify-cost.js';
 import { shopifyAdminSchema } from '../../lib/local/shopify-schema.js';
-import { stringifyExact } from '../../shared/domain/json-text.js';
-import { readResellerOrder } from '../../shared/domain/reseller-order.js';
-import { buildSupplierOrder } from '../../shared/domain/supplier-order.js';
+import { buildSupplierOrder, readResellerOrder, stringifyExact } from '../../shared/domain/orders.js';
 import {
   changedSinceSearch,
   changedSinceVariables,

@@ -6,7 +6,7 @@
  */
 
 import { adapterFor } from '../../shared/platforms/adapters.js';
-import { SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/http.js';
 import type { ChangedOrder, ShopConnection, Tracking } from '../../shared/platforms/port.js';
 import { SHOPIFY_PAGE_SIZES } from '../../shared/platforms/storeplatform-b-documents.js';
 import { adaptersAgainstSimulator } from './adapter-simulator.js';

@@ -1,5 +1,5 @@
 import { type PlatformSimulator, startPlatformSimulator } from '../../lib/local/platform-simulator.js';
-import { SHOPIFY_API_VERSION } from '../../shared/platforms/api-version.js';
+import { SHOPIFY_API_VERSION } from '../../shared/platforms/http.js';
 
 /** The REST API version storeplatform_a's paths carry, and Shopify's (storeplatform_b). */
 export const API = '/admin/api/2025-07';

@@ -1,11 +1,6 @@
 import { seededJob } from '../../bench/seed.js';
 import { syncJobId } from '../../shared/core/ids.js';
-import {
-  ENDED_STATUSES,
-  OPEN_STATUSES,
-  SYNC_JOB_STATUSES,
-  type SyncJobStatus,
-} from '../../shared/domain/sync-job-status.js';
+import { ENDED_STATUSES, OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
 import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import {

@@ -9,9 +9,7 @@ import {
 } from '../../shared/order-flow/placing-supplier-pace.js';
 import { parseRatePolicy } from '../../shared/platforms/http.js';
 import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.js';
-import type { Attempt, WorkKind } from '../../shared/work/kind.js';
-import type { WorkMessage } from '../../shared/work/message.js';
-import { waitForSlot } from '../../shared/work/slot-wait.js';
+import { type Attempt, type WorkKind, type WorkMessage, waitForSlot } from '../../shared/work/runner.js';
 import { dynamo, sqs } from './aws-mocks.js';
 
 type Waiting = WorkMessage & { jobId: string; generation: number };

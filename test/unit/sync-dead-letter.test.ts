@@ -1,7 +1,7 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
 import { seededJob } from '../../bench/seed.js';
-import { logger } from '../../shared/core/logger.js';
+import { logger } from '../../shared/core/telemetry.js';
 import { emptyAfterSale, type JobReturn } from '../../shared/order-flow/order-after-sale.js';
 import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { processDeadSyncMessage } from '../../shared/order-flow/placing-dead-letter.js';

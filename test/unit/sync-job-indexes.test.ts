@@ -1,5 +1,5 @@
 import { seededJob } from '../../bench/seed.js';
-import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/sync-job-status.js';
+import { SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { LIST_SHARDS, lists } from '../../shared/dynamo/keys.js';
 import { type IndexedJob, indexChanges, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 

@@ -1,16 +1,15 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { GetCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
-import { withFreshTokens } from '../../shared/platforms/fresh-tokens.js';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
+import { withFreshTokens } from '../../shared/platforms/adapters.js';
+import { PlatformError, RefreshRefusedError } from '../../shared/platforms/http.js';
 import type { PlatformAdapter, RefreshedToken, RefreshGrant, TokenKeeper } from '../../shared/platforms/port.js';
-import { RefreshRefusedError } from '../../shared/platforms/token-refresh.js';
-import { isAboutToExpire, tokenKeeper } from '../../shared/stores/token-keeper.js';
+import { isAboutToExpire, tokenKeeper } from '../../shared/stores/connection.js';
 import { dynamo, kms } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
 
 /**
- * The refresh of expiring tokens (CONTRACT.md §12.3, shared/stores/token-keeper.ts): the lease on
+ * The refresh of expiring tokens (CONTRACT.md §12.3, shared/stores/connection.ts): the lease on
  * the store's item, taken and ended by conditional writes. DynamoDB is mocked with aws-sdk-client-mock
  * over one item whose conditions are evaluated as DynamoDB would (the few the module writes), so
  * workers racing on it are workers racing on a table; KMS "encrypts" as `ct:<plaintext>`.

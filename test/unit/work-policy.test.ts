@@ -4,7 +4,7 @@ import {
   MAX_RESENDS,
   noProgressReason,
   throttledPastBudget,
-} from '../../shared/core/work-policy.js';
+} from '../../shared/core/config.js';
 
 /** One policy for how work ends, for sync jobs and fulfillment entries alike (CONTRACT.md §6). */
 describe('work policy', () => {

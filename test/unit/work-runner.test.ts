@@ -1,9 +1,14 @@
 import { ChangeMessageVisibilityCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import { PlatformError } from '../../shared/platforms/platform-errors.js';
-import type { WorkKind } from '../../shared/work/kind.js';
-import { parseWith, type WorkMessage } from '../../shared/work/message.js';
-import { openDoor, type QueueDoor, runWork } from '../../shared/work/runner.js';
+import { PlatformError } from '../../shared/platforms/http.js';
+import {
+  openDoor,
+  parseWith,
+  type QueueDoor,
+  runWork,
+  type WorkKind,
+  type WorkMessage,
+} from '../../shared/work/runner.js';
 import { sqs } from './aws-mocks.js';
 
 /**
@@ -73,7 +78,7 @@ describe('the work-item runner', () => {
 
   it('counts an AccessDenied or a bug after the claim as SystemicErrors, with the same backoff', async () => {
     process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    const { metricsMiddleware } = await import('../../shared/core/metrics.js');
+    const { metricsMiddleware } = await import('../../shared/core/telemetry.js');
     const lines: string[] = [];
     const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
       lines.push(String(chunk));

@@ -1,10 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Deps } from '../aws/deps.js';
-import type { SecretContext } from '../aws/kms-cipher.js';
-import { logger } from '../core/logger.js';
-import { BUSINESS_METRICS } from '../core/metric-names.js';
-import { countMetric } from '../core/metrics.js';
-import { disconnectedReason, type StoreFields, type StoreKind, type TokenLife } from '../entities/store.js';
+import type { SecretCipher, SecretContext } from '../aws/kms-cipher.js';
+import { now } from '../core/ids.js';
+import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
+import type { ResellerStore } from '../entities/reseller-store.js';
+import type { SourceStore } from '../entities/source-store.js';
+import {
+  disconnectedReason,
+  type EncryptedRefreshGrant,
+  type EncryptedSecrets,
+  recordApiVersion,
+  type StoreApiVersion,
+  type StoreFields,
+  type StoreKind,
+  type TokenLife,
+} from '../entities/store.js';
 import {
   readStoreToken,
   recordRefreshedToken,
@@ -13,9 +23,90 @@ import {
   type StoreToken,
   takeRefreshLease,
 } from '../entities/store-token.js';
-import { PlatformError } from '../platforms/platform-errors.js';
-import type { Platform, ShopConnection, TokenKeeper } from '../platforms/port.js';
-import { isRefreshRefused } from '../platforms/token-refresh.js';
+import { isRefreshRefused, PlatformError } from '../platforms/http.js';
+import type { ApiVersionNotice, Platform, ShopConnection, TokenKeeper } from '../platforms/port.js';
+
+/** A store's secrets as given by the API (plaintext), with an expiring token's extras (CONTRACT.md §12.3). */
+export interface PlainSecrets extends PlainTokenGrant {
+  accessToken: string;
+  webhookSecret: string;
+}
+
+/** What refreshes an expiring access token, and when it expires, as given by the API: all three secrets or none. */
+export interface PlainTokenGrant {
+  refreshToken?: string;
+  clientId?: string;
+  clientSecret?: string;
+  /** ISO 8601 (validated by the schema). */
+  accessTokenExpiresAt?: string;
+}
+
+/** Encrypts the secrets of a store, each under its own context (`{storeId, field}`). */
+export const encryptSecrets = async (
+  cipher: SecretCipher,
+  storeId: string,
+  secrets: PlainSecrets,
+): Promise<EncryptedSecrets> => {
+  const [accessToken, webhookSecret, refresh] = await Promise.all([
+    cipher.encrypt(secrets.accessToken, { storeId, field: 'accessToken' }),
+    cipher.encrypt(secrets.webhookSecret, { storeId, field: 'webhookSecret' }),
+    encryptRefreshGrant(cipher, storeId, secrets),
+  ]);
+  return { accessToken, webhookSecret, refresh };
+};
+
+/** The refresh grant given, encrypted (one KMS call each), or null when none was given. */
+export const encryptRefreshGrant = async (
+  cipher: SecretCipher,
+  storeId: string,
+  grant: PlainTokenGrant,
+): Promise<EncryptedRefreshGrant | null> => {
+  const { refreshToken, clientId, clientSecret } = grant;
+  if (refreshToken === undefined || clientId === undefined || clientSecret === undefined) return null;
+  const [refresh, client, secret] = await Promise.all([
+    cipher.encrypt(refreshToken, { storeId, field: 'refreshToken' }),
+    cipher.encrypt(clientId, { storeId, field: 'clientId' }),
+    cipher.encrypt(clientSecret, { storeId, field: 'clientSecret' }),
+  ]);
+  return { refreshToken: refresh, clientId: client, clientSecret: secret };
+};
+
+/** A new access token's life: its expiry as given (normalised to UTC), from `at`; nulls for one without. */
+export const tokenLifeOf = (grant: PlainTokenGrant, at: string): TokenLife =>
+  grant.accessTokenExpiresAt === undefined
+    ? { tokenExpiresAt: null, tokenIssuedAt: null }
+    : { tokenExpiresAt: new Date(grant.accessTokenExpiresAt).toISOString(), tokenIssuedAt: at };
+
+/** The webhook secret of a store, decrypted under its own context. */
+export const webhookSecretOf = (cipher: SecretCipher, store: { id: string; secrets: { webhookSecret: string } }) =>
+  cipher.decrypt(store.secrets.webhookSecret, { storeId: store.id, field: 'webhookSecret' });
+
+/**
+ * What a platform adapter needs to call a store's shop (either kind), secrets decrypted; with the keeper
+ * of its token when the token expires (CONTRACT.md §12.3), which refreshes it through `deps.platforms`.
+ */
+export const shopConnection = async (
+  deps: Pick<Deps, 'cipher' | 'platforms'>,
+  store: ResellerStore | SourceStore,
+): Promise<ShopConnection> => {
+  const { cipher } = deps;
+  const [accessToken, webhookSecret] = await Promise.all([
+    cipher.decrypt(store.secrets.accessToken, { storeId: store.id, field: 'accessToken' }),
+    webhookSecretOf(cipher, store),
+  ]);
+  const kind = 'resellerStoreId' in store ? 'source' : 'reseller';
+  // Every answer's API version headers counted and shown on the store (CONTRACT.md §12.4).
+  const onApiVersion = watchApiVersion(kind, store.id, store.apiVersion);
+  const tokens = tokenKeeper(deps, kind, store, accessToken);
+  return {
+    platform: store.platform,
+    shopDomain: store.shopDomain,
+    accessToken,
+    webhookSecret,
+    onApiVersion,
+    ...(tokens ? { tokens } : {}),
+  };
+};
 
 /**
  * Expiring access tokens (CONTRACT.md §12.3): the `TokenKeeper` of a store's connection. A token in the
@@ -231,3 +322,59 @@ class Refresher {
     return new PlatformError({ platform: this.store.platform as Platform, status, retryable, message });
   }
 }
+
+/** What this environment last recorded per store, so an unchanged answer writes nothing. */
+const recorded = new Map<string, string>();
+/** At most this many stores remembered; past it the oldest is forgotten (it is written again, once). */
+const REMEMBERED = 10_000;
+
+/**
+ * The `onApiVersion` of a store's connection (CONTRACT.md §12.4): every answer's version headers,
+ * counted when deprecated (`PlatformApiDeprecated`) and shown on the store as `apiVersion`, written
+ * only when they change (not once per call). A write that fails is logged: it never fails the call.
+ * `written` is told each version it writes, for an answer that shows the store (withSubscriptions).
+ */
+export const watchApiVersion = (
+  kind: StoreKind,
+  storeId: string,
+  stored?: StoreApiVersion | null,
+  written?: (version: StoreApiVersion) => void,
+) => {
+  // What the store's item already says counts as recorded: an environment's first answer that says the
+  // same writes nothing (issue 44: each environment's first write cost every store a write unit).
+  if (stored && !recorded.has(`${kind}#${storeId}`))
+    recorded.set(
+      `${kind}#${storeId}`,
+      JSON.stringify([stored.requested, stored.served, stored.deprecations[0] ?? null]),
+    );
+  return (notice: ApiVersionNotice): Promise<void> | undefined => {
+    if (notice.deprecated) {
+      countMetric(BUSINESS_METRICS.platformApiDeprecated);
+      logger.warn('the platform answered another API version or a deprecation', {
+        storeId,
+        requested: notice.requested,
+        served: notice.served,
+        deprecatedReason: notice.deprecatedReason,
+      });
+    }
+    if (notice.requested === null) return undefined;
+    const key = `${kind}#${storeId}`;
+    const seen = JSON.stringify([notice.requested, notice.served, notice.deprecatedReason]);
+    if (recorded.get(key) === seen) return undefined;
+    recorded.delete(key);
+    recorded.set(key, seen);
+    const oldest = recorded.keys().next();
+    if (recorded.size > REMEMBERED && !oldest.done) recorded.delete(oldest.value);
+    const version = {
+      requested: notice.requested,
+      served: notice.served,
+      deprecations: notice.deprecatedReason ? [notice.deprecatedReason] : [],
+      checkedAt: now(),
+    };
+    written?.(version);
+    return recordApiVersion(kind, storeId, version).catch((error: Error) => {
+      recorded.delete(key);
+      logger.error("the store's API version could not be recorded", error);
+    });
+  };
+};
