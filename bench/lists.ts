@@ -244,8 +244,8 @@ const loadModules = async () => {
   const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
   const { compressBody } = await import('../shared/order-flow/order-body.js');
   const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
-  const { resellerStoreItem } = await import('../shared/entities/reseller-store.js');
-  const { sourceStoreItem } = await import('../shared/entities/source-store.js');
+  const { resellerStoreItem } = await import('../shared/entities/store.js');
+  const { sourceStoreItem } = await import('../shared/entities/store.js');
   const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-unrouted.js');
   const { listOrders } = await import('../shared/order-flow/reading-orders.js');
   const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');

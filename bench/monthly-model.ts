@@ -39,7 +39,10 @@ export const ASSUMPTIONS = {
   storesPerPollInvocation: 10,
   /** The poll queue's consumer runs at most this many environments (lib/routes.ts). */
   pollEnvironments: 2,
-  /** Secrets a use decrypts, by function (shared/stores/connection.ts: a connection decrypts token and webhook secret). */
+  /**
+   * Secrets a use decrypts, by function (shared/stores/connection.ts: a connection decrypts token and
+   * webhook secret).
+   */
   secretsPerUse: {
     OrdersWebhook: 1,
     SyncWorker: 2,

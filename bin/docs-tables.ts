@@ -32,10 +32,15 @@ import { eventDeliveryItem, newDelivery } from '../shared/entities/event-deliver
 import { claimedRequestItem, idempotentRequestKey } from '../shared/entities/idempotent-request.js';
 import { keptFulfillmentItem } from '../shared/entities/kept-fulfillment.js';
 import { newReconcilePass, reconcilePassItem } from '../shared/entities/reconcile-pass.js';
-import { resellerStoreItem } from '../shared/entities/reseller-store.js';
 import { retentionMarkKey } from '../shared/entities/retention-mark.js';
-import { type SourceStore, sourceStoreItem, vendorTagItem } from '../shared/entities/source-store.js';
-import { CONNECTED, type StoreFields } from '../shared/entities/store.js';
+import {
+  CONNECTED,
+  resellerStoreItem,
+  type SourceStore,
+  type StoreFields,
+  sourceStoreItem,
+  vendorTagItem,
+} from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
 import { orderBodyPartItem } from '../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../shared/order-flow/order-cancellation.js';

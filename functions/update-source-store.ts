@@ -1,6 +1,6 @@
 import { cipher } from '../shared/aws/kms-cipher.js';
 import { parseInput } from '../shared/core/errors.js';
-import type { SourceStore } from '../shared/entities/source-store.js';
+import type { SourceStore } from '../shared/entities/store.js';
 import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSourceStore } from '../shared/http/present.js';

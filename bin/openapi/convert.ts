@@ -2,7 +2,7 @@ import { type ConversionConfig, type JsonSchema, toJsonSchema, toJsonSchemaDefs 
 import type * as v from 'valibot';
 import { config } from '../../shared/core/config.js';
 import { PRICING_DECIMALS } from '../../shared/domain/money.js';
-import { PRICING_MODES } from '../../shared/entities/source-store.js';
+import { PRICING_MODES } from '../../shared/entities/store.js';
 import {
   DESCRIBED_CHECKS,
   EveryEventType,

@@ -154,7 +154,7 @@ export const keys = {
   dataRequest: (resellerStoreId: string, id: string): Key => ({ PK: `DREQ#${resellerStoreId}#${id}`, SK: 'DREQ' }),
   /** Where the retention sweep (shared/privacy/retention.ts) goes on in one list of jobs (a shard of an owner's). */
   retentionMark: (list: string): Key => ({ PK: `RETENTION#${list}`, SK: 'MARK' }),
-  /** One API key's changes in one second (shared/entities/rate-window.ts): its own partition, gone by TTL. */
+  /** One API key's changes in one second (shared/entities/rate-limits.ts): its own partition, gone by TTL. */
   rateWindow: (keyId: string, second: number): Key => ({ PK: `RATE#${keyId}#${second}`, SK: 'RATE' }),
   /** The record of an `Idempotency-Key`, by the hash of its owner and key (shared/idempotency/requests.ts). */
   idempotentRequest: (hash: string): Key => ({ PK: `IDEM#${hash}`, SK: 'IDEM' }),

@@ -3,8 +3,10 @@ import {
   attributes,
   batchGet,
   ConditionFailed,
+  getItem,
   type Item,
   keyOf,
+  putAlone,
   queryIndex,
   TABLE,
   transactIf,
@@ -124,6 +126,13 @@ export const failedDeliveriesPage = async (
     next: entries.length === limit ? entries.at(-1) : undefined,
   };
 };
+
+/** A new delivery, alone (no transaction: issue 44); one already there stays as it is. */
+export const putNewDelivery = (delivery: EventDelivery) => putAlone(eventDeliveryPut(delivery));
+
+/** The delivery of an event to an endpoint, read consistently; undefined when there is none. */
+export const findDelivery = (eventId: string, endpointId: string) =>
+  getItem(eventDeliveryKey(eventId, endpointId), eventDeliveryFrom, true);
 
 /** The delivery a try was made of: which, and how many tries it had then. */
 export type DeliveryRef = Pick<EventDelivery, 'eventId' | 'endpointId' | 'ownerId' | 'eventCreatedAt' | 'attempts'>;

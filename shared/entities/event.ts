@@ -12,6 +12,7 @@ import {
 import {
   attributes,
   batchGet,
+  ConditionFailed,
   getItem,
   type Item,
   keyOf,
@@ -202,6 +203,18 @@ export const eventEndpointsSet = (event: EventRef, endpointIds: string[]) => ({
     ExpressionAttributeValues: { ':ids': endpointIds },
   },
 });
+
+/**
+ * Decides whom the event goes to (`eventEndpointsSet` alone, no transaction: issue 44): false when it
+ * was decided before (or the event is gone).
+ */
+export const setEventEndpoints = async (event: EventRef, endpointIds: string[]) => {
+  const { TableName: _table, ...parts } = eventEndpointsSet(event, endpointIds).Update;
+  return !((await updateIf(parts)) instanceof ConditionFailed);
+};
+
+/** The event as stored now (read consistently), at its key; undefined when it is gone. */
+export const storedEvent = (event: EventRef) => getItem(eventKey(event), eventFrom, true);
 
 /**
  * An endpoint's delivery of the event failed: it is among the failing ones, the event in the failing

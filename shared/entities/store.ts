@@ -1,3 +1,12 @@
+import type { ServiceLevel } from '../domain/business-days.js';
+import type { PricingConfig } from '../domain/money.js';
+import {
+  DEFAULT_ROUTING_POLICY,
+  PAYMENT_POLICIES,
+  RISK_POLICIES,
+  type RoutingPolicy,
+  TEST_ORDER_POLICIES,
+} from '../domain/routing.js';
 import {
   indexEntry,
   indexKeyNames,
@@ -8,6 +17,7 @@ import {
   lists,
   lookups,
   storeOfKey,
+  vendorTagOf,
 } from '../dynamo/keys.js';
 import {
   attributes,
@@ -15,7 +25,11 @@ import {
   getItem,
   type Item,
   keyOf,
+  listPage,
+  putIf,
   queryIndex,
+  queryKeys,
+  queryPartition,
   TABLE,
   transactIf,
   updateIf,
@@ -23,7 +37,7 @@ import {
 import { PLATFORMS, type Platform } from '../platforms/port.js';
 
 /**
- * What the two store entities (reseller-store.ts, source-store.ts) share: their fields, secrets,
+ * What the two store entities (store.ts, store.ts) share: their fields, secrets,
  * list and shop-domain entries, and what the lookups index carries of either. A store's secrets are
  * kept as KMS ciphertexts (base64) under the attributes `accessToken` and `webhookSecret`;
  * shared/stores/connection.ts decrypts them.
@@ -66,7 +80,7 @@ export interface TokenLife {
   tokenIssuedAt: string | null;
 }
 
-/** The attributes of the token refresh's lease (shared/entities/store-token.ts); removed by a rotation. */
+/** The attributes of the token refresh's lease (shared/entities/store.ts); removed by a rotation. */
 export const REFRESH_LEASE_ATTRIBUTES = ['refreshLeaseHolder', 'refreshLeaseUntil'];
 
 /** The attributes of a refreshable token besides the access token: removed when a token without them replaces it. */
@@ -478,3 +492,533 @@ export const findStoresOnShop = async (shopDomain: string, kind: StoreKind) =>
 
 /** The kind of store an item is (by its key: a reseller's `RST`, a source's `SST`), or undefined for any other item. */
 export const storeKindOf = (item: Item) => (typeof item.PK === 'string' ? storeOfKey(keyOf(item))?.kind : undefined);
+
+/**
+ * A store's expiring access token as its item holds it (CONTRACT.md §12.3), and the lease that lets one
+ * worker at a time refresh it, whichever Lambda it runs in: a conditional UpdateItem takes the lease for
+ * the token it refreshes (`accessToken` still the one it read, no lease in force), and the write of the
+ * refreshed pair is conditional on the lease still its holder's and the refresh token still the one it
+ * spent. A rotation by the API (new credentials) removes the lease: the refresh's write then fails and
+ * the rotation's credentials stay. Ciphertexts only; the attributes are the store item's own.
+ */
+
+/** What the token refresh reads of a store: its token, its grant and life, its lease and connection. */
+export interface StoreToken extends TokenLife {
+  /** The access token's ciphertext: a new one (refreshed or rotated) is a new ciphertext. */
+  accessToken: string;
+  refresh: EncryptedRefreshGrant | null;
+  lease: { holder: string; until: string } | null;
+  connection: StoreConnection;
+  deletedAt: string | null;
+}
+
+const TOKEN_READ = [
+  'accessToken',
+  'refreshToken',
+  'clientId',
+  'clientSecret',
+  'tokenExpiresAt',
+  'tokenIssuedAt',
+  ...REFRESH_LEASE_ATTRIBUTES,
+  ...CONNECTION_ATTRIBUTES,
+  'deletedAt',
+];
+
+export const storeTokenFrom = (item: Item): StoreToken => {
+  const read = attributes(item, 'store token');
+  const holder = read.stringOrNull('refreshLeaseHolder');
+  return {
+    accessToken: read.string('accessToken'),
+    refresh: refreshGrantFrom(item),
+    ...tokenLifeFrom(item),
+    lease: holder === null ? null : { holder, until: read.string('refreshLeaseUntil') },
+    connection: connectionFrom(item),
+    deletedAt: read.stringOrNull('deletedAt'),
+  };
+};
+
+/** The store's token as it is now (a consistent read of its attributes, not the whole item); undefined: gone. */
+export const readStoreToken = (kind: StoreKind, id: string) =>
+  getItem(storeKey(kind, id), storeTokenFrom, true, TOKEN_READ);
+
+/**
+ * Takes the refresh lease of the store's token `accessToken` (a ciphertext) until `until`: true, or the
+ * token the condition met (refreshed or rotated meanwhile, or another worker's lease in force), or
+ * undefined when the store is gone.
+ */
+export const takeRefreshLease = async (
+  kind: StoreKind,
+  id: string,
+  accessToken: string,
+  lease: { holder: string; until: string; now: string },
+): Promise<true | StoreToken | undefined> => {
+  const written = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression: 'SET refreshLeaseHolder = :holder, refreshLeaseUntil = :until',
+    ConditionExpression:
+      'attribute_exists(PK) AND accessToken = :token AND attribute_exists(refreshToken) AND ' +
+      '(attribute_not_exists(refreshLeaseUntil) OR refreshLeaseUntil < :now)',
+    ExpressionAttributeValues: {
+      ':holder': lease.holder,
+      ':until': lease.until,
+      ':now': lease.now,
+      ':token': accessToken,
+    },
+  });
+  if (!(written instanceof ConditionFailed)) return true;
+  return written.met ? storeTokenFrom(written.met) : readStoreToken(kind, id);
+};
+
+/** The condition of a write under the lease: still its holder's, over the refresh token it read. */
+const UNDER_LEASE = 'refreshLeaseHolder = :holder AND refreshToken = :spent';
+
+/** A refreshed token, its ciphertexts and life: what one write stores together. */
+export interface RefreshedStoreToken extends TokenLife {
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * Stores the refreshed access token, refresh token and expiry in one write and ends the lease; false
+ * when the lease was lost (a rotation removed it, or it lapsed and another worker took it): nothing written.
+ */
+export const recordRefreshedToken = async (
+  kind: StoreKind,
+  id: string,
+  holder: string,
+  spentRefreshToken: string,
+  token: RefreshedStoreToken,
+) => {
+  const expires = token.tokenExpiresAt !== null;
+  const expiry = expires ? ', tokenExpiresAt = :expiresAt, tokenIssuedAt = :issuedAt' : '';
+  const removed = [...REFRESH_LEASE_ATTRIBUTES, ...(expires ? [] : ['tokenExpiresAt', 'tokenIssuedAt'])];
+  const written = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression:
+      `SET accessToken = :accessToken, refreshToken = :refreshToken${expiry} ` + `REMOVE ${removed.join(', ')}`,
+    ConditionExpression: UNDER_LEASE,
+    ExpressionAttributeValues: {
+      ':accessToken': token.accessToken,
+      ':refreshToken': token.refreshToken,
+      ':holder': holder,
+      ':spent': spentRefreshToken,
+      ...(token.tokenExpiresAt === null
+        ? {}
+        : { ':expiresAt': token.tokenExpiresAt, ':issuedAt': token.tokenIssuedAt }),
+    },
+  });
+  return !(written instanceof ConditionFailed);
+};
+
+/** Ends the lease without a new token (the refresh failed, and may heal): the next worker may try. */
+export const releaseRefreshLease = async (kind: StoreKind, id: string, holder: string) => {
+  await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression: `REMOVE ${REFRESH_LEASE_ATTRIBUTES.join(', ')}`,
+    ConditionExpression: 'refreshLeaseHolder = :holder',
+    ExpressionAttributeValues: { ':holder': holder },
+  });
+};
+
+/**
+ * The platform refused the refresh (CONTRACT.md §12.3): the store becomes `reauthorization_required`
+ * and the lease ends, unless new credentials replaced the refresh token meanwhile (they win). True
+ * when this write disconnected the store.
+ */
+export const refuseRefresh = async (
+  kind: StoreKind,
+  id: string,
+  holder: string,
+  spentRefreshToken: string,
+  reason: string,
+  at: string,
+) => {
+  const written = await updateIf({
+    Key: storeKey(kind, id),
+    UpdateExpression:
+      'SET connectionState = :state, connectionSince = :at, connectionReason = :reason ' +
+      `REMOVE ${REFRESH_LEASE_ATTRIBUTES.join(', ')}`,
+    ConditionExpression: UNDER_LEASE,
+    ExpressionAttributeValues: {
+      ':state': 'reauthorization_required',
+      ':at': at,
+      ':reason': reason,
+      ':holder': holder,
+      ':spent': spentRefreshToken,
+    },
+  });
+  return !(written instanceof ConditionFailed);
+};
+
+/**
+ * The reseller store entity: a merchant's store that resells (SPEC: `rst_…`). Its fields are the
+ * stores' common ones (store.ts) and its routing policy (CONTRACT.md §11); the only place that knows its item.
+ */
+export type ResellerStore = StoreFields & { routingPolicy: RoutingPolicy };
+
+/**
+ * The routing policy's attributes: one per field, so a PATCH of some fields is one UpdateItem that keeps
+ * the others; a field never set is absent, and reads as its default (no byte for a store that keeps them).
+ */
+const POLICY_ATTRIBUTES: Record<keyof RoutingPolicy, string> = {
+  holdSeconds: 'policyHoldSeconds',
+  payment: 'policyPayment',
+  risk: 'policyRisk',
+  testOrders: 'policyTestOrders',
+};
+
+const policyAttributes = (policy: Partial<RoutingPolicy>) =>
+  Object.fromEntries(
+    Object.entries(policy)
+      .filter(([field, value]) => value !== undefined && field in POLICY_ATTRIBUTES)
+      .map(([field, value]) => [POLICY_ATTRIBUTES[field as keyof RoutingPolicy], value]),
+  );
+
+/** The routing policy a store item holds (defaults for the fields it does not). */
+export const routingPolicyFrom = (item: Item): RoutingPolicy => {
+  const read = attributes(item, 'reseller store');
+  const has = (field: keyof RoutingPolicy) => item[POLICY_ATTRIBUTES[field]] !== undefined;
+  return {
+    holdSeconds: has('holdSeconds') ? read.number(POLICY_ATTRIBUTES.holdSeconds) : DEFAULT_ROUTING_POLICY.holdSeconds,
+    payment: has('payment') ? read.oneOf(POLICY_ATTRIBUTES.payment, PAYMENT_POLICIES) : DEFAULT_ROUTING_POLICY.payment,
+    risk: has('risk') ? read.oneOf(POLICY_ATTRIBUTES.risk, RISK_POLICIES) : DEFAULT_ROUTING_POLICY.risk,
+    testOrders: has('testOrders')
+      ? read.oneOf(POLICY_ATTRIBUTES.testOrders, TEST_ORDER_POLICIES)
+      : DEFAULT_ROUTING_POLICY.testOrders,
+  };
+};
+
+export const resellerStoreKey = (id: string) => storeKey('reseller', id);
+
+/**
+ * A reseller store's item: in its owner's list (GSI1), or its list of deleted stores once deleted, and
+ * under its shop domain (GSI2).
+ */
+export const resellerStoreItem = (store: ResellerStore): Item => ({
+  ...resellerStoreKey(store.id),
+  ...storeIndexEntries(
+    'reseller',
+    store,
+    lists.resellerStores(store.ownerId),
+    lists.deletedResellerStores(store.ownerId),
+  ),
+  ...storeAttributes(store),
+  ...policyAttributes(changedFields(store.routingPolicy)),
+});
+
+/** The fields of a policy that differ from the defaults: all a new store's item needs to write. */
+const changedFields = (policy: RoutingPolicy): Partial<RoutingPolicy> =>
+  Object.fromEntries(
+    Object.entries(policy).filter(([field, value]) => DEFAULT_ROUTING_POLICY[field as keyof RoutingPolicy] !== value),
+  );
+
+export const resellerStoreFrom = (item: Item): ResellerStore => ({
+  ...storeFrom(item, 'reseller store'),
+  routingPolicy: routingPolicyFrom(item),
+});
+
+/**
+ * What the orders webhook routes an order with, in one Query of the store's partition: its routing
+ * policy (the store's own item) and its active source stores by vendor tag (its vendor-tag items).
+ * The store's item shares the read's 4 KB units with the tags, so the policy costs no read of its own.
+ */
+export const routingOf = async (resellerStoreId: string) => {
+  const items = await queryPartition(keys.resellerStore(resellerStoreId).PK, undefined, false);
+  const storeItem = items.find((item) => item.SK === keys.resellerStore(resellerStoreId).SK);
+  const prefix = keys.vendorTagPrefix(resellerStoreId).SKPrefix;
+  const tags = items.filter((item) => typeof item.SK === 'string' && item.SK.startsWith(prefix));
+  return {
+    routingPolicy: storeItem ? routingPolicyFrom(storeItem) : DEFAULT_ROUTING_POLICY,
+    vendorTags: new Map(tags.map(vendorTagFrom).map(({ vendorTag, sourceStoreId }) => [vendorTag, sourceStoreId])),
+  };
+};
+
+/** Puts a new reseller store's item; its id is new, so an item met there is a fault. */
+export const putResellerStore = async (store: ResellerStore) => {
+  if ((await putIf(resellerStoreItem(store))) !== true) throw new Error(`reseller store ${store.id} exists already`);
+};
+
+/** What a PATCH of a reseller store changes (SPEC 4.2, CONTRACT.md §11): any of them, or none. */
+export interface ResellerStoreChanges {
+  name?: string;
+  routingPolicy?: Partial<RoutingPolicy>;
+}
+
+/**
+ * Changes an active store of `ownerId`: its name and any fields of its routing policy (nothing given:
+ * changes nothing, still answers it); the store as written, or undefined when there is no such store
+ * (unknown, deleted or another owner's).
+ */
+export const changeResellerStoreItem = async (
+  ownerId: string,
+  id: string,
+  changes: ResellerStoreChanges,
+  at: string,
+): Promise<ResellerStore | undefined> => {
+  const set: Record<string, unknown> = {
+    ...(changes.name === undefined ? {} : { name: changes.name }),
+    ...policyAttributes(changes.routingPolicy ?? {}),
+  };
+  const names = Object.keys(set);
+  const written = await updateIf(
+    {
+      Key: resellerStoreKey(id),
+      UpdateExpression: names.length
+        ? `SET ${names.map((_, i) => `#a${i} = :a${i}`).join(', ')}, updatedAt = :now`
+        : 'SET updatedAt = updatedAt',
+      ConditionExpression: OWNED_AND_ACTIVE,
+      ExpressionAttributeNames: names.length ? Object.fromEntries(names.map((name, i) => [`#a${i}`, name])) : undefined,
+      ExpressionAttributeValues: {
+        ':owner': ownerId,
+        ':null': null,
+        ...(names.length ? { ':now': at, ...Object.fromEntries(names.map((name, i) => [`:a${i}`, set[name]])) } : {}),
+      },
+    },
+    true,
+  );
+  return written instanceof ConditionFailed ? undefined : resellerStoreFrom(written ?? {});
+};
+
+/**
+ * Soft-deletes an active store of `ownerId`: out of the active stores, its shop lookup kept, and its
+ * list entry moved (same sort key) from its owner's list to the owner's deleted reseller stores,
+ * which the retention sweep reads for the store's unrouted orders (docs/design.md, "Customer data");
+ * false when there is no such store.
+ */
+export const deleteResellerStoreItem = async (ownerId: string, id: string, at: string) =>
+  !(
+    (await updateIf({
+      Key: resellerStoreKey(id),
+      UpdateExpression: 'SET deletedAt = :at, updatedAt = :at, #list = :deleted REMOVE #active',
+      ConditionExpression: OWNED_AND_ACTIVE,
+      ExpressionAttributeNames: { '#list': indexPartitionName('lists'), '#active': indexPartitionName('stateLists') },
+      ExpressionAttributeValues: {
+        ':owner': ownerId,
+        ':null': null,
+        ':at': at,
+        ':deleted': lists.deletedResellerStores(ownerId),
+      },
+    })) instanceof ConditionFailed
+  );
+
+/**
+ * The ids of the owner's reseller stores, soft-deleted ones included (its list and its list of deleted
+ * stores), read by key a page of 100 at a time: the retention sweep's, whose orders were received all the same.
+ */
+export const findResellerStoreIdsOf = async (ownerId: string) => {
+  const ids: string[] = [];
+  for (const pk of [lists.resellerStores(ownerId), lists.deletedResellerStores(ownerId)]) {
+    let startKey: Item | undefined;
+    do {
+      const page = await queryKeys({ index: 'lists', pk, limit: 100, exclusiveStartKey: startKey });
+      for (const key of page.keys) {
+        const store = storeOfKey(key);
+        if (store?.kind === 'reseller') ids.push(store.id);
+      }
+      startKey = page.lastKey;
+    } while (startKey);
+  }
+  return ids;
+};
+
+/** A reseller store by id, of any owner, deleted or not; `consistent`: a read after a lost race. */
+export const findResellerStoreById = (id: string, consistent = false) =>
+  getItem(resellerStoreKey(id), resellerStoreFrom, consistent);
+
+/** A page of the owner's reseller stores (its list, GSI1), below the store `cursorItem` finds. */
+export const findResellerStorePage = (
+  ownerId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  cursorItem: (id: string) => Promise<ResellerStore | undefined>,
+) =>
+  listPage({
+    source: { index: 'lists', partitions: [lists.resellerStores(ownerId)], exact: true },
+    ownerId,
+    from: resellerStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem,
+  });
+
+/**
+ * The source store entity (a supplier's store, `sst_…`) and its vendor-tag item, which makes "one
+ * active source store per tag" a key constraint: the only place that knows their items.
+ */
+export const PRICING_MODES = ['percentage', 'field_rules'] as const;
+export type PricingMode = (typeof PRICING_MODES)[number];
+
+export interface SourceStore extends StoreFields {
+  resellerStoreId: string;
+  vendorTag: string;
+  pricingMode: PricingMode;
+  pricingConfig: PricingConfig;
+  /** The supplier's promise (CONTRACT.md §16.1), its zone resolved; null: no promise, no due times. */
+  serviceLevel?: ServiceLevel | null;
+}
+
+export const sourceStoreKey = (id: string) => storeKey('source', id);
+
+/** The key of the vendor-tag item of `vendorTag` under a reseller store. */
+export const vendorTagKey = (resellerStoreId: string, vendorTag: string) => keys.vendorTag(resellerStoreId, vendorTag);
+
+/** Every vendor-tag item of a reseller store: one partition, one sort-key prefix. */
+export const vendorTagsOf = (resellerStoreId: string) => keys.vendorTagPrefix(resellerStoreId);
+
+/** A new source store's item: in its reseller store's list (GSI1) and under its shop domain (GSI2). */
+export const sourceStoreItem = (store: SourceStore): Item => ({
+  ...sourceStoreKey(store.id),
+  ...storeIndexEntries('source', store, lists.sourceStores(store.resellerStoreId)),
+  ...storeAttributes(store),
+  resellerStoreId: store.resellerStoreId,
+  vendorTag: store.vendorTag,
+  pricingMode: store.pricingMode,
+  pricingConfig: store.pricingConfig,
+  ...(store.serviceLevel ? { serviceLevel: store.serviceLevel } : {}),
+});
+
+/**
+ * The vendor-tag item: it makes "one active source store per tag" a key constraint, and routing
+ * reads every active tag of a reseller store with one Query.
+ */
+export const vendorTagItem = (store: SourceStore): Item => ({
+  ...vendorTagKey(store.resellerStoreId, store.vendorTag),
+  sourceStoreId: store.id,
+  createdAt: store.createdAt,
+});
+
+export const sourceStoreFrom = (item: Item): SourceStore => {
+  const read = attributes(item, 'source store');
+  return {
+    ...storeFrom(item, 'source store'),
+    resellerStoreId: read.string('resellerStoreId'),
+    vendorTag: read.string('vendorTag'),
+    pricingMode: read.oneOf('pricingMode', PRICING_MODES),
+    pricingConfig: read.object<PricingConfig>('pricingConfig'),
+    serviceLevel: read.optionalObject<ServiceLevel>('serviceLevel') ?? null,
+  };
+};
+
+/** A vendor-tag item: which source store holds the tag. */
+export const vendorTagFrom = (item: Item) => ({
+  vendorTag: vendorTagOf(keyOf(item)),
+  sourceStoreId: attributes(item, 'vendor tag').string('sourceStoreId'),
+});
+
+/** The new vendor tag's item, put only where no store holds the tag ("one active store per tag"). */
+const claimVendorTag = (store: SourceStore) => ({
+  Put: { TableName: TABLE(), Item: vendorTagItem(store), ConditionExpression: 'attribute_not_exists(PK)' },
+});
+
+/**
+ * Frees a store's vendor tag for another store, as a transaction's Delete; the condition keeps a
+ * racing delete or retag from freeing a successor's tag.
+ */
+const releaseVendorTag = (resellerStoreId: string, vendorTag: string, id: string) => ({
+  Delete: {
+    TableName: TABLE(),
+    Key: vendorTagKey(resellerStoreId, vendorTag),
+    ConditionExpression: 'sourceStoreId = :id',
+    ExpressionAttributeValues: { ':id': id },
+  },
+});
+
+/**
+ * Puts a new source store's item with its vendor tag's, in one transaction: `vendor_tag_taken` when
+ * another active store holds the tag.
+ */
+export const putSourceStore = async (store: SourceStore): Promise<'created' | 'vendor_tag_taken'> => {
+  const written = await transactIf([
+    { Put: { TableName: TABLE(), Item: sourceStoreItem(store), ConditionExpression: 'attribute_not_exists(PK)' } },
+    claimVendorTag(store),
+  ]);
+  if (written === true) return 'created';
+  if (written.failed[1]) return 'vendor_tag_taken';
+  // The store's own id was taken, or the transaction was cancelled otherwise: a fault, not an outcome.
+  throw new Error(`source store ${store.id} was not created: its transaction was cancelled`);
+};
+
+/** Soft-deletes a store read active and frees its tag, in one transaction; false when it was deleted meanwhile. */
+export const deleteSourceStoreItems = async (store: SourceStore, at: string) =>
+  (await transactIf([
+    {
+      Update: {
+        TableName: TABLE(),
+        Key: sourceStoreKey(store.id),
+        UpdateExpression: `SET deletedAt = :at, updatedAt = :at REMOVE ${DELISTED.join(', ')}`,
+        ConditionExpression: 'deletedAt = :null',
+        ExpressionAttributeValues: { ':at': at, ':null': null },
+      },
+    },
+    releaseVendorTag(store.resellerStoreId, store.vendorTag, store.id),
+  ])) === true;
+
+/** The store's new values, conditional on the store as read: a racing change or delete fails it, never undone. */
+const sourceStoreUpdate = (store: SourceStore, updated: SourceStore) => ({
+  Update: {
+    TableName: TABLE(),
+    Key: sourceStoreKey(store.id),
+    UpdateExpression:
+      'SET #name = :name, vendorTag = :vendorTag, pricingMode = :pricingMode, pricingConfig = :pricingConfig, ' +
+      'serviceLevel = :serviceLevel, updatedAt = :at',
+    ConditionExpression: 'deletedAt = :null AND vendorTag = :readTag AND updatedAt = :readAt',
+    ExpressionAttributeNames: { '#name': 'name' },
+    ExpressionAttributeValues: {
+      ':name': updated.name,
+      ':vendorTag': updated.vendorTag,
+      ':pricingMode': updated.pricingMode,
+      ':pricingConfig': updated.pricingConfig,
+      ':serviceLevel': updated.serviceLevel ?? null,
+      ':at': updated.updatedAt,
+      ':null': null,
+      ':readTag': store.vendorTag,
+      ':readAt': store.updatedAt,
+    },
+  },
+});
+
+/**
+ * Writes a store's changes over the store as read; a new vendor tag moves the tag item in the same
+ * transaction. `vendor_tag_taken` when another store holds the new tag, `changed` when the store
+ * was changed or deleted meanwhile.
+ */
+export const updateSourceStoreItems = async (
+  store: SourceStore,
+  updated: SourceStore,
+): Promise<'updated' | 'vendor_tag_taken' | 'changed'> => {
+  const retag = updated.vendorTag !== store.vendorTag;
+  const written = await transactIf([
+    sourceStoreUpdate(store, updated),
+    ...(retag ? [claimVendorTag(updated), releaseVendorTag(store.resellerStoreId, store.vendorTag, store.id)] : []),
+  ]);
+  if (written === true) return 'updated';
+  return retag && written.failed[1] ? 'vendor_tag_taken' : 'changed';
+};
+
+/** The active source stores of a reseller store by vendor tag: one Query over its vendor-tag items. */
+export const activeVendorTagsOf = async (resellerStoreId: string) => {
+  const prefix = vendorTagsOf(resellerStoreId);
+  const items = await queryPartition(prefix.PK, prefix.SKPrefix, false);
+  return new Map(items.map(vendorTagFrom).map(({ vendorTag, sourceStoreId }) => [vendorTag, sourceStoreId]));
+};
+
+/** A source store by id, of any owner, deleted or not; `consistent`: a read after a lost race. */
+export const findSourceStoreById = (id: string, consistent = false) =>
+  getItem(sourceStoreKey(id), sourceStoreFrom, consistent);
+
+/** A page of a reseller store's source stores (its list, GSI1), below `cursor` when given. */
+export const findSourceStorePage = (
+  ownerId: string,
+  resellerStoreId: string,
+  limit: number,
+  startingAfter: string | undefined,
+  cursor: SourceStore | undefined,
+) =>
+  listPage({
+    source: { index: 'lists', partitions: [lists.sourceStores(resellerStoreId)], exact: true },
+    ownerId,
+    from: sourceStoreFrom,
+    limit,
+    startingAfter,
+    cursorItem: async () => cursor,
+  });

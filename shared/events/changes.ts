@@ -1,8 +1,12 @@
 import type { StreamImage } from '../dynamo/stream.js';
 import { type EventType, eventId } from '../entities/event.js';
-import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
-import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
-import { storeKindOf } from '../entities/store.js';
+import {
+  type ResellerStore,
+  resellerStoreFrom,
+  type SourceStore,
+  sourceStoreFrom,
+  storeKindOf,
+} from '../entities/store.js';
 import { type Order, orderOfRecord } from '../order-flow/order.js';
 import type { FulfillmentEntry } from '../order-flow/order-fulfillment-entry.js';
 import { isAtOrderRecordKey, type OrderRecord, orderItemFrom } from '../order-flow/order-items.js';

@@ -6,7 +6,6 @@ import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
-import { getItem } from '../dynamo/table.js';
 import {
   type EndpointLeases,
   heldLongerThan,
@@ -16,13 +15,12 @@ import {
   takeLease,
 } from '../entities/endpoint-leases.js';
 import { type Event, getEvent } from '../entities/event.js';
-import { type EventDelivery, eventDeliveryFrom, eventDeliveryKey } from '../entities/event-delivery.js';
+import { type EventDelivery, findDelivery } from '../entities/event-delivery.js';
 import {
+  findWebhookEndpoint,
   markEndpointPrompt,
   markEndpointSlow,
   type WebhookEndpoint,
-  webhookEndpointFrom,
-  webhookEndpointKey,
 } from '../entities/webhook-endpoint.js';
 import { type Attempt, runWork, type WorkKind } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
@@ -61,11 +59,11 @@ const MAX_DELAY_SECONDS = 900;
  * not deleted.
  */
 const claimDelivery = async (message: DeliveryMessage): Promise<DeliveryItem | undefined> => {
-  const delivery = await getItem(eventDeliveryKey(message.eventId, message.endpointId), eventDeliveryFrom, true);
+  const delivery = await findDelivery(message.eventId, message.endpointId);
   if (delivery?.status !== 'pending' || delivery.attempts !== message.attempts) return undefined;
   const [event, endpoint] = await Promise.all([
     getEvent(delivery.ownerId, message.eventId),
-    getItem(webhookEndpointKey(delivery.ownerId, message.endpointId), webhookEndpointFrom, true),
+    findWebhookEndpoint(delivery.ownerId, message.endpointId),
   ]);
   return event && endpoint ? { delivery, event, endpoint } : undefined;
 };

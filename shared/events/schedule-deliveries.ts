@@ -1,6 +1,5 @@
-import { ConditionFailed, getItem, putAlone, updateIf } from '../dynamo/table.js';
-import { type Event, eventEndpointsSet, eventFrom, eventKey } from '../entities/event.js';
-import { eventDeliveryPut, newDelivery } from '../entities/event-delivery.js';
+import { type Event, setEventEndpoints, storedEvent } from '../entities/event.js';
+import { newDelivery, putNewDelivery } from '../entities/event-delivery.js';
 import { endpointsOf, takesEvent, type WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import { type DeliveryMessage, sendDeliveries } from './delivery-queue.js';
 
@@ -46,15 +45,13 @@ export const scheduleDeliveries = async (event: Event): Promise<void> => {
   const receivers = (await cachedEndpointsOf(event.ownerId)).filter((endpoint) => takesEvent(endpoint, event.type));
   if (receivers.length === 0) return;
   const endpointIds = receivers.map((endpoint) => endpoint.id);
-  const { Update } = eventEndpointsSet(event, endpointIds);
-  const { TableName: _table, ...parts } = Update;
-  if ((await updateIf(parts)) instanceof ConditionFailed) return resendScheduled(event);
+  if (!(await setEventEndpoints(event, endpointIds))) return resendScheduled(event);
   await putDeliveries(event, endpointIds);
 };
 
 /** Each delivery's Put (one already there stays as it is), then their messages. */
 const putDeliveries = async (event: Pick<Event, 'id' | 'ownerId' | 'createdAt'>, endpointIds: string[]) => {
-  await Promise.all(endpointIds.map((endpointId) => putAlone(eventDeliveryPut(newDelivery(event, endpointId)))));
+  await Promise.all(endpointIds.map((endpointId) => putNewDelivery(newDelivery(event, endpointId))));
   await sendDeliveries(endpointIds.map((endpointId) => messageOf(event, endpointId)));
 };
 
@@ -64,7 +61,7 @@ const putDeliveries = async (event: Pick<Event, 'id' | 'ownerId' | 'createdAt'>,
  * died before sending; the worker drops a message of a delivery that moved.
  */
 const resendScheduled = async (event: Event) => {
-  const stored = await getItem(eventKey(event), eventFrom, true);
+  const stored = await storedEvent(event);
   if (!stored?.endpointIds.length) return;
   await putDeliveries(stored, stored.endpointIds);
 };

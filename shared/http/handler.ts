@@ -16,7 +16,7 @@ import {
 import { newId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { parseWithExactIntegers } from '../domain/orders.js';
-import { takeRequest } from '../entities/rate-window.js';
+import { takeRequest } from '../entities/rate-limits.js';
 import type { WebhookCall } from '../stores/verify.js';
 
 export interface ApiRequest {
@@ -384,7 +384,7 @@ export const jsonBodyMiddleware = (): Middleware => ({
 /**
  * Per-key rate limits (docs/design.md, "Per-key rate limits"): a bearer-key request that changes
  * something (POST, PATCH, DELETE) takes one of its key's API_KEY_RATE_LIMIT requests of the current
- * second (shared/entities/rate-window.ts), or is refused `429 rate_limited` with `Retry-After`
+ * second (shared/entities/rate-limits.ts), or is refused `429 rate_limited` with `Retry-After`
  * before it reads or changes anything, so one integrator cannot take another's share of a route's
  * bucket. Reads are not counted. A container that was refused a key's second refuses the rest of
  * that second without a write.

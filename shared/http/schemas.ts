@@ -8,7 +8,7 @@ import { MAX_HOLD_DELAY_SECONDS, PAYMENT_POLICIES, RISK_POLICIES, TEST_ORDER_POL
 import { isShopDomainUnder } from '../domain/webhook-checks.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../entities/event.js';
-import { PRICING_MODES } from '../entities/source-store.js';
+import { PRICING_MODES } from '../entities/store.js';
 import { ENDPOINT_STATUSES } from '../entities/webhook-endpoint.js';
 import { PLATFORMS } from '../platforms/port.js';
 

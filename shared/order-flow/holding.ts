@@ -7,7 +7,7 @@ import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countHeld, countMetric, latencyMetric, logger } from '../core/telemetry.js';
 import type { Owner } from '../domain/owner.js';
 import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing.js';
-import type { ResellerStore } from '../entities/reseller-store.js';
+import type { ResellerStore } from '../entities/store.js';
 import { classify, MAX_DEFERRAL_SECONDS, type OrderRead, secondsUntil } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadResellerStore } from '../stores/stores.js';

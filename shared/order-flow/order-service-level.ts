@@ -14,7 +14,7 @@ import {
   updateIf,
 } from '../dynamo/table.js';
 import { dayAddition } from '../entities/scorecard-day.js';
-import { sourceStoreFrom, sourceStoreKey } from '../entities/source-store.js';
+import { sourceStoreFrom, sourceStoreKey } from '../entities/store.js';
 import { jobLines } from './order-body.js';
 import { coverOf, type FulfillmentEntry, shippedTimeOf } from './order-fulfillment-entry.js';
 import { loadJob } from './order-repository.js';

@@ -1,5 +1,5 @@
 import { sharedReads } from '../core/concurrency.js';
-import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/supplier-pace.js';
+import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/rate-limits.js';
 
 /**
  * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
@@ -86,7 +86,7 @@ export const takeTurn = async (shopDomain: string, slotAt: number | undefined): 
 
 /**
  * A create the shop throttled (429, `throttleOf`): the shop turns hot, its pace takes the rate the
- * platform states, or, without one, slows down (supplier-pace.ts).
+ * platform states, or, without one, slows down (shared/entities/rate-limits.ts).
  */
 export const learnFrom = async (
   shopDomain: string,

@@ -3,7 +3,7 @@ import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import type { SourceStore } from '../entities/source-store.js';
+import type { SourceStore } from '../entities/store.js';
 import { classify, type PlatformReturn, sameReturnId } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';

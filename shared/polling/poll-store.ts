@@ -10,8 +10,8 @@ import {
   savePollMark,
   storeOnShopOf,
 } from '../entities/store-poll.js';
-import { acceptCancellation } from '../order-flow/cancelling-request.js';
-import { acceptEdit } from '../order-flow/editing-request.js';
+import { acceptCancellation } from '../order-flow/cancelling.js';
+import { acceptEdit } from '../order-flow/editing.js';
 import { loadJob } from '../order-flow/order-repository.js';
 import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
 import { acceptFulfillment } from '../order-flow/propagating-intake.js';

@@ -3,9 +3,12 @@ import { ValidationError } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import type { AuditAction, AuditedResource } from '../entities/audit-entry.js';
 import { DATA_REQUEST_RETENTION_SECONDS, type DataRequestOrder, putDataRequest } from '../entities/data-request.js';
-import { deleteResellerStoreItem } from '../entities/reseller-store.js';
-import { deleteSourceStoreItems } from '../entities/source-store.js';
-import { eraseStoreSecrets, type StoreOnShop } from '../entities/store.js';
+import {
+  deleteResellerStoreItem,
+  deleteSourceStoreItems,
+  eraseStoreSecrets,
+  type StoreOnShop,
+} from '../entities/store.js';
 import { findListedOrdersPage, type ListStart, storeOrderListShards } from '../order-flow/order-lists.js';
 import { loadSourceStore } from '../stores/stores.js';
 import { type OrderRedaction, personalFieldsHeld, redactOrder, type SupplierOrderCopy } from './redact.js';

@@ -3,8 +3,8 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { isOpen } from '../domain/orders.js';
-import { findResellerStoreIdsOf } from '../entities/reseller-store.js';
 import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
+import { findResellerStoreIdsOf } from '../entities/store.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
 import {
   findListedJobsPage,

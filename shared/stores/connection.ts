@@ -3,26 +3,24 @@ import type { Deps } from '../aws/deps.js';
 import type { SecretCipher, SecretContext } from '../aws/kms-cipher.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import type { ResellerStore } from '../entities/reseller-store.js';
-import type { SourceStore } from '../entities/source-store.js';
 import {
   disconnectedReason,
   type EncryptedRefreshGrant,
   type EncryptedSecrets,
-  recordApiVersion,
-  type StoreApiVersion,
-  type StoreFields,
-  type StoreKind,
-  type TokenLife,
-} from '../entities/store.js';
-import {
+  type ResellerStore,
   readStoreToken,
+  recordApiVersion,
   recordRefreshedToken,
   refuseRefresh,
   releaseRefreshLease,
+  type SourceStore,
+  type StoreApiVersion,
+  type StoreFields,
+  type StoreKind,
   type StoreToken,
+  type TokenLife,
   takeRefreshLease,
-} from '../entities/store-token.js';
+} from '../entities/store.js';
 import { isRefreshRefused, PlatformError } from '../platforms/http.js';
 import type { ApiVersionNotice, Platform, ShopConnection, TokenKeeper } from '../platforms/port.js';
 
@@ -112,7 +110,7 @@ export const shopConnection = async (
  * Expiring access tokens (CONTRACT.md §12.3): the `TokenKeeper` of a store's connection. A token in the
  * last tenth of its life (at most 5 minutes), or answered 401, is refreshed by one worker at a time per
  * store, whatever Lambda it runs in: the lease is a conditional write on the store's item
- * (shared/entities/store-token.ts). The others wait for its new token (consistent reads) and use it; a
+ * (shared/entities/store.ts). The others wait for its new token (consistent reads) and use it; a
  * token that another worker refreshed or a rotation replaced is used as found, without a refresh. The
  * new access token, refresh token and expiry are stored in one write. A refused refresh makes the store
  * `reauthorization_required`, and the call fails as a disconnected store's work does (`store_disconnected`).

@@ -4,9 +4,16 @@ import { Met, withRereads } from '../core/concurrency.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { type ResellerStore, resellerStoreFrom } from '../entities/reseller-store.js';
-import { type SourceStore, sourceStoreFrom } from '../entities/source-store.js';
-import { CONNECTED, type NewSecrets, saveSecretsRotation, secretsRotation } from '../entities/store.js';
+import {
+  CONNECTED,
+  type NewSecrets,
+  type ResellerStore,
+  resellerStoreFrom,
+  type SourceStore,
+  saveSecretsRotation,
+  secretsRotation,
+  sourceStoreFrom,
+} from '../entities/store.js';
 import { encryptRefreshGrant, type PlainSecrets, tokenLifeOf } from './connection.js';
 import { findResellerStore, findSourceStore } from './stores.js';
 

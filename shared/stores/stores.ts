@@ -6,24 +6,22 @@ import type { PricingConfig } from '../domain/money.js';
 import type { Owner } from '../domain/owner.js';
 import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing.js';
 import {
+  CONNECTED,
   changeResellerStoreItem,
   deleteResellerStoreItem,
+  deleteSourceStoreItems,
   findResellerStoreById,
   findResellerStorePage,
-  putResellerStore,
-  type ResellerStore,
-  type ResellerStoreChanges,
-} from '../entities/reseller-store.js';
-import {
-  deleteSourceStoreItems,
   findSourceStoreById,
   findSourceStorePage,
   type PricingMode,
+  putResellerStore,
   putSourceStore,
+  type ResellerStore,
+  type ResellerStoreChanges,
   type SourceStore,
   updateSourceStoreItems,
-} from '../entities/source-store.js';
-import { CONNECTED } from '../entities/store.js';
+} from '../entities/store.js';
 import type { Platform } from '../platforms/port.js';
 import { encryptSecrets, type PlainSecrets, tokenLifeOf } from './connection.js';
 

@@ -1,5 +1,5 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
+import { resellerStoreKey } from '../../shared/entities/store.js';
 import { createResellerStore, createSourceStore, loggedServiceForSuite, unique } from './support.js';
 import { orderPayload, sendWebhook, jobReaches as waitForJob } from './webhooks.js';
 

@@ -33,7 +33,7 @@ const ITEM_ENDS: Record<string, End> = {
   keptCarrierReports: { ttl: 'shared/entities/kept-fulfillment.ts' },
   dataRequest: { ttl: 'shared/entities/data-request.ts' },
   retentionMark: { kept: "the retention sweep's place in one list: one small item a list shard, bounded" },
-  rateWindow: { ttl: 'shared/entities/rate-window.ts' },
+  rateWindow: { ttl: 'shared/entities/rate-limits.ts' },
   idempotentRequest: { ttl: 'shared/entities/idempotent-request.ts' },
   appWebhook: { ttl: 'shared/entities/app-webhook.ts' },
   // eventKeys
@@ -45,7 +45,7 @@ const ITEM_ENDS: Record<string, End> = {
   endpointLeases: { ttl: 'shared/entities/endpoint-leases.ts' },
   // the others
   reconcilePass: { kept: "the reconciler's place in its pass: one item" },
-  supplierPace: { ttl: 'shared/entities/supplier-pace.ts' },
+  supplierPace: { ttl: 'shared/entities/rate-limits.ts' },
   // the order's partition (order-item-kind.ts ENTITY_TAGS): its record and what is kept beside it
   job: { ttl: 'shared/order-flow/order-sync-job.ts' },
   unroutedOrder: { ttl: 'shared/order-flow/order-unrouted.ts' },

@@ -1,8 +1,7 @@
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand } from '@aws-sdk/client-kms';
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { resellerStoreKey } from '../../shared/entities/reseller-store.js';
-import { sourceStoreKey } from '../../shared/entities/source-store.js';
+import { resellerStoreKey, sourceStoreKey } from '../../shared/entities/store.js';
 import { conditionOf, removesOf, requiresOf, setsOf } from '../command-meaning.js';
 import { dynamo, kms } from './aws-mocks.js';
 import type { HttpHandler } from './http-handler.js';

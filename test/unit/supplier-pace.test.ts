@@ -1,6 +1,6 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { learnThrottle, takeSlot } from '../../shared/entities/supplier-pace.js';
+import { learnThrottle, takeSlot } from '../../shared/entities/rate-limits.js';
 import {
   COOL_SHARED_MS,
   LATE_MS,

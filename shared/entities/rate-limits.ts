@@ -1,6 +1,32 @@
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { supplierPaceKey } from '../dynamo/keys.js';
-import { dynamo, getItem, type Item, isConditionFailure, TABLE } from '../dynamo/table.js';
+import { keys, supplierPaceKey } from '../dynamo/keys.js';
+import { ConditionFailed, dynamo, getItem, type Item, isConditionFailure, TABLE, updateIf } from '../dynamo/table.js';
+
+/**
+ * An API key's rate window (docs/design.md, "Per-key rate limits"): the changes it requested in one
+ * second, as one small item per key and second (`RATE#<keyId>#<second>`), counted by one conditional
+ * UpdateItem that adds 1 unless the count has reached the limit. No read, no race: DynamoDB counts.
+ * The item is gone by the table's TTL a minute later; a busy key's second is a partition of its own.
+ */
+
+/** The window's item outlives its second by this much, then the table's TTL removes it. */
+const WINDOW_KEEP_SECONDS = 60;
+
+export type Taken = { taken: true } | { taken: false; retryAfterSeconds: number };
+
+/** Takes one request of `keyId`'s current second, at most `limit` a second. */
+export const takeRequest = async (keyId: string, limit: number, nowMs: number): Promise<Taken> => {
+  const second = Math.floor(nowMs / 1000);
+  const out = await updateIf({
+    Key: keys.rateWindow(keyId, second),
+    UpdateExpression: 'ADD #n :one SET #e = :e',
+    ConditionExpression: 'attribute_not_exists(#n) OR #n < :limit',
+    ExpressionAttributeNames: { '#n': 'requests', '#e': 'expiresAt' },
+    ExpressionAttributeValues: { ':one': 1, ':limit': limit, ':e': second + WINDOW_KEEP_SECONDS },
+  });
+  // The next second's window is fresh: Retry-After is whole seconds, so 1.
+  return out instanceof ConditionFailed ? { taken: false, retryAfterSeconds: 1 } : { taken: true };
+};
 
 /**
  * A supplier shop's pace (docs/design.md, "A pace per supplier"): the calls a second the service
@@ -20,7 +46,7 @@ export interface SupplierPace {
 export const HOT_FOR_MS = 60_000;
 
 /** The item is removed (TTL) this long after its last write: a shop throttling again starts afresh. */
-const KEEP_SECONDS = 2 * 86_400;
+const PACE_KEEP_SECONDS = 2 * 86_400;
 
 /** Never slower than one call a minute, never faster than a hundred a second (a platform's odd answer). */
 const SLOWEST_MS = 60_000;
@@ -36,7 +62,7 @@ const paceFrom = (item: Item): SupplierPace | undefined =>
     ? { intervalMs: item.intervalMs, nextAt: item.nextAt }
     : undefined;
 
-const expiresAt = (now: number) => Math.floor(now / 1000) + KEEP_SECONDS;
+const expiresAt = (now: number) => Math.floor(now / 1000) + PACE_KEEP_SECONDS;
 
 /** One conditional UpdateItem of the pace; the pace after it, or undefined when its condition failed. */
 const updatePace = async (
