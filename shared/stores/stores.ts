@@ -33,19 +33,10 @@ export interface NewResellerStore extends PlainSecrets {
   shopDomain: string;
 }
 
-export const createResellerStore = async (
-  deps: Pick<Deps, 'cipher'>,
-  owner: Owner,
-  input: NewResellerStore & { routingPolicy?: Partial<RoutingPolicy> },
-): Promise<ResellerStore> => {
-  const id = newId('rst');
+/** What a new store of either kind starts with: its secrets encrypted, connected, created now. */
+const newConnection = async (deps: Pick<Deps, 'cipher'>, id: string, input: PlainSecrets) => {
   const createdAt = now();
-  const store: ResellerStore = {
-    id,
-    ownerId: owner.ownerId,
-    name: input.name,
-    platform: input.platform,
-    shopDomain: input.shopDomain,
+  return {
     secrets: await encryptSecrets(deps.cipher, id, input),
     previousWebhookSecret: null,
     tokenLife: tokenLifeOf(input, createdAt),
@@ -54,6 +45,22 @@ export const createResellerStore = async (
     createdAt,
     updatedAt: createdAt,
     deletedAt: null,
+  };
+};
+
+export const createResellerStore = async (
+  deps: Pick<Deps, 'cipher'>,
+  owner: Owner,
+  input: NewResellerStore & { routingPolicy?: Partial<RoutingPolicy> },
+): Promise<ResellerStore> => {
+  const id = newId('rst');
+  const store: ResellerStore = {
+    id,
+    ownerId: owner.ownerId,
+    name: input.name,
+    platform: input.platform,
+    shopDomain: input.shopDomain,
+    ...(await newConnection(deps, id, input)),
     routingPolicy: { ...DEFAULT_ROUTING_POLICY, ...input.routingPolicy },
   };
   await putResellerStore(store);
@@ -147,7 +154,6 @@ export const createSourceStore = async (
   const reseller = await findResellerStore(owner, resellerStoreId, 'rst_id');
   if (reseller.deletedAt) throw new ResourceMissingError('reseller_store', resellerStoreId, 'rst_id');
   const id = newId('sst');
-  const createdAt = now();
   const store: SourceStore = {
     id,
     ownerId: owner.ownerId,
@@ -159,14 +165,7 @@ export const createSourceStore = async (
     pricingMode: input.pricingMode,
     pricingConfig: input.pricingConfig,
     serviceLevel: null,
-    secrets: await encryptSecrets(deps.cipher, id, input),
-    previousWebhookSecret: null,
-    tokenLife: tokenLifeOf(input, createdAt),
-    connection: CONNECTED,
-    webhooks: null,
-    createdAt,
-    updatedAt: createdAt,
-    deletedAt: null,
+    ...(await newConnection(deps, id, input)),
   };
   store.serviceLevel = await resolveServiceLevel(input.serviceLevel, store, deps.shopTimeZone);
   if ((await putSourceStore(store)) === 'vendor_tag_taken') throw new VendorTagConflictError(input.vendorTag);
