@@ -373,7 +373,8 @@ describe('supplier service levels', () => {
     expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
   });
 
-  it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
+  /** A reseller and a supplier promising to ship within one business day, Monday to Friday in New York. */
+  const promisingSupplier = async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const sourceSecret = unique('whsec_s');
@@ -384,6 +385,11 @@ describe('supplier service levels', () => {
       webhookSecret: sourceSecret,
       serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
     });
+    return { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source };
+  };
+
+  it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
+    const { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source } = await promisingSupplier();
     const simUrl = service.runtime.simulator!.url;
     const control = async (method: string, path: string, body: unknown) =>
       (await (
@@ -518,16 +524,7 @@ describe('supplier service levels', () => {
   });
 
   it('counts jobs late now; one shipped after its due time leaves the count and gets its scan check', async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
-    const calendar = { timeZone: 'America/New_York', workingDays: ['mon', 'tue', 'wed', 'thu', 'fri'], daysOff: [] };
-    const source = await createSourceStore(api(), reseller.id, {
-      vendorTag,
-      webhookSecret: sourceSecret,
-      serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
-    });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source } = await promisingSupplier();
     type Path = '/v1/orders/webhook' | '/v1/fulfillments/webhook';
     const hook = async (path: Path, shopDomain: string, secret: string, body: unknown, topic: string) => {
       const res = await sendWebhook(service.runtime.apiUrl, path, { shopDomain, secret, body, topic });
