@@ -97,6 +97,18 @@ export const addConsumerTriggers = (
             : Duration.seconds(BATCHING_WINDOW_SECONDS[consumer.trigger.queue] ?? 1),
         }),
       );
+    } else if ('invoked' in consumer.trigger) {
+      // Lambda's own queue of asynchronous events: no event source, no poller, no idle cost. A throw is
+      // tried `retryAttempts` more times; what still fails, or waited past `maxEventAge` (throttled
+      // beyond its reservation), goes to its on-failure queue (the delivery DLQ, whose alarm pages).
+      const { retryAttempts, maxEventAgeSeconds, onFailure } = consumer.trigger.invoked;
+      fn.configureAsyncInvoke({
+        retryAttempts,
+        maxEventAge: Duration.seconds(maxEventAgeSeconds),
+        // Lambda sends it with the function's role, which declares sqs:SendMessage on it (lib/routes.ts): no
+        // grant added here (SqsDestination's would add GetQueueAttributes and GetQueueUrl, unused).
+        onFailure: { bind: () => ({ destination: queues[onFailure].queueArn }) },
+      });
     } else if (isScheduled(consumer.trigger)) {
       // A failed run is not retried by Lambda's asynchronous invoke either: the next run comes soon. A
       // run that could not start within SCHEDULED_EVENT_MAX_AGE (a throttled account) is dropped, not
