@@ -68,6 +68,25 @@ describe('authorize: a function call checked against its role policy, as AWS doe
     );
   });
 
+  it('authorises Lambda’s Invoke (a REST path, no target) on the functions `invokes` names only', () => {
+    const invoker = accessOf('Worker', { invokes: ['SlowTry'] });
+    const invoke = (FunctionName: string, who = invoker) =>
+      authorize(undefined, { FunctionName }, who, `/2015-03-31/functions/${FunctionName}/invocations`);
+    expect(invoke('SlowTry')).toBeUndefined();
+    expect(invoke(localFunctionArn('SlowTry'))).toBeUndefined();
+    const refused = invoke('EventRecorder');
+    expect(refused?.request).toMatchObject({
+      action: 'lambda:InvokeFunction',
+      resource: localFunctionArn('EventRecorder'),
+    });
+    expect(refused?.denial).toMatchObject({
+      statusCode: 403,
+      headers: { 'x-amzn-errortype': 'AccessDeniedException' },
+    });
+    // A function that declares none may invoke none.
+    expect(invoke('SlowTry', access)?.request.action).toBe('lambda:InvokeFunction');
+  });
+
   it('conditions key use on the declared secrets and the cipher’s context', () => {
     const context = (field: string, extra: Record<string, string> = {}) => ({
       KeyId: KEY,
