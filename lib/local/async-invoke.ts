@@ -64,23 +64,17 @@ const invocationRecord = (
   };
 };
 
-export const startAsyncInvokes = (options: AsyncInvokeOptions) => {
+/** One event's run: deleted once it succeeded; else retried, or given up on to `onFailure`. */
+const eventRunner = (options: AsyncInvokeOptions) => {
   const { client, pool, queue } = options;
   const name = pool.fn.name;
-  const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
-  let running = true;
-  const controller = new AbortController();
-  const loops = new Set<Promise<void>>();
-  let polling = 0;
-
   const giveUp = async (message: Message, condition: 'RetriesExhausted' | 'EventAgeExceeded', error?: unknown) => {
     const record = invocationRecord(name, message, condition, error);
     await client.send(new SendMessageCommand({ QueueUrl: options.onFailure.url, MessageBody: JSON.stringify(record) }));
     await client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle! }));
     console.error(`local ${name}: an asynchronous event went to its on-failure destination (${condition})`);
   };
-
-  const run = async (message: Message) => {
+  return async (message: Message) => {
     const sentAt = Number(message.Attributes?.SentTimestamp ?? Date.now());
     if (Date.now() - sentAt > options.maxEventAgeSeconds * 1000) return giveUp(message, 'EventAgeExceeded');
     const started = performance.now();
@@ -102,6 +96,17 @@ export const startAsyncInvokes = (options: AsyncInvokeOptions) => {
       );
     }
   };
+};
+
+export const startAsyncInvokes = (options: AsyncInvokeOptions) => {
+  const { client, pool, queue } = options;
+  const name = pool.fn.name;
+  const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
+  const run = eventRunner(options);
+  let running = true;
+  const controller = new AbortController();
+  const loops = new Set<Promise<void>>();
+  let polling = 0;
 
   const pollOnce = async (): Promise<'idle' | 'busy'> => {
     polling++;

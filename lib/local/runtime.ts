@@ -600,6 +600,34 @@ const checkStart = async (options: LocalRuntimeOptions) => {
   return dataDir;
 };
 
+/**
+ * Lambda's Invoke API (invoke-endpoint.ts): a direct invoke runs the function (once `functionsOf` has
+ * them); an asynchronous one of a function invoked so (lib/routes.ts `invoked`) is kept on its queue.
+ */
+const startLambdaApi = async (
+  options: LocalRuntimeOptions,
+  sqs: Engines['sqs'],
+  asyncQueues: Record<string, LocalQueue>,
+  stops: Stops,
+  functionsOf: () => LocalFunctions | undefined,
+) => {
+  const invoke = async (name: string, event: unknown) => {
+    const functions = functionsOf();
+    if (!functions) throw new Error('the local runtime is starting');
+    const { result, ms } = await functions.pool(name).invoke(event);
+    options.onInvoke?.(name, ms);
+    return result;
+  };
+  const accept = async (name: string, payload: string) => {
+    if (!asyncQueues[name]) return false;
+    await enqueueEvent(sqs.client, asyncQueues[name], payload);
+    return true;
+  };
+  const endpoint = await startInvokeEndpoint(invoke, accept);
+  stops.push(endpoint.stop);
+  return { invoke, url: endpoint.url };
+};
+
 const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: () => Promise<void>) => {
   const dataDir = await checkStart(options);
   const engines = await startEngines(options, dataDir, stops);
@@ -611,20 +639,8 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
   const { queues, asyncQueues, streamFailures } = await createQueues(sqs, settings);
   // Lambda's Invoke API first: the functions are told where it is. It reaches them once they exist.
   let functions: LocalFunctions | undefined;
-  const invoke = async (name: string, event: unknown) => {
-    if (!functions) throw new Error('the local runtime is starting');
-    const { result, ms } = await functions.pool(name).invoke(event);
-    options.onInvoke?.(name, ms);
-    return result;
-  };
-  const accept = async (name: string, payload: string) => {
-    if (!asyncQueues[name]) return false;
-    await enqueueEvent(sqs.client, asyncQueues[name], payload);
-    return true;
-  };
-  const invokeEndpoint = await startInvokeEndpoint(invoke, accept);
-  stops.push(invokeEndpoint.stop);
-  const { refs, env } = runtimeEnvironment(options, engines, queues, settings, simulator, invokeEndpoint.url);
+  const { invoke, url: lambdaUrl } = await startLambdaApi(options, sqs, asyncQueues, stops, () => functions);
+  const { refs, env } = runtimeEnvironment(options, engines, queues, settings, simulator, lambdaUrl);
   const apiKeys = await registerApiKeys(options.apiKeys);
   const accessOf = accessFor(tableName, kms.keyId, queues);
   functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
@@ -643,7 +659,7 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
     invoke,
   });
   stops.push(front.stop);
-  recordReplayEndpoints(dataDir, { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: invokeEndpoint.url });
+  recordReplayEndpoints(dataDir, { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: lambdaUrl });
   const wiring = { options, engines, queues, streamFailures, asyncQueues, functions, invoke, dataDir, settings };
   startConsumers(wiring, stops, front.stop);
   return {
@@ -653,7 +669,7 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
     tableName,
     queues,
     streamFailures,
-    endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: invokeEndpoint.url },
+    endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: lambdaUrl },
     dataDir,
     invoke: (name, event = {}) => invoke(name, event),
     environments: () => started.environments(),

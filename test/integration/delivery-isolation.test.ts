@@ -181,7 +181,7 @@ describe('one endpoint that hangs beside one that answers at once', () => {
 });
 
 describe('the slow try’s asynchronous invoke, as Lambda runs it', () => {
-  it('a slow try that keeps throwing is tried twice more, then set in the delivery DLQ (ids only); a redrive delivers it', async () => {
+  it('a slow try that keeps throwing: retried twice, then in the DLQ (ids only); redriven, delivered', async () => {
     // A receiver of its own, and an owner of its own: the first test's endpoints take no part.
     const seen = new Set<string>();
     const receiver = createServer((req, res) => {

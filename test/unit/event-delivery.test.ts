@@ -544,7 +544,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     expect(endpointWrites().filter((input) => /promptSince/.test(input.UpdateExpression!))).toEqual([]);
   });
 
-  it('a prompt endpoint’s try not answered in time: the endpoint is slow, the POST cut, the try handed off', async () => {
+  it('a prompt endpoint’s try not answered in time: the endpoint slow, the POST cut, the try handed off', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, endpointOf());
     let signal: AbortSignal | undefined;
@@ -587,7 +587,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     expect(leaseCalls()).toEqual([]);
   });
 
-  it('…and its slow try fails at once when every lease is held by hung tries: not answered, on §14’s schedule', async () => {
+  it('…its slow try fails at once when hung tries hold every lease: not answered, on §14’s schedule', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     const later = Date.now() + 10_000;
     stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
@@ -734,7 +734,7 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     delete process.env.DELIVERY_PROMPT_MS;
   });
 
-  it('the slow try throws on the service’s own error (for Lambda’s retries), and drops a stale or malformed one', async () => {
+  it('the slow try throws on the service’s own error (Lambda retries), drops a stale or malformed one', async () => {
     stored(0, leasedEndpoint());
     post.mockResolvedValue(500);
     dynamo.on(TransactWriteCommand).rejects(new Error('table down'));
