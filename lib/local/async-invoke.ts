@@ -74,12 +74,15 @@ const eventRunner = (options: AsyncInvokeOptions) => {
     await client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle! }));
     console.error(`local ${name}: an asynchronous event went to its on-failure destination (${condition})`);
   };
-  return async (message: Message) => {
+  const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
+  return async (message: Message, receivedAt: number) => {
     const sentAt = Number(message.Attributes?.SentTimestamp ?? Date.now());
     if (Date.now() - sentAt > options.maxEventAgeSeconds * 1000) return giveUp(message, 'EventAgeExceeded');
     const started = performance.now();
     try {
-      const { ms } = await pool.invoke(JSON.parse(message.Body ?? 'null'));
+      // Ended before the event is visible again (a wait for an environment counts here), so never run twice.
+      const deadline = receivedAt + (holdSeconds - 1) * 1000;
+      const { ms } = await pool.invoke(JSON.parse(message.Body ?? 'null'), { deadline });
       options.onInvoke?.(name, ms);
       await client.send(new DeleteMessageCommand({ QueueUrl: queue.url, ReceiptHandle: message.ReceiptHandle! }));
     } catch (error) {
@@ -122,11 +125,12 @@ export const startAsyncInvokes = (options: AsyncInvokeOptions) => {
         { abortSignal: controller.signal },
       )
       .finally(() => polling--);
+    const receivedAt = Date.now();
     const [message] = out.Messages ?? [];
     if (!message || !running) return 'idle';
     // Someone keeps polling while this event runs, up to the function's concurrency.
     if (polling === 0) grow();
-    await run(message);
+    await run(message, receivedAt);
     return 'busy';
   };
 

@@ -150,6 +150,11 @@ const MEMORY_MB = 256;
  * machine's few cores. Requests beyond wait for an environment; the wait is not part of the timeout.
  */
 const HTTP_CONCURRENCY = 4;
+/**
+ * Environments at most of an asynchronously invoked function: its reservation, up to what this machine's
+ * few cores run (the slow try reserves 40 on AWS; 40 threads here would starve every other function).
+ */
+const LOCAL_INVOKED_CONCURRENCY = 8;
 /** What Lambda allows an SQS event source when no maximum concurrency is set: at least two at once. */
 const DEFAULT_QUEUE_CONCURRENCY = 2;
 
@@ -278,7 +283,7 @@ const functionConfigs = (
         : 'queue' in fn.consumer.trigger
           ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
           : 'invoked' in fn.consumer.trigger
-            ? fn.consumer.trigger.invoked.reservedConcurrency
+            ? Math.min(fn.consumer.trigger.invoked.reservedConcurrency, LOCAL_INVOKED_CONCURRENCY)
             : 1),
     // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
