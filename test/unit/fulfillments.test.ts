@@ -13,7 +13,7 @@ import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
-import { jobFields } from './job-fixtures.js';
+import { jobFields, storeFields } from './job-fixtures.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
@@ -56,15 +56,8 @@ const job = (fulfillment?: Record<string, unknown>) => ({
 });
 const resellerStore = {
   id: 'rst_1',
-  ownerId: 'owner_a',
   name: 'Reseller',
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: '2026-11-01T00:00:00.000Z',
-  deletedAt: null,
-  platform: 'storeplatform_b',
-  shopDomain: 'reseller.myshopify.com',
-  accessToken: Buffer.from('cipher-token').toString('base64'),
-  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+  ...storeFields('storeplatform_b', 'reseller.myshopify.com'),
 };
 /** Where the job item keeps the entry of source fulfillment 9001, the one these tests propagate. */
 const ENTRY = 'fulfillments.9001';

@@ -10,6 +10,7 @@ import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
+import { storeFields } from './job-fixtures.js';
 
 /** What storeplatform_a's adapter throws. */
 const platformAError = (fields: Omit<ConstructorParameters<typeof PlatformError>[0], 'platform'>) =>
@@ -51,18 +52,11 @@ const job = {
 };
 const sourceStore = {
   id: 'sst_1',
-  ownerId: 'owner_a',
   resellerStoreId: 'rst_1',
   name: 'Acme',
   vendorTag: 'Acme',
   pricingMode: 'percentage',
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: '2026-11-01T00:00:00.000Z',
-  deletedAt: null,
-  platform: 'storeplatform_a',
-  shopDomain: 'acme.myshopify.com',
-  accessToken: Buffer.from('cipher-token').toString('base64'),
-  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+  ...storeFields('storeplatform_a', 'acme.myshopify.com'),
   pricingConfig: { type: 'percentage', value: 30 },
 };
 /** The condition of a move made by a mover that knows the job only by its message: any of three states. */
@@ -93,6 +87,12 @@ describe('sync worker: processSyncMessage', () => {
       .resolves({ Attributes: { ...claimed, status: 'completed' } })
       .on(UpdateCommand, requiring(KNOWN_BY_MESSAGE))
       .resolves({ Attributes: claimed });
+  /** One try of generation 2 whose claim succeeds and whose placing fails with `error`: its outcome. */
+  const placingFails = (error: unknown) => {
+    claimSucceeds();
+    createOrder.mockRejectedValue(error);
+    return processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+  };
   /** The n-th UpdateItem after the claim. */
   const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
   const timeout = () =>
@@ -273,12 +273,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('records a retryable platform failure as failed and has the message come back after the backoff', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(
+    const outcome = await placingFails(
       platformAError({ status: 503, retryable: true, message: 'storeplatform_a answered 503' }),
     );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('retry');
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
@@ -304,12 +301,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(
+    const outcome = await placingFails(
       platformAError({ status: 422, retryable: false, message: 'storeplatform_a answered 422: line_items invalid' }),
     );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
@@ -357,10 +351,7 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('never puts an internal error text into the job', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
-
-    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    await placingFails(new Error('socket hang up at 10.0.0.1 with token abc'));
 
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(setsAttribute(fail, 'errorMessage')).toBe('internal error while placing the order');
@@ -430,11 +421,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('looks the order up when the outcome is unknown, and completes the job with the order found', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(timeout());
     findOrder.mockResolvedValue({ orderId: '7009' });
 
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await placingFails(timeout());
 
     expect(outcome).toBe('done');
     expect(findOrder.mock.calls[0][1]).toBe('reseller.myshopify.com:5551234:sj_1');
