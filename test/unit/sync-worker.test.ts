@@ -87,12 +87,20 @@ describe('sync worker: processSyncMessage', () => {
       .resolves({ Attributes: { ...claimed, status: 'completed' } })
       .on(UpdateCommand, requiring(KNOWN_BY_MESSAGE))
       .resolves({ Attributes: claimed });
-  /** One try of generation 2 whose claim succeeds and whose placing fails with `error`: its outcome. */
-  const placingFails = (error: unknown) => {
+  /** One try of generation 2 whose claim succeeds (then `arrange` runs) and whose placing fails with `error`. */
+  const placingFails = (error: unknown, arrange = () => {}) => {
     claimSucceeds();
+    arrange();
     createOrder.mockRejectedValue(error);
     return processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
   };
+  /** One try answered 429 with Retry-After `seconds`, its deferral moving the job to generation 3. */
+  const placingThrottled = (seconds: number, message: string) =>
+    placingFails(platformAError({ status: 429, retryable: true, retryAfterSeconds: seconds, message }), () =>
+      dynamo
+        .on(UpdateCommand, writing({ status: 'pending' }))
+        .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } }),
+    );
   /** The n-th UpdateItem after the claim. */
   const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
   const timeout = () =>
@@ -321,15 +329,7 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('defers a throttled job in one fresh message of its next generation, delayed by Retry-After', async () => {
-    claimSucceeds();
-    dynamo
-      .on(UpdateCommand, writing({ status: 'pending' }))
-      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
-    createOrder.mockRejectedValue(
-      platformAError({ status: 429, retryable: true, retryAfterSeconds: 7, message: 'storeplatform_a answered 429' }),
-    );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await placingThrottled(7, 'storeplatform_a answered 429');
 
     expect(outcome).toBe('done');
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
@@ -358,25 +358,15 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('surfaces a transaction conflict on the dead path as not dead (another writer moved it)', async () => {
-    claimSucceeds();
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
-    createOrder.mockRejectedValue(
-      platformAError({ status: 401, retryable: false, message: 'storeplatform_a answered 401' }),
-    );
 
-    await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
+    await expect(
+      placingFails(platformAError({ status: 401, retryable: false, message: 'storeplatform_a answered 401' })),
+    ).resolves.toBe('done');
   });
 
   it('waits a Retry-After longer than 15 minutes in full: the message carries when it may be tried', async () => {
-    claimSucceeds();
-    dynamo
-      .on(UpdateCommand, writing({ status: 'pending' }))
-      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
-    createOrder.mockRejectedValue(
-      platformAError({ status: 429, retryable: true, retryAfterSeconds: 3600, message: '429' }),
-    );
-
-    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    await placingThrottled(3600, '429');
 
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
     expect(sent.DelaySeconds).toBe(900);
