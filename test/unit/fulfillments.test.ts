@@ -2,6 +2,7 @@ import { DecryptCommand } from '@aws-sdk/client-kms';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
+import { fulfillmentPayload } from '../../bench/common.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { syncJobFrom, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
@@ -349,16 +350,7 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
 });
 
 describe('fulfillments webhook: acceptFulfillment', () => {
-  const payload = {
-    id: 9001,
-    order_id: 7002,
-    status: 'success',
-    tracking_company: 'UPS',
-    tracking_number: '1Z999',
-    tracking_numbers: ['1Z999'],
-    tracking_url: 'https://ups.example/1Z999',
-    tracking_urls: ['https://ups.example/1Z999'],
-  };
+  const payload = fulfillmentPayload();
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
   const jobLookup = (sourceStoreId: string, orderId: string) =>
     requiring(
