@@ -15,7 +15,7 @@ import {
   startService,
   type TestService,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(180_000);
 
@@ -80,13 +80,8 @@ describe('npm run backfill-indexes', () => {
   const suppliers: Record<string, any> = {};
 
   const order = async (vendor: string) =>
-    (
-      await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret,
-        body: orderPayload([{ vendor, price: '12.00' }]),
-      })
-    ).body.syncJobIds[0] as string;
+    (await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, orderPayload([{ vendor, price: '12.00' }])))
+      .body.syncJobIds[0] as string;
   const listed = async (path: string) =>
     ((await api().get(path)).body.data as { id: string; resourceId?: string }[]).map((item) => item.id);
   const auditOf = async (query: string) =>

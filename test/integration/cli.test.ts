@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
 import { createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -119,13 +119,8 @@ describe('npm run jobs', () => {
     const working = await createSourceStore(owner, rstId, { webhookSecret: 'whsec_cli_source' });
     workingShop = working.shopDomain;
     const send = async (vendor: string) =>
-      (
-        await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-          shopDomain: reseller.shopDomain,
-          secret,
-          body: orderPayload([{ vendor, price: '13.00' }]),
-        })
-      ).body.syncJobIds[0] as string;
+      (await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, orderPayload([{ vendor, price: '13.00' }])))
+        .body.syncJobIds[0] as string;
     deadIds = [await send(failing.vendorTag), await send(failing.vendorTag), await send(failing.vendorTag)];
     completedId = await send(working.vendorTag);
     await Promise.all(deadIds.map((id) => jobReaches(owner, id, 'dead', 60_000)));

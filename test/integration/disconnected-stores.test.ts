@@ -1,5 +1,5 @@
 import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -41,11 +41,7 @@ describe('disconnected stores', () => {
     const callsBefore = await callsTo(source.shopDomain);
 
     const order = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: order,
-    });
+    const sent = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, order);
     expect(sent.status).toBe(200);
     const [jobId] = sent.body.syncJobIds;
     const dead = await jobReaches(api(), jobId, 'dead');
@@ -79,11 +75,12 @@ describe('disconnected stores', () => {
 
   it('ends a fulfillment for an uninstalled reseller store dead store_disconnected, without a call', async () => {
     const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair();
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00' }]),
-    });
+    const sent = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00' }]),
+    );
     const [jobId] = sent.body.syncJobIds;
     const placed = await jobReaches(api(), jobId, 'completed');
     // The reseller order's tag settled (its call, if any, made) before the store goes.

@@ -19,17 +19,9 @@ jest.setTimeout(120_000);
 
 describe('refunds and returns through the local runtime', () => {
   const { service, log, sim } = loggedServiceForSuite();
-  const simUrl = () => service.runtime.simulator!.url;
   afterEach(() => service.runtime.faults.clear());
 
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${simUrl()}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const post = (path: string, body: unknown) => sim().control('POST', path, body);
 
   const webhook = (shopDomain: string, secret: string, topic: string, body: unknown) =>
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain, secret, body, topic });

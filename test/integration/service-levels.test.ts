@@ -4,7 +4,15 @@ import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import {
+  eventually,
+  fulfillmentPayload,
+  jobReaches,
+  orderPayload,
+  sendOrder,
+  sendWebhook,
+  simulator,
+} from './webhooks.js';
 
 /**
  * Supplier service levels (CONTRACT.md §16) end to end through the local runtime: a source store's
@@ -16,7 +24,7 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, 
 jest.setTimeout(120_000);
 
 describe('supplier service levels', () => {
-  const { service, api } = serviceForSuite();
+  const { service, api, sim } = serviceForSuite();
 
   it('validates the promise: an unknown zone or a bad cut-off is a 400 naming its param', async () => {
     const reseller = await createResellerStore(api());
@@ -84,11 +92,7 @@ describe('supplier service levels', () => {
     });
     const order = async () => {
       const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret: resellerSecret,
-        body: payload,
-      });
+      const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
       expect(receipt.status).toBe(200);
       const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
       return { payload, job };
@@ -174,11 +178,7 @@ describe('supplier service levels', () => {
     // The simulator's Shopify shops keep their books in Chicago (lib/local/simulator-shopify.ts).
     expect(source.serviceLevel).toMatchObject({ timeZone: 'America/Chicago', cutoffTime: '12:00' });
     const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
     const promise: ServiceLevel = { ...source.serviceLevel };
     expect(job.serviceLevel.dueAt).toBe(dueAtOf(promise, new Date(job.completedAt)).toISOString());
@@ -374,6 +374,10 @@ describe('supplier service levels', () => {
   });
 
   /** A reseller and a supplier promising to ship within one business day, Monday to Friday in New York. */
+  /** The simulator's own API on `shopDomain`'s behalf: the answer's body. */
+  const onShop = (shopDomain: string) => async (method: string, path: string, body: object) =>
+    (await sim().control(method, path, { shopDomain, ...body })).body;
+
   const promisingSupplier = async () => {
     const resellerSecret = unique('whsec_r');
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
@@ -391,14 +395,7 @@ describe('supplier service levels', () => {
   it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
     const { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source } = await promisingSupplier();
     const simUrl = service.runtime.simulator!.url;
-    const control = async (method: string, path: string, body: unknown) =>
-      (await (
-        await fetch(`${simUrl}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
-        })
-      ).json()) as any;
+    const control = onShop(source.shopDomain);
     const toSource = async (topic: string, body: unknown) => {
       const res = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
         shopDomain: source.shopDomain,
@@ -410,11 +407,7 @@ describe('supplier service levels', () => {
     };
     const order = async () => {
       const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret: resellerSecret,
-        body: payload,
-      });
+      const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
       return jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
     };
     const jobs = { scanned: await order(), unscanned: await order(), untracked: await order() };
@@ -631,21 +624,14 @@ describe('supplier service levels', () => {
       vendorTag,
       serviceLevel: { shipWithinBusinessDays: 2 },
     });
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
-    });
+    const receipt = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
+    );
     const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
-    const simUrl = service.runtime.simulator!.url;
-    const control = async (method: string, path: string, body: unknown) =>
-      (await (
-        await fetch(`${simUrl}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
-        })
-      ).json()) as any;
+    const control = onShop(source.shopDomain);
     // The supplier ships and the carrier scans it, with no webhook: only the poll can tell.
     const { fulfillment } = await control('POST', `/_sim/orders/${job.sourceOrderId}/fulfillments`, {
       fulfillment: { tracking_company: 'UPS', tracking_numbers: ['1ZPOLLED'] },

@@ -31,6 +31,10 @@ export const sendWebhook = async (
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 };
 
+/** The reseller shop's `orders/create` webhook of `body`, signed with its `secret`: the service's answer. */
+export const sendOrder = (apiUrl: string, shopDomain: string, secret: string, body: unknown) =>
+  sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain, secret, body });
+
 /**
  * POSTs these exact bytes signed as the platform signs them (HMAC-SHA256 of the raw bytes, base64), and
  * gives back the response unread; `headers` add to the usual ones or replace them.
@@ -161,6 +165,15 @@ export const simulator = (baseUrl: string) => ({
     (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter((c) => c.tag),
   /** Every call the simulator answered, the subscriptions' included. */
   allCalls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
+  /** A call to the simulator's own API (`/_sim/…`) with a JSON body: its status, and its answer parsed. */
+  control: async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  },
   /** Places an order on a shop without any webhook (POST /_sim/orders): the reseller's own order, say. */
   placeOrder: async (shopDomain: string, order: unknown) => {
     const res = await fetch(`${baseUrl}/_sim/orders`, {
