@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
 import {
+  cliDataDir,
   createResellerStore,
   createSourceStore,
   jobStatusWrite,
@@ -59,11 +58,7 @@ const runProcess = (args: string[]) =>
 beforeAll(async () => {
   // Visibility (the backoff after a failure, locally) of 10 s: time to hold the failed job's next claim.
   service = await startService({ leaseSeconds: LEASE_SECONDS, visibilityTimeoutSeconds: 10 });
-  dataDir = mkdtempSync(join(tmpdir(), 'backfill-test-'));
-  writeFileSync(
-    join(dataDir, 'endpoints.json'),
-    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
-  );
+  dataDir = cliDataDir(service, 'backfill-test-');
 }, 90_000);
 
 afterAll(async () => {

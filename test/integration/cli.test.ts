@@ -1,10 +1,8 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
-import { createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
+import { cliDataDir, createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
 import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -31,11 +29,7 @@ const api = () => ['--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a];
 
 const { service } = serviceForSuite();
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'cli-test-'));
-  writeFileSync(
-    join(dataDir, 'endpoints.json'),
-    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
-  );
+  dataDir = cliDataDir(service, 'cli-test-');
 }, 90_000);
 
 afterAll(async () => {

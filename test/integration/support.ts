@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
@@ -168,6 +171,19 @@ export const loggedServiceForSuite = (
     stop: () => captured?.stop(),
   };
   return { ...suite, log };
+};
+
+/**
+ * A DATA_DIR as a running `npm start` leaves it for the CLIs: a new folder named after `prefix` whose
+ * endpoints.json names this service's DynamoDB and table. The suite removes it.
+ */
+export const cliDataDir = (service: Pick<TestService, 'runtime' | 'tableName'>, prefix: string) => {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(
+    join(dataDir, 'endpoints.json'),
+    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
+  );
+  return dataDir;
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */
