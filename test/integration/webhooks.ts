@@ -35,6 +35,34 @@ export const sendWebhook = async (
 export const sendOrder = (apiUrl: string, shopDomain: string, secret: string, body: unknown) =>
   sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain, secret, body });
 
+/** Sends every order of `payloads` from the reseller shop, `inFlight` at a time: the answers, as they came. */
+export const sendOrders = async (
+  apiUrl: string,
+  shopDomain: string,
+  secret: string,
+  payloads: unknown[],
+  inFlight: number,
+) => {
+  const receipts: Awaited<ReturnType<typeof sendWebhook>>[] = [];
+  let next = 0;
+  const sender = async () => {
+    while (next < payloads.length) receipts.push(await sendOrder(apiUrl, shopDomain, secret, payloads[next++]));
+  };
+  await Promise.all(Array.from({ length: inFlight }, sender));
+  return receipts;
+};
+
+/** Waits until `jobsOf` answers `count` jobs, every one ended (completed or dead), and answers them. */
+export const allJobsEnd = (jobsOf: () => Promise<any[]>, count: number, timeoutMs: number) =>
+  eventually(
+    async () => {
+      const all = await jobsOf();
+      return all.length === count && all.every((j) => j.status === 'completed' || j.status === 'dead') && all;
+    },
+    timeoutMs,
+    1000,
+  );
+
 /**
  * POSTs these exact bytes signed as the platform signs them (HMAC-SHA256 of the raw bytes, base64), and
  * gives back the response unread; `headers` add to the usual ones or replace them.
