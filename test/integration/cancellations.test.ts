@@ -1,12 +1,4 @@
-import {
-  type ApiClient,
-  createResellerStore,
-  createSourceStore,
-  jobStatusWrite,
-  replaceAccessToken,
-  serviceForSuite,
-  unique,
-} from './support.js';
+import { type ApiClient, jobStatusWrite, replaceAccessToken, serviceForSuite, storePair } from './support.js';
 import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
@@ -24,11 +16,7 @@ describe('cancellations through the local runtime', () => {
   /** A reseller store with one supplier, and an order of it routed there. */
   const placeOrder = async (source: Record<string, unknown> = {}) => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
-    const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret, ...source });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source: store } = await storePair(api, source);
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
     const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(receipt.status).toBe(200);
@@ -214,10 +202,7 @@ describe('cancellations through the local runtime', () => {
 
   it('writes an order cancelled before it arrived cancelled from the start, and places nothing', async () => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const store = await createSourceStore(api, reseller.id, { vendorTag });
+    const { resellerSecret, reseller, vendorTag, source: store } = await storePair(api);
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00' }]);
 
     const early = await cancel(reseller.shopDomain, resellerSecret, payload.id, 'fraud');

@@ -3,7 +3,7 @@ import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shar
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
-import { createResellerStore, createSourceStore, pollStores, serviceForSuite, unique } from './support.js';
+import { createResellerStore, createSourceStore, pollStores, serviceForSuite, storePair, unique } from './support.js';
 import {
   eventually,
   fulfillmentPayload,
@@ -373,23 +373,15 @@ describe('supplier service levels', () => {
     expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
   });
 
-  /** A reseller and a supplier promising to ship within one business day, Monday to Friday in New York. */
   /** The simulator's own API on `shopDomain`'s behalf: the answer's body. */
   const onShop = (shopDomain: string) => async (method: string, path: string, body: object) =>
     (await sim().control(method, path, { shopDomain, ...body })).body;
 
+  /** A reseller and a supplier promising to ship within one business day, Monday to Friday in New York. */
   const promisingSupplier = async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
     const calendar = { timeZone: 'America/New_York', workingDays: ['mon', 'tue', 'wed', 'thu', 'fri'], daysOff: [] };
-    const source = await createSourceStore(api(), reseller.id, {
-      vendorTag,
-      webhookSecret: sourceSecret,
-      serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
-    });
-    return { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source };
+    const serviceLevel = { shipWithinBusinessDays: 1, timeZone: calendar.timeZone };
+    return { ...(await storePair(api(), { serviceLevel })), calendar };
   };
 
   it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {

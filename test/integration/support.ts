@@ -319,6 +319,16 @@ export const createSourceStore = async (api: ApiClient, rstId: string, overrides
     await api.post(`/v1/reseller_stores/${rstId}/source_stores`, sourceStoreBody(overrides)),
   );
 
+/** A reseller store and a source store of its (`source` added to its body), each with a webhook secret of its own. */
+export const storePair = async (api: ApiClient, source: Record<string, unknown> = {}) => {
+  const resellerSecret = unique('whsec_r');
+  const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+  const sourceSecret = unique('whsec_s');
+  const vendorTag = unique('Vendor');
+  const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret, ...source });
+  return { resellerSecret, reseller, sourceSecret, vendorTag, source: store };
+};
+
 /** ISO 8601 UTC with milliseconds (CONTRACT.md §2). */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 export const REQUEST_ID = /^req_[0-9a-z]+$/;
