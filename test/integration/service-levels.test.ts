@@ -4,15 +4,7 @@ import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite, storePair, unique } from './support.js';
-import {
-  eventually,
-  fulfillmentPayload,
-  jobReaches,
-  orderPayload,
-  sendOrder,
-  sendWebhook,
-  simulator,
-} from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
  * Supplier service levels (CONTRACT.md §16) end to end through the local runtime: a source store's
@@ -167,12 +159,8 @@ describe('supplier service levels', () => {
   });
 
   it("takes a Shopify supplier's own zone, and sets its order's fulfillment deadline to its due time", async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, {
+    const { resellerSecret, reseller, vendorTag, source } = await storePair(api(), {
       platform: 'storeplatform_b',
-      vendorTag,
       serviceLevel: { shipWithinBusinessDays: 2, cutoffTime: '12:00' },
     });
     // The simulator's Shopify shops keep their books in Chicago (lib/local/simulator-shopify.ts).
@@ -182,9 +170,8 @@ describe('supplier service levels', () => {
     const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
     const promise: ServiceLevel = { ...source.serviceLevel };
     expect(job.serviceLevel.dueAt).toBe(dueAtOf(promise, new Date(job.completedAt)).toISOString());
-    const sim = simulator(service.runtime.simulator!.url);
     const supplierOrder = await eventually(async () =>
-      (await sim.orders(source.shopDomain)).find(
+      (await sim().orders(source.shopDomain)).find(
         (order: any) => String(order.id) === job.sourceOrderId && typeof order.fulfill_by === 'string',
       ),
     );
@@ -386,7 +373,6 @@ describe('supplier service levels', () => {
 
   it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
     const { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source } = await promisingSupplier();
-    const simUrl = service.runtime.simulator!.url;
     const control = onShop(source.shopDomain);
     const toSource = async (topic: string, body: unknown) => {
       const res = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
@@ -454,7 +440,7 @@ describe('supplier service levels', () => {
     await toSource('fulfillments/update', { ...confirmed.fulfillment, created_at: createdAt });
     expect(await entryOf('unscanned')).toMatchObject({ shipmentStatus: 'confirmed', firstScanAt: null, attempts: 1 });
     expect(await entryOf('untracked')).toMatchObject({ shipmentStatus: null, firstScanAt: null });
-    const trackingUpdates = (await simulator(simUrl).calls()).filter(
+    const trackingUpdates = (await sim().calls()).filter(
       (call) => call.shopDomain === reseller.shopDomain && /update_tracking/.test(call.path),
     );
     expect(trackingUpdates).toEqual([]);
@@ -608,12 +594,8 @@ describe('supplier service levels', () => {
   });
 
   it("takes a Shopify supplier's carrier progress from the poll (displayStatus, inTransitAt)", async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, {
+    const { resellerSecret, reseller, vendorTag, source } = await storePair(api(), {
       platform: 'storeplatform_b',
-      vendorTag,
       serviceLevel: { shipWithinBusinessDays: 2 },
     });
     const receipt = await sendOrder(

@@ -101,6 +101,14 @@ describe('sync worker: processSyncMessage', () => {
         .on(UpdateCommand, writing({ status: 'pending' }))
         .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } }),
     );
+  /** What a deferral sends: the job's message of its next generation, 3, as a redelivery. */
+  const DEFERRED_MESSAGE = JSON.stringify({
+    jobId: 'sj_1',
+    generation: 3,
+    trigger: 'redelivery',
+    resellerStoreId: 'rst_1',
+    externalOrderId: '5551234',
+  });
   /** The n-th UpdateItem after the claim. */
   const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
   const timeout = () =>
@@ -336,15 +344,7 @@ describe('sync worker: processSyncMessage', () => {
     // Retry-After and up to a quarter more of jitter, never less.
     expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
     expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
-    expect(sent.MessageBody).toBe(
-      JSON.stringify({
-        jobId: 'sj_1',
-        generation: 3,
-        trigger: 'redelivery',
-        resellerStoreId: 'rst_1',
-        externalOrderId: '5551234',
-      }),
-    );
+    expect(sent.MessageBody).toBe(DEFERRED_MESSAGE);
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(setsOf(defer)).toMatchObject({ status: 'pending', generation: 3 });
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
@@ -472,15 +472,7 @@ describe('sync worker: processSyncMessage', () => {
 
     const [folded] = setsAttribute(update(), 'attemptLog');
     expect(folded).toMatchObject({ n: 1, g: 2, o: 'throttled', c: 2, e: 'answered 429', a: earlier.a });
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(
-      JSON.stringify({
-        jobId: 'sj_1',
-        generation: 3,
-        trigger: 'redelivery',
-        resellerStoreId: 'rst_1',
-        externalOrderId: '5551234',
-      }),
-    );
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(DEFERRED_MESSAGE);
   });
 
   it('makes a job throttled for longer than THROTTLE_BUDGET_SECONDS dead with the 429 reason', async () => {
