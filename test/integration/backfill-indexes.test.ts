@@ -9,6 +9,7 @@ import {
   jobStatusWrite,
   queueSend,
   replaceAccessToken,
+  runCli,
   scanAll,
   scanAllButEvents,
   startService,
@@ -33,16 +34,7 @@ const NEW_ATTRIBUTES = ['GSI3PK', 'GSI3SK', 'openPK', 'GSI4PK', 'GSI5PK', 'GSI6P
 let service: TestService;
 let dataDir: string;
 
-const run = async (argv: string[]) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await backfill(argv, {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    env: { DATA_DIR: dataDir },
-  });
-  return { code, out: out.join('\n'), outLines: out, err: err.join('\n') };
-};
+const run = (argv: string[]) => runCli(backfill, argv, dataDir);
 
 /** The tool as a process, finding the running service's table through DATA_DIR/endpoints.json. */
 const runProcess = (args: string[]) =>

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
-import { cliDataDir, createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
+import { cliDataDir, createResellerStore, createSourceStore, runCli, serviceForSuite, TEST_KEYS } from './support.js';
 import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
@@ -14,16 +14,7 @@ jest.setTimeout(90_000);
 
 let dataDir: string;
 
-const run = async (tool: typeof jobs, argv: string[]) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await tool(argv, {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    env: { DATA_DIR: dataDir },
-  });
-  return { code, out: out.join('\n'), outLines: out, err: err.join('\n'), errLines: err };
-};
+const run = (tool: typeof jobs, argv: string[]) => runCli(tool, argv, dataDir);
 
 const api = () => ['--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a];
 

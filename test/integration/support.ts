@@ -5,6 +5,7 @@ import { brotliDecompressSync } from 'node:zlib';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
 import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Io } from '../../bin/cli/command-line.js';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
@@ -184,6 +185,18 @@ export const cliDataDir = (service: Pick<TestService, 'runtime' | 'tableName'>, 
     JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
   );
   return dataDir;
+};
+
+/** Runs a command-line tool's `main` with `argv` in DATA_DIR `dataDir`: its exit code, and what it wrote. */
+export const runCli = async (main: (argv: string[], io: Io) => Promise<number>, argv: string[], dataDir: string) => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { DATA_DIR: dataDir },
+  });
+  return { code, out: out.join('\n'), outLines: out, err: err.join('\n'), errLines: err };
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */
