@@ -112,9 +112,7 @@ const apiEvent = (route: RouteSpec, run: number) => {
 /** A correctly signed webhook from a shop the service does not know: 401 after the lookup Query. */
 const webhookEvent = (route: RouteSpec) => {
   const body =
-    route.path === '/v1/orders/webhook'
-      ? orderBody(5_551_234, 'Bench')
-      : JSON.stringify(fulfillmentPayload());
+    route.path === '/v1/orders/webhook' ? orderBody(5_551_234, 'Bench') : JSON.stringify(fulfillmentPayload());
   const routeKey = `${route.method} ${route.path}`;
   return {
     version: '2.0',

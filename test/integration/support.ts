@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Io } from '../../bin/cli/command-line.js';
+import { localDocumentClient } from '../../lib/local/dynamodb.js';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
@@ -100,14 +100,7 @@ export const startService = async (options: LocalRuntimeOptions = {}): Promise<T
       options.onMessage?.(queue, body);
     },
   });
-  const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: runtime.endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  const doc = localDocumentClient(runtime.endpoints.dynamodb);
   return {
     runtime,
     doc,
