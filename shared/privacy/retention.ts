@@ -127,18 +127,47 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
   return erased;
 };
 
-const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
-  let erased = 0;
-  for (const partition of jobListShards(ownerId)) {
-    if (deadline()) break;
-    erased += await sweepList(partition, cutoff, at, deadline);
-  }
-  for (const storeId of await findResellerStoreIdsOf(ownerId))
-    for (const partition of unroutedOrderListShards(storeId)) {
-      if (deadline()) return erased;
-      erased += await sweepUnroutedList(partition, cutoff, at, deadline);
+/**
+ * Lists swept at once: an owner's 16 job-list shards side by side (each its mark's GetItem, then its
+ * pages), so a run waits for a few round trips per owner, not two per shard one after another (issue 41:
+ * 1.2 s for one owner with nothing due). Each list has its own mark and its own jobs' orders (an order is
+ * erased from its first job's shard), so lists swept together touch nothing in common.
+ */
+const LISTS_AT_ONCE = 16;
+
+/** Runs `tasks`, at most `size` at a time, and adds up what they answer; after a failure, starts no more. */
+const sumInPool = async (tasks: (() => Promise<number>)[], size: number) => {
+  let next = 0;
+  let sum = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < tasks.length && !failed) {
+      const task = tasks[next++];
+      try {
+        const n = await task();
+        sum += n;
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
-  return erased;
+  };
+  await Promise.all(Array.from({ length: Math.min(size, tasks.length) }, worker));
+  return sum;
+};
+
+/** An owner's lists of jobs, then of its reseller stores' orders with unrouted items, `LISTS_AT_ONCE` at a time. */
+const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
+  const lists = (sweep: typeof sweepList, partitions: string[]) =>
+    partitions.map((partition) => () => (deadline() ? Promise.resolve(0) : sweep(partition, cutoff, at, deadline)));
+  const storeIds = await findResellerStoreIdsOf(ownerId);
+  return sumInPool(
+    [
+      ...lists(sweepList, jobListShards(ownerId)),
+      ...storeIds.flatMap((storeId) => lists(sweepUnroutedList, unroutedOrderListShards(storeId))),
+    ],
+    LISTS_AT_ONCE,
+  );
 };
 
 /** One run of the sweep over every owner (those of the API keys, revoked ones too). */
