@@ -49,3 +49,40 @@ export const memorySampler = (everyMs = 250) => {
 };
 
 export const megabytes = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`;
+
+/** Linux's clock ticks per second (`getconf CLK_TCK`), in which /proc/<pid>/stat counts CPU time. */
+const CLOCK_TICKS = 100;
+
+/** The CPU time (user + system, every thread) a process has used, in ms; 0 when it ended or elsewhere than Linux. */
+const cpuMs = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The fields after the command's name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * The CPU this process (its worker threads included) and the processes it started (DynamoDB Local)
+ * have used: unlike wall-clock figures, a measure of the work that another load on the machine
+ * inflates little. `since()` answers the ms used since the sampler was made.
+ */
+export const cpuSampler = () => {
+  const read = () => {
+    const self = cpuMs(process.pid);
+    const children = childrenOf(process.pid)
+      .flatMap(treeOf)
+      .reduce((sum, pid) => sum + cpuMs(pid), 0);
+    return { self, children };
+  };
+  const start = read();
+  return {
+    since: () => {
+      const now = read();
+      return { self: now.self - start.self, children: now.children - start.children };
+    },
+  };
+};
