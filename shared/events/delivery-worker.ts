@@ -7,6 +7,7 @@ import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import {
+  allHeld,
   type EndpointLeases,
   heldLongerThan,
   type Lease,
@@ -167,10 +168,24 @@ const handOff = async (deps: DeliveryDeps, { message }: DeliveryAttempt, why: st
  */
 const deliverInBatch = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
   if (await disabled(attempt)) return 'done';
-  if (!isPrompt(attempt.item.endpoint)) return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
+  if (!isPrompt(attempt.item.endpoint)) return handOffUnlessHung(deps, attempt);
   const status = await sendFree(deps, attempt.item, await sign(deps, attempt.item));
   if (status === LATE) return handOff(deps, attempt, 'its receiver did not answer in time');
   return recordAnswer(attempt, status);
+};
+
+/**
+ * A not-prompt endpoint's try: handed off, unless the leases as read (eventually consistent, one read)
+ * are all held and one by a try in flight past `promptMs()` (the receiver hangs): then it fails here at
+ * once, unsent, as the slow try would, and a hanging receiver's tries do not fill the slow try's queue.
+ */
+const handOffUnlessHung = async (deps: DeliveryDeps, attempt: DeliveryAttempt) => {
+  const leases = await readLeases(attempt.item.endpoint.id);
+  if (!allHeld(leases) || !heldLongerThan(leases, promptMs()))
+    return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
+  logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
+  await tryAgainLater(attempt, null);
+  return 'done' as const;
 };
 
 /** The slow try's: under one of the endpoint's leases (none free: put back, or failed at once when it hangs). */

@@ -584,7 +584,8 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     await processDeliveryMessage(deps, record(0));
     expect(post).not.toHaveBeenCalled();
     expect(handOff).toHaveBeenCalledTimes(1);
-    expect(leaseCalls()).toEqual([]);
+    // One read of its leases (none written): a hanging receiver's try would fail here instead.
+    expect(leaseCalls().map((input) => input.UpdateExpression ?? 'read')).toEqual(['read']);
   });
 
   it('…its slow try fails at once when hung tries hold every lease: not answered, on §14’s schedule', async () => {
@@ -695,10 +696,27 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     ).toBe('done');
     expect(post).not.toHaveBeenCalled();
     expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' });
-    // Nothing written, nothing sent, no lease: the slow try does all of it.
+    // Nothing written, nothing sent, no lease taken (its leases read once): the slow try does all of it.
     expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
-    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toEqual([]);
+    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toHaveLength(1);
+    expect(sent()).toEqual([]);
+  });
+
+  it('a hanging receiver’s try (every lease held, one past promptMs) fails in the batch, not handed off', async () => {
+    const young = Date.now() + LEASE_MS - 500;
+    stored(0, leasedEndpoint(), { s0: young, s1: Date.now() + 10_000, s2: young, s3: young });
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(handOff).not.toHaveBeenCalled();
+    expect(post).not.toHaveBeenCalled();
+    expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
+    expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
+    // Every lease held but young (a busy receiver that answers): handed off, for the slow try to wait its turn.
+    dynamo.resetHistory();
+    sqs.resetHistory();
+    stored(0, leasedEndpoint(), { s0: young, s1: young, s2: young, s3: young });
+    await processDeliveryMessage(deps, record(0));
+    expect(handOff).toHaveBeenCalledTimes(1);
     expect(sent()).toEqual([]);
   });
 
