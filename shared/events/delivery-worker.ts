@@ -168,23 +168,25 @@ const handOff = async (deps: DeliveryDeps, { message }: DeliveryAttempt, why: st
  */
 const deliverInBatch = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
   if (await disabled(attempt)) return 'done';
-  if (!isPrompt(attempt.item.endpoint)) return handOffUnlessHung(deps, attempt);
+  if (!isPrompt(attempt.item.endpoint)) return handOffIfLeaseFree(deps, attempt);
   const status = await sendFree(deps, attempt.item, await sign(deps, attempt.item));
   if (status === LATE) return handOff(deps, attempt, 'its receiver did not answer in time');
   return recordAnswer(attempt, status);
 };
 
 /**
- * A not-prompt endpoint's try: handed off, unless the leases as read (eventually consistent, one read)
- * are all held and one by a try in flight past `promptMs()` (the receiver hangs): then it fails here at
- * once, unsent, as the slow try would, and a hanging receiver's tries do not fill the slow try's queue.
+ * A not-prompt endpoint's try: handed off when the leases as read (eventually consistent, one read)
+ * show one free. None free, it is settled here as the slow try would settle it (below): failed at once
+ * when one is held by a try in flight past `promptMs()` (the receiver hangs), else put back a little
+ * later: so the slow try's queue holds only tries that may take a lease, never a hanging receiver's backlog.
  */
-const handOffUnlessHung = async (deps: DeliveryDeps, attempt: DeliveryAttempt) => {
+const handOffIfLeaseFree = async (deps: DeliveryDeps, attempt: DeliveryAttempt) => {
   const leases = await readLeases(attempt.item.endpoint.id);
-  if (!allHeld(leases) || !heldLongerThan(leases, promptMs()))
-    return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
-  logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
-  await tryAgainLater(attempt, null);
+  if (!allHeld(leases)) return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
+  if (heldLongerThan(leases, promptMs())) {
+    logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
+    await tryAgainLater(attempt, null);
+  } else await deferOrFail(attempt);
   return 'done' as const;
 };
 
