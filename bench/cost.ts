@@ -31,7 +31,7 @@ import { loadConfig } from '../lib/config.js';
 import type { SdkCall } from '../lib/local/protocol.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
-import { itemSize } from '../shared/order-flow/order-body.js';
+import { itemSize } from '../shared/order-flow/order-repository.js';
 import { TAGGED_ATTRIBUTE } from '../shared/order-flow/order-sync-job.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {

@@ -1,8 +1,7 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SyncJobStatus } from '../shared/domain/orders.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
-import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
-import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
+import type { FulfillmentEntry, SyncJob } from '../shared/order-flow/order-sync-job.js';
 import { newSyncJob, type OrderGroup } from '../shared/order-flow/routing-jobs.js';
 
 /**

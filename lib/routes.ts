@@ -117,7 +117,7 @@ const READ_ONE: Access = { table: ['GetItem'] };
 const readList = (...indexes: IndexName[]): Access => ({ table: ['GetItem', 'BatchGetItem'], indexes });
 /**
  * Reads an order's lines: a large order's body is in parts beside its first job, read in one Query of
- * the order's partition (shared/order-flow/order-body.ts `readBodyParts`).
+ * the order's partition (shared/order-flow/order-repository.ts `readBodyParts`).
  */
 const readsOrderBody = (access: Access): Access => ({
   ...access,

@@ -418,7 +418,7 @@ export const attributes = (item: Item, entity: string) => {
 
 /**
  * One conditional UpdateItem, built clause by clause: the table's builder, which the job item's
- * one builder (`JobUpdate`, shared/order-flow/order-transitions.ts) and the index backfill extend.
+ * one builder (`JobUpdate`, shared/order-flow/order-repository.ts) and the index backfill extend.
  * Every attribute name goes through a placeholder (`status`, `url` and friends are reserved words):
  * `#<attribute>` by default, or one the caller chooses; every value is `:<label>`.
  */
@@ -525,7 +525,7 @@ export interface ListSource {
   small?: boolean;
   /**
    * The item a page loads for an entry, when the entry is another item's than the record listed
-   * (an order's mark names its order's record: shared/order-flow/order-unrouted.ts); the entry's own by default.
+   * (an order's mark names its order's record: shared/order-flow/order-sync-job.ts); the entry's own by default.
    */
   recordKeyOf?: (entry: Key) => Key;
 }

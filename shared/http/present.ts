@@ -9,11 +9,15 @@ import type { ResellerStore, SourceStore } from '../entities/store.js';
 import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import type { Order } from '../order-flow/order.js';
 import { afterSaleView, lineAfterSaleView } from '../order-flow/order-after-sale.js';
-import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
-import type { JobLine } from '../order-flow/order-body.js';
-import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
-import { serviceLevelOfJob } from '../order-flow/order-service-level.js';
-import type { SyncJob } from '../order-flow/order-sync-job.js';
+import { serviceLevelOfJob } from '../order-flow/order-entries.js';
+import type { JobLine } from '../order-flow/order-repository.js';
+import {
+  type Attempt,
+  attemptId,
+  type FulfillmentEntry,
+  fulfilledQuantities,
+  type SyncJob,
+} from '../order-flow/order-sync-job.js';
 
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,

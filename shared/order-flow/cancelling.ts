@@ -10,21 +10,21 @@ import type { StoreOnShop } from '../entities/store.js';
 import { classify } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
-import { jobLines } from './order-body.js';
+import { countLateCancellation, countSourceCancellation } from './order-entries.js';
 import { cancellationRequest } from './order-job-moves.js';
 import {
   cancelUnroutedOrder,
   isLost,
+  jobLines,
   keepOrderCancellation,
   type Lost,
   loadJob,
   loadJobs,
   loadRecord,
+  type MoveName,
   moveJob,
 } from './order-repository.js';
-import { countLateCancellation, countSourceCancellation } from './order-service-level.js';
 import type { Cancellation, SyncJob } from './order-sync-job.js';
-import type { MoveName } from './order-transitions.js';
 import { mayHaveBeenPlaced } from './placing-end.js';
 import { jobMessage } from './placing-message.js';
 import { needsAttention } from './placing-moves.js';

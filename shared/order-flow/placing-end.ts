@@ -3,8 +3,7 @@ import { legacySourceIdentifier, sameLines, sourceIdentifier } from '../domain/o
 import { classify, type ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
-import type { AttemptEnd } from './order-attempt.js';
-import type { SyncJob } from './order-sync-job.js';
+import type { AttemptEnd, SyncJob } from './order-sync-job.js';
 import { jobPlaced } from './placing-follow-ups.js';
 import { killJob } from './placing-moves.js';
 import { jobLineSummaries, sourceLinesOf } from './placing-supplier-order.js';

@@ -1,9 +1,8 @@
 import type { Deps } from '../aws/deps.js';
 import { logger } from '../core/telemetry.js';
-import type { AttemptEnd } from './order-attempt.js';
 import { completeJob, foundJob, type PlacedOrder } from './order-job-moves.js';
-import type { SyncJob } from './order-sync-job.js';
-import { type FollowUp, MOVES, type MoveRule } from './order-transitions.js';
+import { type FollowUp, MOVES, type MoveRule } from './order-repository.js';
+import type { AttemptEnd, SyncJob } from './order-sync-job.js';
 import type { JobMessage } from './placing-message.js';
 import { releaseKeptFulfillments } from './propagating.js';
 import { requestTag } from './tagging-queue.js';
@@ -16,7 +15,7 @@ interface Before {
 
 /**
  * The follow-ups of a job's moves, run from here alone: each move declares its own beside its rule
- * (`after`, order-transitions.ts), and the moves that have any are written through this module, so
+ * (`after`, order-repository.ts), and the moves that have any are written through this module, so
  * a new follow-up (a refund's, a service level's) is one word in the table and one line below.
  */
 const FOLLOW_UPS: Record<FollowUp, (deps: Deps, job: SyncJob, before: Before, requestId?: string) => Promise<void>> = {

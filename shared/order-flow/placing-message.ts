@@ -1,5 +1,5 @@
 import { type Fields, isText, optionalText, parseWith, type WorkMessage, workFields } from '../work/runner.js';
-import { ATTEMPT_TRIGGERS, type AttemptTrigger } from './order-attempt.js';
+import { ATTEMPT_TRIGGERS, type AttemptTrigger } from './order-sync-job.js';
 
 /**
  * What a sync-queue message carries: which job, which generation of it (an older one is stale),

@@ -1,9 +1,8 @@
 import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { BUSINESS_METRICS, countMetric } from '../core/telemetry.js';
-import type { AttemptEnd } from './order-attempt.js';
 import { attentionUpdate, killRequest } from './order-job-moves.js';
 import { moveItem, updateJobWith } from './order-repository.js';
-import type { SyncJob } from './order-sync-job.js';
+import type { AttemptEnd, SyncJob } from './order-sync-job.js';
 
 /**
  * The moves of a sync job that its machinery writes with their audit entry (the others are the

@@ -14,10 +14,9 @@ import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reco
 import { resendCancellation } from './cancelling.js';
 import { resendUpdate } from './editing.js';
 import { watchHeld } from './holding.js';
-import type { AttemptEnd } from './order-attempt.js';
+import { findInFlightPage, findJobsAt, inFlightShards } from './order.js';
 import { resendJob } from './order-job-moves.js';
-import { findInFlightPage, findJobsAt, inFlightShards } from './order-lists.js';
-import { jobLogContext, type SyncJob, updatePending } from './order-sync-job.js';
+import { type AttemptEnd, jobLogContext, type SyncJob, updatePending } from './order-sync-job.js';
 import { endJob, mayHaveBeenPlaced } from './placing-end.js';
 import { type JobMessage, jobMessage } from './placing-message.js';
 import { type PropagationReport, reconcilePropagations } from './propagating-reconcile.js';

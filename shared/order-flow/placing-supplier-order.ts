@@ -9,7 +9,7 @@ import {
 } from '../domain/orders.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
 import { lineAfterSale } from './order-after-sale.js';
-import { jobItems, jobOrderReading, UnplaceableOrderError } from './order-body.js';
+import { jobItems, jobOrderReading, UnplaceableOrderError } from './order-repository.js';
 import type { OrderEdits, SourceLine, SyncJob } from './order-sync-job.js';
 
 /**

@@ -13,11 +13,9 @@ import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from
 import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
 import { updateSupplierOrder } from './editing.js';
 import { releaseAfterDelay } from './holding.js';
-import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
-import { UnplaceableOrderError } from './order-body.js';
 import { claimJobOrMet, deferJob, failJob, waitJobForSlot } from './order-job-moves.js';
-import { loadJob } from './order-repository.js';
-import { jobLogContext, type SyncJob } from './order-sync-job.js';
+import { loadJob, UnplaceableOrderError } from './order-repository.js';
+import { type AttemptEnd, type AttemptOutcome, jobLogContext, type SyncJob } from './order-sync-job.js';
 import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
 import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
 import {

@@ -1,4 +1,4 @@
-import { jobItems } from './order-body.js';
+import { jobItems } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /**

@@ -3,8 +3,7 @@ import { config } from '../core/config.js';
 import { logger } from '../core/telemetry.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './order-entries.js';
-import { type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
-import { type SyncJob, supplierOrderChangePending } from './order-sync-job.js';
+import { type FulfillmentEntry, isPropagating, type SyncJob, supplierOrderChangePending } from './order-sync-job.js';
 import type { FulfillmentMessage } from './propagating-queue.js';
 
 /**

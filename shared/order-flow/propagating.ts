@@ -14,8 +14,7 @@ import {
   type SourceFulfillment,
 } from '../entities/kept-fulfillment.js';
 import { canonicalOrderId, orderIdSpellings } from '../platforms/port.js';
-import { acceptEntry } from './order-entries.js';
-import { NO_ENTRY, recordCarrierReport } from './order-parcel-scans.js';
+import { acceptEntry, NO_ENTRY, recordCarrierReport } from './order-entries.js';
 import { jobIdsUnderSupplierOrder } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { type RecheckMessage, sendFulfillmentMessage } from './propagating-queue.js';

@@ -4,10 +4,8 @@ import { MAX_ORDER_ID_LENGTH } from '../domain/orders.js';
 import type { Owner } from '../domain/owner.js';
 import type { UnroutedReason } from '../domain/routing.js';
 import { findResellerStore } from '../stores/stores.js';
-import { type Order, orderOfRecord } from './order.js';
-import { storedOrderReading, textOf } from './order-body.js';
-import { findOrderPage } from './order-lists.js';
-import { loadRecord } from './order-repository.js';
+import { findOrderPage, type Order, orderOfRecord } from './order.js';
+import { loadRecord, storedOrderReading, textOf } from './order-repository.js';
 
 /**
  * Orders as the service saw them (CONTRACT.md §10.8): read from their records (shared/order-flow/order.ts),

@@ -1,17 +1,15 @@
 import { InvalidCursorError, ResourceMissingError } from '../core/errors.js';
 import { isId } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import { type Attempt, attemptNumberOf } from './order-attempt.js';
-import { type JobLine, jobLines } from './order-body.js';
-import { findSyncJobPage, type SyncJobFilters, syncJobListSource } from './order-lists.js';
-import { loadJob } from './order-repository.js';
-import { isLateNow } from './order-service-level.js';
-import type { SyncJob } from './order-sync-job.js';
+import { findSyncJobPage, type SyncJobFilters, syncJobListSource } from './order.js';
+import { isLateNow } from './order-entries.js';
+import { type JobLine, jobLines, loadJob } from './order-repository.js';
+import { type Attempt, attemptNumberOf, type SyncJob } from './order-sync-job.js';
 
 /**
  * Sync jobs (SPEC 3.1, CONTRACT.md §6): reads (creation: routing-jobs.ts; the manual retry: placing-retry.ts). The
  * moves of the machinery (worker, DLQ handler, reconciler) are in placing-moves.ts; all of them come from
- * the order aggregate's transition table (shared/order-flow/order-transitions.ts).
+ * the order aggregate's transition table (shared/order-flow/order-repository.ts).
  */
 
 // ---------- reads

@@ -8,8 +8,16 @@ import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
 import { cancelOrderJob } from './cancelling.js';
 import { type AfterSale, emptyAfterSale, lineAfterSale, type OrderRefund } from './order-after-sale.js';
-import { type JobLine, jobLines, jobOrderReading } from './order-body.js';
-import { isLost, keepAfterSale, type Lost, loadJob, loadRecord } from './order-repository.js';
+import {
+  isLost,
+  type JobLine,
+  jobLines,
+  jobOrderReading,
+  keepAfterSale,
+  type Lost,
+  loadJob,
+  loadRecord,
+} from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 import { jobMessage } from './placing-message.js';
 import { needsAttention } from './placing-moves.js';
@@ -87,7 +95,7 @@ export const refundResellerOrder = async (
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(reseller.id, refund.orderId, 0);
   const record = await loadRecord(firstJobId, true);
-  // Only refunds or returns kept for it (order-early-after-sale.ts): the order is not known yet.
+  // Only refunds or returns kept for it (order-items.ts): the order is not known yet.
   if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
   const ids = record.job.orderJobIds ?? [record.job.id];
   for (const id of ids) {

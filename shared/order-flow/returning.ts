@@ -8,10 +8,8 @@ import { classify, type PlatformReturn, sameReturnId } from '../platforms/port.j
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
 import { type AfterSale, creditOf, type JobReturn, lineAfterSale, returnedQuantity } from './order-after-sale.js';
-import type { JobLine } from './order-body.js';
-import { fulfilledQuantities } from './order-fulfillment-entry.js';
-import { isLost, keepAfterSale, type Lost, loadJob, loadJobs, loadRecord } from './order-repository.js';
-import type { SyncJob } from './order-sync-job.js';
+import { isLost, type JobLine, keepAfterSale, type Lost, loadJob, loadJobs, loadRecord } from './order-repository.js';
+import { fulfilledQuantities, type SyncJob } from './order-sync-job.js';
 import { jobMessage } from './placing-message.js';
 import { needsAttention } from './placing-moves.js';
 import { enqueueJobs } from './placing-queue.js';
@@ -117,7 +115,7 @@ const eachJobOfOrder = async (
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(resellerStoreId, orderId, 0);
   const record = await loadRecord(firstJobId, true);
-  // Only refunds or returns kept for it (order-early-after-sale.ts): the order is not known yet.
+  // Only refunds or returns kept for it (order-items.ts): the order is not known yet.
   if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
   const ids = record.job.orderJobIds ?? [record.job.id];
   for (const id of ids) {

@@ -1,6 +1,7 @@
 import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import type { Hold, UnroutedLine } from '../domain/routing.js';
+import type { EarlyAfterSale, OrderCancellation } from './order-items.js';
 import {
   bodyPartItems,
   bodyStorage,
@@ -8,13 +9,18 @@ import {
   decompressBody,
   INLINE_ITEM_BUDGET,
   itemSize,
-} from './order-body.js';
-import type { OrderCancellation } from './order-cancellation.js';
-import type { EarlyAfterSale } from './order-early-after-sale.js';
-import { loadJobs, putJobIfNew, writeOrderRecord } from './order-repository.js';
-import { type ReceivedVia, type StoredOrder, type SyncJob, syncJobItem } from './order-sync-job.js';
-import { MOVES } from './order-transitions.js';
-import { unroutedOrderMarkItem } from './order-unrouted.js';
+  loadJobs,
+  MOVES,
+  putJobIfNew,
+  writeOrderRecord,
+} from './order-repository.js';
+import {
+  type ReceivedVia,
+  type StoredOrder,
+  type SyncJob,
+  syncJobItem,
+  unroutedOrderMarkItem,
+} from './order-sync-job.js';
 
 /**
  * Writing an order's jobs exactly once (docs/hostile-input.md, "Any number of suppliers").
@@ -131,7 +137,7 @@ const plan = (input: NewOrder) => {
     ...newSyncJob(input, group, position, order, createdAt),
     hold,
   }));
-  // The order's mark, when some of its items route nowhere, goes with its first job (order-unrouted.ts).
+  // The order's mark, when some of its items route nowhere, goes with its first job (order-sync-job.ts).
   const partItems = [
     ...bodyPartItems(firstId, parts),
     ...(unroutedLines ? [unroutedOrderMarkItem({ firstJobId: firstId, ...input, receivedAt: createdAt })] : []),
@@ -167,7 +173,7 @@ export interface OrderJobsResult {
   jobIds: string[];
   /** The jobs this call wrote, to enqueue: all of a new order, or those a redelivery completed. */
   written: SyncJob[];
-  /** Refunds and returns that came before the order (order-early-after-sale.ts): the caller takes them now. */
+  /** Refunds and returns that came before the order (order-items.ts): the caller takes them now. */
   kept?: EarlyAfterSale[];
 }
 
@@ -220,7 +226,7 @@ const writeRest = async (
 };
 
 /**
- * An order whose cancellation arrived first (shared/order-flow/order-cancellation.ts): its jobs are
+ * An order whose cancellation arrived first (shared/order-flow/order-items.ts): its jobs are
  * written `cancelled` from the start, the first in place of the cancellation kept at its key, and
  * nothing is enqueued: no supplier call is ever made for them (CONTRACT.md §10.4).
  */

@@ -1,14 +1,13 @@
 import { now, syncJobId } from '../core/ids.js';
 import type { UnroutedLine } from '../domain/routing.js';
-import { bodyPartItems, bodyStorage, compressBody } from './order-body.js';
-import { writeOrderRecord } from './order-repository.js';
-import type { ReceivedVia } from './order-sync-job.js';
+import { bodyPartItems, bodyStorage, compressBody, writeOrderRecord } from './order-repository.js';
 import {
+  type ReceivedVia,
   type UnroutedOrder,
   unroutedOrderExpiresAt,
   unroutedOrderItem,
   unroutedOrderMarkItem,
-} from './order-unrouted.js';
+} from './order-sync-job.js';
 
 export interface NewUnroutedOrder {
   ownerId: string;
@@ -30,7 +29,7 @@ export interface NewUnroutedOrder {
 export const recordUnroutedOrder = async (input: NewUnroutedOrder): Promise<{ created: boolean; jobIds: string[] }> => {
   const firstJobId = syncJobId(input.resellerStoreId, input.externalOrderId, 0);
   const receivedAt = now();
-  // A record written once: its body inline while it fits one part (order-body.ts `bodyStorage`).
+  // A record written once: its body inline while it fits one part (order-repository.ts `bodyStorage`).
   const stored = bodyStorage(compressBody(input.rawBody));
   const record: UnroutedOrder = {
     firstJobId,

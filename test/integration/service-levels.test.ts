@@ -2,7 +2,7 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/business-days.js';
 import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
-import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
+import { progressUpdate } from '../../shared/order-flow/order-entries.js';
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
 

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BEGIN, END, ITEMS_DOC, itemTable, withTable } from '../../bin/docs-tables.js';
-import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-transitions.js';
+import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-repository.js';
 
 /**
  * The tables of the docs that restate the code (issue 18, item 5): the items table is written from

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Issue 40, "follow-ups declared once": what follows a job's move (its kept fulfillments released, its
- * reseller order's tag requested) is declared beside the move (`after`, order-transitions.ts) and run
+ * reseller order's tag requested) is declared beside the move (`after`, order-repository.ts) and run
  * from shared/order-flow/placing-follow-ups.ts alone; the moves that have follow-ups are written
  * through it. A call of either, or of those moves, anywhere else fails here.
  */

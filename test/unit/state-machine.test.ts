@@ -2,7 +2,6 @@ import { seededJob } from '../../bench/seed.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { ENDED_STATUSES, OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import {
   IllegalMoveError,
   JobUpdate,
@@ -10,7 +9,8 @@ import {
   type MoveName,
   type MoveRule,
   moveUpdate,
-} from '../../shared/order-flow/order-transitions.js';
+} from '../../shared/order-flow/order-repository.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({
