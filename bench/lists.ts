@@ -246,8 +246,8 @@ const loadModules = async () => {
   const { resellerStoreItem } = await import('../shared/entities/store.js');
   const { sourceStoreItem } = await import('../shared/entities/store.js');
   const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-sync-job.js');
-  const { listOrders } = await import('../shared/order-flow/reading-orders.js');
-  const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
+  const { listOrders } = await import('../shared/order-flow/reading.js');
+  const { listSyncJobs } = await import('../shared/order-flow/reading.js');
   const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
   const { listResellerStores } = await import('../shared/stores/stores.js');
   const { listSourceStores } = await import('../shared/stores/stores.js');

@@ -142,7 +142,7 @@ const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
 
 /**
  * An order as the service saw it (CONTRACT.md §10.8): its jobs, and its items that went to no
- * supplier with why (`unroutedLineItems`: shared/order-flow/reading-orders.ts). It has no `id` of its own: the
+ * supplier with why (`unroutedLineItems`: shared/order-flow/reading.ts). It has no `id` of its own: the
  * reseller's `externalOrderId` names it, and is a list's cursor.
  */
 export const presentOrder = (

@@ -84,7 +84,7 @@ export interface PlacedOrder {
   /** The supplier's promise when the order was placed (CONTRACT.md §16.1): the job's due time follows from it. */
   promise?: ServiceLevel | null;
   /**
-   * The reseller order's tag, tried just before (placing-follow-ups.ts): recorded by the completion's own
+   * The reseller order's tag, tried just before (placing.ts): recorded by the completion's own
    * write (true, or false for a refusal), not by a second one; absent, `tagged` stays null.
    */
   tagged?: boolean;
@@ -191,7 +191,7 @@ export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd
 
 /**
  * → pending under a new generation, before its call: the source store's pace
- * (placing-supplier-pace.ts) gives it a slot in `waitSeconds`, which its next message keeps.
+ * (placing-worker.ts) gives it a slot in `waitSeconds`, which its next message keeps.
  * The move of a deferral, but not a try: the claim's
  * `attempts` + 1 is taken back, and neither the history nor the throttled run (`throttledSince`)
  * hears of it. `waitUntil` keeps the reconciler away until the slot.

@@ -81,10 +81,10 @@ import {
  * older message of the job stale: a job has at most one live message.
  */
 /**
- * What the flow does once a move is written (placing-follow-ups.ts runs them, from there alone):
+ * What the flow does once a move is written (placing.ts runs them, from there alone):
  * `releaseKeptFulfillments`, the fulfillments that arrived before the job's supplier order was known
  * sent on (propagating.ts); `requestTag`, the reseller order's routed tag: tried before the move's write, which
- * records it, and asked for by message when that try did not do (tagging-try.ts, tagging-queue.ts).
+ * records it, and asked for by message when that try did not do (tagging.ts).
  */
 export type FollowUp = 'releaseKeptFulfillments' | 'requestTag';
 

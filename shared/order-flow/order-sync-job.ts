@@ -610,7 +610,7 @@ export const syncJobFrom = (item: Item): SyncJob => {
 // ---------- index entries
 /**
  * The index attributes of a sync job item, and how each state move changes them: the one answer
- * to "which index entries does this write touch?". Job creation (shared/order-flow/routing-jobs.ts) and every move
+ * to "which index entries does this write touch?". Job creation (shared/order-flow/receiving.ts) and every move
  * (order-repository.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
@@ -728,7 +728,7 @@ export const propagationIndex = (
     : { set: {}, remove: [...IN_FLIGHT] };
 
 /**
- * GSI2, a completed job's lookup by its supplier order: written by the completion (placing-moves.ts), which
+ * GSI2, a completed job's lookup by its supplier order: written by the completion (placing.ts), which
  * is final, so the job keeps it for life.
  */
 export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) =>
@@ -827,7 +827,7 @@ const sourceLinesFrom = (item: Item): SourceLine[] | null => {
   );
 };
 
-/** The attribute a completion writes for the lines it placed (placing-moves.ts). */
+/** The attribute a completion writes for the lines it placed (placing.ts). */
 export const sourceLinesAttribute = (lines: SourceLine[]) => lines.map((line) => [line.id, line.price]);
 
 /**

@@ -6,12 +6,11 @@ import type { Owner } from '../domain/owner.js';
 import { retryRequest } from './order-job-moves.js';
 import { loadJob, moveItem, moveUpdate, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
-import { jobMessage } from './placing-message.js';
-import { enqueueJobs } from './placing-queue.js';
-import { findSyncJob } from './reading-sync-jobs.js';
+import { enqueueJobs, jobMessage } from './placing.js';
+import { findSyncJob } from './reading.js';
 
 /**
- * The manual retry (SPEC 4.4), apart from the reads of reading-sync-jobs.ts: it alone sends a message, so
+ * The manual retry (SPEC 4.4), apart from the reads of reading.ts: it alone sends a message, so
  * only its route bundles the SQS client.
  */
 

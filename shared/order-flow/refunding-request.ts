@@ -9,8 +9,13 @@ export type { ApprovedReturn, Refund };
 
 import type { EarlyAfterSale } from './order-items.js';
 import { keepEarlyAfterSale } from './order-repository.js';
-import { refundResellerOrder } from './refunding.js';
-import { approveReturn, cancelResellerReturn, endSourceReturn, refundBySource } from './returning.js';
+import {
+  approveReturn,
+  cancelResellerReturn,
+  endSourceReturn,
+  refundBySource,
+  refundResellerOrder,
+} from './refunding.js';
 
 /**
  * What the six topics of CONTRACT.md §15 carry that the service reads; the rest (a return's

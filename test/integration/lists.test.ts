@@ -25,7 +25,7 @@ jest.setTimeout(120_000);
 
 type Page<T> = { data: T[]; hasMore: boolean };
 type Lists = {
-  syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
+  syncJobs: typeof import('../../shared/order-flow/reading.js');
   moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/audit-log/audit-log.js');
   resellerStores: typeof import('../../shared/stores/stores.js');
@@ -105,7 +105,7 @@ beforeAll(async () => {
     },
   });
   lists = {
-    syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
+    syncJobs: await import('../../shared/order-flow/reading.js'),
     moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/audit-log/audit-log.js'),
     resellerStores: await import('../../shared/stores/stores.js'),

@@ -12,7 +12,7 @@ import {
   unroutedOrderItem,
   unroutedOrderMarkItem,
 } from '../../shared/order-flow/order-sync-job.js';
-import { newSyncJob } from '../../shared/order-flow/routing-jobs.js';
+import { newSyncJob } from '../../shared/order-flow/receiving.js';
 
 /** CONTRACT.md §10.8: which items route nowhere and why, and the records that keep them. */
 describe('unrouted items', () => {
