@@ -342,6 +342,9 @@ export const moveUpdate = (request: MoveRequest): MoveUpdate => {
   return { ...parts, ConditionExpression, generation };
 };
 
+/** `T` when it names attributes of the job item only, by name: never for a string index or another name. */
+type OfJobItem<T> = string extends keyof T ? never : Exclude<keyof T, JobAttribute> extends never ? T : never;
+
 /**
  * The one update builder of the job item (the table's UpdateBuilder, dynamo/table.ts), for a move
  * of the job (`moveUpdate`) and of one of its entries: `#fid` names the entry an update is about,
@@ -364,8 +367,11 @@ export class JobUpdate extends UpdateBuilder {
     return `#fulfillments.${this.name(this.sourceFulfillmentId ?? '', '#fid')}`;
   }
 
-  /** `#<attribute> = :<attribute>` for each, typed against the job item (a renamed field fails to compile). */
-  override setAttributes(attributes: { [A in JobAttribute]?: unknown }) {
+  /**
+   * `#<attribute> = :<attribute>` for each, typed against the job item: a renamed field fails to
+   * compile, and so does a loose `Record<string, unknown>` spread in (its string index names any field).
+   */
+  override setAttributes<T extends { [A in JobAttribute]?: unknown }>(attributes: T & OfJobItem<T>) {
     return super.setAttributes(attributes);
   }
 

@@ -108,6 +108,14 @@ describe('moveUpdate: every conditional update of a job', () => {
     const entry = update.remove(update.field('resend')).of('sj_1');
     expect(setsOf(edits)).toHaveProperty('orderEdit');
     expect(entry.UpdateExpression).toBe('REMOVE #fulfillments.#fid.#resend');
+    // A loose record names any attribute (its string index): it fails as a renamed field does, given or spread.
+    const loose: Record<string, unknown> = { orderEdit: null };
+    // @ts-expect-error: a `Record<string, unknown>` is no attribute of the job item
+    const given = new JobUpdate().setAttributes(loose).of('sj_1');
+    // @ts-expect-error: nor is it spread into the update
+    const spread = new JobUpdate().setAttributes({ ...loose }).of('sj_1');
+    expect(setsOf(given)).toHaveProperty('orderEdit');
+    expect(setsOf(spread)).toHaveProperty('orderEdit');
   });
 
   it('takes the next generation for a move that sends a fresh message', () => {
