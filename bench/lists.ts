@@ -248,7 +248,7 @@ const loadModules = async () => {
   const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-sync-job.js');
   const { listOrders } = await import('../shared/order-flow/reading.js');
   const { listSyncJobs } = await import('../shared/order-flow/reading.js');
-  const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
+  const { listAuditEntries } = await import('../shared/entities/audit-entry.js');
   const { listResellerStores } = await import('../shared/stores/stores.js');
   const { listSourceStores } = await import('../shared/stores/stores.js');
   const { eventId, eventItem } = await import('../shared/entities/event.js');

@@ -1,5 +1,4 @@
 import * as v from 'valibot';
-import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
 import { MAX_RESENDS } from '../core/config.js';
@@ -14,6 +13,7 @@ import {
   withResellerOrder,
 } from '../domain/orders.js';
 import type { OrderFacts } from '../domain/routing.js';
+import { recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { classify, type OrderChanges } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';

@@ -2,16 +2,21 @@ import { createHash } from 'node:crypto';
 import { withRereads } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import { DEFAULT_WORKING_DAYS, localDateOf, scanDueAtOf } from '../domain/business-days.js';
-import { DAY_COUNTERS, type DayFigures, emptyDay, type ShippedParcel } from '../domain/scorecard.js';
 import {
   type CarrierProgress,
   type CarrierReport,
   coveredQuantities,
+  DAY_COUNTERS,
+  type DayFigures,
+  DEFAULT_WORKING_DAYS,
+  emptyDay,
+  localDateOf,
   planShipment,
   progressAfter,
   type ShipmentPlan,
-} from '../domain/shipment.js';
+  type ShippedParcel,
+  scanDueAtOf,
+} from '../domain/shipping.js';
 import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
 import {
   batchGet,

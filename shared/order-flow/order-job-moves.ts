@@ -1,8 +1,8 @@
 import { Met } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
-import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing.js';
+import { dueAtOf, type ServiceLevel } from '../domain/shipping.js';
 import { dueAttributes } from './order-entries.js';
 import { isLost, JobUpdate, type MoveName, type MoveRequest, moveJob } from './order-repository.js';
 import {

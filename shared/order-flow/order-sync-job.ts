@@ -2,7 +2,7 @@ import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
 import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/orders.js';
 import { type Hold, UNROUTED_REASONS, type UnroutedLine } from '../domain/routing.js';
-import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipment.js';
+import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipping.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,

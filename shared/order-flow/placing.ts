@@ -1,4 +1,3 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
@@ -15,6 +14,7 @@ import {
   summaryText,
 } from '../domain/orders.js';
 import { itemsOfVendorTag } from '../domain/routing.js';
+import { auditPut, SYSTEM } from '../entities/audit-entry.js';
 import { classify, type ShopConnection } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';

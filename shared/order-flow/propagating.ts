@@ -1,8 +1,8 @@
-import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
+import { MAX_DELAY_SECONDS } from '../aws/batch.js';
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import type { CarrierReport } from '../domain/shipment.js';
+import type { CarrierReport } from '../domain/shipping.js';
 import {
   deleteKept,
   type KeptFulfillment,
