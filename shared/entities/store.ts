@@ -1,4 +1,3 @@
-import type { ServiceLevel } from '../domain/business-days.js';
 import type { PricingConfig } from '../domain/money.js';
 import {
   DEFAULT_ROUTING_POLICY,
@@ -7,6 +6,7 @@ import {
   type RoutingPolicy,
   TEST_ORDER_POLICIES,
 } from '../domain/routing.js';
+import type { ServiceLevel } from '../domain/shipping.js';
 import {
   indexEntry,
   indexKeyNames,

@@ -20,6 +20,7 @@ import {
 import { INDEX, LOOKUP_PROJECTION } from '../../shared/dynamo/keys.js';
 import {
   actionsOf,
+  denyingWithoutTls,
   logicalId,
   type Resources,
   removeOutput,
@@ -423,15 +424,7 @@ describe('stack', () => {
       for (const queue of Object.keys(QUEUE_IDS) as QueueName[]) {
         dev.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
           Queues: [{ Ref: queueId(dev, queue) }],
-          PolicyDocument: {
-            Statement: Match.arrayWith([
-              Match.objectLike({
-                Effect: 'Deny',
-                Action: 'sqs:*',
-                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-              }),
-            ]),
-          },
+          PolicyDocument: denyingWithoutTls('sqs:*'),
         });
       }
     });
