@@ -75,6 +75,18 @@ export const orderBody = (orderId: number, vendor: string) =>
     shipping_address: { name: 'A B', address1: '1 Main St', city: 'X', zip: '1', country_code: 'US' },
   });
 
+/** A `fulfillments/create` payload (CONTRACT.md §6): fulfillment 9001 of supplier order 7002, UPS 1Z999. */
+export const fulfillmentPayload = () => ({
+  id: 9001,
+  order_id: 7002,
+  status: 'success',
+  tracking_company: 'UPS',
+  tracking_number: '1Z999',
+  tracking_numbers: ['1Z999'],
+  tracking_url: 'https://ups.example/1Z999',
+  tracking_urls: ['https://ups.example/1Z999'],
+});
+
 export const webhookHeaders = (shopDomain: string, secret: string, body: string) => ({
   'content-type': 'application/json',
   'x-platform-shop-domain': shopDomain,

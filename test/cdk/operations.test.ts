@@ -8,6 +8,7 @@ import { allFunctions } from '../../lib/functions.js';
 import { kmsCipher } from '../../shared/aws/kms-cipher.js';
 import { BUSINESS_METRICS, METRICS_NAMESPACE } from '../../shared/core/telemetry.js';
 import {
+  denyingWithoutTls,
   logicalId,
   PROJECT_ROOT,
   type Resources,
@@ -80,15 +81,7 @@ describe('operations on AWS', () => {
 
     it('still refuse publishing without TLS', () => {
       prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
-        PolicyDocument: {
-          Statement: Match.arrayWith([
-            Match.objectLike({
-              Effect: 'Deny',
-              Action: 'sns:Publish',
-              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
-            }),
-          ]),
-        },
+        PolicyDocument: denyingWithoutTls('sns:Publish'),
       });
     });
 
@@ -213,37 +206,34 @@ describe('operations on AWS', () => {
   describe('throttles and errors (issue 44: one alarm each for the account, not one per function)', () => {
     const alarms = (s: Synthesized) => Object.values(s.template.findResources('AWS::CloudWatch::Alarm'));
 
-    it('pages on any throttled invocation of any function: Lambda’s Throttles without a dimension', () => {
-      const throttles = alarms(prod).filter((a) => a.Properties.MetricName === 'Throttles');
-      expect(throttles).toHaveLength(1);
-      expect(throttles[0].Properties).toMatchObject({
+    /** The one alarm on Lambda's `metric` of the account: a sum over 5 minutes, paging at the first. */
+    const accountAlarm = (metric: string) => {
+      const found = alarms(prod).filter((a) => a.Properties.MetricName === metric);
+      expect(found).toHaveLength(1);
+      expect(found[0].Properties).toMatchObject({
         Namespace: 'AWS/Lambda',
         Statistic: 'Sum',
         Period: 300,
         Threshold: 1,
         ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        EvaluationPeriods: 1,
         AlarmActions: [expect.anything()],
       });
+      return found[0].Properties;
+    };
+
+    it('pages on any throttled invocation of any function: Lambda’s Throttles without a dimension', () => {
+      const throttles = accountAlarm('Throttles');
+      expect(throttles.EvaluationPeriods).toBe(1);
       // No dimension: the account's and region's every function, so each function of the stack (the
       // consumers that had an alarm each, and the routes and the authorizer, which had none) is in it.
-      expect(throttles[0].Properties.Dimensions).toBeUndefined();
+      expect(throttles.Dimensions).toBeUndefined();
       expect(prod.stack.functions.size).toBe(allFunctions().length);
     });
 
     it('pages on any failed invocation of any function likewise: Lambda’s Errors without a dimension', () => {
-      const errors = alarms(prod).filter((a) => a.Properties.MetricName === 'Errors');
-      expect(errors).toHaveLength(1);
-      expect(errors[0].Properties).toMatchObject({
-        Namespace: 'AWS/Lambda',
-        Statistic: 'Sum',
-        Period: 300,
-        Threshold: 1,
-        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-        AlarmActions: [expect.anything()],
-      });
+      const errors = accountAlarm('Errors');
       // Every consumer that had an alarm of its own is a function of this account and region: in it.
-      expect(errors[0].Properties.Dimensions).toBeUndefined();
+      expect(errors.Dimensions).toBeUndefined();
       for (const consumer of allFunctions().filter((f) => f.consumer))
         expect(prod.stack.functions.get(consumer.name)).toBeDefined();
     });

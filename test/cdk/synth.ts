@@ -1,7 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { App, NestedStack, Stack, Tags } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import { Match, Template } from 'aws-cdk-lib/assertions';
 import { type DeployConfig, loadConfig, stackName } from '../../lib/config.js';
 import { addNagChecks } from '../../lib/nag.js';
 import { ResellerRoutingStack } from '../../lib/stack.js';
@@ -133,3 +133,10 @@ export const rolePolicies = (template: Template, roleId: string) => {
   ] as { Statement: { Action: string | string[]; Resource: unknown; Effect: string }[] }[];
   return { documents, managedPolicyArns: (role.Properties.ManagedPolicyArns ?? []) as unknown[] };
 };
+
+/** A resource policy's document that denies `action` to any request made without TLS, among its statements. */
+export const denyingWithoutTls = (action: string) => ({
+  Statement: Match.arrayWith([
+    Match.objectLike({ Effect: 'Deny', Action: action, Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+  ]),
+});

@@ -1,21 +1,21 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { main as backfill } from '../../bin/backfill-indexes.js';
 import {
+  cliDataDir,
   createResellerStore,
   createSourceStore,
   jobStatusWrite,
   queueSend,
   replaceAccessToken,
+  runCli,
   scanAll,
   scanAllButEvents,
   startService,
   type TestService,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(180_000);
 
@@ -34,16 +34,7 @@ const NEW_ATTRIBUTES = ['GSI3PK', 'GSI3SK', 'openPK', 'GSI4PK', 'GSI5PK', 'GSI6P
 let service: TestService;
 let dataDir: string;
 
-const run = async (argv: string[]) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await backfill(argv, {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    env: { DATA_DIR: dataDir },
-  });
-  return { code, out: out.join('\n'), outLines: out, err: err.join('\n') };
-};
+const run = (argv: string[]) => runCli(backfill, argv, dataDir);
 
 /** The tool as a process, finding the running service's table through DATA_DIR/endpoints.json. */
 const runProcess = (args: string[]) =>
@@ -59,11 +50,7 @@ const runProcess = (args: string[]) =>
 beforeAll(async () => {
   // Visibility (the backoff after a failure, locally) of 10 s: time to hold the failed job's next claim.
   service = await startService({ leaseSeconds: LEASE_SECONDS, visibilityTimeoutSeconds: 10 });
-  dataDir = mkdtempSync(join(tmpdir(), 'backfill-test-'));
-  writeFileSync(
-    join(dataDir, 'endpoints.json'),
-    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
-  );
+  dataDir = cliDataDir(service, 'backfill-test-');
 }, 90_000);
 
 afterAll(async () => {
@@ -80,13 +67,8 @@ describe('npm run backfill-indexes', () => {
   const suppliers: Record<string, any> = {};
 
   const order = async (vendor: string) =>
-    (
-      await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret,
-        body: orderPayload([{ vendor, price: '12.00' }]),
-      })
-    ).body.syncJobIds[0] as string;
+    (await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, orderPayload([{ vendor, price: '12.00' }])))
+      .body.syncJobIds[0] as string;
   const listed = async (path: string) =>
     ((await api().get(path)).body.data as { id: string; resourceId?: string }[]).map((item) => item.id);
   const auditOf = async (query: string) =>

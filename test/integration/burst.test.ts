@@ -1,5 +1,5 @@
 import { allJobsOf, createResellerStore, createSourceStore, serviceForSuite } from './support.js';
-import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { allJobsEnd, orderPayload, sendOrders, simulator } from './webhooks.js';
 
 /**
  * A burst of orders, many in flight, to suppliers that misbehave in every way the simulator knows
@@ -52,34 +52,13 @@ describe('a burst of orders to misbehaving suppliers', () => {
       const vendors = [kinds[i % kinds.length], ...(i % 3 === 0 ? [kinds[(i + 2) % kinds.length]] : [])];
       return orderPayload(vendors.map((vendor) => ({ vendor, price: '12.00' })));
     });
-    const receipts: { status: number; body: unknown }[] = [];
-    let next = 0;
-    const sender = async () => {
-      while (next < payloads.length) {
-        const body = payloads[next++];
-        receipts.push(
-          await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-            shopDomain: reseller.shopDomain,
-            secret,
-            body,
-          }),
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: IN_FLIGHT }, sender));
+    const receipts = await sendOrders(service.runtime.apiUrl, reseller.shopDomain, secret, payloads, IN_FLIGHT);
     expect(receipts.filter((r) => r.status !== 200)).toEqual([]);
     expect(receipts).toHaveLength(ORDERS);
     const expectedJobs = payloads.reduce((sum, p) => sum + p.line_items.length, 0);
 
     const started = Date.now();
-    const jobs = await eventually(
-      async () => {
-        const all = await jobsOf(reseller.id);
-        return all.length === expectedJobs && all.every((j) => j.status === 'completed' || j.status === 'dead') && all;
-      },
-      BOUND_MS,
-      1000,
-    );
+    const jobs = await allJobsEnd(() => jobsOf(reseller.id), expectedJobs, BOUND_MS);
     console.log(`burst: ${jobs.length} jobs of ${ORDERS} orders ended ${Date.now() - started} ms after the last 200`);
 
     const sim = simulator(service.runtime.simulator!.url);

@@ -1,13 +1,5 @@
-import {
-  type ApiClient,
-  createResellerStore,
-  createSourceStore,
-  jobStatusWrite,
-  replaceAccessToken,
-  serviceForSuite,
-  unique,
-} from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { type ApiClient, jobStatusWrite, replaceAccessToken, serviceForSuite, storePair } from './support.js';
+import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
  * Cancellations, both ways (CONTRACT.md §10.4–10.5), through the local runtime: a cancelled order is
@@ -24,17 +16,9 @@ describe('cancellations through the local runtime', () => {
   /** A reseller store with one supplier, and an order of it routed there. */
   const placeOrder = async (source: Record<string, unknown> = {}) => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
-    const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret, ...source });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source: store } = await storePair(api, source);
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 2 }]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(receipt.status).toBe(200);
     return { api, reseller, resellerSecret, store, sourceSecret, payload, jobId: receipt.body.syncJobIds[0] as string };
   };
@@ -218,20 +202,13 @@ describe('cancellations through the local runtime', () => {
 
   it('writes an order cancelled before it arrived cancelled from the start, and places nothing', async () => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const store = await createSourceStore(api, reseller.id, { vendorTag });
+    const { resellerSecret, reseller, vendorTag, source: store } = await storePair(api);
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00' }]);
 
     const early = await cancel(reseller.shopDomain, resellerSecret, payload.id, 'fraud');
     expect(early.status).toBe(200);
     expect(early.body.syncJobIds).toEqual([]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(receipt.status).toBe(200);
     const [jobId] = receipt.body.syncJobIds;
     expect(await job(api, jobId)).toMatchObject({
@@ -242,11 +219,7 @@ describe('cancellations through the local runtime', () => {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     expect(await supplierOrders(store.shopDomain)).toEqual([]);
     // The same order again (a redelivery): the same job, still cancelled.
-    const again = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const again = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(again.body.syncJobIds).toEqual([jobId]);
     expect((await job(api, jobId)).status).toBe('cancelled');
     expect((await cancel(reseller.shopDomain, 'whsec_wrong', payload.id)).status).toBe(401);

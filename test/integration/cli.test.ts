@@ -1,11 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { main as jobs } from '../../bin/jobs.js';
 import { main as keys } from '../../bin/keys.js';
-import { createResellerStore, createSourceStore, serviceForSuite, TEST_KEYS } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { cliDataDir, createResellerStore, createSourceStore, runCli, serviceForSuite, TEST_KEYS } from './support.js';
+import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook, simulator } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -16,26 +14,13 @@ jest.setTimeout(90_000);
 
 let dataDir: string;
 
-const run = async (tool: typeof jobs, argv: string[]) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await tool(argv, {
-    out: (line) => out.push(line),
-    err: (line) => err.push(line),
-    env: { DATA_DIR: dataDir },
-  });
-  return { code, out: out.join('\n'), outLines: out, err: err.join('\n'), errLines: err };
-};
+const run = (tool: typeof jobs, argv: string[]) => runCli(tool, argv, dataDir);
 
 const api = () => ['--url', service.runtime.apiUrl, '--key', TEST_KEYS.owner_a];
 
 const { service } = serviceForSuite();
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'cli-test-'));
-  writeFileSync(
-    join(dataDir, 'endpoints.json'),
-    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
-  );
+  dataDir = cliDataDir(service, 'cli-test-');
 }, 90_000);
 
 afterAll(async () => {
@@ -119,13 +104,8 @@ describe('npm run jobs', () => {
     const working = await createSourceStore(owner, rstId, { webhookSecret: 'whsec_cli_source' });
     workingShop = working.shopDomain;
     const send = async (vendor: string) =>
-      (
-        await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-          shopDomain: reseller.shopDomain,
-          secret,
-          body: orderPayload([{ vendor, price: '13.00' }]),
-        })
-      ).body.syncJobIds[0] as string;
+      (await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, orderPayload([{ vendor, price: '13.00' }])))
+        .body.syncJobIds[0] as string;
     deadIds = [await send(failing.vendorTag), await send(failing.vendorTag), await send(failing.vendorTag)];
     completedId = await send(working.vendorTag);
     await Promise.all(deadIds.map((id) => jobReaches(owner, id, 'dead', 60_000)));

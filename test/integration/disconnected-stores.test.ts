@@ -1,5 +1,5 @@
-import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { serviceForSuite, storePair, unique } from './support.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -11,15 +11,6 @@ jest.setTimeout(90_000);
 describe('disconnected stores', () => {
   const { service, api, sim } = serviceForSuite();
 
-  /** A reseller store and a source store of its, each with a webhook secret of its own. */
-  const storePair = async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, { webhookSecret: sourceSecret, vendorTag });
-    return { resellerSecret, reseller, sourceSecret, vendorTag, source };
-  };
   /** The shop's `app/uninstalled` webhook: the status it is answered. */
   const uninstall = async (shopDomain: string, secret: string) =>
     (
@@ -35,17 +26,13 @@ describe('disconnected stores', () => {
     (await sim().allCalls()).filter((c) => c.shopDomain === shopDomain).length;
 
   it('ends a job dead store_disconnected without a call; credentials and retry complete it', async () => {
-    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair();
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair(api());
 
     expect(await uninstall(source.shopDomain, sourceSecret)).toBe(200);
     const callsBefore = await callsTo(source.shopDomain);
 
     const order = orderPayload([{ vendor: vendorTag, price: '10.00' }]);
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: order,
-    });
+    const sent = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, order);
     expect(sent.status).toBe(200);
     const [jobId] = sent.body.syncJobIds;
     const dead = await jobReaches(api(), jobId, 'dead');
@@ -78,12 +65,13 @@ describe('disconnected stores', () => {
   });
 
   it('ends a fulfillment for an uninstalled reseller store dead store_disconnected, without a call', async () => {
-    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair();
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00' }]),
-    });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair(api());
+    const sent = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00' }]),
+    );
     const [jobId] = sent.body.syncJobIds;
     const placed = await jobReaches(api(), jobId, 'completed');
     // The reseller order's tag settled (its call, if any, made) before the store goes.

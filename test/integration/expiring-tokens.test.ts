@@ -48,17 +48,22 @@ describe('expiring tokens', () => {
   /** Every secret a test gave, and the simulator's token prefixes: none may be in an answer or a log line. */
   const secrets: string[] = ['shprt_sim_', 'shpat_sim_'];
 
-  /** A source store whose token the simulator issued to expire in `seconds`, with its refresh grant. */
-  const expiringSource = async (resellerId: string, seconds: number, vendorTag: string) => {
+  /** A new grant (tokens, client id and secret) the simulator issues to `shopDomain`, expiring in `seconds`. */
+  const issueGrant = async (shopDomain: string, seconds: number, label: string) => {
     const grant = {
-      accessToken: `shpat_${unique('expiring')}`,
-      refreshToken: `shprt_${unique('refresh')}`,
+      accessToken: `shpat_${unique(label)}`,
+      refreshToken: `shprt_${unique(label)}`,
       clientId: unique('client-id'),
-      clientSecret: `shpss_${unique('client-secret')}`,
+      clientSecret: `shpss_${unique(label)}`,
     };
     secrets.push(...Object.values(grant));
-    const shopDomain = `${unique('supplier')}.myshopify.com`;
     await simShop(shopDomain, 'tokens', { ...grant, expiresInSeconds: seconds });
+    return grant;
+  };
+  /** A source store whose token the simulator issued to expire in `seconds`, with its refresh grant. */
+  const expiringSource = async (resellerId: string, seconds: number, vendorTag: string) => {
+    const shopDomain = `${unique('supplier')}.myshopify.com`;
+    const grant = await issueGrant(shopDomain, seconds, 'expiring');
     const expiresAt = new Date(Date.now() + seconds * 1000).toISOString();
     const source = await createSourceStore(api(), resellerId, {
       shopDomain,
@@ -172,14 +177,7 @@ describe('expiring tokens', () => {
     expect((await sim().allCalls()).filter((c) => c.shopDomain === source.shopDomain)).toHaveLength(callsBefore);
 
     // The merchant authorizes again: new tokens, given as new credentials, reconnect the store.
-    const grant = {
-      accessToken: `shpat_${unique('again')}`,
-      refreshToken: `shprt_${unique('again')}`,
-      clientId: unique('client-id'),
-      clientSecret: `shpss_${unique('again')}`,
-    };
-    secrets.push(...Object.values(grant));
-    await simShop(source.shopDomain, 'tokens', { ...grant, expiresInSeconds: 3600 });
+    const grant = await issueGrant(source.shopDomain, 3600, 'again');
     const rotated = await api().post(`${path}/credentials`, {
       ...grant,
       accessTokenExpiresAt: new Date(Date.now() + 3_600_000).toISOString(),

@@ -1,5 +1,5 @@
 import { createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendOrder } from './webhooks.js';
 
 jest.setTimeout(90_000);
 
@@ -26,11 +26,7 @@ describe("the reseller's order tagged", () => {
     });
     // The reseller's own shop holds the order, as a real one does: the tag is added to it.
     await sim().placeOrder(reseller.shopDomain, payload);
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const sent = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(sent.status).toBe(200);
     return { reseller, source, payload, jobId: sent.body.syncJobIds[0] as string, vendorTag };
   };
@@ -148,11 +144,12 @@ describe("the reseller's order tagged", () => {
     const vendorTag = unique('Acme');
     await createSourceStore(api(), reseller.id, { vendorTag });
     // No order on the reseller's shop: the tag call answers 404, a refusal.
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00' }]),
-    });
+    const sent = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00' }]),
+    );
     const jobId = sent.body.syncJobIds[0];
     const job = await taggedJob(jobId, false);
     expect(job.status).toBe('completed');
@@ -164,11 +161,12 @@ describe("the reseller's order tagged", () => {
     const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
     const vendorTag = unique('Acme');
     await createSourceStore(api(), reseller.id, { vendorTag, accessToken: 'tok_fail401' });
-    const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00' }]),
-    });
+    const sent = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00' }]),
+    );
     const dead = await jobReaches(api(), sent.body.syncJobIds[0], 'dead');
     expect(dead.tagged).toBeNull();
     expect(await tagCalls(reseller.shopDomain)).toHaveLength(0);

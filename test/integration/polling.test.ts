@@ -5,6 +5,7 @@ import {
   createSourceStore,
   pollStores,
   serviceForSuite,
+  storePair,
   type TestService,
   unique,
 } from './support.js';
@@ -40,11 +41,7 @@ describe('polling through the local runtime', () => {
   /** A reseller store with one supplier; its orders' lines name `vendorTag`. */
   const stores = async () => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const sourceSecret = unique('whsec_s');
-    const source = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret });
+    const { resellerSecret, reseller, sourceSecret, vendorTag, source } = await storePair(api);
     return {
       api,
       reseller: { ...reseller, kind: 'reseller' as const, secret: resellerSecret },

@@ -4,6 +4,7 @@ import {
   loggedServiceForSuite,
   pollStores,
   replaceAccessToken,
+  storePair,
   unique,
 } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
@@ -19,17 +20,9 @@ jest.setTimeout(120_000);
 
 describe('refunds and returns through the local runtime', () => {
   const { service, log, sim } = loggedServiceForSuite();
-  const simUrl = () => service.runtime.simulator!.url;
   afterEach(() => service.runtime.faults.clear());
 
-  const post = async (path: string, body: unknown) => {
-    const res = await fetch(`${simUrl()}${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
+  const post = (path: string, body: unknown) => sim().control('POST', path, body);
 
   const webhook = (shopDomain: string, secret: string, topic: string, body: unknown) =>
     sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', { shopDomain, secret, body, topic });
@@ -87,10 +80,7 @@ describe('refunds and returns through the local runtime', () => {
 
   it('keeps a refund that came before its order, once, and places the smaller quantity on arrival', async () => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const supplier = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: unique('whsec_s') });
+    const { resellerSecret, reseller, vendorTag, source: supplier } = await storePair(api);
     const payload = orderPayload([{ vendor: vendorTag, price: '13.00', quantity: 3 }]);
     const refund = refundPayload(++refundSequence, payload.id, [[1, 1, 'cancel']]);
     // Early, and delivered twice: kept once.
@@ -324,10 +314,7 @@ describe('refunds and returns through the local runtime', () => {
 
   it('sends nothing for a refund of an unrouted or gift-card line', async () => {
     const api = service.api('owner_a');
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: unique('whsec_s') });
+    const { resellerSecret, reseller, vendorTag, source: store } = await storePair(api);
     const payload = orderPayload([
       { vendor: vendorTag, price: '13.00' },
       { vendor: 'Nobody', price: '5.00' },

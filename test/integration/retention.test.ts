@@ -11,7 +11,7 @@ import {
   serviceForSuite,
   unique,
 } from './support.js';
-import { eventually, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, jobReaches, orderPayload, sendOrder } from './webhooks.js';
 
 /**
  * Ended jobs' retention (JOB_RETENTION_DAYS, the table's TTL `expiresAt`), and the retention sweep
@@ -48,11 +48,7 @@ describe('the retention sweep', () => {
       email: strings[0],
       shipping_address: { name: 'Ada Byron', address1: strings[1], city: 'X', zip: '1', country_code: 'US' },
     });
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret,
-      body,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, body);
     expect(receipt).toMatchObject({ status: 200, body: { syncJobIds: [] } });
     const read = async () => (await api().get(`/v1/reseller_stores/${reseller.id}/orders/${body.id}`)).body;
     return { strings, read };
@@ -66,11 +62,7 @@ describe('the retention sweep', () => {
     const send = async (vendor: string) => {
       const email = `${unique('kept')}@example.org`;
       const body = orderPayload([{ vendor, price: '3.00' }], { email });
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret,
-        body,
-      });
+      const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, body);
       return { order: body, jobId: receipt.body.syncJobIds[0] as string };
     };
     const ended = await send(ok.vendorTag);
@@ -147,13 +139,8 @@ describe('the retention sweep', () => {
       accessToken: 'tok_fail422',
     });
     const send = async (vendor: string) =>
-      (
-        await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-          shopDomain: reseller.shopDomain,
-          secret,
-          body: orderPayload([{ vendor, price: '4.00' }]),
-        })
-      ).body.syncJobIds[0] as string;
+      (await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, orderPayload([{ vendor, price: '4.00' }])))
+        .body.syncJobIds[0] as string;
     const item = async (id: string) =>
       (
         await service.doc.send(
@@ -198,11 +185,7 @@ describe('the retention sweep', () => {
 
     // An order none of whose items routed: its record and its mark end JOB_RETENTION_DAYS after its receipt.
     const unrouted = orderPayload([{ vendor: unique('Nobody'), price: '2.00' }]);
-    await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret,
-      body: unrouted,
-    });
+    await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, unrouted);
     const unroutedId = syncJobId(reseller.id, String(unrouted.id), 0);
     const record = (await get(keys.syncJob(unroutedId)))!;
     expect(record.expiresAt).toBe(days(String(record.unroutedOrderAt)));
@@ -214,11 +197,7 @@ describe('the retention sweep', () => {
       { vendor: ok.vendorTag, price: '3.00' },
       { vendor: unique('Nobody'), price: '1.00' },
     ]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret,
-      body,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, secret, body);
     const jobId = receipt.body.syncJobIds[0] as string;
     expect((await get(keys.unroutedOrderMark(jobId)))!).not.toHaveProperty('expiresAt');
     const completed = await jobReaches(api(), jobId, 'completed');

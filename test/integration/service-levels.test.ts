@@ -2,8 +2,8 @@ import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, HOUR_BUCKETS, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/shipping.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
-import { createResellerStore, createSourceStore, pollStores, serviceForSuite, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { createResellerStore, createSourceStore, pollStores, serviceForSuite, storePair, unique } from './support.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
  * Supplier service levels (CONTRACT.md §16) end to end through the local runtime: a source store's
@@ -15,7 +15,7 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook, 
 jest.setTimeout(120_000);
 
 describe('supplier service levels', () => {
-  const { service, api } = serviceForSuite();
+  const { service, api, sim } = serviceForSuite();
 
   it('validates the promise: an unknown zone or a bad cut-off is a 400 naming its param', async () => {
     const reseller = await createResellerStore(api());
@@ -83,11 +83,7 @@ describe('supplier service levels', () => {
     });
     const order = async () => {
       const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret: resellerSecret,
-        body: payload,
-      });
+      const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
       expect(receipt.status).toBe(200);
       const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
       return { payload, job };
@@ -162,28 +158,19 @@ describe('supplier service levels', () => {
   });
 
   it("takes a Shopify supplier's own zone, and sets its order's fulfillment deadline to its due time", async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, {
+    const { resellerSecret, reseller, vendorTag, source } = await storePair(api(), {
       platform: 'storeplatform_b',
-      vendorTag,
       serviceLevel: { shipWithinBusinessDays: 2, cutoffTime: '12:00' },
     });
     // The simulator's Shopify shops keep their books in Chicago (lib/local/simulator-shopify.ts).
     expect(source.serviceLevel).toMatchObject({ timeZone: 'America/Chicago', cutoffTime: '12:00' });
     const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
     const promise: ServiceLevel = { ...source.serviceLevel };
     expect(job.serviceLevel.dueAt).toBe(dueAtOf(promise, new Date(job.completedAt)).toISOString());
-    const sim = simulator(service.runtime.simulator!.url);
     const supplierOrder = await eventually(async () =>
-      (await sim.orders(source.shopDomain)).find(
+      (await sim().orders(source.shopDomain)).find(
         (order: any) => String(order.id) === job.sourceOrderId && typeof order.fulfill_by === 'string',
       ),
     );
@@ -372,32 +359,20 @@ describe('supplier service levels', () => {
     expect(wide.body.error).toMatchObject({ code: 'validation_failed', param: 'to' });
   });
 
+  /** The simulator's own API on `shopDomain`'s behalf: the answer's body. */
+  const onShop = (shopDomain: string) => async (method: string, path: string, body: object) =>
+    (await sim().control(method, path, { shopDomain, ...body })).body;
+
   /** A reseller and a supplier promising to ship within one business day, Monday to Friday in New York. */
   const promisingSupplier = async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const sourceSecret = unique('whsec_s');
-    const vendorTag = unique('Vendor');
     const calendar = { timeZone: 'America/New_York', workingDays: ['mon', 'tue', 'wed', 'thu', 'fri'], daysOff: [] };
-    const source = await createSourceStore(api(), reseller.id, {
-      vendorTag,
-      webhookSecret: sourceSecret,
-      serviceLevel: { shipWithinBusinessDays: 1, timeZone: calendar.timeZone },
-    });
-    return { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source };
+    const serviceLevel = { shipWithinBusinessDays: 1, timeZone: calendar.timeZone };
+    return { ...(await storePair(api(), { serviceLevel })), calendar };
   };
 
   it("records parcels' carrier progress; one shipped before due, never scanned: on time, unscanned", async () => {
     const { resellerSecret, reseller, sourceSecret, vendorTag, calendar, source } = await promisingSupplier();
-    const simUrl = service.runtime.simulator!.url;
-    const control = async (method: string, path: string, body: unknown) =>
-      (await (
-        await fetch(`${simUrl}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
-        })
-      ).json()) as any;
+    const control = onShop(source.shopDomain);
     const toSource = async (topic: string, body: unknown) => {
       const res = await sendWebhook(service.runtime.apiUrl, '/v1/fulfillments/webhook', {
         shopDomain: source.shopDomain,
@@ -409,11 +384,7 @@ describe('supplier service levels', () => {
     };
     const order = async () => {
       const payload = orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]);
-      const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-        shopDomain: reseller.shopDomain,
-        secret: resellerSecret,
-        body: payload,
-      });
+      const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
       return jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
     };
     const jobs = { scanned: await order(), unscanned: await order(), untracked: await order() };
@@ -468,7 +439,7 @@ describe('supplier service levels', () => {
     await toSource('fulfillments/update', { ...confirmed.fulfillment, created_at: createdAt });
     expect(await entryOf('unscanned')).toMatchObject({ shipmentStatus: 'confirmed', firstScanAt: null, attempts: 1 });
     expect(await entryOf('untracked')).toMatchObject({ shipmentStatus: null, firstScanAt: null });
-    const trackingUpdates = (await simulator(simUrl).calls()).filter(
+    const trackingUpdates = (await sim().calls()).filter(
       (call) => call.shopDomain === reseller.shopDomain && /update_tracking/.test(call.path),
     );
     expect(trackingUpdates).toEqual([]);
@@ -622,29 +593,18 @@ describe('supplier service levels', () => {
   });
 
   it("takes a Shopify supplier's carrier progress from the poll (displayStatus, inTransitAt)", async () => {
-    const resellerSecret = unique('whsec_r');
-    const reseller = await createResellerStore(api(), { webhookSecret: resellerSecret });
-    const vendorTag = unique('Vendor');
-    const source = await createSourceStore(api(), reseller.id, {
+    const { resellerSecret, reseller, vendorTag, source } = await storePair(api(), {
       platform: 'storeplatform_b',
-      vendorTag,
       serviceLevel: { shipWithinBusinessDays: 2 },
     });
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
-    });
+    const receipt = await sendOrder(
+      service.runtime.apiUrl,
+      reseller.shopDomain,
+      resellerSecret,
+      orderPayload([{ vendor: vendorTag, price: '10.00', quantity: 1 }]),
+    );
     const job = await jobReaches(api(), receipt.body.syncJobIds[0], 'completed');
-    const simUrl = service.runtime.simulator!.url;
-    const control = async (method: string, path: string, body: unknown) =>
-      (await (
-        await fetch(`${simUrl}${path}`, {
-          method,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ shopDomain: source.shopDomain, ...(body as object) }),
-        })
-      ).json()) as any;
+    const control = onShop(source.shopDomain);
     // The supplier ships and the carrier scans it, with no webhook: only the poll can tell.
     const { fulfillment } = await control('POST', `/_sim/orders/${job.sourceOrderId}/fulfillments`, {
       fulfillment: { tracking_company: 'UPS', tracking_numbers: ['1ZPOLLED'] },

@@ -1,5 +1,5 @@
 import { type ApiClient, createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
-import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook } from './webhooks.js';
+import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
  * Shipments as they really happen (CONTRACT.md §10.1–10.3), through the local runtime, DynamoDB
@@ -45,11 +45,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
       { vendor: tags.b, price: '20.00', quantity: 3, sku: 'PLATE-1' },
     ]);
     await sim().placeOrder(reseller.shopDomain, payload);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     expect(receipt.status).toBe(200);
     const jobs = await Promise.all(
       (receipt.body.syncJobIds as string[]).map((id) => jobReaches(api, id, 'completed', 30_000)),
@@ -305,11 +301,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
       Array.from({ length: 250 }, (_, i) => ({ vendor: tag, price: '2.00', quantity: 1 + (i % 3), sku: `BULK-${i}` })),
     );
     await sim().placeOrder(reseller.shopDomain, payload);
-    const receipt = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-      shopDomain: reseller.shopDomain,
-      secret: resellerSecret,
-      body: payload,
-    });
+    const receipt = await sendOrder(service.runtime.apiUrl, reseller.shopDomain, resellerSecret, payload);
     const job = await jobReaches(api, receipt.body.syncJobIds[0], 'completed', 30_000);
     expect(job.lineItems).toHaveLength(250);
     expect(job.lineItems.every((line: any) => line.sourceLineItemId !== null)).toBe(true);

@@ -1,5 +1,5 @@
 import { allJobsOf, createResellerStore, createSourceStore, serviceForSuite } from './support.js';
-import { eventually, orderPayload, sendWebhook, simulator } from './webhooks.js';
+import { allJobsEnd, orderPayload, sendOrders, simulator } from './webhooks.js';
 
 /**
  * A supplier's pace (docs/design.md, "A pace per supplier"): a burst of orders into a supplier shop
@@ -44,31 +44,12 @@ describe('a burst of orders into a slow supplier', () => {
     expect(limit.status).toBe(200);
 
     const payloads = Array.from({ length: ORDERS }, () => orderPayload([{ vendor: 'Slow', price: '12.00' }]));
-    const statuses: number[] = [];
-    let next = 0;
-    const sender = async () => {
-      while (next < payloads.length) {
-        const body = payloads[next++];
-        const sent = await sendWebhook(service.runtime.apiUrl, '/v1/orders/webhook', {
-          shopDomain: reseller.shopDomain,
-          secret,
-          body,
-        });
-        statuses.push(sent.status);
-      }
-    };
     const started = Date.now();
-    await Promise.all(Array.from({ length: SENDERS }, sender));
+    const receipts = await sendOrders(service.runtime.apiUrl, reseller.shopDomain, secret, payloads, SENDERS);
+    const statuses = receipts.map((receipt) => receipt.status);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
 
-    const jobs = await eventually(
-      async () => {
-        const all = await jobsOf(reseller.id);
-        return all.length === ORDERS && all.every((j) => j.status === 'completed' || j.status === 'dead') && all;
-      },
-      BOUND_MS,
-      1000,
-    );
+    const jobs = await allJobsEnd(() => jobsOf(reseller.id), ORDERS, BOUND_MS);
     const sim = simulator(simUrl);
     const calls = (await sim.calls()).filter((call) => call.shopDomain === supplier.shopDomain);
     const orders = await sim.orders(supplier.shopDomain);

@@ -1,7 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
-import { DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Io } from '../../bin/cli/command-line.js';
+import { localDocumentClient } from '../../lib/local/dynamodb.js';
 import { type LocalRuntime, type LocalRuntimeOptions, startLocalRuntime } from '../../lib/local/runtime.js';
 import { syncJobKey } from '../../shared/order-flow/order-sync-job.js';
 import { keepInRun } from '../run-logs.js';
@@ -96,14 +100,7 @@ export const startService = async (options: LocalRuntimeOptions = {}): Promise<T
       options.onMessage?.(queue, body);
     },
   });
-  const doc = DynamoDBDocumentClient.from(
-    new DynamoDBClient({
-      endpoint: runtime.endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    }),
-    { marshallOptions: { removeUndefinedValues: true } },
-  );
+  const doc = localDocumentClient(runtime.endpoints.dynamodb);
   return {
     runtime,
     doc,
@@ -168,6 +165,31 @@ export const loggedServiceForSuite = (
     stop: () => captured?.stop(),
   };
   return { ...suite, log };
+};
+
+/**
+ * A DATA_DIR as a running `npm start` leaves it for the CLIs: a new folder named after `prefix` whose
+ * endpoints.json names this service's DynamoDB and table. The suite removes it.
+ */
+export const cliDataDir = (service: Pick<TestService, 'runtime' | 'tableName'>, prefix: string) => {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(
+    join(dataDir, 'endpoints.json'),
+    JSON.stringify({ dynamodb: service.runtime.endpoints.dynamodb, tableName: service.tableName, pid: process.pid }),
+  );
+  return dataDir;
+};
+
+/** Runs a command-line tool's `main` with `argv` in DATA_DIR `dataDir`: its exit code, and what it wrote. */
+export const runCli = async (main: (argv: string[], io: Io) => Promise<number>, argv: string[], dataDir: string) => {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await main(argv, {
+    out: (line) => out.push(line),
+    err: (line) => err.push(line),
+    env: { DATA_DIR: dataDir },
+  });
+  return { code, out: out.join('\n'), outLines: out, err: err.join('\n'), errLines: err };
 };
 
 /** Every item of the table (test tables are small), for "a failed request writes nothing". */
@@ -302,6 +324,16 @@ export const createSourceStore = async (api: ApiClient, rstId: string, overrides
     'source store',
     await api.post(`/v1/reseller_stores/${rstId}/source_stores`, sourceStoreBody(overrides)),
   );
+
+/** A reseller store and a source store of its (`source` added to its body), each with a webhook secret of its own. */
+export const storePair = async (api: ApiClient, source: Record<string, unknown> = {}) => {
+  const resellerSecret = unique('whsec_r');
+  const reseller = await createResellerStore(api, { webhookSecret: resellerSecret });
+  const sourceSecret = unique('whsec_s');
+  const vendorTag = unique('Vendor');
+  const store = await createSourceStore(api, reseller.id, { vendorTag, webhookSecret: sourceSecret, ...source });
+  return { resellerSecret, reseller, sourceSecret, vendorTag, source: store };
+};
 
 /** ISO 8601 UTC with milliseconds (CONTRACT.md §2). */
 export const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

@@ -19,6 +19,13 @@ const seedJob = (ownerId: string, id: string, createdAt: string, status: SyncJob
 
 let service: TestService;
 
+/** GET `path` with `query` is refused: 400 validation_failed naming `param`. */
+const refusesQuery = async (path: string, query: string, param: string) => {
+  const res = await service.api('owner_a').get(`${path}?${query}`);
+  expect(res.status).toBe(400);
+  expect(res.body.error).toMatchObject({ code: 'validation_failed', param });
+};
+
 describe('GET /v1/sync_jobs', () => {
   const SAME = '2026-11-20T10:00:00.000Z';
   const seeded: ReturnType<typeof seedJob>[] = [];
@@ -84,11 +91,7 @@ describe('GET /v1/sync_jobs', () => {
     ['limit=0', 'limit'],
     ['limit=101', 'limit'],
     ['sort=asc', 'sort'],
-  ])('refuses %s with 400 validation_failed naming %s', async (query, param) => {
-    const res = await service.api('owner_a').get(`/v1/sync_jobs?${query}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'validation_failed', param });
-  });
+  ])('refuses %s with 400 validation_failed naming %s', (query, param) => refusesQuery('/v1/sync_jobs', query, param));
 
   it('refuses a cursor of another owner with 400 invalid_cursor', async () => {
     const res = await service.api('owner_a').get(`/v1/sync_jobs?starting_after=${SJ_FOREIGN}`);
@@ -107,11 +110,7 @@ describe('GET /v1/audit_log', () => {
     ['action=sync_job.exploded', 'action'],
     ['resource_type=store', 'resource_type'],
     ['verbose=1', 'verbose'],
-  ])('refuses %s with 400 validation_failed naming %s', async (query, param) => {
-    const res = await service.api('owner_a').get(`/v1/audit_log?${query}`);
-    expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: 'validation_failed', param });
-  });
+  ])('refuses %s with 400 validation_failed naming %s', (query, param) => refusesQuery('/v1/audit_log', query, param));
 
   it('answers an empty list envelope for a new owner', async () => {
     const res = await service.api('owner_b').get('/v1/audit_log');

@@ -31,6 +31,38 @@ export const sendWebhook = async (
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 };
 
+/** The reseller shop's `orders/create` webhook of `body`, signed with its `secret`: the service's answer. */
+export const sendOrder = (apiUrl: string, shopDomain: string, secret: string, body: unknown) =>
+  sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain, secret, body });
+
+/** Sends every order of `payloads` from the reseller shop, `inFlight` at a time: the answers, as they came. */
+export const sendOrders = async (
+  apiUrl: string,
+  shopDomain: string,
+  secret: string,
+  payloads: unknown[],
+  inFlight: number,
+) => {
+  const receipts: Awaited<ReturnType<typeof sendWebhook>>[] = [];
+  let next = 0;
+  const sender = async () => {
+    while (next < payloads.length) receipts.push(await sendOrder(apiUrl, shopDomain, secret, payloads[next++]));
+  };
+  await Promise.all(Array.from({ length: inFlight }, sender));
+  return receipts;
+};
+
+/** Waits until `jobsOf` answers `count` jobs, every one ended (completed or dead), and answers them. */
+export const allJobsEnd = (jobsOf: () => Promise<any[]>, count: number, timeoutMs: number) =>
+  eventually(
+    async () => {
+      const all = await jobsOf();
+      return all.length === count && all.every((j) => j.status === 'completed' || j.status === 'dead') && all;
+    },
+    timeoutMs,
+    1000,
+  );
+
 /**
  * POSTs these exact bytes signed as the platform signs them (HMAC-SHA256 of the raw bytes, base64), and
  * gives back the response unread; `headers` add to the usual ones or replace them.
@@ -161,6 +193,15 @@ export const simulator = (baseUrl: string) => ({
     (((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[]).filter((c) => c.tag),
   /** Every call the simulator answered, the subscriptions' included. */
   allCalls: async () => ((await (await fetch(`${baseUrl}/_sim/calls`)).json()) as any).calls as any[],
+  /** A call to the simulator's own API (`/_sim/…`) with a JSON body: its status, and its answer parsed. */
+  control: async (method: string, path: string, body: unknown) => {
+    const res = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  },
   /** Places an order on a shop without any webhook (POST /_sim/orders): the reseller's own order, say. */
   placeOrder: async (shopDomain: string, order: unknown) => {
     const res = await fetch(`${baseUrl}/_sim/orders`, {

@@ -6,6 +6,7 @@ import { handler as appWebhook } from '../../functions/app-webhook.js';
 import { handler as appWebhookWorker } from '../../functions/app-webhook-worker.js';
 import { APP_TOPICS, type AppTopic, type AppTopicCall } from '../../shared/app-webhooks/topics.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
+import { callWebhook, webhookEvent } from './http-handler.js';
 
 /**
  * The app webhook's table (shared/app-webhooks/topics.ts): a `queued` topic is kept and goes through
@@ -31,23 +32,8 @@ const queuedTopic: AppTopic = {
   },
 };
 
-const call = async (headers: Record<string, string>, body = BODY) => {
-  const event = {
-    version: '2.0',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-    isBase64Encoded: false,
-    requestContext: { http: { method: 'POST', path: '/v1/app/webhook' } },
-  };
-  const res = (await appWebhook(
-    event as never,
-    { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never,
-  )) as {
-    statusCode: number;
-    body: string;
-  };
-  return { status: res.statusCode, body: JSON.parse(res.body) };
-};
+const call = (headers: Record<string, string>, body = BODY) =>
+  callWebhook(appWebhook, webhookEvent('/v1/app/webhook', headers, body));
 const delivery = (topic: string, body = BODY, webhookId?: string) => ({
   'x-platform-shop-domain': SHOP,
   'x-platform-hmac-sha256': sign(body),

@@ -1,4 +1,5 @@
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { published } from './emf.js';
 
 /**
  * The queue consumers' batches (shared/aws/batch.ts): a failed record is reported back for SQS to
@@ -10,23 +11,6 @@ process.env.POWERTOOLS_METRICS_DISABLED = 'false';
 const record = (id: string): SQSRecord => ({ messageId: id, body: id }) as unknown as SQSRecord;
 const event = (...ids: string[]): SQSEvent => ({ Records: ids.map(record) });
 const context = { functionName: 'SyncWorker', getRemainingTimeInMillis: () => 30_000 } as unknown as Context;
-
-/** The EMF lines the invocation wrote, once its metrics are published. */
-const published = async (run: () => Promise<unknown>) => {
-  const { metricsMiddleware } = await import('../../shared/core/telemetry.js');
-  const lines: string[] = [];
-  const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  try {
-    const result = await run();
-    await metricsMiddleware().after!({} as never);
-    return { result, emf: lines.flatMap((line) => line.split('\n')).filter((l) => l.includes('"_aws"')) };
-  } finally {
-    spy.mockRestore();
-  }
-};
 
 describe('sqsBatchHandler', () => {
   const failing = new Set(['bad-1', 'bad-2']);

@@ -2,6 +2,7 @@ import { DecryptCommand } from '@aws-sdk/client-kms';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { SQSRecord } from 'aws-lambda';
+import { fulfillmentPayload } from '../../bench/common.js';
 import { inFlight } from '../../shared/dynamo/keys.js';
 import { presentSyncJob } from '../../shared/http/present.js';
 import { syncJobFrom, syncJobKey } from '../../shared/order-flow/order-sync-job.js';
@@ -13,7 +14,7 @@ import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, setsUnder } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
-import { jobFields } from './job-fixtures.js';
+import { jobFields, storeFields } from './job-fixtures.js';
 
 const createFulfillment = jest.fn();
 const updateFulfillmentTracking = jest.fn();
@@ -56,15 +57,8 @@ const job = (fulfillment?: Record<string, unknown>) => ({
 });
 const resellerStore = {
   id: 'rst_1',
-  ownerId: 'owner_a',
   name: 'Reseller',
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: '2026-11-01T00:00:00.000Z',
-  deletedAt: null,
-  platform: 'storeplatform_b',
-  shopDomain: 'reseller.myshopify.com',
-  accessToken: Buffer.from('cipher-token').toString('base64'),
-  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+  ...storeFields('storeplatform_b', 'reseller.myshopify.com'),
 };
 /** Where the job item keeps the entry of source fulfillment 9001, the one these tests propagate. */
 const ENTRY = 'fulfillments.9001';
@@ -356,16 +350,7 @@ describe('fulfillment dead letters: processDeadFulfillmentMessage', () => {
 });
 
 describe('fulfillments webhook: acceptFulfillment', () => {
-  const payload = {
-    id: 9001,
-    order_id: 7002,
-    status: 'success',
-    tracking_company: 'UPS',
-    tracking_number: '1Z999',
-    tracking_numbers: ['1Z999'],
-    tracking_url: 'https://ups.example/1Z999',
-    tracking_urls: ['https://ups.example/1Z999'],
-  };
+  const payload = fulfillmentPayload();
   const sources = [{ id: 'sst_1' }, { id: 'sst_2' }];
   const jobLookup = (sourceStoreId: string, orderId: string) =>
     requiring(

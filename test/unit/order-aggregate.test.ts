@@ -2,7 +2,6 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { seededJob } from '../../bench/seed.js';
-import { Met, withRereads } from '../../shared/core/concurrency.js';
 import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
 import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
 import { ENTITY_TAG } from '../../shared/order-flow/order-item-kind.js';
@@ -94,22 +93,5 @@ describe('the order aggregate: a failed write answers the item it met', () => {
     dynamo.on(GetCommand).resolves({ Item: orderCancellationItem(cancellation) });
     expect(await writeOrderRecord(syncJobItem(job), withPart)).toMatchObject({ met: { kind: 'orderCancellation' } });
     expect(dynamo.commandCalls(GetCommand)).toHaveLength(1);
-  });
-
-  it('gives withRereads the item a lost race met, so it reads only when none came back', async () => {
-    const read = jest.fn(async () => 'read');
-    const seen: string[] = [];
-    const result = await withRereads(
-      read,
-      async (current) => {
-        seen.push(current);
-        return seen.length === 1 ? new Met('met') : seen.length === 2 ? 'again' : 'done';
-      },
-      'the item',
-      'given',
-    );
-    expect(result).toBe('done');
-    expect(seen).toEqual(['given', 'met', 'read']);
-    expect(read).toHaveBeenCalledTimes(1);
   });
 });

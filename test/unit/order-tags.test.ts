@@ -17,6 +17,7 @@ import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
 import { PlatformError } from '../../shared/platforms/http.js';
 import { setsOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';
+import { storeFields } from './job-fixtures.js';
 
 /** CONTRACT.md §12.5: the tag's text, its message, and the supplier order's `reseller_order`. */
 describe('routedTag', () => {
@@ -188,15 +189,8 @@ describe('the tag of a job being placed, tried at once by its placing worker bef
     dynamo.on(GetCommand).resolves({
       Item: {
         id: job.resellerStoreId,
-        ownerId: 'owner_a',
         name: 'Reseller',
-        platform: 'storeplatform_a',
-        shopDomain: 'reseller.myshopify.com',
-        accessToken: Buffer.from('cipher-token').toString('base64'),
-        webhookSecret: Buffer.from('cipher-secret').toString('base64'),
-        createdAt: '2026-11-01T00:00:00.000Z',
-        updatedAt: '2026-11-01T00:00:00.000Z',
-        deletedAt: null,
+        ...storeFields('storeplatform_a', 'reseller.myshopify.com'),
       },
     });
     dynamo.on(UpdateCommand).resolves({});

@@ -18,6 +18,7 @@ import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { LOOKUP_SHARED_MS } from '../../shared/stores/verify.js';
 import { conditionOf, requiring } from '../command-meaning.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
+import { callWebhook, webhookEvent } from './http-handler.js';
 
 const SECRET = 'whsec_reseller';
 const reseller = {
@@ -38,21 +39,9 @@ const payload = {
 };
 
 const event = (body: string, headers: Record<string, string>, base64 = false) =>
-  ({
-    version: '2.0',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: base64 ? Buffer.from(body).toString('base64') : body,
-    isBase64Encoded: base64,
-    requestContext: { http: { method: 'POST', path: '/v1/orders/webhook' } },
-  }) as never;
+  webhookEvent('/v1/orders/webhook', headers, body, base64);
 const sign = (body: string, secret = SECRET) => createHmac('sha256', secret).update(body).digest('base64');
-const call = async (e: unknown) => {
-  const res = (await handler(e as never, { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never)) as {
-    statusCode: number;
-    body: string;
-  };
-  return { status: res.statusCode, body: JSON.parse(res.body) };
-};
+const call = (e: unknown) => callWebhook(handler, e);
 
 /**
  * The clock of the environment's shared reads (the lookup's, 200 ms), whatever the

@@ -5,7 +5,7 @@
  * platforms and through the test controls, over real HTTP against a started simulator.
  */
 import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
-import { type CallOptions, SHOP, SHOPIFY_API, simulatorClient } from './simulator-client.js';
+import { type CallOptions, SHOP, SHOPIFY_API, shopifyOrderInput, simulatorClient } from './simulator-client.js';
 
 const SIGNED = { 'X-Platform-Hmac-SHA256': 'c2lnbmF0dXJl' };
 
@@ -74,25 +74,8 @@ const ORDERS_CHANGED = `query ordersChanged($first: Int!, $after: String, $query
 }`;
 
 /** An `OrderCreateOrderInput` with one line of `quantity`, as the storeplatform_b adapter sends it. */
-const shopifyOrder = (externalId: string, quantity = 3) => ({
-  order: {
-    sourceIdentifier: `reseller.example.com:${externalId}:job_${externalId}`,
-    currency: 'EUR',
-    email: 'buyer@example.com',
-    tags: ['reseller-order'],
-    lineItems: [
-      {
-        title: 'Mug',
-        sku: 'MUG-1',
-        quantity,
-        priceSet: { shopMoney: { amount: '9.50', currencyCode: 'EUR' } },
-        requiresShipping: true,
-      },
-    ],
-    shippingAddress: { city: 'Berlin', countryCode: 'DE' },
-  },
-  options: { sendReceipt: false, sendFulfillmentReceipt: false },
-});
+const shopifyOrder = (externalId: string, quantity = 3) =>
+  shopifyOrderInput(`reseller.example.com:${externalId}:job_${externalId}`, quantity);
 
 const numberOf = (gid: string) => Number(gid.split('/').pop());
 

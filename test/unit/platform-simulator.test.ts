@@ -1,6 +1,6 @@
 import { startPlatformSimulator } from '../../lib/local/platform-simulator';
 import { SHOPIFY_DOCUMENTS } from '../../shared/platforms/storeplatform-b-documents';
-import { API, type CallOptions, SHOP, simulatorClient } from './simulator-client.js';
+import { API, type CallOptions, SHOP, shopifyOrderInput, simulatorClient } from './simulator-client.js';
 
 const orderBody = (externalId = '1001') => ({
   order: {
@@ -33,28 +33,11 @@ const {
 } = SHOPIFY_DOCUMENTS;
 
 /** An `OrderCreateOrderInput`, as the storeplatform_b adapter sends it. */
-const shopifyOrder = (externalId = '1001', quantity = 2) => ({
-  order: {
-    sourceIdentifier: `reseller.example.com:${externalId}`,
-    currency: 'EUR',
-    email: 'buyer@example.com',
-    tags: ['reseller-order'],
-    lineItems: [
-      {
-        title: 'Mug',
-        sku: 'MUG-1',
-        quantity,
-        priceSet: { shopMoney: { amount: '9.50', currencyCode: 'EUR' } },
-        vendor: 'Acme',
-        properties: [{ name: 'Engraving', value: 'Happy Birthday' }],
-        requiresShipping: true,
-      },
-    ],
-    shippingLines: [{ title: 'Standard', priceSet: { shopMoney: { amount: '4.90', currencyCode: 'EUR' } } }],
-    shippingAddress: { city: 'Berlin', countryCode: 'DE' },
-  },
-  options: { sendReceipt: false, sendFulfillmentReceipt: false },
-});
+const shopifyOrder = (externalId = '1001', quantity = 2) =>
+  shopifyOrderInput(`reseller.example.com:${externalId}`, quantity, {
+    line: { vendor: 'Acme', properties: [{ name: 'Engraving', value: 'Happy Birthday' }] },
+    order: { shippingLines: [{ title: 'Standard', priceSet: { shopMoney: { amount: '4.90', currencyCode: 'EUR' } } }] },
+  });
 
 describe('platform simulator', () => {
   const { sim, call, rest, graphql, reseller, simOrders } = simulatorClient({ headers: true });

@@ -10,6 +10,11 @@ const client = () =>
 
 const ctx = (storeId: string, field: 'accessToken' | 'webhookSecret' = 'accessToken') => ({ storeId, field });
 const blob = (text: string) => Buffer.from(text).toString('base64');
+/** KMS decrypts each ciphertext to `plain-<its text>`. */
+const decryptsToPlainText = () =>
+  kms
+    .on(DecryptCommand)
+    .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
 
 beforeEach(() => {
   kms.reset();
@@ -99,15 +104,23 @@ describe('kmsCipher.decrypt', () => {
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(1);
   });
 
-  it('does not cache a failure', async () => {
+  it.each([
+    ['does not cache a failure', new Error('throttled'), 'throttled', 'later'],
+    [
+      'does not keep a refusal (a disabled key): the next decrypt of that ciphertext asks KMS again',
+      new InvalidCiphertextException({ message: 'disabled', $metadata: {} }),
+      'disabled',
+      'v',
+    ],
+  ])('%s', async (_, refusal, message, plain) => {
     kms
       .on(DecryptCommand)
-      .rejectsOnce(new Error('throttled'))
-      .resolves({ Plaintext: Buffer.from('later') });
+      .rejectsOnce(refusal)
+      .resolves({ Plaintext: Buffer.from(plain) });
     const cipher = kmsCipher(client(), () => KEY);
 
-    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).rejects.toThrow('throttled');
-    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('later');
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).rejects.toThrow(message);
+    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe(plain);
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
   });
 
@@ -124,9 +137,7 @@ describe('kmsCipher.decrypt', () => {
   });
 
   it('honours a rotation at once: the new ciphertext is decrypted, never answered from the old one', async () => {
-    kms
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    decryptsToPlainText();
     const cipher = kmsCipher(client(), () => KEY);
 
     await expect(cipher.decrypt(blob('before-rotation'), ctx('sst_1'))).resolves.toBe('plain-before-rotation');
@@ -134,21 +145,8 @@ describe('kmsCipher.decrypt', () => {
     expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
   });
 
-  it('does not keep a refusal (a disabled key): the next decrypt of that ciphertext asks KMS again', async () => {
-    kms
-      .on(DecryptCommand)
-      .rejectsOnce(new InvalidCiphertextException({ message: 'disabled', $metadata: {} }))
-      .resolves({ Plaintext: Buffer.from('v') });
-    const cipher = kmsCipher(client(), () => KEY);
-    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).rejects.toThrow('disabled');
-    await expect(cipher.decrypt(blob('c'), ctx('sst_1'))).resolves.toBe('v');
-    expect(kms.commandCalls(DecryptCommand)).toHaveLength(2);
-  });
-
   it('drops the least recently used value when full, not the oldest one still in use', async () => {
-    kms
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    decryptsToPlainText();
     const cipher = kmsCipher(client(), () => KEY, { ttlMs: Number.POSITIVE_INFINITY, max: 2 });
     await cipher.decrypt(blob('a'), ctx('sst_1'));
     await cipher.decrypt(blob('b'), ctx('sst_1'));
@@ -179,9 +177,7 @@ describe('kmsCipher.decrypt', () => {
   });
 
   it('holds at most 1,000 values, dropping the oldest first', async () => {
-    kms
-      .on(DecryptCommand)
-      .callsFake((input) => ({ Plaintext: Buffer.from(`plain-${Buffer.from(input.CiphertextBlob).toString()}`) }));
+    decryptsToPlainText();
     const cipher = kmsCipher(client(), () => KEY);
 
     for (let i = 0; i < 1_001; i++) await cipher.decrypt(blob(`c${i}`), ctx('sst_1'));

@@ -72,3 +72,33 @@ export const simulatorClient = <WithHeaders extends boolean = false>(options: { 
   };
   return { sim, call, rest, graphql, graphqlData, reseller, simOrders };
 };
+
+/**
+ * An `OrderCreateOrderInput` of one mug line of `quantity`, as the storeplatform_b adapter sends it; `line`
+ * adds to its line, `order` to the order.
+ */
+export const shopifyOrderInput = (
+  sourceIdentifier: string,
+  quantity: number,
+  more: { line?: Record<string, unknown>; order?: Record<string, unknown> } = {},
+) => ({
+  order: {
+    sourceIdentifier,
+    currency: 'EUR',
+    email: 'buyer@example.com',
+    tags: ['reseller-order'],
+    lineItems: [
+      {
+        title: 'Mug',
+        sku: 'MUG-1',
+        quantity,
+        priceSet: { shopMoney: { amount: '9.50', currencyCode: 'EUR' } },
+        ...more.line,
+        requiresShipping: true,
+      },
+    ],
+    ...more.order,
+    shippingAddress: { city: 'Berlin', countryCode: 'DE' },
+  },
+  options: { sendReceipt: false, sendFulfillmentReceipt: false },
+});

@@ -10,6 +10,7 @@ import { PlatformError } from '../../shared/platforms/http.js';
 import { conditionOf, removesOf, requiresOf, requiring, setsAttribute, setsOf, writing } from '../command-meaning.js';
 import { dynamo, kms as kmsMock, sqs } from './aws-mocks.js';
 import { fakeDeps } from './fake-deps.js';
+import { storeFields } from './job-fixtures.js';
 
 /** What storeplatform_a's adapter throws. */
 const platformAError = (fields: Omit<ConstructorParameters<typeof PlatformError>[0], 'platform'>) =>
@@ -51,18 +52,11 @@ const job = {
 };
 const sourceStore = {
   id: 'sst_1',
-  ownerId: 'owner_a',
   resellerStoreId: 'rst_1',
   name: 'Acme',
   vendorTag: 'Acme',
   pricingMode: 'percentage',
-  createdAt: '2026-11-01T00:00:00.000Z',
-  updatedAt: '2026-11-01T00:00:00.000Z',
-  deletedAt: null,
-  platform: 'storeplatform_a',
-  shopDomain: 'acme.myshopify.com',
-  accessToken: Buffer.from('cipher-token').toString('base64'),
-  webhookSecret: Buffer.from('cipher-secret').toString('base64'),
+  ...storeFields('storeplatform_a', 'acme.myshopify.com'),
   pricingConfig: { type: 'percentage', value: 30 },
 };
 /** The condition of a move made by a mover that knows the job only by its message: any of three states. */
@@ -93,6 +87,28 @@ describe('sync worker: processSyncMessage', () => {
       .resolves({ Attributes: { ...claimed, status: 'completed' } })
       .on(UpdateCommand, requiring(KNOWN_BY_MESSAGE))
       .resolves({ Attributes: claimed });
+  /** One try of generation 2 whose claim succeeds (then `arrange` runs) and whose placing fails with `error`. */
+  const placingFails = (error: unknown, arrange = () => {}) => {
+    claimSucceeds();
+    arrange();
+    createOrder.mockRejectedValue(error);
+    return processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+  };
+  /** One try answered 429 with Retry-After `seconds`, its deferral moving the job to generation 3. */
+  const placingThrottled = (seconds: number, message: string) =>
+    placingFails(platformAError({ status: 429, retryable: true, retryAfterSeconds: seconds, message }), () =>
+      dynamo
+        .on(UpdateCommand, writing({ status: 'pending' }))
+        .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } }),
+    );
+  /** What a deferral sends: the job's message of its next generation, 3, as a redelivery. */
+  const DEFERRED_MESSAGE = JSON.stringify({
+    jobId: 'sj_1',
+    generation: 3,
+    trigger: 'redelivery',
+    resellerStoreId: 'rst_1',
+    externalOrderId: '5551234',
+  });
   /** The n-th UpdateItem after the claim. */
   const update = (n = 1) => dynamo.commandCalls(UpdateCommand)[n].args[0].input;
   const timeout = () =>
@@ -273,12 +289,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('records a retryable platform failure as failed and has the message come back after the backoff', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(
+    const outcome = await placingFails(
       platformAError({ status: 503, retryable: true, message: 'storeplatform_a answered 503' }),
     );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('retry');
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
@@ -304,12 +317,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('makes the job dead at once, with an audit entry, when the platform refuses it', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(
+    const outcome = await placingFails(
       platformAError({ status: 422, retryable: false, message: 'storeplatform_a answered 422: line_items invalid' }),
     );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
 
     expect(outcome).toBe('done');
     const items = dynamo.commandCalls(TransactWriteCommand)[0].args[0].input.TransactItems!;
@@ -327,65 +337,36 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('defers a throttled job in one fresh message of its next generation, delayed by Retry-After', async () => {
-    claimSucceeds();
-    dynamo
-      .on(UpdateCommand, writing({ status: 'pending' }))
-      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
-    createOrder.mockRejectedValue(
-      platformAError({ status: 429, retryable: true, retryAfterSeconds: 7, message: 'storeplatform_a answered 429' }),
-    );
-
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await placingThrottled(7, 'storeplatform_a answered 429');
 
     expect(outcome).toBe('done');
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
     // Retry-After and up to a quarter more of jitter, never less.
     expect(sent.DelaySeconds).toBeGreaterThanOrEqual(7);
     expect(sent.DelaySeconds).toBeLessThanOrEqual(9);
-    expect(sent.MessageBody).toBe(
-      JSON.stringify({
-        jobId: 'sj_1',
-        generation: 3,
-        trigger: 'redelivery',
-        resellerStoreId: 'rst_1',
-        externalOrderId: '5551234',
-      }),
-    );
+    expect(sent.MessageBody).toBe(DEFERRED_MESSAGE);
     const defer = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(setsOf(defer)).toMatchObject({ status: 'pending', generation: 3 });
     expect(sqs.commandCalls(ChangeMessageVisibilityCommand)).toHaveLength(0);
   });
 
   it('never puts an internal error text into the job', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(new Error('socket hang up at 10.0.0.1 with token abc'));
-
-    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    await placingFails(new Error('socket hang up at 10.0.0.1 with token abc'));
 
     const fail = dynamo.commandCalls(UpdateCommand)[1].args[0].input;
     expect(setsAttribute(fail, 'errorMessage')).toBe('internal error while placing the order');
   });
 
   it('surfaces a transaction conflict on the dead path as not dead (another writer moved it)', async () => {
-    claimSucceeds();
     dynamo.on(TransactWriteCommand).rejects(new TransactionCanceledException({ message: 'cancelled', $metadata: {} }));
-    createOrder.mockRejectedValue(
-      platformAError({ status: 401, retryable: false, message: 'storeplatform_a answered 401' }),
-    );
 
-    await expect(processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }))).resolves.toBe('done');
+    await expect(
+      placingFails(platformAError({ status: 401, retryable: false, message: 'storeplatform_a answered 401' })),
+    ).resolves.toBe('done');
   });
 
   it('waits a Retry-After longer than 15 minutes in full: the message carries when it may be tried', async () => {
-    claimSucceeds();
-    dynamo
-      .on(UpdateCommand, writing({ status: 'pending' }))
-      .resolves({ Attributes: { ...job, status: 'pending', generation: 3 } });
-    createOrder.mockRejectedValue(
-      platformAError({ status: 429, retryable: true, retryAfterSeconds: 3600, message: '429' }),
-    );
-
-    await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    await placingThrottled(3600, '429');
 
     const sent = sqs.commandCalls(SendMessageCommand)[0].args[0].input;
     expect(sent.DelaySeconds).toBe(900);
@@ -430,11 +411,9 @@ describe('sync worker: processSyncMessage', () => {
   });
 
   it('looks the order up when the outcome is unknown, and completes the job with the order found', async () => {
-    claimSucceeds();
-    createOrder.mockRejectedValue(timeout());
     findOrder.mockResolvedValue({ orderId: '7009' });
 
-    const outcome = await processSyncMessage(deps, record({ jobId: 'sj_1', generation: 2 }));
+    const outcome = await placingFails(timeout());
 
     expect(outcome).toBe('done');
     expect(findOrder.mock.calls[0][1]).toBe('reseller.myshopify.com:5551234:sj_1');
@@ -493,15 +472,7 @@ describe('sync worker: processSyncMessage', () => {
 
     const [folded] = setsAttribute(update(), 'attemptLog');
     expect(folded).toMatchObject({ n: 1, g: 2, o: 'throttled', c: 2, e: 'answered 429', a: earlier.a });
-    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(
-      JSON.stringify({
-        jobId: 'sj_1',
-        generation: 3,
-        trigger: 'redelivery',
-        resellerStoreId: 'rst_1',
-        externalOrderId: '5551234',
-      }),
-    );
+    expect(sqs.commandCalls(SendMessageCommand)[0].args[0].input.MessageBody).toBe(DEFERRED_MESSAGE);
   });
 
   it('makes a job throttled for longer than THROTTLE_BUDGET_SECONDS dead with the 429 reason', async () => {

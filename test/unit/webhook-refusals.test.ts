@@ -12,6 +12,7 @@ import {
 } from '../../shared/stores/verify.js';
 import { requiresOf, requiring } from '../command-meaning.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
+import { callWebhook, webhookEvent } from './http-handler.js';
 
 /**
  * A webhook delivery that cannot verify is refused before any read (docs/design.md, "An abusive
@@ -36,20 +37,8 @@ const storeOn = (shopDomain: string) => ({
 });
 
 type Handler = typeof ordersWebhook;
-const call = async (handler: Handler, headers: Record<string, string>, body = BODY) => {
-  const event = {
-    version: '2.0',
-    headers: { 'content-type': 'application/json', ...headers },
-    body,
-    isBase64Encoded: false,
-    requestContext: { http: { method: 'POST', path: '/v1/orders/webhook' } },
-  };
-  const res = (await handler(event as never, { awsRequestId: 'x', getRemainingTimeInMillis: () => 1000 } as never)) as {
-    statusCode: number;
-    body: string;
-  };
-  return { status: res.statusCode, body: JSON.parse(res.body) };
-};
+const call = (handler: Handler, headers: Record<string, string>, body = BODY) =>
+  callWebhook(handler, webhookEvent('/v1/orders/webhook', headers, body));
 const delivery = (shopDomain: string, signature: string, topic?: string) => ({
   'x-platform-shop-domain': shopDomain,
   'x-platform-hmac-sha256': signature,

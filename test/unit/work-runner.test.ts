@@ -10,6 +10,7 @@ import {
   type WorkMessage,
 } from '../../shared/work/runner.js';
 import { sqs } from './aws-mocks.js';
+import { published } from './emf.js';
 
 /**
  * The work-item runner (shared/work/runner.ts) with a kind of its own, no table behind it: what it
@@ -77,16 +78,7 @@ describe('the work-item runner', () => {
   });
 
   it('counts an AccessDenied or a bug after the claim as SystemicErrors, with the same backoff', async () => {
-    process.env.POWERTOOLS_METRICS_DISABLED = 'false';
-    const { metricsMiddleware } = await import('../../shared/core/telemetry.js');
-    const lines: string[] = [];
-    const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: unknown) => {
-      lines.push(String(chunk));
-      return true;
-    });
-    try {
-      await metricsMiddleware().after!({} as never); // what earlier tests counted
-      lines.length = 0;
+    const { emf } = await published(async () => {
       const denied = Object.assign(new Error('User is not authorized to perform: kms:Decrypt'), {
         name: 'AccessDeniedException',
       });
@@ -94,16 +86,9 @@ describe('the work-item runner', () => {
         attempt.mockRejectedValueOnce(error);
         expect(await runWork(things, deps, record('1'))).toBe('retry');
       }
-      await metricsMiddleware().after!({} as never);
-    } finally {
-      spy.mockRestore();
-      delete process.env.POWERTOOLS_METRICS_DISABLED;
-    }
+    });
     expect(visibilities()).toEqual([300, 300, 300]);
-    const systemic = lines
-      .flatMap((line) => line.split('\n'))
-      .filter((line) => line.includes('"_aws"'))
-      .flatMap((line) => [JSON.parse(line).SystemicErrors ?? []].flat());
+    const systemic = emf.flatMap((line) => [JSON.parse(line).SystemicErrors ?? []].flat());
     expect(systemic).toEqual([1, 1]);
   });
 
