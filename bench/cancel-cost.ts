@@ -13,6 +13,7 @@ import { createApiClient } from '../client/client.js';
 import {
   createStores,
   dynamoByOperation,
+  endMeteredBench,
   fixed,
   placeOrders,
   postOrderWebhook,
@@ -23,8 +24,9 @@ import {
   table,
 } from './common.js';
 
-const { orders, meter, runtime } = await startMeteredBench(20);
-let exitCode = 0;
+const bench = await startMeteredBench(20);
+const { orders, meter, runtime } = bench;
+let failure: unknown;
 try {
   const stores = await createStores(runtime.apiUrl);
   const platform = createApiClient({ baseUrl: runtime.apiUrl });
@@ -90,10 +92,6 @@ try {
   console.log('\nDynamoDB, by operation:');
   console.log(dynamoByOperation(u, per));
 } catch (error) {
-  exitCode = 1;
-  console.error(error);
-} finally {
-  meter.counting = false;
-  await runtime.stop();
+  failure = error ?? new Error('the bench failed');
 }
-process.exit(exitCode);
+await endMeteredBench(bench, failure);

@@ -18,6 +18,7 @@ import { createApiClient } from '../client/client.js';
 import {
   createStores,
   dynamoByOperation,
+  endMeteredBench,
   fixed,
   ORDERS_WEBHOOK_PATH,
   placeOrders,
@@ -29,8 +30,9 @@ import {
   table,
 } from './common.js';
 
-const { orders, meter, runtime } = await startMeteredBench(10);
-let exitCode = 0;
+const bench = await startMeteredBench(10);
+const { orders, meter, runtime } = bench;
+let failure: unknown;
 
 type Job = Record<string, any>;
 
@@ -207,10 +209,6 @@ try {
   console.log('\nDynamoDB, by operation (all four phases):');
   console.log(dynamoByOperation(meter.usage, (n: number) => fixed(n / orders, 3)));
 } catch (error) {
-  exitCode = 1;
-  console.error(error);
-} finally {
-  meter.counting = false;
-  await runtime.stop();
+  failure = error ?? new Error('the bench failed');
 }
-process.exit(exitCode);
+await endMeteredBench(bench, failure);
