@@ -24,8 +24,7 @@ import {
   table,
 } from './common.js';
 
-const bench = await startMeteredBench(20);
-const { orders, meter, runtime } = bench;
+const { orders, meter, runtime } = await startMeteredBench(20);
 let failure: unknown;
 try {
   const stores = await createStores(runtime.apiUrl);
@@ -94,4 +93,4 @@ try {
 } catch (error) {
   failure = error ?? new Error('the bench failed');
 }
-await endMeteredBench(bench, failure);
+await endMeteredBench({ meter, runtime }, failure);

@@ -286,7 +286,7 @@ export const startMeteredBench = async (defaultOrders: number) => {
 
 /** A cost bench's end: counting off and the runtime stopped; exit code 1 after a `failure` (printed), else 0. */
 export const endMeteredBench = async (
-  { meter, runtime }: Awaited<ReturnType<typeof startMeteredBench>>,
+  { meter, runtime }: Pick<Awaited<ReturnType<typeof startMeteredBench>>, 'meter' | 'runtime'>,
   failure: unknown,
 ) => {
   meter.counting = false;

@@ -30,8 +30,7 @@ import {
   table,
 } from './common.js';
 
-const bench = await startMeteredBench(10);
-const { orders, meter, runtime } = bench;
+const { orders, meter, runtime } = await startMeteredBench(10);
 let failure: unknown;
 
 type Job = Record<string, any>;
@@ -206,4 +205,4 @@ try {
 } catch (error) {
   failure = error ?? new Error('the bench failed');
 }
-await endMeteredBench(bench, failure);
+await endMeteredBench({ meter, runtime }, failure);
