@@ -96,7 +96,24 @@ const startSettings = async (sim: PlatformSimulator, dataDir: string) => {
   const post = async (path: string, body: unknown) =>
     (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
   const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
-  return { apiUrl, env, headers, post, job };
+  /** A reseller store named `name` on the shop `<label>.myshopify.com`, its webhooks signed with `secret`. */
+  const resellerStore = (name: string, label: string, secret: string, more: Record<string, unknown> = {}) =>
+    post('/v1/reseller_stores', {
+      name,
+      platform: 'storeplatform_a',
+      shopDomain: `${label}.myshopify.com`,
+      accessToken: 'tok_reseller',
+      webhookSecret: secret,
+      ...more,
+    });
+  /** A source store of reseller store `rstId` (`fields`: its name, platform, shop, token, secret and tag), at 30 %. */
+  const sourceStore = (rstId: string, fields: Record<string, unknown>) =>
+    post(`/v1/reseller_stores/${rstId}/source_stores`, {
+      ...fields,
+      pricingMode: 'percentage',
+      pricingConfig: { type: 'percentage', value: 30 },
+    });
+  return { apiUrl, env, headers, post, job, resellerStore, sourceStore };
 };
 
 /**
@@ -146,7 +163,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
   const { sim, dataDir, settings, start } = crashSuite('crash-test-');
 
   it('brings each order answered 200 before the crash to its supplier once, no resend, its events once', async () => {
-    const { apiUrl, env, headers, post, job } = await settings();
+    const { apiUrl, env, headers, job, resellerStore, sourceStore } = await settings();
 
     const first = await start(env);
     // It says what runs where, and that the data is on disk.
@@ -156,28 +173,21 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         `  ${'Operator console'.padEnd(20)}${apiUrl}/console/`,
         expect.stringMatching(/^ {2}DynamoDB Local {6}http:\/\/127\.0\.0\.1:\d+ {2}table reseller-routing$/),
         expect.stringMatching(/^ {2}SQS \(fauxqs\) {8}http:\/\/127\.0\.0\.1:\d+ /),
-        `  ${'Data'.padEnd(20)}${dataDir()}, on disk: table, queues with their messages, KMS key (kept across restarts)`,
+        `  ${'Data'.padEnd(20)}${dataDir()}, on disk: table, queues with their messages, KMS key ` +
+          '(kept across restarts)',
       ]),
     );
 
     const secret = 'whsec_crash';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Crash Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
-    });
+    const reseller = await resellerStore('Crash Reseller', 'crash-reseller', secret);
     const supplier = (vendorTag: string, accessToken: string, platform = 'storeplatform_a') =>
-      post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+      sourceStore(reseller.id, {
         name: vendorTag,
         platform,
         shopDomain: `crash-${vendorTag.toLowerCase()}.myshopify.com`,
         accessToken,
         webhookSecret: `whsec_${vendorTag}`,
         vendorTag,
-        pricingMode: 'percentage',
-        pricingConfig: { type: 'percentage', value: 30 },
       });
     // A flaky supplier answers 503 once per order, so its jobs are often between two receives. A
     // Shopify supplier (storeplatform_b) takes no idempotency key: a create the kill cut short is
@@ -397,30 +407,22 @@ describe('a crash of the whole npm start process tree between a cancel call and 
   });
 
   it('cancels each supplier order exactly once after the restart, with nothing resent', async () => {
-    const { apiUrl, env, post, job } = await settings();
+    const { apiUrl, env, job, resellerStore, sourceStore } = await settings();
 
     const first = await start(env);
     const secret = 'whsec_crash_cancel';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Crash Cancel Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-cancel-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
-    });
+    const reseller = await resellerStore('Crash Cancel Reseller', 'crash-cancel-reseller', secret);
     // One supplier that takes idempotency keys, one that does not (Shopify): a cancel sent again
     // after the crash is the same cancel on the first, and an already cancelled order on the second.
     const suppliers = await Promise.all(
       (['storeplatform_a', 'storeplatform_b'] as const).map((platform, n) =>
-        post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+        sourceStore(reseller.id, {
           name: `Supplier ${n}`,
           platform,
           shopDomain: `crash-cancel-${n}.myshopify.com`,
           accessToken: `tok_supplier_${n}`,
           webhookSecret: `whsec_supplier_${n}`,
           vendorTag: `CancelVendor${n}`,
-          pricingMode: 'percentage',
-          pricingConfig: { type: 'percentage', value: 30 },
         }),
       ),
     );
@@ -470,26 +472,19 @@ describe('a crash of the whole npm start process tree while orders are held (CON
   const HOLD_SECONDS = 20;
 
   it('loses no hold and places nothing early: delayed orders go after their delay, unpaid ones stay held', async () => {
-    const { apiUrl, env, post, job } = await settings();
+    const { apiUrl, env, job, resellerStore, sourceStore } = await settings();
     const first = await start(env);
     const secret = 'whsec_crash_holds';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Held Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-held-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
+    const reseller = await resellerStore('Held Reseller', 'crash-held-reseller', secret, {
       routingPolicy: { holdSeconds: HOLD_SECONDS },
     });
-    const supplier = await post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+    const supplier = await sourceStore(reseller.id, {
       name: 'Held Supplier',
       platform: 'storeplatform_a',
       shopDomain: 'crash-held-supplier.myshopify.com',
       accessToken: 'tok_supplier',
       webhookSecret: 'whsec_held_supplier',
       vendorTag: 'Held',
-      pricingMode: 'percentage',
-      pricingConfig: { type: 'percentage', value: 30 },
     });
     // Paid orders, held for the delay alone; unpaid ones, held for the delay and their payment.
     const orders: { jobId: string; paid: boolean; until: number }[] = [];
