@@ -6,11 +6,12 @@
  * their messages go on the local runtime's delivery queue at `--rate` a second for `--duration`
  * seconds, into its EventDeliveryWorker (its batch size and concurrency as lib/routes.ts declares
  * them): the queue, the claim, the endpoint's lease while it is not known to answer promptly (new
- * endpoints are not; shared/events/README.md), the signed POST, the outcome's write. Two phases, each
- * its own owner:
+ * endpoints are not; shared/events/README.md), the signed POST, the outcome's write; a try that could
+ * hang goes to EventDeliverySlowTry by an asynchronous invoke. Three phases, each its own owner:
  *
  *   1. alone:  the owner's one endpoint answers at once;
- *   2. beside: the owner has both endpoints, every event goes to each.
+ *   2. alone:  the owner's one endpoint hangs (measured for the POST's 15 s and 5 s more);
+ *   3. beside: the owner has both endpoints, every event goes to each.
  *
  * Prints, per phase and endpoint, the deliveries that reached the receiver and their latency (the
  * message sent to the request's arrival) p50/p99, and the most requests the hanging receiver held
@@ -48,6 +49,8 @@ const events = Math.round(rate * durationSeconds);
 
 const OTHER_OWNER = 'owner_bench_beside';
 const OTHER_KEY = 'sk_test_bench_beside';
+const HANGING_OWNER = 'owner_bench_hanging';
+const HANGING_KEY = 'sk_test_bench_hanging';
 
 /** A receiver on 127.0.0.1: the arrival time of each event id's request; `hang`: it never answers. */
 const receiver = async (hang: boolean) => {
@@ -84,7 +87,7 @@ process.env[LOG_FILE_ENV] = logFile;
 
 step('starting the local runtime');
 const runtime = await startBenchRuntime({
-  apiKeys: `${BENCH_API_KEYS},${OTHER_OWNER}:${OTHER_KEY}`,
+  apiKeys: `${BENCH_API_KEYS},${OTHER_OWNER}:${OTHER_KEY},${HANGING_OWNER}:${HANGING_KEY}`,
   // CONTRACT.md §14's schedule as on AWS: a failed try comes back after 5 s, then 5 minutes.
   deliveryRetrySeconds: [5, 300, 1800, 7200, 18000, 36000, 36000],
 });
@@ -195,7 +198,9 @@ const makeEndpoint = async (api: ReturnType<typeof createApiClient>, url: string
 try {
   const alone = createApiClient({ baseUrl: runtime.apiUrl, apiKey: BENCH_KEY });
   const beside = createApiClient({ baseUrl: runtime.apiUrl, apiKey: OTHER_KEY });
+  const hangingAlone = createApiClient({ baseUrl: runtime.apiUrl, apiKey: HANGING_KEY });
   const aloneIds = [await makeEndpoint(alone, answering.url)];
+  const hangingIds = [await makeEndpoint(hangingAlone, hanging.url)];
   const besideIds = [await makeEndpoint(beside, answering.url), await makeEndpoint(beside, hanging.url)];
   console.log(
     `bench:deliveries — ${events} events at ${rate}/s (${durationSeconds} s) per phase, straight onto the ` +
@@ -206,11 +211,18 @@ try {
   const first = await drive('owner_bench', aloneIds);
   const firstArrived = await arrived(answering, first.sentAt);
 
-  step('phase 2: the answering endpoint beside one that hangs');
   let mostOpen = 0;
   const watch = setInterval(() => {
     mostOpen = Math.max(mostOpen, hanging.open());
   }, 20);
+  step('phase 2: the hanging endpoint alone');
+  const hung = await drive(HANGING_OWNER, hangingIds);
+  // Its tries never end in an answer: what reached it within the POST's 15 s and 5 s more.
+  await sleep(20_000);
+  const mostOpenAlone = mostOpen;
+  mostOpen = 0;
+
+  step('phase 3: the answering endpoint beside one that hangs');
   const second = await drive(OTHER_OWNER, besideIds);
   const secondArrived = await arrived(answering, second.sentAt);
   clearInterval(watch);
@@ -220,20 +232,23 @@ try {
       ['phase', 'endpoint', 'events', 'sent in s', 'reached it', 'p50 ms', 'p99 ms'],
       [
         row('alone', 'answers at once', answering, first),
+        row('alone', 'hangs', hanging, hung),
         row('beside', 'answers at once', answering, second),
         row('beside', 'hangs', hanging, second),
       ],
     )}`,
   );
   console.log(
-    `\nThe hanging receiver held at most ${mostOpen} requests open at once (its leases: ${leasesPerEndpoint()}); ` +
-      'its other tries were put back, then failed unsent, and are tried again on the schedule of CONTRACT.md §14.',
+    `\nThe hanging receiver held at most ${mostOpenAlone} requests open at once alone, ${mostOpen} beside ` +
+      `(its leases: ${leasesPerEndpoint()}); its other tries failed unsent, and are tried again on the schedule ` +
+      'of CONTRACT.md §14.',
   );
   const prompt = async (ownerId: string, id: string) =>
     (await getItem(webhookEndpointKey(ownerId, id), webhookEndpointFrom, true))?.promptSince ? 'yes' : 'no';
   console.log(
     `Prompt at the end (no lease): alone ${await prompt('owner_bench', aloneIds[0])}, beside ` +
-      `${await prompt(OTHER_OWNER, besideIds[0])}; the hanging one ${await prompt(OTHER_OWNER, besideIds[1])}.`,
+      `${await prompt(OTHER_OWNER, besideIds[0])}; the hanging one ${await prompt(HANGING_OWNER, hangingIds[0])} ` +
+      `alone, ${await prompt(OTHER_OWNER, besideIds[1])} beside.`,
   );
   console.log(`The functions' log: ${logFile}`);
   if (firstArrived < first.sentAt.size || secondArrived < second.sentAt.size) {

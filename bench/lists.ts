@@ -249,7 +249,7 @@ const loadModules = async () => {
   const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-unrouted.js');
   const { listOrders } = await import('../shared/order-flow/reading-orders.js');
   const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
-  const { listAuditEntries } = await import('../shared/audit-log/audit-log.js');
+  const { listAuditEntries } = await import('../shared/entities/audit-entry.js');
   const { listResellerStores } = await import('../shared/stores/stores.js');
   const { listSourceStores } = await import('../shared/stores/stores.js');
   const { eventId, eventItem } = await import('../shared/entities/event.js');

@@ -17,7 +17,7 @@ const runs = Math.round(positiveNumber('runs', args.runs, 20));
 
 const dayOf = (n: number) => new Date(Date.UTC(2026, 9, 1) + n * 86_400_000).toISOString().slice(0, 10);
 
-type Day = import('../shared/domain/scorecard.js').DayFigures;
+type Day = import('../shared/domain/shipping.js').DayFigures;
 
 /** One job's share of a day: 90 % on time (hours 1..48), 7 % late, 3 % cancelled by the supplier. */
 const countJob = (day: Day, j: number) => {
@@ -32,7 +32,7 @@ const countJob = (day: Day, j: number) => {
 
 /** The days of `jobs` spread over `DAYS`, as the sweep would have left them. */
 const seededDays = async (jobs: number) => {
-  const { emptyDay } = await import('../shared/domain/scorecard.js');
+  const { emptyDay } = await import('../shared/domain/shipping.js');
   return Array.from({ length: DAYS }, (_, d) => {
     const day = emptyDay();
     for (let j = d; j < jobs; j += DAYS) countJob(day, j);
@@ -44,7 +44,7 @@ const main = () =>
   withBenchTable(TABLE_NAME, async () => {
     const { dynamo } = await import('../shared/dynamo/table.js');
     const { dayItem, readDays } = await import('../shared/entities/scorecard-day.js');
-    const { scorecardOf } = await import('../shared/domain/scorecard.js');
+    const { scorecardOf } = await import('../shared/domain/shipping.js');
     const rows: (string | number)[][] = [];
     const units: number[] = [];
     for (const jobs of [100, 100_000]) {

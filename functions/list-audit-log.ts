@@ -1,5 +1,5 @@
-import { listAuditEntries } from '../shared/audit-log/audit-log.js';
 import { parseInput } from '../shared/core/errors.js';
+import { listAuditEntries } from '../shared/entities/audit-entry.js';
 import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentAuditEntry, presentList } from '../shared/http/present.js';
 import { ListAuditLogQuery } from '../shared/http/schemas.js';

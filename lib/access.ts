@@ -13,7 +13,8 @@ export type GrantTarget =
   | { kind: 'table' }
   | { kind: 'tableIndexes'; indexes: string[] }
   | { kind: 'key' }
-  | { kind: 'queue'; queue: QueueName };
+  | { kind: 'queue'; queue: QueueName }
+  | { kind: 'function'; name: string };
 
 export interface Grant {
   target: GrantTarget;
@@ -72,6 +73,8 @@ export const grantsFor = (access: Access): Grant[] => {
     if (actions?.length)
       grants.push({ target: { kind: 'queue', queue }, actions: unique(actions.map((a) => `sqs:${a}`)) });
   }
+  for (const name of unique(access.invokes ?? []))
+    grants.push({ target: { kind: 'function', name }, actions: ['lambda:InvokeFunction'] });
   return grants;
 };
 
@@ -131,6 +134,8 @@ export interface GrantResources {
   tableArn: string;
   keyArn: string;
   queueArn: (queue: QueueName) => string;
+  /** A function of lib/routes.ts by its name there (`access.invokes`). */
+  functionArn: (name: string) => string;
 }
 
 export const resourceArns = (target: GrantTarget, resources: GrantResources): string[] => {
@@ -143,6 +148,8 @@ export const resourceArns = (target: GrantTarget, resources: GrantResources): st
       return [resources.keyArn];
     case 'queue':
       return [resources.queueArn(target.queue)];
+    case 'function':
+      return [resources.functionArn(target.name)];
   }
 };
 
@@ -184,3 +191,7 @@ export const queuesUsedBy = (access: Access): QueueName[] =>
 /** `sync` → `SYNC_QUEUE_URL`, `syncDlq` → `SYNC_DLQ_QUEUE_URL`: the variable shared/core/config.ts reads. */
 export const queueUrlVariable = (queue: QueueName) =>
   `${queue.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()}_QUEUE_URL`;
+
+/** `EventDeliverySlowTry` → `EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME`: where an invoker finds the function's name. */
+export const functionNameVariable = (name: string) =>
+  `${name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()}_FUNCTION_NAME`;

@@ -1,4 +1,4 @@
-import { queuesUsedBy, queueUrlVariable } from './access.js';
+import { functionNameVariable, queuesUsedBy, queueUrlVariable } from './access.js';
 import type { FunctionSpec } from './functions.js';
 import type { QueueName } from './routes.js';
 
@@ -12,6 +12,8 @@ export interface EnvironmentRefs {
   /** The secrets key (its ARN on AWS). */
   keyId: string;
   queueUrl: (queue: QueueName) => string;
+  /** The deployed name of a function of lib/routes.ts (one that another invokes). */
+  functionName: (name: string) => string;
   shopDomainSuffix: string;
   /** `sk_live_` on AWS, `sk_test_` locally. */
   apiKeyPrefix: string;
@@ -82,6 +84,7 @@ export const functionEnvironment = (
   if (fn.name === 'RetentionSweep') environment.PERSONAL_DATA_RETENTION_DAYS = String(refs.personalDataRetentionDays);
   if (fn.access.publicUrl) environment.PUBLIC_URL = refs.publicUrl;
   if (queuesUsedBy(fn.access).includes('poll')) environment.POLL_INTERVAL_SECONDS = String(refs.pollIntervalSeconds);
+  for (const name of fn.access.invokes ?? []) environment[functionNameVariable(name)] = refs.functionName(name);
   for (const queue of new Set([...queuesUsedBy(fn.access), ...(fn.consumes ? [fn.consumes] : [])])) {
     environment[queueUrlVariable(queue)] = refs.queueUrl(queue);
   }

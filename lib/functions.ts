@@ -41,6 +41,9 @@ export interface FunctionSpec {
 export const consumedQueue = (consumer: ConsumerSpec): QueueName | undefined =>
   'queue' in consumer.trigger ? consumer.trigger.queue : undefined;
 
+/** The consumers whose `access.invokes` names `name`. */
+const invokersOf = (name: string) => consumers.filter((c) => c.access.invokes?.includes(name)).map((c) => c.name);
+
 export const allFunctions = (): FunctionSpec[] => [
   ...routes.map((route) => ({
     name: route.name,
@@ -81,11 +84,13 @@ export const allFunctions = (): FunctionSpec[] => [
     description:
       'queue' in consumer.trigger
         ? `Consumer of the ${consumer.trigger.queue} queue`
-        : 'stream' in consumer.trigger
-          ? "Consumer of the table's change stream"
-          : 'pollInterval' in consumer.trigger
-            ? 'Every poll interval (-c pollIntervalSeconds, default 15 minutes)'
-            : `Every ${consumer.trigger.scheduleMinutes} minutes`,
+        : 'invoked' in consumer.trigger
+          ? `Invoked asynchronously by ${invokersOf(consumer.name).join(', ')}`
+          : 'stream' in consumer.trigger
+            ? "Consumer of the table's change stream"
+            : 'pollInterval' in consumer.trigger
+              ? 'Every poll interval (-c pollIntervalSeconds, default 15 minutes)'
+              : `Every ${consumer.trigger.scheduleMinutes} minutes`,
     consumes: consumedQueue(consumer),
     consumer,
   })),

@@ -73,6 +73,11 @@ export interface Access {
   key?: { actions: KeyAction[]; fields: SecretField[] };
   queues?: Partial<Record<QueueName, QueueAction[]>>;
   /**
+   * Functions of lib/routes.ts it invokes asynchronously (Lambda's Invoke, InvocationType `Event`):
+   * `lambda:InvokeFunction` on those functions only, and their names in its environment.
+   */
+  invokes?: string[];
+  /**
    * Keeps stores' webhook subscriptions (CONTRACT.md §12.1): it is told the service's public URL
    * (`PUBLIC_URL`) and calls the platforms. No IAM grant.
    */
@@ -106,7 +111,11 @@ export interface ConsumerSpec {
    * The queue whose messages invoke it, or a schedule: every `scheduleMinutes`, or (`pollInterval`)
    * every poll interval of the deployment (`-c pollIntervalSeconds`; POLL_INTERVAL_SECONDS locally).
    */
-  trigger: { queue: QueueName; batchSize: number; maxConcurrency?: number } | ScheduleTrigger | StreamTrigger;
+  trigger:
+    | { queue: QueueName; batchSize: number; maxConcurrency?: number }
+    | ScheduleTrigger
+    | StreamTrigger
+    | InvokedTrigger;
   /** Seconds; its queue's visibility timeout is derived from it (lib/constructs/queues.ts). */
   timeoutSeconds: number;
   access: Access;
@@ -592,6 +601,16 @@ export interface StreamTrigger {
   batchSize: number;
 }
 
+/**
+ * Invoked asynchronously by another function (its `access.invokes`): Lambda's own queue of events, no
+ * event source and so no idle cost. `reservedConcurrency` bounds its environments (throttled events
+ * wait in Lambda's queue); an event whose function threw is tried `retryAttempts` more times, and one
+ * still failing, or older than `maxEventAgeSeconds`, goes to `onFailure` (its invocation record).
+ */
+export interface InvokedTrigger {
+  invoked: { reservedConcurrency: number; retryAttempts: number; maxEventAgeSeconds: number; onFailure: QueueName };
+}
+
 /** Whether a consumer runs on a schedule (as opposed to a queue's messages or the change stream). */
 export const isScheduled = (trigger: ConsumerSpec['trigger']): trigger is ScheduleTrigger =>
   'scheduleMinutes' in trigger || 'pollInterval' in trigger;
@@ -681,21 +700,42 @@ export const consumers: ConsumerSpec[] = [
     name: 'EventDeliveryWorker',
     entry: 'functions/event-delivery-worker.ts',
     // A delivery is one message, and the batch's records run side by side (Powertools' BatchProcessor),
-    // each record's outcome its own (ReportBatchItemFailures). A batch lasts as long as its slowest
-    // send, so a try of an endpoint not known to answer within 2 s runs under one of its 4 leases
-    // (shared/events/README.md, "Integrators isolated"): a receiver that hangs holds at most 4 of these
-    // 10 batches. Batch size 1 would pay an invocation per delivery.
+    // each record's outcome its own (ReportBatchItemFailures). No batch waits on a receiver longer than
+    // DELIVERY_PROMPT_MS (2 s): only an endpoint known to answer promptly is POSTed here; any other try,
+    // and a prompt one unanswered at 2 s, is handed to EventDeliverySlowTry (shared/events/README.md,
+    // "Integrators isolated"). Batch size 1 would pay an invocation per delivery.
     trigger: { queue: 'delivery', batchSize: 10, maxConcurrency: 10 },
-    // 15 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
+    // 2 s of POST at most per record, the records side by side, plus the reads, the writes and a cold start.
     timeoutSeconds: 30,
-    // The delivery, its event, its endpoint (and its leases item when not prompt); the try's outcome (a
-    // first try delivered: the delivery alone; otherwise the delivery and the event's failing list in one
-    // transaction; the endpoint's failing state and prompt mark; a lease taken and given back). The next
-    // try goes as a fresh delayed message.
+    // The delivery, its event, its endpoint; the try's outcome (a first try delivered: the delivery
+    // alone; otherwise the delivery and the event's failing list in one transaction; the endpoint's
+    // failing state and slow mark). The next try goes as a fresh delayed message; a try that could hang
+    // is handed to the slow try by an asynchronous invoke (ids only).
     access: {
       table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
       key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
       queues: { delivery: ['SendMessage'] },
+      invokes: ['EventDeliverySlowTry'],
+    },
+  },
+  {
+    name: 'EventDeliverySlowTry',
+    entry: 'functions/event-delivery-slow-try.ts',
+    // One try of an endpoint not known to answer promptly, handed over by EventDeliveryWorker: under one
+    // of its endpoint's 4 leases, with §14's 15 s. 40 environments at most (a hanging receiver holds 4 of
+    // them 15 s; a try that finds no lease ends at once). A throw (the service's own error) is tried twice
+    // more by Lambda, then set in the delivery DLQ, whose backlog alarm pages.
+    trigger: {
+      invoked: { reservedConcurrency: 40, retryAttempts: 2, maxEventAgeSeconds: 3600, onFailure: 'deliveryDlq' },
+    },
+    // 15 s of POST, the lease's and the outcome's writes, a cold start.
+    timeoutSeconds: 30,
+    // As the worker's, plus the endpoint's leases item (taken and given back) and its prompt mark; the
+    // on-failure destination's SendMessage on the delivery DLQ (Lambda sends it with the function's role).
+    access: {
+      table: ['GetItem', 'UpdateItem', 'TransactWriteItems'],
+      key: { actions: ['Decrypt'], fields: ['endpointSecret'] },
+      queues: { delivery: ['SendMessage'], deliveryDlq: ['SendMessage'] },
     },
   },
   {

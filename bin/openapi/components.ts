@@ -7,7 +7,7 @@ import {
   TEST_ORDER_POLICIES,
   UNROUTED_REASONS,
 } from '../../shared/domain/routing.js';
-import { SHIPMENT_STATUSES } from '../../shared/domain/shipment.js';
+import { SHIPMENT_STATUSES } from '../../shared/domain/shipping.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../../shared/entities/audit-entry.js';
 import { EVENT_TYPES } from '../../shared/entities/event.js';
 import { DELIVERY_STATUSES } from '../../shared/entities/event-delivery.js';

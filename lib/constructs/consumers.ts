@@ -8,7 +8,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct, IConstruct } from 'constructs';
 import type { DeployConfig } from '../config.js';
 import { acknowledge } from '../nag.js';
-import { consumers, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
+import { consumers, type InvokedTrigger, isScheduled, type QueueName, scheduleMinutes } from '../routes.js';
 import { STREAM_MAPPING } from '../stream-mapping.js';
 import { deadLetterFor, MESSAGE_RETENTION } from './queues.js';
 
@@ -55,6 +55,20 @@ export const addStreamFailureQueue = (scope: Construct, config: Pick<DeployConfi
  */
 export const BATCHING_WINDOW_SECONDS: Partial<Record<QueueName, number>> = { fulfillment: 10 };
 
+/**
+ * Lambda's own queue of asynchronous events: no event source, no poller, no idle cost. A throw is tried
+ * `retryAttempts` more times; what still fails, or waited past `maxEventAge` (throttled beyond its
+ * reservation), goes to its on-failure queue (the delivery DLQ, whose alarm pages).
+ */
+const configureInvoked = (fn: lambda.Function, { invoked }: InvokedTrigger, queues: Record<QueueName, sqs.Queue>) =>
+  fn.configureAsyncInvoke({
+    retryAttempts: invoked.retryAttempts,
+    maxEventAge: Duration.seconds(invoked.maxEventAgeSeconds),
+    // Lambda sends it with the function's role, which declares sqs:SendMessage on it (lib/routes.ts): no
+    // grant added here (SqsDestination's would add GetQueueAttributes and GetQueueUrl, unused).
+    onFailure: { bind: () => ({ destination: queues[invoked.onFailure].queueArn }) },
+  });
+
 /** What invokes each consumer of lib/routes.ts: its queue's messages, the table's change stream, or a schedule. */
 export const addConsumerTriggers = (
   scope: Construct,
@@ -97,6 +111,8 @@ export const addConsumerTriggers = (
             : Duration.seconds(BATCHING_WINDOW_SECONDS[consumer.trigger.queue] ?? 1),
         }),
       );
+    } else if ('invoked' in consumer.trigger) {
+      configureInvoked(fn, consumer.trigger, queues);
     } else if (isScheduled(consumer.trigger)) {
       // A failed run is not retried by Lambda's asynchronous invoke either: the next run comes soon. A
       // run that could not start within SCHEDULED_EVENT_MAX_AGE (a throttled account) is dropped, not

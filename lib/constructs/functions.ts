@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as kms from 'aws-cdk-lib/aws-kms';
@@ -48,11 +48,25 @@ export interface FunctionResources {
   placeOf?: (spec: FunctionSpec) => Construct;
 }
 
+/**
+ * The name a function another invokes is deployed under: fixed (`<stack>-<name>`), so that its invoker's
+ * grant and variable name it without a reference to a resource of a nested stack (a reference would make
+ * the invoker's policy wait for that stack, which waits for the invoker's role: a cycle).
+ */
+export const invokedFunctionName = (scope: Construct, name: string) => `${Stack.of(scope).stackName}-${name}`;
+
 /** The ARNs `resourceArns` (lib/access.ts) names a grant's target by, from the stack's resources. */
-const grantResources = (resources: FunctionResources): GrantResources => ({
+const grantResources = (scope: Construct, resources: FunctionResources): GrantResources => ({
   tableArn: resources.table.tableArn,
   keyArn: resources.secretsKey.keyArn,
   queueArn: (queue) => resources.queues[queue].queueArn,
+  functionArn: (name) =>
+    Stack.of(scope).formatArn({
+      service: 'lambda',
+      resource: 'function',
+      resourceName: invokedFunctionName(scope, name),
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    }),
 });
 
 /** A role of its own without AWSLambdaBasicExecutionRole, whose logs actions apply to every log group. */
@@ -62,7 +76,7 @@ const functionRole = (group: Construct, spec: FunctionSpec, logGroup: logs.LogGr
     description: `${spec.name}: exactly what lib/routes.ts declares`,
   });
   role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: LOG_ACTIONS, resources: [logGroup.logGroupArn] }));
-  const arns = grantResources(resources);
+  const arns = grantResources(group, resources);
   for (const grant of grantsFor(spec.access)) {
     role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -76,7 +90,7 @@ const functionRole = (group: Construct, spec: FunctionSpec, logGroup: logs.LogGr
 };
 
 /** A function's variables on AWS (lib/environment.ts), with CloudFormation references. */
-const deployedEnvironment = (spec: FunctionSpec, resources: FunctionResources) => {
+const deployedEnvironment = (scope: Construct, spec: FunctionSpec, resources: FunctionResources) => {
   const { config } = resources;
   return {
     NODE_OPTIONS,
@@ -85,6 +99,7 @@ const deployedEnvironment = (spec: FunctionSpec, resources: FunctionResources) =
       tableName: resources.table.tableName,
       keyId: resources.secretsKey.keyArn,
       queueUrl: (queue) => resources.queues[queue].queueUrl,
+      functionName: (name) => invokedFunctionName(scope, name),
       shopDomainSuffix: config.shopDomainSuffix,
       apiKeyPrefix: 'sk_live_',
       sync: syncTimings(config),
@@ -114,6 +129,7 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
   });
 
   const role = functionRole(group, spec, logGroup, resources);
+  const invoked = spec.consumer && 'invoked' in spec.consumer.trigger ? spec.consumer.trigger.invoked : undefined;
 
   const fn = new NodejsFunction(home, 'Function', {
     description: spec.description,
@@ -133,7 +149,10 @@ const addFunction = (scope: Construct, spec: FunctionSpec, resources: FunctionRe
     systemLogLevelV2: lambda.SystemLogLevel.WARN,
     applicationLogLevelV2: lambda.ApplicationLogLevel[config.logLevel],
     tracing: config.tracing ? lambda.Tracing.ACTIVE : lambda.Tracing.DISABLED,
-    environment: deployedEnvironment(spec, resources),
+    environment: deployedEnvironment(scope, spec, resources),
+    ...(invoked ? { functionName: invokedFunctionName(scope, spec.name) } : {}),
+    // An asynchronously invoked function is bounded by its reservation (lib/routes.ts, InvokedTrigger).
+    reservedConcurrentExecutions: invoked?.reservedConcurrency,
     // The console's function carries the console's files (lib/console-build.ts).
     bundling: spec.console ? { ...BUNDLING, define: consoleDefine(buildConsole(projectRoot)) } : BUNDLING,
   });

@@ -15,6 +15,9 @@ export const LOCAL_REGION = 'us-east-1';
 
 /** The role a function runs as locally, as `aws:PrincipalArn` names it. */
 export const localRoleArn = (functionName: string) => `arn:aws:iam::${LOCAL_ACCOUNT}:role/${functionName}`;
+/** A function of the runtime, as Lambda's ARN names it. */
+export const localFunctionArn = (functionName: string) =>
+  `arn:aws:lambda:${LOCAL_REGION}:${LOCAL_ACCOUNT}:function:${functionName}`;
 export const localTableArn = (tableName: string) =>
   `arn:aws:dynamodb:${LOCAL_REGION}:${LOCAL_ACCOUNT}:table/${tableName}`;
 
@@ -98,13 +101,25 @@ const kmsRequests = (operation: string, input: Input, access: LocalAccess): Requ
   },
 ];
 
-export type Service = 'dynamodb' | 'sqs' | 'kms';
+export type Service = 'dynamodb' | 'sqs' | 'kms' | 'lambda';
+
+/** Lambda's Invoke (a REST call, no `x-amz-target`): its path names the function. */
+const INVOKE_PATH = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/;
+
+const lambdaRequests = (input: Input): Request[] => {
+  const name = String(input.FunctionName ?? '');
+  return [{ action: 'lambda:InvokeFunction', resource: name.startsWith('arn:') ? name : localFunctionArn(name) }];
+};
 
 /** `x-amz-target`'s prefix → the service: all three speak AWS's JSON protocol. */
 const SERVICES: Record<string, Service> = { DynamoDB_20120810: 'dynamodb', AmazonSQS: 'sqs', TrentService: 'kms' };
 
-/** The service and operation of a signed request, from its `x-amz-target`. */
-export const targetOf = (target: string | undefined): { service: Service; operation: string } | undefined => {
+/** The service and operation of a signed request, from its `x-amz-target` (or, for Lambda's Invoke, its path). */
+export const targetOf = (
+  target: string | undefined,
+  path = '',
+): { service: Service; operation: string } | undefined => {
+  if (!target && INVOKE_PATH.test(path)) return { service: 'lambda', operation: 'Invoke' };
   const [prefix, operation] = (target ?? '').split('.');
   const service = SERVICES[prefix];
   return service && operation ? { service, operation } : undefined;
@@ -117,7 +132,9 @@ export const requestsFor = (service: Service, operation: string, input: Input, a
       ? dynamoRequests(operation, input)
       : service === 'sqs'
         ? sqsRequests(operation, input, access)
-        : kmsRequests(operation, input, access);
+        : service === 'lambda'
+          ? lambdaRequests(input)
+          : kmsRequests(operation, input, access);
   const principal = { arn: localRoleArn(access.functionName), account: LOCAL_ACCOUNT };
   return requests.map((request) => ({ ...request, principal }));
 };
@@ -154,6 +171,17 @@ export const accessDenied = (
       },
       body: JSON.stringify({ __type: 'com.amazon.coral.service#AccessDeniedException', message }),
     };
+  // Lambda's REST protocol names the error in a header.
+  if (service === 'lambda')
+    return {
+      statusCode: 403,
+      headers: {
+        'content-type': 'application/json',
+        'x-amzn-requestid': requestId,
+        'x-amzn-errortype': 'AccessDeniedException',
+      },
+      body: JSON.stringify({ Type: 'User', Message: message }),
+    };
   if (service === 'dynamodb')
     return {
       statusCode: 400,
@@ -172,8 +200,9 @@ export const authorize = (
   target: string | undefined,
   input: Input,
   access: LocalAccess,
+  path?: string,
 ): { denial: Denial; request: Request } | undefined => {
-  const call = targetOf(target);
+  const call = targetOf(target, path);
   if (!call) return undefined;
   for (const request of requestsFor(call.service, call.operation, input, access)) {
     if (decide(access.statements, request) !== 'allow')

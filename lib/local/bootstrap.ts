@@ -108,10 +108,11 @@ const middleware =
  * error AWS's would be (`AccessDeniedException`, SQS's `AccessDenied`).
  */
 const enforceAccess =
-  (next: (args: any) => Promise<any>) => async (args: { input: Record<string, any>; request: { headers: any } }) => {
+  (next: (args: any) => Promise<any>) =>
+  async (args: { input: Record<string, any>; request: { headers: any; path?: string } }) => {
     const access = data.access;
     if (!access) return next(args);
-    const refused = authorize(args.request.headers['x-amz-target'], args.input, access);
+    const refused = authorize(args.request.headers['x-amz-target'], args.input, access, args.request.path);
     if (!refused) return next(args);
     // One line a refusal, whatever the handler makes of the error: a declaration to fix in lib/routes.ts.
     process.stderr.write(

@@ -2,13 +2,17 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * Lambda's Invoke API (RequestResponse) for the local runtime's functions, on 127.0.0.1: `POST
+ * Lambda's Invoke API for the local runtime's functions, on 127.0.0.1: `POST
  * /2015-03-31/functions/<name>/invocations` with the event as its body answers what the function
  * returned, or 200 with `X-Amz-Function-Error: Unhandled` and the error when it threw, as Lambda does.
  * What an operator's command invokes on AWS (`npm run events -- replay-failed` hands the event
- * recorder its records) it invokes here the same way.
+ * recorder its records) it invokes here the same way. `X-Amz-Invocation-Type: Event` (asynchronous) is
+ * answered 202 once `accept` has kept the event (async-invoke.ts), 404 for a function it does not know.
  */
-export const startInvokeEndpoint = async (invoke: (name: string, event: unknown) => Promise<unknown>) => {
+export const startInvokeEndpoint = async (
+  invoke: (name: string, event: unknown) => Promise<unknown>,
+  accept: (name: string, payload: string) => Promise<boolean> = async () => false,
+) => {
   const server = createServer((req, res) => {
     const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return void res.writeHead(404).end();
@@ -25,8 +29,24 @@ export const startInvokeEndpoint = async (invoke: (name: string, event: unknown)
       } catch {
         return answer(400, { Type: 'User', message: 'InvalidRequestContentException: the event is not JSON' });
       }
+      const name = decodeURIComponent(match[1]);
+      if (req.headers['x-amz-invocation-type'] === 'Event') {
+        const accepted = await accept(name, body || '{}').catch(() => undefined);
+        if (accepted) return void res.writeHead(202).end();
+        return accepted === false
+          ? answer(
+              404,
+              { Type: 'User', message: `Function not found: ${name}` },
+              { 'x-amzn-errortype': 'ResourceNotFoundException' },
+            )
+          : answer(
+              500,
+              { Type: 'Service', message: 'the event was not kept' },
+              { 'x-amzn-errortype': 'ServiceException' },
+            );
+      }
       try {
-        answer(200, await invoke(decodeURIComponent(match[1]), event));
+        answer(200, await invoke(name, event));
       } catch (error) {
         answer(
           200,

@@ -15,13 +15,15 @@ import {
   consoleRoute,
   consumers,
   fallbackRoute,
+  type InvokedTrigger,
   type QueueName,
   routes,
   type ScheduleTrigger,
   type StreamTrigger,
 } from '../routes.js';
 import { isRecordedItem, STREAM_MAPPING } from '../stream-mapping.js';
-import { LOCAL_ACCOUNT, type LocalAccess, localRoleArn, localTableArn } from './authorize.js';
+import { enqueueEvent, startAsyncInvokes } from './async-invoke.js';
+import { LOCAL_ACCOUNT, type LocalAccess, localFunctionArn, localRoleArn, localTableArn } from './authorize.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, SHARED_DYNAMODB_ENV, startDynamoDbLocal, useSharedDynamoDb } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
@@ -148,6 +150,11 @@ const MEMORY_MB = 256;
  * machine's few cores. Requests beyond wait for an environment; the wait is not part of the timeout.
  */
 const HTTP_CONCURRENCY = 4;
+/**
+ * Environments at most of an asynchronously invoked function: its reservation, up to what this machine's
+ * few cores run (the slow try reserves 40 on AWS; 40 threads here would starve every other function).
+ */
+const LOCAL_INVOKED_CONCURRENCY = 8;
 /** What Lambda allows an SQS event source when no maximum concurrency is set: at least two at once. */
 const DEFAULT_QUEUE_CONCURRENCY = 2;
 
@@ -275,7 +282,9 @@ const functionConfigs = (
         ? (options.httpConcurrency ?? HTTP_CONCURRENCY)
         : 'queue' in fn.consumer.trigger
           ? (fn.consumer.trigger.maxConcurrency ?? DEFAULT_QUEUE_CONCURRENCY)
-          : 1),
+          : 'invoked' in fn.consumer.trigger
+            ? Math.min(fn.consumer.trigger.invoked.reservedConcurrency, LOCAL_INVOKED_CONCURRENCY)
+            : 1),
     // The change stream's poller (lib/local/streams.ts) hands over one batch at a time, as one shard does.
     bundle: bundles.of(fn.entry),
     memoryMb: MEMORY_MB,
@@ -370,7 +379,12 @@ const createQueues = async (
     app: app.queue,
     appDlq: app.dlq,
   };
-  return { queues, streamFailures: await sqs.createQueue('event-recorder-failures') };
+  // Lambda's own queue of each asynchronously invoked function's events (async-invoke.ts).
+  const invoked = consumers.filter((c) => 'invoked' in c.trigger).map((c) => c.name);
+  const asyncQueues = Object.fromEntries(
+    await Promise.all(invoked.map(async (name) => [name, await sqs.createQueue(`async-${name}`)] as const)),
+  );
+  return { queues, asyncQueues, streamFailures: await sqs.createQueue('event-recorder-failures') };
 };
 
 /** What the runtime's parts are set to: the options with their local defaults. */
@@ -397,6 +411,7 @@ const runtimeEnvironment = (
   queues: Record<QueueName, LocalQueue>,
   settings: Settings,
   simulator: PlatformSimulator | undefined,
+  lambdaEndpoint: string,
 ) => {
   const { visibilityTimeoutSeconds, maxReceiveCount } = settings;
   const refs: EnvironmentRefs = {
@@ -404,6 +419,7 @@ const runtimeEnvironment = (
     tableName,
     keyId: kms.keyId,
     queueUrl: (queue) => queues[queue].url,
+    functionName: (name) => name,
     shopDomainSuffix: options.shopDomainSuffix ?? 'myshopify.com',
     apiKeyPrefix: 'sk_test_',
     // Locally every backoff step is the visibility timeout, so a failing job still ends within seconds.
@@ -426,6 +442,8 @@ const runtimeEnvironment = (
     AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint,
     AWS_ENDPOINT_URL_SQS: sqs.endpoint,
     AWS_ENDPOINT_URL_KMS: kms.url,
+    // Lambda's Invoke API (invoke-endpoint.ts): what a function invokes asynchronously.
+    AWS_ENDPOINT_URL_LAMBDA: lambdaEndpoint,
     PLATFORM_API_URL: options.platformApiUrl ?? (simulator ? `${simulator.url}/{shopDomain}` : 'https://{shopDomain}'),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'WARN',
     // Webhook endpoints may be http://127.0.0.1 and http://localhost here only (shared/core/config.ts).
@@ -457,6 +475,7 @@ const accessFor =
       tableArn: localTableArn(tableName),
       keyArn,
       queueArn: (queue) => queues[queue].arn,
+      functionArn: localFunctionArn,
     }),
     queueArns: Object.fromEntries(Object.values(queues).map((queue) => [queue.url, queue.arn])),
     keyArn,
@@ -468,6 +487,7 @@ interface Wiring {
   engines: Engines;
   queues: Record<QueueName, LocalQueue>;
   streamFailures: LocalQueue;
+  asyncQueues: Record<string, LocalQueue>;
   functions: LocalFunctions;
   invoke: (name: string, event: unknown) => Promise<unknown>;
   dataDir: string | undefined;
@@ -517,6 +537,20 @@ const startStreamConsumer = (w: Wiring, name: string, trigger: StreamTrigger) =>
     onInvoke: w.options.onInvoke,
   });
 
+/** An asynchronously invoked function's events run as Lambda runs them (async-invoke.ts). */
+const startInvoked = (w: Wiring, name: string, { invoked }: InvokedTrigger) =>
+  startAsyncInvokes({
+    client: w.engines.sqs.client,
+    pool: w.functions.pool(name),
+    queue: w.asyncQueues[name],
+    retryAttempts: invoked.retryAttempts,
+    maxEventAgeSeconds: invoked.maxEventAgeSeconds,
+    // Lambda waits about a minute, then two; locally a work queue's visibility timeout, like the other clocks.
+    retryDelaySeconds: w.settings.visibilityTimeoutSeconds,
+    onFailure: w.queues[invoked.onFailure],
+    onInvoke: w.options.onInvoke,
+  });
+
 /** The poll scheduler runs every POLL_INTERVAL_SECONDS, as on AWS; the others every schedule interval. */
 const startSchedule = (w: Wiring, name: string, trigger: ScheduleTrigger) => {
   const every = ('pollInterval' in trigger ? w.settings.pollIntervalSeconds : w.settings.scheduleSeconds) * 1000;
@@ -538,6 +572,7 @@ const startConsumers = (w: Wiring, stops: Stops, beforeStop: () => Promise<void>
     if ('queue' in trigger) stops.splice(stops.indexOf(beforeStop), 0, startQueueConsumer(w, name, trigger).stop);
     else if ('stream' in trigger)
       stops.splice(stops.indexOf(beforeStop), 0, startStreamConsumer(w, name, trigger).stop);
+    else if ('invoked' in trigger) stops.splice(stops.indexOf(beforeStop), 0, startInvoked(w, name, trigger).stop);
     else stops.push(startSchedule(w, name, trigger));
   }
   const onMessage = w.options.onMessage;
@@ -570,6 +605,34 @@ const checkStart = async (options: LocalRuntimeOptions) => {
   return dataDir;
 };
 
+/**
+ * Lambda's Invoke API (invoke-endpoint.ts): a direct invoke runs the function (once `functionsOf` has
+ * them); an asynchronous one of a function invoked so (lib/routes.ts `invoked`) is kept on its queue.
+ */
+const startLambdaApi = async (
+  options: LocalRuntimeOptions,
+  sqs: Engines['sqs'],
+  asyncQueues: Record<string, LocalQueue>,
+  stops: Stops,
+  functionsOf: () => LocalFunctions | undefined,
+) => {
+  const invoke = async (name: string, event: unknown) => {
+    const functions = functionsOf();
+    if (!functions) throw new Error('the local runtime is starting');
+    const { result, ms } = await functions.pool(name).invoke(event);
+    options.onInvoke?.(name, ms);
+    return result;
+  };
+  const accept = async (name: string, payload: string) => {
+    if (!asyncQueues[name]) return false;
+    await enqueueEvent(sqs.client, asyncQueues[name], payload);
+    return true;
+  };
+  const endpoint = await startInvokeEndpoint(invoke, accept);
+  stops.push(endpoint.stop);
+  return { invoke, url: endpoint.url };
+};
+
 const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: () => Promise<void>) => {
   const dataDir = await checkStart(options);
   const engines = await startEngines(options, dataDir, stops);
@@ -578,21 +641,20 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
     options.simulator === false ? undefined : await startPlatformSimulator({ port: options.simulator?.port ?? 3001 });
   if (simulator) stops.push(simulator.stop);
   const settings = await settingsOf(options);
-  const { queues, streamFailures } = await createQueues(sqs, settings);
-  const { refs, env } = runtimeEnvironment(options, engines, queues, settings, simulator);
+  const { queues, asyncQueues, streamFailures } = await createQueues(sqs, settings);
+  // Lambda's Invoke API first: the functions are told where it is. It reaches them once they exist.
+  let functions: LocalFunctions | undefined;
+  const { invoke, url: lambdaUrl } = await startLambdaApi(options, sqs, asyncQueues, stops, () => functions);
+  const { refs, env } = runtimeEnvironment(options, engines, queues, settings, simulator, lambdaUrl);
   const apiKeys = await registerApiKeys(options.apiKeys);
   const accessOf = accessFor(tableName, kms.keyId, queues);
-  const functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
+  functions = new LocalFunctions(functionConfigs(options, env, refs, bundles, accessOf), {
     bootstrap: bundles.bootstrap,
     idleSeconds: options.idleSeconds ?? 60,
     onSdkCall: options.onSdkCall,
   });
-  stops.push(() => functions.stop());
-  const invoke = async (name: string, event: unknown) => {
-    const { result, ms } = await functions.pool(name).invoke(event);
-    options.onInvoke?.(name, ms);
-    return result;
-  };
+  const started = functions;
+  stops.push(() => started.stop());
   const front = await startHttpFront({
     port: settings.apiPort,
     routes,
@@ -602,10 +664,9 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
     invoke,
   });
   stops.push(front.stop);
-  const invokeEndpoint = await startInvokeEndpoint(invoke);
-  stops.push(invokeEndpoint.stop);
-  recordReplayEndpoints(dataDir, { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: invokeEndpoint.url });
-  startConsumers({ options, engines, queues, streamFailures, functions, invoke, dataDir, settings }, stops, front.stop);
+  recordReplayEndpoints(dataDir, { sqs: sqs.endpoint, streamFailures: streamFailures.url, lambda: lambdaUrl });
+  const wiring = { options, engines, queues, streamFailures, asyncQueues, functions, invoke, dataDir, settings };
+  startConsumers(wiring, stops, front.stop);
   return {
     apiUrl: front.url,
     apiKeys,
@@ -613,12 +674,12 @@ const startRuntime = async (options: LocalRuntimeOptions, stops: Stops, stop: ()
     tableName,
     queues,
     streamFailures,
-    endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: invokeEndpoint.url },
+    endpoints: { dynamodb: dynamo.endpoint, sqs: sqs.endpoint, kms: kms.url, lambda: lambdaUrl },
     dataDir,
     invoke: (name, event = {}) => invoke(name, event),
-    environments: () => functions.environments(),
-    outputsLoaded: (name) => functions.outputsLoaded(name),
-    faults: { inject: (spec) => functions.inject(spec), clear: () => functions.clearFaults() },
+    environments: () => started.environments(),
+    outputsLoaded: (name) => started.outputsLoaded(name),
+    faults: { inject: (spec) => started.inject(spec), clear: () => started.clearFaults() },
     stop,
   } satisfies LocalRuntime;
 };

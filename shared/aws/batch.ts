@@ -1,4 +1,5 @@
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import type {
   Context,
   DynamoDBBatchResponse,
@@ -9,6 +10,15 @@ import type {
   SQSRecord,
 } from 'aws-lambda';
 import { BUSINESS_METRICS, countIfSystemic, countMetric } from '../core/telemetry.js';
+
+// Queue URLs name their own host; the endpoint (AWS_ENDPOINT_URL_SQS locally) decides where calls go.
+export const sqs = new SQSClient({ useQueueUrlAsEndpoint: false });
+
+/** SQS delays a message by at most 15 minutes. */
+export const MAX_DELAY_SECONDS = 900;
+
+/** A wanted delay as SQS takes it: whole seconds, 0 to 15 minutes. */
+export const sqsDelay = (seconds: number) => Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil(seconds)));
 
 /**
  * What became of one queue message, for both workers: `retry` leaves it to SQS to deliver again

@@ -1,5 +1,6 @@
 import { config } from '../core/config.js';
-import { isId } from '../core/ids.js';
+import { isId, newId, now } from '../core/ids.js';
+import type { Owner } from '../domain/owner.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
 import { attributes, getItem, type Item, type ListSource, listPage, putAlone, TABLE } from '../dynamo/table.js';
 
@@ -35,6 +36,8 @@ export const AUDITED_RESOURCES = ['sync_job', 'reseller_store', 'source_store', 
 export type AuditedResource = (typeof AUDITED_RESOURCES)[number];
 
 export type Actor = { type: 'api_key'; id: string } | { type: 'system'; id: 'system' };
+
+export const SYSTEM: Actor = { type: 'system', id: 'system' };
 
 export interface AuditEntry {
   id: string;
@@ -152,15 +155,44 @@ export const auditEntryItem = (entry: AuditEntry): Item => ({
  * The entry as a transaction's Put, conditional on its id being new: written with the change it
  * records, or alone under an id derived from that change, where a repeat writes nothing.
  */
-export const auditEntryPut = (entry: AuditEntry) => ({
+const auditEntryPut = (entry: AuditEntry) => ({
   Put: { TableName: TABLE(), ConditionExpression: 'attribute_not_exists(PK)', Item: auditEntryItem(entry) },
 });
 
 /**
- * Writes an entry's Put (`auditEntryPut`) alone, outside a transaction: an entry already there under
- * its id (a repeat of what it records) stays as it is.
+ * An audit entry as a Put, conditional on its id being new: in a transaction, it is written together
+ * with the change it records; alone, under an id derived from that change, a repeat writes nothing.
  */
-export const saveAuditEntry = (write: ReturnType<typeof auditEntryPut>) => putAlone(write);
+export const auditPut = (input: {
+  action: AuditAction;
+  /** The resource the entry is about: a sync job unless `resourceType` says otherwise. */
+  job: { id: string; ownerId: string; resellerStoreId: string | null };
+  resourceType?: AuditedResource;
+  actor: Actor;
+  metadata: Record<string, unknown>;
+  /** The entry's id when it follows from what it records (written at most once); a new one otherwise. */
+  id?: string;
+}) =>
+  auditEntryPut({
+    id: input.id ?? newId('aud'),
+    ownerId: input.job.ownerId,
+    action: input.action,
+    resellerStoreId: input.job.resellerStoreId,
+    resourceType: input.resourceType ?? 'sync_job',
+    resourceId: input.job.id,
+    actorId: input.actor.id,
+    actor: input.actor,
+    metadata: input.metadata,
+    createdAt: now(),
+  });
+
+/**
+ * Writes an audit entry alone, outside a transaction (not with the change it records): an entry already
+ * there under its id (a repeat of what it records) stays as it is.
+ */
+export const recordAuditEntry = async (input: Parameters<typeof auditPut>[0]) => {
+  await putAlone(auditPut(input));
+};
 
 export const auditEntryFrom = (item: Item): AuditEntry => {
   const read = attributes(item, 'audit entry');
@@ -202,8 +234,8 @@ export const auditListSource = ({ ownerId }: { ownerId: string }, filters: Audit
 };
 
 /** A page of the owner's audit log. Entries never change, so a cursor must be an entry of the filtered list. */
-export const findAuditEntryPage = (
-  owner: { ownerId: string },
+export const listAuditEntries = (
+  owner: Owner,
   limit: number,
   startingAfter: string | undefined,
   filters: AuditFilters,

@@ -286,10 +286,30 @@ export interface EventSource {
 }
 
 /**
+ * The types that had events in the first layout (the types of 2026-11-27, afefa1b): only their GSI5
+ * lists can hold one. A type added since never had such a list, and a page of it does not Query one
+ * (issue 41: 7 of an unfiltered page's Queries).
+ */
+const FIRST_LAYOUT_TYPES: ReadonlySet<EventType> = new Set<EventType>([
+  'sync_job.completed',
+  'sync_job.failed',
+  'sync_job.dead',
+  'sync_job.cancelled',
+  'sync_job.held',
+  'sync_job.released',
+  'sync_job.attention_required',
+  'fulfillment.delivered',
+  'fulfillment.dead',
+  'order.unrouted',
+  'store.disconnected',
+  'store.webhooks_failing',
+]);
+
+/**
  * The partitions a list of an owner's events of `types` reads (shared/events/README.md, "Events and
  * webhook endpoints"): each shard of each type's list, the events themselves (the table), with GSI5's
- * list of that type's events of the first layout until they expire; or, for the `failing` ones, the
- * owner's failing list (GSI6).
+ * list of that type's events of the first layout until they expire (`FIRST_LAYOUT_TYPES`); or, for
+ * the `failing` ones, the owner's failing list (GSI6).
  */
 export const eventListSources = (ownerId: string, types: readonly EventType[], failing: boolean): EventSource[] =>
   failing
@@ -299,7 +319,9 @@ export const eventListSources = (ownerId: string, types: readonly EventType[], f
           .ofType(ownerId, type)
           .all()
           .map((partition) => ({ index: 'table' as const, partition })),
-        { index: 'stateLists' as const, partition: eventLists.legacyOfType(ownerId, type) },
+        ...(FIRST_LAYOUT_TYPES.has(type)
+          ? [{ index: 'stateLists' as const, partition: eventLists.legacyOfType(ownerId, type) }]
+          : []),
       ]);
 
 /** Where an event sorts in every list it is in (`<created>#<id>`): the bound of a page after it. */

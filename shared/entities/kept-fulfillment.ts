@@ -1,4 +1,4 @@
-import type { CarrierReport } from '../domain/shipment.js';
+import type { CarrierReport } from '../domain/shipping.js';
 import { type Key, keys } from '../dynamo/keys.js';
 import { attributes, deleteItem, getItem, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';

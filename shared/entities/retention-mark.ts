@@ -1,5 +1,5 @@
 import { keys } from '../dynamo/keys.js';
-import { attributes, getItem, putIf } from '../dynamo/table.js';
+import { attributes, batchGet, putIf } from '../dynamo/table.js';
 
 /**
  * The retention mark entity (docs/design.md, "Customer data"): how far the retention sweep has
@@ -17,11 +17,14 @@ export interface RetentionMark {
 
 export const retentionMarkKey = (list: string) => keys.retentionMark(list);
 
-export const loadRetentionMark = (list: string) =>
-  getItem(retentionMarkKey(list), (item): RetentionMark => {
-    const read = attributes(item, 'retention mark');
-    return { list: read.string('list'), after: read.string('after'), updatedAt: read.string('updatedAt') };
-  });
+const retentionMarkFrom = (item: Record<string, unknown>): RetentionMark => {
+  const read = attributes(item, 'retention mark');
+  return { list: read.string('list'), after: read.string('after'), updatedAt: read.string('updatedAt') };
+};
+
+/** The marks of many lists (BatchGetItem, 100 a call), by list; a list with none is not in the map. */
+export const loadRetentionMarks = async (lists: string[]) =>
+  new Map((await batchGet(lists.map(retentionMarkKey), retentionMarkFrom)).map((mark) => [mark.list, mark]));
 
 /** Keeps the mark; a sweep is the only writer (the schedule runs one at a time), so it is a plain put. */
 export const keepRetentionMark = async (mark: RetentionMark) => {

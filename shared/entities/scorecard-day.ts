@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DAY_COUNTERS, DAY_HISTOGRAMS, type DayFigures, emptyDay } from '../domain/scorecard.js';
+import { DAY_COUNTERS, DAY_HISTOGRAMS, type DayFigures, emptyDay } from '../domain/shipping.js';
 import { scorecardDayKey } from '../dynamo/keys.js';
 import { dynamo, type Item, TABLE } from '../dynamo/table.js';
 

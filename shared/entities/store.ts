@@ -1,4 +1,3 @@
-import type { ServiceLevel } from '../domain/business-days.js';
 import type { PricingConfig } from '../domain/money.js';
 import {
   DEFAULT_ROUTING_POLICY,
@@ -7,6 +6,7 @@ import {
   type RoutingPolicy,
   TEST_ORDER_POLICIES,
 } from '../domain/routing.js';
+import type { ServiceLevel } from '../domain/shipping.js';
 import {
   indexEntry,
   indexKeyNames,
@@ -804,13 +804,20 @@ export const deleteResellerStoreItem = async (ownerId: string, id: string, at: s
 /**
  * The ids of the owner's reseller stores, soft-deleted ones included (its list and its list of deleted
  * stores), read by key a page of 100 at a time: the retention sweep's, whose orders were received all the same.
+ * `createdBefore`: only the stores created before then (the lists sort by `<createdAt>#<id>`).
  */
-export const findResellerStoreIdsOf = async (ownerId: string) => {
+export const findResellerStoreIdsOf = async (ownerId: string, createdBefore?: string) => {
   const ids: string[] = [];
   for (const pk of [lists.resellerStores(ownerId), lists.deletedResellerStores(ownerId)]) {
     let startKey: Item | undefined;
     do {
-      const page = await queryKeys({ index: 'lists', pk, limit: 100, exclusiveStartKey: startKey });
+      const page = await queryKeys({
+        index: 'lists',
+        pk,
+        limit: 100,
+        exclusiveStartKey: startKey,
+        before: createdBefore,
+      });
       for (const key of page.keys) {
         const store = storeOfKey(key);
         if (store?.kind === 'reseller') ids.push(store.id);

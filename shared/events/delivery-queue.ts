@@ -25,7 +25,17 @@ const readDelivery = (parsed: Fields): DeliveryMessage | undefined =>
       }
     : undefined;
 
-export const parseDeliveryMessage = (body: string) => parseWith(body, readDelivery);
+/**
+ * A delivery's message; also the invocation record Lambda sets in the delivery DLQ when a slow try's
+ * event failed (its `requestPayload` is the try's message), so a redrive of the DLQ into the delivery
+ * queue tries the delivery again.
+ */
+export const parseDeliveryMessage = (body: string) =>
+  parseWith(body, (parsed) =>
+    parsed.requestPayload && typeof parsed.requestPayload === 'object'
+      ? readDelivery(parsed.requestPayload as Fields)
+      : readDelivery(parsed),
+  );
 
 export const deliveryLogContext = (message: DeliveryMessage) => ({
   eventId: message.eventId,

@@ -22,7 +22,7 @@ import {
   markEndpointSlow,
   type WebhookEndpoint,
 } from '../entities/webhook-endpoint.js';
-import { type Attempt, runWork, type WorkKind } from '../work/runner.js';
+import { type Attempt, runParsed, runWork, type WorkKind } from '../work/runner.js';
 import { deliveryDelivered, deliveryFailed } from './deliveries.js';
 import { type DeliveryMessage, deliveryLogContext, parseDeliveryMessage, sendDeliveries } from './delivery-queue.js';
 import { endpointFailed, endpointSucceeded } from './endpoint-health.js';
@@ -39,6 +39,11 @@ export interface DeliveryDeps {
   resolve: Resolve;
   post: PostWebhook;
   present: (event: Event) => Record<string, unknown>;
+  /**
+   * Hands a try that could hang to the slow try (`delivery-hand-off.ts`: an asynchronous invoke of
+   * EventDeliverySlowTry); the worker's alone, the slow try has none.
+   */
+  handOff?: (message: DeliveryMessage) => Promise<void>;
 }
 
 /** A delivery in the runner's hands: the delivery as claimed, its event and its endpoint. */
@@ -89,7 +94,7 @@ export const deliveryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps>
   itemContext: ({ event }) => ({ eventType: event.type, ownerId: event.ownerId }),
   claim: claimDelivery,
   startedAt: now,
-  attempt: (deps, attempt) => deliver(deps, attempt),
+  attempt: (deps, attempt) => deliverInBatch(deps, attempt),
   internalReason: 'internal error while delivering the event',
   throttledSince: () => undefined,
   // Reached only if the service's own error were taken for a refusal: the delivery fails, for `recover`.
@@ -101,17 +106,77 @@ export const deliveryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps>
 export const processDeliveryMessage = (deps: DeliveryDeps, received: SQSRecord, context?: Context) =>
   runWork(deliveryWork, deps, received, context);
 
+/** The slow try (EventDeliverySlowTry): the same work, the try always under a lease, with §14's 15 s. */
+const slowTryWork: WorkKind<DeliveryMessage, DeliveryItem, DeliveryDeps> = {
+  ...deliveryWork,
+  attempt: (deps, attempt) => deliverLeased(deps, attempt),
+};
+
+/**
+ * One try handed over by the worker (`event`: its message, ids only). The service's own error throws,
+ * for Lambda's asynchronous retries and then the on-failure destination (lib/routes.ts).
+ */
+export const processSlowTry = async (deps: DeliveryDeps, event: unknown, context?: Context) => {
+  const message = parseDeliveryMessage(JSON.stringify(event ?? null));
+  if (!message) {
+    logger.error('dropping a malformed slow try of an event delivery');
+    return;
+  }
+  const received = {
+    messageId: context?.awsRequestId ?? '',
+    body: '',
+    attributes: { ApproximateReceiveCount: '1' },
+  } as unknown as SQSRecord;
+  if ((await runParsed(slowTryWork, deps, message, received, context)) !== 'done')
+    throw new Error('event delivery slow try failed; Lambda tries it again');
+};
+
 const isSuccess = (status: number | null): status is number => status !== null && status >= 200 && status < 300;
 
-const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
-  const { endpoint } = attempt.item;
-  // A disabled endpoint's deliveries fail at once, for `recover` to send once it is enabled again.
-  if (endpoint.status !== 'enabled') {
-    await deliveryFailed(attempt.item, null, null);
-    logger.info('event delivery failed: its endpoint is disabled');
+/** A disabled endpoint's deliveries fail at once, for `recover` to send once it is enabled again. */
+const disabled = async ({ item }: DeliveryAttempt) => {
+  if (item.endpoint.status === 'enabled') return false;
+  await deliveryFailed(item, null, null);
+  logger.info('event delivery failed: its endpoint is disabled');
+  return true;
+};
+
+/** The receiver's answer (or none: null) written: delivered, or failed and tried again on §14's schedule. */
+const recordAnswer = async (attempt: DeliveryAttempt, status: number | null): Promise<MessageOutcome> => {
+  if (isSuccess(status)) {
+    if (await deliveryDelivered(attempt.item, status)) await endpointSucceeded(attempt.item.endpoint);
+    logger.info('event delivered', { status });
     return 'done';
   }
-  const status = await sendWithinShare(deps, attempt.item);
+  await tryAgainLater(attempt, status);
+  return 'done';
+};
+
+/** The try's message to the slow try: done here once Lambda accepted it. */
+const handOff = async (deps: DeliveryDeps, { message }: DeliveryAttempt, why: string): Promise<MessageOutcome> => {
+  if (!deps.handOff) throw new Error('an event delivery handed off where there is no slow try');
+  await deps.handOff(message);
+  logger.info(`event delivery handed to the slow try: ${why}`);
+  return 'done';
+};
+
+/**
+ * A try in the worker's batch (shared/events/README.md, "Integrators isolated"): only a prompt
+ * endpoint's is POSTed here, for `promptMs()` at most; any other try, and one unanswered by then (its
+ * POST aborted), goes to the slow try. No batch waits on a receiver longer.
+ */
+const deliverInBatch = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
+  if (await disabled(attempt)) return 'done';
+  if (!isPrompt(attempt.item.endpoint)) return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
+  const status = await sendFree(deps, attempt.item, await sign(deps, attempt.item));
+  if (status === LATE) return handOff(deps, attempt, 'its receiver did not answer in time');
+  return recordAnswer(attempt, status);
+};
+
+/** The slow try's: under one of the endpoint's leases (none free: put back, or failed at once when it hangs). */
+const deliverLeased = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
+  if (await disabled(attempt)) return 'done';
+  const status = await sendLeased(deps, attempt.item);
   if (status === 'busy') {
     await deferOrFail(attempt);
     return 'done';
@@ -122,13 +187,7 @@ const deliver = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<Me
     await tryAgainLater(attempt, null);
     return 'done';
   }
-  if (isSuccess(status)) {
-    if (await deliveryDelivered(attempt.item, status)) await endpointSucceeded(endpoint);
-    logger.info('event delivered', { status });
-    return 'done';
-  }
-  await tryAgainLater(attempt, status);
-  return 'done';
+  return recordAnswer(attempt, status);
 };
 
 /**
@@ -238,29 +297,18 @@ const underLease = (item: DeliveryItem, lease: Lease, sending: Promise<number | 
 };
 
 /**
- * The send within the endpoint's share of delivery capacity (shared/events/README.md, "Integrators
- * isolated"): a prompt endpoint's try takes no lease; any other's takes one first (and signs only then).
- */
-const sendWithinShare = async (deps: DeliveryDeps, item: DeliveryItem): Promise<number | null | 'busy' | 'hung'> =>
-  isPrompt(item.endpoint) ? sendFree(deps, item, await sign(deps, item)) : sendLeased(deps, item);
-
-/**
  * A prompt endpoint's try: no lease, no write. Not answered within `promptMs()`, its endpoint is slow
- * and the try goes on only under a lease; none free, it is cut there, a try not answered (null).
+ * (its tries go to the slow try from now) and the POST is aborted: `LATE`, for the slow try.
  */
 const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) => {
-  const started = Date.now();
   const cut = new AbortController();
   const sending = send(deps, item, signed, cut.signal);
   const answer = await within(sending, promptMs());
   if (answer !== LATE) return answer;
-  await judgeSlow(item.endpoint);
-  const lease = await takeLease(item.endpoint.id, await readLeases(item.endpoint.id, true));
-  if (lease) return underLease(item, lease, sending, started);
   cut.abort();
   sending.catch(() => undefined);
-  logger.info('event delivery cut: its receiver did not answer in time and every lease of its endpoint is held');
-  return null;
+  await judgeSlow(item.endpoint);
+  return LATE;
 };
 
 /**

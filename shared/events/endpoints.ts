@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { auditPut } from '../audit-log/audit-log.js';
 import type { SecretCipher } from '../aws/kms-cipher.js';
 import { config } from '../core/config.js';
 import {
@@ -12,7 +11,7 @@ import { isId, newId, now } from '../core/ids.js';
 import { endpointUrlProblem, type UrlRules } from '../domain/endpoint-url.js';
 import type { Owner } from '../domain/owner.js';
 import { SECRET_PREFIX } from '../domain/webhook-signature.js';
-import type { Actor, AuditAction } from '../entities/audit-entry.js';
+import { type Actor, type AuditAction, auditPut } from '../entities/audit-entry.js';
 import {
   type EnabledEvents,
   type EndpointStatus,

@@ -1,8 +1,7 @@
-import { recordAuditEntry } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
-import type { Actor } from '../entities/audit-entry.js';
+import { type Actor, recordAuditEntry } from '../entities/audit-entry.js';
 import { EVENT_RETENTION_SECONDS } from '../entities/event.js';
 import {
   type EventDelivery,

@@ -1,6 +1,6 @@
 /** Record → API object: the only place that decides what a response shows. Secrets never pass. */
 
-import { fulfillmentStatusOf } from '../domain/shipment.js';
+import { fulfillmentStatusOf } from '../domain/shipping.js';
 import type { AuditEntry } from '../entities/audit-entry.js';
 import { DATA_REQUEST_RETENTION_SECONDS, type DataRequest } from '../entities/data-request.js';
 import type { Event } from '../entities/event.js';

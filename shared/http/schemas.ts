@@ -1,10 +1,10 @@
 import * as v from 'valibot';
 import { config } from '../core/config.js';
 import { ANY_ID_PATTERN, idPattern } from '../core/ids.js';
-import { isLocalDate, isTimeZone, WEEKDAYS } from '../domain/business-days.js';
 import { decimalPlaces, PRICING_DECIMALS } from '../domain/money.js';
 import { SYNC_JOB_STATUSES } from '../domain/orders.js';
 import { MAX_HOLD_DELAY_SECONDS, PAYMENT_POLICIES, RISK_POLICIES, TEST_ORDER_POLICIES } from '../domain/routing.js';
+import { isLocalDate, isTimeZone, WEEKDAYS } from '../domain/shipping.js';
 import { isShopDomainUnder } from '../domain/webhook-checks.js';
 import { AUDIT_ACTIONS, AUDITED_RESOURCES } from '../entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../entities/event.js';

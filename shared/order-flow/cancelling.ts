@@ -1,11 +1,11 @@
 import * as v from 'valibot';
-import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
 import { MAX_RESENDS } from '../core/config.js';
 import { parseInput } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
+import { recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
 import type { StoreOnShop } from '../entities/store.js';
 import { classify } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';

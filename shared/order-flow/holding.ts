@@ -1,4 +1,3 @@
-import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { MessageOutcome } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
 import { config } from '../core/config.js';
@@ -7,6 +6,7 @@ import { now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countHeld, countMetric, latencyMetric, logger } from '../core/telemetry.js';
 import type { Owner } from '../domain/owner.js';
 import { type Hold, type HoldReason, judgeAgain, type OrderFacts } from '../domain/routing.js';
+import { type Actor, auditPut } from '../entities/audit-entry.js';
 import type { ResellerStore } from '../entities/store.js';
 import { classify, MAX_DEFERRAL_SECONDS, type OrderRead, secondsUntil } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';

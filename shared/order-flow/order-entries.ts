@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { withRereads } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipment.js';
+import { coveredQuantities, planShipment, type ShipmentPlan } from '../domain/shipping.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import type { Tracking } from '../platforms/port.js';
 import { type JobLine, jobLines } from './order-body.js';

@@ -1,4 +1,4 @@
-import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipment.js';
+import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipping.js';
 import { attributes, type Item } from '../dynamo/table.js';
 
 /**

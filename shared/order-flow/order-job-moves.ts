@@ -1,8 +1,8 @@
 import { Met } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
-import { dueAtOf, type ServiceLevel } from '../domain/business-days.js';
 import type { Hold } from '../domain/routing.js';
+import { dueAtOf, type ServiceLevel } from '../domain/shipping.js';
 import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
 import { isPropagating } from './order-fulfillment-entry.js';
 import { isLost, moveJob } from './order-repository.js';

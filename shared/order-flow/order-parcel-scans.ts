@@ -1,5 +1,5 @@
 import { withRereads } from '../core/concurrency.js';
-import { type CarrierProgress, type CarrierReport, progressAfter } from '../domain/shipment.js';
+import { type CarrierProgress, type CarrierReport, progressAfter } from '../domain/shipping.js';
 import type { FulfillmentEntry } from './order-fulfillment-entry.js';
 import { loadJob, updateJob } from './order-repository.js';
 import { JobUpdate } from './order-transitions.js';

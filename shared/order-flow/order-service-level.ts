@@ -1,6 +1,13 @@
-import { DEFAULT_WORKING_DAYS, localDateOf, scanDueAtOf } from '../domain/business-days.js';
-import { DAY_COUNTERS, type DayFigures, emptyDay, type ShippedParcel } from '../domain/scorecard.js';
-import { coveredQuantities } from '../domain/shipment.js';
+import {
+  coveredQuantities,
+  DAY_COUNTERS,
+  type DayFigures,
+  DEFAULT_WORKING_DAYS,
+  emptyDay,
+  localDateOf,
+  type ShippedParcel,
+  scanDueAtOf,
+} from '../domain/shipping.js';
 import { INDEX_KEYS, indexEntry, lists } from '../dynamo/keys.js';
 import {
   batchGet,

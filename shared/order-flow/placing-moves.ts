@@ -1,5 +1,5 @@
-import { auditPut, SYSTEM } from '../audit-log/audit-log.js';
 import { BUSINESS_METRICS, countMetric } from '../core/telemetry.js';
+import { auditPut, SYSTEM } from '../entities/audit-entry.js';
 import type { AttemptEnd } from './order-attempt.js';
 import { attentionUpdate, killRequest } from './order-job-moves.js';
 import { moveItem, updateJobWith } from './order-repository.js';

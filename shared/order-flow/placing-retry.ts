@@ -1,8 +1,8 @@
-import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import { SyncJobNotRetryableError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import type { Owner } from '../domain/owner.js';
+import { type Actor, auditPut } from '../entities/audit-entry.js';
 import { retryRequest } from './order-job-moves.js';
 import { loadJob, moveItem, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';

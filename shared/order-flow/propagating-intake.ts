@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { parseInput } from '../core/errors.js';
 import { logger } from '../core/telemetry.js';
-import { type CarrierReport, shipmentStatusOf } from '../domain/shipment.js';
+import { type CarrierReport, shipmentStatusOf } from '../domain/shipping.js';
 import type { SourceFulfillment } from '../entities/kept-fulfillment.js';
 import { routeCarrierReport, routeFulfillment } from './propagating.js';
 

@@ -1,4 +1,4 @@
-import { MAX_DELAY_SECONDS } from '../aws/sqs.js';
+import { MAX_DELAY_SECONDS } from '../aws/batch.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/telemetry.js';
 import type { Tracking } from '../platforms/port.js';

@@ -1,7 +1,7 @@
 import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
-import type { CarrierReport } from '../domain/shipment.js';
+import type { CarrierReport } from '../domain/shipping.js';
 import {
   deleteKept,
   type KeptFulfillment,

@@ -1,8 +1,8 @@
-import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
+import { recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
 import type { SourceStore } from '../entities/store.js';
 import { classify, type PlatformReturn, sameReturnId } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';

@@ -1,5 +1,5 @@
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
-import { emptyDay, figuresOfJob, scanVerdictOf, sumDays } from '../domain/scorecard.js';
+import { emptyDay, figuresOfJob, scanVerdictOf, sumDays } from '../domain/shipping.js';
 import { readLateSweepMark, writeLateSweepMark } from '../entities/late-sweep.js';
 import { jobLines } from './order-body.js';
 import {

@@ -1,7 +1,7 @@
 import { SendMessageBatchCommand } from '@aws-sdk/client-sqs';
 import type { SQSRecord } from 'aws-lambda';
 import * as v from 'valibot';
-import { sqs } from '../aws/sqs.js';
+import { sqs } from '../aws/batch.js';
 import { config } from '../core/config.js';
 import { logger } from '../core/telemetry.js';
 import type { StoreKind } from '../entities/store.js';

@@ -1,7 +1,6 @@
-import { recordAuditEntry, SYSTEM } from '../audit-log/audit-log.js';
 import { ValidationError } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
-import type { AuditAction, AuditedResource } from '../entities/audit-entry.js';
+import { type AuditAction, type AuditedResource, recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
 import { DATA_REQUEST_RETENTION_SECONDS, type DataRequestOrder, putDataRequest } from '../entities/data-request.js';
 import {
   deleteResellerStoreItem,

@@ -3,7 +3,7 @@ import { config } from '../core/config.js';
 import { now } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { isOpen } from '../domain/orders.js';
-import { keepRetentionMark, loadRetentionMark } from '../entities/retention-mark.js';
+import { keepRetentionMark, loadRetentionMarks, type RetentionMark } from '../entities/retention-mark.js';
 import { findResellerStoreIdsOf } from '../entities/store.js';
 import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
 import {
@@ -84,9 +84,17 @@ async function* pagesFromMark<P extends { lastKey: ListStart | undefined }>(
   } while (start && !deadline());
 }
 
+/** The part of a run one list sweeps: from its mark (read beforehand, with the owner's others) up to the cutoff. */
+interface ListSweep {
+  partition: string;
+  mark: RetentionMark | undefined;
+  cutoff: string;
+  at: string;
+  deadline: () => boolean;
+}
+
 /** One shard of an owner's list of jobs, from its mark up to the cutoff. */
-const sweepList = async (partition: string, cutoff: string, at: string, deadline: () => boolean) => {
-  const mark = await loadRetentionMark(partition);
+const sweepList = async ({ partition, mark, cutoff, at, deadline }: ListSweep) => {
   let after = mark?.after;
   let advancing = true;
   let erased = 0;
@@ -110,8 +118,7 @@ const sweepList = async (partition: string, cutoff: string, at: string, deadline
  * received before the cutoff is erased (its unrouted record). An order with jobs is left to its jobs'
  * sweep. Nothing here waits on anything, so the mark moves over every entry read.
  */
-const sweepUnroutedList = async (partition: string, cutoff: string, at: string, deadline: () => boolean) => {
-  const mark = await loadRetentionMark(partition);
+const sweepUnroutedList = async ({ partition, mark, cutoff, at, deadline }: ListSweep) => {
   let after = mark?.after;
   let erased = 0;
   for await (const page of pagesFromMark(findListedOrdersPage, partition, mark?.after, cutoff, deadline)) {
@@ -127,18 +134,51 @@ const sweepUnroutedList = async (partition: string, cutoff: string, at: string, 
   return erased;
 };
 
-const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
-  let erased = 0;
-  for (const partition of jobListShards(ownerId)) {
-    if (deadline()) break;
-    erased += await sweepList(partition, cutoff, at, deadline);
-  }
-  for (const storeId of await findResellerStoreIdsOf(ownerId))
-    for (const partition of unroutedOrderListShards(storeId)) {
-      if (deadline()) return erased;
-      erased += await sweepUnroutedList(partition, cutoff, at, deadline);
+/**
+ * Lists swept at once: an owner's 16 job-list shards side by side, so a run waits for a few round trips
+ * per owner, not two per shard one after another (issue 41: 1.2 s for one owner with nothing due). Each
+ * list has its own mark and its own jobs' orders (an order is erased from its first job's shard), so
+ * lists swept together touch nothing in common.
+ */
+const LISTS_AT_ONCE = 16;
+
+/** Runs `tasks`, at most `size` at a time, and adds up what they answer; after a failure, starts no more. */
+const sumInPool = async (tasks: (() => Promise<number>)[], size: number) => {
+  let next = 0;
+  let sum = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < tasks.length && !failed) {
+      const task = tasks[next++];
+      try {
+        const n = await task();
+        sum += n;
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
     }
-  return erased;
+  };
+  await Promise.all(Array.from({ length: Math.min(size, tasks.length) }, worker));
+  return sum;
+};
+
+/**
+ * An owner's lists of jobs and of its reseller stores' orders with unrouted items, `LISTS_AT_ONCE` at a
+ * time, their marks read together first (BatchGetItem). A store created after the cutoff received no
+ * order before it: its lists are not read.
+ */
+const sweepOwner = async (ownerId: string, cutoff: string, at: string, deadline: () => boolean) => {
+  const storeIds = await findResellerStoreIdsOf(ownerId, cutoff);
+  const jobLists = jobListShards(ownerId);
+  const unroutedLists = storeIds.flatMap(unroutedOrderListShards);
+  const marks = await loadRetentionMarks([...jobLists, ...unroutedLists]);
+  const sweeps = (sweep: (list: ListSweep) => Promise<number>, partitions: string[]) =>
+    partitions.map(
+      (partition) => () =>
+        deadline() ? Promise.resolve(0) : sweep({ partition, mark: marks.get(partition), cutoff, at, deadline }),
+    );
+  return sumInPool([...sweeps(sweepList, jobLists), ...sweeps(sweepUnroutedList, unroutedLists)], LISTS_AT_ONCE);
 };
 
 /** One run of the sweep over every owner (those of the API keys, revoked ones too). */

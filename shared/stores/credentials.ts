@@ -1,9 +1,9 @@
-import { type Actor, auditPut } from '../audit-log/audit-log.js';
 import type { Deps } from '../aws/deps.js';
 import { Met, withRereads } from '../core/concurrency.js';
 import { ResourceMissingError } from '../core/errors.js';
 import { now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
+import { type Actor, auditPut } from '../entities/audit-entry.js';
 import {
   CONNECTED,
   type NewSecrets,

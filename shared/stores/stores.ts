@@ -1,10 +1,10 @@
 import type { Deps } from '../aws/deps.js';
 import { ResourceMissingError, ValidationError, VendorTagConflictError } from '../core/errors.js';
 import { isId, newId, now } from '../core/ids.js';
-import { DEFAULT_CUTOFF, DEFAULT_WORKING_DAYS, type ServiceLevel, type Weekday } from '../domain/business-days.js';
 import type { PricingConfig } from '../domain/money.js';
 import type { Owner } from '../domain/owner.js';
 import { DEFAULT_ROUTING_POLICY, type RoutingPolicy } from '../domain/routing.js';
+import { DEFAULT_CUTOFF, DEFAULT_WORKING_DAYS, type ServiceLevel, type Weekday } from '../domain/shipping.js';
 import {
   CONNECTED,
   changeResellerStoreItem,

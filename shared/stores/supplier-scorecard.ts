@@ -1,7 +1,6 @@
 import { ValidationError } from '../core/errors.js';
-import { localDateOf } from '../domain/business-days.js';
 import type { Owner } from '../domain/owner.js';
-import { scorecardOf } from '../domain/scorecard.js';
+import { localDateOf, scorecardOf } from '../domain/shipping.js';
 import { readDays } from '../entities/scorecard-day.js';
 import { findSourceStore } from './stores.js';
 

@@ -1,13 +1,18 @@
 import type { Deps } from '../aws/deps.js';
+import type { SecretCipher } from '../aws/kms-cipher.js';
 import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { InvalidSignatureError, ValidationError } from '../core/errors.js';
 import { isShopDomainUnder, isWellFormedSignature, verifySignature } from '../domain/webhook-checks.js';
-import { isErasedSecret, type StoreKind, type StoreOnShop } from '../entities/store.js';
+import {
+  findStoresOnShop,
+  isErasedSecret,
+  readPreviousWebhookSecret,
+  type StoreKind,
+  type StoreOnShop,
+} from '../entities/store.js';
 import type { WebhookTopic } from '../platforms/port.js';
 import { webhookSecretOf } from './connection.js';
-import { previousWebhookSecretOf, storesOnShop } from './shop-lookup.js';
-import { isUnknownShop, rememberUnknownShop } from './unknown-shops.js';
 
 /** A topic a webhook route checks (`topicOf`): every topic the stores subscribe to but the app's own. */
 type RouteTopic = Exclude<WebhookTopic, 'app/uninstalled'>;
@@ -34,6 +39,52 @@ const plausibleShopDomain = (call: WebhookCall): string => {
   return shopDomain;
 };
 
+/**
+ * The webhook secret a rotation replaced, while it still verifies (CONTRACT.md §10.9: 24 hours), or
+ * undefined. Read from the store's own item, and only once its current secret has not verified: the
+ * lookup index carries the current secret alone, so the common case costs nothing more.
+ */
+const previousWebhookSecretOf = async (
+  cipher: SecretCipher,
+  store: Pick<StoreOnShop, 'kind' | 'id'>,
+  at = Date.now(),
+): Promise<string | undefined> => {
+  const previous = await readPreviousWebhookSecret(store.kind, store.id);
+  if (!previous || Date.parse(previous.until) <= at) return undefined;
+  return cipher.decrypt(previous.ciphertext, { storeId: store.id, field: 'webhookSecret' });
+};
+
+/**
+ * Shop domains with no store of a kind, remembered per container, so a flood of deliveries naming
+ * one costs no table read (docs/design.md, "An abusive unsigned caller"). Short, because a store
+ * registered meanwhile on such a domain has its deliveries refused by this container until then;
+ * bounded, because an abuser can name any number of domains.
+ */
+export const UNKNOWN_SHOP_TTL_MS = 60_000;
+export const UNKNOWN_SHOP_MAX = 1_000;
+
+// Insertion order is expiry order (one TTL for all), so the first entry is the one to drop when full.
+const expiries = new Map<string, number>();
+const keyOf = (kind: StoreKind, shopDomain: string) => `${kind}|${shopDomain}`;
+
+/** Whether `shopDomain` was found without a store of `kind` in the last UNKNOWN_SHOP_TTL_MS. */
+export const isUnknownShop = (kind: StoreKind, shopDomain: string, at = Date.now()) => {
+  const key = keyOf(kind, shopDomain);
+  const until = expiries.get(key);
+  if (until === undefined) return false;
+  if (until > at) return true;
+  expiries.delete(key);
+  return false;
+};
+
+/** Remembers that `shopDomain` has no store of `kind`, dropping the oldest entry when full. */
+export const rememberUnknownShop = (kind: StoreKind, shopDomain: string, at = Date.now()) => {
+  const key = keyOf(kind, shopDomain);
+  expiries.delete(key);
+  if (expiries.size >= UNKNOWN_SHOP_MAX) expiries.delete(expiries.keys().next().value!);
+  expiries.set(key, at + UNKNOWN_SHOP_TTL_MS);
+};
+
 /** How long a shop domain's stores, as the lookup found them, are shared by this environment's webhook calls. */
 export const LOOKUP_SHARED_MS = 200;
 
@@ -44,7 +95,8 @@ export const LOOKUP_SHARED_MS = 200;
  * the lookup again before it is refused: a secret rotated within the moment is never refused for it.
  */
 const lookups = sharedReads(
-  (key: string) => storesOnShop(key.slice(key.indexOf('|') + 1), key.slice(0, key.indexOf('|')) as StoreKind),
+  // Every store of the kind under the domain, deleted or not (the lookups index carries what verifying needs).
+  (key: string) => findStoresOnShop(key.slice(key.indexOf('|') + 1), key.slice(0, key.indexOf('|')) as StoreKind),
   LOOKUP_SHARED_MS,
   (stores) => stores.length > 0,
 );

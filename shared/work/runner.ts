@@ -1,9 +1,8 @@
 import type { LogAttributes } from '@aws-lambda-powertools/logger/types';
 import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSRecord } from 'aws-lambda';
-import type { MessageOutcome } from '../aws/batch.js';
+import { type MessageOutcome, sqs, sqsDelay } from '../aws/batch.js';
 import type { Deps } from '../aws/deps.js';
-import { sqs, sqsDelay } from '../aws/sqs.js';
 import { config, throttledPastBudget } from '../core/config.js';
 import {
   addLogContext,

@@ -11,6 +11,7 @@ import {
   consoleRoute,
   consumers,
   fallbackRoute,
+  type InvokedTrigger,
   isScheduled,
   type QueueName,
   routes,
@@ -471,9 +472,39 @@ describe('stack', () => {
     it('has no event source mapping other than those', () => {
       dev.template.resourceCountIs(
         'AWS::Lambda::EventSourceMapping',
-        consumers.filter((c) => !isScheduled(c.trigger)).length,
+        consumers.filter((c) => !isScheduled(c.trigger) && !('invoked' in c.trigger)).length,
       );
     });
+
+    it.each(consumers.filter((c) => 'invoked' in c.trigger).map((c) => [c.name, c] as const))(
+      'invokes %s asynchronously: bounded, retried, its failures on the on-failure queue, no event source',
+      (_name, consumer) => {
+        const { invoked } = consumer.trigger as InvokedTrigger;
+        const fn = resourcesOf(dev)[functionId(dev, consumer.name)].Properties;
+        // A fixed name, which its invokers' grant and variable name without a reference across stacks.
+        expect(fn.FunctionName).toBe(`${dev.stack.stackName}-${consumer.name}`);
+        expect(fn.ReservedConcurrentExecutions).toBe(invoked.reservedConcurrency);
+        dev.template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+          FunctionName: { Ref: functionId(dev, consumer.name) },
+          MaximumRetryAttempts: invoked.retryAttempts,
+          MaximumEventAgeInSeconds: invoked.maxEventAgeSeconds,
+          DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId(dev, invoked.onFailure), 'Arn'] } } },
+        });
+        // Its role may send to that queue (Lambda sends the record with it), as it declares.
+        expect(consumer.access.queues?.[invoked.onFailure]).toEqual(['SendMessage']);
+        // Its invokers may invoke it, and they alone.
+        const invokers = allFunctions.filter((f) => f.access.invokes?.includes(consumer.name));
+        expect(invokers.map((f) => f.name)).toEqual(['EventDeliveryWorker']);
+        for (const f of allFunctions) {
+          const statements = rolePolicies(dev.template, roleId(dev, f.name)).documents.flatMap((d) => d.Statement);
+          const invokes = statements.filter((st: any) =>
+            actionsOf({ Statement: [st] }).includes('lambda:InvokeFunction'),
+          );
+          expect(invokes.length).toBe(invokers.includes(f) ? 1 : 0);
+          for (const st of invokes) expect(JSON.stringify(st.Resource)).toContain(`:function:${fn.FunctionName}"`);
+        }
+      },
+    );
 
     it.each(consumers.filter((c) => isScheduled(c.trigger)).map((c) => [c.name, c] as const))(
       'runs %s on its schedule',
@@ -562,6 +593,11 @@ describe('stack', () => {
             if (fn.streams && actions.every((a) => ON_FAILURE_ACTIONS.includes(a)))
               allowedArns.push({ 'Fn::GetAtt': [logicalId(dev.stack, dev.stack.streamFailures), 'Arn'] });
             for (const r of resources) expect(allowedArns).toContainEqual(r);
+          } else if (service.has('lambda')) {
+            // An asynchronous invoke of the functions it declares, by their fixed names.
+            expect(actions).toEqual(['lambda:InvokeFunction']);
+            const names = (fn.access.invokes ?? []).map((name) => `:function:${dev.stack.stackName}-${name}"`);
+            for (const r of resources) expect(names.some((n) => JSON.stringify(r).includes(n))).toBe(true);
           } else {
             expect([...service]).toEqual(['logs']);
           }

@@ -1,5 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ReceiveMessageCommand, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { newId } from '../../shared/core/ids.js';
 import { getItem } from '../../shared/dynamo/table.js';
 import { leasesPerEndpoint } from '../../shared/entities/endpoint-leases.js';
@@ -72,6 +73,26 @@ afterAll(async () => {
   await service?.stop();
 });
 
+/** What the delivery DLQ holds now (each received once, hidden for the rest of the run). */
+const dlqBodies = async () => {
+  const out = await sqsClient().send(
+    new ReceiveMessageCommand({
+      QueueUrl: service.runtime.queues.deliveryDlq.url,
+      MaxNumberOfMessages: 10,
+      WaitTimeSeconds: 0,
+      VisibilityTimeout: 3600,
+    }),
+  );
+  return (out.Messages ?? []).map((m) => m.Body ?? '');
+};
+const sqsClient = () =>
+  new SQSClient({
+    endpoint: service.runtime.endpoints.sqs,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    useQueueUrlAsEndpoint: false,
+  });
+
 const endpoint = async (url: string) => {
   const res = await A().post('/v1/webhook_endpoints', { url, enabledEvents: ['*'] });
   expect(res.status).toBe(201);
@@ -142,9 +163,81 @@ describe('one endpoint that hangs beside one that answers at once', () => {
     expect((await endpointOf(answeringId))?.promptSince).toEqual(expect.any(String));
     expect((await endpointOf(hangingId))?.promptSince ?? null).toBeNull();
 
+    // None lost: every try of the hanging endpoint ends on §14's schedule (here 7 waits of 2 s), each failed
+    // (no answer), the last `failed`; nothing in the delivery DLQ (no slow try's event given up on).
+    const scheduleEnded = async () =>
+      (await deliveries(hangingId)).every((d) => d?.status === 'failed' && d.attempts === 8);
+    await eventually(scheduleEnded, 240_000, 2_000);
+    expect((await deliveries(hangingId)).map((d) => [d?.status, d?.nextAttemptAt, d?.lastResponseStatus])).toEqual(
+      events.map(() => ['failed', null, null]),
+    );
+    expect(await dlqBodies()).toEqual([]);
+
     // A new URL is a receiver not known to answer promptly: its tries lease again until one is.
     const url = `${(await endpointOf(answeringId))?.url}?v=2`;
     expect((await A().patch(`/v1/webhook_endpoints/${answeringId}`, { url })).status).toBe(200);
     expect((await endpointOf(answeringId))?.promptSince ?? null).toBeNull();
+  });
+});
+
+describe('the slow try’s asynchronous invoke, as Lambda runs it', () => {
+  it('a slow try that keeps throwing: retried twice, then in the DLQ (ids only); redriven, delivered', async () => {
+    // A receiver of its own, and an owner of its own: the first test's endpoints take no part.
+    const seen = new Set<string>();
+    const receiver = createServer((req, res) => {
+      seen.add(String(req.headers['webhook-id']));
+      req.resume();
+      res.writeHead(204).end();
+    });
+    const created = await service
+      .api('owner_b')
+      .post('/v1/webhook_endpoints', { url: await listen(receiver), enabledEvents: ['*'] });
+    expect(created.status).toBe(201);
+    const answeringId = created.body.id as string;
+    forgetEndpoints();
+    const event = await (async () => {
+      const createdAt = new Date().toISOString();
+      return putEvent({
+        id: eventId('sync_job.completed', createdAt),
+        ownerId: 'owner_b',
+        type: 'sync_job.completed',
+        createdAt,
+        object: { id: newId('sj'), object: 'sync_job', status: 'completed' },
+        endpointIds: [],
+        failingEndpointIds: [],
+      });
+    })();
+    // The new endpoint is not known to answer promptly: its try goes to the slow try, whose claim fails
+    // three times (the service's own error): the event and Lambda's two retries.
+    const fault = service.runtime.faults.inject({
+      function: 'EventDeliverySlowTry',
+      service: 'DynamoDB',
+      command: 'GetItem',
+      match: { Key: eventDeliveryKey(event.id, answeringId) },
+      action: 'fail',
+      times: 3,
+    });
+    await scheduleDeliveries(event);
+    const kept: string[] = [];
+    await eventually(async () => kept.push(...(await dlqBodies())) > 0, 60_000, 500);
+    const record = JSON.parse(kept[0]);
+    expect(record.requestContext).toMatchObject({ condition: 'RetriesExhausted', approximateInvokeCount: 3 });
+    expect(record.requestPayload).toEqual({ eventId: event.id, endpointId: answeringId, attempts: 0 });
+    expect(seen.has(event.id)).toBe(false);
+    const pending = await getItem(eventDeliveryKey(event.id, answeringId), eventDeliveryFrom, true);
+    expect(pending).toMatchObject({ status: 'pending', attempts: 0 });
+    fault.release();
+    // A redrive of the DLQ into the delivery queue tries it again: the worker reads the invocation record.
+    await sqsClient().send(
+      new SendMessageCommand({ QueueUrl: service.runtime.queues.delivery.url, MessageBody: kept[0] }),
+    );
+    await eventually(async () => seen.has(event.id), 60_000, 500);
+    await eventually(
+      async () =>
+        (await getItem(eventDeliveryKey(event.id, answeringId), eventDeliveryFrom, true))?.status === 'delivered',
+      30_000,
+      500,
+    );
+    await new Promise((done) => receiver.close(done));
   });
 });

@@ -421,7 +421,7 @@ describe('propagation of fulfillments through the local runtime', () => {
           },
         }),
       );
-      const { sqs } = await import('../../shared/aws/sqs.js');
+      const { sqs } = await import('../../shared/aws/batch.js');
       await sqs.send(
         new SendMessageCommand({
           QueueUrl: service.runtime.queues.fulfillment.url,

@@ -27,7 +27,7 @@ type Page<T> = { data: T[]; hasMore: boolean };
 type Lists = {
   syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
   moves: typeof import('../../shared/order-flow/order-job-moves.js');
-  audit: typeof import('../../shared/audit-log/audit-log.js');
+  audit: typeof import('../../shared/entities/audit-entry.js');
   resellerStores: typeof import('../../shared/stores/stores.js');
   sourceStores: typeof import('../../shared/stores/stores.js');
 };
@@ -120,7 +120,7 @@ beforeAll(async () => {
   lists = {
     syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
     moves: await import('../../shared/order-flow/order-job-moves.js'),
-    audit: await import('../../shared/audit-log/audit-log.js'),
+    audit: await import('../../shared/entities/audit-entry.js'),
     resellerStores: await import('../../shared/stores/stores.js'),
     sourceStores: await import('../../shared/stores/stores.js'),
   };

@@ -203,7 +203,7 @@ describe('recovery: crashes, lost enqueues, stale messages, throttling', () => {
 
     // Replay the first enqueue's message on the queue and on the DLQ.
     const stale = JSON.stringify({ jobId: id, generation: 1 });
-    const { sqs } = await import('../../shared/aws/sqs.js');
+    const { sqs } = await import('../../shared/aws/batch.js');
     await sqs.send(new SendMessageCommand({ QueueUrl: service.runtime.queues.sync.url, MessageBody: stale }));
     await sqs.send(new SendMessageCommand({ QueueUrl: service.runtime.queues.syncDlq.url, MessageBody: stale }));
     await new Promise((r) => setTimeout(r, 2500));

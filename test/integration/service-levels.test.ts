@@ -1,6 +1,5 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { dueAtOf, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/business-days.js';
-import { HOUR_BUCKETS } from '../../shared/domain/scorecard.js';
+import { dueAtOf, HOUR_BUCKETS, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/shipping.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
 import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite, storePair, unique } from './support.js';

@@ -50,7 +50,6 @@ const FEATURES = [
   'shared/app-webhooks',
   'shared/privacy',
   'shared/stores',
-  'shared/audit-log',
   'shared/api-keys',
   'shared/idempotency',
 ];

@@ -7,7 +7,7 @@ import {
   isTimeZone,
   type ServiceLevel,
   scanDueAtOf,
-} from '../../shared/domain/business-days.js';
+} from '../../shared/domain/shipping.js';
 
 /** CONTRACT.md §16.1 and platform-notes/supplier-sla-platform.md §3 (the worked examples). */
 const promise = (over: Partial<ServiceLevel>): ServiceLevel => ({

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
@@ -16,12 +17,14 @@ import { LEASE_MS } from '../../shared/entities/endpoint-leases.js';
 import { eventId, eventItem, eventKey } from '../../shared/entities/event.js';
 import { eventDeliveryItem, newDelivery } from '../../shared/entities/event-delivery.js';
 import { type WebhookEndpoint, webhookEndpointItem } from '../../shared/entities/webhook-endpoint.js';
+import { handOffSlowTry } from '../../shared/events/delivery-hand-off.js';
 import {
   DEFERRAL_SECONDS,
   type DeliveryDeps,
   forgetJudgements,
   nextAttemptAfter,
   processDeliveryMessage,
+  processSlowTry,
 } from '../../shared/events/delivery-worker.js';
 import { DISABLED_REASON } from '../../shared/events/endpoint-health.js';
 import { DNS_TIMEOUT_MS, postWebhook, resolveHost } from '../../shared/events/webhook-sender.js';
@@ -71,11 +74,13 @@ const leasedEndpoint = (changes: Partial<WebhookEndpoint> = {}) => endpointOf({ 
 
 const post = jest.fn();
 const resolve = jest.fn();
+const handOff = jest.fn();
 const deps: DeliveryDeps = {
   cipher: { encrypt: async (text) => text, decrypt: async (text) => text },
   resolve,
   post,
   present: presentEvent,
+  handOff,
 };
 
 const stored = (attempts: number, endpoint: WebhookEndpoint, leases?: Record<string, unknown>) => {
@@ -97,6 +102,15 @@ const record = (attempts: number, deferrals?: number): SQSRecord =>
     body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts, ...(deferrals ? { deferrals } : {}) }),
     attributes: { ApproximateReceiveCount: '1' },
   }) as unknown as SQSRecord;
+
+/**
+ * The slow try (EventDeliverySlowTry) given `received`'s message, as the worker's asynchronous invoke
+ * hands it over: 'done' once it resolved (it throws otherwise, for Lambda's retries).
+ */
+const slowTry = async (received: SQSRecord) => {
+  await processSlowTry(deps, JSON.parse(received.body));
+  return 'done' as const;
+};
 
 /**
  * What the try wrote on the delivery, by attribute name: the SET of the transaction's first update, or
@@ -128,6 +142,7 @@ beforeEach(() => {
   dynamo.reset();
   sqs.reset();
   post.mockReset();
+  handOff.mockReset().mockResolvedValue(undefined);
   resolve.mockReset().mockResolvedValue(['93.184.216.34']);
   dynamo.on(TransactWriteCommand).resolves({});
   dynamo.on(UpdateCommand).resolves({});
@@ -311,7 +326,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
       order.push('post');
       return 204;
     });
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(order).toEqual(['take', 'post', 'give']);
     const [take, give] = leaseWrites();
     // The one lease the read shows free (s0-s2 held): LEASES_PER_ENDPOINT is 4.
@@ -329,7 +344,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     const later = Date.now() + LEASE_MS - 500;
     stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
     post.mockResolvedValue(204);
-    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(await slowTry(record(0))).toBe('done');
     expect(post).not.toHaveBeenCalled();
     expect(leaseWrites()).toEqual([]);
     // Read again, consistently, before it is put back.
@@ -344,7 +359,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     const young = Date.now() + LEASE_MS - 500;
     stored(0, leasedEndpoint(), { s0: young, s1: Date.now() + 10_000, s2: young, s3: young });
     const decrypt = jest.spyOn(deps.cipher, 'decrypt');
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(post).not.toHaveBeenCalled();
     expect(decrypt).not.toHaveBeenCalled();
     expect(leaseWrites()).toEqual([]);
@@ -360,7 +375,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     const later = Date.now() + 10_000;
     stored(0, leasedEndpoint(), { s0: later, s1: later, s2: later, s3: later });
     const last = record(0, DEFERRAL_SECONDS.length);
-    await processDeliveryMessage(deps, last);
+    await slowTry(last);
     expect(post).not.toHaveBeenCalled();
     expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
     // The next try: a fresh message, no deferral carried over, after §14's first wait.
@@ -380,7 +395,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     const refused = Object.assign(new Error('held'), { name: 'ConditionalCheckFailedException' });
     dynamo.on(UpdateCommand, { Key: { SK: 'LEASES' }, ExpressionAttributeNames: { '#slot': 's1' } }).rejects(refused);
     post.mockResolvedValue(204);
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(post).toHaveBeenCalledTimes(1);
     expect(leaseWrites().map((w) => w.ExpressionAttributeNames!['#slot'])).toEqual(['s1', 's2', 's2']);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
@@ -392,7 +407,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
     // s2 is free, but beyond the 2 leases: every lease is held.
     stored(0, leasedEndpoint(), { s0: later, s1: later, s2: 0 });
     post.mockResolvedValue(204);
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(post).not.toHaveBeenCalled();
     expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ deferrals: 1 });
   });
@@ -415,11 +430,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
   };
   /** Two records of one batch, of the same endpoint, side by side. */
   const twoAtOnce = () =>
-    Promise.all(
-      [record(0), { ...record(0), messageId: 'm-2', receiptHandle: 'rh-2' }].map((r) =>
-        processDeliveryMessage(deps, r),
-      ),
-    );
+    Promise.all([record(0), { ...record(0), messageId: 'm-2', receiptHandle: 'rh-2' }].map((r) => slowTry(r)));
 
   it('a try of the same batch holds the one lease: the other waits for it, and goes once it was answered', async () => {
     process.env.DELIVERY_ENDPOINT_CONCURRENCY = '1';
@@ -462,7 +473,7 @@ describe('one endpoint’s share of delivery capacity (issue 39, item 4)', () =>
       .on(UpdateCommand, { Key: { SK: 'LEASES' }, ConditionExpression: '#slot = :until' })
       .rejects(new Error('down'));
     post.mockResolvedValue(204);
-    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    expect(await slowTry(record(0))).toBe('done');
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
   });
 });
@@ -500,14 +511,14 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
   it('a leased try answered promptly frees its endpoint: promptSince written once, after the give-back', async () => {
     stored(0, leasedEndpoint());
     post.mockResolvedValue(204);
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     const give = leaseCalls().find((input) => input.ConditionExpression === '#slot = :until');
     // The give-back answers the leases as it left them: whether another try of the endpoint is in flight.
     expect(give).toMatchObject({ ReturnValues: 'ALL_NEW' });
     expect(endpointWrites()).toEqual([expect.objectContaining({ UpdateExpression: 'SET promptSince = :now' })]);
     // The same environment's next prompt answers (a batch claimed before the mark) do not write it again.
     dynamo.resetHistory();
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(endpointWrites()).toEqual([]);
   });
 
@@ -518,7 +529,7 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
       .on(UpdateCommand, { Key: { SK: 'LEASES' }, ConditionExpression: '#slot = :until' })
       .resolves({ Attributes: { s0: 0, s1: takenLongAgo } });
     post.mockResolvedValue(204);
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
     expect(endpointWrites()).toEqual([]);
   });
@@ -527,13 +538,13 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, leasedEndpoint());
     post.mockImplementation(() => new Promise((done) => setTimeout(() => done(204), 200)));
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     post.mockResolvedValue(null);
-    await processDeliveryMessage(deps, record(0));
+    await slowTry(record(0));
     expect(endpointWrites().filter((input) => /promptSince/.test(input.UpdateExpression!))).toEqual([]);
   });
 
-  it('a prompt endpoint’s try not answered in time: the endpoint is slow, the try goes on under a lease', async () => {
+  it('a prompt endpoint’s try not answered in time: the endpoint slow, the POST cut, the try handed off', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, endpointOf());
     let signal: AbortSignal | undefined;
@@ -541,29 +552,42 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
       signal = given;
       return new Promise((done) => setTimeout(() => done(204), 300));
     });
-    await processDeliveryMessage(deps, record(0));
+    const started = Date.now();
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    // The batch waited promptMs, not the receiver.
+    expect(Date.now() - started).toBeLessThan(290);
     // One write: promptSince removed, on condition that it is still the one read.
     const [slow] = endpointWrites();
     expect(slow).toMatchObject({ UpdateExpression: 'REMOVE promptSince', ConditionExpression: 'promptSince = :was' });
     expect(slow.ExpressionAttributeValues).toEqual({ ':was': createdAt });
-    // The lease taken on a consistent read once the try was late, given back after; the POST not cut.
+    // No lease here: the POST aborted (the receiver may see the webhook-id again), the try handed over, ids only.
+    expect(leaseCalls()).toEqual([]);
+    expect(signal?.aborted).toBe(true);
+    expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 0 });
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(sent()).toEqual([]);
+    // The slow try takes a lease (an eventually consistent read first), POSTs, gives it back, records the answer.
+    dynamo.resetHistory();
+    post.mockResolvedValue(204);
+    await slowTry(record(0));
     const leases = leaseCalls();
-    expect(leases[0]).toMatchObject({ ConsistentRead: true });
+    expect(leases[0].ConsistentRead).toBeFalsy();
     expect(leases.slice(1).map((input) => input.ConditionExpression)).toEqual([
       'attribute_not_exists(#slot) OR #slot <= :at',
       '#slot = :until',
     ]);
-    expect(signal?.aborted).toBe(false);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
-    // Its next try leases from the start, though the read still shows the endpoint prompt (the write not seen).
+    // Its next try in the batch is handed off at once, though the read still shows the endpoint prompt.
     dynamo.resetHistory();
-    post.mockResolvedValue(204);
+    post.mockClear();
+    handOff.mockClear();
     await processDeliveryMessage(deps, record(0));
-    expect(leaseCalls()[0]).toMatchObject({ Key: { SK: 'LEASES' } });
-    expect(leaseCalls()[0].ConsistentRead).toBeFalsy();
+    expect(post).not.toHaveBeenCalled();
+    expect(handOff).toHaveBeenCalledTimes(1);
+    expect(leaseCalls()).toEqual([]);
   });
 
-  it('…and is cut when every lease is held: a try not answered, on §14’s schedule', async () => {
+  it('…its slow try fails at once when hung tries hold every lease: not answered, on §14’s schedule', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     const later = Date.now() + 10_000;
     stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
@@ -579,6 +603,9 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     await processDeliveryMessage(deps, record(0));
     expect(signal?.aborted).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
+    expect(handOff).toHaveBeenCalledTimes(1);
+    await slowTry(record(0));
+    expect(post).toHaveBeenCalledTimes(1);
     expect(deliveryWrite()).toMatchObject({ status: 'pending', attempts: 1, lastResponseStatus: null });
     expect(sent()).toEqual([expect.objectContaining({ DelaySeconds: 5 })]);
   });
@@ -601,18 +628,17 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
       return {};
     });
     let open = 0;
-    let openAfterJudged = 0;
+    let mostOpen = 0;
     post.mockImplementation(
-      (_url, _body, _headers, _addresses, given: AbortSignal) =>
+      (_url, _body, _headers, _addresses, given?: AbortSignal) =>
         new Promise((done) => {
-          open += 1;
+          mostOpen = Math.max(mostOpen, ++open);
           const end = () => {
             open -= 1;
             done(null);
           };
-          setTimeout(() => (openAfterJudged = Math.max(openAfterJudged, open)), 300);
           setTimeout(end, 500);
-          given.addEventListener('abort', end);
+          given?.addEventListener('abort', end);
         }),
     );
     const records = Array.from({ length: 6 }, (_, i) => ({
@@ -621,10 +647,16 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
       receiptHandle: `r-${i}`,
     }));
     await Promise.all(records.map((r) => processDeliveryMessage(deps, r)));
-    // Six went out at once (the endpoint was prompt); once found slow, two (its leases) went on, four were cut.
+    // Six went out at once (the endpoint was prompt), each cut at promptMs and handed off; one slow mark.
     expect(post).toHaveBeenCalledTimes(6);
-    expect(openAfterJudged).toBe(2);
+    expect(handOff).toHaveBeenCalledTimes(6);
     expect(endpointWrites().filter((input) => input.UpdateExpression === 'REMOVE promptSince')).toHaveLength(1);
+    // The six slow tries side by side: two (its leases) go out; the others find them held and do not POST.
+    post.mockClear();
+    mostOpen = 0;
+    await Promise.all(records.map((r) => slowTry(r)));
+    expect(mostOpen).toBe(2);
+    expect(post).toHaveBeenCalledTimes(2);
   });
 
   it('the slow judgement ends with the next prompt answer: a newer promptSince, no lease again', async () => {
@@ -639,6 +671,81 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     await processDeliveryMessage(deps, record(0));
     expect(leaseCalls()).toEqual([]);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered' });
+  });
+});
+
+describe('the hand-off: no batch waits on a receiver that could hang (issue 39, item 4)', () => {
+  const lambda = mockClient(LambdaClient);
+  beforeEach(() => {
+    lambda.reset();
+    process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME = 'Stack-EventDeliverySlowTry';
+  });
+  afterEach(() => {
+    delete process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME;
+  });
+
+  it('a try of an endpoint not known to answer promptly is not POSTed in the batch: handed off, ids only', async () => {
+    stored(2, leasedEndpoint());
+    post.mockResolvedValue(204);
+    expect(
+      await processDeliveryMessage(deps, {
+        ...record(2),
+        body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' }),
+      }),
+    ).toBe('done');
+    expect(post).not.toHaveBeenCalled();
+    expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' });
+    // Nothing written, nothing sent, no lease: the slow try does all of it.
+    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toEqual([]);
+    expect(sent()).toEqual([]);
+  });
+
+  it('a hand-off Lambda refused: the message comes back on the queue, nothing written', async () => {
+    stored(0, leasedEndpoint());
+    handOff.mockRejectedValue(Object.assign(new Error('rate'), { name: 'TooManyRequestsException' }));
+    expect(await processDeliveryMessage(deps, record(0))).toBe('retry');
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(sent()).toEqual([]);
+  });
+
+  it('invokes the slow try asynchronously (Event) by its name, with the try’s ids and nothing else', async () => {
+    lambda.on(InvokeCommand).resolves({ StatusCode: 202 });
+    await handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1, requestId: 'req_1', notBefore: 5 });
+    const [call] = lambda.commandCalls(InvokeCommand);
+    expect(call.args[0].input).toMatchObject({ FunctionName: 'Stack-EventDeliverySlowTry', InvocationType: 'Event' });
+    const payload = JSON.parse(new TextDecoder().decode(call.args[0].input.Payload as Uint8Array));
+    expect(payload).toEqual({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1, requestId: 'req_1' });
+    lambda.on(InvokeCommand).resolves({ StatusCode: 200 });
+    await expect(handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 })).rejects.toThrow(/202/);
+  });
+
+  it('the slow try under a lease with the POST’s full time: a receiver answering after 2 s is delivered', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    stored(0, leasedEndpoint());
+    post.mockImplementation((_url, _body, _headers, _addresses, given?: AbortSignal) => {
+      expect(given).toBeUndefined();
+      return new Promise((done) => setTimeout(() => done(204), 300));
+    });
+    await slowTry(record(0));
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
+    expect(handOff).not.toHaveBeenCalled();
+    delete process.env.DELIVERY_PROMPT_MS;
+  });
+
+  it('the slow try throws on the service’s own error (Lambda retries), drops a stale or malformed one', async () => {
+    stored(0, leasedEndpoint());
+    post.mockResolvedValue(500);
+    dynamo.on(TransactWriteCommand).rejects(new Error('table down'));
+    await expect(processSlowTry(deps, { eventId: EVENT_ID, endpointId: 'we_1', attempts: 0 })).rejects.toThrow(
+      /Lambda tries it again/,
+    );
+    // Stale: the delivery has moved past the try (a duplicate event, or the try done already).
+    post.mockClear();
+    await expect(processSlowTry(deps, { eventId: EVENT_ID, endpointId: 'we_1', attempts: 3 })).resolves.toBeUndefined();
+    await expect(processSlowTry(deps, { eventId: EVENT_ID })).resolves.toBeUndefined();
+    expect(post).not.toHaveBeenCalled();
   });
 });
 

@@ -5,6 +5,7 @@ import {
   authorize,
   LOCAL_ACCOUNT,
   type LocalAccess,
+  localFunctionArn,
   localRoleArn,
   localTableArn,
   requestsFor,
@@ -23,6 +24,7 @@ const accessOf = (functionName: string, access: Access): LocalAccess => ({
     tableArn: localTableArn('t'),
     keyArn: KEY,
     queueArn: (queue) => `arn:aws:sqs:us-east-1:000000000000:${queue}`,
+    functionArn: localFunctionArn,
   }),
   queueArns: { [QUEUE_URL]: QUEUE_ARN },
   keyArn: KEY,
@@ -64,6 +66,25 @@ describe('authorize: a function call checked against its role policy, as AWS doe
     expect(denied('AmazonSQS.SendMessage', { QueueUrl: 'http://127.0.0.1:1/000000000000/poll' })).toBe(
       'sqs:SendMessage',
     );
+  });
+
+  it('authorises Lambda’s Invoke (a REST path, no target) on the functions `invokes` names only', () => {
+    const invoker = accessOf('Worker', { invokes: ['SlowTry'] });
+    const invoke = (FunctionName: string, who = invoker) =>
+      authorize(undefined, { FunctionName }, who, `/2015-03-31/functions/${FunctionName}/invocations`);
+    expect(invoke('SlowTry')).toBeUndefined();
+    expect(invoke(localFunctionArn('SlowTry'))).toBeUndefined();
+    const refused = invoke('EventRecorder');
+    expect(refused?.request).toMatchObject({
+      action: 'lambda:InvokeFunction',
+      resource: localFunctionArn('EventRecorder'),
+    });
+    expect(refused?.denial).toMatchObject({
+      statusCode: 403,
+      headers: { 'x-amzn-errortype': 'AccessDeniedException' },
+    });
+    // A function that declares none may invoke none.
+    expect(invoke('SlowTry', access)?.request.action).toBe('lambda:InvokeFunction');
   });
 
   it('conditions key use on the declared secrets and the cipher’s context', () => {

@@ -3,11 +3,12 @@ import {
   figuresOfJob,
   HOUR_BUCKETS,
   percentileOf,
+  progressAfter,
   scanVerdictOf,
   scorecardOf,
+  shipmentStatusOf,
   sumDays,
-} from '../../shared/domain/scorecard';
-import { progressAfter, shipmentStatusOf } from '../../shared/domain/shipment';
+} from '../../shared/domain/shipping';
 
 const job = (hours: number, over: Partial<Parameters<typeof figuresOfJob>[0]> = {}) => ({
   dueAt: '2026-11-10T04:59:59.000Z',

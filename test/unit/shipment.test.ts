@@ -1,4 +1,4 @@
-import { applyShipment, fulfillmentStatusOf, planShipment, type ShipmentLine } from '../../shared/domain/shipment.js';
+import { applyShipment, fulfillmentStatusOf, planShipment, type ShipmentLine } from '../../shared/domain/shipping.js';
 
 const line = (reseller: string | null, source: string | null, quantity: number, fulfilled = 0): ShipmentLine => ({
   resellerLineItemId: reseller,

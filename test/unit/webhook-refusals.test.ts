@@ -9,7 +9,7 @@ import {
   rememberUnknownShop,
   UNKNOWN_SHOP_MAX,
   UNKNOWN_SHOP_TTL_MS,
-} from '../../shared/stores/unknown-shops.js';
+} from '../../shared/stores/verify.js';
 import { requiresOf, requiring } from '../command-meaning.js';
 import { dynamo, kms, sqs } from './aws-mocks.js';
 import { callWebhook, webhookEvent } from './http-handler.js';
