@@ -19,6 +19,14 @@ import {
   type SyncJob,
 } from '../order-flow/order-sync-job.js';
 
+/** How a store stays connected (CONTRACT.md §12): its connection, subscriptions, API version, token expiry. */
+const presentConnection = (store: ResellerStore | SourceStore) => ({
+  connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
+  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+});
+
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,
   object: 'reseller_store',
@@ -27,10 +35,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
-  connection: store.connection,
-  webhooks: store.webhooks,
-  apiVersion: store.apiVersion ?? null,
-  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+  ...presentConnection(store),
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -43,10 +48,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
-  connection: store.connection,
-  webhooks: store.webhooks,
-  apiVersion: store.apiVersion ?? null,
-  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+  ...presentConnection(store),
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   serviceLevel: store.serviceLevel ?? null,
