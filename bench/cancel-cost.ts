@@ -13,6 +13,7 @@ import { createApiClient } from '../client/client.js';
 import {
   createStores,
   dynamoByOperation,
+  endMeteredBench,
   fixed,
   placeOrders,
   postOrderWebhook,
@@ -24,7 +25,7 @@ import {
 } from './common.js';
 
 const { orders, meter, runtime } = await startMeteredBench(20);
-let exitCode = 0;
+let failure: unknown;
 try {
   const stores = await createStores(runtime.apiUrl);
   const platform = createApiClient({ baseUrl: runtime.apiUrl });
@@ -90,10 +91,6 @@ try {
   console.log('\nDynamoDB, by operation:');
   console.log(dynamoByOperation(u, per));
 } catch (error) {
-  exitCode = 1;
-  console.error(error);
-} finally {
-  meter.counting = false;
-  await runtime.stop();
+  failure = error ?? new Error('the bench failed');
 }
-process.exit(exitCode);
+await endMeteredBench({ meter, runtime }, failure);

@@ -284,6 +284,17 @@ export const startMeteredBench = async (defaultOrders: number) => {
   return { orders, meter, runtime };
 };
 
+/** A cost bench's end: counting off and the runtime stopped; exit code 1 after a `failure` (printed), else 0. */
+export const endMeteredBench = async (
+  { meter, runtime }: Pick<Awaited<ReturnType<typeof startMeteredBench>>, 'meter' | 'runtime'>,
+  failure: unknown,
+) => {
+  meter.counting = false;
+  if (failure) console.error(failure);
+  await runtime.stop();
+  process.exit(failure ? 1 : 0);
+};
+
 /** Posts `orders` signed single-supplier orders (ids from `firstId` on); the ids of the jobs they made. */
 export const placeOrders = async (
   platform: ReturnType<typeof createApiClient>,

@@ -31,7 +31,7 @@ import { localDocumentClient } from '../lib/local/dynamodb.js';
 import type { SdkCall } from '../lib/local/protocol.js';
 import type { Item } from '../shared/dynamo/table.js';
 import { TABLE_DEFINITION } from '../shared/dynamo/table-definition.js';
-import { itemSize } from '../shared/order-flow/order-body.js';
+import { itemSize } from '../shared/order-flow/order-repository.js';
 import { TAGGED_ATTRIBUTE } from '../shared/order-flow/order-sync-job.js';
 import { PROJECT_ROOT } from './bundling.js';
 import {
@@ -63,7 +63,7 @@ const unitPrice = (price: number) => price.toFixed(12).replace(/0+$/, '');
  * The functions an order runs through; any other invocation (the API reads of the bench) is not the order's.
  * The reseller order's tag (CONTRACT.md §12.5) is tried by SyncWorker once the supplier order is placed, before
  * the completion's write, which records it; FulfillmentWorker when that try fails (a 429, no answer in time:
- * shared/order-flow/tagging-try.ts `tagNow`).
+ * shared/order-flow/tagging.ts `tagNow`).
  */
 const PIPELINE = new Set(['OrdersWebhook', 'SyncWorker', 'SyncDeadLetter', 'EventRecorder', 'FulfillmentWorker']);
 /** What an event and its delivery run through, for the delivery's own cost (phase 4). */

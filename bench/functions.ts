@@ -163,7 +163,7 @@ const authorizerEvent = () => {
 
 /** An SQS batch of one message about a job that does not exist (stale): the consumer drops it. */
 const sqsEvent = (queue: string) => {
-  // The message shapes of shared/order-flow/placing-queue.ts and shared/order-flow/propagating-queue.ts.
+  // The message shapes of shared/order-flow/placing.ts and shared/order-flow/propagating.ts.
   const body = queue.startsWith('fulfillment')
     ? JSON.stringify({
         jobId: missingId('sj'),

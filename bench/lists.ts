@@ -33,8 +33,7 @@ import { DEFAULT_ROUTING_POLICY } from '../shared/domain/routing.js';
 import type { AuditAction, AuditEntry } from '../shared/entities/audit-entry.js';
 import type { Event, EventType } from '../shared/entities/event.js';
 import { CONNECTED } from '../shared/entities/store.js';
-import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
-import type { UnroutedOrder } from '../shared/order-flow/order-unrouted.js';
+import type { SyncJob, UnroutedOrder } from '../shared/order-flow/order-sync-job.js';
 import { fixed, flags, median, orderBody, positiveNumber, table, timedRuns, withBenchTable } from './common.js';
 import { readUnits, recordRoundTrips } from './round-trips.js';
 import { seededAuditEntry, seededJob, writeItems } from './seed.js';
@@ -242,13 +241,13 @@ interface ListCase {
 const loadModules = async () => {
   const { dynamo } = await import('../shared/dynamo/table.js');
   const { syncJobItem } = await import('../shared/order-flow/order-sync-job.js');
-  const { compressBody } = await import('../shared/order-flow/order-body.js');
+  const { compressBody } = await import('../shared/order-flow/order-repository.js');
   const { auditEntryItem } = await import('../shared/entities/audit-entry.js');
   const { resellerStoreItem } = await import('../shared/entities/store.js');
   const { sourceStoreItem } = await import('../shared/entities/store.js');
-  const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-unrouted.js');
-  const { listOrders } = await import('../shared/order-flow/reading-orders.js');
-  const { listSyncJobs } = await import('../shared/order-flow/reading-sync-jobs.js');
+  const { unroutedOrderItem, unroutedOrderMarkItem } = await import('../shared/order-flow/order-sync-job.js');
+  const { listOrders } = await import('../shared/order-flow/reading.js');
+  const { listSyncJobs } = await import('../shared/order-flow/reading.js');
   const { listAuditEntries } = await import('../shared/entities/audit-entry.js');
   const { listResellerStores } = await import('../shared/stores/stores.js');
   const { listSourceStores } = await import('../shared/stores/stores.js');

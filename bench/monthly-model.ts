@@ -137,7 +137,7 @@ const monthContext = (m: CostMeasurement, t: TemplateCounts, scenario: Scenario,
       billedMsP10: 0,
     };
   const fulfillments = a.fulfillmentWebhooksPerOrder;
-  // The sync worker places the order and tags the reseller's (shared/order-flow/tagging-try.ts `tagNow`); the
+  // The sync worker places the order and tags the reseller's (shared/order-flow/tagging.ts `tagNow`); the
   // fulfillment worker carries each fulfillment to the reseller's platform (and a tag its try left to it).
   const callsPlatform: Record<string, number> = {
     SyncWorker: m.perOrder.platformCalls.supplier + m.perOrder.platformCalls.reseller,

@@ -18,6 +18,7 @@ import { createApiClient } from '../client/client.js';
 import {
   createStores,
   dynamoByOperation,
+  endMeteredBench,
   fixed,
   ORDERS_WEBHOOK_PATH,
   placeOrders,
@@ -30,7 +31,7 @@ import {
 } from './common.js';
 
 const { orders, meter, runtime } = await startMeteredBench(10);
-let exitCode = 0;
+let failure: unknown;
 
 type Job = Record<string, any>;
 
@@ -110,23 +111,23 @@ try {
 
   const firstId = Date.now() * 1000;
   const ids = await placeOrders(platform, stores, orders, firstId);
+  /** Sends the reseller's `topic` webhook for each order, its body made from the order's id. */
+  const fromReseller = (topic: string, bodyOf: (orderId: number) => unknown) => async () => {
+    for (let n = 0; n < orders; n++)
+      await send(stores.resellerShopDomain, stores.resellerSecret, ORDERS_WEBHOOK_PATH, topic, bodyOf(firstId + n));
+  };
   await waitFor(ids, (job) => job.status === 'completed' && job.tagged !== null);
   await sleep(1000);
 
   step('refunding one unit of each, before shipping');
   await measure(
     'refund (cancel) → supplier order edited',
-    async () => {
-      for (let n = 0; n < orders; n++) {
-        const refund = {
-          id: firstId + n,
-          order_id: firstId + n,
-          created_at: new Date().toISOString(),
-          refund_line_items: [{ id: 1, line_item_id: 1, quantity: 1, restock_type: 'cancel' }],
-        };
-        await send(stores.resellerShopDomain, stores.resellerSecret, ORDERS_WEBHOOK_PATH, 'refunds/create', refund);
-      }
-    },
+    fromReseller('refunds/create', (id) => ({
+      id,
+      order_id: id,
+      created_at: new Date().toISOString(),
+      refund_line_items: [{ id: 1, line_item_id: 1, quantity: 1, restock_type: 'cancel' }],
+    })),
     ids,
     (job) => job.lineItems[0].removedQuantity === 1,
   );
@@ -151,19 +152,14 @@ try {
   step('returning one unit of each');
   await measure(
     'return approved → supplier return opened',
-    async () => {
-      for (let n = 0; n < orders; n++) {
-        const approved = {
-          id: firstId + n,
-          status: 'open',
-          order: { id: firstId + n },
-          return_line_items: [
-            { id: 1, fulfillment_line_item: { line_item: { id: 2 } }, quantity: 1, return_reason: 'UNWANTED' },
-          ],
-        };
-        await send(stores.resellerShopDomain, stores.resellerSecret, ORDERS_WEBHOOK_PATH, 'returns/approve', approved);
-      }
-    },
+    fromReseller('returns/approve', (id) => ({
+      id,
+      status: 'open',
+      order: { id },
+      return_line_items: [
+        { id: 1, fulfillment_line_item: { line_item: { id: 2 } }, quantity: 1, return_reason: 'UNWANTED' },
+      ],
+    })),
     ids,
     (job) => job.returns[0]?.status === 'open',
   );
@@ -207,10 +203,6 @@ try {
   console.log('\nDynamoDB, by operation (all four phases):');
   console.log(dynamoByOperation(meter.usage, (n: number) => fixed(n / orders, 3)));
 } catch (error) {
-  exitCode = 1;
-  console.error(error);
-} finally {
-  meter.counting = false;
-  await runtime.stop();
+  failure = error ?? new Error('the bench failed');
 }
-process.exit(exitCode);
+await endMeteredBench({ meter, runtime }, failure);

@@ -1,9 +1,8 @@
 import { BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { SyncJobStatus } from '../shared/domain/orders.js';
 import type { AuditEntry } from '../shared/entities/audit-entry.js';
-import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
-import type { SyncJob } from '../shared/order-flow/order-sync-job.js';
-import { newSyncJob, type OrderGroup } from '../shared/order-flow/routing-jobs.js';
+import type { FulfillmentEntry, SyncJob } from '../shared/order-flow/order-sync-job.js';
+import { newSyncJob, type OrderGroup } from '../shared/order-flow/receiving.js';
 
 /**
  * Items written straight to a local table, for `bench:lists` and the list tests: records built

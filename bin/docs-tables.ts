@@ -42,12 +42,18 @@ import {
   vendorTagItem,
 } from '../shared/entities/store.js';
 import { endpointCountKey, webhookEndpointKey } from '../shared/entities/webhook-endpoint.js';
-import { orderBodyPartItem } from '../shared/order-flow/order-body.js';
-import { orderCancellationItem } from '../shared/order-flow/order-cancellation.js';
-import type { FulfillmentEntry } from '../shared/order-flow/order-fulfillment-entry.js';
-import { ENTITY_TAG, entityTagOf } from '../shared/order-flow/order-item-kind.js';
-import { type SyncJob, syncJobIndexEntries, syncJobKey } from '../shared/order-flow/order-sync-job.js';
-import { unroutedOrderItem, unroutedOrderMarkItem } from '../shared/order-flow/order-unrouted.js';
+import { orderCancellationItem } from '../shared/order-flow/order-items.js';
+import { orderBodyPartItem } from '../shared/order-flow/order-repository.js';
+import {
+  ENTITY_TAG,
+  entityTagOf,
+  type FulfillmentEntry,
+  type SyncJob,
+  syncJobIndexEntries,
+  syncJobKey,
+  unroutedOrderItem,
+  unroutedOrderMarkItem,
+} from '../shared/order-flow/order-sync-job.js';
 
 /** Where the items table is shown: the table's own room. */
 export const ITEMS_DOC = 'shared/dynamo/README.md';

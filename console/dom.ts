@@ -4,7 +4,7 @@
  */
 
 export type Child = Node | string | number | null | undefined | false | Child[];
-type Props = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
+export type Props = Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>;
 
 const append = (parent: Node, child: Child) => {
   if (child === null || child === undefined || child === false) return;
@@ -26,6 +26,19 @@ export const h = <K extends keyof HTMLElementTagNameMap>(
   append(element, children);
   return element;
 };
+
+/** A form of one field: its `label`, the `input`, a submit button saying `button`, and what follows (a hint). */
+export const fieldForm = (props: Props, label: string, input: HTMLInputElement, button: string, ...after: Child[]) =>
+  h(
+    'form',
+    props,
+    h('label', { for: input.id }, label),
+    ' ',
+    input,
+    ' ',
+    h('button', { type: 'submit' }, button),
+    after,
+  );
 
 /** Replaces what `parent` shows. */
 export const show = (parent: Element, ...children: Child[]) => {

@@ -1,5 +1,5 @@
 import { unwrap } from '../client/client.js';
-import { age, h, show } from './dom.js';
+import { age, fieldForm, h, show } from './dom.js';
 import {
   type Filters,
   type ListState,
@@ -106,8 +106,7 @@ const filtersOf = (query: URLSearchParams): Filters => ({
 
 const searchForm = (filters: Filters, dir: Directory, results: HTMLElement) => {
   const input = h('input', { id: 'search', name: 'search', type: 'search', autocomplete: 'off' });
-  return h(
-    'form',
+  return fieldForm(
     {
       role: 'search',
       onsubmit: async (event: Event) => {
@@ -132,11 +131,9 @@ const searchForm = (filters: Filters, dir: Directory, results: HTMLElement) => {
         }
       },
     },
-    h('label', { for: 'search' }, 'Search'),
-    ' ',
+    'Search',
     input,
-    ' ',
-    h('button', { type: 'submit' }, 'Find'),
+    'Find',
     h('small', { class: 'hint' }, ' a job id (sj_…) or a reseller order id'),
   );
 };

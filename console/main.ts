@@ -1,6 +1,6 @@
 import './console.css';
 import { bulkPage } from './bulk.js';
-import { h, show } from './dom.js';
+import { fieldForm, h, show } from './dom.js';
 import { jobPage } from './job.js';
 import { listPage } from './list.js';
 import { apiKey, forgetApiKey, setApiKey } from './session.js';
@@ -17,8 +17,7 @@ const root = document.getElementById('app')!;
 
 const keyForm = (error?: unknown) => {
   const input = h('input', { id: 'api-key', name: 'api-key', type: 'password', autocomplete: 'off', required: true });
-  return h(
-    'form',
+  return fieldForm(
     {
       class: 'key',
       onsubmit: (event: Event) => {
@@ -28,11 +27,9 @@ const keyForm = (error?: unknown) => {
         route();
       },
     },
-    h('label', { for: 'api-key' }, 'API key'),
-    ' ',
+    'API key',
     input,
-    ' ',
-    h('button', { type: 'submit' }, 'Use this key'),
+    'Use this key',
     h('p', { class: 'hint' }, 'Kept in this tab only (sessionStorage) and sent to this API, nowhere else.'),
     error ? alertBox(error) : null,
   );

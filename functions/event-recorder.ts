@@ -3,8 +3,7 @@ import { lambdaHandler, metricsMiddleware } from '../shared/core/telemetry.js';
 import type { Subject } from '../shared/events/changes.js';
 import { recordStreamWrite } from '../shared/events/recorder.js';
 import { presentOrder, presentResellerStore, presentSourceStore, presentSyncJob } from '../shared/http/present.js';
-import { unroutedLineItems } from '../shared/order-flow/reading-orders.js';
-import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
+import { linesOf, unroutedLineItems } from '../shared/order-flow/reading.js';
 
 /** The object of an event, as its GET answers it (functions/get-sync-job.ts, get-order.ts, get-*-store.ts). */
 const present = async (subject: Subject): Promise<Record<string, unknown>> => {

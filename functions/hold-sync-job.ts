@@ -4,7 +4,7 @@ import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { HoldSyncJobBody } from '../shared/http/schemas.js';
 import { holdByOperator } from '../shared/order-flow/holding.js';
-import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
+import { linesOf } from '../shared/order-flow/reading.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, body }) => {
   const input = parseInput(HoldSyncJobBody, body);

@@ -2,7 +2,7 @@ import { parseInput } from '../shared/core/errors.js';
 import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentOrder } from '../shared/http/present.js';
 import { ListOrdersQuery } from '../shared/http/schemas.js';
-import { listOrders, unroutedLineItems } from '../shared/order-flow/reading-orders.js';
+import { listOrders, unroutedLineItems } from '../shared/order-flow/reading.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListOrdersQuery, query);

@@ -2,7 +2,7 @@ import { parseInput } from '../shared/core/errors.js';
 import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentAttempt, presentList } from '../shared/http/present.js';
 import { PlainListQuery } from '../shared/http/schemas.js';
-import { listAttempts } from '../shared/order-flow/reading-sync-jobs.js';
+import { listAttempts } from '../shared/order-flow/reading.js';
 
 export const handler = apiHandler(async ({ ownerId, path, query }) => {
   const { limit, startingAfter } = parseInput(PlainListQuery, query);

@@ -2,7 +2,7 @@ import { parseInput } from '../shared/core/errors.js';
 import { apiHandler, ok } from '../shared/http/handler.js';
 import { presentList, presentSyncJob } from '../shared/http/present.js';
 import { ListSyncJobsQuery } from '../shared/http/schemas.js';
-import { linesOf, listSyncJobs } from '../shared/order-flow/reading-sync-jobs.js';
+import { linesOf, listSyncJobs } from '../shared/order-flow/reading.js';
 
 export const handler = apiHandler(async ({ ownerId, query }) => {
   const { limit, startingAfter, filters } = parseInput(ListSyncJobsQuery, query);

@@ -1,8 +1,7 @@
 import { cipher } from '../shared/aws/kms-cipher.js';
 import { metricsMiddleware } from '../shared/core/telemetry.js';
 import { assertJsonContentType, ok, webhookHandler } from '../shared/http/handler.js';
-import { acceptCancellation } from '../shared/order-flow/cancelling.js';
-import { acceptEdit } from '../shared/order-flow/editing.js';
+import { acceptCancellation, acceptEdit } from '../shared/order-flow/changing.js';
 import { acceptOrder, readRoutingEarly } from '../shared/order-flow/receiving.js';
 import { AFTER_SALE_TOPICS, acceptAfterSale } from '../shared/order-flow/refunding-request.js';
 import { topicOf, verifiedStores, verifiedStoresOfEitherKind } from '../shared/stores/verify.js';

@@ -2,7 +2,7 @@ import { ok } from '../shared/http/handler.js';
 import { idempotentApiHandler } from '../shared/http/idempotent-handler.js';
 import { presentSyncJob } from '../shared/http/present.js';
 import { retryJob } from '../shared/order-flow/placing-retry.js';
-import { linesOf } from '../shared/order-flow/reading-sync-jobs.js';
+import { linesOf } from '../shared/order-flow/reading.js';
 
 export const handler = idempotentApiHandler(async ({ ownerId, keyId, path, requestId }) => {
   const job = await retryJob({ ownerId }, path.id, { type: 'api_key', id: keyId ?? 'unknown' }, requestId);

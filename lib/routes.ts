@@ -126,7 +126,7 @@ const READ_ONE: Access = { table: ['GetItem'] };
 const readList = (...indexes: IndexName[]): Access => ({ table: ['GetItem', 'BatchGetItem'], indexes });
 /**
  * Reads an order's lines: a large order's body is in parts beside its first job, read in one Query of
- * the order's partition (shared/order-flow/order-body.ts `readBodyParts`).
+ * the order's partition (shared/order-flow/order-repository.ts `readBodyParts`).
  */
 const readsOrderBody = (access: Access): Access => ({
   ...access,
@@ -505,7 +505,7 @@ const ROUTES: RouteSpec[] = [
     auth: 'webhook',
     access: {
       // Query: the reseller's vendor tags (its partition). BatchGetItem: a redelivery reads the
-      // order's jobs, to write any a crash left unwritten (shared/order-flow/routing-jobs.ts). UpdateItem
+      // order's jobs, to write any a crash left unwritten (shared/order-flow/receiving.ts). UpdateItem
       // and TransactWriteItems: `orders/cancelled` moves the order's jobs, with their audit entries.
       table: ['Query', 'GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems'],
       // The stores of the shop domain, with their webhook secrets; a supplier's cancelled order's job.
@@ -632,7 +632,7 @@ export const consumers: ConsumerSpec[] = [
       // Query (the kept fulfillments' partition), DeleteItem and the fulfillment queue: a completed
       // job releases the fulfillments kept for its supplier order (shared/order-flow/propagating.ts).
       // BatchGetItem and PutItem: the first job of an order written in chunks writes any job a crash
-      // left unwritten (shared/order-flow/routing-jobs.ts completeOrderJobs).
+      // left unwritten (shared/order-flow/receiving.ts completeOrderJobs).
       table: ['GetItem', 'BatchGetItem', 'PutItem', 'UpdateItem', 'TransactWriteItems', 'Query', 'DeleteItem'],
       // Both secrets: a custom platform's orders are signed with the webhook secret.
       key: CALLS_STORES,

@@ -1,5 +1,5 @@
 import { format } from 'node:util';
-import { keepInRun } from './run-logs.js';
+import { keepInRun, tapLines } from './run-logs.js';
 
 /**
  * `npm test` prints the runner's report and nothing else: what the service writes while a test file
@@ -15,13 +15,8 @@ const keep = (text: string) => keepInRun(`jest-worker-${process.pid}.log`, text)
 /** A line the service or its tooling wrote, as opposed to anything else on the stream. */
 const DIVERTED = /^\s*(\{|Bundling asset |npm warn )/;
 
-const divert = (stream: NodeJS.WriteStream) => {
-  const write = stream.write.bind(stream);
-  let pending = '';
-  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    pending += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-    const lines = pending.split('\n');
-    pending = lines.pop() ?? '';
+const divert = (stream: NodeJS.WriteStream) =>
+  tapLines(stream, (lines, write, _chunk, rest) => {
     const shown = lines.filter((line) => !DIVERTED.test(line));
     const kept = lines.filter((line) => DIVERTED.test(line));
     if (kept.length) keep(`${kept.join('\n')}\n`);
@@ -29,8 +24,7 @@ const divert = (stream: NodeJS.WriteStream) => {
     if (shown.length) return write(`${shown.join('\n')}\n`, callback);
     if (callback) process.nextTick(callback);
     return true;
-  }) as typeof stream.write;
-};
+  });
 divert(process.stdout);
 divert(process.stderr);
 // The tools the tests start (CDK's bundling runs esbuild through npm) write to the inherited streams

@@ -29,6 +29,28 @@ export const runLogDir = () => {
 /** Appends `text` to `name` in this run's directory. */
 export const keepInRun = (name: string, text: string) => appendFileSync(join(runLogDir(), name), text);
 
+/**
+ * Taps `stream`'s writes: the whole lines written (a line's start waits for its end) go to `handle`, which
+ * writes on what it lets through with `write` (the stream's own) and answers what the write would. Gives
+ * back a function that ends the tap.
+ */
+export const tapLines = (
+  stream: NodeJS.WriteStream,
+  handle: (lines: string[], write: NodeJS.WriteStream['write'], chunk: string | Uint8Array, rest: unknown[]) => boolean,
+) => {
+  const write = stream.write.bind(stream);
+  let pending = '';
+  stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
+    pending += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
+    const lines = pending.split('\n');
+    pending = lines.pop() ?? '';
+    return handle(lines, write, chunk, rest);
+  }) as typeof stream.write;
+  return () => {
+    stream.write = write;
+  };
+};
+
 /** The members of an order that hold a person's data, as Shopify names them. */
 const PERSONAL_KEYS = new Set(['email', 'phone', 'first_name', 'last_name', 'address1', 'address2', 'company', 'city']);
 /** Objects whose `name` is a person's (a line item's `name` is a product's). */

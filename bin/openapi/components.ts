@@ -66,32 +66,8 @@ const alwaysPresent = (
 
 const shopDomain = { $ref: '#/components/schemas/shop_domain', description: 'stored lower-cased' };
 
-const fulfillment = {
-  type: 'object',
-  description:
-    'A source fulfillment (a parcel) and where it stands on the reseller store (docs/propagation.md): ' +
-    '`pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts, ' +
-    '`delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, ' +
-    '`ignored` when nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the ' +
-    'supplier voided it and the reseller store no longer has it (CONTRACT.md §10.2–10.3).',
-  required: [
-    'sourceFulfillmentId',
-    'status',
-    'trackingCompany',
-    'trackingNumber',
-    'trackingNumbers',
-    'trackingUrl',
-    'resellerFulfillmentId',
-    'lineItems',
-    'attempts',
-    'errorMessage',
-    'receivedAt',
-    'shipmentStatus',
-    'firstScanAt',
-    'deliveredAt',
-    'updatedAt',
-  ],
-  properties: {
+const fulfillment = alwaysPresent(
+  {
     sourceFulfillmentId: str,
     status: { enum: ['pending', 'delivered', 'failed', 'dead', 'ignored', 'cancelled'] },
     trackingCompany: nullable(str),
@@ -130,7 +106,12 @@ const fulfillment = {
     deliveredAt: nullable(timestamp),
     updatedAt: timestamp,
   },
-};
+  'A source fulfillment (a parcel) and where it stands on the reseller store (docs/propagation.md): ' +
+    '`pending` while a create, a tracking update or a cancellation is on its way, `failed` between attempts, ' +
+    '`delivered` when the reseller store has it as the supplier last said, `dead` when it cannot be, ' +
+    '`ignored` when nothing of the job was left to ship (`errorMessage` says why), `cancelled` when the ' +
+    'supplier voided it and the reseller store no longer has it (CONTRACT.md §10.2–10.3).',
+);
 
 /** `pricingMode` and the `pricingConfig` of that mode (SPEC 2.3), one branch per mode. */
 const pricingOf = (mode: string, config: string) => ({
@@ -230,32 +211,8 @@ const hours = alwaysPresent(
 );
 
 /** A supplier's scorecard (CONTRACT.md §16.3). */
-const scorecard = {
-  type: 'object',
-  description:
-    'A supplier’s scorecard over the jobs due in a window of days (its zone), reseller cancellations left ' +
-    'out; each job counted once, by the late sweep, at its due time. Parcel scans are not counted yet: ' +
-    'their figures are null.',
-  required: [
-    'object',
-    'sourceStoreId',
-    'from',
-    'to',
-    'jobsDue',
-    'shippedOnTime',
-    'onTimeRate',
-    'lateShipmentRate',
-    'scanVerifiedOnTimeRate',
-    'validTrackingRate',
-    'sourceCancellationRate',
-    'hoursToTracking',
-    'hoursToFirstScan',
-    'lateNow',
-    'untrackedParcels',
-    'sufficient',
-    'request_id',
-  ],
-  properties: {
+const scorecard = alwaysPresent(
+  {
     object: { const: 'scorecard' },
     sourceStoreId: id('sst'),
     from: { type: 'string', format: 'date' },
@@ -274,7 +231,10 @@ const scorecard = {
     sufficient: { type: 'boolean', description: 'at least 20 decided jobs' },
     request_id: requestId,
   },
-};
+  'A supplier’s scorecard over the jobs due in a window of days (its zone), reseller cancellations left ' +
+    'out; each job counted once, by the late sweep, at its due time. Parcel scans are not counted yet: ' +
+    'their figures are null.',
+);
 
 export const responseSchemas: Record<string, Record<string, unknown>> = {
   scorecard,
@@ -286,17 +246,15 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       name: str,
       platform: str,
       shopDomain,
-      routingPolicy: {
-        type: 'object',
-        description: 'when an order may go to its suppliers (CONTRACT.md §11); every field shown, defaults included',
-        required: ['holdSeconds', 'payment', 'risk', 'testOrders'],
-        properties: {
+      routingPolicy: alwaysPresent(
+        {
           holdSeconds: { type: 'integer', minimum: 0, maximum: MAX_HOLD_DELAY_SECONDS },
           payment: { enum: PAYMENT_POLICIES },
           risk: { enum: RISK_POLICIES },
           testOrders: { enum: TEST_ORDER_POLICIES },
         },
-      },
+        'when an order may go to its suppliers (CONTRACT.md §11); every field shown, defaults included',
+      ),
       connection: storeConnection,
       webhooks: storeWebhooks,
       apiVersion: storeApiVersion,
@@ -467,25 +425,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One order placed on one supplier (SPEC 2.4, CONTRACT.md §6).',
   ),
   fulfillment,
-  order: {
-    type: 'object',
-    description:
-      'A reseller order as the service saw it (CONTRACT.md §10.8). No `id` of its own: `externalOrderId` names it ' +
-      '(and is the lists’ cursor).',
-    required: [
-      'object',
-      'resellerStoreId',
-      'externalOrderId',
-      'receivedAt',
-      'receivedVia',
-      'syncJobIds',
-      'unroutedLineItems',
-      'cancelledAt',
-      'redactedAt',
-      'refunds',
-      'request_id',
-    ],
-    properties: {
+  order: alwaysPresent(
+    {
       object: { const: 'order' },
       resellerStoreId: id('rst'),
       externalOrderId: { type: 'string', description: "the order's id on the reseller store" },
@@ -509,12 +450,11 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       request_id: requestId,
     },
-  },
-  order_refund: {
-    type: 'object',
-    description: 'A refund of the reseller’s order, as its `refunds/create` said it (CONTRACT.md §15.3).',
-    required: ['id', 'createdAt', 'lines', 'amount', 'currency'],
-    properties: {
+    'A reseller order as the service saw it (CONTRACT.md §10.8). No `id` of its own: `externalOrderId` names it ' +
+      '(and is the lists’ cursor).',
+  ),
+  order_refund: alwaysPresent(
+    {
       id: str,
       createdAt: str,
       lines: {
@@ -528,14 +468,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       amount: { ...nullable(str), description: 'the refunded lines’ and shipping’s amounts summed; null: none said' },
       currency: nullable(str),
     },
-  },
-  sync_job_return: {
-    type: 'object',
-    description:
-      'A return on the supplier for one reseller return (CONTRACT.md §15.2): `pending` until opened, `open`, ' +
-      '`closed` by the supplier, `cancelled` (by the reseller, or the supplier), `failed` when refused.',
-    required: ['id', 'resellerReturnId', 'sourceReturnId', 'status', 'lines', 'error', 'openedAt', 'closedAt'],
-    properties: {
+    'A refund of the reseller’s order, as its `refunds/create` said it (CONTRACT.md §15.3).',
+  ),
+  sync_job_return: alwaysPresent(
+    {
       id: { type: 'string', pattern: '^ret_' },
       resellerReturnId: str,
       sourceReturnId: { ...nullable(str), description: 'the platform’s id: digits, or Shopify’s `gid://`' },
@@ -557,12 +493,11 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       openedAt: nullable(timestamp),
       closedAt: nullable(timestamp),
     },
-  },
-  sync_job_source_refund: {
-    type: 'object',
-    description: 'A refund the supplier made on its order (CONTRACT.md §15.2): what it says it owes.',
-    required: ['id', 'amount', 'currency', 'returnId', 'lines', 'createdAt'],
-    properties: {
+    'A return on the supplier for one reseller return (CONTRACT.md §15.2): `pending` until opened, `open`, ' +
+      '`closed` by the supplier, `cancelled` (by the reseller, or the supplier), `failed` when refused.',
+  ),
+  sync_job_source_refund: alwaysPresent(
+    {
       id: str,
       amount: str,
       currency: str,
@@ -577,14 +512,10 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       createdAt: str,
     },
-  },
-  order_unrouted_line_item: {
-    type: 'object',
-    description:
-      'An item of the order that went to no supplier: a gift card, an item without a vendor, or one whose vendor ' +
-      'is no active source store’s `vendorTag` when the order came.',
-    required: ['resellerLineItemId', 'sku', 'title', 'vendor', 'quantity', 'reason'],
-    properties: {
+    'A refund the supplier made on its order (CONTRACT.md §15.2): what it says it owes.',
+  ),
+  order_unrouted_line_item: alwaysPresent(
+    {
       resellerLineItemId: { ...nullable(str), description: "the payload's line item `id` as its digits stand" },
       sku: nullable(str),
       title: nullable(str),
@@ -592,42 +523,23 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       quantity: count,
       reason: { enum: UNROUTED_REASONS },
     },
-  },
-  sync_job_cancellation: {
-    type: 'object',
-    description:
-      'A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s `orders/cancelled` or ' +
-      'the supplier’s. `requested` while its supplier order is being cancelled, `done` when the job is `cancelled`, ' +
-      '`declined` when the supplier refused (it has shipped): the job then stays `completed`.',
-    required: ['requestedBy', 'status', 'reason', 'requestedAt', 'endedAt'],
-    properties: {
+    'An item of the order that went to no supplier: a gift card, an item without a vendor, or one whose vendor ' +
+      'is no active source store’s `vendorTag` when the order came.',
+  ),
+  sync_job_cancellation: alwaysPresent(
+    {
       requestedBy: { enum: ['reseller', 'source'] },
       status: { enum: ['requested', 'done', 'declined'] },
       reason: { ...nullable(str), description: 'the platform’s `cancel_reason`, or why the supplier declined' },
       requestedAt: timestamp,
       endedAt: nullable(timestamp),
     },
-  },
-  sync_job_line_item: {
-    type: 'object',
-    description:
-      "One reseller line item a sync job carries, with the supplier's id of it once placed and the unit price " +
-      'before and after the markup was removed (the per-line price breakdown).',
-    required: [
-      'resellerLineItemId',
-      'sourceLineItemId',
-      'sku',
-      'title',
-      'variantTitle',
-      'quantity',
-      'price',
-      'sourcePrice',
-      'fulfilledQuantity',
-      'refundedQuantity',
-      'removedQuantity',
-      'returnedQuantity',
-    ],
-    properties: {
+    'A cancellation of a sync job’s order (CONTRACT.md §10.4–10.5): asked by the reseller’s `orders/cancelled` or ' +
+      'the supplier’s. `requested` while its supplier order is being cancelled, `done` when the job is `cancelled`, ' +
+      '`declined` when the supplier refused (it has shipped): the job then stays `completed`.',
+  ),
+  sync_job_line_item: alwaysPresent(
+    {
       resellerLineItemId: { ...nullable(str), description: "the payload's line item `id` as its digits stand" },
       sourceLineItemId: { ...nullable(str), description: "the supplier's id of the line; null until placed" },
       sku: nullable(str),
@@ -647,7 +559,9 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       returnedQuantity: { ...count, description: 'units in a supplier return not `cancelled` or `failed`' },
     },
-  },
+    "One reseller line item a sync job carries, with the supplier's id of it once placed and the unit price " +
+      'before and after the markup was removed (the per-line price breakdown).',
+  ),
   sync_job_attempt: object(
     'sync_job_attempt',
     'sja',
@@ -670,13 +584,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     'One attempt of a sync job to place its order (CONTRACT.md §6); throttled attempts in a row are one ' +
       'entry with `count`. A job keeps its last 100 entries.',
   ),
-  data_request: {
-    type: 'object',
-    description:
-      'A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the orders ' +
-      'it names the service holds, and which personal fields it keeps of each (names, never values).',
-    required: ['id', 'object', 'resellerStoreId', 'customerId', 'orders', 'receivedAt', 'expiresAt', 'request_id'],
-    properties: {
+  data_request: alwaysPresent(
+    {
       id: { type: 'string', description: 'the platform’s id of the request (`data_request.id`)' },
       object: { const: 'data_request' },
       resellerStoreId: id('rst'),
@@ -703,7 +612,9 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       expiresAt: { ...timestamp, description: 'when the record is no longer kept' },
       request_id: requestId,
     },
-  },
+    'A shopper’s data request (`customers/data_request`, CONTRACT.md §13), kept 30 days: which of the orders ' +
+      'it names the service holds, and which personal fields it keeps of each (names, never values).',
+  ),
   audit_log_entry: object(
     'audit_log_entry',
     'aud',
@@ -788,20 +699,17 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       request_id: requestId,
     },
   },
-  delivered_event: {
-    type: 'object',
-    description:
-      'An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as ' +
-      '`GET /v1/events/{id}` answers the event, without `deliveries` or `request_id`.',
-    required: ['id', 'object', 'type', 'created', 'data'],
-    properties: {
+  delivered_event: alwaysPresent(
+    {
       id: { ...id('evt'), description: 'also the `webhook-id` header: the same on every try' },
       object: { const: 'event' },
       type: ref('event_type'),
       created: timestamp,
       data: eventData,
     },
-  },
+    'An event as a webhook endpoint receives it (CONTRACT.md §14): the body of the signed POST, as ' +
+      '`GET /v1/events/{id}` answers the event, without `deliveries` or `request_id`.',
+  ),
   webhook_endpoint: withSecret(
     object(
       'webhook_endpoint',
@@ -856,11 +764,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
     required: ['object', 'request_id'],
     properties: { object: { const: 'webhook_receipt' }, request_id: requestId },
   },
-  error: {
-    type: 'object',
-    description: 'Every error (CONTRACT.md §3).',
-    required: ['error', 'request_id'],
-    properties: {
+  error: alwaysPresent(
+    {
       error: {
         type: 'object',
         required: ['type', 'code', 'message'],
@@ -877,7 +782,8 @@ export const responseSchemas: Record<string, Record<string, unknown>> = {
       },
       request_id: requestId,
     },
-  },
+    'Every error (CONTRACT.md §3).',
+  ),
 };
 
 export const headers = {

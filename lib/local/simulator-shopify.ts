@@ -274,23 +274,33 @@ const fulfillmentStatusNode = (order: SimOrder) => {
   return untouched === total ? 'UNFULFILLED' : 'PARTIALLY_FULFILLED';
 };
 
+/** A mailing address's fields as REST names them and as GraphQL does (an input's `countryCode`). */
+const ADDRESS_FIELDS = [
+  ['first_name', 'firstName'],
+  ['last_name', 'lastName'],
+  ['company', 'company'],
+  ['address1', 'address1'],
+  ['address2', 'address2'],
+  ['city', 'city'],
+  ['province_code', 'provinceCode'],
+  ['country_code', 'countryCode'],
+  ['zip', 'zip'],
+  ['phone', 'phone'],
+] as const;
+/** An address's fields under the other API's names (`from` REST or GraphQL), those it lacks null. */
+const addressFields = (address: Json, from: 'rest' | 'graphql'): Json =>
+  Object.fromEntries(
+    ADDRESS_FIELDS.map(([rest, graphql]) =>
+      from === 'rest' ? [graphql, address[rest] ?? null] : [rest, address[graphql] ?? null],
+    ),
+  );
+
 const mailingAddressNode = (value: unknown) => {
   if (value === null || typeof value !== 'object') return null;
   const address = asObject(value);
   const name = [address.first_name, address.last_name].filter((part) => typeof part === 'string').join(' ');
-  return {
-    firstName: address.first_name ?? null,
-    lastName: address.last_name ?? null,
-    name: address.name ?? (name || null),
-    company: address.company ?? null,
-    address1: address.address1 ?? null,
-    address2: address.address2 ?? null,
-    city: address.city ?? null,
-    provinceCode: address.province_code ?? null,
-    countryCodeV2: address.country_code ?? null,
-    zip: address.zip ?? null,
-    phone: address.phone ?? null,
-  };
+  const { countryCode, ...fields } = addressFields(address, 'rest');
+  return { ...fields, name: address.name ?? (name || null), countryCodeV2: countryCode };
 };
 
 /** The order's REST `shipping_lines` as Shopify's `ShippingLine`s (ids made from the order's). */
@@ -520,19 +530,7 @@ const NO_ERRORS: readonly UserError[] = [];
 /** `OrderCreateOrderInput`'s `shippingAddress` (a `MailingAddressInput`) as a REST `shipping_address`. */
 const restAddress = (value: unknown): Json | null => {
   if (value === null || value === undefined) return null;
-  const address = asObject(value);
-  return {
-    first_name: address.firstName ?? null,
-    last_name: address.lastName ?? null,
-    company: address.company ?? null,
-    address1: address.address1 ?? null,
-    address2: address.address2 ?? null,
-    city: address.city ?? null,
-    province_code: address.provinceCode ?? null,
-    country_code: address.countryCode ?? null,
-    zip: address.zip ?? null,
-    phone: address.phone ?? null,
-  };
+  return addressFields(asObject(value), 'graphql');
 };
 const restAttributes = (value: unknown) => list(value).map((a) => ({ name: a.key, value: a.value }));
 

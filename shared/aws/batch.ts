@@ -27,6 +27,21 @@ export const sqsDelay = (seconds: number) => Math.min(MAX_DELAY_SECONDS, Math.ma
 export type MessageOutcome = 'done' | 'retry';
 
 /**
+ * A batch's records, each handled on its own by `processor`: the failed ones answered back
+ * (ReportBatchItemFailures) and counted (`QueueRecordsFailed`), never thrown.
+ */
+const eachReported = async (
+  processor: BatchProcessor,
+  event: SQSEvent | DynamoDBStreamEvent,
+  handle: CallableFunction,
+  context: Context,
+) => {
+  const response = await processPartialResponse(event, handle, processor, { context, throwOnFullBatchFailure: false });
+  countMetric(BUSINESS_METRICS.queueRecordsFailed, response.batchItemFailures.length);
+  return response;
+};
+
+/**
  * A queue consumer's batch (ReportBatchItemFailures): each message on its own, each failed message
  * reported back for SQS to deliver again, and counted (`QueueRecordsFailed`). A batch whose every
  * message failed is answered the same way, not thrown: at low traffic most batches hold one message,
@@ -45,14 +60,8 @@ export const sqsBatchHandler = (handle: (received: SQSRecord, context?: Context)
       throw error;
     }
   };
-  return async (event: SQSEvent, context: Context): Promise<SQSBatchResponse> => {
-    const response = await processPartialResponse(event, counted, processor, {
-      context,
-      throwOnFullBatchFailure: false,
-    });
-    countMetric(BUSINESS_METRICS.queueRecordsFailed, response.batchItemFailures.length);
-    return response;
-  };
+  return (event: SQSEvent, context: Context): Promise<SQSBatchResponse> =>
+    eachReported(processor, event, counted, context);
 };
 
 /**
@@ -71,12 +80,6 @@ export const workQueueHandler = (run: (received: SQSRecord, context?: Context) =
  */
 export const streamBatchHandler = (handle: (written: DynamoDBRecord) => Promise<unknown>) => {
   const processor = new BatchProcessor(EventType.DynamoDBStreams);
-  return async (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> => {
-    const response = await processPartialResponse(event, handle, processor, {
-      context,
-      throwOnFullBatchFailure: false,
-    });
-    countMetric(BUSINESS_METRICS.queueRecordsFailed, response.batchItemFailures.length);
-    return response;
-  };
+  return (event: DynamoDBStreamEvent, context: Context): Promise<DynamoDBBatchResponse> =>
+    eachReported(processor, event, handle, context);
 };

@@ -12,7 +12,7 @@ import {
  * `npm run backfill-indexes` (bin/backfill-indexes.ts): gives every sync job and audit entry of the
  * table the index attributes the current code would have given it (./index-attributes.ts), so
  * items written before an index existed are in it (docs/design.md, "Deploying the indexes"), and
- * every record at an order's first job key its entity tag (shared/order-flow/order-item-kind.ts). One Scan, one
+ * every record at an order's first job key its entity tag (shared/order-flow/order-sync-job.ts). One Scan, one
  * conditional UpdateItem per item that lacks something; nothing but index attributes and tags is
  * written, so running it again, or while the service runs, is safe.
  */

@@ -1,15 +1,20 @@
 import { auditEntryFrom, auditEntryIndexEntries, auditEntryKey } from '../entities/audit-entry.js';
-import { ENTITY_TAG, entityTagOf } from '../order-flow/order-item-kind.js';
 import { isAtOrderRecordKey, orderItemFrom } from '../order-flow/order-items.js';
 import type { ScannedItem } from '../order-flow/order-repair.js';
-import { JOB_INDEX_ATTRIBUTES, type SyncJob, syncJobIndexEntries } from '../order-flow/order-sync-job.js';
+import {
+  ENTITY_TAG,
+  entityTagOf,
+  JOB_INDEX_ATTRIBUTES,
+  type SyncJob,
+  syncJobIndexEntries,
+} from '../order-flow/order-sync-job.js';
 
 /**
  * The index attributes the current code gives an item in the state it is in, for the backfill of
  * an index added to a deployed table (docs/design.md, "Deploying the indexes"). Each comes from
  * the entity modules (shared/entities, shared/order-flow), which the writers use too, never spelled here,
  * so a new index key is backfilled as soon as the writers set it. An item of an order's partition
- * written before items carried their entity tag (shared/order-flow/order-item-kind.ts) gets it too.
+ * written before items carried their entity tag (shared/order-flow/order-sync-job.ts) gets it too.
  */
 
 /** `order_item`: a record at an order's first job key that is not a job (an unrouted order, a cancellation kept). */

@@ -594,7 +594,7 @@ export function buildSupplierOrder(input: BuildSupplierOrderInput): SupplierOrde
   };
 }
 
-/** The states of a sync job (SPEC 3.1, CONTRACT.md §6); shared/order-flow/order-transitions.ts holds the moves. */
+/** The states of a sync job (SPEC 3.1, CONTRACT.md §6); shared/order-flow/order-repository.ts holds the moves. */
 /** `cancelled` (CONTRACT.md §10.4): final; no supplier order exists for the job any more, or none ever will. */
 export const SYNC_JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'dead', 'cancelled'] as const;
 export type SyncJobStatus = (typeof SYNC_JOB_STATUSES)[number];

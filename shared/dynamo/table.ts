@@ -416,9 +416,87 @@ export const attributes = (item: Item, entity: string) => {
   };
 };
 
+/** The names of `R`'s fields of type `T` (exactly: a `string` field is not a `string | null` one, nor optional). */
+type FieldsOf<R, T> = {
+  [K in keyof R]-?: [R[K]] extends [T] ? ([T] extends [R[K]] ? K : never) : never;
+}[keyof R];
+/** The names of `R`'s fields of type `T | null`, optional or not (an absent attribute reads as null). */
+type NullableFieldsOf<R, T> = {
+  [K in keyof R]-?: [Exclude<R[K], undefined>] extends [T | null]
+    ? [T | null] extends [Exclude<R[K], undefined>]
+      ? K
+      : never
+    : never;
+}[keyof R];
+/** The names of `R`'s fields that hold a map or a list: never absent, or (`nullable`) null for none, or absent. */
+type ObjectFieldsOf<R, nullable extends boolean> = {
+  [K in keyof R]-?: nullable extends true
+    ? null extends R[K]
+      ? [Exclude<R[K], null | undefined>] extends [object]
+        ? K
+        : never
+      : never
+    : [R[K]] extends [object]
+      ? K
+      : never;
+}[keyof R];
+
+/**
+ * A record's attributes by kind, each named once, as its item carries them under the same names:
+ * each read as `attributes` reads its kind (`oneOf`: the values allowed).
+ */
+export interface RecordFields<R> {
+  strings?: readonly FieldsOf<R, string>[];
+  nullableStrings?: readonly NullableFieldsOf<R, string>[];
+  numbers?: readonly FieldsOf<R, number>[];
+  nullableNumbers?: readonly NullableFieldsOf<R, number>[];
+  objects?: readonly ObjectFieldsOf<R, false>[];
+  optionalObjects?: readonly ObjectFieldsOf<R, true>[];
+  oneOf?: { readonly [K in keyof R]?: readonly R[K][] };
+}
+/** The fields `S` names; what a record has beyond them fails the `recordShape` call to compile. */
+type Named<S> = { [P in keyof S]-?: S[P] extends readonly (infer K)[] ? K : keyof S[P] }[keyof S];
+type Unnamed<R, S> = Exclude<keyof R, Named<S>>;
+
+/**
+ * The conversions of a record whose fields are its item's attributes: `from` reads an item into the
+ * record (a corrupt item throws, as `attributes`), `fields` copies the record's own fields for its
+ * item (nothing else the object carries). `R` is the record (or the part of it so stored); every
+ * field of it is named in `fields`, or the call fails to compile.
+ */
+export const recordShape =
+  <R>() =>
+  <const S extends RecordFields<R>>(
+    entity: string,
+    fields: S & ([Unnamed<R, S>] extends [never] ? unknown : { unnamed: Unnamed<R, S> }),
+  ) => {
+    type Kind = keyof RecordFields<R>;
+    const allowed = (fields.oneOf ?? {}) as Record<string, readonly string[]>;
+    const named = (Object.entries(fields) as [Kind, readonly string[]][]).flatMap(([kind, list]) =>
+      (kind === 'oneOf' ? Object.keys(allowed) : list).map((name) => [kind, name] as const),
+    );
+    const readField = (item: Item, read: ReturnType<typeof attributes>, kind: Kind, name: string): unknown => {
+      if (kind === 'oneOf') return read.oneOf(name, allowed[name]);
+      if (kind === 'strings') return read.string(name);
+      if (kind === 'nullableStrings') return read.stringOrNull(name);
+      if (kind === 'numbers') return read.number(name);
+      if (kind === 'nullableNumbers') return item[name] == null ? null : read.number(name);
+      if (kind === 'objects') return read.object(name);
+      return read.optionalObject(name) ?? null;
+    };
+    return {
+      from: (item: Item): R => {
+        const read = attributes(item, entity);
+        return Object.fromEntries(named.map(([kind, name]) => [name, readField(item, read, kind, name)])) as R;
+      },
+      fields: (record: R): Item =>
+        Object.fromEntries(named.map(([, name]) => [name, (record as Record<string, unknown>)[name]])),
+    };
+  };
+
 /**
  * One conditional UpdateItem, built clause by clause: the table's builder, which the job item's
- * one builder (`JobUpdate`, shared/order-flow/order-transitions.ts) and the index backfill extend.
+ * one builder (`JobUpdate`, shared/order-flow/order-repository.ts) and the index backfill extend.
  * Every attribute name goes through a placeholder (`status`, `url` and friends are reserved words):
  * `#<attribute>` by default, or one the caller chooses; every value is `:<label>`.
  */
@@ -525,7 +603,7 @@ export interface ListSource {
   small?: boolean;
   /**
    * The item a page loads for an entry, when the entry is another item's than the record listed
-   * (an order's mark names its order's record: shared/order-flow/order-unrouted.ts); the entry's own by default.
+   * (an order's mark names its order's record: shared/order-flow/order-sync-job.ts); the entry's own by default.
    */
   recordKeyOf?: (entry: Key) => Key;
 }

@@ -8,6 +8,7 @@ import {
   keyOf,
   putIf,
   queryKeys,
+  recordShape,
   updateIf,
   updateSet,
 } from '../dynamo/table.js';
@@ -48,16 +49,15 @@ export const apiKeyItem = (hash: string, key: ApiKeyRecord, createdAt: string): 
   createdAt,
 });
 
-export const apiKeyFrom = (item: Item): StoredApiKey => {
-  const read = attributes(item, 'API key');
-  return {
-    keyId: read.string('keyId'),
-    ownerId: read.string('ownerId'),
-    createdAt: read.stringOrNull('createdAt'),
-    revokedAt: read.stringOrNull('revokedAt'),
-    listed: read.stringOrNull(INDEX_KEYS.lists.pk) !== null,
-  };
-};
+const summary = recordShape<ApiKeySummary>()('API key', {
+  strings: ['keyId', 'ownerId'],
+  nullableStrings: ['createdAt', 'revokedAt'],
+});
+
+export const apiKeyFrom = (item: Item): StoredApiKey => ({
+  ...summary.from(item),
+  listed: attributes(item, 'API key').stringOrNull(INDEX_KEYS.lists.pk) !== null,
+});
 
 /** Puts a new key's item; the item met when its hash was registered meanwhile. */
 export const putApiKey = (hash: string, key: ApiKeyRecord, createdAt: string) =>

@@ -1,5 +1,5 @@
 import { keys } from '../dynamo/keys.js';
-import { attributes, deleteItem, getItem, type Item, putIf } from '../dynamo/table.js';
+import { deleteItem, getItem, type Item, putIf, recordShape } from '../dynamo/table.js';
 import type { StoreKind } from './store.js';
 
 /** A store a verified app webhook named: what its topic's handler needs to find it again. */
@@ -33,31 +33,15 @@ export interface AppWebhook {
   expiresAt: number;
 }
 
-export const appWebhookItem = (hook: AppWebhook): Item => ({
-  ...keys.appWebhook(hook.id),
-  id: hook.id,
-  topic: hook.topic,
-  shopDomain: hook.shopDomain,
-  stores: hook.stores,
-  body: hook.body,
-  receivedAt: hook.receivedAt,
-  requestId: hook.requestId,
-  expiresAt: hook.expiresAt,
+const shape = recordShape<AppWebhook>()('app webhook', {
+  strings: ['id', 'topic', 'shopDomain', 'body', 'receivedAt', 'requestId'],
+  numbers: ['expiresAt'],
+  objects: ['stores'],
 });
 
-export const appWebhookFrom = (item: Item): AppWebhook => {
-  const read = attributes(item, 'app webhook');
-  return {
-    id: read.string('id'),
-    topic: read.string('topic'),
-    shopDomain: read.string('shopDomain'),
-    stores: read.object<AppWebhookStore[]>('stores'),
-    body: read.string('body'),
-    receivedAt: read.string('receivedAt'),
-    requestId: read.string('requestId'),
-    expiresAt: read.number('expiresAt'),
-  };
-};
+export const appWebhookItem = (hook: AppWebhook): Item => ({ ...keys.appWebhook(hook.id), ...shape.fields(hook) });
+
+export const appWebhookFrom = shape.from;
 
 // ---------- reads and writes of the app webhooks
 

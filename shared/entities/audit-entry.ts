@@ -2,7 +2,7 @@ import { config } from '../core/config.js';
 import { isId, newId, now } from '../core/ids.js';
 import type { Owner } from '../domain/owner.js';
 import { indexEntry, keys, listSortKey, lists } from '../dynamo/keys.js';
-import { attributes, getItem, type Item, type ListSource, listPage, putAlone, TABLE } from '../dynamo/table.js';
+import { getItem, type Item, type ListSource, listPage, putAlone, recordShape, TABLE } from '../dynamo/table.js';
 
 /**
  * The audit entry entity: the record, its item's key and index entries, and its conversions to and
@@ -135,19 +135,17 @@ export const auditEntryPartitions = (
 export const auditEntryExpiresAt = (createdAt: string) =>
   Math.floor(Date.parse(createdAt) / 1000) + config.jobRetentionDays() * 86_400;
 
+const shape = recordShape<AuditEntry>()('audit entry', {
+  strings: ['id', 'ownerId', 'resourceId', 'actorId', 'createdAt'],
+  nullableStrings: ['resellerStoreId'],
+  oneOf: { action: AUDIT_ACTIONS, resourceType: AUDITED_RESOURCES },
+  objects: ['actor', 'metadata'],
+});
+
 export const auditEntryItem = (entry: AuditEntry): Item => ({
   ...auditEntryKey(entry.id),
   ...auditEntryIndexEntries(entry),
-  id: entry.id,
-  ownerId: entry.ownerId,
-  action: entry.action,
-  resellerStoreId: entry.resellerStoreId,
-  resourceType: entry.resourceType,
-  resourceId: entry.resourceId,
-  actorId: entry.actorId,
-  actor: entry.actor,
-  metadata: entry.metadata,
-  createdAt: entry.createdAt,
+  ...shape.fields(entry),
   expiresAt: auditEntryExpiresAt(entry.createdAt),
 });
 
@@ -194,21 +192,7 @@ export const recordAuditEntry = async (input: Parameters<typeof auditPut>[0]) =>
   await putAlone(auditPut(input));
 };
 
-export const auditEntryFrom = (item: Item): AuditEntry => {
-  const read = attributes(item, 'audit entry');
-  return {
-    id: read.string('id'),
-    ownerId: read.string('ownerId'),
-    action: read.oneOf('action', AUDIT_ACTIONS),
-    resellerStoreId: read.stringOrNull('resellerStoreId'),
-    resourceType: read.oneOf('resourceType', AUDITED_RESOURCES),
-    resourceId: read.string('resourceId'),
-    actorId: read.string('actorId'),
-    actor: read.object<Actor>('actor'),
-    metadata: read.object<Record<string, unknown>>('metadata'),
-    createdAt: read.string('createdAt'),
-  };
-};
+export const auditEntryFrom = shape.from;
 
 export interface AuditFilters {
   action?: AuditAction;

@@ -1,5 +1,5 @@
 import { keys } from '../dynamo/keys.js';
-import { attributes, getItem, type Item, putIf } from '../dynamo/table.js';
+import { getItem, type Item, putIf, recordShape } from '../dynamo/table.js';
 
 /**
  * The data request entity (CONTRACT.md §13): what a platform's `customers/data_request` asked of one
@@ -35,29 +35,19 @@ export interface DataRequest {
 
 export const dataRequestKey = (resellerStoreId: string, id: string) => keys.dataRequest(resellerStoreId, id);
 
-export const dataRequestItem = (request: DataRequest): Item => ({
-  ...dataRequestKey(request.resellerStoreId, request.id),
-  id: request.id,
-  ownerId: request.ownerId,
-  resellerStoreId: request.resellerStoreId,
-  customerId: request.customerId,
-  orders: request.orders,
-  receivedAt: request.receivedAt,
-  expiresAt: request.expiresAt,
+const shape = recordShape<DataRequest>()('data request', {
+  strings: ['id', 'ownerId', 'resellerStoreId', 'receivedAt'],
+  nullableStrings: ['customerId'],
+  objects: ['orders'],
+  numbers: ['expiresAt'],
 });
 
-export const dataRequestFrom = (item: Item): DataRequest => {
-  const read = attributes(item, 'data request');
-  return {
-    id: read.string('id'),
-    ownerId: read.string('ownerId'),
-    resellerStoreId: read.string('resellerStoreId'),
-    customerId: read.stringOrNull('customerId'),
-    orders: read.object<DataRequestOrder[]>('orders'),
-    receivedAt: read.string('receivedAt'),
-    expiresAt: read.number('expiresAt'),
-  };
-};
+export const dataRequestItem = (request: DataRequest): Item => ({
+  ...dataRequestKey(request.resellerStoreId, request.id),
+  ...shape.fields(request),
+});
+
+export const dataRequestFrom = shape.from;
 
 /** Writes the record (a redelivery writes it again, as the orders stand then). */
 export const putDataRequest = async (request: DataRequest) => {

@@ -1,6 +1,5 @@
 import { eventKeys, eventLists, indexEntry, indexPartitionName, listSortKey } from '../dynamo/keys.js';
 import {
-  attributes,
   batchGet,
   ConditionFailed,
   getItem,
@@ -8,6 +7,7 @@ import {
   keyOf,
   putAlone,
   queryIndex,
+  recordShape,
   TABLE,
   transactIf,
   updateIf,
@@ -60,33 +60,22 @@ export const failedDeliveryEntry = (delivery: Pick<EventDelivery, 'endpointId' |
   );
 export const failedDeliveryAttribute = indexPartitionName('resourceLists');
 
+const shape = recordShape<EventDelivery>()('event delivery', {
+  strings: ['eventId', 'endpointId', 'ownerId', 'eventCreatedAt'],
+  oneOf: { status: DELIVERY_STATUSES },
+  numbers: ['attempts'],
+  nullableNumbers: ['lastResponseStatus'],
+  nullableStrings: ['nextAttemptAt'],
+});
+
 export const eventDeliveryItem = (delivery: EventDelivery): Item => ({
   ...eventDeliveryKey(delivery.eventId, delivery.endpointId),
   ...(delivery.status === 'failed' ? failedDeliveryEntry(delivery) : {}),
-  eventId: delivery.eventId,
-  endpointId: delivery.endpointId,
-  ownerId: delivery.ownerId,
-  eventCreatedAt: delivery.eventCreatedAt,
-  status: delivery.status,
-  attempts: delivery.attempts,
-  lastResponseStatus: delivery.lastResponseStatus,
-  nextAttemptAt: delivery.nextAttemptAt,
+  ...shape.fields(delivery),
   expiresAt: eventExpiry(delivery.eventCreatedAt),
 });
 
-export const eventDeliveryFrom = (item: Item): EventDelivery => {
-  const read = attributes(item, 'event delivery');
-  return {
-    eventId: read.string('eventId'),
-    endpointId: read.string('endpointId'),
-    ownerId: read.string('ownerId'),
-    eventCreatedAt: read.string('eventCreatedAt'),
-    status: read.oneOf('status', DELIVERY_STATUSES),
-    attempts: read.number('attempts'),
-    lastResponseStatus: item.lastResponseStatus == null ? null : read.number('lastResponseStatus'),
-    nextAttemptAt: read.stringOrNull('nextAttemptAt'),
-  };
-};
+export const eventDeliveryFrom = shape.from;
 
 /** A new delivery's Put, as a transaction item: on condition that there is none yet. */
 export const eventDeliveryPut = (delivery: EventDelivery) => ({

@@ -10,7 +10,6 @@ import {
   listSortKey,
 } from '../dynamo/keys.js';
 import {
-  attributes,
   batchGet,
   ConditionFailed,
   getItem,
@@ -18,6 +17,7 @@ import {
   keyOf,
   putAlone,
   queryIndex,
+  recordShape,
   TABLE,
   updateIf,
 } from '../dynamo/table.js';
@@ -123,6 +123,12 @@ export const failingEventEntry = (event: Pick<Event, 'id' | 'ownerId' | 'created
 /** The attribute to remove when no delivery of the event is failing any more. */
 export const failingEventAttribute = indexPartitionName('storeStateLists');
 
+/** What an event's item holds under the record's names, as they stand. */
+const head = recordShape<Pick<Event, 'id' | 'ownerId' | 'type' | 'createdAt'>>()('event', {
+  strings: ['id', 'ownerId', 'createdAt'],
+  oneOf: { type: EVENT_TYPES },
+});
+
 /**
  * The event's item, at its key (`eventKey`): no index entry but the failing list's, so its Put is
  * one write unit (under 1 KB, the object deflated).
@@ -130,10 +136,7 @@ export const failingEventAttribute = indexPartitionName('storeStateLists');
 export const eventItem = (event: Event): Item => ({
   ...eventKey(event),
   ...(event.failingEndpointIds.length ? failingEventEntry(event) : {}),
-  id: event.id,
-  ownerId: event.ownerId,
-  type: event.type,
-  createdAt: event.createdAt,
+  ...head.fields(event),
   // Its JSON, deflated: a job's object is about 1.5 KB of JSON, half a kilobyte deflated, so the event
   // stays within the 1 KB of one write unit, for its Put and for each update of its deliveries' state.
   object: deflateRawSync(JSON.stringify(event.object)),
@@ -152,19 +155,13 @@ const objectOf = (stored: unknown): Record<string, unknown> => {
 const stringList = (value: unknown) =>
   value instanceof Set ? [...value].map(String) : Array.isArray(value) ? value.map(String) : [];
 
-export const eventFrom = (item: Item): Event => {
-  const read = attributes(item, 'event');
-  return {
-    id: read.string('id'),
-    ownerId: read.string('ownerId'),
-    type: read.oneOf('type', EVENT_TYPES),
-    createdAt: read.string('createdAt'),
-    object: objectOf(item.object),
-    endpointIds: stringList(item.endpointIds),
-    failingEndpointIds: stringList(item.failingEndpointIds).sort(),
-    ...(item.SK === eventKeys.legacyEvent('').SK ? { legacy: true as const } : {}),
-  };
-};
+export const eventFrom = (item: Item): Event => ({
+  ...head.from(item),
+  object: objectOf(item.object),
+  endpointIds: stringList(item.endpointIds),
+  failingEndpointIds: stringList(item.failingEndpointIds).sort(),
+  ...(item.SK === eventKeys.legacyEvent('').SK ? { legacy: true as const } : {}),
+});
 
 /**
  * The event's Put, as a transaction item: on condition that its id is new. Its id must spell its time

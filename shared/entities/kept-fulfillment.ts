@@ -1,6 +1,15 @@
 import type { CarrierReport } from '../domain/shipping.js';
 import { type Key, keys } from '../dynamo/keys.js';
-import { attributes, deleteItem, getItem, type Item, putIf, queryPartition, updateIf } from '../dynamo/table.js';
+import {
+  attributes,
+  deleteItem,
+  getItem,
+  type Item,
+  putIf,
+  queryPartition,
+  recordShape,
+  updateIf,
+} from '../dynamo/table.js';
 import type { Tracking } from '../platforms/port.js';
 
 /** A source fulfillment as its supplier's webhook (`fulfillments/create` or `/update`) tells it. */
@@ -39,35 +48,37 @@ export const keptFulfillmentKey = (
   kept: Pick<KeptFulfillment, 'sourceStoreId' | 'sourceOrderId' | 'sourceFulfillmentId'>,
 ) => keys.keptFulfillment(kept.sourceStoreId, kept.sourceOrderId, kept.sourceFulfillmentId);
 
+/** What every kept fulfillment's item holds under the record's names; the rest is written only when present. */
+const shape = recordShape<
+  Pick<
+    KeptFulfillment,
+    'sourceStoreId' | 'sourceOrderId' | 'sourceFulfillmentId' | 'tracking' | 'receivedAt' | 'expiresAt'
+  >
+>()('kept fulfillment', {
+  strings: ['sourceStoreId', 'sourceOrderId', 'sourceFulfillmentId', 'receivedAt'],
+  objects: ['tracking'],
+  numbers: ['expiresAt'],
+});
+
 export const keptFulfillmentItem = (kept: KeptFulfillment): Item => ({
   ...keptFulfillmentKey(kept),
-  sourceStoreId: kept.sourceStoreId,
-  sourceOrderId: kept.sourceOrderId,
-  sourceFulfillmentId: kept.sourceFulfillmentId,
-  tracking: kept.tracking,
+  ...shape.fields(kept),
   ...(kept.lines ? { lines: kept.lines } : {}),
   ...(kept.cancelled ? { cancelled: true } : {}),
   ...(kept.updatedAt ? { sourceUpdatedAt: kept.updatedAt } : {}),
   ...(kept.createdAt ? { sourceCreatedAt: kept.createdAt } : {}),
   ...(kept.report ? { report: kept.report } : {}),
-  receivedAt: kept.receivedAt,
-  expiresAt: kept.expiresAt,
 });
 
 export const keptFulfillmentFrom = (item: Item): KeptFulfillment => {
   const read = attributes(item, 'kept fulfillment');
   return {
-    sourceStoreId: read.string('sourceStoreId'),
-    sourceOrderId: read.string('sourceOrderId'),
-    sourceFulfillmentId: read.string('sourceFulfillmentId'),
-    tracking: read.object<Tracking>('tracking'),
+    ...shape.from(item),
     lines: read.optionalObject<Array<{ id: string; quantity: number }>>('lines') ?? null,
     cancelled: item.cancelled === true,
     updatedAt: read.stringOrNull('sourceUpdatedAt'),
     createdAt: read.stringOrNull('sourceCreatedAt'),
     report: read.optionalObject<CarrierReport>('report') ?? null,
-    receivedAt: read.string('receivedAt'),
-    expiresAt: read.number('expiresAt'),
   };
 };
 

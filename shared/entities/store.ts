@@ -424,27 +424,32 @@ export const disconnectStore = async (
 };
 
 /**
- * Records what a check of the store's subscriptions found; a check that began before the one
- * recorded changes nothing (two polls of a store may overlap), nor does one of a store that is gone.
+ * Records an observation of the store (its `checkedAt` says when) under `attribute`; one that began
+ * before the one recorded changes nothing (two polls of a store may overlap), nor does one of a store
+ * that is gone. `placeholder` names the value in the update.
  */
-export const recordWebhooks = async (kind: StoreKind, id: string, webhooks: StoreWebhooks) => {
+const recordObservation = async (
+  kind: StoreKind,
+  id: string,
+  [attribute, placeholder]: ['webhooks', ':webhooks'] | ['apiVersion', ':version'],
+  observed: { checkedAt: string },
+) => {
+  const unlessLater = `attribute_not_exists(${attribute}) OR ${attribute}.checkedAt <= :at`;
   await updateIf({
     Key: storeKey(kind, id),
-    UpdateExpression: 'SET webhooks = :webhooks',
-    ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(webhooks) OR webhooks.checkedAt <= :at)',
-    ExpressionAttributeValues: { ':webhooks': webhooks, ':at': webhooks.checkedAt },
+    UpdateExpression: `SET ${attribute} = ${placeholder}`,
+    ConditionExpression: `attribute_exists(PK) AND (${unlessLater})`,
+    ExpressionAttributeValues: { [placeholder]: observed, ':at': observed.checkedAt },
   });
 };
 
+/** Records what a check of the store's subscriptions found, unless a later check's is there. */
+export const recordWebhooks = (kind: StoreKind, id: string, webhooks: StoreWebhooks) =>
+  recordObservation(kind, id, ['webhooks', ':webhooks'], webhooks);
+
 /** Records the API version the store's last answers named; an older observation changes nothing. */
-export const recordApiVersion = async (kind: StoreKind, id: string, version: StoreApiVersion) => {
-  await updateIf({
-    Key: storeKey(kind, id),
-    UpdateExpression: 'SET apiVersion = :version',
-    ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(apiVersion) OR apiVersion.checkedAt <= :at)',
-    ExpressionAttributeValues: { ':version': version, ':at': version.checkedAt },
-  });
-};
+export const recordApiVersion = (kind: StoreKind, id: string, version: StoreApiVersion) =>
+  recordObservation(kind, id, ['apiVersion', ':version'], version);
 
 /** What an erased secret's attribute holds: no ciphertext, so nothing decrypts it and no signature verifies. */
 export const ERASED_SECRET = '';

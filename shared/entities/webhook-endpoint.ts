@@ -1,9 +1,9 @@
 import { eventKeys } from '../dynamo/keys.js';
 import {
-  attributes,
   getItem,
   type Item,
   queryPartition,
+  recordShape,
   TABLE,
   transactIf,
   updateIf,
@@ -71,24 +71,13 @@ export const webhookEndpointItem = (endpoint: WebhookEndpoint): Item => ({
   ...endpointAttributes(endpoint),
 });
 
-export const webhookEndpointFrom = (item: Item): WebhookEndpoint => {
-  const read = attributes(item, 'webhook endpoint');
-  return {
-    id: read.string('id'),
-    ownerId: read.string('ownerId'),
-    url: read.string('url'),
-    enabledEvents: read.object<EnabledEvents>('enabledEvents'),
-    description: read.stringOrNull('description'),
-    status: read.oneOf('status', ENDPOINT_STATUSES),
-    disabledReason: read.stringOrNull('disabledReason'),
-    secret: read.string('secret'),
-    previousSecret: read.optionalObject<{ secret: string; expiresAt: string }>('previousSecret') ?? null,
-    createdAt: read.string('createdAt'),
-    updatedAt: read.string('updatedAt'),
-    failingSince: read.stringOrNull('failingSince'),
-    promptSince: read.stringOrNull('promptSince'),
-  };
-};
+export const webhookEndpointFrom = recordShape<WebhookEndpoint>()('webhook endpoint', {
+  strings: ['id', 'ownerId', 'url', 'secret', 'createdAt', 'updatedAt'],
+  nullableStrings: ['description', 'disabledReason', 'failingSince', 'promptSince'],
+  objects: ['enabledEvents'],
+  optionalObjects: ['previousSecret'],
+  oneOf: { status: ENDPOINT_STATUSES },
+}).from;
 
 /** Every endpoint of the owner (at most 16: one Query, consistent), in key order. */
 export const webhookEndpointsOf = async (ownerId: string) => {

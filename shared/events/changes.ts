@@ -8,9 +8,8 @@ import {
   storeKindOf,
 } from '../entities/store.js';
 import { type Order, orderOfRecord } from '../order-flow/order.js';
-import type { FulfillmentEntry } from '../order-flow/order-fulfillment-entry.js';
 import { isAtOrderRecordKey, type OrderRecord, orderItemFrom } from '../order-flow/order-items.js';
-import type { SyncJob } from '../order-flow/order-sync-job.js';
+import type { FulfillmentEntry, SyncJob } from '../order-flow/order-sync-job.js';
 
 /**
  * What an item's change reports (CONTRACT.md §14), read from the table's change stream: the item
@@ -85,7 +84,7 @@ const statusChanges = (before: SyncJob | undefined, after: SyncJob): Change[] =>
   if (before?.hold && !after.hold && after.status !== 'cancelled') {
     changes.push(jobChange(after, 'sync_job.released', before.hold.since));
   }
-  // Found late by the sweep (order-service-level.ts): once, its time the sweep's, not a move's.
+  // Found late by the sweep (order-entries.ts): once, its time the sweep's, not a move's.
   if (after.lateAt && !before?.lateAt) {
     changes.push({
       ...placed('sync_job.late', after.lateAt, after.id),

@@ -9,11 +9,23 @@ import type { ResellerStore, SourceStore } from '../entities/store.js';
 import type { WebhookEndpoint } from '../entities/webhook-endpoint.js';
 import type { Order } from '../order-flow/order.js';
 import { afterSaleView, lineAfterSaleView } from '../order-flow/order-after-sale.js';
-import { type Attempt, attemptId } from '../order-flow/order-attempt.js';
-import type { JobLine } from '../order-flow/order-body.js';
-import { type FulfillmentEntry, fulfilledQuantities } from '../order-flow/order-fulfillment-entry.js';
-import { serviceLevelOfJob } from '../order-flow/order-service-level.js';
-import type { SyncJob } from '../order-flow/order-sync-job.js';
+import { serviceLevelOfJob } from '../order-flow/order-entries.js';
+import type { JobLine } from '../order-flow/order-repository.js';
+import {
+  type Attempt,
+  attemptId,
+  type FulfillmentEntry,
+  fulfilledQuantities,
+  type SyncJob,
+} from '../order-flow/order-sync-job.js';
+
+/** How a store stays connected (CONTRACT.md §12): its connection, subscriptions, API version, token expiry. */
+const presentConnection = (store: ResellerStore | SourceStore) => ({
+  connection: store.connection,
+  webhooks: store.webhooks,
+  apiVersion: store.apiVersion ?? null,
+  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+});
 
 export const presentResellerStore = (store: ResellerStore) => ({
   id: store.id,
@@ -23,10 +35,7 @@ export const presentResellerStore = (store: ResellerStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   routingPolicy: store.routingPolicy,
-  connection: store.connection,
-  webhooks: store.webhooks,
-  apiVersion: store.apiVersion ?? null,
-  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+  ...presentConnection(store),
   createdAt: store.createdAt,
   deletedAt: store.deletedAt,
 });
@@ -39,10 +48,7 @@ export const presentSourceStore = (store: SourceStore) => ({
   platform: store.platform,
   shopDomain: store.shopDomain,
   vendorTag: store.vendorTag,
-  connection: store.connection,
-  webhooks: store.webhooks,
-  apiVersion: store.apiVersion ?? null,
-  tokenExpiresAt: store.tokenLife?.tokenExpiresAt ?? null,
+  ...presentConnection(store),
   pricingMode: store.pricingMode,
   pricingConfig: store.pricingConfig,
   serviceLevel: store.serviceLevel ?? null,
@@ -138,7 +144,7 @@ const presentFulfillments = (entries: Record<string, FulfillmentEntry>) => {
 
 /**
  * An order as the service saw it (CONTRACT.md §10.8): its jobs, and its items that went to no
- * supplier with why (`unroutedLineItems`: shared/order-flow/reading-orders.ts). It has no `id` of its own: the
+ * supplier with why (`unroutedLineItems`: shared/order-flow/reading.ts). It has no `id` of its own: the
  * reseller's `externalOrderId` names it, and is a list's cursor.
  */
 export const presentOrder = (

@@ -11,15 +11,12 @@ import type { ResellerStore } from '../entities/store.js';
 import { classify, MAX_DEFERRAL_SECONDS, type OrderRead, secondsUntil } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadResellerStore } from '../stores/stores.js';
-import { cancelNow } from './cancelling.js';
-import { editResellerOrder } from './editing.js';
+import { cancelNow, editResellerOrder } from './changing.js';
 import { HOLD_EXPIRED, holdRequest, releaseRequest } from './order-job-moves.js';
 import { isLost, loadJob, loadJobs, moveItem, moveJob, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
-import { type JobMessage, jobMessage } from './placing-message.js';
-import { needsAttention } from './placing-moves.js';
-import { enqueueJobs } from './placing-queue.js';
-import { findSyncJob } from './reading-sync-jobs.js';
+import { enqueueJobs, type JobMessage, jobMessage, needsAttention } from './placing.js';
+import { findSyncJob } from './reading.js';
 
 /**
  * Held jobs (CONTRACT.md §11, docs/design.md "Held jobs"): an order's jobs created `pending` with a
@@ -29,7 +26,7 @@ import { findSyncJob } from './reading-sync-jobs.js';
  *   once, and judges every held job of the order on what it read;
  * - the platform's word: an `orders/updated` or a poll judges the payment, risk and test holds again;
  * - an operator: `POST /v1/sync_jobs/{id}/release`;
- * - the order's cancellation (cancelling.ts): a held job has never been tried, so it is `cancelled` at once.
+ * - the order's cancellation (changing.ts): a held job has never been tried, so it is `cancelled` at once.
  * A released job takes a new generation and its one message, as a retried job does.
  */
 
@@ -181,7 +178,7 @@ const judgeOrder = async (deps: Deps, job: SyncJob, requestId?: string): Promise
     return 'done';
   }
   if (reading.kind === 'found' && reseller) {
-    // The order as it is now goes to the suppliers: its edits are kept on every job (editing.ts).
+    // The order as it is now goes to the suppliers: its edits are kept on every job (changing.ts).
     const body = Buffer.from(JSON.stringify(reading.read.payload));
     await editResellerOrder(reseller, body, reading.read.updatedAt ?? now(), requestId);
   }

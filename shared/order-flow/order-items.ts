@@ -1,10 +1,112 @@
-import { bodyPartNumberOf, isSyncJobKey, isUnroutedOrderMarkKey, jobIdOfPartition } from '../dynamo/keys.js';
+import { bodyPartNumberOf, isSyncJobKey, isUnroutedOrderMarkKey, jobIdOfPartition, keys } from '../dynamo/keys.js';
 import { attributes, type Item, keyOf } from '../dynamo/table.js';
-import { type OrderCancellation, orderCancellationFrom } from './order-cancellation.js';
-import { type KeptAfterSale, keptAfterSaleFrom } from './order-early-after-sale.js';
-import { ENTITY_TAG, ENTITY_TAGS, type OrderItemKind } from './order-item-kind.js';
-import { type SyncJob, syncJobFrom } from './order-sync-job.js';
-import { type UnroutedOrder, unroutedOrderFrom } from './order-unrouted.js';
+import type { ApprovedReturn, Refund } from './order-after-sale.js';
+import {
+  ENTITY_TAG,
+  ENTITY_TAGS,
+  entityTagOf,
+  type OrderItemKind,
+  type SyncJob,
+  syncJobFrom,
+  type UnroutedOrder,
+  unroutedOrderFrom,
+} from './order-sync-job.js';
+
+/**
+ * The order cancellation entity (CONTRACT.md §10.4): an `orders/cancelled` that arrived before its
+ * `orders/create`, kept 7 days (the table's TTL) at the key the order's first job will have. The
+ * order's create then collides with it (its first write is conditional on that key being free, so
+ * the happy path pays nothing to look for it) and writes the order's jobs `cancelled` from the
+ * start, in place of it: nothing is placed.
+ */
+export interface OrderCancellation {
+  firstJobId: string;
+  reason: string | null;
+  cancelledAt: string;
+  /** Epoch seconds: the table's TTL attribute. */
+  expiresAt: number;
+}
+
+/** When the order was cancelled (items written before the entity tag also told this kind apart by it). */
+const CANCELLED_MARK = 'orderCancelledAt';
+
+export const orderCancellationItem = (cancellation: OrderCancellation): Item => ({
+  ...keys.syncJob(cancellation.firstJobId),
+  ...entityTagOf('orderCancellation'),
+  [CANCELLED_MARK]: cancellation.cancelledAt,
+  ...(cancellation.reason === null ? {} : { cancelReason: cancellation.reason }),
+  expiresAt: cancellation.expiresAt,
+});
+
+export const orderCancellationFrom = (firstJobId: string, item: Item): OrderCancellation => {
+  const read = attributes(item, 'order cancellation');
+  return {
+    firstJobId,
+    reason: read.stringOrNull('cancelReason'),
+    cancelledAt: read.string(CANCELLED_MARK),
+    expiresAt: read.number('expiresAt'),
+  };
+};
+
+/** The condition of the write that replaces it with the order's first job. */
+export const REPLACES_ORDER_CANCELLATION = `attribute_exists(${CANCELLED_MARK})`;
+
+/**
+ * Refunds and returns that arrived before their order (CONTRACT.md §15, "kept when early", as §10
+ * keeps an early `orders/cancelled`: order-items.ts): kept 7 days (the table's TTL) at the key
+ * the order's first job will have, each appended once (by its id). The order's create collides with
+ * it (its first write is conditional on that key being free: the happy path pays nothing), writes
+ * the order's jobs in its place and then takes each kept one as if it came then. A cancellation that
+ * also came first takes the key (nothing is placed, nothing is left to refund). Ids, quantities and
+ * reasons only: no personal data.
+ */
+export type EarlyAfterSale = { refund: Refund } | { approved: ApprovedReturn };
+
+export interface KeptAfterSale {
+  firstJobId: string;
+  kept: EarlyAfterSale[];
+}
+
+/** How long one is kept: as a cancellation that came first (7 days, the table's TTL). */
+export const EARLY_KEEP_SECONDS = 7 * 24 * 3600;
+
+/** The kept list; only this kind of item has it. */
+const KEPT_MARK = 'earlyAfterSale';
+
+const idOf = (entry: EarlyAfterSale) =>
+  'refund' in entry ? `refund:${entry.refund.id}` : `return:${entry.approved.id}`;
+
+/** The update that keeps one more (once by its id), on condition that the key is free or holds such a list. */
+export const keepEarlyAfterSaleUpdate = (firstJobId: string, entry: EarlyAfterSale, expiresAt: number) => ({
+  Key: keys.syncJob(firstJobId),
+  UpdateExpression:
+    'SET #tag = :tag, #mark = list_append(if_not_exists(#mark, :none), :entry), expiresAt = :expiresAt ADD #ids :id',
+  ConditionExpression: '(attribute_not_exists(PK) OR attribute_exists(#mark)) AND NOT contains(#ids, :idText)',
+  ExpressionAttributeNames: {
+    '#tag': Object.keys(entityTagOf('earlyAfterSale'))[0],
+    '#mark': KEPT_MARK,
+    '#ids': 'earlyIds',
+  },
+  ExpressionAttributeValues: {
+    ':tag': Object.values(entityTagOf('earlyAfterSale'))[0],
+    ':none': [],
+    ':entry': [entry],
+    ':expiresAt': expiresAt,
+    ':id': new Set([idOf(entry)]),
+    ':idText': idOf(entry),
+  },
+});
+
+export const keptAfterSaleFrom = (firstJobId: string, item: Item): KeptAfterSale => {
+  const read = attributes(item, 'early refunds and returns');
+  return { firstJobId, kept: read.object<EarlyAfterSale[]>(KEPT_MARK) };
+};
+
+/** Whether the item is such a list (an item written before tags never was). */
+export const isKeptAfterSale = (item: Item) => Array.isArray(item[KEPT_MARK]);
+
+/** The condition of the write that replaces it with the order's first job, or with a cancellation. */
+export const REPLACES_KEPT_AFTER_SALE = `attribute_exists(${KEPT_MARK})`;
 
 /**
  * Every kind of item an order's partition (its first job's key) holds, as one union, and the one function that

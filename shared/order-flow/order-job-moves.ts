@@ -3,29 +3,30 @@ import { now } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, latencyMetric } from '../core/telemetry.js';
 import type { Hold } from '../domain/routing.js';
 import { dueAtOf, type ServiceLevel } from '../domain/shipping.js';
-import { type AttemptEnd, appendAttempt, storedAttempts } from './order-attempt.js';
-import { isPropagating } from './order-fulfillment-entry.js';
-import { isLost, moveJob } from './order-repository.js';
-import { dueAttributes } from './order-service-level.js';
+import { dueAttributes } from './order-entries.js';
+import { isLost, JobUpdate, type MoveName, type MoveRequest, moveJob } from './order-repository.js';
 import {
+  type AttemptEnd,
+  appendAttempt,
   type Cancellation,
   heldEntries,
+  isPropagating,
   type JobAttribute,
   lookupEntry,
   propagationIndex,
   type SourceLine,
   type SyncJob,
   sourceLinesAttribute,
+  storedAttempts,
   TAGGED_ATTRIBUTE,
   updatePending,
   WAIT_ATTRIBUTES,
 } from './order-sync-job.js';
-import { JobUpdate, type MoveName, type MoveRequest } from './order-transitions.js';
 
 /**
- * The moves of a sync job, with what each writes besides its state (order-transitions.ts builds it,
+ * The moves of a sync job, with what each writes besides its state (order-repository.ts builds it,
  * order-repository.ts runs it): the machinery's (worker, DLQ handler, reconciler), the manual retry's, the
- * cancellations'. A move that ends an attempt records it in the job's history (order-attempt.ts) in the
+ * cancellations'. A move that ends an attempt records it in the job's history (order-sync-job.ts) in the
  * same write. The features call these; the attributes they write are named here only.
  */
 
@@ -83,7 +84,7 @@ export interface PlacedOrder {
   /** The supplier's promise when the order was placed (CONTRACT.md §16.1): the job's due time follows from it. */
   promise?: ServiceLevel | null;
   /**
-   * The reseller order's tag, tried just before (placing-follow-ups.ts): recorded by the completion's own
+   * The reseller order's tag, tried just before (placing.ts): recorded by the completion's own
    * write (true, or false for a refusal), not by a second one; absent, `tagged` stays null.
    */
   tagged?: boolean;
@@ -92,7 +93,7 @@ export interface PlacedOrder {
 /**
  * The attributes of a completion, however the order was known: the job becomes findable by its supplier
  * order. No `completedAt`: the completion's time is the job's `updatedAt` until a later move, which copies
- * it (order-transitions.ts, `COMPLETED_AT`), so the completed item keeps its 35 bytes for its `expiresAt`
+ * it (order-repository.ts, `COMPLETED_AT`), so the completed item keeps its 35 bytes for its `expiresAt`
  * and stays within one write unit (docs/performance.md, "Ended jobs expire").
  */
 const completion = (job: SyncJob, placed: PlacedOrder, at: string) => ({
@@ -190,7 +191,7 @@ export const deferJob = (job: SyncJob, delaySeconds: number, attempt: AttemptEnd
 
 /**
  * → pending under a new generation, before its call: the source store's pace
- * (placing-supplier-pace.ts) gives it a slot in `waitSeconds`, which its next message keeps.
+ * (placing-worker.ts) gives it a slot in `waitSeconds`, which its next message keeps.
  * The move of a deferral, but not a try: the claim's
  * `attempts` + 1 is taken back, and neither the history nor the throttled run (`throttledSince`)
  * hears of it. `waitUntil` keeps the reconciler away until the slot.

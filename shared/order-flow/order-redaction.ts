@@ -1,12 +1,15 @@
 import { PERSONAL_ORDER_FIELDS, scrubText } from '../domain/personal-data.js';
 import { bodyPartNumberOf, isUnroutedOrderMarkKey, keys } from '../dynamo/keys.js';
 import { ConditionFailed, deleteItem, putIf, queryPartition, UpdateBuilder, updateIf } from '../dynamo/table.js';
-import { storedAttempts } from './order-attempt.js';
-import { bodyStorage, compressBody, orderBodyPartItem } from './order-body.js';
-import { type Lost, lostRace } from './order-repository.js';
-import { EXPIRES_AT, type OrderEdits, type StoredOrder, type SyncJob } from './order-sync-job.js';
-import { JobUpdate } from './order-transitions.js';
-import { UNROUTED_ORDER_EXISTS } from './order-unrouted.js';
+import { bodyStorage, compressBody, JobUpdate, type Lost, lostRace, orderBodyPartItem } from './order-repository.js';
+import {
+  EXPIRES_AT,
+  type OrderEdits,
+  type StoredOrder,
+  type SyncJob,
+  storedAttempts,
+  UNROUTED_ORDER_EXISTS,
+} from './order-sync-job.js';
 
 /**
  * The order aggregate's erasure of a shopper's personal data (CONTRACT.md §13; docs/design.md,
@@ -29,7 +32,7 @@ export const personalEditTexts = (edits: OrderEdits | null): string[] =>
 /**
  * Where the redacted body goes (`bodyStorage`, the one rule). Inline (`{ body }`) whenever its
  * compressed bytes fit one part: then every job of the order and its record carry the same bytes,
- * the parts are deleted, and a reading cached under the old parts (order-body.ts
+ * the parts are deleted, and a reading cached under the old parts (order-repository.ts
  * `storedOrderReading` keys an inline body by its bytes) can never be served for it. A body larger
  * than that even redacted is written over its parts.
  */

@@ -1,7 +1,8 @@
 import { config } from '../core/config.js';
 import { syncJobId } from '../core/ids.js';
 import { isEnded, isOpen, SYNC_JOB_STATUSES, type SyncJobStatus } from '../domain/orders.js';
-import type { Hold, UnroutedLine } from '../domain/routing.js';
+import { type Hold, UNROUTED_REASONS, type UnroutedLine } from '../domain/routing.js';
+import { coveredQuantities, type ParcelCover, type ShipmentStatus } from '../domain/shipping.js';
 import {
   INDEX_ATTRIBUTES,
   INDEX_KEYS,
@@ -17,15 +18,261 @@ import {
 } from '../dynamo/keys.js';
 import { attributes, type Item } from '../dynamo/table.js';
 import { AFTER_SALE, type AfterSale, afterSaleAttribute, afterSaleFrom } from './order-after-sale.js';
-import { type Attempt, attemptsFrom, storedAttempts } from './order-attempt.js';
-import { type FulfillmentEntry, fulfillmentEntriesFrom, isPropagating } from './order-fulfillment-entry.js';
-import { entityTagOf } from './order-item-kind.js';
-import { unroutedLinesAttribute, unroutedLinesFrom } from './order-unrouted.js';
+
+/**
+ * The entity tag every item of an order's partition (its first job's key) carries: which kind of item it is,
+ * written by its entity module, read by `orderItemFrom` (order-items.ts). One letter under a one-letter
+ * name: every byte of the job item is billed again by each of its writes (docs/performance.md).
+ */
+export const ENTITY_TAG = 'e';
+
+export const ENTITY_TAGS = {
+  job: 'J',
+  unroutedOrder: 'U',
+  orderCancellation: 'C',
+  earlyAfterSale: 'A',
+  bodyPart: 'B',
+  unroutedMark: 'M',
+} as const;
+
+export type OrderItemKind = keyof typeof ENTITY_TAGS;
+
+/** The entity tag attribute of an item of `kind`, to spread into the item. */
+export const entityTagOf = (kind: OrderItemKind): Record<string, string> => ({ [ENTITY_TAG]: ENTITY_TAGS[kind] });
+
+/**
+ * A sync job's attempt history (CONTRACT.md §6, `GET /v1/sync_jobs/{id}/attempts`): what each try
+ * to place the order came to, so an on-call engineer sees why a job is where it is without a log.
+ * It lives on the job item and is written by the very update that moves the job (order-repository.ts),
+ * so it costs no write of its own; that is why it is kept short: at most MAX_KEPT_ATTEMPTS entries,
+ * throttled attempts in a row folded into one with a `count`, and stored with one-letter keys
+ * (every byte of the job item is paid again by each of its writes).
+ */
+
+export const ATTEMPT_TRIGGERS = ['webhook', 'redelivery', 'retry', 'reconciler', 'poll'] as const;
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
+
+export const ATTEMPT_OUTCOMES = ['completed', 'failed', 'throttled', 'dead', 'found_existing'] as const;
+export type AttemptOutcome = (typeof ATTEMPT_OUTCOMES)[number];
+
+export const MAX_KEPT_ATTEMPTS = 100;
+
+/** How an attempt ended, as its mover tells it; the move adds its generation and end time. */
+export interface AttemptEnd {
+  /** What sent the message: the order webhook, SQS again, a manual retry, the reconciler. */
+  trigger: AttemptTrigger;
+  outcome: AttemptOutcome;
+  /** The platform's HTTP status; null when there was none (a timeout, no call made). */
+  platformStatus: number | null;
+  errorMessage: string | null;
+  startedAt: string;
+}
+
+/** One entry of a job's attempt history. */
+export interface Attempt extends AttemptEnd {
+  /** 1, 2, …: the entry's place in the job's history (a folded run keeps its first number). */
+  number: number;
+  /** The generation of the message it ran under: which enqueue of the job it belongs to. */
+  generation: number;
+  endedAt: string;
+  /** The time spent in it (for a folded run, in all of them). */
+  durationMs: number;
+  /** Attempts in the entry: more than 1 only for throttled attempts in a row. */
+  count: number;
+}
+
+/**
+ * The history with the attempt a move ends added (under the move's generation and time): folded
+ * into the last entry when both were throttled, at most the last 100.
+ */
+export const appendAttempt = (
+  log: Attempt[],
+  attempt: AttemptEnd & Pick<Attempt, 'generation' | 'endedAt'>,
+): Attempt[] => {
+  const durationMs = Math.max(0, Date.parse(attempt.endedAt) - Date.parse(attempt.startedAt));
+  const last = log.at(-1);
+  if (last?.outcome === 'throttled' && attempt.outcome === 'throttled') {
+    const folded: Attempt = {
+      ...last,
+      generation: attempt.generation,
+      platformStatus: attempt.platformStatus,
+      errorMessage: attempt.errorMessage,
+      endedAt: attempt.endedAt,
+      durationMs: last.durationMs + durationMs,
+      count: last.count + 1,
+    };
+    return [...log.slice(0, -1), folded];
+  }
+  return [...log, { ...attempt, number: (last?.number ?? 0) + 1, durationMs, count: 1 }].slice(-MAX_KEPT_ATTEMPTS);
+};
+
+/** Failed attempts of one generation: the tries one message had before SQS gave up on it. */
+export const failedAttemptsOf = (log: Attempt[], generation: number) =>
+  log.filter((attempt) => attempt.generation === generation && attempt.outcome === 'failed').length;
+
+// ---------- storage
+
+/**
+ * One entry as stored: `n` number, `g` generation, `t` trigger, `o` outcome, `s` platform status,
+ * `e` error message, `a` started (epoch ms: 8 bytes rather than 24), `d` duration, and for a folded
+ * run `b` ended (epoch ms) and `c` count. Absent when null, or (`b`) when it is `a` + `d`.
+ */
+interface StoredAttempt {
+  n: number;
+  g: number;
+  t: AttemptTrigger;
+  o: AttemptOutcome;
+  s?: number;
+  e?: string;
+  a: number;
+  d: number;
+  b?: number;
+  c?: number;
+}
+
+const iso = (epochMs: number) => new Date(epochMs).toISOString();
+
+export const storedAttempts = (log: Attempt[]): StoredAttempt[] =>
+  log.map((attempt) => ({
+    n: attempt.number,
+    g: attempt.generation,
+    t: attempt.trigger,
+    o: attempt.outcome,
+    ...(attempt.platformStatus === null ? {} : { s: attempt.platformStatus }),
+    ...(attempt.errorMessage === null ? {} : { e: attempt.errorMessage }),
+    a: Date.parse(attempt.startedAt),
+    d: attempt.durationMs,
+    ...(Date.parse(attempt.endedAt) === Date.parse(attempt.startedAt) + attempt.durationMs
+      ? {}
+      : { b: Date.parse(attempt.endedAt) }),
+    ...(attempt.count === 1 ? {} : { c: attempt.count }),
+  }));
+
+/** The history of a job item (written only by storedAttempts); empty before the first attempt ends. */
+export const attemptsFrom = (stored: readonly StoredAttempt[] | undefined): Attempt[] =>
+  (stored ?? []).map((entry) => ({
+    number: entry.n,
+    generation: entry.g,
+    trigger: entry.t,
+    outcome: entry.o,
+    platformStatus: entry.s ?? null,
+    errorMessage: entry.e ?? null,
+    startedAt: iso(entry.a),
+    endedAt: iso(entry.b ?? entry.a + entry.d),
+    durationMs: entry.d,
+    count: entry.c ?? 1,
+  }));
+
+// ---------- ids
+
+/** `sja_<job id without its prefix>_<number>`: stable, and it names its job, so a cursor can be checked. */
+export const attemptId = (jobId: string, number: number) => `sja_${jobId.replace(/^sj_/, '')}_${number}`;
+
+/** The number an attempt id names for `jobId`, or undefined when it is not an attempt id of that job. */
+export const attemptNumberOf = (jobId: string, id: string) => {
+  const prefix = attemptId(jobId, 0).slice(0, -1);
+  if (!id.startsWith(prefix)) return undefined;
+  const rest = id.slice(prefix.length);
+  return /^[1-9]\d{0,8}$/.test(rest) ? Number(rest) : undefined;
+};
+
+/**
+ * The fulfillment entry (docs/propagation.md): the state a source fulfillment has on the sync job
+ * that placed its supplier order, in the job item's `fulfillments` map, keyed by source fulfillment
+ * id. It is no item of its own: the job item (order-sync-job.ts) carries it, and its writes are updates
+ * of the job item (order-entries.ts).
+ */
+
+/**
+ * `pending`/`failed`: work on its way to the reseller's order (a create, a tracking update or a
+ * cancellation); `delivered`: the reseller's fulfillment is as the supplier's last said; `dead`:
+ * given up; `ignored`: nothing of the job was left to ship (CONTRACT.md §10.2); `cancelled`: the
+ * supplier voided the parcel and the reseller's fulfillment is cancelled too (or was never made).
+ */
+export const FULFILLMENT_STATUSES = ['pending', 'delivered', 'failed', 'dead', 'ignored', 'cancelled'] as const;
+export type FulfillmentStatus = (typeof FULFILLMENT_STATUSES)[number];
+
+/** Stored as is: the map's values are these objects, attribute for field. */
+export interface FulfillmentEntry {
+  sourceFulfillmentId: string;
+  status: FulfillmentStatus;
+  trackingCompany: string | null;
+  trackingNumber: string | null;
+  trackingNumbers: string[];
+  trackingUrl: string | null;
+  resellerFulfillmentId: string | null;
+  attempts: number;
+  errorMessage: string | null;
+  receivedAt: string;
+  updatedAt: string;
+  deliveredAt: string | null;
+  /** Every tracking URL (`trackingUrl` is the first), for a message the reconciler sends again. */
+  trackingUrls?: string[];
+  /** Messages the reconciler has sent since the entry last made progress (CONTRACT.md §6). */
+  resends?: number;
+  /** The end of a wait the entry announced (a 429's Retry-After): its lease runs from there. */
+  waitUntil?: string;
+  /** When its current run of throttled (429) calls began: the throttling budget. */
+  throttledSince?: string;
+  /**
+   * The reseller's line items and quantities the parcel ships (CONTRACT.md §10.2), planned when it
+   * was accepted; absent: the whole job (a job whose lines have no ids, or an entry of older code).
+   */
+  lines?: ParcelLine[];
+  /** The supplier's `updated_at` of the last version applied: an older update changes nothing. */
+  sourceUpdatedAt?: string;
+  /** The supplier cancelled the parcel: the reseller's fulfillment is to be cancelled. */
+  cancelRequested?: boolean;
+  /** The tracking the reseller's fulfillment has (`trackingKey`): a tracking update is sent once per change. */
+  appliedTracking?: string;
+  /** The platform's own time of the parcel (its `created_at`): when it shipped (CONTRACT.md §16.2). */
+  sourceCreatedAt?: string;
+  /** The carrier's progress as the supplier's platform last said it (CONTRACT.md §16.2); absent: never said. */
+  shipmentStatus?: ShipmentStatus;
+  /** The carrier's time of its first scan (in transit or later). */
+  firstScanAt?: string;
+  /** When the sweep found it reported but not scanned within its window: `fulfillment.unscanned`, once. */
+  unscannedAt?: string;
+}
+
+/** One reseller line item a parcel ships, by its id on the reseller's order. */
+export interface ParcelLine {
+  id: string;
+  quantity: number;
+}
+
+/** Entries still on their way to the reseller's platform: the reconciler watches them. */
+export const isPropagating = (entry: Pick<FulfillmentEntry, 'status'>) =>
+  entry.status === 'pending' || entry.status === 'failed';
+
+/** The job item's `fulfillments` map; absent until the job's first fulfillment arrives. */
+export const fulfillmentEntriesFrom = (item: Item): Record<string, FulfillmentEntry> =>
+  attributes(item, 'sync job').optionalObject<Record<string, FulfillmentEntry>>('fulfillments') ?? {};
+
+/** What a parcel covers, as its entry records it: its lines, or the whole job (entries of older code too). */
+export const coverOf = (entry: FulfillmentEntry): ParcelCover => entry.lines ?? 'whole';
+
+/** Whether the reseller's platform has the parcel's fulfillment (made, and not cancelled). */
+export const isOnResellerOrder = (entry: FulfillmentEntry) =>
+  entry.resellerFulfillmentId !== null && entry.status !== 'cancelled';
+
+/**
+ * Each line's `fulfilledQuantity` (CONTRACT.md §10.2): what the reseller's platform accepted of it,
+ * from the job's parcels that are on the reseller's order.
+ */
+export const fulfilledQuantities = (
+  lines: ReadonlyArray<{ resellerLineItemId: string | null; quantity: number }>,
+  entries: Record<string, FulfillmentEntry>,
+) => coveredQuantities(lines, Object.values(entries).filter(isOnResellerOrder).map(coverOf));
+
+/** When a parcel shipped: the platform's time of it, else when the service heard of it (older entries). */
+export const shippedTimeOf = (entry: Pick<FulfillmentEntry, 'sourceCreatedAt' | 'receivedAt'>) =>
+  entry.sourceCreatedAt ?? entry.receivedAt;
 
 /**
  * The sync job entity: the record, its item's key, every index entry it carries in each state,
  * and its conversions to and from the item. The only place that knows a job item's attributes;
- * its history (order-attempt.ts) and its fulfillment entries (order-fulfillment-entry.ts) live inside it.
+ * its history (order-sync-job.ts) and its fulfillment entries (order-sync-job.ts) live inside it.
  */
 
 /** The job item's key. */
@@ -44,7 +291,7 @@ export interface SyncJob {
   /** Part of the supplier order's `source_identifier`; '' when the reseller's domain was not known. */
   resellerShopDomain: string;
   /**
-   * Where the reseller order is kept (shared/order-flow/order-body.ts): its compressed raw body inline,
+   * Where the reseller order is kept (shared/order-flow/order-repository.ts): its compressed raw body inline,
    * or in `parts` items beside the order's first job; `legacy` is the map older code wrote. Null for
    * an item written without one (never by this service): the worker makes such a job dead.
    */
@@ -96,7 +343,7 @@ export interface SyncJob {
   waitUntil: string | null;
   /** When the job's current run of throttled (429) attempts began; null when the last attempt was not throttled. */
   throttledSince: string | null;
-  /** The attempt history, oldest first (order-attempt.ts). */
+  /** The attempt history, oldest first (order-sync-job.ts). */
   attemptLog: Attempt[];
   /**
    * Why a `pending` job does not go to its supplier yet (CONTRACT.md §11), since when, and the end of
@@ -117,11 +364,11 @@ export interface SyncJob {
   afterSale?: AfterSale | null;
   /** When the supplier order is due to ship (CONTRACT.md §16.1); absent: no promise, or not placed. */
   dueAt?: string | null;
-  /** When the late sweep found the job past `dueAt` and not shipped (order-service-level.ts). */
+  /** When the late sweep found the job past `dueAt` and not shipped (order-entries.ts). */
   lateAt?: string | null;
   /**
    * The scorecard day a late job is counted on as late now (CONTRACT.md §16.3, `lateNow`): set with
-   * `lateAt`, removed once when the job ships or is cancelled (order-service-level.ts).
+   * `lateAt`, removed once when the job ships or is cancelled (order-entries.ts).
    */
   lateNowDay?: string | null;
 }
@@ -214,7 +461,7 @@ export const EXPIRES_AT = 'expiresAt';
 /**
  * A completed job's completion time: its `updatedAt`, not stored apart (35 bytes of a job item that must
  * stay within 1 KB); the first move from `completed` (a cancellation's) copies it here first
- * (order-transitions.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
+ * (order-repository.ts), so a job cancelled after its completion keeps it. Items written before keep theirs.
  */
 export const COMPLETED_AT = 'completedAt';
 
@@ -363,8 +610,8 @@ export const syncJobFrom = (item: Item): SyncJob => {
 // ---------- index entries
 /**
  * The index attributes of a sync job item, and how each state move changes them: the one answer
- * to "which index entries does this write touch?". Job creation (shared/order-flow/routing-jobs.ts) and every move
- * (order-transitions.ts) take their index attributes from `indexChanges`, so no write can forget one.
+ * to "which index entries does this write touch?". Job creation (shared/order-flow/receiving.ts) and every move
+ * (order-repository.ts) take their index attributes from `indexChanges`, so no write can forget one.
  * The write budget of a completing order is in docs/performance.md.
  *
  * - For life, from creation: its owner's list (GSI1, whose keys `syncJobItem` writes) and its reseller
@@ -481,7 +728,7 @@ export const propagationIndex = (
     : { set: {}, remove: [...IN_FLIGHT] };
 
 /**
- * GSI2, a completed job's lookup by its supplier order: written by the completion (placing-moves.ts), which
+ * GSI2, a completed job's lookup by its supplier order: written by the completion (placing.ts), which
  * is final, so the job keeps it for life.
  */
 export const lookupEntry = (job: Pick<SyncJob, 'id' | 'sourceStoreId'>, sourceOrderId: string) =>
@@ -580,5 +827,126 @@ const sourceLinesFrom = (item: Item): SourceLine[] | null => {
   );
 };
 
-/** The attribute a completion writes for the lines it placed (placing-moves.ts). */
+/** The attribute a completion writes for the lines it placed (placing.ts). */
 export const sourceLinesAttribute = (lines: SourceLine[]) => lines.map((line) => [line.id, line.price]);
+
+/**
+ * The unrouted order entity (CONTRACT.md §10.8): the record of an order none of whose items routes
+ * to a supplier, which has no job to be its record. It is kept where the order's first job would
+ * be (that key is the order's dedup record: a redelivery's conditional put finds it), with the
+ * order's body as the first job would keep it (inline, or in parts beside it: order-repository.ts), and
+ * carries the order's entry in its store's list of orders. Also here: the mark of any order with
+ * unrouted items (an item of the order's partition), whose entry in its store's list of such orders
+ * names the order's record (shared/dynamo/keys.ts `orderRecordKeyOf`).
+ */
+export interface UnroutedOrder {
+  firstJobId: string;
+  ownerId: string;
+  resellerStoreId: string;
+  externalOrderId: string;
+  receivedAt: string;
+  receivedVia: 'webhook' | 'poll';
+  /** Every item of the order, with why it went to no supplier. */
+  unroutedLines: UnroutedLine[];
+  /** When the reseller cancelled the order (`orders/cancelled`); null: not cancelled. */
+  cancelledAt: string | null;
+  /** The order's compressed raw body inline, or the number of its parts (order-repository.ts). */
+  order: { body: Uint8Array } | { parts: number };
+  /** When the shopper's personal data was erased from the kept order (order-redaction.ts); null: not. */
+  redactedAt?: string | null;
+}
+
+/**
+ * The record's end (the table's TTL): an order with no job has nothing left to do once received, so it is
+ * kept as a job that ended then is, JOB_RETENTION_DAYS (issue 44); its mark and body parts go with it.
+ */
+export const unroutedOrderExpiresAt = (receivedAt: string) => jobExpiresAt(receivedAt);
+
+/** When the order was received (items written before the entity tag also told this kind apart by it). */
+const MARK = 'unroutedOrderAt';
+
+export const unroutedOrderItem = (order: UnroutedOrder): Item => ({
+  ...keys.syncJob(order.firstJobId),
+  ...entityTagOf('unroutedOrder'),
+  ...indexEntry(
+    'resourceLists',
+    lists.storeOrders(order.resellerStoreId).of(order.firstJobId),
+    listSortKey(order.receivedAt, order.firstJobId),
+  ),
+  [MARK]: order.receivedAt,
+  ownerId: order.ownerId,
+  resellerStoreId: order.resellerStoreId,
+  externalOrderId: order.externalOrderId,
+  ...(order.receivedVia === 'webhook' ? {} : { receivedVia: order.receivedVia }),
+  unroutedLines: unroutedLinesAttribute(order.unroutedLines),
+  ...(order.cancelledAt === null ? {} : { cancelledAt: order.cancelledAt }),
+  ...('body' in order.order ? { orderBody: order.order.body } : { orderBodyParts: order.order.parts }),
+  ...(order.redactedAt ? { redactedAt: order.redactedAt } : {}),
+  [EXPIRES_AT]: unroutedOrderExpiresAt(order.receivedAt),
+});
+
+export const unroutedOrderFrom = (firstJobId: string, item: Item): UnroutedOrder => {
+  const read = attributes(item, 'unrouted order');
+  return {
+    firstJobId,
+    ownerId: read.string('ownerId'),
+    resellerStoreId: read.string('resellerStoreId'),
+    externalOrderId: read.string('externalOrderId'),
+    receivedAt: read.string(MARK),
+    receivedVia: item.receivedVia === undefined ? 'webhook' : read.oneOf('receivedVia', ['webhook', 'poll'] as const),
+    unroutedLines: unroutedLinesFrom(read.stringOrNull('unroutedLines')) ?? [],
+    cancelledAt: read.stringOrNull('cancelledAt'),
+    order: item.orderBody instanceof Uint8Array ? { body: item.orderBody } : { parts: read.number('orderBodyParts') },
+    redactedAt: read.stringOrNull('redactedAt'),
+  };
+};
+
+/** The condition of a write to the record itself (its erasure: order-redaction.ts). */
+export const UNROUTED_ORDER_EXISTS = `attribute_exists(${MARK})`;
+
+/** The update that records the order's cancellation at `at`, once: a redelivery keeps the first time. */
+export const unroutedOrderCancellation = (at: string) => ({
+  UpdateExpression: 'SET cancelledAt = :at',
+  ConditionExpression: `attribute_exists(${MARK}) AND attribute_not_exists(cancelledAt)`,
+  ExpressionAttributeValues: { ':at': at },
+});
+
+/**
+ * The mark of an order with unrouted items: its entry in its store's list of those orders, sorted as
+ * the order's own entry. Written once with the order's record; its `expiresAt` (the table's TTL) with it
+ * for an unrouted order, or by the retention sweep once a routed order's jobs ended (order-redaction.ts).
+ */
+export const unroutedOrderMarkItem = (mark: {
+  firstJobId: string;
+  resellerStoreId: string;
+  receivedAt: string;
+  expiresAt?: number;
+}): Item => ({
+  ...keys.unroutedOrderMark(mark.firstJobId),
+  ...entityTagOf('unroutedMark'),
+  ...indexEntry(
+    'resourceLists',
+    lists.storeUnroutedOrders(mark.resellerStoreId).of(mark.firstJobId),
+    listSortKey(mark.receivedAt, mark.firstJobId),
+  ),
+  ...(mark.expiresAt === undefined ? {} : { [EXPIRES_AT]: mark.expiresAt }),
+});
+
+// ---------- unrouted lines, as this record and the first job of an order keep them
+
+/** One letter per reason: every byte of the first job is paid again by each of its writes. */
+const REASON_LETTERS = { no_source_store: 's', no_vendor: 'v', gift_card: 'g', test_order: 't' } as const;
+
+/** `<position><letter>,…`: `3s,5g` is line 3 (no source store) and line 5 (a gift card). */
+export const unroutedLinesAttribute = (lines: UnroutedLine[]) =>
+  lines.map((line) => `${line.position}${REASON_LETTERS[line.reason]}`).join(',');
+
+export const unroutedLinesFrom = (text: string | null): UnroutedLine[] | null => {
+  if (!text) return null;
+  return text.split(',').map((entry) => {
+    const reason = UNROUTED_REASONS.find((r) => REASON_LETTERS[r] === entry.slice(-1));
+    const position = Number(entry.slice(0, -1));
+    if (!reason || !Number.isInteger(position)) throw new Error(`unreadable unrouted line '${entry}'`);
+    return { position, reason };
+  });
+};

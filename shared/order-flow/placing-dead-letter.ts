@@ -5,15 +5,18 @@ import { addLogContext, logger, withLogContext } from '../core/telemetry.js';
 import { isOpen } from '../domain/orders.js';
 import { type DeadLetterKind, deadLetterParsed } from '../work/dead-letter.js';
 import { openDoor, type QueueDoor } from '../work/runner.js';
-import { cancellationGaveUp } from './cancelling.js';
-import { updateGaveUp } from './editing.js';
-import { type AttemptEnd, failedAttemptsOf } from './order-attempt.js';
+import { cancellationGaveUp, updateGaveUp } from './changing.js';
 import { loadJob } from './order-repository.js';
-import { jobLogContext, type SyncJob } from './order-sync-job.js';
-import { endJob, mayHaveBeenPlaced } from './placing-end.js';
-import { type JobMessage, messageLogContext, parseSyncQueueMessage, type SyncQueueMessage } from './placing-message.js';
-import { removalGaveUp } from './refunding.js';
-import { needsSending, returnsGaveUp } from './returning.js';
+import { type AttemptEnd, failedAttemptsOf, jobLogContext, type SyncJob } from './order-sync-job.js';
+import {
+  endJob,
+  type JobMessage,
+  mayHaveBeenPlaced,
+  messageLogContext,
+  parseSyncQueueMessage,
+  type SyncQueueMessage,
+} from './placing.js';
+import { needsSending, removalGaveUp, returnsGaveUp } from './refunding.js';
 
 /**
  * A sync message SQS gave up on after `maxReceiveCount` receives (shared/work/dead-letter.ts). If it
@@ -37,8 +40,8 @@ const jobOf = async (message: JobMessage) => {
 
 /**
  * A change of a placed order that kept failing (its message used up its receives): if the job still
- * waits for it (`waits`), the job needs a person (`gaveUp`: cancelling.ts, editing.ts, refunding.ts,
- * returning.ts). Otherwise it went through meanwhile, or another message ended it: nothing changes.
+ * waits for it (`waits`), the job needs a person (`gaveUp`: changing.ts, refunding.ts,
+ * refunding.ts). Otherwise it went through meanwhile, or another message ended it: nothing changes.
  */
 const changeGaveUp =
   (waits: (job: SyncJob, message: JobMessage) => boolean, gaveUp: (job: SyncJob) => Promise<unknown>) =>

@@ -11,15 +11,12 @@ import {
   readReconcilePass,
 } from '../entities/reconcile-pass.js';
 import { isStalled, onItsOwn, resendOrEnd, type StalledKind } from '../work/reconcile.js';
-import { resendCancellation } from './cancelling.js';
-import { resendUpdate } from './editing.js';
+import { resendCancellation, resendUpdate } from './changing.js';
 import { watchHeld } from './holding.js';
-import type { AttemptEnd } from './order-attempt.js';
+import { findInFlightPage, findJobsAt, inFlightShards } from './order.js';
 import { resendJob } from './order-job-moves.js';
-import { findInFlightPage, findJobsAt, inFlightShards } from './order-lists.js';
-import { jobLogContext, type SyncJob, updatePending } from './order-sync-job.js';
-import { endJob, mayHaveBeenPlaced } from './placing-end.js';
-import { type JobMessage, jobMessage } from './placing-message.js';
+import { type AttemptEnd, jobLogContext, type SyncJob, updatePending } from './order-sync-job.js';
+import { endJob, type JobMessage, jobMessage, mayHaveBeenPlaced } from './placing.js';
 import { type PropagationReport, reconcilePropagations } from './propagating-reconcile.js';
 
 /**
@@ -29,7 +26,7 @@ import { type PropagationReport, reconcilePropagations } from './propagating-rec
  * time, a backoff) is presumed to have lost its message, and is sent a fresh one under a new
  * generation, so an older message that turns up after all is stale. After MAX_RESENDS such
  * messages without the job making progress, it ends: `dead`, with a reason that says so, unless
- * the supplier has its order (placing-end.ts).
+ * the supplier has its order (placing.ts).
  *
  * It reads only GSI3 (every shard of its three sets, keys only: the open jobs, pending or processing
  * in OPEN# and failed apart in FAILED#; and the completed jobs with a fulfillment on its way, whose
@@ -279,7 +276,7 @@ const watchPlaced = async ({ leaseSeconds, at, report }: Run, job: SyncJob) => {
   await reconcilePropagations(job, leaseSeconds, at, report);
 };
 
-/** Open jobs as stalled work items: the adapters over their moves (placing-moves.ts, placing-end.ts). */
+/** Open jobs as stalled work items: the adapters over their moves (placing.ts). */
 const stalledJobs = (deps: Deps): StalledKind<SyncJob, JobMessage> => ({
   queueUrl: config.syncQueueUrl,
   resends: (job) => job.resends,

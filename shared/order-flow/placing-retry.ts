@@ -4,15 +4,13 @@ import { logger } from '../core/telemetry.js';
 import type { Owner } from '../domain/owner.js';
 import { type Actor, auditPut } from '../entities/audit-entry.js';
 import { retryRequest } from './order-job-moves.js';
-import { loadJob, moveItem, updateJobWith } from './order-repository.js';
+import { loadJob, moveItem, moveUpdate, updateJobWith } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
-import { moveUpdate } from './order-transitions.js';
-import { jobMessage } from './placing-message.js';
-import { enqueueJobs } from './placing-queue.js';
-import { findSyncJob } from './reading-sync-jobs.js';
+import { enqueueJobs, jobMessage } from './placing.js';
+import { findSyncJob } from './reading.js';
 
 /**
- * The manual retry (SPEC 4.4), apart from the reads of reading-sync-jobs.ts: it alone sends a message, so
+ * The manual retry (SPEC 4.4), apart from the reads of reading.ts: it alone sends a message, so
  * only its route bundles the SQS client.
  */
 

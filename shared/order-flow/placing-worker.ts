@@ -5,37 +5,165 @@ import { sharedReads } from '../core/concurrency.js';
 import { config } from '../core/config.js';
 import { addLogContext, BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import type { SupplierOrder } from '../domain/orders.js';
+import { learnThrottle, readPace, type SupplierPace, takeSlot } from '../entities/rate-limits.js';
 import { disconnectedReason, type SourceStore, STORE_DISCONNECTED } from '../entities/store.js';
 import { type ShopConnection, throttleOf } from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
 import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';
-import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel } from './cancelling.js';
-import { updateSupplierOrder } from './editing.js';
+import { cancelNow, cancelSupplierOrder, requestSupplierOrderCancel, updateSupplierOrder } from './changing.js';
 import { releaseAfterDelay } from './holding.js';
-import type { AttemptEnd, AttemptOutcome } from './order-attempt.js';
-import { UnplaceableOrderError } from './order-body.js';
 import { claimJobOrMet, deferJob, failJob, waitJobForSlot } from './order-job-moves.js';
-import { loadJob } from './order-repository.js';
-import { jobLogContext, type SyncJob } from './order-sync-job.js';
-import { endJob, foundReason, lookUpSupplierOrder, mayHaveBeenPlaced, mayHaveBeenSent } from './placing-end.js';
-import { jobPlaced, tagIfPlacedUntagged } from './placing-follow-ups.js';
+import { loadJob, UnplaceableOrderError } from './order-repository.js';
+import { type AttemptEnd, type AttemptOutcome, jobLogContext, type SyncJob } from './order-sync-job.js';
 import {
+  alignedSourceLines,
+  endJob,
+  enqueueJobs,
+  foundReason,
   type JobMessage,
   jobMessage,
+  jobPlaced,
+  killJob,
+  lookUpSupplierOrder,
+  mayHaveBeenPlaced,
+  mayHaveBeenSent,
   messageLogContext,
   parseJobMessage,
   parseSyncQueueMessage,
   type SyncQueueMessage,
-} from './placing-message.js';
-import { killJob } from './placing-moves.js';
-import { enqueueJobs } from './placing-queue.js';
-import { alignedSourceLines, sourceLinesOf, supplierOrderFor } from './placing-supplier-order.js';
-import { learnFrom, type PaceTurn, takeTurn } from './placing-supplier-pace.js';
-import { removeUnits, resendPending } from './refunding.js';
-import { sendReturns } from './returning.js';
-import { completeOrderJobs } from './routing-jobs.js';
-import { setSupplierDeadline } from './shipping-deadline.js';
+  sourceLinesOf,
+  supplierOrderFor,
+  tagIfPlacedUntagged,
+} from './placing.js';
+import { completeOrderJobs } from './receiving.js';
+import { removeUnits, resendPending, sendReturns } from './refunding.js';
+
+/**
+ * The due time shown in the supplier's own admin (CONTRACT.md §16.1): on a platform that has a
+ * deadline (Shopify's `fulfillBy`), the supplier order's open fulfillment orders get the job's
+ * `dueAt`. Idempotent by value, so a redelivered completion sets it again harmlessly. A failure is
+ * logged and counted, never the job's: the promise stands without it.
+ */
+export const setSupplierDeadline = async (deps: Pick<Deps, 'platforms'>, shop: ShopConnection, job: SyncJob) => {
+  const adapter = deps.platforms(shop.platform);
+  if (!job.dueAt || !job.sourceOrderId || !adapter.setFulfillmentDeadline) return;
+  try {
+    const outcome = await adapter.setFulfillmentDeadline(shop, job.sourceOrderId, job.dueAt);
+    logger.info('supplier deadline set', { dueAt: job.dueAt, outcome });
+  } catch (error) {
+    countMetric(BUSINESS_METRICS.deadlineFailures);
+    logger.warn('the supplier deadline could not be set', { error: (error as Error).message });
+  }
+};
+
+/**
+ * A supplier's pace before and after a create (docs/design.md, "A pace per supplier"). A shop that
+ * has not throttled a call lately costs one eventually consistent read and no write; a hot one
+ * gives each create a slot, and a try whose slot is more than `WAIT_IN_PROCESS_MS` away waits
+ * for it in a fresh message (the runner's `waitForSlot`, shared/work/runner.ts) rather than calling into a 429.
+ */
+
+/** The longest a try waits in process for its slot: cheaper than a message, a claim and a slot wait. */
+export const WAIT_IN_PROCESS_MS = 1_500;
+
+/**
+ * A kept slot that comes later than this (a busy queue, slow workers) is given up for a fresh one:
+ * late messages come together, and calling them all at once would empty the shop's bucket. Its
+ * own slot went unused, which leaves the shop a spare call.
+ */
+export const LATE_MS = 500;
+
+const sleepUntil = (at: number) => {
+  const ms = Math.min(WAIT_IN_PROCESS_MS, at - Date.now());
+  return ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : undefined;
+};
+
+/**
+ * How much slower than the rate a platform states the pace goes. Calls come at their slot or a little
+ * later (the sleep, the network), never earlier; at exactly the stated rate the shop's bucket stays
+ * empty, and a call 2 ms late followed by one on time finds 0.99 of a call in it: a 429. Going 5 %
+ * slower refills the shop's bucket by a twentieth of a call per call, so after twenty calls it holds
+ * a spare one, and then up to its size, which absorbs any lateness shorter than a slot.
+ */
+export const STATED_RATE_MARGIN = 1.05;
+
+/**
+ * This container's learning under way, by shop: the other messages of its batch, in flight beside the
+ * one throttled, read the pace once it is written rather than call into the same empty bucket.
+ */
+const learning = new Map<string, Promise<unknown>>();
+
+/** How long a pace read that found the shop cool is shared by this container's creates to it. */
+export const COOL_SHARED_MS = 200;
+
+/**
+ * The pace reads of this container, by shop: the creates of one batch to one supplier (the runner
+ * takes a batch's messages together) share one read rather than make one each: the read in flight,
+ * and an answer that the shop is cool for `COOL_SHARED_MS`, less than the lag an eventually consistent
+ * read may already have. A hot pace is read by each create (its slot is taken with a write anyway),
+ * and a learning (`learnFrom`) drops the read it outdates.
+ */
+const paceReads = sharedReads(
+  (shopDomain) => readPace(shopDomain),
+  COOL_SHARED_MS,
+  (pace) => pace === undefined,
+);
+
+/** What a create learns of its shop's pace: the pace it called under, or the slot the job waits for. */
+export interface PaceTurn {
+  pace?: SupplierPace;
+  waitForSlotAt?: number;
+}
+
+/**
+ * The turn of a create on `shopDomain`: at once on a cool shop; at the slot its message keeps
+ * (`slotAt`), unless it came too late for it; else at the slot the pace gives it, waited for in
+ * process when it is close.
+ */
+export const takeTurn = async (shopDomain: string, slotAt: number | undefined): Promise<PaceTurn> => {
+  if (slotAt !== undefined && Date.now() - slotAt <= LATE_MS) {
+    await sleepUntil(slotAt);
+    return {};
+  }
+  await learning.get(shopDomain)?.catch(() => undefined);
+  const pace = await paceReads.get(shopDomain);
+  if (!pace) return {};
+  let slot = await takeSlot(shopDomain, pace);
+  // A slot already behind when the write answers (a slow table under load) is given up, as a kept
+  // slot come too late is: the workers whose writes were slow would otherwise call together. The
+  // second take finds the pace as it stands now; its slot is called at whatever it is.
+  if (slot !== undefined && Date.now() - slot > LATE_MS) slot = await takeSlot(shopDomain, pace);
+  if (slot === undefined) return {};
+  if (slot - Date.now() > WAIT_IN_PROCESS_MS) return { pace, waitForSlotAt: slot };
+  await sleepUntil(slot);
+  return { pace };
+};
+
+/**
+ * A create the shop throttled (429, `throttleOf`): the shop turns hot, its pace takes the rate the
+ * platform states, or, without one, slows down (shared/entities/rate-limits.ts).
+ */
+export const learnFrom = async (
+  shopDomain: string,
+  turn: PaceTurn,
+  throttle: { retryAfterSeconds: number; ratePerSecond?: number },
+) => {
+  const now = Date.now();
+  const learnt = learnThrottle(shopDomain, {
+    reopensAt: now + throttle.retryAfterSeconds * 1000,
+    statedIntervalMs: throttle.ratePerSecond ? (1000 / throttle.ratePerSecond) * STATED_RATE_MARGIN : undefined,
+    fallbackIntervalMs: throttle.retryAfterSeconds * 1000,
+    pacedAt: turn.pace,
+  });
+  learning.set(shopDomain, learnt);
+  paceReads.drop(shopDomain);
+  try {
+    await learnt;
+  } finally {
+    if (learning.get(shopDomain) === learnt) learning.delete(shopDomain);
+  }
+};
 
 /**
  * One sync-job message, run by the work-item runner (shared/work/runner.ts): claim the job, place the
@@ -54,7 +182,7 @@ interface Placement {
   shop?: ShopConnection;
   /** The supplier order, once built: the prices a completion records. */
   supplierOrder?: SupplierOrder;
-  /** The create's turn in its shop's pace (placing-supplier-pace.ts), once taken: what a 429 teaches the pace. */
+  /** The create's turn in its shop's pace (placing-worker.ts), once taken: what a 429 teaches the pace. */
   turn?: PaceTurn;
 }
 
@@ -82,7 +210,7 @@ const shopOf = async (deps: Deps, { item }: JobAttempt) => {
 
 /**
  * The attempt in hand ends its job: `dead` with `reason`, unless an earlier attempt may have placed
- * the order and the supplier has it (placing-end.ts). This attempt is claimed but not yet in the history.
+ * the order and the supplier has it (placing.ts). This attempt is claimed but not yet in the history.
  */
 const giveUp = async (deps: Deps, attempt: JobAttempt, reason: string, status: number | null) =>
   endJob(deps, attempt.item.job, reason, ended(attempt, 'dead', status, reason), {
@@ -103,7 +231,7 @@ const learnThrottled = async ({ item }: JobAttempt, error: unknown) => {
 };
 
 /**
- * The sync job as a work-item kind: its message, its moves (placing-moves.ts, placing-end.ts: the adapters, so that a
+ * The sync job as a work-item kind: its message, its moves (placing.ts: the adapters, so that a
  * change of how a job is stored changes only them) and the placing of its supplier order.
  */
 const syncJobWork: WorkKind<JobMessage, Placement> = {
@@ -176,8 +304,8 @@ const onItsJob =
  * The sync queue's door: each kind of message to its handler. A placement is the job's try; the
  * others run aside of it (the runner's `divert`: its log context and deadline, no claim): the end
  * of a held order's delay (holding.ts), the cancellation of a completed job's supplier order
- * (cancelling.ts), the reseller's edits (editing.ts), refunded units removed (refunding.ts), returns
- * (returning.ts).
+ * (changing.ts), the reseller's edits (changing.ts), refunded units removed (refunding.ts), returns
+ * (refunding.ts).
  */
 const syncDoor: QueueDoor<SyncQueueMessage, Deps, MessageOutcome> = {
   queue: 'sync',
@@ -317,7 +445,7 @@ const completePlaced = async (deps: Deps, attempt: JobAttempt, placed: Created):
 };
 
 /**
- * A claimed job whose order was cancelled (cancelling.ts): it ends `cancelled`, and nothing is placed.
+ * A claimed job whose order was cancelled (changing.ts): it ends `cancelled`, and nothing is placed.
  * When an earlier attempt may have placed the order, the supplier is asked first: found, the job
  * completes with it and its cancellation goes to the supplier; not known (a lookup that failed), the
  * message comes back and asks again.

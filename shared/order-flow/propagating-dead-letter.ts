@@ -11,7 +11,7 @@ import {
   parseFulfillmentQueueMessage,
   propagationLogContext,
   redriveLater,
-} from './propagating-queue.js';
+} from './propagating.js';
 import { deadTags } from './tagging-dead-letter.js';
 
 /**

@@ -3,9 +3,8 @@ import { config } from '../core/config.js';
 import { logger } from '../core/telemetry.js';
 import { isStalled, resendOrEnd, type StalledKind } from '../work/reconcile.js';
 import { leavePropagating, moveEntry, resendEntry, trackingOf } from './order-entries.js';
-import { type FulfillmentEntry, isPropagating } from './order-fulfillment-entry.js';
-import { type SyncJob, supplierOrderChangePending } from './order-sync-job.js';
-import type { FulfillmentMessage } from './propagating-queue.js';
+import { type FulfillmentEntry, isPropagating, type SyncJob, supplierOrderChangePending } from './order-sync-job.js';
+import type { FulfillmentMessage } from './propagating.js';
 
 /**
  * The reconciler's part of propagation (CONTRACT.md §6, docs/propagation.md), through the runner's
@@ -50,7 +49,7 @@ export const reconcilePropagations = async (
   const open = Object.values(job.fulfillments).filter(isPropagating);
   if (!open.length) {
     // A job whose supplier order is being cancelled or updated stays: the reconciler watches those
-    // too (order-flow/cancelling.ts, editing.ts).
+    // too (order-flow/changing.ts).
     if (job.status === 'completed' && !supplierOrderChangePending(job)) await leavePropagating(job);
     return;
   }

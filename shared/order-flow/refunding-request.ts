@@ -7,10 +7,15 @@ import type { ApprovedReturn, Refund } from './order-after-sale.js';
 
 export type { ApprovedReturn, Refund };
 
-import type { EarlyAfterSale } from './order-early-after-sale.js';
+import type { EarlyAfterSale } from './order-items.js';
 import { keepEarlyAfterSale } from './order-repository.js';
-import { refundResellerOrder } from './refunding.js';
-import { approveReturn, cancelResellerReturn, endSourceReturn, refundBySource } from './returning.js';
+import {
+  approveReturn,
+  cancelResellerReturn,
+  endSourceReturn,
+  refundBySource,
+  refundResellerOrder,
+} from './refunding.js';
 
 /**
  * What the six topics of CONTRACT.md §15 carry that the service reads; the rest (a return's
@@ -207,7 +212,7 @@ const takeOne = (reseller: { id: string }, entry: EarlyAfterSale, requestId?: st
 
 /**
  * A reseller refund or return of an order not known yet (CONTRACT.md §15, "kept when early"): kept
- * at the order's first job key for its create (order-early-after-sale.ts); an order that arrived
+ * at the order's first job key for its create (order-items.ts); an order that arrived
  * meanwhile takes it now, a cancellation that came first leaves nothing to refund.
  */
 const keepEarly = async (

@@ -3,26 +3,48 @@ import { withRereads } from '../core/concurrency.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
-import { classify, type OrderEditResult, type QuantityTarget } from '../platforms/port.js';
+import type { SourceStore } from '../entities/store.js';
+import {
+  classify,
+  type OrderEditResult,
+  type PlatformReturn,
+  type QuantityTarget,
+  sameReturnId,
+} from '../platforms/port.js';
 import { shopConnection } from '../stores/connection.js';
 import { loadSourceStore } from '../stores/stores.js';
-import { cancelOrderJob } from './cancelling.js';
-import { type AfterSale, emptyAfterSale, lineAfterSale, type OrderRefund } from './order-after-sale.js';
-import { type JobLine, jobLines, jobOrderReading } from './order-body.js';
-import { isLost, keepAfterSale, type Lost, loadJob, loadRecord } from './order-repository.js';
-import type { SyncJob } from './order-sync-job.js';
-import { jobMessage } from './placing-message.js';
-import { needsAttention } from './placing-moves.js';
-import { enqueueJobs } from './placing-queue.js';
-import type { Refund } from './refunding-request.js';
-import { addReturnOf, sendReturnsIfPending } from './returning.js';
+import { cancelOrderJob } from './changing.js';
+import {
+  type AfterSale,
+  creditOf,
+  emptyAfterSale,
+  type JobReturn,
+  lineAfterSale,
+  type OrderRefund,
+  returnedQuantity,
+} from './order-after-sale.js';
+import {
+  isLost,
+  type JobLine,
+  jobLines,
+  jobOrderReading,
+  keepAfterSale,
+  type Lost,
+  loadJob,
+  loadJobs,
+  loadRecord,
+} from './order-repository.js';
+import { fulfilledQuantities, type SyncJob } from './order-sync-job.js';
+import { enqueueJobs, jobMessage, needsAttention } from './placing.js';
+import { jobIdsBySupplierOrder } from './propagating.js';
+import type { ApprovedReturn, EndedReturn, Refund } from './refunding-request.js';
 
 /**
  * The reseller's refunds (CONTRACT.md §15.1). Each refund is taken once per job (`afterSale.seen`),
  * whether it came by webhook, by poll or both. Units refunded with `restock_type` cancel leave the
  * supplier order: a job not placed yet places the smaller quantities; a placed one's supplier order
  * is edited to absolute quantities by the sync worker (`purpose: 'remove'`); nothing left of it, it
- * is cancelled as §10.4 says. `return` units open a return (returning.ts) unless the refund names
+ * is cancelled as §10.4 says. `return` units open a return (refunding.ts) unless the refund names
  * its return; anything else is recorded. A refund of no job's lines changes no job; every refund is
  * kept on the order's first job for the order view.
  */
@@ -87,7 +109,7 @@ export const refundResellerOrder = async (
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(reseller.id, refund.orderId, 0);
   const record = await loadRecord(firstJobId, true);
-  // Only refunds or returns kept for it (order-early-after-sale.ts): the order is not known yet.
+  // Only refunds or returns kept for it (order-items.ts): the order is not known yet.
   if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
   const ids = record.job.orderJobIds ?? [record.job.id];
   for (const id of ids) {
@@ -242,3 +264,362 @@ const auditRemoval = async (job: SyncJob, next: AfterSale) => {
 /** A removal message that used up its receives: never silent, the job says so. */
 export const removalGaveUp = (job: SyncJob) =>
   needsAttention(job, 'the supplier order could not be edited: every attempt failed');
+
+/**
+ * Returns reach the supplier (CONTRACT.md §15.2). A reseller's `returns/approve` opens, for each job
+ * carrying any of its lines, one return on that job's supplier order (`pending` until the sync
+ * worker has opened it, `purpose: 'return'`), with the reason; units the supplier has not shipped
+ * take §15.1's cancel path instead. A reseller's `returns/cancel` cancels the supplier's return
+ * while it is open; the supplier's `returns/close` closes it, its `returns/cancel` cancels it (with
+ * `attention`), and its `refunds/create` is the job's credit.
+ */
+
+export const ATTENTION = {
+  cancelRefused: 'return_cancel_refused',
+  cancelledBySource: 'return_cancelled_by_source',
+  currencyMismatch: 'credit_currency_mismatch',
+} as const;
+
+/** Whether the job's closed returns are worth more than the supplier refunded: it is owed credit. */
+export const withCredit = (next: AfterSale, lines: Map<string, JobLine>) => {
+  const credit = creditOf(next, next.currency ?? 'USD', (id) => lines.get(id)?.sourcePrice ?? null);
+  next.creditDue = credit?.due ?? false;
+  return next;
+};
+
+/**
+ * Adds to `next` a return of the job for a reseller return (or a refund with restock type return):
+ * the units the supplier shipped and no live return covers yet; the rest leaves the supplier order
+ * as §15.1's cancel path says. Answers whether anything was added.
+ */
+export const addReturnOf = (
+  job: SyncJob,
+  next: AfterSale,
+  lines: Map<string, JobLine>,
+  resellerReturnId: string,
+  requested: Array<{ lineItemId: string; quantity: number; reason?: string }>,
+) => {
+  const all = [...lines.values()];
+  const shipped = fulfilledQuantities(all, job.fulfillments);
+  const returnLines: JobReturn['lines'] = [];
+  for (const line of requested) {
+    const at = all.findIndex((l) => l.resellerLineItemId === line.lineItemId);
+    const open = Math.max(0, shipped[at] - returnedQuantity(next, line.lineItemId));
+    const quantity = Math.min(open, line.quantity);
+    if (quantity > 0) {
+      const sourceLineItemId = all[at].sourceLineItemId;
+      returnLines.push({
+        resellerLineItemId: line.lineItemId,
+        sourceLineItemId,
+        quantity,
+        reason: line.reason ?? 'unknown',
+      });
+    }
+    if (line.quantity > quantity) cutUnshipped(next, all[at], line.quantity - quantity);
+  }
+  if (!returnLines.length) return false;
+  const id = derivedId('ret', job.id, resellerReturnId);
+  next.returns = [...next.returns, newReturn(id, resellerReturnId, returnLines)];
+  return true;
+};
+
+const newReturn = (id: string, resellerReturnId: string, lines: JobReturn['lines']): JobReturn => ({
+  id,
+  resellerReturnId,
+  sourceReturnId: null,
+  status: 'pending',
+  lines,
+  error: null,
+  sentAt: null,
+  openedAt: null,
+  closedAt: null,
+});
+
+/** Units of a return the supplier never shipped: they leave its order instead (CONTRACT.md §15.2). */
+const cutUnshipped = (next: AfterSale, line: JobLine, units: number) => {
+  const id = line.resellerLineItemId!;
+  const entry = lineAfterSale(next, id);
+  next.lines[id] = { ...entry, cut: Math.min(line.quantity, entry.cut + units) };
+  next.removal = { status: 'requested', at: next.v + 1, requestedAt: now(), endedAt: null };
+};
+
+/** The placed job is sent its pending returns (or a cancellation of one) by the sync worker. */
+export const sendReturnsIfPending = async (job: SyncJob, requestId?: string) => {
+  const returns = job.afterSale?.returns ?? [];
+  if (job.status !== 'completed' || !returns.some(needsSending)) return;
+  await enqueueJobs([jobMessage(job, 'webhook', requestId, 'return')]);
+};
+
+/** A return the supplier is still to be told of: to open, or to cancel. */
+export const needsSending = (r: JobReturn) =>
+  r.status === 'pending' || (r.status === 'open' && r.cancelRequested === true);
+
+/** Each job of the reseller's order, through `step` (read again after a lost race); undefined: no such order. */
+const eachJobOfOrder = async (
+  resellerStoreId: string,
+  orderId: string,
+  what: string,
+  step: (job: SyncJob) => Promise<undefined | Lost>,
+): Promise<string[] | undefined> => {
+  const firstJobId = syncJobId(resellerStoreId, orderId, 0);
+  const record = await loadRecord(firstJobId, true);
+  // Only refunds or returns kept for it (order-items.ts): the order is not known yet.
+  if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
+  const ids = record.job.orderJobIds ?? [record.job.id];
+  for (const id of ids) {
+    await withRereads(
+      () => loadJob(id, true),
+      async (job) => (job ? step(job) : undefined),
+      `job ${id}, while ${what},`,
+      id === firstJobId ? record.job : undefined,
+    );
+  }
+  return ids;
+};
+
+/** A reseller's `returns/approve` (or an open return a poll found). */
+export const approveReturn = (reseller: { id: string }, approved: ApprovedReturn, requestId?: string) =>
+  eachJobOfOrder(reseller.id, approved.orderId, 'a return was recorded', async (job) => {
+    const seen = `return:${approved.id}`;
+    if (job.afterSale?.seen.includes(seen)) return resendPending(job, requestId);
+    const lines = await linesById(job);
+    const mine = approved.lines.filter((line) => lines.has(line.lineItemId) && line.quantity > 0);
+    if (!mine.length || job.status === 'cancelled' || job.status === 'dead') return undefined;
+    const next = await afterSaleToChange(job);
+    next.seen = [...next.seen, seen].slice(-100);
+    addReturnOf(job, next, lines, approved.id, mine);
+    const written = await keepAfterSale(job, next, true);
+    if (isLost(written)) return written;
+    return resendPending({ ...job, afterSale: next }, requestId);
+  });
+
+/** A reseller's `returns/cancel`: the supplier's return is cancelled while it is open. */
+export const cancelResellerReturn = (reseller: { id: string }, ended: EndedReturn, requestId?: string) =>
+  ended.orderId === null
+    ? Promise.resolve(undefined)
+    : eachJobOfOrder(reseller.id, ended.orderId, 'a return was cancelled', async (job) => {
+        const found = job.afterSale?.returns.find((r) => r.resellerReturnId === ended.id);
+        if (!found || found.status === 'cancelled' || found.status === 'failed' || found.cancelRequested)
+          return found?.cancelRequested ? resendPending(job, requestId) : undefined;
+        if (found.status === 'closed') {
+          await needsAttention(job, ATTENTION.cancelRefused);
+          return undefined;
+        }
+        const next = await afterSaleToChange(job);
+        next.returns = next.returns.map((r) =>
+          r.id !== found.id
+            ? r
+            : r.status === 'pending' && r.sentAt === null
+              ? endReturn(r, 'cancelled')
+              : { ...r, cancelRequested: true },
+        );
+        const written = await keepAfterSale(job, withCredit(next, await linesById(job)), true);
+        if (isLost(written)) return written;
+        return resendPending({ ...job, afterSale: next }, requestId);
+      });
+
+const endReturn = (
+  r: JobReturn,
+  status: 'closed' | 'cancelled' | 'failed',
+  error: string | null = null,
+): JobReturn => ({
+  ...r,
+  status,
+  cancelRequested: undefined,
+  error,
+  closedAt: status === 'closed' ? now() : r.closedAt,
+});
+
+// ---------- the supplier's side
+
+/** The jobs that placed a supplier order, of any of the verified source stores. */
+const jobsOfSupplierOrder = async (sourceStores: { id: string }[], sourceOrderId: string) =>
+  loadJobs((await Promise.all(sourceStores.map((store) => jobIdsBySupplierOrder(store.id, sourceOrderId)))).flat());
+
+/** One job's change, read again after a lost race. */
+const onJob = (job: SyncJob, what: string, step: (job: SyncJob) => Promise<undefined | Lost>) =>
+  withRereads(
+    () => loadJob(job.id, true),
+    async (read) => (read ? step(read) : undefined),
+    `job ${job.id}, while ${what},`,
+    job,
+  );
+
+/** The supplier's `returns/close` or `returns/cancel` of a return the service opened. */
+export const endSourceReturn = async (
+  sourceStores: { id: string }[],
+  ended: EndedReturn,
+  status: 'closed' | 'cancelled',
+): Promise<string[]> => {
+  if (ended.orderId === null) return [];
+  const jobs = await jobsOfSupplierOrder(sourceStores, ended.orderId);
+  for (const job of jobs) {
+    await onJob(job, `its return was ${status}`, async (read) => {
+      const found = read.afterSale?.returns.find((r) => r.sourceReturnId && sameReturnId(r.sourceReturnId, ended.id));
+      if (!found || found.status === status || found.status === 'cancelled') return undefined;
+      const next = await afterSaleToChange(read);
+      next.returns = next.returns.map((r) => (r.id === found.id ? endReturn(r, status) : r));
+      const written = await keepAfterSale(read, withCredit(next, await linesById(read)));
+      if (isLost(written)) return written;
+      if (status === 'cancelled') await needsAttention(read, ATTENTION.cancelledBySource);
+      return undefined;
+    });
+  }
+  return jobs.map((job) => job.id);
+};
+
+/**
+ * The supplier's `refunds/create` on its order: its refund, once, with the return it most likely
+ * pays for (a live return of the same lines, closed first). In another currency than the order's,
+ * it is recorded, left out of the credit, and the job needs a person.
+ */
+export const refundBySource = async (sourceStores: { id: string }[], refund: Refund): Promise<string[]> => {
+  const jobs = await jobsOfSupplierOrder(sourceStores, refund.orderId);
+  for (const job of jobs) await onJob(job, 'its supplier refunded', (read) => recordSourceRefund(read, refund));
+  return jobs.map((job) => job.id);
+};
+
+/** The return a supplier's refund most likely pays for: a live one of the same lines, closed first. */
+const paidReturn = (next: AfterSale, lines: Array<{ sourceLineItemId: string }>) =>
+  next.returns
+    .filter((r) => r.status === 'closed' || r.status === 'open')
+    .sort((a, b) => Number(b.status === 'closed') - Number(a.status === 'closed'))
+    .find((r) => r.lines.some((l) => lines.some((line) => line.sourceLineItemId === l.sourceLineItemId)));
+
+const recordSourceRefund = async (job: SyncJob, refund: Refund): Promise<undefined | Lost> => {
+  if (job.afterSale?.sourceRefunds.some((r) => r.id === refund.id)) return undefined;
+  const next = await afterSaleToChange(job);
+  const currency = refund.currency ?? next.currency ?? 'USD';
+  const lines = refund.lines.map((line) => ({ sourceLineItemId: line.lineItemId, quantity: line.quantity }));
+  const amount = refund.amounts.length ? sumAmounts(refund.amounts) : '0';
+  const returnId = paidReturn(next, lines)?.id ?? null;
+  next.sourceRefunds = [
+    ...next.sourceRefunds,
+    { id: refund.id, amount, currency, returnId, lines, createdAt: refund.createdAt },
+  ];
+  const written = await keepAfterSale(job, withCredit(next, await linesById(job)));
+  if (isLost(written)) return written;
+  if (currency !== next.currency) await needsAttention(job, ATTENTION.currencyMismatch);
+  return undefined;
+};
+
+// ---------- the worker's side
+
+/** The text that names a return on the supplier (each line's note): what finds it again. No personal data. */
+const markerOf = (job: SyncJob, r: JobReturn) => `${r.id} (reseller return ${r.resellerReturnId}, ${job.id})`;
+
+type ReturnOutcome = { kind: 'opened'; found: PlatformReturn } | { kind: 'failed'; reason: string } | 'retry';
+
+/** Opens one return on the supplier, once: a create whose outcome is unknown is looked up by its marker first. */
+const openOnSupplier = async (
+  deps: Deps,
+  job: SyncJob,
+  r: JobReturn,
+  sourceStore: SourceStore,
+): Promise<ReturnOutcome> => {
+  const shop = await shopConnection(deps, sourceStore);
+  const lines = r.lines.flatMap((line) =>
+    line.sourceLineItemId ? [{ lineItemId: line.sourceLineItemId, quantity: line.quantity, reason: line.reason }] : [],
+  );
+  if (!lines.length) return { kind: 'failed', reason: "the supplier's lines are not known" };
+  const request = { marker: markerOf(job, r), lines };
+  try {
+    const platform = deps.platforms(shop.platform);
+    const opened = await platform.createReturn(shop, job.sourceOrderId!, request, `return:${r.id}`, {
+      resend: r.sentAt !== null,
+    });
+    return { kind: 'opened', found: opened };
+  } catch (error) {
+    const failure = classify(error, 'internal error while opening the return');
+    return failure.kind === 'permanent' ? { kind: 'failed', reason: failure.reason } : 'retry';
+  }
+};
+
+/** Cancels an open return on the supplier; refused (something was received), the job needs a person. */
+const cancelOnSupplier = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'cancelled' | 'refused' | 'retry'> => {
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore || !r.sourceReturnId) return 'refused';
+  const shop = await shopConnection(deps, sourceStore);
+  try {
+    const platform = deps.platforms(shop.platform);
+    const done = await platform.cancelReturn(shop, job.sourceOrderId!, r.sourceReturnId, `return-cancel:${r.id}`);
+    return done === 'unsupported' ? 'refused' : 'cancelled';
+  } catch (error) {
+    return classify(error, 'internal error while cancelling the return').kind === 'permanent' ? 'refused' : 'retry';
+  }
+};
+
+/** Writes one return's new state (read again after a lost race); true when written. */
+const updateReturn = async (job: SyncJob, id: string, change: (r: JobReturn) => JobReturn) => {
+  let written = false;
+  await onJob(job, 'its return was sent', async (read) => {
+    const next = await afterSaleToChange(read);
+    next.returns = next.returns.map((r) => (r.id === id ? change(r) : r));
+    const out = await keepAfterSale(read, withCredit(next, await linesById(read)));
+    if (isLost(out)) return out;
+    written = true;
+    return undefined;
+  });
+  return written;
+};
+
+const auditOpened = async (job: SyncJob, r: JobReturn, sourceReturnId: string) => {
+  await recordAuditEntry({
+    id: derivedId('aud', job.id, 'sync_job.return_opened', r.id),
+    action: 'sync_job.return_opened',
+    job,
+    actor: SYSTEM,
+    metadata: { returnId: r.id, resellerReturnId: r.resellerReturnId, sourceReturnId },
+  });
+};
+
+/**
+ * One pending return opened (or failed). Where the platform takes no key (Shopify), it is marked sent
+ * first, so that a later try looks for it before opening another; with a key, the key is enough.
+ */
+const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'done' | 'retry'> => {
+  const sentAt = r.sentAt ?? now();
+  const sourceStore = await loadSourceStore(job.sourceStoreId);
+  if (!sourceStore) {
+    await updateReturn(job, r.id, (was) => endReturn(was, 'failed', 'the source store is gone'));
+    return 'done';
+  }
+  const keyed = deps.platforms(sourceStore.platform).takesIdempotencyKeys;
+  if (!keyed && r.sentAt === null && !(await updateReturn(job, r.id, (was) => ({ ...was, sentAt })))) return 'retry';
+  const outcome = await openOnSupplier(deps, job, { ...r, sentAt: r.sentAt }, sourceStore);
+  if (outcome === 'retry') return 'retry';
+  if (outcome.kind === 'failed') {
+    await updateReturn(job, r.id, (was) => endReturn(was, 'failed', outcome.reason));
+    logger.warn('the supplier refused the return', { reason: outcome.reason });
+    return 'done';
+  }
+  const sourceReturnId = outcome.found.id;
+  await auditOpened(job, r, sourceReturnId);
+  await updateReturn(job, r.id, (was) => ({ ...was, sentAt, status: 'open', sourceReturnId, openedAt: now() }));
+  logger.info('return opened on the supplier', { returnId: r.id });
+  return 'done';
+};
+
+/**
+ * A `purpose: 'return'` message: each pending return of the job is opened on the supplier (at most
+ * one per reseller return and job), each open one the reseller cancelled is cancelled there.
+ */
+export const sendReturns = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+  if (job.status !== 'completed' || !job.sourceOrderId) return 'done';
+  for (const r of job.afterSale?.returns ?? []) {
+    if (r.status === 'pending' && (await sendOne(deps, job, r)) === 'retry') return 'retry';
+    if (r.status !== 'open' || !r.cancelRequested) continue;
+    const cancelled = await cancelOnSupplier(deps, job, r);
+    if (cancelled === 'retry') return 'retry';
+    if (cancelled === 'cancelled') await updateReturn(job, r.id, (was) => endReturn(was, 'cancelled'));
+    else {
+      await updateReturn(job, r.id, (was) => ({ ...was, cancelRequested: undefined }));
+      await needsAttention(job, ATTENTION.cancelRefused);
+    }
+  }
+  return 'done';
+};
+
+/** A return message that used up its receives: its returns `failed`, the job says so. */
+export const returnsGaveUp = (job: SyncJob) =>
+  needsAttention(job, 'a return could not be opened on the supplier: every attempt failed');

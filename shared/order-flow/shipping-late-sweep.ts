@@ -1,7 +1,6 @@
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
 import { emptyDay, figuresOfJob, scanVerdictOf, sumDays } from '../domain/shipping.js';
 import { readLateSweepMark, writeLateSweepMark } from '../entities/late-sweep.js';
-import { jobLines } from './order-body.js';
 import {
   dueDayOf,
   dueHourOf,
@@ -11,7 +10,8 @@ import {
   settleDueJob,
   shippedAtOf,
   supplierCalendarOf,
-} from './order-service-level.js';
+} from './order-entries.js';
+import { jobLines } from './order-repository.js';
 import type { SyncJob } from './order-sync-job.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { DeadLetterKind } from '../work/dead-letter.js';
 import { jobLogContext } from './order-sync-job.js';
-import { redriveLater } from './propagating-queue.js';
-import { giveUpTag, type Tagging, type TagMessage, taggable, tagLogContext } from './tagging-queue.js';
+import { redriveLater } from './propagating.js';
+import { giveUpTag, type Tagging, type TagMessage, taggable, tagLogContext } from './tagging.js';
 
 /** A tag message SQS gave up on: back on the queue 15 minutes later, as a fulfillment's, then given up. */
 export const deadTags = (redrives: number): DeadLetterKind<TagMessage, Tagging, undefined> => ({

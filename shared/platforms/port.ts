@@ -498,7 +498,7 @@ export function lookedUpOrderId(orders: unknown, sourceIdentifier: string): stri
  * - `throttled`: the platform asked to wait (429). The work is put off for `delaySeconds`
  *   (`deferralSeconds`) in a fresh message, so throttling never uses up a receive.
  * - `permanent`: 401, 404, 422, GraphQL userErrors. No retry can heal it: the work ends (a sync job
- *   is looked up first when an earlier attempt may have placed its order: order-flow/placing-end.ts).
+ *   is looked up first when an earlier attempt may have placed its order: order-flow/placing.ts).
  * - `unknown_outcome`: the request left but no usable answer came back (a timeout, a connection
  *   lost mid-call, a 2xx without the created id). The platform may have acted; the workers retry
  *   it like a transient failure, and the idempotency key makes a retry answer with what exists.

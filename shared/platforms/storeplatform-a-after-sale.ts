@@ -28,7 +28,16 @@ const API = `/admin/api/${STOREPLATFORM_A_API_VERSION}`;
 
 const orderPath = (orderId: string) => `${API}/orders/${encodeURIComponent(restOrderId(orderId))}`;
 const token = (shop: ShopConnection) => ({ 'X-Platform-Access-Token': shop.accessToken });
-const keyed = (shop: ShopConnection, key: string) => ({ ...token(shop), 'Idempotency-Key': key });
+/** A POST of `json` to `path` under an idempotency key (a repeat with the key answers as the first did). */
+const postKeyed = (shop: ShopConnection, path: string, key: string, json: unknown) =>
+  callPlatform({
+    platform: PLATFORM,
+    shop,
+    method: 'POST',
+    path,
+    headers: { ...token(shop), 'Idempotency-Key': key },
+    json,
+  });
 
 /** `GET orders/{id}.json`: the order as it stands; null for a 404. */
 async function orderOf(shop: ShopConnection, orderId: string): Promise<Record<string, unknown> | null> {
@@ -68,14 +77,7 @@ async function editOnce(
   const changes = editTargets(PLATFORM, states, targets);
   if (changes.length === 0) return { edited: false, lines: states };
   const path = `${orderPath(orderId)}/edits.json`;
-  const answer = await callPlatform({
-    platform: PLATFORM,
-    shop,
-    method: 'POST',
-    path,
-    headers: keyed(shop, key),
-    json: editBody(changes),
-  });
+  const answer = await postKeyed(shop, path, key, editBody(changes));
   const after = lineStatesOf(isObject(answer.body) ? answer.body.order : undefined);
   if (!after) throw unexpectedAnswer(PLATFORM, answer.status, 'no order with its lines');
   return { edited: true, lines: after };
@@ -94,14 +96,7 @@ export const storePlatformAAfterSale: AfterSaleCalls = {
 
   async createReturn(shop, orderId, request, idempotencyKey) {
     const path = `${orderPath(orderId)}/returns.json`;
-    const answer = await callPlatform({
-      platform: PLATFORM,
-      shop,
-      method: 'POST',
-      path,
-      headers: keyed(shop, idempotencyKey),
-      json: returnBody(request),
-    });
+    const answer = await postKeyed(shop, path, idempotencyKey, returnBody(request));
     const made = platformReturnOf(isObject(answer.body) ? answer.body.return : undefined);
     if (!made) throw unexpectedAnswer(PLATFORM, answer.status, 'no return with an id and a status');
     return made;
@@ -118,14 +113,7 @@ export const storePlatformAAfterSale: AfterSaleCalls = {
   async cancelReturn(shop, _orderId, returnId, idempotencyKey) {
     const id = /^\d+$/.test(returnId) ? returnId : (/\/(\d+)$/.exec(returnId)?.[1] ?? returnId);
     const path = `${API}/returns/${encodeURIComponent(id)}/cancel.json`;
-    const answer = await callPlatform({
-      platform: PLATFORM,
-      shop,
-      method: 'POST',
-      path,
-      headers: keyed(shop, idempotencyKey),
-      json: {},
-    });
+    const answer = await postKeyed(shop, path, idempotencyKey, {});
     const cancelled = platformReturnOf(isObject(answer.body) ? answer.body.return : undefined);
     if (!cancelled || !sameReturnId(cancelled.id, returnId)) {
       throw unexpectedAnswer(PLATFORM, answer.status, 'no return with its id and status');

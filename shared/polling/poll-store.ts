@@ -10,8 +10,7 @@ import {
   savePollMark,
   storeOnShopOf,
 } from '../entities/store-poll.js';
-import { acceptCancellation } from '../order-flow/cancelling.js';
-import { acceptEdit } from '../order-flow/editing.js';
+import { acceptCancellation, acceptEdit } from '../order-flow/changing.js';
 import { loadJob } from '../order-flow/order-repository.js';
 import { jobIdsBySupplierOrder } from '../order-flow/propagating.js';
 import { acceptFulfillment } from '../order-flow/propagating-intake.js';

@@ -8,7 +8,7 @@ import {
   eraseStoreSecrets,
   type StoreOnShop,
 } from '../entities/store.js';
-import { findListedOrdersPage, type ListStart, storeOrderListShards } from '../order-flow/order-lists.js';
+import { findListedOrdersPage, type ListStart, storeOrderListShards } from '../order-flow/order.js';
 import { loadSourceStore } from '../stores/stores.js';
 import { type OrderRedaction, personalFieldsHeld, redactOrder, type SupplierOrderCopy } from './redact.js';
 

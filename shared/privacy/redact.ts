@@ -1,7 +1,6 @@
 import { withRereads } from '../core/concurrency.js';
 import { now } from '../core/ids.js';
 import { personalFieldsOf, personalStringsOf, redactOrderText } from '../domain/personal-data.js';
-import { decompressBody, storedOrderText } from '../order-flow/order-body.js';
 import {
   PERSONAL_EDIT_FIELDS,
   personalEditTexts,
@@ -10,9 +9,14 @@ import {
   redactUnroutedOrder,
   writeRedactedParts,
 } from '../order-flow/order-redaction.js';
-import { loadJob, loadJobs, loadOrderPartition } from '../order-flow/order-repository.js';
-import type { StoredOrder, SyncJob } from '../order-flow/order-sync-job.js';
-import { unroutedOrderExpiresAt } from '../order-flow/order-unrouted.js';
+import {
+  decompressBody,
+  loadJob,
+  loadJobs,
+  loadOrderPartition,
+  storedOrderText,
+} from '../order-flow/order-repository.js';
+import { type StoredOrder, type SyncJob, unroutedOrderExpiresAt } from '../order-flow/order-sync-job.js';
 
 /**
  * Erasing one order's personal data (CONTRACT.md §13; docs/design.md, "Customer data"), wherever the

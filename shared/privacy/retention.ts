@@ -5,17 +5,16 @@ import { logger } from '../core/telemetry.js';
 import { isOpen } from '../domain/orders.js';
 import { keepRetentionMark, loadRetentionMarks, type RetentionMark } from '../entities/retention-mark.js';
 import { findResellerStoreIdsOf } from '../entities/store.js';
-import { isPropagating } from '../order-flow/order-fulfillment-entry.js';
 import {
   findListedJobsPage,
   findListedOrdersPage,
   jobListShards,
   type ListStart,
   unroutedOrderListShards,
-} from '../order-flow/order-lists.js';
+} from '../order-flow/order.js';
 import { expireOrderItems } from '../order-flow/order-redaction.js';
 import { loadJobs, loadRecord } from '../order-flow/order-repository.js';
-import { jobExpiresAt, type SyncJob, supplierOrderChangePending } from '../order-flow/order-sync-job.js';
+import { isPropagating, jobExpiresAt, type SyncJob, supplierOrderChangePending } from '../order-flow/order-sync-job.js';
 import { redactOrder } from './redact.js';
 
 /**

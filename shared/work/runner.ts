@@ -36,12 +36,15 @@ export const runWork = async <M extends WorkMessage, I, D = Deps>(
   received: SQSRecord,
   context?: Context,
 ): Promise<MessageOutcome> => {
-  const message = kind.parse(received.body);
-  if (!message) {
-    logger.error(`dropping a malformed ${kind.words.queue} message`, { messageId: received.messageId });
-    return 'done';
-  }
-  return runParsed(kind, deps, message, received, context);
+  const message = parseReceived(kind.parse, kind.words.queue, received);
+  return message ? runParsed(kind, deps, message, received, context) : 'done';
+};
+
+/** A received message's body parsed; a malformed one is logged (it can never be processed) and undefined. */
+const parseReceived = <M>(parse: (body: string) => M | undefined, queue: string, received: SQSRecord) => {
+  const message = parse(received.body);
+  if (!message) logger.error(`dropping a malformed ${queue} message`, { messageId: received.messageId });
+  return message;
 };
 
 /**
@@ -66,11 +69,8 @@ export const openDoor = async <U extends { kind: string }, D, R>(
   received: SQSRecord,
   context?: Context,
 ): Promise<R> => {
-  const message = door.parse(received.body);
-  if (!message) {
-    logger.error(`dropping a malformed ${door.queue} message`, { messageId: received.messageId });
-    return door.malformed;
-  }
+  const message = parseReceived(door.parse, door.queue, received);
+  if (!message) return door.malformed;
   type Handler = (deps: D, message: U, received: SQSRecord, context?: Context) => Promise<R>;
   const handle = door.handlers[message.kind as U['kind']] as Handler;
   return handle(deps, message, received, context);

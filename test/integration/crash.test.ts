@@ -95,7 +95,56 @@ const startSettings = async (sim: PlatformSimulator, dataDir: string) => {
   const headers = { authorization: `Bearer ${TEST_KEYS.owner_a}`, 'content-type': 'application/json' };
   const post = async (path: string, body: unknown) =>
     (await fetch(`${apiUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })).json() as any;
-  return { apiUrl, env, headers, post };
+  const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+  /** A reseller store named `name` on the shop `<label>.myshopify.com`, its webhooks signed with `secret`. */
+  const resellerStore = (name: string, label: string, secret: string, more: Record<string, unknown> = {}) =>
+    post('/v1/reseller_stores', {
+      name,
+      platform: 'storeplatform_a',
+      shopDomain: `${label}.myshopify.com`,
+      accessToken: 'tok_reseller',
+      webhookSecret: secret,
+      ...more,
+    });
+  /** A source store of reseller store `rstId` (`fields`: its name, platform, shop, token, secret and tag), at 30 %. */
+  const sourceStore = (rstId: string, fields: Record<string, unknown>) =>
+    post(`/v1/reseller_stores/${rstId}/source_stores`, {
+      ...fields,
+      pricingMode: 'percentage',
+      pricingConfig: { type: 'percentage', value: 30 },
+    });
+  return { apiUrl, env, headers, post, job, resellerStore, sourceStore };
+};
+
+/**
+ * A crash suite's platform simulator (made with `simOptions`) and DATA_DIR (named after `prefix`), made
+ * before its test, and the `npm start` runs its test starts, all stopped and removed after it.
+ */
+const crashSuite = (prefix: string, simOptions: Parameters<typeof startPlatformSimulator>[0] = { port: 0 }) => {
+  let sim: PlatformSimulator | undefined;
+  let dataDir: string | undefined;
+  const runs: Started[] = [];
+  beforeAll(async () => {
+    sim = await startPlatformSimulator(simOptions);
+    dataDir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    for (const run of runs) await run.stop().catch(() => undefined);
+    await sim?.stop();
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+  return {
+    sim: () => sim!,
+    dataDir: () => dataDir!,
+    settings: () => startSettings(sim!, dataDir!),
+    /** Starts `npm start` with `env` (stopped after the suite), once it is ready. */
+    start: async (env: Record<string, string>) => {
+      const run = npmStart(env);
+      runs.push(run);
+      await run.ready;
+      return run;
+    },
+  };
 };
 
 /** The JSON log lines a run printed. */
@@ -111,26 +160,12 @@ const logLines = (lines: string[]) =>
     });
 
 describe('a crash of the whole npm start process tree, and a fresh start on the same DATA_DIR', () => {
-  let sim: PlatformSimulator;
-  let dataDir: string;
-  const runs: Started[] = [];
-
-  beforeAll(async () => {
-    sim = await startPlatformSimulator({ port: 0 });
-    dataDir = mkdtempSync(join(tmpdir(), 'crash-test-'));
-  });
-  afterAll(async () => {
-    for (const run of runs) await run.stop().catch(() => undefined);
-    await sim?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
+  const { sim, dataDir, settings, start } = crashSuite('crash-test-');
 
   it('brings each order answered 200 before the crash to its supplier once, no resend, its events once', async () => {
-    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
+    const { apiUrl, env, headers, job, resellerStore, sourceStore } = await settings();
 
-    const first = npmStart(env);
-    runs.push(first);
-    await first.ready;
+    const first = await start(env);
     // It says what runs where, and that the data is on disk.
     expect(first.lines).toEqual(
       expect.arrayContaining([
@@ -138,28 +173,21 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
         `  ${'Operator console'.padEnd(20)}${apiUrl}/console/`,
         expect.stringMatching(/^ {2}DynamoDB Local {6}http:\/\/127\.0\.0\.1:\d+ {2}table reseller-routing$/),
         expect.stringMatching(/^ {2}SQS \(fauxqs\) {8}http:\/\/127\.0\.0\.1:\d+ /),
-        `  ${'Data'.padEnd(20)}${dataDir}, on disk: table, queues with their messages, KMS key (kept across restarts)`,
+        `  ${'Data'.padEnd(20)}${dataDir()}, on disk: table, queues with their messages, KMS key ` +
+          '(kept across restarts)',
       ]),
     );
 
     const secret = 'whsec_crash';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Crash Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
-    });
+    const reseller = await resellerStore('Crash Reseller', 'crash-reseller', secret);
     const supplier = (vendorTag: string, accessToken: string, platform = 'storeplatform_a') =>
-      post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+      sourceStore(reseller.id, {
         name: vendorTag,
         platform,
         shopDomain: `crash-${vendorTag.toLowerCase()}.myshopify.com`,
         accessToken,
         webhookSecret: `whsec_${vendorTag}`,
         vendorTag,
-        pricingMode: 'percentage',
-        pricingConfig: { type: 'percentage', value: 30 },
       });
     // A flaky supplier answers 503 once per order, so its jobs are often between two receives. A
     // Shopify supplier (storeplatform_b) takes no idempotency key: a create the kill cut short is
@@ -176,9 +204,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     const forgottenJobId: string = (
       await sendWebhook(apiUrl, '/v1/orders/webhook', { shopDomain: reseller.shopDomain, secret, body: forgotten })
     ).body.syncJobIds[0];
-    const getJob = async (id: string) =>
-      (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
-    await eventually(async () => (await getJob(forgottenJobId)).status === 'completed', 30_000);
+    await eventually(async () => (await job(forgottenJobId)).status === 'completed', 30_000);
     let redactAnswer: number | undefined;
 
     // Orders keep coming, eight at a time, and the tree is killed while some are in flight.
@@ -230,12 +256,10 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     expect(redactAnswer).toBe(200);
     const beforeRestart = new Map<string, number>();
     for (const store of stores)
-      beforeRestart.set(store.shopDomain, (await simulator(sim.url).orders(store.shopDomain)).length);
+      beforeRestart.set(store.shopDomain, (await simulator(sim().url).orders(store.shopDomain)).length);
 
     const restartedAt = Date.now();
-    const second = npmStart(env);
-    runs.push(second);
-    await second.ready;
+    const second = await start(env);
     const readyAt = Date.now();
 
     // Every (order, supplier) pair of an order answered 200: exactly one supplier order.
@@ -249,7 +273,7 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
     );
     const placed = async () => {
       const orders = new Map<string, any[]>();
-      for (const store of stores) orders.set(store.shopDomain, await simulator(sim.url).orders(store.shopDomain));
+      for (const store of stores) orders.set(store.shopDomain, await simulator(sim().url).orders(store.shopDomain));
       return expected.map((pair) => ({
         ...pair,
         supplierOrders: orders
@@ -325,11 +349,11 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
 
     // The erasure answered 200 before the kill was done by the second run, from its queue: the order
     // and its job show `redactedAt`, a moment after the restart, and still answer.
-    const redactedAt = await eventually(async () => (await getJob(forgottenJobId)).redactedAt, BOUND_MS, 500);
+    const redactedAt = await eventually(async () => (await job(forgottenJobId)).redactedAt, BOUND_MS, 500);
     expect(Date.parse(redactedAt)).toBeGreaterThanOrEqual(restartedAt);
     const forgottenOrder = await getJson(`/v1/reseller_stores/${reseller.id}/orders/${forgotten.id}`);
     expect(forgottenOrder).toMatchObject({ redactedAt, syncJobIds: [forgottenJobId] });
-    expect(await getJob(forgottenJobId)).toMatchObject({ status: 'completed', redactedAt });
+    expect(await job(forgottenJobId)).toMatchObject({ status: 'completed', redactedAt });
 
     console.log(
       `crash: ${answered.length} orders answered 200 before the kill (supplier orders then: ` +
@@ -363,9 +387,6 @@ describe('a crash of the whole npm start process tree, and a fresh start on the 
 });
 
 describe('a crash of the whole npm start process tree between a cancel call and its record', () => {
-  let sim: PlatformSimulator;
-  let dataDir: string;
-  const runs: Started[] = [];
   /**
    * Armed by the test: the first cancel call the supplier carries out kills the tree before it is
    * answered, once the webhook that asked for it has had its own answer (`answered`).
@@ -373,54 +394,35 @@ describe('a crash of the whole npm start process tree between a cancel call and 
   let killOnCancel: Started | undefined;
   let answered: Promise<unknown> = Promise.resolve();
 
-  beforeAll(async () => {
-    sim = await startPlatformSimulator({
-      port: 0,
-      beforeReply: async (call) => {
-        const run = killOnCancel;
-        if (!run || !call.path.endsWith('/cancel.json')) return;
-        killOnCancel = undefined;
-        await answered;
-        run.killTree();
-        await run.exited;
-      },
-    });
-    dataDir = mkdtempSync(join(tmpdir(), 'crash-cancel-test-'));
-  });
-  afterAll(async () => {
-    for (const run of runs) await run.stop().catch(() => undefined);
-    await sim?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  const { sim, settings, start } = crashSuite('crash-cancel-test-', {
+    port: 0,
+    beforeReply: async (call) => {
+      const run = killOnCancel;
+      if (!run || !call.path.endsWith('/cancel.json')) return;
+      killOnCancel = undefined;
+      await answered;
+      run.killTree();
+      await run.exited;
+    },
   });
 
   it('cancels each supplier order exactly once after the restart, with nothing resent', async () => {
-    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
-    const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
+    const { apiUrl, env, job, resellerStore, sourceStore } = await settings();
 
-    const first = npmStart(env);
-    runs.push(first);
-    await first.ready;
+    const first = await start(env);
     const secret = 'whsec_crash_cancel';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Crash Cancel Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-cancel-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
-    });
+    const reseller = await resellerStore('Crash Cancel Reseller', 'crash-cancel-reseller', secret);
     // One supplier that takes idempotency keys, one that does not (Shopify): a cancel sent again
     // after the crash is the same cancel on the first, and an already cancelled order on the second.
     const suppliers = await Promise.all(
       (['storeplatform_a', 'storeplatform_b'] as const).map((platform, n) =>
-        post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+        sourceStore(reseller.id, {
           name: `Supplier ${n}`,
           platform,
           shopDomain: `crash-cancel-${n}.myshopify.com`,
           accessToken: `tok_supplier_${n}`,
           webhookSecret: `whsec_supplier_${n}`,
           vendorTag: `CancelVendor${n}`,
-          pricingMode: 'percentage',
-          pricingConfig: { type: 'percentage', value: 30 },
         }),
       ),
     );
@@ -443,22 +445,20 @@ describe('a crash of the whole npm start process tree between a cancel call and 
     await first.exited;
     expect(killOnCancel).toBeUndefined();
 
-    const second = npmStart(env);
-    runs.push(second);
-    await second.ready;
+    await start(env);
     const ended = await eventually(async () => {
       const jobs = await Promise.all(jobIds.map(job));
       return jobs.every((j) => j.status === 'cancelled') && jobs;
     }, BOUND_MS);
     for (const j of ended) expect(j.cancellation).toMatchObject({ requestedBy: 'reseller', status: 'done' });
     for (const supplier of suppliers) {
-      const orders = await simulator(sim.url).orders(supplier.shopDomain);
+      const orders = await simulator(sim().url).orders(supplier.shopDomain);
       // Placed once, cancelled once: the order the job names, and no other.
       expect(orders).toHaveLength(1);
       expect(orders[0].cancelled_at).toEqual(expect.any(String));
     }
     // The keyed supplier heard the same cancel each time it was asked.
-    const keyed = sim
+    const keyed = sim()
       .calls()
       .filter((c) => c.shopDomain === suppliers[0].shopDomain && c.path.endsWith('/cancel.json'));
     expect(keyed.length).toBeGreaterThanOrEqual(1);
@@ -468,52 +468,30 @@ describe('a crash of the whole npm start process tree between a cancel call and 
 });
 
 describe('a crash of the whole npm start process tree while orders are held (CONTRACT.md §11)', () => {
-  let sim: PlatformSimulator;
-  let dataDir: string;
-  const runs: Started[] = [];
+  const { sim, settings, start } = crashSuite('crash-holds-test-');
   const HOLD_SECONDS = 20;
 
-  beforeAll(async () => {
-    sim = await startPlatformSimulator({ port: 0 });
-    dataDir = mkdtempSync(join(tmpdir(), 'crash-holds-test-'));
-  });
-  afterAll(async () => {
-    for (const run of runs) await run.stop().catch(() => undefined);
-    await sim?.stop();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  });
-
   it('loses no hold and places nothing early: delayed orders go after their delay, unpaid ones stay held', async () => {
-    const { apiUrl, env, headers, post } = await startSettings(sim, dataDir);
-    const job = async (id: string) => (await (await fetch(`${apiUrl}/v1/sync_jobs/${id}`, { headers })).json()) as any;
-    const first = npmStart(env);
-    runs.push(first);
-    await first.ready;
+    const { apiUrl, env, job, resellerStore, sourceStore } = await settings();
+    const first = await start(env);
     const secret = 'whsec_crash_holds';
-    const reseller = await post('/v1/reseller_stores', {
-      name: 'Held Reseller',
-      platform: 'storeplatform_a',
-      shopDomain: 'crash-held-reseller.myshopify.com',
-      accessToken: 'tok_reseller',
-      webhookSecret: secret,
+    const reseller = await resellerStore('Held Reseller', 'crash-held-reseller', secret, {
       routingPolicy: { holdSeconds: HOLD_SECONDS },
     });
-    const supplier = await post(`/v1/reseller_stores/${reseller.id}/source_stores`, {
+    const supplier = await sourceStore(reseller.id, {
       name: 'Held Supplier',
       platform: 'storeplatform_a',
       shopDomain: 'crash-held-supplier.myshopify.com',
       accessToken: 'tok_supplier',
       webhookSecret: 'whsec_held_supplier',
       vendorTag: 'Held',
-      pricingMode: 'percentage',
-      pricingConfig: { type: 'percentage', value: 30 },
     });
     // Paid orders, held for the delay alone; unpaid ones, held for the delay and their payment.
     const orders: { jobId: string; paid: boolean; until: number }[] = [];
     for (let n = 0; n < 8; n++) {
       const paid = n % 2 === 0;
       const body = orderPayload([{ vendor: 'Held', price: '9.00' }], { financial_status: paid ? 'paid' : 'pending' });
-      await simulator(sim.url).placeOrder(reseller.shopDomain, body);
+      await simulator(sim().url).placeOrder(reseller.shopDomain, body);
       const receipt = await sendWebhook(apiUrl, '/v1/orders/webhook', {
         shopDomain: reseller.shopDomain,
         secret,
@@ -526,11 +504,9 @@ describe('a crash of the whole npm start process tree while orders are held (CON
     }
     first.killTree();
     await first.exited;
-    expect(await simulator(sim.url).orders(supplier.shopDomain)).toEqual([]);
+    expect(await simulator(sim().url).orders(supplier.shopDomain)).toEqual([]);
 
-    const second = npmStart(env);
-    runs.push(second);
-    await second.ready;
+    await start(env);
     // Every hold is still there (a paid order's only until its delay ends: the restart may take that long).
     for (const { jobId, paid, until } of orders) {
       const after = await job(jobId);
@@ -539,7 +515,7 @@ describe('a crash of the whole npm start process tree while orders are held (CON
     const paidOrders = orders.filter((o) => o.paid);
     const placed = await eventually(
       async () => {
-        const supplierOrders = await simulator(sim.url).orders(supplier.shopDomain);
+        const supplierOrders = await simulator(sim().url).orders(supplier.shopDomain);
         return supplierOrders.length >= paidOrders.length && supplierOrders;
       },
       (HOLD_SECONDS + 60) * 1000,

@@ -25,7 +25,7 @@ jest.setTimeout(120_000);
 
 type Page<T> = { data: T[]; hasMore: boolean };
 type Lists = {
-  syncJobs: typeof import('../../shared/order-flow/reading-sync-jobs.js');
+  syncJobs: typeof import('../../shared/order-flow/reading.js');
   moves: typeof import('../../shared/order-flow/order-job-moves.js');
   audit: typeof import('../../shared/entities/audit-entry.js');
   resellerStores: typeof import('../../shared/stores/stores.js');
@@ -49,6 +49,19 @@ const newestFirst = <T extends { createdAt: string; id: string }>(items: T[]) =>
   [...items].sort((a, b) =>
     a.createdAt === b.createdAt ? (a.id < b.id ? 1 : -1) : a.createdAt < b.createdAt ? 1 : -1,
   );
+
+/** The ids, newest first, of the items that have each field `filters` names (an undefined filter is no filter). */
+const idsMatching = <T extends { createdAt: string; id: string }>(
+  items: T[],
+  filters: Partial<Record<keyof T, unknown>>,
+) =>
+  newestFirst(
+    items.filter((item) =>
+      (Object.entries(filters) as [keyof T, unknown][]).every(
+        ([field, value]) => value === undefined || item[field] === value,
+      ),
+    ),
+  ).map((item) => item.id);
 
 /** Six timestamps, each shared by many items, so every page boundary falls inside a tie. */
 const at = (n: number) => `2026-11-2${Math.floor(n / 12) % 6}T10:00:00.000Z`;
@@ -105,7 +118,7 @@ beforeAll(async () => {
     },
   });
   lists = {
-    syncJobs: await import('../../shared/order-flow/reading-sync-jobs.js'),
+    syncJobs: await import('../../shared/order-flow/reading.js'),
     moves: await import('../../shared/order-flow/order-job-moves.js'),
     audit: await import('../../shared/entities/audit-entry.js'),
     resellerStores: await import('../../shared/stores/stores.js'),
@@ -192,13 +205,7 @@ const jobCombos = statuses.flatMap((status) => stores.map((resellerStoreId) => (
 
 describe('sync job lists: every filter combination', () => {
   const expected = (f: { status?: SyncJobStatus; resellerStoreId?: string }) =>
-    newestFirst(
-      jobs.filter(
-        (j) =>
-          (f.status === undefined || j.status === f.status) &&
-          (f.resellerStoreId === undefined || j.resellerStoreId === f.resellerStoreId),
-      ),
-    ).map((j) => j.id);
+    idsMatching(jobs, { status: f.status, resellerStoreId: f.resellerStoreId });
 
   it.each(jobCombos)(
     'status $status, store $resellerStoreId: pages of 3 steps, every shard queried',
@@ -255,14 +262,7 @@ describe('audit log lists: every filter combination', () => {
     ),
   );
   const expected = (f: (typeof combos)[number]) =>
-    newestFirst(
-      entries.filter(
-        (e) =>
-          (f.action === undefined || e.action === f.action) &&
-          (f.resellerStoreId === undefined || e.resellerStoreId === f.resellerStoreId) &&
-          (f.resourceId === undefined || e.resourceId === f.resourceId),
-      ),
-    ).map((e) => e.id);
+    idsMatching(entries, { action: f.action, resellerStoreId: f.resellerStoreId, resourceId: f.resourceId });
 
   it.each(combos)(
     'action $action, store $resellerStoreId, resource $resourceId, type $resourceType: a Query a partition',

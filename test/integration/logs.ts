@@ -1,3 +1,5 @@
+import { tapLines } from '../run-logs.js';
+
 /**
  * The service's log as the test's process sees it: every JSON line written to stdout or stderr
  * (Powertools writes warnings and errors to stderr; functions write there whether they run in this
@@ -13,13 +15,8 @@ export interface CapturedLog {
 
 export const captureLog = (): CapturedLog => {
   const parsed: Record<string, any>[] = [];
-  const tap = (stream: NodeJS.WriteStream) => {
-    const write = stream.write.bind(stream);
-    let pending = '';
-    stream.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      pending += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
+  const tap = (stream: NodeJS.WriteStream) =>
+    tapLines(stream, (lines, write, chunk, rest) => {
       for (const line of lines) {
         if (!line.trim().startsWith('{')) continue;
         try {
@@ -29,11 +26,7 @@ export const captureLog = (): CapturedLog => {
         }
       }
       return (write as (...args: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof stream.write;
-    return () => {
-      stream.write = write;
-    };
-  };
+    });
   const untap = [tap(process.stdout), tap(process.stderr)];
   return {
     lines: () => [...parsed],

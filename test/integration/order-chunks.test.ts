@@ -4,12 +4,12 @@ jest.setTimeout(120_000);
 
 /**
  * An order with more jobs than one DynamoDB transaction holds is written in chunks
- * (shared/order-flow/routing-jobs.ts). Here the writes run against DynamoDB Local and "crash" between
+ * (shared/order-flow/receiving.ts). Here the writes run against DynamoDB Local and "crash" between
  * chunks; a redelivery, or the first job's worker, must then write exactly the jobs planned, with
  * the same ids, and nothing else.
  */
 
-let orderJobs: typeof import('../../shared/order-flow/routing-jobs.js');
+let orderJobs: typeof import('../../shared/order-flow/receiving.js');
 let syncJobs: typeof import('../../shared/order-flow/order-repository.js');
 
 const { service } = serviceForSuite({ simulator: false });
@@ -22,7 +22,7 @@ beforeAll(async () => {
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
   });
-  orderJobs = await import('../../shared/order-flow/routing-jobs.js');
+  orderJobs = await import('../../shared/order-flow/receiving.js');
   syncJobs = await import('../../shared/order-flow/order-repository.js');
 }, 90_000);
 

@@ -1,7 +1,7 @@
 import { DeleteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { dueAtOf, HOUR_BUCKETS, localDateOf, type ServiceLevel, scanDueAtOf } from '../../shared/domain/shipping.js';
 import { lateSweepKey } from '../../shared/dynamo/keys.js';
-import { progressUpdate } from '../../shared/order-flow/order-parcel-scans.js';
+import { progressUpdate } from '../../shared/order-flow/order-entries.js';
 import { createResellerStore, createSourceStore, pollStores, serviceForSuite, storePair, unique } from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 

@@ -113,6 +113,10 @@ const expectNoWrites = async (act: () => Promise<unknown>) => {
   expect(await itemKeys()).toEqual(before);
 };
 
+/** The validation cases of a body that leaves out each of `fields`: `a missing <field>`, naming it. */
+const missing = (...fields: string[]): [string, Record<string, unknown>, string][] =>
+  fields.map((field) => [`a missing ${field}`, { [field]: undefined }, field]);
+
 const rawItem = async (key: { PK: string; SK: string }) =>
   (await service.doc.send(new GetCommand({ TableName: service.tableName, Key: key, ConsistentRead: true }))).Item;
 
@@ -283,11 +287,7 @@ describe('POST /v1/reseller_stores', () => {
   });
 
   it.each([
-    ['a missing name', { name: undefined }, 'name'],
-    ['a missing platform', { platform: undefined }, 'platform'],
-    ['a missing shopDomain', { shopDomain: undefined }, 'shopDomain'],
-    ['a missing accessToken', { accessToken: undefined }, 'accessToken'],
-    ['a missing webhookSecret', { webhookSecret: undefined }, 'webhookSecret'],
+    ...missing('name', 'platform', 'shopDomain', 'accessToken', 'webhookSecret'),
     ['an unknown field', { ownerId: 'owner_b' }, 'ownerId'],
     ['a name that is not a string', { name: 42 }, 'name'],
     ['an empty name', { name: '   ' }, 'name'],
@@ -906,12 +906,7 @@ describe('POST /v1/reseller_stores/{rst_id}/source_stores', () => {
   });
 
   it.each([
-    ['a missing name', { name: undefined }, 'name'],
-    ['a missing vendorTag', { vendorTag: undefined }, 'vendorTag'],
-    ['a missing pricingMode', { pricingMode: undefined }, 'pricingMode'],
-    ['a missing pricingConfig', { pricingConfig: undefined }, 'pricingConfig'],
-    ['a missing accessToken', { accessToken: undefined }, 'accessToken'],
-    ['a missing webhookSecret', { webhookSecret: undefined }, 'webhookSecret'],
+    ...missing('name', 'vendorTag', 'pricingMode', 'pricingConfig', 'accessToken', 'webhookSecret'),
     ['an unknown field', { resellerStoreId: 'rst_other' }, 'resellerStoreId'],
     ['a vendorTag that is not a string', { vendorTag: 5 }, 'vendorTag'],
     ['an empty vendorTag', { vendorTag: '' }, 'vendorTag'],

@@ -288,21 +288,22 @@ let sequence = 0;
 export const unique = (prefix = 'x') =>
   `${prefix}-${process.pid.toString(36)}-${(++sequence).toString(36)}-${Math.random().toString(36).slice(2, 7)}`;
 
-export const resellerStoreBody = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Reseller Shop',
+/** What every store's body holds: its name, and a shop of its own (`shop` names it) with its token and secret. */
+const connectionBody = (name: string, shop: string, kind: string) => ({
+  name,
   platform: 'storeplatform_a',
-  shopDomain: `${unique('reseller')}.myshopify.com`,
-  accessToken: `shpat_reseller_${unique('tok')}`,
-  webhookSecret: `whsec_reseller_${unique('sec')}`,
+  shopDomain: `${unique(shop)}.myshopify.com`,
+  accessToken: `shpat_${kind}_${unique('tok')}`,
+  webhookSecret: `whsec_${kind}_${unique('sec')}`,
+});
+
+export const resellerStoreBody = (overrides: Record<string, unknown> = {}) => ({
+  ...connectionBody('Reseller Shop', 'reseller', 'reseller'),
   ...overrides,
 });
 
 export const sourceStoreBody = (overrides: Record<string, unknown> = {}) => ({
-  name: 'Supplier Shop',
-  platform: 'storeplatform_a',
-  shopDomain: `${unique('supplier')}.myshopify.com`,
-  accessToken: `shpat_source_${unique('tok')}`,
-  webhookSecret: `whsec_source_${unique('sec')}`,
+  ...connectionBody('Supplier Shop', 'supplier', 'source'),
   vendorTag: unique('Vendor'),
   pricingMode: 'percentage',
   pricingConfig: { type: 'percentage', value: 30 },

@@ -347,7 +347,7 @@ describe('architecture: one source per fact', () => {
   });
 
   it('runs the follow-ups of a move from one place: its moves and follow-ups are imported there alone', () => {
-    const ONE_PLACE = 'shared/order-flow/placing-follow-ups.ts';
+    const ONE_PLACE = 'shared/order-flow/placing.ts';
     const FOLLOWED = /\b(?:completeJob|foundJob|releaseKeptFulfillments|requestTag)\b/;
     const offenders = [...inFolder('shared/'), ...inFolder('functions/')].filter(
       (file) =>

@@ -8,7 +8,7 @@ import {
   failedAttemptsOf,
   MAX_KEPT_ATTEMPTS,
   storedAttempts,
-} from '../../shared/order-flow/order-attempt.js';
+} from '../../shared/order-flow/order-sync-job.js';
 
 const at = (second: number) => new Date(Date.UTC(2026, 10, 21, 4, 0, second)).toISOString();
 const record = (outcome: AttemptEnd['outcome'], second: number, extra: Partial<Attempt> = {}) => ({

@@ -6,8 +6,8 @@ import { indexedItem, indexRepair } from '../../shared/backfill/index-attributes
 import type { SyncJobStatus } from '../../shared/domain/orders.js';
 import { inFlight, lists } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
-import type { FulfillmentEntry } from '../../shared/order-flow/order-fulfillment-entry.js';
 import {
+  type FulfillmentEntry,
   type IndexChanges,
   indexChanges,
   JOB_INDEX_ATTRIBUTES,

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { BEGIN, END, ITEMS_DOC, itemTable, withTable } from '../../bin/docs-tables.js';
-import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-transitions.js';
+import { ENTRY_MOVES, MOVES } from '../../shared/order-flow/order-repository.js';
 
 /**
  * The tables of the docs that restate the code (issue 18, item 5): the items table is written from
@@ -32,7 +32,7 @@ const tableAfter = (document: string, heading: string) => {
   return cellsOf(lines.slice(start, end).join('\n'));
 };
 
-/** The names a piece of Markdown gives in backticks that name a file (`placing-moves.ts`) or a folder (`local/`). */
+/** The names a piece of Markdown gives in backticks that name a file (`placing.ts`) or a folder (`local/`). */
 const fileNames = (text: string) =>
   [...text.matchAll(/`([^`]+)`/g)].map(([, name]) => name).filter((name) => /^[\w.-]+(?:\.\w+|\/)$/.test(name));
 
@@ -51,7 +51,7 @@ export const filesSection = (folder: string): string | undefined => {
 
 /**
  * The Shape table of docs/design.md, as folder → the names its files are given by: its folder's README
- * (`## Files…` sections) when it has one, else its row. A bare file name (`placing-moves.ts`) is a file of
+ * (`## Files…` sections) when it has one, else its row. A bare file name (`placing.ts`) is a file of
  * that folder, a bare `name/` one of its folders; paths from the root are test/unit/repository-paths.test.ts's.
  */
 const shapeRows = (design: string) => {

@@ -6,8 +6,7 @@ import { DEFAULT_ROUTING_POLICY } from '../../shared/domain/routing.js';
 import { imagesOf } from '../../shared/dynamo/stream.js';
 import { CONNECTED, type ResellerStore, resellerStoreItem, type StoreConnection } from '../../shared/entities/store.js';
 import { changesOf } from '../../shared/events/changes.js';
-import type { FulfillmentEntry } from '../../shared/order-flow/order-fulfillment-entry.js';
-import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import { type FulfillmentEntry, type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 
 /** What a write of an order's record reports (CONTRACT.md §14), from the item's two images. */
 

@@ -11,7 +11,7 @@ import {
   eventPlaceOf,
   eventPut,
 } from '../../shared/entities/event.js';
-import { itemSize } from '../../shared/order-flow/order-body.js';
+import { itemSize } from '../../shared/order-flow/order-repository.js';
 
 /**
  * An event's key is its place in its list (shared/events/README.md, "Events and webhook endpoints"): its id

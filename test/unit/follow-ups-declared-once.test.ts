@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 
 /**
  * Issue 40, "follow-ups declared once": what follows a job's move (its kept fulfillments released, its
- * reseller order's tag requested) is declared beside the move (`after`, order-transitions.ts) and run
- * from shared/order-flow/placing-follow-ups.ts alone; the moves that have follow-ups are written
+ * reseller order's tag requested) is declared beside the move (`after`, order-repository.ts) and run
+ * from shared/order-flow/placing.ts alone; the moves that have follow-ups are written
  * through it. A call of either, or of those moves, anywhere else fails here.
  */
-const HOME = 'shared/order-flow/placing-follow-ups.ts';
+const HOME = 'shared/order-flow/placing.ts';
 const CALLS: Record<string, string> = {
   releaseKeptFulfillments: 'shared/order-flow/propagating.ts',
-  requestTag: 'shared/order-flow/tagging-queue.ts',
+  requestTag: 'shared/order-flow/tagging.ts',
   completeJob: 'shared/order-flow/order-job-moves.ts',
   foundJob: 'shared/order-flow/order-job-moves.ts',
 };
@@ -27,7 +27,7 @@ describe('follow-ups declared once (issue 40)', () => {
     expect(readFileSync(HOME, 'utf8')).toMatch(/\breleaseKeptFulfillments\(/);
   });
 
-  it.each(Object.entries(CALLS))('calls %s only from placing-follow-ups.ts (besides its own module)', (name, own) => {
+  it.each(Object.entries(CALLS))('calls %s only from placing.ts (besides its own module)', (name, own) => {
     const callers = tracked.filter(
       (file) => file !== HOME && file !== own && new RegExp(`\\b${name}\\(`).test(readFileSync(file, 'utf8')),
     );

@@ -3,17 +3,21 @@ import { DynamoDBDocumentClient, QueryCommand, UpdateCommand } from '@aws-sdk/li
 import { mockClient } from 'aws-sdk-client-mock';
 import { eventKeys, keys, reconcilePassKey, supplierPaceKey } from '../../shared/dynamo/keys.js';
 import { auditEntryItem } from '../../shared/entities/audit-entry.js';
-import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
-import { ENTITY_TAGS } from '../../shared/order-flow/order-item-kind.js';
 import { expireOrderItems } from '../../shared/order-flow/order-redaction.js';
-import { EXPIRES_AT, expiryOf } from '../../shared/order-flow/order-sync-job.js';
-import { unroutedOrderItem, unroutedOrderMarkItem } from '../../shared/order-flow/order-unrouted.js';
+import { orderBodyPartItem } from '../../shared/order-flow/order-repository.js';
+import {
+  ENTITY_TAGS,
+  EXPIRES_AT,
+  expiryOf,
+  unroutedOrderItem,
+  unroutedOrderMarkItem,
+} from '../../shared/order-flow/order-sync-job.js';
 
 /**
  * Issue 44: every kind of item the table holds has an end. Either the table's TTL attribute (`expiresAt`),
  * written by the module named here, or it is kept as long as what it belongs to, for the reason given
  * (docs/performance.md, "What the table keeps, and for how long"). A key added to shared/dynamo/keys.ts or
- * an order item kind added to order-item-kind.ts without an entry here fails.
+ * an order item kind added to order-sync-job.ts without an entry here fails.
  */
 type End = { ttl: string } | { kept: string };
 
@@ -26,8 +30,8 @@ const ITEM_ENDS: Record<string, End> = {
   sourceStore: { kept: 'a connected store: as a reseller store' },
   vendorTag: { kept: "a source store's routing entry: one per connected source store, removed with its change" },
   syncJob: { ttl: 'shared/order-flow/order-sync-job.ts' },
-  unroutedOrderMark: { ttl: 'shared/order-flow/order-unrouted.ts' },
-  orderBodyPart: { ttl: 'shared/order-flow/order-body.ts' },
+  unroutedOrderMark: { ttl: 'shared/order-flow/order-sync-job.ts' },
+  orderBodyPart: { ttl: 'shared/order-flow/order-repository.ts' },
   auditEntry: { ttl: 'shared/entities/audit-entry.ts' },
   keptFulfillment: { ttl: 'shared/entities/kept-fulfillment.ts' },
   keptCarrierReports: { ttl: 'shared/entities/kept-fulfillment.ts' },
@@ -46,13 +50,13 @@ const ITEM_ENDS: Record<string, End> = {
   // the others
   reconcilePass: { kept: "the reconciler's place in its pass: one item" },
   supplierPace: { ttl: 'shared/entities/rate-limits.ts' },
-  // the order's partition (order-item-kind.ts ENTITY_TAGS): its record and what is kept beside it
+  // the order's partition (order-sync-job.ts ENTITY_TAGS): its record and what is kept beside it
   job: { ttl: 'shared/order-flow/order-sync-job.ts' },
-  unroutedOrder: { ttl: 'shared/order-flow/order-unrouted.ts' },
-  orderCancellation: { ttl: 'shared/order-flow/order-cancellation.ts' },
-  earlyAfterSale: { ttl: 'shared/order-flow/order-early-after-sale.ts' },
-  bodyPart: { ttl: 'shared/order-flow/order-body.ts' },
-  unroutedMark: { ttl: 'shared/order-flow/order-unrouted.ts' },
+  unroutedOrder: { ttl: 'shared/order-flow/order-sync-job.ts' },
+  orderCancellation: { ttl: 'shared/order-flow/order-items.ts' },
+  earlyAfterSale: { ttl: 'shared/order-flow/order-items.ts' },
+  bodyPart: { ttl: 'shared/order-flow/order-repository.ts' },
+  unroutedMark: { ttl: 'shared/order-flow/order-sync-job.ts' },
 };
 
 /** Key builders of many items; the others (`…Prefix`, `…Of`, `…Parts`) are queries' bounds. */

@@ -1,13 +1,13 @@
 import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { seededJob } from '../../bench/seed.js';
 import { scorecardDayKey } from '../../shared/dynamo/keys.js';
-import { countLateCancellation, settleLateShipment } from '../../shared/order-flow/order-service-level.js';
+import { countLateCancellation, settleLateShipment } from '../../shared/order-flow/order-entries.js';
 import { type SyncJob, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { dynamo } from './aws-mocks.js';
 
 /**
  * `lateNow` (CONTRACT.md §16.3): a late job leaves its day's count once, by a write conditional on its
- * `ln` mark, in one transaction with the day's −1 (shared/order-flow/order-service-level.ts).
+ * `ln` mark, in one transaction with the day's −1 (shared/order-flow/order-entries.ts).
  */
 
 const AT = '2026-11-09T10:00:00.000Z';

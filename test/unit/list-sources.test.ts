@@ -11,7 +11,7 @@ import {
 } from '../../shared/entities/audit-entry.js';
 import { EVENT_GROUPS, EVENT_TYPES } from '../../shared/entities/event.js';
 import { eventSources } from '../../shared/events/events.js';
-import { syncJobListSource } from '../../shared/order-flow/order-lists.js';
+import { syncJobListSource } from '../../shared/order-flow/order.js';
 
 /** Every filter combination of the two filtered lists, and the list source each one reads. */
 const jobSources = [undefined, ...SYNC_JOB_STATUSES].flatMap((status) =>

@@ -1,7 +1,7 @@
 import { brotliCompressSync } from 'node:zlib';
 import { type LineSummary, sameLines } from '../../shared/domain/orders.js';
 import { syncJobFrom } from '../../shared/order-flow/order-sync-job.js';
-import { lookUpSupplierOrder } from '../../shared/order-flow/placing-end.js';
+import { lookUpSupplierOrder } from '../../shared/order-flow/placing.js';
 import { PlatformError } from '../../shared/platforms/http.js';
 import type { FoundOrder, ShopConnection } from '../../shared/platforms/port.js';
 import { fakeDeps } from './fake-deps.js';

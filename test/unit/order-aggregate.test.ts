@@ -2,13 +2,14 @@ import { ConditionalCheckFailedException, TransactionCanceledException } from '@
 import { GetCommand, PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { seededJob } from '../../bench/seed.js';
-import { orderBodyPartItem } from '../../shared/order-flow/order-body.js';
-import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
-import { ENTITY_TAG } from '../../shared/order-flow/order-item-kind.js';
-import { orderItemFrom, orderItemKindOf } from '../../shared/order-flow/order-items.js';
-import { writeOrderRecord } from '../../shared/order-flow/order-repository.js';
-import { syncJobItem } from '../../shared/order-flow/order-sync-job.js';
-import { unroutedOrderItem, unroutedOrderMarkItem } from '../../shared/order-flow/order-unrouted.js';
+import { orderCancellationItem, orderItemFrom, orderItemKindOf } from '../../shared/order-flow/order-items.js';
+import { orderBodyPartItem, writeOrderRecord } from '../../shared/order-flow/order-repository.js';
+import {
+  ENTITY_TAG,
+  syncJobItem,
+  unroutedOrderItem,
+  unroutedOrderMarkItem,
+} from '../../shared/order-flow/order-sync-job.js';
 import { dynamo } from './aws-mocks.js';
 
 beforeEach(() => dynamo.reset());

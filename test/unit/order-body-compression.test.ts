@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { orderBody } from '../../bench/common.js';
-import { compressBody, decompressBody } from '../../shared/order-flow/order-body.js';
+import { compressBody, decompressBody } from '../../shared/order-flow/order-repository.js';
 
 /**
- * The order's body as kept (shared/order-flow/order-body.ts): compressed with a window fitted to its size, and
+ * The order's body as kept (shared/order-flow/order-repository.ts): compressed with a window fitted to its size, and
  * read back byte for byte, on each side of every window boundary (2^n − 16 bytes) and up to 1 MiB.
  */
 describe('compressBody', () => {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { syncJobId } from '../../shared/core/ids.js';
 import { keys } from '../../shared/dynamo/keys.js';
-import { compressBody, jobOrderReading, splitParts } from '../../shared/order-flow/order-body.js';
+import { compressBody, jobOrderReading, splitParts } from '../../shared/order-flow/order-repository.js';
 import type { SyncJob } from '../../shared/order-flow/order-sync-job.js';
 import { dynamo as ddb } from './aws-mocks.js';
 

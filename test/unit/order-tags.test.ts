@@ -4,16 +4,17 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand, UpdateCommand } from 
 import { mockClient } from 'aws-sdk-client-mock';
 import { JsonText, withResellerOrder } from '../../shared/domain/orders.js';
 import { TAGGED_ATTRIBUTE } from '../../shared/order-flow/order-sync-job.js';
-import { parseSyncQueueMessage } from '../../shared/order-flow/placing-message.js';
-import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating-queue.js';
+import { parseSyncQueueMessage } from '../../shared/order-flow/placing.js';
+import { parseFulfillmentQueueMessage } from '../../shared/order-flow/propagating.js';
 import {
   claimTag,
+  INLINE_TAG_MS,
   MAX_TAG_LENGTH,
   parseTagMessage,
   requestTag,
   routedTag,
-} from '../../shared/order-flow/tagging-queue.js';
-import { INLINE_TAG_MS, tagNow } from '../../shared/order-flow/tagging-try.js';
+  tagNow,
+} from '../../shared/order-flow/tagging.js';
 import { PlatformError } from '../../shared/platforms/http.js';
 import { setsOf } from '../command-meaning.js';
 import { fakeDeps } from './fake-deps.js';

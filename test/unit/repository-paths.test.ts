@@ -10,9 +10,9 @@ import ts from 'typescript';
  * What counts as a path (`pathsIn`), so that prose, URLs and runtime files are left alone:
  * - a token under a top folder of the repo (`shared/…`, `lib/…`, `test/…`, …, also `dir/` for a folder):
  *   read from the repository root; `.js` names the `.ts` it is compiled from;
- * - a token whose first folder is a tracked folder at any depth (`order-flow/placing-moves.ts`, `local/`) and
+ * - a token whose first folder is a tracked folder at any depth (`order-flow/placing.ts`, `local/`) and
  *   that ends with a file extension or `/`: it must end some tracked path;
- * - a bare file name (`placing-moves.ts`, `design.md`, `jest.config.cjs`): some tracked file must have that name; a
+ * - a bare file name (`placing.ts`, `design.md`, `jest.config.cjs`): some tracked file must have that name; a
  *   bare Markdown name the repo lacks is a companion doc (`CONTRACT.md`), looked up beside the checkout;
  * - a token after `./` or `../`: read from the folder of the file that names it; one that leaves the
  *   checkout is a companion doc (README.md's `../shared/<doc>.md`).
@@ -126,11 +126,11 @@ const references = tracked
 describe('comments and docs that name repository paths', () => {
   it('reads paths by the rules, and leaves prose, URLs, placeholders and runtime files alone', () => {
     const line =
-      'see shared/order-flow/placing-moves.ts, `worker.ts`, order-flow/indexes.ts and bin/cli/ (CONTRACT.md §3); ' +
+      'see shared/order-flow/placing.ts, `worker.ts`, order-flow/indexes.ts and bin/cli/ (CONTRACT.md §3); ' +
       'not https://x.dev/docs/api, orders/create, @aws-sdk/client-sqs, functions/<name>.ts, ' +
       'test/unit/*.test.ts, cdk.out/validation-report.json, orders.json or aws-cdk-lib/aws-iam';
     expect(pathsIn(line)).toEqual([
-      'shared/order-flow/placing-moves.ts',
+      'shared/order-flow/placing.ts',
       'worker.ts',
       'order-flow/indexes.ts',
       'bin/cli/',
@@ -143,11 +143,11 @@ describe('comments and docs that name repository paths', () => {
   });
 
   it('resolves each kind of path, and finds the missing ones', () => {
-    expect(resolvePath('shared/order-flow/placing-worker.ts', 'shared/order-flow/placing-moves.ts').exists).toBe(true);
+    expect(resolvePath('shared/order-flow/placing-worker.ts', 'shared/order-flow/placing.ts').exists).toBe(true);
     expect(resolvePath('lib/routes.ts', 'shared/orders/order-jobs.ts').exists).toBe(false);
     expect(resolvePath('shared/order-flow/propagating-worker.ts', 'order-flow/indexes.ts').exists).toBe(false);
     expect(resolvePath('shared/order-flow/propagating-worker.ts', 'dynamo/keys.ts').exists).toBe(true);
-    expect(resolvePath('shared/order-flow/placing-moves.ts', 'attempts.ts').exists).toBe(false);
+    expect(resolvePath('shared/order-flow/placing.ts', 'attempts.ts').exists).toBe(false);
     expect(resolvePath('test/unit/x.test.ts', '../../shared/dynamo/keys.js').exists).toBe(true);
     expect(resolvePath('README.md', '../shared/SPEC.md')).toMatchObject({ path: 'SPEC.md', where: 'companion' });
     expect(resolvePath('shared/core/errors.ts', 'CONTRACT.md')).toMatchObject({ where: 'companion' });

@@ -2,7 +2,6 @@ import { seededJob } from '../../bench/seed.js';
 import { syncJobId } from '../../shared/core/ids.js';
 import { ENDED_STATUSES, OPEN_STATUSES, SYNC_JOB_STATUSES, type SyncJobStatus } from '../../shared/domain/orders.js';
 import { IN_FLIGHT_SHARDS, inFlight } from '../../shared/dynamo/keys.js';
-import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import {
   IllegalMoveError,
   JobUpdate,
@@ -10,7 +9,8 @@ import {
   type MoveName,
   type MoveRule,
   moveUpdate,
-} from '../../shared/order-flow/order-transitions.js';
+} from '../../shared/order-flow/order-repository.js';
+import { indexChanges, propagationIndex, syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
 import { conditionOf, meaningOf, removesOf, requiresOf, setsAttribute, setsOf } from '../command-meaning.js';
 
 const job = (status: SyncJobStatus) => ({
@@ -108,6 +108,14 @@ describe('moveUpdate: every conditional update of a job', () => {
     const entry = update.remove(update.field('resend')).of('sj_1');
     expect(setsOf(edits)).toHaveProperty('orderEdit');
     expect(entry.UpdateExpression).toBe('REMOVE #fulfillments.#fid.#resend');
+    // A loose record names any attribute (its string index): it fails as a renamed field does, given or spread.
+    const loose: Record<string, unknown> = { orderEdit: null };
+    // @ts-expect-error: a `Record<string, unknown>` is no attribute of the job item
+    const given = new JobUpdate().setAttributes(loose).of('sj_1');
+    // @ts-expect-error: nor is it spread into the update
+    const spread = new JobUpdate().setAttributes({ ...loose }).of('sj_1');
+    expect(setsOf(given)).toHaveProperty('orderEdit');
+    expect(setsOf(spread)).toHaveProperty('orderEdit');
   });
 
   it('takes the next generation for a move that sends a fresh message', () => {

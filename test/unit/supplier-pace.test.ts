@@ -1,12 +1,7 @@
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { learnThrottle, takeSlot } from '../../shared/entities/rate-limits.js';
-import {
-  COOL_SHARED_MS,
-  LATE_MS,
-  takeTurn,
-  WAIT_IN_PROCESS_MS,
-} from '../../shared/order-flow/placing-supplier-pace.js';
+import { COOL_SHARED_MS, LATE_MS, takeTurn, WAIT_IN_PROCESS_MS } from '../../shared/order-flow/placing-worker.js';
 import { parseRatePolicy } from '../../shared/platforms/http.js';
 import { throttledRatePerSecond } from '../../shared/platforms/storeplatform-b.js';
 import { type Attempt, type WorkKind, type WorkMessage, waitForSlot } from '../../shared/work/runner.js';

@@ -1,18 +1,18 @@
 import { routeLineItems, unroutedLines, unroutedReason } from '../../shared/domain/routing.js';
 import { INDEX_KEYS, keys, lists, orderRecordKeyOf } from '../../shared/dynamo/keys.js';
 import { orderFrom, orderOrNothing } from '../../shared/order-flow/order.js';
-import { orderCancellationItem } from '../../shared/order-flow/order-cancellation.js';
-import { syncJobOrNothing } from '../../shared/order-flow/order-items.js';
-import { syncJobFrom, syncJobItem } from '../../shared/order-flow/order-sync-job.js';
+import { orderCancellationItem, syncJobOrNothing } from '../../shared/order-flow/order-items.js';
 import {
+  syncJobFrom,
+  syncJobItem,
   type UnroutedOrder,
   unroutedLinesAttribute,
   unroutedLinesFrom,
   unroutedOrderFrom,
   unroutedOrderItem,
   unroutedOrderMarkItem,
-} from '../../shared/order-flow/order-unrouted.js';
-import { newSyncJob } from '../../shared/order-flow/routing-jobs.js';
+} from '../../shared/order-flow/order-sync-job.js';
+import { newSyncJob } from '../../shared/order-flow/receiving.js';
 
 /** CONTRACT.md §10.8: which items route nowhere and why, and the records that keep them. */
 describe('unrouted items', () => {
