@@ -1,6 +1,5 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import {
   DynamoDBDocumentClient,
@@ -10,6 +9,7 @@ import {
   UpdateCommand,
   type UpdateCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { SignatureV4 } from '@smithy/signature-v4';
 import type { SQSRecord } from 'aws-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { Webhook } from 'standardwebhooks';
@@ -675,10 +675,12 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
   });
 });
 
+/** `20261129T151700Z` (x-amz-date) as a date. */
+const isoBasicDate = (basic: string) =>
+  new Date(basic.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'));
+
 describe('the hand-off: no batch waits on a receiver that could hang (issue 39, item 4)', () => {
-  const lambda = mockClient(LambdaClient);
   beforeEach(() => {
-    lambda.reset();
     process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME = 'Stack-EventDeliverySlowTry';
   });
   afterEach(() => {
@@ -730,15 +732,74 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     expect(sent()).toEqual([]);
   });
 
-  it('invokes the slow try asynchronously (Event) by its name, with the try’s ids and nothing else', async () => {
-    lambda.on(InvokeCommand).resolves({ StatusCode: 202 });
-    await handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1, requestId: 'req_1', notBefore: 5 });
-    const [call] = lambda.commandCalls(InvokeCommand);
-    expect(call.args[0].input).toMatchObject({ FunctionName: 'Stack-EventDeliverySlowTry', InvocationType: 'Event' });
-    const payload = JSON.parse(new TextDecoder().decode(call.args[0].input.Payload as Uint8Array));
-    expect(payload).toEqual({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1, requestId: 'req_1' });
-    lambda.on(InvokeCommand).resolves({ StatusCode: 200 });
-    await expect(handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 })).rejects.toThrow(/202/);
+  it('invokes the slow try asynchronously (Event) by its name, signed, with the try’s ids only', async () => {
+    // Lambda's Invoke API as a local server: it keeps each request and answers the status it is given.
+    const requests: { method?: string; url?: string; headers: Record<string, unknown>; body: string }[] = [];
+    let status = 202;
+    const lambda = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => {
+        body += chunk;
+      });
+      req.on('end', () => {
+        requests.push({ method: req.method, url: req.url, headers: req.headers, body });
+        res.writeHead(status, status === 429 ? { 'x-amzn-errortype': 'TooManyRequestsException' } : {}).end('{}');
+      });
+    });
+    await new Promise<void>((done) => lambda.listen(0, '127.0.0.1', done));
+    process.env.AWS_ENDPOINT_URL_LAMBDA = `http://127.0.0.1:${(lambda.address() as AddressInfo).port}`;
+    try {
+      await handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1, requestId: 'req_1', notBefore: 5 });
+      expect(requests).toHaveLength(1);
+      const [request] = requests;
+      expect(request).toMatchObject({
+        method: 'POST',
+        url: '/2015-03-31/functions/Stack-EventDeliverySlowTry/invocations',
+        headers: { 'x-amz-invocation-type': 'Event', 'content-type': 'application/json' },
+      });
+      // SigV4 for Lambda in the region, by the environment's credentials (test/unit/env.ts), over what was sent:
+      // the signature computed again from the request as received (its signed headers, path and body) is the same.
+      const authorization = String(request.headers.authorization);
+      expect(authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=test\/\d{8}\/us-east-1\/lambda\/aws4_request, /);
+      const signedHeaders = /SignedHeaders=([^,]+)/.exec(authorization)![1].split(';');
+      expect(signedHeaders).toEqual(expect.arrayContaining(['host', 'x-amz-date', 'x-amz-invocation-type']));
+      const received = new SignatureV4({
+        service: 'lambda',
+        region: 'us-east-1',
+        credentials: { accessKeyId: 'test', secretAccessKey: 'test' },
+        // The SDK's own sha256 (node:crypto), as every client has it.
+        sha256: new SQSClient({}).config.sha256,
+      });
+      const again = await received.sign(
+        {
+          method: 'POST',
+          protocol: 'http:',
+          hostname: '127.0.0.1',
+          path: request.url!,
+          query: {},
+          headers: Object.fromEntries(signedHeaders.map((name) => [name, String(request.headers[name])])),
+          body: request.body,
+        },
+        { signingDate: isoBasicDate(String(request.headers['x-amz-date'])) },
+      );
+      expect(again.headers.authorization).toBe(authorization);
+      expect(JSON.parse(request.body)).toEqual({
+        eventId: EVENT_ID,
+        endpointId: 'we_1',
+        attempts: 1,
+        requestId: 'req_1',
+      });
+      // Anything but 202 is no hand-off: a synchronous answer (200) or a throttle (429, named by its type).
+      status = 200;
+      await expect(handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 })).rejects.toThrow(/200.*202/);
+      status = 429;
+      const throttled = await handOffSlowTry({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 1 }).catch((e) => e);
+      expect(throttled).toMatchObject({ name: 'TooManyRequestsException', message: expect.stringMatching(/429/) });
+      expect(requests).toHaveLength(3);
+    } finally {
+      delete process.env.AWS_ENDPOINT_URL_LAMBDA;
+      await new Promise((done) => lambda.close(done));
+    }
   });
 
   it('the slow try under a lease with the POST’s full time: a receiver answering after 2 s is delivered', async () => {
