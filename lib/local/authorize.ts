@@ -6,8 +6,10 @@ import { decide, type Request, type Statement } from '../policy.js';
  * DynamoDB, SQS or KMS request needs (as AWS authorises it), evaluated against the function's role
  * policy (lib/access.ts `identityStatements`, the statements the stack writes), and the error AWS
  * answers when one is not allowed. Runs in each execution environment, on the request the SDK has
- * signed (lib/local/bootstrap.ts): no extra hop, microseconds a call. The secrets key's own policy is
- * the KMS stand-in's to apply (lib/local/kms-emulator.ts), as on AWS.
+ * signed (lib/local/bootstrap.ts): no extra hop, microseconds a call. Lambda's Invoke is checked by the
+ * local Invoke API too (invoke-endpoint.ts: the caller named by its SigV4 access key id), so a signed call
+ * no SDK client made (the delivery worker's hand-off) is held to the same role. The secrets key's own
+ * policy is the KMS stand-in's to apply (lib/local/kms-emulator.ts), as on AWS.
  */
 
 export const LOCAL_ACCOUNT = '000000000000';

@@ -1,5 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Denial } from './authorize.js';
 
 /**
  * Lambda's Invoke API for the local runtime's functions, on 127.0.0.1: `POST
@@ -8,14 +9,30 @@ import type { AddressInfo } from 'node:net';
  * What an operator's command invokes on AWS (`npm run events -- replay-failed` hands the event
  * recorder its records) it invokes here the same way. `X-Amz-Invocation-Type: Event` (asynchronous) is
  * answered 202 once `accept` has kept the event (async-invoke.ts), 404 for a function it does not know.
+ *
+ * A request must be SigV4-signed (403 `MissingAuthenticationTokenException` otherwise, as Lambda
+ * answers); one whose credentials name a function of the runtime is answered what `refuse` says its role
+ * refuses (authorize.ts): a function's invoke is checked here, whether an SDK client or a plain signed
+ * `fetch` made it (shared/events/delivery-hand-off.ts).
  */
 export const startInvokeEndpoint = async (
   invoke: (name: string, event: unknown) => Promise<unknown>,
   accept: (name: string, payload: string) => Promise<boolean> = async () => false,
+  refuse: (accessKeyId: string, name: string, path: string) => Denial | undefined = () => undefined,
 ) => {
   const server = createServer((req, res) => {
     const match = /^\/2015-03-31\/functions\/([^/]+)\/invocations$/.exec(req.url ?? '');
     if (req.method !== 'POST' || !match) return void res.writeHead(404).end();
+    const accessKeyId = /^AWS4-HMAC-SHA256 Credential=([^/,\s]+)\//.exec(req.headers.authorization ?? '')?.[1];
+    if (!accessKeyId)
+      return void res
+        .writeHead(403, {
+          'content-type': 'application/json',
+          'x-amzn-errortype': 'MissingAuthenticationTokenException',
+        })
+        .end(JSON.stringify({ message: 'Missing Authentication Token' }));
+    const denial = refuse(accessKeyId, decodeURIComponent(match[1]), req.url ?? '');
+    if (denial) return void res.writeHead(denial.statusCode, denial.headers).end(denial.body);
     let body = '';
     req.on('data', (chunk) => {
       body += chunk;

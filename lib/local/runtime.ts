@@ -23,7 +23,14 @@ import {
 } from '../routes.js';
 import { isRecordedItem, STREAM_MAPPING } from '../stream-mapping.js';
 import { enqueueEvent, startAsyncInvokes } from './async-invoke.js';
-import { LOCAL_ACCOUNT, type LocalAccess, localFunctionArn, localRoleArn, localTableArn } from './authorize.js';
+import {
+  authorize,
+  LOCAL_ACCOUNT,
+  type LocalAccess,
+  localFunctionArn,
+  localRoleArn,
+  localTableArn,
+} from './authorize.js';
 import { type Bundles, bundleFunctions, bundlesIn } from './bundle.js';
 import { assertJava, ensureTable, SHARED_DYNAMODB_ENV, startDynamoDbLocal, useSharedDynamoDb } from './dynamodb.js';
 import type { FunctionConfig } from './environments.js';
@@ -628,7 +635,23 @@ const startLambdaApi = async (
     await enqueueEvent(sqs.client, asyncQueues[name], payload);
     return true;
   };
-  const endpoint = await startInvokeEndpoint(invoke, accept);
+  // A caller whose credentials name a function (its access key id) may invoke what its role allows.
+  const refuse = (accessKeyId: string, name: string, path: string) => {
+    const access = functionNames.has(accessKeyId) ? functionsOf()?.pool(accessKeyId).fn.access : undefined;
+    const refused = access && authorize(undefined, { FunctionName: name }, access, path);
+    if (!refused) return undefined;
+    process.stderr.write(
+      `${JSON.stringify({
+        level: 'ERROR',
+        message: 'local runtime: access denied, as AWS would (lib/routes.ts declares what a function may do)',
+        function: accessKeyId,
+        action: refused.request.action,
+        resource: refused.request.resource,
+      })}\n`,
+    );
+    return refused.denial;
+  };
+  const endpoint = await startInvokeEndpoint(invoke, accept, refuse);
   stops.push(endpoint.stop);
   return { invoke, url: endpoint.url };
 };

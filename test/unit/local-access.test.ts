@@ -1,4 +1,5 @@
 import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
 import { identityStatements, keyUseGrants, keyUseStatements } from '../../lib/access.js';
 import { allFunctions } from '../../lib/functions.js';
 import {
@@ -10,9 +11,11 @@ import {
   localTableArn,
   requestsFor,
 } from '../../lib/local/authorize.js';
+import { startInvokeEndpoint } from '../../lib/local/invoke-endpoint.js';
 import { type KmsEmulator, startKmsEmulator } from '../../lib/local/kms-emulator.js';
 import { decide, type Statement } from '../../lib/policy.js';
 import type { Access } from '../../lib/routes.js';
+import { handOffSlowTry } from '../../shared/events/delivery-hand-off.js';
 
 const KEY = 'arn:aws:kms:us-east-1:000000000000:key/local-secrets';
 const QUEUE_URL = 'http://127.0.0.1:1/000000000000/sync';
@@ -179,5 +182,71 @@ describe('the KMS stand-in applies the key policy the stack writes', () => {
     // Encrypt-only functions may not decrypt.
     expect(await decrypt('CreateResellerStore', 'accessToken')).toBe('AccessDeniedException');
     expect(kms.calls.Decrypt).toBe(4);
+  });
+});
+
+describe('the local Invoke API: a signed invoke checked against its caller’s role, however it was sent', () => {
+  // The callers by their access key ids: `test` is the unit tests' environment (the hand-off signs with it).
+  const roles: Record<string, LocalAccess> = {
+    Worker: accessOf('Worker', { invokes: ['SlowTry'] }),
+    test: accessOf('Other', {}),
+  };
+  const kept: string[] = [];
+  let endpoint: Awaited<ReturnType<typeof startInvokeEndpoint>>;
+  beforeAll(async () => {
+    endpoint = await startInvokeEndpoint(
+      async () => ({}),
+      async (name, payload) => {
+        kept.push(`${name} ${payload}`);
+        return true;
+      },
+      (accessKeyId, name, path) =>
+        roles[accessKeyId] && authorize(undefined, { FunctionName: name }, roles[accessKeyId], path)?.denial,
+    );
+  });
+  afterAll(() => endpoint.stop());
+  const invokeAs = async (accessKeyId: string, FunctionName: string) => {
+    const lambda = new LambdaClient({
+      region: 'us-east-1',
+      endpoint: endpoint.url,
+      credentials: { accessKeyId, secretAccessKey: 'x' },
+      maxAttempts: 1,
+    });
+    try {
+      return (await lambda.send(new InvokeCommand({ FunctionName, InvocationType: 'Event', Payload: '{}' })))
+        .StatusCode;
+    } catch (error) {
+      return (error as Error).name;
+    }
+  };
+
+  it('accepts what the role allows, refuses the rest as Lambda does, and an unsigned request', async () => {
+    expect(await invokeAs('Worker', 'SlowTry')).toBe(202);
+    expect(await invokeAs('Worker', 'EventRecorder')).toBe('AccessDeniedException');
+    expect(await invokeAs('local', 'EventRecorder')).toBe(202);
+    expect(kept).toEqual(['SlowTry {}', 'EventRecorder {}']);
+    const unsigned = await fetch(`${endpoint.url}/2015-03-31/functions/SlowTry/invocations`, {
+      method: 'POST',
+      headers: { 'x-amz-invocation-type': 'Event' },
+      body: '{}',
+    });
+    expect(unsigned.status).toBe(403);
+    expect(unsigned.headers.get('x-amzn-errortype')).toBe('MissingAuthenticationTokenException');
+  });
+
+  it('refuses the delivery worker’s signed hand-off when its role may not invoke: a systemic error', async () => {
+    process.env.AWS_ENDPOINT_URL_LAMBDA = endpoint.url;
+    process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME = 'SlowTry';
+    try {
+      const refused = await handOffSlowTry({ eventId: 'evt_1', endpointId: 'we_1', attempts: 0 }).catch((e) => e);
+      expect(refused).toMatchObject({ name: 'AccessDeniedException', message: expect.stringMatching(/403/) });
+      expect(kept).toHaveLength(2);
+      roles.test = roles.Worker;
+      await handOffSlowTry({ eventId: 'evt_1', endpointId: 'we_1', attempts: 0 });
+      expect(kept[2]).toBe('SlowTry {"eventId":"evt_1","endpointId":"we_1","attempts":0}');
+    } finally {
+      delete process.env.AWS_ENDPOINT_URL_LAMBDA;
+      delete process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME;
+    }
   });
 });
