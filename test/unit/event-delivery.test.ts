@@ -703,7 +703,7 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     expect(leaseWrites).toHaveLength(2);
   });
 
-  it('…not answered within promptMs: the POST aborted, its lease given back, the try handed off, ids only', async () => {
+  it('…not answered within promptMs: its POST aborted, lease given back, try handed off (ids only)', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(2, leasedEndpoint());
     let signal: AbortSignal | undefined;
