@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   ChangeMessageVisibilityCommand,
   DeleteMessageCommand,
@@ -9,7 +8,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { type FunctionPool, InvocationError } from './environments.js';
 import type { LocalQueue } from './sqs.js';
-import { INIT_ALLOWANCE_SECONDS } from './sqs.js';
+import { INIT_ALLOWANCE_SECONDS, pollElastically } from './sqs.js';
 
 /**
  * Lambda's asynchronous invocation (InvocationType `Event`), locally: what Lambda keeps in its own
@@ -103,61 +102,20 @@ const eventRunner = (options: AsyncInvokeOptions) => {
 
 export const startAsyncInvokes = (options: AsyncInvokeOptions) => {
   const { client, pool, queue } = options;
-  const name = pool.fn.name;
   const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
   const run = eventRunner(options);
-  let running = true;
-  const controller = new AbortController();
-  const loops = new Set<Promise<void>>();
-  let polling = 0;
-
-  const pollOnce = async (): Promise<'idle' | 'busy'> => {
-    polling++;
-    const out = await client
-      .send(
-        new ReceiveMessageCommand({
-          QueueUrl: queue.url,
-          MaxNumberOfMessages: 1,
-          WaitTimeSeconds: 1,
-          VisibilityTimeout: holdSeconds,
-          MessageSystemAttributeNames: ['All'],
-        }),
-        { abortSignal: controller.signal },
-      )
-      .finally(() => polling--);
-    const receivedAt = Date.now();
-    const [message] = out.Messages ?? [];
-    if (!message || !running) return 'idle';
-    // Someone keeps polling while this event runs, up to the function's concurrency.
-    if (polling === 0) grow();
-    await run(message, receivedAt);
-    return 'busy';
+  const receive = async (abortSignal: AbortSignal) => {
+    const command = new ReceiveMessageCommand({
+      QueueUrl: queue.url,
+      MaxNumberOfMessages: 1,
+      WaitTimeSeconds: 1,
+      VisibilityTimeout: holdSeconds,
+      MessageSystemAttributeNames: ['All'],
+    });
+    return (await client.send(command, { abortSignal })).Messages ?? [];
   };
-
-  const loop = async (first: boolean) => {
-    while (running) {
-      try {
-        if ((await pollOnce()) === 'idle' && !first && polling > 0) return;
-      } catch (error) {
-        if (!running) break;
-        console.error(`local ${name}: asynchronous events: poll failed`, (error as Error).message);
-        await sleep(500).catch(() => undefined);
-      }
-    }
-  };
-
-  const grow = () => {
-    if (!running || loops.size >= pool.fn.maxConcurrency) return;
-    const added: Promise<void> = loop(loops.size === 0).finally(() => loops.delete(added));
-    loops.add(added);
-  };
-
-  grow();
-  return {
-    stop: async () => {
-      running = false;
-      controller.abort();
-      await Promise.allSettled([...loops]);
-    },
-  };
+  return pollElastically(`${pool.fn.name}: asynchronous events`, pool.fn.maxConcurrency, {
+    receive,
+    handle: ([message], receivedAt) => run(message, receivedAt),
+  });
 };

@@ -242,26 +242,48 @@ const receiveBatch = ({ client, queue, batchSize }: PollerOptions, holdSeconds: 
  */
 export const startPoller = (options: PollerOptions) => {
   const { queue, pool } = options;
-  const name = pool.fn.name;
   const holdSeconds = pool.fn.timeoutSeconds + INIT_ALLOWANCE_SECONDS;
+  return pollElastically(pool.fn.name, options.maxConcurrency, {
+    receive: async (signal) => (await receiveBatch(options, holdSeconds, signal)).Messages ?? [],
+    handle: async (messages, receivedAt) => {
+      options.onReceive?.(messages);
+      const outcome = await invokeBatch({ pool, queue, holdSeconds, onInvoke: options.onInvoke }, messages, receivedAt);
+      await settleBatch(options, messages, outcome, receivedAt);
+    },
+  });
+};
+
+/**
+ * The polling loops of an event source: one loop, and another added whenever every loop is busy with
+ * what it received, up to `maxConcurrency`; an extra loop that finds nothing goes away, unless no other
+ * loop is polling. `receive` answers what came (nothing: idle); `handle` runs it.
+ */
+export const pollElastically = (
+  name: string,
+  maxConcurrency: number,
+  {
+    receive,
+    handle,
+  }: {
+    receive: (signal: AbortSignal) => Promise<Message[]>;
+    handle: (messages: Message[], receivedAt: number) => Promise<void>;
+  },
+) => {
   let running = true;
   const controller = new AbortController();
   const loops = new Set<Promise<void>>();
   let polling = 0;
 
-  /** One receive and its invocation; `idle` when nothing came. */
+  /** One receive and its handling; `idle` when nothing came. */
   const pollOnce = async (): Promise<'idle' | 'busy'> => {
     polling++;
-    const out = await receiveBatch(options, holdSeconds, controller.signal).finally(() => polling--);
+    const messages = await receive(controller.signal).finally(() => polling--);
     const receivedAt = Date.now();
-    const messages = out.Messages ?? [];
     if (!messages.length || !running) return 'idle';
-    options.onReceive?.(messages);
-    // Someone keeps polling while this batch is being handled, so a message arriving meanwhile
+    // Someone keeps polling while this is being handled, so a message arriving meanwhile
     // starts another invocation (in another environment) rather than waiting for this one.
     if (polling === 0) grow();
-    const outcome = await invokeBatch({ pool, queue, holdSeconds, onInvoke: options.onInvoke }, messages, receivedAt);
-    await settleBatch(options, messages, outcome, receivedAt);
+    await handle(messages, receivedAt);
     return 'busy';
   };
 
@@ -280,7 +302,7 @@ export const startPoller = (options: PollerOptions) => {
   };
 
   const grow = () => {
-    if (!running || loops.size >= options.maxConcurrency) return;
+    if (!running || loops.size >= maxConcurrency) return;
     const added: Promise<void> = loop(loops.size === 0).finally(() => loops.delete(added));
     loops.add(added);
   };

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
-import { MAX_RESENDS } from '../core/config.js';
+import { config, MAX_RESENDS } from '../core/config.js';
 import { parseInput } from '../core/errors.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { BUSINESS_METRICS, countMetric, logger } from '../core/telemetry.js';
@@ -23,6 +23,7 @@ import { countLateCancellation, countSourceCancellation } from './order-entries.
 import { cancellationRequest } from './order-job-moves.js';
 import {
   cancelUnroutedOrder,
+  claimCancelCall,
   isLost,
   jobLines,
   jobOrderReading,
@@ -310,12 +311,18 @@ export const cancelBySourceStore = async (
  * platform's reason, audited. 429 and transient failures: `retry` (the message comes back; a
  * platform without keys reads the order's state before cancelling again).
  */
-export const cancelSupplierOrder = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+export const cancelSupplierOrder = async (deps: Deps, job: SyncJob, messageId: string): Promise<'done' | 'retry'> => {
   const cancellation = job.cancellation;
   if (job.status !== 'completed' || cancellation?.status !== 'requested' || !job.sourceOrderId) return 'done';
   const sourceStore = await loadSourceStore(job.sourceStoreId);
   if (!sourceStore) {
     await cancelMove(job, 'declineCancel', { ...cancellation, status: 'declined', reason: 'the source store is gone' });
+    return 'done';
+  }
+  // One message calls: two of one cancellation (a second webhook's) met in flight would call twice.
+  // The claim lapses with the reconciler's lease, when a fresh message may take the call over.
+  if (isLost(await claimCancelCall(job, messageId, config.leaseSeconds()))) {
+    logger.info('another message of this cancellation holds its call (or it ended): left to it');
     return 'done';
   }
   const shop = await shopConnection(deps, sourceStore);

@@ -8,6 +8,7 @@ import { isLost, JobUpdate, type MoveName, type MoveRequest, moveJob } from './o
 import {
   type AttemptEnd,
   appendAttempt,
+  CANCEL_CALL,
   type Cancellation,
   heldEntries,
   isPropagating,
@@ -268,7 +269,11 @@ export const cancellationRequest = (
     set: { cancellation, ...(ended ? { cancelledAt: at } : {}) },
     ...(watched ? { entries: propagationIndex(job, true).set } : {}),
     ...(add ? { add } : {}),
-    remove: [...(ended ? WAIT_ATTRIBUTES : []), ...(unwatched ? propagationIndex(job, false).remove : [])],
+    remove: [
+      ...(ended ? WAIT_ATTRIBUTES : []),
+      ...(unwatched ? propagationIndex(job, false).remove : []),
+      ...(move === 'cancelPlaced' || move === 'declineCancel' ? [CANCEL_CALL as JobAttribute] : []),
+    ],
   };
 };
 

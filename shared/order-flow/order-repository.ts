@@ -41,6 +41,7 @@ import {
   syncJobOrNothing,
 } from './order-items.js';
 import {
+  CANCEL_CALL,
   COMPLETED_AT,
   creditDueEntries,
   EXPIRES_AT,
@@ -833,6 +834,25 @@ export const updateJobWith = async (
   if (written === true) return true;
   const met = written.met[0];
   return { met: met && syncJobOrNothing(met) };
+};
+
+/**
+ * The call that cancels a completed job's supplier order, claimed by the message `messageId` for
+ * `leaseSeconds`: conditional on the job still `completed` with its cancellation `requested`, and on no other
+ * message's claim that has not lapsed. The claimant's own redelivery (a crash after its call) claims
+ * again; another message of the same cancellation loses, and leaves the call to the claimant.
+ */
+export const claimCancelCall = (job: SyncJob, messageId: string, leaseSeconds: number) => {
+  const at = new Date();
+  const until = new Date(at.getTime() + leaseSeconds * 1000).toISOString();
+  const update = new JobUpdate().setAttributes({ [CANCEL_CALL]: { by: messageId, until } });
+  const [claim, status] = [update.name(CANCEL_CALL), update.name('status')];
+  update.when(`${status} = ${update.value('completed', 'completed')}`);
+  update.when(`${update.name('cancellation')}.${status} = ${update.value('requested', 'requested')}`);
+  const heldByIt = `${claim}.${update.name('by')} = ${update.value('by', messageId)}`;
+  const lapsed = `${claim}.${update.name('until')} < ${update.value('at', at.toISOString())}`;
+  update.when(`(attribute_not_exists(${claim}) OR ${heldByIt} OR ${lapsed})`);
+  return updateJob(job.id, update);
 };
 
 /** Whether a job update lost its race: a `Met` or `'again'`. */

@@ -386,6 +386,14 @@ export const LATE_NOW = 'ln';
  */
 export const TAGGED_ATTRIBUTE = 'tg';
 
+/**
+ * The claim of the call that cancels a placed job's supplier order (`{by, until}`: the SQS message id
+ * that holds it and when the claim lapses), so two messages of one cancellation (a second webhook's,
+ * a reconciler's) never both call the supplier; taken by `claimCancelCall`, removed by the move that
+ * ends the cancellation.
+ */
+export const CANCEL_CALL = 'cc';
+
 /** How an order reached the service: its webhook, or a poll (CONTRACT.md §10.7). */
 export const RECEIVED_VIA = ['webhook', 'poll'] as const;
 export type ReceivedVia = (typeof RECEIVED_VIA)[number];
@@ -658,6 +666,7 @@ export type JobEntryAttribute =
   | typeof DUE_AT
   | typeof LATE_AT
   | typeof TAGGED_ATTRIBUTE
+  | typeof CANCEL_CALL
   | typeof AFTER_SALE;
 
 /**

@@ -276,28 +276,28 @@ const syncJobWork: WorkKind<JobMessage, Placement> = {
   unknownOutcome: (deps, attempt, reason, status) => lookForPlaced(deps, attempt, reason, status),
 };
 
-type Change = (deps: Deps, message: JobMessage) => Promise<MessageOutcome>;
+type Change = (deps: Deps, message: JobMessage, received: SQSRecord) => Promise<MessageOutcome>;
 
 /** A message that is no try of its job, run by the runner aside of the try (`divert`). */
 const aside =
   (change: Change) =>
   (deps: Deps, { message }: { message: JobMessage }, received: SQSRecord, context?: Context) =>
-    runParsed({ ...syncJobWork, divert: change }, deps, message, received, context);
+    runParsed({ ...syncJobWork, divert: (d, m) => change(d, m, received) }, deps, message, received, context);
 
 /**
  * A change of the job a message names, read consistently. A cancellation is stale once the job
  * moved on (a new generation); the others carry the job's latest state, whatever message asked.
  */
 const onItsJob =
-  (change: (deps: Deps, job: SyncJob) => Promise<MessageOutcome>): Change =>
-  async (deps, message) => {
+  (change: (deps: Deps, job: SyncJob, messageId: string) => Promise<MessageOutcome>): Change =>
+  async (deps, message, received) => {
     const job = await loadJob(message.jobId, true);
     if (!job || (message.purpose === 'cancel' && job.generation !== message.generation)) {
       logger.info('stale message dropped', { generation: message.generation, purpose: message.purpose });
       return 'done';
     }
     addLogContext(jobLogContext(job));
-    return change(deps, job);
+    return change(deps, job, received.messageId);
   };
 
 /**

@@ -102,25 +102,15 @@ export const sumAmounts = (amounts: string[]) => {
  * A reseller's `refunds/create` (or a refund a poll found): answers the ids of the order's jobs, or
  * undefined when the store has no such order (a refund of an order that never routed changes nothing).
  */
-export const refundResellerOrder = async (
+export const refundResellerOrder = (
   reseller: { id: string },
   refund: Refund,
   requestId?: string,
 ): Promise<string[] | undefined> => {
   const firstJobId = syncJobId(reseller.id, refund.orderId, 0);
-  const record = await loadRecord(firstJobId, true);
-  // Only refunds or returns kept for it (order-items.ts): the order is not known yet.
-  if (record?.kind !== 'job') return record && record.kind !== 'earlyAfterSale' ? [] : undefined;
-  const ids = record.job.orderJobIds ?? [record.job.id];
-  for (const id of ids) {
-    await withRereads(
-      () => loadJob(id, true),
-      async (job) => (job ? refundJob(job, refund, id === firstJobId, requestId) : undefined),
-      `job ${id}, while a refund was recorded,`,
-      id === firstJobId ? record.job : undefined,
-    );
-  }
-  return ids;
+  return eachJobOfOrder(reseller.id, refund.orderId, 'a refund was recorded', (job) =>
+    refundJob(job, refund, job.id === firstJobId, requestId),
+  );
 };
 
 type Step = undefined | Lost;

@@ -1,3 +1,4 @@
+import type { SdkCall } from '../../lib/local/protocol.js';
 import { type ApiClient, jobStatusWrite, replaceAccessToken, serviceForSuite, storePair } from './support.js';
 import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
@@ -10,7 +11,8 @@ import { eventually, jobReaches, orderPayload, sendOrder, sendWebhook } from './
 jest.setTimeout(90_000);
 
 describe('cancellations through the local runtime', () => {
-  const { service, sim } = serviceForSuite();
+  const sdkCalls: SdkCall[] = [];
+  const { service, sim } = serviceForSuite({ onSdkCall: (call) => sdkCalls.push(call) });
   afterEach(() => service.runtime.faults.clear());
 
   /** A reseller store with one supplier, and an order of it routed there. */
@@ -71,6 +73,31 @@ describe('cancellations through the local runtime', () => {
     expect(retry.body.error.code).toBe('sync_job_not_retryable');
     const listed = (await api.get(`/v1/sync_jobs?status=cancelled&reseller_store_id=${reseller.id}`)).body.data;
     expect(listed.map((j: any) => j.id)).toEqual([jobId]);
+  });
+
+  it('calls the supplier once when a second cancellation’s message meets the first one’s call in flight', async () => {
+    const { api, reseller, resellerSecret, store, payload, jobId } = await placeOrder();
+    await jobReaches(api, jobId, 'completed');
+    // The first message's worker has called the supplier and is caught before it records the end.
+    const gate = service.runtime.faults.inject({ ...jobStatusWrite('cancelled', jobId), action: 'hold' });
+    expect((await cancel(reseller.shopDomain, resellerSecret, payload.id)).status).toBe(200);
+    await gate.reached;
+    expect(await cancelCalls(store.shopDomain)).toBe(1);
+    // The webhook again (a redelivery, the shop's retry): the cancellation is still `requested`, so its
+    // message goes out again, in case the first one's send failed. Its worker finds the call claimed.
+    expect((await cancel(reseller.shopDomain, resellerSecret, payload.id)).status).toBe(200);
+    const claimOf = (call: SdkCall) =>
+      call.functionName === 'SyncWorker' &&
+      call.command === 'UpdateItem' &&
+      call.input.Key?.PK === `SJ#${jobId}` &&
+      String(call.input.ConditionExpression).includes('attribute_not_exists(#cc)');
+    await eventually(async () => sdkCalls.some((call) => claimOf(call) && call.error));
+    expect(await cancelCalls(store.shopDomain)).toBe(1);
+
+    gate.release();
+    expect(await jobReaches(api, jobId, 'cancelled')).toMatchObject({ cancellation: { status: 'done' } });
+    expect(await cancelCalls(store.shopDomain)).toBe(1);
+    expect(sdkCalls.filter((call) => claimOf(call) && !call.error)).toHaveLength(1);
   });
 
   it('cancels the supplier order once when the worker dies between its cancel call and its record', async () => {
