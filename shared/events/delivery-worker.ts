@@ -7,7 +7,6 @@ import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import {
-  allHeld,
   type EndpointLeases,
   heldLongerThan,
   type Lease,
@@ -162,38 +161,31 @@ const handOff = async (deps: DeliveryDeps, { message }: DeliveryAttempt, why: st
 };
 
 /**
- * A try in the worker's batch (shared/events/README.md, "Integrators isolated"): only a prompt
- * endpoint's is POSTed here, for `promptMs()` at most; any other try, and one unanswered by then (its
- * POST aborted), goes to the slow try. No batch waits on a receiver longer.
+ * A try in the worker's batch (shared/events/README.md, "Integrators isolated"): POSTed here for
+ * `promptMs()` at most, a prompt endpoint's with no lease, any other's under one of its leases; one
+ * unanswered by then (its POST aborted, its lease given back) goes to the slow try. No batch waits on a
+ * receiver longer.
  */
 const deliverInBatch = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
   if (await disabled(attempt)) return 'done';
-  if (!isPrompt(attempt.item.endpoint)) return handOffIfLeaseFree(deps, attempt);
-  const status = await sendFree(deps, attempt.item, await sign(deps, attempt.item));
+  const status = isPrompt(attempt.item.endpoint)
+    ? await sendFree(deps, attempt.item, await sign(deps, attempt.item))
+    : await sendLeased(deps, attempt.item, promptMs());
   if (status === LATE) return handOff(deps, attempt, 'its receiver did not answer in time');
-  return recordAnswer(attempt, status);
-};
-
-/**
- * A not-prompt endpoint's try: handed off when the leases as read (eventually consistent, one read)
- * show one free. None free, it is settled here as the slow try would settle it (below): failed at once
- * when one is held by a try in flight past `promptMs()` (the receiver hangs), else put back a little
- * later: so the slow try's queue holds only tries that may take a lease, never a hanging receiver's backlog.
- */
-const handOffIfLeaseFree = async (deps: DeliveryDeps, attempt: DeliveryAttempt) => {
-  const leases = await readLeases(attempt.item.endpoint.id);
-  if (!allHeld(leases)) return handOff(deps, attempt, 'its endpoint is not known to answer promptly');
-  if (heldLongerThan(leases, promptMs())) {
-    logger.info('event delivery: every lease of its endpoint held, one by a try its receiver has not answered');
-    await tryAgainLater(attempt, null);
-  } else await deferOrFail(attempt);
-  return 'done' as const;
+  return settleLeased(attempt, status);
 };
 
 /** The slow try's: under one of the endpoint's leases (none free: put back, or failed at once when it hangs). */
 const deliverLeased = async (deps: DeliveryDeps, attempt: DeliveryAttempt): Promise<MessageOutcome> => {
   if (await disabled(attempt)) return 'done';
   const status = await sendLeased(deps, attempt.item);
+  // Never cut: the slow try has §14's whole time.
+  if (status === LATE) throw new Error('a slow try cut short');
+  return settleLeased(attempt, status);
+};
+
+/** A try's outcome: its answer written, or, with no lease free, put back or (its receiver hangs) failed at once. */
+const settleLeased = async (attempt: DeliveryAttempt, status: number | null | 'busy' | 'hung') => {
   if (status === 'busy') {
     await deferOrFail(attempt);
     return 'done';
@@ -336,7 +328,7 @@ const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) 
  * of another environment holds them, or the receiver hangs; `hung`: no lease, and one is held by a try
  * in flight longer than `promptMs()` (the receiver hangs, as `judgePrompt` judges it): not put back.
  */
-const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem) => {
+const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem, cutMs?: number) => {
   const endpointId = item.endpoint.id;
   let lease = await takeLease(endpointId, await readLeases(endpointId));
   while (!lease) {
@@ -348,8 +340,16 @@ const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem) => {
     if (!siblings?.size || (await Promise.race(siblings)) === null) return 'busy';
   }
   // Signed once the lease is held (a try put back signs nothing); a failed signing gives the lease back.
-  const sending = sign(deps, item).then((signed) => send(deps, item, signed));
-  return underLease(item, lease, sending, Date.now());
+  const cut = cutMs === undefined ? undefined : new AbortController();
+  const sending = sign(deps, item).then((signed) => send(deps, item, signed, cut?.signal));
+  const ended = underLease(item, lease, sending, Date.now());
+  if (!cut) return ended;
+  // In the worker's batch: not answered within `cutMs`, the POST is aborted (its lease given back): `LATE`.
+  const answer = await within(ended, cutMs as number);
+  if (answer !== LATE) return answer;
+  cut.abort();
+  ended.catch(() => undefined);
+  return LATE;
 };
 
 type Signed = Awaited<ReturnType<typeof sign>>;

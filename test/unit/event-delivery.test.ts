@@ -577,15 +577,21 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
       '#slot = :until',
     ]);
     expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
-    // Its next try in the batch is handed off at once, though the read still shows the endpoint prompt.
+    // Its next try in the batch goes under a lease, though the read still shows the endpoint prompt, cut
+    // at promptMs: answered at once, it is delivered there, not handed off.
     dynamo.resetHistory();
     post.mockClear();
     handOff.mockClear();
     await processDeliveryMessage(deps, record(0));
-    expect(post).not.toHaveBeenCalled();
-    expect(handOff).toHaveBeenCalledTimes(1);
-    // One read of its leases (none written): a hanging receiver's try would fail here instead.
-    expect(leaseCalls().map((input) => input.UpdateExpression ?? 'read')).toEqual(['read']);
+    expect(post).toHaveBeenCalledTimes(1);
+    expect(post.mock.calls[0][4]).toBeInstanceOf(AbortSignal);
+    expect(handOff).not.toHaveBeenCalled();
+    expect(leaseCalls().map((input) => (input.UpdateExpression ? 'write' : 'read'))).toEqual([
+      'read',
+      'write',
+      'write',
+    ]);
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
   });
 
   it('…its slow try fails at once when hung tries hold every lease: not answered, on §14’s schedule', async () => {
@@ -687,22 +693,46 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     delete process.env.EVENT_DELIVERY_SLOW_TRY_FUNCTION_NAME;
   });
 
-  it('a try of an endpoint not known to answer promptly is not POSTed in the batch: handed off, ids only', async () => {
+  it('a try of an endpoint not known to answer promptly: POSTed in the batch under a lease, for promptMs', async () => {
     stored(2, leasedEndpoint());
     post.mockResolvedValue(204);
+    expect(await processDeliveryMessage(deps, record(2))).toBe('done');
+    // Answered at once: delivered in the batch, its lease taken and given back, no hand-off.
+    expect(post).toHaveBeenCalledTimes(1);
+    expect(handOff).not.toHaveBeenCalled();
+    expect(deliveryWrite()).toMatchObject({ status: 'delivered', lastResponseStatus: 204 });
+    const leaseWrites = dynamo.commandCalls(UpdateCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES');
+    expect(leaseWrites).toHaveLength(2);
+  });
+
+  it('…not answered within promptMs: its POST aborted, lease given back, try handed off (ids only)', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
+    stored(2, leasedEndpoint());
+    let signal: AbortSignal | undefined;
+    post.mockImplementation(
+      (_url, _body, _headers, _addresses, given: AbortSignal) =>
+        new Promise((done) => {
+          signal = given;
+          given.addEventListener('abort', () => done(null));
+        }),
+    );
+    const started = Date.now();
     expect(
       await processDeliveryMessage(deps, {
         ...record(2),
         body: JSON.stringify({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' }),
       }),
     ).toBe('done');
-    expect(post).not.toHaveBeenCalled();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(signal?.aborted).toBe(true);
     expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' });
-    // Nothing written, nothing sent, no lease taken (its leases read once): the slow try does all of it.
-    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+    // Nothing written on the delivery, nothing sent: the slow try does the rest. The lease given back.
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
-    expect(dynamo.commandCalls(GetCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES')).toHaveLength(1);
     expect(sent()).toEqual([]);
+    await new Promise((settle) => setTimeout(settle, 50));
+    const leaseWrites = dynamo.commandCalls(UpdateCommand).filter((c) => c.args[0].input.Key!.SK === 'LEASES');
+    expect(leaseWrites).toHaveLength(2);
+    delete process.env.DELIVERY_PROMPT_MS;
   });
 
   it('no lease free as read: failed in the batch when one is hung, else put back; never handed off', async () => {
@@ -725,9 +755,15 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
   });
 
   it('a hand-off Lambda refused: the message comes back on the queue, nothing written', async () => {
+    process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, leasedEndpoint());
+    post.mockImplementation(
+      (_url, _body, _headers, _addresses, given: AbortSignal) =>
+        new Promise((done) => given.addEventListener('abort', () => done(null))),
+    );
     handOff.mockRejectedValue(Object.assign(new Error('rate'), { name: 'TooManyRequestsException' }));
     expect(await processDeliveryMessage(deps, record(0))).toBe('retry');
+    delete process.env.DELIVERY_PROMPT_MS;
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
     expect(sent()).toEqual([]);
   });
