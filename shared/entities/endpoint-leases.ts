@@ -92,3 +92,6 @@ export const releaseLease = async (endpointId: string, lease: Lease): Promise<En
 /** Whether a lease is held at `at` that was taken more than `ms` before it: a try that long in flight. */
 export const heldLongerThan = (leases: EndpointLeases, ms: number, at = Date.now()) =>
   leases.held.some((until) => until > at && until - LEASE_MS < at - ms);
+
+/** Whether every lease is held at `at` (as read: a stale read may show one held that was given back). */
+export const allHeld = (leases: EndpointLeases, at = Date.now()) => leases.held.every((until) => until > at);

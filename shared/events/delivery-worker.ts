@@ -7,6 +7,7 @@ import { logger } from '../core/telemetry.js';
 import { endpointUrlProblem, type Resolve } from '../domain/endpoint-url.js';
 import { signatureHeaders } from '../domain/webhook-signature.js';
 import {
+  allHeld,
   type EndpointLeases,
   heldLongerThan,
   type Lease,
@@ -330,7 +331,11 @@ const sendFree = async (deps: DeliveryDeps, item: DeliveryItem, signed: Signed) 
  */
 const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem, cutMs?: number) => {
   const endpointId = item.endpoint.id;
-  let lease = await takeLease(endpointId, await readLeases(endpointId));
+  const read = await readLeases(endpointId);
+  // In the batch, a receiver with a try in flight past the cut hangs now: a try of it would hold the
+  // batch for the cut only to be handed off. Handed off at once, or, no lease free, failed at once.
+  if (cutMs !== undefined && heldLongerThan(read, promptMs())) return allHeld(read) ? 'hung' : LATE;
+  let lease = await takeLease(endpointId, read);
   while (!lease) {
     const leases = await readLeases(endpointId, true);
     lease = await takeLease(endpointId, leases);

@@ -754,6 +754,18 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
     expect(JSON.parse(sent()[0].MessageBody!)).toMatchObject({ attempts: 0, deferrals: 1 });
   });
 
+  it('a lease free while a try of it is in flight past promptMs (it hangs now): handed off, no POST', async () => {
+    const young = Date.now() + LEASE_MS - 500;
+    stored(0, leasedEndpoint(), { s0: Date.now() - 1_000, s1: Date.now() + 10_000, s2: young, s3: young });
+    expect(await processDeliveryMessage(deps, record(0))).toBe('done');
+    // The batch does not wait out the cut for a receiver already seen hanging: the slow try takes the lease.
+    expect(post).not.toHaveBeenCalled();
+    expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 0 });
+    expect(dynamo.commandCalls(UpdateCommand)).toEqual([]);
+    expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
+    expect(sent()).toEqual([]);
+  });
+
   it('a hand-off Lambda refused: the message comes back on the queue, nothing written', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, leasedEndpoint());
