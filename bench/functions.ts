@@ -16,7 +16,8 @@ export type FunctionKind =
   | 'authorizer'
   | 'consumer'
   | 'stream'
-  | 'schedule';
+  | 'schedule'
+  | 'invoked';
 
 export interface BenchFunction extends FunctionSpec {
   kind: FunctionKind;
@@ -26,7 +27,11 @@ const kindOf = (fn: FunctionSpec): FunctionKind => {
   if (fn.route) return fn.route.auth === 'apiKey' ? 'api' : 'webhook';
   if (fn.fallback) return 'fallback';
   if (fn.console) return 'console';
-  if (fn.consumer) return fn.consumes ? 'consumer' : 'stream' in fn.consumer.trigger ? 'stream' : 'schedule';
+  if (fn.consumer) {
+    if (fn.consumes) return 'consumer';
+    const { trigger } = fn.consumer;
+    return 'stream' in trigger ? 'stream' : 'invoked' in trigger ? 'invoked' : 'schedule';
+  }
   return 'authorizer';
 };
 
@@ -266,6 +271,9 @@ export const firstEvent = (fn: BenchFunction, run: number): unknown => {
       return streamEvent();
     case 'schedule':
       return scheduleEvent();
+    case 'invoked':
+      // An asynchronous invoke's event: a slow try's message (ids only) of an event that does not exist.
+      return { eventId: missingId('evt'), endpointId: missingId('we'), attempts: 0 };
   }
 };
 
@@ -286,6 +294,9 @@ export const answeredWell = (fn: BenchFunction, result: any): boolean => {
       return Array.isArray(result?.batchItemFailures) && result.batchItemFailures.length === 0;
     case 'schedule':
       return result !== undefined;
+    case 'invoked':
+      // Lambda keeps nothing of an asynchronous invoke's answer: ending without a throw is answering well.
+      return true;
   }
 };
 
@@ -304,5 +315,7 @@ export const describeAnswer = (fn: BenchFunction, result: any): string => {
       return `${result?.batchItemFailures?.length ?? '?'} failed`;
     case 'schedule':
       return JSON.stringify(result);
+    case 'invoked':
+      return 'ended';
   }
 };
