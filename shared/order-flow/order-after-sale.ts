@@ -68,6 +68,11 @@ export interface JobReturn {
   error: string | null;
   /** When a create was last sent: a platform without keys looks the return up before sending it again. */
   sentAt: string | null;
+  /**
+   * The message (its SQS id) that sent it, where the platform takes no key: another message leaves the
+   * create to that one while `sentAt` is within the lease (refunding.ts `claimSend`).
+   */
+  sentBy?: string;
   /** The reseller cancelled it: the worker cancels it on the supplier. */
   cancelRequested?: boolean;
   openedAt: string | null;
@@ -149,6 +154,7 @@ const STORED_NAMES: Record<string, string> = {
   sourceReturnId: 'sx',
   error: 'er',
   sentAt: 'sa',
+  sentBy: 'sb',
   cancelRequested: 'cr',
   openedAt: 'oa',
   closedAt: 'ca',

@@ -1,5 +1,6 @@
 import type { Deps } from '../aws/deps.js';
 import { withRereads } from '../core/concurrency.js';
+import { config } from '../core/config.js';
 import { derivedId, now, syncJobId } from '../core/ids.js';
 import { logger } from '../core/telemetry.js';
 import { recordAuditEntry, SYSTEM } from '../entities/audit-entry.js';
@@ -539,12 +540,18 @@ const cancelOnSupplier = async (deps: Deps, job: SyncJob, r: JobReturn): Promise
   }
 };
 
-/** Writes one return's new state (read again after a lost race); true when written. */
-const updateReturn = async (job: SyncJob, id: string, change: (r: JobReturn) => JobReturn) => {
+/**
+ * Writes one return's new state (read again after a lost race); true when written. `change` answers
+ * null to leave the return as the read found it: nothing is written.
+ */
+const updateReturn = async (job: SyncJob, id: string, change: (r: JobReturn) => JobReturn | null) => {
   let written = false;
   await onJob(job, 'its return was sent', async (read) => {
     const next = await afterSaleToChange(read);
-    next.returns = next.returns.map((r) => (r.id === id ? change(r) : r));
+    const changed = next.returns.find((r) => r.id === id);
+    const into = changed && change(changed);
+    if (!into) return undefined;
+    next.returns = next.returns.map((r) => (r.id === id ? into : r));
     const out = await keepAfterSale(read, withCredit(next, await linesById(read)));
     if (isLost(out)) return out;
     written = true;
@@ -564,10 +571,34 @@ const auditOpened = async (job: SyncJob, r: JobReturn, sourceReturnId: string) =
 };
 
 /**
- * One pending return opened (or failed). Where the platform takes no key (Shopify), it is marked sent
- * first, so that a later try looks for it before opening another; with a key, the key is enough.
+ * Where the platform takes no key (Shopify), the create of a return is claimed by one message before
+ * it is sent (`sentAt`, `sentBy`, conditional on the job as read again): two messages of one return (a
+ * webhook's redelivery, a poll, met in flight) would each open one, a lookup by marker finding neither
+ * while both creates are on their way. Another message's claim within the lease: this one leaves the
+ * return to it. This message's own (its redelivery after a crash): it sends again, looking first. A claim
+ * past the lease (its message gone): taken over, looking first. True when this message sends it.
  */
-const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'done' | 'retry'> => {
+const claimSend = async (job: SyncJob, r: JobReturn, messageId: string) => {
+  const leaseMs = config.leaseSeconds() * 1000;
+  // A claim with no `sentBy` (written before claims had one) is taken as this message's: looked up, sent.
+  const heldByAnother = (was: JobReturn) =>
+    was.sentAt !== null &&
+    was.sentBy !== undefined &&
+    was.sentBy !== messageId &&
+    Date.now() - Date.parse(was.sentAt) < leaseMs;
+  if (heldByAnother(r)) return false;
+  if (r.sentAt !== null && (r.sentBy === undefined || r.sentBy === messageId)) return true;
+  return updateReturn(job, r.id, (was) =>
+    was.status !== 'pending' || heldByAnother(was) ? null : { ...was, sentAt: now(), sentBy: messageId },
+  );
+};
+
+/**
+ * One pending return opened (or failed). Where the platform takes no key (Shopify), it is claimed
+ * first (`claimSend`), so that only one message sends it and a later try looks for it before opening
+ * another; with a key, the key is enough.
+ */
+const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn, messageId: string): Promise<'done' | 'retry'> => {
   const sentAt = r.sentAt ?? now();
   const sourceStore = await loadSourceStore(job.sourceStoreId);
   if (!sourceStore) {
@@ -575,7 +606,10 @@ const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'done' |
     return 'done';
   }
   const keyed = deps.platforms(sourceStore.platform).takesIdempotencyKeys;
-  if (!keyed && r.sentAt === null && !(await updateReturn(job, r.id, (was) => ({ ...was, sentAt })))) return 'retry';
+  if (!keyed && !(await claimSend(job, r, messageId))) {
+    logger.info('another message of this return holds its create (or it is no longer pending): left to it');
+    return 'done';
+  }
   const outcome = await openOnSupplier(deps, job, { ...r, sentAt: r.sentAt }, sourceStore);
   if (outcome === 'retry') return 'retry';
   if (outcome.kind === 'failed') {
@@ -594,10 +628,10 @@ const sendOne = async (deps: Deps, job: SyncJob, r: JobReturn): Promise<'done' |
  * A `purpose: 'return'` message: each pending return of the job is opened on the supplier (at most
  * one per reseller return and job), each open one the reseller cancelled is cancelled there.
  */
-export const sendReturns = async (deps: Deps, job: SyncJob): Promise<'done' | 'retry'> => {
+export const sendReturns = async (deps: Deps, job: SyncJob, messageId: string): Promise<'done' | 'retry'> => {
   if (job.status !== 'completed' || !job.sourceOrderId) return 'done';
   for (const r of job.afterSale?.returns ?? []) {
-    if (r.status === 'pending' && (await sendOne(deps, job, r)) === 'retry') return 'retry';
+    if (r.status === 'pending' && (await sendOne(deps, job, r, messageId)) === 'retry') return 'retry';
     if (r.status !== 'open' || !r.cancelRequested) continue;
     const cancelled = await cancelOnSupplier(deps, job, r);
     if (cancelled === 'retry') return 'retry';

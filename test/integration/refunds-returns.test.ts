@@ -1,3 +1,5 @@
+import { writesAll } from '../../lib/local/faults.js';
+import type { SdkCall } from '../../lib/local/protocol.js';
 import {
   createResellerStore,
   createSourceStore,
@@ -19,7 +21,8 @@ import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendWebhook }
 jest.setTimeout(120_000);
 
 describe('refunds and returns through the local runtime', () => {
-  const { service, log, sim } = loggedServiceForSuite();
+  const sdkCalls: SdkCall[] = [];
+  const { service, log, sim } = loggedServiceForSuite({ onSdkCall: (call) => sdkCalls.push(call) });
   afterEach(() => service.runtime.faults.clear());
 
   const post = (path: string, body: unknown) => sim().control('POST', path, body);
@@ -422,5 +425,47 @@ describe('refunds and returns through the local runtime', () => {
     expect(opened.returns[0].sourceReturnId).toBe(String(order.returns[0].id));
     // No personal data of the return payloads anywhere in the log.
     expect(JSON.stringify(log.lines())).not.toMatch(/Hopper|returner@example|Lovelace|shopper@example/);
+  });
+
+  it('opens one return on a Shopify supplier when a second message of it meets the first one’s create', async () => {
+    // Shopify takes no idempotency key: a return's create is claimed by one message (its sentAt, sentBy).
+    const { api, reseller, resellerSecret, payload, byLine } = await placeOrder([{ quantity: 1 }], {
+      platform: 'storeplatform_b',
+    });
+    const [line] = byLine;
+    await ship(line, 1);
+    await eventually(async () => (await job(api, line.job.id)).lineItems[0].fulfilledQuantity === 1);
+    // The first message's claim is caught on its way to the table.
+    const claim = { afterSale: { rt: { 0: { st: 'pending', sb: /./ } } } };
+    const isClaim = (call: SdkCall) =>
+      call.functionName === 'SyncWorker' &&
+      call.command === 'UpdateItem' &&
+      call.input.Key?.PK === `SJ#${line.job.id}` &&
+      writesAll(claim, call.input);
+    const gate = service.runtime.faults.inject({
+      function: 'SyncWorker',
+      service: 'DynamoDB',
+      command: 'UpdateItem',
+      match: { Key: { PK: `SJ#${line.job.id}` } },
+      writes: claim,
+      action: 'hold',
+      times: 1,
+    });
+    const approved = approvedReturn(payload.id);
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'returns/approve', approved)).status).toBe(200);
+    await gate.reached;
+    // The webhook again (a redelivery; a poll does the same): its message claims the return and opens it.
+    expect((await webhook(reseller.shopDomain, resellerSecret, 'returns/approve', approved)).status).toBe(200);
+    await eventually(async () => (await job(api, line.job.id)).returns?.[0]?.status === 'open');
+    // The first claim goes on: it meets the return claimed and opened, and leaves it.
+    gate.release();
+    await eventually(async () => sdkCalls.some((call) => isClaim(call) && call.error));
+    await new Promise((settle) => setTimeout(settle, 2_000));
+    expect(sdkCalls.filter((call) => isClaim(call) && !call.error)).toHaveLength(1);
+    const [order] = await sim().orders(line.supplier.store.shopDomain);
+    expect(order.returns).toHaveLength(1);
+    expect((await job(api, line.job.id)).returns).toEqual([
+      expect.objectContaining({ status: 'open', sourceReturnId: `gid://shopify/Return/${order.returns[0].id}` }),
+    ]);
   });
 });
