@@ -130,6 +130,18 @@ const deliveryWrite = () => {
   );
 };
 const sent = () => sqs.commandCalls(SendMessageCommand).map((c) => c.args[0].input);
+/** A receiver that never answers: each POST ends (no answer) only once aborted. The last POST's signal. */
+const postUntilAborted = () => {
+  let signal: AbortSignal | undefined;
+  post.mockImplementation(
+    (_url, _body, _headers, _addresses, given: AbortSignal) =>
+      new Promise((done) => {
+        signal = given;
+        given.addEventListener('abort', () => done(null));
+      }),
+  );
+  return () => signal;
+};
 /** The UpdateItems of anything but the endpoint's leases (its lease taken and given back around each POST). */
 const endpointUpdates = () =>
   dynamo
@@ -598,17 +610,10 @@ describe('leases only for an endpoint not known to answer promptly (issues 39 an
     process.env.DELIVERY_PROMPT_MS = '100';
     const later = Date.now() + 10_000;
     stored(0, endpointOf(), { s0: later, s1: later, s2: later, s3: later });
-    let signal: AbortSignal | undefined;
-    post.mockImplementation(
-      (_url, _body, _headers, _addresses, given: AbortSignal) =>
-        new Promise((done) => {
-          signal = given;
-          given.addEventListener('abort', () => done(null));
-        }),
-    );
+    const signal = postUntilAborted();
     const started = Date.now();
     await processDeliveryMessage(deps, record(0));
-    expect(signal?.aborted).toBe(true);
+    expect(signal()?.aborted).toBe(true);
     expect(Date.now() - started).toBeLessThan(5_000);
     expect(handOff).toHaveBeenCalledTimes(1);
     await slowTry(record(0));
@@ -708,14 +713,7 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
   it('…not answered within promptMs: its POST aborted, lease given back, try handed off (ids only)', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(2, leasedEndpoint());
-    let signal: AbortSignal | undefined;
-    post.mockImplementation(
-      (_url, _body, _headers, _addresses, given: AbortSignal) =>
-        new Promise((done) => {
-          signal = given;
-          given.addEventListener('abort', () => done(null));
-        }),
-    );
+    const signal = postUntilAborted();
     const started = Date.now();
     expect(
       await processDeliveryMessage(deps, {
@@ -724,7 +722,7 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
       }),
     ).toBe('done');
     expect(Date.now() - started).toBeLessThan(5_000);
-    expect(signal?.aborted).toBe(true);
+    expect(signal()?.aborted).toBe(true);
     expect(handOff).toHaveBeenCalledWith({ eventId: EVENT_ID, endpointId: 'we_1', attempts: 2, requestId: 'req_1' });
     // Nothing written on the delivery, nothing sent: the slow try does the rest. The lease given back.
     expect(dynamo.commandCalls(TransactWriteCommand)).toEqual([]);
@@ -769,10 +767,7 @@ describe('the hand-off: no batch waits on a receiver that could hang (issue 39, 
   it('a hand-off Lambda refused: the message comes back on the queue, nothing written', async () => {
     process.env.DELIVERY_PROMPT_MS = '100';
     stored(0, leasedEndpoint());
-    post.mockImplementation(
-      (_url, _body, _headers, _addresses, given: AbortSignal) =>
-        new Promise((done) => given.addEventListener('abort', () => done(null))),
-    );
+    postUntilAborted();
     handOff.mockRejectedValue(Object.assign(new Error('rate'), { name: 'TooManyRequestsException' }));
     expect(await processDeliveryMessage(deps, record(0))).toBe('retry');
     delete process.env.DELIVERY_PROMPT_MS;
