@@ -385,7 +385,9 @@ export const loadPropagation = async (message: {
     });
     return undefined;
   }
-  if (entry.status === 'delivered') {
+  // Delivered with a tracking older than the entry's (an update that met the create in flight): applied now.
+  const behind = entry.appliedTracking !== undefined && entry.appliedTracking !== trackingKey(trackingOf(entry));
+  if (entry.status === 'delivered' && !behind) {
     logger.info('fulfillment already delivered; message dropped', {
       jobId: job.id,
       sourceFulfillmentId: message.sourceFulfillmentId,
@@ -393,6 +395,27 @@ export const loadPropagation = async (message: {
     return undefined;
   }
   return { job, entry };
+};
+
+/**
+ * The create of the reseller's fulfillment claimed by one message, where the platform takes no key
+ * (Shopify): two messages of one parcel (its create and its update, met in flight) would each make one.
+ * Conditional on the entry having no reseller fulfillment yet and no other message's claim younger than
+ * `leaseSeconds`; the claimant's own redelivery claims again. True when this message makes it.
+ */
+export const claimCreate = (jobId: string, sourceFulfillmentId: string, messageId: string, leaseSeconds: number) => {
+  const at = Date.now();
+  const update = new JobUpdate(sourceFulfillmentId).setFields({
+    createdBy: messageId,
+    createClaimedAt: new Date(at).toISOString(),
+  });
+  const [by, since] = [update.field('createdBy'), update.field('createClaimedAt')];
+  const made = update.field('resellerFulfillmentId');
+  update.when(`(attribute_not_exists(${made}) OR attribute_type(${made}, ${update.value('null', 'NULL')}))`);
+  const lapsed = new Date(at - leaseSeconds * 1000).toISOString();
+  const mine = `${by} = ${update.value('me', messageId)}`;
+  update.when(`(attribute_not_exists(${by}) OR ${mine} OR ${since} < ${update.value('lapsed', lapsed)})`);
+  return updated(jobId, update);
 };
 
 /** The tracking an entry carries, as a message sends it (for a re-send). */

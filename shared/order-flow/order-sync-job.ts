@@ -233,6 +233,12 @@ export interface FulfillmentEntry {
   firstScanAt?: string;
   /** When the sweep found it reported but not scanned within its window: `fulfillment.unscanned`, once. */
   unscannedAt?: string;
+  /**
+   * Where the reseller's platform takes no key (Shopify): the message (its SQS id) that holds the
+   * create of the reseller's fulfillment, and since when (`claimCreate`, order-entries.ts).
+   */
+  createdBy?: string;
+  createClaimedAt?: string;
 }
 
 /** One reseller line item a parcel ships, by its id on the reseller's order. */

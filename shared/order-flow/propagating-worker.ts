@@ -10,6 +10,7 @@ import { shopConnection } from '../stores/connection.js';
 import { loadResellerStore } from '../stores/stores.js';
 import { type Attempt, openDoor, type QueueDoor, runParsed, type WorkKind } from '../work/runner.js';
 import {
+  claimCreate,
   deferEntry,
   type FulfillmentOutcome,
   loadPropagation,
@@ -173,6 +174,16 @@ const propagate = async (deps: Deps, attempt: PropagationAttempt): Promise<Messa
     platform: deps.platforms(shop.platform),
     key: fulfillmentIdempotencyKey(job.sourceStoreId, attempt.message.sourceFulfillmentId),
   };
+  // Shopify takes no key: one message of the parcel makes its fulfillment; another comes back after it.
+  const creates = !entry.cancelRequested && entry.resellerFulfillmentId === null;
+  const { messageId } = attempt.received;
+  const sourceFulfillmentId = attempt.message.sourceFulfillmentId;
+  if (creates && !call.platform.takesIdempotencyKeys) {
+    if (!(await claimCreate(job.id, sourceFulfillmentId, messageId, config.leaseSeconds()))) {
+      logger.info('another message of this parcel holds its create: this one comes back after it');
+      return 'retry';
+    }
+  }
   const outcome = entry.cancelRequested ? await cancel(attempt, call) : await fulfil(attempt, call);
   // If this write fails the message comes back, and the same key gets the same answer.
   await moveTo(attempt, outcome);

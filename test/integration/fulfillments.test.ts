@@ -134,6 +134,49 @@ describe('propagation of fulfillments through the local runtime', () => {
     ).Item;
 
   describe('POST /v1/fulfillments/webhook', () => {
+    it('makes one fulfillment on a Shopify reseller when a parcel’s update meets its create in flight', async () => {
+      // Shopify takes no key: two messages of one parcel (its create, then its update) must not both create.
+      const { api, reseller, source, sourceSecret, payload, job } = await completedOrder({
+        resellerPlatform: 'storeplatform_b',
+      });
+      const [sourceOrder] = await sim().orders(source.shopDomain);
+      const gate = service.runtime.faults.inject({
+        function: 'FulfillmentWorker',
+        service: 'DynamoDB',
+        command: 'UpdateItem',
+        writes: { 'fulfillments.*.status': 'delivered' },
+        action: 'hold',
+        times: 1,
+      });
+      // One of the two units shipped: a second create would find one left to fulfil.
+      const parcel = fulfillmentPayload(sourceOrder.id, {
+        line_items: [{ id: sourceOrder.line_items[0].id, quantity: 1 }],
+        updated_at: new Date(Date.now() - 1000).toISOString(),
+      });
+      expect((await fulfill(source.shopDomain, sourceSecret, parcel)).status).toBe(200);
+      await gate.reached;
+      const updated = {
+        ...parcel,
+        tracking_number: '1ZNEWER',
+        tracking_numbers: ['1ZNEWER'],
+        updated_at: new Date().toISOString(),
+      };
+      const sent = await fulfill(source.shopDomain, sourceSecret, updated, { topic: 'fulfillments/update' });
+      expect(sent.status).toBe(200);
+      await new Promise((settle) => setTimeout(settle, 3_000));
+      gate.release();
+      // The update's message, back after the create, applies its tracking to the one fulfillment.
+      await eventually(async () => {
+        const [made] = await resellerFulfillments(reseller.shopDomain, payload.id);
+        return made?.tracking_number === '1ZNEWER';
+      });
+      await new Promise((settle) => setTimeout(settle, 2_000));
+      expect(await resellerFulfillments(reseller.shopDomain, payload.id)).toHaveLength(1);
+      expect(fulfillmentOf((await api.get(`/v1/sync_jobs/${job.id}`)).body, parcel.id)).toMatchObject({
+        status: 'delivered',
+      });
+    });
+
     it.each([
       ['storeplatform_a', 'storeplatform_b'],
       ['storeplatform_b', 'custom'],
