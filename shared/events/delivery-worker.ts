@@ -334,7 +334,7 @@ const sendLeased = async (deps: DeliveryDeps, item: DeliveryItem, cutMs?: number
   const read = await readLeases(endpointId);
   // In the batch, a receiver with a try in flight past the cut hangs now: a try of it would hold the
   // batch for the cut only to be handed off. Handed off at once, or, no lease free, failed at once.
-  if (cutMs !== undefined && heldLongerThan(read, promptMs())) return allHeld(read) ? 'hung' : LATE;
+  if (cutMs !== undefined && heldLongerThan(read, cutMs)) return allHeld(read) ? 'hung' : LATE;
   let lease = await takeLease(endpointId, read);
   while (!lease) {
     const leases = await readLeases(endpointId, true);

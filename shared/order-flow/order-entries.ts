@@ -42,6 +42,7 @@ import {
   type Lost,
   loadJob,
   updateJob,
+  whenClaimable,
 } from './order-repository.js';
 import {
   coverOf,
@@ -400,21 +401,15 @@ export const loadPropagation = async (message: {
 /**
  * The create of the reseller's fulfillment claimed by one message, where the platform takes no key
  * (Shopify): two messages of one parcel (its create and its update, met in flight) would each make one.
- * Conditional on the entry having no reseller fulfillment yet and no other message's claim younger than
- * `leaseSeconds`; the claimant's own redelivery claims again. True when this message makes it.
+ * Conditional on the entry having no reseller fulfillment yet, and claimable (`whenClaimable`). True
+ * when this message makes it.
  */
 export const claimCreate = (jobId: string, sourceFulfillmentId: string, messageId: string, leaseSeconds: number) => {
-  const at = Date.now();
-  const update = new JobUpdate(sourceFulfillmentId).setFields({
-    createdBy: messageId,
-    createClaimedAt: new Date(at).toISOString(),
-  });
-  const [by, since] = [update.field('createdBy'), update.field('createClaimedAt')];
+  const update = new JobUpdate(sourceFulfillmentId).setFields({ createdBy: messageId, createClaimedAt: now() });
   const made = update.field('resellerFulfillmentId');
   update.when(`(attribute_not_exists(${made}) OR attribute_type(${made}, ${update.value('null', 'NULL')}))`);
-  const lapsed = new Date(at - leaseSeconds * 1000).toISOString();
-  const mine = `${by} = ${update.value('me', messageId)}`;
-  update.when(`(attribute_not_exists(${by}) OR ${mine} OR ${since} < ${update.value('lapsed', lapsed)})`);
+  const by = update.field('createdBy');
+  whenClaimable(update, { claim: by, by, at: update.field('createClaimedAt') }, messageId, leaseSeconds);
   return updated(jobId, update);
 };
 

@@ -1,6 +1,6 @@
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { Met } from '../core/concurrency.js';
-import { syncJobId } from '../core/ids.js';
+import { now, syncJobId } from '../core/ids.js';
 import {
   isEnded,
   type JsonText,
@@ -837,21 +837,35 @@ export const updateJobWith = async (
 };
 
 /**
- * The call that cancels a completed job's supplier order, claimed by the message `messageId` for
- * `leaseSeconds`: conditional on the job still `completed` with its cancellation `requested`, and on no other
- * message's claim that has not lapsed. The claimant's own redelivery (a crash after its call) claims
- * again; another message of the same cancellation loses, and leaves the call to the claimant.
+ * The condition of a message's claim on a supplier call, at `claim` (`by`: the claimant's message id,
+ * `at`: when it claimed): none yet, this message's own (its redelivery after a crash after the call),
+ * or one older than `leaseSeconds` (its message gone: a fresh one may take the call over). The cancel
+ * call's claim and a Shopify reseller's fulfillment create (order-entries.ts `claimCreate`) share it.
+ */
+export const whenClaimable = (
+  update: JobUpdate,
+  paths: { claim: string; by: string; at: string },
+  messageId: string,
+  leaseSeconds: number,
+) => {
+  const lapsed = new Date(Date.now() - leaseSeconds * 1000).toISOString();
+  const mine = `${paths.by} = ${update.value('me', messageId)}`;
+  const old = `${paths.at} < ${update.value('lapsed', lapsed)}`;
+  return update.when(`(attribute_not_exists(${paths.claim}) OR ${mine} OR ${old})`);
+};
+
+/**
+ * The call that cancels a completed job's supplier order, claimed by the message `messageId`:
+ * conditional on the job still `completed` with its cancellation `requested`, and claimable
+ * (`whenClaimable`). Another message of the same cancellation loses, and leaves the call to the claimant.
  */
 export const claimCancelCall = (job: SyncJob, messageId: string, leaseSeconds: number) => {
-  const at = new Date();
-  const until = new Date(at.getTime() + leaseSeconds * 1000).toISOString();
-  const update = new JobUpdate().setAttributes({ [CANCEL_CALL]: { by: messageId, until } });
+  const update = new JobUpdate().setAttributes({ [CANCEL_CALL]: { by: messageId, at: now() } });
   const [claim, status] = [update.name(CANCEL_CALL), update.name('status')];
   update.when(`${status} = ${update.value('completed', 'completed')}`);
   update.when(`${update.name('cancellation')}.${status} = ${update.value('requested', 'requested')}`);
-  const heldByIt = `${claim}.${update.name('by')} = ${update.value('by', messageId)}`;
-  const lapsed = `${claim}.${update.name('until')} < ${update.value('at', at.toISOString())}`;
-  update.when(`(attribute_not_exists(${claim}) OR ${heldByIt} OR ${lapsed})`);
+  const [by, at] = [`${claim}.${update.name('by')}`, `${claim}.${update.name('at')}`];
+  whenClaimable(update, { claim, by, at }, messageId, leaseSeconds);
   return updateJob(job.id, update);
 };
 

@@ -393,10 +393,10 @@ export const LATE_NOW = 'ln';
 export const TAGGED_ATTRIBUTE = 'tg';
 
 /**
- * The claim of the call that cancels a placed job's supplier order (`{by, until}`: the SQS message id
- * that holds it and when the claim lapses), so two messages of one cancellation (a second webhook's,
- * a reconciler's) never both call the supplier; taken by `claimCancelCall`, removed by the move that
- * ends the cancellation.
+ * The claim of the call that cancels a placed job's supplier order (`{by, at}`: the SQS message id
+ * that holds it and when it claimed; order-repository.ts `whenClaimable`), so two messages of one
+ * cancellation (a second webhook's, a reconciler's) never both call the supplier; taken by
+ * `claimCancelCall`, removed by the move that ends the cancellation.
  */
 export const CANCEL_CALL = 'cc';
 

@@ -6,6 +6,7 @@ import {
   type ApiClient,
   createResellerStore,
   createSourceStore,
+  entryStatusWrite,
   jobStatusWrite,
   type OwnerName,
   replaceAccessToken,
@@ -140,14 +141,7 @@ describe('propagation of fulfillments through the local runtime', () => {
         resellerPlatform: 'storeplatform_b',
       });
       const [sourceOrder] = await sim().orders(source.shopDomain);
-      const gate = service.runtime.faults.inject({
-        function: 'FulfillmentWorker',
-        service: 'DynamoDB',
-        command: 'UpdateItem',
-        writes: { 'fulfillments.*.status': 'delivered' },
-        action: 'hold',
-        times: 1,
-      });
+      const gate = service.runtime.faults.inject({ ...entryStatusWrite('delivered'), action: 'hold', times: 1 });
       // One of the two units shipped: a second create would find one left to fulfil.
       const parcel = fulfillmentPayload(sourceOrder.id, {
         line_items: [{ id: sourceOrder.line_items[0].id, quantity: 1 }],

@@ -1,4 +1,11 @@
-import { type ApiClient, createResellerStore, createSourceStore, serviceForSuite, unique } from './support.js';
+import {
+  type ApiClient,
+  createResellerStore,
+  createSourceStore,
+  entryStatusWrite,
+  serviceForSuite,
+  unique,
+} from './support.js';
 import { eventually, fulfillmentPayload, jobReaches, orderPayload, sendOrder, sendWebhook } from './webhooks.js';
 
 /**
@@ -243,13 +250,7 @@ describe('shipments in parts, from several suppliers, with tracking that changes
     await send(stores.a, secrets.a, shipped);
     await fulfillmentReaches(api, jobs.a.id, shipped.id, 'delivered');
     // The worker's write that records the update: its environment dies there, once.
-    const crash = service.runtime.faults.inject({
-      function: 'FulfillmentWorker',
-      service: 'DynamoDB',
-      command: 'UpdateItem',
-      writes: { 'fulfillments.*.status': 'delivered' },
-      action: 'crash',
-    });
+    const crash = service.runtime.faults.inject({ ...entryStatusWrite('delivered'), action: 'crash' });
     const corrected = {
       ...shipped,
       tracking_number: '1ZCRASH',

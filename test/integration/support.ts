@@ -72,6 +72,15 @@ export const jobStatusWrite = (status: string, jobId?: string) =>
     writes: { status },
   }) as const;
 
+/** A fault's target: the fulfillment worker's write that records a parcel's entry in `status`. */
+export const entryStatusWrite = (status: string) =>
+  ({
+    function: 'FulfillmentWorker',
+    service: 'DynamoDB',
+    command: 'UpdateItem',
+    writes: { 'fulfillments.*.status': status },
+  }) as const;
+
 /** A fault's target: a webhook function's send of its work to the queue. */
 export const queueSend = (functionName: 'OrdersWebhook' | 'FulfillmentsWebhook') =>
   ({ function: functionName, service: 'SQS', command: 'SendMessage' }) as const;
